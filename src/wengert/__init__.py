@@ -1,0 +1,24 @@
+"""wengert: automatic differentiation you can watch, over plain NumPy.
+
+Examples
+--------
+>>> import numpy as np
+>>> import wengert as wg
+>>> x = wg.tensor([1.0, 2.0], requires_grad=True)
+>>> y = (np.sin(x) * x).sum()
+>>> y.backward()
+>>> x.grad.round(4)
+array([1.3818, 0.077 ])
+"""
+
+from . import numpy
+from .core.modes import enable_grad, is_grad_enabled, no_grad
+from .tensor import Tensor, stop_gradient, tensor
+from .transforms import grad, value_and_grad, vjp
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Tensor", "tensor", "stop_gradient", "no_grad", "enable_grad", "is_grad_enabled",
+    "grad", "value_and_grad", "vjp", "numpy",
+]

@@ -1,0 +1,297 @@
+"""The reverse sweep over the tape, shared by ``Tensor.backward``, the
+functional transforms and :class:`~wengert.GradientTape`.
+
+The sweep is a loop: it collects the nodes reachable from the outputs with an
+explicit stack, sorts them by sequence number (newest first, which is a
+topological order) and pulls each node's cotangent through its VJP rules.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from .core.modes import GRAD_ENABLED
+from .core.node import INPUTS, OP, OUT, SEQ, Node, node_name
+from .tensor import Tensor, _const, value_of
+
+__all__ = ["backprop", "tensor_backward", "check_seed"]
+
+_SECOND_TIME = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or wg.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+
+
+def _shape(v: Any) -> tuple[int, ...]:
+    return () if type(v) is float else np.shape(v)
+
+
+def _sum_to(g: Any, shape: tuple[int, ...]) -> Any:
+    from .ops.reduce import sum_to
+
+    return sum_to(g, shape)
+
+
+def _wrap_input(raw: Any, parent: Any) -> Any:
+    """Rebuild a differentiable input for a ``create_graph`` sweep."""
+    if parent is None:
+        return _const(raw) if not isinstance(raw, Tensor) else raw
+    if isinstance(parent, Tensor):
+        return parent
+    t = _const(raw)
+    t._node = parent
+    t._rg = True
+    return t
+
+
+def _version_error(node: Node, index: int, saved: int, now: int) -> RuntimeError:
+    what = "its output" if index < 0 else f"input {index}"
+    return RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: {what} of {node_name(node)} (op {node[OP].name!r}, #{node[SEQ]}) is at "
+        f"version {now}; expected version {saved} instead. Compute the value out of place "
+        "(x = x + 1 instead of x += 1), or .copy() it before modifying it."
+    )
+
+
+def _collect(roots: list[Node], restrict: Any, min_seq: int) -> list[Node]:
+    """The nodes reachable from ``roots`` (iteratively), newest first."""
+    seen: set[int] = set()
+    seen_add = seen.add
+    order: list[Node] = []
+    keep = order.append
+    stack = list(roots)
+    pop = stack.pop
+    push = stack.append
+    while stack:
+        node = pop()
+        key = id(node)
+        if key in seen:
+            continue
+        seen_add(key)
+        if restrict is not None and key not in restrict:
+            continue
+        keep(node)
+        for p in node[1]:  # PARENTS
+            if type(p) is list and p[5] >= min_seq:  # a node, new enough (SEQ)
+                push(p)
+    order.sort(key=_SEQ_KEY, reverse=True)
+    return order
+
+
+_SEQ_KEY = operator.itemgetter(SEQ)
+
+
+def backprop(
+    roots: list[tuple[Any, Any]],
+    *,
+    wanted: list[Any] | None = None,
+    accumulate: bool = True,
+    retain_graph: bool = False,
+    create_graph: bool = False,
+    restrict: Any = None,
+    only_leaves: set[int] | None = None,
+) -> dict[int, Any]:
+    """Run the reverse sweep.
+
+    Parameters
+    ----------
+    roots : list of (edge, seed)
+        An edge is a node or a leaf :class:`Tensor`; the seed is its cotangent
+        (a NumPy value, or a tensor when ``create_graph``).
+    wanted : list of edges, optional
+        Edges whose cotangents to return (keyed by ``id``).
+    accumulate : bool
+        Add the cotangents of leaf tensors to their ``.grad``.
+    retain_graph : bool
+        Keep saved values; otherwise they are freed node by node.
+    create_graph : bool
+        Run the rules on tensors so the backward pass is recorded.
+    restrict : set of int, optional
+        Sweep only through the nodes with these ids (a gradient tape's).
+    only_leaves : set of ids, optional
+        With ``accumulate``, the leaves that may receive gradients.
+
+    Returns
+    -------
+    dict
+        ``id(edge) -> cotangent`` for each wanted edge that was reached.
+    """
+    wanted_ids = {id(w) for w in wanted} if wanted else set()
+    min_seq = 0
+    if wanted and not accumulate and all(type(w) is Node for w in wanted):
+        min_seq = min(w[SEQ] for w in wanted)
+    cts: dict[int, Any] = {}
+    leaves: dict[int, Tensor] = {}
+    root_nodes = []
+    for edge, seed in roots:
+        key = id(edge)
+        cts[key] = cts[key] + seed if key in cts else seed
+        if type(edge) is Node:
+            root_nodes.append(edge)
+        else:
+            leaves[key] = edge
+    order = _collect(root_nodes, restrict, min_seq)
+    results: dict[int, Any] = {}
+    token = GRAD_ENABLED.set(bool(create_graph))
+    try:
+        pop = cts.pop
+        for node in order:
+            key = id(node)
+            g = pop(key, None)
+            if g is None:
+                continue
+            op, parents, inputs, out, params, _, checks, extra = node
+            if inputs is None:
+                raise RuntimeError(_SECOND_TIME)
+            if extra is not None:
+                g = _node_extras(node, extra, g)
+            if key in wanted_ids:
+                results[key] = g
+            if checks is not None:
+                for counter, version, index in checks:
+                    if counter[0] != version:
+                        raise _version_error(node, index, version, counter[0])
+            if create_graph:
+                args = tuple([_wrap_input(r, p) for r, p in zip(inputs, parents)])
+                out = _wrap_input(out, node)
+                if not isinstance(g, Tensor):
+                    g = _const(g)
+            else:
+                args = inputs
+            vjps = op.vjps
+            i = -1
+            for parent in parents:
+                i += 1
+                if parent is None:
+                    continue
+                rule = vjps[i]
+                if rule is None:
+                    continue
+                ct = rule(g, out, *args, **params) if params else rule(g, out, *args)
+                if op.broadcasting:
+                    xs = inputs[i]
+                    if type(xs) is not float:
+                        shape = np.shape(xs)
+                        if _shape(value_of(ct)) != shape:
+                            ct = _sum_to(ct, shape)
+                pkey = id(parent)
+                if pkey in cts:
+                    cts[pkey] = cts[pkey] + ct
+                else:
+                    cts[pkey] = ct
+                    if type(parent) is not Node:
+                        leaves[pkey] = parent
+            if not retain_graph:
+                node[INPUTS] = None
+                node[OUT] = None
+    finally:
+        GRAD_ENABLED.reset(token)
+    for key, leaf in leaves.items():
+        g = cts.pop(key, None)
+        if g is None:
+            continue
+        extra = getattr(leaf, "_extra", None)
+        if extra is not None and extra.get("hooks"):
+            for hook in list(extra["hooks"]):
+                new = hook(g)
+                if new is not None:
+                    g = new
+        if key in wanted_ids:
+            results[key] = g
+        if accumulate and leaf._rg and (only_leaves is None or key in only_leaves):
+            _accumulate(leaf, g, create_graph)
+    return results
+
+
+def _node_extras(node: Node, extra: dict[str, Any], g: Any) -> Any:
+    for hook in list(extra.get("hooks", ())):
+        new = hook(g)
+        if new is not None:
+            g = new
+    ref = extra.get("retain")
+    if ref is not None:
+        t = ref()
+        if t is not None and t._node is node:
+            prev = t._extras().get("grad")
+            t._extras()["grad"] = g if prev is None else prev + g
+    return g
+
+
+def _accumulate(leaf: Tensor, g: Any, create_graph: bool) -> None:
+    if not create_graph or not isinstance(g, Tensor) or not (g._rg or g._node is not None):
+        g = value_of(g)
+        lv = leaf._value
+        if type(lv) is not float:
+            g = np.asarray(g)
+            if g.shape != np.shape(lv):
+                g = np.broadcast_to(g, np.shape(lv))
+            if g.dtype != lv.dtype:
+                g = g.astype(lv.dtype)
+            elif not g.flags.writeable or g.base is not None:
+                g = g.copy()
+        else:
+            g = float(g)
+    extra = leaf._extras()
+    prev = extra.get("grad")
+    extra["grad"] = g if prev is None else prev + g
+
+
+def check_seed(out: Tensor, gradient: Any) -> Any:
+    """Validate the output cotangent for ``backward``; ``None`` means 1 for scalars."""
+    shape = out.shape
+    if gradient is None:
+        if int(np.prod(shape, dtype=np.int64)) != 1:
+            raise RuntimeError(
+                f"grad can be implicitly created only for scalar outputs (this output has shape "
+                f"{shape}). Reduce it first (y.sum().backward()), or pass gradient= with the "
+                "output's shape (y.backward(gradient=np.ones_like(y))), or use wg.jacobian."
+            )
+        v = out._value
+        if type(v) is float:
+            return 1.0
+        return np.ones(shape, dtype=v.dtype)
+    g = gradient
+    gv = value_of(g)
+    if _shape(gv) != shape:
+        raise RuntimeError(
+            f"Mismatch in shape: grad_output has a shape of {_shape(gv)} and output has a shape "
+            f"of {shape}. Pass a gradient with exactly the output's shape."
+        )
+    if not isinstance(g, Tensor):
+        g = np.asarray(g) if not isinstance(g, float) else g
+        if np.asarray(g).dtype.kind not in "fc":
+            raise TypeError(f"the gradient seed must be floating point, got {np.asarray(g).dtype}")
+    return g
+
+
+def tensor_backward(outputs: list[Tensor], gradients: list[Any], *, retain_graph: bool | None,
+                    create_graph: bool, inputs: Any = None) -> None:
+    """``Tensor.backward`` for one or several outputs."""
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = []
+    for out, gradient in zip(outputs, gradients):
+        if not out._rg:
+            raise RuntimeError(
+                "element 0 of tensors does not require grad and does not have a grad_fn: this "
+                "tensor was not computed from any tensor with requires_grad=True (or it was "
+                "computed under wg.no_grad()). Create the inputs with "
+                "wg.tensor(..., requires_grad=True)."
+            )
+        seed = check_seed(out, gradient)
+        if not create_graph:
+            seed = value_of(seed)
+        roots.append((out._node if out._node is not None else out, seed))
+    only = None
+    if inputs is not None:
+        items = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+        only = {id(t) for t in items}
+    backprop(roots, accumulate=True, retain_graph=retain_graph, create_graph=create_graph,
+             only_leaves=only)

@@ -1,0 +1,131 @@
+"""Primitive records: one :class:`Op` holds an op's NumPy forward and its rules.
+
+A rule is written with wengert's own functions, so the same code runs on plain
+NumPy values (a fast backward pass) and on tensors (``create_graph=True``,
+which records the backward pass and gives higher derivatives).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+__all__ = ["Op", "Registry"]
+
+
+class Op:
+    """A primitive: its NumPy forward, its VJP rules, a JVP slot, display data.
+
+    Parameters
+    ----------
+    name : str
+        Unique name, shown on the tape (``"sin"``, ``"matmul"``).
+    impl : callable
+        ``impl(*inputs, **params)`` on NumPy values; returns one NumPy value.
+    vjps : tuple of callables or None
+        One rule per positional input: ``rule(g, ans, *inputs, **params)``
+        returns the cotangent of that input given the output cotangent ``g``.
+        ``None`` marks an input that is never differentiated (an index array).
+    jvp : callable, optional
+        ``jvp(tangents, ans, *inputs, **params)`` with ``None`` for zero
+        tangents; filled by forward mode.
+    scalar_impl : callable, optional
+        A fast forward for Python floats (``math.sin``); a ``ValueError``,
+        ``OverflowError`` or ``ZeroDivisionError`` falls back to ``impl``.
+    reads : tuple of int
+        Inputs whose *values* the rules read. Modifying one of them in place
+        after the op was recorded makes ``backward()`` raise.
+    reads_out : bool
+        Whether the rules read the output value ``ans``.
+    broadcasting : bool
+        Elementwise op under NumPy broadcasting: the backward sweep sums each
+        cotangent back to its input's shape.
+    symbol, formula : str
+        Display data for reprs and widgets (``"sin"``, ``"∂/∂x = cos(x)"``).
+    view : bool
+        The NumPy forward may return a view of input 0 (reshape, slicing):
+        the output then shares the input's version counter, as in PyTorch.
+    samples : callable, optional
+        ``samples(rng)`` returns test cases ``[(args, params), ...]`` inside
+        the op's domain and away from kinks; the registry sweep in
+        ``tests/test_rules.py`` checks every op's rules on them, so an op
+        without samples fails the sweep.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> op = Op("twice", lambda x: 2 * x, vjps=(lambda g, ans, x: 2 * g,))
+    >>> op.impl(np.float64(3.0))
+    np.float64(6.0)
+    """
+
+    __slots__ = (
+        "name", "impl", "vjps", "jvp", "scalar_impl", "reads", "reads_out",
+        "broadcasting", "symbol", "formula", "nin", "view", "samples",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        impl: Callable[..., Any],
+        vjps: tuple[Callable[..., Any] | None, ...],
+        *,
+        jvp: Callable[..., Any] | None = None,
+        scalar_impl: Callable[..., Any] | None = None,
+        reads: tuple[int, ...] = (),
+        reads_out: bool = False,
+        broadcasting: bool = False,
+        symbol: str | None = None,
+        formula: str = "",
+        view: bool = False,
+        samples: Callable[[Any], list[tuple[tuple[Any, ...], dict[str, Any]]]] | None = None,
+    ) -> None:
+        self.name = name
+        self.impl = impl
+        self.vjps = tuple(vjps)
+        self.jvp = jvp
+        self.scalar_impl = scalar_impl
+        self.reads = tuple(reads)
+        self.reads_out = reads_out
+        self.broadcasting = broadcasting
+        self.symbol = symbol or name
+        self.formula = formula
+        self.nin = len(self.vjps)
+        self.view = view
+        self.samples = samples
+
+    def __repr__(self) -> str:
+        return f"Op({self.name!r})"
+
+
+class Registry:
+    """The one table of primitives, read by dispatch, tests and widgets.
+
+    Examples
+    --------
+    >>> from wengert.ops import REGISTRY
+    >>> REGISTRY["sin"].name
+    'sin'
+    """
+
+    def __init__(self, ops: Iterable[Op]) -> None:
+        self._ops: dict[str, Op] = {}
+        for op in ops:
+            if op.name in self._ops:
+                raise ValueError(f"two primitives are named {op.name!r}")
+            self._ops[op.name] = op
+
+    def __getitem__(self, name: str) -> Op:
+        return self._ops[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._ops
+
+    def __iter__(self):
+        return iter(self._ops.values())
+
+    def __len__(self) -> int:
+        return len(self._ops)
+
+    def names(self) -> list[str]:
+        return list(self._ops)

@@ -1,0 +1,128 @@
+"""Routing of plain ``np.*`` calls on tensors to wengert functions.
+
+:class:`~wengert.Tensor` implements ``__array_ufunc__`` and
+``__array_function__`` (NEP 13 and NEP 18) by looking the NumPy callable up in
+the tables built from each op family's ``NUMPY`` mapping. NumPy itself is never
+patched.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import numpy as wnp
+from .tensor import Tensor, _const, value_of
+
+__all__ = ["array_ufunc", "array_function", "UFUNCS", "FUNCTIONS"]
+
+#: Ufuncs whose results carry no gradient (booleans, integers, tests).
+_NONDIFF_UFUNCS = {
+    np.greater, np.greater_equal, np.less, np.less_equal, np.equal, np.not_equal,
+    np.logical_and, np.logical_or, np.logical_xor, np.logical_not, np.isnan, np.isinf,
+    np.isfinite, np.signbit, np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert,
+    np.left_shift, np.right_shift,
+}
+
+#: NumPy functions whose results carry no gradient (indices, shapes, tests).
+_NONDIFF_FUNCTIONS = {
+    np.shape, np.ndim, np.size, np.argmax, np.argmin, np.argsort, np.nonzero, np.flatnonzero,
+    np.argwhere, np.count_nonzero, np.isclose, np.allclose, np.array_equal, np.any, np.all,
+    np.searchsorted, np.isnan, np.isinf, np.isfinite, np.result_type, np.iscomplexobj,
+    np.isrealobj, np.unique, np.zeros_like, np.ones_like, np.empty_like, np.array_equiv,
+    np.sort_complex, np.digitize, np.histogram, np.bincount, np.may_share_memory,
+    np.shares_memory, np.can_cast, np.min_scalar_type, np.iscomplex, np.isreal,
+}
+_LIKE = {np.zeros_like, np.ones_like, np.empty_like}
+
+UFUNCS: dict[Any, Any] = {}
+FUNCTIONS: dict[Any, Any] = {}
+for _name, _fn in wnp.UFUNC_TABLE.items():
+    UFUNCS[getattr(np, _name)] = _fn
+for _np_fn, _fn in wnp.FUNCTION_TABLE.items():
+    FUNCTIONS[_np_fn] = _fn
+
+
+def _unbox(x: Any) -> Any:
+    if isinstance(x, Tensor):
+        return x._value
+    if isinstance(x, (list, tuple)):
+        return type(x)(_unbox(i) for i in x)
+    return x
+
+
+def _needs_grad(args: Any) -> bool:
+    stack = [args]
+    while stack:
+        a = stack.pop()
+        if isinstance(a, Tensor):
+            if a._rg or a._node is not None:
+                return True
+        elif isinstance(a, (list, tuple)):
+            stack.extend(a)
+        elif isinstance(a, dict):
+            stack.extend(a.values())
+    return False
+
+
+def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``Tensor.__array_ufunc__``: run the wengert op for ``ufunc``."""
+    out = kwargs.pop("out", None)
+    if method == "__call__":
+        fn = UFUNCS.get(ufunc)
+        if fn is not None and not kwargs:
+            result = fn(*inputs)
+        elif ufunc in _NONDIFF_UFUNCS or not _needs_grad(inputs):
+            result = _const(getattr(ufunc, method)(*_unbox(inputs), **kwargs))
+        else:
+            extra = f" with arguments {sorted(kwargs)}" if fn is not None else ""
+            raise TypeError(
+                f"np.{ufunc.__name__}{extra} has no wengert gradient rule, and one of its inputs "
+                "requires grad. Use a supported function (see wengert.numpy), wrap the call in "
+                "wg.stop_gradient(...) if no gradient should flow, or define one with "
+                "wg.custom_vjp."
+            )
+    elif method == "reduce" and ufunc in wnp.REDUCE_TABLE:
+        result = wnp.REDUCE_TABLE[ufunc](*inputs, **kwargs)
+    elif method == "accumulate" and ufunc in wnp.ACCUMULATE_TABLE:
+        result = wnp.ACCUMULATE_TABLE[ufunc](*inputs, **kwargs)
+    elif not _needs_grad(inputs):
+        result = _const(getattr(ufunc, method)(*_unbox(inputs), **kwargs))
+    else:
+        raise TypeError(
+            f"np.{ufunc.__name__}.{method} has no wengert gradient rule, and one of its inputs "
+            "requires grad; use a supported function from wengert.numpy."
+        )
+    if out is not None:
+        target = out[0] if isinstance(out, tuple) else out
+        if isinstance(target, Tensor):
+            from .inplace import assign_result
+
+            return assign_result(target, result, f"np.{ufunc.__name__}(..., out=)")
+        if _needs_grad((result,)):
+            raise TypeError(
+                f"np.{ufunc.__name__}(..., out=ndarray) would drop the gradient; assign the "
+                "result instead (y = np.f(x))."
+            )
+        np.copyto(target, value_of(result))
+        return target
+    return result
+
+
+def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``Tensor.__array_function__``: run the wengert function for ``func``."""
+    fn = FUNCTIONS.get(func)
+    if fn is not None:
+        return fn(*args, **kwargs)
+    if func in _NONDIFF_FUNCTIONS or not _needs_grad((args, kwargs)):
+        result = func(*_unbox(args), **{k: _unbox(v) for k, v in kwargs.items()})
+        if func in _LIKE:
+            return _const(result)
+        return result
+    raise TypeError(
+        f"np.{func.__name__} has no wengert gradient rule, and one of its inputs requires grad: "
+        "the gradient would be lost. Use a supported function (see wengert.numpy), wrap the "
+        "input in wg.stop_gradient(...) if no gradient should flow, or define a rule with "
+        "wg.custom_vjp."
+    )

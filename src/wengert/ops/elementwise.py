@@ -1,0 +1,461 @@
+"""Elementwise primitives: the NumPy forward and the VJP of each, side by side.
+
+Every rule is written with this package's own functions (``multiply``,
+``cos``...), so it runs on NumPy values in a plain backward pass and records
+itself on tensors when ``create_graph=True``. Rules avoid Python's ``/`` and
+``**`` on inputs, which raise or go complex on Python floats, and call
+:func:`divide` and :func:`power` instead.
+
+Conventions at kinks: ``abs'(0) = 0``, ``sign'`` and the rounding ops are
+zero, ``sqrt'(0) = inf``, ties in ``maximum``/``minimum``/``fmax``/``fmin``
+and at the bounds of ``clip`` split or keep the gradient as documented on
+each function.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any
+
+import numpy as np
+
+from .. import tensor as _t
+from ..core.op import Op
+
+
+def _raw(x: Any) -> Any:
+    return x._value if isinstance(x, _t.Tensor) else x
+
+
+def _zeros(g: Any, ans: Any, *args: Any) -> Any:
+    return np.zeros(np.shape(_raw(g)), dtype=np.result_type(_raw(g)))
+
+
+#: Sample domains for the registry sweep: a draw of the right shape inside the
+#: op's domain, away from kinks and poles.
+_DOMAINS = {
+    "real": lambda rng, shape: rng.uniform(-2.0, 2.0, shape),
+    "positive": lambda rng, shape: rng.uniform(0.3, 2.5, shape),
+    "unit": lambda rng, shape: rng.uniform(-0.8, 0.8, shape),
+    "gt1": lambda rng, shape: rng.uniform(1.2, 3.0, shape),
+    "nonzero": lambda rng, shape: rng.choice([-1.0, 1.0], shape) * rng.uniform(0.4, 2.0, shape),
+    "offgrid": lambda rng, shape: rng.integers(-3, 3, shape) + rng.uniform(0.2, 0.8, shape),
+}
+#: (shape of x, shape of y) pairs, including broadcasting.
+_BINARY_SHAPES = [((), ()), ((3,), (3,)), ((2, 3), (3,)), ((3, 1), (1, 4)), ((), (2, 2))]
+
+
+def _unary_samples(domain: str) -> Any:
+    draw = _DOMAINS[domain]
+
+    def samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+        return [((draw(rng, shape),), {}) for shape in [(), (3,), (2, 3)]]
+
+    return samples
+
+
+def _binary_samples(dom_x: str, dom_y: str) -> Any:
+    dx, dy = _DOMAINS[dom_x], _DOMAINS[dom_y]
+
+    def samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+        return [((dx(rng, sx), dy(rng, sy)), {}) for sx, sy in _BINARY_SHAPES]
+
+    return samples
+
+
+def _unary(name: str, impl: Any, rule: Any, *, scalar: Any = None, reads_out: bool = False,
+           reads_x: bool = True, formula: str = "", symbol: str | None = None,
+           domain: str = "real") -> Op:
+    return Op(name, impl, (rule,), scalar_impl=scalar, reads=(0,) if reads_x else (),
+              reads_out=reads_out, formula=formula, symbol=symbol,
+              samples=_unary_samples(domain))
+
+
+def _binary(name: str, impl: Any, dx: Any, dy: Any, *, scalar: Any = None,
+            reads: tuple[int, ...] = (0, 1), reads_out: bool = False, formula: str = "",
+            symbol: str | None = None, domain: tuple[str, str] = ("real", "real")) -> Op:
+    return Op(name, impl, (dx, dy), scalar_impl=scalar, reads=reads, reads_out=reads_out,
+              broadcasting=True, formula=formula, symbol=symbol,
+              samples=_binary_samples(*domain))
+
+
+def _scalar_sign(x: float) -> float:
+    if x != x:
+        return x
+    return 1.0 if x > 0 else (-1.0 if x < 0 else 0.0)
+
+
+# -- unary ----------------------------------------------------------------
+NEGATIVE = _unary("negative", np.negative, lambda g, ans, x: negative(g), scalar=operator.neg,
+                  reads_x=False, formula="d(-x) = -dx", symbol="-")
+POSITIVE = _unary("positive", np.positive, lambda g, ans, x: g, scalar=operator.pos,
+                  reads_x=False, formula="d(+x) = dx", symbol="+")
+ABS = _unary("abs", np.abs, lambda g, ans, x: g * sign(x), scalar=abs,
+             formula="d|x| = sign(x) dx  (0 at x = 0)", domain="nonzero")
+SIGN = _unary("sign", np.sign, _zeros, scalar=_scalar_sign, reads_x=False,
+              formula="d sign(x) = 0", domain="nonzero")
+EXP = _unary("exp", np.exp, lambda g, ans, x: g * ans, scalar=math.exp, reads_out=True,
+             reads_x=False, formula="d exp(x) = exp(x) dx")
+EXP2 = _unary("exp2", np.exp2, lambda g, ans, x: g * ans * math.log(2.0),
+              scalar=lambda x: 2.0 ** x, reads_out=True, reads_x=False,
+              formula="d 2^x = ln 2 · 2^x dx")
+EXPM1 = _unary("expm1", np.expm1, lambda g, ans, x: g * (ans + 1.0), scalar=math.expm1,
+               reads_out=True, reads_x=False, formula="d expm1(x) = exp(x) dx")
+LOG = _unary("log", np.log, lambda g, ans, x: divide(g, x), scalar=math.log,
+             formula="d log(x) = dx / x", domain="positive")
+LOG2 = _unary("log2", np.log2, lambda g, ans, x: divide(g, x * math.log(2.0)),
+              scalar=math.log2, formula="d log2(x) = dx / (x ln 2)", domain="positive")
+LOG10 = _unary("log10", np.log10, lambda g, ans, x: divide(g, x * math.log(10.0)),
+               scalar=math.log10, formula="d log10(x) = dx / (x ln 10)", domain="positive")
+LOG1P = _unary("log1p", np.log1p, lambda g, ans, x: divide(g, x + 1.0), scalar=math.log1p,
+               formula="d log1p(x) = dx / (1 + x)", domain="positive")
+SQRT = _unary("sqrt", np.sqrt, lambda g, ans, x: divide(g, ans * 2.0), scalar=math.sqrt,
+              reads_out=True, reads_x=False, formula="d √x = dx / (2√x)  (inf at 0)", domain="positive")
+CBRT = _unary("cbrt", np.cbrt, lambda g, ans, x: divide(g, square(ans) * 3.0),
+              scalar=math.cbrt, reads_out=True, reads_x=False,
+              formula="d ∛x = dx / (3 ∛x²)", domain="nonzero")
+SQUARE = _unary("square", np.square, lambda g, ans, x: g * x * 2.0, scalar=lambda x: x * x,
+                formula="d x² = 2x dx")
+RECIPROCAL = _unary("reciprocal", np.reciprocal, lambda g, ans, x: -g * square(ans),
+                    scalar=lambda x: 1.0 / x, reads_out=True, reads_x=False,
+                    formula="d (1/x) = -dx / x²", domain="nonzero")
+SIN = _unary("sin", np.sin, lambda g, ans, x: g * cos(x), scalar=math.sin,
+             formula="d sin(x) = cos(x) dx")
+COS = _unary("cos", np.cos, lambda g, ans, x: -g * sin(x), scalar=math.cos,
+             formula="d cos(x) = -sin(x) dx")
+TAN = _unary("tan", np.tan, lambda g, ans, x: g * (square(ans) + 1.0), scalar=math.tan,
+             reads_out=True, reads_x=False, formula="d tan(x) = (1 + tan²x) dx", domain="unit")
+ARCSIN = _unary("arcsin", np.arcsin, lambda g, ans, x: divide(g, sqrt(1.0 - square(x))),
+                scalar=math.asin, formula="d asin(x) = dx / √(1 - x²)", domain="unit")
+ARCCOS = _unary("arccos", np.arccos, lambda g, ans, x: -divide(g, sqrt(1.0 - square(x))),
+                scalar=math.acos, formula="d acos(x) = -dx / √(1 - x²)", domain="unit")
+ARCTAN = _unary("arctan", np.arctan, lambda g, ans, x: divide(g, square(x) + 1.0),
+                scalar=math.atan, formula="d atan(x) = dx / (1 + x²)")
+SINH = _unary("sinh", np.sinh, lambda g, ans, x: g * cosh(x), scalar=math.sinh,
+              formula="d sinh(x) = cosh(x) dx")
+COSH = _unary("cosh", np.cosh, lambda g, ans, x: g * sinh(x), scalar=math.cosh,
+              formula="d cosh(x) = sinh(x) dx")
+TANH = _unary("tanh", np.tanh, lambda g, ans, x: g * (1.0 - square(ans)), scalar=math.tanh,
+              reads_out=True, reads_x=False, formula="d tanh(x) = (1 - tanh²x) dx")
+ARCSINH = _unary("arcsinh", np.arcsinh, lambda g, ans, x: divide(g, sqrt(square(x) + 1.0)),
+                 scalar=math.asinh, formula="d asinh(x) = dx / √(x² + 1)")
+ARCCOSH = _unary("arccosh", np.arccosh, lambda g, ans, x: divide(g, sqrt(square(x) - 1.0)),
+                 scalar=math.acosh, formula="d acosh(x) = dx / √(x² - 1)", domain="gt1")
+ARCTANH = _unary("arctanh", np.arctanh, lambda g, ans, x: divide(g, 1.0 - square(x)),
+                 scalar=math.atanh, formula="d atanh(x) = dx / (1 - x²)", domain="unit")
+DEG2RAD = _unary("deg2rad", np.deg2rad, lambda g, ans, x: g * (math.pi / 180.0),
+                 scalar=math.radians, reads_x=False, formula="d rad(x) = π/180 dx")
+RAD2DEG = _unary("rad2deg", np.rad2deg, lambda g, ans, x: g * (180.0 / math.pi),
+                 scalar=math.degrees, reads_x=False, formula="d deg(x) = 180/π dx")
+
+
+def _sinc_rule(g: Any, ans: Any, x: Any) -> Any:
+    # d/dx sin(πx)/(πx) = (cos(πx) - sinc(x)) / x, and 0 at x = 0.
+    zero = _raw(x) == 0
+    safe_x = where(zero, 1.0, x)
+    return g * where(zero, 0.0, divide(cos(safe_x * math.pi) - sinc(safe_x), safe_x))
+
+
+SINC = _unary("sinc", np.sinc, _sinc_rule, formula="d sinc(x) = (cos πx - sinc x)/x dx")
+FLOOR = _unary("floor", np.floor, _zeros, scalar=lambda x: float(math.floor(x)), reads_x=False,
+               formula="d floor(x) = 0", domain="offgrid")
+CEIL = _unary("ceil", np.ceil, _zeros, scalar=lambda x: float(math.ceil(x)), reads_x=False,
+              formula="d ceil(x) = 0", domain="offgrid")
+RINT = _unary("rint", np.rint, _zeros, reads_x=False, formula="d rint(x) = 0", domain="offgrid")
+ROUND = Op("round", lambda x, decimals=0: np.round(x, decimals), (_zeros,),
+           formula="d round(x) = 0",
+           samples=lambda rng: [((_DOMAINS["offgrid"](rng, (3,)),), {}),
+                                ((rng.uniform(-2, 2, (2, 2)).round(1) + 0.025,), {"decimals": 1})])
+TRUNC = _unary("trunc", np.trunc, _zeros, reads_x=False, formula="d trunc(x) = 0", domain="offgrid")
+RELU = _unary("relu", lambda x: np.maximum(x, 0.0), lambda g, ans, x: g * (_raw(x) > 0),
+              scalar=lambda x: x if x > 0.0 else 0.0, formula="d relu(x) = [x > 0] dx  (0 at 0)", domain="nonzero")
+
+
+def _sigmoid_impl(x: Any) -> Any:
+    return 0.5 * (np.tanh(0.5 * np.asarray(x)) + 1.0)
+
+
+SIGMOID = _unary("sigmoid", _sigmoid_impl, lambda g, ans, x: g * ans * (1.0 - ans),
+                 scalar=lambda x: 0.5 * (math.tanh(0.5 * x) + 1.0), reads_out=True,
+                 reads_x=False, formula="d σ(x) = σ(x)(1 - σ(x)) dx")
+COPY = _unary("copy", np.copy, lambda g, ans, x: g, scalar=lambda x: x, reads_x=False,
+              formula="d copy(x) = dx")
+ASTYPE = Op("astype", lambda x, dtype: np.asarray(x).astype(dtype),
+            (lambda g, ans, x, dtype: astype(g, np.result_type(_raw(x))),),
+            formula="d x.astype(t) = dx cast back",
+            samples=lambda rng: [((rng.normal(size=(3,)),), {"dtype": np.dtype(np.float64)})])
+
+
+# -- binary (broadcasting) ------------------------------------------------
+def _tie_mask(x: Any, y: Any) -> Any:
+    """1 where x wins, 0.5 on ties, 0 where y wins (raw, so constant under create_graph)."""
+    xv, yv = _raw(x), _raw(y)
+    return np.where(np.greater(xv, yv), 1.0, np.where(np.equal(xv, yv), 0.5, 0.0))
+
+
+def _fmax_mask(x: Any, y: Any) -> Any:
+    xv, yv = _raw(x), _raw(y)
+    wins = np.greater(xv, yv) | np.isnan(yv)
+    return np.where(wins, 1.0, np.where(np.equal(xv, yv), 0.5, 0.0))
+
+
+def _fmin_mask(x: Any, y: Any) -> Any:
+    xv, yv = _raw(x), _raw(y)
+    wins = np.less(xv, yv) | np.isnan(yv)
+    return np.where(wins, 1.0, np.where(np.equal(xv, yv), 0.5, 0.0))
+
+
+def _pow_dx(g: Any, ans: Any, x: Any, y: Any) -> Any:
+    yv = _raw(y)
+    if np.ndim(yv) == 0 and yv == 0:
+        return g * 0.0
+    return g * y * power(x, y - 1.0)
+
+
+def _pow_dy(g: Any, ans: Any, x: Any, y: Any) -> Any:
+    # log(x) is taken where x != 0 only; at x == 0 the exponent gets no gradient.
+    xv = _raw(x)
+    if type(xv) is float:
+        return g * ans * log(x) if xv > 0.0 else g * ans * log(where(xv == 0.0, 1.0, x))
+    return g * ans * log(where(xv == 0, 1.0, x))
+
+
+def _scalar_pow(x: float, y: float) -> float:
+    return math.pow(x, y)
+
+
+ADD = _binary("add", np.add, lambda g, ans, x, y: g, lambda g, ans, x, y: g,
+              scalar=operator.add, reads=(), formula="d(x + y) = dx + dy", symbol="+")
+SUBTRACT = _binary("subtract", np.subtract, lambda g, ans, x, y: g,
+                   lambda g, ans, x, y: negative(g), scalar=operator.sub, reads=(),
+                   formula="d(x - y) = dx - dy", symbol="-")
+MULTIPLY = _binary("multiply", np.multiply, lambda g, ans, x, y: g * y,
+                   lambda g, ans, x, y: g * x, scalar=operator.mul,
+                   formula="d(x·y) = y dx + x dy", symbol="*")
+DIVIDE = _binary("divide", np.divide, lambda g, ans, x, y: divide(g, y),
+                 lambda g, ans, x, y: -divide(g * ans, y), scalar=operator.truediv,
+                 reads=(1,), reads_out=True, formula="d(x/y) = dx/y - x dy/y²", symbol="/", domain=("real", "nonzero"))
+POWER = _binary("power", np.power, _pow_dx, _pow_dy, scalar=_scalar_pow, reads_out=True,
+                formula="d(x^y) = y x^(y-1) dx + ln(x) x^y dy", symbol="**", domain=("positive", "real"))
+MAXIMUM = _binary("maximum", np.maximum, lambda g, ans, x, y: g * _tie_mask(x, y),
+                  lambda g, ans, x, y: g * _tie_mask(y, x), scalar=None,
+                  formula="ties split the gradient evenly", domain=("real", "real"))
+MINIMUM = _binary("minimum", np.minimum, lambda g, ans, x, y: g * _tie_mask(y, x),
+                  lambda g, ans, x, y: g * _tie_mask(x, y),
+                  formula="ties split the gradient evenly")
+FMAX = _binary("fmax", np.fmax, lambda g, ans, x, y: g * _fmax_mask(x, y),
+               lambda g, ans, x, y: g * _fmax_mask(y, x), formula="NaN-ignoring maximum")
+FMIN = _binary("fmin", np.fmin, lambda g, ans, x, y: g * _fmin_mask(x, y),
+               lambda g, ans, x, y: g * _fmin_mask(y, x), formula="NaN-ignoring minimum")
+ARCTAN2 = _binary("arctan2", np.arctan2,
+                  lambda g, ans, y, x: divide(g * x, square(x) + square(y)),
+                  lambda g, ans, y, x: -divide(g * y, square(x) + square(y)),
+                  scalar=math.atan2, formula="d atan2(y, x) = (x dy - y dx)/(x² + y²)", domain=("nonzero", "nonzero"))
+HYPOT = _binary("hypot", np.hypot, lambda g, ans, x, y: divide(g * x, ans),
+                lambda g, ans, x, y: divide(g * y, ans), scalar=math.hypot, reads_out=True,
+                formula="d hypot(x, y) = (x dx + y dy)/hypot", domain=("nonzero", "nonzero"))
+LOGADDEXP = _binary("logaddexp", np.logaddexp, lambda g, ans, x, y: g * exp(x - ans),
+                    lambda g, ans, x, y: g * exp(y - ans), reads_out=True,
+                    formula="d log(eˣ + eʸ) = eˣ⁻ᵃ dx + eʸ⁻ᵃ dy")
+LOGADDEXP2 = _binary("logaddexp2", np.logaddexp2, lambda g, ans, x, y: g * exp2(x - ans),
+                     lambda g, ans, x, y: g * exp2(y - ans), reads_out=True,
+                     formula="d log2(2ˣ + 2ʸ) = 2ˣ⁻ᵃ dx + 2ʸ⁻ᵃ dy")
+MOD = _binary("mod", np.mod, lambda g, ans, x, y: g,
+              lambda g, ans, x, y: -g * floor(divide(x, y)),
+              formula="d(x mod y) = dx - floor(x/y) dy", symbol="%", domain=("positive", "positive"))
+FLOOR_DIVIDE = _binary("floor_divide", np.floor_divide, _zeros, _zeros, reads=(),
+                       formula="d(x // y) = 0", symbol="//", domain=("positive", "positive"))
+
+
+def _clip_impl(x: Any, lo: Any, hi: Any) -> Any:
+    return np.minimum(np.maximum(x, lo), hi)
+
+
+def _clip_dx(g: Any, ans: Any, x: Any, lo: Any, hi: Any) -> Any:
+    xv = _raw(x)
+    return g * ((xv >= _raw(lo)) & (xv <= _raw(hi)))
+
+
+def _clip_dlo(g: Any, ans: Any, x: Any, lo: Any, hi: Any) -> Any:
+    return g * ((_raw(x) < _raw(lo)) & (_raw(lo) <= _raw(hi)))
+
+
+def _clip_dhi(g: Any, ans: Any, x: Any, lo: Any, hi: Any) -> Any:
+    return g * ((_raw(x) > _raw(hi)) | (_raw(lo) > _raw(hi)))
+
+
+def _clip_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    x = np.array([-1.7, -0.9, -0.1, 0.4, 1.3, 2.2])
+    return [((x, -0.5, 1.0), {}), ((x.reshape(2, 3), np.array([-1.2, 0.0, -0.3]), 1.9), {})]
+
+
+CLIP = Op("clip", _clip_impl, (_clip_dx, _clip_dlo, _clip_dhi), reads=(0, 1, 2),
+          broadcasting=True, formula="gradient flows to x inside [lo, hi] (bounds included)",
+          samples=_clip_samples)
+
+
+def _where_impl(c: Any, x: Any, y: Any) -> Any:
+    return np.where(c, x, y)
+
+
+WHERE = Op("where", _where_impl,
+           (None, lambda g, ans, c, x, y: where(c, g, 0.0), lambda g, ans, c, x, y: where(c, 0.0, g)),
+           reads=(0,), broadcasting=True, formula="gradient goes to the chosen branch",
+           samples=lambda rng: [((np.array([True, False, True]), rng.normal(size=3),
+                                  rng.normal(size=(2, 3))), {}),
+                                ((np.array([[True], [False]]), rng.normal(size=(2, 2)), 0.5), {})])
+
+OPS = (
+    NEGATIVE, POSITIVE, ABS, SIGN, EXP, EXP2, EXPM1, LOG, LOG2, LOG10, LOG1P, SQRT, CBRT, SQUARE,
+    RECIPROCAL, SIN, COS, TAN, ARCSIN, ARCCOS, ARCTAN, SINH, COSH, TANH, ARCSINH, ARCCOSH, ARCTANH,
+    DEG2RAD, RAD2DEG, SINC, FLOOR, CEIL, RINT, ROUND, TRUNC, RELU, SIGMOID, COPY, ASTYPE,
+    ADD, SUBTRACT, MULTIPLY, DIVIDE, POWER, MAXIMUM, MINIMUM, FMAX, FMIN, ARCTAN2, HYPOT,
+    LOGADDEXP, LOGADDEXP2, MOD, FLOOR_DIVIDE, CLIP, WHERE,
+)
+
+
+# -- public functions -------------------------------------------------------
+def _f1(op: Op) -> Any:
+    apply1 = _t.apply1
+
+    def fn(x: Any) -> Any:
+        return apply1(op, x)
+
+    fn.__name__ = fn.__qualname__ = op.name
+    fn.__doc__ = f"Elementwise ``{op.name}``, differentiable ({op.formula})."
+    return fn
+
+
+def _f2(op: Op) -> Any:
+    apply2 = _t.apply2
+
+    def fn(x: Any, y: Any) -> Any:
+        return apply2(op, x, y)
+
+    fn.__name__ = fn.__qualname__ = op.name
+    fn.__doc__ = f"Elementwise ``{op.name}`` with broadcasting, differentiable ({op.formula})."
+    return fn
+
+
+negative = _f1(NEGATIVE)
+positive = _f1(POSITIVE)
+abs = _f1(ABS)  # noqa: A001
+absolute = abs
+sign = _f1(SIGN)
+exp = _f1(EXP)
+exp2 = _f1(EXP2)
+expm1 = _f1(EXPM1)
+log = _f1(LOG)
+log2 = _f1(LOG2)
+log10 = _f1(LOG10)
+log1p = _f1(LOG1P)
+sqrt = _f1(SQRT)
+cbrt = _f1(CBRT)
+square = _f1(SQUARE)
+reciprocal = _f1(RECIPROCAL)
+sin = _f1(SIN)
+cos = _f1(COS)
+tan = _f1(TAN)
+arcsin = _f1(ARCSIN)
+arccos = _f1(ARCCOS)
+arctan = _f1(ARCTAN)
+sinh = _f1(SINH)
+cosh = _f1(COSH)
+tanh = _f1(TANH)
+arcsinh = _f1(ARCSINH)
+arccosh = _f1(ARCCOSH)
+arctanh = _f1(ARCTANH)
+deg2rad = _f1(DEG2RAD)
+rad2deg = _f1(RAD2DEG)
+radians = deg2rad
+degrees = rad2deg
+sinc = _f1(SINC)
+floor = _f1(FLOOR)
+ceil = _f1(CEIL)
+rint = _f1(RINT)
+trunc = _f1(TRUNC)
+fix = trunc
+relu = _f1(RELU)
+sigmoid = _f1(SIGMOID)
+copy = _f1(COPY)
+
+add = _f2(ADD)
+subtract = _f2(SUBTRACT)
+multiply = _f2(MULTIPLY)
+divide = _f2(DIVIDE)
+true_divide = divide
+power = _f2(POWER)
+maximum = _f2(MAXIMUM)
+minimum = _f2(MINIMUM)
+fmax = _f2(FMAX)
+fmin = _f2(FMIN)
+arctan2 = _f2(ARCTAN2)
+hypot = _f2(HYPOT)
+logaddexp = _f2(LOGADDEXP)
+logaddexp2 = _f2(LOGADDEXP2)
+mod = _f2(MOD)
+remainder = mod
+floor_divide = _f2(FLOOR_DIVIDE)
+
+
+def round(x: Any, decimals: int = 0) -> Any:  # noqa: A001
+    """Round to ``decimals`` places; the gradient is zero."""
+    return _t.apply(ROUND, x, decimals=decimals) if decimals else _t.apply(ROUND, x)
+
+
+around = round
+
+
+def astype(x: Any, dtype: Any) -> Any:
+    """Cast to ``dtype``; gradients are cast back to the input's dtype."""
+    if not isinstance(x, _t.Tensor):
+        return np.asarray(x).astype(dtype)
+    return _t.apply(ASTYPE, x, dtype=np.dtype(dtype))
+
+
+def clip(x: Any, a_min: Any = None, a_max: Any = None) -> Any:
+    """Clip to ``[a_min, a_max]``; the gradient flows to ``x`` inside the bounds
+    (bounds included) and to a tensor bound where it is active."""
+    if a_min is None and a_max is None:
+        raise ValueError("clip: one of a_min or a_max must be given")
+    lo = -np.inf if a_min is None else a_min
+    hi = np.inf if a_max is None else a_max
+    return _t.apply(CLIP, x, lo, hi)
+
+
+def where(condition: Any, x: Any = None, y: Any = None) -> Any:
+    """``x`` where ``condition`` holds, else ``y``; gradients follow the choice."""
+    if x is None and y is None:
+        return np.nonzero(_raw(condition))
+    c = _raw(condition)
+    return _t.apply(WHERE, np.asarray(c, dtype=bool) if not isinstance(c, bool) else c, x, y)
+
+
+#: Names exported by ``wengert.numpy``.
+PUBLIC = (
+    "negative", "positive", "abs", "absolute", "sign", "exp", "exp2", "expm1", "log", "log2",
+    "log10", "log1p", "sqrt", "cbrt", "square", "reciprocal", "sin", "cos", "tan", "arcsin",
+    "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "deg2rad",
+    "rad2deg", "radians", "degrees", "sinc", "floor", "ceil", "rint", "trunc", "fix", "round",
+    "around", "relu", "sigmoid", "copy", "astype", "add", "subtract", "multiply", "divide",
+    "true_divide", "power", "maximum", "minimum", "fmax", "fmin", "arctan2", "hypot",
+    "logaddexp", "logaddexp2", "mod", "remainder", "floor_divide", "clip", "where",
+)
+#: ufunc name -> function, for ``Tensor.__array_ufunc__``.
+UFUNCS = {
+    name: globals()[name]
+    for name in (
+        "negative", "positive", "absolute", "sign", "exp", "exp2", "expm1", "log", "log2",
+        "log10", "log1p", "sqrt", "cbrt", "square", "reciprocal", "sin", "cos", "tan", "arcsin",
+        "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "deg2rad",
+        "rad2deg", "radians", "degrees", "floor", "ceil", "rint", "trunc", "add", "subtract",
+        "multiply", "divide", "power", "maximum", "minimum", "fmax", "fmin", "arctan2", "hypot",
+        "logaddexp", "logaddexp2", "remainder", "floor_divide",
+    )
+}
+#: NumPy function -> function, for ``Tensor.__array_function__``.
+NUMPY = {
+    np.sinc: sinc, np.round: round, np.around: round, np.clip: clip, np.where: where,
+    np.copy: copy, np.fix: trunc,
+}

@@ -1,0 +1,843 @@
+"""Tensors (the PyTorch dialect) and the per-op recording path.
+
+A :class:`Tensor` wraps a NumPy value (an ``ndarray``, a NumPy scalar or a
+Python ``float`` for the fast scalar path). Applying a primitive to tensors
+runs its NumPy forward and, when some input requires grad (or is watched by an
+open :class:`~wengert.GradientTape`), appends a :class:`~wengert.core.node.Node`
+to the tape.
+
+=================  ==============  ===========  ====================
+requires_grad      created by      ``is_leaf``  ``.grad`` populated
+=================  ==============  ===========  ====================
+False              user            True         no
+False              an op           True         no
+True               user            True         yes
+True               an op           False        only after retain_grad()
+=================  ==============  ===========  ====================
+"""
+
+from __future__ import annotations
+
+import warnings
+import weakref
+from typing import Any
+
+import numpy as np
+
+from .core.modes import GRAD_ENABLED, TAPES
+from .core.node import GradFn, node_extra, node_name
+from .core.node import next_seq as _next_seq
+
+__all__ = ["Tensor", "tensor", "apply", "apply1", "apply2", "stop_gradient", "value_of"]
+
+_SCALAR_FALLBACK = (ValueError, OverflowError, ZeroDivisionError)
+_NEW = object.__new__
+
+
+def value_of(x: Any) -> Any:
+    """The raw NumPy value of a tensor; anything else is returned as is."""
+    return x._value if isinstance(x, Tensor) else x
+
+
+def _is_float_dtype(value: Any) -> bool:
+    if type(value) is float:
+        return True
+    dt = getattr(value, "dtype", None)
+    return dt is not None and (np.issubdtype(dt, np.floating) or np.issubdtype(dt, np.complexfloating))
+
+
+def _tracking_tapes(args: tuple[Any, ...], tapes: tuple[Any, ...]) -> list[Any]:
+    """The open tapes that watch (directly or through recorded ops) one of ``args``."""
+    found = []
+    for tape in tapes:
+        if tape._recording and any(isinstance(a, Tensor) and tape._tracks(a) for a in args):
+            found.append(tape)
+    return found
+
+
+def _edge(a: Any, tapes: Any) -> Any:
+    """Where the cotangent of input ``a`` goes: its node, the leaf itself, or nowhere."""
+    if not isinstance(a, Tensor):
+        return None
+    if a._rg:
+        return a._node if a._node is not None else a
+    for tape in tapes:
+        if tape._tracks(a):
+            return a._node if a._node is not None else a
+    return None
+
+
+def _new(out: Any, node: Any, rg: bool, version: list[int]) -> Tensor:
+    t = _NEW(Tensor)
+    t._value = out
+    t._node = node
+    t._rg = rg
+    t._version = version
+    return t
+
+
+def _record(op: Any, args: tuple[Any, ...], raws: tuple[Any, ...], out: Any,
+            params: dict[str, Any] | None, rg: bool, tapes: Any) -> Tensor:
+    """Append ``out = op(args)`` to the tape and return the output tensor."""
+    parents = tuple([_edge(a, tapes) for a in args])
+    version = [0]
+    checks = None
+    if op.reads or op.reads_out:
+        pairs = []
+        for i in op.reads:
+            a = args[i]
+            if isinstance(a, Tensor):
+                pairs.append((a._version, a._version[0], i))
+        if op.reads_out:
+            pairs.append((version, 0, -1))
+        checks = tuple(pairs)
+    node = [op, parents, raws, out, params, _next_seq(), checks, None]
+    for tape in tapes:
+        tape._add(node)
+    return _new(out, node, rg, version)
+
+
+def _record1(op: Any, x: Tensor, v: Any, out: Any) -> Tensor:
+    """:func:`_record` for one input that requires grad, with no tape open."""
+    version = [0]
+    if op.reads:
+        checks = ((x._version, x._version[0], 0),)
+    elif op.reads_out:
+        checks = ((version, 0, -1),)
+    else:
+        checks = None
+    node = [op, (x._node or x,), (v,), out, None, _next_seq(), checks, None]
+    t = _NEW(Tensor)
+    t._value = out
+    t._node = node
+    t._rg = True
+    t._version = version
+    return t
+
+
+def _const(out: Any) -> Tensor:
+    """A tensor that records nothing (no grad, no node)."""
+    t = _NEW(Tensor)
+    t._value = out
+    t._node = None
+    t._rg = False
+    t._version = [0]
+    return t
+
+
+def _forward(op: Any, raws: tuple[Any, ...], params: dict[str, Any] | None) -> Any:
+    try:
+        return op.impl(*raws, **params) if params else op.impl(*raws)
+    except (ValueError, TypeError, IndexError, np.linalg.LinAlgError) as e:
+        shapes = ", ".join(str(np.shape(r)) for r in raws)
+        raise type(e)(f"{op.name}: {e} (input shapes: {shapes})") from e
+
+
+def apply(op: Any, *args: Any, **params: Any) -> Any:
+    """Apply primitive ``op`` to ``args`` (tensors or NumPy values).
+
+    With no tensor among ``args`` the NumPy forward runs alone and its raw
+    result is returned, so rules written with wengert functions run at NumPy
+    speed in a plain backward pass. With tensors, the result is a tensor and
+    the op is recorded when needed.
+    """
+    raws = []
+    boxed = False
+    rg = False
+    for a in args:
+        if isinstance(a, Tensor):
+            boxed = True
+            raws.append(a._value)
+            if a._rg:
+                rg = True
+        else:
+            raws.append(a)
+    raws_t = tuple(raws)
+    out = _forward(op, raws_t, params)
+    if not boxed:
+        return out
+    tapes = TAPES.get()
+    active = _tracking_tapes(args, tapes) if tapes else ()
+    if GRAD_ENABLED.get() and (rg or active):
+        result = _record(op, args, raws_t, out, params or None, rg, active)
+    else:
+        result = _const(out)
+    if op.view and isinstance(out, np.ndarray) and out.base is not None:
+        share_version(args[0], result)
+    return result
+
+
+def share_version(base: Any, view: Tensor) -> None:
+    """Make ``view`` share ``base``'s version counter (they share memory)."""
+    if isinstance(base, Tensor):
+        counter = base._version
+        if len(counter) == 1:
+            counter.append(1)
+        view._version = counter
+
+
+def apply1(op: Any, x: Any) -> Any:
+    """Fast path of :func:`apply` for a one-input op without parameters."""
+    if type(x) is Tensor:
+        v = x._value
+        if type(v) is float and op.scalar_impl is not None:
+            try:
+                out = op.scalar_impl(v)
+            except _SCALAR_FALLBACK:
+                out = float(op.impl(v))
+        else:
+            out = _forward(op, (v,), None)
+        tapes = TAPES.get()
+        if tapes:
+            active = _tracking_tapes((x,), tapes)
+            if (x._rg or active) and GRAD_ENABLED.get():
+                return _record(op, (x,), (v,), out, None, x._rg, active)
+        elif x._rg and GRAD_ENABLED.get():
+            return _record1(op, x, v, out)
+        return _const(out)
+    if isinstance(x, Tensor):
+        return apply(op, x)
+    if type(x) is float and op.scalar_impl is not None:
+        try:
+            return op.scalar_impl(x)
+        except _SCALAR_FALLBACK:
+            return float(op.impl(x))
+    return op.impl(x)
+
+
+def apply2(op: Any, x: Any, y: Any) -> Any:
+    """Fast path of :func:`apply` for a two-input op without parameters."""
+    tx = type(x)
+    ty = type(y)
+    if tx is Tensor:
+        vx = x._value
+        if ty is Tensor:
+            vy = y._value
+        elif ty is float or ty is int:
+            vy = y
+        else:
+            return apply(op, x, y)
+    elif ty is Tensor and (tx is float or tx is int):
+        vx = x
+        vy = y._value
+    elif isinstance(x, Tensor) or isinstance(y, Tensor):
+        return apply(op, x, y)
+    else:
+        if tx is float and ty is float and op.scalar_impl is not None:
+            try:
+                return op.scalar_impl(x, y)
+            except _SCALAR_FALLBACK:
+                return float(op.impl(x, y))
+        return op.impl(x, y)
+    if type(vx) is float and (type(vy) is float or type(vy) is int) and op.scalar_impl is not None or type(vy) is float and type(vx) is int and op.scalar_impl is not None:
+        try:
+            out = op.scalar_impl(vx, vy)
+        except _SCALAR_FALLBACK:
+            out = float(op.impl(vx, vy))
+    else:
+        out = _forward(op, (vx, vy), None)
+    rx = tx is Tensor and x._rg
+    ry = ty is Tensor and y._rg
+    tapes = TAPES.get()
+    if tapes:
+        active = _tracking_tapes((x, y), tapes)
+        if (rx or ry or active) and GRAD_ENABLED.get():
+            return _record(op, (x, y), (vx, vy), out, None, rx or ry, active)
+        return _const(out)
+    if (rx or ry) and GRAD_ENABLED.get():
+        version = [0]
+        if op.reads:
+            pairs = []
+            if 0 in op.reads and tx is Tensor:
+                pairs.append((x._version, x._version[0], 0))
+            if 1 in op.reads and ty is Tensor:
+                pairs.append((y._version, y._version[0], 1))
+            if op.reads_out:
+                pairs.append((version, 0, -1))
+            checks = tuple(pairs)
+        elif op.reads_out:
+            checks = ((version, 0, -1),)
+        else:
+            checks = None
+        px = (x._node or x) if rx else None
+        py = (y._node or y) if ry else None
+        node = [op, (px, py), (vx, vy), out, None, _next_seq(), checks, None]
+        t = _NEW(Tensor)
+        t._value = out
+        t._node = node
+        t._rg = True
+        t._version = version
+        return t
+    return _const(out)
+
+
+def _as_value(data: Any, dtype: Any = None) -> Any:
+    if isinstance(data, Tensor):
+        data = data._value
+    if dtype is None and type(data) is float:
+        return data
+    if dtype is None and isinstance(data, np.float64) and np.ndim(data) == 0:
+        return float(data)
+    arr = np.array(data, dtype=dtype, copy=True)
+    if arr.dtype == object:
+        raise TypeError(
+            f"wengert tensors hold numeric data; got an object array from {type(data).__name__}. "
+            "Convert it to numbers first (np.asarray(data, dtype=float))."
+        )
+    if arr.dtype.kind in "USV":
+        raise TypeError(f"wengert tensors hold numeric data, not {arr.dtype} strings.")
+    return arr
+
+
+def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    """Create a leaf tensor holding a copy of ``data``.
+
+    Parameters
+    ----------
+    data : array_like
+        Numbers, nested lists, a NumPy array or another tensor (copied).
+    requires_grad : bool
+        Record operations on this tensor so ``backward()`` fills ``.grad``.
+        Only floating point tensors can require gradients.
+    dtype : numpy dtype, optional
+        Convert to this dtype.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> x = wg.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = (x * x).sum()
+    >>> y.backward()
+    >>> x.grad
+    array([2., 4.])
+    """
+    t = Tensor.__new__(Tensor)
+    t._value = _as_value(data, dtype)
+    t._node = None
+    t._rg = False
+    t._version = [0]
+    t._extra = None
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def stop_gradient(x: Any) -> Any:
+    """Return ``x`` as a constant: no gradient flows through it.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> x = wg.tensor(3.0, requires_grad=True)
+    >>> y = x * wg.stop_gradient(x)
+    >>> y.backward()
+    >>> float(x.grad)
+    3.0
+    """
+    if isinstance(x, Tensor):
+        return x.detach()
+    return x
+
+
+class Tensor:
+    """An array that records the operations applied to it.
+
+    Create tensors with :func:`wengert.tensor`; see the module docstring for
+    the leaf table. Arithmetic operators, comparisons, indexing and plain
+    ``np.*`` functions all work and are differentiable.
+    """
+
+    __slots__ = ("_value", "_node", "_rg", "_version", "_extra", "__weakref__")
+    __array_priority__ = 1000
+
+    _value: Any
+    _node: list[Any] | None
+    _rg: bool
+    _version: list[int]
+    _extra: dict[str, Any] | None
+
+    def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
+        self._value = _as_value(data, dtype)
+        self._node = None
+        self._rg = False
+        self._version = [0]
+        self._extra = None
+        if requires_grad:
+            self.requires_grad_(True)
+
+    # -- leaf semantics -------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        """Whether operations on this tensor are recorded for ``backward()``."""
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` in place on a leaf; returns the tensor."""
+        if self._node is not None and self._rg:
+            if requires_grad:
+                return self
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a "
+                "computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach()."
+            )
+        if requires_grad and not _is_float_dtype(self._value):
+            raise RuntimeError(
+                f"only Tensors of floating point dtype can require gradients (this one is "
+                f"{self.dtype}); create it with dtype=float, e.g. wg.tensor(data, dtype=float, "
+                "requires_grad=True)."
+            )
+        self._rg = bool(requires_grad)
+        if not requires_grad:
+            self._node = None
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors the user created and for all that do not require grad."""
+        return not self._rg or self._node is None
+
+    @property
+    def grad_fn(self) -> GradFn | None:
+        """The node that produced this tensor (``None`` for leaves)."""
+        return GradFn(self._node) if self._rg and self._node is not None else None
+
+    @property
+    def grad(self) -> Any:
+        """The accumulated gradient (a NumPy array) of a leaf, or ``None``.
+
+        Reading it on a non-leaf warns: such gradients are not kept unless
+        :meth:`retain_grad` was called before ``backward()``.
+        """
+        extra = getattr(self, "_extra", None)
+        if extra is not None and "grad" in extra:
+            return extra["grad"]
+        if self._rg and self._node is not None and not (extra and extra.get("retains")):
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
+                ".grad attribute won't be populated during backward(). If you indeed want the "
+                ".grad field to be populated for a non-leaf Tensor, use .retain_grad() on the "
+                "non-leaf Tensor before calling backward(). If you access the non-leaf Tensor by "
+                "mistake, make sure you access the leaf Tensor instead.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return None
+
+    @grad.setter
+    def grad(self, value: Any) -> None:
+        if value is None:
+            extra = getattr(self, "_extra", None)
+            if extra is not None:
+                extra.pop("grad", None)
+            return
+        value = value._value if isinstance(value, Tensor) and not value._rg else value
+        if np.shape(value) != self.shape:
+            raise RuntimeError(
+                f"assigned grad has shape {np.shape(value)} but the tensor has shape {self.shape}"
+            )
+        self._extras()["grad"] = value
+
+    def _extras(self) -> dict[str, Any]:
+        extra = getattr(self, "_extra", None)
+        if extra is None:
+            extra = self._extra = {}
+        return extra
+
+    def retain_grad(self) -> None:
+        """Keep the gradient of this non-leaf tensor in ``.grad`` during ``backward()``."""
+        if not self._rg:
+            raise RuntimeError(
+                "can't retain_grad on Tensor that has requires_grad=False; create it from a "
+                "tensor with requires_grad=True."
+            )
+        if self._node is None:
+            return
+        node_extra(self._node)["retain"] = weakref.ref(self)
+        self._extras()["retains"] = True
+
+    def register_hook(self, hook: Any) -> Any:
+        """Call ``hook(grad)`` when this tensor's gradient is computed.
+
+        The hook may return a replacement gradient. Returns a handle whose
+        ``remove()`` unregisters it.
+        """
+        if not self._rg:
+            raise RuntimeError(
+                "cannot register a hook on a tensor that doesn't require gradient; set "
+                "requires_grad=True on it (or on the leaves it is computed from) first."
+            )
+        if self._node is None:
+            hooks = self._extras().setdefault("hooks", [])
+        else:
+            hooks = node_extra(self._node).setdefault("hooks", [])
+        hooks.append(hook)
+        return _HookHandle(hooks, hook)
+
+    def detach(self) -> Tensor:
+        """A new tensor sharing this value, cut from the graph (no gradient)."""
+        t = _const(self._value)
+        share_version(self, t)
+        return t
+
+    def backward(self, gradient: Any = None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs: Any = None) -> None:
+        """Accumulate the gradient of this tensor into the ``.grad`` of the leaves.
+
+        Parameters
+        ----------
+        gradient : array_like, optional
+            The output cotangent; needed unless this tensor has one element.
+        retain_graph : bool, optional
+            Keep the saved values so ``backward()`` can run again; defaults to
+            ``create_graph``.
+        create_graph : bool
+            Record the backward pass, so the gradients can be differentiated.
+        inputs : sequence of tensors, optional
+            Accumulate only into these leaves.
+        """
+        from .backward import tensor_backward
+
+        tensor_backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph,
+                        inputs=inputs)
+
+    # -- data access ----------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        """The value as a NumPy array (shares memory where possible)."""
+        v = self._value
+        return v if isinstance(v, np.ndarray) else np.asarray(v)
+
+    def item(self) -> Any:
+        """The value of a one-element tensor as a Python number."""
+        v = self._value
+        if type(v) is float:
+            return v
+        if np.size(v) != 1:
+            raise ValueError(
+                f"a Tensor with {np.size(v)} elements cannot be converted to Scalar; "
+                "index it first or call .sum()"
+            )
+        return np.asarray(v).item()
+
+    def tolist(self) -> Any:
+        """The value as nested Python lists."""
+        return np.asarray(self._value).tolist()
+
+    @property
+    def data(self) -> Tensor:
+        """A detached view of the value (as PyTorch's ``.data``)."""
+        return self.detach()
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return () if type(self._value) is float else np.shape(self._value)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(float) if type(self._value) is float else np.asarray(self._value).dtype
+
+    @property
+    def T(self) -> Tensor:
+        from .ops import shape as _shape
+
+        return _shape.transpose(self)
+
+    @property
+    def mT(self) -> Tensor:
+        from .ops import shape as _shape
+
+        return _shape.swapaxes(self, -1, -2)
+
+    def __len__(self) -> int:
+        shape = self.shape
+        if not shape:
+            raise TypeError("len() of a 0-d tensor")
+        return shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        v = self._value
+        if np.ndim(v) == 0 and np.asarray(v).dtype.kind in "iu":
+            return int(v)
+        raise TypeError("only integer scalar tensors can be converted to a scalar index")
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError(
+                "The truth value of a tensor with more than one element is ambiguous. "
+                "Use .any() or .all()"
+            )
+        return bool(self.item())
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if self._rg or self._node is not None:
+            raise TypeError(
+                "Can't convert a tensor that requires grad to a NumPy array: the gradient would "
+                "be lost. Use tensor.detach().numpy() (or wg.stop_gradient) if you mean it."
+            )
+        arr = np.asarray(self._value, dtype=dtype)
+        return arr.copy() if copy else arr
+
+    def __repr__(self) -> str:
+        body = np.array2string(np.asarray(self._value), separator=", ", prefix="tensor(")
+        if self._rg and self._node is not None:
+            return f"tensor({body}, grad_fn=<{node_name(self._node)}>)"
+        if self._rg:
+            return f"tensor({body}, requires_grad=True)"
+        return f"tensor({body})"
+
+    # -- NumPy dispatch -------------------------------------------------
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        from .dispatch import array_ufunc
+
+        return array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        from .dispatch import array_function
+
+        return array_function(func, args, kwargs)
+
+    # -- arithmetic -----------------------------------------------------
+    def __add__(self, other: Any) -> Any:
+        return apply2(_ew.ADD, self, other)
+
+    def __radd__(self, other: Any) -> Any:
+        return apply2(_ew.ADD, other, self)
+
+    def __sub__(self, other: Any) -> Any:
+        return apply2(_ew.SUBTRACT, self, other)
+
+    def __rsub__(self, other: Any) -> Any:
+        return apply2(_ew.SUBTRACT, other, self)
+
+    def __mul__(self, other: Any) -> Any:
+        return apply2(_ew.MULTIPLY, self, other)
+
+    def __rmul__(self, other: Any) -> Any:
+        return apply2(_ew.MULTIPLY, other, self)
+
+    def __truediv__(self, other: Any) -> Any:
+        return apply2(_ew.DIVIDE, self, other)
+
+    def __rtruediv__(self, other: Any) -> Any:
+        return apply2(_ew.DIVIDE, other, self)
+
+    def __pow__(self, other: Any) -> Any:
+        return apply2(_ew.POWER, self, other)
+
+    def __rpow__(self, other: Any) -> Any:
+        return apply2(_ew.POWER, other, self)
+
+    def __mod__(self, other: Any) -> Any:
+        return apply2(_ew.MOD, self, other)
+
+    def __rmod__(self, other: Any) -> Any:
+        return apply2(_ew.MOD, other, self)
+
+    def __floordiv__(self, other: Any) -> Any:
+        return _ew.floor_divide(self, other)
+
+    def __rfloordiv__(self, other: Any) -> Any:
+        return _ew.floor_divide(other, self)
+
+    def __matmul__(self, other: Any) -> Any:
+        return _linalg.matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> Any:
+        return _linalg.matmul(other, self)
+
+    def __neg__(self) -> Any:
+        return apply1(_ew.NEGATIVE, self)
+
+    def __pos__(self) -> Any:
+        return self
+
+    def __abs__(self) -> Any:
+        return apply1(_ew.ABS, self)
+
+    # -- comparisons: no gradient, boolean tensors ----------------------
+    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+        return _const(np.equal(self._value, value_of(other)))
+
+    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+        return _const(np.not_equal(self._value, value_of(other)))
+
+    def __lt__(self, other: Any) -> Any:
+        return _const(np.less(self._value, value_of(other)))
+
+    def __le__(self, other: Any) -> Any:
+        return _const(np.less_equal(self._value, value_of(other)))
+
+    def __gt__(self, other: Any) -> Any:
+        return _const(np.greater(self._value, value_of(other)))
+
+    def __ge__(self, other: Any) -> Any:
+        return _const(np.greater_equal(self._value, value_of(other)))
+
+    def __invert__(self) -> Any:
+        return _const(np.invert(self._value))
+
+    def __and__(self, other: Any) -> Any:
+        return _const(np.bitwise_and(self._value, value_of(other)))
+
+    def __or__(self, other: Any) -> Any:
+        return _const(np.bitwise_or(self._value, value_of(other)))
+
+    def __xor__(self, other: Any) -> Any:
+        return _const(np.bitwise_xor(self._value, value_of(other)))
+
+    # -- in place ---------------------------------------------------------
+    def __iadd__(self, other: Any) -> Tensor:
+        return _inplace.assign_result(self, apply2(_ew.ADD, self, other), "+=")
+
+    def __isub__(self, other: Any) -> Tensor:
+        return _inplace.assign_result(self, apply2(_ew.SUBTRACT, self, other), "-=")
+
+    def __imul__(self, other: Any) -> Tensor:
+        return _inplace.assign_result(self, apply2(_ew.MULTIPLY, self, other), "*=")
+
+    def __itruediv__(self, other: Any) -> Tensor:
+        return _inplace.assign_result(self, apply2(_ew.DIVIDE, self, other), "/=")
+
+    def __ipow__(self, other: Any) -> Tensor:
+        return _inplace.assign_result(self, apply2(_ew.POWER, self, other), "**=")
+
+    def __imatmul__(self, other: Any) -> Tensor:
+        return _inplace.assign_result(self, _linalg.matmul(self, other), "@=")
+
+    def __getitem__(self, index: Any) -> Any:
+        return _indexing.getitem(self, index)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        _inplace.setitem(self, index, value)
+
+    # -- methods mirroring ndarray ----------------------------------------
+    def astype(self, dtype: Any) -> Any:
+        return _ew.astype(self, dtype)
+
+    def sum(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _reduce.sum(self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _reduce.mean(self, axis=axis, keepdims=keepdims)
+
+    def prod(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _reduce.prod(self, axis=axis, keepdims=keepdims)
+
+    def max(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _reduce.max(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _reduce.min(self, axis=axis, keepdims=keepdims)
+
+    def var(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
+        return _reduce.var(self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+    def std(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
+        return _reduce.std(self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+    def cumsum(self, axis: Any = None) -> Any:
+        return _reduce.cumsum(self, axis=axis)
+
+    def reshape(self, *shape: Any) -> Any:
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return _shape.reshape(self, shape)
+
+    def ravel(self) -> Any:
+        return _shape.ravel(self)
+
+    def flatten(self) -> Any:
+        return _shape.ravel(self)
+
+    def transpose(self, *axes: Any) -> Any:
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        return _shape.transpose(self, axes or None)
+
+    def squeeze(self, axis: Any = None) -> Any:
+        return _shape.squeeze(self, axis)
+
+    def dot(self, other: Any) -> Any:
+        return _linalg.dot(self, other)
+
+    def clip(self, a_min: Any = None, a_max: Any = None) -> Any:
+        return _ew.clip(self, a_min, a_max)
+
+    def exp(self) -> Any:
+        return apply1(_ew.EXP, self)
+
+    def log(self) -> Any:
+        return apply1(_ew.LOG, self)
+
+    def sin(self) -> Any:
+        return apply1(_ew.SIN, self)
+
+    def cos(self) -> Any:
+        return apply1(_ew.COS, self)
+
+    def tanh(self) -> Any:
+        return apply1(_ew.TANH, self)
+
+    def sqrt(self) -> Any:
+        return apply1(_ew.SQRT, self)
+
+    def abs(self) -> Any:
+        return apply1(_ew.ABS, self)
+
+    def relu(self) -> Any:
+        return _ew.relu(self)
+
+    def sigmoid(self) -> Any:
+        return _ew.sigmoid(self)
+
+    def clone(self) -> Any:
+        return _ew.copy(self)
+
+    def copy(self) -> Any:
+        return _ew.copy(self)
+
+
+class _HookHandle:
+    def __init__(self, hooks: list[Any], hook: Any) -> None:
+        self._hooks = hooks
+        self._hook = hook
+
+    def remove(self) -> None:
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+
+
+# Op records and functions the operators above call; imported last because
+# those modules import this one for ``apply``.
+from . import inplace as _inplace  # noqa: E402
+from .ops import elementwise as _ew  # noqa: E402
+from .ops import indexing as _indexing  # noqa: E402
+from .ops import linalg as _linalg  # noqa: E402
+from .ops import reduce as _reduce  # noqa: E402
+from .ops import shape as _shape  # noqa: E402

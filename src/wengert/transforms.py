@@ -1,0 +1,312 @@
+"""Functional reverse-mode transforms: ``grad``, ``value_and_grad``, ``vjp``.
+
+They take and return plain NumPy values (and tuples, lists and dicts of them);
+tensors appear only inside the function being differentiated. Nested calls
+compose: an inner transform records its backward pass for the outer one.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .backward import backprop
+from .core.modes import GRAD_ENABLED, TAPES, TRANSFORM_DEPTH, transform_scope
+from .core.tree import flatten, unflatten
+from .tensor import Tensor, _const, value_of
+
+__all__ = ["grad", "value_and_grad", "vjp"]
+
+
+def _check_input(x: Any, where: str) -> None:
+    v = value_of(x)
+    dt = np.result_type(v) if not isinstance(v, float) else np.dtype(float)
+    if dt.kind not in "fc":
+        raise TypeError(
+            f"{where}: can only differentiate with respect to floating point inputs, got "
+            f"{dt} ({type(v).__name__}). Pass floats, e.g. np.asarray(x, dtype=float) or 1.0 "
+            "instead of 1."
+        )
+
+
+def _leaf_for(x: Any) -> Tensor:
+    """A fresh differentiable stand-in for input ``x``.
+
+    A tensor that outer transforms differentiate is connected through an
+    identity op, so the outer level still sees the dependence.
+    """
+    if isinstance(x, Tensor):
+        from .ops.elementwise import POSITIVE
+        from .tensor import _record
+
+        if x._rg or x._node is not None:
+            tapes = TAPES.get()
+            active = [t for t in tapes if t._recording and t._tracks(x)]
+            return _record(POSITIVE, (x,), (x._value,), x._value, None, True, active)
+        value = x._value
+    else:
+        value = x
+    t = _const(value if type(value) is float else np.asarray(value))
+    t._rg = True
+    return t
+
+
+def _nested() -> bool:
+    return TRANSFORM_DEPTH.get() > 1 or bool(TAPES.get())
+
+
+def _unbox_out(x: Any) -> Any:
+    if isinstance(x, Tensor) and not (x._rg or x._node is not None):
+        return x._value
+    if isinstance(x, Tensor) and TRANSFORM_DEPTH.get() == 0 and not TAPES.get():
+        return x._value
+    return x
+
+
+def _argnums_tuple(argnums: int | Sequence[int]) -> tuple[tuple[int, ...], bool]:
+    if isinstance(argnums, int):
+        return (argnums,), True
+    return tuple(argnums), False
+
+
+def _prepare(args: tuple[Any, ...], argnums: tuple[int, ...], where: str):
+    args = list(args)
+    leaves_per_arg = []
+    for i in argnums:
+        if i >= len(args) or i < -len(args):
+            raise ValueError(f"{where}: argnums={i} but the function got {len(args)} arguments")
+        leaves, spec = flatten(args[i])
+        for leaf in leaves:
+            _check_input(leaf, where)
+        boxed = [_leaf_for(v) for v in leaves]
+        args[i] = unflatten(spec, boxed)
+        leaves_per_arg.append((boxed, spec))
+    return args, leaves_per_arg
+
+
+def _sweep(out: Tensor, seed: Any, leaves_per_arg: list, create: bool) -> list[Any]:
+    wanted = [leaf._node if leaf._node is not None else leaf
+              for boxed, _ in leaves_per_arg for leaf in boxed]
+    if not isinstance(out, Tensor) or not (out._rg or out._node is not None):
+        cts = {}
+    else:
+        edge = out._node if out._node is not None else out
+        cts = backprop([(edge, seed)], wanted=wanted, accumulate=False, retain_graph=create,
+                       create_graph=create)
+    grads = []
+    k = 0
+    for boxed, spec in leaves_per_arg:
+        gs = []
+        for leaf in boxed:
+            g = cts.get(id(wanted[k]))
+            k += 1
+            v = leaf._value
+            if g is None:
+                g = 0.0 if type(v) is float else np.zeros(np.shape(v), dtype=np.result_type(v))
+            elif not create or not isinstance(g, Tensor):
+                g = value_of(g)
+                if type(v) is float:
+                    g = float(g)
+                else:
+                    g = np.asarray(g)
+                    if g.shape != np.shape(v):
+                        g = np.broadcast_to(g, np.shape(v)).copy()
+            gs.append(_unbox_out(g))
+        grads.append(unflatten(spec, gs))
+    return grads
+
+
+def _scalar_output(out: Any, where: str) -> Any:
+    if not isinstance(out, Tensor):
+        v = out
+        if np.size(v) != 1:
+            raise TypeError(
+                f"{where}: the function must return a scalar, got shape {np.shape(v)}. Sum it "
+                "(lambda x: f(x).sum()) or use wg.jacobian for a vector output."
+            )
+        return out
+    if out.size != 1:
+        raise TypeError(
+            f"{where}: grad requires a scalar output (one element), got shape {out.shape}. Reduce "
+            "it (lambda x: f(x).sum()) or use wg.jacobian / wg.vjp for non-scalar outputs."
+        )
+    vt = out.dtype
+    if vt.kind not in "fc":
+        raise TypeError(f"{where}: the output must be floating point, got {vt}")
+    return out
+
+
+def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
+                   has_aux: bool = False) -> Callable[..., Any]:
+    """Like :func:`grad`, but the new function returns ``(value, gradient)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> wg.value_and_grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0]))
+    (np.float64(5.0), array([2., 4.]))
+    """
+    nums, single = _argnums_tuple(argnums)
+
+    @functools.wraps(fun)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        with transform_scope():
+            token = GRAD_ENABLED.set(True)
+            try:
+                bargs, leaves = _prepare(args, nums, "grad")
+                result = fun(*bargs, **kwargs)
+            finally:
+                GRAD_ENABLED.reset(token)
+            if has_aux:
+                if not (isinstance(result, (tuple, list)) and len(result) == 2):
+                    raise TypeError("has_aux=True needs the function to return (output, aux)")
+                out, aux = result
+            else:
+                out, aux = result, None
+            out = _scalar_output(out, "grad")
+            create = _nested()
+            if isinstance(out, Tensor):
+                v = out._value
+                seed: Any = 1.0 if type(v) is float else np.ones(np.shape(v), dtype=np.result_type(v))
+                if create:
+                    seed = _const(seed)
+            else:
+                seed = None
+            grads = _sweep(out, seed, leaves, create)
+        value = _unbox_out(out)
+        g = grads[0] if single else tuple(grads)
+        if has_aux:
+            aux = _unbox_tree(aux)
+            return (value, aux), g
+        return value, g
+
+    return wrapped
+
+
+def _unbox_tree(tree: Any) -> Any:
+    leaves, spec = flatten(tree)
+    return unflatten(spec, [_unbox_out(x) for x in leaves])
+
+
+def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
+         has_aux: bool = False) -> Callable[..., Any]:
+    """The gradient of a scalar function, as a new function.
+
+    Parameters
+    ----------
+    fun : callable
+        Returns a scalar (or ``(scalar, aux)`` with ``has_aux``). It receives
+        tensors in place of the differentiated arguments and can use plain
+        ``np.*`` on them.
+    argnums : int or tuple of int
+        Which positional arguments to differentiate; a tuple gives a tuple.
+    has_aux : bool
+        ``fun`` returns ``(output, aux)``; the new function returns
+        ``(gradient, aux)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> wg.grad(lambda x: np.sin(x) * x)(0.0)
+    0.0
+    >>> wg.grad(wg.grad(lambda x: x ** 3))(2.0)
+    12.0
+    """
+    vg = value_and_grad(fun, argnums, has_aux)
+
+    @functools.wraps(fun)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        if has_aux:
+            (_, aux), g = vg(*args, **kwargs)
+            return g, aux
+        return vg(*args, **kwargs)[1]
+
+    return wrapped
+
+
+def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+    """Evaluate ``fun(*primals)`` and return its vector-Jacobian product function.
+
+    Returns ``(out, vjp_fn)`` (plus ``aux`` with ``has_aux``); ``vjp_fn(g)``
+    returns a tuple with one cotangent per primal, as in JAX. ``vjp_fn`` can
+    be called many times.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> out, f_vjp = wg.vjp(lambda x: x * 2.0, np.array([1.0, 2.0]))
+    >>> f_vjp(np.array([1.0, 10.0]))
+    (array([ 2., 20.]),)
+    """
+    nums = tuple(range(len(primals)))
+    with transform_scope():
+        token = GRAD_ENABLED.set(True)
+        try:
+            bargs, leaves = _prepare(primals, nums, "vjp")
+            result = fun(*bargs)
+        finally:
+            GRAD_ENABLED.reset(token)
+    if has_aux:
+        out, aux = result
+    else:
+        out, aux = result, None
+    out_leaves, out_spec = flatten(out)
+    depth = TRANSFORM_DEPTH.get()
+
+    def vjp_fn(cotangent: Any) -> tuple[Any, ...]:
+        ct_leaves, ct_spec = flatten(cotangent)
+        if len(ct_leaves) != len(out_leaves):
+            raise ValueError(
+                f"vjp: the cotangent has {len(ct_leaves)} leaves but the output has "
+                f"{len(out_leaves)}; pass one array per output, in the same structure."
+            )
+        token2 = TRANSFORM_DEPTH.set(depth + 1)
+        try:
+            create = _nested() or any(isinstance(c, Tensor) and (c._rg or c._node is not None)
+                                      for c in ct_leaves)
+            roots = []
+            for o, c in zip(out_leaves, ct_leaves):
+                if np.shape(value_of(c)) != np.shape(value_of(o)):
+                    raise ValueError(
+                        f"vjp: cotangent shape {np.shape(value_of(c))} does not match the output "
+                        f"shape {np.shape(value_of(o))}."
+                    )
+                if isinstance(o, Tensor) and (o._rg or o._node is not None):
+                    seed = c if create else value_of(c)
+                    if not create and type(seed) is not float:
+                        seed = np.asarray(seed, dtype=np.result_type(value_of(o), float))
+                    roots.append((o._node if o._node is not None else o, seed))
+            wanted = [leaf._node if leaf._node is not None else leaf
+                      for boxed, _ in leaves for leaf in boxed]
+            cts = backprop(roots, wanted=wanted, accumulate=False, retain_graph=True,
+                           create_graph=create) if roots else {}
+            grads = []
+            k = 0
+            for boxed, spec in leaves:
+                gs = []
+                for leaf in boxed:
+                    g = cts.get(id(wanted[k]))
+                    k += 1
+                    v = leaf._value
+                    if g is None:
+                        g = np.zeros(np.shape(v), dtype=np.result_type(v))
+                        g = float(g) if type(v) is float else g
+                    elif not isinstance(g, Tensor) or not (g._rg or g._node is not None):
+                        g = value_of(g)
+                        g = float(g) if type(v) is float else np.asarray(g)
+                    gs.append(_unbox_out(g))
+                grads.append(unflatten(spec, gs))
+        finally:
+            TRANSFORM_DEPTH.reset(token2)
+        return tuple(grads)
+
+    out_plain = unflatten(out_spec, [_unbox_out(o) for o in out_leaves])
+    if has_aux:
+        return out_plain, vjp_fn, _unbox_tree(aux)
+    return out_plain, vjp_fn
