@@ -271,8 +271,14 @@ def check_seed(out: Tensor, gradient: Any) -> Any:
     return g
 
 
-def tensor_backward(outputs: list[Tensor], gradients: list[Any], *, retain_graph: bool | None,
-                    create_graph: bool, inputs: Any = None) -> None:
+def tensor_backward(
+    outputs: list[Tensor],
+    gradients: list[Any],
+    *,
+    retain_graph: bool | None,
+    create_graph: bool,
+    inputs: Any = None,
+) -> None:
     """``Tensor.backward`` for one or several outputs."""
     if retain_graph is None:
         retain_graph = create_graph
@@ -293,5 +299,10 @@ def tensor_backward(outputs: list[Tensor], gradients: list[Any], *, retain_graph
     if inputs is not None:
         items = [inputs] if isinstance(inputs, Tensor) else list(inputs)
         only = {id(t) for t in items}
-    backprop(roots, accumulate=True, retain_graph=retain_graph, create_graph=create_graph,
-             only_leaves=only)
+    backprop(
+        roots,
+        accumulate=True,
+        retain_graph=retain_graph,
+        create_graph=create_graph,
+        only_leaves=only,
+    )

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .core.modes import GRAD_ENABLED, TAPES
+from .core.node import CHECKS, INPUTS, OP, OUT
 from .tensor import Tensor, _const, apply, value_of
 
 __all__ = ["assign_result", "setitem"]
@@ -52,15 +53,15 @@ def assign_result(t: Tensor, result: Any, what: str) -> Tensor:
     node = result._node
     counter = t._version
     if isinstance(old, np.ndarray) and np.shape(new) == old.shape and old.flags.writeable:
-        if node is not None and any(r is old for r in node.inputs):
-            reads = set(node.op.reads)
-            node.inputs = tuple(
-                r.copy() if (r is old and i in reads) else r for i, r in enumerate(node.inputs)
+        if node is not None and any(r is old for r in node[INPUTS]):
+            reads = set(node[OP].reads)
+            node[INPUTS] = tuple(
+                r.copy() if (r is old and i in reads) else r for i, r in enumerate(node[INPUTS])
             )
         np.copyto(old, new, casting="same_kind")
         value = old
         if node is not None:
-            node.out = new
+            node[OUT] = new
     else:
         if isinstance(old, np.ndarray) and np.shape(new) != old.shape:
             raise ValueError(
@@ -69,15 +70,15 @@ def assign_result(t: Tensor, result: Any, what: str) -> Tensor:
             )
         value = new
     counter[0] += 1
-    if node is not None and node.checks is not None:
+    if node is not None and node[CHECKS] is not None:
         fixed = []
-        for c, v, i in node.checks:
+        for c, v, i in node[CHECKS]:
             if c is counter:
                 continue  # the in-place op's own copy of the old value is intact
             if c is result._version:
                 c, v = counter, counter[0]
             fixed.append((c, v, i))
-        node.checks = tuple(fixed)
+        node[CHECKS] = tuple(fixed)
     t._value = value
     t._node = node
     t._rg = result._rg
@@ -91,7 +92,8 @@ def setitem(t: Tensor, index: Any, value: Any) -> None:
     what = "__setitem__"
     _check_leaf(t, what)
     needs = GRAD_ENABLED.get() and (
-        t._rg or (isinstance(value, Tensor) and (value._rg or value._node is not None))
+        t._rg
+        or (isinstance(value, Tensor) and (value._rg or value._node is not None))
         or bool(TAPES.get())
     )
     if not needs:

@@ -43,7 +43,9 @@ def _is_float_dtype(value: Any) -> bool:
     if type(value) is float:
         return True
     dt = getattr(value, "dtype", None)
-    return dt is not None and (np.issubdtype(dt, np.floating) or np.issubdtype(dt, np.complexfloating))
+    return dt is not None and (
+        np.issubdtype(dt, np.floating) or np.issubdtype(dt, np.complexfloating)
+    )
 
 
 def _tracking_tapes(args: tuple[Any, ...], tapes: tuple[Any, ...]) -> list[Any]:
@@ -76,8 +78,15 @@ def _new(out: Any, node: Any, rg: bool, version: list[int]) -> Tensor:
     return t
 
 
-def _record(op: Any, args: tuple[Any, ...], raws: tuple[Any, ...], out: Any,
-            params: dict[str, Any] | None, rg: bool, tapes: Any) -> Tensor:
+def _record(
+    op: Any,
+    args: tuple[Any, ...],
+    raws: tuple[Any, ...],
+    out: Any,
+    params: dict[str, Any] | None,
+    rg: bool,
+    tapes: Any,
+) -> Tensor:
     """Append ``out = op(args)`` to the tape and return the output tensor."""
     parents = tuple([_edge(a, tapes) for a in args])
     version = [0]
@@ -229,7 +238,14 @@ def apply2(op: Any, x: Any, y: Any) -> Any:
             except _SCALAR_FALLBACK:
                 return float(op.impl(x, y))
         return op.impl(x, y)
-    if type(vx) is float and (type(vy) is float or type(vy) is int) and op.scalar_impl is not None or type(vy) is float and type(vx) is int and op.scalar_impl is not None:
+    if (
+        type(vx) is float
+        and (type(vy) is float or type(vy) is int)
+        and op.scalar_impl is not None
+        or type(vy) is float
+        and type(vx) is int
+        and op.scalar_impl is not None
+    ):
         try:
             out = op.scalar_impl(vx, vy)
         except _SCALAR_FALLBACK:
@@ -484,8 +500,13 @@ class Tensor:
         share_version(self, t)
         return t
 
-    def backward(self, gradient: Any = None, retain_graph: bool | None = None,
-                 create_graph: bool = False, inputs: Any = None) -> None:
+    def backward(
+        self,
+        gradient: Any = None,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
+        inputs: Any = None,
+    ) -> None:
         """Accumulate the gradient of this tensor into the ``.grad`` of the leaves.
 
         Parameters
@@ -502,8 +523,9 @@ class Tensor:
         """
         from .backward import tensor_backward
 
-        tensor_backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph,
-                        inputs=inputs)
+        tensor_backward(
+            [self], [gradient], retain_graph=retain_graph, create_graph=create_graph, inputs=inputs
+        )
 
     # -- data access ----------------------------------------------------
     def numpy(self) -> np.ndarray:
@@ -830,7 +852,6 @@ class _HookHandle:
     def remove(self) -> None:
         if self._hook in self._hooks:
             self._hooks.remove(self._hook)
-
 
 
 # Op records and functions the operators above call; imported last because

@@ -23,7 +23,9 @@ __all__ = ["grad", "value_and_grad", "vjp"]
 
 def _check_input(x: Any, where: str) -> None:
     v = value_of(x)
-    dt = np.result_type(v) if not isinstance(v, float) else np.dtype(float)
+    if type(v) is float:
+        return
+    dt = np.asarray(v).dtype if not isinstance(v, str) else np.dtype(str)
     if dt.kind not in "fc":
         raise TypeError(
             f"{where}: can only differentiate with respect to floating point inputs, got "
@@ -54,14 +56,25 @@ def _leaf_for(x: Any) -> Tensor:
     return t
 
 
-def _nested() -> bool:
-    return TRANSFORM_DEPTH.get() > 1 or bool(TAPES.get())
+def _connected(x: Any) -> bool:
+    return isinstance(x, Tensor) and (x._rg or x._node is not None)
 
 
-def _unbox_out(x: Any) -> Any:
-    if isinstance(x, Tensor) and not (x._rg or x._node is not None):
-        return x._value
-    if isinstance(x, Tensor) and TRANSFORM_DEPTH.get() == 0 and not TAPES.get():
+def _outer_levels(args: tuple[Any, ...]) -> bool:
+    """Whether something outside this transform differentiates through it.
+
+    True inside another transform or an open tape, or when an argument is a
+    tensor that requires grad: the backward pass must then be recorded.
+    """
+    if TRANSFORM_DEPTH.get() > 1 or TAPES.get():
+        return True
+    leaves, _ = flatten(list(args))
+    return any(_connected(a) for a in leaves)
+
+
+def _unbox_out(x: Any, keep: bool = False) -> Any:
+    """A plain NumPy value, or the tensor itself when an outer level needs it."""
+    if isinstance(x, Tensor) and not (keep and _connected(x)):
         return x._value
     return x
 
@@ -88,14 +101,22 @@ def _prepare(args: tuple[Any, ...], argnums: tuple[int, ...], where: str):
 
 
 def _sweep(out: Tensor, seed: Any, leaves_per_arg: list, create: bool) -> list[Any]:
-    wanted = [leaf._node if leaf._node is not None else leaf
-              for boxed, _ in leaves_per_arg for leaf in boxed]
+    wanted = [
+        leaf._node if leaf._node is not None else leaf
+        for boxed, _ in leaves_per_arg
+        for leaf in boxed
+    ]
     if not isinstance(out, Tensor) or not (out._rg or out._node is not None):
         cts = {}
     else:
         edge = out._node if out._node is not None else out
-        cts = backprop([(edge, seed)], wanted=wanted, accumulate=False, retain_graph=create,
-                       create_graph=create)
+        cts = backprop(
+            [(edge, seed)],
+            wanted=wanted,
+            accumulate=False,
+            retain_graph=create,
+            create_graph=create,
+        )
     grads = []
     k = 0
     for boxed, spec in leaves_per_arg:
@@ -114,7 +135,7 @@ def _sweep(out: Tensor, seed: Any, leaves_per_arg: list, create: bool) -> list[A
                     g = np.asarray(g)
                     if g.shape != np.shape(v):
                         g = np.broadcast_to(g, np.shape(v)).copy()
-            gs.append(_unbox_out(g))
+            gs.append(_unbox_out(g, create))
         grads.append(unflatten(spec, gs))
     return grads
 
@@ -139,8 +160,9 @@ def _scalar_output(out: Any, where: str) -> Any:
     return out
 
 
-def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
-                   has_aux: bool = False) -> Callable[..., Any]:
+def value_and_grad(
+    fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
+) -> Callable[..., Any]:
     """Like :func:`grad`, but the new function returns ``(value, gradient)``.
 
     Examples
@@ -168,32 +190,35 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
             else:
                 out, aux = result, None
             out = _scalar_output(out, "grad")
-            create = _nested()
+            create = _outer_levels(args)
             if isinstance(out, Tensor):
                 v = out._value
-                seed: Any = 1.0 if type(v) is float else np.ones(np.shape(v), dtype=np.result_type(v))
+                seed: Any = (
+                    1.0 if type(v) is float else np.ones(np.shape(v), dtype=np.result_type(v))
+                )
                 if create:
                     seed = _const(seed)
             else:
                 seed = None
             grads = _sweep(out, seed, leaves, create)
-        value = _unbox_out(out)
+        value = _unbox_out(out, create)
         g = grads[0] if single else tuple(grads)
         if has_aux:
-            aux = _unbox_tree(aux)
+            aux = _unbox_tree(aux, create)
             return (value, aux), g
         return value, g
 
     return wrapped
 
 
-def _unbox_tree(tree: Any) -> Any:
+def _unbox_tree(tree: Any, keep: bool) -> Any:
     leaves, spec = flatten(tree)
-    return unflatten(spec, [_unbox_out(x) for x in leaves])
+    return unflatten(spec, [_unbox_out(x, keep) for x in leaves])
 
 
-def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
-         has_aux: bool = False) -> Callable[..., Any]:
+def grad(
+    fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
+) -> Callable[..., Any]:
     """The gradient of a scalar function, as a new function.
 
     Parameters
@@ -249,6 +274,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
         token = GRAD_ENABLED.set(True)
         try:
             bargs, leaves = _prepare(primals, nums, "vjp")
+            outer = _outer_levels(primals)
             result = fun(*bargs)
         finally:
             GRAD_ENABLED.reset(token)
@@ -268,8 +294,9 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
             )
         token2 = TRANSFORM_DEPTH.set(depth + 1)
         try:
-            create = _nested() or any(isinstance(c, Tensor) and (c._rg or c._node is not None)
-                                      for c in ct_leaves)
+            create = outer or any(
+                isinstance(c, Tensor) and (c._rg or c._node is not None) for c in ct_leaves
+            )
             roots = []
             for o, c in zip(out_leaves, ct_leaves):
                 if np.shape(value_of(c)) != np.shape(value_of(o)):
@@ -282,10 +309,18 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
                     if not create and type(seed) is not float:
                         seed = np.asarray(seed, dtype=np.result_type(value_of(o), float))
                     roots.append((o._node if o._node is not None else o, seed))
-            wanted = [leaf._node if leaf._node is not None else leaf
-                      for boxed, _ in leaves for leaf in boxed]
-            cts = backprop(roots, wanted=wanted, accumulate=False, retain_graph=True,
-                           create_graph=create) if roots else {}
+            wanted = [
+                leaf._node if leaf._node is not None else leaf
+                for boxed, _ in leaves
+                for leaf in boxed
+            ]
+            cts = (
+                backprop(
+                    roots, wanted=wanted, accumulate=False, retain_graph=True, create_graph=create
+                )
+                if roots
+                else {}
+            )
             grads = []
             k = 0
             for boxed, spec in leaves:
@@ -300,13 +335,13 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
                     elif not isinstance(g, Tensor) or not (g._rg or g._node is not None):
                         g = value_of(g)
                         g = float(g) if type(v) is float else np.asarray(g)
-                    gs.append(_unbox_out(g))
+                    gs.append(_unbox_out(g, create))
                 grads.append(unflatten(spec, gs))
         finally:
             TRANSFORM_DEPTH.reset(token2)
         return tuple(grads)
 
-    out_plain = unflatten(out_spec, [_unbox_out(o) for o in out_leaves])
+    out_plain = unflatten(out_spec, [_unbox_out(o, outer) for o in out_leaves])
     if has_aux:
-        return out_plain, vjp_fn, _unbox_tree(aux)
+        return out_plain, vjp_fn, _unbox_tree(aux, outer)
     return out_plain, vjp_fn

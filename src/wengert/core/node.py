@@ -37,8 +37,21 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-__all__ = ["OP", "PARENTS", "INPUTS", "OUT", "PARAMS", "SEQ", "CHECKS", "EXTRA", "Node",
-           "next_seq", "new_node", "is_node", "GradFn"]
+__all__ = [
+    "OP",
+    "PARENTS",
+    "INPUTS",
+    "OUT",
+    "PARAMS",
+    "SEQ",
+    "CHECKS",
+    "EXTRA",
+    "Node",
+    "next_seq",
+    "new_node",
+    "is_node",
+    "GradFn",
+]
 
 OP, PARENTS, INPUTS, OUT, PARAMS, SEQ, CHECKS, EXTRA = range(8)
 
@@ -48,8 +61,14 @@ Node = list
 next_seq = itertools.count().__next__
 
 
-def new_node(op: Any, parents: tuple[Any, ...], inputs: tuple[Any, ...], out: Any,
-             params: dict[str, Any] | None, checks: tuple[Any, ...] | None) -> list[Any]:
+def new_node(
+    op: Any,
+    parents: tuple[Any, ...],
+    inputs: tuple[Any, ...],
+    out: Any,
+    params: dict[str, Any] | None,
+    checks: tuple[Any, ...] | None,
+) -> list[Any]:
     """Build a node (see the module docstring for its fields)."""
     return [op, parents, inputs, out, params, next_seq(), checks, None]
 

@@ -60,8 +60,19 @@ class Op:
     """
 
     __slots__ = (
-        "name", "impl", "vjps", "jvp", "scalar_impl", "reads", "reads_out",
-        "broadcasting", "symbol", "formula", "nin", "view", "samples",
+        "name",
+        "impl",
+        "vjps",
+        "jvp",
+        "scalar_impl",
+        "reads",
+        "reads_out",
+        "broadcasting",
+        "symbol",
+        "formula",
+        "nin",
+        "view",
+        "samples",
     )
 
     def __init__(

@@ -64,20 +64,56 @@ def _binary_samples(dom_x: str, dom_y: str) -> Any:
     return samples
 
 
-def _unary(name: str, impl: Any, rule: Any, *, scalar: Any = None, reads_out: bool = False,
-           reads_x: bool = True, formula: str = "", symbol: str | None = None,
-           domain: str = "real") -> Op:
-    return Op(name, impl, (rule,), scalar_impl=scalar, reads=(0,) if reads_x else (),
-              reads_out=reads_out, formula=formula, symbol=symbol,
-              samples=_unary_samples(domain))
+def _unary(
+    name: str,
+    impl: Any,
+    rule: Any,
+    *,
+    scalar: Any = None,
+    reads_out: bool = False,
+    reads_x: bool = True,
+    formula: str = "",
+    symbol: str | None = None,
+    domain: str = "real",
+) -> Op:
+    return Op(
+        name,
+        impl,
+        (rule,),
+        scalar_impl=scalar,
+        reads=(0,) if reads_x else (),
+        reads_out=reads_out,
+        formula=formula,
+        symbol=symbol,
+        samples=_unary_samples(domain),
+    )
 
 
-def _binary(name: str, impl: Any, dx: Any, dy: Any, *, scalar: Any = None,
-            reads: tuple[int, ...] = (0, 1), reads_out: bool = False, formula: str = "",
-            symbol: str | None = None, domain: tuple[str, str] = ("real", "real")) -> Op:
-    return Op(name, impl, (dx, dy), scalar_impl=scalar, reads=reads, reads_out=reads_out,
-              broadcasting=True, formula=formula, symbol=symbol,
-              samples=_binary_samples(*domain))
+def _binary(
+    name: str,
+    impl: Any,
+    dx: Any,
+    dy: Any,
+    *,
+    scalar: Any = None,
+    reads: tuple[int, ...] = (0, 1),
+    reads_out: bool = False,
+    formula: str = "",
+    symbol: str | None = None,
+    domain: tuple[str, str] = ("real", "real"),
+) -> Op:
+    return Op(
+        name,
+        impl,
+        (dx, dy),
+        scalar_impl=scalar,
+        reads=reads,
+        reads_out=reads_out,
+        broadcasting=True,
+        formula=formula,
+        symbol=symbol,
+        samples=_binary_samples(*domain),
+    )
 
 
 def _scalar_sign(x: float) -> float:
@@ -87,67 +123,238 @@ def _scalar_sign(x: float) -> float:
 
 
 # -- unary ----------------------------------------------------------------
-NEGATIVE = _unary("negative", np.negative, lambda g, ans, x: negative(g), scalar=operator.neg,
-                  reads_x=False, formula="d(-x) = -dx", symbol="-")
-POSITIVE = _unary("positive", np.positive, lambda g, ans, x: g, scalar=operator.pos,
-                  reads_x=False, formula="d(+x) = dx", symbol="+")
-ABS = _unary("abs", np.abs, lambda g, ans, x: g * sign(x), scalar=abs,
-             formula="d|x| = sign(x) dx  (0 at x = 0)", domain="nonzero")
-SIGN = _unary("sign", np.sign, _zeros, scalar=_scalar_sign, reads_x=False,
-              formula="d sign(x) = 0", domain="nonzero")
-EXP = _unary("exp", np.exp, lambda g, ans, x: g * ans, scalar=math.exp, reads_out=True,
-             reads_x=False, formula="d exp(x) = exp(x) dx")
-EXP2 = _unary("exp2", np.exp2, lambda g, ans, x: g * ans * math.log(2.0),
-              scalar=lambda x: 2.0 ** x, reads_out=True, reads_x=False,
-              formula="d 2^x = ln 2 · 2^x dx")
-EXPM1 = _unary("expm1", np.expm1, lambda g, ans, x: g * (ans + 1.0), scalar=math.expm1,
-               reads_out=True, reads_x=False, formula="d expm1(x) = exp(x) dx")
-LOG = _unary("log", np.log, lambda g, ans, x: divide(g, x), scalar=math.log,
-             formula="d log(x) = dx / x", domain="positive")
-LOG2 = _unary("log2", np.log2, lambda g, ans, x: divide(g, x * math.log(2.0)),
-              scalar=math.log2, formula="d log2(x) = dx / (x ln 2)", domain="positive")
-LOG10 = _unary("log10", np.log10, lambda g, ans, x: divide(g, x * math.log(10.0)),
-               scalar=math.log10, formula="d log10(x) = dx / (x ln 10)", domain="positive")
-LOG1P = _unary("log1p", np.log1p, lambda g, ans, x: divide(g, x + 1.0), scalar=math.log1p,
-               formula="d log1p(x) = dx / (1 + x)", domain="positive")
-SQRT = _unary("sqrt", np.sqrt, lambda g, ans, x: divide(g, ans * 2.0), scalar=math.sqrt,
-              reads_out=True, reads_x=False, formula="d √x = dx / (2√x)  (inf at 0)", domain="positive")
-CBRT = _unary("cbrt", np.cbrt, lambda g, ans, x: divide(g, square(ans) * 3.0),
-              scalar=math.cbrt, reads_out=True, reads_x=False,
-              formula="d ∛x = dx / (3 ∛x²)", domain="nonzero")
-SQUARE = _unary("square", np.square, lambda g, ans, x: g * x * 2.0, scalar=lambda x: x * x,
-                formula="d x² = 2x dx")
-RECIPROCAL = _unary("reciprocal", np.reciprocal, lambda g, ans, x: -g * square(ans),
-                    scalar=lambda x: 1.0 / x, reads_out=True, reads_x=False,
-                    formula="d (1/x) = -dx / x²", domain="nonzero")
-SIN = _unary("sin", np.sin, lambda g, ans, x: g * cos(x), scalar=math.sin,
-             formula="d sin(x) = cos(x) dx")
-COS = _unary("cos", np.cos, lambda g, ans, x: -g * sin(x), scalar=math.cos,
-             formula="d cos(x) = -sin(x) dx")
-TAN = _unary("tan", np.tan, lambda g, ans, x: g * (square(ans) + 1.0), scalar=math.tan,
-             reads_out=True, reads_x=False, formula="d tan(x) = (1 + tan²x) dx", domain="unit")
-ARCSIN = _unary("arcsin", np.arcsin, lambda g, ans, x: divide(g, sqrt(1.0 - square(x))),
-                scalar=math.asin, formula="d asin(x) = dx / √(1 - x²)", domain="unit")
-ARCCOS = _unary("arccos", np.arccos, lambda g, ans, x: -divide(g, sqrt(1.0 - square(x))),
-                scalar=math.acos, formula="d acos(x) = -dx / √(1 - x²)", domain="unit")
-ARCTAN = _unary("arctan", np.arctan, lambda g, ans, x: divide(g, square(x) + 1.0),
-                scalar=math.atan, formula="d atan(x) = dx / (1 + x²)")
-SINH = _unary("sinh", np.sinh, lambda g, ans, x: g * cosh(x), scalar=math.sinh,
-              formula="d sinh(x) = cosh(x) dx")
-COSH = _unary("cosh", np.cosh, lambda g, ans, x: g * sinh(x), scalar=math.cosh,
-              formula="d cosh(x) = sinh(x) dx")
-TANH = _unary("tanh", np.tanh, lambda g, ans, x: g * (1.0 - square(ans)), scalar=math.tanh,
-              reads_out=True, reads_x=False, formula="d tanh(x) = (1 - tanh²x) dx")
-ARCSINH = _unary("arcsinh", np.arcsinh, lambda g, ans, x: divide(g, sqrt(square(x) + 1.0)),
-                 scalar=math.asinh, formula="d asinh(x) = dx / √(x² + 1)")
-ARCCOSH = _unary("arccosh", np.arccosh, lambda g, ans, x: divide(g, sqrt(square(x) - 1.0)),
-                 scalar=math.acosh, formula="d acosh(x) = dx / √(x² - 1)", domain="gt1")
-ARCTANH = _unary("arctanh", np.arctanh, lambda g, ans, x: divide(g, 1.0 - square(x)),
-                 scalar=math.atanh, formula="d atanh(x) = dx / (1 - x²)", domain="unit")
-DEG2RAD = _unary("deg2rad", np.deg2rad, lambda g, ans, x: g * (math.pi / 180.0),
-                 scalar=math.radians, reads_x=False, formula="d rad(x) = π/180 dx")
-RAD2DEG = _unary("rad2deg", np.rad2deg, lambda g, ans, x: g * (180.0 / math.pi),
-                 scalar=math.degrees, reads_x=False, formula="d deg(x) = 180/π dx")
+NEGATIVE = _unary(
+    "negative",
+    np.negative,
+    lambda g, ans, x: negative(g),
+    scalar=operator.neg,
+    reads_x=False,
+    formula="d(-x) = -dx",
+    symbol="-",
+)
+POSITIVE = _unary(
+    "positive",
+    np.positive,
+    lambda g, ans, x: g,
+    scalar=operator.pos,
+    reads_x=False,
+    formula="d(+x) = dx",
+    symbol="+",
+)
+ABS = _unary(
+    "abs",
+    np.abs,
+    lambda g, ans, x: g * sign(x),
+    scalar=abs,
+    formula="d|x| = sign(x) dx  (0 at x = 0)",
+    domain="nonzero",
+)
+SIGN = _unary(
+    "sign",
+    np.sign,
+    _zeros,
+    scalar=_scalar_sign,
+    reads_x=False,
+    formula="d sign(x) = 0",
+    domain="nonzero",
+)
+EXP = _unary(
+    "exp",
+    np.exp,
+    lambda g, ans, x: g * ans,
+    scalar=math.exp,
+    reads_out=True,
+    reads_x=False,
+    formula="d exp(x) = exp(x) dx",
+)
+EXP2 = _unary(
+    "exp2",
+    np.exp2,
+    lambda g, ans, x: g * ans * math.log(2.0),
+    scalar=lambda x: 2.0**x,
+    reads_out=True,
+    reads_x=False,
+    formula="d 2^x = ln 2 · 2^x dx",
+)
+EXPM1 = _unary(
+    "expm1",
+    np.expm1,
+    lambda g, ans, x: g * (ans + 1.0),
+    scalar=math.expm1,
+    reads_out=True,
+    reads_x=False,
+    formula="d expm1(x) = exp(x) dx",
+)
+LOG = _unary(
+    "log",
+    np.log,
+    lambda g, ans, x: divide(g, x),
+    scalar=math.log,
+    formula="d log(x) = dx / x",
+    domain="positive",
+)
+LOG2 = _unary(
+    "log2",
+    np.log2,
+    lambda g, ans, x: divide(g, x * math.log(2.0)),
+    scalar=math.log2,
+    formula="d log2(x) = dx / (x ln 2)",
+    domain="positive",
+)
+LOG10 = _unary(
+    "log10",
+    np.log10,
+    lambda g, ans, x: divide(g, x * math.log(10.0)),
+    scalar=math.log10,
+    formula="d log10(x) = dx / (x ln 10)",
+    domain="positive",
+)
+LOG1P = _unary(
+    "log1p",
+    np.log1p,
+    lambda g, ans, x: divide(g, x + 1.0),
+    scalar=math.log1p,
+    formula="d log1p(x) = dx / (1 + x)",
+    domain="positive",
+)
+SQRT = _unary(
+    "sqrt",
+    np.sqrt,
+    lambda g, ans, x: divide(g, ans * 2.0),
+    scalar=math.sqrt,
+    reads_out=True,
+    reads_x=False,
+    formula="d √x = dx / (2√x)  (inf at 0)",
+    domain="positive",
+)
+CBRT = _unary(
+    "cbrt",
+    np.cbrt,
+    lambda g, ans, x: divide(g, square(ans) * 3.0),
+    scalar=math.cbrt,
+    reads_out=True,
+    reads_x=False,
+    formula="d ∛x = dx / (3 ∛x²)",
+    domain="nonzero",
+)
+SQUARE = _unary(
+    "square",
+    np.square,
+    lambda g, ans, x: g * x * 2.0,
+    scalar=lambda x: x * x,
+    formula="d x² = 2x dx",
+)
+RECIPROCAL = _unary(
+    "reciprocal",
+    np.reciprocal,
+    lambda g, ans, x: -g * square(ans),
+    scalar=lambda x: 1.0 / x,
+    reads_out=True,
+    reads_x=False,
+    formula="d (1/x) = -dx / x²",
+    domain="nonzero",
+)
+SIN = _unary(
+    "sin", np.sin, lambda g, ans, x: g * cos(x), scalar=math.sin, formula="d sin(x) = cos(x) dx"
+)
+COS = _unary(
+    "cos", np.cos, lambda g, ans, x: -g * sin(x), scalar=math.cos, formula="d cos(x) = -sin(x) dx"
+)
+TAN = _unary(
+    "tan",
+    np.tan,
+    lambda g, ans, x: g * (square(ans) + 1.0),
+    scalar=math.tan,
+    reads_out=True,
+    reads_x=False,
+    formula="d tan(x) = (1 + tan²x) dx",
+    domain="unit",
+)
+ARCSIN = _unary(
+    "arcsin",
+    np.arcsin,
+    lambda g, ans, x: divide(g, sqrt(1.0 - square(x))),
+    scalar=math.asin,
+    formula="d asin(x) = dx / √(1 - x²)",
+    domain="unit",
+)
+ARCCOS = _unary(
+    "arccos",
+    np.arccos,
+    lambda g, ans, x: -divide(g, sqrt(1.0 - square(x))),
+    scalar=math.acos,
+    formula="d acos(x) = -dx / √(1 - x²)",
+    domain="unit",
+)
+ARCTAN = _unary(
+    "arctan",
+    np.arctan,
+    lambda g, ans, x: divide(g, square(x) + 1.0),
+    scalar=math.atan,
+    formula="d atan(x) = dx / (1 + x²)",
+)
+SINH = _unary(
+    "sinh",
+    np.sinh,
+    lambda g, ans, x: g * cosh(x),
+    scalar=math.sinh,
+    formula="d sinh(x) = cosh(x) dx",
+)
+COSH = _unary(
+    "cosh",
+    np.cosh,
+    lambda g, ans, x: g * sinh(x),
+    scalar=math.cosh,
+    formula="d cosh(x) = sinh(x) dx",
+)
+TANH = _unary(
+    "tanh",
+    np.tanh,
+    lambda g, ans, x: g * (1.0 - square(ans)),
+    scalar=math.tanh,
+    reads_out=True,
+    reads_x=False,
+    formula="d tanh(x) = (1 - tanh²x) dx",
+)
+ARCSINH = _unary(
+    "arcsinh",
+    np.arcsinh,
+    lambda g, ans, x: divide(g, sqrt(square(x) + 1.0)),
+    scalar=math.asinh,
+    formula="d asinh(x) = dx / √(x² + 1)",
+)
+ARCCOSH = _unary(
+    "arccosh",
+    np.arccosh,
+    lambda g, ans, x: divide(g, sqrt(square(x) - 1.0)),
+    scalar=math.acosh,
+    formula="d acosh(x) = dx / √(x² - 1)",
+    domain="gt1",
+)
+ARCTANH = _unary(
+    "arctanh",
+    np.arctanh,
+    lambda g, ans, x: divide(g, 1.0 - square(x)),
+    scalar=math.atanh,
+    formula="d atanh(x) = dx / (1 - x²)",
+    domain="unit",
+)
+DEG2RAD = _unary(
+    "deg2rad",
+    np.deg2rad,
+    lambda g, ans, x: g * (math.pi / 180.0),
+    scalar=math.radians,
+    reads_x=False,
+    formula="d rad(x) = π/180 dx",
+)
+RAD2DEG = _unary(
+    "rad2deg",
+    np.rad2deg,
+    lambda g, ans, x: g * (180.0 / math.pi),
+    scalar=math.degrees,
+    reads_x=False,
+    formula="d deg(x) = 180/π dx",
+)
 
 
 def _sinc_rule(g: Any, ans: Any, x: Any) -> Any:
@@ -158,33 +365,74 @@ def _sinc_rule(g: Any, ans: Any, x: Any) -> Any:
 
 
 SINC = _unary("sinc", np.sinc, _sinc_rule, formula="d sinc(x) = (cos πx - sinc x)/x dx")
-FLOOR = _unary("floor", np.floor, _zeros, scalar=lambda x: float(math.floor(x)), reads_x=False,
-               formula="d floor(x) = 0", domain="offgrid")
-CEIL = _unary("ceil", np.ceil, _zeros, scalar=lambda x: float(math.ceil(x)), reads_x=False,
-              formula="d ceil(x) = 0", domain="offgrid")
+FLOOR = _unary(
+    "floor",
+    np.floor,
+    _zeros,
+    scalar=lambda x: float(math.floor(x)),
+    reads_x=False,
+    formula="d floor(x) = 0",
+    domain="offgrid",
+)
+CEIL = _unary(
+    "ceil",
+    np.ceil,
+    _zeros,
+    scalar=lambda x: float(math.ceil(x)),
+    reads_x=False,
+    formula="d ceil(x) = 0",
+    domain="offgrid",
+)
 RINT = _unary("rint", np.rint, _zeros, reads_x=False, formula="d rint(x) = 0", domain="offgrid")
-ROUND = Op("round", lambda x, decimals=0: np.round(x, decimals), (_zeros,),
-           formula="d round(x) = 0",
-           samples=lambda rng: [((_DOMAINS["offgrid"](rng, (3,)),), {}),
-                                ((rng.uniform(-2, 2, (2, 2)).round(1) + 0.025,), {"decimals": 1})])
+ROUND = Op(
+    "round",
+    lambda x, decimals=0: np.round(x, decimals),
+    (_zeros,),
+    formula="d round(x) = 0",
+    samples=lambda rng: [
+        ((_DOMAINS["offgrid"](rng, (3,)),), {}),
+        ((rng.uniform(-2, 2, (2, 2)).round(1) + 0.025,), {"decimals": 1}),
+    ],
+)
 TRUNC = _unary("trunc", np.trunc, _zeros, reads_x=False, formula="d trunc(x) = 0", domain="offgrid")
-RELU = _unary("relu", lambda x: np.maximum(x, 0.0), lambda g, ans, x: g * (_raw(x) > 0),
-              scalar=lambda x: x if x > 0.0 else 0.0, formula="d relu(x) = [x > 0] dx  (0 at 0)", domain="nonzero")
+RELU = _unary(
+    "relu",
+    lambda x: np.maximum(x, 0.0),
+    lambda g, ans, x: g * (_raw(x) > 0),
+    scalar=lambda x: x if x > 0.0 else 0.0,
+    formula="d relu(x) = [x > 0] dx  (0 at 0)",
+    domain="nonzero",
+)
 
 
 def _sigmoid_impl(x: Any) -> Any:
     return 0.5 * (np.tanh(0.5 * np.asarray(x)) + 1.0)
 
 
-SIGMOID = _unary("sigmoid", _sigmoid_impl, lambda g, ans, x: g * ans * (1.0 - ans),
-                 scalar=lambda x: 0.5 * (math.tanh(0.5 * x) + 1.0), reads_out=True,
-                 reads_x=False, formula="d σ(x) = σ(x)(1 - σ(x)) dx")
-COPY = _unary("copy", np.copy, lambda g, ans, x: g, scalar=lambda x: x, reads_x=False,
-              formula="d copy(x) = dx")
-ASTYPE = Op("astype", lambda x, dtype: np.asarray(x).astype(dtype),
-            (lambda g, ans, x, dtype: astype(g, np.result_type(_raw(x))),),
-            formula="d x.astype(t) = dx cast back",
-            samples=lambda rng: [((rng.normal(size=(3,)),), {"dtype": np.dtype(np.float64)})])
+SIGMOID = _unary(
+    "sigmoid",
+    _sigmoid_impl,
+    lambda g, ans, x: g * ans * (1.0 - ans),
+    scalar=lambda x: 0.5 * (math.tanh(0.5 * x) + 1.0),
+    reads_out=True,
+    reads_x=False,
+    formula="d σ(x) = σ(x)(1 - σ(x)) dx",
+)
+COPY = _unary(
+    "copy",
+    np.copy,
+    lambda g, ans, x: g,
+    scalar=lambda x: x,
+    reads_x=False,
+    formula="d copy(x) = dx",
+)
+ASTYPE = Op(
+    "astype",
+    lambda x, dtype: np.asarray(x).astype(dtype),
+    (lambda g, ans, x, dtype: astype(g, np.result_type(_raw(x))),),
+    formula="d x.astype(t) = dx cast back",
+    samples=lambda rng: [((rng.normal(size=(3,)),), {"dtype": np.dtype(np.float64)})],
+)
 
 
 # -- binary (broadcasting) ------------------------------------------------
@@ -225,47 +473,142 @@ def _scalar_pow(x: float, y: float) -> float:
     return math.pow(x, y)
 
 
-ADD = _binary("add", np.add, lambda g, ans, x, y: g, lambda g, ans, x, y: g,
-              scalar=operator.add, reads=(), formula="d(x + y) = dx + dy", symbol="+")
-SUBTRACT = _binary("subtract", np.subtract, lambda g, ans, x, y: g,
-                   lambda g, ans, x, y: negative(g), scalar=operator.sub, reads=(),
-                   formula="d(x - y) = dx - dy", symbol="-")
-MULTIPLY = _binary("multiply", np.multiply, lambda g, ans, x, y: g * y,
-                   lambda g, ans, x, y: g * x, scalar=operator.mul,
-                   formula="d(x·y) = y dx + x dy", symbol="*")
-DIVIDE = _binary("divide", np.divide, lambda g, ans, x, y: divide(g, y),
-                 lambda g, ans, x, y: -divide(g * ans, y), scalar=operator.truediv,
-                 reads=(1,), reads_out=True, formula="d(x/y) = dx/y - x dy/y²", symbol="/", domain=("real", "nonzero"))
-POWER = _binary("power", np.power, _pow_dx, _pow_dy, scalar=_scalar_pow, reads_out=True,
-                formula="d(x^y) = y x^(y-1) dx + ln(x) x^y dy", symbol="**", domain=("positive", "real"))
-MAXIMUM = _binary("maximum", np.maximum, lambda g, ans, x, y: g * _tie_mask(x, y),
-                  lambda g, ans, x, y: g * _tie_mask(y, x), scalar=None,
-                  formula="ties split the gradient evenly", domain=("real", "real"))
-MINIMUM = _binary("minimum", np.minimum, lambda g, ans, x, y: g * _tie_mask(y, x),
-                  lambda g, ans, x, y: g * _tie_mask(x, y),
-                  formula="ties split the gradient evenly")
-FMAX = _binary("fmax", np.fmax, lambda g, ans, x, y: g * _fmax_mask(x, y),
-               lambda g, ans, x, y: g * _fmax_mask(y, x), formula="NaN-ignoring maximum")
-FMIN = _binary("fmin", np.fmin, lambda g, ans, x, y: g * _fmin_mask(x, y),
-               lambda g, ans, x, y: g * _fmin_mask(y, x), formula="NaN-ignoring minimum")
-ARCTAN2 = _binary("arctan2", np.arctan2,
-                  lambda g, ans, y, x: divide(g * x, square(x) + square(y)),
-                  lambda g, ans, y, x: -divide(g * y, square(x) + square(y)),
-                  scalar=math.atan2, formula="d atan2(y, x) = (x dy - y dx)/(x² + y²)", domain=("nonzero", "nonzero"))
-HYPOT = _binary("hypot", np.hypot, lambda g, ans, x, y: divide(g * x, ans),
-                lambda g, ans, x, y: divide(g * y, ans), scalar=math.hypot, reads_out=True,
-                formula="d hypot(x, y) = (x dx + y dy)/hypot", domain=("nonzero", "nonzero"))
-LOGADDEXP = _binary("logaddexp", np.logaddexp, lambda g, ans, x, y: g * exp(x - ans),
-                    lambda g, ans, x, y: g * exp(y - ans), reads_out=True,
-                    formula="d log(eˣ + eʸ) = eˣ⁻ᵃ dx + eʸ⁻ᵃ dy")
-LOGADDEXP2 = _binary("logaddexp2", np.logaddexp2, lambda g, ans, x, y: g * exp2(x - ans),
-                     lambda g, ans, x, y: g * exp2(y - ans), reads_out=True,
-                     formula="d log2(2ˣ + 2ʸ) = 2ˣ⁻ᵃ dx + 2ʸ⁻ᵃ dy")
-MOD = _binary("mod", np.mod, lambda g, ans, x, y: g,
-              lambda g, ans, x, y: -g * floor(divide(x, y)),
-              formula="d(x mod y) = dx - floor(x/y) dy", symbol="%", domain=("positive", "positive"))
-FLOOR_DIVIDE = _binary("floor_divide", np.floor_divide, _zeros, _zeros, reads=(),
-                       formula="d(x // y) = 0", symbol="//", domain=("positive", "positive"))
+ADD = _binary(
+    "add",
+    np.add,
+    lambda g, ans, x, y: g,
+    lambda g, ans, x, y: g,
+    scalar=operator.add,
+    reads=(),
+    formula="d(x + y) = dx + dy",
+    symbol="+",
+)
+SUBTRACT = _binary(
+    "subtract",
+    np.subtract,
+    lambda g, ans, x, y: g,
+    lambda g, ans, x, y: negative(g),
+    scalar=operator.sub,
+    reads=(),
+    formula="d(x - y) = dx - dy",
+    symbol="-",
+)
+MULTIPLY = _binary(
+    "multiply",
+    np.multiply,
+    lambda g, ans, x, y: g * y,
+    lambda g, ans, x, y: g * x,
+    scalar=operator.mul,
+    formula="d(x·y) = y dx + x dy",
+    symbol="*",
+)
+DIVIDE = _binary(
+    "divide",
+    np.divide,
+    lambda g, ans, x, y: divide(g, y),
+    lambda g, ans, x, y: -divide(g * ans, y),
+    scalar=operator.truediv,
+    reads=(1,),
+    reads_out=True,
+    formula="d(x/y) = dx/y - x dy/y²",
+    symbol="/",
+    domain=("real", "nonzero"),
+)
+POWER = _binary(
+    "power",
+    np.power,
+    _pow_dx,
+    _pow_dy,
+    scalar=_scalar_pow,
+    reads_out=True,
+    formula="d(x^y) = y x^(y-1) dx + ln(x) x^y dy",
+    symbol="**",
+    domain=("positive", "real"),
+)
+MAXIMUM = _binary(
+    "maximum",
+    np.maximum,
+    lambda g, ans, x, y: g * _tie_mask(x, y),
+    lambda g, ans, x, y: g * _tie_mask(y, x),
+    scalar=None,
+    formula="ties split the gradient evenly",
+    domain=("real", "real"),
+)
+MINIMUM = _binary(
+    "minimum",
+    np.minimum,
+    lambda g, ans, x, y: g * _tie_mask(y, x),
+    lambda g, ans, x, y: g * _tie_mask(x, y),
+    formula="ties split the gradient evenly",
+)
+FMAX = _binary(
+    "fmax",
+    np.fmax,
+    lambda g, ans, x, y: g * _fmax_mask(x, y),
+    lambda g, ans, x, y: g * _fmax_mask(y, x),
+    formula="NaN-ignoring maximum",
+)
+FMIN = _binary(
+    "fmin",
+    np.fmin,
+    lambda g, ans, x, y: g * _fmin_mask(x, y),
+    lambda g, ans, x, y: g * _fmin_mask(y, x),
+    formula="NaN-ignoring minimum",
+)
+ARCTAN2 = _binary(
+    "arctan2",
+    np.arctan2,
+    lambda g, ans, y, x: divide(g * x, square(x) + square(y)),
+    lambda g, ans, y, x: -divide(g * y, square(x) + square(y)),
+    scalar=math.atan2,
+    formula="d atan2(y, x) = (x dy - y dx)/(x² + y²)",
+    domain=("nonzero", "nonzero"),
+)
+HYPOT = _binary(
+    "hypot",
+    np.hypot,
+    lambda g, ans, x, y: divide(g * x, ans),
+    lambda g, ans, x, y: divide(g * y, ans),
+    scalar=math.hypot,
+    reads_out=True,
+    formula="d hypot(x, y) = (x dx + y dy)/hypot",
+    domain=("nonzero", "nonzero"),
+)
+LOGADDEXP = _binary(
+    "logaddexp",
+    np.logaddexp,
+    lambda g, ans, x, y: g * exp(x - ans),
+    lambda g, ans, x, y: g * exp(y - ans),
+    reads_out=True,
+    formula="d log(eˣ + eʸ) = eˣ⁻ᵃ dx + eʸ⁻ᵃ dy",
+)
+LOGADDEXP2 = _binary(
+    "logaddexp2",
+    np.logaddexp2,
+    lambda g, ans, x, y: g * exp2(x - ans),
+    lambda g, ans, x, y: g * exp2(y - ans),
+    reads_out=True,
+    formula="d log2(2ˣ + 2ʸ) = 2ˣ⁻ᵃ dx + 2ʸ⁻ᵃ dy",
+)
+MOD = _binary(
+    "mod",
+    np.mod,
+    lambda g, ans, x, y: g,
+    lambda g, ans, x, y: -g * floor(divide(x, y)),
+    formula="d(x mod y) = dx - floor(x/y) dy",
+    symbol="%",
+    domain=("positive", "positive"),
+)
+FLOOR_DIVIDE = _binary(
+    "floor_divide",
+    np.floor_divide,
+    _zeros,
+    _zeros,
+    reads=(),
+    formula="d(x // y) = 0",
+    symbol="//",
+    domain=("positive", "positive"),
+)
 
 
 def _clip_impl(x: Any, lo: Any, hi: Any) -> Any:
@@ -290,28 +633,91 @@ def _clip_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
     return [((x, -0.5, 1.0), {}), ((x.reshape(2, 3), np.array([-1.2, 0.0, -0.3]), 1.9), {})]
 
 
-CLIP = Op("clip", _clip_impl, (_clip_dx, _clip_dlo, _clip_dhi), reads=(0, 1, 2),
-          broadcasting=True, formula="gradient flows to x inside [lo, hi] (bounds included)",
-          samples=_clip_samples)
+CLIP = Op(
+    "clip",
+    _clip_impl,
+    (_clip_dx, _clip_dlo, _clip_dhi),
+    reads=(0, 1, 2),
+    broadcasting=True,
+    formula="gradient flows to x inside [lo, hi] (bounds included)",
+    samples=_clip_samples,
+)
 
 
 def _where_impl(c: Any, x: Any, y: Any) -> Any:
     return np.where(c, x, y)
 
 
-WHERE = Op("where", _where_impl,
-           (None, lambda g, ans, c, x, y: where(c, g, 0.0), lambda g, ans, c, x, y: where(c, 0.0, g)),
-           reads=(0,), broadcasting=True, formula="gradient goes to the chosen branch",
-           samples=lambda rng: [((np.array([True, False, True]), rng.normal(size=3),
-                                  rng.normal(size=(2, 3))), {}),
-                                ((np.array([[True], [False]]), rng.normal(size=(2, 2)), 0.5), {})])
+WHERE = Op(
+    "where",
+    _where_impl,
+    (None, lambda g, ans, c, x, y: where(c, g, 0.0), lambda g, ans, c, x, y: where(c, 0.0, g)),
+    reads=(0,),
+    broadcasting=True,
+    formula="gradient goes to the chosen branch",
+    samples=lambda rng: [
+        ((np.array([True, False, True]), rng.normal(size=3), rng.normal(size=(2, 3))), {}),
+        ((np.array([[True], [False]]), rng.normal(size=(2, 2)), 0.5), {}),
+    ],
+)
 
 OPS = (
-    NEGATIVE, POSITIVE, ABS, SIGN, EXP, EXP2, EXPM1, LOG, LOG2, LOG10, LOG1P, SQRT, CBRT, SQUARE,
-    RECIPROCAL, SIN, COS, TAN, ARCSIN, ARCCOS, ARCTAN, SINH, COSH, TANH, ARCSINH, ARCCOSH, ARCTANH,
-    DEG2RAD, RAD2DEG, SINC, FLOOR, CEIL, RINT, ROUND, TRUNC, RELU, SIGMOID, COPY, ASTYPE,
-    ADD, SUBTRACT, MULTIPLY, DIVIDE, POWER, MAXIMUM, MINIMUM, FMAX, FMIN, ARCTAN2, HYPOT,
-    LOGADDEXP, LOGADDEXP2, MOD, FLOOR_DIVIDE, CLIP, WHERE,
+    NEGATIVE,
+    POSITIVE,
+    ABS,
+    SIGN,
+    EXP,
+    EXP2,
+    EXPM1,
+    LOG,
+    LOG2,
+    LOG10,
+    LOG1P,
+    SQRT,
+    CBRT,
+    SQUARE,
+    RECIPROCAL,
+    SIN,
+    COS,
+    TAN,
+    ARCSIN,
+    ARCCOS,
+    ARCTAN,
+    SINH,
+    COSH,
+    TANH,
+    ARCSINH,
+    ARCCOSH,
+    ARCTANH,
+    DEG2RAD,
+    RAD2DEG,
+    SINC,
+    FLOOR,
+    CEIL,
+    RINT,
+    ROUND,
+    TRUNC,
+    RELU,
+    SIGMOID,
+    COPY,
+    ASTYPE,
+    ADD,
+    SUBTRACT,
+    MULTIPLY,
+    DIVIDE,
+    POWER,
+    MAXIMUM,
+    MINIMUM,
+    FMAX,
+    FMIN,
+    ARCTAN2,
+    HYPOT,
+    LOGADDEXP,
+    LOGADDEXP2,
+    MOD,
+    FLOOR_DIVIDE,
+    CLIP,
+    WHERE,
 )
 
 
@@ -434,28 +840,133 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
 
 #: Names exported by ``wengert.numpy``.
 PUBLIC = (
-    "negative", "positive", "abs", "absolute", "sign", "exp", "exp2", "expm1", "log", "log2",
-    "log10", "log1p", "sqrt", "cbrt", "square", "reciprocal", "sin", "cos", "tan", "arcsin",
-    "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "deg2rad",
-    "rad2deg", "radians", "degrees", "sinc", "floor", "ceil", "rint", "trunc", "fix", "round",
-    "around", "relu", "sigmoid", "copy", "astype", "add", "subtract", "multiply", "divide",
-    "true_divide", "power", "maximum", "minimum", "fmax", "fmin", "arctan2", "hypot",
-    "logaddexp", "logaddexp2", "mod", "remainder", "floor_divide", "clip", "where",
+    "negative",
+    "positive",
+    "abs",
+    "absolute",
+    "sign",
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "sqrt",
+    "cbrt",
+    "square",
+    "reciprocal",
+    "sin",
+    "cos",
+    "tan",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "arcsinh",
+    "arccosh",
+    "arctanh",
+    "deg2rad",
+    "rad2deg",
+    "radians",
+    "degrees",
+    "sinc",
+    "floor",
+    "ceil",
+    "rint",
+    "trunc",
+    "fix",
+    "round",
+    "around",
+    "relu",
+    "sigmoid",
+    "copy",
+    "astype",
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "true_divide",
+    "power",
+    "maximum",
+    "minimum",
+    "fmax",
+    "fmin",
+    "arctan2",
+    "hypot",
+    "logaddexp",
+    "logaddexp2",
+    "mod",
+    "remainder",
+    "floor_divide",
+    "clip",
+    "where",
 )
 #: ufunc name -> function, for ``Tensor.__array_ufunc__``.
 UFUNCS = {
     name: globals()[name]
     for name in (
-        "negative", "positive", "absolute", "sign", "exp", "exp2", "expm1", "log", "log2",
-        "log10", "log1p", "sqrt", "cbrt", "square", "reciprocal", "sin", "cos", "tan", "arcsin",
-        "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "deg2rad",
-        "rad2deg", "radians", "degrees", "floor", "ceil", "rint", "trunc", "add", "subtract",
-        "multiply", "divide", "power", "maximum", "minimum", "fmax", "fmin", "arctan2", "hypot",
-        "logaddexp", "logaddexp2", "remainder", "floor_divide",
+        "negative",
+        "positive",
+        "absolute",
+        "sign",
+        "exp",
+        "exp2",
+        "expm1",
+        "log",
+        "log2",
+        "log10",
+        "log1p",
+        "sqrt",
+        "cbrt",
+        "square",
+        "reciprocal",
+        "sin",
+        "cos",
+        "tan",
+        "arcsin",
+        "arccos",
+        "arctan",
+        "sinh",
+        "cosh",
+        "tanh",
+        "arcsinh",
+        "arccosh",
+        "arctanh",
+        "deg2rad",
+        "rad2deg",
+        "radians",
+        "degrees",
+        "floor",
+        "ceil",
+        "rint",
+        "trunc",
+        "add",
+        "subtract",
+        "multiply",
+        "divide",
+        "power",
+        "maximum",
+        "minimum",
+        "fmax",
+        "fmin",
+        "arctan2",
+        "hypot",
+        "logaddexp",
+        "logaddexp2",
+        "remainder",
+        "floor_divide",
     )
 }
 #: NumPy function -> function, for ``Tensor.__array_function__``.
 NUMPY = {
-    np.sinc: sinc, np.round: round, np.around: round, np.clip: clip, np.where: where,
-    np.copy: copy, np.fix: trunc,
+    np.sinc: sinc,
+    np.round: round,
+    np.around: round,
+    np.clip: clip,
+    np.where: where,
+    np.copy: copy,
+    np.fix: trunc,
 }

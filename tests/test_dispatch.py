@@ -1,0 +1,65 @@
+"""Plain np.* calls on tensors route to wengert ops; wengert.numpy mirrors NumPy."""
+
+import numpy as np
+import pytest
+
+import wengert as wg
+import wengert.numpy as wnp
+from wengert.dispatch import FUNCTIONS, UFUNCS
+
+
+def test_ufuncs_route_to_wengert_ops():
+    x = wg.tensor([0.5, 1.0], requires_grad=True)
+    y = np.exp(np.sin(x)) + np.power(x, 2.0) - np.arctan2(x, 2.0)
+    assert isinstance(y, wg.Tensor) and y.grad_fn.name == "SubtractBackward"
+    y.sum().backward()
+    xv = x.numpy()
+    expected = np.exp(np.sin(xv)) * np.cos(xv) + 2 * xv - 2.0 / (xv**2 + 4.0)
+    np.testing.assert_allclose(x.grad, expected, rtol=1e-12)
+
+
+def test_wengert_numpy_on_plain_arrays_returns_plain_arrays():
+    a = np.array([0.1, 0.2])
+    r = wnp.tanh(a)
+    assert type(r) is np.ndarray
+    np.testing.assert_array_equal(r, np.tanh(a))
+    assert type(wnp.sin(0.5)) is float
+
+
+def test_every_routed_ufunc_exists_in_numpy():
+    for ufunc, fn in UFUNCS.items():
+        assert isinstance(ufunc, np.ufunc) and callable(fn)
+    for func, fn in FUNCTIONS.items():
+        assert callable(func) and callable(fn)
+
+
+def test_ufunc_out_argument_on_tensor_is_in_place():
+    t = wg.tensor(np.zeros(3))
+    np.add(t, 1.0, out=t)
+    np.testing.assert_array_equal(t.numpy(), np.ones(3))
+    x = wg.tensor(np.ones(3), requires_grad=True)
+    with pytest.raises(TypeError, match="out=ndarray"):
+        np.multiply(x, 2.0, out=np.empty(3))
+
+
+def test_non_differentiable_functions_work_on_grad_tensors():
+    x = wg.tensor([3.0, 1.0, 2.0], requires_grad=True)
+    assert np.argmax(x) == 0
+    np.testing.assert_array_equal(np.argsort(x), [1, 2, 0])
+    assert np.shape(x) == (3,)
+    assert bool(np.all(np.isfinite(x)))
+    z = np.zeros_like(x)
+    assert isinstance(z, wg.Tensor) and not z.requires_grad
+
+
+def test_ufunc_reduce_routes_to_sum():
+    x = wg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    np.add.reduce(x, axis=0).sum().backward()
+    np.testing.assert_array_equal(x.grad, np.ones((2, 2)))
+
+
+def test_mixed_ndarray_and_tensor_operands():
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    a = np.array([10.0, 20.0])
+    for y in (a * x, x * a, a + x, a - x, a / x, np.multiply(a, x)):
+        assert isinstance(y, wg.Tensor) and y.requires_grad

@@ -1,0 +1,85 @@
+"""Large tapes, freeing memory, threads."""
+
+import gc
+import threading
+import weakref
+
+import numpy as np
+
+import wengert as wg
+import wengert.numpy as wnp
+
+
+def test_chain_of_a_million_ops_backwards_without_recursion():
+    x = wg.tensor(0.5, requires_grad=True)
+    y = x
+    for _ in range(1_000_000):
+        y = y * 1.0
+    y.backward()
+    assert x.grad == 1.0
+    del y  # freeing a million-node chain must not overflow the C stack either
+    gc.collect()
+
+
+def test_saved_values_are_released_by_backward():
+    x = wg.tensor(np.ones(1000), requires_grad=True)
+    y = wnp.exp(x * 2.0)  # exp saves its output; multiply below saves y too
+    ref = weakref.ref(y.numpy())
+    loss = (y * 3.0).sum()
+    del y
+    assert ref() is not None, "the graph keeps the saved value alive until backward"
+    loss.backward()
+    assert ref() is None, "backward() must release saved values"
+    np.testing.assert_allclose(x.grad, 6.0 * np.exp(2.0))
+
+
+def test_graph_is_collected_without_backward():
+    x = wg.tensor(np.ones(100), requires_grad=True)
+    y = wnp.tanh(x * 3.0)
+    ref = weakref.ref(y)
+    z = (y * y).sum()
+    del y
+    del z
+    assert ref() is None, "no reference cycles: refcounting frees the graph"
+
+
+def test_threads_have_their_own_grad_mode():
+    results = {}
+    barrier = threading.Barrier(2)
+
+    def no_grad_worker():
+        with wg.no_grad():
+            barrier.wait()
+            x = wg.tensor(1.0, requires_grad=True)
+            results["no_grad"] = (x * 2).requires_grad
+            barrier.wait()
+
+    def grad_worker():
+        barrier.wait()
+        x = wg.tensor(np.arange(5.0), requires_grad=True)
+        (x * x).sum().backward()
+        results["grad"] = x.grad.copy()
+        barrier.wait()
+
+    threads = [threading.Thread(target=no_grad_worker), threading.Thread(target=grad_worker)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results["no_grad"] is False
+    np.testing.assert_array_equal(results["grad"], 2 * np.arange(5.0))
+
+
+def test_many_threads_computing_gradients():
+    out = [None] * 8
+
+    def work(i):
+        out[i] = wg.grad(lambda x: (wnp.sin(x) * i).sum())(np.linspace(0, 1, 7))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i in range(8):
+        np.testing.assert_allclose(out[i], i * np.cos(np.linspace(0, 1, 7)))

@@ -1,0 +1,142 @@
+"""Functional transforms: grad, value_and_grad, vjp on plain NumPy values and pytrees."""
+
+import numpy as np
+import pytest
+
+import wengert as wg
+import wengert.numpy as wnp
+
+
+def rosenbrock(x):
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def rosenbrock_grad(x):
+    g = np.zeros_like(x)
+    g[:-1] = -400.0 * x[:-1] * (x[1:] - x[:-1] ** 2) - 2.0 * (1.0 - x[:-1])
+    g[1:] += 200.0 * (x[1:] - x[:-1] ** 2)
+    return g
+
+
+def test_grad_of_rosenbrock_with_plain_numpy():
+    x = np.array([-1.2, 1.0, 0.5, 2.0])
+    g = wg.grad(rosenbrock)(x)
+    assert isinstance(g, np.ndarray)
+    np.testing.assert_allclose(g, rosenbrock_grad(x), rtol=1e-12)
+
+
+def test_grad_returns_plain_float_for_float_input():
+    g = wg.grad(lambda x: x * x)(3.0)
+    assert type(g) is float and g == 6.0
+
+
+def test_argnums_tuple_and_pytrees():
+    def loss(params, x, y):
+        pred = x @ params["w"] + params["b"]
+        return np.mean((pred - y) ** 2)
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(5, 3))
+    y = rng.normal(size=5)
+    params = {"w": rng.normal(size=3), "b": 0.5}
+    g = wg.grad(loss)(params, x, y)
+    assert set(g) == {"w", "b"} and isinstance(g["b"], float)
+    r = x @ params["w"] + params["b"] - y
+    np.testing.assert_allclose(g["w"], 2 * x.T @ r / 5)
+    np.testing.assert_allclose(g["b"], 2 * r.mean())
+    gp, gx = wg.grad(loss, argnums=(0, 1))(params, x, y)
+    np.testing.assert_allclose(gx, 2 * np.outer(r, params["w"]) / 5)
+    gl = wg.grad(lambda ws: ws[0] * ws[1][0])([2.0, (3.0,)])
+    assert gl == [3.0, (2.0,)]
+
+
+def test_value_and_grad_and_has_aux():
+    v, g = wg.value_and_grad(lambda x: np.sum(x**2))(np.array([1.0, 2.0]))
+    assert v == 5.0
+    np.testing.assert_array_equal(g, [2.0, 4.0])
+    g, aux = wg.grad(lambda x: (np.sum(x**2), {"n": x.shape[0], "y": x * 2}), has_aux=True)(
+        np.array([1.0, 2.0])
+    )
+    assert aux["n"] == 2 and isinstance(aux["y"], np.ndarray)
+    (v, aux), g = wg.value_and_grad(lambda x: (x * 3.0, "tag"), has_aux=True)(1.0)
+    assert (v, aux, g) == (3.0, "tag", 3.0)
+
+
+def test_unconnected_argument_gets_zero():
+    g = wg.grad(lambda x, y: x * 2.0, argnums=(0, 1))(1.0, np.ones(3))
+    assert g[0] == 2.0
+    np.testing.assert_array_equal(g[1], np.zeros(3))
+
+
+def test_vjp_returns_tuple_per_primal():
+    a = np.array([1.0, 2.0])
+    b = np.array([3.0, 4.0])
+    out, f_vjp = wg.vjp(lambda x, y: x * y, a, b)
+    np.testing.assert_array_equal(out, a * b)
+    ga, gb = f_vjp(np.array([1.0, 10.0]))
+    np.testing.assert_array_equal(ga, [3.0, 40.0])
+    np.testing.assert_array_equal(gb, [1.0, 20.0])
+    ga2, _ = f_vjp(np.array([2.0, 0.0]))  # reusable
+    np.testing.assert_array_equal(ga2, [6.0, 0.0])
+
+
+def test_vjp_with_pytree_output_and_aux():
+    out, f_vjp, aux = wg.vjp(lambda x: ((x * 2.0, wnp.sin(x)), "aux"), 0.5, has_aux=True)
+    assert aux == "aux"
+    (g,) = f_vjp((1.0, 1.0))
+    np.testing.assert_allclose(g, 2.0 + np.cos(0.5))
+
+
+def test_higher_order_grad():
+    f = lambda x: wnp.sin(x) * x  # noqa: E731
+    d3 = wg.grad(wg.grad(wg.grad(f)))(0.7)
+    np.testing.assert_allclose(d3, -3 * np.sin(0.7) - 0.7 * np.cos(0.7), rtol=1e-12)
+    d4 = wg.grad(wg.grad(wg.grad(wg.grad(lambda x: x**5))))(2.0)
+    np.testing.assert_allclose(d4, 120.0 * 2.0)
+
+
+def test_no_perturbation_confusion_in_reverse_mode():
+    # d/dx [x * d/dy (x + y)] = d/dx [x * 1] = 1
+    assert wg.grad(lambda x: x * wg.grad(lambda y: x + y)(1.0))(1.0) == 1.0
+    # the inner gradient depends on the outer variable: d/dx [x * d/dy (x*y)] = 2x
+    assert wg.grad(lambda x: x * wg.grad(lambda y: x * y)(1.0))(3.0) == 6.0
+
+
+def test_grad_inside_tensor_code():
+    x = wg.tensor(2.0, requires_grad=True)
+    dfdx = wg.grad(lambda t: t**3)(x)  # stays connected to x
+    dfdx.backward()
+    np.testing.assert_allclose(x.grad, 12.0)
+
+
+def test_grad_of_constant_function_is_zero():
+    np.testing.assert_array_equal(wg.grad(lambda x: 3.0)(np.ones(2)), np.zeros(2))
+
+
+def test_grad_under_no_grad_still_works():
+    with wg.no_grad():
+        assert wg.grad(lambda x: x * x)(2.0) == 4.0
+
+
+def test_kink_conventions_exact():
+    assert wg.grad(lambda x: wnp.abs(x))(0.0) == 0.0
+    assert wg.grad(lambda x: wnp.sqrt(x))(0.0) == np.inf
+    assert wg.grad(lambda x: wnp.relu(x))(0.0) == 0.0
+    gx, gy = wg.grad(lambda x, y: wnp.maximum(x, y), argnums=(0, 1))(1.0, 1.0)
+    assert (gx, gy) == (0.5, 0.5)
+    gx, gy = wg.grad(lambda x, y: wnp.minimum(x, y), argnums=(0, 1))(2.0, 2.0)
+    assert (gx, gy) == (0.5, 0.5)
+    gx, gy = wg.grad(lambda x, y: np.fmax(x, y), argnums=(0, 1))(2.0, 2.0)
+    assert (gx, gy) == (0.5, 0.5)
+    g = wg.grad(lambda x: np.max(x))(np.array([1.0, 3.0, 3.0, 0.0]))
+    np.testing.assert_array_equal(g, [0.0, 0.5, 0.5, 0.0])
+    g = wg.grad(lambda x: np.min(x))(np.array([1.0, 1.0, 1.0]))
+    np.testing.assert_allclose(g, [1 / 3, 1 / 3, 1 / 3])
+    g = wg.grad(lambda x: np.sum(np.clip(x, 0.0, 1.0)))(np.array([-1.0, 0.0, 0.5, 1.0, 2.0]))
+    np.testing.assert_array_equal(g, [0.0, 1.0, 1.0, 1.0, 0.0])
+    assert wg.grad(lambda x: np.floor(x) + np.round(x) + np.sign(x))(0.3) == 0.0
+
+
+def test_jax_style_error_on_bad_argnums():
+    with pytest.raises(ValueError, match="argnums"):
+        wg.grad(lambda x: x, argnums=3)(1.0)
