@@ -106,24 +106,6 @@ def _record(
     return _new(out, node, rg, version)
 
 
-def _record1(op: Any, x: Tensor, v: Any, out: Any) -> Tensor:
-    """:func:`_record` for one input that requires grad, with no tape open."""
-    version = [0]
-    if op.reads:
-        checks = ((x._version, x._version[0], 0),)
-    elif op.reads_out:
-        checks = ((version, 0, -1),)
-    else:
-        checks = None
-    node = [op, (x._node or x,), (v,), out, None, _next_seq(), checks, None]
-    t = _NEW(Tensor)
-    t._value = out
-    t._node = node
-    t._rg = True
-    t._version = version
-    return t
-
-
 def _const(out: Any) -> Tensor:
     """A tensor that records nothing (no grad, no node)."""
     t = _NEW(Tensor)
@@ -185,106 +167,177 @@ def share_version(base: Any, view: Tensor) -> None:
         view._version = counter
 
 
-def apply1(op: Any, x: Any) -> Any:
-    """Fast path of :func:`apply` for a one-input op without parameters."""
-    if type(x) is Tensor:
-        v = x._value
-        if type(v) is float and op.scalar_impl is not None:
+def unary_function(op: Any) -> Any:
+    """The fast public function for a one-input op without parameters.
+
+    The whole per-op path (forward, recording) is inlined here, once per op,
+    with the record's fields held in closure cells: this is the hot path of
+    scalar code such as ``wnp.sin(x)`` and of the backward rules.
+    """
+    impl = op.impl
+    scalar = op.scalar_impl
+    reads = bool(op.reads)
+    reads_out = op.reads_out
+
+    def fn(x: Any) -> Any:
+        if type(x) is Tensor:
+            v = x._value
+            if scalar is not None and type(v) is float:
+                try:
+                    out = scalar(v)
+                except _SCALAR_FALLBACK:
+                    out = float(impl(v))
+            else:
+                out = _forward(op, (v,), None)
+            tapes = TAPES.get()
+            if tapes:
+                active = _tracking_tapes((x,), tapes)
+                if (x._rg or active) and GRAD_ENABLED.get():
+                    return _record(op, (x,), (v,), out, None, x._rg, active)
+            elif x._rg and GRAD_ENABLED.get():
+                version = [0]
+                if reads:
+                    checks = ((x._version, x._version[0], 0),)
+                elif reads_out:
+                    checks = ((version, 0, -1),)
+                else:
+                    checks = None
+                t = _NEW(Tensor)
+                t._value = out
+                t._node = [op, (x._node or x,), (v,), out, None, _next_seq(), checks, None]
+                t._rg = True
+                t._version = version
+                return t
+            t = _NEW(Tensor)
+            t._value = out
+            t._node = None
+            t._rg = False
+            t._version = [0]
+            return t
+        if isinstance(x, Tensor):
+            return apply(op, x)
+        if scalar is not None and type(x) is float:
             try:
-                out = op.scalar_impl(v)
+                return scalar(x)
             except _SCALAR_FALLBACK:
-                out = float(op.impl(v))
+                return float(impl(x))
+        return impl(x)
+
+    fn.__name__ = fn.__qualname__ = op.name
+    fn.__doc__ = f"Elementwise ``{op.name}``, differentiable ({op.formula})."
+    return fn
+
+
+def binary_function(op: Any) -> Any:
+    """The fast public function for a two-input op without parameters.
+
+    As :func:`unary_function`; Python ``float``/``int`` operands take the
+    scalar path.
+    """
+    impl = op.impl
+    scalar = op.scalar_impl
+    reads0 = 0 in op.reads
+    reads1 = 1 in op.reads
+    reads_out = op.reads_out
+
+    def fn(x: Any, y: Any) -> Any:
+        tx = type(x)
+        ty = type(y)
+        if tx is Tensor:
+            vx = x._value
+            if ty is Tensor:
+                vy = y._value
+            elif ty is float or ty is int:
+                vy = y
+            else:
+                return apply(op, x, y)
+        elif ty is Tensor and (tx is float or tx is int):
+            vx = x
+            vy = y._value
+        elif isinstance(x, Tensor) or isinstance(y, Tensor):
+            return apply(op, x, y)
         else:
-            out = _forward(op, (v,), None)
+            if scalar is not None and tx is float and ty is float:
+                try:
+                    return scalar(x, y)
+                except _SCALAR_FALLBACK:
+                    return float(impl(x, y))
+            return impl(x, y)
+        tvx = type(vx)
+        tvy = type(vy)
+        if scalar is not None and (
+            (tvx is float and (tvy is float or tvy is int)) or (tvy is float and tvx is int)
+        ):
+            try:
+                out = scalar(vx, vy)
+            except _SCALAR_FALLBACK:
+                out = float(impl(vx, vy))
+        else:
+            out = _forward(op, (vx, vy), None)
+        rx = tx is Tensor and x._rg
+        ry = ty is Tensor and y._rg
         tapes = TAPES.get()
         if tapes:
-            active = _tracking_tapes((x,), tapes)
-            if (x._rg or active) and GRAD_ENABLED.get():
-                return _record(op, (x,), (v,), out, None, x._rg, active)
-        elif x._rg and GRAD_ENABLED.get():
-            return _record1(op, x, v, out)
-        return _const(out)
-    if isinstance(x, Tensor):
-        return apply(op, x)
-    if type(x) is float and op.scalar_impl is not None:
-        try:
-            return op.scalar_impl(x)
-        except _SCALAR_FALLBACK:
-            return float(op.impl(x))
-    return op.impl(x)
+            active = _tracking_tapes((x, y), tapes)
+            if (rx or ry or active) and GRAD_ENABLED.get():
+                return _record(op, (x, y), (vx, vy), out, None, rx or ry, active)
+        elif (rx or ry) and GRAD_ENABLED.get():
+            version = [0]
+            if reads0 or reads1 or reads_out:
+                checks = []
+                if reads0 and tx is Tensor:
+                    checks.append((x._version, x._version[0], 0))
+                if reads1 and ty is Tensor:
+                    checks.append((y._version, y._version[0], 1))
+                if reads_out:
+                    checks.append((version, 0, -1))
+                checks = tuple(checks)
+            else:
+                checks = None
+            t = _NEW(Tensor)
+            t._value = out
+            t._node = [
+                op,
+                ((x._node or x) if rx else None, (y._node or y) if ry else None),
+                (vx, vy),
+                out,
+                None,
+                _next_seq(),
+                checks,
+                None,
+            ]
+            t._rg = True
+            t._version = version
+            return t
+        t = _NEW(Tensor)
+        t._value = out
+        t._node = None
+        t._rg = False
+        t._version = [0]
+        return t
+
+    fn.__name__ = fn.__qualname__ = op.name
+    fn.__doc__ = f"Elementwise ``{op.name}`` with broadcasting, differentiable ({op.formula})."
+    return fn
+
+
+_FAST: dict[int, Any] = {}
+
+
+def apply1(op: Any, x: Any) -> Any:
+    """Apply a one-input, parameter-free op (through its fast function)."""
+    fn = _FAST.get(id(op))
+    if fn is None:
+        fn = _FAST[id(op)] = unary_function(op)
+    return fn(x)
 
 
 def apply2(op: Any, x: Any, y: Any) -> Any:
-    """Fast path of :func:`apply` for a two-input op without parameters."""
-    tx = type(x)
-    ty = type(y)
-    if tx is Tensor:
-        vx = x._value
-        if ty is Tensor:
-            vy = y._value
-        elif ty is float or ty is int:
-            vy = y
-        else:
-            return apply(op, x, y)
-    elif ty is Tensor and (tx is float or tx is int):
-        vx = x
-        vy = y._value
-    elif isinstance(x, Tensor) or isinstance(y, Tensor):
-        return apply(op, x, y)
-    else:
-        if tx is float and ty is float and op.scalar_impl is not None:
-            try:
-                return op.scalar_impl(x, y)
-            except _SCALAR_FALLBACK:
-                return float(op.impl(x, y))
-        return op.impl(x, y)
-    if (
-        type(vx) is float
-        and (type(vy) is float or type(vy) is int)
-        and op.scalar_impl is not None
-        or type(vy) is float
-        and type(vx) is int
-        and op.scalar_impl is not None
-    ):
-        try:
-            out = op.scalar_impl(vx, vy)
-        except _SCALAR_FALLBACK:
-            out = float(op.impl(vx, vy))
-    else:
-        out = _forward(op, (vx, vy), None)
-    rx = tx is Tensor and x._rg
-    ry = ty is Tensor and y._rg
-    tapes = TAPES.get()
-    if tapes:
-        active = _tracking_tapes((x, y), tapes)
-        if (rx or ry or active) and GRAD_ENABLED.get():
-            return _record(op, (x, y), (vx, vy), out, None, rx or ry, active)
-        return _const(out)
-    if (rx or ry) and GRAD_ENABLED.get():
-        version = [0]
-        if op.reads:
-            pairs = []
-            if 0 in op.reads and tx is Tensor:
-                pairs.append((x._version, x._version[0], 0))
-            if 1 in op.reads and ty is Tensor:
-                pairs.append((y._version, y._version[0], 1))
-            if op.reads_out:
-                pairs.append((version, 0, -1))
-            checks = tuple(pairs)
-        elif op.reads_out:
-            checks = ((version, 0, -1),)
-        else:
-            checks = None
-        px = (x._node or x) if rx else None
-        py = (y._node or y) if ry else None
-        node = [op, (px, py), (vx, vy), out, None, _next_seq(), checks, None]
-        t = _NEW(Tensor)
-        t._value = out
-        t._node = node
-        t._rg = True
-        t._version = version
-        return t
-    return _const(out)
+    """Apply a two-input, parameter-free op (through its fast function)."""
+    fn = _FAST.get(id(op))
+    if fn is None:
+        fn = _FAST[id(op)] = binary_function(op)
+    return fn(x, y)
 
 
 def _as_value(data: Any, dtype: Any = None) -> Any:
@@ -645,40 +698,40 @@ class Tensor:
 
     # -- arithmetic -----------------------------------------------------
     def __add__(self, other: Any) -> Any:
-        return apply2(_ew.ADD, self, other)
+        return _ew.add(self, other)
 
     def __radd__(self, other: Any) -> Any:
-        return apply2(_ew.ADD, other, self)
+        return _ew.add(other, self)
 
     def __sub__(self, other: Any) -> Any:
-        return apply2(_ew.SUBTRACT, self, other)
+        return _ew.subtract(self, other)
 
     def __rsub__(self, other: Any) -> Any:
-        return apply2(_ew.SUBTRACT, other, self)
+        return _ew.subtract(other, self)
 
     def __mul__(self, other: Any) -> Any:
-        return apply2(_ew.MULTIPLY, self, other)
+        return _ew.multiply(self, other)
 
     def __rmul__(self, other: Any) -> Any:
-        return apply2(_ew.MULTIPLY, other, self)
+        return _ew.multiply(other, self)
 
     def __truediv__(self, other: Any) -> Any:
-        return apply2(_ew.DIVIDE, self, other)
+        return _ew.divide(self, other)
 
     def __rtruediv__(self, other: Any) -> Any:
-        return apply2(_ew.DIVIDE, other, self)
+        return _ew.divide(other, self)
 
     def __pow__(self, other: Any) -> Any:
-        return apply2(_ew.POWER, self, other)
+        return _ew.power(self, other)
 
     def __rpow__(self, other: Any) -> Any:
-        return apply2(_ew.POWER, other, self)
+        return _ew.power(other, self)
 
     def __mod__(self, other: Any) -> Any:
-        return apply2(_ew.MOD, self, other)
+        return _ew.mod(self, other)
 
     def __rmod__(self, other: Any) -> Any:
-        return apply2(_ew.MOD, other, self)
+        return _ew.mod(other, self)
 
     def __floordiv__(self, other: Any) -> Any:
         return _ew.floor_divide(self, other)
@@ -693,13 +746,13 @@ class Tensor:
         return _linalg.matmul(other, self)
 
     def __neg__(self) -> Any:
-        return apply1(_ew.NEGATIVE, self)
+        return _ew.negative(self)
 
     def __pos__(self) -> Any:
         return self
 
     def __abs__(self) -> Any:
-        return apply1(_ew.ABS, self)
+        return _ew.abs(self)
 
     # -- comparisons: no gradient, boolean tensors ----------------------
     def __eq__(self, other: Any) -> Any:  # type: ignore[override]
@@ -734,19 +787,19 @@ class Tensor:
 
     # -- in place ---------------------------------------------------------
     def __iadd__(self, other: Any) -> Tensor:
-        return _inplace.assign_result(self, apply2(_ew.ADD, self, other), "+=")
+        return _inplace.assign_result(self, _ew.add(self, other), "+=")
 
     def __isub__(self, other: Any) -> Tensor:
-        return _inplace.assign_result(self, apply2(_ew.SUBTRACT, self, other), "-=")
+        return _inplace.assign_result(self, _ew.subtract(self, other), "-=")
 
     def __imul__(self, other: Any) -> Tensor:
-        return _inplace.assign_result(self, apply2(_ew.MULTIPLY, self, other), "*=")
+        return _inplace.assign_result(self, _ew.multiply(self, other), "*=")
 
     def __itruediv__(self, other: Any) -> Tensor:
-        return _inplace.assign_result(self, apply2(_ew.DIVIDE, self, other), "/=")
+        return _inplace.assign_result(self, _ew.divide(self, other), "/=")
 
     def __ipow__(self, other: Any) -> Tensor:
-        return _inplace.assign_result(self, apply2(_ew.POWER, self, other), "**=")
+        return _inplace.assign_result(self, _ew.power(self, other), "**=")
 
     def __imatmul__(self, other: Any) -> Tensor:
         return _inplace.assign_result(self, _linalg.matmul(self, other), "@=")
@@ -811,25 +864,25 @@ class Tensor:
         return _ew.clip(self, a_min, a_max)
 
     def exp(self) -> Any:
-        return apply1(_ew.EXP, self)
+        return _ew.exp(self)
 
     def log(self) -> Any:
-        return apply1(_ew.LOG, self)
+        return _ew.log(self)
 
     def sin(self) -> Any:
-        return apply1(_ew.SIN, self)
+        return _ew.sin(self)
 
     def cos(self) -> Any:
-        return apply1(_ew.COS, self)
+        return _ew.cos(self)
 
     def tanh(self) -> Any:
-        return apply1(_ew.TANH, self)
+        return _ew.tanh(self)
 
     def sqrt(self) -> Any:
-        return apply1(_ew.SQRT, self)
+        return _ew.sqrt(self)
 
     def abs(self) -> Any:
-        return apply1(_ew.ABS, self)
+        return _ew.abs(self)
 
     def relu(self) -> Any:
         return _ew.relu(self)

@@ -722,27 +722,8 @@ OPS = (
 
 
 # -- public functions -------------------------------------------------------
-def _f1(op: Op) -> Any:
-    apply1 = _t.apply1
-
-    def fn(x: Any) -> Any:
-        return apply1(op, x)
-
-    fn.__name__ = fn.__qualname__ = op.name
-    fn.__doc__ = f"Elementwise ``{op.name}``, differentiable ({op.formula})."
-    return fn
-
-
-def _f2(op: Op) -> Any:
-    apply2 = _t.apply2
-
-    def fn(x: Any, y: Any) -> Any:
-        return apply2(op, x, y)
-
-    fn.__name__ = fn.__qualname__ = op.name
-    fn.__doc__ = f"Elementwise ``{op.name}`` with broadcasting, differentiable ({op.formula})."
-    return fn
-
+_f1 = _t.unary_function
+_f2 = _t.binary_function
 
 negative = _f1(NEGATIVE)
 positive = _f1(POSITIVE)
