@@ -13,12 +13,15 @@ array([1.3818, 0.077 ])
 
 from . import numpy
 from .core.modes import enable_grad, is_grad_enabled, no_grad
+from .gradtape import GradientTape, Variable
 from .tensor import Tensor, stop_gradient, tensor
+from .testing import GradcheckError, check_grads, gradcheck
 from .transforms import grad, value_and_grad, vjp
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Tensor", "tensor", "stop_gradient", "no_grad", "enable_grad", "is_grad_enabled",
-    "grad", "value_and_grad", "vjp", "numpy",
+    "grad", "value_and_grad", "vjp", "numpy", "GradientTape", "Variable", "gradcheck",
+    "check_grads", "GradcheckError",
 ]

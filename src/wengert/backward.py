@@ -181,6 +181,8 @@ def backprop(
                         shape = np.shape(xs)
                         if _shape(value_of(ct)) != shape:
                             ct = _sum_to(ct, shape)
+                    elif type(ct) is not float and _shape(value_of(ct)) != ():  # float input
+                        ct = _sum_to(ct, ())
                 pkey = id(parent)
                 if pkey in cts:
                     cts[pkey] = cts[pkey] + ct
@@ -207,6 +209,9 @@ def backprop(
             results[key] = g
         if accumulate and leaf._rg and (only_leaves is None or key in only_leaves):
             _accumulate(leaf, g, create_graph)
+    for key in wanted_ids.difference(results):  # wanted nodes the sweep stopped at (restrict)
+        if key in cts:
+            results[key] = cts[key]
     return results
 
 

@@ -307,7 +307,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
                 if isinstance(o, Tensor) and (o._rg or o._node is not None):
                     seed = c if create else value_of(c)
                     if not create and type(seed) is not float:
-                        seed = np.asarray(seed, dtype=np.result_type(value_of(o), float))
+                        seed = np.asarray(seed, dtype=np.result_type(value_of(o), 0.0))
                     roots.append((o._node if o._node is not None else o, seed))
             wanted = [
                 leaf._node if leaf._node is not None else leaf

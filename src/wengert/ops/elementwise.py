@@ -28,7 +28,7 @@ def _raw(x: Any) -> Any:
     return x._value if isinstance(x, _t.Tensor) else x
 
 
-def _zeros(g: Any, ans: Any, *args: Any) -> Any:
+def _zeros(g: Any, ans: Any, *args: Any, **params: Any) -> Any:
     return np.zeros(np.shape(_raw(g)), dtype=np.result_type(_raw(g)))
 
 
@@ -436,22 +436,25 @@ ASTYPE = Op(
 
 
 # -- binary (broadcasting) ------------------------------------------------
-def _tie_mask(x: Any, y: Any) -> Any:
+def _tie_mask(x: Any, y: Any, g: Any) -> Any:
     """1 where x wins, 0.5 on ties, 0 where y wins (raw, so constant under create_graph)."""
     xv, yv = _raw(x), _raw(y)
-    return np.where(np.greater(xv, yv), 1.0, np.where(np.equal(xv, yv), 0.5, 0.0))
+    mask = np.where(np.greater(xv, yv), 1.0, np.where(np.equal(xv, yv), 0.5, 0.0))
+    return mask.astype(np.result_type(_raw(g), np.float16), copy=False)
 
 
-def _fmax_mask(x: Any, y: Any) -> Any:
+def _fmax_mask(x: Any, y: Any, g: Any) -> Any:
     xv, yv = _raw(x), _raw(y)
     wins = np.greater(xv, yv) | np.isnan(yv)
-    return np.where(wins, 1.0, np.where(np.equal(xv, yv), 0.5, 0.0))
+    mask = np.where(wins, 1.0, np.where(np.equal(xv, yv), 0.5, 0.0))
+    return mask.astype(np.result_type(_raw(g), np.float16), copy=False)
 
 
-def _fmin_mask(x: Any, y: Any) -> Any:
+def _fmin_mask(x: Any, y: Any, g: Any) -> Any:
     xv, yv = _raw(x), _raw(y)
     wins = np.less(xv, yv) | np.isnan(yv)
-    return np.where(wins, 1.0, np.where(np.equal(xv, yv), 0.5, 0.0))
+    mask = np.where(wins, 1.0, np.where(np.equal(xv, yv), 0.5, 0.0))
+    return mask.astype(np.result_type(_raw(g), np.float16), copy=False)
 
 
 def _pow_dx(g: Any, ans: Any, x: Any, y: Any) -> Any:
@@ -528,8 +531,8 @@ POWER = _binary(
 MAXIMUM = _binary(
     "maximum",
     np.maximum,
-    lambda g, ans, x, y: g * _tie_mask(x, y),
-    lambda g, ans, x, y: g * _tie_mask(y, x),
+    lambda g, ans, x, y: g * _tie_mask(x, y, g),
+    lambda g, ans, x, y: g * _tie_mask(y, x, g),
     scalar=None,
     formula="ties split the gradient evenly",
     domain=("real", "real"),
@@ -537,22 +540,22 @@ MAXIMUM = _binary(
 MINIMUM = _binary(
     "minimum",
     np.minimum,
-    lambda g, ans, x, y: g * _tie_mask(y, x),
-    lambda g, ans, x, y: g * _tie_mask(x, y),
+    lambda g, ans, x, y: g * _tie_mask(y, x, g),
+    lambda g, ans, x, y: g * _tie_mask(x, y, g),
     formula="ties split the gradient evenly",
 )
 FMAX = _binary(
     "fmax",
     np.fmax,
-    lambda g, ans, x, y: g * _fmax_mask(x, y),
-    lambda g, ans, x, y: g * _fmax_mask(y, x),
+    lambda g, ans, x, y: g * _fmax_mask(x, y, g),
+    lambda g, ans, x, y: g * _fmax_mask(y, x, g),
     formula="NaN-ignoring maximum",
 )
 FMIN = _binary(
     "fmin",
     np.fmin,
-    lambda g, ans, x, y: g * _fmin_mask(x, y),
-    lambda g, ans, x, y: g * _fmin_mask(y, x),
+    lambda g, ans, x, y: g * _fmin_mask(x, y, g),
+    lambda g, ans, x, y: g * _fmin_mask(y, x, g),
     formula="NaN-ignoring minimum",
 )
 ARCTAN2 = _binary(

@@ -1,4 +1,15 @@
-"""Indexing primitives (getitem and its adjoint): forward and VJP together."""
+"""Indexing primitives: ``x[index]``, its adjoint (scatter-add) and ``x[index] = v``.
+
+Indices are any NumPy index: ints (negative too), slices, ``Ellipsis``,
+``None``, integer arrays (repeats allowed) and boolean masks, alone or in a
+tuple. Tensors used as indices (a boolean mask from ``x > 0``, an integer
+tensor) are read as constants. The index is a static parameter of the op, so
+it never receives a gradient.
+
+The gradient of ``x[index]`` scatters the cotangent back with ``np.add.at``,
+so an element picked several times (``x[[0, 0, 1]]``) gets the sum of its
+cotangents.
+"""
 
 from __future__ import annotations
 
@@ -14,10 +25,59 @@ def _raw(x: Any) -> Any:
     return x._value if isinstance(x, _t.Tensor) else x
 
 
+def _raw_one(i: Any) -> Any:
+    if isinstance(i, _t.Tensor):
+        i = i._value
+    if isinstance(i, list):
+        i = np.asarray([_raw(e) for e in i]) if i else np.zeros(0, dtype=np.intp)
+    return i
+
+
 def _raw_index(index: Any) -> Any:
+    """The index with tensors replaced by their values and lists by arrays."""
     if isinstance(index, tuple):
-        return tuple(_raw(i) for i in index)
-    return _raw(index)
+        return tuple(_raw_one(i) for i in index)
+    return _raw_one(index)
+
+
+def _frozen_index(index: Any) -> Any:
+    """:func:`_raw_index` with index arrays copied, so later changes to them
+    cannot change a recorded op."""
+    index = _raw_index(index)
+
+    def freeze(i: Any) -> Any:
+        return i.copy() if isinstance(i, np.ndarray) and i.ndim else i
+
+    if isinstance(index, tuple):
+        return tuple(freeze(i) for i in index)
+    return freeze(index)
+
+
+def _parts(index: Any) -> tuple[Any, ...]:
+    return index if isinstance(index, tuple) else (index,)
+
+
+def _has_int_array(index: Any) -> bool:
+    """Whether the index holds an integer array (which may repeat elements)."""
+    return any(
+        isinstance(i, np.ndarray) and i.ndim > 0 and i.dtype.kind in "iu" for i in _parts(index)
+    )
+
+
+def _is_advanced(index: Any) -> bool:
+    return any(
+        isinstance(i, np.ndarray) and (i.ndim > 0 or i.dtype == bool) for i in _parts(index)
+    )
+
+
+# -- getitem and scatter_add ---------------------------------------------------------
+def _getitem_impl(x: Any, index: Any) -> Any:
+    out = np.asarray(x)[index]
+    if isinstance(out, np.ndarray) and out.base is not None and _is_advanced(index):
+        # Advanced indexing copies, but NumPy may hand back a view of its own
+        # temporary; a fresh array keeps ``view`` bookkeeping exact.
+        out = out.copy()
+    return out
 
 
 def _getitem_vjp(g: Any, ans: Any, x: Any, index: Any) -> Any:
@@ -26,16 +86,49 @@ def _getitem_vjp(g: Any, ans: Any, x: Any, index: Any) -> Any:
 
 def _scatter_add_impl(g: Any, shape: Any, index: Any) -> Any:
     out = np.zeros(shape, dtype=np.result_type(g))
-    np.add.at(out, index, g)
+    if _has_int_array(index):
+        np.add.at(out, index, g)
+    else:
+        out[index] = g  # slices, ints and masks never pick an element twice
     return out
 
 
-GETITEM = Op("getitem", lambda x, index: np.asarray(x)[index], (_getitem_vjp,),
-             formula="adjoint: scatter-add into zeros", symbol="[]", view=True)
-SCATTER_ADD = Op("scatter_add", _scatter_add_impl,
-                 (lambda g, ans, h, shape, index: getitem(g, index),),
-                 formula="adjoint: gather")
+def _getitem_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    x = rng.normal(size=(4, 3, 2))
+    mask = np.array([[True, False, True], [False, False, True], [True, True, False],
+                     [False, True, False]])
+    indices = [
+        1, -1, slice(1, 3), slice(None, None, -2), (Ellipsis, 0), (None, slice(None), 1),
+        np.array([0, 0, 3, 1]), (np.array([0, 2]), slice(None), np.array([1, 1])),
+        mask, (mask, 1), (Ellipsis, None), (slice(0, 2), np.array([[0, 2], [2, 2]])),
+        (-2, np.array([1, 0, 1]), 0), np.array([True, False, True, True]),
+    ]
+    cases: list[tuple[tuple[Any, ...], dict[str, Any]]] = [((x,), {"index": i}) for i in indices]
+    cases.append(((rng.normal(size=5),), {"index": np.array([4, 4, 4, 0])}))
+    cases.append(((rng.normal(size=()),), {"index": None}))
+    return cases
 
+
+def _scatter_add_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    return [
+        ((rng.normal(size=(2, 2)),), {"shape": (4, 2), "index": slice(1, 3)}),
+        ((rng.normal(size=(4,)),), {"shape": (3,), "index": np.array([0, 2, 0, 0])}),
+        ((rng.normal(size=(3,)),), {"shape": (2, 3), "index": 1}),
+        ((rng.normal(size=(2,)),), {"shape": (2, 2),
+                                    "index": np.array([[True, False], [False, True]])}),
+    ]
+
+
+GETITEM = Op("getitem", _getitem_impl, (_getitem_vjp,), symbol="[]", view=True,
+             formula="adjoint: scatter-add ḡ into zeros (repeats add up)",
+             samples=_getitem_samples)
+SCATTER_ADD = Op("scatter_add", _scatter_add_impl,
+                 (lambda g, ans, h, shape, index: _t.apply(GETITEM, g, index=index),),
+                 formula="zeros with h added at index; adjoint: gather ḡ[index]",
+                 samples=_scatter_add_samples)
+
+
+# -- setitem ---------------------------------------------------------------------------
 def _setitem_impl(x: Any, v: Any, index: Any) -> Any:
     out = np.array(x, copy=True)
     out[index] = v
@@ -46,22 +139,67 @@ def _setitem_dx(g: Any, ans: Any, x: Any, v: Any, index: Any) -> Any:
     return _t.apply(SETITEM, g, 0.0, index=index)
 
 
+def _written(shape: tuple[int, ...], index: Any) -> np.ndarray | None:
+    """Which elements of the broadcast value survive ``x[index] = value``.
+
+    With repeated integer indices NumPy keeps the last write; the earlier
+    ones are overwritten and get no gradient. ``None`` when all survive.
+    """
+    if not _has_int_array(index):
+        return None
+    slots = np.full(shape, -1, dtype=np.intp)
+    target = slots[index].shape
+    ids = np.arange(int(np.prod(target, dtype=np.int64)), dtype=np.intp).reshape(target)
+    slots[index] = ids
+    kept = slots[index] == ids
+    return None if kept.all() else kept
+
+
 def _setitem_dv(g: Any, ans: Any, x: Any, v: Any, index: Any) -> Any:
-    from .reduce import sum_to
+    from .reduce import reshape_to, sum_to
 
-    return sum_to(getitem(g, index), np.shape(_raw(v)))
+    gv = _t.apply(GETITEM, g, index=index)
+    kept = _written(np.shape(_raw(x)), index)
+    if kept is not None:
+        gv = gv * kept
+    vshape = np.shape(_raw(v))
+    extra = len(vshape) - np.ndim(_raw(gv))
+    if extra > 0:  # NumPy accepts leading unit axes on the value
+        gv = reshape_to(gv, (1,) * extra + np.shape(_raw(gv)))
+    return sum_to(gv, vshape)
 
 
-SETITEM = Op("setitem", _setitem_impl, (_setitem_dx, _setitem_dv),
-             formula="x̄ = ḡ with the written places zeroed; v̄ = ḡ[index] summed to v's shape",
-             symbol="[]=")
+def _setitem_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    n = rng.normal
+    mask = np.array([[True, False, True], [False, True, True]])
+    return [
+        ((n(size=(4, 3)), n(size=(3,))), {"index": 0}),
+        ((n(size=(4, 3)), n(size=(2, 1))), {"index": slice(1, 3)}),
+        ((n(size=(5,)), n(size=(3,))), {"index": np.array([0, 2, 0])}),
+        ((n(size=(5,)), n()), {"index": np.array([1, 1, 3])}),
+        ((n(size=(2, 3)), n(size=(4,))), {"index": mask}),
+        ((n(size=(2, 3)), n()), {"index": mask}),
+        ((n(size=(3, 4)), n(size=(1, 2))), {"index": (Ellipsis, np.array([3, 1]))}),
+        ((n(size=(3,)), n(size=(1, 2))), {"index": slice(0, 2)}),
+        ((n(size=(4, 2)), n(size=(3, 2))), {"index": (np.array([2, 0, 2]), slice(None))}),
+    ]
+
+
+SETITEM = Op("setitem", _setitem_impl, (_setitem_dx, _setitem_dv), symbol="[]=",
+             formula="x̄ = ḡ with the written places zeroed; v̄ = ḡ[index] (last write wins) "
+                     "summed to v's shape",
+             samples=_setitem_samples)
 
 OPS = (GETITEM, SCATTER_ADD, SETITEM)
 
 
+# -- public functions ----------------------------------------------------------------
 def getitem(x: Any, index: Any) -> Any:
     """``x[index]`` for slices, ints, integer arrays, masks, Ellipsis and None."""
-    return _t.apply(GETITEM, x, index=_raw_index(index))
+    return _t.apply(GETITEM, x, index=_frozen_index(index))
 
-PUBLIC = ()
-NUMPY = {}
+
+#: Names exported by ``wengert.numpy`` (``take`` and ``take_along_axis`` live in ``shape``).
+PUBLIC: tuple[str, ...] = ()
+#: NumPy function -> function, for ``Tensor.__array_function__``.
+NUMPY: dict[Any, Any] = {}

@@ -1,55 +1,731 @@
-"""Linear algebra primitives: forward and VJP together."""
+"""Linear algebra primitives: the NumPy forward and the VJP of each, side by side.
+
+Products (``matmul``, ``dot``, ``inner``, ``outer``, ``tensordot``, ``kron``,
+``einsum``) and matrix functions (``inv``, ``det``, ``slogdet``, ``solve``,
+``cholesky``). Every rule is written with wengert's own functions, so it runs
+on NumPy values in a plain backward pass and records itself on tensors when
+``create_graph=True``. The products' rules are products again (a contraction's
+adjoint is a contraction with the cotangent), so derivatives of any order work.
+
+Rules assume real inputs (no complex conjugation).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import string
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .. import tensor as _t
 from ..core.op import Op
-from .reduce import sum_to
-from .shape import swapaxes
+from .reduce import broadcast_to, reshape_to, sum_to
+from .reduce import sum as _sum
+from .shape import swapaxes, transpose
 
 
 def _raw(x: Any) -> Any:
     return x._value if isinstance(x, _t.Tensor) else x
 
 
+def _shape(x: Any) -> tuple[int, ...]:
+    return np.shape(_raw(x))
+
+
+def _mT(x: Any) -> Any:
+    return swapaxes(x, -1, -2)
+
+
+def _rng_matrix(rng: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """A well-conditioned square matrix (or stack): ``n·I`` plus a small perturbation."""
+    n = shape[-1]
+    return np.eye(n) * (n + 1.0) + rng.uniform(-1.0, 1.0, shape)
+
+
+def _rng_spd(rng: Any, shape: tuple[int, ...]) -> np.ndarray:
+    m = rng.normal(size=shape)
+    return m @ np.swapaxes(m, -1, -2) + np.eye(shape[-1]) * shape[-1]
+
+
+# -- matmul -------------------------------------------------------------------
+def _mm_shapes(xs: tuple[int, ...], ys: tuple[int, ...]) -> tuple[Any, Any, Any]:
+    """``x`` and ``y`` promoted to matrices as ``np.matmul`` does, and the
+    matching shape of the output cotangent."""
+    x2 = (1,) + xs if len(xs) == 1 else xs
+    y2 = ys + (1,) if len(ys) == 1 else ys
+    batch = np.broadcast_shapes(x2[:-2], y2[:-2])
+    return x2, y2, batch + (x2[-2], y2[-1])
+
+
 def _matmul_dx(g: Any, ans: Any, x: Any, y: Any) -> Any:
-    xv, yv = _raw(x), _raw(y)
-    if np.ndim(yv) == 1:
-        if np.ndim(xv) == 1:
-            return g * y
-        return g[..., None] * y  # outer: (..., n) x (m,)
-    if np.ndim(xv) == 1:
-        # x: (k,), y: (..., k, m), g: (..., m)
-        return sum_to(matmul(y, g[..., None])[..., 0], np.shape(xv))
-    return sum_to(matmul(g, swapaxes(y, -1, -2)), np.shape(xv))
+    xs, ys = _shape(x), _shape(y)
+    x2, y2, g2 = _mm_shapes(xs, ys)
+    dx = matmul(reshape_to(g, g2), _mT(reshape_to(y, y2)))
+    return reshape_to(sum_to(dx, x2), xs)
 
 
 def _matmul_dy(g: Any, ans: Any, x: Any, y: Any) -> Any:
-    xv, yv = _raw(x), _raw(y)
-    if np.ndim(xv) == 1:
-        if np.ndim(yv) == 1:
-            return g * x
-        return sum_to(x[:, None] * g[..., None, :], np.shape(yv))
-    if np.ndim(yv) == 1:
-        # x: (..., n, k), y: (k,), g: (..., n)
-        return sum_to(matmul(swapaxes(x, -1, -2), g[..., None])[..., 0], np.shape(yv))
-    return sum_to(matmul(swapaxes(x, -1, -2), g), np.shape(yv))
+    xs, ys = _shape(x), _shape(y)
+    x2, y2, g2 = _mm_shapes(xs, ys)
+    dy = matmul(_mT(reshape_to(x, x2)), reshape_to(g, g2))
+    return reshape_to(sum_to(dy, y2), ys)
+
+
+def _matmul_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    pairs = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)),
+             ((2, 2, 3), (3, 4)), ((3,), (2, 3, 4)), ((2, 1, 2, 3), (5, 3, 2)),
+             ((2, 2, 3), (3,))]
+    return [((rng.normal(size=a), rng.normal(size=b)), {}) for a, b in pairs]
 
 
 MATMUL = Op("matmul", np.matmul, (_matmul_dx, _matmul_dy), reads=(0, 1),
-            formula="d(X@Y) = dX@Y + X@dY; x̄ = ḡ@Yᵀ, ȳ = Xᵀ@ḡ", symbol="@")
+            formula="d(X@Y) = dX@Y + X@dY; x̄ = ḡ@Yᵀ, ȳ = Xᵀ@ḡ", symbol="@",
+            samples=_matmul_samples)
 
-OPS = (MATMUL,)
+
+# -- tensordot and the products built on it -------------------------------
+def _norm_axes(axes: Any, na: int, nb: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``tensordot``'s ``axes`` as two tuples of non-negative axis numbers."""
+    if isinstance(axes, (int, np.integer)):
+        n = int(axes)
+        if n < 0 or n > min(na, nb):
+            raise ValueError(f"tensordot: axes={n} is out of range for {na}-d and {nb}-d inputs")
+        return tuple(range(na - n, na)), tuple(range(n))
+    ax_a, ax_b = axes
+    ax_a = (ax_a,) if isinstance(ax_a, (int, np.integer)) else tuple(ax_a)
+    ax_b = (ax_b,) if isinstance(ax_b, (int, np.integer)) else tuple(ax_b)
+    if len(ax_a) != len(ax_b):
+        raise ValueError("tensordot: the two axes sequences must have the same length")
+    return tuple(int(a) % na for a in ax_a), tuple(int(b) % nb for b in ax_b)
 
 
+def _permute(x: Any, order: list[int]) -> Any:
+    """Transpose so that axis ``order[k]`` of the result is axis ``k``."""
+    perm = tuple(int(i) for i in np.argsort(order))
+    if perm == tuple(range(len(perm))):
+        return x
+    return transpose(x, perm)
+
+
+def _contract_da(g: Any, b: Any, na: int, ax_a: tuple[int, ...], ax_b: tuple[int, ...]) -> Any:
+    nb = np.ndim(_raw(b))
+    free_a = [i for i in range(na) if i not in ax_a]
+    free_b = [i for i in range(nb) if i not in ax_b]
+    k = len(free_a)
+    da = tensordot(g, b, (tuple(range(k, k + len(free_b))), tuple(free_b)))
+    return _permute(da, free_a + [ax_a[j] for j in np.argsort(ax_b)])
+
+
+def _contract_db(g: Any, a: Any, nb: int, ax_a: tuple[int, ...], ax_b: tuple[int, ...]) -> Any:
+    na = np.ndim(_raw(a))
+    free_a = [i for i in range(na) if i not in ax_a]
+    free_b = [i for i in range(nb) if i not in ax_b]
+    db = tensordot(a, g, (tuple(free_a), tuple(range(len(free_a)))))
+    return _permute(db, [ax_b[j] for j in np.argsort(ax_a)] + free_b)
+
+
+def _tensordot_impl(a: Any, b: Any, axes: Any = 2) -> Any:
+    ax_a, ax_b = _norm_axes(axes, np.ndim(a), np.ndim(b))
+    return np.tensordot(a, b, (ax_a, ax_b))
+
+
+def _tensordot_da(g: Any, ans: Any, a: Any, b: Any, axes: Any = 2) -> Any:
+    na = np.ndim(_raw(a))
+    return _contract_da(g, b, na, *_norm_axes(axes, na, np.ndim(_raw(b))))
+
+
+def _tensordot_db(g: Any, ans: Any, a: Any, b: Any, axes: Any = 2) -> Any:
+    nb = np.ndim(_raw(b))
+    return _contract_db(g, a, nb, *_norm_axes(axes, np.ndim(_raw(a)), nb))
+
+
+def _tensordot_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    n = rng.normal
+    return [
+        ((n(size=(2, 3, 4)), n(size=(3, 4, 5))), {"axes": ((1, 2), (0, 1))}),
+        ((n(size=(2, 3, 4)), n(size=(4, 2, 3))), {"axes": ((0, 2), (1, 0))}),
+        ((n(size=(2, 3)), n(size=(4,))), {"axes": ((), ())}),
+        ((n(size=(3, 4)), n(size=(4, 2))), {"axes": ((1,), (0,))}),
+        ((n(size=(2, 3)), n(size=(2, 3))), {"axes": ((0, 1), (0, 1))}),
+    ]
+
+
+TENSORDOT = Op("tensordot", _tensordot_impl, (_tensordot_da, _tensordot_db), reads=(0, 1),
+               formula="contraction; each adjoint contracts ḡ with the other input",
+               samples=_tensordot_samples)
+
+
+def _dot_axes(na: int, nb: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    if na == 0 or nb == 0:
+        return (), ()
+    return (na - 1,), (max(nb - 2, 0),)
+
+
+def _inner_axes(na: int, nb: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    if na == 0 or nb == 0:
+        return (), ()
+    return (na - 1,), (nb - 1,)
+
+
+def _contraction(name: str, impl: Any, axes_of: Any, formula: str, samples: Any) -> Op:
+    def da(g: Any, ans: Any, a: Any, b: Any) -> Any:
+        na, nb = np.ndim(_raw(a)), np.ndim(_raw(b))
+        return _contract_da(g, b, na, *axes_of(na, nb))
+
+    def db(g: Any, ans: Any, a: Any, b: Any) -> Any:
+        na, nb = np.ndim(_raw(a)), np.ndim(_raw(b))
+        return _contract_db(g, a, nb, *axes_of(na, nb))
+
+    return Op(name, impl, (da, db), reads=(0, 1), formula=formula, samples=samples)
+
+
+def _pair_samples(pairs: list[tuple[Any, Any]]) -> Any:
+    def samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+        return [((rng.normal(size=a), rng.normal(size=b)), {}) for a, b in pairs]
+
+    return samples
+
+
+DOT = _contraction(
+    "dot", np.dot, _dot_axes, "sum over the last axis of a and the second-to-last of b",
+    _pair_samples([((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)),
+                   ((2, 3, 4), (5, 4, 2)), ((), (2, 3)), ((2, 3), ()), ((4,), (2, 4, 3))]))
+INNER = _contraction(
+    "inner", np.inner, _inner_axes, "sum over the last axes of a and b",
+    _pair_samples([((3,), (3,)), ((2, 3), (4, 3)), ((2, 2, 3), (3,)), ((), (3,)),
+                   ((2, 3), ())]))
+
+
+def _outer_impl(a: Any, b: Any) -> Any:
+    return np.outer(a, b)
+
+
+def _outer_da(g: Any, ans: Any, a: Any, b: Any) -> Any:
+    bv = reshape_to(b, (int(np.size(_raw(b))),))
+    return reshape_to(matmul(g, bv), _shape(a))
+
+
+def _outer_db(g: Any, ans: Any, a: Any, b: Any) -> Any:
+    av = reshape_to(a, (int(np.size(_raw(a))),))
+    return reshape_to(matmul(av, g), _shape(b))
+
+
+OUTER = Op("outer", _outer_impl, (_outer_da, _outer_db), reads=(0, 1),
+           formula="ā = ḡ b, b̄ = ḡᵀ a (inputs flattened)", symbol="⊗",
+           samples=_pair_samples([((3,), (4,)), ((2, 2), (3,)), ((), (3,))]))
+
+
+# -- kron -----------------------------------------------------------------------
+def _kron_shapes(xs: tuple[int, ...], ys: tuple[int, ...]) -> Any:
+    nd = max(len(xs), len(ys))
+    a = (1,) * (nd - len(xs)) + tuple(xs)
+    b = (1,) * (nd - len(ys)) + tuple(ys)
+    inter = tuple(n for pair in zip(a, b) for n in pair)
+    return a, b, inter, nd
+
+
+def _kron_da(g: Any, ans: Any, a: Any, b: Any) -> Any:
+    a_s, b_s, inter, nd = _kron_shapes(_shape(a), _shape(b))
+    bx = reshape_to(b, tuple(n for m in b_s for n in (1, m)))
+    prod = reshape_to(g, inter) * bx
+    if nd:
+        prod = _sum(prod, axis=tuple(range(1, 2 * nd, 2)))
+    return reshape_to(prod, _shape(a))
+
+
+def _kron_db(g: Any, ans: Any, a: Any, b: Any) -> Any:
+    a_s, b_s, inter, nd = _kron_shapes(_shape(a), _shape(b))
+    ax = reshape_to(a, tuple(n for m in a_s for n in (m, 1)))
+    prod = reshape_to(g, inter) * ax
+    if nd:
+        prod = _sum(prod, axis=tuple(range(0, 2 * nd, 2)))
+    return reshape_to(prod, _shape(b))
+
+
+KRON = Op("kron", np.kron, (_kron_da, _kron_db), reads=(0, 1), symbol="⊗",
+          formula="blocks a[i]·b; each adjoint sums ḡ's blocks against the other input",
+          samples=_pair_samples([((2, 3), (2, 2)), ((3,), (2,)), ((2, 2), (3,)),
+                                 ((2, 1, 2), (2, 3)), ((), (2, 2))]))
+
+
+# -- einsum -------------------------------------------------------------------
+_LETTERS = string.ascii_letters
+
+
+def _einsum_impl(a: Any, b: Any, subscripts: str) -> Any:
+    # A Python float operand (the 1.0 of a one-operand einsum) must not upcast.
+    if type(b) is float:
+        b = np.asarray(b, dtype=np.result_type(a, b))
+    if type(a) is float:
+        a = np.asarray(a, dtype=np.result_type(a, b))
+    big = np.size(a) * np.size(b) > 4096
+    return np.einsum(subscripts, a, b, optimize="greedy" if big else False)
+
+
+@functools.lru_cache(maxsize=512)
+def _split(subscripts: str) -> tuple[tuple[str, ...], str]:
+    lhs, out = subscripts.split("->")
+    return tuple(lhs.split(",")), out
+
+
+@functools.lru_cache(maxsize=256)
+def _diag_mask(term: str, shape: tuple[int, ...]) -> np.ndarray:
+    """True where every repeated label of ``term`` has equal indices."""
+    mask = np.ones(shape, dtype=bool)
+    first: dict[str, int] = {}
+    nd = len(shape)
+    for p, c in enumerate(term):
+        if c not in first:
+            first[c] = p
+            continue
+        q = first[c]
+        iq = np.arange(shape[q]).reshape([-1 if k == q else 1 for k in range(nd)])
+        ip = np.arange(shape[p]).reshape([-1 if k == p else 1 for k in range(nd)])
+        mask = mask & (iq == ip)
+    mask.flags.writeable = False  # cached and shared
+    return mask
+
+
+def _einsum_vjp(i: int, g: Any, a: Any, b: Any, subscripts: str) -> Any:
+    """The cotangent of operand ``i`` of a two-operand einsum.
+
+    It is the einsum of ``g`` with the other operand onto the operand's unique
+    labels; labels summed within this operand alone are broadcast back,
+    labels broadcast from size 1 are summed, and repeated labels (a trace or
+    a diagonal) put the result on the diagonal and zeros elsewhere.
+    """
+    terms, out = _split(subscripts)
+    term, other_term = terms[i], terms[1 - i]
+    other = b if i == 0 else a
+    xshape = _shape(a if i == 0 else b)
+    sizes: dict[str, int] = {}
+    for c, n in zip(term, xshape):
+        sizes.setdefault(c, n)
+    uniq = "".join(dict.fromkeys(term))
+    avail = set(out) | set(other_term)
+    keep = "".join(c for c in uniq if c in avail)
+    spec = f"{out},{other_term}->{keep}"
+    if other_term == "" and out == keep and type(_raw(other)) is float and _raw(other) == 1.0:
+        d = g
+    else:
+        d = _t.apply(EINSUM, g, other, subscripts=spec)
+    dshape = _shape(d)
+    summed = tuple(k for k, c in enumerate(keep) if sizes[c] == 1 and dshape[k] != 1)
+    if summed:
+        d = _sum(d, axis=summed, keepdims=True)
+        dshape = _shape(d)
+    if keep != uniq:
+        pos = {c: k for k, c in enumerate(keep)}
+        d = reshape_to(d, tuple(dshape[pos[c]] if c in pos else 1 for c in uniq))
+    d = broadcast_to(d, tuple(sizes[c] for c in uniq))
+    if len(uniq) != len(term):
+        seen: set[str] = set()
+        expand = []
+        for c in term:
+            expand.append(1 if c in seen else sizes[c])
+            seen.add(c)
+        d = reshape_to(d, tuple(expand)) * _diag_mask(term, tuple(xshape))
+    return d
+
+
+def _einsum_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    n = rng.normal
+    cases = [
+        ("ij,jk->ik", (2, 3), (3, 4)),
+        ("bij,bjk->bik", (2, 2, 3), (2, 3, 2)),
+        ("i,j->ij", (3,), (2,)),
+        ("ij,ij->", (2, 3), (2, 3)),
+        ("ij,k->ik", (2, 3), (4,)),
+        ("ij,ij->ij", (1, 3), (2, 3)),
+        ("ii,->", (3, 3), ()),
+        ("ii,->i", (3, 3), ()),
+        ("ij,->ji", (2, 3), ()),
+        ("iij,j->i", (2, 2, 3), (3,)),
+        ("ii,ij->j", (3, 3), (3, 2)),
+        ("abc,cb->a", (2, 3, 4), (4, 3)),
+    ]
+    return [((n(size=sa), n(size=sb)), {"subscripts": s}) for s, sa, sb in cases]
+
+
+EINSUM = Op("einsum", _einsum_impl,
+            (lambda g, ans, a, b, subscripts: _einsum_vjp(0, g, a, b, subscripts),
+             lambda g, ans, a, b, subscripts: _einsum_vjp(1, g, a, b, subscripts)),
+            reads=(0, 1), symbol="einsum",
+            formula="two-operand contraction; each adjoint is an einsum of ḡ with the other",
+            samples=_einsum_samples)
+
+
+# -- matrix functions -----------------------------------------------------------
+def _expand2(v: Any) -> Any:
+    """Append two unit axes so a per-matrix value broadcasts against a stack."""
+    return reshape_to(v, _shape(v) + (1, 1))
+
+
+def _square_samples(draw: Any, shapes: list[tuple[int, ...]]) -> Any:
+    def samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+        return [((draw(rng, s),), {}) for s in shapes]
+
+    return samples
+
+
+def _det_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    flip = _rng_matrix(rng, (3, 3))[[1, 0, 2]]  # a negative determinant
+    return [((_rng_matrix(rng, s),), {}) for s in [(1, 1), (2, 2), (3, 3), (2, 3, 3)]] + [
+        ((flip,), {})
+    ]
+
+
+INV = Op("inv", np.linalg.inv, (lambda g, ans, a: -matmul(_mT(ans), matmul(g, _mT(ans))),),
+         reads_out=True, formula="d(A⁻¹) = -A⁻¹ dA A⁻¹; Ā = -A⁻ᵀ ḡ A⁻ᵀ", symbol="⁻¹",
+         samples=_square_samples(_rng_matrix, [(1, 1), (3, 3), (2, 3, 3)]))
+DET = Op("det", np.linalg.det,
+         (lambda g, ans, a: _expand2(g * ans) * _mT(inv(a)),),
+         reads=(0,), reads_out=True, formula="d det A = det A · tr(A⁻¹ dA); Ā = ḡ det A A⁻ᵀ",
+         samples=_det_samples)
+
+
+def _slogdet_impl(a: Any) -> Any:
+    return np.linalg.slogdet(a)[1]
+
+
+SLOGDET = Op("slogdet", _slogdet_impl, (lambda g, ans, a: _expand2(g) * _mT(inv(a)),),
+             reads=(0,), formula="d log|det A| = tr(A⁻¹ dA); Ā = ḡ A⁻ᵀ",
+             samples=_det_samples)
+
+
+def _solve_impl(a: Any, b: Any) -> Any:
+    a, b = np.asarray(a), np.asarray(b)
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    return np.linalg.solve(np.broadcast_to(a, batch + a.shape[-2:]),
+                           np.broadcast_to(b, batch + b.shape[-2:]))
+
+
+def _solve_da(g: Any, ans: Any, a: Any, b: Any) -> Any:
+    bbar = _t.apply(SOLVE, _mT(a), g)
+    return sum_to(-matmul(bbar, _mT(ans)), _shape(a))
+
+
+def _solve_db(g: Any, ans: Any, a: Any, b: Any) -> Any:
+    return sum_to(_t.apply(SOLVE, _mT(a), g), _shape(b))
+
+
+def _solve_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    n = rng.normal
+    return [((_rng_matrix(rng, a), n(size=b)), {})
+            for a, b in [((3, 3), (3, 2)), ((3, 3), (3, 1)), ((2, 3, 3), (3, 2)),
+                         ((3, 3), (2, 3, 1)), ((2, 1, 2, 2), (3, 2, 2))]]
+
+
+#: The primitive behind :func:`solve`: ``b`` is always a stack of matrices.
+SOLVE = Op("solve", _solve_impl, (_solve_da, _solve_db), reads=(0,), reads_out=True,
+           formula="X = A⁻¹B; B̄ = A⁻ᵀḡ, Ā = -B̄ Xᵀ", samples=_solve_samples)
+
+
+@functools.lru_cache(maxsize=64)
+def _phi(n: int) -> np.ndarray:
+    """Lower triangle with the diagonal halved, as a mask (float32: exact, never upcasts)."""
+    mask = (np.tril(np.ones((n, n))) - 0.5 * np.eye(n)).astype(np.float32)
+    mask.flags.writeable = False  # cached and shared
+    return mask
+
+
+def _cholesky_impl(a: Any) -> Any:
+    a = np.asarray(a)
+    return np.linalg.cholesky(0.5 * (a + np.swapaxes(a, -1, -2)))
+
+
+def _cholesky_vjp(g: Any, ans: Any, a: Any) -> Any:
+    # Murray (2016), arXiv:1602.07527: Ā = sym(L⁻ᵀ Φ(Lᵀ L̄) L⁻¹).
+    lt = _mT(ans)
+    p = matmul(lt, g) * _phi(_shape(ans)[-1])
+    s = _t.apply(SOLVE, lt, _mT(_t.apply(SOLVE, lt, _mT(p))))
+    return (s + _mT(s)) * 0.5
+
+
+CHOLESKY = Op("cholesky", _cholesky_impl, (_cholesky_vjp,), reads_out=True,
+              formula="Ā = sym(L⁻ᵀ Φ(Lᵀ L̄) L⁻¹), Φ = lower triangle with the diagonal halved",
+              samples=_square_samples(_rng_spd, [(1, 1), (3, 3), (2, 3, 3)]))
+
+OPS = (MATMUL, TENSORDOT, DOT, INNER, OUTER, KRON, EINSUM, INV, DET, SLOGDET, SOLVE, CHOLESKY)
+
+
+# -- public functions -----------------------------------------------------------
 def matmul(x: Any, y: Any) -> Any:
-    """Matrix product with NumPy's batching and 1-d rules."""
+    """Matrix product with NumPy's batching, broadcasting and 1-d rules.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> a = wg.tensor(np.eye(2), requires_grad=True)
+    >>> (a @ np.array([1.0, 2.0])).sum().backward()
+    >>> a.grad
+    array([[1., 2.],
+           [1., 2.]])
+    """
     return _t.apply(MATMUL, x, y)
 
-PUBLIC = ("matmul",)
+
+def dot(a: Any, b: Any) -> Any:
+    """Dot product with ``np.dot``'s rules (scalars, 1-d, N-d with 1-d or M-d)."""
+    return _t.apply(DOT, a, b)
+
+
+def inner(a: Any, b: Any) -> Any:
+    """Inner product over the last axes (``np.inner``)."""
+    return _t.apply(INNER, a, b)
+
+
+def outer(a: Any, b: Any) -> Any:
+    """Outer product of the flattened inputs (``np.outer``)."""
+    return _t.apply(OUTER, a, b)
+
+
+def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
+    """Sum products over the given axes (``np.tensordot``).
+
+    ``axes`` is an int ``n`` (the last ``n`` axes of ``a`` with the first
+    ``n`` of ``b``) or a pair of axis sequences.
+    """
+    na, nb = np.ndim(_raw(a)), np.ndim(_raw(b))
+    return _t.apply(TENSORDOT, a, b, axes=_norm_axes(axes, na, nb))
+
+
+def kron(a: Any, b: Any) -> Any:
+    """Kronecker product (``np.kron``)."""
+    return _t.apply(KRON, a, b)
+
+
+def vdot(a: Any, b: Any) -> Any:
+    """Dot product of the flattened inputs (``np.vdot``; real inputs)."""
+    return dot(reshape_to(a, (-1,)), reshape_to(b, (-1,)))
+
+
+def vecdot(x1: Any, x2: Any, axis: int = -1) -> Any:
+    """Vector dot product over ``axis`` with broadcasting (``np.vecdot``; real inputs)."""
+    return _sum(x1 * x2, axis=axis)
+
+
+def _einsum_parse(subscripts: str, shapes: list[tuple[int, ...]]) -> tuple[list[str], str]:
+    """Explicit subscripts with ``...`` replaced by fresh labels, and the output."""
+    s = subscripts.replace(" ", "")
+    if s.count("->") > 1:
+        raise ValueError(f"einsum: more than one '->' in {subscripts!r}")
+    lhs, out = s.split("->") if "->" in s else (s, None)
+    terms = lhs.split(",")
+    if len(terms) != len(shapes):
+        raise ValueError(
+            f"einsum: {len(terms)} operand subscripts in {subscripts!r} but {len(shapes)} operands"
+        )
+    for ch in s.replace("...", "").replace(",", "").replace("->", ""):
+        if ch not in _LETTERS:
+            raise ValueError(f"einsum: invalid subscript {ch!r} in {subscripts!r}")
+    if out is not None:
+        plain = out.replace("...", "")
+        if "." in plain or len(set(plain)) != len(plain) or out.count("...") > 1:
+            raise ValueError(f"einsum: invalid output subscripts in {subscripts!r}")
+    n_ell = 0
+    for t, shape in zip(terms, shapes):
+        if "." in t.replace("...", ""):
+            raise ValueError(f"einsum: invalid subscripts {t!r}")
+        if "..." in t:
+            n_ell = max(n_ell, len(shape) - (len(t) - 3))
+        elif len(t) != len(shape):
+            raise ValueError(
+                f"einsum: operand with subscripts {t!r} has {len(shape)} dimensions"
+            )
+    fresh = [c for c in _LETTERS if c not in s]
+    if n_ell > len(fresh):
+        raise ValueError("einsum: too many dimensions for the available subscript letters")
+    ell = "".join(fresh[:n_ell])
+    canon = []
+    for t, shape in zip(terms, shapes):
+        if "..." in t:
+            k = len(shape) - (len(t) - 3)
+            if k < 0:
+                raise ValueError(f"einsum: operand with subscripts {t!r} has too few dimensions")
+            t = t.replace("...", ell[n_ell - k:])
+        canon.append(t)
+    if out is None:
+        counts: dict[str, int] = {}
+        for t in terms:
+            for c in t.replace("...", ""):
+                counts[c] = counts.get(c, 0) + 1
+        out = ell + "".join(sorted(c for c, k in counts.items() if k == 1))
+    elif "..." in out:
+        out = out.replace("...", ell)
+    elif n_ell:
+        raise ValueError(
+            "einsum: output has more dimensions than subscripts given in einstein sum, but no "
+            "'...' ellipsis provided to broadcast the extra dimensions."
+        )
+    labels = set("".join(canon))
+    for c in out:
+        if c not in labels:
+            raise ValueError(f"einsum: output subscript {c!r} does not appear in the inputs")
+    return canon, out
+
+
+def _einsum_sublists(args: tuple[Any, ...]) -> tuple[str, list[Any]]:
+    """Convert ``einsum(op0, sublist0, op1, sublist1, ..., [out])`` to a string form."""
+
+    def term(sub: Any) -> str:
+        return "".join("..." if s is Ellipsis else _LETTERS[int(s)] for s in sub)
+
+    ops = list(args[0::2])
+    subs = list(args[1::2])
+    out = None
+    if len(args) % 2 == 1:
+        out = ops.pop()
+    spec = ",".join(term(s) for s in subs)
+    if out is not None:
+        spec += "->" + term(out)
+    return spec, ops
+
+
+def _einsum_pair(a: Any, b: Any, ta: str, tb: str, out: str) -> Any:
+    return _t.apply(EINSUM, a, b, subscripts=f"{ta},{tb}->{out}")
+
+
+def einsum(*operands: Any, optimize: Any = "greedy", **kwargs: Any) -> Any:
+    """Einstein summation (``np.einsum``), differentiable in every operand.
+
+    Supports explicit (``'ij,jk->ik'``) and implicit (``'ij,jk'``) outputs,
+    ``...``, repeated labels (traces, diagonals), size-1 broadcasting and any
+    number of operands; the sublist form ``einsum(a, [0, 1], b, [1, 2])``
+    too. With three or more operands the contraction runs pairwise in the
+    order ``np.einsum_path(..., optimize)`` picks, each step one recorded
+    ``einsum`` op.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> a = wg.tensor(np.eye(3) * 2.0, requires_grad=True)
+    >>> wg.numpy.einsum("ii", a).backward()
+    >>> a.grad
+    array([[1., 0., 0.],
+           [0., 1., 0.],
+           [0., 0., 1.]])
+    """
+    bad = {k: v for k, v in kwargs.items() if v is not None and k != "casting"}
+    if bad:
+        raise TypeError(f"wengert einsum does not support the arguments {sorted(bad)}")
+    if not operands:
+        raise ValueError("einsum: no subscripts given")
+    if isinstance(operands[0], str):
+        subscripts, ops = operands[0], list(operands[1:])
+    else:
+        subscripts, ops = _einsum_sublists(operands)
+    if not ops:
+        raise ValueError("einsum: at least one operand is needed")
+    if not any(isinstance(o, _t.Tensor) for o in ops):
+        return np.einsum(subscripts, *ops, optimize=optimize)
+    ops = [o if isinstance(o, _t.Tensor) else np.asarray(o) for o in ops]
+    shapes = [_shape(o) for o in ops]
+    terms, out = _einsum_parse(subscripts, shapes)
+    if len(ops) == 1:
+        return _einsum_pair(ops[0], 1.0, terms[0], "", out)
+    if len(ops) == 2:
+        return _einsum_pair(ops[0], ops[1], terms[0], terms[1], out)
+    path = np.einsum_path(",".join(terms) + "->" + out, *[np.broadcast_to(0.0, s) for s in shapes],
+                          optimize=optimize if optimize else "greedy")[0][1:]
+    ops = list(ops)
+    terms = list(terms)
+    for step in path:
+        idx = sorted(step, reverse=True)
+        picked = [(ops.pop(k), terms.pop(k)) for k in idx][::-1]
+        rest = set("".join(terms)) | set(out)
+        x, tx = picked[0]
+        for j, (y, ty) in enumerate(picked[1:], start=1):
+            later = rest | set("".join(t for _, t in picked[j + 1:]))
+            last = not terms and j == len(picked) - 1
+            tr = out if last else "".join(sorted(set(tx + ty) & later))
+            x, tx = _einsum_pair(x, y, tx, ty, tr), tr
+        if len(picked) == 1:
+            tr = out if not terms else "".join(sorted(set(tx) & rest))
+            x, tx = _einsum_pair(x, 1.0, tx, "", tr), tr
+        ops.append(x)
+        terms.append(tx)
+    (result,), (tres,) = ops, terms
+    if tres != out:
+        result = _einsum_pair(result, 1.0, tres, "", out)
+    return result
+
+
+def inv(a: Any) -> Any:
+    """Inverse of a square matrix (or a stack of them)."""
+    return _t.apply(INV, a)
+
+
+def det(a: Any) -> Any:
+    """Determinant of a square matrix (or a stack of them)."""
+    return _t.apply(DET, a)
+
+
+class SlogdetResult(NamedTuple):
+    """``(sign, logabsdet)``, as NumPy's ``SlogdetResult``."""
+
+    sign: Any
+    logabsdet: Any
+
+
+def slogdet(a: Any) -> SlogdetResult:
+    """Sign and log of the absolute determinant, ``(sign, logabsdet)``.
+
+    The sign is a constant (it has no gradient); ``logabsdet`` is
+    differentiable with gradient ``A⁻ᵀ``.
+    """
+    sign = np.linalg.slogdet(_raw(a))[0]
+    if isinstance(a, _t.Tensor):
+        sign = _t._const(sign)
+    return SlogdetResult(sign, _t.apply(SLOGDET, a))
+
+
+def _vector_rhs(a: Any, b: Any) -> bool:
+    """Whether ``np.linalg.solve`` treats ``b`` as a (stack of) vector(s)."""
+    if np.lib.NumpyVersion(np.__version__) >= "2.0.0":
+        return np.ndim(_raw(b)) == 1
+    return np.ndim(_raw(b)) == np.ndim(_raw(a)) - 1
+
+
+def solve(a: Any, b: Any) -> Any:
+    """Solve ``a @ x = b`` for ``x``; ``b`` is a vector or a (stack of) matrices.
+
+    Follows ``np.linalg.solve`` of the installed NumPy on which ``b`` counts
+    as a vector.
+    """
+    if _vector_rhs(a, b):
+        bs = _shape(b)
+        x = _t.apply(SOLVE, a, reshape_to(b, bs + (1,)))
+        return reshape_to(x, _shape(x)[:-1])
+    return _t.apply(SOLVE, a, b)
+
+
+def cholesky(a: Any) -> Any:
+    """Lower Cholesky factor ``L`` with ``a = L Lᵀ`` of a symmetric positive-definite matrix.
+
+    As in JAX, the input is symmetrised first (``(a + aᵀ)/2``; no change for a
+    symmetric input), so the gradient is the symmetric one.
+    """
+    return _t.apply(CHOLESKY, a)
+
+
+#: Names exported by ``wengert.numpy``.
+PUBLIC = ("matmul", "dot", "inner", "outer", "tensordot", "einsum", "kron", "vdot", "vecdot")
+#: Names for ``wengert.numpy.linalg``.
+LINALG_PUBLIC = ("inv", "det", "slogdet", "solve", "cholesky")
+#: ufunc name -> function, for ``Tensor.__array_ufunc__``.
 UFUNCS = {"matmul": matmul}
-NUMPY = {}
+#: NumPy function -> function, for ``Tensor.__array_function__``.
+NUMPY: dict[Any, Any] = {
+    np.dot: dot, np.inner: inner, np.outer: outer, np.tensordot: tensordot, np.einsum: einsum,
+    np.kron: kron, np.vdot: vdot, np.linalg.inv: inv, np.linalg.det: det,
+    np.linalg.slogdet: slogdet, np.linalg.solve: solve, np.linalg.cholesky: cholesky,
+}
+for _name in ("matmul", "tensordot", "vecdot"):
+    if hasattr(np.linalg, _name):
+        NUMPY[getattr(np.linalg, _name)] = globals()[_name]
+if hasattr(np, "vecdot"):
+    UFUNCS["vecdot"] = vecdot

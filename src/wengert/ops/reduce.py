@@ -1,18 +1,32 @@
-"""Reductions and their adjoints (broadcasting back), forward and VJP together."""
+"""Reductions and scans and their adjoints (broadcasting back), forward and VJP together.
+
+Conventions: ties in ``max``/``min`` (and in the ``inf``-norms) split the
+gradient evenly among the tied elements, as in PyTorch and JAX; the gradient
+of a 2-norm at zero is zero. ``prod`` and ``cumprod`` never divide by the
+input, so their gradients are exact when the input holds zeros, to any order.
+"""
 
 from __future__ import annotations
 
 import builtins
+import math
 from typing import Any
 
 import numpy as np
 
 from .. import tensor as _t
 from ..core.op import Op
+from . import elementwise as _ew
+from . import indexing as _ix
+from . import shape as _sh
 
 
 def _raw(x: Any) -> Any:
     return x._value if isinstance(x, _t.Tensor) else x
+
+
+def _shape_of(x: Any) -> tuple[int, ...]:
+    return np.shape(_raw(x))
 
 
 def _norm_axis(axis: Any, ndim: int) -> tuple[int, ...]:
@@ -29,23 +43,430 @@ def _keep_shape(shape: tuple[int, ...], axis: Any) -> tuple[int, ...]:
     return tuple(1 if i in axes else n for i, n in enumerate(shape))
 
 
-def _sum_vjp(g: Any, ans: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    shape = np.shape(_raw(x))
+def _count(shape: tuple[int, ...], axis: Any) -> int:
+    """How many elements a reduction over ``axis`` combines."""
+    n = 1
+    for a in _norm_axis(axis, len(shape)):
+        n *= shape[a]
+    return n
+
+
+def _expand(g: Any, shape: tuple[int, ...], axis: Any, keepdims: bool) -> Any:
+    """Broadcast a reduction's cotangent (or output) back to the input ``shape``."""
     if not keepdims:
         g = reshape_to(g, _keep_shape(shape, axis))
     return broadcast_to(g, shape)
 
 
+def _expand_raw(v: Any, shape: tuple[int, ...], axis: Any, keepdims: bool) -> Any:
+    v = _raw(v)
+    if not keepdims:
+        v = np.reshape(v, _keep_shape(shape, axis))
+    return v
+
+
+def _axis_param(axis: Any) -> Any:
+    if isinstance(axis, list):
+        return tuple(axis)
+    if isinstance(axis, np.integer):
+        return int(axis)
+    return axis
+
+
+def _no_extras(name: str, out: Any = None, **unsupported: Any) -> None:
+    if out is not None:
+        raise TypeError(
+            f"wengert.{name}: out= is not supported on tensors (the gradient would be lost); "
+            "assign the result instead (y = np.f(x))."
+        )
+    for key, value in unsupported.items():
+        if value is not None and not (key == "where" and value is True):
+            raise NotImplementedError(f"wengert.{name} does not support {key}=")
+
+
+def _cast(x: Any, dtype: Any) -> Any:
+    return x if dtype is None else _ew.astype(x, dtype)
+
+
+# -- sample generators for the registry sweep -----------------------------------------
+def _distinct(rng: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """Values with gaps of at least 0.25 (no ties, safe for central differences)."""
+    size = int(np.prod(shape, dtype=np.int64))
+    v = (rng.permutation(size) - size / 2.0) * 0.35 + rng.uniform(0.0, 0.1, size)
+    return v.reshape(shape)
+
+
+def _axis_samples(draw: Any) -> Any:
+    def samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+        cases = [
+            ((), {"axis": None, "keepdims": False}),
+            ((4,), {"axis": None, "keepdims": False}),
+            ((4,), {"axis": 0, "keepdims": True}),
+            ((2, 3), {"axis": 0, "keepdims": False}),
+            ((2, 3), {"axis": -1, "keepdims": True}),
+            ((2, 3, 4), {"axis": (0, 2), "keepdims": False}),
+            ((2, 3, 4), {"axis": (-1, 1), "keepdims": True}),
+            ((3, 1, 2), {"axis": None, "keepdims": True}),
+        ]
+        return [((draw(rng, s),), p) for s, p in cases]
+
+    return samples
+
+
+def _normal(rng: Any, shape: tuple[int, ...]) -> Any:
+    return rng.normal(size=shape)
+
+
+# -- sum, mean -------------------------------------------------------------------------
+def _sum_vjp(g: Any, ans: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    return _expand(g, _shape_of(x), axis, keepdims)
+
+
 SUM = Op("sum", lambda x, axis=None, keepdims=False: np.sum(x, axis=axis, keepdims=keepdims),
-         (_sum_vjp,), formula="∂/∂x sum(x) = 1 (broadcast back)", symbol="Σ")
+         (_sum_vjp,), formula="∂/∂x sum(x) = 1 (broadcast back)", symbol="Σ",
+         samples=_axis_samples(_normal))
 
 
+def _mean_vjp(g: Any, ans: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    shape = _shape_of(x)
+    n = _count(shape, axis)
+    return _expand(g, shape, axis, keepdims) * (1.0 / n if n else math.nan)
+
+
+MEAN = Op("mean", lambda x, axis=None, keepdims=False: np.mean(x, axis=axis, keepdims=keepdims),
+          (_mean_vjp,), formula="∂/∂x mean(x) = 1/n (broadcast back)", symbol="mean",
+          samples=_axis_samples(_normal))
+
+
+# -- prod and cumulative scans -----------------------------------------------------------
+def _shift(x: Any, axis: int, by: int, fill: float) -> Any:
+    """Shift ``x`` along ``axis`` by ``by`` places (right if positive), filling with ``fill``."""
+    shape = _shape_of(x)
+    nd = len(shape)
+    n = shape[axis]
+    k = builtins.min(builtins.abs(by), n)
+    lead = (slice(None),) * axis
+    width = [(0, 0)] * nd
+    if by > 0:
+        part = _ix.getitem(x, lead + (slice(0, n - k),))
+        width[axis] = (k, 0)
+    else:
+        part = _ix.getitem(x, lead + (slice(k, n),))
+        width[axis] = (0, k)
+    return _sh.pad(part, tuple(width), constant_values=fill)
+
+
+def _scan_back(g: Any, c: Any, axis: int) -> Any:
+    """Solve ``s[j] = g[j] + c[j] * s[j+1]`` along ``axis`` (``s[n] = 0``).
+
+    A Hillis-Steele scan in ``log2(n)`` steps of shifts, products and sums:
+    no division, so it is exact for zeros in ``c`` and differentiable again.
+    """
+    n = _shape_of(g)[axis]
+    s, a = g, c
+    d = 1
+    while d < n:
+        s = s + a * _shift(s, axis, -d, 0.0)
+        if 2 * d < n:
+            a = a * _shift(a, axis, -d, 0.0)
+        d *= 2
+    return s
+
+
+def _cumprod_along(g: Any, ans: Any, x: Any, axis: int) -> Any:
+    # x̄[j] = Π_{k<j} x[k] · Σ_{i≥j} ḡ[i] Π_{j<k≤i} x[k]
+    if _shape_of(x)[axis] == 0:
+        return g
+    left = _shift(ans, axis, 1, 1.0)
+    return left * _scan_back(g, _shift(x, axis, -1, 0.0), axis)
+
+
+def _cumprod_vjp(g: Any, ans: Any, x: Any, axis: Any = None) -> Any:
+    shape = _shape_of(x)
+    if axis is None:
+        return reshape_to(_cumprod_along(g, ans, reshape_to(x, (-1,)), 0), shape)
+    return _cumprod_along(g, ans, x, axis % len(shape))
+
+
+def _prod_others(x: Any, axes: tuple[int, ...]) -> Any:
+    """For each element, the product of the others in its reduction group (no division)."""
+    shape = _shape_of(x)
+    keep = [i for i in range(len(shape)) if i not in axes]
+    perm = tuple(keep) + tuple(axes)
+    xt = x if perm == tuple(range(len(shape))) else _sh.transpose(x, perm)
+    tshape = tuple(shape[i] for i in perm)
+    n = _count(shape, axes)
+    flat = reshape_to(xt, tshape[: len(keep)] + (n,))
+    a = len(keep)
+    left = _shift(cumprod(flat, axis=a), a, 1, 1.0)
+    right = _sh.flip(_shift(cumprod(_sh.flip(flat, a), axis=a), a, 1, 1.0), a)
+    others = reshape_to(left * right, tshape)
+    if xt is x:
+        return others
+    return _sh.transpose(others, tuple(int(i) for i in np.argsort(perm)))
+
+
+def _prod_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    one = np.array([1.3, 0.0, -0.7, 1.1])
+    two = np.array([[0.0, 1.2, 0.0], [0.9, -1.4, 0.8]])
+    return _axis_samples(_normal)(rng) + [
+        ((one,), {"axis": None, "keepdims": False}), ((two,), {"axis": 1, "keepdims": False}),
+        ((two,), {"axis": None, "keepdims": True})]
+
+
+def _prod_vjp(g: Any, ans: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    shape = _shape_of(x)
+    axes = _norm_axis(axis, len(shape))
+    ge = _expand(g, shape, axis, keepdims)
+    if not axes:
+        return ge
+    if _count(shape, axes) == 0:
+        return ge * 0.0
+    return ge * _prod_others(x, axes)
+
+
+PROD = Op("prod", lambda x, axis=None, keepdims=False: np.prod(x, axis=axis, keepdims=keepdims),
+          (_prod_vjp,), reads=(0,), formula="∂/∂xᵢ Πx = Π_{j≠i} xⱼ (exact with zeros)",
+          symbol="Π", samples=_prod_samples)
+
+
+def _cumsum_vjp(g: Any, ans: Any, x: Any, axis: Any = None) -> Any:
+    shape = _shape_of(x)
+    if axis is None:
+        return reshape_to(_sh.flip(cumsum(_sh.flip(g, 0), axis=0), 0), shape)
+    return _sh.flip(cumsum(_sh.flip(g, axis), axis=axis), axis)
+
+
+def _scan_samples(draw: Any) -> Any:
+    def samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+        cases = [((), {"axis": None}), ((5,), {"axis": None}), ((5,), {"axis": 0}),
+                 ((2, 3), {"axis": None}), ((2, 3), {"axis": 1}), ((3, 2, 4), {"axis": -1}),
+                 ((3, 2, 4), {"axis": 0})]
+        return [((draw(rng, s),), p) for s, p in cases]
+
+    return samples
+
+
+CUMSUM = Op("cumsum", lambda x, axis=None: np.cumsum(x, axis=axis), (_cumsum_vjp,),
+            formula="adjoint: reversed cumulative sum", symbol="cumsum",
+            samples=_scan_samples(_normal))
+CUMPROD = Op("cumprod", lambda x, axis=None: np.cumprod(x, axis=axis), (_cumprod_vjp,),
+             reads=(0,), reads_out=True,
+             formula="x̄ⱼ = Π_{k<j} xₖ · Σ_{i≥j} ḡᵢ Π_{j<k≤i} xₖ (no division)", symbol="cumprod",
+             samples=lambda rng: _scan_samples(_normal)(rng) + [
+                 ((np.array([1.2, 0.0, -0.8, 1.5, 0.0, 0.7]),), {"axis": 0}),
+                 ((np.array([[0.0, 1.1, 0.9], [1.3, 0.0, -1.2]]),), {"axis": -1})])
+
+
+# -- max, min ----------------------------------------------------------------------------
+def _extreme_vjp(g: Any, ans: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    xv = np.asarray(_raw(x))
+    shape = xv.shape
+    best = _expand_raw(ans, shape, axis, keepdims)
+    mask = (xv == best) | (np.isnan(xv) & np.isnan(best))
+    count = np.sum(mask, axis=_norm_axis(axis, len(shape)), keepdims=True)
+    weight = np.divide(mask, np.maximum(count, 1), dtype=np.result_type(xv.dtype, np.float16))
+    return _expand(g, shape, axis, keepdims) * weight
+
+
+MAX = Op("max", lambda x, axis=None, keepdims=False: np.max(x, axis=axis, keepdims=keepdims),
+         (_extreme_vjp,), reads=(0,), reads_out=True,
+         formula="gradient to the maximum; ties split it evenly", symbol="max",
+         samples=_axis_samples(_distinct))
+MIN = Op("min", lambda x, axis=None, keepdims=False: np.min(x, axis=axis, keepdims=keepdims),
+         (_extreme_vjp,), reads=(0,), reads_out=True,
+         formula="gradient to the minimum; ties split it evenly", symbol="min",
+         samples=_axis_samples(_distinct))
+
+
+# -- var, std ----------------------------------------------------------------------------
+def _centered(x: Any, axis: Any) -> Any:
+    return x - mean(x, axis=axis, keepdims=True)
+
+
+def _var_vjp(g: Any, ans: Any, x: Any, axis: Any = None, ddof: int = 0,
+             keepdims: bool = False) -> Any:
+    shape = _shape_of(x)
+    dof = _count(shape, axis) - ddof
+    scale = 2.0 / dof if dof > 0 else math.inf
+    return _expand(g, shape, axis, keepdims) * _centered(x, axis) * scale
+
+
+def _std_vjp(g: Any, ans: Any, x: Any, axis: Any = None, ddof: int = 0,
+             keepdims: bool = False) -> Any:
+    shape = _shape_of(x)
+    dof = _count(shape, axis) - ddof
+    scale = 1.0 / dof if dof > 0 else math.inf
+    return _expand(_ew.divide(g, ans), shape, axis, keepdims) * _centered(x, axis) * scale
+
+
+def _var_impl(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
+    return np.var(x, axis=axis, ddof=ddof, keepdims=keepdims)
+
+
+def _std_impl(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
+    return np.std(x, axis=axis, ddof=ddof, keepdims=keepdims)
+
+
+def _var_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    base = _axis_samples(_normal)(rng)[1:]  # a 0-d variance is constant zero
+    base = [(a, {**p, "ddof": 0}) for a, p in base]
+    return base + [((rng.normal(size=(3, 4)),), {"axis": 1, "ddof": 1, "keepdims": False}),
+                   ((rng.normal(size=(5,)),), {"axis": None, "ddof": 1, "keepdims": True})]
+
+
+VAR = Op("var", _var_impl, (_var_vjp,), reads=(0,),
+         formula="∂/∂x var(x) = 2 (x - mean) / (n - ddof)", symbol="var", samples=_var_samples)
+STD = Op("std", _std_impl, (_std_vjp,), reads=(0,), reads_out=True,
+         formula="∂/∂x std(x) = (x - mean) / ((n - ddof) std)", symbol="std",
+         samples=_var_samples)
+
+
+# -- logsumexp ---------------------------------------------------------------------------
+def _logsumexp_impl(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    x = np.asarray(x)
+    if x.size == 0:
+        return np.log(np.sum(np.exp(x), axis=axis, keepdims=keepdims))
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        s = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=keepdims))
+    return s + (m if keepdims else np.reshape(m, np.shape(s)))
+
+
+def _logsumexp_vjp(g: Any, ans: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    shape = _shape_of(x)
+    return _expand(g, shape, axis, keepdims) * _ew.exp(x - _expand(ans, shape, axis, keepdims))
+
+
+LOGSUMEXP = Op("logsumexp", _logsumexp_impl, (_logsumexp_vjp,), reads=(0,), reads_out=True,
+               formula="∂/∂x log Σ eˣ = softmax(x)", symbol="logsumexp",
+               samples=_axis_samples(_normal))
+
+
+# -- norms -------------------------------------------------------------------------------
+def _norm_axes(ord: Any, axis: Any, ndim: int) -> tuple[int, ...]:
+    if axis is None:
+        if ord is None or ndim == 0:
+            return tuple(range(ndim))
+        return (0,) if ndim == 1 else (0, 1)
+    if isinstance(axis, tuple):
+        return tuple(a % ndim for a in axis)
+    return (axis % ndim,)
+
+
+def _tie_weight(values: np.ndarray, best: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    mask = values == best
+    count = np.sum(mask, axis=axes, keepdims=True)
+    return np.divide(mask, np.maximum(count, 1), dtype=np.result_type(values.dtype, np.float16))
+
+
+def _norm_vjp(g: Any, ans: Any, x: Any, ord: Any = None, axis: Any = None,
+              keepdims: bool = False) -> Any:
+    xv = np.asarray(_raw(x))
+    shape = xv.shape
+    axes = _norm_axes(ord, axis, xv.ndim)
+    ge = _expand(g, shape, axes, keepdims)
+    best = _expand_raw(ans, shape, axes, keepdims)
+    matrix = len(axes) == 2
+    if matrix and ord in (2, -2, "nuc"):
+        raise NotImplementedError(
+            f"wengert.norm: the matrix norm ord={ord!r} (from singular values) has no gradient "
+            "rule; use the Frobenius norm ord='fro', or the 1- or inf-norm."
+        )
+    if ord is None or ord == "fro" or (ord == 2 and not matrix):
+        safe = _ew.where(best == 0, 1.0, _expand(ans, shape, axes, keepdims))
+        return _ew.divide(ge * x, safe)
+    sgn = np.sign(xv)
+    if matrix:
+        # ord = ±1: extreme column sum (sum over rows); ord = ±inf: extreme row sum
+        summed = axes[0] if ord in (1, -1) else axes[1]
+        other = axes[1] if ord in (1, -1) else axes[0]
+        sums = np.sum(np.abs(xv), axis=summed, keepdims=True)
+        weight = _tie_weight(sums, best, (other,))
+        return ge * (sgn * weight)
+    if ord == 1:
+        return ge * sgn
+    if ord in (math.inf, -math.inf):
+        return ge * (sgn * _tie_weight(np.abs(xv), best, axes))
+    if ord == 0:
+        return ge * 0.0
+    p = float(ord)
+    ae = _expand(ans, shape, axes, keepdims)
+    return ge * sgn * _ew.divide(_ew.power(_ew.abs(x), p - 1.0), _ew.power(ae, p - 1.0))
+
+
+def _norm_impl(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
+    return np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
+
+
+def _norm_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    def nz(*shape: int) -> np.ndarray:
+        return rng.choice([-1.0, 1.0], shape) * rng.uniform(0.3, 2.0, shape)
+
+    return [
+        ((rng.normal(size=(4,)),), {"ord": None, "axis": None, "keepdims": False}),
+        ((rng.normal(size=(2, 3, 2)),), {"ord": None, "axis": None, "keepdims": True}),
+        ((rng.normal(size=(3, 4)),), {"ord": None, "axis": -1, "keepdims": False}),
+        ((rng.normal(size=(3, 4)),), {"ord": 2, "axis": 0, "keepdims": True}),
+        ((rng.normal(size=(3, 4)),), {"ord": "fro", "axis": None, "keepdims": False}),
+        ((rng.normal(size=(2, 3, 4)),), {"ord": "fro", "axis": (2, 0), "keepdims": False}),
+        ((nz(5),), {"ord": 1, "axis": None, "keepdims": False}),
+        ((_distinct(rng, (2, 5)),), {"ord": math.inf, "axis": 1, "keepdims": False}),
+        ((_distinct(rng, (2, 5)),), {"ord": -math.inf, "axis": 1, "keepdims": True}),
+        ((nz(3, 4),), {"ord": 3, "axis": 1, "keepdims": False}),
+        ((nz(3, 4),), {"ord": 1, "axis": None, "keepdims": False}),
+        ((nz(3, 4),), {"ord": math.inf, "axis": None, "keepdims": False}),
+        ((nz(2, 3, 4),), {"ord": -1, "axis": (0, 2), "keepdims": True}),
+    ]
+
+
+NORM = Op("norm", _norm_impl, (_norm_vjp,), reads=(0,), reads_out=True,
+          formula="∂/∂x ‖x‖₂ = x / ‖x‖₂ (0 at x = 0)", symbol="‖·‖", samples=_norm_samples)
+
+
+# -- trace -------------------------------------------------------------------------------
+def _diag_len(shape: tuple[int, ...], offset: int, axis1: int, axis2: int) -> int:
+    n1, n2 = shape[axis1], shape[axis2]
+    if offset >= 0:
+        return builtins.max(0, builtins.min(n1, n2 - offset))
+    return builtins.max(0, builtins.min(n1 + offset, n2))
+
+
+def _trace_vjp(g: Any, ans: Any, x: Any, offset: int = 0, axis1: int = 0,
+               axis2: int = 1) -> Any:
+    shape = _shape_of(x)
+    nd = len(shape)
+    a1, a2 = axis1 % nd, axis2 % nd
+    k = _diag_len(shape, offset, a1, a2)
+    rest = tuple(n for i, n in enumerate(shape) if i not in (a1, a2))
+    diag = broadcast_to(reshape_to(g, rest + (1,)), rest + (k,))
+    return _sh.diagonal_embed(diag, shape, offset, a1, a2)
+
+
+TRACE = Op("trace", lambda x, offset=0, axis1=0, axis2=1: np.trace(x, offset, axis1, axis2),
+           (_trace_vjp,), formula="adjoint: the cotangent on the diagonal", symbol="tr",
+           samples=lambda rng: [
+               ((rng.normal(size=(3, 3)),), {"offset": 0, "axis1": 0, "axis2": 1}),
+               ((rng.normal(size=(3, 4)),), {"offset": 1, "axis1": 0, "axis2": 1}),
+               ((rng.normal(size=(4, 3)),), {"offset": -2, "axis1": 0, "axis2": 1}),
+               ((rng.normal(size=(2, 3, 4)),), {"offset": 0, "axis1": -1, "axis2": 0}),
+               ((rng.normal(size=(3, 2, 3)),), {"offset": -1, "axis1": 2, "axis2": 0}),
+           ])
+
+
+# -- broadcasting helpers used by the backward sweep and by rules -----------------------
 def _broadcast_vjp(g: Any, ans: Any, x: Any, shape: Any) -> Any:
-    return sum_to(g, np.shape(_raw(x)))
+    return sum_to(g, _shape_of(x))
 
 
 BROADCAST_TO = Op("broadcast_to", lambda x, shape: np.broadcast_to(x, shape),
-                  (_broadcast_vjp,), formula="adjoint: sum over the broadcast axes")
+                  (_broadcast_vjp,), formula="adjoint: sum over the broadcast axes", view=True,
+                  samples=lambda rng: [
+                      ((rng.normal(size=(3,)),), {"shape": (2, 3)}),
+                      ((rng.normal(size=(2, 1)),), {"shape": (4, 2, 3)}),
+                      ((np.float64(rng.normal()),), {"shape": (2, 2)}),
+                  ])
 
 
 def _sum_to_impl(x: Any, shape: Any) -> Any:
@@ -58,8 +479,13 @@ def _sum_to_impl(x: Any, shape: Any) -> Any:
     return np.reshape(out, shape)
 
 
-SUM_TO = Op("sum_to", _sum_to_impl, (lambda g, ans, x, shape: broadcast_to(g, np.shape(_raw(x))),),
-            formula="sum over broadcast axes; adjoint: broadcast_to")
+SUM_TO = Op("sum_to", _sum_to_impl, (lambda g, ans, x, shape: broadcast_to(g, _shape_of(x)),),
+            formula="sum over broadcast axes; adjoint: broadcast_to",
+            samples=lambda rng: [
+                ((rng.normal(size=(2, 3)),), {"shape": (3,)}),
+                ((rng.normal(size=(4, 2, 3)),), {"shape": (2, 1)}),
+                ((rng.normal(size=(2, 2)),), {"shape": ()}),
+            ])
 
 
 def _reshape_to_impl(x: Any, shape: Any) -> Any:
@@ -67,13 +493,18 @@ def _reshape_to_impl(x: Any, shape: Any) -> Any:
 
 
 RESHAPE_TO = Op("reshape_to", _reshape_to_impl,
-                (lambda g, ans, x, shape: reshape_to(g, np.shape(_raw(x))),),
-                formula="adjoint: reshape back")
+                (lambda g, ans, x, shape: reshape_to(g, _shape_of(x)),),
+                formula="adjoint: reshape back", view=True,
+                samples=lambda rng: [((rng.normal(size=(2, 3)),), {"shape": (3, 2)}),
+                                     ((rng.normal(size=(4,)),), {"shape": (2, 1, 2)})])
 
-OPS = (SUM, BROADCAST_TO, SUM_TO, RESHAPE_TO)
+OPS = (SUM, MEAN, PROD, CUMSUM, CUMPROD, MAX, MIN, VAR, STD, LOGSUMEXP, NORM, TRACE,
+       BROADCAST_TO, SUM_TO, RESHAPE_TO)
 
 
-def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+# -- public functions --------------------------------------------------------------------
+def sum(x: Any, axis: Any = None, keepdims: bool = False, *, dtype: Any = None,  # noqa: A001
+        out: Any = None, initial: Any = None, where: Any = None) -> Any:
     """Sum over ``axis`` (all by default); the gradient broadcasts back.
 
     Examples
@@ -83,37 +514,260 @@ def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
     >>> wg.numpy.sum(x, axis=0)
     tensor([4., 6.], grad_fn=<SumBackward>)
     """
-    if isinstance(axis, list):
-        axis = tuple(axis)
-    return _t.apply(SUM, x, axis=axis, keepdims=keepdims)
+    _no_extras("sum", out, initial=initial, where=where)
+    return _t.apply(SUM, _cast(x, dtype), axis=_axis_param(axis), keepdims=bool(keepdims))
+
+
+def mean(x: Any, axis: Any = None, keepdims: bool = False, *, dtype: Any = None,
+         out: Any = None, where: Any = None) -> Any:
+    """Arithmetic mean over ``axis``; the gradient is ``1/n`` broadcast back."""
+    _no_extras("mean", out, where=where)
+    return _t.apply(MEAN, _cast(x, dtype), axis=_axis_param(axis), keepdims=bool(keepdims))
+
+
+def prod(x: Any, axis: Any = None, keepdims: bool = False, *, dtype: Any = None,
+         out: Any = None, initial: Any = None, where: Any = None) -> Any:
+    """Product over ``axis``; the gradient is the product of the other elements.
+
+    It is computed with exclusive cumulative products, never by dividing by
+    ``x``, so it is exact (to any order) where ``x`` holds zeros.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> wg.grad(lambda x: wg.numpy.prod(x))(np.array([2.0, 0.0, 3.0]))
+    array([0., 6., 0.])
+    """
+    _no_extras("prod", out, initial=initial, where=where)
+    return _t.apply(PROD, _cast(x, dtype), axis=_axis_param(axis), keepdims=bool(keepdims))
+
+
+def max(x: Any, axis: Any = None, keepdims: bool = False, *, out: Any = None,  # noqa: A001
+        initial: Any = None, where: Any = None) -> Any:
+    """Maximum over ``axis``; ties split the gradient evenly among the maxima.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> wg.grad(lambda x: wg.numpy.max(x))(np.array([1.0, 3.0, 3.0]))
+    array([0. , 0.5, 0.5])
+    """
+    _no_extras("max", out, initial=initial, where=where)
+    return _t.apply(MAX, x, axis=_axis_param(axis), keepdims=bool(keepdims))
+
+
+def min(x: Any, axis: Any = None, keepdims: bool = False, *, out: Any = None,  # noqa: A001
+        initial: Any = None, where: Any = None) -> Any:
+    """Minimum over ``axis``; ties split the gradient evenly among the minima."""
+    _no_extras("min", out, initial=initial, where=where)
+    return _t.apply(MIN, x, axis=_axis_param(axis), keepdims=bool(keepdims))
+
+
+amax = max
+amin = min
+
+
+def ptp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """Peak to peak, ``max - min`` over ``axis``."""
+    return max(x, axis, keepdims) - min(x, axis, keepdims)
+
+
+def _ddof(ddof: Any, correction: Any) -> int:
+    if correction is not None:
+        if ddof not in (0, None) and ddof != correction:
+            raise ValueError("ddof and correction can't be provided simultaneously.")
+        return int(correction)
+    return int(ddof or 0)
+
+
+def var(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, *, dtype: Any = None,
+        out: Any = None, where: Any = None, mean: Any = None, correction: Any = None) -> Any:
+    """Variance over ``axis`` with ``ddof`` delta degrees of freedom."""
+    _no_extras("var", out, where=where, mean=mean)
+    return _t.apply(VAR, _cast(x, dtype), axis=_axis_param(axis), ddof=_ddof(ddof, correction),
+                    keepdims=bool(keepdims))
+
+
+def std(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, *, dtype: Any = None,
+        out: Any = None, where: Any = None, mean: Any = None, correction: Any = None) -> Any:
+    """Standard deviation over ``axis`` with ``ddof`` delta degrees of freedom."""
+    _no_extras("std", out, where=where, mean=mean)
+    return _t.apply(STD, _cast(x, dtype), axis=_axis_param(axis), ddof=_ddof(ddof, correction),
+                    keepdims=bool(keepdims))
+
+
+def cumsum(x: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+    """Cumulative sum along ``axis`` (of the flattened input by default)."""
+    _no_extras("cumsum", out)
+    return _t.apply(CUMSUM, _cast(x, dtype), axis=_axis_param(axis))
+
+
+def cumprod(x: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+    """Cumulative product along ``axis``; the gradient is exact with zeros."""
+    _no_extras("cumprod", out)
+    return _t.apply(CUMPROD, _cast(x, dtype), axis=_axis_param(axis))
+
+
+def _cumulative(scan: Any, fill: float, x: Any, axis: Any, dtype: Any, out: Any,
+                include_initial: bool) -> Any:
+    nd = len(_shape_of(x))
+    if axis is None:
+        if nd > 1:
+            raise ValueError("axis must be specified for multi-dimensional arrays.")
+        axis = 0
+    y = scan(x, axis=axis, dtype=dtype, out=out)
+    if include_initial:
+        width = [(0, 0)] * builtins.max(nd, 1)
+        width[axis % builtins.max(nd, 1)] = (1, 0)
+        y = _sh.pad(y, tuple(width), constant_values=fill)
+    return y
+
+
+def cumulative_sum(x: Any, *, axis: Any = None, dtype: Any = None, out: Any = None,
+                   include_initial: bool = False) -> Any:
+    """Cumulative sum (the array-API ``cumulative_sum``, optionally with a leading 0)."""
+    return _cumulative(cumsum, 0.0, x, axis, dtype, out, include_initial)
+
+
+def cumulative_prod(x: Any, *, axis: Any = None, dtype: Any = None, out: Any = None,
+                    include_initial: bool = False) -> Any:
+    """Cumulative product (the array-API ``cumulative_prod``, optionally with a leading 1)."""
+    return _cumulative(cumprod, 1.0, x, axis, dtype, out, include_initial)
+
+
+def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """``log(sum(exp(x)))`` over ``axis``, computed stably; the gradient is the softmax."""
+    return _t.apply(LOGSUMEXP, x, axis=_axis_param(axis), keepdims=bool(keepdims))
+
+
+def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A002
+    """Vector or matrix norm, as ``numpy.linalg.norm``.
+
+    Differentiable for vector norms of any order ``p`` (``inf``, ``-inf``,
+    ``0``, ``1``, ``2``, ...), and for the matrix norms ``'fro'``, ``1``,
+    ``-1``, ``inf`` and ``-inf`` (the spectral and nuclear norms compute but
+    raise when differentiated). The 2-norm's gradient at zero is zero; ties in
+    the ``inf``-norms split the gradient evenly.
+    """
+    if isinstance(axis, (list, tuple)):
+        axis = tuple(int(a) for a in axis)
+        if len(axis) == 1:
+            axis = axis[0]
+    elif axis is not None:
+        axis = int(axis)
+    if ord is not None and not isinstance(ord, str):
+        f = float(ord)
+        ord = int(f) if f.is_integer() else f
+    return _t.apply(NORM, x, ord=ord, axis=axis, keepdims=bool(keepdims))
+
+
+def trace(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
+          out: Any = None) -> Any:
+    """Sum along a diagonal (``offset``) of the ``axis1``/``axis2`` planes."""
+    _no_extras("trace", out)
+    return _t.apply(TRACE, _cast(x, dtype), offset=int(offset), axis1=int(axis1),
+                    axis2=int(axis2))
+
+
+def average(x: Any, axis: Any = None, weights: Any = None, returned: bool = False, *,
+            keepdims: bool = False) -> Any:
+    """Weighted average over ``axis``; differentiable in ``x`` and in ``weights``."""
+    axis = _axis_param(axis)
+    if weights is None:
+        avg = mean(x, axis=axis, keepdims=keepdims)
+        if not returned:
+            return avg
+        n = _count(_shape_of(x), axis)
+        return avg, np.broadcast_to(np.asarray(float(n)), np.shape(_raw(avg))).copy()
+    xs, ws = _shape_of(x), _shape_of(weights)
+    w = weights
+    if xs != ws:
+        if axis is None:
+            raise TypeError("Axis must be specified when shapes of a and weights differ.")
+        if isinstance(axis, tuple):
+            raise TypeError("wengert.average: a tuple axis needs weights of x's shape.")
+        if len(ws) != 1 or ws[0] != xs[axis]:
+            raise ValueError("Shape of weights must be consistent with shape of a along "
+                             "specified axis.")
+        w = _sh.reshape(w, tuple(ws[0] if i == axis % len(xs) else 1 for i in range(len(xs))))
+    scl = sum(broadcast_to(w, xs) if xs != ws else w, axis=axis, keepdims=keepdims)
+    if np.any(np.asarray(_raw(scl)) == 0.0):
+        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+    avg = _ew.divide(sum(_ew.multiply(x, w), axis=axis, keepdims=keepdims), scl)
+    return (avg, scl) if returned else avg
 
 
 def broadcast_to(x: Any, shape: Any) -> Any:
     """Broadcast ``x`` to ``shape``; the gradient sums over the broadcast axes."""
-    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
-    if np.shape(_raw(x)) == shape:
+    shape = tuple(int(n) for n in shape) if isinstance(shape, (tuple, list)) else (int(shape),)
+    if _shape_of(x) == shape:
         return x
     return _t.apply(BROADCAST_TO, x, shape=shape)
+
+
+def broadcast_arrays(*args: Any) -> list[Any]:
+    """Broadcast the inputs against each other (``numpy.broadcast_arrays``)."""
+    shape = np.broadcast_shapes(*[_shape_of(a) for a in args])
+    return [broadcast_to(a, shape) for a in args]
 
 
 def sum_to(x: Any, shape: tuple[int, ...]) -> Any:
     """Sum ``x`` down to ``shape`` (the adjoint of broadcasting)."""
     shape = tuple(shape)
-    if np.shape(_raw(x)) == shape:
+    if _shape_of(x) == shape:
         return x
     return _t.apply(SUM_TO, x, shape=shape)
 
 
 def reshape_to(x: Any, shape: tuple[int, ...]) -> Any:
-    """Reshape used inside rules (no view bookkeeping)."""
+    """Reshape used inside rules (records no ``reshape`` parameter checks)."""
     shape = tuple(shape)
-    if np.shape(_raw(x)) == shape:
+    if _shape_of(x) == shape:
         return x
     return _t.apply(RESHAPE_TO, x, shape=shape)
 
 
-_ = builtins
+def _ufunc_reduce(fn: Any) -> Any:
+    def reduce(x: Any, axis: Any = 0, dtype: Any = None, out: Any = None,
+               keepdims: bool = False, **kwargs: Any) -> Any:
+        if dtype is not None:
+            x = _ew.astype(x, dtype)
+        _no_extras(fn.__name__, out, **{k: v for k, v in kwargs.items()})
+        return fn(x, axis=axis, keepdims=keepdims)
 
-PUBLIC = ("sum", "broadcast_to", "sum_to")
-NUMPY = {np.sum: sum, np.broadcast_to: broadcast_to}
-REDUCE = {np.add: lambda x, axis=0, keepdims=False: sum(x, axis=axis, keepdims=keepdims)}
+    reduce.__name__ = reduce.__qualname__ = f"{fn.__name__}_reduce"
+    reduce.__doc__ = f"``ufunc.reduce`` as :func:`{fn.__name__}` (axis 0 by default)."
+    return reduce
+
+
+def _ufunc_accumulate(fn: Any) -> Any:
+    def accumulate(x: Any, axis: int = 0, dtype: Any = None, out: Any = None) -> Any:
+        return fn(x, axis=axis, dtype=dtype, out=out)
+
+    accumulate.__name__ = accumulate.__qualname__ = f"{fn.__name__}_accumulate"
+    accumulate.__doc__ = f"``ufunc.accumulate`` as :func:`{fn.__name__}` (axis 0 by default)."
+    return accumulate
+
+
+#: Names exported by ``wengert.numpy``.
+PUBLIC = ("sum", "mean", "prod", "max", "min", "amax", "amin", "ptp", "var", "std", "cumsum",
+          "cumprod", "cumulative_sum", "cumulative_prod", "logsumexp", "norm", "trace",
+          "average", "broadcast_to", "broadcast_arrays", "sum_to")
+#: NumPy function -> function, for ``Tensor.__array_function__``.
+NUMPY = {
+    np.sum: sum, np.mean: mean, np.prod: prod, np.max: max, np.min: min, np.amax: max,
+    np.amin: min, np.ptp: ptp, np.var: var, np.std: std, np.cumsum: cumsum,
+    np.cumprod: cumprod, np.linalg.norm: norm, np.trace: trace, np.average: average,
+    np.broadcast_to: broadcast_to, np.broadcast_arrays: broadcast_arrays,
+}
+if hasattr(np, "cumulative_sum"):
+    NUMPY[np.cumulative_sum] = cumulative_sum
+    NUMPY[np.cumulative_prod] = cumulative_prod
+#: ufunc -> function for ``ufunc.reduce``.
+REDUCE = {np.add: _ufunc_reduce(sum), np.multiply: _ufunc_reduce(prod),
+          np.maximum: _ufunc_reduce(max), np.minimum: _ufunc_reduce(min),
+          np.logaddexp: _ufunc_reduce(logsumexp)}
+#: ufunc -> function for ``ufunc.accumulate``.
+ACCUMULATE = {np.add: _ufunc_accumulate(cumsum), np.multiply: _ufunc_accumulate(cumprod)}

@@ -1,63 +1,826 @@
-"""Shape primitives (reshape, transpose, ...): forward and VJP together."""
+"""Shape primitives (reshape, transpose, concatenate, take, sort, ...): forward and VJP together.
+
+Every adjoint here is again a shape primitive (reshape back, transpose back,
+slice back, scatter-add back), so gradients of any order stay exact. Ops whose
+NumPy forward returns a view of their input are marked ``view=True``.
+Concatenate and stack are variadic: their rules are :class:`PerInput`, which
+hands input ``i`` the rule ``rule(i, g, ans, *inputs, **params)``.
+"""
 
 from __future__ import annotations
 
+import builtins
+import operator
 from typing import Any
 
 import numpy as np
 
 from .. import tensor as _t
 from ..core.op import Op
+from . import elementwise as _ew
+from . import indexing as _ix
+from . import reduce as _red
 
 
 def _raw(x: Any) -> Any:
     return x._value if isinstance(x, _t.Tensor) else x
 
 
+def _shape_of(x: Any) -> tuple[int, ...]:
+    return np.shape(_raw(x))
+
+
+def _axis_tuple(axis: Any, ndim: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        return tuple(int(a) % ndim for a in axis)
+    return (int(axis) % ndim,)
+
+
+def _int_or_tuple(v: Any) -> Any:
+    if v is None:
+        return None
+    v = _raw(v)
+    if isinstance(v, (tuple, list, np.ndarray)) and np.ndim(v) > 0:
+        return tuple(operator.index(a) for a in np.asarray(v).tolist())
+    return operator.index(v)
+
+
+def _cast(x: Any, dtype: Any) -> Any:
+    return x if dtype is None else _ew.astype(x, dtype)
+
+
+def _no_out(name: str, out: Any) -> None:
+    if out is not None:
+        raise TypeError(
+            f"wengert.{name}: out= is not supported on tensors (the gradient would be lost); "
+            "assign the result instead (y = np.f(x))."
+        )
+
+
+class PerInput:
+    """The VJP rules of a variadic op: ``rules[i]`` is ``rule`` told it serves input ``i``.
+
+    ``rule(i, g, ans, *inputs, **params)`` returns the cotangent of input ``i``.
+    """
+
+    variadic = True
+
+    def __init__(self, rule: Any) -> None:
+        self.rule = rule
+        self._cache: dict[int, Any] = {}
+
+    def __getitem__(self, i: int) -> Any:
+        i = operator.index(i)
+        fn = self._cache.get(i)
+        if fn is None:
+            rule = self.rule
+
+            def fn(g: Any, ans: Any, *inputs: Any, **params: Any) -> Any:
+                return rule(i, g, ans, *inputs, **params)
+
+            fn.__name__ = f"{getattr(rule, '__name__', 'rule')}[{i}]"
+            self._cache[i] = fn
+        return fn
+
+    def __iter__(self):
+        raise TypeError("a variadic op has one rule per input position; index it (rules[i])")
+
+    def __repr__(self) -> str:
+        return f"PerInput({getattr(self.rule, '__name__', self.rule)!r})"
+
+
+def _variadic(name: str, impl: Any, rule: Any, **kwargs: Any) -> Op:
+    """An op taking any number of inputs (``nin == -1``), one rule for all of them."""
+    op = Op(name, impl, (), **kwargs)
+    op.vjps = PerInput(rule)  # type: ignore[assignment]
+    op.nin = -1
+    return op
+
+
+# -- sample helpers ------------------------------------------------------------------------
+def _n(rng: Any, *shape: int) -> np.ndarray:
+    return rng.normal(size=shape)
+
+
+def _distinct(rng: Any, *shape: int) -> np.ndarray:
+    size = int(np.prod(shape, dtype=np.int64))
+    return ((rng.permutation(size) - size / 2.0) * 0.35 + rng.uniform(0, 0.1, size)).reshape(shape)
+
+
+# -- reshape, transpose and friends (views) ------------------------------------------------
 RESHAPE = Op("reshape", lambda x, shape: np.reshape(x, shape),
-             (lambda g, ans, x, shape: reshape(g, np.shape(_raw(x))),),
-             formula="adjoint: reshape back", view=True)
+             (lambda g, ans, x, shape: reshape(g, _shape_of(x)),),
+             formula="adjoint: reshape back", view=True,
+             samples=lambda rng: [((_n(rng, 2, 3),), {"shape": (3, 2)}),
+                                  ((_n(rng, 2, 3, 2),), {"shape": (-1,)}),
+                                  ((_n(rng, 4),), {"shape": (2, -1, 1)}),
+                                  ((np.float64(rng.normal()),), {"shape": (1, 1)})])
 
 
 def _transpose_vjp(g: Any, ans: Any, x: Any, axes: Any = None) -> Any:
     if axes is None:
         return transpose(g)
-    return transpose(g, tuple(np.argsort(axes)))
+    return transpose(g, tuple(int(a) for a in np.argsort(axes)))
 
 
 TRANSPOSE = Op("transpose", lambda x, axes=None: np.transpose(x, axes), (_transpose_vjp,),
-               formula="adjoint: inverse permutation", symbol="ᵀ", view=True)
+               formula="adjoint: inverse permutation", symbol="ᵀ", view=True,
+               samples=lambda rng: [((_n(rng, 2, 3),), {}),
+                                    ((_n(rng, 2, 3, 4),), {"axes": (1, 2, 0)}),
+                                    ((_n(rng, 2, 3, 4),), {"axes": None})])
 SWAPAXES = Op("swapaxes", lambda x, axis1, axis2: np.swapaxes(x, axis1, axis2),
               (lambda g, ans, x, axis1, axis2: swapaxes(g, axis1, axis2),),
-              formula="adjoint: swap back", view=True)
+              formula="adjoint: swap back", view=True,
+              samples=lambda rng: [((_n(rng, 2, 3),), {"axis1": 0, "axis2": 1}),
+                                   ((_n(rng, 2, 3, 4),), {"axis1": -1, "axis2": 0})])
+MOVEAXIS = Op("moveaxis", lambda x, source, destination: np.moveaxis(x, source, destination),
+              (lambda g, ans, x, source, destination: moveaxis(g, destination, source),),
+              formula="adjoint: move back", view=True,
+              samples=lambda rng: [
+                  ((_n(rng, 2, 3, 4),), {"source": 0, "destination": -1}),
+                  ((_n(rng, 2, 3, 4),), {"source": (0, -1), "destination": (-1, 1)}),
+              ])
+EXPAND_DIMS = Op("expand_dims", lambda x, axis: np.expand_dims(x, axis),
+                 (lambda g, ans, x, axis: reshape(g, _shape_of(x)),),
+                 formula="adjoint: reshape back", view=True,
+                 samples=lambda rng: [((_n(rng, 3),), {"axis": 0}),
+                                      ((_n(rng, 2, 3),), {"axis": -1}),
+                                      ((_n(rng, 2, 3),), {"axis": (0, 2)}),
+                                      ((np.float64(rng.normal()),), {"axis": 0})])
+SQUEEZE = Op("squeeze", lambda x, axis=None: np.squeeze(x, axis),
+             (lambda g, ans, x, axis=None: reshape(g, _shape_of(x)),),
+             formula="adjoint: reshape back", view=True,
+             samples=lambda rng: [((_n(rng, 1, 3, 1),), {"axis": None}),
+                                  ((_n(rng, 1, 3, 1),), {"axis": -1}),
+                                  ((_n(rng, 1, 3, 1),), {"axis": (0, 2)}),
+                                  ((_n(rng, 1),), {"axis": None})])
+FLIP = Op("flip", lambda x, axis=None: np.flip(x, axis),
+          (lambda g, ans, x, axis=None: flip(g, axis),),
+          formula="adjoint: flip back", view=True,
+          samples=lambda rng: [((_n(rng, 4),), {"axis": None}),
+                               ((_n(rng, 2, 3),), {"axis": -1}),
+                               ((_n(rng, 2, 3, 2),), {"axis": (0, 2)}),
+                               ((_n(rng, 2, 3),), {"axis": None})])
 
-OPS = (RESHAPE, TRANSPOSE, SWAPAXES)
+
+def _neg_shift(shift: Any) -> Any:
+    return tuple(-s for s in shift) if isinstance(shift, tuple) else -shift
 
 
-def reshape(x: Any, shape: Any, order: str = "C") -> Any:
-    """Reshape; the gradient is reshaped back."""
+ROLL = Op("roll", lambda x, shift, axis=None: np.roll(x, shift, axis),
+          (lambda g, ans, x, shift, axis=None: roll(g, _neg_shift(shift), axis),),
+          formula="adjoint: roll back",
+          samples=lambda rng: [((_n(rng, 5),), {"shift": 2, "axis": None}),
+                               ((_n(rng, 2, 3),), {"shift": -1, "axis": None}),
+                               ((_n(rng, 2, 3),), {"shift": 4, "axis": -1}),
+                               ((_n(rng, 2, 3, 2),), {"shift": (1, -2), "axis": (0, 1)})])
+
+
+# -- tile, repeat ------------------------------------------------------------------------
+def _tile_vjp(g: Any, ans: Any, x: Any, reps: tuple[int, ...]) -> Any:
+    xs = _shape_of(x)
+    d = builtins.max(len(reps), len(xs))
+    s = (1,) * (d - len(xs)) + xs
+    r = (1,) * (d - len(reps)) + tuple(reps)
+    split = tuple(v for pair in zip(r, s) for v in pair)
+    summed = _red.sum(_red.reshape_to(g, split), axis=tuple(range(0, 2 * d, 2)))
+    return _red.reshape_to(summed, xs)
+
+
+TILE = Op("tile", lambda x, reps: np.tile(x, reps), (_tile_vjp,),
+          formula="adjoint: sum the tiles",
+          samples=lambda rng: [((_n(rng, 3),), {"reps": (2,)}),
+                               ((_n(rng, 2, 3),), {"reps": (2, 1, 3)}),
+                               ((_n(rng, 2, 1, 3),), {"reps": (2, 2)}),
+                               ((np.float64(rng.normal()),), {"reps": (3,)})])
+
+
+def _repeat_vjp(g: Any, ans: Any, x: Any, repeats: Any, axis: Any = None) -> Any:
+    shape = _shape_of(x)
+    if axis is None:
+        base = (int(np.prod(shape, dtype=np.int64)),)
+        a = 0
+    else:
+        base, a = shape, axis % len(shape)
+    n = base[a]
+    if isinstance(repeats, int):
+        split = base[:a] + (n, repeats) + base[a + 1:]
+        out = _red.sum(_red.reshape_to(g, split), axis=a + 1)
+    else:
+        index = np.repeat(np.arange(n), repeats)
+        out = _t.apply(TAKE_ADD, g, index, shape=base, axis=a)
+    return _red.reshape_to(out, shape)
+
+
+REPEAT = Op("repeat", lambda x, repeats, axis=None: np.repeat(x, repeats, axis),
+            (_repeat_vjp,), formula="adjoint: sum each run of repeats",
+            samples=lambda rng: [((_n(rng, 3),), {"repeats": 2, "axis": None}),
+                                 ((_n(rng, 2, 3),), {"repeats": 3, "axis": None}),
+                                 ((_n(rng, 2, 3),), {"repeats": 2, "axis": -1}),
+                                 ((_n(rng, 3, 2),), {"repeats": (1, 0, 3), "axis": 0}),
+                                 ((_n(rng, 2, 2),), {"repeats": (2, 1, 1, 3), "axis": None})])
+
+
+# -- pad -----------------------------------------------------------------------------------
+def _pad_impl(x: Any, pad_width: Any, constant_values: Any = 0) -> Any:
+    return np.pad(x, pad_width, mode="constant", constant_values=constant_values)
+
+
+def _pad_vjp(g: Any, ans: Any, x: Any, pad_width: Any, constant_values: Any = 0) -> Any:
+    shape = _shape_of(x)
+    index = tuple(slice(b, b + n) for (b, _a), n in zip(pad_width, shape))
+    return _ix.getitem(g, index)
+
+
+PAD = Op("pad", _pad_impl, (_pad_vjp,), formula="adjoint: slice the padding off",
+         samples=lambda rng: [((_n(rng, 3),), {"pad_width": ((1, 2),)}),
+                              ((_n(rng, 2, 3),), {"pad_width": ((0, 1), (2, 0)),
+                                                  "constant_values": 1.5}),
+                              ((_n(rng, 2, 1, 2),), {"pad_width": ((1, 1), (0, 0), (3, 1)),
+                                                     "constant_values": ((0, 1), (2, 3),
+                                                                         (4, 5))})])
+
+
+# -- diagonals and triangles ----------------------------------------------------------------
+def _embed_impl(d: Any, shape: tuple[int, ...], offset: int, axis1: int, axis2: int) -> Any:
+    nd = len(shape)
+    a1, a2 = axis1 % nd, axis2 % nd
+    rest = tuple(n for i, n in enumerate(shape) if i not in (a1, a2))
+    out = np.zeros(rest + (shape[a1], shape[a2]), dtype=np.result_type(d))
+    k = np.shape(d)[-1]
+    rows = np.arange(k) + builtins.max(-offset, 0)
+    cols = np.arange(k) + builtins.max(offset, 0)
+    out[..., rows, cols] = d
+    return np.moveaxis(out, (-2, -1), (a1, a2))
+
+
+DIAGONAL = Op("diagonal",
+              lambda x, offset=0, axis1=0, axis2=1: np.diagonal(x, offset, axis1, axis2),
+              (lambda g, ans, x, offset=0, axis1=0, axis2=1:
+               diagonal_embed(g, _shape_of(x), offset, axis1, axis2),),
+              formula="adjoint: put back on the diagonal of zeros", view=True,
+              samples=lambda rng: [
+                  ((_n(rng, 3, 3),), {"offset": 0, "axis1": 0, "axis2": 1}),
+                  ((_n(rng, 3, 4),), {"offset": 1, "axis1": 0, "axis2": 1}),
+                  ((_n(rng, 4, 3),), {"offset": -2, "axis1": 1, "axis2": 0}),
+                  ((_n(rng, 2, 3, 4),), {"offset": 1, "axis1": -1, "axis2": 0}),
+              ])
+DIAGONAL_EMBED = Op("diagonal_embed", _embed_impl,
+                    (lambda g, ans, d, shape, offset, axis1, axis2:
+                     diagonal(g, offset, axis1, axis2),),
+                    formula="adjoint: take the diagonal",
+                    samples=lambda rng: [
+                        ((_n(rng, 3),), {"shape": (3, 3), "offset": 0, "axis1": 0, "axis2": 1}),
+                        ((_n(rng, 2),), {"shape": (3, 4), "offset": 2, "axis1": 0, "axis2": 1}),
+                        ((_n(rng, 4, 2),), {"shape": (3, 4, 3), "offset": -1, "axis1": 2,
+                                            "axis2": 0}),
+                    ])
+
+
+def _tri_vjp(tri: Any) -> Any:
+    def rule(g: Any, ans: Any, x: Any, k: int = 0) -> Any:
+        shape = _shape_of(x)
+        return _red.sum_to(tri(g, k), shape) if len(shape) < 2 else tri(g, k)
+
+    return rule
+
+
+def _tri_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    return [((_n(rng, 3, 3),), {"k": 0}), ((_n(rng, 3, 4),), {"k": 1}),
+            ((_n(rng, 2, 3, 3),), {"k": -1}), ((_n(rng, 3),), {"k": 0})]
+
+
+TRIU = Op("triu", lambda x, k=0: np.triu(x, k), (_tri_vjp(lambda g, k: triu(g, k)),),
+          formula="adjoint: triu of the cotangent", samples=_tri_samples)
+TRIL = Op("tril", lambda x, k=0: np.tril(x, k), (_tri_vjp(lambda g, k: tril(g, k)),),
+          formula="adjoint: tril of the cotangent", samples=_tri_samples)
+
+
+# -- take, take_along_axis, sort -------------------------------------------------------------
+def _take_add_impl(g: Any, indices: Any, shape: tuple[int, ...], axis: Any) -> Any:
+    dtype = np.result_type(g)
+    if axis is None:
+        out = np.zeros(int(np.prod(shape, dtype=np.int64)), dtype=dtype)
+        np.add.at(out, indices, g)
+        return out.reshape(shape)
+    out = np.zeros(shape, dtype=dtype)
+    np.add.at(out, (slice(None),) * (axis % len(shape)) + (indices,), g)
+    return out
+
+
+TAKE = Op("take", lambda x, indices, axis=None: np.take(x, indices, axis),
+          (lambda g, ans, x, indices, axis=None:
+           _t.apply(TAKE_ADD, g, indices, shape=_shape_of(x), axis=axis), None),
+          reads=(1,), formula="adjoint: scatter-add (repeated indices accumulate)",
+          samples=lambda rng: [
+              ((_n(rng, 5), np.array([0, 3, 3, -1])), {"axis": None}),
+              ((_n(rng, 2, 3), np.array([[5, 0], [2, 2]])), {"axis": None}),
+              ((_n(rng, 3, 4), np.array([1, -1, 1])), {"axis": -1}),
+              ((_n(rng, 3, 4), np.array(2)), {"axis": 0}),
+          ])
+TAKE_ADD = Op("take_add", _take_add_impl,
+              (lambda h, ans, g, indices, shape, axis: take(h, indices, axis), None),
+              reads=(1,), formula="scatter-add along an axis; adjoint: take",
+              samples=lambda rng: [
+                  ((_n(rng, 4), np.array([0, 3, 3, -1])), {"shape": (5,), "axis": None}),
+                  ((_n(rng, 3, 3), np.array([1, -1, 1])), {"shape": (3, 4), "axis": 1}),
+              ])
+
+
+def _along_index(indices: np.ndarray, gshape: tuple[int, ...], shape: tuple[int, ...],
+                 axis: int) -> tuple[Any, ...]:
+    nd = len(gshape)
+    index = []
+    for d in range(nd):
+        if d == axis:
+            index.append(np.broadcast_to(indices, gshape))
+            continue
+        r = np.arange(gshape[d]) if shape[d] != 1 else np.zeros(gshape[d], dtype=np.intp)
+        index.append(r.reshape((1,) * d + (-1,) + (1,) * (nd - d - 1)))
+    return tuple(index)
+
+
+def _take_along_add_impl(g: Any, indices: Any, shape: tuple[int, ...], axis: Any) -> Any:
+    g = np.asarray(g)
+    if axis is None:
+        out = np.zeros(int(np.prod(shape, dtype=np.int64)), dtype=g.dtype)
+        np.add.at(out, indices, g)
+        return out.reshape(shape)
+    out = np.zeros(shape, dtype=g.dtype)
+    index = _along_index(np.asarray(indices), g.shape, shape, axis % len(shape))
+    np.add.at(out, index, g)
+    return out
+
+
+TAKE_ALONG_AXIS = Op(
+    "take_along_axis", lambda x, indices, axis: np.take_along_axis(x, indices, axis),
+    (lambda g, ans, x, indices, axis:
+     _t.apply(TAKE_ALONG_AXIS_ADD, g, indices, shape=_shape_of(x), axis=axis), None),
+    reads=(1,), formula="adjoint: scatter-add along the axis",
+    samples=lambda rng: [
+        ((_n(rng, 3, 4), np.array([[0, 3], [1, 1], [2, 0]])), {"axis": 1}),
+        ((_n(rng, 3, 4), np.array([[2, 0, 1, 1]])), {"axis": 0}),
+        ((_n(rng, 1, 4), np.array([[1], [3]])), {"axis": -1}),
+    ])
+TAKE_ALONG_AXIS_ADD = Op(
+    "take_along_axis_add", _take_along_add_impl,
+    (lambda h, ans, g, indices, shape, axis: take_along_axis(h, indices, axis), None),
+    reads=(1,), formula="scatter-add along an axis; adjoint: take_along_axis",
+    samples=lambda rng: [
+        ((_n(rng, 3, 2), np.array([[0, 3], [1, 1], [2, 0]])), {"shape": (3, 4), "axis": 1}),
+        ((_n(rng, 2, 1), np.array([[1], [3]])), {"shape": (1, 4), "axis": -1}),
+    ])
+
+
+def _inverse_permutation(perm: np.ndarray, axis: int) -> np.ndarray:
+    inverse = np.empty_like(perm)
+    ranks = np.arange(perm.shape[axis]).reshape((-1,) + (1,) * (perm.ndim - axis - 1))
+    np.put_along_axis(inverse, perm, np.broadcast_to(ranks, perm.shape), axis)
+    return inverse
+
+
+def _sort_vjp(g: Any, ans: Any, x: Any, axis: Any = -1) -> Any:
+    xv = np.asarray(_raw(x))
+    if axis is None:
+        inverse = _inverse_permutation(np.argsort(xv.reshape(-1), kind="stable"), 0)
+        return _red.reshape_to(take(g, inverse, 0), xv.shape)
+    perm = np.argsort(xv, axis=axis, kind="stable")
+    return take_along_axis(g, _inverse_permutation(perm, axis % xv.ndim), axis)
+
+
+SORT = Op("sort", lambda x, axis=-1: np.sort(x, axis=axis), (_sort_vjp,),
+          reads=(0,), formula="adjoint: un-permute the cotangent (inverse stable argsort)",
+          samples=lambda rng: [((_distinct(rng, 5),), {"axis": -1}),
+                               ((_distinct(rng, 3, 4),), {"axis": 0}),
+                               ((_distinct(rng, 3, 4),), {"axis": None}),
+                               ((_distinct(rng, 2, 3, 2),), {"axis": 1})])
+
+
+# -- concatenate, stack (variadic) ----------------------------------------------------------
+def _concat_impl(*xs: Any, axis: Any = 0) -> Any:
+    return np.concatenate(xs, axis=axis)
+
+
+def _concat_vjp(i: int, g: Any, ans: Any, *xs: Any, axis: Any = 0) -> Any:
+    shapes = [_shape_of(v) for v in xs]
+    if axis is None:
+        sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
+        start = builtins.sum(sizes[:i])
+        return reshape(_ix.getitem(g, slice(start, start + sizes[i])), shapes[i])
+    a = axis % len(shapes[i])
+    start = builtins.sum(s[a] for s in shapes[:i])
+    return _ix.getitem(g, (slice(None),) * a + (slice(start, start + shapes[i][a]),))
+
+
+CONCATENATE = _variadic(
+    "concatenate", _concat_impl, _concat_vjp, formula="adjoint: slice the cotangent apart",
+    samples=lambda rng: [((_n(rng, 2), _n(rng, 3)), {"axis": 0}),
+                         ((_n(rng, 2, 3), _n(rng, 2, 1), _n(rng, 2, 2)), {"axis": -1}),
+                         ((_n(rng, 2, 2), _n(rng, 3)), {"axis": None}),
+                         ((_n(rng, 1, 3), _n(rng, 2, 3)), {"axis": 0})])
+
+
+def _stack_impl(*xs: Any, axis: int = 0) -> Any:
+    return np.stack(xs, axis=axis)
+
+
+def _stack_vjp(i: int, g: Any, ans: Any, *xs: Any, axis: int = 0) -> Any:
+    a = axis % (len(_shape_of(xs[i])) + 1)
+    return _ix.getitem(g, (slice(None),) * a + (i,))
+
+
+STACK = _variadic(
+    "stack", _stack_impl, _stack_vjp, formula="adjoint: index the cotangent apart",
+    samples=lambda rng: [((_n(rng, 3), _n(rng, 3)), {"axis": 0}),
+                         ((_n(rng, 2, 3), _n(rng, 2, 3), _n(rng, 2, 3)), {"axis": -1}),
+                         ((np.float64(rng.normal()), np.float64(rng.normal())), {"axis": 0}),
+                         ((_n(rng, 2, 3), _n(rng, 2, 3)), {"axis": 1})])
+
+OPS = (RESHAPE, TRANSPOSE, SWAPAXES, MOVEAXIS, EXPAND_DIMS, SQUEEZE, FLIP, ROLL, TILE, REPEAT,
+       PAD, DIAGONAL, DIAGONAL_EMBED, TRIU, TRIL, TAKE, TAKE_ADD, TAKE_ALONG_AXIS,
+       TAKE_ALONG_AXIS_ADD, SORT, CONCATENATE, STACK)
+
+
+# -- public functions --------------------------------------------------------------------
+def reshape(x: Any, shape: Any = None, order: str = "C", *, newshape: Any = None,
+            copy: Any = None) -> Any:
+    """Reshape to ``shape`` (an int, a tuple, one entry may be -1); the gradient reshapes back.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> wg.numpy.reshape(wg.tensor([1.0, 2.0, 3.0, 4.0]), (2, -1)).shape
+    (2, 2)
+    """
+    if shape is None:
+        shape = newshape
+    if shape is None:
+        raise TypeError("reshape() missing required argument 'shape'")
     if order != "C":
         raise NotImplementedError("wengert.reshape supports order='C' only")
-    if isinstance(shape, (int, np.integer)):
-        shape = (int(shape),)
-    return _t.apply(RESHAPE, x, shape=tuple(shape))
+    shape = _int_or_tuple(shape)
+    if isinstance(shape, int):
+        shape = (shape,)
+    out = _t.apply(RESHAPE, x, shape=shape)
+    return _ew.copy(out) if copy else out
 
 
-def ravel(x: Any) -> Any:
+def ravel(x: Any, order: str = "C") -> Any:
     """Flatten to 1-d."""
-    return reshape(x, (-1,))
+    return reshape(x, (-1,), order)
 
 
 def transpose(x: Any, axes: Any = None) -> Any:
     """Permute axes (reverse them by default)."""
     if axes is None:
         return _t.apply(TRANSPOSE, x)
-    return _t.apply(TRANSPOSE, x, axes=tuple(int(a) for a in axes))
+    nd = len(_shape_of(x))
+    return _t.apply(TRANSPOSE, x, axes=tuple(int(a) % nd if nd else int(a) for a in axes))
+
+
+def permute_dims(x: Any, axes: Any = None) -> Any:
+    """Permute axes (the array-API name of :func:`transpose`)."""
+    return transpose(x, axes)
 
 
 def swapaxes(x: Any, axis1: int, axis2: int) -> Any:
     """Swap two axes."""
-    return _t.apply(SWAPAXES, x, axis1=axis1, axis2=axis2)
+    return _t.apply(SWAPAXES, x, axis1=int(axis1), axis2=int(axis2))
 
-PUBLIC = ("reshape", "ravel", "transpose", "swapaxes")
-NUMPY = {np.reshape: reshape, np.ravel: ravel, np.transpose: transpose, np.swapaxes: swapaxes}
+
+def moveaxis(x: Any, source: Any, destination: Any) -> Any:
+    """Move axes ``source`` to positions ``destination``; the others keep their order."""
+    return _t.apply(MOVEAXIS, x, source=_int_or_tuple(source),
+                    destination=_int_or_tuple(destination))
+
+
+def expand_dims(x: Any, axis: Any) -> Any:
+    """Insert length-1 axes at ``axis`` (an int or a tuple)."""
+    return _t.apply(EXPAND_DIMS, x, axis=_int_or_tuple(axis))
+
+
+def squeeze(x: Any, axis: Any = None) -> Any:
+    """Remove length-1 axes (all, or those in ``axis``)."""
+    return _t.apply(SQUEEZE, x, axis=_int_or_tuple(axis))
+
+
+def flip(x: Any, axis: Any = None) -> Any:
+    """Reverse the order of elements along ``axis`` (all axes by default)."""
+    return _t.apply(FLIP, x, axis=_int_or_tuple(axis))
+
+
+def fliplr(x: Any) -> Any:
+    """Reverse the columns (axis 1)."""
+    if len(_shape_of(x)) < 2:
+        raise ValueError("Input must be >= 2-d.")
+    return flip(x, 1)
+
+
+def flipud(x: Any) -> Any:
+    """Reverse the rows (axis 0)."""
+    if len(_shape_of(x)) < 1:
+        raise ValueError("Input must be >= 1-d.")
+    return flip(x, 0)
+
+
+def rot90(x: Any, k: int = 1, axes: Any = (0, 1)) -> Any:
+    """Rotate by 90 degrees ``k`` times in the plane of ``axes``."""
+    a0, a1 = (int(a) for a in axes)
+    k = int(k) % 4
+    if k == 0:
+        return x
+    if k == 2:
+        return flip(flip(x, a0), a1)
+    if k == 1:
+        return swapaxes(flip(x, a1), a0, a1)
+    return flip(swapaxes(x, a0, a1), a1)
+
+
+def roll(x: Any, shift: Any, axis: Any = None) -> Any:
+    """Roll elements along ``axis`` (the flattened array by default)."""
+    return _t.apply(ROLL, x, shift=_int_or_tuple(shift), axis=_int_or_tuple(axis))
+
+
+def tile(x: Any, reps: Any) -> Any:
+    """Repeat the whole array ``reps`` times along each axis."""
+    reps = _int_or_tuple(reps)
+    return _t.apply(TILE, x, reps=(reps,) if isinstance(reps, int) else reps)
+
+
+def repeat(x: Any, repeats: Any, axis: Any = None) -> Any:
+    """Repeat each element ``repeats`` times (an int, or one count per element)."""
+    r = np.asarray(_raw(repeats))
+    reps = int(r.reshape(-1)[0]) if r.size == 1 else tuple(int(v) for v in r.reshape(-1))
+    return _t.apply(REPEAT, x, repeats=reps, axis=None if axis is None else int(axis))
+
+
+def _pairs(value: Any, nd: int, cast: Any) -> tuple[tuple[Any, Any], ...]:
+    arr = np.broadcast_to(np.asarray(_raw(value)), (nd, 2))
+    return tuple((cast(a), cast(b)) for a, b in arr.tolist())
+
+
+def pad(x: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
+    """Pad an array (modes ``constant``, ``edge``, ``wrap``, ``reflect``, ``symmetric``).
+
+    The gradient of the padded array flows back to the elements that were
+    copied into it: the slice for ``constant``, a scatter-add for the others.
+    """
+    nd = len(_shape_of(x))
+    width = _pairs(pad_width, nd, operator.index)
+    if mode == "constant":
+        values = _raw(kwargs.pop("constant_values", 0))
+        if kwargs:
+            raise TypeError(f"pad: unsupported keyword arguments for mode 'constant': {kwargs}")
+        if np.ndim(values) == 0:
+            values = np.asarray(values).item()
+        else:
+            values = _pairs(values, nd, lambda v: v)
+        return _t.apply(PAD, x, pad_width=width, constant_values=values)
+    if mode in ("edge", "wrap", "reflect", "symmetric"):
+        if kwargs.get("reflect_type", "even") != "even":
+            raise NotImplementedError("wengert.pad supports reflect_type='even' only")
+        extra = kwargs if mode in ("reflect", "symmetric") else {}
+        y = x
+        for ax, (before, after) in enumerate(width):
+            if before or after:
+                n = _shape_of(y)[ax]
+                index = np.pad(np.arange(n), (before, after), mode=mode, **extra)
+                y = take(y, index, axis=ax)
+        return y
+    raise NotImplementedError(
+        f"wengert.pad: mode {mode!r} has no gradient rule; use 'constant', 'edge', 'wrap', "
+        "'reflect' or 'symmetric'."
+    )
+
+
+def diagonal(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+    """The diagonal (``offset`` above the main one) of the ``axis1``/``axis2`` planes."""
+    return _t.apply(DIAGONAL, x, offset=int(offset), axis1=int(axis1), axis2=int(axis2))
+
+
+def diagonal_embed(d: Any, shape: tuple[int, ...], offset: int = 0, axis1: int = 0,
+                   axis2: int = 1) -> Any:
+    """Zeros of ``shape`` with ``d`` on a diagonal: the adjoint of :func:`diagonal`."""
+    return _t.apply(DIAGONAL_EMBED, d, shape=tuple(int(n) for n in shape), offset=int(offset),
+                    axis1=int(axis1), axis2=int(axis2))
+
+
+def diag(v: Any, k: int = 0) -> Any:
+    """Extract the ``k``-th diagonal of a 2-d array, or build a 2-d array from a 1-d one."""
+    shape = _shape_of(v)
+    k = int(k)
+    if len(shape) == 1:
+        n = shape[0] + builtins.abs(k)
+        return diagonal_embed(v, (n, n), k, 0, 1)
+    if len(shape) == 2:
+        return diagonal(v, k)
+    raise ValueError("Input must be 1- or 2-d.")
+
+
+def diagflat(v: Any, k: int = 0) -> Any:
+    """A 2-d array with the flattened input on the ``k``-th diagonal."""
+    return diag(ravel(v), k)
+
+
+def triu(x: Any, k: int = 0) -> Any:
+    """Upper triangle (on and above diagonal ``k``) of the last two axes."""
+    return _t.apply(TRIU, x, k=int(k))
+
+
+def tril(x: Any, k: int = 0) -> Any:
+    """Lower triangle (on and below diagonal ``k``) of the last two axes."""
+    return _t.apply(TRIL, x, k=int(k))
+
+
+def take(x: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Any:
+    """Elements at ``indices`` along ``axis``; repeated indices accumulate gradient."""
+    _no_out("take", out)
+    index = np.asarray(_raw(indices))
+    if index.dtype.kind not in "iu":
+        if index.size == 0:
+            index = index.astype(np.intp)
+        else:
+            raise IndexError("arrays used as indices must be of integer type")
+    shape = _shape_of(x)
+    if axis is not None:
+        axis = int(axis) % builtins.max(len(shape), 1)
+    if mode != "raise":
+        n = int(np.prod(shape, dtype=np.int64)) if axis is None else shape[axis]
+        index = index % n if mode == "wrap" else np.clip(index, 0, n - 1)
+    return _t.apply(TAKE, x, index, axis=axis)
+
+
+def take_along_axis(x: Any, indices: Any, axis: Any = -1) -> Any:
+    """Pick values along ``axis`` with an index array of the same rank (as after argsort)."""
+    index = np.asarray(_raw(indices))
+    if axis is not None:
+        axis = int(axis) % builtins.max(len(_shape_of(x)), 1)
+    return _t.apply(TAKE_ALONG_AXIS, x, index, axis=axis)
+
+
+def sort(x: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
+         stable: Any = None) -> Any:
+    """Sorted copy along ``axis`` (flattened if None); the gradient follows the permutation."""
+    if order is not None:
+        raise NotImplementedError("wengert.sort does not support order= (structured arrays)")
+    nd = len(_shape_of(x))
+    if axis is not None:
+        axis = int(axis) % builtins.max(nd, 1)
+    return _t.apply(SORT, x, axis=axis)
+
+
+def concatenate(arrays: Any, axis: Any = 0, out: Any = None, *, dtype: Any = None,
+                casting: str = "same_kind") -> Any:
+    """Join arrays along an existing axis (flattened first if ``axis`` is None)."""
+    _no_out("concatenate", out)
+    xs = [_cast(a, dtype) for a in arrays]
+    if not xs:
+        raise ValueError("need at least one array to concatenate")
+    return _t.apply(CONCATENATE, *xs, axis=None if axis is None else int(axis))
+
+
+concat = concatenate
+
+
+def stack(arrays: Any, axis: int = 0, out: Any = None, *, dtype: Any = None,
+          casting: str = "same_kind") -> Any:
+    """Join arrays of the same shape along a new axis."""
+    _no_out("stack", out)
+    xs = [_cast(a, dtype) for a in arrays]
+    if not xs:
+        raise ValueError("need at least one array to stack")
+    return _t.apply(STACK, *xs, axis=int(axis))
+
+
+def _atleast(nd: int, x: Any) -> Any:
+    shape = _shape_of(x)
+    if len(shape) >= nd:
+        return x
+    if nd == 1:
+        new = (1,)
+    elif nd == 2:
+        new = (1,) + shape if shape else (1, 1)
+    else:
+        new = {0: (1, 1, 1), 1: (1,) + shape + (1,), 2: shape + (1,)}[len(shape)]
+    return reshape(x, new)
+
+
+def _atleast_all(nd: int, arys: tuple[Any, ...]) -> Any:
+    res = [_atleast(nd, a) for a in arys]
+    return res[0] if len(res) == 1 else res
+
+
+def atleast_1d(*arys: Any) -> Any:
+    """View inputs as arrays with at least one dimension."""
+    return _atleast_all(1, arys)
+
+
+def atleast_2d(*arys: Any) -> Any:
+    """View inputs as arrays with at least two dimensions."""
+    return _atleast_all(2, arys)
+
+
+def atleast_3d(*arys: Any) -> Any:
+    """View inputs as arrays with at least three dimensions."""
+    return _atleast_all(3, arys)
+
+
+def hstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Any:
+    """Stack horizontally (along axis 1, or axis 0 for 1-d inputs)."""
+    xs = [_atleast(1, a) for a in tup]
+    axis = 0 if xs and len(_shape_of(xs[0])) == 1 else 1
+    return concatenate(xs, axis=axis, dtype=dtype)
+
+
+def vstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Any:
+    """Stack vertically (along axis 0, 1-d inputs becoming rows)."""
+    return concatenate([_atleast(2, a) for a in tup], axis=0, dtype=dtype)
+
+
+def dstack(tup: Any) -> Any:
+    """Stack along the third axis."""
+    return concatenate([_atleast(3, a) for a in tup], axis=2)
+
+
+def column_stack(tup: Any) -> Any:
+    """Stack 1-d arrays as columns of a 2-d array (2-d inputs are joined as they are)."""
+    cols = []
+    for a in tup:
+        shape = _shape_of(a)
+        cols.append(reshape(a, (-1, 1)) if len(shape) < 2 else a)
+    return concatenate(cols, axis=1)
+
+
+def _split_points(n: int, sections: Any, equal: bool) -> list[int]:
+    if np.ndim(sections) == 0:
+        count = operator.index(sections)
+        if count <= 0:
+            raise ValueError("number sections must be larger than 0.")
+        if equal and n % count:
+            raise ValueError("array split does not result in an equal division")
+        each, extras = divmod(n, count)
+        sizes = [each + 1] * extras + [each] * (count - extras)
+        return [0] + np.cumsum(sizes).tolist()
+    return [0] + [operator.index(i) for i in sections] + [n]
+
+
+def _split(x: Any, sections: Any, axis: int, equal: bool) -> list[Any]:
+    shape = _shape_of(x)
+    a = int(axis) % len(shape)
+    points = _split_points(shape[a], _raw(sections), equal)
+    lead = (slice(None),) * a
+    return [_ix.getitem(x, lead + (slice(s, e),)) for s, e in zip(points[:-1], points[1:])]
+
+
+def split(x: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    """Split into equal sections, or at the given indices; each piece is differentiable."""
+    return _split(x, indices_or_sections, axis, equal=True)
+
+
+def array_split(x: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    """Split into nearly equal sections, or at the given indices."""
+    return _split(x, indices_or_sections, axis, equal=False)
+
+
+def hsplit(x: Any, indices_or_sections: Any) -> list[Any]:
+    """Split along axis 1 (axis 0 for 1-d arrays)."""
+    nd = len(_shape_of(x))
+    if nd == 0:
+        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
+    return split(x, indices_or_sections, 1 if nd > 1 else 0)
+
+
+def vsplit(x: Any, indices_or_sections: Any) -> list[Any]:
+    """Split along axis 0 (arrays of 2 or more dimensions)."""
+    if len(_shape_of(x)) < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    return split(x, indices_or_sections, 0)
+
+
+#: Names exported by ``wengert.numpy``.
+PUBLIC = (
+    "reshape", "ravel", "transpose", "permute_dims", "swapaxes", "moveaxis", "expand_dims",
+    "squeeze", "flip", "fliplr", "flipud", "rot90", "roll", "tile", "repeat", "pad", "diagonal",
+    "diag", "diagflat", "triu", "tril", "take", "take_along_axis", "sort", "concatenate",
+    "concat", "stack", "hstack", "vstack", "dstack", "column_stack", "split", "array_split",
+    "hsplit", "vsplit", "atleast_1d", "atleast_2d", "atleast_3d",
+)
+#: NumPy function -> function, for ``Tensor.__array_function__``.
+NUMPY = {
+    np.reshape: reshape, np.ravel: ravel, np.transpose: transpose, np.swapaxes: swapaxes,
+    np.moveaxis: moveaxis, np.expand_dims: expand_dims, np.squeeze: squeeze, np.flip: flip,
+    np.fliplr: fliplr, np.flipud: flipud, np.rot90: rot90, np.roll: roll, np.tile: tile,
+    np.repeat: repeat, np.pad: pad, np.diagonal: diagonal, np.diag: diag,
+    np.diagflat: diagflat, np.triu: triu, np.tril: tril, np.take: take,
+    np.take_along_axis: take_along_axis, np.sort: sort, np.concatenate: concatenate,
+    np.stack: stack, np.hstack: hstack, np.vstack: vstack, np.dstack: dstack,
+    np.column_stack: column_stack, np.split: split, np.array_split: array_split,
+    np.hsplit: hsplit, np.vsplit: vsplit, np.atleast_1d: atleast_1d,
+    np.atleast_2d: atleast_2d, np.atleast_3d: atleast_3d,
+}
+if hasattr(np, "permute_dims"):
+    NUMPY[np.permute_dims] = permute_dims
+if hasattr(np, "concat"):
+    NUMPY[np.concat] = concatenate

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as _np
 
-from .ops import FAMILIES as _FAMILIES
+from ..ops import FAMILIES as _FAMILIES
 
 #: ufunc name -> wengert function (``np.sin`` -> :func:`sin`)
 UFUNC_TABLE: dict = {}
@@ -48,3 +48,5 @@ nan = _np.nan
 newaxis = None
 float64 = _np.float64
 float32 = _np.float32
+
+from . import linalg  # noqa: E402

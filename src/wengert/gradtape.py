@@ -1,0 +1,619 @@
+"""The TensorFlow dialect: :class:`GradientTape` and :class:`Variable`.
+
+A gradient tape records the operations run inside its ``with`` block that
+involve a tensor it *watches*: a tensor passed to :meth:`GradientTape.watch`,
+a trainable :class:`Variable` read inside the block, or a tensor computed from
+those by an operation the tape recorded. :meth:`GradientTape.gradient` then
+runs the reverse sweep over the tape's own nodes only, so anything computed
+before the tape opened (or inside :meth:`GradientTape.stop_recording`) is a
+constant to it.
+
+The tapes open in a thread live in the context variable
+:data:`wengert.core.modes.TAPES` (innermost last), so every thread and asyncio
+task has its own. Nested tapes give higher derivatives: while an outer tape is
+recording, an inner tape's backward pass is itself recorded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from .backward import backprop
+from .core.modes import GRAD_ENABLED, TAPES, TRANSFORM_DEPTH
+from .core.tree import flatten, unflatten
+from .tensor import Tensor, _as_value, _const, _is_float_dtype, apply, value_of
+
+__all__ = ["GradientTape", "Variable"]
+
+_NON_PERSISTENT = (
+    "A non-persistent GradientTape can only be used to compute one set of gradients (or "
+    "jacobians). Create the tape with wg.GradientTape(persistent=True) to call gradient() or "
+    "jacobian() several times, or open a new tape for each computation."
+)
+_IN_CONTEXT = (
+    "Calling GradientTape.gradient on a persistent tape inside its context is significantly "
+    "less efficient than calling it outside the context (it causes the gradient ops to be "
+    "recorded on the tape, leading to increased CPU and memory usage). Only call "
+    "GradientTape.gradient inside the context if you actually want to trace the gradient in "
+    "order to compute higher order derivatives."
+)
+
+
+# -- Variable -----------------------------------------------------------------
+class Variable(Tensor):
+    """A mutable tensor that gradient tapes watch automatically (as ``tf.Variable``).
+
+    Reading a trainable variable inside an open :class:`GradientTape` (one
+    created with ``watch_accessed_variables=True``, the default) makes the
+    tape watch it, wherever the variable was created. A variable does not
+    require grad in the PyTorch sense: outside a tape its operations record
+    nothing. Change its value with :meth:`assign`, :meth:`assign_add` and
+    :meth:`assign_sub`; those updates are not recorded.
+
+    Parameters
+    ----------
+    initial_value : array_like or callable
+        The value (copied), or a function of no arguments returning it.
+    trainable : bool
+        Whether tapes watch the variable automatically when it is read.
+    name : str, optional
+        A label shown in the repr (``"Variable"`` by default).
+    dtype : numpy dtype, optional
+        Convert the value to this dtype.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> w = wg.Variable(3.0, name="w")
+    >>> w
+    <wg.Variable 'w' shape=() dtype=float64, numpy=3.0>
+    >>> with wg.GradientTape() as tape:
+    ...     loss = (w * 2.0 - 1.0) ** 2
+    >>> tape.gradient(loss, w)
+    tensor(20.)
+    >>> w.assign_sub(0.5)
+    <wg.Variable 'w' shape=() dtype=float64, numpy=2.5>
+    """
+
+    __slots__ = ("trainable", "name")
+
+    trainable: bool
+    name: str
+
+    def __init__(self, initial_value: Any, trainable: bool = True, name: str | None = None,
+                 dtype: Any = None) -> None:
+        if callable(initial_value) and not isinstance(initial_value, Tensor):
+            initial_value = initial_value()
+        self._value = _as_value(initial_value, dtype)
+        self._node = None
+        self._rg = False
+        self._version = [0]
+        self._extra = None
+        self.trainable = bool(trainable)
+        self.name = "Variable" if name is None else str(name)
+
+    # -- reading --------------------------------------------------------
+    def value(self) -> Tensor:
+        """The current value as a new tensor (a read that open tapes record)."""
+        from .ops.elementwise import POSITIVE
+
+        return apply(POSITIVE, self)
+
+    read_value = value
+
+    def numpy(self) -> np.ndarray:
+        """A copy of the value as a NumPy array (later assignments do not change it)."""
+        return np.array(self._value)
+
+    # -- writing (never recorded) -----------------------------------------
+    def assign(self, value: Any) -> Variable:
+        """Set the value in place; returns the variable.
+
+        The new value must have the variable's shape; it is cast to the
+        variable's dtype. The update is not recorded by any tape, and it bumps
+        the version counter, so a backward pass that needs the old value
+        raises instead of returning a wrong gradient.
+        """
+        new = value_of(value)
+        old = self._value
+        if type(old) is float:
+            if np.shape(new) != ():
+                raise ValueError(self._shape_error(np.shape(new)))
+            self._value = float(new)
+        else:
+            new = np.asarray(new)
+            if new.shape != old.shape:
+                raise ValueError(self._shape_error(np.shape(new)))
+            try:
+                np.copyto(old, new, casting="same_kind")
+            except TypeError as e:
+                raise TypeError(
+                    f"Cannot assign a value of dtype {new.dtype} to variable "
+                    f"'{self.name}' of dtype {old.dtype}; convert it first (value.astype(...))."
+                ) from e
+        self._version[0] += 1
+        return self
+
+    def assign_add(self, delta: Any) -> Variable:
+        """Add ``delta`` to the value in place (not recorded); returns the variable."""
+        return self.assign(np.add(self._value, value_of(delta)))
+
+    def assign_sub(self, delta: Any) -> Variable:
+        """Subtract ``delta`` from the value in place (not recorded); returns the variable."""
+        return self.assign(np.subtract(self._value, value_of(delta)))
+
+    def _shape_error(self, shape: tuple[int, ...]) -> str:
+        return (
+            f"Cannot assign value to variable '{self.name}': Shape mismatch. The variable shape "
+            f"{self.shape}, and the assigned value shape {shape} are incompatible."
+        )
+
+    def _no_inplace(self, *_: Any) -> Any:
+        raise RuntimeError(
+            "`variable += value` with wg.Variable is not supported. Use "
+            "`variable.assign_add(value)` to modify the variable, or `out = variable + value` if "
+            "you need to get a new output tensor."
+        )
+
+    __iadd__ = __isub__ = __imul__ = __itruediv__ = __ipow__ = __imatmul__ = _no_inplace
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        raise TypeError(
+            "wg.Variable does not support item assignment; compute the new value and call "
+            "variable.assign(new_value)."
+        )
+
+    def __repr__(self) -> str:
+        v = np.asarray(self._value)
+        shown = repr(v.item()) if v.ndim == 0 else repr(v)
+        return (
+            f"<wg.Variable '{self.name}' shape={self.shape} dtype={self.dtype}, numpy={shown}>"
+        )
+
+
+# -- helpers ------------------------------------------------------------------
+def _edge(t: Tensor) -> Any:
+    return t._node if t._node is not None else t
+
+
+def _flat(tree: Any) -> list[Any]:
+    """Leaves of nested lists/tuples/dicts; ``None`` counts as a leaf."""
+    out: list[Any] = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (list, tuple)):
+            stack.extend(reversed(node))
+        elif isinstance(node, dict):
+            stack.extend(reversed(list(node.values())))
+        else:
+            out.append(node)
+    return out
+
+
+def _unconnected_mode(value: Any) -> str:
+    mode = getattr(value, "value", value)
+    if isinstance(mode, str) and mode.lower() in ("none", "zero"):
+        return mode.lower()
+    raise ValueError(f"Unknown value for unconnected_gradients: {value!r}; use 'none' or 'zero'.")
+
+
+def _shape(v: Any) -> tuple[int, ...]:
+    return () if type(v) is float else np.shape(v)
+
+
+def _zeros_like(t: Tensor) -> Tensor:
+    v = t._value
+    return _const(0.0 if type(v) is float else np.zeros(np.shape(v), dtype=np.result_type(v)))
+
+
+def _fit(g: Any, source: Tensor, create: bool) -> Tensor:
+    """Return cotangent ``g`` as a tensor with the source's shape."""
+    v = source._value
+    if create and isinstance(g, Tensor) and (g._rg or g._node is not None):
+        if g.shape != _shape(v):
+            g = g + np.zeros(_shape(v), dtype=np.result_type(v))
+        return g
+    g = value_of(g)
+    if type(v) is float:
+        return _const(float(np.asarray(g).reshape(())))
+    g = np.asarray(g)
+    if g.shape != np.shape(v):
+        g = np.broadcast_to(g, np.shape(v)).copy()
+    return _const(g)
+
+
+def _assemble(rows: list[Any], shape: tuple[int, ...]) -> Any:
+    """Stack ``rows`` (tensors, some recorded) into one tensor of ``shape``."""
+    from . import numpy as wnp
+    from .ops import shape as shape_ops
+
+    stack = getattr(wnp, "stack", None)
+    if stack is not None:
+        return shape_ops.reshape(stack(rows), shape)
+    n = len(rows)
+    total: Any = None
+    for i, row in enumerate(rows):
+        rshape = _shape(value_of(row))
+        onehot = np.zeros((n,) + (1,) * len(rshape))
+        onehot[i] = 1.0
+        term = shape_ops.reshape(row, (1,) + rshape) * onehot
+        total = term if total is None else total + term
+    return shape_ops.reshape(total, shape)
+
+
+# -- GradientTape -------------------------------------------------------------
+class GradientTape:
+    """Record operations for automatic differentiation (as ``tf.GradientTape``).
+
+    Operations run inside the ``with`` block are recorded when one of their
+    inputs is watched: tensors must be :meth:`watch`\\ ed, trainable
+    :class:`Variable`\\ s are watched automatically when read (unless
+    ``watch_accessed_variables=False``). Operations run before the tape
+    opened are not recorded: their results are constants to the tape.
+
+    Parameters
+    ----------
+    persistent : bool
+        Allow several :meth:`gradient` / :meth:`jacobian` calls. A
+        non-persistent tape (the default) computes one set of gradients and
+        then releases what it recorded.
+    watch_accessed_variables : bool
+        Watch every trainable variable read while the tape is recording.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> x = wg.tensor(3.0)
+    >>> with wg.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     y = x * x
+    >>> tape.gradient(y, x)
+    tensor(6.)
+
+    Nested tapes give second derivatives:
+
+    >>> with wg.GradientTape() as outer:
+    ...     outer.watch(x)
+    ...     with wg.GradientTape() as inner:
+    ...         inner.watch(x)
+    ...         y = x ** 3
+    ...     dy_dx = inner.gradient(y, x)
+    >>> dy_dx.item(), outer.gradient(dy_dx, x).item()
+    (27.0, 18.0)
+
+    Variables are watched when read; a dict of sources gives a dict:
+
+    >>> w, b = wg.Variable(2.0, name="w"), wg.Variable(1.0, name="b")
+    >>> with wg.GradientTape() as tape:
+    ...     loss = (w * 3.0 + b - 4.0) ** 2
+    >>> grads = tape.gradient(loss, {"w": w, "b": b})
+    >>> float(grads["w"]), float(grads["b"])
+    (18.0, 6.0)
+    >>> [v.name for v in tape.watched_variables()]
+    ['w', 'b']
+    """
+
+    def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:
+        self.persistent = bool(persistent)
+        self.watch_accessed_variables = bool(watch_accessed_variables)
+        self._watched: dict[int, Tensor] = {}
+        self._nodes: list[Any] = []
+        self._node_ids: set[int] = set()
+        self._recording = False
+        self._active = False  # inside the ``with`` block
+        self._paused = 0  # depth of stop_recording()
+        self._done = False  # a non-persistent tape has been used
+        self._entered = False
+        self._token: Any = None
+
+    # -- hooks called by the recording path (wengert.tensor) ---------------
+    def _tracks(self, t: Tensor) -> bool:
+        """Whether ops on ``t`` should be recorded by this tape (auto-watching variables)."""
+        if id(t) in self._watched:
+            return True
+        node = t._node
+        if node is not None and id(node) in self._node_ids:
+            return True
+        if (self.watch_accessed_variables and isinstance(t, Variable) and t.trainable
+                and _is_float_dtype(t._value)):
+            self._watched[id(t)] = t
+            return True
+        return False
+
+    def _add(self, node: list[Any]) -> None:
+        self._nodes.append(node)
+        self._node_ids.add(id(node))
+
+    def _owns(self, t: Tensor) -> bool:
+        """Whether ``t`` is watched by or computed on this tape (no side effects)."""
+        node = t._node
+        return id(t) in self._watched or (node is not None and id(node) in self._node_ids)
+
+    def _update(self) -> None:
+        self._recording = self._active and not self._paused and not self._done
+
+    # -- context manager ------------------------------------------------------
+    def __enter__(self) -> GradientTape:
+        if self._active:
+            raise ValueError(
+                "Tape is still recording, This can happen if you try to re-enter an "
+                "already-active tape."
+            )
+        if self._done:
+            raise RuntimeError(_NON_PERSISTENT)
+        self._active = True
+        self._entered = True
+        self._update()
+        self._token = TAPES.set(TAPES.get() + (self,))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._active = False
+        self._update()
+        token, self._token = self._token, None
+        if token is not None:
+            TAPES.reset(token)
+
+    @contextlib.contextmanager
+    def stop_recording(self) -> Iterator[None]:
+        """Context manager in which this tape records nothing.
+
+        Examples
+        --------
+        >>> import wengert as wg
+        >>> x = wg.tensor(2.0)
+        >>> with wg.GradientTape() as tape:
+        ...     tape.watch(x)
+        ...     with tape.stop_recording():
+        ...         y = x * x
+        >>> tape.gradient(y, x) is None
+        True
+        """
+        if not self._recording:
+            raise RuntimeError("Trying to stop recording a tape which is not recording.")
+        self._paused += 1
+        self._update()
+        try:
+            yield
+        finally:
+            self._paused -= 1
+            self._update()
+
+    def reset(self) -> None:
+        """Forget everything recorded and watched, as if the tape were re-entered."""
+        self._watched = {}
+        self._nodes = []
+        self._node_ids = set()
+        self._done = False
+        self._update()
+
+    def watch(self, tensor: Any) -> None:
+        """Watch a tensor (or a nested list/tuple/dict of them) for differentiation.
+
+        Only the operations run on it after this call, while the tape is
+        recording, are differentiated; its value so far is a constant.
+        """
+        for t in _flat(tensor):
+            if not isinstance(t, Tensor):
+                raise TypeError(
+                    f"GradientTape.watch: can only watch wengert tensors and Variables, got "
+                    f"{type(t).__name__}. Wrap the value first: x = wg.tensor(value) (or "
+                    "wg.Variable(value)), call tape.watch(x), and compute with x."
+                )
+            if not _is_float_dtype(t._value):
+                raise TypeError(
+                    f"The dtype of the watched tensor must be floating (e.g. float64), got "
+                    f"{t.dtype}. Create it with a float dtype: wg.tensor(value, dtype=float)."
+                )
+            self._watched.setdefault(id(t), t)
+
+    def watched_variables(self) -> tuple[Variable, ...]:
+        """The variables this tape watches, in the order they were first watched."""
+        return tuple(t for t in self._watched.values() if isinstance(t, Variable))
+
+    # -- gradients -----------------------------------------------------------
+    def _start(self, what: str) -> bool:
+        """Checks before a gradient computation; returns ``create_graph``."""
+        if self._done:
+            raise RuntimeError(_NON_PERSISTENT)
+        if not self._entered:
+            raise RuntimeError(
+                f"GradientTape.{what} was called on a tape that never recorded anything: open "
+                "it first (with wg.GradientTape() as tape: ...) and compute the target inside."
+            )
+        if self._recording:
+            if self.persistent:
+                warnings.warn(_IN_CONTEXT, UserWarning, stacklevel=3)
+            else:
+                self._done = True  # a spent tape stops recording (as TensorFlow pops it)
+                self._update()
+        if not GRAD_ENABLED.get():
+            return False
+        return TRANSFORM_DEPTH.get() > 0 or any(t._recording for t in TAPES.get())
+
+    def _finish(self) -> None:
+        if not self.persistent:
+            self._done = True
+            self._update()
+            self._nodes = []
+            self._node_ids = set()
+
+    def _check_sources(self, sources: Any, what: str) -> tuple[list[Any], Any]:
+        leaves, spec = flatten(sources)
+        for s in leaves:
+            if not isinstance(s, Tensor):
+                raise TypeError(
+                    f"GradientTape.{what}: sources must be wengert tensors or Variables watched "
+                    f"by the tape, got {type(s).__name__}. Wrap the value with wg.tensor(...) "
+                    "and tape.watch() it before computing, or use a wg.Variable."
+                )
+            if not _is_float_dtype(s._value):
+                raise TypeError(
+                    f"The dtype of the source tensor must be floating (e.g. float64) when "
+                    f"calling GradientTape.{what}, got {s.dtype}."
+                )
+        return leaves, spec
+
+    def gradient(self, target: Any, sources: Any, output_gradients: Any = None,
+                 unconnected_gradients: Any = "none") -> Any:
+        """The gradient of ``target`` with respect to ``sources``.
+
+        Parameters
+        ----------
+        target : Tensor or nested list of Tensors
+            What to differentiate. Several targets (or a non-scalar one) give
+            the gradient of the sum of all their elements.
+        sources : Tensor, or list, tuple or dict of Tensors
+            Watched tensors or variables; the result has the same structure.
+        output_gradients : array_like or list, optional
+            One cotangent per target, with the target's shape (default ones).
+        unconnected_gradients : {"none", "zero"}
+            What to return for a source the target does not depend on.
+
+        Returns
+        -------
+        Tensor, list, tuple or dict
+            One tensor (or ``None``) per source. While an outer tape is
+            recording, the result is itself recorded (higher derivatives).
+
+        Raises
+        ------
+        RuntimeError
+            On a second call on a non-persistent tape.
+        """
+        mode = _unconnected_mode(unconnected_gradients)
+        src, spec = self._check_sources(sources, "gradient")
+        targets = _flat(target)
+        if output_gradients is None:
+            seeds: list[Any] = [None] * len(targets)
+        else:
+            seeds = _flat(output_gradients)
+            if len(seeds) != len(targets):
+                raise ValueError(
+                    f"GradientTape.gradient: got {len(seeds)} output_gradients for "
+                    f"{len(targets)} targets; pass one per target, in the same structure."
+                )
+        roots = []
+        for i, (t, seed) in enumerate(zip(targets, seeds)):
+            if not isinstance(t, Tensor):
+                continue  # a constant (a number, None): no gradient flows from it
+            if not _is_float_dtype(t._value):
+                raise TypeError(
+                    f"The dtype of the target tensor must be floating (e.g. float64) when "
+                    f"calling GradientTape.gradient, got {t.dtype}."
+                )
+            roots.append((_edge(t), self._seed(t, seed, i)))
+        create = self._start("gradient")
+        if not create:
+            roots = [(e, value_of(g)) for e, g in roots]
+        grads = self._sweep(roots, src, create)
+        self._finish()
+        out = []
+        for s, g in zip(src, grads):
+            if g is None:
+                out.append(_zeros_like(s) if mode == "zero" else None)
+            else:
+                out.append(_fit(g, s, create))
+        return unflatten(spec, out)
+
+    @staticmethod
+    def _seed(t: Tensor, seed: Any, i: int) -> Any:
+        shape = t.shape
+        v = t._value
+        if seed is None:
+            return 1.0 if type(v) is float else np.ones(shape, dtype=np.result_type(v))
+        sv = value_of(seed)
+        if _shape(sv) != shape:
+            raise ValueError(
+                f"GradientTape.gradient: output_gradients[{i}] has shape {_shape(sv)} but the "
+                f"target has shape {shape}; pass a gradient with exactly the target's shape."
+            )
+        if isinstance(seed, Tensor):
+            return seed  # kept as a tensor in case the backward pass is recorded
+        if type(sv) is float:
+            return sv
+        return np.asarray(sv, dtype=np.result_type(sv, v, np.float16))
+
+    def _sweep(self, roots: list[tuple[Any, Any]], src: list[Tensor],
+               create: bool) -> list[Any]:
+        """One reverse sweep over this tape; the cotangent of each source (or ``None``)."""
+        wanted = [_edge(s) for s in src]
+        if not roots or not wanted:
+            return [None] * len(src)
+        cts = backprop(roots, wanted=wanted, accumulate=False, restrict=self._node_ids,
+                       retain_graph=True, create_graph=create)
+        return [cts.get(id(w)) if self._owns(s) else None for s, w in zip(src, wanted)]
+
+    def jacobian(self, target: Any, sources: Any, unconnected_gradients: Any = "none",
+                 parallel_iterations: Any = None, experimental_use_pfor: bool = True) -> Any:
+        """The Jacobian of ``target`` with respect to each source.
+
+        One reverse sweep per element of ``target``. Each result has shape
+        ``target.shape + source.shape``; the structure of ``sources`` is kept.
+        ``parallel_iterations`` and ``experimental_use_pfor`` are accepted for
+        TensorFlow compatibility and ignored.
+
+        Examples
+        --------
+        >>> import wengert as wg
+        >>> x = wg.tensor([1.0, 2.0])
+        >>> with wg.GradientTape() as tape:
+        ...     tape.watch(x)
+        ...     y = x * x
+        >>> tape.jacobian(y, x)
+        tensor([[2., 0.],
+                [0., 4.]])
+        """
+        mode = _unconnected_mode(unconnected_gradients)
+        src, spec = self._check_sources(sources, "jacobian")
+        if not isinstance(target, Tensor):
+            raise TypeError(
+                f"GradientTape.jacobian: the target must be a wengert tensor, got "
+                f"{type(target).__name__}."
+            )
+        if not _is_float_dtype(target._value):
+            raise TypeError(
+                f"The dtype of the target tensor must be floating (e.g. float64) when calling "
+                f"GradientTape.jacobian, got {target.dtype}."
+            )
+        create = self._start("jacobian")
+        tshape = target.shape
+        n = target.size
+        v = target._value
+        dtype = np.result_type(v)
+        rows: list[list[Any]] = [[] for _ in src]
+        edge = _edge(target)
+        for i in range(n):
+            if type(v) is float:
+                seed: Any = 1.0
+            else:
+                seed = np.zeros(n, dtype=dtype)
+                seed[i] = 1
+                seed = seed.reshape(tshape)
+            grads = self._sweep([(edge, seed)], src, create)
+            for k, g in enumerate(grads):
+                rows[k].append(g)
+        self._finish()
+        out = []
+        for s, rs in zip(src, rows):
+            sshape = _shape(s._value)
+            full = tshape + sshape
+            if n and all(g is None for g in rs) and mode == "none":
+                out.append(None)
+                continue
+            fitted = [_zeros_like(s) if g is None else _fit(g, s, create) for g in rs]
+            if create and any(g._rg or g._node is not None for g in fitted):
+                out.append(_assemble(fitted, full))
+                continue
+            sdtype = np.result_type(s._value)
+            jac = np.zeros((n,) + sshape, dtype=np.result_type(dtype, sdtype))
+            for i, g in enumerate(fitted):
+                jac[i] = g._value
+            out.append(_const(jac.reshape(full)))
+        return unflatten(spec, out)

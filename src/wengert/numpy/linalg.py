@@ -1,0 +1,29 @@
+"""``numpy.linalg`` on wengert values: ``import wengert.numpy.linalg as wla``.
+
+Examples
+--------
+>>> import numpy as np
+>>> import wengert as wg
+>>> a = wg.tensor([[2.0, 1.0], [1.0, 3.0]], requires_grad=True)
+>>> wg.numpy.linalg.det(a).backward()
+>>> a.grad
+array([[ 3., -1.],
+       [-1.,  2.]])
+"""
+
+from __future__ import annotations
+
+from ..ops import FAMILIES as _FAMILIES
+from ..ops.reduce import norm
+
+__all__: list[str] = ["norm"]
+for _family in _FAMILIES:
+    for _name in getattr(_family, "LINALG_PUBLIC", ()):
+        globals()[_name] = getattr(_family, _name)
+        __all__.append(_name)
+for _name in ("matmul", "tensordot", "vecdot", "outer"):
+    for _family in _FAMILIES:
+        if _name in getattr(_family, "PUBLIC", ()):
+            globals()[_name] = getattr(_family, _name)
+            __all__.append(_name)
+            break
