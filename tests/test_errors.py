@@ -10,13 +10,15 @@ def test_backward_twice_without_retain_graph():
     x = wg.tensor([1.0, 2.0], requires_grad=True)
     y = (wg.numpy.sin(x) * x).sum()
     y.backward()
-    with pytest.raises(RuntimeError, match=r"backward through the graph a second time.*retain_graph=True"):
+    msg = r"backward through the graph a second time.*retain_graph=True"
+    with pytest.raises(RuntimeError, match=msg):
         y.backward()
 
 
 def test_backward_of_non_scalar_needs_gradient():
     x = wg.tensor([1.0, 2.0], requires_grad=True)
-    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
+    msg = "grad can be implicitly created only for scalar outputs"
+    with pytest.raises(RuntimeError, match=msg):
         (x * 2).backward()
 
 

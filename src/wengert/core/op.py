@@ -7,10 +7,11 @@ which records the backward pass and gives higher derivatives).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["Op", "Registry"]
+__all__ = ["Op", "PerInput", "Registry"]
 
 
 class Op:
@@ -22,10 +23,11 @@ class Op:
         Unique name, shown on the tape (``"sin"``, ``"matmul"``).
     impl : callable
         ``impl(*inputs, **params)`` on NumPy values; returns one NumPy value.
-    vjps : tuple of callables or None
+    vjps : tuple of callables or None, or PerInput
         One rule per positional input: ``rule(g, ans, *inputs, **params)``
         returns the cotangent of that input given the output cotangent ``g``.
         ``None`` marks an input that is never differentiated (an index array).
+        A :class:`PerInput` makes the op variadic (``nin == -1``).
     jvp : callable, optional
         ``jvp(tangents, ans, *inputs, **params)`` with ``None`` for zero
         tangents; filled by forward mode.
@@ -93,7 +95,8 @@ class Op:
     ) -> None:
         self.name = name
         self.impl = impl
-        self.vjps = tuple(vjps)
+        variadic = isinstance(vjps, PerInput)
+        self.vjps = vjps if variadic else tuple(vjps)
         self.jvp = jvp
         self.scalar_impl = scalar_impl
         self.reads = tuple(reads)
@@ -101,12 +104,48 @@ class Op:
         self.broadcasting = broadcasting
         self.symbol = symbol or name
         self.formula = formula
-        self.nin = len(self.vjps)
+        self.nin = -1 if variadic else len(self.vjps)
         self.view = view
         self.samples = samples
 
     def __repr__(self) -> str:
         return f"Op({self.name!r})"
+
+
+class PerInput:
+    """The VJP rules of a variadic op: ``rules[i]`` is ``rule`` told it serves input ``i``.
+
+    ``rule(i, g, ans, *inputs, **params)`` returns the cotangent of input ``i``.
+
+    Examples
+    --------
+    >>> rules = PerInput(lambda i, g, ans, *xs: g * i)
+    >>> rules[3](2.0, None)
+    6.0
+    """
+
+    def __init__(self, rule: Callable[..., Any]) -> None:
+        self.rule = rule
+        self._cache: dict[int, Callable[..., Any]] = {}
+
+    def __getitem__(self, i: int) -> Callable[..., Any]:
+        i = operator.index(i)
+        fn = self._cache.get(i)
+        if fn is None:
+            rule = self.rule
+
+            def fn(g: Any, ans: Any, *inputs: Any, **params: Any) -> Any:
+                return rule(i, g, ans, *inputs, **params)
+
+            fn.__name__ = f"{getattr(rule, '__name__', 'rule')}[{i}]"
+            self._cache[i] = fn
+        return fn
+
+    def __iter__(self):
+        raise TypeError("a variadic op has one rule per input position; index it (rules[i])")
+
+    def __repr__(self) -> str:
+        return f"PerInput({getattr(self.rule, '__name__', self.rule)!r})"
 
 
 class Registry:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import tensor as _t
-from ..core.op import Op
+from ..core.op import Op, PerInput
 from . import elementwise as _ew
 from . import indexing as _ix
 from . import reduce as _red
@@ -59,44 +59,9 @@ def _no_out(name: str, out: Any) -> None:
         )
 
 
-class PerInput:
-    """The VJP rules of a variadic op: ``rules[i]`` is ``rule`` told it serves input ``i``.
-
-    ``rule(i, g, ans, *inputs, **params)`` returns the cotangent of input ``i``.
-    """
-
-    variadic = True
-
-    def __init__(self, rule: Any) -> None:
-        self.rule = rule
-        self._cache: dict[int, Any] = {}
-
-    def __getitem__(self, i: int) -> Any:
-        i = operator.index(i)
-        fn = self._cache.get(i)
-        if fn is None:
-            rule = self.rule
-
-            def fn(g: Any, ans: Any, *inputs: Any, **params: Any) -> Any:
-                return rule(i, g, ans, *inputs, **params)
-
-            fn.__name__ = f"{getattr(rule, '__name__', 'rule')}[{i}]"
-            self._cache[i] = fn
-        return fn
-
-    def __iter__(self):
-        raise TypeError("a variadic op has one rule per input position; index it (rules[i])")
-
-    def __repr__(self) -> str:
-        return f"PerInput({getattr(self.rule, '__name__', self.rule)!r})"
-
-
 def _variadic(name: str, impl: Any, rule: Any, **kwargs: Any) -> Op:
     """An op taking any number of inputs (``nin == -1``), one rule for all of them."""
-    op = Op(name, impl, (), **kwargs)
-    op.vjps = PerInput(rule)  # type: ignore[assignment]
-    op.nin = -1
-    return op
+    return Op(name, impl, PerInput(rule), **kwargs)
 
 
 # -- sample helpers ------------------------------------------------------------------------
