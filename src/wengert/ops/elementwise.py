@@ -1,10 +1,20 @@
-"""Elementwise primitives: the NumPy forward and the VJP of each, side by side.
+"""Elementwise primitives: the NumPy forward, the JVP and the VJP of each, side by side.
 
 Every rule is written with this package's own functions (``multiply``,
 ``cos``...), so it runs on NumPy values in a plain backward pass and records
 itself on tensors when ``create_graph=True``. Rules avoid Python's ``/`` and
 ``**`` on inputs, which raise or go complex on Python floats, and call
 :func:`divide` and :func:`power` instead.
+
+One rule serves both modes. The derivative of an elementwise op is a
+diagonal linear map, ``t -> t * f'(x)``, and a diagonal map is its own
+transpose: the same function ``d(g, ans, x)`` gives the VJP (applied to a
+cotangent) and the JVP (applied to a tangent). Binary ops have one such map
+per input; the VJP applies one and the backward sweep sums it back to the
+input's shape, the JVP applies both to the tangents and adds (see
+:func:`_binary_jvp`). Piecewise-constant ops (``sign``, the rounding ops,
+``floor_divide``) have zero JVPs; ``clip``, ``where`` and ``astype`` have their
+own, built from the same masks and casts as their VJPs.
 
 Conventions at kinks: ``abs'(0) = 0``, ``sign'`` and the rounding ops are
 zero, ``sqrt'(0) = inf``, ties in ``maximum``/``minimum``/``fmax``/``fmin``
@@ -30,6 +40,67 @@ def _raw(x: Any) -> Any:
 
 def _zeros(g: Any, ans: Any, *args: Any, **params: Any) -> Any:
     return np.zeros(np.shape(_raw(g)), dtype=np.result_type(_raw(g)))
+
+
+def _zeros_jvp(tangents: Any, ans: Any, *args: Any, **params: Any) -> Any:
+    """The JVP of a piecewise-constant op: zeros like ``ans`` (a NumPy scalar for 0-d)."""
+    a = _raw(ans)
+    return np.zeros(np.shape(a), dtype=np.result_type(a))[()]
+
+
+def _float_dtype(*vals: Any) -> Any:
+    """The dtype an elementwise op on ``vals`` gives (Python floats are weak; a
+    lone one is float64), float64 for non-float data; for masks and zeros."""
+    dt = np.result_type(*[_raw(v) for v in vals])
+    return dt if dt.kind in "fc" else np.dtype(np.float64)
+
+
+def _fit(t: Any, ans: Any) -> Any:
+    """Broadcast a tangent to the output's shape (a tangent of a broadcast input).
+
+    A bare Python float (the tangent of a Python-float input) takes the
+    output's dtype, as that input does in the forward.
+    """
+    a = _raw(ans)
+    shape = np.shape(a)
+    if type(t) is float and type(a) is not float:
+        return np.full(shape, t, dtype=_float_dtype(a))[()]
+    if np.shape(_raw(t)) == shape:
+        return t
+    from . import reduce
+
+    return reduce.broadcast_to(t, shape)
+
+
+def _unary_jvp(d: Any) -> Any:
+    """The JVP of an elementwise unary op from its (self-adjoint) VJP rule ``d(g, ans, x)``."""
+
+    def jvp(tangents: Any, ans: Any, x: Any) -> Any:
+        return d(tangents[0], ans, x)
+
+    jvp.__name__ = f"jvp_{getattr(d, '__name__', 'rule')}"
+    return jvp
+
+
+def _binary_jvp(dx: Any, dy: Any) -> Any:
+    """The JVP ``dx(tx) + dy(ty)`` of a broadcasting op from its two VJP rules.
+
+    ``dx(g, ans, x, y)`` multiplies ``g`` elementwise by ∂f/∂x, so applied to a
+    tangent of ``x``'s shape it broadcasts like the forward; the sum is then
+    broadcast to the output's shape (a lone tangent of a smaller input).
+    """
+
+    def jvp(tangents: Any, ans: Any, x: Any, y: Any) -> Any:
+        tx, ty = tangents
+        if tx is None:
+            out = dy(ty, ans, x, y)
+        elif ty is None:
+            out = dx(tx, ans, x, y)
+        else:
+            out = dx(tx, ans, x, y) + dy(ty, ans, x, y)
+        return _fit(out, ans)
+
+    return jvp
 
 
 #: Sample domains for the registry sweep: a draw of the right shape inside the
@@ -69,6 +140,7 @@ def _unary(
     impl: Any,
     rule: Any,
     *,
+    jvp: Any = None,
     scalar: Any = None,
     reads_out: bool = False,
     reads_x: bool = True,
@@ -76,10 +148,12 @@ def _unary(
     symbol: str | None = None,
     domain: str = "real",
 ) -> Op:
+    """An elementwise one-input op; ``rule(g, ans, x)`` is ``g * f'(x)``, its VJP and JVP."""
     return Op(
         name,
         impl,
         (rule,),
+        jvp=jvp if jvp is not None else _unary_jvp(rule),
         scalar_impl=scalar,
         reads=(0,) if reads_x else (),
         reads_out=reads_out,
@@ -101,11 +175,14 @@ def _binary(
     formula: str = "",
     symbol: str | None = None,
     domain: tuple[str, str] = ("real", "real"),
+    jvp: Any = None,
 ) -> Op:
+    """A broadcasting two-input op; ``dx``/``dy`` give its VJPs and, together, its JVP."""
     return Op(
         name,
         impl,
         (dx, dy),
+        jvp=jvp if jvp is not None else _binary_jvp(dx, dy),
         scalar_impl=scalar,
         reads=reads,
         reads_out=reads_out,
@@ -153,6 +230,7 @@ SIGN = _unary(
     "sign",
     np.sign,
     _zeros,
+    jvp=_zeros_jvp,
     scalar=_scalar_sign,
     reads_x=False,
     formula="d sign(x) = 0",
@@ -369,6 +447,7 @@ FLOOR = _unary(
     "floor",
     np.floor,
     _zeros,
+    jvp=_zeros_jvp,
     scalar=lambda x: float(math.floor(x)),
     reads_x=False,
     formula="d floor(x) = 0",
@@ -378,23 +457,41 @@ CEIL = _unary(
     "ceil",
     np.ceil,
     _zeros,
+    jvp=_zeros_jvp,
     scalar=lambda x: float(math.ceil(x)),
     reads_x=False,
     formula="d ceil(x) = 0",
     domain="offgrid",
 )
-RINT = _unary("rint", np.rint, _zeros, reads_x=False, formula="d rint(x) = 0", domain="offgrid")
+RINT = _unary(
+    "rint",
+    np.rint,
+    _zeros,
+    jvp=_zeros_jvp,
+    reads_x=False,
+    formula="d rint(x) = 0",
+    domain="offgrid",
+)
 ROUND = Op(
     "round",
     lambda x, decimals=0: np.round(x, decimals),
     (_zeros,),
+    jvp=_zeros_jvp,
     formula="d round(x) = 0",
     samples=lambda rng: [
         ((_DOMAINS["offgrid"](rng, (3,)),), {}),
         ((rng.uniform(-2, 2, (2, 2)).round(1) + 0.025,), {"decimals": 1}),
     ],
 )
-TRUNC = _unary("trunc", np.trunc, _zeros, reads_x=False, formula="d trunc(x) = 0", domain="offgrid")
+TRUNC = _unary(
+    "trunc",
+    np.trunc,
+    _zeros,
+    jvp=_zeros_jvp,
+    reads_x=False,
+    formula="d trunc(x) = 0",
+    domain="offgrid",
+)
 RELU = _unary(
     "relu",
     lambda x: np.maximum(x, 0.0),
@@ -430,31 +527,36 @@ ASTYPE = Op(
     "astype",
     lambda x, dtype: np.asarray(x).astype(dtype),
     (lambda g, ans, x, dtype: astype(g, np.result_type(_raw(x))),),
+    jvp=lambda ts, ans, x, dtype: astype(ts[0], dtype),
     formula="d x.astype(t) = dx cast back",
     samples=lambda rng: [((rng.normal(size=(3,)),), {"dtype": np.dtype(np.float64)})],
 )
 
 
 # -- binary (broadcasting) ------------------------------------------------
-def _tie_mask(x: Any, y: Any, g: Any) -> Any:
-    """1 where x wins, 0.5 on ties, 0 where y wins (raw, so constant under create_graph)."""
+def _tie_mask(x: Any, y: Any) -> Any:
+    """1 where x wins, 0.5 on ties, 0 where y wins (raw, so constant under create_graph).
+
+    In the output's dtype, so ``g * mask`` and ``t * mask`` keep it (a Python
+    float ``g`` or ``t`` is weak and takes the mask's dtype).
+    """
     xv, yv = _raw(x), _raw(y)
     mask = np.where(np.greater(xv, yv), 1.0, np.where(np.equal(xv, yv), 0.5, 0.0))
-    return mask.astype(np.result_type(_raw(g), np.float16), copy=False)
+    return mask.astype(_float_dtype(xv, yv), copy=False)
 
 
-def _fmax_mask(x: Any, y: Any, g: Any) -> Any:
+def _fmax_mask(x: Any, y: Any) -> Any:
     xv, yv = _raw(x), _raw(y)
     wins = np.greater(xv, yv) | np.isnan(yv)
     mask = np.where(wins, 1.0, np.where(np.equal(xv, yv), 0.5, 0.0))
-    return mask.astype(np.result_type(_raw(g), np.float16), copy=False)
+    return mask.astype(_float_dtype(xv, yv), copy=False)
 
 
-def _fmin_mask(x: Any, y: Any, g: Any) -> Any:
+def _fmin_mask(x: Any, y: Any) -> Any:
     xv, yv = _raw(x), _raw(y)
     wins = np.less(xv, yv) | np.isnan(yv)
     mask = np.where(wins, 1.0, np.where(np.equal(xv, yv), 0.5, 0.0))
-    return mask.astype(np.result_type(_raw(g), np.float16), copy=False)
+    return mask.astype(_float_dtype(xv, yv), copy=False)
 
 
 def _pow_dx(g: Any, ans: Any, x: Any, y: Any) -> Any:
@@ -531,8 +633,8 @@ POWER = _binary(
 MAXIMUM = _binary(
     "maximum",
     np.maximum,
-    lambda g, ans, x, y: g * _tie_mask(x, y, g),
-    lambda g, ans, x, y: g * _tie_mask(y, x, g),
+    lambda g, ans, x, y: g * _tie_mask(x, y),
+    lambda g, ans, x, y: g * _tie_mask(y, x),
     scalar=None,
     formula="ties split the gradient evenly",
     domain=("real", "real"),
@@ -540,22 +642,22 @@ MAXIMUM = _binary(
 MINIMUM = _binary(
     "minimum",
     np.minimum,
-    lambda g, ans, x, y: g * _tie_mask(y, x, g),
-    lambda g, ans, x, y: g * _tie_mask(x, y, g),
+    lambda g, ans, x, y: g * _tie_mask(y, x),
+    lambda g, ans, x, y: g * _tie_mask(x, y),
     formula="ties split the gradient evenly",
 )
 FMAX = _binary(
     "fmax",
     np.fmax,
-    lambda g, ans, x, y: g * _fmax_mask(x, y, g),
-    lambda g, ans, x, y: g * _fmax_mask(y, x, g),
+    lambda g, ans, x, y: g * _fmax_mask(x, y),
+    lambda g, ans, x, y: g * _fmax_mask(y, x),
     formula="NaN-ignoring maximum",
 )
 FMIN = _binary(
     "fmin",
     np.fmin,
-    lambda g, ans, x, y: g * _fmin_mask(x, y, g),
-    lambda g, ans, x, y: g * _fmin_mask(y, x, g),
+    lambda g, ans, x, y: g * _fmin_mask(x, y),
+    lambda g, ans, x, y: g * _fmin_mask(y, x),
     formula="NaN-ignoring minimum",
 )
 ARCTAN2 = _binary(
@@ -607,6 +709,7 @@ FLOOR_DIVIDE = _binary(
     np.floor_divide,
     _zeros,
     _zeros,
+    jvp=_zeros_jvp,
     reads=(),
     formula="d(x // y) = 0",
     symbol="//",
@@ -618,17 +721,39 @@ def _clip_impl(x: Any, lo: Any, hi: Any) -> Any:
     return np.minimum(np.maximum(x, lo), hi)
 
 
+def _clip_mask(which: int, x: Any, lo: Any, hi: Any) -> Any:
+    """Where input ``which`` (0: x, 1: lo, 2: hi) is the output, in the output's dtype:
+    x inside [lo, hi] (bounds included), lo below it, hi above it (and when lo > hi)."""
+    xv, lov, hiv = _raw(x), _raw(lo), _raw(hi)
+    if which == 0:
+        mask = (xv >= lov) & (xv <= hiv)
+    elif which == 1:
+        mask = (xv < lov) & (lov <= hiv)
+    else:
+        mask = (xv > hiv) | (lov > hiv)
+    return np.asarray(mask, dtype=_float_dtype(xv, lov, hiv))
+
+
 def _clip_dx(g: Any, ans: Any, x: Any, lo: Any, hi: Any) -> Any:
-    xv = _raw(x)
-    return g * ((xv >= _raw(lo)) & (xv <= _raw(hi)))
+    return g * _clip_mask(0, x, lo, hi)
 
 
 def _clip_dlo(g: Any, ans: Any, x: Any, lo: Any, hi: Any) -> Any:
-    return g * ((_raw(x) < _raw(lo)) & (_raw(lo) <= _raw(hi)))
+    return g * _clip_mask(1, x, lo, hi)
 
 
 def _clip_dhi(g: Any, ans: Any, x: Any, lo: Any, hi: Any) -> Any:
-    return g * ((_raw(x) > _raw(hi)) | (_raw(lo) > _raw(hi)))
+    return g * _clip_mask(2, x, lo, hi)
+
+
+def _clip_jvp(tangents: Any, ans: Any, x: Any, lo: Any, hi: Any) -> Any:
+    # The VJP's masks applied to the tangents and added.
+    out = None
+    for t, rule in zip(tangents, (_clip_dx, _clip_dlo, _clip_dhi)):
+        if t is not None:
+            term = rule(t, ans, x, lo, hi)
+            out = term if out is None else out + term
+    return _fit(out, ans)
 
 
 def _clip_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
@@ -640,6 +765,7 @@ CLIP = Op(
     "clip",
     _clip_impl,
     (_clip_dx, _clip_dlo, _clip_dhi),
+    jvp=_clip_jvp,
     reads=(0, 1, 2),
     broadcasting=True,
     formula="gradient flows to x inside [lo, hi] (bounds included)",
@@ -651,10 +777,17 @@ def _where_impl(c: Any, x: Any, y: Any) -> Any:
     return np.where(c, x, y)
 
 
+def _where_jvp(tangents: Any, ans: Any, c: Any, x: Any, y: Any) -> Any:
+    _, tx, ty = tangents
+    zero = _float_dtype(ans).type(0)  # a typed zero: a Python 0.0 would be float64 next to a float
+    return _fit(where(c, zero if tx is None else tx, zero if ty is None else ty), ans)
+
+
 WHERE = Op(
     "where",
     _where_impl,
     (None, lambda g, ans, c, x, y: where(c, g, 0.0), lambda g, ans, c, x, y: where(c, 0.0, g)),
+    jvp=_where_jvp,
     reads=(0,),
     broadcasting=True,
     formula="gradient goes to the chosen branch",

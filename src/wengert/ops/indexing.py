@@ -9,6 +9,10 @@ it never receives a gradient.
 The gradient of ``x[index]`` scatters the cotangent back with ``np.add.at``,
 so an element picked several times (``x[[0, 0, 1]]``) gets the sum of its
 cotangents.
+
+All three ops are linear in their differentiable inputs, so each JVP is the
+op itself applied to the tangents (a missing tangent of ``setitem``'s ``x``
+is zeros, of its ``v`` is 0).
 """
 
 from __future__ import annotations
@@ -119,11 +123,20 @@ def _scatter_add_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]
     ]
 
 
-GETITEM = Op("getitem", _getitem_impl, (_getitem_vjp,), symbol="[]", view=True,
+def _getitem_jvp(tangents: Any, ans: Any, x: Any, index: Any) -> Any:
+    return _t.apply(GETITEM, tangents[0], index=index)
+
+
+def _scatter_add_jvp(tangents: Any, ans: Any, h: Any, shape: Any, index: Any) -> Any:
+    return _t.apply(SCATTER_ADD, tangents[0], shape=shape, index=index)
+
+
+GETITEM = Op("getitem", _getitem_impl, (_getitem_vjp,), jvp=_getitem_jvp, symbol="[]", view=True,
              formula="adjoint: scatter-add ḡ into zeros (repeats add up)",
              samples=_getitem_samples)
 SCATTER_ADD = Op("scatter_add", _scatter_add_impl,
                  (lambda g, ans, h, shape, index: _t.apply(GETITEM, g, index=index),),
+                 jvp=_scatter_add_jvp,
                  formula="zeros with h added at index; adjoint: gather ḡ[index]",
                  samples=_scatter_add_samples)
 
@@ -185,7 +198,15 @@ def _setitem_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
     ]
 
 
-SETITEM = Op("setitem", _setitem_impl, (_setitem_dx, _setitem_dv), symbol="[]=",
+def _setitem_jvp(tangents: Any, ans: Any, x: Any, v: Any, index: Any) -> Any:
+    tx, tv = tangents
+    if tx is None:  # zeros of x's shape, in the output's dtype (x's, as the forward casts v)
+        a = _raw(ans)
+        tx = np.zeros(np.shape(a), dtype=np.result_type(a))
+    return _t.apply(SETITEM, tx, 0.0 if tv is None else tv, index=index)
+
+
+SETITEM = Op("setitem", _setitem_impl, (_setitem_dx, _setitem_dv), jvp=_setitem_jvp, symbol="[]=",
              formula="x̄ = ḡ with the written places zeroed; v̄ = ḡ[index] (last write wins) "
                      "summed to v's shape",
              samples=_setitem_samples)

@@ -1,11 +1,13 @@
-"""Linear algebra primitives: the NumPy forward and the VJP of each, side by side.
+"""Linear algebra primitives: the NumPy forward, the JVP and the VJP of each, side by side.
 
 Products (``matmul``, ``dot``, ``inner``, ``outer``, ``tensordot``, ``kron``,
 ``einsum``) and matrix functions (``inv``, ``det``, ``slogdet``, ``solve``,
 ``cholesky``). Every rule is written with wengert's own functions, so it runs
 on NumPy values in a plain backward pass and records itself on tensors when
 ``create_graph=True``. The products' rules are products again (a contraction's
-adjoint is a contraction with the cotangent), so derivatives of any order work.
+adjoint is a contraction with the cotangent; its tangent is ``f(ȧ, b) + f(a, ḃ)``),
+so derivatives of any order work. The matrix functions' JVPs use solves, not
+inverses, where they can.
 
 Rules assume real inputs (no complex conjugation).
 """
@@ -48,6 +50,38 @@ def _rng_spd(rng: Any, shape: tuple[int, ...]) -> np.ndarray:
     return m @ np.swapaxes(m, -1, -2) + np.eye(shape[-1]) * shape[-1]
 
 
+# -- forward mode ---------------------------------------------------------------
+def _zeros_like(ans: Any) -> Any:
+    """A zero tangent for ``ans`` (every input tangent was ``None``)."""
+    raw = _raw(ans)
+    return np.zeros(np.shape(raw), dtype=np.result_type(raw))
+
+
+def _bilinear_jvp(product: Any) -> Any:
+    """The JVP of a product ``f(a, b)`` linear in each input: ``f(ȧ, b) + f(a, ḃ)``.
+
+    ``product(a, b, **params)`` applies the op itself, so the tangent is a
+    product again and differentiates to any order; a ``None`` tangent drops
+    its term.
+    """
+
+    def jvp(tangents: tuple[Any, ...], ans: Any, a: Any, b: Any, **params: Any) -> Any:
+        ta, tb = tangents
+        out = None if ta is None else product(ta, b, **params)
+        if tb is not None:
+            term = product(a, tb, **params)
+            out = term if out is None else out + term
+        return _zeros_like(ans) if out is None else out
+
+    jvp.__name__ = f"{getattr(product, '__name__', 'product')}_jvp"
+    return jvp
+
+
+def _trace2(x: Any) -> Any:
+    """Trace over the last two axes (a stack of matrices to a stack of numbers)."""
+    return einsum("...ii->...", x)
+
+
 # -- matmul -------------------------------------------------------------------
 def _mm_shapes(xs: tuple[int, ...], ys: tuple[int, ...]) -> tuple[Any, Any, Any]:
     """``x`` and ``y`` promoted to matrices as ``np.matmul`` does, and the
@@ -80,6 +114,7 @@ def _matmul_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 
 
 MATMUL = Op("matmul", np.matmul, (_matmul_dx, _matmul_dy), reads=(0, 1),
+            jvp=_bilinear_jvp(lambda a, b: _t.apply(MATMUL, a, b)),
             formula="d(X@Y) = dX@Y + X@dY; x̄ = ḡ@Yᵀ, ȳ = Xᵀ@ḡ", symbol="@",
             samples=_matmul_samples)
 
@@ -152,6 +187,7 @@ def _tensordot_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]
 
 
 TENSORDOT = Op("tensordot", _tensordot_impl, (_tensordot_da, _tensordot_db), reads=(0, 1),
+               jvp=_bilinear_jvp(lambda a, b, axes=2: _t.apply(TENSORDOT, a, b, axes=axes)),
                formula="contraction; each adjoint contracts ḡ with the other input",
                samples=_tensordot_samples)
 
@@ -177,7 +213,9 @@ def _contraction(name: str, impl: Any, axes_of: Any, formula: str, samples: Any)
         na, nb = np.ndim(_raw(a)), np.ndim(_raw(b))
         return _contract_db(g, a, nb, *axes_of(na, nb))
 
-    return Op(name, impl, (da, db), reads=(0, 1), formula=formula, samples=samples)
+    op = Op(name, impl, (da, db), reads=(0, 1), formula=formula, samples=samples)
+    op.jvp = _bilinear_jvp(lambda a, b: _t.apply(op, a, b))
+    return op
 
 
 def _pair_samples(pairs: list[tuple[Any, Any]]) -> Any:
@@ -212,6 +250,7 @@ def _outer_db(g: Any, ans: Any, a: Any, b: Any) -> Any:
 
 
 OUTER = Op("outer", _outer_impl, (_outer_da, _outer_db), reads=(0, 1),
+           jvp=_bilinear_jvp(lambda a, b: _t.apply(OUTER, a, b)),
            formula="ā = ḡ b, b̄ = ḡᵀ a (inputs flattened)", symbol="⊗",
            samples=_pair_samples([((3,), (4,)), ((2, 2), (3,)), ((), (3,))]))
 
@@ -244,6 +283,7 @@ def _kron_db(g: Any, ans: Any, a: Any, b: Any) -> Any:
 
 
 KRON = Op("kron", np.kron, (_kron_da, _kron_db), reads=(0, 1), symbol="⊗",
+          jvp=_bilinear_jvp(lambda a, b: _t.apply(KRON, a, b)),
           formula="blocks a[i]·b; each adjoint sums ḡ's blocks against the other input",
           samples=_pair_samples([((2, 3), (2, 2)), ((3,), (2,)), ((2, 2), (3,)),
                                  ((2, 1, 2), (2, 3)), ((), (2, 2))]))
@@ -351,6 +391,8 @@ def _einsum_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 EINSUM = Op("einsum", _einsum_impl,
             (lambda g, ans, a, b, subscripts: _einsum_vjp(0, g, a, b, subscripts),
              lambda g, ans, a, b, subscripts: _einsum_vjp(1, g, a, b, subscripts)),
+            jvp=_bilinear_jvp(lambda a, b, subscripts: _t.apply(EINSUM, a, b,
+                                                                 subscripts=subscripts)),
             reads=(0, 1), symbol="einsum",
             formula="two-operand contraction; each adjoint is an einsum of ḡ with the other",
             samples=_einsum_samples)
@@ -376,11 +418,38 @@ def _det_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
     ]
 
 
+def _inv_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
+    (ta,) = tangents
+    if ta is None:
+        return _zeros_like(ans)
+    return -matmul(ans, matmul(ta, ans))
+
+
+def _logdet_tangent(ta: Any, a: Any) -> Any:
+    """``tr(A⁻¹ dA)``, with a solve rather than an inverse."""
+    return _trace2(_t.apply(SOLVE, a, ta))
+
+
+def _det_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
+    (ta,) = tangents
+    if ta is None:
+        return _zeros_like(ans)
+    return ans * _logdet_tangent(ta, a)
+
+
+def _slogdet_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
+    (ta,) = tangents
+    if ta is None:
+        return _zeros_like(ans)
+    return _logdet_tangent(ta, a)
+
+
 INV = Op("inv", np.linalg.inv, (lambda g, ans, a: -matmul(_mT(ans), matmul(g, _mT(ans))),),
-         reads_out=True, formula="d(A⁻¹) = -A⁻¹ dA A⁻¹; Ā = -A⁻ᵀ ḡ A⁻ᵀ", symbol="⁻¹",
+         jvp=_inv_jvp, reads_out=True, formula="d(A⁻¹) = -A⁻¹ dA A⁻¹; Ā = -A⁻ᵀ ḡ A⁻ᵀ",
+         symbol="⁻¹",
          samples=_square_samples(_rng_matrix, [(1, 1), (3, 3), (2, 3, 3)]))
 DET = Op("det", np.linalg.det,
-         (lambda g, ans, a: _expand2(g * ans) * _mT(inv(a)),),
+         (lambda g, ans, a: _expand2(g * ans) * _mT(inv(a)),), jvp=_det_jvp,
          reads=(0,), reads_out=True, formula="d det A = det A · tr(A⁻¹ dA); Ā = ḡ det A A⁻ᵀ",
          samples=_det_samples)
 
@@ -390,7 +459,7 @@ def _slogdet_impl(a: Any) -> Any:
 
 
 SLOGDET = Op("slogdet", _slogdet_impl, (lambda g, ans, a: _expand2(g) * _mT(inv(a)),),
-             reads=(0,), formula="d log|det A| = tr(A⁻¹ dA); Ā = ḡ A⁻ᵀ",
+             jvp=_slogdet_jvp, reads=(0,), formula="d log|det A| = tr(A⁻¹ dA); Ā = ḡ A⁻ᵀ",
              samples=_det_samples)
 
 
@@ -410,6 +479,18 @@ def _solve_db(g: Any, ans: Any, a: Any, b: Any) -> Any:
     return sum_to(_t.apply(SOLVE, _mT(a), g), _shape(b))
 
 
+def _solve_jvp(tangents: tuple[Any, ...], ans: Any, a: Any, b: Any) -> Any:
+    # X = A⁻¹B  =>  dX = A⁻¹(dB - dA X).
+    ta, tb = tangents
+    rhs = tb
+    if ta is not None:
+        da_x = matmul(ta, ans)
+        rhs = -da_x if rhs is None else rhs - da_x
+    if rhs is None:
+        return _zeros_like(ans)
+    return _t.apply(SOLVE, a, rhs)
+
+
 def _solve_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
     n = rng.normal
     return [((_rng_matrix(rng, a), n(size=b)), {})
@@ -418,7 +499,8 @@ def _solve_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 
 
 #: The primitive behind :func:`solve`: ``b`` is always a stack of matrices.
-SOLVE = Op("solve", _solve_impl, (_solve_da, _solve_db), reads=(0,), reads_out=True,
+SOLVE = Op("solve", _solve_impl, (_solve_da, _solve_db), jvp=_solve_jvp, reads=(0,),
+           reads_out=True,
            formula="X = A⁻¹B; B̄ = A⁻ᵀḡ, Ā = -B̄ Xᵀ", samples=_solve_samples)
 
 
@@ -443,8 +525,20 @@ def _cholesky_vjp(g: Any, ans: Any, a: Any) -> Any:
     return (s + _mT(s)) * 0.5
 
 
-CHOLESKY = Op("cholesky", _cholesky_impl, (_cholesky_vjp,), reads_out=True,
-              formula="Ā = sym(L⁻ᵀ Φ(Lᵀ L̄) L⁻¹), Φ = lower triangle with the diagonal halved",
+def _cholesky_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
+    # dL = L Φ(L⁻¹ dS L⁻ᵀ) with dS = sym(dA), the tangent of the symmetrised input.
+    (ta,) = tangents
+    if ta is None:
+        return _zeros_like(ans)
+    ds = (ta + _mT(ta)) * 0.5
+    y = _t.apply(SOLVE, ans, ds)  # L⁻¹ dS
+    m = _t.apply(SOLVE, ans, _mT(y))  # L⁻¹ (L⁻¹ dS)ᵀ = L⁻¹ dS L⁻ᵀ (dS is symmetric)
+    return matmul(ans, m * _phi(_shape(ans)[-1]))
+
+
+CHOLESKY = Op("cholesky", _cholesky_impl, (_cholesky_vjp,), jvp=_cholesky_jvp, reads_out=True,
+              formula="dL = L Φ(L⁻¹ dA L⁻ᵀ); Ā = sym(L⁻ᵀ Φ(Lᵀ L̄) L⁻¹), "
+                      "Φ = lower triangle with the diagonal halved",
               samples=_square_samples(_rng_spd, [(1, 1), (3, 3), (2, 3, 3)]))
 
 OPS = (MATMUL, TENSORDOT, DOT, INNER, OUTER, KRON, EINSUM, INV, DET, SLOGDET, SOLVE, CHOLESKY)

@@ -1,4 +1,8 @@
-"""Reductions and scans and their adjoints (broadcasting back), forward and VJP together.
+"""Reductions and scans: forward, JVP and VJP of each together.
+
+A linear op's JVP is the op itself applied to the tangent (:func:`_linear`);
+the nonlinear ones (prod, cumprod, max/min, var/std, logsumexp, norm) have
+their own rules, written, like the VJPs, with wengert's functions.
 
 Conventions: ties in ``max``/``min`` (and in the ``inf``-norms) split the
 gradient evenly among the tied elements, as in PyTorch and JAX; the gradient
@@ -88,6 +92,17 @@ def _cast(x: Any, dtype: Any) -> Any:
     return x if dtype is None else _ew.astype(x, dtype)
 
 
+def _linear(op: Op) -> Op:
+    """Give a linear one-input op its JVP: the op applied to the tangent, same params."""
+
+    def jvp(ts: tuple[Any, ...], ans: Any, x: Any, **params: Any) -> Any:
+        return _t.apply(op, ts[0], **params)
+
+    jvp.__name__ = f"{op.name}_jvp"
+    op.jvp = jvp
+    return op
+
+
 # -- sample generators for the registry sweep -----------------------------------------
 def _distinct(rng: Any, shape: tuple[int, ...]) -> np.ndarray:
     """Values with gaps of at least 0.25 (no ties, safe for central differences)."""
@@ -122,9 +137,10 @@ def _sum_vjp(g: Any, ans: Any, x: Any, axis: Any = None, keepdims: bool = False)
     return _expand(g, _shape_of(x), axis, keepdims)
 
 
-SUM = Op("sum", lambda x, axis=None, keepdims=False: np.sum(x, axis=axis, keepdims=keepdims),
-         (_sum_vjp,), formula="∂/∂x sum(x) = 1 (broadcast back)", symbol="Σ",
-         samples=_axis_samples(_normal))
+SUM = _linear(Op(
+    "sum", lambda x, axis=None, keepdims=False: np.sum(x, axis=axis, keepdims=keepdims),
+    (_sum_vjp,), formula="∂/∂x sum(x) = 1 (broadcast back)", symbol="Σ",
+    samples=_axis_samples(_normal)))
 
 
 def _mean_vjp(g: Any, ans: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
@@ -133,9 +149,10 @@ def _mean_vjp(g: Any, ans: Any, x: Any, axis: Any = None, keepdims: bool = False
     return _expand(g, shape, axis, keepdims) * (1.0 / n if n else math.nan)
 
 
-MEAN = Op("mean", lambda x, axis=None, keepdims=False: np.mean(x, axis=axis, keepdims=keepdims),
-          (_mean_vjp,), formula="∂/∂x mean(x) = 1/n (broadcast back)", symbol="mean",
-          samples=_axis_samples(_normal))
+MEAN = _linear(Op(
+    "mean", lambda x, axis=None, keepdims=False: np.mean(x, axis=axis, keepdims=keepdims),
+    (_mean_vjp,), formula="∂/∂x mean(x) = 1/n (broadcast back)", symbol="mean",
+    samples=_axis_samples(_normal)))
 
 
 # -- prod and cumulative scans -----------------------------------------------------------
@@ -156,9 +173,11 @@ def _shift(x: Any, axis: int, by: int, fill: float) -> Any:
     return _sh.pad(part, tuple(width), constant_values=fill)
 
 
-def _scan_back(g: Any, c: Any, axis: int) -> Any:
+def _scan(g: Any, c: Any, axis: int, step: int = -1) -> Any:
     """Solve ``s[j] = g[j] + c[j] * s[j+1]`` along ``axis`` (``s[n] = 0``).
 
+    With ``step=1`` the recurrence runs forward instead:
+    ``s[j] = g[j] + c[j] * s[j-1]`` (``s[-1] = 0``).
     A Hillis-Steele scan in ``log2(n)`` steps of shifts, products and sums:
     no division, so it is exact for zeros in ``c`` and differentiable again.
     """
@@ -166,9 +185,9 @@ def _scan_back(g: Any, c: Any, axis: int) -> Any:
     s, a = g, c
     d = 1
     while d < n:
-        s = s + a * _shift(s, axis, -d, 0.0)
+        s = s + a * _shift(s, axis, step * d, 0.0)
         if 2 * d < n:
-            a = a * _shift(a, axis, -d, 0.0)
+            a = a * _shift(a, axis, step * d, 0.0)
         d *= 2
     return s
 
@@ -178,7 +197,7 @@ def _cumprod_along(g: Any, ans: Any, x: Any, axis: int) -> Any:
     if _shape_of(x)[axis] == 0:
         return g
     left = _shift(ans, axis, 1, 1.0)
-    return left * _scan_back(g, _shift(x, axis, -1, 0.0), axis)
+    return left * _scan(g, _shift(x, axis, -1, 0.0), axis)
 
 
 def _cumprod_vjp(g: Any, ans: Any, x: Any, axis: Any = None) -> Any:
@@ -186,6 +205,20 @@ def _cumprod_vjp(g: Any, ans: Any, x: Any, axis: Any = None) -> Any:
     if axis is None:
         return reshape_to(_cumprod_along(g, ans, reshape_to(x, (-1,)), 0), shape)
     return _cumprod_along(g, ans, x, axis % len(shape))
+
+
+def _cumprod_jvp_along(t: Any, ans: Any, x: Any, axis: int) -> Any:
+    # ẏ[j] = Σ_{i≤j} t[i] Π_{k<i} x[k] Π_{i<k≤j} x[k]: s[j] = t[j] ans[j-1] + x[j] s[j-1]
+    if _shape_of(x)[axis] == 0:
+        return t
+    return _scan(t * _shift(ans, axis, 1, 1.0), x, axis, step=1)
+
+
+def _cumprod_jvp(ts: tuple[Any, ...], ans: Any, x: Any, axis: Any = None) -> Any:
+    t = ts[0]
+    if axis is None:
+        return _cumprod_jvp_along(reshape_to(t, (-1,)), ans, reshape_to(x, (-1,)), 0)
+    return _cumprod_jvp_along(t, ans, x, axis % len(_shape_of(x)))
 
 
 def _prod_others(x: Any, axes: tuple[int, ...]) -> Any:
@@ -225,9 +258,21 @@ def _prod_vjp(g: Any, ans: Any, x: Any, axis: Any = None, keepdims: bool = False
     return ge * _prod_others(x, axes)
 
 
+def _prod_jvp(ts: tuple[Any, ...], ans: Any, x: Any, axis: Any = None,
+              keepdims: bool = False) -> Any:
+    t = ts[0]
+    shape = _shape_of(x)
+    axes = _norm_axis(axis, len(shape))
+    if not axes:
+        return t
+    if _count(shape, axes) == 0:
+        return sum(t, axis=axis, keepdims=keepdims) * 0.0
+    return sum(t * _prod_others(x, axes), axis=axis, keepdims=keepdims)
+
+
 PROD = Op("prod", lambda x, axis=None, keepdims=False: np.prod(x, axis=axis, keepdims=keepdims),
-          (_prod_vjp,), reads=(0,), formula="∂/∂xᵢ Πx = Π_{j≠i} xⱼ (exact with zeros)",
-          symbol="Π", samples=_prod_samples)
+          (_prod_vjp,), jvp=_prod_jvp, reads=(0,),
+          formula="∂/∂xᵢ Πx = Π_{j≠i} xⱼ (exact with zeros)", symbol="Π", samples=_prod_samples)
 
 
 def _cumsum_vjp(g: Any, ans: Any, x: Any, axis: Any = None) -> Any:
@@ -247,11 +292,11 @@ def _scan_samples(draw: Any) -> Any:
     return samples
 
 
-CUMSUM = Op("cumsum", lambda x, axis=None: np.cumsum(x, axis=axis), (_cumsum_vjp,),
-            formula="adjoint: reversed cumulative sum", symbol="cumsum",
-            samples=_scan_samples(_normal))
+CUMSUM = _linear(Op("cumsum", lambda x, axis=None: np.cumsum(x, axis=axis), (_cumsum_vjp,),
+                    formula="adjoint: reversed cumulative sum", symbol="cumsum",
+                    samples=_scan_samples(_normal)))
 CUMPROD = Op("cumprod", lambda x, axis=None: np.cumprod(x, axis=axis), (_cumprod_vjp,),
-             reads=(0,), reads_out=True,
+             jvp=_cumprod_jvp, reads=(0,), reads_out=True,
              formula="x̄ⱼ = Π_{k<j} xₖ · Σ_{i≥j} ḡᵢ Π_{j<k≤i} xₖ (no division)", symbol="cumprod",
              samples=lambda rng: _scan_samples(_normal)(rng) + [
                  ((np.array([1.2, 0.0, -0.8, 1.5, 0.0, 0.7]),), {"axis": 0}),
@@ -259,22 +304,30 @@ CUMPROD = Op("cumprod", lambda x, axis=None: np.cumprod(x, axis=axis), (_cumprod
 
 
 # -- max, min ----------------------------------------------------------------------------
-def _extreme_vjp(g: Any, ans: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def _extreme_weight(ans: Any, x: Any, axis: Any, keepdims: bool) -> np.ndarray:
+    """1/count at the extreme elements of each group (ties share), 0 elsewhere."""
     xv = np.asarray(_raw(x))
-    shape = xv.shape
-    best = _expand_raw(ans, shape, axis, keepdims)
+    best = _expand_raw(ans, xv.shape, axis, keepdims)
     mask = (xv == best) | (np.isnan(xv) & np.isnan(best))
-    count = np.sum(mask, axis=_norm_axis(axis, len(shape)), keepdims=True)
-    weight = np.divide(mask, np.maximum(count, 1), dtype=np.result_type(xv.dtype, np.float16))
-    return _expand(g, shape, axis, keepdims) * weight
+    count = np.sum(mask, axis=_norm_axis(axis, xv.ndim), keepdims=True)
+    return np.divide(mask, np.maximum(count, 1), dtype=np.result_type(xv.dtype, np.float16))
+
+
+def _extreme_vjp(g: Any, ans: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    return _expand(g, _shape_of(x), axis, keepdims) * _extreme_weight(ans, x, axis, keepdims)
+
+
+def _extreme_jvp(ts: tuple[Any, ...], ans: Any, x: Any, axis: Any = None,
+                 keepdims: bool = False) -> Any:
+    return sum(ts[0] * _extreme_weight(ans, x, axis, keepdims), axis=axis, keepdims=keepdims)
 
 
 MAX = Op("max", lambda x, axis=None, keepdims=False: np.max(x, axis=axis, keepdims=keepdims),
-         (_extreme_vjp,), reads=(0,), reads_out=True,
+         (_extreme_vjp,), jvp=_extreme_jvp, reads=(0,), reads_out=True,
          formula="gradient to the maximum; ties split it evenly", symbol="max",
          samples=_axis_samples(_distinct))
 MIN = Op("min", lambda x, axis=None, keepdims=False: np.min(x, axis=axis, keepdims=keepdims),
-         (_extreme_vjp,), reads=(0,), reads_out=True,
+         (_extreme_vjp,), jvp=_extreme_jvp, reads=(0,), reads_out=True,
          formula="gradient to the minimum; ties split it evenly", symbol="min",
          samples=_axis_samples(_distinct))
 
@@ -300,6 +353,20 @@ def _std_vjp(g: Any, ans: Any, x: Any, axis: Any = None, ddof: int = 0,
     return _expand(_ew.divide(g, ans), shape, axis, keepdims) * _centered(x, axis) * scale
 
 
+def _var_jvp(ts: tuple[Any, ...], ans: Any, x: Any, axis: Any = None, ddof: int = 0,
+             keepdims: bool = False) -> Any:
+    dof = _count(_shape_of(x), axis) - ddof
+    scale = 2.0 / dof if dof > 0 else math.inf
+    return sum(_centered(x, axis) * ts[0], axis=axis, keepdims=keepdims) * scale
+
+
+def _std_jvp(ts: tuple[Any, ...], ans: Any, x: Any, axis: Any = None, ddof: int = 0,
+             keepdims: bool = False) -> Any:
+    dof = _count(_shape_of(x), axis) - ddof
+    scale = 1.0 / dof if dof > 0 else math.inf
+    return _ew.divide(sum(_centered(x, axis) * ts[0], axis=axis, keepdims=keepdims) * scale, ans)
+
+
 def _var_impl(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
     return np.var(x, axis=axis, ddof=ddof, keepdims=keepdims)
 
@@ -315,9 +382,9 @@ def _var_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
                    ((rng.normal(size=(5,)),), {"axis": None, "ddof": 1, "keepdims": True})]
 
 
-VAR = Op("var", _var_impl, (_var_vjp,), reads=(0,),
+VAR = Op("var", _var_impl, (_var_vjp,), jvp=_var_jvp, reads=(0,),
          formula="∂/∂x var(x) = 2 (x - mean) / (n - ddof)", symbol="var", samples=_var_samples)
-STD = Op("std", _std_impl, (_std_vjp,), reads=(0,), reads_out=True,
+STD = Op("std", _std_impl, (_std_vjp,), jvp=_std_jvp, reads=(0,), reads_out=True,
          formula="∂/∂x std(x) = (x - mean) / ((n - ddof) std)", symbol="std",
          samples=_var_samples)
 
@@ -339,7 +406,15 @@ def _logsumexp_vjp(g: Any, ans: Any, x: Any, axis: Any = None, keepdims: bool = 
     return _expand(g, shape, axis, keepdims) * _ew.exp(x - _expand(ans, shape, axis, keepdims))
 
 
-LOGSUMEXP = Op("logsumexp", _logsumexp_impl, (_logsumexp_vjp,), reads=(0,), reads_out=True,
+def _logsumexp_jvp(ts: tuple[Any, ...], ans: Any, x: Any, axis: Any = None,
+                   keepdims: bool = False) -> Any:
+    shape = _shape_of(x)
+    soft = _ew.exp(x - _expand(ans, shape, axis, keepdims))
+    return sum(ts[0] * soft, axis=axis, keepdims=keepdims)
+
+
+LOGSUMEXP = Op("logsumexp", _logsumexp_impl, (_logsumexp_vjp,), jvp=_logsumexp_jvp,
+               reads=(0,), reads_out=True,
                formula="∂/∂x log Σ eˣ = softmax(x)", symbol="logsumexp",
                samples=_axis_samples(_normal))
 
@@ -361,13 +436,11 @@ def _tie_weight(values: np.ndarray, best: np.ndarray, axes: tuple[int, ...]) -> 
     return np.divide(mask, np.maximum(count, 1), dtype=np.result_type(values.dtype, np.float16))
 
 
-def _norm_vjp(g: Any, ans: Any, x: Any, ord: Any = None, axis: Any = None,
-              keepdims: bool = False) -> Any:
+def _norm_terms(ans: Any, x: Any, ord: Any, axis: Any, keepdims: bool) -> Any:
+    """``(axes, w, d)`` with ``∂‖x‖/∂x = w / d``: ``w`` of x's shape (None: zero), ``d`` of
+    the output's shape (None: one). The VJP is ``ḡ w / d``, the JVP ``Σ_axes(t w) / d``."""
     xv = np.asarray(_raw(x))
-    shape = xv.shape
     axes = _norm_axes(ord, axis, xv.ndim)
-    ge = _expand(g, shape, axes, keepdims)
-    best = _expand_raw(ans, shape, axes, keepdims)
     matrix = len(axes) == 2
     if matrix and ord in (2, -2, "nuc"):
         raise NotImplementedError(
@@ -375,25 +448,43 @@ def _norm_vjp(g: Any, ans: Any, x: Any, ord: Any = None, axis: Any = None,
             "rule; use the Frobenius norm ord='fro', or the 1- or inf-norm."
         )
     if ord is None or ord == "fro" or (ord == 2 and not matrix):
-        safe = _ew.where(best == 0, 1.0, _expand(ans, shape, axes, keepdims))
-        return _ew.divide(ge * x, safe)
+        return axes, x, _ew.where(_raw(ans) == 0, 1.0, ans)
+    best = _expand_raw(ans, xv.shape, axes, keepdims)
     sgn = np.sign(xv)
     if matrix:
         # ord = ±1: extreme column sum (sum over rows); ord = ±inf: extreme row sum
         summed = axes[0] if ord in (1, -1) else axes[1]
         other = axes[1] if ord in (1, -1) else axes[0]
         sums = np.sum(np.abs(xv), axis=summed, keepdims=True)
-        weight = _tie_weight(sums, best, (other,))
-        return ge * (sgn * weight)
+        return axes, sgn * _tie_weight(sums, best, (other,)), None
     if ord == 1:
-        return ge * sgn
+        return axes, sgn, None
     if ord in (math.inf, -math.inf):
-        return ge * (sgn * _tie_weight(np.abs(xv), best, axes))
+        return axes, sgn * _tie_weight(np.abs(xv), best, axes), None
     if ord == 0:
-        return ge * 0.0
+        return axes, None, None
     p = float(ord)
-    ae = _expand(ans, shape, axes, keepdims)
-    return ge * sgn * _ew.divide(_ew.power(_ew.abs(x), p - 1.0), _ew.power(ae, p - 1.0))
+    return axes, sgn * _ew.power(_ew.abs(x), p - 1.0), _ew.power(ans, p - 1.0)
+
+
+def _norm_vjp(g: Any, ans: Any, x: Any, ord: Any = None, axis: Any = None,
+              keepdims: bool = False) -> Any:
+    shape = _shape_of(x)
+    axes, w, d = _norm_terms(ans, x, ord, axis, keepdims)
+    ge = _expand(g, shape, axes, keepdims)
+    if w is None:
+        return ge * 0.0
+    out = ge * w
+    return out if d is None else _ew.divide(out, _expand(d, shape, axes, keepdims))
+
+
+def _norm_jvp(ts: tuple[Any, ...], ans: Any, x: Any, ord: Any = None, axis: Any = None,
+              keepdims: bool = False) -> Any:
+    axes, w, d = _norm_terms(ans, x, ord, axis, keepdims)
+    if w is None:
+        return sum(ts[0], axis=axes, keepdims=keepdims) * 0.0
+    out = sum(ts[0] * w, axis=axes, keepdims=keepdims)
+    return out if d is None else _ew.divide(out, d)
 
 
 def _norm_impl(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
@@ -421,7 +512,7 @@ def _norm_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
     ]
 
 
-NORM = Op("norm", _norm_impl, (_norm_vjp,), reads=(0,), reads_out=True,
+NORM = Op("norm", _norm_impl, (_norm_vjp,), jvp=_norm_jvp, reads=(0,), reads_out=True,
           formula="∂/∂x ‖x‖₂ = x / ‖x‖₂ (0 at x = 0)", symbol="‖·‖", samples=_norm_samples)
 
 
@@ -444,15 +535,16 @@ def _trace_vjp(g: Any, ans: Any, x: Any, offset: int = 0, axis1: int = 0,
     return _sh.diagonal_embed(diag, shape, offset, a1, a2)
 
 
-TRACE = Op("trace", lambda x, offset=0, axis1=0, axis2=1: np.trace(x, offset, axis1, axis2),
-           (_trace_vjp,), formula="adjoint: the cotangent on the diagonal", symbol="tr",
-           samples=lambda rng: [
-               ((rng.normal(size=(3, 3)),), {"offset": 0, "axis1": 0, "axis2": 1}),
-               ((rng.normal(size=(3, 4)),), {"offset": 1, "axis1": 0, "axis2": 1}),
-               ((rng.normal(size=(4, 3)),), {"offset": -2, "axis1": 0, "axis2": 1}),
-               ((rng.normal(size=(2, 3, 4)),), {"offset": 0, "axis1": -1, "axis2": 0}),
-               ((rng.normal(size=(3, 2, 3)),), {"offset": -1, "axis1": 2, "axis2": 0}),
-           ])
+TRACE = _linear(Op(
+    "trace", lambda x, offset=0, axis1=0, axis2=1: np.trace(x, offset, axis1, axis2),
+    (_trace_vjp,), formula="adjoint: the cotangent on the diagonal", symbol="tr",
+    samples=lambda rng: [
+        ((rng.normal(size=(3, 3)),), {"offset": 0, "axis1": 0, "axis2": 1}),
+        ((rng.normal(size=(3, 4)),), {"offset": 1, "axis1": 0, "axis2": 1}),
+        ((rng.normal(size=(4, 3)),), {"offset": -2, "axis1": 0, "axis2": 1}),
+        ((rng.normal(size=(2, 3, 4)),), {"offset": 0, "axis1": -1, "axis2": 0}),
+        ((rng.normal(size=(3, 2, 3)),), {"offset": -1, "axis1": 2, "axis2": 0}),
+    ]))
 
 
 # -- broadcasting helpers used by the backward sweep and by rules -----------------------
@@ -460,13 +552,14 @@ def _broadcast_vjp(g: Any, ans: Any, x: Any, shape: Any) -> Any:
     return sum_to(g, _shape_of(x))
 
 
-BROADCAST_TO = Op("broadcast_to", lambda x, shape: np.broadcast_to(x, shape),
-                  (_broadcast_vjp,), formula="adjoint: sum over the broadcast axes", view=True,
-                  samples=lambda rng: [
-                      ((rng.normal(size=(3,)),), {"shape": (2, 3)}),
-                      ((rng.normal(size=(2, 1)),), {"shape": (4, 2, 3)}),
-                      ((np.float64(rng.normal()),), {"shape": (2, 2)}),
-                  ])
+BROADCAST_TO = _linear(Op(
+    "broadcast_to", lambda x, shape: np.broadcast_to(x, shape), (_broadcast_vjp,),
+    formula="adjoint: sum over the broadcast axes", view=True,
+    samples=lambda rng: [
+        ((rng.normal(size=(3,)),), {"shape": (2, 3)}),
+        ((rng.normal(size=(2, 1)),), {"shape": (4, 2, 3)}),
+        ((np.float64(rng.normal()),), {"shape": (2, 2)}),
+    ]))
 
 
 def _sum_to_impl(x: Any, shape: Any) -> Any:
@@ -479,24 +572,25 @@ def _sum_to_impl(x: Any, shape: Any) -> Any:
     return np.reshape(out, shape)
 
 
-SUM_TO = Op("sum_to", _sum_to_impl, (lambda g, ans, x, shape: broadcast_to(g, _shape_of(x)),),
-            formula="sum over broadcast axes; adjoint: broadcast_to",
-            samples=lambda rng: [
-                ((rng.normal(size=(2, 3)),), {"shape": (3,)}),
-                ((rng.normal(size=(4, 2, 3)),), {"shape": (2, 1)}),
-                ((rng.normal(size=(2, 2)),), {"shape": ()}),
-            ])
+SUM_TO = _linear(Op(
+    "sum_to", _sum_to_impl, (lambda g, ans, x, shape: broadcast_to(g, _shape_of(x)),),
+    formula="sum over broadcast axes; adjoint: broadcast_to",
+    samples=lambda rng: [
+        ((rng.normal(size=(2, 3)),), {"shape": (3,)}),
+        ((rng.normal(size=(4, 2, 3)),), {"shape": (2, 1)}),
+        ((rng.normal(size=(2, 2)),), {"shape": ()}),
+    ]))
 
 
 def _reshape_to_impl(x: Any, shape: Any) -> Any:
     return np.reshape(x, shape)
 
 
-RESHAPE_TO = Op("reshape_to", _reshape_to_impl,
-                (lambda g, ans, x, shape: reshape_to(g, _shape_of(x)),),
-                formula="adjoint: reshape back", view=True,
-                samples=lambda rng: [((rng.normal(size=(2, 3)),), {"shape": (3, 2)}),
-                                     ((rng.normal(size=(4,)),), {"shape": (2, 1, 2)})])
+RESHAPE_TO = _linear(Op(
+    "reshape_to", _reshape_to_impl, (lambda g, ans, x, shape: reshape_to(g, _shape_of(x)),),
+    formula="adjoint: reshape back", view=True,
+    samples=lambda rng: [((rng.normal(size=(2, 3)),), {"shape": (3, 2)}),
+                         ((rng.normal(size=(4,)),), {"shape": (2, 1, 2)})]))
 
 OPS = (SUM, MEAN, PROD, CUMSUM, CUMPROD, MAX, MIN, VAR, STD, LOGSUMEXP, NORM, TRACE,
        BROADCAST_TO, SUM_TO, RESHAPE_TO)

@@ -1,10 +1,14 @@
-"""Shape primitives (reshape, transpose, concatenate, take, sort, ...): forward and VJP together.
+"""Shape primitives (reshape, transpose, concatenate, take, sort, ...): forward, JVP, VJP.
 
 Every adjoint here is again a shape primitive (reshape back, transpose back,
 slice back, scatter-add back), so gradients of any order stay exact. Ops whose
 NumPy forward returns a view of their input are marked ``view=True``.
 Concatenate and stack are variadic: their rules are :class:`PerInput`, which
 hands input ``i`` the rule ``rule(i, g, ans, *inputs, **params)``.
+
+All of them but ``sort`` are linear in their (first, or every) differentiable
+input, so their JVP is the op itself applied to the tangent (:func:`_linear`);
+``sort`` applies its argsort permutation to the tangent.
 """
 
 from __future__ import annotations
@@ -64,6 +68,34 @@ def _variadic(name: str, impl: Any, rule: Any, **kwargs: Any) -> Op:
     return Op(name, impl, PerInput(rule), **kwargs)
 
 
+def _linear(op: Op, **fixed: Any) -> Op:
+    """Give an op linear in input 0 its JVP: the op applied to the tangent, same params.
+
+    The other inputs (index arrays) are passed along; ``fixed`` overrides
+    params (``pad`` pads the tangent with zeros, not with ``constant_values``).
+    """
+
+    def jvp(ts: tuple[Any, ...], ans: Any, x: Any, *rest: Any, **params: Any) -> Any:
+        return _t.apply(op, ts[0], *rest, **({**params, **fixed} if fixed else params))
+
+    jvp.__name__ = f"{op.name}_jvp"
+    op.jvp = jvp
+    return op
+
+
+def _linear_variadic(op: Op) -> Op:
+    """Give a variadic op linear in every input its JVP: the op on the tangents (zeros for None)."""
+
+    def jvp(ts: tuple[Any, ...], ans: Any, *xs: Any, **params: Any) -> Any:
+        dtype = np.result_type(_raw(ans))
+        parts = [np.zeros(_shape_of(x), dtype) if t is None else t for t, x in zip(ts, xs)]
+        return _t.apply(op, *parts, **params)
+
+    jvp.__name__ = f"{op.name}_jvp"
+    op.jvp = jvp
+    return op
+
+
 # -- sample helpers ------------------------------------------------------------------------
 def _n(rng: Any, *shape: int) -> np.ndarray:
     return rng.normal(size=shape)
@@ -75,13 +107,13 @@ def _distinct(rng: Any, *shape: int) -> np.ndarray:
 
 
 # -- reshape, transpose and friends (views) ------------------------------------------------
-RESHAPE = Op("reshape", lambda x, shape: np.reshape(x, shape),
-             (lambda g, ans, x, shape: reshape(g, _shape_of(x)),),
-             formula="adjoint: reshape back", view=True,
-             samples=lambda rng: [((_n(rng, 2, 3),), {"shape": (3, 2)}),
-                                  ((_n(rng, 2, 3, 2),), {"shape": (-1,)}),
-                                  ((_n(rng, 4),), {"shape": (2, -1, 1)}),
-                                  ((np.float64(rng.normal()),), {"shape": (1, 1)})])
+RESHAPE = _linear(Op("reshape", lambda x, shape: np.reshape(x, shape),
+                     (lambda g, ans, x, shape: reshape(g, _shape_of(x)),),
+                     formula="adjoint: reshape back", view=True,
+                     samples=lambda rng: [((_n(rng, 2, 3),), {"shape": (3, 2)}),
+                                          ((_n(rng, 2, 3, 2),), {"shape": (-1,)}),
+                                          ((_n(rng, 4),), {"shape": (2, -1, 1)}),
+                                          ((np.float64(rng.normal()),), {"shape": (1, 1)})]))
 
 
 def _transpose_vjp(g: Any, ans: Any, x: Any, axes: Any = None) -> Any:
@@ -90,57 +122,58 @@ def _transpose_vjp(g: Any, ans: Any, x: Any, axes: Any = None) -> Any:
     return transpose(g, tuple(int(a) for a in np.argsort(axes)))
 
 
-TRANSPOSE = Op("transpose", lambda x, axes=None: np.transpose(x, axes), (_transpose_vjp,),
-               formula="adjoint: inverse permutation", symbol="ᵀ", view=True,
-               samples=lambda rng: [((_n(rng, 2, 3),), {}),
-                                    ((_n(rng, 2, 3, 4),), {"axes": (1, 2, 0)}),
-                                    ((_n(rng, 2, 3, 4),), {"axes": None})])
-SWAPAXES = Op("swapaxes", lambda x, axis1, axis2: np.swapaxes(x, axis1, axis2),
-              (lambda g, ans, x, axis1, axis2: swapaxes(g, axis1, axis2),),
-              formula="adjoint: swap back", view=True,
-              samples=lambda rng: [((_n(rng, 2, 3),), {"axis1": 0, "axis2": 1}),
-                                   ((_n(rng, 2, 3, 4),), {"axis1": -1, "axis2": 0})])
-MOVEAXIS = Op("moveaxis", lambda x, source, destination: np.moveaxis(x, source, destination),
-              (lambda g, ans, x, source, destination: moveaxis(g, destination, source),),
-              formula="adjoint: move back", view=True,
-              samples=lambda rng: [
-                  ((_n(rng, 2, 3, 4),), {"source": 0, "destination": -1}),
-                  ((_n(rng, 2, 3, 4),), {"source": (0, -1), "destination": (-1, 1)}),
-              ])
-EXPAND_DIMS = Op("expand_dims", lambda x, axis: np.expand_dims(x, axis),
-                 (lambda g, ans, x, axis: reshape(g, _shape_of(x)),),
-                 formula="adjoint: reshape back", view=True,
-                 samples=lambda rng: [((_n(rng, 3),), {"axis": 0}),
-                                      ((_n(rng, 2, 3),), {"axis": -1}),
-                                      ((_n(rng, 2, 3),), {"axis": (0, 2)}),
-                                      ((np.float64(rng.normal()),), {"axis": 0})])
-SQUEEZE = Op("squeeze", lambda x, axis=None: np.squeeze(x, axis),
-             (lambda g, ans, x, axis=None: reshape(g, _shape_of(x)),),
-             formula="adjoint: reshape back", view=True,
-             samples=lambda rng: [((_n(rng, 1, 3, 1),), {"axis": None}),
-                                  ((_n(rng, 1, 3, 1),), {"axis": -1}),
-                                  ((_n(rng, 1, 3, 1),), {"axis": (0, 2)}),
-                                  ((_n(rng, 1),), {"axis": None})])
-FLIP = Op("flip", lambda x, axis=None: np.flip(x, axis),
-          (lambda g, ans, x, axis=None: flip(g, axis),),
-          formula="adjoint: flip back", view=True,
-          samples=lambda rng: [((_n(rng, 4),), {"axis": None}),
-                               ((_n(rng, 2, 3),), {"axis": -1}),
-                               ((_n(rng, 2, 3, 2),), {"axis": (0, 2)}),
-                               ((_n(rng, 2, 3),), {"axis": None})])
+TRANSPOSE = _linear(Op("transpose", lambda x, axes=None: np.transpose(x, axes), (_transpose_vjp,),
+                       formula="adjoint: inverse permutation", symbol="ᵀ", view=True,
+                       samples=lambda rng: [((_n(rng, 2, 3),), {}),
+                                            ((_n(rng, 2, 3, 4),), {"axes": (1, 2, 0)}),
+                                            ((_n(rng, 2, 3, 4),), {"axes": None})]))
+SWAPAXES = _linear(Op("swapaxes", lambda x, axis1, axis2: np.swapaxes(x, axis1, axis2),
+                      (lambda g, ans, x, axis1, axis2: swapaxes(g, axis1, axis2),),
+                      formula="adjoint: swap back", view=True,
+                      samples=lambda rng: [((_n(rng, 2, 3),), {"axis1": 0, "axis2": 1}),
+                                           ((_n(rng, 2, 3, 4),), {"axis1": -1, "axis2": 0})]))
+MOVEAXIS = _linear(Op(
+    "moveaxis", lambda x, source, destination: np.moveaxis(x, source, destination),
+    (lambda g, ans, x, source, destination: moveaxis(g, destination, source),),
+    formula="adjoint: move back", view=True,
+    samples=lambda rng: [
+        ((_n(rng, 2, 3, 4),), {"source": 0, "destination": -1}),
+        ((_n(rng, 2, 3, 4),), {"source": (0, -1), "destination": (-1, 1)}),
+    ]))
+EXPAND_DIMS = _linear(Op("expand_dims", lambda x, axis: np.expand_dims(x, axis),
+                         (lambda g, ans, x, axis: reshape(g, _shape_of(x)),),
+                         formula="adjoint: reshape back", view=True,
+                         samples=lambda rng: [((_n(rng, 3),), {"axis": 0}),
+                                              ((_n(rng, 2, 3),), {"axis": -1}),
+                                              ((_n(rng, 2, 3),), {"axis": (0, 2)}),
+                                              ((np.float64(rng.normal()),), {"axis": 0})]))
+SQUEEZE = _linear(Op("squeeze", lambda x, axis=None: np.squeeze(x, axis),
+                     (lambda g, ans, x, axis=None: reshape(g, _shape_of(x)),),
+                     formula="adjoint: reshape back", view=True,
+                     samples=lambda rng: [((_n(rng, 1, 3, 1),), {"axis": None}),
+                                          ((_n(rng, 1, 3, 1),), {"axis": -1}),
+                                          ((_n(rng, 1, 3, 1),), {"axis": (0, 2)}),
+                                          ((_n(rng, 1),), {"axis": None})]))
+FLIP = _linear(Op("flip", lambda x, axis=None: np.flip(x, axis),
+                  (lambda g, ans, x, axis=None: flip(g, axis),),
+                  formula="adjoint: flip back", view=True,
+                  samples=lambda rng: [((_n(rng, 4),), {"axis": None}),
+                                       ((_n(rng, 2, 3),), {"axis": -1}),
+                                       ((_n(rng, 2, 3, 2),), {"axis": (0, 2)}),
+                                       ((_n(rng, 2, 3),), {"axis": None})]))
 
 
 def _neg_shift(shift: Any) -> Any:
     return tuple(-s for s in shift) if isinstance(shift, tuple) else -shift
 
 
-ROLL = Op("roll", lambda x, shift, axis=None: np.roll(x, shift, axis),
-          (lambda g, ans, x, shift, axis=None: roll(g, _neg_shift(shift), axis),),
-          formula="adjoint: roll back",
-          samples=lambda rng: [((_n(rng, 5),), {"shift": 2, "axis": None}),
-                               ((_n(rng, 2, 3),), {"shift": -1, "axis": None}),
-                               ((_n(rng, 2, 3),), {"shift": 4, "axis": -1}),
-                               ((_n(rng, 2, 3, 2),), {"shift": (1, -2), "axis": (0, 1)})])
+ROLL = _linear(Op("roll", lambda x, shift, axis=None: np.roll(x, shift, axis),
+                  (lambda g, ans, x, shift, axis=None: roll(g, _neg_shift(shift), axis),),
+                  formula="adjoint: roll back",
+                  samples=lambda rng: [((_n(rng, 5),), {"shift": 2, "axis": None}),
+                                       ((_n(rng, 2, 3),), {"shift": -1, "axis": None}),
+                                       ((_n(rng, 2, 3),), {"shift": 4, "axis": -1}),
+                                       ((_n(rng, 2, 3, 2),), {"shift": (1, -2), "axis": (0, 1)})]))
 
 
 # -- tile, repeat ------------------------------------------------------------------------
@@ -154,12 +187,12 @@ def _tile_vjp(g: Any, ans: Any, x: Any, reps: tuple[int, ...]) -> Any:
     return _red.reshape_to(summed, xs)
 
 
-TILE = Op("tile", lambda x, reps: np.tile(x, reps), (_tile_vjp,),
-          formula="adjoint: sum the tiles",
-          samples=lambda rng: [((_n(rng, 3),), {"reps": (2,)}),
-                               ((_n(rng, 2, 3),), {"reps": (2, 1, 3)}),
-                               ((_n(rng, 2, 1, 3),), {"reps": (2, 2)}),
-                               ((np.float64(rng.normal()),), {"reps": (3,)})])
+TILE = _linear(Op("tile", lambda x, reps: np.tile(x, reps), (_tile_vjp,),
+                  formula="adjoint: sum the tiles",
+                  samples=lambda rng: [((_n(rng, 3),), {"reps": (2,)}),
+                                       ((_n(rng, 2, 3),), {"reps": (2, 1, 3)}),
+                                       ((_n(rng, 2, 1, 3),), {"reps": (2, 2)}),
+                                       ((np.float64(rng.normal()),), {"reps": (3,)})]))
 
 
 def _repeat_vjp(g: Any, ans: Any, x: Any, repeats: Any, axis: Any = None) -> Any:
@@ -179,13 +212,14 @@ def _repeat_vjp(g: Any, ans: Any, x: Any, repeats: Any, axis: Any = None) -> Any
     return _red.reshape_to(out, shape)
 
 
-REPEAT = Op("repeat", lambda x, repeats, axis=None: np.repeat(x, repeats, axis),
-            (_repeat_vjp,), formula="adjoint: sum each run of repeats",
-            samples=lambda rng: [((_n(rng, 3),), {"repeats": 2, "axis": None}),
-                                 ((_n(rng, 2, 3),), {"repeats": 3, "axis": None}),
-                                 ((_n(rng, 2, 3),), {"repeats": 2, "axis": -1}),
-                                 ((_n(rng, 3, 2),), {"repeats": (1, 0, 3), "axis": 0}),
-                                 ((_n(rng, 2, 2),), {"repeats": (2, 1, 1, 3), "axis": None})])
+REPEAT = _linear(Op(
+    "repeat", lambda x, repeats, axis=None: np.repeat(x, repeats, axis),
+    (_repeat_vjp,), formula="adjoint: sum each run of repeats",
+    samples=lambda rng: [((_n(rng, 3),), {"repeats": 2, "axis": None}),
+                         ((_n(rng, 2, 3),), {"repeats": 3, "axis": None}),
+                         ((_n(rng, 2, 3),), {"repeats": 2, "axis": -1}),
+                         ((_n(rng, 3, 2),), {"repeats": (1, 0, 3), "axis": 0}),
+                         ((_n(rng, 2, 2),), {"repeats": (2, 1, 1, 3), "axis": None})]))
 
 
 # -- pad -----------------------------------------------------------------------------------
@@ -199,13 +233,16 @@ def _pad_vjp(g: Any, ans: Any, x: Any, pad_width: Any, constant_values: Any = 0)
     return _ix.getitem(g, index)
 
 
-PAD = Op("pad", _pad_impl, (_pad_vjp,), formula="adjoint: slice the padding off",
-         samples=lambda rng: [((_n(rng, 3),), {"pad_width": ((1, 2),)}),
-                              ((_n(rng, 2, 3),), {"pad_width": ((0, 1), (2, 0)),
-                                                  "constant_values": 1.5}),
-                              ((_n(rng, 2, 1, 2),), {"pad_width": ((1, 1), (0, 0), (3, 1)),
-                                                     "constant_values": ((0, 1), (2, 3),
-                                                                         (4, 5))})])
+def _pad_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    return [((_n(rng, 3),), {"pad_width": ((1, 2),)}),
+            ((_n(rng, 2, 3),), {"pad_width": ((0, 1), (2, 0)), "constant_values": 1.5}),
+            ((_n(rng, 2, 1, 2),), {"pad_width": ((1, 1), (0, 0), (3, 1)),
+                                   "constant_values": ((0, 1), (2, 3), (4, 5))})]
+
+
+# The tangent of the padding is zero: the JVP pads the tangent with zeros.
+PAD = _linear(Op("pad", _pad_impl, (_pad_vjp,), formula="adjoint: slice the padding off",
+                 samples=_pad_samples), constant_values=0)
 
 
 # -- diagonals and triangles ----------------------------------------------------------------
@@ -221,27 +258,28 @@ def _embed_impl(d: Any, shape: tuple[int, ...], offset: int, axis1: int, axis2: 
     return np.moveaxis(out, (-2, -1), (a1, a2))
 
 
-DIAGONAL = Op("diagonal",
-              lambda x, offset=0, axis1=0, axis2=1: np.diagonal(x, offset, axis1, axis2),
-              (lambda g, ans, x, offset=0, axis1=0, axis2=1:
-               diagonal_embed(g, _shape_of(x), offset, axis1, axis2),),
-              formula="adjoint: put back on the diagonal of zeros", view=True,
-              samples=lambda rng: [
-                  ((_n(rng, 3, 3),), {"offset": 0, "axis1": 0, "axis2": 1}),
-                  ((_n(rng, 3, 4),), {"offset": 1, "axis1": 0, "axis2": 1}),
-                  ((_n(rng, 4, 3),), {"offset": -2, "axis1": 1, "axis2": 0}),
-                  ((_n(rng, 2, 3, 4),), {"offset": 1, "axis1": -1, "axis2": 0}),
-              ])
-DIAGONAL_EMBED = Op("diagonal_embed", _embed_impl,
-                    (lambda g, ans, d, shape, offset, axis1, axis2:
-                     diagonal(g, offset, axis1, axis2),),
-                    formula="adjoint: take the diagonal",
-                    samples=lambda rng: [
-                        ((_n(rng, 3),), {"shape": (3, 3), "offset": 0, "axis1": 0, "axis2": 1}),
-                        ((_n(rng, 2),), {"shape": (3, 4), "offset": 2, "axis1": 0, "axis2": 1}),
-                        ((_n(rng, 4, 2),), {"shape": (3, 4, 3), "offset": -1, "axis1": 2,
-                                            "axis2": 0}),
-                    ])
+DIAGONAL = _linear(Op("diagonal",
+                      lambda x, offset=0, axis1=0, axis2=1: np.diagonal(x, offset, axis1, axis2),
+                      (lambda g, ans, x, offset=0, axis1=0, axis2=1:
+                       diagonal_embed(g, _shape_of(x), offset, axis1, axis2),),
+                      formula="adjoint: put back on the diagonal of zeros", view=True,
+                      samples=lambda rng: [
+                          ((_n(rng, 3, 3),), {"offset": 0, "axis1": 0, "axis2": 1}),
+                          ((_n(rng, 3, 4),), {"offset": 1, "axis1": 0, "axis2": 1}),
+                          ((_n(rng, 4, 3),), {"offset": -2, "axis1": 1, "axis2": 0}),
+                          ((_n(rng, 2, 3, 4),), {"offset": 1, "axis1": -1, "axis2": 0}),
+                      ]))
+DIAGONAL_EMBED = _linear(Op(
+    "diagonal_embed", _embed_impl,
+    (lambda g, ans, d, shape, offset, axis1, axis2:
+     diagonal(g, offset, axis1, axis2),),
+    formula="adjoint: take the diagonal",
+    samples=lambda rng: [
+        ((_n(rng, 3),), {"shape": (3, 3), "offset": 0, "axis1": 0, "axis2": 1}),
+        ((_n(rng, 2),), {"shape": (3, 4), "offset": 2, "axis1": 0, "axis2": 1}),
+        ((_n(rng, 4, 2),), {"shape": (3, 4, 3), "offset": -1, "axis1": 2,
+                            "axis2": 0}),
+    ]))
 
 
 def _tri_vjp(tri: Any) -> Any:
@@ -257,10 +295,10 @@ def _tri_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
             ((_n(rng, 2, 3, 3),), {"k": -1}), ((_n(rng, 3),), {"k": 0})]
 
 
-TRIU = Op("triu", lambda x, k=0: np.triu(x, k), (_tri_vjp(lambda g, k: triu(g, k)),),
-          formula="adjoint: triu of the cotangent", samples=_tri_samples)
-TRIL = Op("tril", lambda x, k=0: np.tril(x, k), (_tri_vjp(lambda g, k: tril(g, k)),),
-          formula="adjoint: tril of the cotangent", samples=_tri_samples)
+TRIU = _linear(Op("triu", lambda x, k=0: np.triu(x, k), (_tri_vjp(lambda g, k: triu(g, k)),),
+                  formula="adjoint: triu of the cotangent", samples=_tri_samples))
+TRIL = _linear(Op("tril", lambda x, k=0: np.tril(x, k), (_tri_vjp(lambda g, k: tril(g, k)),),
+                  formula="adjoint: tril of the cotangent", samples=_tri_samples))
 
 
 # -- take, take_along_axis, sort -------------------------------------------------------------
@@ -275,23 +313,23 @@ def _take_add_impl(g: Any, indices: Any, shape: tuple[int, ...], axis: Any) -> A
     return out
 
 
-TAKE = Op("take", lambda x, indices, axis=None: np.take(x, indices, axis),
-          (lambda g, ans, x, indices, axis=None:
-           _t.apply(TAKE_ADD, g, indices, shape=_shape_of(x), axis=axis), None),
-          reads=(1,), formula="adjoint: scatter-add (repeated indices accumulate)",
-          samples=lambda rng: [
-              ((_n(rng, 5), np.array([0, 3, 3, -1])), {"axis": None}),
-              ((_n(rng, 2, 3), np.array([[5, 0], [2, 2]])), {"axis": None}),
-              ((_n(rng, 3, 4), np.array([1, -1, 1])), {"axis": -1}),
-              ((_n(rng, 3, 4), np.array(2)), {"axis": 0}),
-          ])
-TAKE_ADD = Op("take_add", _take_add_impl,
-              (lambda h, ans, g, indices, shape, axis: take(h, indices, axis), None),
-              reads=(1,), formula="scatter-add along an axis; adjoint: take",
-              samples=lambda rng: [
-                  ((_n(rng, 4), np.array([0, 3, 3, -1])), {"shape": (5,), "axis": None}),
-                  ((_n(rng, 3, 3), np.array([1, -1, 1])), {"shape": (3, 4), "axis": 1}),
-              ])
+TAKE = _linear(Op("take", lambda x, indices, axis=None: np.take(x, indices, axis),
+                  (lambda g, ans, x, indices, axis=None:
+                   _t.apply(TAKE_ADD, g, indices, shape=_shape_of(x), axis=axis), None),
+                  reads=(1,), formula="adjoint: scatter-add (repeated indices accumulate)",
+                  samples=lambda rng: [
+                      ((_n(rng, 5), np.array([0, 3, 3, -1])), {"axis": None}),
+                      ((_n(rng, 2, 3), np.array([[5, 0], [2, 2]])), {"axis": None}),
+                      ((_n(rng, 3, 4), np.array([1, -1, 1])), {"axis": -1}),
+                      ((_n(rng, 3, 4), np.array(2)), {"axis": 0}),
+                  ]))
+TAKE_ADD = _linear(Op("take_add", _take_add_impl,
+                      (lambda h, ans, g, indices, shape, axis: take(h, indices, axis), None),
+                      reads=(1,), formula="scatter-add along an axis; adjoint: take",
+                      samples=lambda rng: [
+                          ((_n(rng, 4), np.array([0, 3, 3, -1])), {"shape": (5,), "axis": None}),
+                          ((_n(rng, 3, 3), np.array([1, -1, 1])), {"shape": (3, 4), "axis": 1}),
+                      ]))
 
 
 def _along_index(indices: np.ndarray, gshape: tuple[int, ...], shape: tuple[int, ...],
@@ -319,7 +357,7 @@ def _take_along_add_impl(g: Any, indices: Any, shape: tuple[int, ...], axis: Any
     return out
 
 
-TAKE_ALONG_AXIS = Op(
+TAKE_ALONG_AXIS = _linear(Op(
     "take_along_axis", lambda x, indices, axis: np.take_along_axis(x, indices, axis),
     (lambda g, ans, x, indices, axis:
      _t.apply(TAKE_ALONG_AXIS_ADD, g, indices, shape=_shape_of(x), axis=axis), None),
@@ -328,15 +366,15 @@ TAKE_ALONG_AXIS = Op(
         ((_n(rng, 3, 4), np.array([[0, 3], [1, 1], [2, 0]])), {"axis": 1}),
         ((_n(rng, 3, 4), np.array([[2, 0, 1, 1]])), {"axis": 0}),
         ((_n(rng, 1, 4), np.array([[1], [3]])), {"axis": -1}),
-    ])
-TAKE_ALONG_AXIS_ADD = Op(
+    ]))
+TAKE_ALONG_AXIS_ADD = _linear(Op(
     "take_along_axis_add", _take_along_add_impl,
     (lambda h, ans, g, indices, shape, axis: take_along_axis(h, indices, axis), None),
     reads=(1,), formula="scatter-add along an axis; adjoint: take_along_axis",
     samples=lambda rng: [
         ((_n(rng, 3, 2), np.array([[0, 3], [1, 1], [2, 0]])), {"shape": (3, 4), "axis": 1}),
         ((_n(rng, 2, 1), np.array([[1], [3]])), {"shape": (1, 4), "axis": -1}),
-    ])
+    ]))
 
 
 def _inverse_permutation(perm: np.ndarray, axis: int) -> np.ndarray:
@@ -344,6 +382,13 @@ def _inverse_permutation(perm: np.ndarray, axis: int) -> np.ndarray:
     ranks = np.arange(perm.shape[axis]).reshape((-1,) + (1,) * (perm.ndim - axis - 1))
     np.put_along_axis(inverse, perm, np.broadcast_to(ranks, perm.shape), axis)
     return inverse
+
+
+def _sort_jvp(ts: tuple[Any, ...], ans: Any, x: Any, axis: Any = -1) -> Any:
+    xv = np.asarray(_raw(x))
+    if axis is None:
+        return take(ts[0], np.argsort(xv.reshape(-1), kind="stable"))
+    return take_along_axis(ts[0], np.argsort(xv, axis=axis, kind="stable"), axis)
 
 
 def _sort_vjp(g: Any, ans: Any, x: Any, axis: Any = -1) -> Any:
@@ -355,7 +400,7 @@ def _sort_vjp(g: Any, ans: Any, x: Any, axis: Any = -1) -> Any:
     return take_along_axis(g, _inverse_permutation(perm, axis % xv.ndim), axis)
 
 
-SORT = Op("sort", lambda x, axis=-1: np.sort(x, axis=axis), (_sort_vjp,),
+SORT = Op("sort", lambda x, axis=-1: np.sort(x, axis=axis), (_sort_vjp,), jvp=_sort_jvp,
           reads=(0,), formula="adjoint: un-permute the cotangent (inverse stable argsort)",
           samples=lambda rng: [((_distinct(rng, 5),), {"axis": -1}),
                                ((_distinct(rng, 3, 4),), {"axis": 0}),
@@ -379,12 +424,12 @@ def _concat_vjp(i: int, g: Any, ans: Any, *xs: Any, axis: Any = 0) -> Any:
     return _ix.getitem(g, (slice(None),) * a + (slice(start, start + shapes[i][a]),))
 
 
-CONCATENATE = _variadic(
+CONCATENATE = _linear_variadic(_variadic(
     "concatenate", _concat_impl, _concat_vjp, formula="adjoint: slice the cotangent apart",
     samples=lambda rng: [((_n(rng, 2), _n(rng, 3)), {"axis": 0}),
                          ((_n(rng, 2, 3), _n(rng, 2, 1), _n(rng, 2, 2)), {"axis": -1}),
                          ((_n(rng, 2, 2), _n(rng, 3)), {"axis": None}),
-                         ((_n(rng, 1, 3), _n(rng, 2, 3)), {"axis": 0})])
+                         ((_n(rng, 1, 3), _n(rng, 2, 3)), {"axis": 0})]))
 
 
 def _stack_impl(*xs: Any, axis: int = 0) -> Any:
@@ -396,12 +441,12 @@ def _stack_vjp(i: int, g: Any, ans: Any, *xs: Any, axis: int = 0) -> Any:
     return _ix.getitem(g, (slice(None),) * a + (i,))
 
 
-STACK = _variadic(
+STACK = _linear_variadic(_variadic(
     "stack", _stack_impl, _stack_vjp, formula="adjoint: index the cotangent apart",
     samples=lambda rng: [((_n(rng, 3), _n(rng, 3)), {"axis": 0}),
                          ((_n(rng, 2, 3), _n(rng, 2, 3), _n(rng, 2, 3)), {"axis": -1}),
                          ((np.float64(rng.normal()), np.float64(rng.normal())), {"axis": 0}),
-                         ((_n(rng, 2, 3), _n(rng, 2, 3)), {"axis": 1})])
+                         ((_n(rng, 2, 3), _n(rng, 2, 3)), {"axis": 1})]))
 
 OPS = (RESHAPE, TRANSPOSE, SWAPAXES, MOVEAXIS, EXPAND_DIMS, SQUEEZE, FLIP, ROLL, TILE, REPEAT,
        PAD, DIAGONAL, DIAGONAL_EMBED, TRIU, TRIL, TAKE, TAKE_ADD, TAKE_ALONG_AXIS,

@@ -1,0 +1,869 @@
+#!/usr/bin/env python3
+"""Side-by-side speed benchmarks: wengert vs HIPS autograd vs PyTorch (CPU).
+
+Usage::
+
+    python benchmarks/run.py                 # full run (a few minutes)
+    python benchmarks/run.py --quick         # small sizes, a smoke test
+    python benchmarks/run.py --only W1,W2    # a subset of W1, W2, W3
+
+Workloads (see benchmarks/README.md and design.md §9):
+
+W1  a scalar chain of 10,000 elementary ops on a Python float / 0-d value
+    (sin, cos, tanh, mul by a constant, add the input, pow by a constant),
+    forward + backward, in µs per op.  Target for wengert: ≤ 2 µs/op.
+W2  3-layer tanh MLP 784-512-512-10, batch 256, softmax cross-entropy:
+    loss and all six parameter gradients, as a multiple of the plain NumPy
+    forward.  Target for wengert: ≤ 2.5×.
+W3  a chain of 10^6 elementwise ops (sin, cos, mul, add) on a length-16
+    float64 vector, forward + backward, each framework in a fresh subprocess:
+    it must complete; µs per op (target ≤ 5) and bytes per recorded op.
+
+wengert is imported from the checkout (``src/`` next to this folder) unless
+``--installed`` is given.  Peers that are not importable are skipped with a
+message that says how to install them.  Results are printed as a table and
+written to ``benchmarks/results.json`` (git-ignored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import gc
+import hashlib
+import importlib
+import importlib.metadata
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def _threads_from_argv(argv: list[str]) -> str | None:
+    for i, a in enumerate(argv):
+        if a == "--threads" and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith("--threads="):
+            return a.split("=", 1)[1]
+    return None
+
+
+# BLAS and OpenMP read these when they load, so they are set before NumPy and
+# torch are imported. One thread by default: the machine is small and shared,
+# and a BLAS thread pool competing with other processes (or with torch's own
+# OpenMP pool) makes the timings swing by 5x. W3 workers inherit them.
+_THREADS = _threads_from_argv(sys.argv) or os.environ.get("OMP_NUM_THREADS") or "1"
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = _THREADS
+
+import numpy as np  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+SRC = HERE.parent / "src"
+perf_counter = time.perf_counter
+process_time = time.process_time
+
+INSTALL_HINT = {
+    "autograd": "pip install autograd",
+    "torch": "pip install torch==2.13.0  (exactly this version: a CPU wheel is on disk)",
+}
+
+TARGETS = {"W1": 2.0, "W2": 2.5, "W3": 5.0}
+
+
+# --------------------------------------------------------------------------- helpers
+def use_checkout(installed: bool) -> None:
+    """Put the checkout's ``src/`` first on ``sys.path`` (unless asked not to)."""
+    if not installed and SRC.is_dir() and str(SRC) not in sys.path:
+        sys.path.insert(0, str(SRC))
+
+
+def try_import(name: str) -> tuple[Any, str | None]:
+    try:
+        return importlib.import_module(name), None
+    except Exception as e:  # noqa: BLE001 - any failure means "skip this peer"
+        return None, f"{type(e).__name__}: {e}"
+
+
+def load_peers(say: Callable[[str], None]) -> dict[str, Any]:
+    peers: dict[str, Any] = {}
+    for name in ("autograd", "torch"):
+        mod, err = try_import(name)
+        if mod is None:
+            say(f"[skip] {name} is not importable ({err}); install it with: {INSTALL_HINT[name]}")
+        peers[name] = mod
+    if peers["torch"] is not None:
+        peers["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+    return peers
+
+
+def measure_interleaved(fns: dict[str, Callable[[], Any]], repeats: int, warmup: int,
+                        say: Callable[[str], None], label: str) -> dict[str, dict]:
+    """Time every function in ``fns``, round-robin, ``repeats`` times each.
+
+    Interleaving (A B C A B C ...) instead of (A A A B B B ...) spreads the
+    load of a shared machine over all implementations, so ratios stay fair.
+    Each call gets ``warmup`` untimed calls first.  The garbage collector stays
+    enabled (it is part of the real cost); a collection runs before every
+    timed call so each starts clean.  Wall time (``perf_counter``) and CPU
+    time of this process (``process_time``) are both kept: with one BLAS
+    thread, CPU time is the less noisy of the two when other jobs compete.
+    """
+    live = dict(fns)
+    wall: dict[str, list[float]] = {k: [] for k in fns}
+    cpu: dict[str, list[float]] = {k: [] for k in fns}
+    errors: dict[str, str] = {}
+
+    def call(name: str, fn: Callable[[], Any]) -> bool:
+        try:
+            fn()
+            return True
+        except Exception as e:  # noqa: BLE001
+            errors[name] = f"{type(e).__name__}: {e}"
+            say(f"[fail] {label} {name}: {errors[name]}")
+            del live[name]
+            return False
+
+    for name, fn in list(live.items()):
+        for _ in range(warmup):
+            if not call(name, fn):
+                break
+    for _ in range(repeats):
+        for name, fn in list(live.items()):
+            gc.collect()
+            c0 = process_time()
+            t0 = perf_counter()
+            if not call(name, fn):
+                continue
+            t1 = perf_counter()
+            c1 = process_time()
+            wall[name].append(t1 - t0)
+            cpu[name].append(c1 - c0)
+    out = {}
+    for name in fns:
+        if name in errors:
+            out[name] = {"error": errors[name]}
+        else:
+            out[name] = {"median_s": statistics.median(wall[name]), "min_s": min(wall[name]),
+                         "cpu_min_s": min(cpu[name]),
+                         "cpu_median_s": statistics.median(cpu[name]), "n": repeats,
+                         "wall_s": wall[name], "cpu_s": cpu[name]}
+    return out
+
+
+def summary(times: list[float]) -> dict[str, float]:
+    return {"median_s": statistics.median(times), "min_s": min(times), "n": len(times)}
+
+
+def rel_diff(a: float, b: float) -> float:
+    return abs(a - b) / max(abs(b), 1e-300)
+
+
+def rss_bytes() -> int:
+    """Current resident set size of this process (Linux), else peak RSS."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def fmt_us(seconds: float) -> str:
+    return f"{seconds * 1e6:,.2f}"
+
+
+def fmt_ms(seconds: float) -> str:
+    return f"{seconds * 1e3:,.2f}"
+
+
+def table(headers: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+              for i, h in enumerate(headers)]
+    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths))
+    out = [line, "  ".join("-" * w for w in widths)]
+    for r in rows:
+        out.append("  ".join(c.rjust(w) if i else c.ljust(w)
+                             for i, (c, w) in enumerate(zip(r, widths))))
+    return "\n".join(out)
+
+
+def run_safely(label: str, fn: Callable[[], Any], say: Callable[[str], None]) -> Any:
+    """Run one benchmark entry; report a failure instead of aborting the run."""
+    try:
+        return fn()
+    except Exception as e:  # noqa: BLE001 - a broken implementation is a result too
+        say(f"[fail] {label}: {type(e).__name__}: {e}")
+        return {"error": f"{type(e).__name__}: {e}"}
+
+
+# --------------------------------------------------------------------------- W1
+W1_X0 = 0.5
+W1_MUL = 0.9
+W1_POW = 1.5
+
+
+def w1_chain(x: Any, n: int, sin: Any, cos: Any, tanh: Any) -> Any:
+    """``n`` ops cycling sin, cos, tanh, *0.9, +x, **1.5 (values stay in (0, 2))."""
+    y = x
+    for _ in range(n // 6):
+        y = sin(y)
+        y = cos(y)
+        y = tanh(y)
+        y = y * W1_MUL
+        y = y + x
+        y = y**W1_POW
+    steps = (
+        sin,
+        cos,
+        tanh,
+        lambda v: v * W1_MUL,
+        lambda v: v + x,
+        lambda v: v**W1_POW,
+    )
+    for k in range(n % 6):
+        y = steps[k](y)
+    return y
+
+
+def w1_reference(n: int) -> tuple[float, float]:
+    """Value and derivative of the W1 chain by forward mode on floats (no AD library)."""
+    x, dx = W1_X0, 1.0
+    y, dy = x, dx
+    for i in range(n):
+        k = i % 6
+        if k == 0:
+            y, dy = math.sin(y), math.cos(y) * dy
+        elif k == 1:
+            y, dy = math.cos(y), -math.sin(y) * dy
+        elif k == 2:
+            t = math.tanh(y)
+            y, dy = t, (1.0 - t * t) * dy
+        elif k == 3:
+            y, dy = y * W1_MUL, W1_MUL * dy
+        elif k == 4:
+            y, dy = y + x, dy + dx
+        else:
+            y, dy = y**W1_POW, W1_POW * y ** (W1_POW - 1.0) * dy
+    return y, dy
+
+
+def bench_w1(cfg: dict[str, Any], peers: dict[str, Any], say: Callable[[str], None]) -> dict:
+    import wengert as wg
+    import wengert.numpy as wnp
+
+    n, repeats = cfg["w1_ops"], cfg["w1_repeats"]
+    ref_value, ref_grad = w1_reference(n)
+    say(f"\n== W1: scalar chain of {n:,} ops (sin, cos, tanh, *c, +x, **c), "
+        f"forward + backward, {repeats} repeats ==")
+
+    impls: dict[str, Callable[[], tuple[float, float]]] = {}
+
+    def wengert_with(sin: Any, cos: Any, tanh: Any) -> Callable[[], tuple[float, float]]:
+        def run() -> tuple[float, float]:
+            x = wg.tensor(W1_X0, requires_grad=True)
+            y = w1_chain(x, n, sin, cos, tanh)
+            y.backward()
+            return float(y.item()), float(x.grad)
+
+        return run
+
+    impls["wengert (wnp.sin ...)"] = wengert_with(wnp.sin, wnp.cos, wnp.tanh)
+    impls["wengert (np.sin dispatch)"] = wengert_with(np.sin, np.cos, np.tanh)
+
+    def wengert_grad() -> tuple[float, float]:
+        f = lambda x: w1_chain(x, n, wnp.sin, wnp.cos, wnp.tanh)
+        value, g = wg.value_and_grad(f)(W1_X0)
+        return float(value), float(g)
+
+    impls["wengert (wg.value_and_grad)"] = wengert_grad
+
+    ag = peers.get("autograd")
+    if ag is not None:
+        import autograd.numpy as anp
+
+        def autograd_run() -> tuple[float, float]:
+            f = lambda x: w1_chain(x, n, anp.sin, anp.cos, anp.tanh)
+            value, g = ag.value_and_grad(f)(W1_X0)
+            return float(value), float(g)
+
+        impls["autograd"] = autograd_run
+
+    torch = peers.get("torch")
+    if torch is not None:
+
+        def torch_run() -> tuple[float, float]:
+            x = torch.tensor(W1_X0, dtype=torch.float64, requires_grad=True)
+            y = w1_chain(x, n, torch.sin, torch.cos, torch.tanh)
+            y.backward()
+            return float(y.item()), float(x.grad.item())
+
+        impls["torch"] = torch_run
+
+    def plain_floats() -> tuple[float, float]:
+        return w1_chain(W1_X0, n, math.sin, math.cos, math.tanh), float("nan")
+
+    impls["math floats (forward only, no AD)"] = plain_floats
+
+    checked: dict[str, Any] = {}
+    for name, fn in impls.items():
+        checked[name] = run_safely(f"W1 {name}", fn, say)
+    ok = {k: impls[k] for k, v in checked.items() if not isinstance(v, dict)}
+    rows = measure_interleaved(ok, repeats, 1, say, "W1")
+    for name, result in checked.items():
+        if isinstance(result, dict):
+            rows[name] = result
+            continue
+        r = rows[name]
+        if "error" in r:
+            continue
+        value, g = result
+        for key in ("median", "min", "cpu_min"):
+            r[f"us_per_op_{key}"] = r[f"{key}_s"] / n * 1e6
+        r["value_rel_diff"] = rel_diff(value, ref_value)
+        r["grad"] = g
+        r["grad_rel_diff"] = None if math.isnan(g) else rel_diff(g, ref_grad)
+        gd = r["grad_rel_diff"]
+        say(f"  {name:<36} {r['us_per_op_median']:8.2f} µs/op (median), "
+            f"{r['us_per_op_min']:8.2f} (min), {r['us_per_op_cpu_min']:8.2f} (cpu min); "
+            f"grad rel diff vs reference {'n/a' if gd is None else f'{gd:.1e}'}")
+    rows = {k: rows[k] for k in impls}
+    return {"ops": n, "repeats": repeats, "reference_value": ref_value,
+            "reference_grad": ref_grad, "rows": rows}
+
+
+# --------------------------------------------------------------------------- W2
+def mlp_params(sizes: tuple[int, ...], dtype: Any, seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    params = []
+    for a, b in zip(sizes[:-1], sizes[1:]):
+        params.append((rng.standard_normal((a, b)) / np.sqrt(a)).astype(dtype))
+        params.append((0.1 * rng.standard_normal(b)).astype(dtype))
+    return params
+
+
+def mlp_data(sizes: tuple[int, ...], batch: int, dtype: Any, seed: int = 1):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((batch, sizes[0])).astype(dtype)
+    labels = rng.integers(0, sizes[-1], batch)
+    onehot = np.zeros((batch, sizes[-1]), dtype=dtype)
+    onehot[np.arange(batch), labels] = 1
+    return X, onehot
+
+
+def mlp_loss(params: Any, X: Any, onehot: Any, xp: Any = np,
+             stop: Callable[[Any], Any] = lambda a: a) -> Any:
+    """Mean softmax cross-entropy of a tanh MLP, written in plain NumPy.
+
+    The same code runs on ndarrays (the baseline), on wengert tensors (through
+    ``np.*`` dispatch) and with ``xp=autograd.numpy``.
+    """
+    W1, b1, W2, b2, W3, b3 = params
+    h1 = xp.tanh(X @ W1 + b1)
+    h2 = xp.tanh(h1 @ W2 + b2)
+    z = h2 @ W3 + b3
+    m = xp.max(stop(z), axis=1, keepdims=True)
+    lse = xp.log(xp.sum(xp.exp(z - m), axis=1, keepdims=True)) + m
+    return (xp.sum(lse) - xp.sum(z * onehot)) / X.shape[0]
+
+
+def mlp_numpy_grads(params: list[np.ndarray], X: np.ndarray, onehot: np.ndarray):
+    """Loss and the six gradients, by hand in NumPy (the reference)."""
+    W1, b1, W2, b2, W3, b3 = params
+    B = X.shape[0]
+    h1 = np.tanh(X @ W1 + b1)
+    h2 = np.tanh(h1 @ W2 + b2)
+    z = h2 @ W3 + b3
+    m = z.max(axis=1, keepdims=True)
+    e = np.exp(z - m)
+    s = e.sum(axis=1, keepdims=True)
+    loss = ((np.log(s) + m).sum() - (z * onehot).sum()) / B
+    dz = (e / s - onehot) / B
+    dW3 = h2.T @ dz
+    db3 = dz.sum(axis=0)
+    da2 = (dz @ W3.T) * (1 - h2 * h2)
+    dW2 = h1.T @ da2
+    db2 = da2.sum(axis=0)
+    da1 = (da2 @ W2.T) * (1 - h1 * h1)
+    dW1 = X.T @ da1
+    db1 = da1.sum(axis=0)
+    return loss, [dW1, db1, dW2, db2, dW3, db3]
+
+
+def torch_mlp_loss(torch: Any, params: Any, X: Any, onehot: Any) -> Any:
+    W1, b1, W2, b2, W3, b3 = params
+    h1 = torch.tanh(X @ W1 + b1)
+    h2 = torch.tanh(h1 @ W2 + b2)
+    z = h2 @ W3 + b3
+    m = z.detach().amax(dim=1, keepdim=True)
+    lse = torch.log(torch.exp(z - m).sum(dim=1, keepdim=True)) + m
+    return (lse.sum() - (z * onehot).sum()) / X.shape[0]
+
+
+def bench_w2_dtype(cfg: dict[str, Any], peers: dict[str, Any], dtype: Any,
+                   say: Callable[[str], None]) -> dict:
+    import wengert as wg
+
+    sizes, batch, repeats = cfg["w2_sizes"], cfg["w2_batch"], cfg["w2_repeats"]
+    params = mlp_params(sizes, dtype)
+    X, onehot = mlp_data(sizes, batch, dtype)
+    ref_loss, ref_grads = mlp_numpy_grads(params, X, onehot)
+    dname = np.dtype(dtype).name
+    say(f"\n== W2 ({dname}): tanh MLP {'-'.join(map(str, sizes))}, batch {batch}, "
+        f"loss + 6 gradients, {repeats} repeats ==")
+
+    impls: dict[str, Callable[[], tuple[Any, list[Any]]]] = {}
+    impls["numpy forward (baseline)"] = lambda: (mlp_loss(params, X, onehot), None)
+    impls["numpy forward + hand backward"] = lambda: mlp_numpy_grads(params, X, onehot)
+
+    leaves = [wg.tensor(p, requires_grad=True) for p in params]
+
+    def wengert_backward() -> tuple[Any, list[Any]]:
+        for t in leaves:
+            t.grad = None
+        loss = mlp_loss(leaves, X, onehot, stop=wg.stop_gradient)
+        loss.backward()
+        return loss.item(), [t.grad for t in leaves]
+
+    impls["wengert (tensor.backward)"] = wengert_backward
+
+    def wengert_vg() -> tuple[Any, list[Any]]:
+        f = lambda ps: mlp_loss(ps, X, onehot, stop=wg.stop_gradient)
+        loss, grads = wg.value_and_grad(f)(tuple(params))
+        return loss, list(grads)
+
+    impls["wengert (wg.value_and_grad)"] = wengert_vg
+
+    ag = peers.get("autograd")
+    if ag is not None:
+        import autograd.numpy as anp
+
+        def autograd_run() -> tuple[Any, list[Any]]:
+            f = lambda ps: mlp_loss(ps, X, onehot, xp=anp)
+            loss, grads = ag.value_and_grad(f)(list(params))
+            return loss, list(grads)
+
+        impls["autograd"] = autograd_run
+
+    torch = peers.get("torch")
+    if torch is not None:
+        tparams = [torch.tensor(p, requires_grad=True) for p in params]
+        tX, tonehot = torch.from_numpy(X), torch.from_numpy(onehot)
+
+        def torch_run() -> tuple[Any, list[Any]]:
+            for p in tparams:
+                p.grad = None
+            loss = torch_mlp_loss(torch, tparams, tX, tonehot)
+            loss.backward()
+            return loss.item(), [p.grad.numpy() for p in tparams]
+
+        def torch_forward() -> tuple[Any, list[Any]]:
+            with torch.no_grad():
+                return torch_mlp_loss(torch, tparams, tX, tonehot).item(), None
+
+        impls["torch"] = torch_run
+        impls["torch forward only (no_grad)"] = torch_forward
+
+    checked: dict[str, Any] = {}
+    for name, fn in impls.items():
+        checked[name] = run_safely(f"W2 {dname} {name}", fn, say)
+    ok = {k: impls[k] for k, v in checked.items() if not isinstance(v, dict)}
+    rows = measure_interleaved(ok, repeats, 2, say, f"W2 {dname}")
+    for name, result in checked.items():
+        if isinstance(result, dict):
+            rows[name] = result
+            continue
+        r = rows[name]
+        loss, grads = result
+        r["loss_abs_diff"] = abs(float(loss) - float(ref_loss))
+        if grads is not None:
+            diffs = [float(np.max(np.abs(np.asarray(g, dtype=np.float64) - ref)))
+                     for g, ref in zip(grads, ref_grads)]
+            r["grad_max_abs_diff"] = max(diffs)
+            r["grad_max_abs_diff_per_param"] = diffs
+    rows = {k: rows[k] for k in impls}
+    base = rows["numpy forward (baseline)"]
+    for name, r in rows.items():
+        if "error" in r:
+            continue
+        if "error" not in base:
+            r["ratio_min"] = r["min_s"] / base["min_s"]
+            r["ratio_median"] = r["median_s"] / base["median_s"]
+            r["ratio_cpu_min"] = r["cpu_min_s"] / base["cpu_min_s"]
+            # Rounds are interleaved, so round i of every implementation ran
+            # under about the same load: the median of per-round ratios.
+            r["ratio_paired"] = statistics.median(
+                a / b for a, b in zip(r["wall_s"], base["wall_s"]))
+        gd = r.get("grad_max_abs_diff")
+        say(f"  {name:<32} {fmt_ms(r['median_s']):>9} ms (median) {fmt_ms(r['min_s']):>9} (min)"
+            f" {fmt_ms(r['cpu_min_s']):>9} (cpu min)"
+            f"  {r.get('ratio_min', float('nan')):5.2f}x fwd (min/min)"
+            f"  {r.get('ratio_paired', float('nan')):5.2f}x (paired)"
+            f"  {r.get('ratio_cpu_min', float('nan')):5.2f}x (cpu)"
+            + ("" if gd is None else f"  grad max abs diff vs hand NumPy {gd:.1e}"))
+    return {"dtype": dname, "sizes": list(sizes), "batch": batch, "repeats": repeats,
+            "reference_loss": float(ref_loss), "rows": rows}
+
+
+def bench_w2(cfg: dict[str, Any], peers: dict[str, Any], say: Callable[[str], None]) -> dict:
+    out = {}
+    for dtype in cfg["w2_dtypes"]:
+        out[np.dtype(dtype).name] = bench_w2_dtype(cfg, peers, dtype, say)
+    return out
+
+
+# --------------------------------------------------------------------------- W3
+W3_LEN = 16
+W3_MUL = 0.9
+
+
+def w3_chain(x: Any, n: int, sin: Any, cos: Any) -> Any:
+    """``n`` ops cycling sin, cos, *0.9, +x on a vector (values stay in [-2, 2])."""
+    y = x
+    for _ in range(n // 4):
+        y = sin(y)
+        y = cos(y)
+        y = y * W3_MUL
+        y = y + x
+    steps = (sin, cos, lambda v: v * W3_MUL, lambda v: v + x)
+    for k in range(n % 4):
+        y = steps[k](y)
+    return y
+
+
+def w3_x0() -> np.ndarray:
+    return np.linspace(-1.0, 1.0, W3_LEN)
+
+
+def w3_worker(impl: str, n: int, mode: str) -> dict:
+    """One W3 measurement in this (fresh) process; returns a JSON-able dict.
+
+    ``mode="time"``: forward and backward wall time and the RSS growth while
+    the graph is alive.  ``mode="mem"``: Python-heap bytes held by the graph,
+    by tracemalloc (slow, so timed separately).
+    """
+    x0 = w3_x0()
+    if impl == "wengert":
+        import wengert as wg
+        import wengert.numpy as wnp
+
+        def build(m: int) -> tuple[Any, Any]:
+            x = wg.tensor(x0, requires_grad=True)
+            return x, w3_chain(x, m, wnp.sin, wnp.cos).sum()
+
+        def backward(x: Any, y: Any) -> np.ndarray:
+            y.backward()
+            return np.asarray(x.grad)
+
+    elif impl == "torch":
+        import torch
+
+        def build(m: int) -> tuple[Any, Any]:
+            x = torch.tensor(x0, dtype=torch.float64, requires_grad=True)
+            return x, w3_chain(x, m, torch.sin, torch.cos).sum()
+
+        def backward(x: Any, y: Any) -> np.ndarray:
+            y.backward()
+            return x.grad.numpy()
+
+    elif impl == "autograd":
+        # autograd has no "build now, differentiate later": time the whole
+        # make_vjp (forward + graph) and the vjp call (backward) separately.
+        import autograd.numpy as anp
+        from autograd.core import make_vjp
+
+        def build(m: int) -> tuple[Any, Any]:
+            f = lambda x: anp.sum(w3_chain(x, m, anp.sin, anp.cos))
+            vjp, value = make_vjp(f, x0.copy())
+            return vjp, value
+
+        def backward(vjp: Any, value: Any) -> np.ndarray:
+            return np.asarray(vjp(1.0))
+
+    else:
+        raise ValueError(f"unknown W3 implementation {impl!r}")
+
+    x, y = build(1000)  # warm-up: imports, caches, first-call paths
+    backward(x, y)
+    del x, y
+    gc.collect()
+    result: dict[str, Any] = {"impl": impl, "ops": n, "mode": mode}
+    if mode == "time":
+        rss0 = rss_bytes()
+        c0 = process_time()
+        t0 = perf_counter()
+        x, y = build(n)
+        t1 = perf_counter()
+        c1 = process_time()
+        rss1 = rss_bytes()
+        c2 = process_time()
+        t2 = perf_counter()
+        g = backward(x, y)
+        t3 = perf_counter()
+        c3 = process_time()
+        result.update(forward_s=t1 - t0, backward_s=t3 - t2, total_s=(t1 - t0) + (t3 - t2),
+                      cpu_s=(c1 - c0) + (c3 - c2),
+                      us_per_op=((t1 - t0) + (t3 - t2)) / n * 1e6,
+                      rss_bytes_per_op=(rss1 - rss0) / n,
+                      grad=[float(v) for v in g])
+    elif mode == "mem":
+        tracemalloc.start()
+        base = tracemalloc.get_traced_memory()[0]
+        x, y = build(n)
+        held = tracemalloc.get_traced_memory()[0] - base
+        tracemalloc.stop()
+        result.update(tracemalloc_bytes_per_op=held / n)
+    else:
+        raise ValueError(f"unknown W3 mode {mode!r}")
+    return result
+
+
+def run_w3_subprocess(impl: str, n: int, mode: str, installed: bool) -> dict:
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--w3-worker", impl,
+           "--w3-ops", str(n), "--w3-mode", mode]
+    if installed:
+        cmd.append("--installed")
+    cmd += ["--threads", os.environ["OMP_NUM_THREADS"]]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        raise RuntimeError(f"worker exited with {proc.returncode}: {' | '.join(tail)}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def bench_w3(cfg: dict[str, Any], peers: dict[str, Any], say: Callable[[str], None]) -> dict:
+    n = cfg["w3_ops"]
+    say(f"\n== W3: chain of {n:,} elementwise ops (sin, cos, *c, +x) on a length-{W3_LEN} "
+        "float64 vector, forward + backward, one fresh subprocess per measurement ==")
+    plan = [("wengert", cfg["w3_repeats"]), ("torch", cfg["w3_repeats"]),
+            ("autograd", cfg["w3_repeats_autograd"])]
+    rows: dict[str, Any] = {}
+    grads: dict[str, list[float]] = {}
+    for impl, repeats in plan:
+        if impl != "wengert" and peers.get(impl) is None:
+            continue
+
+        def one(impl: str = impl, repeats: int = repeats) -> dict:
+            runs = []
+            for i in range(repeats):
+                r = run_w3_subprocess(impl, n, "time", cfg["installed"])
+                say(f"  {impl:<9} run {i + 1}/{repeats}: forward {r['forward_s']:.2f} s, "
+                    f"backward {r['backward_s']:.2f} s, {r['us_per_op']:.2f} µs/op "
+                    f"({r['cpu_s'] / n * 1e6:.2f} cpu), RSS {r['rss_bytes_per_op']:,.0f} B/op")
+                runs.append(r)
+            totals = [r["total_s"] for r in runs]
+            s = summary(totals)
+            s["us_per_op_median"] = s["median_s"] / n * 1e6
+            s["us_per_op_min"] = s["min_s"] / n * 1e6
+            s["us_per_op_cpu_min"] = min(r["cpu_s"] for r in runs) / n * 1e6
+            s["forward_s_min"] = min(r["forward_s"] for r in runs)
+            s["backward_s_min"] = min(r["backward_s"] for r in runs)
+            s["rss_bytes_per_op"] = statistics.median(r["rss_bytes_per_op"] for r in runs)
+            grads[impl] = runs[0]["grad"]
+            if impl == "wengert":
+                m = run_w3_subprocess(impl, n, "mem", cfg["installed"])
+                s["tracemalloc_bytes_per_op"] = m["tracemalloc_bytes_per_op"]
+                say(f"  {impl:<9} tracemalloc: {m['tracemalloc_bytes_per_op']:,.0f} B/op "
+                    "held by the graph (separate pass)")
+            return s
+
+        rows[impl] = run_safely(f"W3 {impl}", one, say)
+    if grads:
+        ref_name = "torch" if "torch" in grads else next(iter(grads))
+        ref = np.asarray(grads[ref_name])
+        for impl, g in grads.items():
+            d = float(np.max(np.abs(np.asarray(g) - ref) / np.maximum(np.abs(ref), 1e-300)))
+            rows[impl]["grad_max_rel_diff_vs_" + ref_name] = d
+            say(f"  {impl:<9} gradient max rel diff vs {ref_name}: {d:.1e}")
+    return {"ops": n, "length": W3_LEN, "rows": rows}
+
+
+# --------------------------------------------------------------------------- report
+def final_tables(results: dict[str, Any]) -> str:
+    parts = []
+    if "W1" in results:
+        w1 = results["W1"]
+        rows = []
+        for name, r in w1["rows"].items():
+            if "error" in r:
+                rows.append([name, "error", "", "", ""])
+                continue
+            gd = r["grad_rel_diff"]
+            rows.append([name, f"{r['us_per_op_median']:.2f}", f"{r['us_per_op_min']:.2f}",
+                         f"{r['us_per_op_cpu_min']:.2f}", "n/a" if gd is None else f"{gd:.1e}"])
+        parts.append(f"W1  scalar chain, {w1['ops']:,} ops, {w1['repeats']} repeats "
+                     f"(target wengert ≤ {TARGETS['W1']} µs/op)\n"
+                     + table(["implementation", "µs/op med", "µs/op min", "cpu µs/op min",
+                             "grad rel diff"], rows))
+    if "W2" in results:
+        for dname, w2 in results["W2"].items():
+            rows = []
+            for name, r in w2["rows"].items():
+                if "error" in r:
+                    rows.append([name, "error", "", "", "", "", "", ""])
+                    continue
+                gd = r.get("grad_max_abs_diff")
+                rows.append([name, fmt_ms(r["median_s"]), fmt_ms(r["min_s"]),
+                             fmt_ms(r["cpu_min_s"]),
+                             f"{r.get('ratio_min', float('nan')):.2f}",
+                             f"{r.get('ratio_paired', float('nan')):.2f}",
+                             f"{r.get('ratio_cpu_min', float('nan')):.2f}",
+                             "" if gd is None else f"{gd:.1e}"])
+            parts.append(
+                f"W2  MLP {'-'.join(map(str, w2['sizes']))}, batch {w2['batch']}, {dname}, "
+                f"{w2['repeats']} repeats (target wengert ≤ {TARGETS['W2']}× numpy forward)\n"
+                + table(["implementation", "ms med", "ms min", "cpu ms min", "× fwd min",
+                         "× fwd paired", "× fwd cpu", "grad abs diff"], rows))
+    if "W3" in results:
+        w3 = results["W3"]
+        rows = []
+        for name, r in w3["rows"].items():
+            if "error" in r:
+                rows.append([name, "error", "", "", "", "", "", ""])
+                continue
+            tm = r.get("tracemalloc_bytes_per_op")
+            rows.append([name, f"{r['us_per_op_median']:.2f}", f"{r['us_per_op_min']:.2f}",
+                         f"{r['us_per_op_cpu_min']:.2f}", f"{r['forward_s_min']:.2f}",
+                         f"{r['backward_s_min']:.2f}",
+                         f"{r['rss_bytes_per_op']:,.0f}", "" if tm is None else f"{tm:,.0f}"])
+        parts.append(f"W3  vector chain, {w3['ops']:,} ops, length {w3['length']} "
+                     f"(target wengert ≤ {TARGETS['W3']} µs/op)\n"
+                     + table(["implementation", "µs/op med", "µs/op min", "cpu µs/op", "fwd s min",
+                              "bwd s min", "RSS B/op", "tracemalloc B/op"], rows))
+    return "\n\n".join(parts)
+
+
+def verdicts(results: dict[str, Any]) -> list[str]:
+    out = []
+    w1 = results.get("W1", {}).get("rows", {})
+    for name in ("wengert (wnp.sin ...)", "wengert (np.sin dispatch)"):
+        r = w1.get(name)
+        if r and "error" not in r:
+            ok = r["us_per_op_min"] <= TARGETS["W1"]
+            out.append(f"W1 {name}: {r['us_per_op_min']:.2f} µs/op (min) "
+                       f"{'meets' if ok else 'MISSES'} ≤ {TARGETS['W1']}")
+    w2 = results.get("W2", {}).get("float64", {}).get("rows", {})
+    r = w2.get("wengert (tensor.backward)")
+    if r and "ratio_min" in r:
+        ok = r["ratio_min"] <= TARGETS["W2"]
+        out.append(f"W2 wengert float64: {r['ratio_min']:.2f}× numpy forward (min/min; "
+                   f"{r['ratio_paired']:.2f}× median of paired rounds; "
+                   f"{r['ratio_cpu_min']:.2f}× in CPU time) "
+                   f"{'meets' if ok else 'MISSES'} ≤ {TARGETS['W2']}×")
+    r = results.get("W3", {}).get("rows", {}).get("wengert")
+    if r is not None:
+        if "error" in r:
+            out.append("W3 wengert: did NOT complete")
+        else:
+            ok = r["us_per_op_min"] <= TARGETS["W3"]
+            out.append(f"W3 wengert: completes, {r['us_per_op_min']:.2f} µs/op (min) "
+                       f"{'meets' if ok else 'MISSES'} ≤ {TARGETS['W3']}")
+    return out
+
+
+def source_digest(package: Path) -> str:
+    """A short hash of the package's ``.py`` files: which code was measured."""
+    h = hashlib.sha256()
+    for f in sorted(package.rglob("*.py")):
+        h.update(str(f.relative_to(package)).encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def environment(peers: dict[str, Any]) -> dict[str, Any]:
+    import wengert
+
+    env = {
+        "date": datetime.date.today().isoformat(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "numpy": np.__version__,
+        "wengert": getattr(wengert, "__version__", "?"),
+        "wengert_path": str(Path(wengert.__file__).parent),
+        "wengert_src_sha256": source_digest(Path(wengert.__file__).parent),
+        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+    }
+    for name, mod in peers.items():
+        env[name] = None
+        if mod is not None:
+            try:
+                env[name] = importlib.metadata.version(name)
+            except importlib.metadata.PackageNotFoundError:
+                env[name] = getattr(mod, "__version__", "?")
+    env["blas_threads"] = os.environ.get("OPENBLAS_NUM_THREADS")
+    if peers.get("torch") is not None:
+        env["torch_threads"] = peers["torch"].get_num_threads()
+    return env
+
+
+# --------------------------------------------------------------------------- main
+def config(quick: bool) -> dict[str, Any]:
+    if quick:
+        return {"w1_ops": 1_000, "w1_repeats": 2,
+                "w2_sizes": (784, 128, 128, 10), "w2_batch": 64, "w2_repeats": 3,
+                "w2_dtypes": (np.float64, np.float32),
+                "w3_ops": 10_000, "w3_repeats": 1, "w3_repeats_autograd": 1}
+    return {"w1_ops": 10_000, "w1_repeats": 5,
+            "w2_sizes": (784, 512, 512, 10), "w2_batch": 256, "w2_repeats": 10,
+            "w2_dtypes": (np.float64, np.float32),
+            "w3_ops": 1_000_000, "w3_repeats": 2, "w3_repeats_autograd": 1}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
+    ap.add_argument("--only", default="W1,W2,W3", help="comma-separated subset of W1,W2,W3")
+    ap.add_argument("--json", default=str(HERE / "results.json"),
+                    help="where to write the results (default benchmarks/results.json)")
+    ap.add_argument("--threads", default=None,
+                    help="BLAS/OpenMP/torch threads (default 1, or $OMP_NUM_THREADS if set)")
+    ap.add_argument("--installed", action="store_true",
+                    help="benchmark the installed wengert, not the checkout's src/")
+    ap.add_argument("--w3-worker", help=argparse.SUPPRESS)
+    ap.add_argument("--w3-ops", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--w3-mode", default="time", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    use_checkout(args.installed)
+
+    if args.w3_worker:
+        print(json.dumps(w3_worker(args.w3_worker, args.w3_ops, args.w3_mode)))
+        return 0
+
+    only = {w.strip().upper() for w in args.only.split(",") if w.strip()}
+    unknown = only - {"W1", "W2", "W3"}
+    if unknown:
+        ap.error(f"unknown workload(s) {sorted(unknown)}; choose from W1, W2, W3")
+    say = lambda s: print(s, flush=True)
+    peers = load_peers(say)
+    cfg = config(args.quick)
+    cfg["installed"] = args.installed
+    env = environment(peers)
+    say("environment: " + ", ".join(f"{k}={v}" for k, v in env.items()))
+
+    results: dict[str, Any] = {"environment": env, "quick": args.quick}
+    benches = {"W1": bench_w1, "W2": bench_w2, "W3": bench_w3}
+    for name in ("W1", "W2", "W3"):
+        if name in only:
+            results[name] = benches[name](cfg, peers, say)
+
+    say("\n" + "=" * 78 + "\nSUMMARY\n" + "=" * 78)
+    say(final_tables(results))
+    results["verdicts"] = verdicts(results)
+    say("\n" + "\n".join(results["verdicts"]))
+    Path(args.json).write_text(json.dumps(results, indent=2, default=str) + "\n")
+    say(f"\nresults written to {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
