@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .core.modes import GRAD_ENABLED
-from .core.node import INPUTS, OP, OUT, SEQ, Node, node_name
+from .core.node import CHECKS, INPUTS, OP, OUT, SEQ, Node, node_name
 from .tensor import Tensor, _const, value_of
 
 __all__ = ["backprop", "tensor_backward", "check_seed"]
@@ -58,6 +58,14 @@ def _version_error(node: Node, index: int, saved: int, now: int) -> RuntimeError
         f"version {now}; expected version {saved} instead. Compute the value out of place "
         "(x = x + 1 instead of x += 1), or .copy() it before modifying it."
     )
+
+
+def _check_versions(node: Node) -> None:
+    """Raise if a value the node's rules read was modified in place since."""
+    for k in range(CHECKS, len(node), 3):
+        counter, version, index = node[k], node[k + 1], node[k + 2]
+        if counter[0] != version:
+            raise _version_error(node, index, version, counter[0])
 
 
 def _collect(roots: list[Node], restrict: Any, min_seq: int) -> list[Node]:
@@ -147,17 +155,19 @@ def backprop(
             g = pop(key, None)
             if g is None:
                 continue
-            op, parents, inputs, out, params, _, checks, extra = node
+            inputs = node[2]
             if inputs is None:
                 raise RuntimeError(_SECOND_TIME)
-            if extra is not None:
-                g = _node_extras(node, extra, g)
+            op = node[0]
+            parents = node[1]
+            out = node[3]
+            params = node[4]
+            if node[6] is not None:  # EXTRA
+                g = _node_extras(node, node[6], g)
             if key in wanted_ids:
                 results[key] = g
-            if checks is not None:
-                for counter, version, index in checks:
-                    if counter[0] != version:
-                        raise _version_error(node, index, version, counter[0])
+            if len(node) > CHECKS:
+                _check_versions(node)
             if create_graph:
                 args = tuple([_wrap_input(r, p) for r, p in zip(inputs, parents)])
                 out = _wrap_input(out, node)
