@@ -8,7 +8,7 @@ topological order) and pulls each node's cotangent through its VJP rules.
 
 from __future__ import annotations
 
-import operator
+import heapq
 from typing import Any
 
 import numpy as np
@@ -68,34 +68,6 @@ def _check_versions(node: Node) -> None:
             raise _version_error(node, index, version, counter[0])
 
 
-def _collect(roots: list[Node], restrict: Any, min_seq: int) -> list[Node]:
-    """The nodes reachable from ``roots`` (iteratively), newest first."""
-    seen: set[int] = set()
-    seen_add = seen.add
-    order: list[Node] = []
-    keep = order.append
-    stack = list(roots)
-    pop = stack.pop
-    push = stack.append
-    while stack:
-        node = pop()
-        key = id(node)
-        if key in seen:
-            continue
-        seen_add(key)
-        if restrict is not None and key not in restrict:
-            continue
-        keep(node)
-        for p in node[1]:  # PARENTS
-            if type(p) is list and p[5] >= min_seq:  # a node, new enough (SEQ)
-                push(p)
-    order.sort(key=_SEQ_KEY, reverse=True)
-    return order
-
-
-_SEQ_KEY = operator.itemgetter(SEQ)
-
-
 def backprop(
     roots: list[tuple[Any, Any]],
     *,
@@ -145,16 +117,24 @@ def backprop(
             root_nodes.append(edge)
         else:
             leaves[key] = edge
-    order = _collect(root_nodes, restrict, min_seq)
+    # Newest node first: a max-heap on sequence numbers (a topological order).
+    # A node is pushed when its first cotangent arrives, so nothing is visited
+    # twice and no separate collection pass is needed.
+    heap = []
+    for node in root_nodes:
+        if restrict is None or id(node) in restrict:
+            heap.append((-node[5], node))  # SEQ
+    heapq.heapify(heap)
     results: dict[int, Any] = {}
     token = GRAD_ENABLED.set(bool(create_graph))
     try:
         pop = cts.pop
-        for node in order:
+        heappop = heapq.heappop
+        heappush = heapq.heappush
+        while heap:
+            node = heappop(heap)[1]
             key = id(node)
-            g = pop(key, None)
-            if g is None:
-                continue
+            g = pop(key)
             inputs = node[2]
             if inputs is None:
                 raise RuntimeError(_SECOND_TIME)
@@ -198,7 +178,10 @@ def backprop(
                     cts[pkey] = cts[pkey] + ct
                 else:
                     cts[pkey] = ct
-                    if type(parent) is not Node:
+                    if type(parent) is Node:
+                        if parent[5] >= min_seq and (restrict is None or pkey in restrict):
+                            heappush(heap, (-parent[5], parent))
+                    else:
                         leaves[pkey] = parent
             if not retain_graph:
                 node[INPUTS] = None
