@@ -8,13 +8,13 @@ topological order) and pulls each node's cotangent through its VJP rules.
 
 from __future__ import annotations
 
-import operator
+import heapq
 from typing import Any
 
 import numpy as np
 
 from .core.modes import GRAD_ENABLED
-from .core.node import INPUTS, OP, OUT, SEQ, Node, node_name
+from .core.node import CHECKS, INPUTS, OP, OUT, SEQ, Node, node_name
 from .tensor import Tensor, _const, value_of
 
 __all__ = ["backprop", "tensor_backward", "check_seed"]
@@ -60,32 +60,12 @@ def _version_error(node: Node, index: int, saved: int, now: int) -> RuntimeError
     )
 
 
-def _collect(roots: list[Node], restrict: Any, min_seq: int) -> list[Node]:
-    """The nodes reachable from ``roots`` (iteratively), newest first."""
-    seen: set[int] = set()
-    seen_add = seen.add
-    order: list[Node] = []
-    keep = order.append
-    stack = list(roots)
-    pop = stack.pop
-    push = stack.append
-    while stack:
-        node = pop()
-        key = id(node)
-        if key in seen:
-            continue
-        seen_add(key)
-        if restrict is not None and key not in restrict:
-            continue
-        keep(node)
-        for p in node[1]:  # PARENTS
-            if type(p) is list and p[5] >= min_seq:  # a node, new enough (SEQ)
-                push(p)
-    order.sort(key=_SEQ_KEY, reverse=True)
-    return order
-
-
-_SEQ_KEY = operator.itemgetter(SEQ)
+def _check_versions(node: Node) -> None:
+    """Raise if a value the node's rules read was modified in place since."""
+    for k in range(CHECKS, len(node), 3):
+        counter, version, index = node[k], node[k + 1], node[k + 2]
+        if counter[0] != version:
+            raise _version_error(node, index, version, counter[0])
 
 
 def backprop(
@@ -137,27 +117,37 @@ def backprop(
             root_nodes.append(edge)
         else:
             leaves[key] = edge
-    order = _collect(root_nodes, restrict, min_seq)
+    # Newest node first: a max-heap on sequence numbers (a topological order).
+    # A node is pushed when its first cotangent arrives, so nothing is visited
+    # twice and no separate collection pass is needed.
+    heap = []
+    for node in root_nodes:
+        if restrict is None or id(node) in restrict:
+            heap.append((-node[5], node))  # SEQ
+    heapq.heapify(heap)
     results: dict[int, Any] = {}
     token = GRAD_ENABLED.set(bool(create_graph))
     try:
         pop = cts.pop
-        for node in order:
+        heappop = heapq.heappop
+        heappush = heapq.heappush
+        while heap:
+            node = heappop(heap)[1]
             key = id(node)
-            g = pop(key, None)
-            if g is None:
-                continue
-            op, parents, inputs, out, params, _, checks, extra = node
+            g = pop(key)
+            inputs = node[2]
             if inputs is None:
                 raise RuntimeError(_SECOND_TIME)
-            if extra is not None:
-                g = _node_extras(node, extra, g)
+            op = node[0]
+            parents = node[1]
+            out = node[3]
+            params = node[4]
+            if node[6] is not None:  # EXTRA
+                g = _node_extras(node, node[6], g)
             if key in wanted_ids:
                 results[key] = g
-            if checks is not None:
-                for counter, version, index in checks:
-                    if counter[0] != version:
-                        raise _version_error(node, index, version, counter[0])
+            if len(node) > CHECKS:
+                _check_versions(node)
             if create_graph:
                 args = tuple([_wrap_input(r, p) for r, p in zip(inputs, parents)])
                 out = _wrap_input(out, node)
@@ -188,7 +178,10 @@ def backprop(
                     cts[pkey] = cts[pkey] + ct
                 else:
                     cts[pkey] = ct
-                    if type(parent) is not Node:
+                    if type(parent) is Node:
+                        if parent[5] >= min_seq and (restrict is None or pkey in restrict):
+                            heappush(heap, (-parent[5], parent))
+                    else:
                         leaves[pkey] = parent
             if not retain_graph:
                 node[INPUTS] = None

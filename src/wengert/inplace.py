@@ -70,15 +70,16 @@ def assign_result(t: Tensor, result: Any, what: str) -> Tensor:
             )
         value = new
     counter[0] += 1
-    if node is not None and node[CHECKS] is not None:
-        fixed = []
-        for c, v, i in node[CHECKS]:
+    if node is not None and len(node) > CHECKS:
+        fixed: list[Any] = []
+        for k in range(CHECKS, len(node), 3):
+            c, v, i = node[k], node[k + 1], node[k + 2]
             if c is counter:
                 continue  # the in-place op's own copy of the old value is intact
             if c is result._version:
                 c, v = counter, counter[0]
-            fixed.append((c, v, i))
-        node[CHECKS] = tuple(fixed)
+            fixed += (c, v, i)
+        node[CHECKS:] = fixed
     t._value = value
     t._node = node
     t._rg = result._rg

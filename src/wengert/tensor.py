@@ -90,17 +90,13 @@ def _record(
     """Append ``out = op(args)`` to the tape and return the output tensor."""
     parents = tuple([_edge(a, tapes) for a in args])
     version = [0]
-    checks = None
-    if op.reads or op.reads_out:
-        pairs = []
-        for i in op.reads:
-            a = args[i]
-            if isinstance(a, Tensor):
-                pairs.append((a._version, a._version[0], i))
-        if op.reads_out:
-            pairs.append((version, 0, -1))
-        checks = tuple(pairs)
-    node = [op, parents, raws, out, params, _next_seq(), checks, None]
+    node = [op, parents, raws, out, params, _next_seq(), None]
+    for i in op.reads:
+        a = args[i]
+        if isinstance(a, Tensor):
+            node += (a._version, a._version[0], i)
+    if op.reads_out:
+        node += (version, 0, -1)
     for tape in tapes:
         tape._add(node)
     return _new(out, node, rg, version)
@@ -197,14 +193,15 @@ def unary_function(op: Any) -> Any:
             elif x._rg and GRAD_ENABLED.get():
                 version = [0]
                 if reads:
-                    checks = ((x._version, x._version[0], 0),)
+                    c = x._version
+                    node = [op, (x._node or x,), (v,), out, None, _next_seq(), None, c, c[0], 0]
                 elif reads_out:
-                    checks = ((version, 0, -1),)
+                    node = [op, (x._node or x,), (v,), out, None, _next_seq(), None, version, 0, -1]
                 else:
-                    checks = None
+                    node = [op, (x._node or x,), (v,), out, None, _next_seq(), None]
                 t = _NEW(Tensor)
                 t._value = out
-                t._node = [op, (x._node or x,), (v,), out, None, _next_seq(), checks, None]
+                t._node = node
                 t._rg = True
                 t._version = version
                 return t
@@ -283,29 +280,26 @@ def binary_function(op: Any) -> Any:
                 return _record(op, (x, y), (vx, vy), out, None, rx or ry, active)
         elif (rx or ry) and GRAD_ENABLED.get():
             version = [0]
-            if reads0 or reads1 or reads_out:
-                checks = []
-                if reads0 and tx is Tensor:
-                    checks.append((x._version, x._version[0], 0))
-                if reads1 and ty is Tensor:
-                    checks.append((y._version, y._version[0], 1))
-                if reads_out:
-                    checks.append((version, 0, -1))
-                checks = tuple(checks)
-            else:
-                checks = None
-            t = _NEW(Tensor)
-            t._value = out
-            t._node = [
+            node = [
                 op,
                 ((x._node or x) if rx else None, (y._node or y) if ry else None),
                 (vx, vy),
                 out,
                 None,
                 _next_seq(),
-                checks,
                 None,
             ]
+            if reads0 and tx is Tensor:
+                c = x._version
+                node += (c, c[0], 0)
+            if reads1 and ty is Tensor:
+                c = y._version
+                node += (c, c[0], 1)
+            if reads_out:
+                node += (version, 0, -1)
+            t = _NEW(Tensor)
+            t._value = out
+            t._node = node
             t._rg = True
             t._version = version
             return t

@@ -25,11 +25,13 @@ PARAMS : dict or None
     Static keyword parameters (axis, shape, ...).
 SEQ : int
     Creation order.
-CHECKS : tuple or None
-    ``(version_counter, version, input_index)`` for values the rules read;
-    index ``-1`` is the output.
 EXTRA : dict or None
     Hooks and ``retain_grad`` references, rarely present.
+CHECKS : start of the version checks
+    The rest of the list, flat, in threes: ``version_counter, version,
+    input_index`` for each value the rules read (index ``-1`` is the output).
+    Flat, so that a node is one allocation: the garbage collector's cost per
+    recorded op grows with the number of container objects it creates.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ __all__ = [
     "GradFn",
 ]
 
-OP, PARENTS, INPUTS, OUT, PARAMS, SEQ, CHECKS, EXTRA = range(8)
+OP, PARENTS, INPUTS, OUT, PARAMS, SEQ, EXTRA, CHECKS = range(8)
 
 #: The type of a node (a plain list); ``type(p) is Node`` tells nodes from leaves.
 Node = list
@@ -67,10 +69,12 @@ def new_node(
     inputs: tuple[Any, ...],
     out: Any,
     params: dict[str, Any] | None,
-    checks: tuple[Any, ...] | None,
+    checks: tuple[Any, ...] = (),
 ) -> list[Any]:
     """Build a node (see the module docstring for its fields)."""
-    return [op, parents, inputs, out, params, next_seq(), checks, None]
+    node = [op, parents, inputs, out, params, next_seq(), None]
+    node.extend(checks)
+    return node
 
 
 def is_node(x: Any) -> bool:
