@@ -29,7 +29,15 @@ _SECOND_TIME = (
 
 
 def _shape(v: Any) -> tuple[int, ...]:
-    return () if type(v) is float else np.shape(v)
+    """The shape of a NumPy value or tensor, cheaply for the common types."""
+    t = type(v)
+    if t is np.ndarray:
+        return v.shape
+    if t is float or t is int:
+        return ()
+    if t is Tensor:
+        return _shape(v._value)
+    return np.shape(v)
 
 
 def _sum_to(g: Any, shape: tuple[int, ...]) -> Any:
@@ -58,14 +66,6 @@ def _version_error(node: Node, index: int, saved: int, now: int) -> RuntimeError
         f"version {now}; expected version {saved} instead. Compute the value out of place "
         "(x = x + 1 instead of x += 1), or .copy() it before modifying it."
     )
-
-
-def _check_versions(node: Node) -> None:
-    """Raise if a value the node's rules read was modified in place since."""
-    for k in range(CHECKS, len(node), 3):
-        counter, version, index = node[k], node[k + 1], node[k + 2]
-        if counter[0] != version:
-            raise _version_error(node, index, version, counter[0])
 
 
 def backprop(
@@ -147,7 +147,9 @@ def backprop(
             if key in wanted_ids:
                 results[key] = g
             if len(node) > CHECKS:
-                _check_versions(node)
+                for k in range(CHECKS, len(node), 3):
+                    if node[k][0] != node[k + 1]:
+                        raise _version_error(node, node[k + 2], node[k + 1], node[k][0])
             if create_graph:
                 args = tuple([_wrap_input(r, p) for r, p in zip(inputs, parents)])
                 out = _wrap_input(out, node)
@@ -156,6 +158,7 @@ def backprop(
             else:
                 args = inputs
             vjps = op.vjps
+            nargs = len(args)
             i = -1
             for parent in parents:
                 i += 1
@@ -164,15 +167,18 @@ def backprop(
                 rule = vjps[i]
                 if rule is None:
                     continue
-                ct = rule(g, out, *args, **params) if params else rule(g, out, *args)
-                if op.broadcasting:
-                    xs = inputs[i]
-                    if type(xs) is not float:
-                        shape = np.shape(xs)
-                        if _shape(value_of(ct)) != shape:
-                            ct = _sum_to(ct, shape)
-                    elif type(ct) is not float and _shape(value_of(ct)) != ():  # float input
-                        ct = _sum_to(ct, ())
+                if params:
+                    ct = rule(g, out, *args, **params)
+                elif nargs == 1:
+                    ct = rule(g, out, args[0])
+                elif nargs == 2:
+                    ct = rule(g, out, args[0], args[1])
+                else:
+                    ct = rule(g, out, *args)
+                if op.broadcasting and type(ct) is not float:
+                    shape = _shape(inputs[i])
+                    if _shape(ct) != shape:
+                        ct = _sum_to(ct, shape)
                 pkey = id(parent)
                 if pkey in cts:
                     cts[pkey] = cts[pkey] + ct

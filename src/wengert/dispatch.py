@@ -83,12 +83,19 @@ _NONDIFF_FUNCTIONS = {
 }
 _LIKE = {np.zeros_like, np.ones_like, np.empty_like}
 
+#: NumPy ufunc -> wengert function; filled from ``wengert.numpy`` on first use
+#: (this module is imported while the op families are still loading).
 UFUNCS: dict[Any, Any] = {}
+#: NumPy function -> wengert function, filled likewise.
 FUNCTIONS: dict[Any, Any] = {}
-for _name, _fn in wnp.UFUNC_TABLE.items():
-    UFUNCS[getattr(np, _name)] = _fn
-for _np_fn, _fn in wnp.FUNCTION_TABLE.items():
-    FUNCTIONS[_np_fn] = _fn
+
+
+def tables() -> tuple[dict[Any, Any], dict[Any, Any]]:
+    """The routing tables, built on first use."""
+    if not UFUNCS:
+        FUNCTIONS.update(wnp.FUNCTION_TABLE)
+        UFUNCS.update({getattr(np, name): fn for name, fn in wnp.UFUNC_TABLE.items()})
+    return UFUNCS, FUNCTIONS
 
 
 def _unbox(x: Any) -> Any:
@@ -117,7 +124,7 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
     """``Tensor.__array_ufunc__``: run the wengert op for ``ufunc``."""
     out = kwargs.pop("out", None)
     if method == "__call__":
-        fn = UFUNCS.get(ufunc)
+        fn = tables()[0].get(ufunc)
         if fn is not None and not kwargs:
             result = fn(*inputs)
         elif ufunc in _NONDIFF_UFUNCS or not _needs_grad(inputs):
@@ -159,7 +166,7 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
 
 def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """``Tensor.__array_function__``: run the wengert function for ``func``."""
-    fn = FUNCTIONS.get(func)
+    fn = tables()[1].get(func)
     if fn is not None:
         return fn(*args, **kwargs)
     if func in _NONDIFF_FUNCTIONS or not _needs_grad((args, kwargs)):

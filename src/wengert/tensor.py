@@ -32,6 +32,8 @@ __all__ = ["Tensor", "tensor", "apply", "apply1", "apply2", "stop_gradient", "va
 
 _SCALAR_FALLBACK = (ValueError, OverflowError, ZeroDivisionError)
 _NEW = object.__new__
+_tapes = TAPES.get
+_grad_on = GRAD_ENABLED.get
 
 
 def value_of(x: Any) -> Any:
@@ -143,9 +145,9 @@ def apply(op: Any, *args: Any, **params: Any) -> Any:
     out = _forward(op, raws_t, params)
     if not boxed:
         return out
-    tapes = TAPES.get()
+    tapes = _tapes()
     active = _tracking_tapes(args, tapes) if tapes else ()
-    if GRAD_ENABLED.get() and (rg or active):
+    if _grad_on() and (rg or active):
         result = _record(op, args, raws_t, out, params or None, rg, active)
     else:
         result = _const(out)
@@ -185,12 +187,12 @@ def unary_function(op: Any) -> Any:
                     out = float(impl(v))
             else:
                 out = _forward(op, (v,), None)
-            tapes = TAPES.get()
+            tapes = _tapes()
             if tapes:
                 active = _tracking_tapes((x,), tapes)
-                if (x._rg or active) and GRAD_ENABLED.get():
+                if (x._rg or active) and _grad_on():
                     return _record(op, (x,), (v,), out, None, x._rg, active)
-            elif x._rg and GRAD_ENABLED.get():
+            elif x._rg and _grad_on():
                 version = [0]
                 if reads:
                     c = x._version
@@ -273,12 +275,12 @@ def binary_function(op: Any) -> Any:
             out = _forward(op, (vx, vy), None)
         rx = tx is Tensor and x._rg
         ry = ty is Tensor and y._rg
-        tapes = TAPES.get()
+        tapes = _tapes()
         if tapes:
             active = _tracking_tapes((x, y), tapes)
-            if (rx or ry or active) and GRAD_ENABLED.get():
+            if (rx or ry or active) and _grad_on():
                 return _record(op, (x, y), (vx, vy), out, None, rx or ry, active)
-        elif (rx or ry) and GRAD_ENABLED.get():
+        elif (rx or ry) and _grad_on():
             version = [0]
             node = [
                 op,
@@ -681,14 +683,14 @@ class Tensor:
 
     # -- NumPy dispatch -------------------------------------------------
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        from .dispatch import array_ufunc
-
-        return array_ufunc(ufunc, method, inputs, kwargs)
+        if method == "__call__" and not kwargs:
+            fn = _dispatch.UFUNCS.get(ufunc)
+            if fn is not None:
+                return fn(*inputs)
+        return _dispatch.array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
-        from .dispatch import array_function
-
-        return array_function(func, args, kwargs)
+        return _dispatch.array_function(func, args, kwargs)
 
     # -- arithmetic -----------------------------------------------------
     def __add__(self, other: Any) -> Any:
@@ -909,3 +911,5 @@ from .ops import indexing as _indexing  # noqa: E402
 from .ops import linalg as _linalg  # noqa: E402
 from .ops import reduce as _reduce  # noqa: E402
 from .ops import shape as _shape  # noqa: E402
+
+from . import dispatch as _dispatch  # noqa: E402

@@ -560,9 +560,14 @@ def _fmin_mask(x: Any, y: Any) -> Any:
 
 
 def _pow_dx(g: Any, ans: Any, x: Any, y: Any) -> Any:
-    yv = _raw(y)
-    if np.ndim(yv) == 0 and yv == 0:
-        return g * 0.0
+    ty = type(y)
+    if ty is float or ty is int:
+        if y == 0:
+            return g * 0.0
+    else:
+        yv = _raw(y)
+        if np.ndim(yv) == 0 and yv == 0:
+            return g * 0.0
     return g * y * power(x, y - 1.0)
 
 
