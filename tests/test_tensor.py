@@ -301,3 +301,18 @@ def test_numpy_conversion_of_grad_tensor_raises():
     with pytest.raises(TypeError, match="detach"):
         np.asarray(x)
     np.testing.assert_array_equal(np.asarray(wg.tensor([1.0])), [1.0])
+
+
+def test_sibling_views_share_one_version():
+    x = wg.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    y = wg.numpy.exp(x * 1.0)  # exp reads its output
+    a = y[0:2]
+    b = y[1:3]
+    z = (b * b).sum()  # multiply saves b
+    w = y.sum()
+    with wg.no_grad():
+        a += 1.0  # writes y's memory, seen through b
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.backward()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation.*output"):
+        w.backward()

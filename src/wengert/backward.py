@@ -123,7 +123,7 @@ def backprop(
     heap = []
     for node in root_nodes:
         if restrict is None or id(node) in restrict:
-            heap.append((-node[5], node))  # SEQ
+            heap.append((-node[6], node))  # SEQ
     heapq.heapify(heap)
     results: dict[int, Any] = {}
     token = GRAD_ENABLED.set(bool(create_graph))
@@ -135,21 +135,25 @@ def backprop(
             node = heappop(heap)[1]
             key = id(node)
             g = pop(key)
-            inputs = node[2]
+            # Fields by position (see core.node): VERSION, OP, PARENTS, INPUTS,
+            # OUT, PARAMS, SEQ, EXTRA, then the flat version checks.
+            inputs = node[3]
             if inputs is None:
                 raise RuntimeError(_SECOND_TIME)
-            op = node[0]
-            parents = node[1]
-            out = node[3]
-            params = node[4]
-            if node[6] is not None:  # EXTRA
-                g = _node_extras(node, node[6], g)
+            op = node[1]
+            parents = node[2]
+            out = node[4]
+            params = node[5]
+            if node[7] is not None:
+                g = _node_extras(node, node[7], g)
             if key in wanted_ids:
                 results[key] = g
             if len(node) > CHECKS:
                 for k in range(CHECKS, len(node), 3):
                     if node[k][0] != node[k + 1]:
                         raise _version_error(node, node[k + 2], node[k + 1], node[k][0])
+            if node[0] and op.reads_out:  # its output was written in place
+                raise _version_error(node, -1, 0, node[0])
             if create_graph:
                 args = tuple([_wrap_input(r, p) for r, p in zip(inputs, parents)])
                 out = _wrap_input(out, node)
@@ -185,8 +189,8 @@ def backprop(
                 else:
                     cts[pkey] = ct
                     if type(parent) is Node:
-                        if parent[5] >= min_seq and (restrict is None or pkey in restrict):
-                            heappush(heap, (-parent[5], parent))
+                        if parent[6] >= min_seq and (restrict is None or pkey in restrict):
+                            heappush(heap, (-parent[6], parent))
                     else:
                         leaves[pkey] = parent
             if not retain_graph:

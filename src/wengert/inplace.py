@@ -30,8 +30,8 @@ def _check_leaf(t: Tensor, what: str) -> None:
 
 
 def _check_views(t: Tensor, result: Any, what: str) -> None:
-    counter = t._version
-    shared = len(counter) > 1
+    extra = getattr(t, "_extra", None)
+    shared = extra is not None and extra.get("shares_memory", False)
     involved = t._rg or (isinstance(result, Tensor) and (result._rg or result._node is not None))
     if shared and involved and GRAD_ENABLED.get():
         raise RuntimeError(
@@ -70,20 +70,20 @@ def assign_result(t: Tensor, result: Any, what: str) -> Tensor:
             )
         value = new
     counter[0] += 1
-    if node is not None and len(node) > CHECKS:
+    if node is not None:
+        # The op's own copy of the old value is intact: drop checks on it. Its
+        # output is t's storage, whose version holder stays t's: check that.
         fixed: list[Any] = []
         for k in range(CHECKS, len(node), 3):
-            c, v, i = node[k], node[k + 1], node[k + 2]
-            if c is counter:
-                continue  # the in-place op's own copy of the old value is intact
-            if c is result._version:
-                c, v = counter, counter[0]
-            fixed += (c, v, i)
+            if node[k] is not counter:
+                fixed += node[k : k + 3]
+        if node[OP].reads_out:
+            fixed += (counter, counter[0], -1)
         node[CHECKS:] = fixed
     t._value = value
     t._node = node
     t._rg = result._rg
-    return t
+    return t  # t keeps its version holder: earlier savers of t see the bump
 
 
 def setitem(t: Tensor, index: Any, value: Any) -> None:

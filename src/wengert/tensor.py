@@ -71,15 +71,6 @@ def _edge(a: Any, tapes: Any) -> Any:
     return None
 
 
-def _new(out: Any, node: Any, rg: bool, version: list[int]) -> Tensor:
-    t = _NEW(Tensor)
-    t._value = out
-    t._node = node
-    t._rg = rg
-    t._version = version
-    return t
-
-
 def _record(
     op: Any,
     args: tuple[Any, ...],
@@ -89,19 +80,25 @@ def _record(
     rg: bool,
     tapes: Any,
 ) -> Tensor:
-    """Append ``out = op(args)`` to the tape and return the output tensor."""
+    """Append ``out = op(args)`` to the tape and return the output tensor.
+
+    The new node is also the output's version holder (see ``core.node``).
+    """
     parents = tuple([_edge(a, tapes) for a in args])
-    version = [0]
-    node = [op, parents, raws, out, params, _next_seq(), None]
+    node = [0, op, parents, raws, out, params, _next_seq(), None]
     for i in op.reads:
         a = args[i]
         if isinstance(a, Tensor):
-            node += (a._version, a._version[0], i)
-    if op.reads_out:
-        node += (version, 0, -1)
+            c = a._version
+            node += (c, c[0], i)
     for tape in tapes:
         tape._add(node)
-    return _new(out, node, rg, version)
+    t = _NEW(Tensor)
+    t._value = out
+    t._node = node
+    t._rg = rg
+    t._version = node
+    return t
 
 
 def _const(out: Any) -> Tensor:
@@ -157,12 +154,11 @@ def apply(op: Any, *args: Any, **params: Any) -> Any:
 
 
 def share_version(base: Any, view: Tensor) -> None:
-    """Make ``view`` share ``base``'s version counter (they share memory)."""
+    """Make ``view`` share ``base``'s version holder (they share memory)."""
     if isinstance(base, Tensor):
-        counter = base._version
-        if len(counter) == 1:
-            counter.append(1)
-        view._version = counter
+        view._version = base._version
+        base._extras()["shares_memory"] = True
+        view._extras()["shares_memory"] = True
 
 
 def unary_function(op: Any) -> Any:
@@ -175,7 +171,6 @@ def unary_function(op: Any) -> Any:
     impl = op.impl
     scalar = op.scalar_impl
     reads = bool(op.reads)
-    reads_out = op.reads_out
 
     def fn(x: Any) -> Any:
         if type(x) is Tensor:
@@ -193,19 +188,16 @@ def unary_function(op: Any) -> Any:
                 if (x._rg or active) and _grad_on():
                     return _record(op, (x,), (v,), out, None, x._rg, active)
             elif x._rg and _grad_on():
-                version = [0]
                 if reads:
                     c = x._version
-                    node = [op, (x._node or x,), (v,), out, None, _next_seq(), None, c, c[0], 0]
-                elif reads_out:
-                    node = [op, (x._node or x,), (v,), out, None, _next_seq(), None, version, 0, -1]
+                    node = [0, op, (x._node or x,), (v,), out, None, _next_seq(), None, c, c[0], 0]
                 else:
-                    node = [op, (x._node or x,), (v,), out, None, _next_seq(), None]
+                    node = [0, op, (x._node or x,), (v,), out, None, _next_seq(), None]
                 t = _NEW(Tensor)
                 t._value = out
                 t._node = node
                 t._rg = True
-                t._version = version
+                t._version = node
                 return t
             t = _NEW(Tensor)
             t._value = out
@@ -237,7 +229,6 @@ def binary_function(op: Any) -> Any:
     scalar = op.scalar_impl
     reads0 = 0 in op.reads
     reads1 = 1 in op.reads
-    reads_out = op.reads_out
 
     def fn(x: Any, y: Any) -> Any:
         tx = type(x)
@@ -281,8 +272,8 @@ def binary_function(op: Any) -> Any:
             if (rx or ry or active) and _grad_on():
                 return _record(op, (x, y), (vx, vy), out, None, rx or ry, active)
         elif (rx or ry) and _grad_on():
-            version = [0]
             node = [
+                0,
                 op,
                 ((x._node or x) if rx else None, (y._node or y) if ry else None),
                 (vx, vy),
@@ -297,13 +288,11 @@ def binary_function(op: Any) -> Any:
             if reads1 and ty is Tensor:
                 c = y._version
                 node += (c, c[0], 1)
-            if reads_out:
-                node += (version, 0, -1)
             t = _NEW(Tensor)
             t._value = out
             t._node = node
             t._rg = True
-            t._version = version
+            t._version = node
             return t
         t = _NEW(Tensor)
         t._value = out
@@ -418,7 +407,7 @@ class Tensor:
     _value: Any
     _node: list[Any] | None
     _rg: bool
-    _version: list[int]
+    _version: list[Any]
     _extra: dict[str, Any] | None
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:

@@ -12,6 +12,11 @@ A node never references the tensor it produced, so there are no cycles.
 
 Fields
 ------
+VERSION : int
+    The version of the value this node produced (first, so that a node is
+    also a *version holder*: anything whose item 0 is a version). The
+    tensor a node produces uses the node itself as its version counter, so
+    recording an op allocates no counter; in-place writes bump it.
 OP : Op
     The primitive.
 PARENTS : tuple
@@ -28,10 +33,12 @@ SEQ : int
 EXTRA : dict or None
     Hooks and ``retain_grad`` references, rarely present.
 CHECKS : start of the version checks
-    The rest of the list, flat, in threes: ``version_counter, version,
-    input_index`` for each value the rules read (index ``-1`` is the output).
-    Flat, so that a node is one allocation: the garbage collector's cost per
-    recorded op grows with the number of container objects it creates.
+    The rest of the list, flat, in threes: ``holder, version, input_index``
+    for each input value the rules read (``-1``: the output, when it was
+    written in place by this op). An op that reads its own output checks
+    ``VERSION == 0`` instead. Flat, so that a node is one allocation: the
+    garbage collector's cost per recorded op grows with the number of
+    container objects it creates.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ import itertools
 from typing import Any
 
 __all__ = [
+    "VERSION",
     "OP",
     "PARENTS",
     "INPUTS",
@@ -55,7 +63,7 @@ __all__ = [
     "GradFn",
 ]
 
-OP, PARENTS, INPUTS, OUT, PARAMS, SEQ, EXTRA, CHECKS = range(8)
+VERSION, OP, PARENTS, INPUTS, OUT, PARAMS, SEQ, EXTRA, CHECKS = range(9)
 
 #: The type of a node (a plain list); ``type(p) is Node`` tells nodes from leaves.
 Node = list
@@ -72,7 +80,7 @@ def new_node(
     checks: tuple[Any, ...] = (),
 ) -> list[Any]:
     """Build a node (see the module docstring for its fields)."""
-    node = [op, parents, inputs, out, params, next_seq(), None]
+    node = [0, op, parents, inputs, out, params, next_seq(), None]
     node.extend(checks)
     return node
 
