@@ -180,9 +180,12 @@ def backprop(
                 else:
                     ct = rule(g, out, *args)
                 if op.broadcasting and type(ct) is not float:
-                    shape = _shape(inputs[i])
-                    if _shape(ct) != shape:
-                        ct = _sum_to(ct, shape)
+                    xi = inputs[i]
+                    if type(ct) is np.ndarray and type(xi) is np.ndarray:
+                        if ct.shape != xi.shape:
+                            ct = _sum_to(ct, xi.shape)
+                    elif _shape(ct) != _shape(xi):
+                        ct = _sum_to(ct, _shape(xi))
                 pkey = id(parent)
                 if pkey in cts:
                     cts[pkey] = cts[pkey] + ct

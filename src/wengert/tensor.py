@@ -111,12 +111,20 @@ def _const(out: Any) -> Tensor:
     return t
 
 
+_OP_ERRORS = (ValueError, TypeError, IndexError, np.linalg.LinAlgError)
+
+
+def _op_error(op: Any, raws: tuple[Any, ...], e: Exception) -> Exception:
+    """The NumPy error, prefixed with the op's name and the input shapes."""
+    shapes = ", ".join(str(np.shape(r)) for r in raws)
+    return type(e)(f"{op.name}: {e} (input shapes: {shapes})")
+
+
 def _forward(op: Any, raws: tuple[Any, ...], params: dict[str, Any] | None) -> Any:
     try:
         return op.impl(*raws, **params) if params else op.impl(*raws)
-    except (ValueError, TypeError, IndexError, np.linalg.LinAlgError) as e:
-        shapes = ", ".join(str(np.shape(r)) for r in raws)
-        raise type(e)(f"{op.name}: {e} (input shapes: {shapes})") from e
+    except _OP_ERRORS as e:
+        raise _op_error(op, raws, e) from e
 
 
 def apply(op: Any, *args: Any, **params: Any) -> Any:
@@ -181,7 +189,10 @@ def unary_function(op: Any) -> Any:
                 except _SCALAR_FALLBACK:
                     out = float(impl(v))
             else:
-                out = _forward(op, (v,), None)
+                try:
+                    out = impl(v)
+                except _OP_ERRORS as e:
+                    raise _op_error(op, (v,), e) from e
             tapes = _tapes()
             if tapes:
                 active = _tracking_tapes((x,), tapes)
@@ -263,7 +274,10 @@ def binary_function(op: Any) -> Any:
             except _SCALAR_FALLBACK:
                 out = float(impl(vx, vy))
         else:
-            out = _forward(op, (vx, vy), None)
+            try:
+                out = impl(vx, vy)
+            except _OP_ERRORS as e:
+                raise _op_error(op, (vx, vy), e) from e
         rx = tx is Tensor and x._rg
         ry = ty is Tensor and y._rg
         tapes = _tapes()
