@@ -908,11 +908,10 @@ class _HookHandle:
 
 # Op records and functions the operators above call; imported last because
 # those modules import this one for ``apply``.
+from . import dispatch as _dispatch  # noqa: E402
 from . import inplace as _inplace  # noqa: E402
 from .ops import elementwise as _ew  # noqa: E402
 from .ops import indexing as _indexing  # noqa: E402
 from .ops import linalg as _linalg  # noqa: E402
 from .ops import reduce as _reduce  # noqa: E402
 from .ops import shape as _shape  # noqa: E402
-
-from . import dispatch as _dispatch  # noqa: E402
