@@ -13,6 +13,8 @@ array([1.3818, 0.077 ])
 
 from . import numpy
 from .core.modes import enable_grad, is_grad_enabled, no_grad
+from .dual import Dual
+from .forward import derivative, hessian, hvp, jacfwd, jacobian, jacrev, jvp, linearize
 from .gradtape import GradientTape, Variable
 from .tensor import Tensor, stop_gradient, tensor
 from .testing import GradcheckError, check_grads, gradcheck
@@ -23,5 +25,6 @@ __version__ = "0.1.0"
 __all__ = [
     "Tensor", "tensor", "stop_gradient", "no_grad", "enable_grad", "is_grad_enabled",
     "grad", "value_and_grad", "vjp", "numpy", "GradientTape", "Variable", "gradcheck",
-    "check_grads", "GradcheckError",
+    "check_grads", "GradcheckError", "Dual", "jvp", "linearize", "derivative", "jacfwd",
+    "jacrev", "jacobian", "hessian", "hvp",
 ]

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import numpy as wnp
+from .dual import Dual
 from .tensor import Tensor, _const, value_of
 
 __all__ = ["array_ufunc", "array_function", "UFUNCS", "FUNCTIONS"]
@@ -99,8 +100,10 @@ def tables() -> tuple[dict[Any, Any], dict[Any, Any]]:
 
 
 def _unbox(x: Any) -> Any:
-    if isinstance(x, Tensor):
-        return x._value
+    while isinstance(x, (Tensor, Dual)):
+        x = x._value if isinstance(x, Tensor) else x.primal
+    if not isinstance(x, (list, tuple)):
+        return x
     if isinstance(x, (list, tuple)):
         return type(x)(_unbox(i) for i in x)
     return x
@@ -111,8 +114,10 @@ def _needs_grad(args: Any) -> bool:
     while stack:
         a = stack.pop()
         if isinstance(a, Tensor):
-            if a._rg or a._node is not None:
+            if a._rg or a._node is not None or isinstance(a._value, Dual):
                 return True
+        elif isinstance(a, Dual):
+            return True
         elif isinstance(a, (list, tuple)):
             stack.extend(a)
         elif isinstance(a, dict):

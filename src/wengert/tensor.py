@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from .arraylike import ArrayMethods
 from .core.modes import GRAD_ENABLED, TAPES
 from .core.node import GradFn, node_extra, node_name
 from .core.node import next_seq as _next_seq
@@ -138,6 +139,7 @@ def apply(op: Any, *args: Any, **params: Any) -> Any:
     raws = []
     boxed = False
     rg = False
+    duals = False
     for a in args:
         if isinstance(a, Tensor):
             boxed = True
@@ -145,9 +147,16 @@ def apply(op: Any, *args: Any, **params: Any) -> Any:
             if a._rg:
                 rg = True
         else:
+            if type(a) is Dual:
+                duals = True
             raws.append(a)
+    if duals and (not boxed or dual_outer(args)):
+        return apply_dual(op, args, params)
     raws_t = tuple(raws)
-    out = _forward(op, raws_t, params)
+    if boxed and any(type(r) is Dual for r in raws_t):
+        out = apply(op, *raws_t, **params)  # tensors over duals: forward over reverse
+    else:
+        out = _forward(op, raws_t, params)
     if not boxed:
         return out
     tapes = _tapes()
@@ -188,6 +197,8 @@ def unary_function(op: Any) -> Any:
                     out = scalar(v)
                 except _SCALAR_FALLBACK:
                     out = float(impl(v))
+            elif type(v) is Dual:
+                out = apply_dual(op, (v,), None)
             else:
                 try:
                     out = impl(v)
@@ -223,6 +234,8 @@ def unary_function(op: Any) -> Any:
                 return scalar(x)
             except _SCALAR_FALLBACK:
                 return float(impl(x))
+        if type(x) is Dual:
+            return apply_dual(op, (x,), None)
         return impl(x)
 
     fn.__name__ = fn.__qualname__ = op.name
@@ -263,6 +276,8 @@ def binary_function(op: Any) -> Any:
                     return scalar(x, y)
                 except _SCALAR_FALLBACK:
                     return float(impl(x, y))
+            if tx is Dual or ty is Dual:
+                return apply_dual(op, (x, y), None)
             return impl(x, y)
         tvx = type(vx)
         tvy = type(vy)
@@ -273,6 +288,8 @@ def binary_function(op: Any) -> Any:
                 out = scalar(vx, vy)
             except _SCALAR_FALLBACK:
                 out = float(impl(vx, vy))
+        elif tvx is Dual or tvy is Dual:
+            out = apply_dual(op, (vx, vy), None)
         else:
             try:
                 out = impl(vx, vy)
@@ -407,7 +424,7 @@ def stop_gradient(x: Any) -> Any:
     return x
 
 
-class Tensor:
+class Tensor(ArrayMethods):
     """An array that records the operations applied to it.
 
     Create tensors with :func:`wengert.tensor`; see the module docstring for
@@ -416,8 +433,6 @@ class Tensor:
     """
 
     __slots__ = ("_value", "_node", "_rg", "_version", "_extra", "__weakref__")
-    __array_priority__ = 1000
-
     _value: Any
     _node: list[Any] | None
     _rg: bool
@@ -620,19 +635,11 @@ class Tensor:
 
     @property
     def dtype(self) -> np.dtype:
-        return np.dtype(float) if type(self._value) is float else np.asarray(self._value).dtype
-
-    @property
-    def T(self) -> Tensor:
-        from .ops import shape as _shape
-
-        return _shape.transpose(self)
-
-    @property
-    def mT(self) -> Tensor:
-        from .ops import shape as _shape
-
-        return _shape.swapaxes(self, -1, -2)
+        v = self._value
+        if type(v) is float:
+            return np.dtype(float)
+        dt = getattr(v, "dtype", None)
+        return dt if isinstance(dt, np.dtype) else np.asarray(v).dtype
 
     def __len__(self) -> int:
         shape = self.shape
@@ -695,64 +702,6 @@ class Tensor:
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         return _dispatch.array_function(func, args, kwargs)
 
-    # -- arithmetic -----------------------------------------------------
-    def __add__(self, other: Any) -> Any:
-        return _ew.add(self, other)
-
-    def __radd__(self, other: Any) -> Any:
-        return _ew.add(other, self)
-
-    def __sub__(self, other: Any) -> Any:
-        return _ew.subtract(self, other)
-
-    def __rsub__(self, other: Any) -> Any:
-        return _ew.subtract(other, self)
-
-    def __mul__(self, other: Any) -> Any:
-        return _ew.multiply(self, other)
-
-    def __rmul__(self, other: Any) -> Any:
-        return _ew.multiply(other, self)
-
-    def __truediv__(self, other: Any) -> Any:
-        return _ew.divide(self, other)
-
-    def __rtruediv__(self, other: Any) -> Any:
-        return _ew.divide(other, self)
-
-    def __pow__(self, other: Any) -> Any:
-        return _ew.power(self, other)
-
-    def __rpow__(self, other: Any) -> Any:
-        return _ew.power(other, self)
-
-    def __mod__(self, other: Any) -> Any:
-        return _ew.mod(self, other)
-
-    def __rmod__(self, other: Any) -> Any:
-        return _ew.mod(other, self)
-
-    def __floordiv__(self, other: Any) -> Any:
-        return _ew.floor_divide(self, other)
-
-    def __rfloordiv__(self, other: Any) -> Any:
-        return _ew.floor_divide(other, self)
-
-    def __matmul__(self, other: Any) -> Any:
-        return _linalg.matmul(self, other)
-
-    def __rmatmul__(self, other: Any) -> Any:
-        return _linalg.matmul(other, self)
-
-    def __neg__(self) -> Any:
-        return _ew.negative(self)
-
-    def __pos__(self) -> Any:
-        return self
-
-    def __abs__(self) -> Any:
-        return _ew.abs(self)
-
     # -- comparisons: no gradient, boolean tensors ----------------------
     def __eq__(self, other: Any) -> Any:  # type: ignore[override]
         return _const(np.equal(self._value, value_of(other)))
@@ -803,98 +752,8 @@ class Tensor:
     def __imatmul__(self, other: Any) -> Tensor:
         return _inplace.assign_result(self, _linalg.matmul(self, other), "@=")
 
-    def __getitem__(self, index: Any) -> Any:
-        return _indexing.getitem(self, index)
-
     def __setitem__(self, index: Any, value: Any) -> None:
         _inplace.setitem(self, index, value)
-
-    # -- methods mirroring ndarray ----------------------------------------
-    def astype(self, dtype: Any) -> Any:
-        return _ew.astype(self, dtype)
-
-    def sum(self, axis: Any = None, keepdims: bool = False) -> Any:
-        return _reduce.sum(self, axis=axis, keepdims=keepdims)
-
-    def mean(self, axis: Any = None, keepdims: bool = False) -> Any:
-        return _reduce.mean(self, axis=axis, keepdims=keepdims)
-
-    def prod(self, axis: Any = None, keepdims: bool = False) -> Any:
-        return _reduce.prod(self, axis=axis, keepdims=keepdims)
-
-    def max(self, axis: Any = None, keepdims: bool = False) -> Any:
-        return _reduce.max(self, axis=axis, keepdims=keepdims)
-
-    def min(self, axis: Any = None, keepdims: bool = False) -> Any:
-        return _reduce.min(self, axis=axis, keepdims=keepdims)
-
-    def var(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
-        return _reduce.var(self, axis=axis, ddof=ddof, keepdims=keepdims)
-
-    def std(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
-        return _reduce.std(self, axis=axis, ddof=ddof, keepdims=keepdims)
-
-    def cumsum(self, axis: Any = None) -> Any:
-        return _reduce.cumsum(self, axis=axis)
-
-    def reshape(self, *shape: Any) -> Any:
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = tuple(shape[0])
-        return _shape.reshape(self, shape)
-
-    def ravel(self) -> Any:
-        return _shape.ravel(self)
-
-    def flatten(self) -> Any:
-        return _shape.ravel(self)
-
-    def transpose(self, *axes: Any) -> Any:
-        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
-            axes = axes[0]
-        return _shape.transpose(self, axes or None)
-
-    def squeeze(self, axis: Any = None) -> Any:
-        return _shape.squeeze(self, axis)
-
-    def dot(self, other: Any) -> Any:
-        return _linalg.dot(self, other)
-
-    def clip(self, a_min: Any = None, a_max: Any = None) -> Any:
-        return _ew.clip(self, a_min, a_max)
-
-    def exp(self) -> Any:
-        return _ew.exp(self)
-
-    def log(self) -> Any:
-        return _ew.log(self)
-
-    def sin(self) -> Any:
-        return _ew.sin(self)
-
-    def cos(self) -> Any:
-        return _ew.cos(self)
-
-    def tanh(self) -> Any:
-        return _ew.tanh(self)
-
-    def sqrt(self) -> Any:
-        return _ew.sqrt(self)
-
-    def abs(self) -> Any:
-        return _ew.abs(self)
-
-    def relu(self) -> Any:
-        return _ew.relu(self)
-
-    def sigmoid(self) -> Any:
-        return _ew.sigmoid(self)
-
-    def clone(self) -> Any:
-        return _ew.copy(self)
-
-    def copy(self) -> Any:
-        return _ew.copy(self)
-
 
 class _HookHandle:
     def __init__(self, hooks: list[Any], hook: Any) -> None:
@@ -910,8 +769,6 @@ class _HookHandle:
 # those modules import this one for ``apply``.
 from . import dispatch as _dispatch  # noqa: E402
 from . import inplace as _inplace  # noqa: E402
+from .dual import Dual, apply_dual, dual_outer  # noqa: E402
 from .ops import elementwise as _ew  # noqa: E402
-from .ops import indexing as _indexing  # noqa: E402
 from .ops import linalg as _linalg  # noqa: E402
-from .ops import reduce as _reduce  # noqa: E402
-from .ops import shape as _shape  # noqa: E402

@@ -16,16 +16,27 @@ import numpy as np
 from .backward import backprop
 from .core.modes import GRAD_ENABLED, TAPES, TRANSFORM_DEPTH, transform_scope
 from .core.tree import flatten, unflatten
+from .dual import Dual
 from .tensor import Tensor, _const, value_of
 
 __all__ = ["grad", "value_and_grad", "vjp"]
+
+
+def _dtype(v: Any) -> np.dtype:
+    """The dtype of a raw value (a dual number's is its primal's)."""
+    if type(v) is float:
+        return np.dtype(float)
+    dt = getattr(v, "dtype", None)
+    return dt if isinstance(dt, np.dtype) else np.result_type(v)
 
 
 def _check_input(x: Any, where: str) -> None:
     v = value_of(x)
     if type(v) is float:
         return
-    dt = np.asarray(v).dtype if not isinstance(v, str) else np.dtype(str)
+    dt = getattr(v, "dtype", None) if isinstance(v, Dual) else None
+    if dt is None:
+        dt = np.asarray(v).dtype if not isinstance(v, str) else np.dtype(str)
     if dt.kind not in "fc":
         raise TypeError(
             f"{where}: can only differentiate with respect to floating point inputs, got "
@@ -51,7 +62,9 @@ def _leaf_for(x: Any) -> Tensor:
         value = x._value
     else:
         value = x
-    t = _const(value if type(value) is float else np.asarray(value))
+    if type(value) is not float and not isinstance(value, Dual):
+        value = np.asarray(value)
+    t = _const(value)
     t._rg = True
     return t
 
@@ -127,6 +140,8 @@ def _sweep(out: Tensor, seed: Any, leaves_per_arg: list, create: bool) -> list[A
             v = leaf._value
             if g is None:
                 g = 0.0 if type(v) is float else np.zeros(np.shape(v), dtype=np.result_type(v))
+            elif isinstance(value_of(g), Dual):
+                g = value_of(g) if not create else g
             elif not create or not isinstance(g, Tensor):
                 g = value_of(g)
                 if type(v) is float:
@@ -194,7 +209,8 @@ def value_and_grad(
             if isinstance(out, Tensor):
                 v = out._value
                 seed: Any = (
-                    1.0 if type(v) is float else np.ones(np.shape(v), dtype=np.result_type(v))
+                    1.0 if np.shape(v) == () and _dtype(v) == np.float64
+                    else np.ones(np.shape(v), dtype=_dtype(v))
                 )
                 if create:
                     seed = _const(seed)
@@ -307,7 +323,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
                 if isinstance(o, Tensor) and (o._rg or o._node is not None):
                     seed = c if create else value_of(c)
                     if not create and type(seed) is not float:
-                        seed = np.asarray(seed, dtype=np.result_type(value_of(o), 0.0))
+                        seed = np.asarray(seed, dtype=np.result_type(_dtype(value_of(o)), 0.0))
                     roots.append((o._node if o._node is not None else o, seed))
             wanted = [
                 leaf._node if leaf._node is not None else leaf

@@ -68,9 +68,18 @@ def is_grad_enabled() -> bool:
 
 @contextlib.contextmanager
 def transform_scope() -> Iterator[None]:
-    """Mark a running functional transform, so nested ones record their backward."""
+    """Mark a running reverse transform (a new, inner level).
+
+    Nested transforms then record their backward pass, and an op that meets
+    this transform's tensors and an outer level's dual numbers is handled at
+    this (inner) level first.
+    """
+    from .levels import REV_ORDER, next_order
+
     token = TRANSFORM_DEPTH.set(TRANSFORM_DEPTH.get() + 1)
+    token2 = REV_ORDER.set(next_order())
     try:
         yield
     finally:
+        REV_ORDER.reset(token2)
         TRANSFORM_DEPTH.reset(token)

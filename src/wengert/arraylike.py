@@ -1,0 +1,181 @@
+"""Operators and ndarray-like methods shared by tensors and dual numbers.
+
+Each one calls the differentiable wengert function, which dispatches on the
+operand types (tensor, dual number, plain NumPy value).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["ArrayMethods"]
+
+
+class ArrayMethods:
+    """Mixin: arithmetic operators, indexing and NumPy-style methods."""
+
+    __slots__ = ()
+    __array_priority__ = 1000
+
+    @property
+    def T(self) -> Any:
+        return _shape.transpose(self)
+
+    @property
+    def mT(self) -> Any:
+        return _shape.swapaxes(self, -1, -2)
+
+    # -- arithmetic -----------------------------------------------------
+    def __add__(self, other: Any) -> Any:
+        return _ew.add(self, other)
+
+    def __radd__(self, other: Any) -> Any:
+        return _ew.add(other, self)
+
+    def __sub__(self, other: Any) -> Any:
+        return _ew.subtract(self, other)
+
+    def __rsub__(self, other: Any) -> Any:
+        return _ew.subtract(other, self)
+
+    def __mul__(self, other: Any) -> Any:
+        return _ew.multiply(self, other)
+
+    def __rmul__(self, other: Any) -> Any:
+        return _ew.multiply(other, self)
+
+    def __truediv__(self, other: Any) -> Any:
+        return _ew.divide(self, other)
+
+    def __rtruediv__(self, other: Any) -> Any:
+        return _ew.divide(other, self)
+
+    def __pow__(self, other: Any) -> Any:
+        return _ew.power(self, other)
+
+    def __rpow__(self, other: Any) -> Any:
+        return _ew.power(other, self)
+
+    def __mod__(self, other: Any) -> Any:
+        return _ew.mod(self, other)
+
+    def __rmod__(self, other: Any) -> Any:
+        return _ew.mod(other, self)
+
+    def __floordiv__(self, other: Any) -> Any:
+        return _ew.floor_divide(self, other)
+
+    def __rfloordiv__(self, other: Any) -> Any:
+        return _ew.floor_divide(other, self)
+
+    def __matmul__(self, other: Any) -> Any:
+        return _linalg.matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> Any:
+        return _linalg.matmul(other, self)
+
+    def __neg__(self) -> Any:
+        return _ew.negative(self)
+
+    def __pos__(self) -> Any:
+        return self
+
+    def __abs__(self) -> Any:
+        return _ew.abs(self)
+
+    def __getitem__(self, index: Any) -> Any:
+        return _indexing.getitem(self, index)
+
+    # -- methods mirroring ndarray ----------------------------------------
+    def astype(self, dtype: Any) -> Any:
+        return _ew.astype(self, dtype)
+
+    def sum(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _reduce.sum(self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _reduce.mean(self, axis=axis, keepdims=keepdims)
+
+    def prod(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _reduce.prod(self, axis=axis, keepdims=keepdims)
+
+    def max(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _reduce.max(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _reduce.min(self, axis=axis, keepdims=keepdims)
+
+    def var(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
+        return _reduce.var(self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+    def std(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
+        return _reduce.std(self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+    def cumsum(self, axis: Any = None) -> Any:
+        return _reduce.cumsum(self, axis=axis)
+
+    def reshape(self, *shape: Any) -> Any:
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return _shape.reshape(self, shape)
+
+    def ravel(self) -> Any:
+        return _shape.ravel(self)
+
+    def flatten(self) -> Any:
+        return _shape.ravel(self)
+
+    def transpose(self, *axes: Any) -> Any:
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        return _shape.transpose(self, axes or None)
+
+    def squeeze(self, axis: Any = None) -> Any:
+        return _shape.squeeze(self, axis)
+
+    def dot(self, other: Any) -> Any:
+        return _linalg.dot(self, other)
+
+    def clip(self, a_min: Any = None, a_max: Any = None) -> Any:
+        return _ew.clip(self, a_min, a_max)
+
+    def exp(self) -> Any:
+        return _ew.exp(self)
+
+    def log(self) -> Any:
+        return _ew.log(self)
+
+    def sin(self) -> Any:
+        return _ew.sin(self)
+
+    def cos(self) -> Any:
+        return _ew.cos(self)
+
+    def tanh(self) -> Any:
+        return _ew.tanh(self)
+
+    def sqrt(self) -> Any:
+        return _ew.sqrt(self)
+
+    def abs(self) -> Any:
+        return _ew.abs(self)
+
+    def relu(self) -> Any:
+        return _ew.relu(self)
+
+    def sigmoid(self) -> Any:
+        return _ew.sigmoid(self)
+
+    def clone(self) -> Any:
+        return _ew.copy(self)
+
+    def copy(self) -> Any:
+        return _ew.copy(self)
+
+
+# Imported last: the op modules import the tensor module, which imports this one.
+from .ops import elementwise as _ew  # noqa: E402
+from .ops import indexing as _indexing  # noqa: E402
+from .ops import linalg as _linalg  # noqa: E402
+from .ops import reduce as _reduce  # noqa: E402
+from .ops import shape as _shape  # noqa: E402

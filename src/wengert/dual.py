@@ -1,0 +1,264 @@
+"""Dual numbers: forward-mode differentiation, one tangent riding on each value.
+
+``Dual(primal, tangent)`` carries a value and its directional derivative.
+Applying a primitive to duals runs the primitive on the primals and its JVP
+rule (from the same op record as its VJP) on the tangents. Every dual has a
+:class:`~wengert.core.levels.Tag`; when duals of several tags meet, the op is
+handled at the innermost (most recent) tag and the others are constants
+there, so nested derivatives never confuse their perturbations.
+
+Primals and tangents may be Python floats (the scalar fast path), NumPy
+arrays, tensors (reverse over forward) or other duals (forward over forward).
+
+Examples
+--------
+>>> import numpy as np
+>>> import wengert as wg
+>>> d = wg.Dual(2.0, 1.0)
+>>> y = np.exp(d) * d
+>>> round(y.primal, 4), round(y.tangent, 4)
+(14.7781, 22.1672)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import tensor as _t
+from .arraylike import ArrayMethods
+from .core.levels import REV_ORDER, USER_TAG, Tag
+
+__all__ = ["Dual", "apply_dual", "dual_outer"]
+
+_NEW = object.__new__
+
+
+def _escaped(tag: Tag) -> RuntimeError:
+    return RuntimeError(
+        f"a dual number of a finished forward-mode transform ({tag!r}) was used after the "
+        "transform returned, so its tangent would be meaningless. Return what you need from "
+        "inside the function passed to wg.jvp / wg.derivative, or read .primal first."
+    )
+
+
+class Dual(ArrayMethods):
+    """A value with a tangent: ``primal + tangent·ε`` with ``ε² = 0``.
+
+    Parameters
+    ----------
+    primal : float or array_like
+        The value.
+    tangent : float or array_like, optional
+        Its derivative along the chosen direction (same shape as ``primal``);
+        zero by default.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> import wengert.numpy as wnp
+    >>> y = wnp.sin(wg.Dual(0.0, 1.0))
+    >>> (y.primal, y.tangent)
+    (0.0, 1.0)
+    """
+
+    __slots__ = ("primal", "tangent", "tag")
+
+    def __init__(self, primal: Any, tangent: Any = None, tag: Tag | None = None) -> None:
+        if type(primal) is not float and not isinstance(primal, (Dual, _t.Tensor)):
+            primal = np.asarray(primal)
+            if primal.dtype.kind not in "fc":
+                primal = primal.astype(float)
+            if primal.ndim == 0:
+                primal = float(primal)
+        if tangent is None:
+            tangent = 0.0 if type(primal) is float else np.zeros(np.shape(primal))
+        elif type(tangent) is not float and not isinstance(tangent, (Dual, _t.Tensor)):
+            tangent = np.asarray(tangent, dtype=float)
+            if tangent.ndim == 0 and type(primal) is float:
+                tangent = float(tangent)
+        if np.shape(tangent) != np.shape(primal):
+            raise ValueError(
+                f"Dual: the tangent's shape {np.shape(tangent)} differs from the primal's shape "
+                f"{np.shape(primal)}; give one tangent entry per primal entry."
+            )
+        self.primal = primal
+        self.tangent = tangent
+        self.tag = USER_TAG if tag is None else tag
+
+    # -- array-like metadata (from the primal) -------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return np.shape(self.primal)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def dtype(self) -> np.dtype:
+        p = self.primal
+        if type(p) is float:
+            return np.dtype(float)
+        return p.dtype
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d dual number")
+        return self.shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    # -- the tangent must not be dropped silently ----------------------
+    def __float__(self) -> float:
+        raise TypeError(
+            "float() of a dual number would drop its tangent. Use d.primal for the value (and "
+            "d.tangent for the derivative)."
+        )
+
+    def __int__(self) -> int:
+        raise TypeError("int() of a dual number would drop its tangent; use d.primal.")
+
+    def __bool__(self) -> bool:
+        return bool(self.primal)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        raise TypeError(
+            "np.asarray() of a dual number would drop its tangent. Use d.primal for the value, "
+            "or call a wengert-supported NumPy function on the dual itself."
+        )
+
+    # -- comparisons act on primals (no derivative) --------------------
+    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+        return np.equal(_primal(self), _primal(other))
+
+    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+        return np.not_equal(_primal(self), _primal(other))
+
+    def __lt__(self, other: Any) -> Any:
+        return np.less(_primal(self), _primal(other))
+
+    def __le__(self, other: Any) -> Any:
+        return np.less_equal(_primal(self), _primal(other))
+
+    def __gt__(self, other: Any) -> Any:
+        return np.greater(_primal(self), _primal(other))
+
+    def __ge__(self, other: Any) -> Any:
+        return np.greater_equal(_primal(self), _primal(other))
+
+    __hash__ = object.__hash__
+
+    # -- scalar fast paths for the commonest operators -------------------
+    def __mul__(self, other: Any) -> Any:
+        if type(other) is float and type(self.primal) is float and type(self.tangent) is float:
+            return _make(self.primal * other, self.tangent * other, self.tag)
+        if type(other) is Dual and other.tag is self.tag:
+            a, b, ta, tb = self.primal, other.primal, self.tangent, other.tangent
+            if type(a) is float and type(b) is float and type(ta) is float and type(tb) is float:
+                return _make(a * b, ta * b + a * tb, self.tag)
+        return _ew.multiply(self, other)
+
+    def __add__(self, other: Any) -> Any:
+        if type(other) is float and type(self.primal) is float:
+            return _make(self.primal + other, self.tangent, self.tag)
+        if type(other) is Dual and other.tag is self.tag:
+            a, b, ta, tb = self.primal, other.primal, self.tangent, other.tangent
+            if type(a) is float and type(b) is float and type(ta) is float and type(tb) is float:
+                return _make(a + b, ta + tb, self.tag)
+        return _ew.add(self, other)
+
+    def __repr__(self) -> str:
+        def fmt(v: Any) -> str:
+            if isinstance(v, np.ndarray):
+                return np.array2string(v, separator=", ")
+            return repr(v)
+
+        tag = "" if self.tag is USER_TAG else f", tag={self.tag.name}#{self.tag.order}"
+        return f"Dual({fmt(self.primal)}, {fmt(self.tangent)}{tag})"
+
+    # -- NumPy dispatch ------------------------------------------------
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        if method == "__call__" and not kwargs:
+            fn = _dispatch.tables()[0].get(ufunc)
+            if fn is not None:
+                return fn(*inputs)
+        return _dispatch.array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        return _dispatch.array_function(func, args, kwargs)
+
+
+def _make(primal: Any, tangent: Any, tag: Tag) -> Dual:
+    d = _NEW(Dual)
+    d.primal = primal
+    d.tangent = tangent
+    d.tag = tag
+    return d
+
+
+def _primal(x: Any) -> Any:
+    while isinstance(x, Dual):
+        x = x.primal
+    return x._value if isinstance(x, _t.Tensor) else x
+
+
+def dual_outer(args: tuple[Any, ...]) -> bool:
+    """Whether the dual numbers among ``args`` are at a newer level than its tensors."""
+    order = -1
+    for a in args:
+        if type(a) is Dual and a.tag.order > order:
+            order = a.tag.order
+    return order >= REV_ORDER.get()
+
+
+def apply_dual(op: Any, args: tuple[Any, ...], params: dict[str, Any] | None) -> Dual:
+    """Apply ``op`` at the innermost dual level among ``args``.
+
+    The primals go through :func:`wengert.tensor.apply` (so outer levels, dual
+    or tensor, handle them in turn) and the tangents through ``op.jvp``.
+    """
+    tag = None
+    for a in args:
+        if type(a) is Dual and (tag is None or a.tag.order > tag.order):
+            tag = a.tag
+    if not tag.active:
+        raise _escaped(tag)
+    primals = []
+    tangents = []
+    for a in args:
+        if type(a) is Dual and a.tag is tag:
+            primals.append(a.primal)
+            tangents.append(a.tangent)
+        else:
+            primals.append(a)
+            tangents.append(None)
+    if op.jvp is None:
+        raise TypeError(
+            f"the primitive {op.name!r} has no forward-mode (JVP) rule, so dual numbers cannot "
+            "pass through it; use reverse mode (wg.grad / wg.vjp) for this function."
+        )
+    if params:
+        ans = _t.apply(op, *primals, **params)
+        tangent = op.jvp(tuple(tangents), ans, *primals, **params)
+    else:
+        nin = len(primals)
+        if nin == 1:
+            ans = _t.apply1(op, primals[0])
+        elif nin == 2:
+            ans = _t.apply2(op, primals[0], primals[1])
+        else:
+            ans = _t.apply(op, *primals)
+        tangent = op.jvp(tuple(tangents), ans, *primals)
+    return _make(ans, tangent, tag)
+
+
+from . import dispatch as _dispatch  # noqa: E402
+from .ops import elementwise as _ew  # noqa: E402
