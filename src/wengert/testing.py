@@ -157,14 +157,8 @@ def _cast_cotangent(g: Any, x: Any, i: int, mode: str) -> np.ndarray:
 
 # -- analytic derivatives -----------------------------------------------------------
 def _jvp_fn() -> Callable[..., Any]:
-    from . import transforms
+    from .forward import jvp
 
-    jvp = getattr(transforms, "jvp", None)
-    if jvp is None:
-        raise NotImplementedError(
-            "gradcheck: forward mode (modes=('fwd',)) needs wengert.jvp, which this build "
-            "does not have yet; use modes=('rev',)"
-        )
     return jvp
 
 
