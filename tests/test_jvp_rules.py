@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import wengert as wg
 from wengert.ops import REGISTRY
 from wengert.tensor import apply
 from wengert.testing import GradcheckError, gradcheck
@@ -342,3 +343,27 @@ def test_jvp_float32_stays_float32(name):
                                 f"{np.result_type(ans)}")
     if failures:
         pytest.fail("\n".join(failures), pytrace=False)
+
+
+@pytest.mark.parametrize(
+    "name", [n for n in REGISTRY.names() if REGISTRY[n].scalar_deriv is not None]
+)
+def test_scalar_derivatives_match_the_rules(name):
+    """The float fast path of dual numbers agrees with the op's JVP rule."""
+    op = REGISTRY[name]
+    rng = np.random.default_rng(3)
+    for args, params in op.samples(rng):
+        if any(np.shape(a) != () for a in args):
+            continue
+        xs = tuple(float(a) for a in args)
+        ans = float(op.impl(*xs, **params))
+        for i, d in enumerate(op.scalar_deriv):
+            tangents = tuple(1.0 if j == i else None for j in range(len(xs)))
+            expected = float(np.asarray(op.jvp(tangents, ans, *xs, **params)))
+            np.testing.assert_allclose(d(ans, *xs), expected, rtol=1e-12, atol=1e-14)
+        dual = wg.Dual(xs[0], 1.0)
+        args_d = (dual,) + xs[1:]
+        out = wg.numpy.__dict__[name](*args_d) if name in wg.numpy.__all__ else None
+        if out is not None:
+            np.testing.assert_allclose(out.tangent, float(np.asarray(
+                op.jvp((1.0,) + (None,) * (len(xs) - 1), ans, *xs, **params))), rtol=1e-12)

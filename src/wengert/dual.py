@@ -68,14 +68,27 @@ class Dual(ArrayMethods):
     def __init__(self, primal: Any, tangent: Any = None, tag: Tag | None = None) -> None:
         if type(primal) is not float and not isinstance(primal, (Dual, _t.Tensor)):
             primal = np.asarray(primal)
+            if primal.dtype.kind not in "biufc":
+                raise TypeError(
+                    f"Dual: the primal must be numeric, got {primal.dtype} "
+                    f"({type(primal).__name__}); pass floats or a float array."
+                )
             if primal.dtype.kind not in "fc":
                 primal = primal.astype(float)
-            if primal.ndim == 0:
+            if primal.ndim == 0 and primal.dtype == np.float64:
                 primal = float(primal)
+        # The tangent takes the primal's floating dtype (float32 stays float32).
+        tdtype = primal.dtype if isinstance(primal, np.ndarray) else np.dtype(float)
         if tangent is None:
-            tangent = 0.0 if type(primal) is float else np.zeros(np.shape(primal))
+            tangent = 0.0 if type(primal) is float else np.zeros(np.shape(primal), dtype=tdtype)
         elif type(tangent) is not float and not isinstance(tangent, (Dual, _t.Tensor)):
-            tangent = np.asarray(tangent, dtype=float)
+            tangent = np.asarray(tangent)
+            if tangent.dtype.kind not in "biufc":
+                raise TypeError(
+                    f"Dual: the tangent must be numeric, got {tangent.dtype}; pass floats."
+                )
+            if tangent.dtype != tdtype:
+                tangent = tangent.astype(tdtype)
             if tangent.ndim == 0 and type(primal) is float:
                 tangent = float(tangent)
         if np.shape(tangent) != np.shape(primal):
@@ -156,29 +169,12 @@ class Dual(ArrayMethods):
 
     __hash__ = object.__hash__
 
-    # -- scalar fast paths for the commonest operators -------------------
-    def __mul__(self, other: Any) -> Any:
-        if type(other) is float and type(self.primal) is float and type(self.tangent) is float:
-            return _make(self.primal * other, self.tangent * other, self.tag)
-        if type(other) is Dual and other.tag is self.tag:
-            a, b, ta, tb = self.primal, other.primal, self.tangent, other.tangent
-            if type(a) is float and type(b) is float and type(ta) is float and type(tb) is float:
-                return _make(a * b, ta * b + a * tb, self.tag)
-        return _ew.multiply(self, other)
-
-    def __add__(self, other: Any) -> Any:
-        if type(other) is float and type(self.primal) is float:
-            return _make(self.primal + other, self.tangent, self.tag)
-        if type(other) is Dual and other.tag is self.tag:
-            a, b, ta, tb = self.primal, other.primal, self.tangent, other.tangent
-            if type(a) is float and type(b) is float and type(ta) is float and type(tb) is float:
-                return _make(a + b, ta + tb, self.tag)
-        return _ew.add(self, other)
-
     def __repr__(self) -> str:
         def fmt(v: Any) -> str:
             if isinstance(v, np.ndarray):
                 return np.array2string(v, separator=", ")
+            if isinstance(v, np.generic):
+                return repr(v.item())
             return repr(v)
 
         tag = "" if self.tag is USER_TAG else f", tag={self.tag.name}#{self.tag.order}"
@@ -257,8 +253,23 @@ def apply_dual(op: Any, args: tuple[Any, ...], params: dict[str, Any] | None) ->
         else:
             ans = _t.apply(op, *primals)
         tangent = op.jvp(tuple(tangents), ans, *primals)
+    if type(ans) is np.float64 and _all_scalars(primals):
+        # A float op with a Python int (d + 3, d ** 2) stays on the float path.
+        ans = float(ans)
+        if type(tangent) is np.float64:
+            tangent = float(tangent)
     return _make(ans, tangent, tag)
 
 
+def _all_scalars(values: list[Any]) -> bool:
+    for v in values:
+        t = type(v)
+        if t is Dual:
+            if type(v.primal) is not float:
+                return False
+        elif t is not float and t is not int:
+            return False
+    return True
+
+
 from . import dispatch as _dispatch  # noqa: E402
-from .ops import elementwise as _ew  # noqa: E402

@@ -188,6 +188,7 @@ def unary_function(op: Any) -> Any:
     impl = op.impl
     scalar = op.scalar_impl
     reads = bool(op.reads)
+    deriv = op.scalar_deriv[0] if op.scalar_deriv and scalar is not None else None
 
     def fn(x: Any) -> Any:
         if type(x) is Tensor:
@@ -227,6 +228,21 @@ def unary_function(op: Any) -> Any:
             t._rg = False
             t._version = [0]
             return t
+        if type(x) is Dual:
+            p = x.primal
+            t = x.tangent
+            if deriv is not None and type(p) is float and type(t) is float and x.tag.active:
+                # Scalar dual fast path: f(x) and f'(x) straight from the record.
+                try:
+                    ans = scalar(p)
+                    d = _NEW(Dual)
+                    d.tangent = t * deriv(ans, p)
+                    d.primal = ans
+                    d.tag = x.tag
+                    return d
+                except _SCALAR_FALLBACK:
+                    pass
+            return apply_dual(op, (x,), None)
         if isinstance(x, Tensor):
             return apply(op, x)
         if scalar is not None and type(x) is float:
@@ -234,8 +250,6 @@ def unary_function(op: Any) -> Any:
                 return scalar(x)
             except _SCALAR_FALLBACK:
                 return float(impl(x))
-        if type(x) is Dual:
-            return apply_dual(op, (x,), None)
         return impl(x)
 
     fn.__name__ = fn.__qualname__ = op.name
@@ -253,10 +267,42 @@ def binary_function(op: Any) -> Any:
     scalar = op.scalar_impl
     reads0 = 0 in op.reads
     reads1 = 1 in op.reads
+    dx, dy = op.scalar_deriv if op.scalar_deriv and scalar is not None else (None, None)
 
     def fn(x: Any, y: Any) -> Any:
         tx = type(x)
         ty = type(y)
+        if tx is Dual or ty is Dual:
+            # Scalar dual fast path: f(x, y) and its partials straight from the record.
+            if dx is not None:
+                if tx is Dual:
+                    px, tgx, tag = x.primal, x.tangent, x.tag
+                    ok = type(px) is float and type(tgx) is float
+                else:
+                    px, tgx, ok = x, None, tx is float or tx is int
+                if ty is Dual:
+                    py, tgy = y.primal, y.tangent
+                    ok = ok and type(py) is float and type(tgy) is float
+                    if tx is Dual and y.tag is not tag:
+                        ok = False
+                    tag = y.tag
+                else:
+                    py, tgy = y, None
+                    ok = ok and (ty is float or ty is int)
+                if ok and tag.active:
+                    try:
+                        ans = scalar(px, py)
+                        tangent = tgx * dx(ans, px, py) if tgx is not None else 0.0
+                        if tgy is not None:
+                            tangent += tgy * dy(ans, px, py)
+                        d = _NEW(Dual)
+                        d.primal = ans
+                        d.tangent = tangent
+                        d.tag = tag
+                        return d
+                    except _SCALAR_FALLBACK:
+                        pass
+            return apply(op, x, y)
         if tx is Tensor:
             vx = x._value
             if ty is Tensor:
@@ -276,8 +322,6 @@ def binary_function(op: Any) -> Any:
                     return scalar(x, y)
                 except _SCALAR_FALLBACK:
                     return float(impl(x, y))
-            if tx is Dual or ty is Dual:
-                return apply_dual(op, (x, y), None)
             return impl(x, y)
         tvx = type(vx)
         tvy = type(vy)

@@ -47,6 +47,11 @@ class Op:
     view : bool
         The NumPy forward may return a view of input 0 (reshape, slicing):
         the output then shares the input's version counter, as in PyTorch.
+    scalar_deriv : tuple of callables, optional
+        For elementwise ops with ``scalar_impl``: ``d_i(ans, *inputs)`` is the
+        partial derivative with respect to input ``i`` on Python floats. Dual
+        numbers over floats use it to skip the rule call chain; the registry
+        sweep checks it against the JVP rule.
     samples : callable, optional
         ``samples(rng)`` returns test cases ``[(args, params), ...]`` inside
         the op's domain and away from kinks; the registry sweep in
@@ -63,6 +68,7 @@ class Op:
 
     __slots__ = (
         "name",
+        "scalar_deriv",
         "impl",
         "vjps",
         "jvp",
@@ -92,6 +98,7 @@ class Op:
         formula: str = "",
         view: bool = False,
         samples: Callable[[Any], list[tuple[tuple[Any, ...], dict[str, Any]]]] | None = None,
+        scalar_deriv: tuple[Callable[..., float], ...] | None = None,
     ) -> None:
         self.name = name
         self.impl = impl
@@ -107,6 +114,7 @@ class Op:
         self.nin = -1 if variadic else len(self.vjps)
         self.view = view
         self.samples = samples
+        self.scalar_deriv = scalar_deriv
 
     def __repr__(self) -> str:
         return f"Op({self.name!r})"

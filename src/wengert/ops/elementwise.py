@@ -149,8 +149,12 @@ def _unary(
     formula: str = "",
     symbol: str | None = None,
     domain: str = "real",
+    dscalar: Any = None,
 ) -> Op:
-    """An elementwise one-input op; ``rule(g, ans, x)`` is ``g * f'(x)``, its VJP and JVP."""
+    """An elementwise one-input op; ``rule(g, ans, x)`` is ``g * f'(x)``, its VJP and JVP.
+
+    ``dscalar(ans, x)`` is ``f'(x)`` on Python floats (the dual-number fast path).
+    """
     return Op(
         name,
         impl,
@@ -162,6 +166,7 @@ def _unary(
         formula=formula,
         symbol=symbol,
         samples=_unary_samples(domain),
+        scalar_deriv=None if dscalar is None else (dscalar,),
     )
 
 
@@ -178,6 +183,7 @@ def _binary(
     symbol: str | None = None,
     domain: tuple[str, str] = ("real", "real"),
     jvp: Any = None,
+    dscalar: Any = None,
 ) -> Op:
     """A broadcasting two-input op; ``dx``/``dy`` give its VJPs and, together, its JVP."""
     return Op(
@@ -192,6 +198,7 @@ def _binary(
         formula=formula,
         symbol=symbol,
         samples=_binary_samples(*domain),
+        scalar_deriv=dscalar,
     )
 
 
@@ -210,6 +217,7 @@ NEGATIVE = _unary(
     reads_x=False,
     formula="d(-x) = -dx",
     symbol="-",
+    dscalar=lambda ans, x: -1.0,
 )
 POSITIVE = _unary(
     "positive",
@@ -246,6 +254,7 @@ EXP = _unary(
     reads_out=True,
     reads_x=False,
     formula="d exp(x) = exp(x) dx",
+    dscalar=lambda ans, x: ans,
 )
 EXP2 = _unary(
     "exp2",
@@ -264,6 +273,7 @@ EXPM1 = _unary(
     reads_out=True,
     reads_x=False,
     formula="d expm1(x) = exp(x) dx",
+    dscalar=lambda ans, x: ans + 1.0,
 )
 LOG = _unary(
     "log",
@@ -272,6 +282,7 @@ LOG = _unary(
     scalar=math.log,
     formula="d log(x) = dx / x",
     domain="positive",
+    dscalar=lambda ans, x: 1.0 / x,
 )
 LOG2 = _unary(
     "log2",
@@ -296,6 +307,7 @@ LOG1P = _unary(
     scalar=math.log1p,
     formula="d log1p(x) = dx / (1 + x)",
     domain="positive",
+    dscalar=lambda ans, x: 1.0 / (1.0 + x),
 )
 SQRT = _unary(
     "sqrt",
@@ -306,6 +318,7 @@ SQRT = _unary(
     reads_x=False,
     formula="d √x = dx / (2√x)  (inf at 0)",
     domain="positive",
+    dscalar=lambda ans, x: 0.5 / ans,
 )
 CBRT = _unary(
     "cbrt",
@@ -323,6 +336,7 @@ SQUARE = _unary(
     lambda g, ans, x: g * x * 2.0,
     scalar=lambda x: x * x,
     formula="d x² = 2x dx",
+    dscalar=lambda ans, x: 2.0 * x,
 )
 RECIPROCAL = _unary(
     "reciprocal",
@@ -333,12 +347,23 @@ RECIPROCAL = _unary(
     reads_x=False,
     formula="d (1/x) = -dx / x²",
     domain="nonzero",
+    dscalar=lambda ans, x: -ans * ans,
 )
 SIN = _unary(
-    "sin", np.sin, lambda g, ans, x: g * cos(x), scalar=math.sin, formula="d sin(x) = cos(x) dx"
+    "sin",
+    np.sin,
+    lambda g, ans, x: g * cos(x),
+    scalar=math.sin,
+    formula="d sin(x) = cos(x) dx",
+    dscalar=lambda ans, x: math.cos(x),
 )
 COS = _unary(
-    "cos", np.cos, lambda g, ans, x: -g * sin(x), scalar=math.cos, formula="d cos(x) = -sin(x) dx"
+    "cos",
+    np.cos,
+    lambda g, ans, x: -g * sin(x),
+    scalar=math.cos,
+    formula="d cos(x) = -sin(x) dx",
+    dscalar=lambda ans, x: -math.sin(x),
 )
 TAN = _unary(
     "tan",
@@ -349,6 +374,7 @@ TAN = _unary(
     reads_x=False,
     formula="d tan(x) = (1 + tan²x) dx",
     domain="unit",
+    dscalar=lambda ans, x: 1.0 + ans * ans,
 )
 ARCSIN = _unary(
     "arcsin",
@@ -357,6 +383,7 @@ ARCSIN = _unary(
     scalar=math.asin,
     formula="d asin(x) = dx / √(1 - x²)",
     domain="unit",
+    dscalar=lambda ans, x: 1.0 / math.sqrt(1.0 - x * x),
 )
 ARCCOS = _unary(
     "arccos",
@@ -365,6 +392,7 @@ ARCCOS = _unary(
     scalar=math.acos,
     formula="d acos(x) = -dx / √(1 - x²)",
     domain="unit",
+    dscalar=lambda ans, x: -1.0 / math.sqrt(1.0 - x * x),
 )
 ARCTAN = _unary(
     "arctan",
@@ -372,6 +400,7 @@ ARCTAN = _unary(
     lambda g, ans, x: divide(g, square(x) + 1.0),
     scalar=math.atan,
     formula="d atan(x) = dx / (1 + x²)",
+    dscalar=lambda ans, x: 1.0 / (1.0 + x * x),
 )
 SINH = _unary(
     "sinh",
@@ -379,6 +408,7 @@ SINH = _unary(
     lambda g, ans, x: g * cosh(x),
     scalar=math.sinh,
     formula="d sinh(x) = cosh(x) dx",
+    dscalar=lambda ans, x: math.cosh(x),
 )
 COSH = _unary(
     "cosh",
@@ -386,6 +416,7 @@ COSH = _unary(
     lambda g, ans, x: g * sinh(x),
     scalar=math.cosh,
     formula="d cosh(x) = sinh(x) dx",
+    dscalar=lambda ans, x: math.sinh(x),
 )
 TANH = _unary(
     "tanh",
@@ -395,6 +426,7 @@ TANH = _unary(
     reads_out=True,
     reads_x=False,
     formula="d tanh(x) = (1 - tanh²x) dx",
+    dscalar=lambda ans, x: 1.0 - ans * ans,
 )
 ARCSINH = _unary(
     "arcsinh",
@@ -516,6 +548,7 @@ SIGMOID = _unary(
     reads_out=True,
     reads_x=False,
     formula="d σ(x) = σ(x)(1 - σ(x)) dx",
+    dscalar=lambda ans, x: ans * (1.0 - ans),
 )
 COPY = _unary(
     "copy",
@@ -594,6 +627,7 @@ ADD = _binary(
     reads=(),
     formula="d(x + y) = dx + dy",
     symbol="+",
+    dscalar=(lambda ans, x, y: 1.0, lambda ans, x, y: 1.0),
 )
 SUBTRACT = _binary(
     "subtract",
@@ -604,6 +638,7 @@ SUBTRACT = _binary(
     reads=(),
     formula="d(x - y) = dx - dy",
     symbol="-",
+    dscalar=(lambda ans, x, y: 1.0, lambda ans, x, y: -1.0),
 )
 MULTIPLY = _binary(
     "multiply",
@@ -613,6 +648,7 @@ MULTIPLY = _binary(
     scalar=operator.mul,
     formula="d(x·y) = y dx + x dy",
     symbol="*",
+    dscalar=(lambda ans, x, y: float(y), lambda ans, x, y: float(x)),
 )
 DIVIDE = _binary(
     "divide",
@@ -625,6 +661,7 @@ DIVIDE = _binary(
     formula="d(x/y) = dx/y - x dy/y²",
     symbol="/",
     domain=("real", "nonzero"),
+    dscalar=(lambda ans, x, y: 1.0 / y, lambda ans, x, y: -ans / y),
 )
 POWER = _binary(
     "power",
@@ -636,6 +673,7 @@ POWER = _binary(
     formula="d(x^y) = y x^(y-1) dx + ln(x) x^y dy",
     symbol="**",
     domain=("positive", "real"),
+    dscalar=(lambda ans, x, y: y * math.pow(x, y - 1.0), lambda ans, x, y: ans * math.log(x)),
 )
 MAXIMUM = _binary(
     "maximum",
