@@ -12,7 +12,10 @@ array([1.3818, 0.077 ])
 """
 
 from . import numpy
+from .anomaly import detect_anomaly, is_anomaly_enabled
+from .checkpoint import checkpoint
 from .core.modes import enable_grad, is_grad_enabled, no_grad
+from .custom import custom_jvp, custom_vjp
 from .dual import Dual
 from .forward import derivative, hessian, hvp, jacfwd, jacobian, jacrev, jvp, linearize
 from .gradtape import GradientTape, Variable
@@ -26,5 +29,6 @@ __all__ = [
     "Tensor", "tensor", "stop_gradient", "no_grad", "enable_grad", "is_grad_enabled",
     "grad", "value_and_grad", "vjp", "numpy", "GradientTape", "Variable", "gradcheck",
     "check_grads", "GradcheckError", "Dual", "jvp", "linearize", "derivative", "jacfwd",
-    "jacrev", "jacobian", "hessian", "hvp",
+    "jacrev", "jacobian", "hessian", "hvp", "custom_vjp", "custom_jvp", "checkpoint",
+    "detect_anomaly", "is_anomaly_enabled",
 ]

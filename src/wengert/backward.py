@@ -13,8 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from .anomaly import ANOMALY, check_cotangent
 from .core.modes import GRAD_ENABLED
 from .core.node import CHECKS, INPUTS, OP, OUT, SEQ, Node, node_name
+from .dual import Dual
 from .tensor import Tensor, _const, value_of
 
 __all__ = ["backprop", "tensor_backward", "check_seed"]
@@ -77,6 +79,7 @@ def backprop(
     create_graph: bool = False,
     restrict: Any = None,
     only_leaves: set[int] | None = None,
+    leaf_hooks: bool = True,
 ) -> dict[int, Any]:
     """Run the reverse sweep.
 
@@ -97,6 +100,9 @@ def backprop(
         Sweep only through the nodes with these ids (a gradient tape's).
     only_leaves : set of ids, optional
         With ``accumulate``, the leaves that may receive gradients.
+    leaf_hooks : bool
+        Run the hooks registered on leaf tensors (off for the partial sweeps
+        that ``wengert.checkpoint`` runs inside a rule).
 
     Returns
     -------
@@ -126,6 +132,7 @@ def backprop(
             heap.append((-node[6], node))  # SEQ
     heapq.heapify(heap)
     results: dict[int, Any] = {}
+    anomaly = ANOMALY.get() is not None  # wg.detect_anomaly(): read once per sweep
     token = GRAD_ENABLED.set(bool(create_graph))
     try:
         pop = cts.pop
@@ -186,6 +193,8 @@ def backprop(
                             ct = _sum_to(ct, xi.shape)
                     elif _shape(ct) != _shape(xi):
                         ct = _sum_to(ct, _shape(xi))
+                if anomaly:
+                    check_cotangent(node, i, ct)
                 pkey = id(parent)
                 if pkey in cts:
                     cts[pkey] = cts[pkey] + ct
@@ -206,7 +215,7 @@ def backprop(
         if g is None:
             continue
         extra = getattr(leaf, "_extra", None)
-        if extra is not None and extra.get("hooks"):
+        if leaf_hooks and extra is not None and extra.get("hooks"):
             for hook in list(extra["hooks"]):
                 new = hook(g)
                 if new is not None:
@@ -239,7 +248,9 @@ def _accumulate(leaf: Tensor, g: Any, create_graph: bool) -> None:
     if not create_graph or not isinstance(g, Tensor) or not (g._rg or g._node is not None):
         g = value_of(g)
         lv = leaf._value
-        if type(lv) is not float:
+        if isinstance(g, Dual) or isinstance(lv, Dual):
+            pass  # a leaf over a dual number (inside wg.jvp): keep the gradient's tangent
+        elif type(lv) is not float:
             g = np.asarray(g)
             if g.shape != np.shape(lv):
                 g = np.broadcast_to(g, np.shape(lv))

@@ -125,6 +125,20 @@ def _needs_grad(args: Any) -> bool:
     return False
 
 
+def _box(result: Any, inputs: Any) -> Any:
+    """A gradient-free result: a constant tensor when tensors came in, else as NumPy gave it."""
+    stack = [inputs]
+    while stack:
+        a = stack.pop()
+        if isinstance(a, Tensor):
+            return _const(result)
+        if isinstance(a, (list, tuple)):
+            stack.extend(a)
+        elif isinstance(a, dict):
+            stack.extend(a.values())
+    return result
+
+
 def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """``Tensor.__array_ufunc__``: run the wengert op for ``ufunc``."""
     out = kwargs.pop("out", None)
@@ -133,7 +147,7 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
         if fn is not None and not kwargs:
             result = fn(*inputs)
         elif ufunc in _NONDIFF_UFUNCS or not _needs_grad(inputs):
-            result = _const(getattr(ufunc, method)(*_unbox(inputs), **kwargs))
+            result = _box(getattr(ufunc, method)(*_unbox(inputs), **kwargs), inputs)
         else:
             extra = f" with arguments {sorted(kwargs)}" if fn is not None else ""
             raise TypeError(
@@ -147,7 +161,7 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
     elif method == "accumulate" and ufunc in wnp.ACCUMULATE_TABLE:
         result = wnp.ACCUMULATE_TABLE[ufunc](*inputs, **kwargs)
     elif not _needs_grad(inputs):
-        result = _const(getattr(ufunc, method)(*_unbox(inputs), **kwargs))
+        result = _box(getattr(ufunc, method)(*_unbox(inputs), **kwargs), inputs)
     else:
         raise TypeError(
             f"np.{ufunc.__name__}.{method} has no wengert gradient rule, and one of its inputs "
@@ -177,7 +191,7 @@ def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     if func in _NONDIFF_FUNCTIONS or not _needs_grad((args, kwargs)):
         result = func(*_unbox(args), **{k: _unbox(v) for k, v in kwargs.items()})
         if func in _LIKE:
-            return _const(result)
+            return _box(result, (args, kwargs))
         return result
     raise TypeError(
         f"np.{func.__name__} has no wengert gradient rule, and one of its inputs requires grad: "

@@ -253,9 +253,10 @@ def apply_dual(op: Any, args: tuple[Any, ...], params: dict[str, Any] | None) ->
         else:
             ans = _t.apply(op, *primals)
         tangent = op.jvp(tuple(tangents), ans, *primals)
-    if type(ans) is np.float64 and _all_scalars(primals):
-        # A float op with a Python int (d + 3, d ** 2) stays on the float path.
-        ans = float(ans)
+    if (type(ans) is np.float64 or type(tangent) is np.float64) and _all_scalars(primals):
+        # Scalars stay Python floats (d + 3, d ** 2, a rule returning a NumPy scalar).
+        if type(ans) is np.float64:
+            ans = float(ans)
         if type(tangent) is np.float64:
             tangent = float(tangent)
     return _make(ans, tangent, tag)

@@ -4,19 +4,27 @@
 Like the reverse transforms they take and return plain NumPy values and
 pytrees; inside, the function sees :class:`~wengert.Dual` numbers whose tag
 belongs to this call, so nested calls never confuse their perturbations.
+
+The Jacobian transforms follow JAX's conventions: ``argnums`` is an int (the
+result is that argument's pytree of Jacobians) or a tuple of ints (a tuple of
+them); for every output leaf and input leaf the Jacobian block has shape
+``output_leaf.shape + input_leaf.shape``; a pytree output gives the same
+pytree of results.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import operator
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-from .core.levels import Tag
-from .core.tree import flatten, unflatten
+from .core.levels import DUAL_TAG, Tag
+from .core.tree import flatten as _tree_flatten
+from .core.tree import unflatten as _tree_unflatten
 from .dual import Dual
 from .tensor import Tensor
 from .transforms import grad, vjp
@@ -24,13 +32,39 @@ from .transforms import grad, vjp
 __all__ = ["jvp", "linearize", "derivative", "jacfwd", "jacrev", "jacobian", "hessian", "hvp"]
 
 
+_CONTAINERS = (tuple, list, dict)
+_LEAF = "leaf"  # core.tree's spec of a leaf
+
+
+def flatten(tree: Any) -> tuple[list[Any], Any]:
+    """``core.tree.flatten``, without its walk for a leaf or a tuple of leaves."""
+    if tree is not None and not isinstance(tree, _CONTAINERS):
+        return [tree], _LEAF
+    if type(tree) is tuple:
+        for x in tree:
+            if x is None or isinstance(x, _CONTAINERS):
+                return _tree_flatten(tree)
+        return list(tree), (tuple, None, [_LEAF] * len(tree))
+    return _tree_flatten(tree)
+
+
+def unflatten(spec: Any, leaves: list[Any]) -> Any:
+    if spec is _LEAF or spec == _LEAF:
+        return leaves[0]
+    if spec[0] is tuple and all(c == _LEAF for c in spec[2]):
+        return tuple(leaves)
+    return _tree_unflatten(spec, leaves)
+
+
 @contextlib.contextmanager
 def _perturbation(name: str) -> Iterator[Tag]:
     tag = Tag(name)
+    token = DUAL_TAG.set(tag)
     try:
         yield tag
     finally:
         tag.active = False
+        DUAL_TAG.reset(token)
 
 
 def _shape_dtype(x: Any) -> tuple[tuple[int, ...], Any]:
@@ -42,34 +76,81 @@ def _shape_dtype(x: Any) -> tuple[tuple[int, ...], Any]:
     return a.shape, a.dtype
 
 
-def _check_pair(p: Any, t: Any, i: int) -> None:
-    ps, pd = _shape_dtype(p)
-    ts, _ = _shape_dtype(t)
-    if pd.kind not in "fc":
+def _size(shape: tuple[int, ...]) -> int:
+    return int(np.prod(shape, dtype=np.int64))
+
+
+def _check_float(p: Any, where: str, what: str) -> tuple[tuple[int, ...], Any]:
+    if isinstance(p, (str, bytes)):
         raise TypeError(
-            f"jvp: primal {i} has dtype {pd}; forward mode differentiates floating point inputs "
-            "only. Pass floats (np.asarray(x, dtype=float))."
+            f"{where}: {what} is a {type(p).__name__}; only floating point inputs can be "
+            "differentiated. Pass floats or float arrays."
+        )
+    shape, dtype = _shape_dtype(p)
+    if dtype.kind not in "fc":
+        raise TypeError(
+            f"{where}: {what} has dtype {dtype}; only floating point inputs can be "
+            "differentiated. Pass floats (1.0 instead of 1, or np.asarray(x, dtype=float))."
+        )
+    return shape, dtype
+
+
+def _check_pair(p: Any, t: Any, i: int, where: str) -> None:
+    ps, _ = _check_float(p, where, f"primal {i}")
+    ts, tdt = _shape_dtype(t)
+    if tdt.kind not in "biufc":
+        raise TypeError(
+            f"{where}: tangent {i} has dtype {tdt}; tangents must be numbers with the primal's "
+            "shape."
         )
     if ps != ts:
         raise ValueError(
-            f"jvp: primal {i} has shape {ps} but its tangent has shape {ts}; each tangent must "
-            "have exactly its primal's shape."
+            f"{where}: primal {i} has shape {ps} but its tangent has shape {ts}; each tangent "
+            "must have exactly its primal's shape."
         )
+
+
+def _own(leaf: Any, tag: Tag) -> Any:
+    """``leaf`` as a dual of ``tag`` when it is one, possibly inside finished tensors.
+
+    A tensor whose value is a dual of ``tag`` comes from a reverse level
+    nested inside this transform (an inner ``grad`` or ``GradientTape``) that
+    has finished: its value is what this level differentiates.
+    """
+    while isinstance(leaf, Tensor) and isinstance(leaf._value, (Dual, Tensor)):
+        leaf = leaf._value
+    return leaf
+
+
+def _zero_tangent(leaf: Any) -> Any:
+    shape, dtype = _shape_dtype(leaf)
+    if shape == () and not isinstance(leaf, np.ndarray):
+        return 0.0 if dtype.kind != "f" or dtype == np.float64 else np.zeros((), dtype)
+    return np.zeros(shape, dtype=dtype if dtype.kind in "fc" else float)
 
 
 def _unwrap(out: Any, tag: Tag) -> tuple[Any, Any]:
     leaves, spec = flatten(out)
     primals, tangents = [], []
     for leaf in leaves:
-        if type(leaf) is Dual and leaf.tag is tag:
-            primals.append(leaf.primal)
-            tangents.append(leaf.tangent)
+        own = _own(leaf, tag)
+        if type(own) is Dual and own.tag is tag:
+            primals.append(own.primal)
+            tangents.append(own.tangent)
         else:
             primals.append(leaf)
-            shape, dtype = _shape_dtype(leaf)
-            zero = np.zeros(shape, dtype=dtype if dtype.kind in "fc" else float)
-            tangents.append(float(zero) if shape == () and type(leaf) is float else zero)
+            tangents.append(_zero_tangent(leaf))
     return unflatten(spec, primals), unflatten(spec, tangents)
+
+
+def _strip(tree: Any, tag: Tag) -> Any:
+    """The auxiliary output: duals of ``tag`` replaced by their primals."""
+    leaves, spec = flatten(tree)
+    out = []
+    for leaf in leaves:
+        own = _own(leaf, tag)
+        out.append(_plain(own.primal if type(own) is Dual and own.tag is tag else leaf))
+    return unflatten(spec, out)
 
 
 def _plain(x: Any) -> Any:
@@ -79,8 +160,59 @@ def _plain(x: Any) -> Any:
     return x
 
 
-def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
-        has_aux: bool = False) -> Any:
+def _jvp(fun: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool, where: str) -> Any:
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError(
+            f"{where}: primals and tangents must be tuples (one entry per argument of fun), "
+            "e.g. wg.jvp(f, (x,), (v,))."
+        )
+    p_leaves, p_spec = flatten(tuple(primals))
+    t_leaves, t_spec = flatten(tuple(tangents))
+    if p_spec != t_spec:
+        raise ValueError(
+            f"{where}: primals and tangents have different structures ({len(p_leaves)} primal "
+            f"leaves in {_describe(tuple(primals))}, {len(t_leaves)} tangent leaves in "
+            f"{_describe(tuple(tangents))}); give one tangent per primal, nested the same way."
+        )
+    for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
+        _check_pair(p, t, i, where)
+    with _perturbation(where) as tag:
+        duals = [Dual(p, t, tag) for p, t in zip(p_leaves, t_leaves)]
+        result = fun(*unflatten(p_spec, duals))
+        if has_aux:
+            if not (isinstance(result, (tuple, list)) and len(result) == 2):
+                raise TypeError(
+                    f"{where}: has_aux=True needs the function to return a pair (output, aux), "
+                    f"got {type(result).__name__}."
+                )
+            out, aux = result
+            aux = _strip(aux, tag)
+        else:
+            out, aux = result, None
+        primals_out, tangents_out = _unwrap(out, tag)
+    leaves, spec = flatten(primals_out)
+    primals_out = unflatten(spec, [_plain(x) for x in leaves])
+    leaves, spec = flatten(tangents_out)
+    tangents_out = unflatten(spec, [_plain(x) for x in leaves])
+    if has_aux:
+        return primals_out, tangents_out, aux
+    return primals_out, tangents_out
+
+
+def _describe(tree: Any) -> str:
+    """A short picture of a pytree's structure, leaves shown as ``*``."""
+    leaves, spec = flatten(tree)
+    return repr(unflatten(spec, [_Star()] * len(leaves)))
+
+
+class _Star:
+    def __repr__(self) -> str:
+        return "*"
+
+
+def jvp(
+    fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False
+) -> Any:
     """Evaluate ``fun`` and its directional derivative (Jacobian-vector product).
 
     Parameters
@@ -89,6 +221,9 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
         A function of ``len(primals)`` arguments (arrays, floats, pytrees).
     primals, tangents : tuple or list
         The point and the direction, with the same structure and shapes.
+    has_aux : bool
+        ``fun`` returns ``(output, aux)``; ``aux`` is returned as a third
+        value, with its dual numbers replaced by their primals.
 
     Returns
     -------
@@ -102,39 +237,14 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     >>> wg.jvp(lambda x: np.sin(x) * x, (0.5,), (1.0,))
     (0.2397127693021015, 0.9182168195493894)
     """
-    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
-        raise TypeError(
-            "jvp: primals and tangents must be tuples (one entry per argument of fun), e.g. "
-            "wg.jvp(f, (x,), (v,))."
-        )
-    p_leaves, p_spec = flatten(tuple(primals))
-    t_leaves, t_spec = flatten(tuple(tangents))
-    if p_spec != t_spec:
-        raise ValueError(
-            "jvp: primals and tangents have different structures; give one tangent per primal, "
-            "nested the same way."
-        )
-    for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
-        _check_pair(p, t, i)
-    with _perturbation("jvp") as tag:
-        duals = [Dual(p, t, tag) for p, t in zip(p_leaves, t_leaves)]
-        result = fun(*unflatten(p_spec, duals))
-        if has_aux:
-            out, aux = result
-        else:
-            out, aux = result, None
-        primals_out, tangents_out = _unwrap(out, tag)
-    leaves, spec = flatten(primals_out)
-    primals_out = unflatten(spec, [_plain(x) for x in leaves])
-    leaves, spec = flatten(tangents_out)
-    tangents_out = unflatten(spec, [_plain(x) for x in leaves])
-    if has_aux:
-        return primals_out, tangents_out, aux
-    return primals_out, tangents_out
+    return _jvp(fun, primals, tangents, has_aux, "jvp")
 
 
 def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
     """``fun(*primals)`` and a function computing its JVP at that point.
+
+    ``f_jvp(*tangents)`` takes one tangent per primal. Each call runs ``fun``
+    forward again with dual numbers (the linear map is not stored).
 
     Examples
     --------
@@ -144,10 +254,17 @@ def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[...
     >>> float(y), f_jvp(2.0)
     (1.0, 2.0)
     """
+    for i, p in enumerate(flatten(list(primals))[0]):
+        _check_float(p, "linearize", f"primal {i}")
     out = fun(*primals)
 
     def f_jvp(*tangents: Any) -> Any:
-        return jvp(fun, primals, tangents)[1]
+        if len(tangents) != len(primals):
+            raise TypeError(
+                f"linearize: the function was linearized at {len(primals)} primal(s), so it "
+                f"takes {len(primals)} tangent(s); got {len(tangents)}."
+            )
+        return _jvp(fun, primals, tangents, False, "linearize")[1]
 
     return out, f_jvp
 
@@ -164,48 +281,109 @@ def derivative(fun: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
     @functools.wraps(fun)
     def d(x: Any) -> Any:
-        shape, _ = _shape_dtype(x)
+        shape, _ = _check_float(x, "derivative", "the input")
         if shape != ():
             raise TypeError(
                 f"derivative: the input must be a scalar, got shape {shape}; use wg.jacfwd or "
                 "wg.jvp for array inputs."
             )
-        return jvp(fun, (x,), (1.0,))[1]
+        return _jvp(fun, (x,), (1.0,), False, "derivative")[1]
 
     return d
 
 
-def _argnums(argnums: int | Sequence[int]) -> tuple[tuple[int, ...], bool]:
-    if isinstance(argnums, int):
-        return (argnums,), True
-    return tuple(argnums), False
+def _argnums(argnums: int | Sequence[int], nargs: int, where: str) -> tuple[tuple[int, ...], bool]:
+    """Validated, non-negative argnums, and whether a single int was given."""
+    single = not isinstance(argnums, (tuple, list))
+    items = (argnums,) if single else tuple(argnums)
+    nums = []
+    for i in items:
+        try:
+            i = operator.index(i)
+        except TypeError:
+            raise TypeError(
+                f"{where}: argnums must be an int or a tuple of ints, got {argnums!r}"
+            ) from None
+        if i >= nargs or i < -nargs:
+            raise ValueError(
+                f"{where}: argnums={i} but the function got {nargs} positional argument(s); "
+                "argnums must index fun's positional arguments."
+            )
+        nums.append(i % nargs)
+    return tuple(nums), single
 
 
 def _basis(shape: tuple[int, ...], dtype: Any) -> Iterator[Any]:
-    n = int(np.prod(shape, dtype=np.int64))
+    n = _size(shape)
+    dtype = dtype if np.dtype(dtype).kind in "fc" else np.dtype(float)
     for k in range(n):
         e = np.zeros(n, dtype=dtype)
         e[k] = 1.0
-        yield float(e[0]) if shape == () else e.reshape(shape)
+        yield float(e[0]) if shape == () and e.dtype == np.float64 else e.reshape(shape)
 
 
-def _stack_jac(cols: list[Any], out_shape: tuple[int, ...], in_shape: tuple[int, ...],
-               axis_in_last: bool) -> Any:
+def _stack_jac(
+    cols: list[Any],
+    out_shape: tuple[int, ...],
+    in_shape: tuple[int, ...],
+    axis_in_last: bool,
+    dtype: Any,
+) -> Any:
+    """Columns (forward mode, stacked last) or rows (reverse mode, stacked first)
+    of one Jacobian block, as an array of shape ``out_shape + in_shape``."""
     from . import numpy as wnp
 
+    full = out_shape + in_shape
+    if not cols:
+        return np.zeros(full, dtype=dtype)
     if any(isinstance(c, (Tensor, Dual)) for c in cols):
         stacked = wnp.stack(cols, axis=-1 if axis_in_last else 0)
-        return wnp.reshape(stacked, out_shape + in_shape)
-    # Columns (forward mode) are stacked last, rows (reverse mode) first: both
-    # then read as output.shape + input.shape.
-    arr = np.stack([np.asarray(c, dtype=float) for c in cols], axis=-1 if axis_in_last else 0)
-    return arr.reshape(out_shape + in_shape)
+        return wnp.reshape(stacked, full)
+    arrs = [np.asarray(c) for c in cols]
+    arr = np.stack(arrs, axis=-1 if axis_in_last else 0).reshape(full)
+    if arr.dtype.kind not in "fc":
+        arr = arr.astype(dtype)
+    if arr.shape == () and arr.dtype == np.float64:
+        return float(arr)
+    return arr
+
+
+def _select(
+    fun: Callable[..., Any], args: tuple[Any, ...], nums: tuple[int, ...]
+) -> Callable[..., Any]:
+    """``fun`` as a function of the arguments in ``nums`` only."""
+
+    def f_sel(*sel: Any) -> Any:
+        full = list(args)
+        for k, i in enumerate(nums):
+            full[i] = sel[k]
+        return fun(*full)
+
+    return f_sel
+
+
+def _inputs(args: tuple[Any, ...], nums: tuple[int, ...], where: str):
+    sel = tuple(args[i] for i in nums)
+    leaves, spec = flatten(sel)
+    infos = [_check_float(leaf, where, f"input {k}") for k, leaf in enumerate(leaves)]
+    return sel, leaves, spec, infos
+
+
+def _assemble(blocks: list[list[Any]], out_spec: Any, in_spec: Any, single: bool) -> Any:
+    """``blocks[o][j]`` (output leaf o, input leaf j) as the output's pytree of the
+    inputs' pytrees."""
+    per_out = []
+    for row in blocks:
+        tree = unflatten(in_spec, row)
+        per_out.append(tree[0] if single else tree)
+    return unflatten(out_spec, per_out)
 
 
 def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
     """The Jacobian by forward mode: one JVP per input entry.
 
-    The result has shape ``output.shape + input.shape``.
+    For an array input and output the result has shape
+    ``output.shape + input.shape``; pytrees give pytrees (see the module).
 
     Examples
     --------
@@ -215,31 +393,71 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
     array([[2., 0.],
            [0., 4.]])
     """
-    nums, single = _argnums(argnums)
 
     @functools.wraps(fun)
     def jac(*args: Any) -> Any:
-        results = []
-        for i in nums:
-            x = args[i]
-            in_shape, dtype = _shape_dtype(x)
-            cols = []
-            out_shape: tuple[int, ...] = ()
-            for e in _basis(in_shape, dtype if dtype.kind == "f" else float):
-                def f_i(xi: Any, i: int = i) -> Any:
-                    return fun(*args[:i], xi, *args[i + 1:])
+        nums, single = _argnums(argnums, len(args), "jacfwd")
+        sel, leaves, spec, infos = _inputs(args, nums, "jacfwd")
+        f_sel = _select(fun, args, nums)
+        cols: list[list[list[Any]]] = []
+        out: Any = None
+        have_out = False
+        for j, (shape, dtype) in enumerate(infos):
 
-                out, t = jvp(f_i, (x,), (e,))
-                out_shape = _shape_dtype(out)[0]
-                cols.append(t)
-            results.append(_stack_jac(cols, out_shape, in_shape, axis_in_last=True))
-        return results[0] if single else tuple(results)
+            def f_leaf(x: Any, j: int = j) -> Any:
+                ls = list(leaves)
+                ls[j] = x
+                return f_sel(*unflatten(spec, ls))
+
+            cj = []
+            for e in _basis(shape, dtype):
+                out, t = _jvp(f_leaf, (leaves[j],), (e,), False, "jacfwd")
+                have_out = True
+                cj.append(flatten(t)[0])
+            cols.append(cj)
+        if not have_out:
+            out = f_sel(*sel)
+        out_leaves, out_spec = flatten(out)
+        blocks = []
+        for o, ol in enumerate(out_leaves):
+            oshape, odtype = _shape_dtype(ol)
+            row = []
+            for j, (shape, dtype) in enumerate(infos):
+                rdtype = np.result_type(dtype, odtype if odtype.kind in "fc" else dtype)
+                row.append(_stack_jac([c[o] for c in cols[j]], oshape, shape, True, rdtype))
+            blocks.append(row)
+        return _assemble(blocks, out_spec, spec, single)
 
     return jac
 
 
+def _jacrev_from(
+    out: Any, f_vjp: Callable[..., Any], infos: list[Any], spec: Any, single: bool
+) -> Any:
+    out_leaves, out_spec = flatten(out)
+    zeros = [_zero_tangent(ol) for ol in out_leaves]
+    blocks = []
+    for o, ol in enumerate(out_leaves):
+        oshape, odtype = _shape_dtype(ol)
+        rows: list[list[Any]] = [[] for _ in infos]
+        for e in _basis(oshape, odtype):
+            cts = list(zeros)
+            cts[o] = e
+            grads = f_vjp(unflatten(out_spec, cts))
+            for j, g in enumerate(flatten(grads)[0]):
+                rows[j].append(g)
+        row = []
+        for j, (shape, dtype) in enumerate(infos):
+            rdtype = np.result_type(dtype, odtype if odtype.kind in "fc" else dtype)
+            row.append(_stack_jac(rows[j], oshape, shape, False, rdtype))
+        blocks.append(row)
+    return _assemble(blocks, out_spec, spec, single)
+
+
 def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
     """The Jacobian by reverse mode: one VJP per output entry.
+
+    Same result layout as :func:`jacfwd`.
 
     Examples
     --------
@@ -249,28 +467,13 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
     array([[1., 0.],
            [1., 1.]])
     """
-    nums, single = _argnums(argnums)
 
     @functools.wraps(fun)
     def jac(*args: Any) -> Any:
-        def f_sel(*sel: Any) -> Any:
-            full = list(args)
-            for k, i in enumerate(nums):
-                full[i] = sel[k]
-            return fun(*full)
-
-        out, f_vjp = vjp(f_sel, *[args[i] for i in nums])
-        out_shape, dtype = _shape_dtype(out)
-        rows: list[list[Any]] = [[] for _ in nums]
-        for e in _basis(out_shape, dtype if dtype.kind == "f" else float):
-            cts = f_vjp(e)
-            for k in range(len(nums)):
-                rows[k].append(cts[k])
-        results = []
-        for k, i in enumerate(nums):
-            in_shape = _shape_dtype(args[i])[0]
-            results.append(_stack_jac(rows[k], out_shape, in_shape, axis_in_last=False))
-        return results[0] if single else tuple(results)
+        nums, single = _argnums(argnums, len(args), "jacrev")
+        sel, _, spec, infos = _inputs(args, nums, "jacrev")
+        out, f_vjp = vjp(_select(fun, args, nums), *sel)
+        return _jacrev_from(out, f_vjp, infos, spec, single)
 
     return jac
 
@@ -279,8 +482,11 @@ def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Calla
     """The Jacobian, by whichever mode is cheaper.
 
     Forward mode costs one pass per input entry and reverse mode one per
-    output entry: ``jacobian`` uses :func:`jacfwd` when the inputs have no
-    more entries than the output, and :func:`jacrev` otherwise.
+    output entry. ``jacobian`` first runs ``fun`` once under reverse mode (to
+    learn the output's size); it then uses :func:`jacfwd` when the
+    differentiated inputs have fewer entries than the output (a tall
+    Jacobian), and otherwise finishes in reverse mode (:func:`jacrev`),
+    reusing that pass. Both give the same result layout.
 
     Examples
     --------
@@ -289,20 +495,26 @@ def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Calla
     >>> wg.jacobian(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0, 3.0]))
     array([2., 4., 6.])
     """
-    nums, _ = _argnums(argnums)
 
     @functools.wraps(fun)
     def jac(*args: Any) -> Any:
-        n_in = sum(int(np.prod(_shape_dtype(args[i])[0], dtype=np.int64)) for i in nums)
-        n_out = int(np.prod(_shape_dtype(fun(*args))[0], dtype=np.int64))
-        mode = jacfwd if n_in <= n_out else jacrev
-        return mode(fun, argnums)(*args)
+        nums, single = _argnums(argnums, len(args), "jacobian")
+        sel, _, spec, infos = _inputs(args, nums, "jacobian")
+        out, f_vjp = vjp(_select(fun, args, nums), *sel)
+        n_in = sum(_size(shape) for shape, _ in infos)
+        n_out = sum(_size(_shape_dtype(leaf)[0]) for leaf in flatten(out)[0])
+        if n_in < n_out:
+            return jacfwd(fun, argnums)(*args)
+        return _jacrev_from(out, f_vjp, infos, spec, single)
 
     return jac
 
 
 def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
     """The Hessian of a scalar function: forward over reverse (``jacfwd(grad(f))``).
+
+    With a tuple ``argnums`` the result is nested: ``H[i][j]`` is the block of
+    second derivatives in arguments ``argnums[i]`` and ``argnums[j]``.
 
     Examples
     --------
@@ -319,7 +531,8 @@ def hvp(fun: Callable[..., Any], x: Any, v: Any) -> Any:
     """The Hessian-vector product ``H(x) · v`` without forming ``H``.
 
     Forward over reverse: the JVP of the gradient along ``v``, so it costs a
-    few function evaluations whatever the size of ``x``.
+    few function evaluations whatever the size of ``x``. ``x`` and ``v``
+    may be arrays or matching pytrees.
 
     Examples
     --------
@@ -328,4 +541,4 @@ def hvp(fun: Callable[..., Any], x: Any, v: Any) -> Any:
     >>> wg.hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0]))
     array([6., 0.])
     """
-    return jvp(grad(fun), (x,), (v,))[1]
+    return _jvp(grad(fun), (x,), (v,), False, "hvp")[1]

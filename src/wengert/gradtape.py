@@ -24,8 +24,10 @@ from typing import Any
 import numpy as np
 
 from .backward import backprop
+from .core.levels import REV_ORDER, next_order
 from .core.modes import GRAD_ENABLED, TAPES, TRANSFORM_DEPTH
 from .core.tree import flatten, unflatten
+from .dual import Dual
 from .tensor import Tensor, _as_value, _const, _is_float_dtype, apply, value_of
 
 __all__ = ["GradientTape", "Variable"]
@@ -220,6 +222,13 @@ def _fit(g: Any, source: Tensor, create: bool) -> Tensor:
             g = g + np.zeros(_shape(v), dtype=np.result_type(v))
         return g
     g = value_of(g)
+    if isinstance(g, Dual) or isinstance(v, Dual):
+        # Forward over the tape (inside wg.jvp): the gradient carries a tangent.
+        if isinstance(g, Dual) and g.shape != _shape(v):
+            from .ops.reduce import broadcast_to
+
+            g = broadcast_to(g, _shape(v))
+        return _const(g)
     if type(v) is float:
         return _const(float(np.asarray(g).reshape(())))
     g = np.asarray(g)
@@ -311,6 +320,8 @@ class GradientTape:
         self._done = False  # a non-persistent tape has been used
         self._entered = False
         self._token: Any = None
+        self._order = 0
+        self._rev_token: Any = None
 
     # -- hooks called by the recording path (wengert.tensor) ---------------
     def _tracks(self, t: Tensor) -> bool:
@@ -351,6 +362,9 @@ class GradientTape:
         self._entered = True
         self._update()
         self._token = TAPES.set(TAPES.get() + (self,))
+        # A new, inner level: forward-mode duals from outside are constants here.
+        self._order = next_order()
+        self._rev_token = REV_ORDER.set(self._order)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -359,6 +373,9 @@ class GradientTape:
         token, self._token = self._token, None
         if token is not None:
             TAPES.reset(token)
+        rev_token, self._rev_token = self._rev_token, None
+        if rev_token is not None:
+            REV_ORDER.reset(rev_token)
 
     @contextlib.contextmanager
     def stop_recording(self) -> Iterator[None]:
@@ -404,7 +421,9 @@ class GradientTape:
                 raise TypeError(
                     f"GradientTape.watch: can only watch wengert tensors and Variables, got "
                     f"{type(t).__name__}. Wrap the value first: x = wg.tensor(value) (or "
-                    "wg.Variable(value)), call tape.watch(x), and compute with x."
+                    "wg.Variable(value)), call tape.watch(x), and compute with x"
+                    + (" (a dual number inside wg.jvp works the same way: x = wg.tensor(d))."
+                       if type(t).__name__ == "Dual" else ".")
                 )
             if not _is_float_dtype(t._value):
                 raise TypeError(
@@ -527,7 +546,9 @@ class GradientTape:
         shape = t.shape
         v = t._value
         if seed is None:
-            return 1.0 if type(v) is float else np.ones(shape, dtype=np.result_type(v))
+            if type(v) is float or (type(v) is Dual and type(v.primal) is float):
+                return 1.0
+            return np.ones(shape, dtype=np.result_type(v))
         sv = value_of(seed)
         if _shape(sv) != shape:
             raise ValueError(

@@ -24,7 +24,9 @@ from typing import Any
 
 import numpy as np
 
+from .anomaly import ANOMALY
 from .arraylike import ArrayMethods
+from .core.levels import DUAL_TAG
 from .core.modes import GRAD_ENABLED, TAPES
 from .core.node import GradFn, node_extra, node_name
 from .core.node import next_seq as _next_seq
@@ -35,6 +37,8 @@ _SCALAR_FALLBACK = (ValueError, OverflowError, ZeroDivisionError)
 _NEW = object.__new__
 _tapes = TAPES.get
 _grad_on = GRAD_ENABLED.get
+_anomaly = ANOMALY.get
+_dual_tag = DUAL_TAG.get
 
 
 def value_of(x: Any) -> Any:
@@ -94,6 +98,9 @@ def _record(
             node += (c, c[0], i)
     for tape in tapes:
         tape._add(node)
+    anomaly = _anomaly()
+    if anomaly is not None:  # wg.detect_anomaly(): remember the creating stack
+        anomaly.record(node)
     t = _NEW(Tensor)
     t._value = out
     t._node = node
@@ -154,7 +161,9 @@ def apply(op: Any, *args: Any, **params: Any) -> Any:
         return apply_dual(op, args, params)
     raws_t = tuple(raws)
     if boxed and any(type(r) is Dual for r in raws_t):
-        out = apply(op, *raws_t, **params)  # tensors over duals: forward over reverse
+        # Tensors over duals: a reverse level inside a forward one.
+        args, raws_t, rg = _lift_outer(args, raws_t)
+        out = apply_dual(op, raws_t, params)
     else:
         out = _forward(op, raws_t, params)
     if not boxed:
@@ -168,6 +177,50 @@ def apply(op: Any, *args: Any, **params: Any) -> Any:
     if op.view and isinstance(out, np.ndarray) and out.base is not None:
         share_version(args[0], result)
     return result
+
+
+def _lift_outer(args: tuple[Any, ...], raws: tuple[Any, ...]) -> tuple[Any, Any, bool]:
+    """Separate the tensors of outer reverse levels from this level's (forward over reverse).
+
+    The innermost dual tag among ``raws`` is that of a forward transform with
+    a reverse level inside it, whose tensors all hold duals of that tag (the
+    reverse transform lifted its inputs, see ``transforms._leaf_for``). A
+    differentiable tensor holding anything else belongs to a reverse level
+    outside the forward one (unless a newer gradient tape owns it): at this
+    level it is a constant, so it is not a parent of the new node, and it is
+    passed whole to the dual computation, which records it at its own level.
+    Returns the args (lifted ones replaced by ``None``), the raws, and
+    whether a remaining tensor requires grad.
+    """
+    order = 0
+    for r in raws:
+        if type(r) is Dual and r.tag.order > order:
+            order = r.tag.order
+    if order == 0:  # only duals the user made (wg.Dual): no transform levels to separate
+        return args, raws, any(isinstance(a, Tensor) and a._rg for a in args)
+    tapes = None
+    new_args = None
+    new_raws = None
+    rg = False
+    for i, a in enumerate(args):
+        if not isinstance(a, Tensor):
+            continue
+        v = a._value
+        if (type(v) is Dual and v.tag.order >= order) or not (a._rg or a._node is not None):
+            rg = rg or a._rg
+            continue
+        if tapes is None:
+            tapes = [t for t in _tapes() if getattr(t, "_order", 0) > order]
+        if any(t._owns(a) for t in tapes):
+            rg = rg or a._rg
+            continue
+        if new_args is None:
+            new_args, new_raws = list(args), list(raws)
+        new_args[i] = None
+        new_raws[i] = a
+    if new_args is None:
+        return args, raws, rg
+    return tuple(new_args), tuple(new_raws), rg
 
 
 def share_version(base: Any, view: Tensor) -> None:
@@ -333,6 +386,11 @@ def binary_function(op: Any) -> Any:
             except _SCALAR_FALLBACK:
                 out = float(impl(vx, vy))
         elif tvx is Dual or tvy is Dual:
+            # Duals of two levels, or a dual and a tensor's plain value: the levels may
+            # differ (see _lift_outer), so take the general path.
+            mixed = vx.tag is not vy.tag if tvx is tvy else (ty if tvx is Dual else tx) is Tensor
+            if mixed:
+                return apply(op, x, y)
             out = apply_dual(op, (vx, vy), None)
         else:
             try:
@@ -403,6 +461,8 @@ def apply2(op: Any, x: Any, y: Any) -> Any:
 def _as_value(data: Any, dtype: Any = None) -> Any:
     if isinstance(data, Tensor):
         data = data._value
+    if type(data) is Dual and dtype is None:
+        return data  # a tensor over a dual number (a tape inside wg.jvp); duals are immutable
     if dtype is None and type(data) is float:
         return data
     if dtype is None and isinstance(data, np.float64) and np.ndim(data) == 0:
@@ -518,6 +578,15 @@ class Tensor(ArrayMethods):
                 f"{self.dtype}); create it with dtype=float, e.g. wg.tensor(data, dtype=float, "
                 "requires_grad=True)."
             )
+        if requires_grad and not self._rg:
+            tag = _dual_tag()
+            if tag is not None and tag.active:
+                # A leaf made inside wg.jvp belongs to a reverse level inside it: it holds
+                # a dual of that level (zero tangent), as the reverse transforms' leaves do.
+                v = self._value
+                if not (type(v) is Dual and v.tag.order >= tag.order):
+                    zero = 0.0 if type(v) is float else np.zeros(np.shape(v), np.result_type(v))
+                    self._value = Dual(v, zero, tag)
         self._rg = bool(requires_grad)
         if not requires_grad:
             self._node = None
@@ -728,7 +797,10 @@ class Tensor(ArrayMethods):
         return arr.copy() if copy else arr
 
     def __repr__(self) -> str:
-        body = np.array2string(np.asarray(self._value), separator=", ", prefix="tensor(")
+        v = self._value
+        body = repr(v) if type(v) is Dual else np.array2string(
+            np.asarray(v), separator=", ", prefix="tensor("
+        )
         if self._rg and self._node is not None:
             return f"tensor({body}, grad_fn=<{node_name(self._node)}>)"
         if self._rg:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .backward import backprop
+from .core.levels import DUAL_TAG
 from .core.modes import GRAD_ENABLED, TAPES, TRANSFORM_DEPTH, transform_scope
 from .core.tree import flatten, unflatten
 from .dual import Dual
@@ -49,8 +50,23 @@ def _leaf_for(x: Any) -> Tensor:
     """A fresh differentiable stand-in for input ``x``.
 
     A tensor that outer transforms differentiate is connected through an
-    identity op, so the outer level still sees the dependence.
+    identity op, so the outer level still sees the dependence. Inside a
+    forward-mode transform (``jvp``, ``derivative``...) an input that is not
+    already a dual number of it is first lifted into it with a zero tangent,
+    so every tensor of this transform holds a dual of that level and a tensor
+    of a reverse level outside the forward one stays recognisable (see
+    ``tensor._lift_outer``).
     """
+    lift = DUAL_TAG.get()
+    if lift is not None and lift.active:
+        v = x._value if isinstance(x, Tensor) else x
+        if not (type(v) is Dual and v.tag.order >= lift.order):
+            base = x if _connected(x) else v
+            if type(base) is not float and not isinstance(base, (Dual, Tensor)):
+                base = np.asarray(base)
+            t = _const(Dual(base, _zero_like(base), lift))
+            t._rg = True
+            return t
     if isinstance(x, Tensor):
         from .ops.elementwise import POSITIVE
         from .tensor import _record
@@ -69,6 +85,35 @@ def _leaf_for(x: Any) -> Tensor:
     return t
 
 
+def _base(v: Any) -> Any:
+    """The plain value under any dual numbers and tensors."""
+    while True:
+        if type(v) is Dual:
+            v = v.primal
+        elif isinstance(v, Tensor):
+            v = v._value
+        else:
+            return v
+
+
+def _zero_like(v: Any) -> Any:
+    b = _base(v)
+    if type(b) is float:
+        return 0.0
+    return np.zeros(np.shape(b), dtype=np.result_type(b))
+
+
+def _plain_ct(g: Any, v: Any) -> Any:
+    """A plain cotangent ``g`` in the form of the plain input ``v`` (float or array)."""
+    g = value_of(g)
+    if type(v) is float:
+        return float(g)
+    g = np.asarray(g)
+    if g.shape != np.shape(v):
+        g = np.broadcast_to(g, np.shape(v)).copy()
+    return g
+
+
 def _connected(x: Any) -> bool:
     return isinstance(x, Tensor) and (x._rg or x._node is not None)
 
@@ -79,7 +124,7 @@ def _outer_levels(args: tuple[Any, ...]) -> bool:
     True inside another transform or an open tape, or when an argument is a
     tensor that requires grad: the backward pass must then be recorded.
     """
-    if TRANSFORM_DEPTH.get() > 1 or TAPES.get():
+    if TRANSFORM_DEPTH.get() > 1 or any(t._recording for t in TAPES.get()):
         return True
     leaves, _ = flatten(list(args))
     return any(_connected(a) for a in leaves)
@@ -137,19 +182,13 @@ def _sweep(out: Tensor, seed: Any, leaves_per_arg: list, create: bool) -> list[A
         for leaf in boxed:
             g = cts.get(id(wanted[k]))
             k += 1
-            v = leaf._value
+            v = _base(leaf._value)
             if g is None:
-                g = 0.0 if type(v) is float else np.zeros(np.shape(v), dtype=np.result_type(v))
+                g = _zero_like(v)
             elif isinstance(value_of(g), Dual):
                 g = value_of(g) if not create else g
             elif not create or not isinstance(g, Tensor):
-                g = value_of(g)
-                if type(v) is float:
-                    g = float(g)
-                else:
-                    g = np.asarray(g)
-                    if g.shape != np.shape(v):
-                        g = np.broadcast_to(g, np.shape(v)).copy()
+                g = _plain_ct(g, v)
             gs.append(_unbox_out(g, create))
         grads.append(unflatten(spec, gs))
     return grads
@@ -344,13 +383,13 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
                 for leaf in boxed:
                     g = cts.get(id(wanted[k]))
                     k += 1
-                    v = leaf._value
+                    v = _base(leaf._value)
                     if g is None:
-                        g = np.zeros(np.shape(v), dtype=np.result_type(v))
-                        g = float(g) if type(v) is float else g
+                        g = _zero_like(v)
+                    elif isinstance(value_of(g), Dual):
+                        g = value_of(g) if not create else g
                     elif not isinstance(g, Tensor) or not (g._rg or g._node is not None):
-                        g = value_of(g)
-                        g = float(g) if type(v) is float else np.asarray(g)
+                        g = _plain_ct(g, v)
                     gs.append(_unbox_out(g, create))
                 grads.append(unflatten(spec, gs))
         finally:

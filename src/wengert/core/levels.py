@@ -12,11 +12,11 @@ from __future__ import annotations
 import itertools
 from contextvars import ContextVar
 
-__all__ = ["Tag", "USER_TAG", "next_order", "REV_ORDER"]
+__all__ = ["Tag", "USER_TAG", "next_order", "REV_ORDER", "DUAL_TAG"]
 
 next_order = itertools.count(1).__next__
 
-#: The order of the innermost running reverse transform (0: none).
+#: The order of the innermost running reverse transform or open gradient tape (0: none).
 REV_ORDER: ContextVar[int] = ContextVar("wengert_rev_order", default=0)
 
 
@@ -47,3 +47,9 @@ class Tag:
 #: The tag of dual numbers made directly with ``wg.Dual(primal, tangent)``.
 USER_TAG = Tag("user")
 USER_TAG.order = 0
+
+#: The innermost running forward-mode transform's tag (``None``: none). A
+#: reverse transform started inside it lifts its inputs into this level, so
+#: its tensors hold dual numbers of this tag and a tensor of an outer reverse
+#: level met there is recognised (and treated as a constant of this level).
+DUAL_TAG: ContextVar[Tag | None] = ContextVar("wengert_dual_tag", default=None)

@@ -1,0 +1,296 @@
+"""Anomaly detection: find the operation, and the line of your code, that made a NaN.
+
+Inside ``with wg.detect_anomaly():`` every recorded operation remembers the
+stack that created it, and the backward sweep checks every cotangent a VJP
+rule returns: the first NaN or infinity raises a :class:`RuntimeError` that
+names the op (``SqrtBackward``), which of its inputs got the bad gradient,
+and the line of user code that recorded the op. With
+``check_forward=True`` a NaN or infinity in the output of a recorded
+operation raises at once, during the forward pass.
+
+How it stays free when it is off: the state lives in a context variable (no
+global flag), the stack is captured only by :func:`wengert.tensor._record`,
+and the backward sweep reads the context variable once per sweep. While the
+mode is on, a stand-in is pushed onto the open-tape list
+(:data:`wengert.core.modes.TAPES`) so that the inlined fast paths of
+``wengert.tensor`` take the slow path, which goes through ``_record``; the
+stand-in never records or watches anything itself.
+
+Examples
+--------
+>>> import numpy as np
+>>> import wengert as wg
+>>> x = wg.tensor([0.0, 4.0], requires_grad=True)
+>>> with wg.detect_anomaly():
+...     y = np.sqrt(x)
+...     loss = (y * 0.0).sum()
+...     loss.backward()        # doctest: +ELLIPSIS
+Traceback (most recent call last):
+    ...
+RuntimeError: Function 'SqrtBackward' returned nan values in its 0th output. ...
+"""
+
+from __future__ import annotations
+
+import contextlib
+import linecache
+import os
+import sys
+import traceback
+from contextvars import ContextVar
+from typing import Any
+
+import numpy as np
+
+from .core.modes import TAPES
+from .core.node import EXTRA, OP, node_extra, node_name
+
+__all__ = ["detect_anomaly", "is_anomaly_enabled", "creation_stack", "ANOMALY"]
+
+#: The active :class:`detect_anomaly` context (its settings), or ``None``.
+ANOMALY: ContextVar[Any] = ContextVar("wengert_anomaly", default=None)
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
+#: Frames kept beyond the first frame of user code.
+_KEEP = 24
+
+
+class _AnomalyTape:
+    """The stand-in pushed onto ``TAPES``: makes the fast paths call ``_record``.
+
+    It is not recording (``_recording`` is False), so it never appears in the
+    list of tapes an operation is recorded on, and it never makes a gradient
+    computation record its backward pass.
+    """
+
+    __slots__ = ()
+    _recording = False
+
+    def _tracks(self, t: Any) -> bool:
+        return False
+
+    def _add(self, node: Any) -> None:  # pragma: no cover - never an active tape
+        pass
+
+    def __repr__(self) -> str:
+        return "<detect_anomaly>"
+
+
+_TAPE = _AnomalyTape()
+
+
+def _is_library(filename: str) -> bool:
+    return filename.startswith(_PKG_DIR) or filename.startswith(_NUMPY_DIR)
+
+
+def _capture(depth: int) -> list[tuple[str, int, str]]:
+    """``(file, line, function)`` per frame, innermost first, cut a little past user code."""
+    frame: Any = sys._getframe(depth + 1)
+    frames: list[tuple[str, int, str]] = []
+    user = -1
+    while frame is not None:
+        code = frame.f_code
+        filename = code.co_filename
+        frames.append((filename, frame.f_lineno, code.co_name))
+        if user < 0 and not _is_library(filename):
+            user = len(frames) - 1
+        elif user >= 0 and len(frames) - user > _KEEP:
+            break
+        frame = frame.f_back
+    return frames
+
+
+def _user_frame(frames: list[tuple[str, int, str]]) -> tuple[str, int, str] | None:
+    for f in frames:
+        if not _is_library(f[0]):
+            return f
+    return frames[0] if frames else None
+
+
+def _describe(frame: tuple[str, int, str]) -> str:
+    filename, lineno, name = frame
+    line = linecache.getline(filename, lineno).strip()
+    text = f'  File "{filename}", line {lineno}, in {name}'
+    return text + (f"\n    {line}" if line else "")
+
+
+def _summary(frames: list[tuple[str, int, str]]) -> traceback.StackSummary:
+    """A :class:`traceback.StackSummary`, outermost frame first."""
+    return traceback.StackSummary.from_list(
+        [traceback.FrameSummary(f, n, name) for f, n, name in reversed(frames)]
+    )
+
+
+def _stack_note(frames: list[tuple[str, int, str]]) -> str:
+    summary = _summary([f for f in frames if not _is_library(f[0])][:10])
+    return (
+        "Traceback of the forward call that created the operation (most recent call last):\n"
+        + "".join(summary.format()).rstrip()
+    )
+
+
+class detect_anomaly(contextlib.ContextDecorator):
+    """Context manager (or decorator) that finds where NaNs and infinities come from.
+
+    While it is active, each recorded operation remembers the line of user
+    code that created it (this costs a stack walk per operation, so use it to
+    debug, not to train). In the backward pass the first VJP rule that
+    returns a NaN or an infinity raises a ``RuntimeError`` naming the op, the
+    input whose gradient went bad, and that line. Nothing is recorded or
+    checked when the mode is off.
+
+    Parameters
+    ----------
+    check_forward : bool
+        Also check the output of every recorded operation in the forward pass,
+        and raise at the first NaN or infinity.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> x = wg.tensor([-1.0, 2.0], requires_grad=True)
+    >>> with wg.detect_anomaly(check_forward=True):
+    ...     y = np.log(x)      # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    RuntimeError: Function 'log' returned nan values in its output during the forward pass. ...
+
+    Gradients that stay finite are unaffected:
+
+    >>> with wg.detect_anomaly():
+    ...     loss = (x * x).sum()
+    ...     loss.backward()
+    >>> x.grad
+    array([-2.,  4.])
+    """
+
+    def __init__(self, check_forward: bool = False) -> None:
+        self.check_forward = bool(check_forward)
+        self._tokens: list[Any] = []
+
+    def __enter__(self) -> detect_anomaly:
+        self._tokens.append((ANOMALY.set(self), TAPES.set(TAPES.get() + (_TAPE,))))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        token, tapes_token = self._tokens.pop()
+        TAPES.reset(tapes_token)
+        ANOMALY.reset(token)
+
+    def __repr__(self) -> str:
+        return f"detect_anomaly(check_forward={self.check_forward})"
+
+    # -- called by the recording path and the backward sweep ------------------
+    def record(self, node: list[Any]) -> None:
+        """Remember the creating stack of ``node``; check its output if asked."""
+        frames = _capture(2)
+        node_extra(node)["stack"] = frames
+        if self.check_forward:
+            kind = nonfinite(node[4])  # OUT
+            if kind is not None:
+                err = RuntimeError(
+                    f"Function '{node[OP].name}' returned {kind} values in its output during the "
+                    "forward pass. The operation was called at:\n"
+                    + _describe(_user_frame(frames))
+                )
+                err.add_note(_stack_note(frames))
+                raise err
+
+
+def is_anomaly_enabled() -> bool:
+    """Whether a :class:`detect_anomaly` context is active here.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> with wg.detect_anomaly():
+    ...     wg.is_anomaly_enabled()
+    True
+    >>> wg.is_anomaly_enabled()
+    False
+    """
+    return ANOMALY.get() is not None
+
+
+def creation_stack(t: Any) -> traceback.StackSummary | None:
+    """The stack that created a tensor's operation (recorded in anomaly mode), or ``None``.
+
+    Accepts a tensor or its ``grad_fn``. Outermost frame first, like
+    :func:`traceback.extract_stack`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> x = wg.tensor(1.0, requires_grad=True)
+    >>> with wg.detect_anomaly():
+    ...     y = np.exp(x)
+    >>> creation_stack(y)[-1].line
+    'y = np.exp(x)'
+    >>> creation_stack(np.exp(x)) is None
+    True
+    """
+    node = getattr(t, "node", None)  # a GradFn
+    if node is None:
+        node = getattr(t, "_node", None)
+    if node is None or node[EXTRA] is None or "stack" not in node[EXTRA]:
+        return None
+    frames = node[EXTRA]["stack"]
+    return _summary([f for f in frames if not _is_library(f[0])] or frames)
+
+
+# -- the checks -----------------------------------------------------------------
+def nonfinite(v: Any) -> str | None:
+    """``"nan"`` or ``"inf"`` if the value holds one (NaN first), else ``None``."""
+    t = type(v)
+    if t is float:
+        if v != v:
+            return "nan"
+        return "inf" if v in (float("inf"), float("-inf")) else None
+    while True:
+        inner = getattr(v, "_value", None)  # a tensor
+        if inner is None:
+            inner = getattr(v, "primal", None) if hasattr(v, "tangent") else None  # a dual
+        if inner is None:
+            break
+        v = inner
+    parts = getattr(v, "parts", None)  # several outputs' cotangents (wengert.custom)
+    if isinstance(v, (tuple, list)) or parts is not None:
+        kinds = [nonfinite(p) for p in (v if parts is None else parts) if p is not None]
+        return "nan" if "nan" in kinds else ("inf" if "inf" in kinds else None)
+    if type(v) is float:
+        return nonfinite(v)
+    try:
+        a = np.asarray(v)
+    except Exception:  # pragma: no cover - not an array at all
+        return None
+    if a.dtype.kind not in "fc":
+        return None
+    if np.isnan(a).any():
+        return "nan"
+    if np.isinf(a).any():
+        return "inf"
+    return None
+
+
+def check_cotangent(node: list[Any], index: int, ct: Any) -> None:
+    """Raise if the cotangent ``ct`` that ``node``'s rule gave input ``index`` is not finite."""
+    kind = nonfinite(ct)
+    if kind is None:
+        return
+    extra = node[EXTRA]
+    frames = extra.get("stack") if extra else None
+    message = f"Function '{node_name(node)}' returned {kind} values in its {index}th output."
+    if frames is None:
+        err = RuntimeError(
+            message + " The operation was recorded outside wg.detect_anomaly(), so the line "
+            "that created it is unknown; run the forward pass inside the context as well."
+        )
+    else:
+        err = RuntimeError(
+            message + " The operation was created at:\n" + _describe(_user_frame(frames))
+        )
+        err.add_note(_stack_note(frames))
+    raise err

@@ -1,0 +1,223 @@
+"""Gradient checkpointing: store a function's inputs, recompute the rest in backward.
+
+``wg.checkpoint(f)`` returns a function that computes the same values as
+``f``. On tensors it records *one* node instead of ``f``'s whole graph: the
+forward pass runs ``f`` under :func:`wengert.no_grad` (nothing is saved) and
+the node keeps only the inputs. Its VJP runs ``f`` again with recording on,
+from fresh leaves holding the saved inputs, and pulls the cotangent back
+through that recomputation, so the gradients are exactly those of ``f``. The
+memory kept alive between the forward and the backward pass drops from all of
+``f``'s intermediate values to its inputs and outputs; the price is one more
+forward evaluation of ``f`` in the backward pass.
+
+Tensors that ``f`` uses without receiving them as arguments (weights in a
+closure) are found during the forward pass and become inputs of the node too,
+so they get their gradients. With ``create_graph=True`` (and in nested
+transforms) the recomputation is recorded, so higher derivatives work.
+
+Examples
+--------
+>>> import numpy as np
+>>> import wengert as wg
+>>> def block(x):
+...     for _ in range(50):
+...         x = np.sin(x) + x
+...     return x
+>>> x = wg.tensor(np.linspace(0.0, 1.0, 5), requires_grad=True)
+>>> y = wg.checkpoint(block)(x).sum()
+>>> y.grad_fn.next_functions[0]
+<CheckpointBlockBackward>
+>>> y.backward()
+>>> np.allclose(x.grad, wg.grad(lambda x: block(x).sum())(x.detach().numpy()))
+True
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .core import tree as _tree
+from .core.modes import GRAD_ENABLED, TAPES
+from .core.node import next_seq
+from .core.op import Op
+from .custom import (
+    _Args,
+    _entry_leaf,
+    _leaves_like,
+    _op_name,
+    _out_cotangents,
+    _output_op,
+    _pullback_rule,
+    _record_call,
+    _recording,
+    _Saved,
+    _zeros,
+    sweep_region,
+)
+from .dual import Dual
+from .tensor import Tensor, _const, value_of
+
+__all__ = ["checkpoint"]
+
+
+class _FreeVariables:
+    """A stand-in tape, open during the forward pass, that notes the differentiable
+    tensors ``f`` touches: under ``no_grad`` every op still asks the open tapes
+    whether they track its inputs, and results of ``f``'s own ops are constants,
+    so the differentiable tensors it sees come from outside (closures)."""
+
+    __slots__ = ("found", "outer")
+    _recording = True
+
+    def __init__(self, outer: tuple[Any, ...]) -> None:
+        self.found: dict[int, Tensor] = {}
+        self.outer = outer
+
+    def _tracks(self, t: Tensor) -> bool:
+        if id(t) not in self.found and (
+            t._rg or t._node is not None
+            or any(tape._recording and tape._tracks(t) for tape in self.outer)
+        ):
+            self.found[id(t)] = t
+        return False
+
+    def _add(self, node: Any) -> None:  # pragma: no cover - never an active tape
+        pass
+
+
+def _impl(*inputs: Any) -> Any:
+    saved = inputs[-1]
+    n = len(inputs) - 1 - saved.n_free
+    return saved.fun(*saved.args.rebuild(inputs[:n]), **saved.kwargs)
+
+
+def _pullback(saved: _Saved, g: Any, ans: Any, xs: tuple[Any, ...], create: bool) -> list[Any]:
+    """Re-run ``f`` with recording on and pull ``g`` back to its inputs."""
+    n_in = len(xs) - saved.n_free
+    edges = saved.edges
+    entries: list[Any] = []
+    wanted: list[Any] = []
+    token = GRAD_ENABLED.set(True)
+    start = next_seq()
+    current_rng = None
+    try:
+        for j in range(n_in):
+            x = xs[j]
+            if edges[j] is None:
+                entries.append(_const(value_of(x)) if saved.mask[j] else value_of(x))
+                continue
+            e = _entry_leaf(x)  # connected to x when the backward pass is recorded
+            entries.append(e)
+            wanted.append(e._node if e._node is not None else e)
+        free = [edges[n_in + k] for k in range(saved.n_free)]
+        if saved.rng is not None:
+            current_rng = np.random.get_state()
+            np.random.set_state(saved.rng)
+        out = saved.fun(*saved.args.rebuild(entries), **saved.kwargs)
+        if current_rng is not None:
+            np.random.set_state(current_rng)
+            current_rng = None
+        outs = _leaves_like(saved.out_spec, out, "checkpoint: the recomputed output")
+        cts = sweep_region(outs, _out_cotangents(saved, g), start, wanted + free, create)
+    finally:
+        if current_rng is not None:
+            np.random.set_state(current_rng)
+        GRAD_ENABLED.reset(token)
+    result: list[Any] = []
+    k = 0
+    for j, x in enumerate(xs):
+        if edges[j] is None:
+            result.append(None)
+            continue
+        edge = wanted[k] if j < n_in else edges[j]
+        k += j < n_in
+        ct = cts.get(id(edge))
+        result.append(_zeros(x) if ct is None else ct)
+    return result
+
+
+def checkpoint(
+    fun: Callable[..., Any] | None = None, *, preserve_rng_state: bool = True
+) -> Any:
+    """Make ``fun`` store only its inputs and recompute its graph in the backward pass.
+
+    Parameters
+    ----------
+    fun : callable
+        Positional arguments may be tensors, arrays, floats or
+        tuples/lists/dicts of them; keyword arguments are passed through as
+        constants. It may return one array or a tuple/list/dict of them.
+    preserve_rng_state : bool
+        Save NumPy's global random state (``np.random``) before the forward
+        pass and restore it for the recomputation, so random draws (dropout
+        masks) are the same both times. ``Generator`` objects are yours to
+        reseed.
+
+    Returns
+    -------
+    callable
+        Computes what ``fun`` computes. On tensors it records one node named
+        ``checkpoint_<fun>`` (``CheckpointFunBackward``); on plain values,
+        under :func:`wengert.no_grad` and for dual numbers it just calls
+        ``fun``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> f = lambda x: np.tanh(np.tanh(x) * 2.0)
+    >>> g = wg.checkpoint(f)
+    >>> x = np.array([0.1, 0.7])
+    >>> np.allclose(wg.grad(lambda x: g(x).sum())(x), wg.grad(lambda x: f(x).sum())(x))
+    True
+    >>> h = lambda fn: wg.grad(wg.grad(lambda x: fn(x) ** 2))(0.5)   # second derivatives
+    >>> np.isclose(h(g), h(f))
+    np.True_
+    """
+    if fun is None:
+        return functools.partial(checkpoint, preserve_rng_state=preserve_rng_state)
+    name = f"checkpoint_{_op_name(fun)}"
+    op = Op(
+        name,
+        _impl,
+        _pullback_rule(_pullback),
+        formula=f"{_op_name(fun)}, recomputed in the backward pass",
+    )
+    out_op = _output_op(name)
+
+    @functools.wraps(fun)
+    def checkpointed(*args: Any, **kwargs: Any) -> Any:
+        if not GRAD_ENABLED.get():
+            return fun(*args, **kwargs)
+        spec = _Args(args, (), name)
+        leaves = spec.leaves
+        if any(type(a) is Dual for a in leaves):
+            return fun(*args, **kwargs)  # forward mode saves nothing: nothing to checkpoint
+        rng = np.random.get_state() if preserve_rng_state else None
+        tapes = TAPES.get()
+        spy = _FreeVariables(tapes)
+        consts = [_const(a._value) if isinstance(a, Tensor) else a for a in leaves]
+        token = TAPES.set(tapes + (spy,))
+        grad_token = GRAD_ENABLED.set(False)
+        try:
+            out = fun(*spec.rebuild(consts), **kwargs)
+        finally:
+            GRAD_ENABLED.reset(grad_token)
+            TAPES.reset(token)
+        free = list(spy.found.values())
+        inputs = leaves + free
+        rec = _recording(inputs)
+        if rec is None:
+            return out  # nothing here is differentiated: the constant result
+        saved = _Saved(fun, spec, kwargs, [isinstance(a, Tensor) for a in leaves])
+        saved.rng = rng
+        saved.n_free = len(free)
+        raws = [value_of(a) for a in inputs]
+        return _record_call(op, out_op, inputs, raws, _tree.tree_map(value_of, out), saved, *rec)
+
+    checkpointed.op = op  # type: ignore[attr-defined]
+    return checkpointed

@@ -1,0 +1,798 @@
+"""Custom differentiation rules (JAX conventions): :class:`custom_vjp`, :class:`custom_jvp`.
+
+A decorated function runs as itself on plain values. On tensors it is
+recorded as *one* node on the tape, named after the function
+(``y.grad_fn.name == "SafeLogBackward"`` for ``safe_log``), whose rule is
+yours:
+
+* :class:`custom_vjp` -- ``f.defvjp(fwd, bwd)``: ``fwd(*args)`` returns
+  ``(out, residuals)`` and runs on the raw NumPy values in the forward pass;
+  ``bwd(residuals, g)`` returns one cotangent per positional argument
+  (``None``: no gradient). The residuals are stored in the node (as a hidden
+  last input), so they are freed with the node's other saved values by
+  ``backward()`` and every call keeps its own. Reverse mode only: dual
+  numbers raise. When the backward pass is itself recorded
+  (``create_graph=True``, ``grad(grad(f))``) ``fwd`` is re-run on the
+  recorded inputs so that the residuals, and hence ``bwd``, depend on them:
+  higher derivatives are the derivatives of your ``bwd``. Forward over
+  reverse (``wg.hessian``, ``wg.hvp``) works the same way: ``fwd`` and
+  ``bwd`` run on dual numbers (a call of ``f`` inside ``fwd`` runs its body).
+* :class:`custom_jvp` -- ``f.defjvp(rule)``: ``rule(primals, tangents)``
+  returns ``(primal_out, tangent_out)`` and is used for dual numbers
+  (forward mode). Reverse mode uses the same rule, transposed: the node's
+  VJP evaluates ``rule`` at the stored inputs with tangents that are fresh
+  tensors, and pulls the cotangent back through ``tangent_out`` (linear in
+  the tangents) with the ordinary tape. So ``wg.grad`` sees your rule, not
+  the body of ``f`` (as in JAX, where the JVP rule is linearised and
+  transposed); the rule must be written with differentiable operations.
+
+A function with several outputs (a tuple, list or dict) is recorded as its
+node plus one small ``<name>_output`` node per output that selects it.
+
+Examples
+--------
+>>> import numpy as np
+>>> import wengert as wg
+>>> @wg.custom_vjp
+... def clip_gradient(x):
+...     return x
+>>> def clip_fwd(x):
+...     return x, None
+>>> def clip_bwd(res, g):
+...     return (np.clip(g, -1.0, 1.0),)
+>>> clip_gradient.defvjp(clip_fwd, clip_bwd)
+>>> wg.grad(lambda x: (clip_gradient(x) * 5.0).sum())(np.array([1.0, 2.0]))
+array([1., 1.])
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Sequence
+from contextvars import ContextVar
+from typing import Any
+
+import numpy as np
+
+from .core import tree as _tree
+from .core.modes import GRAD_ENABLED, TAPES
+from .core.node import PARENTS, SEQ, next_seq
+from .core.op import Op, PerInput
+from .dual import Dual, dual_outer
+from .tensor import Tensor, _const, _is_float_dtype, _record, _tracking_tapes, value_of
+
+__all__ = ["custom_vjp", "custom_jvp"]
+
+_LEAF = _tree._LEAF
+
+#: The custom_vjp functions whose ``fwd`` is running on dual numbers (forward
+#: over reverse); a call of the function itself inside its ``fwd`` runs its body.
+_IN_FWD: ContextVar[tuple[Any, ...]] = ContextVar("wengert_custom_vjp_fwd", default=())
+
+
+# -- arguments ------------------------------------------------------------------
+def _op_name(fun: Any) -> str:
+    name = re.sub(r"\W", "", getattr(fun, "__name__", "") or "")
+    return name or "custom"
+
+
+def _is_numeric(v: Any) -> bool:
+    return _is_float_dtype(v) or isinstance(v, (Dual, int, np.integer)) or (
+        isinstance(v, np.ndarray) and v.dtype.kind in "biu"
+    )
+
+
+class _Args:
+    """Positional arguments split into static ones and the leaves of the others."""
+
+    __slots__ = ("n", "static", "diff", "specs", "counts", "leaves")
+
+    def __init__(self, args: tuple[Any, ...], nondiff: tuple[int, ...], where: str) -> None:
+        n = len(args)
+        static = {}
+        for i in nondiff:
+            if not -n <= i < n:
+                raise ValueError(f"{where}: nondiff_argnums contains {i}, but it got {n} arguments")
+            static[i % n] = value_of(args[i])
+        self.n = n
+        self.static = static
+        self.diff = [i for i in range(n) if i not in static]
+        self.specs = []
+        self.counts = []
+        leaves: list[Any] = []
+        for i in self.diff:
+            lv, spec = _tree.flatten(args[i])
+            leaves.extend(lv)
+            self.specs.append(spec)
+            self.counts.append(len(lv))
+        self.leaves = leaves
+
+    def rebuild(self, leaves: Sequence[Any]) -> list[Any]:
+        """All positional arguments, with ``leaves`` in place of the differentiable ones."""
+        args: list[Any] = [None] * self.n
+        for i, v in self.static.items():
+            args[i] = v
+        k = 0
+        for i, spec, c in zip(self.diff, self.specs, self.counts):
+            args[i] = _tree.unflatten(spec, list(leaves[k : k + c]))
+            k += c
+        return args
+
+    def diff_args(self, leaves: Sequence[Any]) -> tuple[Any, ...]:
+        """The differentiable arguments only, as a tuple, rebuilt from ``leaves``."""
+        out = []
+        k = 0
+        for spec, c in zip(self.specs, self.counts):
+            out.append(_tree.unflatten(spec, list(leaves[k : k + c])))
+            k += c
+        return tuple(out)
+
+    def nondiff_values(self) -> list[Any]:
+        return [self.static[i] for i in sorted(self.static)]
+
+
+def _count(spec: Any) -> int:
+    if spec == _LEAF:
+        return 1
+    return sum(_count(c) for c in spec[2])
+
+
+def _leaves_like(spec: Any, tree: Any, what: str) -> list[Any]:
+    """The leaves of ``tree`` laid out as ``spec``; ``None`` stands for a zero subtree."""
+    if tree is None:
+        return [None] * _count(spec)
+    if spec == _LEAF:
+        return [tree]
+    kind, keys, children = spec
+    if kind is type(None):
+        return []
+    if kind is dict:
+        if not isinstance(tree, dict) or set(tree) != set(keys):
+            raise TypeError(f"{what}: expected a dict with keys {keys}, got {tree!r:.80}")
+        items = [tree[k] for k in keys]
+    else:
+        if not isinstance(tree, (tuple, list)) or len(tree) != len(children):
+            raise TypeError(
+                f"{what}: expected a {kind.__name__} of length {len(children)}, got {tree!r:.80}"
+            )
+        items = list(tree)
+    out: list[Any] = []
+    for c, item in zip(children, items):
+        out.extend(_leaves_like(c, item, what))
+    return out
+
+
+def _shape(v: Any) -> tuple[int, ...]:
+    v = value_of(v)
+    if type(v) is float:
+        return ()
+    shape = getattr(v, "shape", None)
+    return tuple(shape) if shape is not None else np.shape(v)
+
+
+def _zeros(raw: Any) -> Any:
+    """A zero cotangent or tangent for a raw value (a float stays a float)."""
+    while isinstance(raw, (Dual, Tensor)):
+        raw = raw.primal if isinstance(raw, Dual) else raw._value
+    if type(raw) is float:
+        return 0.0
+    a = np.asarray(raw)
+    return np.zeros(a.shape, dtype=a.dtype if a.dtype.kind in "fc" else np.float64)
+
+
+def _dual_under(v: Any) -> Any:
+    """The value under any tensors (a dual number, if there is one)."""
+    while isinstance(v, Tensor):
+        v = v._value
+    return v
+
+
+def _connected(x: Any) -> bool:
+    return isinstance(x, Tensor) and (x._rg or x._node is not None)
+
+
+def _closure_error(kind: str, name: str) -> TypeError:
+    return TypeError(
+        f"Detected differentiation of a {kind} function ({name!r}) with respect to a "
+        f"closed-over value. That isn't supported because the custom {kind[-3:].upper()} rule "
+        f"only specifies how to differentiate the {kind} function with respect to explicit "
+        f"input parameters. Pass the tensor to {name!r} as an argument instead."
+    )
+
+
+# -- several outputs ----------------------------------------------------------------
+class _Pack:
+    """The cotangents of a function's several outputs (``None``: zero); adds itemwise."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: list[Any]) -> None:
+        self.parts = parts
+
+    def __add__(self, other: Any) -> _Pack:
+        other = value_of(other)
+        pairs = zip(self.parts, other.parts)
+        return _Pack([a if b is None else (b if a is None else a + b) for a, b in pairs])
+
+    __radd__ = __add__
+
+    def __repr__(self) -> str:
+        return f"_Pack({self.parts!r})"
+
+
+def _select_rule(g: Any, ans: Any, packed: Any, index: int) -> _Pack:
+    parts: list[Any] = [None] * len(value_of(packed))
+    parts[index] = g
+    return _Pack(parts)
+
+
+def _select_jvp(tangents: Any, ans: Any, packed: Any, index: int) -> Any:
+    t = tangents[0]
+    return None if t is None else t[index]
+
+
+def _output_op(name: str) -> Op:
+    return Op(
+        f"{name}_output",
+        lambda packed, index: packed[index],
+        (_select_rule,),
+        jvp=_select_jvp,
+        formula=f"selects one output of {name}",
+    )
+
+
+# -- the node --------------------------------------------------------------------------
+class _Saved:
+    """What a custom node keeps, stored as its last input (so ``backward()`` frees it).
+
+    ``last`` is the last input position whose rule runs; the cotangents of all
+    inputs are computed once per visit of the node and cached until then.
+    """
+
+    __slots__ = ("fun", "args", "kwargs", "mask", "edges", "residuals", "cache", "last",
+                 "single", "out_spec", "rng", "n_free")
+
+    def __init__(self, fun: Any, args: _Args, kwargs: dict[str, Any], mask: list[bool]) -> None:
+        self.fun = fun
+        self.args = args
+        self.kwargs = kwargs
+        self.mask = mask  # which leaves were tensors
+        self.edges: tuple[Any, ...] = ()
+        self.residuals: Any = None
+        self.cache: Any = None
+        self.last = -1
+        self.single = True
+        self.out_spec: Any = _LEAF
+        self.rng: Any = None
+        self.n_free = 0
+
+    def __repr__(self) -> str:
+        return f"<saved by {getattr(self.fun, '__name__', 'a custom rule')}>"
+
+
+def _pullback_rule(pullback: Callable[..., list[Any]]) -> PerInput:
+    """Per-input VJP rules from ``pullback(saved, g, ans, inputs, create)`` (all at once)."""
+
+    def rule(i: int, g: Any, ans: Any, *inputs: Any) -> Any:
+        saved = value_of(inputs[-1])
+        cache = saved.cache
+        if cache is None or cache[0] is not g:
+            create = isinstance(inputs[-1], Tensor)  # the sweep wrapped the inputs
+            cache = saved.cache = (g, pullback(saved, g, ans, inputs[:-1], create))
+        ct = cache[1][i]
+        if i >= saved.last:
+            saved.cache = None
+        return ct
+
+    rule.__name__ = getattr(pullback, "__name__", "pullback")
+    return PerInput(rule)
+
+
+def _recording(tensors: Sequence[Any]) -> tuple[bool, Any] | None:
+    """``(requires_grad, tapes)`` when a call on ``tensors`` must be recorded, else ``None``."""
+    if not GRAD_ENABLED.get():
+        return None
+    tapes = TAPES.get()
+    args = tuple(tensors)
+    active = _tracking_tapes(args, tapes) if tapes else ()
+    rg = any(isinstance(a, Tensor) and a._rg for a in args)
+    return (rg, active) if (rg or active) else None
+
+
+def _record_call(
+    op: Op, out_op: Op, inputs: list[Any], raws: list[Any], out: Any, saved: _Saved,
+    rg: bool, active: Any,
+) -> Any:
+    """Record ``out = op(inputs)`` as one node (plus output selectors); return the outputs."""
+    out_leaves, out_spec = _tree.flatten(out)
+    saved.out_spec = out_spec
+    saved.single = out_spec == _LEAF
+    for k, leaf in enumerate(out_leaves):
+        if isinstance(leaf, Tensor) or not _is_numeric(leaf):
+            raise TypeError(
+                f"{op.name}: the function must return NumPy values (arrays or floats, or "
+                f"tuples/lists/dicts of them); output {k} is {type(leaf).__name__}"
+            )
+    args = tuple(inputs) + (None,)
+    packed = out if saved.single else tuple(out_leaves)
+    t = _record(op, args, tuple(raws) + (saved,), packed, None, rg, active)
+    node = t._node
+    for i, a in enumerate(inputs):  # the rules read every input (recomputation, residuals)
+        if isinstance(a, Tensor):
+            c = a._version
+            node += (c, c[0], i)
+    parents = node[PARENTS]
+    saved.edges = parents
+    saved.args.leaves = []  # the node holds the raw values; drop the tensors
+    saved.last = max((i for i, p in enumerate(parents) if p is not None), default=-1)
+    if saved.single:
+        return t if _is_float_dtype(out) else _const(out)
+    results = []
+    for k, leaf in enumerate(out_leaves):
+        if _is_float_dtype(leaf):
+            results.append(_record(out_op, (t,), (packed,), leaf, {"index": k}, rg, active))
+        else:
+            results.append(_const(leaf))
+    return _tree.unflatten(out_spec, results)
+
+
+def _out_cotangents(saved: _Saved, g: Any) -> list[Any]:
+    """Per output leaf, the cotangent (``None``: zero)."""
+    if saved.single:
+        return [g]
+    return list(value_of(g).parts)
+
+
+def _out_values(saved: _Saved, ans: Any) -> list[Any]:
+    v = value_of(ans)
+    return [v] if saved.single else list(v)
+
+
+def _zeros_like_input(saved: _Saved, xs: Sequence[Any]) -> list[Any]:
+    return [None if p is None else _zeros(x) for x, p in zip(xs, saved.edges)]
+
+
+def _fit_cotangents(name: str, kind: str, cts: list[Any], xs: Sequence[Any],
+                    saved: _Saved) -> list[Any]:
+    """Check shapes; zeros for ``None``; one entry per node input."""
+    out = []
+    for j, (ct, x, edge) in enumerate(zip(cts, xs, saved.edges)):
+        if edge is None:
+            out.append(None)
+            continue
+        if ct is None:
+            out.append(_zeros(x))
+            continue
+        if _shape(ct) != _shape(x):
+            raise ValueError(
+                f"{kind} {name!r}: the cotangent for input leaf {j} has shape {_shape(ct)}, but "
+                f"the input has shape {_shape(x)}; each cotangent must have its primal's shape."
+            )
+        out.append(ct)
+    return out
+
+
+def _region(roots: list[tuple[Any, Any]], start: int) -> set[int]:
+    """Ids of the nodes recorded after ``start`` that lead to ``roots``."""
+    ids: set[int] = set()
+    stack = []
+    for edge, _ in roots:
+        if type(edge) is list and edge[SEQ] > start and id(edge) not in ids:
+            ids.add(id(edge))
+            stack.append(edge)
+    while stack:
+        node = stack.pop()
+        for p in node[PARENTS]:
+            if type(p) is list and p[SEQ] > start and id(p) not in ids:
+                ids.add(id(p))
+                stack.append(p)
+    return ids
+
+
+def sweep_region(outs: list[Any], gs: list[Any], start: int, wanted: list[Any],
+                 create: bool) -> dict[int, Any]:
+    """Backpropagate ``gs`` from ``outs`` through the nodes recorded after ``start`` only.
+
+    Used by the rules that recompute something inside the backward pass: the
+    sweep never leaves the recomputed region (nodes of the outer graph are
+    neither run nor freed), runs no leaf hooks, accumulates nothing, and
+    returns ``id(edge) -> cotangent`` for ``wanted``.
+    """
+    from .backward import backprop
+
+    roots = []
+    for o, g in zip(outs, gs):
+        if g is not None and _connected(o):
+            roots.append((o._node if o._node is not None else o, g))
+    if not roots:
+        return {}
+    return backprop(
+        roots, wanted=wanted, accumulate=False, retain_graph=create, create_graph=create,
+        restrict=_region(roots, start), leaf_hooks=False,
+    )
+
+
+def _entry_leaf(x: Any) -> Tensor:
+    """A fresh differentiable stand-in for ``x``, made as the transforms make theirs.
+
+    A raw value gives a new leaf (lifted into the running forward-mode level,
+    if any, as ``wengert.transforms`` does). A tensor of a recorded backward
+    pass gives an identity node on it, so the stand-in stays connected to the
+    recorded inputs (and to the gradient tapes that watch them).
+    """
+    from .transforms import _leaf_for
+
+    if isinstance(x, Tensor) and not (x._rg or x._node is not None):
+        tapes = TAPES.get()
+        active = _tracking_tapes((x,), tapes) if tapes else ()
+        if active:  # watched by a tape only
+            from .ops.elementwise import POSITIVE
+
+            return _record(POSITIVE, (x,), (x._value,), x._value, None, True, active)
+    return _leaf_for(x)
+
+
+def _forward_mode_error(name: str) -> TypeError:
+    return TypeError(
+        f"{name!r} got dual numbers (forward mode), but custom_vjp functions support reverse "
+        "mode only; use custom_jvp to give it a forward-mode rule (or differentiate it with "
+        "wg.grad / wg.vjp)."
+    )
+
+
+# -- custom_vjp -------------------------------------------------------------------------
+class custom_vjp:
+    """A function with a custom vector-Jacobian product (reverse-mode rule), as in JAX.
+
+    Decorate the function, then call ``f.defvjp(fwd, bwd)``:
+
+    * ``fwd(*args)`` returns ``(out, residuals)``; it runs on raw NumPy values,
+      and the residuals (any values) are kept in the tape node;
+    * ``bwd(residuals, g)`` returns a tuple with one cotangent per positional
+      argument (each shaped like its argument; ``None`` for no gradient).
+
+    On plain values ``f`` just runs. On tensors it is recorded as one node
+    named after ``f`` and differentiated with ``bwd`` by ``Tensor.backward``,
+    :func:`wengert.grad`, :func:`wengert.vjp` and :class:`wengert.GradientTape`.
+    Forward mode (dual numbers) raises: use :class:`custom_jvp` for that.
+    Higher derivatives differentiate ``bwd`` (``fwd`` is re-run on the
+    recorded inputs so the residuals depend on them); so does forward over
+    reverse (``wg.hessian``), where ``fwd`` and ``bwd`` see dual numbers.
+
+    Parameters
+    ----------
+    fun : callable
+        The function; positional arguments may be arrays, floats or
+        tuples/lists/dicts of them. Keyword arguments are passed through to
+        ``fun`` and ``fwd`` as constants.
+    nondiff_argnums : tuple of int
+        Arguments that are not differentiated (functions, flags, sizes).
+        ``bwd`` receives them first, ``bwd(*nondiff, residuals, g)``, and
+        returns cotangents for the other arguments only.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> @wg.custom_vjp
+    ... def log1pexp(x):
+    ...     return np.log1p(np.exp(x))
+    >>> def log1pexp_fwd(x):
+    ...     return log1pexp(x), x
+    >>> def log1pexp_bwd(x, g):
+    ...     return (g * (1.0 - 1.0 / (1.0 + np.exp(x))),)
+    >>> log1pexp.defvjp(log1pexp_fwd, log1pexp_bwd)
+    >>> x = wg.tensor([0.0, 1000.0], requires_grad=True)
+    >>> y = log1pexp(x).sum()
+    >>> y.backward()
+    >>> x.grad
+    array([0.5, 1. ])
+    >>> log1pexp(x).grad_fn
+    <Log1pexpBackward>
+    """
+
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd: Callable[..., Any] | None = None
+        self.bwd: Callable[..., Any] | None = None
+        name = _op_name(fun)
+        self.op = Op(
+            name,
+            self._impl,
+            _pullback_rule(self._pullback),
+            jvp=self._no_jvp,
+            formula=f"custom VJP of {name} (defvjp)",
+        )
+        self._out_op = _output_op(name)
+
+    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
+        """Set the rule: ``fwd(*args) -> (out, residuals)``, ``bwd(residuals, g) -> tuple``."""
+        self.fwd = fwd
+        self.bwd = bwd
+
+    def __repr__(self) -> str:
+        return f"<custom_vjp {self.op.name}>"
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        return self if obj is None else functools.partial(self, obj)
+
+    # -- the op record's slots -------------------------------------------------------
+    def _impl(self, *inputs: Any) -> Any:
+        saved = inputs[-1]
+        return self.fun(*saved.args.rebuild(inputs[:-1]), **saved.kwargs)
+
+    def _no_jvp(self, *args: Any, **kwargs: Any) -> Any:
+        raise _forward_mode_error(self.op.name)
+
+    # -- calling -------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        spec = _Args(args, self.nondiff_argnums, self.op.name)
+        leaves = spec.leaves
+        if any(type(a) is Dual for a in leaves):
+            if self in _IN_FWD.get():  # ``fwd`` calling ``f`` (forward over reverse)
+                return self.fun(*args, **kwargs)
+            raise _forward_mode_error(self.op.name)
+        if not any(isinstance(a, Tensor) for a in leaves):
+            return self.fun(*args, **kwargs)
+        raws = [value_of(a) for a in leaves]
+        plain = spec.rebuild(raws)
+        rec = _recording(leaves)
+        if rec is None:
+            out = self.fun(*plain, **kwargs)
+            return _tree.tree_map(lambda v: v if isinstance(v, Tensor) else _const(v), out)
+        if self.fwd is None or self.bwd is None:
+            raise TypeError(
+                f"No VJP defined for custom_vjp function {self.op.name} using defvjp: call "
+                f"{self.op.name}.defvjp(fwd, bwd) before differentiating it."
+            )
+        result = self._run_fwd(plain, kwargs, raws)
+        if not (isinstance(result, (tuple, list)) and len(result) == 2):
+            raise TypeError(
+                f"Custom VJP fwd rule of {self.op.name!r} must produce a pair (list or tuple of "
+                f"length two) representing primal outputs and residuals, got "
+                f"{type(result).__name__}."
+            )
+        out, residuals = result
+        res_leaves = _tree.flatten(residuals)[0]
+        if any(_connected(v) for v in _tree.flatten(out)[0] + res_leaves):
+            raise _closure_error("custom_vjp", self.op.name)
+        out = _tree.tree_map(value_of, out)
+        saved = _Saved(self, spec, kwargs, [isinstance(a, Tensor) for a in leaves])
+        saved.residuals = residuals
+        return _record_call(self.op, self._out_op, leaves, raws, out, saved, *rec)
+
+    def _run_fwd(self, args: list[Any], kwargs: dict[str, Any], values: list[Any]) -> Any:
+        """``fwd(*args)``; on dual numbers (a forward level outside this reverse one),
+        with ``f`` allowed to run its body inside ``fwd``: the tangent of the
+        output then comes from ``f``'s body and higher derivatives from ``bwd``."""
+        if not any(type(_dual_under(v)) is Dual for v in values):
+            return self.fwd(*args, **kwargs)
+        token = _IN_FWD.set(_IN_FWD.get() + (self,))
+        try:
+            return self.fwd(*args, **kwargs)
+        finally:
+            _IN_FWD.reset(token)
+
+    # -- the VJP ---------------------------------------------------------------------------
+    def _pullback(self, saved: _Saved, g: Any, ans: Any, xs: tuple[Any, ...],
+                  create: bool) -> list[Any]:
+        spec = saved.args
+        gs = _out_cotangents(saved, g)
+        outs = _out_values(saved, ans)
+        g_tree = _tree.unflatten(
+            saved.out_spec, [_zeros(o) if gk is None else gk for gk, o in zip(gs, outs)]
+        )
+        residuals = saved.residuals
+        if create:
+            # Recorded backward pass: recompute the residuals from the recorded
+            # inputs so that bwd's result depends on them (higher derivatives).
+            leaves = [x if m else value_of(x) for x, m in zip(xs, saved.mask)]
+            residuals = self._run_fwd(spec.rebuild(leaves), saved.kwargs, leaves)[1]
+        result = self.bwd(*spec.nondiff_values(), residuals, g_tree)
+        n_diff = len(spec.diff)
+        if not isinstance(result, (tuple, list)) or len(result) != n_diff:
+            got = (
+                f"a {type(result).__name__} of length {len(result)}"
+                if isinstance(result, (tuple, list)) else type(result).__name__
+            )
+            raise TypeError(
+                f"Custom VJP bwd rule of {self.op.name!r} must produce a tuple with one "
+                f"cotangent per (differentiable) positional argument of the primal function, "
+                f"i.e. of length {n_diff}, but got {got}. Use None for no gradient."
+            )
+        cts: list[Any] = []
+        for arg_spec, item in zip(spec.specs, result):
+            cts.extend(_leaves_like(arg_spec, item, f"custom_vjp bwd of {self.op.name!r}"))
+        return _fit_cotangents(self.op.name, "custom_vjp bwd of", cts, xs, saved)
+
+
+# -- custom_jvp --------------------------------------------------------------------------
+class custom_jvp:
+    """A function with a custom Jacobian-vector product (forward-mode rule), as in JAX.
+
+    Decorate the function, then set the rule with ``f.defjvp(rule)`` (also
+    usable as a decorator): ``rule(primals, tangents)`` gets two tuples, one
+    entry per positional argument, and returns ``(primal_out, tangent_out)``.
+
+    * Dual numbers (``wg.jvp``, ``wg.derivative``, ``wg.jacfwd``) use the rule.
+      Arguments that carry no tangent get zero tangents.
+    * Tensors (``backward``, ``wg.grad``, tapes): ``f`` is recorded as one node
+      named after it; its VJP evaluates the rule at the saved inputs with fresh
+      tensors as tangents and pulls the cotangent back through
+      ``tangent_out``, which is linear in them. So reverse mode uses your rule
+      too (it must be written with differentiable operations), at the cost of
+      one evaluation of the rule per backward pass.
+
+    Parameters
+    ----------
+    fun : callable
+        The function (arrays, floats, or tuples/lists/dicts of them).
+    nondiff_argnums : tuple of int
+        Arguments that are not differentiated; the rule receives them first,
+        ``rule(*nondiff, primals, tangents)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> @wg.custom_jvp
+    ... def safe_norm(x):
+    ...     return np.sqrt(np.sum(x * x))
+    >>> @safe_norm.defjvp
+    ... def safe_norm_jvp(primals, tangents):
+    ...     (x,), (t,) = primals, tangents
+    ...     n = safe_norm(x)
+    ...     scale = np.where(n == 0.0, 0.0, 1.0 / np.where(n == 0.0, 1.0, n))
+    ...     return n, np.sum(x * t) * scale
+    >>> wg.grad(safe_norm)(np.zeros(2))        # the plain body would give nan
+    array([0., 0.])
+    >>> wg.jvp(safe_norm, (np.array([3.0, 4.0]),), (np.array([0.0, 5.0]),))
+    (np.float64(5.0), np.float64(4.0))
+    """
+
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp: Callable[..., Any] | None = None
+        name = _op_name(fun)
+        self.op = Op(
+            name,
+            self._impl,
+            _pullback_rule(self._pullback),
+            formula=f"custom JVP of {name} (defjvp), transposed for reverse mode",
+        )
+        self._out_op = _output_op(name)
+
+    def defjvp(self, jvp: Callable[..., Any]) -> Callable[..., Any]:
+        """Set the rule ``jvp(primals, tangents) -> (primal_out, tangent_out)``; returns it."""
+        self.jvp = jvp
+        return jvp
+
+    def __repr__(self) -> str:
+        return f"<custom_jvp {self.op.name}>"
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        return self if obj is None else functools.partial(self, obj)
+
+    def _impl(self, *inputs: Any) -> Any:
+        saved = inputs[-1]
+        return self.fun(*saved.args.rebuild(inputs[:-1]), **saved.kwargs)
+
+    def _no_rule(self) -> TypeError:
+        return TypeError(
+            f"No JVP defined for custom_jvp function {self.op.name} using defjvp: call "
+            f"{self.op.name}.defjvp(rule) before differentiating it."
+        )
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        spec = _Args(args, self.nondiff_argnums, self.op.name)
+        leaves = spec.leaves
+        duals = any(type(a) is Dual for a in leaves)
+        boxed = any(isinstance(a, Tensor) for a in leaves)
+        if duals and (not boxed or dual_outer(tuple(leaves))):
+            return self._forward(spec, kwargs)
+        if not boxed:
+            return self.fun(*args, **kwargs)
+        raws = [value_of(a) for a in leaves]
+        plain = spec.rebuild(raws)
+        rec = _recording(leaves)
+        out = self(*plain, **kwargs)  # duals inside the tensors: the rule, at their level
+        if any(_connected(v) for v in _tree.flatten(out)[0]):
+            raise _closure_error("custom_jvp", self.op.name)
+        out = _tree.tree_map(value_of, out)
+        if rec is None:
+            return _tree.tree_map(_const, out)
+        if self.jvp is None:
+            raise self._no_rule()
+        saved = _Saved(self, spec, kwargs, [isinstance(a, Tensor) for a in leaves])
+        return _record_call(self.op, self._out_op, leaves, raws, out, saved, *rec)
+
+    # -- forward mode --------------------------------------------------------------------
+    def _forward(self, spec: _Args, kwargs: dict[str, Any]) -> Any:
+        if self.jvp is None:
+            raise self._no_rule()
+        tag = None
+        for a in spec.leaves:
+            if type(a) is Dual and (tag is None or a.tag.order > tag.order):
+                tag = a.tag
+        if not tag.active:
+            raise RuntimeError(
+                f"{self.op.name!r} got a dual number of a finished forward-mode transform "
+                f"({tag!r}); return what you need from inside the function passed to wg.jvp."
+            )
+        primals, tangents = [], []
+        for a in spec.leaves:
+            if type(a) is Dual and a.tag is tag:
+                primals.append(a.primal)
+                tangents.append(a.tangent)
+            else:
+                primals.append(a)
+                tangents.append(_zeros(a) if _is_numeric(value_of(a)) else None)
+        result = self.jvp(
+            *spec.nondiff_values(), spec.diff_args(primals), spec.diff_args(tangents), **kwargs
+        )
+        if not (isinstance(result, (tuple, list)) and len(result) == 2):
+            raise TypeError(
+                f"Custom JVP rule of {self.op.name!r} must produce a pair (list or tuple of "
+                f"length two) representing primal and tangent outputs, got "
+                f"{type(result).__name__}."
+            )
+        p_out, t_out = result
+        p_leaves, p_spec = _tree.flatten(p_out)
+        t_leaves = _leaves_like(p_spec, t_out, f"custom_jvp rule of {self.op.name!r}")
+        duals = []
+        for k, (p, t) in enumerate(zip(p_leaves, t_leaves)):
+            if t is None:
+                t = _zeros(p)
+            elif _shape(t) != _shape(p):
+                raise ValueError(
+                    f"Custom JVP rule of {self.op.name!r} returned a tangent of shape "
+                    f"{_shape(t)} for primal output {k} of shape {_shape(p)}; they must match."
+                )
+            if type(value_of(p)) is float and type(t) is not float and not isinstance(
+                t, (Tensor, Dual)
+            ):
+                t = float(t)
+            d = object.__new__(Dual)
+            d.primal, d.tangent, d.tag = p, t, tag
+            duals.append(d)
+        return _tree.unflatten(p_spec, duals)
+
+    # -- reverse mode: the rule, transposed ------------------------------------------------
+    def _pullback(self, saved: _Saved, g: Any, ans: Any, xs: tuple[Any, ...],
+                  create: bool) -> list[Any]:
+        spec = saved.args
+        primals = [x if m else value_of(x) for x, m in zip(xs, saved.mask)] if create else list(xs)
+        tangents: list[Any] = []
+        wanted: list[Any] = []
+        token = GRAD_ENABLED.set(True)
+        start = next_seq()
+        try:
+            for x, edge in zip(xs, saved.edges):
+                z = _zeros(x) if _is_numeric(value_of(x)) else None
+                if edge is None:
+                    tangents.append(z)
+                else:
+                    t = _entry_leaf(z)
+                    tangents.append(t)
+                    wanted.append(t)
+            _, t_out = self.jvp(
+                *spec.nondiff_values(), spec.diff_args(primals), spec.diff_args(tangents),
+                **saved.kwargs,
+            )
+            t_leaves = _leaves_like(saved.out_spec, t_out, f"custom_jvp rule of {self.op.name!r}")
+            cts = sweep_region(t_leaves, _out_cotangents(saved, g), start, wanted, create)
+        finally:
+            GRAD_ENABLED.reset(token)
+        result: list[Any] = []
+        for x, t in zip(xs, tangents):
+            if isinstance(t, Tensor) and t._rg:
+                ct = cts.get(id(t))
+                result.append(_zeros(x) if ct is None else ct)
+            else:
+                result.append(None)
+        return result
