@@ -484,3 +484,20 @@ def test_custom_jvp_with_gradient_tape():
     with wg.GradientTape() as tape:
         y = clipped_sqrt(x)
     assert tape.gradient(y, x).item() == 0.25
+
+
+def test_derivative_through_static_arguments_is_refused():
+    @wg.custom_vjp
+    def shift(x, *, by):
+        return x + by
+
+    shift.defvjp(lambda x, *, by: (x + by, None), lambda r, g: (g,))
+    w = wg.tensor(2.0, requires_grad=True)
+    with pytest.raises(TypeError, match="silently dropped"):
+        shift(np.ones(2), by=w)
+    assert shift(np.ones(2), by=3.0)[0] == 4.0
+
+    static_scale = wg.custom_vjp(lambda x, factor: x * factor, nondiff_argnums=(1,))
+    static_scale.defvjp(lambda x, f: (x * f, None), lambda f, r, g: (g * f,))
+    with pytest.raises(TypeError, match="nondiff_argnums"):
+        static_scale(np.ones(2), w)

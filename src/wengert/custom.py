@@ -83,6 +83,21 @@ def _is_numeric(v: Any) -> bool:
     )
 
 
+def _refuse_differentiable(x: Any, what: str) -> None:
+    """A value that carries a derivative must not be treated as a constant silently."""
+    leaves, _ = _tree.flatten(x)
+    for leaf in leaves:
+        if (isinstance(leaf, Tensor) and (leaf._rg or leaf._node is not None)) or hasattr(
+            leaf, "tangent"
+        ):
+            raise TypeError(
+                f"{what}, but it carries a derivative (a tensor that requires grad or a dual "
+                "number), which would be silently dropped. Pass it as a positional, "
+                "differentiable argument, or wrap it in wg.stop_gradient(...) if no gradient "
+                "should flow through it."
+            )
+
+
 class _Args:
     """Positional arguments split into static ones and the leaves of the others."""
 
@@ -94,6 +109,7 @@ class _Args:
         for i in nondiff:
             if not -n <= i < n:
                 raise ValueError(f"{where}: nondiff_argnums contains {i}, but it got {n} arguments")
+            _refuse_differentiable(args[i], f"{where}: argument {i % n} is in nondiff_argnums")
             static[i % n] = value_of(args[i])
         self.n = n
         self.static = static
@@ -529,6 +545,8 @@ class custom_vjp:
 
     # -- calling -------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        for key, value in kwargs.items():
+            _refuse_differentiable(value, f"{self.op.name}: keyword argument {key!r} is static")
         spec = _Args(args, self.nondiff_argnums, self.op.name)
         leaves = spec.leaves
         if any(type(a) is Dual for a in leaves):
@@ -689,6 +707,8 @@ class custom_jvp:
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        for key, value in kwargs.items():
+            _refuse_differentiable(value, f"{self.op.name}: keyword argument {key!r} is static")
         spec = _Args(args, self.nondiff_argnums, self.op.name)
         leaves = spec.leaves
         duals = any(type(a) is Dual for a in leaves)
