@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 __all__ = ["ArrayMethods"]
 
 
@@ -16,6 +18,14 @@ class ArrayMethods:
 
     __slots__ = ()
     __array_priority__ = 1000
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
 
     @property
     def T(self) -> Any:

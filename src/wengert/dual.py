@@ -106,14 +106,6 @@ class Dual(ArrayMethods):
         return np.shape(self.primal)
 
     @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
-
-    @property
     def dtype(self) -> np.dtype:
         p = self.primal
         if type(p) is float:

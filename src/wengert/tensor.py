@@ -275,12 +275,7 @@ def unary_function(op: Any) -> Any:
                 t._rg = True
                 t._version = node
                 return t
-            t = _NEW(Tensor)
-            t._value = out
-            t._node = None
-            t._rg = False
-            t._version = [0]
-            return t
+            return _const(out)
         if type(x) is Dual:
             p = x.primal
             t = x.tangent
@@ -427,12 +422,7 @@ def binary_function(op: Any) -> Any:
             t._rg = True
             t._version = node
             return t
-        t = _NEW(Tensor)
-        t._value = out
-        t._node = None
-        t._rg = False
-        t._version = [0]
-        return t
+        return _const(out)
 
     fn.__name__ = fn.__qualname__ = op.name
     fn.__doc__ = f"Elementwise ``{op.name}`` with broadcasting, differentiable ({op.formula})."
@@ -737,14 +727,6 @@ class Tensor(ArrayMethods):
     @property
     def shape(self) -> tuple[int, ...]:
         return () if type(self._value) is float else np.shape(self._value)
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
 
     @property
     def dtype(self) -> np.dtype:

@@ -175,6 +175,16 @@ def _sweep(out: Tensor, seed: Any, leaves_per_arg: list, create: bool) -> list[A
             retain_graph=create,
             create_graph=create,
         )
+    return _gradients(leaves_per_arg, wanted, cts, create)
+
+
+def _gradients(leaves_per_arg: list, wanted: list[Any], cts: dict[int, Any],
+               create: bool) -> list[Any]:
+    """The swept cotangents of the inputs' leaves, rebuilt into the inputs' pytrees.
+
+    Unreached leaves get zeros; a cotangent stays a tensor only when an outer
+    level differentiates it (``create``), and is a plain value otherwise.
+    """
     grads = []
     k = 0
     for boxed, spec in leaves_per_arg:
@@ -187,7 +197,7 @@ def _sweep(out: Tensor, seed: Any, leaves_per_arg: list, create: bool) -> list[A
                 g = _zero_like(v)
             elif isinstance(value_of(g), Dual):
                 g = value_of(g) if not create else g
-            elif not create or not isinstance(g, Tensor):
+            elif not isinstance(g, Tensor) or not (g._rg or g._node is not None):
                 g = _plain_ct(g, v)
             gs.append(_unbox_out(g, create))
         grads.append(unflatten(spec, gs))
@@ -376,22 +386,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
                 if roots
                 else {}
             )
-            grads = []
-            k = 0
-            for boxed, spec in leaves:
-                gs = []
-                for leaf in boxed:
-                    g = cts.get(id(wanted[k]))
-                    k += 1
-                    v = _base(leaf._value)
-                    if g is None:
-                        g = _zero_like(v)
-                    elif isinstance(value_of(g), Dual):
-                        g = value_of(g) if not create else g
-                    elif not isinstance(g, Tensor) or not (g._rg or g._node is not None):
-                        g = _plain_ct(g, v)
-                    gs.append(_unbox_out(g, create))
-                grads.append(unflatten(spec, gs))
+            grads = _gradients(leaves, wanted, cts, create)
         finally:
             TRANSFORM_DEPTH.reset(token2)
         return tuple(grads)

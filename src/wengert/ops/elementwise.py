@@ -1066,62 +1066,9 @@ PUBLIC = (
     "clip",
     "where",
 )
-#: ufunc name -> function, for ``Tensor.__array_ufunc__``.
-UFUNCS = {
-    name: globals()[name]
-    for name in (
-        "negative",
-        "positive",
-        "absolute",
-        "sign",
-        "exp",
-        "exp2",
-        "expm1",
-        "log",
-        "log2",
-        "log10",
-        "log1p",
-        "sqrt",
-        "cbrt",
-        "square",
-        "reciprocal",
-        "sin",
-        "cos",
-        "tan",
-        "arcsin",
-        "arccos",
-        "arctan",
-        "sinh",
-        "cosh",
-        "tanh",
-        "arcsinh",
-        "arccosh",
-        "arctanh",
-        "deg2rad",
-        "rad2deg",
-        "radians",
-        "degrees",
-        "floor",
-        "ceil",
-        "rint",
-        "trunc",
-        "add",
-        "subtract",
-        "multiply",
-        "divide",
-        "power",
-        "maximum",
-        "minimum",
-        "fmax",
-        "fmin",
-        "arctan2",
-        "hypot",
-        "logaddexp",
-        "logaddexp2",
-        "remainder",
-        "floor_divide",
-    )
-}
+#: ufunc name -> function, for ``Tensor.__array_ufunc__``: every public name
+#: that is a NumPy ufunc.
+UFUNCS = {name: globals()[name] for name in PUBLIC if isinstance(getattr(np, name, None), np.ufunc)}
 #: NumPy function -> function, for ``Tensor.__array_function__``.
 NUMPY = {
     np.sinc: sinc,
