@@ -576,7 +576,8 @@ def test_jacobian_pytrees(jac):
 
 def test_jacobian_chooses_the_cheaper_mode():
     """``wg.jacobian`` runs the function once in reverse mode (tensors) to learn the output
-    size, then uses forward mode (dual numbers) only when the Jacobian is tall."""
+    size, then uses forward mode (dual numbers, all tangents in one batched pass) only
+    when the Jacobian is tall."""
 
     def spy(seen, fn):
         def f(x):
@@ -591,7 +592,7 @@ def test_jacobian_chooses_the_cheaper_mode():
     np.testing.assert_array_equal(wide, 2 * np.ones(4))
     seen.clear()
     tall = wg.jacobian(spy(seen, lambda x: np.concatenate([x, x, x])))(np.ones(2))  # 2 -> 6
-    assert seen[0] == "Tensor" and seen[1:] == ["Dual", "Dual"]
+    assert seen == ["Tensor", "Dual"]
     np.testing.assert_array_equal(tall, np.vstack([np.eye(2)] * 3))
     seen.clear()
     wg.jacobian(spy(seen, lambda x: x * 2.0))(np.ones(3))  # square: the reverse pass is reused

@@ -752,23 +752,28 @@ class custom_jvp:
             else:
                 primals.append(a)
                 tangents.append(_zeros(a) if _is_numeric(value_of(a)) else None)
-        result = self.jvp(
-            *spec.nondiff_values(), spec.diff_args(primals), spec.diff_args(tangents), **kwargs
-        )
-        if not (isinstance(result, (tuple, list)) and len(result) == 2):
-            raise TypeError(
-                f"Custom JVP rule of {self.op.name!r} must produce a pair (list or tuple of "
-                f"length two) representing primal and tangent outputs, got "
-                f"{type(result).__name__}."
-            )
-        p_out, t_out = result
-        p_leaves, p_spec = _tree.flatten(p_out)
-        t_leaves = _leaves_like(p_spec, t_out, f"custom_jvp rule of {self.op.name!r}")
+        if tag.batch is None:
+            p_leaves, p_spec, t_leaves = self._rule(spec, primals, tangents, kwargs)
+        else:
+            # A batch of tangents (jacfwd): the user's rule sees one tangent at a time.
+            from .ops.shape import stack
+
+            per_batch = []
+            for b in range(tag.batch):
+                tb = [t[b] if type(a) is Dual and a.tag is tag else t
+                      for a, t in zip(spec.leaves, tangents)]
+                p_leaves, p_spec, t_leaves = self._rule(spec, primals, tb, kwargs)
+                per_batch.append(t_leaves)
+            t_leaves = [
+                None if all(row[k] is None for row in per_batch)
+                else stack([_zeros(p_leaves[k]) if row[k] is None else row[k] for row in per_batch])
+                for k in range(len(p_leaves))
+            ]
         duals = []
         for k, (p, t) in enumerate(zip(p_leaves, t_leaves)):
             if t is None:
-                t = _zeros(p)
-            elif _shape(t) != _shape(p):
+                t = _zeros(p) if tag.batch is None else np.zeros((tag.batch,) + _shape(p))
+            elif _shape(t) != _shape(p) and tag.batch is None:
                 raise ValueError(
                     f"Custom JVP rule of {self.op.name!r} returned a tangent of shape "
                     f"{_shape(t)} for primal output {k} of shape {_shape(p)}; they must match."
@@ -781,6 +786,22 @@ class custom_jvp:
             d.primal, d.tangent, d.tag = p, t, tag
             duals.append(d)
         return _tree.unflatten(p_spec, duals)
+
+    def _rule(self, spec: _Args, primals: list[Any], tangents: list[Any],
+              kwargs: dict[str, Any]) -> tuple[list[Any], Any, list[Any]]:
+        result = self.jvp(
+            *spec.nondiff_values(), spec.diff_args(primals), spec.diff_args(tangents), **kwargs
+        )
+        if not (isinstance(result, (tuple, list)) and len(result) == 2):
+            raise TypeError(
+                f"Custom JVP rule of {self.op.name!r} must produce a pair (list or tuple of "
+                f"length two) representing primal and tangent outputs, got "
+                f"{type(result).__name__}."
+            )
+        p_out, t_out = result
+        p_leaves, p_spec = _tree.flatten(p_out)
+        t_leaves = _leaves_like(p_spec, t_out, f"custom_jvp rule of {self.op.name!r}")
+        return p_leaves, p_spec, t_leaves
 
     # -- reverse mode: the rule, transposed ------------------------------------------------
     def _pullback(self, saved: _Saved, g: Any, ans: Any, xs: tuple[Any, ...],

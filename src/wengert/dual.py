@@ -91,7 +91,10 @@ class Dual(ArrayMethods):
                 tangent = tangent.astype(tdtype)
             if tangent.ndim == 0 and type(primal) is float:
                 tangent = float(tangent)
-        if np.shape(tangent) != np.shape(primal):
+        if np.shape(tangent) != np.shape(primal) and not (
+            tag is not None and tag.batch is not None
+            and np.shape(tangent) == (tag.batch,) + np.shape(primal)
+        ):
             raise ValueError(
                 f"Dual: the tangent's shape {np.shape(tangent)} differs from the primal's shape "
                 f"{np.shape(primal)}; give one tangent entry per primal entry."
@@ -233,6 +236,9 @@ def apply_dual(op: Any, args: tuple[Any, ...], params: dict[str, Any] | None) ->
             f"the primitive {op.name!r} has no forward-mode (JVP) rule, so dual numbers cannot "
             "pass through it; use reverse mode (wg.grad / wg.vjp) for this function."
         )
+    if tag.batch is not None:
+        ans = _t.apply(op, *primals, **(params or {}))
+        return _make(ans, _batched_jvp(op, tangents, ans, primals, params or {}), tag)
     if params:
         ans = _t.apply(op, *primals, **params)
         tangent = op.jvp(tuple(tangents), ans, *primals, **params)
@@ -252,6 +258,46 @@ def apply_dual(op: Any, args: tuple[Any, ...], params: dict[str, Any] | None) ->
         if type(tangent) is np.float64:
             tangent = float(tangent)
     return _make(ans, tangent, tag)
+
+
+def _batched_jvp(op: Any, tangents: list[Any], ans: Any, primals: list[Any],
+                 params: dict[str, Any]) -> Any:
+    """The JVP for a batch of tangents (a leading axis on each tangent).
+
+    Ops whose rule handles the batch axis (``op.batch_jvp``) get one call; a
+    broadcasting op's tangents are first given the output's rank, so that
+    NumPy broadcasting lines up. Any other op gets one call per tangent, and
+    the results are stacked: still one pass over the function's primal.
+    """
+    if op.batch_jvp:
+        if op.broadcasting:
+            rank = len(np.shape(ans))
+            tangents = [
+                t if t is None or len(np.shape(t)) - 1 >= rank
+                else _expand_batched(t, rank - len(np.shape(t)) + 1)
+                for t in tangents
+            ]
+        out = op.jvp(tuple(tangents), ans, *primals, **params)
+        if out is not None:
+            return out
+    from .ops.shape import stack
+
+    batch = next(np.shape(t)[0] for t in tangents if t is not None)
+    rows = []
+    for b in range(batch):
+        tb = tuple(None if t is None else t[b] for t in tangents)
+        rows.append(op.jvp(tb, ans, *primals, **params))
+    if any(isinstance(r, (Dual, _t.Tensor)) for r in rows):
+        return stack(rows)
+    return np.stack([np.asarray(r) for r in rows])
+
+
+def _expand_batched(t: Any, extra: int) -> Any:
+    """Insert ``extra`` unit axes after the batch axis of a batched tangent."""
+    from .ops.shape import reshape
+
+    shape = np.shape(t)
+    return reshape(t, shape[:1] + (1,) * extra + shape[1:])
 
 
 def _all_scalars(values: list[Any]) -> bool:

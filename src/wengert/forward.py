@@ -380,7 +380,10 @@ def _assemble(blocks: list[list[Any]], out_spec: Any, in_spec: Any, single: bool
 
 
 def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
-    """The Jacobian by forward mode: one JVP per input entry.
+    """The Jacobian by forward mode.
+
+    For one array input, the identity is pushed through once as a batch of
+    tangents (a leading tangent axis); otherwise one JVP per input entry.
 
     For an array input and output the result has shape
     ``output.shape + input.shape``; pytrees give pytrees (see the module).
@@ -399,6 +402,10 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
         nums, single = _argnums(argnums, len(args), "jacfwd")
         sel, leaves, spec, infos = _inputs(args, nums, "jacfwd")
         f_sel = _select(fun, args, nums)
+        if len(leaves) == 1 and type(leaves[0]) is np.ndarray and infos[0][1].kind == "f":
+            blocks_out = _jacfwd_batched(f_sel, spec, leaves[0], infos[0])
+            if blocks_out is not None:
+                return _assemble(blocks_out[0], blocks_out[1], spec, single)
         cols: list[list[list[Any]]] = []
         out: Any = None
         have_out = False
@@ -429,6 +436,37 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
         return _assemble(blocks, out_spec, spec, single)
 
     return jac
+
+
+def _jacfwd_batched(
+    f_sel: Callable[..., Any], spec: Any, x: np.ndarray, info: tuple[Any, Any]
+) -> tuple[list[list[Any]], Any] | None:
+    """All columns of the Jacobian in one pass: the identity as a batch of tangents.
+
+    Returns ``(blocks, output spec)``, or ``None`` when the function's output is
+    not plain arrays (then the caller pushes the basis one vector at a time).
+    """
+    shape, dtype = info
+    n = _size(shape)
+    eye = np.eye(n, dtype=dtype).reshape((n,) + shape)
+    with _perturbation("jacfwd") as tag:
+        tag.batch = n
+        out = f_sel(*unflatten(spec, [Dual(x, eye, tag)]))
+        out_leaves, out_spec = flatten(out)
+        blocks = []
+        for leaf in out_leaves:
+            if type(leaf) is Dual and leaf.tag is tag:
+                t = leaf.tangent
+                if not isinstance(t, np.ndarray) or not isinstance(leaf.primal, (np.ndarray, float)):
+                    return None
+                oshape = np.shape(leaf.primal)
+                blocks.append([np.moveaxis(t, 0, -1).reshape(oshape + shape)])
+            elif isinstance(leaf, (np.ndarray, float, int, np.generic)):
+                oshape = np.shape(leaf)
+                blocks.append([np.zeros(oshape + shape, dtype=np.result_type(dtype, leaf))])
+            else:
+                return None
+    return blocks, out_spec
 
 
 def _jacrev_from(

@@ -24,7 +24,9 @@ class Tag:
     """The identity of one forward-mode perturbation.
 
     ``active`` is True while the transform that created it runs; a dual
-    number whose tag is no longer active has escaped its scope.
+    number whose tag is no longer active has escaped its scope. ``batch`` is
+    ``None``, or the number of tangents every dual of this tag carries at once
+    (a leading axis of the tangent, as ForwardDiff's chunks).
 
     Examples
     --------
@@ -33,12 +35,13 @@ class Tag:
     True
     """
 
-    __slots__ = ("order", "active", "name")
+    __slots__ = ("order", "active", "name", "batch")
 
-    def __init__(self, name: str = "jvp") -> None:
+    def __init__(self, name: str = "jvp", batch: int | None = None) -> None:
         self.order = next_order()
         self.active = True
         self.name = name
+        self.batch = batch
 
     def __repr__(self) -> str:
         return f"<Tag {self.name} #{self.order}{'' if self.active else ' closed'}>"

@@ -52,6 +52,11 @@ class Op:
         partial derivative with respect to input ``i`` on Python floats. Dual
         numbers over floats use it to skip the rule call chain; the registry
         sweep checks it against the JVP rule.
+    batch_jvp : bool
+        The JVP rule also accepts tangents with a leading batch axis (many
+        tangents pushed at once). For a broadcasting op the batched tangents
+        are first given the output's rank. Other ops get one rule call per
+        tangent.
     samples : callable, optional
         ``samples(rng)`` returns test cases ``[(args, params), ...]`` inside
         the op's domain and away from kinks; the registry sweep in
@@ -69,6 +74,7 @@ class Op:
     __slots__ = (
         "name",
         "scalar_deriv",
+        "batch_jvp",
         "impl",
         "vjps",
         "jvp",
@@ -99,6 +105,7 @@ class Op:
         view: bool = False,
         samples: Callable[[Any], list[tuple[tuple[Any, ...], dict[str, Any]]]] | None = None,
         scalar_deriv: tuple[Callable[..., float], ...] | None = None,
+        batch_jvp: bool = False,
     ) -> None:
         self.name = name
         self.impl = impl
@@ -115,6 +122,7 @@ class Op:
         self.view = view
         self.samples = samples
         self.scalar_deriv = scalar_deriv
+        self.batch_jvp = batch_jvp
 
     def __repr__(self) -> str:
         return f"Op({self.name!r})"

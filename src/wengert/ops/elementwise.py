@@ -43,9 +43,15 @@ def _zeros(g: Any, ans: Any, *args: Any, **params: Any) -> Any:
 
 
 def _zeros_jvp(tangents: Any, ans: Any, *args: Any, **params: Any) -> Any:
-    """The JVP of a piecewise-constant op: zeros like ``ans`` (a NumPy scalar for 0-d)."""
+    """The JVP of a piecewise-constant op: zeros like ``ans`` (a NumPy scalar for 0-d),
+    with the leading axis of a batch of tangents when there is one."""
     a = _raw(ans)
-    return np.zeros(np.shape(a), dtype=np.result_type(a))[()]
+    shape = np.shape(a)
+    for t, x in zip(tangents, args):
+        if t is not None and np.ndim(_raw(t)) > np.ndim(_raw(x)):
+            shape = np.shape(_raw(t))[:1] + shape
+            break
+    return np.zeros(shape, dtype=np.result_type(a))[()]
 
 
 def _float_dtype(*vals: Any) -> Any:
@@ -65,9 +71,12 @@ def _fit(t: Any, ans: Any) -> Any:
     while hasattr(a, "tangent"):  # a dual number (an outer forward level): its primal
         a = _raw(a.primal)
     shape = np.shape(a)
+    tshape = np.shape(_raw(t))
+    if len(tshape) > len(shape):  # a batch of tangents (forward mode, leading axis)
+        shape = tshape[:1] + shape
     if type(t) is float and type(a) is not float:
         return np.full(shape, t, dtype=_float_dtype(a))[()]
-    if np.shape(_raw(t)) == shape:
+    if tshape == shape:
         return t
     from . import reduce
 
@@ -167,6 +176,7 @@ def _unary(
         symbol=symbol,
         samples=_unary_samples(domain),
         scalar_deriv=None if dscalar is None else (dscalar,),
+        batch_jvp=True,
     )
 
 
@@ -199,6 +209,7 @@ def _binary(
         symbol=symbol,
         samples=_binary_samples(*domain),
         scalar_deriv=dscalar,
+        batch_jvp=True,
     )
 
 

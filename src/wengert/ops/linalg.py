@@ -113,10 +113,54 @@ def _matmul_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
     return [((rng.normal(size=a), rng.normal(size=b)), {}) for a, b in pairs]
 
 
+_matmul_jvp_one = _bilinear_jvp(lambda a, b: _t.apply(MATMUL, a, b))
+
+
+def _matmul_jvp(tangents: tuple[Any, ...], ans: Any, a: Any, b: Any) -> Any:
+    """``dA @ B + A @ dB``, also for a batch of tangents (a leading axis).
+
+    A batched tangent of a matrix operand is given the output's rank so the
+    batch axis broadcasts in front; a batched tangent of a vector operand is
+    multiplied as a stack of columns.
+    """
+    ta, tb = tangents
+    na, nb = np.ndim(_raw(a)), np.ndim(_raw(b))
+    batched = any(t is not None and np.ndim(_raw(t)) > n for t, n in ((ta, na), (tb, nb)))
+    if not batched:
+        return _matmul_jvp_one(tangents, ans, a, b)
+    rank = np.ndim(_raw(ans))
+    out = None
+    if ta is not None:
+        if na == 1 and nb > 2:
+            return None  # unusual layout: let the caller push tangents one by one
+        if na >= 2:
+            ta = _lead(ta, rank + 1)
+        out = matmul(ta, b)
+    if tb is not None:
+        if nb == 1 and na == 2:
+            term = matmul(tb, swapaxes(a, -1, -2))  # one matrix product for the whole batch
+        elif nb == 1:
+            term = matmul(a, tb[..., None])[..., 0]
+        else:
+            term = matmul(a, _lead(tb, rank + 1) if na >= 2 or nb > 2 else tb)
+        out = term if out is None else out + term
+    return out
+
+
+def _lead(t: Any, rank: int) -> Any:
+    """Unit axes after the batch axis of a batched tangent, up to ``rank`` axes."""
+    from .shape import reshape
+
+    shape = np.shape(_raw(t))
+    if len(shape) >= rank:
+        return t
+    return reshape(t, shape[:1] + (1,) * (rank - len(shape)) + shape[1:])
+
+
 MATMUL = Op("matmul", np.matmul, (_matmul_dx, _matmul_dy), reads=(0, 1),
-            jvp=_bilinear_jvp(lambda a, b: _t.apply(MATMUL, a, b)),
+            jvp=_matmul_jvp,
             formula="d(X@Y) = dX@Y + X@dY; x̄ = ḡ@Yᵀ, ȳ = Xᵀ@ḡ", symbol="@",
-            samples=_matmul_samples)
+            samples=_matmul_samples, batch_jvp=True)
 
 
 # -- tensordot and the products built on it -------------------------------
