@@ -457,7 +457,8 @@ def _jacfwd_batched(
         for leaf in out_leaves:
             if type(leaf) is Dual and leaf.tag is tag:
                 t = leaf.tangent
-                if not isinstance(t, np.ndarray) or not isinstance(leaf.primal, (np.ndarray, float)):
+                plain = isinstance(leaf.primal, (np.ndarray, float))
+                if not isinstance(t, np.ndarray) or not plain:
                     return None
                 oshape = np.shape(leaf.primal)
                 blocks.append([np.moveaxis(t, 0, -1).reshape(oshape + shape)])
