@@ -32,6 +32,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
+from sweep_helpers import cases, describe, diff_positions
 from wengert.ops import REGISTRY
 from wengert.tensor import apply
 from wengert.testing import GradcheckError, gradcheck
@@ -47,13 +48,6 @@ ATOL = 1e-6
 ADJOINT_RTOL = 1e-9
 
 
-# -- helpers (as in test_rules.py) ---------------------------------------------------------
-def _is_float(v: Any) -> bool:
-    if isinstance(v, (bool, np.bool_)):
-        return False
-    if isinstance(v, (float, np.floating)):
-        return True
-    return isinstance(v, np.ndarray) and v.dtype.kind == "f"
 
 
 def _op_with_jvp(name: str) -> Any:
@@ -63,29 +57,10 @@ def _op_with_jvp(name: str) -> Any:
     return op
 
 
-def _cases(name: str) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
-    op = REGISTRY[name]
-    if op.samples is None:
-        pytest.skip(f"op {name} has no samples (see test_rules.py::test_op_has_samples)")
-    cases = op.samples(np.random.default_rng(0))
-    assert cases, f"op {name}: samples(rng) returned no cases"
-    return cases
 
 
-def _diff_positions(op: Any, args: tuple[Any, ...]) -> list[int]:
-    return [i for i, a in enumerate(args) if op.vjps[i] is not None and _is_float(a)]
 
 
-def _describe(args: tuple[Any, ...], params: dict[str, Any]) -> str:
-    def one(a: Any) -> str:
-        if type(a) is float:
-            return "float"
-        if isinstance(a, (np.ndarray, np.generic)):
-            return f"{a.dtype} array{np.shape(a)}"
-        return type(a).__name__
-
-    shapes = ", ".join(one(a) for a in args)
-    return f"args ({shapes}), params {params!r}"
 
 
 def _tangent(rng: np.random.Generator, a: Any) -> Any:
@@ -190,15 +165,15 @@ def test_jvp_against_finite_differences(name):
     """J u from the rule vs (f(x + h u) - f(x - h u)) / 2h, in float64."""
     op = _op_with_jvp(name)
     failures = []
-    for k, (args, params) in enumerate(_cases(name)):
-        diff = _diff_positions(op, args)
+    for k, (args, params) in enumerate(cases(name)):
+        diff = diff_positions(op, args)
         if not diff:
             continue
         rng = np.random.default_rng(1000 + k)
         us = {i: _tangent(rng, args[i]) for i in diff}
         ans = op.impl(*args, **params)
         for which in _subsets(diff):
-            where = (f"op {name}, sample {k} ({_describe(args, params)}), "
+            where = (f"op {name}, sample {k} ({describe(args, params)}), "
                      f"tangents on inputs {list(which)}")
             out = _run_jvp(op, _tangents(len(args), us, which), ans, args, params, where)
             bad_shape = _check_shape(out, ans, where)
@@ -227,8 +202,8 @@ def test_jvp_matches_vjp(name):
     """<v, J_i u_i> from the JVP rule equals <J_i^T v, u_i> from the VJP rule, per input."""
     op = _op_with_jvp(name)
     failures = []
-    for k, (args, params) in enumerate(_cases(name)):
-        diff = _diff_positions(op, args)
+    for k, (args, params) in enumerate(cases(name)):
+        diff = diff_positions(op, args)
         if not diff:
             continue
         rng = np.random.default_rng(2000 + k)
@@ -236,7 +211,7 @@ def test_jvp_matches_vjp(name):
         ans = op.impl(*args, **params)
         v = rng.standard_normal(np.shape(ans)).astype(np.result_type(ans))
         for i in diff:
-            where = f"op {name}, sample {k} ({_describe(args, params)}), input {i}"
+            where = f"op {name}, sample {k} ({describe(args, params)}), input {i}"
             out = _run_jvp(op, _tangents(len(args), us, (i,)), ans, args, params, where)
             bad_shape = _check_shape(out, ans, where)
             if bad_shape:
@@ -281,8 +256,8 @@ def test_jvp_rule_differentiates_again(name):
     """
     op = _op_with_jvp(name)
     failures = []
-    for k, (args, params) in enumerate(_cases(name)):
-        diff = _diff_positions(op, args)
+    for k, (args, params) in enumerate(cases(name)):
+        diff = diff_positions(op, args)
         if not diff:
             continue
         rng = np.random.default_rng(3000 + k)
@@ -304,14 +279,14 @@ def test_jvp_rule_differentiates_again(name):
                       eps=H, atol=ATOL, rtol=RTOL)
         except GradcheckError as exc:
             failures.append(
-                f"op {name}, sample {k} ({_describe(args, params)}): the JVP rule, "
+                f"op {name}, sample {k} ({describe(args, params)}): the JVP rule, "
                 f"differentiated in reverse mode, disagrees with finite differences. "
                 f"gradcheck inputs 0..{n - 1} are the primals of inputs {diff}, inputs "
                 f"{n}..{2 * n - 1} their tangents.\n{exc}"
             )
         except Exception as exc:
             raise AssertionError(
-                f"op {name}, sample {k} ({_describe(args, params)}): the JVP rule failed on "
+                f"op {name}, sample {k} ({describe(args, params)}): the JVP rule failed on "
                 f"tensors: {type(exc).__name__}: {exc}"
             ) from exc
     if failures:
@@ -323,16 +298,16 @@ def test_jvp_float32_stays_float32(name):
     """float32 primals and tangents give a float32 tangent of ans's shape (no silent upcast)."""
     op = _op_with_jvp(name)
     failures = []
-    for k, (args, params) in enumerate(_cases(name)):
+    for k, (args, params) in enumerate(cases(name)):
         args = _float32(args)
-        diff = _diff_positions(op, args)
+        diff = diff_positions(op, args)
         if not diff:
             continue
         rng = np.random.default_rng(4000 + k)
         us = {i: _tangent(rng, args[i]) for i in diff}
         ans = op.impl(*args, **params)
         for which in _subsets(diff):
-            where = (f"op {name}, sample {k} in float32 ({_describe(args, params)}), "
+            where = (f"op {name}, sample {k} in float32 ({describe(args, params)}), "
                      f"tangents on inputs {list(which)}")
             out = _run_jvp(op, _tangents(len(args), us, which), ans, args, params, where)
             bad_shape = _check_shape(out, ans, where)

@@ -16,6 +16,7 @@ import pytest
 
 import wengert as wg
 import wengert.numpy as wnp
+from sweep_helpers import cases, describe, diff_positions
 from wengert.ops import FAMILIES, REGISTRY
 from wengert.tensor import Tensor, apply, value_of
 from wengert.testing import GradcheckError, check_grads
@@ -23,37 +24,12 @@ from wengert.testing import GradcheckError, check_grads
 NAMES = REGISTRY.names()
 
 
-def _is_float(v: Any) -> bool:
-    if isinstance(v, (bool, np.bool_)):
-        return False
-    if isinstance(v, (float, np.floating)):
-        return True
-    return isinstance(v, np.ndarray) and v.dtype.kind == "f"
 
 
-def _cases(name: str) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
-    op = REGISTRY[name]
-    if op.samples is None:
-        pytest.skip(f"op {name} has no samples (see test_op_has_samples)")
-    cases = op.samples(np.random.default_rng(0))
-    assert cases, f"op {name}: samples(rng) returned no cases"
-    return cases
 
 
-def _diff_positions(op: Any, args: tuple[Any, ...]) -> list[int]:
-    return [i for i, a in enumerate(args) if op.vjps[i] is not None and _is_float(a)]
 
 
-def _describe(args: tuple[Any, ...], params: dict[str, Any]) -> str:
-    def one(a: Any) -> str:
-        if type(a) is float:
-            return "float"
-        if isinstance(a, np.ndarray):
-            return f"{a.dtype} array{a.shape}"
-        return type(a).__name__
-
-    shapes = ", ".join(one(a) for a in args)
-    return f"args ({shapes}), params {params!r}"
 
 
 def _as_function(op: Any, args: tuple[Any, ...], params: dict[str, Any], diff: list[int]):
@@ -91,10 +67,10 @@ def test_op_has_samples(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_forward_on_tensors_matches_impl(name):
     op = REGISTRY[name]
-    for k, (args, params) in enumerate(_cases(name)):
-        where = f"op {name}, sample {k} ({_describe(args, params)})"
+    for k, (args, params) in enumerate(cases(name)):
+        where = f"op {name}, sample {k} ({describe(args, params)})"
         expected = op.impl(*args, **params)
-        diff = _diff_positions(op, args)
+        diff = diff_positions(op, args)
         boxed = [wg.tensor(a, requires_grad=True) if i in diff else a for i, a in enumerate(args)]
         out = apply(op, *boxed, **params)
         if diff:
@@ -112,8 +88,8 @@ def test_forward_on_tensors_matches_impl(name):
 def test_rules_against_finite_differences(name):
     """First and second order (the VJP rule differentiated again) for every sample."""
     op = REGISTRY[name]
-    for k, (args, params) in enumerate(_cases(name)):
-        diff = _diff_positions(op, args)
+    for k, (args, params) in enumerate(cases(name)):
+        diff = diff_positions(op, args)
         if not diff:
             continue
         f = _as_function(op, args, params, diff)
@@ -124,7 +100,7 @@ def test_rules_against_finite_differences(name):
             failure = str(exc)
         if failure is not None:
             pytest.fail(
-                f"op {name}, sample {k} ({_describe(args, params)}); the differentiated "
+                f"op {name}, sample {k} ({describe(args, params)}); the differentiated "
                 f"arguments {diff} are numbered 0, 1, ... below.\n{failure}",
                 pytrace=False,
             )
@@ -134,7 +110,7 @@ def test_rules_against_finite_differences(name):
 def test_float32_stays_float32(name):
     """float32 in, float32 out, and float32 cotangents (no silent upcast in a rule)."""
     op = REGISTRY[name]
-    for k, (args, params) in enumerate(_cases(name)):
+    for k, (args, params) in enumerate(cases(name)):
         args = tuple(
             np.float32(a)
             if isinstance(a, np.floating)
@@ -143,8 +119,8 @@ def test_float32_stays_float32(name):
             else a
             for a in args
         )
-        where = f"op {name}, sample {k} in float32 ({_describe(args, params)})"
-        diff = _diff_positions(op, args)
+        where = f"op {name}, sample {k} in float32 ({describe(args, params)})"
+        diff = diff_positions(op, args)
         expected = np.result_type(op.impl(*args, **params))
         if not diff:
             continue
