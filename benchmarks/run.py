@@ -3,9 +3,9 @@
 
 Usage::
 
-    python benchmarks/run.py                 # full run (a few minutes)
+    python benchmarks/run.py                 # full run (several minutes)
     python benchmarks/run.py --quick         # small sizes, a smoke test
-    python benchmarks/run.py --only W1,W2    # a subset of W1, W2, W3
+    python benchmarks/run.py --only W1,W2    # a subset of W1, W2, W3, W1d, W4, W5, W6
 
 Workloads (see benchmarks/README.md and design.md §9):
 
@@ -18,6 +18,9 @@ W2  3-layer tanh MLP 784-512-512-10, batch 256, softmax cross-entropy:
 W3  a chain of 10^6 elementwise ops (sin, cos, mul, add) on a length-16
     float64 vector, forward + backward, each framework in a fresh subprocess:
     it must complete; µs per op (target ≤ 5) and bytes per recorded op.
+
+W1d, W4, W5, W6 (forward mode, with JAX as a fourth peer) are defined in
+``benchmarks/forward.py``; ``python benchmarks/forward.py`` runs just those.
 
 wengert is imported from the checkout (``src/`` next to this folder) unless
 ``--installed`` is given.  Peers that are not importable are skipped with a
@@ -77,6 +80,7 @@ INSTALL_HINT = {
 }
 
 TARGETS = {"W1": 2.0, "W2": 2.5, "W3": 5.0}
+ALL_WORKLOADS = ("W1", "W2", "W3", "W1d", "W4", "W5", "W6")
 
 
 # --------------------------------------------------------------------------- helpers
@@ -801,6 +805,8 @@ def environment(peers: dict[str, Any]) -> dict[str, Any]:
             except importlib.metadata.PackageNotFoundError:
                 env[name] = getattr(mod, "__version__", "?")
     env["blas_threads"] = os.environ.get("OPENBLAS_NUM_THREADS")
+    if peers.get("jax") is not None:
+        env["xla_flags"] = os.environ.get("XLA_FLAGS")
     if peers.get("torch") is not None:
         env["torch_threads"] = peers["torch"].get_num_threads()
     return env
@@ -822,13 +828,16 @@ def config(quick: bool) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
-    ap.add_argument("--only", default="W1,W2,W3", help="comma-separated subset of W1,W2,W3")
+    ap.add_argument("--only", default=",".join(ALL_WORKLOADS),
+                    help="comma-separated subset of " + ",".join(ALL_WORKLOADS))
     ap.add_argument("--json", default=str(HERE / "results.json"),
                     help="where to write the results (default benchmarks/results.json)")
     ap.add_argument("--threads", default=None,
                     help="BLAS/OpenMP/torch threads (default 1, or $OMP_NUM_THREADS if set)")
     ap.add_argument("--installed", action="store_true",
                     help="benchmark the installed wengert, not the checkout's src/")
+    ap.add_argument("--profile", action="store_true",
+                    help="after timing, cProfile wengert's rows of W1d, W4, W5, W6")
     ap.add_argument("--w3-worker", help=argparse.SUPPRESS)
     ap.add_argument("--w3-ops", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--w3-mode", default="time", help=argparse.SUPPRESS)
@@ -840,13 +849,23 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     only = {w.strip().upper() for w in args.only.split(",") if w.strip()}
-    unknown = only - {"W1", "W2", "W3"}
+    unknown = only - {w.upper() for w in ALL_WORKLOADS}
     if unknown:
-        ap.error(f"unknown workload(s) {sorted(unknown)}; choose from W1, W2, W3")
+        ap.error(f"unknown workload(s) {sorted(unknown)}; choose from {', '.join(ALL_WORKLOADS)}")
     say = lambda s: print(s, flush=True)
     peers = load_peers(say)
     cfg = config(args.quick)
     cfg["installed"] = args.installed
+    fwd = None
+    if only & {"W1D", "W4", "W5", "W6"}:
+        # benchmarks/forward.py does ``import run``: let it find this module
+        # rather than load a second copy of it.
+        sys.modules.setdefault("run", sys.modules[__name__])
+        sys.path.insert(0, str(HERE))
+        import forward as fwd
+
+        fwd.add_peers(peers, say)
+        cfg.update(fwd.config(args.quick))
     env = environment(peers)
     say("environment: " + ", ".join(f"{k}={v}" for k, v in env.items()))
 
@@ -855,10 +874,17 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("W1", "W2", "W3"):
         if name in only:
             results[name] = benches[name](cfg, peers, say)
+    if fwd is not None:
+        for key, (name, bench) in fwd.BENCHES.items():
+            if key in only:
+                results[name] = bench(cfg, peers, say)
+        if args.profile:
+            results["profiles"] = fwd.profile_wengert(results, cfg, peers, say)
 
     say("\n" + "=" * 78 + "\nSUMMARY\n" + "=" * 78)
-    say(final_tables(results))
-    results["verdicts"] = verdicts(results)
+    say("\n\n".join(t for t in (final_tables(results),
+                                 fwd.final_tables(results) if fwd else "") if t))
+    results["verdicts"] = verdicts(results) + (fwd.verdicts(results) if fwd else [])
     say("\n" + "\n".join(results["verdicts"]))
     Path(args.json).write_text(json.dumps(results, indent=2, default=str) + "\n")
     say(f"\nresults written to {args.json}")
