@@ -236,20 +236,20 @@ def apply_dual(op: Any, args: tuple[Any, ...], params: dict[str, Any] | None) ->
             f"the primitive {op.name!r} has no forward-mode (JVP) rule, so dual numbers cannot "
             "pass through it; use reverse mode (wg.grad / wg.vjp) for this function."
         )
-    if tag.batch is not None:
-        ans = _t.apply(op, *primals, **(params or {}))
-        return _make(ans, _batched_jvp(op, tangents, ans, primals, params or {}), tag)
+    nin = len(primals)
     if params:
         ans = _t.apply(op, *primals, **params)
+    elif nin == 1:
+        ans = _t.apply1(op, primals[0])
+    elif nin == 2:
+        ans = _t.apply2(op, primals[0], primals[1])
+    else:
+        ans = _t.apply(op, *primals)
+    if tag.batch is not None:
+        return _make(ans, _batched_jvp(op, tangents, ans, primals, params or {}), tag)
+    if params:
         tangent = op.jvp(tuple(tangents), ans, *primals, **params)
     else:
-        nin = len(primals)
-        if nin == 1:
-            ans = _t.apply1(op, primals[0])
-        elif nin == 2:
-            ans = _t.apply2(op, primals[0], primals[1])
-        else:
-            ans = _t.apply(op, *primals)
         tangent = op.jvp(tuple(tangents), ans, *primals)
     if (type(ans) is np.float64 or type(tangent) is np.float64) and _all_scalars(primals):
         # Scalars stay Python floats (d + 3, d ** 2, a rule returning a NumPy scalar).

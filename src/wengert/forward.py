@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import operator
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -77,7 +78,7 @@ def _shape_dtype(x: Any) -> tuple[tuple[int, ...], Any]:
 
 
 def _size(shape: tuple[int, ...]) -> int:
-    return int(np.prod(shape, dtype=np.int64))
+    return math.prod(shape)
 
 
 def _check_float(p: Any, where: str, what: str) -> tuple[tuple[int, ...], Any]:
@@ -461,7 +462,8 @@ def _jacfwd_batched(
                 if not isinstance(t, np.ndarray) or not plain:
                     return None
                 oshape = np.shape(leaf.primal)
-                blocks.append([np.moveaxis(t, 0, -1).reshape(oshape + shape)])
+                cols = t.reshape(n, -1).T  # (outputs, inputs)
+                blocks.append([cols.reshape(oshape + shape)])
             elif isinstance(leaf, (np.ndarray, float, int, np.generic)):
                 oshape = np.shape(leaf)
                 blocks.append([np.zeros(oshape + shape, dtype=np.result_type(dtype, leaf))])
