@@ -164,6 +164,39 @@ class Dual(ArrayMethods):
 
     __hash__ = object.__hash__
 
+    # -- scalar fast paths: dual arithmetic on Python floats, without dispatch ----------
+    # (x + c, x * c and x + y, x * y of one tag are the defining rules of dual
+    # numbers; anything else goes through the op records.)
+    def __add__(self, other: Any) -> Any:
+        p, t = self.primal, self.tangent
+        if type(p) is float and type(t) is float and self.tag.active:
+            to = type(other)
+            if to is float or to is int:
+                return _make(p + other, t, self.tag)
+            if to is Dual and other.tag is self.tag:
+                q, u = other.primal, other.tangent
+                if type(q) is float and type(u) is float:
+                    return _make(p + q, t + u, self.tag)
+        return _ew.add(self, other)
+
+    def __mul__(self, other: Any) -> Any:
+        p, t = self.primal, self.tangent
+        if type(p) is float and type(t) is float and self.tag.active:
+            to = type(other)
+            if to is float or to is int:
+                return _make(p * other, t * other, self.tag)
+            if to is Dual and other.tag is self.tag:
+                q, u = other.primal, other.tangent
+                if type(q) is float and type(u) is float:
+                    return _make(p * q, t * q + p * u, self.tag)
+        return _ew.multiply(self, other)
+
+    def __radd__(self, other: Any) -> Any:
+        return self.__add__(other)
+
+    def __rmul__(self, other: Any) -> Any:
+        return self.__mul__(other)
+
     def __repr__(self) -> str:
         def fmt(v: Any) -> str:
             if isinstance(v, np.ndarray):
@@ -312,3 +345,4 @@ def _all_scalars(values: list[Any]) -> bool:
 
 
 from . import dispatch as _dispatch  # noqa: E402
+from .ops import elementwise as _ew  # noqa: E402
