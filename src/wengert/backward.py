@@ -248,9 +248,9 @@ def _accumulate(leaf: Tensor, g: Any, create_graph: bool) -> None:
     if not create_graph or not isinstance(g, Tensor) or not (g._rg or g._node is not None):
         g = value_of(g)
         lv = leaf._value
-        if isinstance(g, Dual) or isinstance(lv, Dual):
-            pass  # a leaf over a dual number (inside wg.jvp): keep the gradient's tangent
-        elif type(lv) is not float:
+        # A leaf over a dual number (inside wg.jvp) keeps the gradient, tangent and all.
+        dual = isinstance(g, Dual) or isinstance(lv, Dual)
+        if not dual and type(lv) is not float:
             g = np.asarray(g)
             if g.shape != np.shape(lv):
                 g = np.broadcast_to(g, np.shape(lv))
@@ -258,7 +258,7 @@ def _accumulate(leaf: Tensor, g: Any, create_graph: bool) -> None:
                 g = g.astype(lv.dtype)
             elif not g.flags.writeable or g.base is not None:
                 g = g.copy()
-        else:
+        elif not dual:
             g = float(g)
     extra = leaf._extras()
     prev = extra.get("grad")

@@ -580,29 +580,32 @@ ASTYPE = Op(
 
 
 # -- binary (broadcasting) ------------------------------------------------
-def _tie_mask(x: Any, y: Any) -> Any:
+def _split_mask(wins: Any, xv: Any, yv: Any) -> Any:
     """1 where x wins, 0.5 on ties, 0 where y wins (raw, so constant under create_graph).
 
     In the output's dtype, so ``g * mask`` and ``t * mask`` keep it (a Python
     float ``g`` or ``t`` is weak and takes the mask's dtype).
     """
-    xv, yv = _raw(x), _raw(y)
-    mask = np.where(np.greater(xv, yv), 1.0, np.where(np.equal(xv, yv), 0.5, 0.0))
+    mask = np.where(wins, 1.0, np.where(np.equal(xv, yv), 0.5, 0.0))
     return mask.astype(_float_dtype(xv, yv), copy=False)
+
+
+def _tie_mask(x: Any, y: Any) -> Any:
+    """The share of ``maximum(x, y)``'s gradient that goes to ``x``."""
+    xv, yv = _raw(x), _raw(y)
+    return _split_mask(np.greater(xv, yv), xv, yv)
 
 
 def _fmax_mask(x: Any, y: Any) -> Any:
+    """The share of ``fmax(x, y)``'s gradient that goes to ``x`` (a NaN ``y`` loses)."""
     xv, yv = _raw(x), _raw(y)
-    wins = np.greater(xv, yv) | np.isnan(yv)
-    mask = np.where(wins, 1.0, np.where(np.equal(xv, yv), 0.5, 0.0))
-    return mask.astype(_float_dtype(xv, yv), copy=False)
+    return _split_mask(np.greater(xv, yv) | np.isnan(yv), xv, yv)
 
 
 def _fmin_mask(x: Any, y: Any) -> Any:
+    """The share of ``fmin(x, y)``'s gradient that goes to ``x`` (a NaN ``y`` loses)."""
     xv, yv = _raw(x), _raw(y)
-    wins = np.less(xv, yv) | np.isnan(yv)
-    mask = np.where(wins, 1.0, np.where(np.equal(xv, yv), 0.5, 0.0))
-    return mask.astype(_float_dtype(xv, yv), copy=False)
+    return _split_mask(np.less(xv, yv) | np.isnan(yv), xv, yv)
 
 
 def _pow_dx(g: Any, ans: Any, x: Any, y: Any) -> Any:
