@@ -797,3 +797,14 @@ def test_recorded_jacobian_assembly(monkeypatch, with_stack):
     np.testing.assert_allclose(val(J), [[3 * a * a, 0.0], [b * b, 2 * a * b]], rtol=1e-15)
     expected = np.array([[[6 * a, 0.0], [0.0, 0.0]], [[0.0, 2 * b], [2 * b, 2 * a]]])
     np.testing.assert_allclose(val(H), expected, rtol=1e-15)
+
+
+def test_same_target_twice_counts_twice():
+    # A target listed twice contributes twice (it used to crash the sweep).
+    x = wg.tensor(2.0)
+    with GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x * x
+        z = y * 3.0
+    assert float(val(tape.gradient([y, y], x))) == 8.0
+    assert float(val(tape.gradient([z, y, z], x))) == 28.0

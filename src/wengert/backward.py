@@ -15,11 +15,13 @@ import numpy as np
 
 from .anomaly import ANOMALY, check_cotangent
 from .core.modes import GRAD_ENABLED
-from .core.node import CHECKS, INPUTS, OP, OUT, SEQ, Node, node_name
+from .core.node import CHECKS, INPUTS, OP, OUT, PARAMS, PARENTS, SEQ, Node, node_name
 from .dual import Dual
 from .tensor import Tensor, _const, value_of
 
 __all__ = ["backprop", "tensor_backward", "check_seed"]
+
+_SCALAR_FALLBACK = (ValueError, OverflowError, ZeroDivisionError)
 
 _SECOND_TIME = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -70,6 +72,56 @@ def _version_error(node: Node, index: int, saved: int, now: int) -> RuntimeError
     )
 
 
+def _check_versions(node: Node) -> None:
+    """Raise if a value the node's rules read was modified in place since it was saved."""
+    for k in range(CHECKS, len(node), 3):
+        if node[k][0] != node[k + 1]:
+            raise _version_error(node, node[k + 2], node[k + 1], node[k][0])
+
+
+def _rule_cotangents(node: Node, g: Any, create_graph: bool) -> list[Any]:
+    """Per input of ``node``: the cotangent from its VJP rule, or ``None``."""
+    op = node[OP]
+    parents = node[PARENTS]
+    inputs = node[INPUTS]
+    out = node[OUT]
+    params = node[PARAMS]
+    if create_graph:
+        args = tuple([_wrap_input(r, p) for r, p in zip(inputs, parents)])
+        out = _wrap_input(out, node)
+        if not isinstance(g, Tensor):
+            g = _const(g)
+    else:
+        args = inputs
+    vjps = op.vjps
+    nargs = len(args)
+    result = []
+    i = -1
+    for parent in parents:
+        i += 1
+        rule = vjps[i] if parent is not None else None
+        if rule is None:
+            result.append(None)
+            continue
+        if params:
+            ct = rule(g, out, *args, **params)
+        elif nargs == 1:
+            ct = rule(g, out, args[0])
+        elif nargs == 2:
+            ct = rule(g, out, args[0], args[1])
+        else:
+            ct = rule(g, out, *args)
+        if op.broadcasting and type(ct) is not float:
+            xi = inputs[i]
+            if type(ct) is np.ndarray and type(xi) is np.ndarray:
+                if ct.shape != xi.shape:
+                    ct = _sum_to(ct, xi.shape)
+            elif _shape(ct) != _shape(xi):
+                ct = _sum_to(ct, _shape(xi))
+        result.append(ct)
+    return result
+
+
 def backprop(
     roots: list[tuple[Any, Any]],
     *,
@@ -109,27 +161,28 @@ def backprop(
     dict
         ``id(edge) -> cotangent`` for each wanted edge that was reached.
     """
-    wanted_ids = {id(w) for w in wanted} if wanted else set()
-    min_seq = 0
+    # Cotangents are keyed by ``-seq`` for nodes (cheap int keys, and the heap
+    # order) and by ``id`` for leaf tensors (ids are positive: no clash).
+    wanted_keys = {_key(w): id(w) for w in wanted} if wanted else {}
+    min_key = 0  # nodes older than every wanted node need not be visited
     if wanted and not accumulate and all(type(w) is Node for w in wanted):
-        min_seq = min(w[SEQ] for w in wanted)
+        min_key = max(wanted_keys)
     cts: dict[int, Any] = {}
     leaves: dict[int, Tensor] = {}
-    root_nodes = []
-    for edge, seed in roots:
-        key = id(edge)
-        cts[key] = cts[key] + seed if key in cts else seed
-        if type(edge) is Node:
-            root_nodes.append(edge)
-        else:
-            leaves[key] = edge
     # Newest node first: a max-heap on sequence numbers (a topological order).
     # A node is pushed when its first cotangent arrives, so nothing is visited
     # twice and no separate collection pass is needed.
     heap = []
-    for node in root_nodes:
-        if restrict is None or id(node) in restrict:
-            heap.append((-node[6], node))  # SEQ
+    for edge, seed in roots:
+        key = _key(edge)
+        if key in cts:
+            cts[key] = cts[key] + seed
+            continue
+        cts[key] = seed
+        if key > 0:
+            leaves[key] = edge
+        elif restrict is None or id(edge) in restrict:
+            heap.append((key, edge))
     heapq.heapify(heap)
     results: dict[int, Any] = {}
     anomaly = ANOMALY.get() is not None  # wg.detect_anomaly(): read once per sweep
@@ -139,75 +192,66 @@ def backprop(
         heappop = heapq.heappop
         heappush = heapq.heappush
         while heap:
-            node = heappop(heap)[1]
-            key = id(node)
+            key, node = heappop(heap)
             g = pop(key)
             # Fields by position (see core.node): VERSION, OP, PARENTS, INPUTS,
             # OUT, PARAMS, SEQ, EXTRA, then the flat version checks.
-            inputs = node[3]
-            if inputs is None:
-                raise RuntimeError(_SECOND_TIME)
             op = node[1]
             parents = node[2]
+            inputs = node[3]
             out = node[4]
-            params = node[5]
+            if inputs is None:
+                raise RuntimeError(_SECOND_TIME)
             if node[7] is not None:
                 g = _node_extras(node, node[7], g)
-            if key in wanted_ids:
-                results[key] = g
-            if len(node) > CHECKS:
-                for k in range(CHECKS, len(node), 3):
-                    if node[k][0] != node[k + 1]:
-                        raise _version_error(node, node[k + 2], node[k + 1], node[k][0])
+            if wanted_keys and key in wanted_keys:
+                results[wanted_keys[key]] = g
+            if len(node) > 8 and (len(node) > 11 or node[8][0] != node[9]):
+                _check_versions(node)
             if node[0] and op.reads_out:  # its output was written in place
                 raise _version_error(node, -1, 0, node[0])
-            if create_graph:
-                args = tuple([_wrap_input(r, p) for r, p in zip(inputs, parents)])
-                out = _wrap_input(out, node)
-                if not isinstance(g, Tensor):
-                    g = _const(g)
-            else:
-                args = inputs
-            vjps = op.vjps
-            nargs = len(args)
+            # Python floats in and out (the scalar path ran forward): the record's
+            # float partials give the cotangents without the rules' calls.
+            sd = op.scalar_deriv
+            scalar = sd is not None and type(out) is float and type(g) is float
+            if not scalar or create_graph:
+                scalar = False
+                cts_in = _rule_cotangents(node, g, create_graph)
             i = -1
             for parent in parents:
                 i += 1
                 if parent is None:
                     continue
-                rule = vjps[i]
-                if rule is None:
-                    continue
-                if params:
-                    ct = rule(g, out, *args, **params)
-                elif nargs == 1:
-                    ct = rule(g, out, args[0])
-                elif nargs == 2:
-                    ct = rule(g, out, args[0], args[1])
+                if scalar:
+                    d = sd[i]
+                    try:
+                        ct = g * d(out, *inputs)
+                    except _SCALAR_FALLBACK:
+                        ct = op.vjps[i](g, out, *inputs)
                 else:
-                    ct = rule(g, out, *args)
-                if op.broadcasting and type(ct) is not float:
-                    xi = inputs[i]
-                    if type(ct) is np.ndarray and type(xi) is np.ndarray:
-                        if ct.shape != xi.shape:
-                            ct = _sum_to(ct, xi.shape)
-                    elif _shape(ct) != _shape(xi):
-                        ct = _sum_to(ct, _shape(xi))
+                    ct = cts_in[i]
+                    if ct is None:
+                        continue
                 if anomaly:
                     check_cotangent(node, i, ct)
-                pkey = id(parent)
-                if pkey in cts:
-                    cts[pkey] = cts[pkey] + ct
+                if type(parent) is Node:
+                    pkey = -parent[6]
+                    if pkey in cts:
+                        cts[pkey] = cts[pkey] + ct
+                    elif pkey <= min_key and (restrict is None or id(parent) in restrict):
+                        cts[pkey] = ct
+                        heappush(heap, (pkey, parent))
+                    else:  # outside the region swept: kept for the wanted results
+                        cts[pkey] = ct
                 else:
-                    cts[pkey] = ct
-                    if type(parent) is Node:
-                        if parent[6] >= min_seq and (restrict is None or pkey in restrict):
-                            heappush(heap, (-parent[6], parent))
+                    pkey = id(parent)
+                    if pkey in cts:
+                        cts[pkey] = cts[pkey] + ct
                     else:
+                        cts[pkey] = ct
                         leaves[pkey] = parent
             if not retain_graph:
-                node[INPUTS] = None
-                node[OUT] = None
+                node[3] = node[4] = None  # INPUTS, OUT: free the saved values
     finally:
         GRAD_ENABLED.reset(token)
     for key, leaf in leaves.items():
@@ -220,14 +264,19 @@ def backprop(
                 new = hook(g)
                 if new is not None:
                     g = new
-        if key in wanted_ids:
+        if key in wanted_keys:
             results[key] = g
         if accumulate and leaf._rg and (only_leaves is None or key in only_leaves):
             _accumulate(leaf, g, create_graph)
-    for key in wanted_ids.difference(results):  # wanted nodes the sweep stopped at (restrict)
-        if key in cts:
-            results[key] = cts[key]
+    for key, ident in wanted_keys.items():  # wanted nodes the sweep stopped at (restrict)
+        if ident not in results and key in cts:
+            results[ident] = cts[key]
     return results
+
+
+def _key(edge: Any) -> int:
+    """The sweep's dictionary key of an edge: ``-seq`` for a node, ``id`` for a leaf."""
+    return -edge[SEQ] if type(edge) is Node else id(edge)
 
 
 def _node_extras(node: Node, extra: dict[str, Any], g: Any) -> Any:
