@@ -632,6 +632,10 @@ def _scalar_pow(x: float, y: float) -> float:
     return math.pow(x, y)
 
 
+def _scalar_pow_dx(ans: float, x: float, y: float) -> float:
+    return 0.0 if y == 0 else y * math.pow(x, y - 1.0)  # x**0 is 1 even where x is not finite
+
+
 ADD = _binary(
     "add",
     np.add,
@@ -687,7 +691,7 @@ POWER = _binary(
     formula="d(x^y) = y x^(y-1) dx + ln(x) x^y dy",
     symbol="**",
     domain=("positive", "real"),
-    dscalar=(lambda ans, x, y: y * math.pow(x, y - 1.0), lambda ans, x, y: ans * math.log(x)),
+    dscalar=(_scalar_pow_dx, lambda ans, x, y: ans * math.log(x)),
 )
 MAXIMUM = _binary(
     "maximum",
