@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert.core.node import INPUTS, OUT, PARENTS
+from wengert.core.node import OUT, inputs, parents
 
 
 def block(x, w):
@@ -29,8 +29,8 @@ def reachable_nodes(t):
         if type(node) is not list or id(node) in seen:
             continue
         seen.add(id(node))
-        stack.extend(node[PARENTS])
-        stack.extend(x for x in node[INPUTS] if type(x) is list)
+        stack.extend(parents(node))
+        stack.extend(x for x in inputs(node) or () if type(x) is list)
     return len(seen)
 
 
@@ -42,8 +42,8 @@ def saved_bytes(t):
         if type(node) is not list or id(node) in seen:
             continue
         seen.add(id(node))
-        stack.extend(node[PARENTS])
-        for v in (*node[INPUTS], node[OUT]):
+        stack.extend(parents(node))
+        for v in (*(inputs(node) or ()), node[OUT]):
             if isinstance(v, np.ndarray) and id(v) not in arrays:
                 arrays.add(id(v))
                 total += v.nbytes

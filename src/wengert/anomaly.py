@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from .core.modes import TAPES
-from .core.node import EXTRA, OP, node_extra, node_name
+from .core.node import EXTRA, OP, OUT, node_extra, node_name
 
 __all__ = ["detect_anomaly", "is_anomaly_enabled", "creation_stack", "ANOMALY"]
 
@@ -188,7 +188,7 @@ class detect_anomaly(contextlib.ContextDecorator):
         frames = _capture(2)
         node_extra(node)["stack"] = frames
         if self.check_forward:
-            kind = nonfinite(node[4])  # OUT
+            kind = nonfinite(node[OUT])
             if kind is not None:
                 err = RuntimeError(
                     f"Function '{node[OP].name}' returned {kind} values in its output during the "

@@ -15,13 +15,14 @@ import numpy as np
 
 from .anomaly import ANOMALY, check_cotangent
 from .core.modes import GRAD_ENABLED
-from .core.node import CHECKS, INPUTS, OP, OUT, PARAMS, PARENTS, SEQ, Node, node_name
+from .core.node import EDGES, OP, OUT, PARAMS, SEQ, STRIDE, Node, free, node_name, stale_input
 from .dual import Dual
 from .tensor import Tensor, _const, value_of
 
 __all__ = ["backprop", "tensor_backward", "check_seed"]
 
 _SCALAR_FALLBACK = (ValueError, OverflowError, ZeroDivisionError)
+_SLOTS = tuple(tuple(range(EDGES, EDGES + STRIDE * n, STRIDE)) for n in range(8))
 
 _SECOND_TIME = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -74,16 +75,17 @@ def _version_error(node: Node, index: int, saved: int, now: int) -> RuntimeError
 
 def _check_versions(node: Node) -> None:
     """Raise if a value the node's rules read was modified in place since it was saved."""
-    for k in range(CHECKS, len(node), 3):
-        if node[k][0] != node[k + 1]:
-            raise _version_error(node, node[k + 2], node[k + 1], node[k][0])
+    stale = stale_input(node)
+    if stale is not None:
+        raise _version_error(node, *stale)
 
 
 def _rule_cotangents(node: Node, g: Any, create_graph: bool) -> list[Any]:
     """Per input of ``node``: the cotangent from its VJP rule, or ``None``."""
+    _check_versions(node)
     op = node[OP]
-    parents = node[PARENTS]
-    inputs = node[INPUTS]
+    parents = node[EDGES::STRIDE]
+    inputs = node[EDGES + 1 :: STRIDE]
     out = node[OUT]
     params = node[PARAMS]
     if create_graph:
@@ -194,48 +196,52 @@ def backprop(
         while heap:
             key, node = heappop(heap)
             g = pop(key)
-            # Fields by position (see core.node): VERSION, OP, PARENTS, INPUTS,
-            # OUT, PARAMS, SEQ, EXTRA, then the flat version checks.
+            # Fields by position (see core.node): VERSION 0, OP 1, OUT 2, PARAMS 3,
+            # SEQ 4, EXTRA 5, NIN 6, then four fields per input.
             op = node[1]
-            parents = node[2]
-            inputs = node[3]
-            out = node[4]
-            if inputs is None:
+            out = node[2]
+            n = node[6]
+            if out is None:
                 raise RuntimeError(_SECOND_TIME)
-            if node[7] is not None:
-                g = _node_extras(node, node[7], g)
+            if node[5] is not None:
+                g = _node_extras(node, node[5], g)
             if wanted_keys and key in wanted_keys:
                 results[wanted_keys[key]] = g
-            if len(node) > 8 and (len(node) > 11 or node[8][0] != node[9]):
-                _check_versions(node)
             if node[0] and op.reads_out:  # its output was written in place
                 raise _version_error(node, -1, 0, node[0])
             # Python floats in and out (the scalar path ran forward): the record's
             # float partials give the cotangents without the rules' calls.
             sd = op.scalar_deriv
-            scalar = sd is not None and type(out) is float and type(g) is float
-            if not scalar or create_graph:
-                scalar = False
-                cts_in = _rule_cotangents(node, g, create_graph)
+            if sd is None or type(out) is not float or type(g) is not float or create_graph:
+                sd = None
+                cts_in = _rule_cotangents(node, g, create_graph)  # checks the versions first
             i = -1
-            for parent in parents:
+            # Per input i at k = 7 + 4 i: parent, value, version holder, version.
+            for k in _SLOTS[n] if n < 8 else range(7, 7 + 4 * n, 4):
                 i += 1
-                if parent is None:
-                    continue
-                if scalar:
-                    d = sd[i]
+                if sd is not None:  # elementwise: one or two inputs
+                    holder = node[k + 2]
+                    if holder is not None and holder[0] != node[k + 3]:
+                        raise _version_error(node, i, node[k + 3], holder[0])
+                    parent = node[k]
+                    if parent is None:
+                        continue
                     try:
-                        ct = g * d(out, *inputs)
+                        if n == 1:
+                            ct = g * sd[0](out, node[8])
+                        else:
+                            ct = g * sd[i](out, node[8], node[12])
                     except _SCALAR_FALLBACK:
-                        ct = op.vjps[i](g, out, *inputs)
+                        ct = op.vjps[i](g, out, *node[8::4])
                 else:
+                    parent = node[k]
                     ct = cts_in[i]
                     if ct is None:
                         continue
                 if anomaly:
                     check_cotangent(node, i, ct)
                 if type(parent) is Node:
-                    pkey = -parent[6]
+                    pkey = -parent[4]  # SEQ
                     if pkey in cts:
                         cts[pkey] = cts[pkey] + ct
                     elif pkey <= min_key and (restrict is None or id(parent) in restrict):
@@ -251,7 +257,12 @@ def backprop(
                         cts[pkey] = ct
                         leaves[pkey] = parent
             if not retain_graph:
-                node[3] = node[4] = None  # INPUTS, OUT: free the saved values
+                if n == 1:
+                    node[2] = node[8] = None  # OUT and the input: free the saved values
+                elif n == 2:
+                    node[2] = node[8] = node[12] = None
+                else:
+                    free(node)
     finally:
         GRAD_ENABLED.reset(token)
     for key, leaf in leaves.items():
@@ -280,6 +291,10 @@ def _key(edge: Any) -> int:
 
 
 def _node_extras(node: Node, extra: dict[str, Any], g: Any) -> Any:
+    """Hooks and ``retain_grad`` of a node; the output check of an in-place op."""
+    check = extra.get("out_check")
+    if check is not None and check[0][0] != check[1]:
+        raise _version_error(node, -1, check[1], check[0][0])
     for hook in list(extra.get("hooks", ())):
         new = hook(g)
         if new is not None:

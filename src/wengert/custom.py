@@ -57,7 +57,7 @@ import numpy as np
 
 from .core import tree as _tree
 from .core.modes import GRAD_ENABLED, TAPES
-from .core.node import PARENTS, SEQ, next_seq
+from .core.node import SEQ, next_seq, parents, watch_input
 from .core.op import Op, PerInput
 from .dual import Dual, dual_outer
 from .tensor import Tensor, _const, _is_float_dtype, _record, _tracking_tapes, value_of
@@ -336,12 +336,11 @@ def _record_call(
     node = t._node
     for i, a in enumerate(inputs):  # the rules read every input (recomputation, residuals)
         if isinstance(a, Tensor):
-            c = a._version
-            node += (c, c[0], i)
-    parents = node[PARENTS]
-    saved.edges = parents
+            watch_input(node, i, a._version)
+    edges = parents(node)
+    saved.edges = edges
     saved.args.leaves = []  # the node holds the raw values; drop the tensors
-    saved.last = max((i for i, p in enumerate(parents) if p is not None), default=-1)
+    saved.last = max((i for i, p in enumerate(edges) if p is not None), default=-1)
     if saved.single:
         return t if _is_float_dtype(out) else _const(out)
     results = []
@@ -399,7 +398,7 @@ def _region(roots: list[tuple[Any, Any]], start: int) -> set[int]:
             stack.append(edge)
     while stack:
         node = stack.pop()
-        for p in node[PARENTS]:
+        for p in parents(node):
             if type(p) is list and p[SEQ] > start and id(p) not in ids:
                 ids.add(id(p))
                 stack.append(p)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .core.modes import GRAD_ENABLED, TAPES
-from .core.node import CHECKS, INPUTS, OP, OUT
+from .core.node import EDGES, NIN, OP, OUT, STRIDE, inputs, node_extra, set_inputs
 from .tensor import Tensor, _const, apply, value_of
 
 __all__ = ["assign_result", "setitem"]
@@ -53,11 +53,11 @@ def assign_result(t: Tensor, result: Any, what: str) -> Tensor:
     node = result._node
     counter = t._version
     if isinstance(old, np.ndarray) and np.shape(new) == old.shape and old.flags.writeable:
-        if node is not None and any(r is old for r in node[INPUTS]):
+        saved = inputs(node) if node is not None else None
+        if saved is not None and any(r is old for r in saved):
             reads = set(node[OP].reads)
-            node[INPUTS] = tuple(
-                r.copy() if (r is old and i in reads) else r for i, r in enumerate(node[INPUTS])
-            )
+            copies = [r.copy() if (r is old and i in reads) else r for i, r in enumerate(saved)]
+            set_inputs(node, tuple(copies))
         np.copyto(old, new, casting="same_kind")
         value = old
         if node is not None:
@@ -73,13 +73,12 @@ def assign_result(t: Tensor, result: Any, what: str) -> Tensor:
     if node is not None:
         # The op's own copy of the old value is intact: drop checks on it. Its
         # output is t's storage, whose version holder stays t's: check that.
-        fixed: list[Any] = []
-        for k in range(CHECKS, len(node), 3):
-            if node[k] is not counter:
-                fixed += node[k : k + 3]
+        for i in range(node[NIN]):
+            k = EDGES + STRIDE * i
+            if node[k + 2] is counter:
+                node[k + 2] = None
         if node[OP].reads_out:
-            fixed += (counter, counter[0], -1)
-        node[CHECKS:] = fixed
+            node_extra(node)["out_check"] = (counter, counter[0])
     t._value = value
     t._node = node
     t._rg = result._rg

@@ -89,13 +89,16 @@ def _record(
 
     The new node is also the output's version holder (see ``core.node``).
     """
-    parents = tuple([_edge(a, tapes) for a in args])
-    node = [0, op, parents, raws, out, params, _next_seq(), None]
-    for i in op.reads:
-        a = args[i]
+    # VERSION, OP, OUT, PARAMS, SEQ, EXTRA, NIN, then per input: parent, value,
+    # version holder and version to check when a rule reads it (see core.node)
+    node = [0, op, out, params, _next_seq(), None, len(args)]
+    reads = op.reads
+    for i, (a, raw) in enumerate(zip(args, raws)):
         if isinstance(a, Tensor):
-            c = a._version
-            node += (c, c[0], i)
+            c = a._version if i in reads else None
+            node += (_edge(a, tapes), raw, c, 0 if c is None else c[0])
+        else:
+            node += (None, raw, None, 0)
     for tape in tapes:
         tape._add(node)
     anomaly = _anomaly()
@@ -264,11 +267,12 @@ def unary_function(op: Any) -> Any:
                 if (x._rg or active) and _grad_on():
                     return _record(op, (x,), (v,), out, None, x._rg, active)
             elif x._rg and _grad_on():
+                # VERSION, OP, OUT, PARAMS, SEQ, EXTRA, NIN, parent, input, holder, version
                 if reads:
                     c = x._version
-                    node = [0, op, (x._node or x,), (v,), out, None, _next_seq(), None, c, c[0], 0]
+                    node = [0, op, out, None, _next_seq(), None, 1, x._node or x, v, c, c[0]]
                 else:
-                    node = [0, op, (x._node or x,), (v,), out, None, _next_seq(), None]
+                    node = [0, op, out, None, _next_seq(), None, 1, x._node or x, v, None, 0]
                 t = _NEW(Tensor)
                 t._value = out
                 t._node = node
@@ -400,22 +404,24 @@ def binary_function(op: Any) -> Any:
             if (rx or ry or active) and _grad_on():
                 return _record(op, (x, y), (vx, vy), out, None, rx or ry, active)
         elif (rx or ry) and _grad_on():
+            px = py = hx = hy = None
+            if tx is Tensor:
+                if rx:
+                    px = x._node or x
+                if reads0:
+                    hx = x._version
+            if ty is Tensor:
+                if ry:
+                    py = y._node or y
+                if reads1:
+                    hy = y._version
+            # VERSION, OP, OUT, PARAMS, SEQ, EXTRA, NIN, then per input: parent,
+            # value, version holder and version (checked when a rule reads it)
             node = [
-                0,
-                op,
-                ((x._node or x) if rx else None, (y._node or y) if ry else None),
-                (vx, vy),
-                out,
-                None,
-                _next_seq(),
-                None,
-            ]
-            if reads0 and tx is Tensor:
-                c = x._version
-                node += (c, c[0], 0)
-            if reads1 and ty is Tensor:
-                c = y._version
-                node += (c, c[0], 1)
+                0, op, out, None, _next_seq(), None, 2,
+                px, vx, hx, 0 if hx is None else hx[0],
+                py, vy, hy, 0 if hy is None else hy[0],
+            ]  # fmt: skip
             t = _NEW(Tensor)
             t._value = out
             t._node = node

@@ -1,8 +1,12 @@
 """A tape entry: one equation ``out = op(inputs, params)``.
 
-A node is a plain ``list`` with the fields below at fixed positions: building
-a list costs a third of a slotted object, and the per-op path of the tape is
-the project's speed. Use the index constants, never bare numbers.
+A node is one plain, flat ``list``: building a list costs a third of a slotted
+object, and the garbage collector's cost per recorded op grows with the number
+of container objects the op creates, so the parents, inputs and version checks
+live in the node itself rather than in tuples of their own. The per-op path of
+the tape is the project's speed. Use the index constants and the accessors
+below, never bare numbers (the hot loops in ``tensor.py`` and ``backward.py``
+spell positions out, with a comment).
 
 A node holds what its VJP needs (the raw input and output values), the edges
 to the nodes (or leaf tensors) that produced its inputs, and a sequence number.
@@ -16,29 +20,31 @@ VERSION : int
     The version of the value this node produced (first, so that a node is
     also a *version holder*: anything whose item 0 is a version). The
     tensor a node produces uses the node itself as its version counter, so
-    recording an op allocates no counter; in-place writes bump it.
+    recording an op allocates no counter; in-place writes bump it. An op
+    that reads its own output checks ``VERSION == 0`` in the backward pass.
 OP : Op
     The primitive.
-PARENTS : tuple
-    Per input: the producing node, a leaf tensor (where gradients are
-    accumulated or collected), or ``None`` when no gradient flows there.
-INPUTS : tuple or None
-    Raw input values; ``None`` once ``backward()`` freed the node.
 OUT : Any
-    Raw output value.
+    Raw output value; ``None`` once ``backward()`` freed the node.
 PARAMS : dict or None
     Static keyword parameters (axis, shape, ...).
 SEQ : int
     Creation order.
 EXTRA : dict or None
-    Hooks and ``retain_grad`` references, rarely present.
-CHECKS : start of the version checks
-    The rest of the list, flat, in threes: ``holder, version, input_index``
-    for each input value the rules read (``-1``: the output, when it was
-    written in place by this op). An op that reads its own output checks
-    ``VERSION == 0`` instead. Flat, so that a node is one allocation: the
-    garbage collector's cost per recorded op grows with the number of
-    container objects it creates.
+    Hooks, ``retain_grad`` references, the anomaly-mode stack and the output
+    check of an in-place op (``"out_check"``); rarely present.
+NIN : int
+    The number ``n`` of inputs.
+EDGES : start of the inputs, ``STRIDE`` (4) fields each
+    For input ``i``, at ``k = EDGES + STRIDE * i``:
+
+    - ``node[k]``: the producing node, a leaf tensor (where gradients are
+      accumulated or collected), or ``None`` when no gradient flows there
+      (:func:`parents`);
+    - ``node[k + 1]``: the raw input value, ``None`` once freed (:func:`inputs`);
+    - ``node[k + 2]``, ``node[k + 3]``: the version holder of the input and its
+      version when it was saved, checked by the backward pass when a rule
+      reads the input (holder ``None``: nothing to check).
 """
 
 from __future__ import annotations
@@ -49,21 +55,28 @@ from typing import Any
 __all__ = [
     "VERSION",
     "OP",
-    "PARENTS",
-    "INPUTS",
     "OUT",
     "PARAMS",
     "SEQ",
-    "CHECKS",
     "EXTRA",
+    "NIN",
+    "EDGES",
+    "STRIDE",
     "Node",
     "next_seq",
     "new_node",
     "is_node",
+    "parents",
+    "inputs",
+    "set_inputs",
+    "stale_input",
+    "watch_input",
+    "free",
     "GradFn",
 ]
 
-VERSION, OP, PARENTS, INPUTS, OUT, PARAMS, SEQ, EXTRA, CHECKS = range(9)
+VERSION, OP, OUT, PARAMS, SEQ, EXTRA, NIN, EDGES = range(8)
+STRIDE = 4
 
 #: The type of a node (a plain list); ``type(p) is Node`` tells nodes from leaves.
 Node = list
@@ -77,17 +90,70 @@ def new_node(
     inputs: tuple[Any, ...],
     out: Any,
     params: dict[str, Any] | None,
-    checks: tuple[Any, ...] = (),
+    holders: tuple[Any, ...] | None = None,
 ) -> list[Any]:
-    """Build a node (see the module docstring for its fields)."""
-    node = [0, op, parents, inputs, out, params, next_seq(), None]
-    node.extend(checks)
+    """Build a node (see the module docstring for its fields).
+
+    ``holders`` gives, per input, the version holder to check (or ``None``).
+    """
+    node = [0, op, out, params, next_seq(), None, len(inputs)]
+    for i, (p, x) in enumerate(zip(parents, inputs)):
+        h = holders[i] if holders is not None else None
+        node += (p, x, h, 0 if h is None else h[0])
     return node
 
 
 def is_node(x: Any) -> bool:
     """Whether ``x`` is a tape node (as opposed to a leaf tensor or ``None``)."""
     return type(x) is list
+
+
+def parents(node: list[Any]) -> tuple[Any, ...]:
+    """Per input: the producing node, a leaf tensor, or ``None``."""
+    return tuple(node[EDGES::STRIDE])
+
+
+def inputs(node: list[Any]) -> tuple[Any, ...] | None:
+    """The raw input values the rules read, or ``None`` once the node was freed."""
+    if node[OUT] is None:
+        return None
+    return tuple(node[EDGES + 1 :: STRIDE])
+
+
+def set_inputs(node: list[Any], values: tuple[Any, ...]) -> None:
+    """Replace the saved input values (same number)."""
+    node[EDGES + 1 :: STRIDE] = values
+
+
+def stale_input(node: list[Any]) -> tuple[int, int, int] | None:
+    """``(input index, saved version, current version)`` of the first saved value
+    modified in place since it was saved (index ``-1``: the output), or ``None``."""
+    for i in range(node[NIN]):
+        k = EDGES + STRIDE * i
+        holder = node[k + 2]
+        if holder is not None and holder[0] != node[k + 3]:
+            return i, node[k + 3], holder[0]
+    if node[VERSION] and node[OP].reads_out:
+        return -1, 0, node[VERSION]
+    extra = node[EXTRA]
+    check = extra.get("out_check") if extra else None
+    if check is not None and check[0][0] != check[1]:
+        return -1, check[1], check[0][0]
+    return None
+
+
+def watch_input(node: list[Any], i: int, holder: list[Any]) -> None:
+    """Make the backward pass check that input ``i`` (whose version holder is
+    ``holder``) is not modified in place before the rules read it."""
+    k = EDGES + STRIDE * i
+    node[k + 2] = holder
+    node[k + 3] = holder[0]
+
+
+def free(node: list[Any]) -> None:
+    """Release the saved values (after a backward pass without ``retain_graph``)."""
+    node[OUT] = None
+    node[EDGES + 1 :: STRIDE] = [None] * node[NIN]
 
 
 def node_name(node: list[Any]) -> str:
@@ -138,12 +204,12 @@ class GradFn:
     @property
     def freed(self) -> bool:
         """True once ``backward()`` released this node's saved values."""
-        return self.node[INPUTS] is None
+        return self.node[OUT] is None
 
     @property
     def next_functions(self) -> tuple[Any, ...]:
         """Per input: a :class:`GradFn`, a leaf tensor, or ``None`` (as in PyTorch)."""
-        return tuple(GradFn(p) if type(p) is list else p for p in self.node[PARENTS])
+        return tuple(GradFn(p) if type(p) is list else p for p in parents(self.node))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, GradFn) and other.node is self.node
