@@ -15,7 +15,7 @@ import numpy as np
 
 from .anomaly import ANOMALY, check_cotangent
 from .core.modes import GRAD_ENABLED
-from .core.node import EDGES, OP, OUT, PARAMS, SEQ, STRIDE, Node, free, node_name, stale_input
+from .core.node import EDGES, OP, OUT, SEQ, STRIDE, Node, free, node_name
 from .dual import Dual
 from .tensor import Tensor, _const, value_of
 
@@ -73,55 +73,21 @@ def _version_error(node: Node, index: int, saved: int, now: int) -> RuntimeError
     )
 
 
-def _check_versions(node: Node) -> None:
-    """Raise if a value the node's rules read was modified in place since it was saved."""
-    stale = stale_input(node)
-    if stale is not None:
-        raise _version_error(node, *stale)
+def _graph_inputs(node: Node, g: Any) -> tuple[Any, Any, list[Any]]:
+    """``g``, the output and the inputs as tensors, for a ``create_graph`` sweep."""
+    args = [_wrap_input(node[k + 1], node[k]) for k in range(EDGES, len(node), STRIDE)]
+    out = _wrap_input(node[OUT], node)
+    if not isinstance(g, Tensor):
+        g = _const(g)
+    return g, out, args
 
 
-def _rule_cotangents(node: Node, g: Any, create_graph: bool) -> list[Any]:
-    """Per input of ``node``: the cotangent from its VJP rule, or ``None``."""
-    _check_versions(node)
-    op = node[OP]
-    parents = node[EDGES::STRIDE]
-    inputs = node[EDGES + 1 :: STRIDE]
-    out = node[OUT]
-    params = node[PARAMS]
-    if create_graph:
-        args = tuple([_wrap_input(r, p) for r, p in zip(inputs, parents)])
-        out = _wrap_input(out, node)
-        if not isinstance(g, Tensor):
-            g = _const(g)
-    else:
-        args = inputs
-    vjps = op.vjps
-    nargs = len(args)
-    result = []
-    i = -1
-    for parent in parents:
-        i += 1
-        rule = vjps[i] if parent is not None else None
-        if rule is None:
-            result.append(None)
-            continue
-        if params:
-            ct = rule(g, out, *args, **params)
-        elif nargs == 1:
-            ct = rule(g, out, args[0])
-        elif nargs == 2:
-            ct = rule(g, out, args[0], args[1])
-        else:
-            ct = rule(g, out, *args)
-        if op.broadcasting and type(ct) is not float:
-            xi = inputs[i]
-            if type(ct) is np.ndarray and type(xi) is np.ndarray:
-                if ct.shape != xi.shape:
-                    ct = _sum_to(ct, xi.shape)
-            elif _shape(ct) != _shape(xi):
-                ct = _sum_to(ct, _shape(xi))
-        result.append(ct)
-    return result
+def _fit(ct: Any, x: Any) -> Any:
+    """The cotangent of a broadcasting op, summed back to its input's shape."""
+    if type(ct) is np.ndarray and type(x) is np.ndarray:
+        return ct if ct.shape == x.shape else _sum_to(ct, x.shape)
+    shape = _shape(x)
+    return ct if _shape(ct) == shape else _sum_to(ct, shape)
 
 
 def backprop(
@@ -209,23 +175,30 @@ def backprop(
                 results[wanted_keys[key]] = g
             if node[0] and op.reads_out:  # its output was written in place
                 raise _version_error(node, -1, 0, node[0])
+            # Per input i at k = 7 + 4 i: parent, value, version holder, version.
+            slots = _SLOTS[n] if n < 8 else range(7, 7 + 4 * n, 4)
+            for k in slots:  # before any rule reads a value: was it modified in place?
+                holder = node[k + 2]
+                if holder is not None and holder[0] != node[k + 3]:
+                    raise _version_error(node, (k - 7) // 4, node[k + 3], holder[0])
             # Python floats in and out (the scalar path ran forward): the record's
             # float partials give the cotangents without the rules' calls.
             sd = op.scalar_deriv
             if sd is None or type(out) is not float or type(g) is not float or create_graph:
                 sd = None
-                cts_in = _rule_cotangents(node, g, create_graph)  # checks the versions first
+                if create_graph:
+                    g, out, args = _graph_inputs(node, g)
+                else:
+                    args = node[8::4]
+                params = node[3]
+                vjps = op.vjps
             i = -1
-            # Per input i at k = 7 + 4 i: parent, value, version holder, version.
-            for k in _SLOTS[n] if n < 8 else range(7, 7 + 4 * n, 4):
+            for k in slots:
                 i += 1
+                parent = node[k]
+                if parent is None:
+                    continue
                 if sd is not None:  # elementwise: one or two inputs
-                    holder = node[k + 2]
-                    if holder is not None and holder[0] != node[k + 3]:
-                        raise _version_error(node, i, node[k + 3], holder[0])
-                    parent = node[k]
-                    if parent is None:
-                        continue
                     try:
                         if n == 1:
                             ct = g * sd[0](out, node[8])
@@ -234,10 +207,23 @@ def backprop(
                     except _SCALAR_FALLBACK:
                         ct = op.vjps[i](g, out, *node[8::4])
                 else:
-                    parent = node[k]
-                    ct = cts_in[i]
-                    if ct is None:
+                    rule = vjps[i]
+                    if rule is None:
                         continue
+                    if params:
+                        ct = rule(g, out, *args, **params)
+                    elif n == 1:
+                        ct = rule(g, out, args[0])
+                    elif n == 2:
+                        ct = rule(g, out, args[0], args[1])
+                    else:
+                        ct = rule(g, out, *args)
+                    if op.broadcasting and type(ct) is not float:
+                        x = node[k + 1]
+                        if type(ct) is not np.ndarray or type(x) is not np.ndarray or (
+                            ct.shape != x.shape
+                        ):
+                            ct = _fit(ct, x)
                 if anomaly:
                     check_cotangent(node, i, ct)
                 if type(parent) is Node:
