@@ -159,8 +159,18 @@ def backprop(
         pop = cts.pop
         heappop = heapq.heappop
         heappush = heapq.heappush
-        while heap:
-            key, node = heappop(heap)
+        # ``following``: the only pending node, when it is the only new parent and
+        # the heap is empty (a chain), handed on without a trip through the heap.
+        following = None
+        while True:
+            if following is not None:
+                node = following
+                following = None
+                key = -node[4]  # SEQ
+            elif heap:
+                key, node = heappop(heap)
+            else:
+                break
             g = pop(key)
             # Fields by position (see core.node): VERSION 0, OP 1, OUT 2, PARAMS 3,
             # SEQ 4, EXTRA 5, NIN 6, then four fields per input.
@@ -232,7 +242,13 @@ def backprop(
                         cts[pkey] = cts[pkey] + ct
                     elif pkey <= min_key and (restrict is None or id(parent) in restrict):
                         cts[pkey] = ct
-                        heappush(heap, (pkey, parent))
+                        if following is None and not heap:
+                            following = parent
+                        else:
+                            if following is not None:
+                                heappush(heap, (-following[4], following))
+                                following = None
+                            heappush(heap, (pkey, parent))
                     else:  # outside the region swept: kept for the wanted results
                         cts[pkey] = ct
                 else:

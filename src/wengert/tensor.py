@@ -324,7 +324,23 @@ def binary_function(op: Any) -> Any:
     def fn(x: Any, y: Any) -> Any:
         tx = type(x)
         ty = type(y)
-        if tx is Dual or ty is Dual:
+        if tx is Tensor:
+            vx = x._value
+            rx = x._rg
+            if ty is Tensor:
+                vy = y._value
+                ry = y._rg
+            elif ty is float or ty is int:
+                vy = y
+                ry = False
+            else:
+                return apply(op, x, y)
+        elif ty is Tensor and (tx is float or tx is int):
+            vx = x
+            rx = False
+            vy = y._value
+            ry = y._rg
+        elif tx is Dual or ty is Dual:
             # Scalar dual fast path: f(x, y) and its partials straight from the record.
             if dx is not None:
                 if tx is Dual:
@@ -355,17 +371,6 @@ def binary_function(op: Any) -> Any:
                     except _SCALAR_FALLBACK:
                         pass
             return apply(op, x, y)
-        if tx is Tensor:
-            vx = x._value
-            if ty is Tensor:
-                vy = y._value
-            elif ty is float or ty is int:
-                vy = y
-            else:
-                return apply(op, x, y)
-        elif ty is Tensor and (tx is float or tx is int):
-            vx = x
-            vy = y._value
         elif isinstance(x, Tensor) or isinstance(y, Tensor):
             return apply(op, x, y)
         else:
@@ -375,6 +380,7 @@ def binary_function(op: Any) -> Any:
                 except _SCALAR_FALLBACK:
                     return float(impl(x, y))
             return impl(x, y)
+        # A tensor and a tensor or a number: vx, vy are the values.
         tvx = type(vx)
         tvy = type(vy)
         if scalar is not None and (
@@ -396,31 +402,20 @@ def binary_function(op: Any) -> Any:
                 out = impl(vx, vy)
             except _OP_ERRORS as e:
                 raise _op_error(op, (vx, vy), e) from e
-        rx = tx is Tensor and x._rg
-        ry = ty is Tensor and y._rg
         tapes = _tapes()
         if tapes:
             active = _tracking_tapes((x, y), tapes)
             if (rx or ry or active) and _grad_on():
                 return _record(op, (x, y), (vx, vy), out, None, rx or ry, active)
         elif (rx or ry) and _grad_on():
-            px = py = hx = hy = None
-            if tx is Tensor:
-                if rx:
-                    px = x._node or x
-                if reads0:
-                    hx = x._version
-            if ty is Tensor:
-                if ry:
-                    py = y._node or y
-                if reads1:
-                    hy = y._version
+            hx = x._version if reads0 and tx is Tensor else None
+            hy = y._version if reads1 and ty is Tensor else None
             # VERSION, OP, OUT, PARAMS, SEQ, EXTRA, NIN, then per input: parent,
             # value, version holder and version (checked when a rule reads it)
             node = [
                 0, op, out, None, _next_seq(), None, 2,
-                px, vx, hx, 0 if hx is None else hx[0],
-                py, vy, hy, 0 if hy is None else hy[0],
+                (x._node or x) if rx else None, vx, hx, 0 if hx is None else hx[0],
+                (y._node or y) if ry else None, vy, hy, 0 if hy is None else hy[0],
             ]  # fmt: skip
             t = _NEW(Tensor)
             t._value = out
