@@ -1,9 +1,11 @@
 """The reverse sweep over the tape, shared by ``Tensor.backward``, the
 functional transforms and :class:`~wengert.GradientTape`.
 
-The sweep is a loop: it collects the nodes reachable from the outputs with an
-explicit stack, sorts them by sequence number (newest first, which is a
-topological order) and pulls each node's cotangent through its VJP rules.
+The sweep is one loop over a heap of the nodes that have received a cotangent,
+newest first (a topological order: a node's ``SEQ`` key decreases with creation
+time), pulling each node's cotangent through its VJP rules. A node enters the
+heap when its first cotangent arrives, so nothing is visited twice, nothing is
+collected beforehand, and nothing recurses.
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ def _version_error(node: Node, index: int, saved: int, now: int) -> RuntimeError
     what = "its output" if index < 0 else f"input {index}"
     return RuntimeError(
         "one of the variables needed for gradient computation has been modified by an inplace "
-        f"operation: {what} of {node_name(node)} (op {node[OP].name!r}, #{node[SEQ]}) is at "
+        f"operation: {what} of {node_name(node)} (op {node[OP].name!r}, #{-node[SEQ]}) is at "
         f"version {now}; expected version {saved} instead. Compute the value out of place "
         "(x = x + 1 instead of x += 1), or .copy() it before modifying it."
     )
@@ -129,17 +131,15 @@ def backprop(
     dict
         ``id(edge) -> cotangent`` for each wanted edge that was reached.
     """
-    # Cotangents are keyed by ``-seq`` for nodes (cheap int keys, and the heap
-    # order) and by ``id`` for leaf tensors (ids are positive: no clash).
+    # Cotangents are keyed by ``SEQ`` for nodes (negative ints, and the heap
+    # order) and by ``id`` for leaf tensors (positive: no clash).
     wanted_keys = {_key(w): id(w) for w in wanted} if wanted else {}
     min_key = 0  # nodes older than every wanted node need not be visited
     if wanted and not accumulate and all(type(w) is Node for w in wanted):
         min_key = max(wanted_keys)
     cts: dict[int, Any] = {}
     leaves: dict[int, Tensor] = {}
-    # Newest node first: a max-heap on sequence numbers (a topological order).
-    # A node is pushed when its first cotangent arrives, so nothing is visited
-    # twice and no separate collection pass is needed.
+    # Newest node first: a min-heap on the SEQ keys (a topological order).
     heap = []
     for edge, seed in roots:
         key = _key(edge)
@@ -166,7 +166,7 @@ def backprop(
             if following is not None:
                 node = following
                 following = None
-                key = -node[4]  # SEQ
+                key = node[4]  # SEQ
             elif heap:
                 key, node = heappop(heap)
             else:
@@ -237,7 +237,7 @@ def backprop(
                 if anomaly:
                     check_cotangent(node, i, ct)
                 if type(parent) is Node:
-                    pkey = -parent[4]  # SEQ
+                    pkey = parent[4]  # SEQ
                     if pkey in cts:
                         cts[pkey] = cts[pkey] + ct
                     elif pkey <= min_key and (restrict is None or id(parent) in restrict):
@@ -246,7 +246,7 @@ def backprop(
                             following = parent
                         else:
                             if following is not None:
-                                heappush(heap, (-following[4], following))
+                                heappush(heap, (following[4], following))
                                 following = None
                             heappush(heap, (pkey, parent))
                     else:  # outside the region swept: kept for the wanted results
@@ -288,8 +288,9 @@ def backprop(
 
 
 def _key(edge: Any) -> int:
-    """The sweep's dictionary key of an edge: ``-seq`` for a node, ``id`` for a leaf."""
-    return -edge[SEQ] if type(edge) is Node else id(edge)
+    """The sweep's dictionary key of an edge: ``SEQ`` (negative) for a node, ``id``
+    (positive) for a leaf."""
+    return edge[SEQ] if type(edge) is Node else id(edge)
 
 
 def _node_extras(node: Node, extra: dict[str, Any], g: Any) -> Any:

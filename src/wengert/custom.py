@@ -393,13 +393,13 @@ def _region(roots: list[tuple[Any, Any]], start: int) -> set[int]:
     ids: set[int] = set()
     stack = []
     for edge, _ in roots:
-        if type(edge) is list and edge[SEQ] > start and id(edge) not in ids:
+        if type(edge) is list and edge[SEQ] < start and id(edge) not in ids:
             ids.add(id(edge))
             stack.append(edge)
     while stack:
         node = stack.pop()
         for p in parents(node):
-            if type(p) is list and p[SEQ] > start and id(p) not in ids:
+            if type(p) is list and p[SEQ] < start and id(p) not in ids:
                 ids.add(id(p))
                 stack.append(p)
     return ids

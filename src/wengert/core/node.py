@@ -29,7 +29,9 @@ OUT : Any
 PARAMS : dict or None
     Static keyword parameters (axis, shape, ...).
 SEQ : int
-    Creation order.
+    Creation order, as a sort key that *decreases* with creation time: the
+    newest node has the smallest key, which a min-heap pops first (the reverse
+    sweep's order) with no negation per node. ``-node[SEQ]`` counts up.
 EXTRA : dict or None
     Hooks, ``retain_grad`` references, the anomaly-mode stack and the output
     check of an in-place op (``"out_check"``); rarely present.
@@ -81,7 +83,8 @@ STRIDE = 4
 #: The type of a node (a plain list); ``type(p) is Node`` tells nodes from leaves.
 Node = list
 
-next_seq = itertools.count().__next__
+#: The ``SEQ`` of a new node (-1, -2, ...): see the module docstring.
+next_seq = itertools.count(-1, -1).__next__
 
 
 def new_node(
@@ -195,7 +198,7 @@ class GradFn:
 
     @property
     def seq(self) -> int:
-        return self.node[SEQ]
+        return -self.node[SEQ]
 
     @property
     def params(self) -> dict[str, Any]:
