@@ -33,6 +33,27 @@ def test_saved_values_are_released_by_backward():
     np.testing.assert_allclose(x.grad, 6.0 * np.exp(2.0))
 
 
+def test_large_values_no_rule_reads_are_not_kept():
+    # a = W @ x + b, h = tanh(a): neither matmul's output nor add's inputs and output
+    # are read by a rule (add needs shapes, tanh its output), so once the user drops
+    # them only h and what matmul reads stay alive, as in NumPy code without a tape.
+    W = wg.tensor(np.full((300, 300), 0.01), requires_grad=True)
+    x = wg.tensor(np.ones((300, 40)), requires_grad=True)
+    b = wg.tensor(np.zeros((300, 1)), requires_grad=True)
+    wx = W @ x
+    a = wx + b
+    refs = [weakref.ref(wx.numpy()), weakref.ref(a.numpy())]
+    h = wnp.tanh(a)
+    keep = weakref.ref(h.numpy())
+    del wx, a
+    assert [r() for r in refs] == [None, None], "the tape keeps values no rule reads"
+    assert keep() is not None, "tanh's rule reads its output: the tape keeps it"
+    h.sum().backward()
+    t = np.tanh(np.full((300, 40), 3.0))
+    np.testing.assert_allclose(b.grad, (1 - t * t).sum(axis=1, keepdims=True))
+    np.testing.assert_allclose(W.grad, (1 - t * t) @ np.ones((40, 300)))
+
+
 def test_graph_is_collected_without_backward():
     x = wg.tensor(np.ones(100), requires_grad=True)
     y = wnp.tanh(x * 3.0)

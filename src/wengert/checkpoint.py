@@ -43,7 +43,7 @@ import numpy as np
 from .core import tree as _tree
 from .core.modes import GRAD_ENABLED, TAPES
 from .core.node import next_seq
-from .core.op import Op
+from .core.op import ALL_INPUTS, Op
 from .custom import (
     _Args,
     _entry_leaf,
@@ -185,6 +185,7 @@ def checkpoint(
         name,
         _impl,
         _pullback_rule(_pullback),
+        reads=ALL_INPUTS,
         formula=f"{_op_name(fun)}, recomputed in the backward pass",
     )
     out_op = _output_op(name)

@@ -57,8 +57,8 @@ import numpy as np
 
 from .core import tree as _tree
 from .core.modes import GRAD_ENABLED, TAPES
-from .core.node import SEQ, next_seq, parents, watch_input
-from .core.op import Op, PerInput
+from .core.node import SEQ, next_seq, parents
+from .core.op import ALL_INPUTS, Op, PerInput
 from .dual import Dual, dual_outer
 from .tensor import Tensor, _const, _is_float_dtype, _record, _tracking_tapes, value_of
 
@@ -254,6 +254,7 @@ def _output_op(name: str) -> Op:
         lambda packed, index: packed[index],
         (_select_rule,),
         jvp=_select_jvp,
+        reads=(0,),
         formula=f"selects one output of {name}",
     )
 
@@ -333,10 +334,7 @@ def _record_call(
     args = tuple(inputs) + (None,)
     packed = out if saved.single else tuple(out_leaves)
     t = _record(op, args, tuple(raws) + (saved,), packed, None, rg, active)
-    node = t._node
-    for i, a in enumerate(inputs):  # the rules read every input (recomputation, residuals)
-        if isinstance(a, Tensor):
-            watch_input(node, i, a._version)
+    node = t._node  # reads=ALL_INPUTS: every input is saved and version-checked
     edges = parents(node)
     saved.edges = edges
     saved.args.leaves = []  # the node holds the raw values; drop the tensors
@@ -519,6 +517,7 @@ class custom_vjp:
             self._impl,
             _pullback_rule(self._pullback),
             jvp=self._no_jvp,
+            reads=ALL_INPUTS,
             formula=f"custom VJP of {name} (defvjp)",
         )
         self._out_op = _output_op(name)
@@ -680,6 +679,7 @@ class custom_jvp:
             name,
             self._impl,
             _pullback_rule(self._pullback),
+            reads=ALL_INPUTS,
             formula=f"custom JVP of {name} (defjvp), transposed for reverse mode",
         )
         self._out_op = _output_op(name)

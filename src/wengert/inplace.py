@@ -55,7 +55,7 @@ def assign_result(t: Tensor, result: Any, what: str) -> Tensor:
     if isinstance(old, np.ndarray) and np.shape(new) == old.shape and old.flags.writeable:
         saved = inputs(node) if node is not None else None
         if saved is not None and any(r is old for r in saved):
-            reads = set(node[OP].reads)
+            reads = node[OP].reads
             copies = [r.copy() if (r is old and i in reads) else r for i, r in enumerate(saved)]
             set_inputs(node, tuple(copies))
         np.copyto(old, new, casting="same_kind")

@@ -76,6 +76,17 @@ def _edge(a: Any, tapes: Any) -> Any:
     return None
 
 
+#: Arrays at least this large that no rule reads are not kept by the tape (see
+#: ``Op.reads``): the node holds a stand-in with their shape and dtype.
+UNREAD_BYTES = 1 << 15
+
+
+def shape_stand_in(a: np.ndarray) -> np.ndarray:
+    """A read-only, zero-stride array with ``a``'s shape and dtype (NaN, or 0)."""
+    fill = np.nan if a.dtype.kind in "fc" else 0
+    return np.broadcast_to(np.array(fill, dtype=a.dtype), a.shape)
+
+
 def _record(
     op: Any,
     args: tuple[Any, ...],
@@ -94,8 +105,11 @@ def _record(
     node = [0, op, out, params, _next_seq(), None, len(args)]
     reads = op.reads
     for i, (a, raw) in enumerate(zip(args, raws)):
+        read = i in reads
+        if not read and type(raw) is np.ndarray and raw.nbytes >= UNREAD_BYTES:
+            raw = shape_stand_in(raw)
         if isinstance(a, Tensor):
-            c = a._version if i in reads else None
+            c = a._version if read else None
             node += (_edge(a, tapes), raw, c, 0 if c is None else c[0])
         else:
             node += (None, raw, None, 0)
@@ -104,6 +118,8 @@ def _record(
     anomaly = _anomaly()
     if anomaly is not None:  # wg.detect_anomaly(): remember the creating stack
         anomaly.record(node)
+    if not op.reads_out and type(out) is np.ndarray and out.nbytes >= UNREAD_BYTES:
+        node[2] = shape_stand_in(out)  # OUT
     t = _NEW(Tensor)
     t._value = out
     t._node = node
@@ -244,6 +260,7 @@ def unary_function(op: Any) -> Any:
     impl = op.impl
     scalar = op.scalar_impl
     reads = bool(op.reads)
+    reads_out = op.reads_out
     deriv = op.scalar_deriv[0] if op.scalar_deriv and scalar is not None else None
 
     def fn(x: Any) -> Any:
@@ -272,7 +289,11 @@ def unary_function(op: Any) -> Any:
                     c = x._version
                     node = [0, op, out, None, _next_seq(), None, 1, x._node or x, v, c, c[0]]
                 else:
+                    if type(v) is np.ndarray and v.nbytes >= UNREAD_BYTES:
+                        v = shape_stand_in(v)  # only its shape is needed
                     node = [0, op, out, None, _next_seq(), None, 1, x._node or x, v, None, 0]
+                if not reads_out and type(out) is np.ndarray and out.nbytes >= UNREAD_BYTES:
+                    node[2] = shape_stand_in(out)  # OUT
                 t = _NEW(Tensor)
                 t._value = out
                 t._node = node
@@ -319,6 +340,7 @@ def binary_function(op: Any) -> Any:
     scalar = op.scalar_impl
     reads0 = 0 in op.reads
     reads1 = 1 in op.reads
+    reads_out = op.reads_out
     dx, dy = op.scalar_deriv if op.scalar_deriv and scalar is not None else (None, None)
 
     def fn(x: Any, y: Any) -> Any:
@@ -410,6 +432,11 @@ def binary_function(op: Any) -> Any:
         elif (rx or ry) and _grad_on():
             hx = x._version if reads0 and tx is Tensor else None
             hy = y._version if reads1 and ty is Tensor else None
+            # Large arrays no rule reads: the node keeps their shape only.
+            if not reads0 and type(vx) is np.ndarray and vx.nbytes >= UNREAD_BYTES:
+                vx = shape_stand_in(vx)
+            if not reads1 and type(vy) is np.ndarray and vy.nbytes >= UNREAD_BYTES:
+                vy = shape_stand_in(vy)
             # VERSION, OP, OUT, PARAMS, SEQ, EXTRA, NIN, then per input: parent,
             # value, version holder and version (checked when a rule reads it)
             node = [
@@ -417,6 +444,8 @@ def binary_function(op: Any) -> Any:
                 (x._node or x) if rx else None, vx, hx, 0 if hx is None else hx[0],
                 (y._node or y) if ry else None, vy, hy, 0 if hy is None else hy[0],
             ]  # fmt: skip
+            if not reads_out and type(out) is np.ndarray and out.nbytes >= UNREAD_BYTES:
+                node[2] = shape_stand_in(out)  # OUT
             t = _NEW(Tensor)
             t._value = out
             t._node = node

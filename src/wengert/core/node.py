@@ -44,6 +44,9 @@ EDGES : start of the inputs, ``STRIDE`` (4) fields each
       accumulated or collected), or ``None`` when no gradient flows there
       (:func:`parents`);
     - ``node[k + 1]``: the raw input value, ``None`` once freed (:func:`inputs`);
+      a large array that no rule reads (see ``Op.reads``) is kept as a
+      zero-stride stand-in with its shape and dtype, so the tape does not keep
+      it alive (the same holds for ``OUT`` when the rules do not read it);
     - ``node[k + 2]``, ``node[k + 3]``: the version holder of the input and its
       version when it was saved, checked by the backward pass when a rule
       reads the input (holder ``None``: nothing to check).
@@ -72,7 +75,6 @@ __all__ = [
     "inputs",
     "set_inputs",
     "stale_input",
-    "watch_input",
     "free",
     "GradFn",
 ]
@@ -143,14 +145,6 @@ def stale_input(node: list[Any]) -> tuple[int, int, int] | None:
     if check is not None and check[0][0] != check[1]:
         return -1, check[1], check[0][0]
     return None
-
-
-def watch_input(node: list[Any], i: int, holder: list[Any]) -> None:
-    """Make the backward pass check that input ``i`` (whose version holder is
-    ``holder``) is not modified in place before the rules read it."""
-    k = EDGES + STRIDE * i
-    node[k + 2] = holder
-    node[k + 3] = holder[0]
 
 
 def free(node: list[Any]) -> None:

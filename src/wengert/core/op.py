@@ -11,7 +11,7 @@ import operator
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["Op", "PerInput", "Registry"]
+__all__ = ["Op", "PerInput", "Registry", "ALL_INPUTS"]
 
 
 class Op:
@@ -34,11 +34,16 @@ class Op:
     scalar_impl : callable, optional
         A fast forward for Python floats (``math.sin``); a ``ValueError``,
         ``OverflowError`` or ``ZeroDivisionError`` falls back to ``impl``.
-    reads : tuple of int
+    reads : tuple of int, or ALL_INPUTS
         Inputs whose *values* the rules read. Modifying one of them in place
-        after the op was recorded makes ``backward()`` raise.
+        after the op was recorded makes ``backward()`` raise. The rules may
+        look at the other inputs' shape and dtype only: the tape keeps a
+        large unread input as a zero-stride stand-in, so it is freed as soon
+        as nothing else holds it (as NumPy code without a tape would). The
+        registry sweep checks this declaration for every op.
     reads_out : bool
-        Whether the rules read the output value ``ans``.
+        Whether the rules read the output value ``ans`` (otherwise, as for an
+        unread input, shape and dtype only).
     broadcasting : bool
         Elementwise op under NumPy broadcasting: the backward sweep sums each
         cotangent back to its input's shape.
@@ -97,7 +102,7 @@ class Op:
         *,
         jvp: Callable[..., Any] | None = None,
         scalar_impl: Callable[..., Any] | None = None,
-        reads: tuple[int, ...] = (),
+        reads: tuple[int, ...] | _AllInputs = (),
         reads_out: bool = False,
         broadcasting: bool = False,
         symbol: str | None = None,
@@ -113,7 +118,7 @@ class Op:
         self.vjps = vjps if variadic else tuple(vjps)
         self.jvp = jvp
         self.scalar_impl = scalar_impl
-        self.reads = tuple(reads)
+        self.reads = reads if reads is ALL_INPUTS else tuple(reads)
         self.reads_out = reads_out
         self.broadcasting = broadcasting
         self.symbol = symbol or name
@@ -126,6 +131,25 @@ class Op:
 
     def __repr__(self) -> str:
         return f"Op({self.name!r})"
+
+
+class _AllInputs:
+    """``reads`` of an op whose rules read every input (custom rules, checkpoints)."""
+
+    __slots__ = ()
+
+    def __contains__(self, i: object) -> bool:
+        return True
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return "ALL_INPUTS"
+
+
+#: ``Op(..., reads=ALL_INPUTS)``: the rules read the values of all inputs.
+ALL_INPUTS = _AllInputs()
 
 
 class PerInput:
