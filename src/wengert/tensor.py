@@ -34,6 +34,7 @@ from .core.node import next_seq as _next_seq
 __all__ = ["Tensor", "tensor", "apply", "apply1", "apply2", "stop_gradient", "value_of"]
 
 _SCALAR_FALLBACK = (ValueError, OverflowError, ZeroDivisionError)
+_ndarray = np.ndarray
 _NEW = object.__new__
 _tapes = TAPES.get
 _grad_on = GRAD_ENABLED.get
@@ -289,10 +290,10 @@ def unary_function(op: Any) -> Any:
                     c = x._version
                     node = [0, op, out, None, _next_seq(), None, 1, x._node or x, v, c, c[0]]
                 else:
-                    if type(v) is np.ndarray and v.nbytes >= UNREAD_BYTES:
+                    if type(v) is _ndarray and v.nbytes >= UNREAD_BYTES:
                         v = shape_stand_in(v)  # only its shape is needed
                     node = [0, op, out, None, _next_seq(), None, 1, x._node or x, v, None, 0]
-                if not reads_out and type(out) is np.ndarray and out.nbytes >= UNREAD_BYTES:
+                if not reads_out and type(out) is _ndarray and out.nbytes >= UNREAD_BYTES:
                     node[2] = shape_stand_in(out)  # OUT
                 t = _NEW(Tensor)
                 t._value = out
@@ -433,9 +434,9 @@ def binary_function(op: Any) -> Any:
             hx = x._version if reads0 and tx is Tensor else None
             hy = y._version if reads1 and ty is Tensor else None
             # Large arrays no rule reads: the node keeps their shape only.
-            if not reads0 and type(vx) is np.ndarray and vx.nbytes >= UNREAD_BYTES:
+            if not reads0 and type(vx) is _ndarray and vx.nbytes >= UNREAD_BYTES:
                 vx = shape_stand_in(vx)
-            if not reads1 and type(vy) is np.ndarray and vy.nbytes >= UNREAD_BYTES:
+            if not reads1 and type(vy) is _ndarray and vy.nbytes >= UNREAD_BYTES:
                 vy = shape_stand_in(vy)
             # VERSION, OP, OUT, PARAMS, SEQ, EXTRA, NIN, then per input: parent,
             # value, version holder and version (checked when a rule reads it)
@@ -444,7 +445,7 @@ def binary_function(op: Any) -> Any:
                 (x._node or x) if rx else None, vx, hx, 0 if hx is None else hx[0],
                 (y._node or y) if ry else None, vy, hy, 0 if hy is None else hy[0],
             ]  # fmt: skip
-            if not reads_out and type(out) is np.ndarray and out.nbytes >= UNREAD_BYTES:
+            if not reads_out and type(out) is _ndarray and out.nbytes >= UNREAD_BYTES:
                 node[2] = shape_stand_in(out)  # OUT
             t = _NEW(Tensor)
             t._value = out
