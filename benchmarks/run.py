@@ -261,6 +261,59 @@ def w1_reference(n: int) -> tuple[float, float]:
     return y, dy
 
 
+class MinimalTape:
+    """The floor for W1: a Wengert list of ``(input index, partial)`` pairs over floats.
+
+    The issue's "minimal Python tape" (about 25 lines, no checks, no generality),
+    timed in the same run as a measure of how fast this machine is right now.
+    """
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[tuple[int, float], ...]] = []
+
+    def var(self, value: float, *partials: tuple[int, float]) -> MinimalVar:
+        self.entries.append(partials)
+        return MinimalVar(self, value, len(self.entries) - 1)
+
+    def gradient(self, y: MinimalVar, x: MinimalVar) -> float:
+        g = [0.0] * len(self.entries)
+        g[y.i] = 1.0
+        for k in range(y.i, -1, -1):
+            gk = g[k]
+            for i, d in self.entries[k]:
+                g[i] += gk * d
+        return g[x.i]
+
+
+class MinimalVar:
+    __slots__ = ("tape", "v", "i")
+
+    def __init__(self, tape: MinimalTape, v: float, i: int) -> None:
+        self.tape, self.v, self.i = tape, v, i
+
+    def __mul__(self, c: float) -> MinimalVar:
+        return self.tape.var(self.v * c, (self.i, c))
+
+    def __add__(self, o: MinimalVar) -> MinimalVar:
+        return self.tape.var(self.v + o.v, (self.i, 1.0), (o.i, 1.0))
+
+    def __pow__(self, c: float) -> MinimalVar:
+        return self.tape.var(self.v**c, (self.i, c * self.v ** (c - 1.0)))
+
+
+def minimal_sin(x: MinimalVar) -> MinimalVar:
+    return x.tape.var(math.sin(x.v), (x.i, math.cos(x.v)))
+
+
+def minimal_cos(x: MinimalVar) -> MinimalVar:
+    return x.tape.var(math.cos(x.v), (x.i, -math.sin(x.v)))
+
+
+def minimal_tanh(x: MinimalVar) -> MinimalVar:
+    t = math.tanh(x.v)
+    return x.tape.var(t, (x.i, 1.0 - t * t))
+
+
 def bench_w1(cfg: dict[str, Any], peers: dict[str, Any], say: Callable[[str], None]) -> dict:
     import wengert as wg
     import wengert.numpy as wnp
@@ -312,6 +365,14 @@ def bench_w1(cfg: dict[str, Any], peers: dict[str, Any], say: Callable[[str], No
             return float(y.item()), float(x.grad.item())
 
         impls["torch"] = torch_run
+
+    def minimal_tape() -> tuple[float, float]:
+        tape = MinimalTape()
+        x = tape.var(W1_X0)
+        y = w1_chain(x, n, minimal_sin, minimal_cos, minimal_tanh)
+        return y.v, tape.gradient(y, x)
+
+    impls["minimal Python tape (25 lines, floor)"] = minimal_tape
 
     def plain_floats() -> tuple[float, float]:
         return w1_chain(W1_X0, n, math.sin, math.cos, math.tanh), float("nan")
