@@ -302,6 +302,8 @@ def unary_function(op: Any) -> Any:
                 t._version = node
                 return t
             return _const(out)
+        if type(x) is _ndarray:  # a raw value (the rules of a backward pass)
+            return impl(x)
         if type(x) is Dual:
             p = x.primal
             t = x.tangent
@@ -363,6 +365,8 @@ def binary_function(op: Any) -> Any:
             rx = False
             vy = y._value
             ry = y._rg
+        elif tx is _ndarray and (ty is _ndarray or ty is float):
+            return impl(x, y)  # raw values (the rules of a backward pass)
         elif tx is Dual or ty is Dual:
             # Scalar dual fast path: f(x, y) and its partials straight from the record.
             if dx is not None:
