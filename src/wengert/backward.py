@@ -25,6 +25,7 @@ __all__ = ["backprop", "tensor_backward", "check_seed"]
 
 _SCALAR_FALLBACK = (ValueError, OverflowError, ZeroDivisionError)
 _SLOTS = tuple(tuple(range(EDGES, EDGES + STRIDE * n, STRIDE)) for n in range(8))
+_ONE = _SLOTS[1]
 
 _SECOND_TIME = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -162,6 +163,7 @@ def backprop(
         # ``following``: the only pending node, when it is the only new parent and
         # the heap is empty (a chain), handed on without a trip through the heap.
         following = None
+        everywhere = restrict is None and min_key == 0  # every node reached is swept
         while True:
             if following is not None:
                 node = following
@@ -186,11 +188,18 @@ def backprop(
             if node[0] and op.reads_out:  # its output was written in place
                 raise _version_error(node, -1, 0, node[0])
             # Per input i at k = 7 + 4 i: parent, value, version holder, version.
-            slots = _SLOTS[n] if n < 8 else range(7, 7 + 4 * n, 4)
-            for k in slots:  # before any rule reads a value: was it modified in place?
-                holder = node[k + 2]
-                if holder is not None and holder[0] != node[k + 3]:
-                    raise _version_error(node, (k - 7) // 4, node[k + 3], holder[0])
+            # Before any rule reads a value: was it modified in place?
+            if n == 1:
+                slots = _ONE
+                holder = node[9]
+                if holder is not None and holder[0] != node[10]:
+                    raise _version_error(node, 0, node[10], holder[0])
+            else:
+                slots = _SLOTS[n] if n < 8 else range(7, 7 + 4 * n, 4)
+                for k in slots:
+                    holder = node[k + 2]
+                    if holder is not None and holder[0] != node[k + 3]:
+                        raise _version_error(node, (k - 7) // 4, node[k + 3], holder[0])
             # Python floats in and out (the scalar path ran forward): the record's
             # float partials give the cotangents without the rules' calls.
             sd = op.scalar_deriv
@@ -240,7 +249,9 @@ def backprop(
                     pkey = parent[4]  # SEQ
                     if pkey in cts:
                         cts[pkey] = cts[pkey] + ct
-                    elif pkey <= min_key and (restrict is None or id(parent) in restrict):
+                    elif everywhere or (
+                        pkey <= min_key and (restrict is None or id(parent) in restrict)
+                    ):
                         cts[pkey] = ct
                         if following is None and not heap:
                             following = parent
