@@ -335,12 +335,15 @@ def apply_dual(op: Any, args: tuple[Any, ...], params: dict[str, Any] | None) ->
             tangent = op.jvp((tx, ty), ans, px, py)
             return _make(ans, tangent, tag)
         return _apply_dual(op, args, params)
-    if len(args) == 1 and not params:
+    if len(args) == 1:
         x = args[0]
         tag = x.tag
         p = x.primal
         if (type(p) is np.ndarray and tag.batch is None and tag.active
                 and op.jvp is not None):
+            if params:
+                ans = _t._forward(op, (p,), params)
+                return _make(ans, op.jvp((x.tangent,), ans, p, **params), tag)
             ans = op.impl(p)
             return _make(ans, op.jvp((x.tangent,), ans, p), tag)
     return _apply_dual(op, args, params)

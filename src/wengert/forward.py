@@ -14,7 +14,6 @@ pytree of results.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import math
 import operator
@@ -24,48 +23,28 @@ from typing import Any
 import numpy as np
 
 from .core.levels import DUAL_TAG, Tag
-from .core.tree import flatten as _tree_flatten
-from .core.tree import unflatten as _tree_unflatten
 from .dual import Dual
 from .tensor import Tensor
-from .transforms import grad, vjp
+from .transforms import _grad_of, flatten, grad, unflatten, vjp
 
 __all__ = ["jvp", "linearize", "derivative", "jacfwd", "jacrev", "jacobian", "hessian", "hvp"]
 
 
-_CONTAINERS = (tuple, list, dict)
-_LEAF = "leaf"  # core.tree's spec of a leaf
+class _perturbation:
+    """``with _perturbation(name) as tag``: a new tag, the innermost one while the block runs."""
 
+    __slots__ = ("tag", "token")
 
-def flatten(tree: Any) -> tuple[list[Any], Any]:
-    """``core.tree.flatten``, without its walk for a leaf or a tuple of leaves."""
-    if tree is not None and not isinstance(tree, _CONTAINERS):
-        return [tree], _LEAF
-    if type(tree) is tuple:
-        for x in tree:
-            if x is None or isinstance(x, _CONTAINERS):
-                return _tree_flatten(tree)
-        return list(tree), (tuple, None, [_LEAF] * len(tree))
-    return _tree_flatten(tree)
+    def __init__(self, name: str) -> None:
+        self.tag = Tag(name)
 
+    def __enter__(self) -> Tag:
+        self.token = DUAL_TAG.set(self.tag)
+        return self.tag
 
-def unflatten(spec: Any, leaves: list[Any]) -> Any:
-    if spec is _LEAF or spec == _LEAF:
-        return leaves[0]
-    if spec[0] is tuple and all(c == _LEAF for c in spec[2]):
-        return tuple(leaves)
-    return _tree_unflatten(spec, leaves)
-
-
-@contextlib.contextmanager
-def _perturbation(name: str) -> Iterator[Tag]:
-    tag = Tag(name)
-    token = DUAL_TAG.set(tag)
-    try:
-        yield tag
-    finally:
-        tag.active = False
-        DUAL_TAG.reset(token)
+    def __exit__(self, *exc: object) -> None:
+        self.tag.active = False
+        DUAL_TAG.reset(self.token)
 
 
 def _shape_dtype(x: Any) -> tuple[tuple[int, ...], Any]:
@@ -582,4 +561,4 @@ def hvp(fun: Callable[..., Any], x: Any, v: Any) -> Any:
     >>> wg.hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0]))
     array([6., 0.])
     """
-    return _jvp(grad(fun), (x,), (v,), False, "hvp")[1]
+    return _jvp(_grad_of(fun), (x,), (v,), False, "hvp")[1]

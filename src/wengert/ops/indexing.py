@@ -124,11 +124,17 @@ def _scatter_add_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]
 
 
 def _getitem_jvp(tangents: Any, ans: Any, x: Any, index: Any) -> Any:
-    return _t.apply(GETITEM, tangents[0], index=index)
+    t = tangents[0]
+    if type(t) is np.ndarray:  # what apply does with a plain array
+        return _t._forward(GETITEM, (t,), {"index": index})
+    return _t.apply(GETITEM, t, index=index)
 
 
 def _scatter_add_jvp(tangents: Any, ans: Any, h: Any, shape: Any, index: Any) -> Any:
-    return _t.apply(SCATTER_ADD, tangents[0], shape=shape, index=index)
+    t = tangents[0]
+    if type(t) is np.ndarray:  # what apply does with a plain array
+        return _t._forward(SCATTER_ADD, (t,), {"shape": shape, "index": index})
+    return _t.apply(SCATTER_ADD, t, shape=shape, index=index)
 
 
 GETITEM = Op("getitem", _getitem_impl, (_getitem_vjp,), jvp=_getitem_jvp, symbol="[]", view=True,
