@@ -253,7 +253,7 @@ class Dual(ArrayMethods):
             op = (_ARITHMETIC or _arithmetic()).get(ufunc)
             if op is not None and _array_without_tensors(inputs):
                 return apply_dual(op, inputs, None)  # where the public function sends them
-            fn = _dispatch.tables()[0].get(ufunc)
+            fn = (_dispatch.UFUNCS or _dispatch.tables()[0]).get(ufunc)
             if fn is not None:
                 return fn(*inputs)
         return _dispatch.array_ufunc(ufunc, method, inputs, kwargs)
@@ -329,22 +329,25 @@ def apply_dual(op: Any, args: tuple[Any, ...], params: dict[str, Any] | None) ->
         else:
             tag = y.tag
             px, tx, py, ty = x, None, y.primal, y.tangent
-        if (tag.batch is None and tag.active and op.jvp is not None
-                and _plain2(px, py)):
+        if tag.active and op.jvp is not None and _plain2(px, py):
             ans = op.impl(px, py)
-            tangent = op.jvp((tx, ty), ans, px, py)
-            return _make(ans, tangent, tag)
+            if tag.batch is not None:
+                return _make(ans, _batched_jvp(op, [tx, ty], ans, [px, py], {}), tag)
+            return _make(ans, op.jvp((tx, ty), ans, px, py), tag)
         return _apply_dual(op, args, params)
     if len(args) == 1:
         x = args[0]
         tag = x.tag
         p = x.primal
-        if (type(p) is np.ndarray and tag.batch is None and tag.active
-                and op.jvp is not None):
+        if type(p) is np.ndarray and tag.active and op.jvp is not None:
             if params:
                 ans = _t._forward(op, (p,), params)
+                if tag.batch is not None:
+                    return _make(ans, _batched_jvp(op, [x.tangent], ans, [p], params), tag)
                 return _make(ans, op.jvp((x.tangent,), ans, p, **params), tag)
             ans = op.impl(p)
+            if tag.batch is not None:
+                return _make(ans, _batched_jvp(op, [x.tangent], ans, [p], {}), tag)
             return _make(ans, op.jvp((x.tangent,), ans, p), tag)
     return _apply_dual(op, args, params)
 
@@ -474,19 +477,21 @@ def _all_scalars(values: list[Any]) -> bool:
 from . import dispatch as _dispatch  # noqa: E402
 from .ops import elementwise as _ew  # noqa: E402
 
-#: The ufuncs of Dual's arithmetic operators -> their op records; filled on
-#: first use (the op families may still be loading when this module is).
+#: Ufuncs whose public wengert function sends an array dual (no tensor
+#: around) straight to apply_dual with this op record; filled on first use
+#: (the op families may still be loading when this module is).
 _ARITHMETIC: dict[Any, Any] = {}
+_DIRECT_UFUNCS = (
+    "add", "subtract", "multiply", "divide", "power", "negative", "exp", "log", "sqrt",
+    "square", "sin", "cos", "tan", "tanh", "sinh", "cosh", "arctan", "expm1", "log1p",
+)
 
 
 def _arithmetic() -> dict[Any, Any]:
     if not _ARITHMETIC:
-        _ARITHMETIC.update({
-            np.add: _ew.ADD,
-            np.subtract: _ew.SUBTRACT,
-            np.multiply: _ew.MULTIPLY,
-            np.divide: _ew.DIVIDE,
-            np.power: _ew.POWER,
-            np.negative: _ew.NEGATIVE,
-        })
+        from .ops import linalg
+
+        table = {getattr(np, name): getattr(_ew, name.upper()) for name in _DIRECT_UFUNCS}
+        table[np.matmul] = linalg.MATMUL
+        _ARITHMETIC.update(table)
     return _ARITHMETIC
