@@ -47,6 +47,8 @@ def _raw_index(index: Any) -> Any:
 def _frozen_index(index: Any) -> Any:
     """:func:`_raw_index` with index arrays copied, so later changes to them
     cannot change a recorded op."""
+    if type(index) in _BASIC:
+        return index
     index = _raw_index(index)
 
     def freeze(i: Any) -> Any:
@@ -61,14 +63,21 @@ def _parts(index: Any) -> tuple[Any, ...]:
     return index if isinstance(index, tuple) else (index,)
 
 
+_BASIC = (slice, int, type(None), type(Ellipsis))
+
+
 def _has_int_array(index: Any) -> bool:
     """Whether the index holds an integer array (which may repeat elements)."""
+    if type(index) in _BASIC:
+        return False
     return any(
         isinstance(i, np.ndarray) and i.ndim > 0 and i.dtype.kind in "iu" for i in _parts(index)
     )
 
 
 def _is_advanced(index: Any) -> bool:
+    if type(index) in _BASIC:
+        return False
     return any(
         isinstance(i, np.ndarray) and (i.ndim > 0 or i.dtype == bool) for i in _parts(index)
     )
