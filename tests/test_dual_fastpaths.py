@@ -212,3 +212,30 @@ def test_batched_fast_paths_match_generic_path():
     params = {"axis": None, "keepdims": False}
     _same(wnp.sum(d), _apply_dual(reduce.SUM, (d,), params))
     tag.active = False
+
+
+@pytest.mark.parametrize("fun", [
+    lambda x: x * x,
+    lambda x: wnp.sum(wnp.sin(x)),
+    lambda x: (x, 2.0 * x),
+    lambda x: {"a": x[0], "b": np.ones(2)},
+    lambda x: np.ones(3),
+    lambda x: 3.0,
+    lambda x: wg.grad(lambda y: wnp.sum(y * x))(x),
+    lambda x: wg.jvp(lambda y: y * x, (x,), (x,))[1],
+], ids=["square", "sum", "tuple", "dict", "const", "float", "grad_inside", "jvp_inside"])
+def test_jvp_single_array_fast_path_matches_general_path(fun):
+    """wg.jvp with one float array (a tuple) takes a short path; a list of the same
+    primals takes the general one: same results, same types."""
+    x = np.array([0.3, -1.2, 2.0])
+    v = np.array([1.0, 0.5, -2.0])
+    fast = wg.jvp(fun, (x,), (v,))
+    general = wg.jvp(fun, [x], [v])
+    from wengert.core.tree import flatten
+
+    fl, fs = flatten(fast)
+    gl, gs = flatten(general)
+    assert fs == gs
+    for a, b in zip(fl, gl):
+        assert type(a) is type(b)
+        np.testing.assert_array_equal(a, b)

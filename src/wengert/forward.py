@@ -140,7 +140,33 @@ def _plain(x: Any) -> Any:
     return x
 
 
+_NEW = object.__new__
+_BOXES = (Dual, Tensor)
+
+
+def _plain_tree(tree: Any) -> Any:
+    leaves, spec = flatten(tree)
+    return unflatten(spec, [_plain(x) for x in leaves])
+
+
 def _jvp(fun: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool, where: str) -> Any:
+    if (not has_aux and type(primals) is tuple and type(tangents) is tuple
+            and len(primals) == 1 and len(tangents) == 1):
+        p, t = primals[0], tangents[0]
+        if (type(p) is np.ndarray and type(t) is np.ndarray and p.ndim and p.dtype.kind == "f"
+                and t.dtype == p.dtype and t.shape == p.shape):
+            # One float array and its tangent (hvp, jvp of an array function): the
+            # checks and pytree handling below reduce to this, for a dual output.
+            with _perturbation(where) as tag:
+                d = _NEW(Dual)
+                d.primal, d.tangent, d.tag = p, t, tag
+                out = fun(d)
+                if type(out) is Dual and out.tag is tag:
+                    po, to = out.primal, out.tangent
+                    if not isinstance(po, _BOXES) and not isinstance(to, _BOXES):
+                        return po, to
+                primals_out, tangents_out = _unwrap(out, tag)
+            return _plain_tree(primals_out), _plain_tree(tangents_out)
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError(
             f"{where}: primals and tangents must be tuples (one entry per argument of fun), "
@@ -170,10 +196,8 @@ def _jvp(fun: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool, wh
         else:
             out, aux = result, None
         primals_out, tangents_out = _unwrap(out, tag)
-    leaves, spec = flatten(primals_out)
-    primals_out = unflatten(spec, [_plain(x) for x in leaves])
-    leaves, spec = flatten(tangents_out)
-    tangents_out = unflatten(spec, [_plain(x) for x in leaves])
+    primals_out = _plain_tree(primals_out)
+    tangents_out = _plain_tree(tangents_out)
     if has_aux:
         return primals_out, tangents_out, aux
     return primals_out, tangents_out

@@ -291,10 +291,9 @@ def _value_and_grad(fun: Callable[..., Any], nums: tuple[int, ...], single: bool
         create = _outer_levels(args)
         if isinstance(out, Tensor):
             v = out._value
-            seed: Any = (
-                1.0 if np.shape(v) == () and _dtype(v) == np.float64
-                else np.ones(np.shape(v), dtype=_dtype(v))
-            )
+            shape = np.shape(_base(v))  # a dual's shape is its primal's
+            dt = _dtype(v)
+            seed: Any = 1.0 if shape == () and dt == np.float64 else np.ones(shape, dtype=dt)
             if create:
                 seed = _const(seed)
         else:
