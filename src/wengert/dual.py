@@ -329,11 +329,24 @@ def apply_dual(op: Any, args: tuple[Any, ...], params: dict[str, Any] | None) ->
         else:
             tag = y.tag
             px, tx, py, ty = x, None, y.primal, y.tangent
-        if tag.active and op.jvp is not None and _plain2(px, py):
+        # Plain primals that apply would hand straight to the op's NumPy forward,
+        # with a result that needs no conversion to a Python float: an array and
+        # an array or Python number.
+        tpx, tpy = type(px), type(py)
+        if tpx is np.ndarray:
+            plain = tpy is np.ndarray or tpy is float or tpy is int
+        else:
+            plain = tpy is np.ndarray and (tpx is float or tpx is int)
+        if plain and tag.active and op.jvp is not None:
             ans = op.impl(px, py)
-            if tag.batch is not None:
-                return _make(ans, _batched_jvp(op, [tx, ty], ans, [px, py], {}), tag)
-            return _make(ans, op.jvp((tx, ty), ans, px, py), tag)
+            d = _NEW(Dual)
+            if tag.batch is None:
+                d.tangent = op.jvp((tx, ty), ans, px, py)
+            else:
+                d.tangent = _batched_jvp(op, [tx, ty], ans, [px, py], {})
+            d.primal = ans
+            d.tag = tag
+            return d
         return _apply_dual(op, args, params)
     if len(args) == 1:
         x = args[0]
@@ -350,16 +363,6 @@ def apply_dual(op: Any, args: tuple[Any, ...], params: dict[str, Any] | None) ->
                 return _make(ans, _batched_jvp(op, [x.tangent], ans, [p], {}), tag)
             return _make(ans, op.jvp((x.tangent,), ans, p), tag)
     return _apply_dual(op, args, params)
-
-
-def _plain2(px: Any, py: Any) -> bool:
-    """Two primals that ``apply`` would hand straight to the op's NumPy forward,
-    with a result that needs no conversion to a Python float: an array and an
-    array or Python number."""
-    tx, ty = type(px), type(py)
-    if tx is np.ndarray:
-        return ty is np.ndarray or ty is float or ty is int
-    return ty is np.ndarray and (tx is float or tx is int)
 
 
 def _apply_dual(op: Any, args: tuple[Any, ...], params: dict[str, Any] | None) -> Dual:

@@ -111,6 +111,8 @@ def _binary_jvp(dx: Any, dy: Any) -> Any:
             out = dx(tx, ans, x, y)
         else:
             out = dx(tx, ans, x, y) + dy(ty, ans, x, y)
+        if type(out) is np.ndarray and type(ans) is np.ndarray and out.shape == ans.shape:
+            return out  # _fit's common case, without the call
         return _fit(out, ans)
 
     return jvp

@@ -98,7 +98,7 @@ def _getitem_vjp(g: Any, ans: Any, x: Any, index: Any) -> Any:
 
 
 def _scatter_add_impl(g: Any, shape: Any, index: Any) -> Any:
-    out = np.zeros(shape, dtype=np.result_type(g))
+    out = np.zeros(shape, dtype=g.dtype if type(g) is np.ndarray else np.result_type(g))
     if _has_int_array(index):
         np.add.at(out, index, g)
     else:
