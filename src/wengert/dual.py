@@ -164,12 +164,16 @@ class Dual(ArrayMethods):
 
     __hash__ = object.__hash__
 
-    # -- scalar fast paths: dual arithmetic on Python floats, without dispatch ----------
-    # (x + c, x * c and x + y, x * y of one tag are the defining rules of dual
-    # numbers; anything else goes through the op records.)
+    # -- fast paths ------------------------------------------------------
+    # On Python floats, x + c, x * c and x + y, x * y of one tag are the
+    # defining rules of dual numbers, computed here without dispatch. On arrays,
+    # an operator with no tensor involved goes straight to apply_dual, which is
+    # where the public function would send it. Anything else takes the public
+    # function (tensors, levels, scalar fast paths of the op records).
     def __add__(self, other: Any) -> Any:
         p, t = self.primal, self.tangent
-        if type(p) is float and type(t) is float and self.tag.active:
+        tp = type(p)
+        if tp is float and type(t) is float and self.tag.active:
             to = type(other)
             if to is float or to is int:
                 return _make(p + other, t, self.tag)
@@ -177,11 +181,14 @@ class Dual(ArrayMethods):
                 q, u = other.primal, other.tangent
                 if type(q) is float and type(u) is float:
                     return _make(p + q, t + u, self.tag)
+        elif tp is np.ndarray and not isinstance(other, _t.Tensor):
+            return apply_dual(_ew.ADD, (self, other), None)
         return _ew.add(self, other)
 
     def __mul__(self, other: Any) -> Any:
         p, t = self.primal, self.tangent
-        if type(p) is float and type(t) is float and self.tag.active:
+        tp = type(p)
+        if tp is float and type(t) is float and self.tag.active:
             to = type(other)
             if to is float or to is int:
                 return _make(p * other, t * other, self.tag)
@@ -189,6 +196,8 @@ class Dual(ArrayMethods):
                 q, u = other.primal, other.tangent
                 if type(q) is float and type(u) is float:
                     return _make(p * q, t * q + p * u, self.tag)
+        elif tp is np.ndarray and not isinstance(other, _t.Tensor):
+            return apply_dual(_ew.MULTIPLY, (self, other), None)
         return _ew.multiply(self, other)
 
     def __radd__(self, other: Any) -> Any:
@@ -196,6 +205,36 @@ class Dual(ArrayMethods):
 
     def __rmul__(self, other: Any) -> Any:
         return self.__mul__(other)
+
+    def __sub__(self, other: Any) -> Any:
+        if type(self.primal) is np.ndarray and not isinstance(other, _t.Tensor):
+            return apply_dual(_ew.SUBTRACT, (self, other), None)
+        return _ew.subtract(self, other)
+
+    def __rsub__(self, other: Any) -> Any:
+        if type(self.primal) is np.ndarray and not isinstance(other, _t.Tensor):
+            return apply_dual(_ew.SUBTRACT, (other, self), None)
+        return _ew.subtract(other, self)
+
+    def __truediv__(self, other: Any) -> Any:
+        if type(self.primal) is np.ndarray and not isinstance(other, _t.Tensor):
+            return apply_dual(_ew.DIVIDE, (self, other), None)
+        return _ew.divide(self, other)
+
+    def __rtruediv__(self, other: Any) -> Any:
+        if type(self.primal) is np.ndarray and not isinstance(other, _t.Tensor):
+            return apply_dual(_ew.DIVIDE, (other, self), None)
+        return _ew.divide(other, self)
+
+    def __pow__(self, other: Any) -> Any:
+        if type(self.primal) is np.ndarray and not isinstance(other, _t.Tensor):
+            return apply_dual(_ew.POWER, (self, other), None)
+        return _ew.power(self, other)
+
+    def __neg__(self) -> Any:
+        if type(self.primal) is np.ndarray:
+            return apply_dual(_ew.NEGATIVE, (self,), None)
+        return _ew.negative(self)
 
     def __repr__(self) -> str:
         def fmt(v: Any) -> str:
@@ -211,13 +250,38 @@ class Dual(ArrayMethods):
     # -- NumPy dispatch ------------------------------------------------
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         if method == "__call__" and not kwargs:
-            fn = _dispatch.tables()[0].get(ufunc)
+            op = (_ARITHMETIC or _arithmetic()).get(ufunc)
+            if op is not None and _array_without_tensors(inputs):
+                return apply_dual(op, inputs, None)  # where the public function sends them
+            fn = (_dispatch.UFUNCS or _dispatch.tables()[0]).get(ufunc)
             if fn is not None:
                 return fn(*inputs)
         return _dispatch.array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        if func is _np_shape and len(args) == 1 and not kwargs:
+            p = self.primal  # asked often (by the backward sweep): answer without dispatching
+            return p.shape if type(p) is np.ndarray else np.shape(p)
         return _dispatch.array_function(func, args, kwargs)
+
+
+_np_shape = np.shape
+
+
+def _array_without_tensors(inputs: tuple[Any, ...]) -> bool:
+    """No tensor among ``inputs`` and an array among them or their primals (so
+    no scalar fast path applies): a public function would call apply_dual."""
+    array = False
+    for a in inputs:
+        ta = type(a)
+        if ta is Dual:
+            if type(a.primal) is np.ndarray:
+                array = True
+        elif ta is np.ndarray:
+            array = True
+        elif isinstance(a, _t.Tensor):
+            return False
+    return array
 
 
 def _make(primal: Any, tangent: Any, tag: Tag) -> Dual:
@@ -247,8 +311,61 @@ def apply_dual(op: Any, args: tuple[Any, ...], params: dict[str, Any] | None) ->
     """Apply ``op`` at the innermost dual level among ``args``.
 
     The primals go through :func:`wengert.tensor.apply` (so outer levels, dual
-    or tensor, handle them in turn) and the tangents through ``op.jvp``.
+    or tensor, handle them in turn) and the tangents through ``op.jvp``. When
+    no primal is a tensor or a dual number (one level of array duals, the
+    common case), the NumPy forward runs directly, as ``apply`` would run it.
     """
+    if len(args) == 2 and not params:
+        x, y = args
+        if type(x) is Dual:
+            tag = x.tag
+            if type(y) is Dual and y.tag is not tag:
+                return _apply_dual(op, args, params)
+            px, tx = x.primal, x.tangent
+            if type(y) is Dual:
+                py, ty = y.primal, y.tangent
+            else:
+                py, ty = y, None
+        else:
+            tag = y.tag
+            px, tx, py, ty = x, None, y.primal, y.tangent
+        # Plain primals that apply would hand straight to the op's NumPy forward,
+        # with a result that needs no conversion to a Python float: an array and
+        # an array or Python number.
+        tpx, tpy = type(px), type(py)
+        if tpx is np.ndarray:
+            plain = tpy is np.ndarray or tpy is float or tpy is int
+        else:
+            plain = tpy is np.ndarray and (tpx is float or tpx is int)
+        if plain and tag.active and op.jvp is not None:
+            ans = op.impl(px, py)
+            d = _NEW(Dual)
+            if tag.batch is None:
+                d.tangent = op.jvp((tx, ty), ans, px, py)
+            else:
+                d.tangent = _batched_jvp(op, [tx, ty], ans, [px, py], {})
+            d.primal = ans
+            d.tag = tag
+            return d
+        return _apply_dual(op, args, params)
+    if len(args) == 1:
+        x = args[0]
+        tag = x.tag
+        p = x.primal
+        if type(p) is np.ndarray and tag.active and op.jvp is not None:
+            if params:
+                ans = _t._forward(op, (p,), params)
+                if tag.batch is not None:
+                    return _make(ans, _batched_jvp(op, [x.tangent], ans, [p], params), tag)
+                return _make(ans, op.jvp((x.tangent,), ans, p, **params), tag)
+            ans = op.impl(p)
+            if tag.batch is not None:
+                return _make(ans, _batched_jvp(op, [x.tangent], ans, [p], {}), tag)
+            return _make(ans, op.jvp((x.tangent,), ans, p), tag)
+    return _apply_dual(op, args, params)
+
+
+def _apply_dual(op: Any, args: tuple[Any, ...], params: dict[str, Any] | None) -> Dual:
     tag = None
     for a in args:
         if type(a) is Dual and (tag is None or a.tag.order > tag.order):
@@ -257,20 +374,36 @@ def apply_dual(op: Any, args: tuple[Any, ...], params: dict[str, Any] | None) ->
         raise _escaped(tag)
     primals = []
     tangents = []
+    plain = True  # no primal is a tensor or a dual (of an outer level)
+    floats = True  # every primal is a Python number (the scalar path of apply)
     for a in args:
         if type(a) is Dual and a.tag is tag:
-            primals.append(a.primal)
+            p = a.primal
+            primals.append(p)
             tangents.append(a.tangent)
         else:
+            p = a
             primals.append(a)
             tangents.append(None)
+        tp = type(p)
+        if tp is not np.ndarray:
+            if tp is float or tp is int:
+                continue
+            if tp is Dual or isinstance(p, _t.Tensor):
+                plain = False
+        floats = False
     if op.jvp is None:
         raise TypeError(
             f"the primitive {op.name!r} has no forward-mode (JVP) rule, so dual numbers cannot "
             "pass through it; use reverse mode (wg.grad / wg.vjp) for this function."
         )
     nin = len(primals)
-    if params:
+    if plain and not floats and (params or nin > 2):
+        # What apply would do with these values: the NumPy forward (errors annotated).
+        ans = _t._forward(op, tuple(primals), params)
+    elif plain and not floats:
+        ans = op.impl(*primals)  # as apply1 / apply2 would (errors not annotated)
+    elif params:
         ans = _t.apply(op, *primals, **params)
     elif nin == 1:
         ans = _t.apply1(op, primals[0])
@@ -346,3 +479,22 @@ def _all_scalars(values: list[Any]) -> bool:
 
 from . import dispatch as _dispatch  # noqa: E402
 from .ops import elementwise as _ew  # noqa: E402
+
+#: Ufuncs whose public wengert function sends an array dual (no tensor
+#: around) straight to apply_dual with this op record; filled on first use
+#: (the op families may still be loading when this module is).
+_ARITHMETIC: dict[Any, Any] = {}
+_DIRECT_UFUNCS = (
+    "add", "subtract", "multiply", "divide", "power", "negative", "exp", "log", "sqrt",
+    "square", "sin", "cos", "tan", "tanh", "sinh", "cosh", "arctan", "expm1", "log1p",
+)
+
+
+def _arithmetic() -> dict[Any, Any]:
+    if not _ARITHMETIC:
+        from .ops import linalg
+
+        table = {getattr(np, name): getattr(_ew, name.upper()) for name in _DIRECT_UFUNCS}
+        table[np.matmul] = linalg.MATMUL
+        _ARITHMETIC.update(table)
+    return _ARITHMETIC

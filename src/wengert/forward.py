@@ -14,7 +14,6 @@ pytree of results.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import math
 import operator
@@ -24,48 +23,28 @@ from typing import Any
 import numpy as np
 
 from .core.levels import DUAL_TAG, Tag
-from .core.tree import flatten as _tree_flatten
-from .core.tree import unflatten as _tree_unflatten
 from .dual import Dual
 from .tensor import Tensor
-from .transforms import grad, vjp
+from .transforms import _grad_of, flatten, grad, unflatten, vjp
 
 __all__ = ["jvp", "linearize", "derivative", "jacfwd", "jacrev", "jacobian", "hessian", "hvp"]
 
 
-_CONTAINERS = (tuple, list, dict)
-_LEAF = "leaf"  # core.tree's spec of a leaf
+class _perturbation:
+    """``with _perturbation(name) as tag``: a new tag, the innermost one while the block runs."""
 
+    __slots__ = ("tag", "token")
 
-def flatten(tree: Any) -> tuple[list[Any], Any]:
-    """``core.tree.flatten``, without its walk for a leaf or a tuple of leaves."""
-    if tree is not None and not isinstance(tree, _CONTAINERS):
-        return [tree], _LEAF
-    if type(tree) is tuple:
-        for x in tree:
-            if x is None or isinstance(x, _CONTAINERS):
-                return _tree_flatten(tree)
-        return list(tree), (tuple, None, [_LEAF] * len(tree))
-    return _tree_flatten(tree)
+    def __init__(self, name: str) -> None:
+        self.tag = Tag(name)
 
+    def __enter__(self) -> Tag:
+        self.token = DUAL_TAG.set(self.tag)
+        return self.tag
 
-def unflatten(spec: Any, leaves: list[Any]) -> Any:
-    if spec is _LEAF or spec == _LEAF:
-        return leaves[0]
-    if spec[0] is tuple and all(c == _LEAF for c in spec[2]):
-        return tuple(leaves)
-    return _tree_unflatten(spec, leaves)
-
-
-@contextlib.contextmanager
-def _perturbation(name: str) -> Iterator[Tag]:
-    tag = Tag(name)
-    token = DUAL_TAG.set(tag)
-    try:
-        yield tag
-    finally:
-        tag.active = False
-        DUAL_TAG.reset(token)
+    def __exit__(self, *exc: object) -> None:
+        self.tag.active = False
+        DUAL_TAG.reset(self.token)
 
 
 def _shape_dtype(x: Any) -> tuple[tuple[int, ...], Any]:
@@ -161,7 +140,33 @@ def _plain(x: Any) -> Any:
     return x
 
 
+_NEW = object.__new__
+_BOXES = (Dual, Tensor)
+
+
+def _plain_tree(tree: Any) -> Any:
+    leaves, spec = flatten(tree)
+    return unflatten(spec, [_plain(x) for x in leaves])
+
+
 def _jvp(fun: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool, where: str) -> Any:
+    if (not has_aux and type(primals) is tuple and type(tangents) is tuple
+            and len(primals) == 1 and len(tangents) == 1):
+        p, t = primals[0], tangents[0]
+        if (type(p) is np.ndarray and type(t) is np.ndarray and p.ndim and p.dtype.kind == "f"
+                and t.dtype == p.dtype and t.shape == p.shape):
+            # One float array and its tangent (hvp, jvp of an array function): the
+            # checks and pytree handling below reduce to this, for a dual output.
+            with _perturbation(where) as tag:
+                d = _NEW(Dual)
+                d.primal, d.tangent, d.tag = p, t, tag
+                out = fun(d)
+                if type(out) is Dual and out.tag is tag:
+                    po, to = out.primal, out.tangent
+                    if not isinstance(po, _BOXES) and not isinstance(to, _BOXES):
+                        return po, to
+                primals_out, tangents_out = _unwrap(out, tag)
+            return _plain_tree(primals_out), _plain_tree(tangents_out)
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError(
             f"{where}: primals and tangents must be tuples (one entry per argument of fun), "
@@ -191,10 +196,8 @@ def _jvp(fun: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool, wh
         else:
             out, aux = result, None
         primals_out, tangents_out = _unwrap(out, tag)
-    leaves, spec = flatten(primals_out)
-    primals_out = unflatten(spec, [_plain(x) for x in leaves])
-    leaves, spec = flatten(tangents_out)
-    tangents_out = unflatten(spec, [_plain(x) for x in leaves])
+    primals_out = _plain_tree(primals_out)
+    tangents_out = _plain_tree(tangents_out)
     if has_aux:
         return primals_out, tangents_out, aux
     return primals_out, tangents_out
@@ -582,4 +585,4 @@ def hvp(fun: Callable[..., Any], x: Any, v: Any) -> Any:
     >>> wg.hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0]))
     array([6., 0.])
     """
-    return _jvp(grad(fun), (x,), (v,), False, "hvp")[1]
+    return _jvp(_grad_of(fun), (x,), (v,), False, "hvp")[1]

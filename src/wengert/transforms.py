@@ -8,6 +8,7 @@ compose: an inner transform records its backward pass for the outer one.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -16,11 +17,36 @@ import numpy as np
 from .backward import backprop
 from .core.levels import DUAL_TAG
 from .core.modes import GRAD_ENABLED, TAPES, TRANSFORM_DEPTH, transform_scope
-from .core.tree import flatten, unflatten
+from .core.tree import flatten as _tree_flatten
+from .core.tree import unflatten as _tree_unflatten
 from .dual import Dual
 from .tensor import Tensor, _const, value_of
 
 __all__ = ["grad", "value_and_grad", "vjp"]
+
+_CONTAINERS = (tuple, list, dict)
+_LEAF = "leaf"  # core.tree's spec of a leaf
+
+
+def flatten(tree: Any) -> tuple[list[Any], Any]:
+    """``core.tree.flatten``, without its walk for a leaf or a tuple of leaves."""
+    if tree is not None and not isinstance(tree, _CONTAINERS):
+        return [tree], _LEAF
+    if type(tree) is tuple:
+        for x in tree:
+            if x is None or isinstance(x, _CONTAINERS):
+                return _tree_flatten(tree)
+        return list(tree), (tuple, None, [_LEAF] * len(tree))
+    return _tree_flatten(tree)
+
+
+def unflatten(spec: Any, leaves: list[Any]) -> Any:
+    """``core.tree.unflatten``, without its walk for a leaf or a tuple of leaves."""
+    if spec is _LEAF or spec == _LEAF:
+        return leaves[0]
+    if spec[0] is tuple and all(c == _LEAF for c in spec[2]):
+        return tuple(leaves)
+    return _tree_unflatten(spec, leaves)
 
 
 def _dtype(v: Any) -> np.dtype:
@@ -126,7 +152,7 @@ def _outer_levels(args: tuple[Any, ...]) -> bool:
     """
     if TRANSFORM_DEPTH.get() > 1 or any(t._recording for t in TAPES.get()):
         return True
-    leaves, _ = flatten(list(args))
+    leaves, _ = flatten(tuple(args))
     return any(_connected(a) for a in leaves)
 
 
@@ -213,7 +239,7 @@ def _scalar_output(out: Any, where: str) -> Any:
                 "(lambda x: f(x).sum()) or use wg.jacobian for a vector output."
             )
         return out
-    if out.size != 1:
+    if math.prod(out.shape) != 1:
         raise TypeError(
             f"{where}: grad requires a scalar output (one element), got shape {out.shape}. Reduce "
             "it (lambda x: f(x).sum()) or use wg.jacobian / wg.vjp for non-scalar outputs."
@@ -240,40 +266,54 @@ def value_and_grad(
 
     @functools.wraps(fun)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        with transform_scope():
-            token = GRAD_ENABLED.set(True)
-            try:
-                bargs, leaves = _prepare(args, nums, "grad")
-                result = fun(*bargs, **kwargs)
-            finally:
-                GRAD_ENABLED.reset(token)
-            if has_aux:
-                if not (isinstance(result, (tuple, list)) and len(result) == 2):
-                    raise TypeError("has_aux=True needs the function to return (output, aux)")
-                out, aux = result
-            else:
-                out, aux = result, None
-            out = _scalar_output(out, "grad")
-            create = _outer_levels(args)
-            if isinstance(out, Tensor):
-                v = out._value
-                seed: Any = (
-                    1.0 if np.shape(v) == () and _dtype(v) == np.float64
-                    else np.ones(np.shape(v), dtype=_dtype(v))
-                )
-                if create:
-                    seed = _const(seed)
-            else:
-                seed = None
-            grads = _sweep(out, seed, leaves, create)
-        value = _unbox_out(out, create)
-        g = grads[0] if single else tuple(grads)
-        if has_aux:
-            aux = _unbox_tree(aux, create)
-            return (value, aux), g
-        return value, g
+        return _value_and_grad(fun, nums, single, has_aux, args, kwargs)
 
     return wrapped
+
+
+def _value_and_grad(fun: Callable[..., Any], nums: tuple[int, ...], single: bool,
+                    has_aux: bool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """One call of ``value_and_grad(fun, nums, has_aux)``: ``(value, gradient)``."""
+    with transform_scope():
+        token = GRAD_ENABLED.set(True)
+        try:
+            bargs, leaves = _prepare(args, nums, "grad")
+            result = fun(*bargs, **kwargs)
+        finally:
+            GRAD_ENABLED.reset(token)
+        if has_aux:
+            if not (isinstance(result, (tuple, list)) and len(result) == 2):
+                raise TypeError("has_aux=True needs the function to return (output, aux)")
+            out, aux = result
+        else:
+            out, aux = result, None
+        out = _scalar_output(out, "grad")
+        create = _outer_levels(args)
+        if isinstance(out, Tensor):
+            v = out._value
+            shape = np.shape(_base(v))  # a dual's shape is its primal's
+            dt = _dtype(v)
+            seed: Any = 1.0 if shape == () and dt == np.float64 else np.ones(shape, dtype=dt)
+            if create:
+                seed = _const(seed)
+        else:
+            seed = None
+        grads = _sweep(out, seed, leaves, create)
+    value = _unbox_out(out, create)
+    g = grads[0] if single else tuple(grads)
+    if has_aux:
+        aux = _unbox_tree(aux, create)
+        return (value, aux), g
+    return value, g
+
+
+def _grad_of(fun: Callable[..., Any]) -> Callable[[Any], Any]:
+    """``grad(fun)`` for internal use (one argument, no aux): no wrapper metadata to copy."""
+
+    def g(x: Any) -> Any:
+        return _value_and_grad(fun, (0,), True, False, (x,), {})[1]
+
+    return g
 
 
 def _unbox_tree(tree: Any, keep: bool) -> Any:

@@ -67,6 +67,8 @@ def _fit(t: Any, ans: Any) -> Any:
     A bare Python float (the tangent of a Python-float input) takes the
     output's dtype, as that input does in the forward.
     """
+    if type(t) is np.ndarray and type(ans) is np.ndarray and t.shape == ans.shape:
+        return t  # the common case, answered before the general checks
     a = _raw(ans)
     while hasattr(a, "tangent"):  # a dual number (an outer forward level): its primal
         a = _raw(a.primal)
@@ -109,6 +111,8 @@ def _binary_jvp(dx: Any, dy: Any) -> Any:
             out = dx(tx, ans, x, y)
         else:
             out = dx(tx, ans, x, y) + dy(ty, ans, x, y)
+        if type(out) is np.ndarray and type(ans) is np.ndarray and out.shape == ans.shape:
+            return out  # _fit's common case, without the call
         return _fit(out, ans)
 
     return jvp
@@ -613,6 +617,8 @@ def _pow_dx(g: Any, ans: Any, x: Any, y: Any) -> Any:
     if ty is float or ty is int:
         if y == 0:
             return g * 0.0
+        if y == 2:
+            return g * y * x  # x ** 1.0 is x exactly (NaN, inf and -0.0 included)
     else:
         yv = _raw(y)
         if np.ndim(yv) == 0 and yv == 0:

@@ -47,6 +47,8 @@ def _raw_index(index: Any) -> Any:
 def _frozen_index(index: Any) -> Any:
     """:func:`_raw_index` with index arrays copied, so later changes to them
     cannot change a recorded op."""
+    if type(index) in _BASIC:
+        return index
     index = _raw_index(index)
 
     def freeze(i: Any) -> Any:
@@ -61,14 +63,21 @@ def _parts(index: Any) -> tuple[Any, ...]:
     return index if isinstance(index, tuple) else (index,)
 
 
+_BASIC = (slice, int, type(None), type(Ellipsis))
+
+
 def _has_int_array(index: Any) -> bool:
     """Whether the index holds an integer array (which may repeat elements)."""
+    if type(index) in _BASIC:
+        return False
     return any(
         isinstance(i, np.ndarray) and i.ndim > 0 and i.dtype.kind in "iu" for i in _parts(index)
     )
 
 
 def _is_advanced(index: Any) -> bool:
+    if type(index) in _BASIC:
+        return False
     return any(
         isinstance(i, np.ndarray) and (i.ndim > 0 or i.dtype == bool) for i in _parts(index)
     )
@@ -89,7 +98,7 @@ def _getitem_vjp(g: Any, ans: Any, x: Any, index: Any) -> Any:
 
 
 def _scatter_add_impl(g: Any, shape: Any, index: Any) -> Any:
-    out = np.zeros(shape, dtype=np.result_type(g))
+    out = np.zeros(shape, dtype=g.dtype if type(g) is np.ndarray else np.result_type(g))
     if _has_int_array(index):
         np.add.at(out, index, g)
     else:
@@ -124,11 +133,17 @@ def _scatter_add_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]
 
 
 def _getitem_jvp(tangents: Any, ans: Any, x: Any, index: Any) -> Any:
-    return _t.apply(GETITEM, tangents[0], index=index)
+    t = tangents[0]
+    if type(t) is np.ndarray:  # what apply does with a plain array
+        return _t._forward(GETITEM, (t,), {"index": index})
+    return _t.apply(GETITEM, t, index=index)
 
 
 def _scatter_add_jvp(tangents: Any, ans: Any, h: Any, shape: Any, index: Any) -> Any:
-    return _t.apply(SCATTER_ADD, tangents[0], shape=shape, index=index)
+    t = tangents[0]
+    if type(t) is np.ndarray:  # what apply does with a plain array
+        return _t._forward(SCATTER_ADD, (t,), {"shape": shape, "index": index})
+    return _t.apply(SCATTER_ADD, t, shape=shape, index=index)
 
 
 GETITEM = Op("getitem", _getitem_impl, (_getitem_vjp,), jvp=_getitem_jvp, symbol="[]", view=True,

@@ -138,7 +138,9 @@ def _matmul_jvp(tangents: tuple[Any, ...], ans: Any, a: Any, b: Any) -> Any:
         out = matmul(ta, b)
     if tb is not None:
         if nb == 1 and na == 2:
-            term = matmul(tb, swapaxes(a, -1, -2))  # one matrix product for the whole batch
+            # One matrix product for the whole batch (a plain matrix is swapped as apply would).
+            at = a.swapaxes(-1, -2) if type(a) is np.ndarray else swapaxes(a, -1, -2)
+            term = matmul(tb, at)
         elif nb == 1:
             term = matmul(a, tb[..., None])[..., 0]
         else:

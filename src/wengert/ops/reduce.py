@@ -96,7 +96,10 @@ def _linear(op: Op) -> Op:
     """Give a linear one-input op its JVP: the op applied to the tangent, same params."""
 
     def jvp(ts: tuple[Any, ...], ans: Any, x: Any, **params: Any) -> Any:
-        return _t.apply(op, ts[0], **params)
+        t = ts[0]
+        if type(t) is np.ndarray:  # what apply does with a plain array
+            return _t._forward(op, (t,), params)
+        return _t.apply(op, t, **params)
 
     jvp.__name__ = f"{op.name}_jvp"
     op.jvp = jvp

@@ -1,0 +1,241 @@
+"""The direct forward-mode paths for array duals agree with the generic path.
+
+Dual's operators and its ufunc hook send array duals straight to
+``apply_dual``, which runs the NumPy forward and the JVP rule itself when the
+primals are plain arrays and numbers. Each case here is checked, bit for bit,
+against the generic path (``dual._apply_dual``: through ``tensor.apply``) and
+against the public function, for every operand kind the fast paths accept or
+decline (floats, ints, arrays, duals of another level, tensors).
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+import pytest
+
+import wengert as wg
+import wengert.numpy as wnp
+from wengert import Dual
+from wengert.core.levels import Tag
+from wengert.dual import _apply_dual, apply_dual
+from wengert.ops import elementwise as ew
+
+RNG = np.random.default_rng(0)
+X = RNG.uniform(0.5, 2.0, 5)
+TX = RNG.normal(size=5)
+Y = RNG.uniform(0.5, 2.0, 5)
+TY = RNG.normal(size=5)
+
+BINARY = [
+    (operator.add, np.add, ew.ADD),
+    (operator.sub, np.subtract, ew.SUBTRACT),
+    (operator.mul, np.multiply, ew.MULTIPLY),
+    (operator.truediv, np.divide, ew.DIVIDE),
+    (operator.pow, np.power, ew.POWER),
+]
+
+
+def _same(a, b):
+    assert type(a) is Dual and type(b) is Dual
+    assert a.tag is b.tag
+    for u, v in ((a.primal, b.primal), (a.tangent, b.tangent)):
+        assert type(u) is type(v)
+        if type(u) is Dual:
+            _same(u, v)
+            continue
+        assert np.shape(u) == np.shape(v)
+        np.testing.assert_array_equal(u, v)
+
+
+def _operands(tag):
+    d = Dual(X, TX, tag)
+    e = Dual(Y, TY, tag)
+    return d, e, [e, Y, 2.0, 2, 0.5, np.float64(1.5)]
+
+
+@pytest.mark.parametrize("pyop, ufunc, op", BINARY, ids=[b[2].name for b in BINARY])
+def test_array_dual_operators_match_generic_path(pyop, ufunc, op):
+    tag = Tag("test")
+    d, _, others = _operands(tag)
+    for o in others:
+        _same(pyop(d, o), _apply_dual(op, (d, o), None))
+        _same(pyop(o, d), _apply_dual(op, (o, d), None))
+        _same(ufunc(d, o), _apply_dual(op, (d, o), None))
+        _same(ufunc(o, d), _apply_dual(op, (o, d), None))
+        _same(apply_dual(op, (d, o), None), _apply_dual(op, (d, o), None))
+    tag.active = False
+
+
+def test_array_dual_negative_matches_generic_path():
+    tag = Tag("test")
+    d = Dual(X, TX, tag)
+    _same(-d, _apply_dual(ew.NEGATIVE, (d,), None))
+    _same(np.negative(d), _apply_dual(ew.NEGATIVE, (d,), None))
+    _same(wnp.negative(d), _apply_dual(ew.NEGATIVE, (d,), None))
+    tag.active = False
+
+
+def test_fast_paths_keep_levels_apart():
+    """Duals of two tags (forward over forward) take the generic path: the inner
+    tag's op is applied with the outer dual as a constant."""
+    outer, inner = Tag("outer"), Tag("inner")
+    a = Dual(X, TX, outer)
+    b = Dual(Y, TY, inner)
+    for pyop, _, op in BINARY:
+        _same(pyop(a, b), _apply_dual(op, (a, b), None))
+        _same(pyop(b, a), _apply_dual(op, (b, a), None))
+    assert (a * b).tag is inner
+    inner.active = outer.active = False
+
+
+def test_escaped_array_dual_still_raises():
+    tag = Tag("gone")
+    d = Dual(X, TX, tag)
+    tag.active = False
+    for f in (lambda: d * d, lambda: d + 1.0, lambda: X * d, lambda: -d, lambda: d ** 2):
+        with pytest.raises(RuntimeError, match="finished forward-mode transform"):
+            f()
+
+
+def test_dual_with_tensor_takes_the_public_function():
+    x = wg.tensor(Y, requires_grad=True)
+    d = Dual(X, TX)
+    for pyop, _, op in BINARY:
+        fn = {"add": wnp.add, "subtract": wnp.subtract, "multiply": wnp.multiply,
+              "divide": wnp.divide, "power": wnp.power}[op.name]
+        got, want = _leaves(pyop(d, x)), _leaves(fn(d, x))
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            if isinstance(w, type):
+                assert g is w
+            else:
+                np.testing.assert_array_equal(g, w)
+
+
+def _leaves(v):
+    """The plain values inside nested tensors and duals, with their nesting types."""
+    if isinstance(v, wg.Tensor):
+        return [wg.Tensor, *_leaves(v._value)]
+    if type(v) is Dual:
+        return [Dual, *_leaves(v.primal), *_leaves(v.tangent)]
+    return [v]
+
+
+def test_shape_of_dual():
+    tag = Tag("test")
+    assert np.shape(Dual(X, TX, tag)) == (5,)
+    assert np.shape(Dual(1.0, 2.0, tag)) == ()
+    tag.active = False
+
+
+@pytest.mark.parametrize("x", [0.0, -0.0, 1.5, -2.0, np.inf, -np.inf, np.nan])
+def test_square_rule_at_special_values(x):
+    """d/dx x**2 = 2x by the y == 2 shortcut, as by the general rule (2 * x**1.0)."""
+    xs = np.array([x, 1.0])
+    g = np.array([0.7, -1.3])
+    with np.errstate(all="ignore"):
+        got = ew._pow_dx(g, xs ** 2, xs, 2)
+        general = g * 2 * np.power(xs, 2 - 1.0)
+    np.testing.assert_array_equal(got, general)
+    assert np.signbit(got[0]) == np.signbit(general[0])
+
+
+def test_square_higher_derivatives():
+    f = lambda x: x ** 2 * wnp.sin(x)  # noqa: E731
+    x0 = 0.7
+    # d³/dx³ (x² sin x) = 6 cos x - 6 x sin x - x² cos x
+    third = 6 * np.cos(x0) - 6 * x0 * np.sin(x0) - x0 ** 2 * np.cos(x0)
+    for d3 in (
+        wg.derivative(wg.derivative(wg.derivative(f))),
+        wg.grad(wg.grad(wg.grad(f))),
+        wg.derivative(wg.grad(wg.derivative(f))),
+    ):
+        assert np.isclose(d3(x0), third)
+
+
+def test_hvp_rosenbrock_matches_analytic():
+    def rosen(x):
+        a, b = x[:-1], x[1:]
+        return np.sum(100.0 * (b - a * a) ** 2 + (1.0 - a) ** 2)
+
+    x = RNG.uniform(-2.0, 2.0, 7)
+    v = RNG.normal(size=7)
+    a, b = x[:-1], x[1:]
+    diag = np.zeros_like(x)
+    diag[:-1] += 1200.0 * a * a - 400.0 * b + 2.0
+    diag[1:] += 200.0
+    off = -400.0 * a
+    hv = diag * v
+    hv[:-1] += off * v[1:]
+    hv[1:] += off * v[:-1]
+    np.testing.assert_allclose(wg.hvp(rosen, x, v), hv, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(wg.hessian(rosen)(x) @ v, hv, rtol=1e-12, atol=1e-12)
+
+
+def test_direct_ufunc_table_matches_public_functions():
+    """Each ufunc the hook sends straight to apply_dual is the one whose public
+    function applies that op record, and gives the same dual."""
+    from wengert import dual
+    from wengert.dispatch import tables
+
+    tag = Tag("test")
+    d = Dual(X, TX, tag)
+    e = Dual(Y, TY, tag)
+    a = np.arange(25.0).reshape(5, 5) / 10
+    for ufunc, op in dual._arithmetic().items():
+        public = tables()[0][ufunc]
+        assert public.__name__ == op.name
+        args = (a, d) if ufunc is np.matmul else (d, e) if ufunc.nin == 2 else (d,)
+        _same(ufunc(*args), public(*args))
+        _same(ufunc(*args), _apply_dual(op, args, None))
+    tag.active = False
+
+
+def test_batched_fast_paths_match_generic_path():
+    tag = Tag("test", batch=3)
+    d = Dual(X, RNG.normal(size=(3, 5)), tag)
+    e = Dual(Y, RNG.normal(size=(3, 5)), tag)
+    for pyop, _, op in BINARY:
+        for o in (e, Y, 2.0):
+            _same(pyop(d, o), _apply_dual(op, (d, o), None))
+            _same(pyop(o, d), _apply_dual(op, (o, d), None))
+    for f, op in ((np.tanh, ew.TANH), (np.sin, ew.SIN), (np.negative, ew.NEGATIVE)):
+        _same(f(d), _apply_dual(op, (d,), None))
+    a = np.arange(15.0).reshape(3, 5)
+    from wengert.ops import linalg
+
+    _same(a @ d, _apply_dual(linalg.MATMUL, (a, d), None))
+    from wengert.ops import reduce
+
+    params = {"axis": None, "keepdims": False}
+    _same(wnp.sum(d), _apply_dual(reduce.SUM, (d,), params))
+    tag.active = False
+
+
+@pytest.mark.parametrize("fun", [
+    lambda x: x * x,
+    lambda x: wnp.sum(wnp.sin(x)),
+    lambda x: (x, 2.0 * x),
+    lambda x: {"a": x[0], "b": np.ones(2)},
+    lambda x: np.ones(3),
+    lambda x: 3.0,
+    lambda x: wg.grad(lambda y: wnp.sum(y * x))(x),
+    lambda x: wg.jvp(lambda y: y * x, (x,), (x,))[1],
+], ids=["square", "sum", "tuple", "dict", "const", "float", "grad_inside", "jvp_inside"])
+def test_jvp_single_array_fast_path_matches_general_path(fun):
+    """wg.jvp with one float array (a tuple) takes a short path; a list of the same
+    primals takes the general one: same results, same types."""
+    x = np.array([0.3, -1.2, 2.0])
+    v = np.array([1.0, 0.5, -2.0])
+    fast = wg.jvp(fun, (x,), (v,))
+    general = wg.jvp(fun, [x], [v])
+    from wengert.core.tree import flatten
+
+    fl, fs = flatten(fast)
+    gl, gs = flatten(general)
+    assert fs == gs
+    for a, b in zip(fl, gl):
+        assert type(a) is type(b)
+        np.testing.assert_array_equal(a, b)
