@@ -45,6 +45,8 @@ def _shape(v: Any) -> tuple[int, ...]:
         return ()
     if t is Tensor:
         return _shape(v._value)
+    if t is Dual:  # cotangents in forward-over-reverse
+        return _shape(v.primal)
     return np.shape(v)
 
 
