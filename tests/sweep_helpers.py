@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
 import pytest
 
 from wengert.ops import REGISTRY
+
+#: Where the float fast paths must agree with the rules: kinks, domain edges,
+#: tiny and huge values, infinities and NaN.
+SCALAR_POINTS = (0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.5, 3.0, 1e-300, 1e300, np.inf, np.nan)
+
+
+def scalar_combos(nin: int) -> list[tuple[float, ...]]:
+    """Every choice of ``nin`` arguments among :data:`SCALAR_POINTS`."""
+    return list(itertools.product(SCALAR_POINTS, repeat=nin))
 
 
 def is_float(v: Any) -> bool:

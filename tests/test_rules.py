@@ -17,7 +17,7 @@ import pytest
 
 import wengert as wg
 import wengert.numpy as wnp
-from sweep_helpers import cases, describe, diff_positions
+from sweep_helpers import cases, describe, diff_positions, scalar_combos
 from wengert.ops import FAMILIES, REGISTRY
 from wengert.tensor import Tensor, apply, shape_stand_in, value_of
 from wengert.testing import GradcheckError, check_grads
@@ -179,10 +179,6 @@ def test_dispatch_tables_name_numpy_functions(family):
         assert callable(np_fn) and callable(fn), f"{family.__name__}.NUMPY[{np_fn!r}]"
 
 
-
-_SCALAR_POINTS = (0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.5, 3.0, 1e-300, 1e300, np.inf, np.nan)
-
-
 def _grads_at(fn: Any, xs: tuple[Any, ...]) -> list[float]:
     ts = [wg.tensor(x, requires_grad=True) for x in xs]
     with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -197,11 +193,7 @@ def test_float_backward_matches_the_rules_everywhere(name):
     sweep; they must give exactly what the VJP rules give on 0-d arrays, at kinks,
     domain edges, infinities and NaNs too (where a partial raises, the rule runs)."""
     fn = getattr(wnp, name)
-    points = _SCALAR_POINTS
-    combos = [(p,) for p in points] if REGISTRY[name].nin == 1 else [
-        (p, q) for p in points for q in points
-    ]
-    for xs in combos:
+    for xs in scalar_combos(REGISTRY[name].nin):
         assert type(value_of(wg.tensor(xs[0]))) is float  # the scalar path
         on_floats = _grads_at(fn, xs)
         on_arrays = _grads_at(fn, tuple(np.array(x) for x in xs))

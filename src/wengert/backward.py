@@ -19,11 +19,10 @@ from .anomaly import ANOMALY, check_cotangent
 from .core.modes import GRAD_ENABLED
 from .core.node import EDGES, OP, OUT, SEQ, STRIDE, Node, free, node_name
 from .dual import Dual
-from .tensor import Tensor, _const, value_of
+from .tensor import _SCALAR_FALLBACK, Tensor, _const, value_of
 
 __all__ = ["backprop", "tensor_backward", "check_seed"]
 
-_SCALAR_FALLBACK = (ValueError, OverflowError, ZeroDivisionError)
 _SLOTS = tuple(tuple(range(EDGES, EDGES + STRIDE * n, STRIDE)) for n in range(8))
 _ONE = _SLOTS[1]
 

@@ -69,12 +69,9 @@ __all__ = [
     "STRIDE",
     "Node",
     "next_seq",
-    "new_node",
-    "is_node",
     "parents",
     "inputs",
     "set_inputs",
-    "stale_input",
     "free",
     "GradFn",
 ]
@@ -87,30 +84,6 @@ Node = list
 
 #: The ``SEQ`` of a new node (-1, -2, ...): see the module docstring.
 next_seq = itertools.count(-1, -1).__next__
-
-
-def new_node(
-    op: Any,
-    parents: tuple[Any, ...],
-    inputs: tuple[Any, ...],
-    out: Any,
-    params: dict[str, Any] | None,
-    holders: tuple[Any, ...] | None = None,
-) -> list[Any]:
-    """Build a node (see the module docstring for its fields).
-
-    ``holders`` gives, per input, the version holder to check (or ``None``).
-    """
-    node = [0, op, out, params, next_seq(), None, len(inputs)]
-    for i, (p, x) in enumerate(zip(parents, inputs)):
-        h = holders[i] if holders is not None else None
-        node += (p, x, h, 0 if h is None else h[0])
-    return node
-
-
-def is_node(x: Any) -> bool:
-    """Whether ``x`` is a tape node (as opposed to a leaf tensor or ``None``)."""
-    return type(x) is list
 
 
 def parents(node: list[Any]) -> tuple[Any, ...]:
@@ -128,23 +101,6 @@ def inputs(node: list[Any]) -> tuple[Any, ...] | None:
 def set_inputs(node: list[Any], values: tuple[Any, ...]) -> None:
     """Replace the saved input values (same number)."""
     node[EDGES + 1 :: STRIDE] = values
-
-
-def stale_input(node: list[Any]) -> tuple[int, int, int] | None:
-    """``(input index, saved version, current version)`` of the first saved value
-    modified in place since it was saved (index ``-1``: the output), or ``None``."""
-    for i in range(node[NIN]):
-        k = EDGES + STRIDE * i
-        holder = node[k + 2]
-        if holder is not None and holder[0] != node[k + 3]:
-            return i, node[k + 3], holder[0]
-    if node[VERSION] and node[OP].reads_out:
-        return -1, 0, node[VERSION]
-    extra = node[EXTRA]
-    check = extra.get("out_check") if extra else None
-    if check is not None and check[0][0] != check[1]:
-        return -1, check[1], check[0][0]
-    return None
 
 
 def free(node: list[Any]) -> None:
