@@ -589,6 +589,8 @@ def bench_w2(cfg: dict[str, Any], peers: dict[str, Any], say: Callable[[str], No
 # --------------------------------------------------------------------------- W3
 W3_LEN = 16
 W3_MUL = 0.9
+#: Table names of the W3 rows that are not a library's name.
+W3_LABELS = {"minimal": "minimal Python tape over NumPy (reference)"}
 
 
 def w3_chain(x: Any, n: int, sin: Any, cos: Any) -> Any:
@@ -607,6 +609,59 @@ def w3_chain(x: Any, n: int, sin: Any, cos: Any) -> Any:
 
 def w3_x0() -> np.ndarray:
     return np.linspace(-1.0, 1.0, W3_LEN)
+
+
+class MinimalArrayTape:
+    """An in-run reference for W3: W1's minimal tape over NumPy arrays.
+
+    Each entry holds ``(input index, partial)`` pairs, the partial an array or
+    a number computed in the forward (``None`` for the identity), so the
+    backward pass is one multiply-add per edge: the same eleven NumPy calls per
+    four ops as wengert's rules, and no checks, hooks or freeing.
+    """
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[tuple[int, Any], ...]] = []
+
+    def var(self, value: np.ndarray, *partials: tuple[int, Any]) -> MinimalArray:
+        self.entries.append(partials)
+        return MinimalArray(self, value, len(self.entries) - 1)
+
+    def gradient(self, y: MinimalArray, x: MinimalArray) -> np.ndarray:
+        g: list[Any] = [None] * len(self.entries)
+        g[y.i] = np.ones_like(y.v)
+        for k in range(y.i, -1, -1):
+            gk = g[k]
+            if gk is None:
+                continue
+            for i, d in self.entries[k]:
+                c = gk if d is None else gk * d
+                g[i] = c if g[i] is None else g[i] + c
+        return g[x.i]
+
+
+class MinimalArray:
+    __slots__ = ("tape", "v", "i")
+
+    def __init__(self, tape: MinimalArrayTape, v: np.ndarray, i: int) -> None:
+        self.tape, self.v, self.i = tape, v, i
+
+    def __mul__(self, c: float) -> MinimalArray:
+        return self.tape.var(self.v * c, (self.i, c))
+
+    def __add__(self, o: MinimalArray) -> MinimalArray:
+        return self.tape.var(self.v + o.v, (self.i, None), (o.i, None))
+
+    def sum(self) -> MinimalArray:
+        return self.tape.var(self.v.sum(), (self.i, np.ones_like(self.v)))
+
+
+def minimal_array_sin(x: MinimalArray) -> MinimalArray:
+    return x.tape.var(np.sin(x.v), (x.i, np.cos(x.v)))
+
+
+def minimal_array_cos(x: MinimalArray) -> MinimalArray:
+    return x.tape.var(np.cos(x.v), (x.i, -np.sin(x.v)))
 
 
 def w3_worker(impl: str, n: int, mode: str) -> dict:
@@ -653,6 +708,16 @@ def w3_worker(impl: str, n: int, mode: str) -> dict:
 
         def backward(vjp: Any, value: Any) -> np.ndarray:
             return np.asarray(vjp(1.0))
+
+    elif impl == "minimal":
+        def build(m: int) -> tuple[Any, Any]:
+            tape = MinimalArrayTape()
+            x = tape.var(x0.copy())
+            return (tape, x), w3_chain(x, m, minimal_array_sin, minimal_array_cos).sum()
+
+        def backward(tx: Any, y: Any) -> np.ndarray:
+            tape, x = tx
+            return tape.gradient(y, x)
 
     else:
         raise ValueError(f"unknown W3 implementation {impl!r}")
@@ -710,11 +775,11 @@ def bench_w3(cfg: dict[str, Any], peers: dict[str, Any], say: Callable[[str], No
     say(f"\n== W3: chain of {n:,} elementwise ops (sin, cos, *c, +x) on a length-{W3_LEN} "
         "float64 vector, forward + backward, one fresh subprocess per measurement ==")
     plan = [("wengert", cfg["w3_repeats"]), ("torch", cfg["w3_repeats"]),
-            ("autograd", cfg["w3_repeats_autograd"])]
+            ("autograd", cfg["w3_repeats_autograd"]), ("minimal", cfg["w3_repeats"])]
     rows: dict[str, Any] = {}
     grads: dict[str, list[float]] = {}
     for impl, repeats in plan:
-        if impl != "wengert" and peers.get(impl) is None:
+        if impl not in ("wengert", "minimal") and peers.get(impl) is None:
             continue
 
         def one(impl: str = impl, repeats: int = repeats) -> dict:
@@ -792,6 +857,7 @@ def final_tables(results: dict[str, Any]) -> str:
         w3 = results["W3"]
         rows = []
         for name, r in w3["rows"].items():
+            name = W3_LABELS.get(name, name)
             if "error" in r:
                 rows.append([name, "error", "", "", "", "", "", ""])
                 continue

@@ -23,6 +23,7 @@ from .tensor import _SCALAR_FALLBACK, Tensor, _const, value_of
 
 __all__ = ["backprop", "tensor_backward", "check_seed"]
 
+_ndarray = np.ndarray
 _SLOTS = tuple(tuple(range(EDGES, EDGES + STRIDE * n, STRIDE)) for n in range(8))
 _ONE = _SLOTS[1]
 
@@ -203,15 +204,22 @@ def backprop(
                         raise _version_error(node, (k - 7) // 4, node[k + 3], holder[0])
             # Python floats in and out (the scalar path ran forward): the record's
             # float partials give the cotangents without the rules' calls.
-            sd = op.scalar_deriv
-            if sd is None or type(out) is not float or type(g) is not float or create_graph:
+            if type(out) is float and type(g) is float and not create_graph:
+                sd = op.scalar_deriv
+            else:
                 sd = None
-                if create_graph:
-                    g, out, args = _graph_inputs(node, g)
-                else:
-                    args = node[8::4]
+            if sd is None:
                 params = node[3]
                 vjps = op.vjps
+                if create_graph:
+                    g, out, args = _graph_inputs(node, g)
+                    call = 0  # every input from ``args``
+                elif params or n > 2:
+                    args = node[8::4]
+                    call = 0
+                else:
+                    call = n  # the inputs straight from the node
+                fits = op.broadcasting
             i = -1
             for k in slots:
                 i += 1
@@ -230,19 +238,27 @@ def backprop(
                     rule = vjps[i]
                     if rule is None:
                         continue
-                    if params:
+                    if call == 1:
+                        ct = rule(g, out, node[8])
+                    elif call == 2:
+                        ct = rule(g, out, node[8], node[12])
+                    elif params:
                         ct = rule(g, out, *args, **params)
-                    elif n == 1:
-                        ct = rule(g, out, args[0])
-                    elif n == 2:
-                        ct = rule(g, out, args[0], args[1])
                     else:
                         ct = rule(g, out, *args)
-                    if op.broadcasting and type(ct) is not float:
+                    if fits:
                         x = node[k + 1]
-                        if type(ct) is not np.ndarray or type(x) is not np.ndarray or (
-                            ct.shape != x.shape
-                        ):
+                        tc = type(ct)
+                        if tc is _ndarray and type(x) is _ndarray:
+                            if ct.shape != x.shape:
+                                ct = _fit(ct, x)
+                        elif tc is Dual and type(x) is Dual:  # forward over reverse
+                            pc = ct.primal
+                            px = x.primal
+                            if (type(pc) is not _ndarray or type(px) is not _ndarray
+                                    or pc.shape != px.shape):
+                                ct = _fit(ct, x)
+                        elif tc is not float:
                             ct = _fit(ct, x)
                 if anomaly:
                     check_cotangent(node, i, ct)
