@@ -239,3 +239,34 @@ def test_jvp_single_array_fast_path_matches_general_path(fun):
     for a, b in zip(fl, gl):
         assert type(a) is type(b)
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("layout", ["matrix @ x", "x @ matrix"])
+def test_jacfwd_identity_seed_skips_the_product(layout):
+    # jacfwd pushes the identity through once; a product with it is skipped.
+    # The Jacobian must equal the one from explicit products (no shortcut).
+    from wengert.ops.linalg import _matmul_jvp
+
+    a = RNG.normal(size=(4, 5)) if layout == "matrix @ x" else RNG.normal(size=(5, 3))
+    x = RNG.normal(size=5)
+
+    def f(v):
+        y = a @ v if layout == "matrix @ x" else v @ a
+        return np.tanh(y) * 2.0
+
+    jac = wg.jacfwd(f)(x)
+    y = a @ x if layout == "matrix @ x" else x @ a
+    expected = (a if layout == "matrix @ x" else a.T) * (2.0 / np.cosh(y) ** 2)[:, None]
+    np.testing.assert_allclose(jac, expected, rtol=1e-14, atol=1e-15)
+    # The shortcut returns a copy: the Jacobian of a bare product does not alias `a`.
+    bare = wg.jacfwd(lambda v: a @ v if layout == "matrix @ x" else v @ a)(x)
+    assert not np.shares_memory(bare, a)
+    np.testing.assert_array_equal(bare, a if layout == "matrix @ x" else a.T)
+    # Tangents that are almost the identity take the product.
+    eye = np.eye(5)
+    for t in (eye * 2.0, eye + 1e-300, np.where(eye == 1, 1.0, np.nan), eye[::-1]):
+        args = (a, x) if layout == "matrix @ x" else (x, a)
+        tangents = (None, t) if layout == "matrix @ x" else (t, None)
+        got = _matmul_jvp(tangents, np.matmul(*args), *args)
+        want = t @ a.T if layout == "matrix @ x" else t @ a
+        np.testing.assert_array_equal(got, want)

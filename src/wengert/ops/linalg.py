@@ -135,9 +135,14 @@ def _matmul_jvp(tangents: tuple[Any, ...], ans: Any, a: Any, b: Any) -> Any:
             return None  # unusual layout: let the caller push tangents one by one
         if na >= 2:
             ta = _lead(ta, rank + 1)
-        out = matmul(ta, b)
+        if na == 1 and nb == 2 and type(b) is np.ndarray and _is_identity(ta):
+            out = b.copy()  # I @ B: jacfwd's seed meets a vector-matrix product
+        else:
+            out = matmul(ta, b)
     if tb is not None:
-        if nb == 1 and na == 2:
+        if nb == 1 and na == 2 and type(a) is np.ndarray and _is_identity(tb):
+            term = a.T.copy()  # I @ Aᵀ: jacfwd's seed meets a matrix-vector product
+        elif nb == 1 and na == 2:
             # One matrix product for the whole batch (a plain matrix is swapped as apply would).
             at = a.swapaxes(-1, -2) if type(a) is np.ndarray else swapaxes(a, -1, -2)
             term = matmul(tb, at)
@@ -147,6 +152,18 @@ def _matmul_jvp(tangents: tuple[Any, ...], ans: Any, a: Any, b: Any) -> Any:
             term = matmul(a, _lead(tb, rank + 1) if na >= 2 or nb > 2 else tb)
         out = term if out is None else out + term
     return out
+
+
+def _is_identity(t: Any) -> bool:
+    """Whether ``t`` is a plain square identity matrix (``jacfwd``'s batch of
+    tangents for a vector input), so that a product with it can be skipped.
+
+    The test reads ``t`` twice (O(n²)); the product it saves is O(n² m).
+    """
+    if type(t) is not np.ndarray or t.ndim != 2 or t.shape[0] != t.shape[1]:
+        return False
+    n = t.shape[0]
+    return bool(np.count_nonzero(t) == n and (t.diagonal() == 1).all())
 
 
 def _lead(t: Any, rank: int) -> Any:
