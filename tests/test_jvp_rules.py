@@ -26,6 +26,7 @@ sweep.
 
 from __future__ import annotations
 
+import operator
 import warnings
 from typing import Any
 
@@ -379,8 +380,19 @@ def test_batched_tangents_match_reverse_mode(name):
 )
 def test_float_duals_match_the_rules_everywhere(name):
     """Dual numbers over Python floats take the float partials; they must agree with
-    the JVP rule on 0-d arrays at kinks, domain edges, infinities and NaNs too."""
-    fn = getattr(wg.numpy, name)
+    the JVP rule on 0-d arrays at kinks, domain edges, infinities and NaNs too.
+    Ops with a Python operator are checked through the operator as well (the
+    dual's own fast paths)."""
+    _check_float_duals(name, getattr(wg.numpy, name))
+    if name in OPERATORS:
+        _check_float_duals(name, OPERATORS[name])
+
+
+OPERATORS = {"add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
+             "divide": operator.truediv, "power": operator.pow}
+
+
+def _check_float_duals(name: str, fn: Any) -> None:
     nin = REGISTRY[name].nin
     for xs in scalar_combos(nin):
         for i in range(nin):
@@ -392,6 +404,6 @@ def test_float_duals_match_the_rules_everywhere(name):
                 with np.errstate(all="ignore"), warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     out = fn(*args)
-                results.append(float(np.asarray(out.tangent)))
+                results.append([float(np.asarray(out.primal)), float(np.asarray(out.tangent))])
             np.testing.assert_allclose(results[0], results[1], rtol=1e-14, atol=0,
-                                       err_msg=f"{name}{xs} d/dx{i}")
+                                       err_msg=f"{name}{xs} (value, d/dx{i})")

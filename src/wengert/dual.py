@@ -227,7 +227,18 @@ class Dual(ArrayMethods):
         return _ew.divide(other, self)
 
     def __pow__(self, other: Any) -> Any:
-        if type(self.primal) is np.ndarray and not isinstance(other, _t.Tensor):
+        p, t = self.primal, self.tangent
+        tp = type(p)
+        if tp is float and type(t) is float and self.tag.active:
+            to = type(other)
+            if to is float or to is int:
+                op = _ew.POWER
+                try:  # the record's float power and its float partial in x
+                    ans = op.scalar_impl(p, other)
+                    return _make(ans, t * op.scalar_deriv[0](ans, p, other), self.tag)
+                except _t._SCALAR_FALLBACK:
+                    pass  # (a complex result, an overflow): the general path decides
+        elif tp is np.ndarray and not isinstance(other, _t.Tensor):
             return apply_dual(_ew.POWER, (self, other), None)
         return _ew.power(self, other)
 

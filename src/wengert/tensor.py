@@ -265,7 +265,8 @@ def unary_function(op: Any) -> Any:
     deriv = op.scalar_deriv[0] if op.scalar_deriv and scalar is not None else None
 
     def fn(x: Any) -> Any:
-        if type(x) is Tensor:
+        tx = type(x)
+        if tx is Tensor:
             v = x._value
             if scalar is not None and type(v) is float:
                 try:
@@ -302,26 +303,27 @@ def unary_function(op: Any) -> Any:
                 t._version = node
                 return t
             return _const(out)
-        if type(x) is _ndarray:  # a raw value (the rules of a backward pass)
+        if tx is _ndarray:  # a raw value (the rules of a backward pass)
             return impl(x)
-        if type(x) is Dual:
+        if tx is Dual:
             p = x.primal
             t = x.tangent
-            if deriv is not None and type(p) is float and type(t) is float and x.tag.active:
+            tag = x.tag
+            if deriv is not None and type(p) is float and type(t) is float and tag.active:
                 # Scalar dual fast path: f(x) and f'(x) straight from the record.
                 try:
                     ans = scalar(p)
                     d = _NEW(Dual)
                     d.tangent = t * deriv(ans, p)
                     d.primal = ans
-                    d.tag = x.tag
+                    d.tag = tag
                     return d
                 except _SCALAR_FALLBACK:
                     pass
             return apply_dual(op, (x,), None)
         if isinstance(x, Tensor):
             return apply(op, x)
-        if scalar is not None and type(x) is float:
+        if scalar is not None and tx is float:
             try:
                 return scalar(x)
             except _SCALAR_FALLBACK:
