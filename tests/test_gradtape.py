@@ -808,3 +808,15 @@ def test_same_target_twice_counts_twice():
         z = y * 3.0
     assert float(val(tape.gradient([y, y], x))) == 8.0
     assert float(val(tape.gradient([z, y, z], x))) == 28.0
+
+
+def test_gradient_values_are_writable_arrays():
+    # The sweep ends in a read-only broadcast view for a sum; .numpy() of the
+    # gradient is an ordinary array the caller may modify.
+    x = wg.Variable(np.ones(3))
+    with wg.GradientTape() as tape:
+        y = np.sum(x)
+    a = tape.gradient(y, x).numpy()
+    assert a.flags.writeable and 0 not in a.strides
+    a[0] = 5.0
+    np.testing.assert_array_equal(a, [5.0, 1.0, 1.0])

@@ -140,3 +140,21 @@ def test_kink_conventions_exact():
 def test_jax_style_error_on_bad_argnums():
     with pytest.raises(ValueError, match="argnums"):
         wg.grad(lambda x: x, argnums=3)(1.0)
+
+
+@pytest.mark.parametrize("fun", [
+    lambda x: x.sum(),
+    lambda x: np.mean(x),
+    lambda x: np.sum(x[1:]),
+    lambda x: (x + 1.0).sum(),
+])
+def test_gradients_are_writable_arrays_of_their_own(fun):
+    # A sum's cotangent is a read-only broadcast view inside the sweep; what the
+    # caller gets back is an ordinary array it may modify in place.
+    x = np.arange(4.0)
+    results = [wg.grad(fun)(x), wg.value_and_grad(fun)(x)[1], wg.vjp(fun, x)[1](1.0)[0]]
+    for g in results:
+        assert type(g) is np.ndarray and g.shape == x.shape
+        assert g.flags.writeable and 0 not in g.strides
+        g *= 2.0  # would raise on a read-only view
+    assert not np.shares_memory(results[0], results[1])

@@ -234,6 +234,8 @@ def _fit(g: Any, source: Tensor, create: bool) -> Tensor:
     g = np.asarray(g)
     if g.shape != np.shape(v):
         g = np.broadcast_to(g, np.shape(v)).copy()
+    elif not g.flags.writeable:  # a broadcast view from the sweep: an array of its own
+        g = g.copy()
     return _const(g)
 
 

@@ -35,6 +35,7 @@ __all__ = ["Tensor", "tensor", "apply", "apply1", "apply2", "stop_gradient", "va
 
 _SCALAR_FALLBACK = (ValueError, OverflowError, ZeroDivisionError)
 _ndarray = np.ndarray
+_FLOAT64 = np.dtype(np.float64)
 _NEW = object.__new__
 _tapes = TAPES.get
 _grad_on = GRAD_ENABLED.get
@@ -763,13 +764,20 @@ class Tensor(ArrayMethods):
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return () if type(self._value) is float else np.shape(self._value)
+        v = self._value
+        t = type(v)
+        if t is _ndarray:
+            return v.shape
+        return () if t is float else np.shape(v)
 
     @property
     def dtype(self) -> np.dtype:
         v = self._value
-        if type(v) is float:
-            return np.dtype(float)
+        t = type(v)
+        if t is _ndarray:
+            return v.dtype
+        if t is float:
+            return _FLOAT64
         dt = getattr(v, "dtype", None)
         return dt if isinstance(dt, np.dtype) else np.asarray(v).dtype
 

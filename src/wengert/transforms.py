@@ -134,10 +134,13 @@ def _plain_ct(g: Any, v: Any) -> Any:
     g = value_of(g)
     if type(v) is float:
         return float(g)
-    g = np.asarray(g)
-    if g.shape != np.shape(v):
-        g = np.broadcast_to(g, np.shape(v)).copy()
-    return g
+    if type(g) is not np.ndarray or type(v) is not np.ndarray or g.shape != v.shape:
+        g = np.asarray(g)
+        if g.shape != np.shape(v):
+            return np.broadcast_to(g, np.shape(v)).copy()
+    # The sweep may end in a read-only view (the broadcast cotangent of a sum):
+    # the caller gets an array of its own, as from NumPy.
+    return g if g.flags.writeable else g.copy()
 
 
 def _connected(x: Any) -> bool:
@@ -291,7 +294,8 @@ def _value_and_grad(fun: Callable[..., Any], nums: tuple[int, ...], single: bool
         create = _outer_levels(args)
         if isinstance(out, Tensor):
             v = out._value
-            shape = np.shape(_base(v))  # a dual's shape is its primal's
+            b = _base(v)  # a dual's shape is its primal's
+            shape = b.shape if type(b) is np.ndarray else np.shape(b)
             dt = _dtype(v)
             seed: Any = 1.0 if shape == () and dt == np.float64 else np.ones(shape, dtype=dt)
             if create:

@@ -7,9 +7,10 @@ has its own grad mode and its own tapes; there are no global flags.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
+
+from .levels import REV_ORDER, next_order
 
 GRAD_ENABLED: ContextVar[bool] = ContextVar("wengert_grad_enabled", default=True)
 #: The recording gradient tapes, innermost last.
@@ -66,20 +67,21 @@ def is_grad_enabled() -> bool:
     return GRAD_ENABLED.get()
 
 
-@contextlib.contextmanager
-def transform_scope() -> Iterator[None]:
-    """Mark a running reverse transform (a new, inner level).
+class transform_scope:  # noqa: N801 (used as a context manager, like a function)
+    """``with transform_scope():`` marks a running reverse transform (a new, inner level).
 
     Nested transforms then record their backward pass, and an op that meets
     this transform's tensors and an outer level's dual numbers is handled at
     this (inner) level first.
     """
-    from .levels import REV_ORDER, next_order
 
-    token = TRANSFORM_DEPTH.set(TRANSFORM_DEPTH.get() + 1)
-    token2 = REV_ORDER.set(next_order())
-    try:
-        yield
-    finally:
-        REV_ORDER.reset(token2)
-        TRANSFORM_DEPTH.reset(token)
+    __slots__ = ("_tokens",)
+
+    def __enter__(self) -> None:
+        self._tokens = (TRANSFORM_DEPTH.set(TRANSFORM_DEPTH.get() + 1),
+                        REV_ORDER.set(next_order()))
+
+    def __exit__(self, *exc: object) -> None:
+        depth, order = self._tokens
+        REV_ORDER.reset(order)
+        TRANSFORM_DEPTH.reset(depth)

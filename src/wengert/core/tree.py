@@ -26,7 +26,10 @@ def flatten(tree: Any) -> tuple[list[Any], Any]:
     stack: list[tuple[Any, list[Any], int]] = [(tree, root_spec, 0)]
     while stack:
         node, holder, slot = stack.pop()
-        if isinstance(node, (tuple, list)) and not hasattr(node, "_fields"):
+        tn = type(node)
+        if tn is tuple or tn is list or (
+            isinstance(node, (tuple, list)) and not hasattr(node, "_fields")
+        ):
             children: list[Any] = [None] * len(node)
             holder[slot] = (type(node), None, children)
             for i in range(len(node) - 1, -1, -1):

@@ -57,7 +57,7 @@ def _count(shape: tuple[int, ...], axis: Any) -> int:
 
 def _expand(g: Any, shape: tuple[int, ...], axis: Any, keepdims: bool) -> Any:
     """Broadcast a reduction's cotangent (or output) back to the input ``shape``."""
-    if not keepdims:
+    if not keepdims and axis is not None:  # (over every axis, g is a scalar: it broadcasts)
         g = reshape_to(g, _keep_shape(shape, axis))
     return broadcast_to(g, shape)
 
@@ -140,8 +140,15 @@ def _sum_vjp(g: Any, ans: Any, x: Any, axis: Any = None, keepdims: bool = False)
     return _expand(g, _shape_of(x), axis, keepdims)
 
 
+def _sum_impl(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    if type(x) is np.ndarray:  # what ndarray.sum runs, without np.sum's dispatch
+        return _add_reduce(x, axis=axis, keepdims=keepdims)
+    return np.sum(x, axis=axis, keepdims=keepdims)
+
+
+_add_reduce = np.add.reduce
 SUM = _linear(Op(
-    "sum", lambda x, axis=None, keepdims=False: np.sum(x, axis=axis, keepdims=keepdims),
+    "sum", _sum_impl,
     (_sum_vjp,), formula="∂/∂x sum(x) = 1 (broadcast back)", symbol="Σ",
     samples=_axis_samples(_normal)))
 
@@ -799,9 +806,7 @@ def average(x: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
 def broadcast_to(x: Any, shape: Any) -> Any:
     """Broadcast ``x`` to ``shape``; the gradient sums over the broadcast axes."""
     shape = tuple(int(n) for n in shape) if isinstance(shape, (tuple, list)) else (int(shape),)
-    if _shape_of(x) == shape:
-        return x
-    return _t.apply(BROADCAST_TO, x, shape=shape)
+    return _reshaped(BROADCAST_TO, x, shape)
 
 
 def broadcast_arrays(*args: Any) -> list[Any]:
@@ -812,18 +817,27 @@ def broadcast_arrays(*args: Any) -> list[Any]:
 
 def sum_to(x: Any, shape: tuple[int, ...]) -> Any:
     """Sum ``x`` down to ``shape`` (the adjoint of broadcasting)."""
-    shape = tuple(shape)
-    if _shape_of(x) == shape:
-        return x
-    return _t.apply(SUM_TO, x, shape=shape)
+    return _reshaped(SUM_TO, x, tuple(shape))
 
 
 def reshape_to(x: Any, shape: tuple[int, ...]) -> Any:
     """Reshape used inside rules (records no ``reshape`` parameter checks)."""
-    shape = tuple(shape)
+    return _reshaped(RESHAPE_TO, x, tuple(shape))
+
+
+def _reshaped(op: Op, x: Any, shape: tuple[int, ...]) -> Any:
+    """``op(x, shape=shape)``, or ``x`` itself when it has that shape already.
+
+    A plain array (the rules of a backward pass) goes straight to the NumPy
+    forward, as ``apply`` would send it.
+    """
+    if type(x) is np.ndarray:
+        if x.shape == shape:
+            return x
+        return _t._forward(op, (x,), {"shape": shape})
     if _shape_of(x) == shape:
         return x
-    return _t.apply(RESHAPE_TO, x, shape=shape)
+    return _t.apply(op, x, shape=shape)
 
 
 def _ufunc_reduce(fn: Any) -> Any:
