@@ -176,11 +176,15 @@ class Dual(ArrayMethods):
         if tp is float and type(t) is float and self.tag.active:
             to = type(other)
             if to is float or to is int:
-                return _make(p + other, t, self.tag)
+                d = _NEW(Dual)  # (what _make does, without the call)
+                d.primal, d.tangent, d.tag = p + other, t, self.tag
+                return d
             if to is Dual and other.tag is self.tag:
                 q, u = other.primal, other.tangent
                 if type(q) is float and type(u) is float:
-                    return _make(p + q, t + u, self.tag)
+                    d = _NEW(Dual)
+                    d.primal, d.tangent, d.tag = p + q, t + u, self.tag
+                    return d
         elif tp is np.ndarray and not isinstance(other, _t.Tensor):
             return apply_dual(_ew.ADD, (self, other), None)
         return _ew.add(self, other)
@@ -191,11 +195,15 @@ class Dual(ArrayMethods):
         if tp is float and type(t) is float and self.tag.active:
             to = type(other)
             if to is float or to is int:
-                return _make(p * other, t * other, self.tag)
+                d = _NEW(Dual)
+                d.primal, d.tangent, d.tag = p * other, t * other, self.tag
+                return d
             if to is Dual and other.tag is self.tag:
                 q, u = other.primal, other.tangent
                 if type(q) is float and type(u) is float:
-                    return _make(p * q, t * q + p * u, self.tag)
+                    d = _NEW(Dual)
+                    d.primal, d.tangent, d.tag = p * q, t * q + p * u, self.tag
+                    return d
         elif tp is np.ndarray and not isinstance(other, _t.Tensor):
             return apply_dual(_ew.MULTIPLY, (self, other), None)
         return _ew.multiply(self, other)
@@ -235,7 +243,10 @@ class Dual(ArrayMethods):
                 op = _ew.POWER
                 try:  # the record's float power and its float partial in x
                     ans = op.scalar_impl(p, other)
-                    return _make(ans, t * op.scalar_deriv[0](ans, p, other), self.tag)
+                    tangent = t * op.scalar_deriv[0](ans, p, other)
+                    d = _NEW(Dual)
+                    d.primal, d.tangent, d.tag = ans, tangent, self.tag
+                    return d
                 except _t._SCALAR_FALLBACK:
                     pass  # (a complex result, an overflow): the general path decides
         elif tp is np.ndarray and not isinstance(other, _t.Tensor):
