@@ -660,12 +660,26 @@ def verdicts(results: dict[str, Any]) -> list[str]:
         return (f"{label}: {value:.2f}{unit} (min) {'meets' if value <= target else 'MISSES'} "
                 f"≤ {target}{unit}")
 
+    def ref(key: str, name: str, field: str = "min_s") -> float | None:
+        r = results.get(key, {}).get("rows", {}).get(name)
+        return None if not r or "error" in r else r[field]
+
+    def scaled(*args: Any) -> None:
+        line = common.scaled_verdict(*args)
+        if line:
+            out.append(line)
+
+    naive = ref("W1d", "naive Python dual class (20 lines)", "us_per_op_min")
     for name, r in results.get("W1d", {}).get("rows", {}).items():
         if name.startswith("wengert") and "error" not in r:
             out.append(verdict(f"W1d {name}", r["us_per_op_min"], TARGETS["W1d"], " µs/op"))
+            scaled(f"W1d {name}", r["us_per_op_min"], "the naive dual class", naive,
+                   TARGETS["W1d"], 0.35)
     r = results.get("W4", {}).get("rows", {}).get("wengert (wg.hvp, fwd-over-rev)")
     if r and "error" not in r:
         out.append(verdict("W4 wengert wg.hvp", r["min_s"] * 1e6, TARGETS["W4"], " µs"))
+        scaled("W4 wengert wg.hvp", r["min_s"], "torch's double backward",
+               ref("W4", "torch (double backward)"), TARGETS["W4"], 300.0)
     r = results.get("W5", {}).get("rows", {}).get("wengert (wg.jvp)")
     if r and "ratio_min" in r:
         out.append(verdict("W5 wengert wg.jvp", r["ratio_min"], TARGETS["W5"], "×")
@@ -673,6 +687,8 @@ def verdicts(results: dict[str, Any]) -> list[str]:
     r = results.get("W6", {}).get("rows", {}).get("wengert (wg.jacfwd)")
     if r and "error" not in r:
         out.append(verdict("W6 wengert wg.jacfwd", r["min_s"] * 1e6, TARGETS["W6"], " µs"))
+        scaled("W6 wengert wg.jacfwd", r["min_s"], "torch.func.jacfwd",
+               ref("W6", "torch (torch.func.jacfwd)"), TARGETS["W6"], 450.0)
     return out
 
 

@@ -873,15 +873,33 @@ def final_tables(results: dict[str, Any]) -> str:
     return "\n\n".join(parts)
 
 
+def scaled_verdict(label: str, value: float, ref_name: str, ref_value: float | None,
+                   target: float, issue_ref: float) -> str | None:
+    """The target carried over to this run's speed: the issue states its targets
+    next to a reference it measured (a floor or a peer), so ``value / ref_value``
+    against ``target / issue_ref`` compares like with like on a loaded machine."""
+    if not ref_value:
+        return None
+    ratio, bound = value / ref_value, target / issue_ref
+    return (f"{label}: {ratio:.2f}× {ref_name} in this run; the issue's target is "
+            f"{bound:.2f}× ({target} against its {issue_ref}): "
+            f"{'meets' if ratio <= bound else 'MISSES'} when scaled")
+
+
 def verdicts(results: dict[str, Any]) -> list[str]:
     out = []
     w1 = results.get("W1", {}).get("rows", {})
+    floor = w1.get("minimal Python tape (25 lines, floor)", {}).get("us_per_op_min")
     for name in ("wengert (wnp.sin ...)", "wengert (np.sin dispatch)"):
         r = w1.get(name)
         if r and "error" not in r:
             ok = r["us_per_op_min"] <= TARGETS["W1"]
             out.append(f"W1 {name}: {r['us_per_op_min']:.2f} µs/op (min) "
                        f"{'meets' if ok else 'MISSES'} ≤ {TARGETS['W1']}")
+            line = scaled_verdict(f"W1 {name}", r["us_per_op_min"], "the minimal tape", floor,
+                                  TARGETS["W1"], 1.0)
+            if line:
+                out.append(line)
     w2 = results.get("W2", {}).get("float64", {}).get("rows", {})
     r = w2.get("wengert (tensor.backward)")
     if r and "ratio_min" in r:
