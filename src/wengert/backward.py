@@ -253,14 +253,14 @@ def backprop(
                         if tc is _ndarray and type(x) is _ndarray:
                             if ct.shape != x.shape:
                                 ct = _fit(ct, x)
-                        elif tc is Dual and type(x) is Dual:  # forward over reverse
-                            pc = ct.primal
-                            px = x.primal
+                        elif tc is not float:
+                            # Dual numbers over arrays of the input's shape (forward
+                            # over reverse) need no summing either.
+                            px = x.primal if type(x) is Dual else x
+                            pc = ct.primal if tc is Dual else ct
                             if (type(pc) is not _ndarray or type(px) is not _ndarray
                                     or pc.shape != px.shape):
                                 ct = _fit(ct, x)
-                        elif tc is not float:
-                            ct = _fit(ct, x)
                 if anomaly:
                     check_cotangent(node, i, ct)
                 if type(parent) is Node:
