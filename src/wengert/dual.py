@@ -273,7 +273,7 @@ class Dual(ArrayMethods):
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         if method == "__call__" and not kwargs:
             op = (_ARITHMETIC or _arithmetic()).get(ufunc)
-            if op is not None and _array_without_tensors(inputs):
+            if op is not None and type(self.primal) is not float and _array_without_tensors(inputs):
                 return apply_dual(op, inputs, None)  # where the public function sends them
             fn = (_dispatch.UFUNCS or _dispatch.tables()[0]).get(ufunc)
             if fn is not None:
