@@ -16,6 +16,7 @@ from typing import Any
 __all__ = ["flatten", "unflatten", "tree_map"]
 
 _LEAF = "leaf"
+_CLOSE = object()  # unflatten: the end of a container's children
 
 
 def flatten(tree: Any) -> tuple[list[Any], Any]:
@@ -49,22 +50,28 @@ def flatten(tree: Any) -> tuple[list[Any], Any]:
 
 
 def unflatten(spec: Any, leaves: list[Any]) -> Any:
-    """Inverse of :func:`flatten`."""
+    """Inverse of :func:`flatten` (iterative too: any nesting depth)."""
     it = iter(leaves)
-
-    def build(s: Any) -> Any:
-        if s == _LEAF:
-            return next(it)
-        kind, keys, children = s
-        if kind is type(None):
-            return None
-        # Children are built left to right so the leaf iterator stays in order.
-        built = [build(c) for c in children]
-        if kind is dict:
-            return dict(zip(keys, built))
-        return kind(built)
-
-    return build(spec)
+    # Each frame: [spec, children built so far]; a container is built once its
+    # last child is, and becomes a child of the frame below it.
+    stack: list[list[Any]] = [[None, []]]
+    pending: list[Any] = [spec]
+    while pending:
+        s = pending.pop()
+        if s is _CLOSE:
+            kind, keys, _ = stack[-1][0]
+            built = stack.pop()[1]
+            value = dict(zip(keys, built)) if kind is dict else kind(built)
+            stack[-1][1].append(value)
+        elif s == _LEAF:
+            stack[-1][1].append(next(it))
+        elif s[0] is type(None):
+            stack[-1][1].append(None)
+        else:
+            stack.append([s, []])
+            pending.append(_CLOSE)
+            pending.extend(reversed(s[2]))  # children left to right: the leaf order
+    return stack[0][1][0]
 
 
 def tree_map(fn: Any, tree: Any) -> Any:
