@@ -33,6 +33,7 @@ from .core.levels import REV_ORDER, USER_TAG, Tag
 __all__ = ["Dual", "apply_dual", "dual_outer"]
 
 _NEW = object.__new__
+_ndarray = np.ndarray
 
 
 def _escaped(tag: Tag) -> RuntimeError:
@@ -341,24 +342,31 @@ def apply_dual(op: Any, args: tuple[Any, ...], params: dict[str, Any] | None) ->
         x, y = args
         if type(x) is Dual:
             tag = x.tag
-            if type(y) is Dual and y.tag is not tag:
-                return _apply_dual(op, args, params)
-            px, tx = x.primal, x.tangent
+            px = x.primal
+            tx = x.tangent
             if type(y) is Dual:
-                py, ty = y.primal, y.tangent
+                if y.tag is not tag:
+                    return _apply_dual(op, args, params)
+                py = y.primal
+                ty = y.tangent
             else:
-                py, ty = y, None
+                py = y
+                ty = None
         else:
             tag = y.tag
-            px, tx, py, ty = x, None, y.primal, y.tangent
+            px = x
+            tx = None
+            py = y.primal
+            ty = y.tangent
         # Plain primals that apply would hand straight to the op's NumPy forward,
         # with a result that needs no conversion to a Python float: an array and
         # an array or Python number.
-        tpx, tpy = type(px), type(py)
-        if tpx is np.ndarray:
-            plain = tpy is np.ndarray or tpy is float or tpy is int
+        tpx = type(px)
+        tpy = type(py)
+        if tpx is _ndarray:
+            plain = tpy is _ndarray or tpy is float or tpy is int
         else:
-            plain = tpy is np.ndarray and (tpx is float or tpx is int)
+            plain = tpy is _ndarray and (tpx is float or tpx is int)
         if plain and tag.active and op.jvp is not None:
             ans = op.impl(px, py)
             d = _NEW(Dual)
@@ -374,7 +382,7 @@ def apply_dual(op: Any, args: tuple[Any, ...], params: dict[str, Any] | None) ->
         x = args[0]
         tag = x.tag
         p = x.primal
-        if type(p) is np.ndarray and tag.active and op.jvp is not None:
+        if type(p) is _ndarray and tag.active and op.jvp is not None:
             if params:
                 ans = _t._forward(op, (p,), params)
                 if tag.batch is not None:
