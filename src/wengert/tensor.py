@@ -167,13 +167,17 @@ def apply(op: Any, *args: Any, **params: Any) -> Any:
     raws = []
     boxed = False
     rg = False
-    duals = False
+    duals = False  # a dual number among the arguments
+    boxed_duals = False  # a tensor over a dual number among them
     for a in args:
         if isinstance(a, Tensor):
             boxed = True
-            raws.append(a._value)
+            v = a._value
+            raws.append(v)
             if a._rg:
                 rg = True
+            if type(v) is Dual:
+                boxed_duals = True
         else:
             if type(a) is Dual:
                 duals = True
@@ -181,7 +185,7 @@ def apply(op: Any, *args: Any, **params: Any) -> Any:
     if duals and (not boxed or dual_outer(args)):
         return apply_dual(op, args, params)
     raws_t = tuple(raws)
-    if boxed and any(type(r) is Dual for r in raws_t):
+    if boxed_duals or (boxed and duals):
         # Tensors over duals: a reverse level inside a forward one.
         args, raws_t, rg = _lift_outer(args, raws_t)
         out = apply_dual(op, raws_t, params)
