@@ -21,6 +21,7 @@ from .core.modes import GRAD_ENABLED
 from .core.node import EDGES, OP, OUT, SEQ, STRIDE, Node, free, node_name
 from .dual import Dual
 from .tensor import _SCALAR_FALLBACK, Tensor, _const, value_of
+from .tensor import shape_of as _shape
 
 __all__ = ["backprop", "tensor_backward", "check_seed"]
 
@@ -35,20 +36,6 @@ _SECOND_TIME = (
     "backward through the graph a second time or if you need to access saved tensors after "
     "calling backward."
 )
-
-
-def _shape(v: Any) -> tuple[int, ...]:
-    """The shape of a NumPy value or tensor, cheaply for the common types."""
-    t = type(v)
-    if t is np.ndarray:
-        return v.shape
-    if t is float or t is int:
-        return ()
-    if t is Tensor:
-        return _shape(v._value)
-    if t is Dual:  # cotangents in forward-over-reverse
-        return _shape(v.primal)
-    return np.shape(v)
 
 
 def _sum_to(g: Any, shape: tuple[int, ...]) -> Any:

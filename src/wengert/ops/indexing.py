@@ -94,7 +94,7 @@ def _getitem_impl(x: Any, index: Any) -> Any:
 
 
 def _getitem_vjp(g: Any, ans: Any, x: Any, index: Any) -> Any:
-    return _t.apply(SCATTER_ADD, g, shape=np.shape(_raw(x)), index=index)
+    return _t.apply(SCATTER_ADD, g, shape=_t.shape_of(x), index=index)
 
 
 def _scatter_add_impl(g: Any, shape: Any, index: Any) -> Any:

@@ -32,7 +32,7 @@ def _raw(x: Any) -> Any:
 
 
 def _shape(x: Any) -> tuple[int, ...]:
-    return np.shape(_raw(x))
+    return _t.shape_of(x)
 
 
 def _mT(x: Any) -> Any:

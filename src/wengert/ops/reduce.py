@@ -30,7 +30,7 @@ def _raw(x: Any) -> Any:
 
 
 def _shape_of(x: Any) -> tuple[int, ...]:
-    return np.shape(_raw(x))
+    return _t.shape_of(x)
 
 
 def _norm_axis(axis: Any, ndim: int) -> tuple[int, ...]:
