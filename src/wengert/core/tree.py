@@ -17,10 +17,13 @@ __all__ = ["flatten", "unflatten", "tree_map"]
 
 _LEAF = "leaf"
 _CLOSE = object()  # unflatten: the end of a container's children
+_CONTAINERS = (tuple, list, dict)
 
 
 def flatten(tree: Any) -> tuple[list[Any], Any]:
     """Return the leaves of ``tree`` (left to right) and a spec to rebuild it."""
+    if tree is not None and not isinstance(tree, _CONTAINERS):  # a lone leaf, the common case
+        return [tree], _LEAF
     leaves: list[Any] = []
     # Iterative: explicit stack of (node, path-into-spec) pairs.
     root_spec: list[Any] = [None]
@@ -51,6 +54,8 @@ def flatten(tree: Any) -> tuple[list[Any], Any]:
 
 def unflatten(spec: Any, leaves: list[Any]) -> Any:
     """Inverse of :func:`flatten` (iterative too: any nesting depth)."""
+    if spec is _LEAF:
+        return leaves[0]
     it = iter(leaves)
     # Each frame: [spec, children built so far]; a container is built once its
     # last child is, and becomes a child of the frame below it.
