@@ -233,6 +233,17 @@ def test_modifying_a_saved_value_makes_backward_raise():
         z.backward()
 
 
+@pytest.mark.parametrize("which", [0, 1])
+def test_the_error_names_the_modified_input_of_a_two_input_op(which):
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    a, b = x * 1.0, x * 2.0
+    c = a * b  # multiply saves both inputs
+    (a if which == 0 else b).__iadd__(1.0)
+    with pytest.raises(RuntimeError, match=rf"input {which} of .*is at version 1; expected "
+                                           r"version 0"):
+        c.sum().backward()
+
+
 def test_modifying_a_saved_leaf_under_no_grad_raises():
     w = wg.tensor([1.0, 2.0], requires_grad=True)
     loss = (w * w).sum()

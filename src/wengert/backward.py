@@ -28,6 +28,7 @@ __all__ = ["backprop", "tensor_backward", "check_seed"]
 _ndarray = np.ndarray
 _SLOTS = tuple(tuple(range(EDGES, EDGES + STRIDE * n, STRIDE)) for n in range(8))
 _ONE = _SLOTS[1]
+_TWO = _SLOTS[2]
 
 _SECOND_TIME = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -184,6 +185,14 @@ def backprop(
                 holder = node[9]
                 if holder is not None and holder[0] != node[10]:
                     raise _version_error(node, 0, node[10], holder[0])
+            elif n == 2:
+                slots = _TWO
+                holder = node[9]
+                if holder is not None and holder[0] != node[10]:
+                    raise _version_error(node, 0, node[10], holder[0])
+                holder = node[13]
+                if holder is not None and holder[0] != node[14]:
+                    raise _version_error(node, 1, node[14], holder[0])
             else:
                 slots = _SLOTS[n] if n < 8 else range(7, 7 + 4 * n, 4)
                 for k in slots:
