@@ -23,9 +23,10 @@ from typing import Any
 import numpy as np
 
 from .core.levels import DUAL_TAG, Tag
+from .core.tree import flatten, unflatten
 from .dual import Dual
 from .tensor import Tensor
-from .transforms import _grad_of, flatten, grad, unflatten, vjp
+from .transforms import _grad_of, grad, vjp
 
 __all__ = ["jvp", "linearize", "derivative", "jacfwd", "jacrev", "jacobian", "hessian", "hvp"]
 

@@ -17,36 +17,11 @@ import numpy as np
 from .backward import backprop
 from .core.levels import DUAL_TAG
 from .core.modes import GRAD_ENABLED, TAPES, TRANSFORM_DEPTH, transform_scope
-from .core.tree import flatten as _tree_flatten
-from .core.tree import unflatten as _tree_unflatten
+from .core.tree import flatten, unflatten
 from .dual import Dual
 from .tensor import Tensor, _const, value_of
 
 __all__ = ["grad", "value_and_grad", "vjp"]
-
-_CONTAINERS = (tuple, list, dict)
-_LEAF = "leaf"  # core.tree's spec of a leaf
-
-
-def flatten(tree: Any) -> tuple[list[Any], Any]:
-    """``core.tree.flatten``, without its walk for a leaf or a tuple of leaves."""
-    if tree is not None and not isinstance(tree, _CONTAINERS):
-        return [tree], _LEAF
-    if type(tree) is tuple:
-        for x in tree:
-            if x is None or isinstance(x, _CONTAINERS):
-                return _tree_flatten(tree)
-        return list(tree), (tuple, None, [_LEAF] * len(tree))
-    return _tree_flatten(tree)
-
-
-def unflatten(spec: Any, leaves: list[Any]) -> Any:
-    """``core.tree.unflatten``, without its walk for a leaf or a tuple of leaves."""
-    if spec is _LEAF or spec == _LEAF:
-        return leaves[0]
-    if spec[0] is tuple and all(c == _LEAF for c in spec[2]):
-        return tuple(leaves)
-    return _tree_unflatten(spec, leaves)
 
 
 def _dtype(v: Any) -> np.dtype:

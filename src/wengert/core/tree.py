@@ -22,8 +22,15 @@ _CONTAINERS = (tuple, list, dict)
 
 def flatten(tree: Any) -> tuple[list[Any], Any]:
     """Return the leaves of ``tree`` (left to right) and a spec to rebuild it."""
-    if tree is not None and not isinstance(tree, _CONTAINERS):  # a lone leaf, the common case
+    # The common arguments first: a lone leaf, a tuple of leaves.
+    if tree is not None and not isinstance(tree, _CONTAINERS):
         return [tree], _LEAF
+    if type(tree) is tuple:
+        for x in tree:
+            if x is None or isinstance(x, _CONTAINERS):
+                break
+        else:
+            return list(tree), (tuple, None, [_LEAF] * len(tree))
     leaves: list[Any] = []
     # Iterative: explicit stack of (node, path-into-spec) pairs.
     root_spec: list[Any] = [None]
@@ -54,8 +61,10 @@ def flatten(tree: Any) -> tuple[list[Any], Any]:
 
 def unflatten(spec: Any, leaves: list[Any]) -> Any:
     """Inverse of :func:`flatten` (iterative too: any nesting depth)."""
-    if spec is _LEAF:
+    if spec is _LEAF or spec == _LEAF:
         return leaves[0]
+    if spec[0] is tuple and all(c == _LEAF for c in spec[2]):
+        return tuple(leaves)
     it = iter(leaves)
     # Each frame: [spec, children built so far]; a container is built once its
     # last child is, and becomes a child of the frame below it.
