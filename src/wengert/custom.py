@@ -61,6 +61,7 @@ from .core.node import SEQ, next_seq, parents
 from .core.op import ALL_INPUTS, Op, PerInput
 from .dual import Dual, dual_outer
 from .tensor import Tensor, _const, _is_float_dtype, _record, _tracking_tapes, value_of
+from .tensor import shape_of as _shape
 
 __all__ = ["custom_vjp", "custom_jvp"]
 
@@ -177,14 +178,6 @@ def _leaves_like(spec: Any, tree: Any, what: str) -> list[Any]:
     for c, item in zip(children, items):
         out.extend(_leaves_like(c, item, what))
     return out
-
-
-def _shape(v: Any) -> tuple[int, ...]:
-    v = value_of(v)
-    if type(v) is float:
-        return ()
-    shape = getattr(v, "shape", None)
-    return tuple(shape) if shape is not None else np.shape(v)
 
 
 def _zeros(raw: Any) -> Any:

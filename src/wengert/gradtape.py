@@ -29,6 +29,7 @@ from .core.modes import GRAD_ENABLED, TAPES, TRANSFORM_DEPTH
 from .core.tree import flatten, unflatten
 from .dual import Dual
 from .tensor import Tensor, _as_value, _const, _is_float_dtype, apply, value_of
+from .tensor import shape_of as _shape
 
 __all__ = ["GradientTape", "Variable"]
 
@@ -203,10 +204,6 @@ def _unconnected_mode(value: Any) -> str:
     if isinstance(mode, str) and mode.lower() in ("none", "zero"):
         return mode.lower()
     raise ValueError(f"Unknown value for unconnected_gradients: {value!r}; use 'none' or 'zero'.")
-
-
-def _shape(v: Any) -> tuple[int, ...]:
-    return () if type(v) is float else np.shape(v)
 
 
 def _zeros_like(t: Tensor) -> Tensor:

@@ -784,11 +784,7 @@ class Tensor(ArrayMethods):
 
     @property
     def shape(self) -> tuple[int, ...]:
-        v = self._value
-        t = type(v)
-        if t is _ndarray:
-            return v.shape
-        return () if t is float else np.shape(v)
+        return shape_of(self._value)
 
     @property
     def dtype(self) -> np.dtype:

@@ -26,6 +26,7 @@ import numpy as np
 
 from .core.tree import flatten, unflatten
 from .tensor import Tensor, value_of
+from .tensor import shape_of as _shape
 
 __all__ = ["GradcheckError", "gradcheck", "check_grads"]
 
@@ -61,10 +62,6 @@ def _as_input(x: Any, i: int) -> Any:
 def _as_inputs(inputs: Any) -> list[Any]:
     items = list(inputs) if isinstance(inputs, tuple) else [inputs]
     return [_as_input(x, i) for i, x in enumerate(items)]
-
-
-def _shape(x: Any) -> tuple[int, ...]:
-    return () if type(x) is float else x.shape
 
 
 def _with(xs: list[Any], i: int, value: Any) -> list[Any]:
