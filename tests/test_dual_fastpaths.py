@@ -1,8 +1,9 @@
 """The direct forward-mode paths for array duals agree with the generic path.
 
-Dual's operators and its ufunc hook send array duals straight to
-``apply_dual``, which runs the NumPy forward and the JVP rule itself when the
-primals are plain arrays and numbers. Each case here is checked, bit for bit,
+Dual's operators and its ufunc hook compute ``+``, ``-`` and ``*`` of array
+duals inline (``dual._arith``) and send the rest straight to ``apply_dual``,
+which runs the NumPy forward and the JVP rule itself when the primals are
+plain arrays and numbers. Each case here is checked, bit for bit,
 against the generic path (``dual._apply_dual``: through ``tensor.apply``) and
 against the public function, for every operand kind the fast paths accept or
 decline (floats, ints, arrays, duals of another level, tensors).
@@ -65,6 +66,45 @@ def test_array_dual_operators_match_generic_path(pyop, ufunc, op):
         _same(ufunc(d, o), _apply_dual(op, (d, o), None))
         _same(ufunc(o, d), _apply_dual(op, (o, d), None))
         _same(apply_dual(op, (d, o), None), _apply_dual(op, (d, o), None))
+    tag.active = False
+
+
+INLINE = BINARY[:3]  # +, -, *: computed inline by dual._arith
+
+
+@pytest.mark.parametrize("pyop, ufunc, op", INLINE, ids=[b[2].name for b in INLINE])
+def test_inline_arithmetic_matches_generic_path_for_every_operand_kind(pyop, ufunc, op):
+    """Shapes that broadcast, 0-d arrays, float32 against float64, integer arrays
+    and Python ints: the inline rules give the generic path's values and types,
+    or decline (broadcasting, 0-d results) and leave them to apply_dual."""
+    from wengert.dual import _arith
+
+    kind = {"add": 0, "subtract": 1, "multiply": 2}[op.name]
+    tag = Tag("test")
+    rng = np.random.default_rng(7)
+    cases = [
+        (rng.normal(size=(3, 1)), rng.normal(size=(4,))),  # both broadcast
+        (rng.normal(size=(2, 3)), rng.normal(size=(3,))),  # y broadcasts
+        (rng.normal(size=()), rng.normal(size=(3,))),  # a 0-d array
+        (rng.normal(size=()), rng.normal(size=())),  # 0-d result
+        (rng.normal(size=(3,)).astype(np.float32), rng.normal(size=(3,))),
+    ]
+    for xv, yv in cases:
+        d = Dual(xv, np.ones_like(xv) * 0.5, tag)
+        e = Dual(yv, np.full_like(yv, -1.5), tag)
+        for a, b in ((d, e), (e, d), (d, yv), (yv, d), (d, 3), (2, d),
+                     (d, np.arange(3)), (np.arange(3), d)):
+            _same(pyop(a, b), _apply_dual(op, (a, b), None))
+            _same(ufunc(a, b), _apply_dual(op, (a, b), None))
+    d = Dual(X, TX, tag)
+    assert _arith(kind, d, Dual(Y, TY, tag)) is not None  # the common case is inline
+    assert _arith(kind, Y, d) is not None and _arith(kind, d, 2.0) is not None
+    if op is not ew.MULTIPLY:  # d + c where c broadcasts d: the tangent needs broadcasting
+        assert _arith(kind, d, X[:, None]) is None
+    assert _arith(kind, Dual(X[0], TX[0], tag), 1.0) is None  # not arrays: apply_dual's
+    batched = Tag("batched", batch=2)
+    assert _arith(kind, Dual(X, np.stack([TX, TX]), batched), 1.0) is None
+    batched.active = False
     tag.active = False
 
 

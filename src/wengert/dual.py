@@ -167,8 +167,9 @@ class Dual(ArrayMethods):
 
     # -- fast paths ------------------------------------------------------
     # On Python floats, x + c, x * c and x + y, x * y of one tag are the
-    # defining rules of dual numbers, computed here without dispatch. On arrays,
-    # an operator with no tensor involved goes straight to apply_dual, which is
+    # defining rules of dual numbers, computed here without dispatch; on arrays,
+    # _arith computes x ± y and x * y the same way. Otherwise an operator on an
+    # array dual with no tensor involved goes straight to apply_dual, which is
     # where the public function would send it. Anything else takes the public
     # function (tensors, levels, scalar fast paths of the op records).
     def __add__(self, other: Any) -> Any:
@@ -186,8 +187,12 @@ class Dual(ArrayMethods):
                     d = _NEW(Dual)
                     d.primal, d.tangent, d.tag = p + q, t + u, self.tag
                     return d
-        elif tp is np.ndarray and not isinstance(other, _t.Tensor):
-            return apply_dual(_ew.ADD, (self, other), None)
+        elif tp is np.ndarray:
+            d = _arith(_ADD, self, other)
+            if d is not None:
+                return d
+            if not isinstance(other, _t.Tensor):
+                return apply_dual(_ew.ADD, (self, other), None)
         return _ew.add(self, other)
 
     def __mul__(self, other: Any) -> Any:
@@ -205,8 +210,12 @@ class Dual(ArrayMethods):
                     d = _NEW(Dual)
                     d.primal, d.tangent, d.tag = p * q, t * q + p * u, self.tag
                     return d
-        elif tp is np.ndarray and not isinstance(other, _t.Tensor):
-            return apply_dual(_ew.MULTIPLY, (self, other), None)
+        elif tp is np.ndarray:
+            d = _arith(_MULTIPLY, self, other)
+            if d is not None:
+                return d
+            if not isinstance(other, _t.Tensor):
+                return apply_dual(_ew.MULTIPLY, (self, other), None)
         return _ew.multiply(self, other)
 
     def __radd__(self, other: Any) -> Any:
@@ -216,13 +225,21 @@ class Dual(ArrayMethods):
         return self.__mul__(other)
 
     def __sub__(self, other: Any) -> Any:
-        if type(self.primal) is np.ndarray and not isinstance(other, _t.Tensor):
-            return apply_dual(_ew.SUBTRACT, (self, other), None)
+        if type(self.primal) is np.ndarray:
+            d = _arith(_SUBTRACT, self, other)
+            if d is not None:
+                return d
+            if not isinstance(other, _t.Tensor):
+                return apply_dual(_ew.SUBTRACT, (self, other), None)
         return _ew.subtract(self, other)
 
     def __rsub__(self, other: Any) -> Any:
-        if type(self.primal) is np.ndarray and not isinstance(other, _t.Tensor):
-            return apply_dual(_ew.SUBTRACT, (other, self), None)
+        if type(self.primal) is np.ndarray:
+            d = _arith(_SUBTRACT, other, self)
+            if d is not None:
+                return d
+            if not isinstance(other, _t.Tensor):
+                return apply_dual(_ew.SUBTRACT, (other, self), None)
         return _ew.subtract(other, self)
 
     def __truediv__(self, other: Any) -> Any:
@@ -273,6 +290,11 @@ class Dual(ArrayMethods):
     # -- NumPy dispatch ------------------------------------------------
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         if method == "__call__" and not kwargs:
+            kind = _INLINE.get(ufunc)
+            if kind is not None and len(inputs) == 2:
+                d = _arith(kind, inputs[0], inputs[1])
+                if d is not None:
+                    return d
             op = (_ARITHMETIC or _arithmetic()).get(ufunc)
             if op is not None and type(self.primal) is not float and _array_without_tensors(inputs):
                 return apply_dual(op, inputs, None)  # where the public function sends them
@@ -305,6 +327,77 @@ def _array_without_tensors(inputs: tuple[Any, ...]) -> bool:
         elif isinstance(a, _t.Tensor):
             return False
     return array
+
+
+_ADD, _SUBTRACT, _MULTIPLY = 0, 1, 2
+_INLINE = {np.add: _ADD, np.subtract: _SUBTRACT, np.multiply: _MULTIPLY}
+_PLAIN = frozenset((_ndarray, float, int))  # the plain operands of an array dual
+_np_add, _np_subtract, _np_multiply, _np_negative = np.add, np.subtract, np.multiply, np.negative
+
+
+def _arith(kind: int, x: Any, y: Any) -> Dual | None:
+    """``x + y``, ``x - y`` or ``x * y`` of array dual numbers, computed inline.
+
+    These are the defining rules of dual numbers (the ops' JVPs, the same NumPy
+    calls in the same order, so the results are identical to apply_dual's), for
+    the operators and ``np.add``/``np.subtract``/``np.multiply`` on array duals
+    of one active, unbatched level, or on one such dual and a plain array or
+    Python number, where the tangent needs no broadcasting. ``None`` leaves
+    everything else (tensors, other levels, batched tangents, broadcasting) to
+    :func:`apply_dual`.
+    """
+    if type(x) is Dual:
+        tag = x.tag
+        px = x.primal
+        tx = x.tangent
+        if type(y) is Dual:
+            if y.tag is not tag:
+                return None
+            py = y.primal
+            ty = y.tangent
+            if type(py) is not _ndarray or type(ty) is not _ndarray:
+                return None
+        elif type(y) in _PLAIN:
+            py = y
+            ty = None
+        else:
+            return None
+        if type(px) is not _ndarray or type(tx) is not _ndarray:
+            return None
+    elif type(x) in _PLAIN:
+        tag = y.tag
+        py = y.primal
+        ty = y.tangent
+        if type(py) is not _ndarray or type(ty) is not _ndarray:
+            return None
+        px = x
+        tx = None
+    else:
+        return None
+    if tag.batch is not None or not tag.active:
+        return None
+    # The tangents: d(x ± y) = dx ± dy, d(x·y) = dx·y + dy·x (a missing one is zero).
+    if kind == _MULTIPLY:
+        ans = _np_multiply(px, py)
+        if ty is None:
+            tangent = _np_multiply(tx, py)
+        elif tx is None:
+            tangent = _np_multiply(ty, px)
+        else:
+            tangent = _np_add(_np_multiply(tx, py), _np_multiply(ty, px))
+    elif kind == _ADD:
+        ans = _np_add(px, py)
+        tangent = tx if ty is None else ty if tx is None else _np_add(tx, ty)
+    else:
+        ans = _np_subtract(px, py)
+        tangent = tx if ty is None else _np_negative(ty) if tx is None else _np_subtract(tx, ty)
+    if type(ans) is not _ndarray or tangent.shape != ans.shape:
+        return None  # broadcast (or 0-d) results: apply_dual fits the tangent
+    d = _NEW(Dual)
+    d.primal = ans
+    d.tangent = tangent
+    d.tag = tag
+    return d
 
 
 def _make(primal: Any, tangent: Any, tag: Tag) -> Dual:

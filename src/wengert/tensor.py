@@ -202,8 +202,10 @@ def apply(op: Any, *args: Any, **params: Any) -> Any:
         return apply_dual(op, args, params)
     raws_t = tuple(raws)
     if boxed_duals or (boxed and duals):
-        # Tensors over duals: a reverse level inside a forward one.
-        args, raws_t, rg = _lift_outer(args, raws_t)
+        # Tensors over duals: a reverse level inside a forward one. A lone
+        # tensor over a dual holds the innermost level: nothing to separate.
+        if len(raws_t) > 1:
+            args, raws_t, rg = _lift_outer(args, raws_t)
         out = apply_dual(op, raws_t, params)
     else:
         out = _forward(op, raws_t, params)

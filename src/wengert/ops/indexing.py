@@ -85,6 +85,8 @@ def _is_advanced(index: Any) -> bool:
 
 # -- getitem and scatter_add ---------------------------------------------------------
 def _getitem_impl(x: Any, index: Any) -> Any:
+    if type(x) is np.ndarray and type(index) in _BASIC:
+        return x[index]  # a view, or a NumPy scalar for a full integer index
     out = np.asarray(x)[index]
     if isinstance(out, np.ndarray) and out.base is not None and _is_advanced(index):
         # Advanced indexing copies, but NumPy may hand back a view of its own
