@@ -158,3 +158,20 @@ def test_gradients_are_writable_arrays_of_their_own(fun):
         assert g.flags.writeable and 0 not in g.strides
         g *= 2.0  # would raise on a read-only view
     assert not np.shares_memory(results[0], results[1])
+
+
+@pytest.mark.parametrize("x, shape", [
+    (1.0, (3,)), (np.float64(-2.5), (2, 3)), (1.0, ()), (3.0, (0, 2)),
+    (np.arange(3.0), (2, 3)), (np.array(1.5), (4,)), (2, (2,)), (np.float32(1.0), (3,)),
+])
+def test_broadcast_to_op_matches_numpy(x, shape):
+    """The broadcast op (a sum's cotangent) builds a scalar's view directly: the
+    same values, dtype, strides and read-only flag as np.broadcast_to."""
+    from wengert.ops.reduce import BROADCAST_TO
+
+    got, want = BROADCAST_TO.impl(x, shape), np.broadcast_to(x, shape)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    assert got.strides == want.strides and not got.flags.writeable
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError):
+        got[...] = 0.0

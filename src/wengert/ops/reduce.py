@@ -59,7 +59,7 @@ def _expand(g: Any, shape: tuple[int, ...], axis: Any, keepdims: bool) -> Any:
     """Broadcast a reduction's cotangent (or output) back to the input ``shape``."""
     if not keepdims and axis is not None:  # (over every axis, g is a scalar: it broadcasts)
         g = reshape_to(g, _keep_shape(shape, axis))
-    return broadcast_to(g, shape)
+    return _reshaped(BROADCAST_TO, g, shape)  # (shape: a tuple of ints already)
 
 
 def _expand_raw(v: Any, shape: tuple[int, ...], axis: Any, keepdims: bool) -> Any:
@@ -562,8 +562,25 @@ def _broadcast_vjp(g: Any, ans: Any, x: Any, shape: Any) -> Any:
     return sum_to(g, _shape_of(x))
 
 
+def _broadcast_to_impl(x: Any, shape: tuple[int, ...]) -> Any:
+    """``np.broadcast_to``; a float scalar (a full reduction's cotangent) directly.
+
+    For a Python float or ``np.float64`` (immutable, so nothing can write
+    through to the view), the result is the read-only zero-stride view that
+    ``np.broadcast_to`` returns, built with one constructor call instead of
+    its Python-level argument handling.
+    """
+    tx = type(x)
+    if tx is float or tx is np.float64:
+        one = np.array(x)  # 0-d float64: the view's memory
+        view = np.ndarray(shape, one.dtype, one, 0, (0,) * len(shape))
+        view.flags.writeable = False
+        return view
+    return np.broadcast_to(x, shape)
+
+
 BROADCAST_TO = _linear(Op(
-    "broadcast_to", lambda x, shape: np.broadcast_to(x, shape), (_broadcast_vjp,),
+    "broadcast_to", _broadcast_to_impl, (_broadcast_vjp,),
     formula="adjoint: sum over the broadcast axes", view=True,
     samples=lambda rng: [
         ((rng.normal(size=(3,)),), {"shape": (2, 3)}),
@@ -835,6 +852,9 @@ def _reshaped(op: Op, x: Any, shape: tuple[int, ...]) -> Any:
         if x.shape == shape:
             return x
         return _t._forward(op, (x,), {"shape": shape})
+    tx = type(x)
+    if tx is float or tx is np.float64:  # a scalar cotangent: straight to NumPy, as above
+        return _t._forward(op, (x,), {"shape": shape}) if shape else x
     if _shape_of(x) == shape:
         return x
     return _t.apply(op, x, shape=shape)
