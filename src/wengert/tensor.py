@@ -36,6 +36,7 @@ __all__ = ["Tensor", "tensor", "apply", "apply1", "apply2", "stop_gradient", "va
 _SCALAR_FALLBACK = (ValueError, OverflowError, ZeroDivisionError)
 _ndarray = np.ndarray
 _FLOAT64 = np.dtype(np.float64)
+_float64 = np.float64
 _NEW = object.__new__
 _tapes = TAPES.get
 _grad_on = GRAD_ENABLED.get
@@ -89,7 +90,7 @@ def shape_of(v: Any) -> tuple[int, ...]:
         t = type(v)
         if t is _ndarray:
             return v.shape
-        if t is float or t is int:
+        if t is float or t is int or t is _float64:
             return ()
         if t is Tensor:
             v = v._value

@@ -128,10 +128,22 @@ def _outer_levels(args: tuple[Any, ...]) -> bool:
     True inside another transform or an open tape, or when an argument is a
     tensor that requires grad: the backward pass must then be recorded.
     """
-    if TRANSFORM_DEPTH.get() > 1 or any(t._recording for t in TAPES.get()):
+    if TRANSFORM_DEPTH.get() > 1:
         return True
-    leaves, _ = flatten(tuple(args))
-    return any(_connected(a) for a in leaves)
+    tapes = TAPES.get()
+    if tapes and any(t._recording for t in tapes):
+        return True
+    for a in args:
+        if type(a) in _PLAIN_LEAVES:
+            continue
+        leaves, _ = flatten(a)
+        if any(_connected(leaf) for leaf in leaves):
+            return True
+    return False
+
+
+#: Argument types that are leaves and never tensors (no pytree to search).
+_PLAIN_LEAVES = frozenset((np.ndarray, float, int, Dual))
 
 
 def _unbox_out(x: Any, keep: bool = False) -> Any:
@@ -208,7 +220,12 @@ def _gradients(leaves_per_arg: list, wanted: list[Any], cts: dict[int, Any],
     return grads
 
 
-def _scalar_output(out: Any, where: str) -> Any:
+def _scalar_seed(out: Any, where: str) -> Any:
+    """Check that ``out`` is one floating point element; the seed of its sweep.
+
+    ``None`` for a constant output (nothing to sweep); otherwise ``1.0``, or
+    ones of the output's shape and dtype.
+    """
     if not isinstance(out, Tensor):
         v = out
         if np.size(v) != 1:
@@ -216,16 +233,20 @@ def _scalar_output(out: Any, where: str) -> Any:
                 f"{where}: the function must return a scalar, got shape {np.shape(v)}. Sum it "
                 "(lambda x: f(x).sum()) or use wg.jacobian for a vector output."
             )
-        return out
-    if math.prod(out.shape) != 1:
+        return None
+    shape = out.shape  # a dual's is its primal's
+    if math.prod(shape) != 1:
         raise TypeError(
-            f"{where}: grad requires a scalar output (one element), got shape {out.shape}. Reduce "
+            f"{where}: grad requires a scalar output (one element), got shape {shape}. Reduce "
             "it (lambda x: f(x).sum()) or use wg.jacobian / wg.vjp for non-scalar outputs."
         )
     vt = out.dtype
     if vt.kind not in "fc":
         raise TypeError(f"{where}: the output must be floating point, got {vt}")
-    return out
+    return 1.0 if shape == () and vt == _FLOAT64 else np.ones(shape, dtype=vt)
+
+
+_FLOAT64 = np.dtype(np.float64)
 
 
 def value_and_grad(
@@ -265,18 +286,10 @@ def _value_and_grad(fun: Callable[..., Any], nums: tuple[int, ...], single: bool
             out, aux = result
         else:
             out, aux = result, None
-        out = _scalar_output(out, "grad")
+        seed = _scalar_seed(out, "grad")
         create = _outer_levels(args)
-        if isinstance(out, Tensor):
-            v = out._value
-            b = _base(v)  # a dual's shape is its primal's
-            shape = b.shape if type(b) is np.ndarray else np.shape(b)
-            dt = _dtype(v)
-            seed: Any = 1.0 if shape == () and dt == np.float64 else np.ones(shape, dtype=dt)
-            if create:
-                seed = _const(seed)
-        else:
-            seed = None
+        if create and seed is not None:
+            seed = _const(seed)
         grads = _sweep(out, seed, leaves, create)
     value = _unbox_out(out, create)
     g = grads[0] if single else tuple(grads)
