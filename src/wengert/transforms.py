@@ -208,13 +208,15 @@ def _gradients(leaves_per_arg: list, wanted: list[Any], cts: dict[int, Any],
         for leaf in boxed:
             g = cts.get(id(wanted[k]))
             k += 1
-            v = _base(leaf._value)
+            if type(g) is Dual:  # forward over reverse: the dual is the gradient
+                gs.append(g)
+                continue
             if g is None:
-                g = _zero_like(v)
+                g = _zero_like(leaf._value)
             elif isinstance(value_of(g), Dual):
                 g = value_of(g) if not create else g
             elif not isinstance(g, Tensor) or not (g._rg or g._node is not None):
-                g = _plain_ct(g, v)
+                g = _plain_ct(g, _base(leaf._value))
             gs.append(_unbox_out(g, create))
         grads.append(unflatten(spec, gs))
     return grads
