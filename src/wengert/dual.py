@@ -188,11 +188,9 @@ class Dual(ArrayMethods):
                     d.primal, d.tangent, d.tag = p + q, t + u, self.tag
                     return d
         elif tp is np.ndarray:
-            d = _arith(_ADD, self, other)
+            d = _array_operator(_ADD, self, other)
             if d is not None:
                 return d
-            if not isinstance(other, _t.Tensor):
-                return apply_dual(_ew.ADD, (self, other), None)
         return _ew.add(self, other)
 
     def __mul__(self, other: Any) -> Any:
@@ -211,11 +209,9 @@ class Dual(ArrayMethods):
                     d.primal, d.tangent, d.tag = p * q, t * q + p * u, self.tag
                     return d
         elif tp is np.ndarray:
-            d = _arith(_MULTIPLY, self, other)
+            d = _array_operator(_MULTIPLY, self, other)
             if d is not None:
                 return d
-            if not isinstance(other, _t.Tensor):
-                return apply_dual(_ew.MULTIPLY, (self, other), None)
         return _ew.multiply(self, other)
 
     def __radd__(self, other: Any) -> Any:
@@ -226,20 +222,16 @@ class Dual(ArrayMethods):
 
     def __sub__(self, other: Any) -> Any:
         if type(self.primal) is np.ndarray:
-            d = _arith(_SUBTRACT, self, other)
+            d = _array_operator(_SUBTRACT, self, other)
             if d is not None:
                 return d
-            if not isinstance(other, _t.Tensor):
-                return apply_dual(_ew.SUBTRACT, (self, other), None)
         return _ew.subtract(self, other)
 
     def __rsub__(self, other: Any) -> Any:
         if type(self.primal) is np.ndarray:
-            d = _arith(_SUBTRACT, other, self)
+            d = _array_operator(_SUBTRACT, other, self)
             if d is not None:
                 return d
-            if not isinstance(other, _t.Tensor):
-                return apply_dual(_ew.SUBTRACT, (other, self), None)
         return _ew.subtract(other, self)
 
     def __truediv__(self, other: Any) -> Any:
@@ -291,8 +283,8 @@ class Dual(ArrayMethods):
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         if method == "__call__" and not kwargs:
             kind = _INLINE.get(ufunc)
-            if kind is not None and len(inputs) == 2:
-                d = _arith(kind, inputs[0], inputs[1])
+            if kind is not None and len(inputs) == 2 and type(self.primal) is _ndarray:
+                d = _array_operator(kind, inputs[0], inputs[1])
                 if d is not None:
                     return d
             op = (_ARITHMETIC or _arithmetic()).get(ufunc)
@@ -335,6 +327,16 @@ _PLAIN = frozenset((_ndarray, float, int))  # the plain operands of an array dua
 _np_add, _np_subtract, _np_multiply, _np_negative = np.add, np.subtract, np.multiply, np.negative
 
 
+def _array_operator(kind: int, x: Any, y: Any) -> Dual | None:
+    """``x + y``, ``x - y`` or ``x * y`` with an array dual among them, as the
+    operators compute it: inline, else through apply_dual; ``None`` when a
+    tensor is involved (the public function records it)."""
+    d = _arith(kind, x, y)
+    if d is None and not isinstance(x, _t.Tensor) and not isinstance(y, _t.Tensor):
+        d = apply_dual((_ew.ADD, _ew.SUBTRACT, _ew.MULTIPLY)[kind], (x, y), None)
+    return d
+
+
 def _arith(kind: int, x: Any, y: Any) -> Dual | None:
     """``x + y``, ``x - y`` or ``x * y`` of array dual numbers, computed inline.
 
@@ -346,6 +348,8 @@ def _arith(kind: int, x: Any, y: Any) -> Dual | None:
     everything else (tensors, other levels, batched tangents, broadcasting) to
     :func:`apply_dual`.
     """
+    # (The operands are unpacked as in apply_dual's two-input path, inline in
+    # both: a shared helper would cost a call per op on the hottest path.)
     if type(x) is Dual:
         tag = x.tag
         px = x.primal
