@@ -215,6 +215,28 @@ def test_square_higher_derivatives():
         assert np.isclose(d3(x0), third)
 
 
+def test_tensor_over_dual_arithmetic_is_exact_in_hvp():
+    """Inside wg.hvp the tape's tensors hold duals, and +, -, * on them (and with
+    numbers, on either side) take the inline rules: on small integers the
+    Hessian-vector product is exact, and so is the gradient riding along."""
+    def f(x):
+        a, b = x[:-1], x[1:]
+        return np.sum(a * b - 2.0 * a + b * b + (1.0 - a) * 3.0 - b + a - 4.0 * b * 1.0)
+
+    x = np.array([1.0, -2.0, 3.0, 0.5, 4.0])
+    v = np.array([1.0, 2.0, -1.0, 3.0, -2.0])
+    # H v: a*b couples x[i] and x[i+1]; b*b puts 2 on the diagonal from index 1.
+    hv = np.zeros(5)
+    hv[:-1] += v[1:]
+    hv[1:] += v[:-1] + 2.0 * v[1:]
+    np.testing.assert_array_equal(wg.hvp(f, x, v), hv)
+    g = wg.jvp(wg.grad(f), (x,), (v,))[0]
+    want = np.zeros(5)
+    want[:-1] += x[1:] - 2.0 - 3.0 + 1.0
+    want[1:] += x[:-1] + 2.0 * x[1:] - 1.0 - 4.0
+    np.testing.assert_array_equal(g, want)
+
+
 def test_hvp_rosenbrock_matches_analytic():
     def rosen(x):
         a, b = x[:-1], x[1:]

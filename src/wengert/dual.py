@@ -321,7 +321,8 @@ def _array_without_tensors(inputs: tuple[Any, ...]) -> bool:
     return array
 
 
-_ADD, _SUBTRACT, _MULTIPLY = 0, 1, 2
+#: The kinds of :func:`_arith` (``x + y``, ``x - y``, ``x * y``).
+ADD_KIND, SUBTRACT_KIND, MULTIPLY_KIND = _ADD, _SUBTRACT, _MULTIPLY = 0, 1, 2
 _INLINE = {np.add: _ADD, np.subtract: _SUBTRACT, np.multiply: _MULTIPLY}
 _PLAIN = frozenset((_ndarray, float, int))  # the plain operands of an array dual
 _np_add, _np_subtract, _np_multiply, _np_negative = np.add, np.subtract, np.multiply, np.negative

@@ -359,11 +359,13 @@ def unary_function(op: Any) -> Any:
     return fn
 
 
-def binary_function(op: Any) -> Any:
+def binary_function(op: Any, dual_kind: int | None = None) -> Any:
     """The fast public function for a two-input op without parameters.
 
     As :func:`unary_function`; Python ``float``/``int`` operands take the
-    scalar path.
+    scalar path. ``dual_kind`` (``add``, ``subtract``, ``multiply``): the
+    kind of :func:`wengert.dual._arith` that computes the op on array dual
+    numbers inline (a tape inside ``wg.jvp``, as in ``wg.hvp``).
     """
     impl = op.impl
     scalar = op.scalar_impl
@@ -449,7 +451,9 @@ def binary_function(op: Any) -> Any:
             mixed = vx.tag is not vy.tag if tvx is tvy else (ty if tvx is Dual else tx) is Tensor
             if mixed:
                 return apply(op, x, y)
-            out = apply_dual(op, (vx, vy), None)
+            out = None if dual_kind is None else _arith(dual_kind, vx, vy)
+            if out is None:
+                out = apply_dual(op, (vx, vy), None)
         else:
             try:
                 out = impl(vx, vy)
@@ -931,6 +935,6 @@ class _HookHandle:
 # those modules import this one for ``apply``.
 from . import dispatch as _dispatch  # noqa: E402
 from . import inplace as _inplace  # noqa: E402
-from .dual import Dual, apply_dual, dual_outer  # noqa: E402
+from .dual import Dual, _arith, apply_dual, dual_outer  # noqa: E402
 from .ops import elementwise as _ew  # noqa: E402
 from .ops import linalg as _linalg  # noqa: E402

@@ -941,6 +941,7 @@ OPS = (
 # -- public functions -------------------------------------------------------
 _f1 = _t.unary_function
 _f2 = _t.binary_function
+from .. import dual as _dual  # noqa: E402  (loaded by now: tensor imports it)
 
 negative = _f1(NEGATIVE)
 positive = _f1(POSITIVE)
@@ -984,9 +985,9 @@ relu = _f1(RELU)
 sigmoid = _f1(SIGMOID)
 copy = _f1(COPY)
 
-add = _f2(ADD)
-subtract = _f2(SUBTRACT)
-multiply = _f2(MULTIPLY)
+add = _f2(ADD, dual_kind=_dual.ADD_KIND)
+subtract = _f2(SUBTRACT, dual_kind=_dual.SUBTRACT_KIND)
+multiply = _f2(MULTIPLY, dual_kind=_dual.MULTIPLY_KIND)
 divide = _f2(DIVIDE)
 true_divide = divide
 power = _f2(POWER)
