@@ -664,8 +664,17 @@ def verdicts(results: dict[str, Any]) -> list[str]:
         r = results.get(key, {}).get("rows", {}).get(name)
         return None if not r or "error" in r else r[field]
 
-    def scaled(*args: Any) -> None:
+    def scaled(*args: Any, paired: tuple[str, str, str] | None = None) -> None:
         line = common.scaled_verdict(*args)
+        if line and paired:
+            # The rows are timed round-robin, so round i of each is one pair: the
+            # median of the per-round ratios is steadier than a ratio of minima.
+            key, name, ref_name = paired
+            rows = results.get(key, {}).get("rows", {})
+            mine, theirs = rows.get(name, {}).get("wall_s"), rows.get(ref_name, {}).get("wall_s")
+            if mine and theirs and len(mine) == len(theirs):
+                ratio = statistics.median(a / b for a, b in zip(mine, theirs))
+                line += f" (median of the per-round ratios: {ratio:.2f}×)"
         if line:
             out.append(line)
 
@@ -679,7 +688,8 @@ def verdicts(results: dict[str, Any]) -> list[str]:
     if r and "error" not in r:
         out.append(verdict("W4 wengert wg.hvp", r["min_s"] * 1e6, TARGETS["W4"], " µs"))
         scaled("W4 wengert wg.hvp", r["min_s"], "torch's double backward",
-               ref("W4", "torch (double backward)"), TARGETS["W4"], 300.0)
+               ref("W4", "torch (double backward)"), TARGETS["W4"], 300.0,
+               paired=("W4", "wengert (wg.hvp, fwd-over-rev)", "torch (double backward)"))
     r = results.get("W5", {}).get("rows", {}).get("wengert (wg.jvp)")
     if r and "ratio_min" in r:
         out.append(verdict("W5 wengert wg.jvp", r["ratio_min"], TARGETS["W5"], "×")
@@ -688,7 +698,8 @@ def verdicts(results: dict[str, Any]) -> list[str]:
     if r and "error" not in r:
         out.append(verdict("W6 wengert wg.jacfwd", r["min_s"] * 1e6, TARGETS["W6"], " µs"))
         scaled("W6 wengert wg.jacfwd", r["min_s"], "torch.func.jacfwd",
-               ref("W6", "torch (torch.func.jacfwd)"), TARGETS["W6"], 450.0)
+               ref("W6", "torch (torch.func.jacfwd)"), TARGETS["W6"], 450.0,
+               paired=("W6", "wengert (wg.jacfwd)", "torch (torch.func.jacfwd)"))
     return out
 
 
