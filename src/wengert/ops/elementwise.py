@@ -635,13 +635,15 @@ def _pow_dy(g: Any, ans: Any, x: Any, y: Any) -> Any:
 
 
 def _power_impl(x: Any, y: Any) -> Any:
-    """``np.power``; an array to a Python number as NumPy's ``**`` computes it.
+    """``np.power``; a float32/float64 array to a Python number as NumPy's ``**``.
 
-    ``ndarray ** 2`` runs ``np.square`` and ``** 0.5`` ``np.sqrt`` (the same
-    values as ``np.power``, special values included, at a fraction of the
-    cost: ``np.power(x, 2.0)`` calls ``pow`` per element).
+    ``ndarray ** 2`` runs ``np.square`` and ``** 0.5`` ``np.sqrt``: for these
+    dtypes the same values as ``np.power`` (special values included) at a
+    fraction of the cost (``np.power(x, 2.0)`` calls ``pow`` per element).
+    Other dtypes keep ``np.power`` (``bool ** 2`` would change dtype, a complex
+    or long double ``** 0.5`` its last bit).
     """
-    if type(x) is np.ndarray and (type(y) is float or type(y) is int):
+    if type(x) is np.ndarray and (type(y) is float or type(y) is int) and x.dtype.char in "fd":
         return x ** y
     return np.power(x, y)
 
