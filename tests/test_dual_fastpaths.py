@@ -184,7 +184,7 @@ def test_square_rule_at_special_values(x):
 
 @pytest.mark.parametrize("y", [2, 2.0, 0.5, -1.0, 1.0, 0.0, 3.0, -2.0, 1.5])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.bool_, np.complex128,
-                                   np.longdouble])
+                                   np.longdouble, np.dtype(">f8")])
 def test_power_forward_matches_np_power(y, dtype):
     """The power op computes a float32/float64 array to a Python number with
     NumPy's ``**`` (np.square for 2, np.sqrt for 0.5) and anything else with

@@ -643,9 +643,14 @@ def _power_impl(x: Any, y: Any) -> Any:
     Other dtypes keep ``np.power`` (``bool ** 2`` would change dtype, a complex
     or long double ``** 0.5`` its last bit).
     """
-    if type(x) is np.ndarray and (type(y) is float or type(y) is int) and x.dtype.char in "fd":
-        return x ** y
+    if type(x) is np.ndarray and (type(y) is float or type(y) is int):
+        dt = x.dtype
+        if dt is _FLOAT64 or dt is _FLOAT32:  # (native byte order: NumPy's own instances)
+            return x ** y
     return np.power(x, y)
+
+
+_FLOAT64, _FLOAT32 = np.dtype(np.float64), np.dtype(np.float32)
 
 
 def _scalar_pow(x: float, y: float) -> float:
