@@ -77,9 +77,11 @@ def test_inline_arithmetic_matches_generic_path_for_every_operand_kind(pyop, ufu
     """Shapes that broadcast, 0-d arrays, float32 against float64, integer arrays
     and Python ints: the inline rules give the generic path's values and types,
     or decline (broadcasting, 0-d results) and leave them to apply_dual."""
+    from wengert import dual
     from wengert.dual import _arith
 
-    kind = {"add": 0, "subtract": 1, "multiply": 2}[op.name]
+    kind = {"add": dual.ADD_KIND, "subtract": dual.SUBTRACT_KIND,
+            "multiply": dual.MULTIPLY_KIND}[op.name]
     tag = Tag("test")
     rng = np.random.default_rng(7)
     cases = [

@@ -188,7 +188,7 @@ class Dual(ArrayMethods):
                     d.primal, d.tangent, d.tag = p + q, t + u, self.tag
                     return d
         elif tp is np.ndarray:
-            d = _array_operator(_ADD, self, other)
+            d = _array_operator(ADD_KIND, self, other)
             if d is not None:
                 return d
         return _ew.add(self, other)
@@ -209,7 +209,7 @@ class Dual(ArrayMethods):
                     d.primal, d.tangent, d.tag = p * q, t * q + p * u, self.tag
                     return d
         elif tp is np.ndarray:
-            d = _array_operator(_MULTIPLY, self, other)
+            d = _array_operator(MULTIPLY_KIND, self, other)
             if d is not None:
                 return d
         return _ew.multiply(self, other)
@@ -222,14 +222,14 @@ class Dual(ArrayMethods):
 
     def __sub__(self, other: Any) -> Any:
         if type(self.primal) is np.ndarray:
-            d = _array_operator(_SUBTRACT, self, other)
+            d = _array_operator(SUBTRACT_KIND, self, other)
             if d is not None:
                 return d
         return _ew.subtract(self, other)
 
     def __rsub__(self, other: Any) -> Any:
         if type(self.primal) is np.ndarray:
-            d = _array_operator(_SUBTRACT, other, self)
+            d = _array_operator(SUBTRACT_KIND, other, self)
             if d is not None:
                 return d
         return _ew.subtract(other, self)
@@ -322,8 +322,8 @@ def _array_without_tensors(inputs: tuple[Any, ...]) -> bool:
 
 
 #: The kinds of :func:`_arith` (``x + y``, ``x - y``, ``x * y``).
-ADD_KIND, SUBTRACT_KIND, MULTIPLY_KIND = _ADD, _SUBTRACT, _MULTIPLY = 0, 1, 2
-_INLINE = {np.add: _ADD, np.subtract: _SUBTRACT, np.multiply: _MULTIPLY}
+ADD_KIND, SUBTRACT_KIND, MULTIPLY_KIND = 0, 1, 2
+_INLINE = {np.add: ADD_KIND, np.subtract: SUBTRACT_KIND, np.multiply: MULTIPLY_KIND}
 _PLAIN = frozenset((_ndarray, float, int))  # the plain operands of an array dual
 _np_add, _np_subtract, _np_multiply, _np_negative = np.add, np.subtract, np.multiply, np.negative
 
@@ -382,7 +382,7 @@ def _arith(kind: int, x: Any, y: Any) -> Dual | None:
     if tag.batch is not None or not tag.active:
         return None
     # The tangents: d(x ± y) = dx ± dy, d(x·y) = dx·y + dy·x (a missing one is zero).
-    if kind == _MULTIPLY:
+    if kind == MULTIPLY_KIND:
         ans = _np_multiply(px, py)
         if ty is None:
             tangent = _np_multiply(tx, py)
@@ -390,7 +390,7 @@ def _arith(kind: int, x: Any, y: Any) -> Dual | None:
             tangent = _np_multiply(ty, px)
         else:
             tangent = _np_add(_np_multiply(tx, py), _np_multiply(ty, px))
-    elif kind == _ADD:
+    elif kind == ADD_KIND:
         ans = _np_add(px, py)
         tangent = tx if ty is None else ty if tx is None else _np_add(tx, ty)
     else:

@@ -19,7 +19,7 @@ from .core.levels import DUAL_TAG
 from .core.modes import GRAD_ENABLED, TAPES, TRANSFORM_DEPTH, transform_scope
 from .core.tree import flatten, unflatten
 from .dual import Dual
-from .tensor import Tensor, _const, value_of
+from .tensor import _FLOAT64, Tensor, _const, value_of
 
 __all__ = ["grad", "value_and_grad", "vjp"]
 
@@ -246,9 +246,6 @@ def _scalar_seed(out: Any, where: str) -> Any:
     if vt.kind not in "fc":
         raise TypeError(f"{where}: the output must be floating point, got {vt}")
     return 1.0 if shape == () and vt == _FLOAT64 else np.ones(shape, dtype=vt)
-
-
-_FLOAT64 = np.dtype(np.float64)
 
 
 def value_and_grad(

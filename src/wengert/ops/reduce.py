@@ -845,16 +845,15 @@ def reshape_to(x: Any, shape: tuple[int, ...]) -> Any:
 def _reshaped(op: Op, x: Any, shape: tuple[int, ...]) -> Any:
     """``op(x, shape=shape)``, or ``x`` itself when it has that shape already.
 
-    A plain array (the rules of a backward pass) goes straight to the NumPy
-    forward, as ``apply`` would send it.
+    A plain array or float scalar (the rules of a backward pass, a full
+    reduction's cotangent) goes straight to the NumPy forward, as ``apply``
+    would send it.
     """
-    if type(x) is np.ndarray:
-        if x.shape == shape:
+    tx = type(x)
+    if tx is np.ndarray or tx is float or tx is np.float64:
+        if (x.shape if tx is np.ndarray else ()) == shape:
             return x
         return _t._forward(op, (x,), {"shape": shape})
-    tx = type(x)
-    if tx is float or tx is np.float64:  # a scalar cotangent: straight to NumPy, as above
-        return _t._forward(op, (x,), {"shape": shape}) if shape else x
     if _shape_of(x) == shape:
         return x
     return _t.apply(op, x, shape=shape)
