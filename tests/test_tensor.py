@@ -146,6 +146,28 @@ def test_backward_with_gradient_and_inputs():
     assert w.grad is None
 
 
+@pytest.mark.parametrize("graph", ["same parent twice", "chain joins a branch", "diamond"])
+def test_sweep_sums_every_path(graph):
+    # The sweep hands a lone pending node straight on (a chain); these graphs
+    # make that node receive a second edge or share the heap with another.
+    # Small integers keep every product exact.
+    x = wg.tensor([1.0, 2.0, -3.0], requires_grad=True)
+    a = x * 3.0
+    if graph == "same parent twice":
+        y = a * a  # both edges of one node reach a, the pending node
+        expected = 18.0 * x.numpy()
+    elif graph == "chain joins a branch":
+        b = a * 2.0  # a chain a -> b, and x reaches y by a second path
+        y = b * x
+        expected = 12.0 * x.numpy()
+    else:
+        b, c = a * 2.0, a * 5.0  # two pending parents: the heap orders them
+        y = b * c
+        expected = 2.0 * 10.0 * 9.0 * x.numpy()
+    y.backward(gradient=np.ones(3))
+    np.testing.assert_array_equal(x.grad, expected)
+
+
 def test_create_graph_gives_second_derivative():
     x = wg.tensor(2.0, requires_grad=True)
     y = x**3

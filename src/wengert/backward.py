@@ -152,19 +152,22 @@ def backprop(
         heappop = heapq.heappop
         heappush = heapq.heappush
         # ``following``: the only pending node, when it is the only new parent and
-        # the heap is empty (a chain), handed on without a trip through the heap.
+        # the heap is empty (a chain), handed on with its cotangent ``following_g``
+        # without a trip through the heap and ``cts``. No node still to be swept
+        # can reach it then (they all descend from it), so its cotangent is whole.
         following = None
+        following_g = None
         everywhere = restrict is None and min_key == 0  # every node reached is swept
         while True:
             if following is not None:
                 node = following
-                following = None
-                key = node[4]  # SEQ
+                g = following_g
+                following = following_g = None
             elif heap:
                 key, node = heappop(heap)
+                g = pop(key)
             else:
                 break
-            g = pop(key)
             # Fields by position (see core.node): VERSION 0, OP 1, OUT 2, PARAMS 3,
             # SEQ 4, EXTRA 5, NIN 6, then four fields per input.
             op = node[1]
@@ -174,8 +177,8 @@ def backprop(
                 raise RuntimeError(_SECOND_TIME)
             if node[5] is not None:
                 g = _node_extras(node, node[5], g)
-            if wanted_keys and key in wanted_keys:
-                results[wanted_keys[key]] = g
+            if wanted_keys and node[4] in wanted_keys:  # SEQ
+                results[wanted_keys[node[4]]] = g
             if node[0] and op.reads_out:  # its output was written in place
                 raise _version_error(node, -1, 0, node[0])
             # Per input i at k = 7 + 4 i: parent, value, version holder, version.
@@ -263,16 +266,20 @@ def backprop(
                     pkey = parent[4]  # SEQ
                     if pkey in cts:
                         cts[pkey] = cts[pkey] + ct
+                    elif parent is following:  # a second edge to it (x * x)
+                        following_g = following_g + ct
                     elif everywhere or (
                         pkey <= min_key and (restrict is None or id(parent) in restrict)
                     ):
-                        cts[pkey] = ct
                         if following is None and not heap:
                             following = parent
+                            following_g = ct
                         else:
-                            if following is not None:
+                            if following is not None:  # no longer alone: to the heap
+                                cts[following[4]] = following_g
                                 heappush(heap, (following[4], following))
-                                following = None
+                                following = following_g = None
+                            cts[pkey] = ct
                             heappush(heap, (pkey, parent))
                     else:  # outside the region swept: kept for the wanted results
                         cts[pkey] = ct
