@@ -26,9 +26,10 @@ from .tensor import shape_of as _shape
 __all__ = ["backprop", "tensor_backward", "check_seed"]
 
 _ndarray = np.ndarray
-_SLOTS = tuple(tuple(range(EDGES, EDGES + STRIDE * n, STRIDE)) for n in range(8))
-_ONE = _SLOTS[1]
-_TWO = _SLOTS[2]
+#: Per number of inputs ``n < 8``: the pairs ``(i, k)`` of input ``i`` and its first field.
+_EDGES = tuple(tuple((i, EDGES + STRIDE * i) for i in range(n)) for n in range(8))
+_ONE = _EDGES[1]
+_TWO = _EDGES[2]
 
 _SECOND_TIME = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -162,7 +163,7 @@ def backprop(
             if following is not None:
                 node = following
                 g = following_g
-                following = following_g = None
+                following = None
             elif heap:
                 key, node = heappop(heap)
                 g = pop(key)
@@ -197,11 +198,11 @@ def backprop(
                 if holder is not None and holder[0] != node[14]:
                     raise _version_error(node, 1, node[14], holder[0])
             else:
-                slots = _SLOTS[n] if n < 8 else range(7, 7 + 4 * n, 4)
-                for k in slots:
+                slots = _EDGES[n] if n < 8 else tuple((i, 7 + 4 * i) for i in range(n))
+                for i, k in slots:
                     holder = node[k + 2]
                     if holder is not None and holder[0] != node[k + 3]:
-                        raise _version_error(node, (k - 7) // 4, node[k + 3], holder[0])
+                        raise _version_error(node, i, node[k + 3], holder[0])
             # Python floats in and out (the scalar path ran forward): the record's
             # float partials give the cotangents without the rules' calls.
             if type(out) is float and type(g) is float and not create_graph:
@@ -220,9 +221,7 @@ def backprop(
                 else:
                     call = n  # the inputs straight from the node
                 fits = op.broadcasting
-            i = -1
-            for k in slots:
-                i += 1
+            for i, k in slots:
                 parent = node[k]
                 if parent is None:
                     continue
@@ -248,21 +247,25 @@ def backprop(
                         ct = rule(g, out, *args)
                     if fits:
                         x = node[k + 1]
-                        tc = type(ct)
-                        if tc is _ndarray and type(x) is _ndarray:
+                        if type(ct) is _ndarray and type(x) is _ndarray:
                             if ct.shape != x.shape:
                                 ct = _fit(ct, x)
-                        elif tc is not float:
+                        elif type(ct) is not float:
                             # Dual numbers over arrays of the input's shape (forward
                             # over reverse) need no summing either.
                             px = x.primal if type(x) is Dual else x
-                            pc = ct.primal if tc is Dual else ct
+                            pc = ct.primal if type(ct) is Dual else ct
                             if (type(pc) is not _ndarray or type(px) is not _ndarray
                                     or pc.shape != px.shape):
                                 ct = _fit(ct, x)
                 if anomaly:
                     check_cotangent(node, i, ct)
                 if type(parent) is Node:
+                    if following is None and everywhere and not heap:
+                        # Nothing else is pending, so no cotangent reached it yet.
+                        following = parent
+                        following_g = ct
+                        continue
                     pkey = parent[4]  # SEQ
                     if pkey in cts:
                         cts[pkey] = cts[pkey] + ct

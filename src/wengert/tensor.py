@@ -292,12 +292,13 @@ def unary_function(op: Any) -> Any:
         tx = type(x)
         if tx is Tensor:
             v = x._value
-            if scalar is not None and type(v) is float:
+            tv = type(v)
+            if tv is float and scalar is not None:
                 try:
                     out = scalar(v)
                 except _SCALAR_FALLBACK:
                     out = float(impl(v))
-            elif type(v) is Dual:
+            elif tv is Dual:
                 out = apply_dual(op, (v,), None)
             else:
                 try:
@@ -438,7 +439,12 @@ def binary_function(op: Any, dual_kind: int | None = None) -> Any:
         # A tensor and a tensor or a number: vx, vy are the values.
         tvx = type(vx)
         tvy = type(vy)
-        if scalar is not None and (
+        if tvx is _ndarray and tvy is not Dual:  # arrays first: one test
+            try:
+                out = impl(vx, vy)
+            except _OP_ERRORS as e:
+                raise _op_error(op, (vx, vy), e) from e
+        elif scalar is not None and (
             (tvx is float and (tvy is float or tvy is int)) or (tvy is float and tvx is int)
         ):
             try:
