@@ -773,40 +773,54 @@ def run_w3_subprocess(impl: str, n: int, mode: str, installed: bool) -> dict:
 def bench_w3(cfg: dict[str, Any], peers: dict[str, Any], say: Callable[[str], None]) -> dict:
     n = cfg["w3_ops"]
     say(f"\n== W3: chain of {n:,} elementwise ops (sin, cos, *c, +x) on a length-{W3_LEN} "
-        "float64 vector, forward + backward, one fresh subprocess per measurement ==")
-    plan = [("wengert", cfg["w3_repeats"]), ("torch", cfg["w3_repeats"]),
-            ("autograd", cfg["w3_repeats_autograd"]), ("minimal", cfg["w3_repeats"])]
-    rows: dict[str, Any] = {}
+        "float64 vector, forward + backward, one fresh subprocess per measurement, "
+        "round-robin (each round runs every implementation once) ==")
+    impls = [i for i in ("wengert", "torch", "autograd", "minimal")
+             if i in ("wengert", "minimal") or peers.get(i) is not None]
+    rounds = cfg["w3_repeats"]
+    runs: dict[str, list[dict]] = {impl: [] for impl in impls}
+    errors: dict[str, dict] = {}
+    for rnd in range(rounds):
+        for impl in impls:
+            if impl in errors or (impl == "autograd" and rnd >= cfg["w3_repeats_autograd"]):
+                continue
+            r = run_safely(f"W3 {impl}", lambda impl=impl: run_w3_subprocess(
+                impl, n, "time", cfg["installed"]), say)
+            if "error" in r:
+                errors[impl] = r
+                continue
+            say(f"  round {rnd + 1}/{rounds} {impl:<9}: forward {r['forward_s']:.2f} s, "
+                f"backward {r['backward_s']:.2f} s, {r['us_per_op']:.2f} µs/op "
+                f"({r['cpu_s'] / n * 1e6:.2f} cpu), RSS {r['rss_bytes_per_op']:,.0f} B/op")
+            runs[impl].append(r)
+    rows: dict[str, Any] = dict(errors)
     grads: dict[str, list[float]] = {}
-    for impl, repeats in plan:
-        if impl not in ("wengert", "minimal") and peers.get(impl) is None:
+    for impl in impls:
+        if impl in errors:
             continue
-
-        def one(impl: str = impl, repeats: int = repeats) -> dict:
-            runs = []
-            for i in range(repeats):
-                r = run_w3_subprocess(impl, n, "time", cfg["installed"])
-                say(f"  {impl:<9} run {i + 1}/{repeats}: forward {r['forward_s']:.2f} s, "
-                    f"backward {r['backward_s']:.2f} s, {r['us_per_op']:.2f} µs/op "
-                    f"({r['cpu_s'] / n * 1e6:.2f} cpu), RSS {r['rss_bytes_per_op']:,.0f} B/op")
-                runs.append(r)
-            totals = [r["total_s"] for r in runs]
-            s = summary(totals)
-            s["us_per_op_median"] = s["median_s"] / n * 1e6
-            s["us_per_op_min"] = s["min_s"] / n * 1e6
-            s["us_per_op_cpu_min"] = min(r["cpu_s"] for r in runs) / n * 1e6
-            s["forward_s_min"] = min(r["forward_s"] for r in runs)
-            s["backward_s_min"] = min(r["backward_s"] for r in runs)
-            s["rss_bytes_per_op"] = statistics.median(r["rss_bytes_per_op"] for r in runs)
-            grads[impl] = runs[0]["grad"]
-            if impl == "wengert":
-                m = run_w3_subprocess(impl, n, "mem", cfg["installed"])
-                s["tracemalloc_bytes_per_op"] = m["tracemalloc_bytes_per_op"]
-                say(f"  {impl:<9} tracemalloc: {m['tracemalloc_bytes_per_op']:,.0f} B/op "
-                    "held by the graph (separate pass)")
-            return s
-
-        rows[impl] = run_safely(f"W3 {impl}", one, say)
+        rs = runs[impl]
+        s = summary([r["total_s"] for r in rs])
+        s["us_per_op_median"] = s["median_s"] / n * 1e6
+        s["us_per_op_min"] = s["min_s"] / n * 1e6
+        s["us_per_op_cpu_min"] = min(r["cpu_s"] for r in rs) / n * 1e6
+        s["forward_s_min"] = min(r["forward_s"] for r in rs)
+        s["backward_s_min"] = min(r["backward_s"] for r in rs)
+        s["rss_bytes_per_op"] = statistics.median(r["rss_bytes_per_op"] for r in rs)
+        rows[impl] = s
+        grads[impl] = rs[0]["grad"]
+    if "wengert" in rows and "error" not in rows["wengert"]:
+        m = run_safely("W3 wengert tracemalloc",
+                       lambda: run_w3_subprocess("wengert", n, "mem", cfg["installed"]), say)
+        if "error" not in m:
+            rows["wengert"]["tracemalloc_bytes_per_op"] = m["tracemalloc_bytes_per_op"]
+            say(f"  wengert   tracemalloc: {m['tracemalloc_bytes_per_op']:,.0f} B/op "
+                "held by the graph (separate pass)")
+        if runs.get("minimal"):
+            pairs = zip(runs["wengert"], runs["minimal"])
+            ratios = [w["total_s"] / m_["total_s"] for w, m_ in pairs]
+            rows["wengert"]["round_ratios_vs_minimal"] = ratios
+            say("  wengert / minimal tape, per round: "
+                + ", ".join(f"{x:.2f}×" for x in ratios))
     if grads:
         ref_name = "torch" if "torch" in grads else next(iter(grads))
         ref = np.asarray(grads[ref_name])
@@ -967,7 +981,7 @@ def config(quick: bool) -> dict[str, Any]:
     return {"w1_ops": 10_000, "w1_repeats": 5,
             "w2_sizes": (784, 512, 512, 10), "w2_batch": 256, "w2_repeats": 10,
             "w2_dtypes": (np.float64, np.float32),
-            "w3_ops": 1_000_000, "w3_repeats": 2, "w3_repeats_autograd": 1}
+            "w3_ops": 1_000_000, "w3_repeats": 3, "w3_repeats_autograd": 1}
 
 
 def main(argv: list[str] | None = None) -> int:
