@@ -5,7 +5,9 @@ The sweep is one loop over a heap of the nodes that have received a cotangent,
 newest first (a topological order: a node's ``SEQ`` key decreases with creation
 time), pulling each node's cotangent through its VJP rules. A node enters the
 heap when its first cotangent arrives, so nothing is visited twice, nothing is
-collected beforehand, and nothing recurses.
+collected beforehand, and nothing recurses. In a chain, where the node just
+reached is the only one pending, it is handed straight to the next iteration
+with its cotangent, past the heap and the cotangent dict.
 """
 
 from __future__ import annotations
