@@ -664,6 +664,28 @@ def minimal_array_cos(x: MinimalArray) -> MinimalArray:
     return x.tape.var(np.cos(x.v), (x.i, -np.sin(x.v)))
 
 
+class GCClock:
+    """Wall time spent in the garbage collector's collections while inside ``with``
+    (``gc.callbacks``; adds up over several ``with`` blocks)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._start = 0.0
+
+    def _callback(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._start = perf_counter()
+        else:
+            self.seconds += perf_counter() - self._start
+
+    def __enter__(self) -> GCClock:
+        gc.callbacks.append(self._callback)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self._callback)
+
+
 def w3_worker(impl: str, n: int, mode: str) -> dict:
     """One W3 measurement in this (fresh) process; returns a JSON-able dict.
 
@@ -728,21 +750,26 @@ def w3_worker(impl: str, n: int, mode: str) -> dict:
     gc.collect()
     result: dict[str, Any] = {"impl": impl, "ops": n, "mode": mode}
     if mode == "time":
+        gc_clock = GCClock()
         rss0 = rss_bytes()
         c0 = process_time()
         t0 = perf_counter()
-        x, y = build(n)
+        with gc_clock:
+            x, y = build(n)
         t1 = perf_counter()
         c1 = process_time()
+        gc_forward = gc_clock.seconds
         rss1 = rss_bytes()
         c2 = process_time()
         t2 = perf_counter()
-        g = backward(x, y)
+        with gc_clock:
+            g = backward(x, y)
         t3 = perf_counter()
         c3 = process_time()
         result.update(forward_s=t1 - t0, backward_s=t3 - t2, total_s=(t1 - t0) + (t3 - t2),
                       cpu_s=(c1 - c0) + (c3 - c2),
                       us_per_op=((t1 - t0) + (t3 - t2)) / n * 1e6,
+                      gc_s=gc_clock.seconds, gc_forward_s=gc_forward,
                       rss_bytes_per_op=(rss1 - rss0) / n,
                       grad=[float(v) for v in g])
     elif mode == "mem":
@@ -791,7 +818,8 @@ def bench_w3(cfg: dict[str, Any], peers: dict[str, Any], say: Callable[[str], No
                 continue
             say(f"  round {rnd + 1}/{rounds} {impl:<9}: forward {r['forward_s']:.2f} s, "
                 f"backward {r['backward_s']:.2f} s, {r['us_per_op']:.2f} µs/op "
-                f"({r['cpu_s'] / n * 1e6:.2f} cpu), RSS {r['rss_bytes_per_op']:,.0f} B/op")
+                f"({r['cpu_s'] / n * 1e6:.2f} cpu; {r['gc_s'] / n * 1e6:.2f} in GC "
+                f"collections), RSS {r['rss_bytes_per_op']:,.0f} B/op")
             runs[impl].append(r)
     rows: dict[str, Any] = dict(errors)
     grads: dict[str, list[float]] = {}
@@ -805,6 +833,7 @@ def bench_w3(cfg: dict[str, Any], peers: dict[str, Any], say: Callable[[str], No
         s["us_per_op_cpu_min"] = min(r["cpu_s"] for r in rs) / n * 1e6
         s["forward_s_min"] = min(r["forward_s"] for r in rs)
         s["backward_s_min"] = min(r["backward_s"] for r in rs)
+        s["gc_us_per_op_min"] = min(r["gc_s"] for r in rs) / n * 1e6
         s["rss_bytes_per_op"] = statistics.median(r["rss_bytes_per_op"] for r in rs)
         rows[impl] = s
         grads[impl] = rs[0]["grad"]
@@ -873,17 +902,20 @@ def final_tables(results: dict[str, Any]) -> str:
         for name, r in w3["rows"].items():
             name = W3_LABELS.get(name, name)
             if "error" in r:
-                rows.append([name, "error", "", "", "", "", "", ""])
+                rows.append([name, "error", "", "", "", "", "", "", ""])
                 continue
             tm = r.get("tracemalloc_bytes_per_op")
+            gc_us = r.get("gc_us_per_op_min")
             rows.append([name, f"{r['us_per_op_median']:.2f}", f"{r['us_per_op_min']:.2f}",
-                         f"{r['us_per_op_cpu_min']:.2f}", f"{r['forward_s_min']:.2f}",
-                         f"{r['backward_s_min']:.2f}",
+                         f"{r['us_per_op_cpu_min']:.2f}",
+                         "" if gc_us is None else f"{gc_us:.2f}",
+                         f"{r['forward_s_min']:.2f}", f"{r['backward_s_min']:.2f}",
                          f"{r['rss_bytes_per_op']:,.0f}", "" if tm is None else f"{tm:,.0f}"])
         parts.append(f"W3  vector chain, {w3['ops']:,} ops, length {w3['length']} "
                      f"(target wengert ≤ {TARGETS['W3']} µs/op)\n"
-                     + table(["implementation", "µs/op med", "µs/op min", "cpu µs/op", "fwd s min",
-                              "bwd s min", "RSS B/op", "tracemalloc B/op"], rows))
+                     + table(["implementation", "µs/op med", "µs/op min", "cpu µs/op",
+                              "GC µs/op min", "fwd s min", "bwd s min", "RSS B/op",
+                              "tracemalloc B/op"], rows))
     return "\n\n".join(parts)
 
 
