@@ -954,6 +954,11 @@ def verdicts(results: dict[str, Any]) -> list[str]:
                    f"{r['ratio_paired']:.2f}× median of paired rounds; "
                    f"{r['ratio_cpu_min']:.2f}× in CPU time) "
                    f"{'meets' if ok else 'MISSES'} ≤ {TARGETS['W2']}×")
+        hand = w2.get("numpy forward + hand backward", {}).get("ratio_min")
+        line = scaled_verdict("W2 wengert float64", r["ratio_min"],
+                              "the hand-written NumPy gradients", hand, TARGETS["W2"], 2.15)
+        if line:
+            out.append(line)
     r = results.get("W3", {}).get("rows", {}).get("wengert")
     if r is not None:
         if "error" in r:
