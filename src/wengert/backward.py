@@ -156,8 +156,8 @@ def backprop(
         heappush = heapq.heappush
         # ``following``: the only pending node, when it is the only new parent and
         # the heap is empty (a chain), handed on with its cotangent ``following_g``
-        # without a trip through the heap and ``cts``. No node still to be swept
-        # can reach it then (they all descend from it), so its cotangent is whole.
+        # without a trip through the heap and ``cts``. Every node still to be swept
+        # is one it was computed from, none sends it a cotangent: it is whole.
         following = None
         following_g = None
         everywhere = restrict is None and min_key == 0  # every node reached is swept
