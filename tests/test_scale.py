@@ -5,11 +5,13 @@ import threading
 import weakref
 
 import numpy as np
+import pytest
 
 import wengert as wg
 import wengert.numpy as wnp
 
 
+@pytest.mark.slow  # by far the longest unit test (about 1.6 s)
 def test_chain_of_a_million_ops_backwards_without_recursion():
     x = wg.tensor(0.5, requires_grad=True)
     y = x
