@@ -8,7 +8,6 @@ import pytest
 
 import wengert as wg
 from wengert.anomaly import creation_stack
-from wengert.core.node import EXTRA
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy's nan warnings
 
@@ -85,7 +84,7 @@ def test_off_by_default_records_nothing_and_raises_nothing():
     y = np.sqrt(x)
     (y * 0.0).sum().backward()
     assert np.isnan(x.grad[0])
-    assert y.grad_fn.node[EXTRA] is None
+    assert y.grad_fn.node.extra is None
     assert creation_stack(y) is None
     assert not wg.is_anomaly_enabled()
 

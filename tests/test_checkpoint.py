@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert.core.node import OUT, inputs, parents
+from wengert.core.node import Node
 
 
 def block(x, w):
@@ -26,11 +26,11 @@ def reachable_nodes(t):
     seen, stack = set(), [t._node]
     while stack:
         node = stack.pop()
-        if type(node) is not list or id(node) in seen:
+        if type(node) is not Node or id(node) in seen:
             continue
         seen.add(id(node))
-        stack.extend(parents(node))
-        stack.extend(x for x in inputs(node) or () if type(x) is list)
+        stack.extend(node.parents())
+        stack.extend(x for x in node.inputs() if type(x) is Node)
     return len(seen)
 
 
@@ -39,11 +39,11 @@ def saved_bytes(t):
     seen, stack, total, arrays = set(), [t._node], 0, set()
     while stack:
         node = stack.pop()
-        if type(node) is not list or id(node) in seen:
+        if type(node) is not Node or id(node) in seen:
             continue
         seen.add(id(node))
-        stack.extend(parents(node))
-        for v in (*(inputs(node) or ()), node[OUT]):
+        stack.extend(node.parents())
+        for v in (*node.inputs(), node.out):
             if isinstance(v, np.ndarray) and id(v) not in arrays:
                 arrays.add(id(v))
                 total += v.nbytes

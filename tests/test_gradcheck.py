@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from wengert.core.bind import apply
 from wengert.core.op import Op
-from wengert.tensor import apply
+from wengert.ops.broadcast import sum_to
 from wengert.testing import GradcheckError, check_grads, gradcheck
 
 # -- deliberately wrong primitives (custom Op records, applied with `apply`) ----------
@@ -18,6 +19,7 @@ WRONG_MUL = Op(
     np.multiply,
     (lambda g, ans, x, y: g * y, lambda g, ans, x, y: 2.0 * g * x),
     broadcasting=True,
+    unbroadcast=sum_to,
 )
 #: x ** 3 with the right first derivative, written with raw NumPy so its VJP does not
 #: differentiate again: correct to first order, wrong (zero) to second order.

@@ -36,7 +36,7 @@ import pytest
 import wengert as wg
 from sweep_helpers import cases, describe, diff_positions, scalar_combos
 from wengert.ops import REGISTRY
-from wengert.tensor import apply
+from wengert.core.bind import apply
 from wengert.testing import GradcheckError, gradcheck
 
 NAMES = REGISTRY.names()

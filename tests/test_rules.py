@@ -19,7 +19,9 @@ import wengert as wg
 import wengert.numpy as wnp
 from sweep_helpers import cases, describe, diff_positions, scalar_combos
 from wengert.ops import FAMILIES, REGISTRY
-from wengert.tensor import Tensor, apply, shape_stand_in, value_of
+from wengert.core.bind import apply
+from wengert.recording import shape_stand_in
+from wengert.tensor import Tensor, value_of
 from wengert.testing import GradcheckError, check_grads
 
 NAMES = REGISTRY.names()

@@ -291,14 +291,21 @@ def test_setitem_gradients():
     np.testing.assert_array_equal(x.grad, [2.0, 4.0, 6.0])
 
 
-def test_inplace_on_view_under_grad_raises():
+def test_inplace_on_a_slice_writes_through_its_base():
+    # As in PyTorch: y's history becomes "y with the slice replaced", and v's is
+    # re-derived from the new y.
     x = wg.tensor([1.0, 2.0, 3.0], requires_grad=True)
     y = x * 1.0
     v = y[0:2]
-    with pytest.raises(RuntimeError, match="shares memory"):
-        v += 1.0
-    with pytest.raises(RuntimeError, match="shares memory"):
-        y[0] = x[1]
+    v *= 3.0
+    np.testing.assert_array_equal(y.detach().numpy(), [3.0, 6.0, 3.0])
+    ((y * y).sum() + v.sum()).backward()  # 9x0² + 9x1² + x2² + 3x0 + 3x1
+    np.testing.assert_array_equal(x.grad, [21.0, 39.0, 6.0])
+    x.grad = None
+    y = x * 1.0
+    y[0] = x[1]
+    (y * y).sum().backward()
+    np.testing.assert_array_equal(x.grad, [0.0, 8.0, 6.0])
 
 
 def test_view_modified_under_no_grad_is_detected():

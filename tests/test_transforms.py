@@ -167,7 +167,7 @@ def test_gradients_are_writable_arrays_of_their_own(fun):
 def test_broadcast_to_op_matches_numpy(x, shape):
     """The broadcast op (a sum's cotangent) builds a scalar's view directly: the
     same values, dtype, strides and read-only flag as np.broadcast_to."""
-    from wengert.ops.reduce import BROADCAST_TO
+    from wengert.ops.broadcast import BROADCAST_TO
 
     got, want = BROADCAST_TO.impl(x, shape), np.broadcast_to(x, shape)
     assert got.shape == want.shape and got.dtype == want.dtype

@@ -11,7 +11,7 @@ Examples
 array([1.3818, 0.077 ])
 """
 
-from . import numpy
+from . import numpy, recording
 from .anomaly import detect_anomaly, is_anomaly_enabled
 from .checkpoint import checkpoint
 from .core.modes import enable_grad, is_grad_enabled, no_grad

@@ -8,13 +8,11 @@ and the line of user code that recorded the op. With
 ``check_forward=True`` a NaN or infinity in the output of a recorded
 operation raises at once, during the forward pass.
 
-How it stays free when it is off: the state lives in a context variable (no
-global flag), the stack is captured only by :func:`wengert.tensor._record`,
-and the backward sweep reads the context variable once per sweep. While the
-mode is on, a stand-in is pushed onto the open-tape list
-(:data:`wengert.core.modes.TAPES`) so that the inlined fast paths of
-``wengert.tensor`` take the slow path, which goes through ``_record``; the
-stand-in never records or watches anything itself.
+It is built on the two public hooks of the core: a
+:class:`~wengert.core.modes.Recorder` that sees every node created (and keeps
+its creating stack) and a :class:`~wengert.core.sweep.SweepObserver` that sees
+every cotangent the sweep sends. Both live in context variables, so the mode
+costs nothing when it is off (the sweep reads its observers once per sweep).
 
 Examples
 --------
@@ -42,8 +40,9 @@ from typing import Any
 
 import numpy as np
 
-from .core.modes import TAPES
-from .core.node import EXTRA, OP, OUT, node_extra, node_name
+from .core.bind import kind_of
+from .core.modes import RECORDERS, Recorder
+from .core.sweep import OBSERVERS, SweepObserver
 
 __all__ = ["detect_anomaly", "is_anomaly_enabled", "creation_stack", "ANOMALY"]
 
@@ -56,28 +55,33 @@ _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
 _KEEP = 24
 
 
-class _AnomalyTape:
-    """The stand-in pushed onto ``TAPES``: makes the fast paths call ``_record``.
+class _Recorder(Recorder):
+    """The recorder ``detect_anomaly`` opens: it sees every node created and keeps the
+    stack that created it (and checks its output, with ``check_forward``).
 
-    It is not recording (``_recording`` is False), so it never appears in the
-    list of tapes an operation is recorded on, and it never makes a gradient
-    computation record its backward pass.
+    It is not recording (``recording`` is False), so it never makes an op be
+    recorded, nor a gradient computation record its backward pass.
     """
 
-    __slots__ = ()
-    _recording = False
+    __slots__ = ("mode",)
 
-    def _tracks(self, t: Any) -> bool:
-        return False
+    def __init__(self, mode: detect_anomaly) -> None:
+        self.mode = mode
 
-    def _add(self, node: Any) -> None:  # pragma: no cover - never an active tape
-        pass
+    def created(self, node: Any) -> None:
+        self.mode.record(node)
 
     def __repr__(self) -> str:
         return "<detect_anomaly>"
 
 
-_TAPE = _AnomalyTape()
+class _Checker(SweepObserver):
+    """The sweep observer ``detect_anomaly`` opens: the first cotangent that is not
+    finite raises, naming the op and where it was created."""
+
+    def step(self, node: Any, g: Any, sent: list[tuple[int, Any, Any]]) -> None:
+        for i, _, ct in sent:
+            check_cotangent(node, i, ct)
 
 
 def _is_library(filename: str) -> bool:
@@ -171,27 +175,32 @@ class detect_anomaly(contextlib.ContextDecorator):
         self._tokens: list[Any] = []
 
     def __enter__(self) -> detect_anomaly:
-        self._tokens.append((ANOMALY.set(self), TAPES.set(TAPES.get() + (_TAPE,))))
+        self._tokens.append((
+            ANOMALY.set(self),
+            RECORDERS.set(RECORDERS.get() + (_Recorder(self),)),
+            OBSERVERS.set(OBSERVERS.get() + (_CHECKER,)),
+        ))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        token, tapes_token = self._tokens.pop()
-        TAPES.reset(tapes_token)
+        token, recorders_token, observers_token = self._tokens.pop()
+        OBSERVERS.reset(observers_token)
+        RECORDERS.reset(recorders_token)
         ANOMALY.reset(token)
 
     def __repr__(self) -> str:
         return f"detect_anomaly(check_forward={self.check_forward})"
 
     # -- called by the recording path and the backward sweep ------------------
-    def record(self, node: list[Any]) -> None:
+    def record(self, node: Any) -> None:
         """Remember the creating stack of ``node``; check its output if asked."""
         frames = _capture(2)
-        node_extra(node)["stack"] = frames
+        node.extras()["stack"] = frames
         if self.check_forward:
-            kind = nonfinite(node[OUT])
+            kind = nonfinite(node.out)
             if kind is not None:
                 err = RuntimeError(
-                    f"Function '{node[OP].name}' returned {kind} values in its output during the "
+                    f"Function '{node.op.name}' returned {kind} values in its output during the "
                     "forward pass. The operation was called at:\n"
                     + _describe(_user_frame(frames))
                 )
@@ -235,9 +244,9 @@ def creation_stack(t: Any) -> traceback.StackSummary | None:
     node = getattr(t, "node", None)  # a GradFn
     if node is None:
         node = getattr(t, "_node", None)
-    if node is None or node[EXTRA] is None or "stack" not in node[EXTRA]:
+    if node is None or node.extra is None or "stack" not in node.extra:
         return None
-    frames = node[EXTRA]["stack"]
+    frames = node.extra["stack"]
     return _summary([f for f in frames if not _is_library(f[0])] or frames)
 
 
@@ -250,12 +259,10 @@ def nonfinite(v: Any) -> str | None:
             return "nan"
         return "inf" if v in (float("inf"), float("-inf")) else None
     while True:
-        inner = getattr(v, "_value", None)  # a tensor
-        if inner is None:
-            inner = getattr(v, "primal", None) if hasattr(v, "tangent") else None  # a dual
-        if inner is None:
+        kind = kind_of(v)  # a tensor, a dual number: the value beneath
+        if kind is None:
             break
-        v = inner
+        v = kind.primal(v)
     parts = getattr(v, "parts", None)  # several outputs' cotangents (wengert.custom)
     if isinstance(v, (tuple, list)) or parts is not None:
         kinds = [nonfinite(p) for p in (v if parts is None else parts) if p is not None]
@@ -275,14 +282,14 @@ def nonfinite(v: Any) -> str | None:
     return None
 
 
-def check_cotangent(node: list[Any], index: int, ct: Any) -> None:
+def check_cotangent(node: Any, index: int, ct: Any) -> None:
     """Raise if the cotangent ``ct`` that ``node``'s rule gave input ``index`` is not finite."""
     kind = nonfinite(ct)
     if kind is None:
         return
-    extra = node[EXTRA]
+    extra = node.extra
     frames = extra.get("stack") if extra else None
-    message = f"Function '{node_name(node)}' returned {kind} values in its {index}th output."
+    message = f"Function '{node.name}' returned {kind} values in its {index}th output."
     if frames is None:
         err = RuntimeError(
             message + " The operation was recorded outside wg.detect_anomaly(), so the line "
@@ -294,3 +301,6 @@ def check_cotangent(node: list[Any], index: int, ct: Any) -> None:
         )
         err.add_note(_stack_note(frames))
     raise err
+
+
+_CHECKER = _Checker()

@@ -1,7 +1,8 @@
-"""Operators and ndarray-like methods shared by tensors and dual numbers.
+"""Operators and ndarray-like methods shared by every kind of traced value.
 
-Each one calls the differentiable wengert function, which dispatches on the
-operand types (tensor, dual number, plain NumPy value).
+Each one calls the differentiable wengert function, which finds the kind of
+its operands (tensor, dual number, plain NumPy value; see
+:mod:`wengert.core.bind`).
 """
 
 from __future__ import annotations
@@ -9,6 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
+from .ops import elementwise as _ew
+from .ops import indexing as _indexing
+from .ops import linalg as _linalg
+from .ops import reduce as _reduce
+from .ops import shape as _shape
 
 __all__ = ["ArrayMethods"]
 
@@ -182,10 +189,3 @@ class ArrayMethods:
     def copy(self) -> Any:
         return _ew.copy(self)
 
-
-# Imported last: the op modules import the tensor module, which imports this one.
-from .ops import elementwise as _ew  # noqa: E402
-from .ops import indexing as _indexing  # noqa: E402
-from .ops import linalg as _linalg  # noqa: E402
-from .ops import reduce as _reduce  # noqa: E402
-from .ops import shape as _shape  # noqa: E402

@@ -41,12 +41,12 @@ from typing import Any
 import numpy as np
 
 from .core import tree as _tree
-from .core.modes import GRAD_ENABLED, TAPES
+from .core.bind import owner
+from .core.modes import GRAD_ENABLED, RECORDERS, Recorder
 from .core.node import next_seq
 from .core.op import ALL_INPUTS, Op
 from .custom import (
     _Args,
-    _entry_leaf,
     _leaves_like,
     _op_name,
     _out_cotangents,
@@ -55,38 +55,37 @@ from .custom import (
     _record_call,
     _recording,
     _Saved,
+    _split_level,
     _zeros,
+    entry_leaf,
     sweep_region,
 )
-from .dual import Dual
-from .tensor import Tensor, _const, value_of
+from .dual import DUAL
+from .tensor import Tensor, constant, value_of
 
 __all__ = ["checkpoint"]
 
 
-class _FreeVariables:
-    """A stand-in tape, open during the forward pass, that notes the differentiable
-    tensors ``f`` touches: under ``no_grad`` every op still asks the open tapes
+class _FreeVariables(Recorder):
+    """A stand-in recorder, open during the forward pass, that notes the differentiable
+    tensors ``f`` touches: under ``no_grad`` every op still asks the open recorders
     whether they track its inputs, and results of ``f``'s own ops are constants,
     so the differentiable tensors it sees come from outside (closures)."""
 
     __slots__ = ("found", "outer")
-    _recording = True
+    recording = True
 
     def __init__(self, outer: tuple[Any, ...]) -> None:
         self.found: dict[int, Tensor] = {}
         self.outer = outer
 
-    def _tracks(self, t: Tensor) -> bool:
+    def tracks(self, t: Tensor) -> bool:
         if id(t) not in self.found and (
             t._rg or t._node is not None
-            or any(tape._recording and tape._tracks(t) for tape in self.outer)
+            or any(r.recording and r.tracks(t) for r in self.outer)
         ):
             self.found[id(t)] = t
         return False
-
-    def _add(self, node: Any) -> None:  # pragma: no cover - never an active tape
-        pass
 
 
 def _impl(*inputs: Any) -> Any:
@@ -101,6 +100,7 @@ def _pullback(saved: _Saved, g: Any, ans: Any, xs: tuple[Any, ...], create: bool
     edges = saved.edges
     entries: list[Any] = []
     wanted: list[Any] = []
+    outer_mode = GRAD_ENABLED.get()
     token = GRAD_ENABLED.set(True)
     start = next_seq()
     current_rng = None
@@ -108,9 +108,10 @@ def _pullback(saved: _Saved, g: Any, ans: Any, xs: tuple[Any, ...], create: bool
         for j in range(n_in):
             x = xs[j]
             if edges[j] is None:
-                entries.append(_const(value_of(x)) if saved.mask[j] else value_of(x))
+                entries.append(constant(value_of(x), saved.level) if saved.mask[j]
+                               else value_of(x))
                 continue
-            e = _entry_leaf(x)  # connected to x when the backward pass is recorded
+            e = entry_leaf(x, saved.level)  # connected to x when the backward pass is recorded
             entries.append(e)
             wanted.append(e._node if e._node is not None else e)
         free = [edges[n_in + k] for k in range(saved.n_free)]
@@ -122,7 +123,8 @@ def _pullback(saved: _Saved, g: Any, ans: Any, xs: tuple[Any, ...], create: bool
             np.random.set_state(current_rng)
             current_rng = None
         outs = _leaves_like(saved.out_spec, out, "checkpoint: the recomputed output")
-        cts = sweep_region(outs, _out_cotangents(saved, g), start, wanted + free, create)
+        cts = sweep_region(outs, _out_cotangents(saved, g), start, wanted + free, create,
+                           outer_mode)
     finally:
         if current_rng is not None:
             np.random.set_state(current_rng)
@@ -196,29 +198,44 @@ def checkpoint(
             return fun(*args, **kwargs)
         spec = _Args(args, (), name)
         leaves = spec.leaves
-        if any(type(a) is Dual for a in leaves):
-            return fun(*args, **kwargs)  # forward mode saves nothing: nothing to checkpoint
+        kind, _ = owner(leaves)
+        if kind is None or kind is DUAL:
+            # Nothing traced, or forward mode (which saves nothing): nothing to checkpoint.
+            return fun(*args, **kwargs)
+        level, mine = _split_level(leaves)
         rng = np.random.get_state() if preserve_rng_state else None
-        tapes = TAPES.get()
-        spy = _FreeVariables(tapes)
-        consts = [_const(a._value) if isinstance(a, Tensor) else a for a in leaves]
-        token = TAPES.set(tapes + (spy,))
+        recs = RECORDERS.get()
+        spy = _FreeVariables(recs)
+        consts = [constant(a._value, level) if m else a for a, m in zip(leaves, mine)]
+        token = RECORDERS.set(recs + (spy,))
         grad_token = GRAD_ENABLED.set(False)
         try:
             out = fun(*spec.rebuild(consts), **kwargs)
         finally:
             GRAD_ENABLED.reset(grad_token)
-            TAPES.reset(token)
+            RECORDERS.reset(token)
         free = list(spy.found.values())
-        inputs = leaves + free
-        rec = _recording(inputs)
+        if any(f._level != level for f in free) or any(
+            isinstance(a, Tensor) and not m and (a._rg or a._node is not None)
+            for a, m in zip(leaves, mine)
+        ):
+            # Values of another level (a transform's outer tensors): recompute nothing,
+            # record the function as it is (correct, without the memory saving).
+            if rng is not None:
+                np.random.set_state(rng)
+            return fun(*args, **kwargs)
+        inputs = [a if m else None for a, m in zip(leaves, mine)] + free
+        rec = _recording([a for a in inputs if a is not None])
         if rec is None:
             return out  # nothing here is differentiated: the constant result
-        saved = _Saved(fun, spec, kwargs, [isinstance(a, Tensor) for a in leaves])
+        saved = _Saved(fun, spec, kwargs, mine)
         saved.rng = rng
         saved.n_free = len(free)
-        raws = [value_of(a) for a in inputs]
-        return _record_call(op, out_op, inputs, raws, _tree.tree_map(value_of, out), saved, *rec)
+        saved.level = level
+        raws = [a._value if isinstance(a, Tensor) and a._level == level else a
+                for a in leaves] + [f._value for f in free]
+        out = _tree.tree_map(lambda v: v._value if isinstance(v, Tensor) else v, out)
+        return _record_call(op, out_op, inputs, raws, out, saved, *rec)
 
     checkpointed.op = op  # type: ignore[attr-defined]
     return checkpointed

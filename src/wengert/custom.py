@@ -56,12 +56,18 @@ from typing import Any
 import numpy as np
 
 from .core import tree as _tree
-from .core.modes import GRAD_ENABLED, TAPES
-from .core.node import SEQ, next_seq, parents
+from .core.bind import apply, is_traced, owner, primal
+from .core.bind import shape_of as _shape
+from .core.modes import GRAD_ENABLED, RECORDERS
+from .core.node import Node
 from .core.op import ALL_INPUTS, Op, PerInput
-from .dual import Dual, dual_outer
-from .tensor import Tensor, _const, _is_float_dtype, _record, _tracking_tapes, value_of
-from .tensor import shape_of as _shape
+from .core.sweep import backprop
+from .dual import DUAL, Dual
+from .ops.elementwise import POSITIVE
+from .ops.shape import stack
+from .recording import record, recorders_tracking
+from .tensor import Tensor, constant, is_float_value, lifter, value_of
+from .transforms import leaf_for, vjp
 
 __all__ = ["custom_vjp", "custom_jvp"]
 
@@ -79,7 +85,7 @@ def _op_name(fun: Any) -> str:
 
 
 def _is_numeric(v: Any) -> bool:
-    return _is_float_dtype(v) or isinstance(v, (Dual, int, np.integer)) or (
+    return is_float_value(v) or is_traced(v) or isinstance(v, (int, np.integer)) or (
         isinstance(v, np.ndarray) and v.dtype.kind in "biu"
     )
 
@@ -182,8 +188,7 @@ def _leaves_like(spec: Any, tree: Any, what: str) -> list[Any]:
 
 def _zeros(raw: Any) -> Any:
     """A zero cotangent or tangent for a raw value (a float stays a float)."""
-    while isinstance(raw, (Dual, Tensor)):
-        raw = raw.primal if isinstance(raw, Dual) else raw._value
+    raw = primal(raw)
     if type(raw) is float:
         return 0.0
     a = np.asarray(raw)
@@ -199,6 +204,24 @@ def _dual_under(v: Any) -> Any:
 
 def _connected(x: Any) -> bool:
     return isinstance(x, Tensor) and (x._rg or x._node is not None)
+
+
+def _at_level(x: Any, level: float) -> bool:
+    """Whether ``x`` is a tensor of ``level`` or an inner one that carries a derivative
+    (a value the custom function would close over, at the level it is recorded at)."""
+    return _connected(x) and x._level >= level
+
+
+def _split_level(leaves: list[Any]) -> tuple[float, list[bool]]:
+    """The level a call on ``leaves`` is recorded at (the innermost tensor level) and,
+    per leaf, whether it is a tensor of that level (the others are constants there)."""
+    level = max((a._level for a in leaves if isinstance(a, Tensor)), default=0)
+    return level, [isinstance(a, Tensor) and a._level == level for a in leaves]
+
+
+def _keep(v: Any) -> Any:
+    """A constant tensor as its value; values of outer levels (on their graphs) as they are."""
+    return v._value if isinstance(v, Tensor) and not _connected(v) else v
 
 
 def _closure_error(kind: str, name: str) -> TypeError:
@@ -261,7 +284,7 @@ class _Saved:
     """
 
     __slots__ = ("fun", "args", "kwargs", "mask", "edges", "residuals", "cache", "last",
-                 "single", "out_spec", "rng", "n_free")
+                 "single", "out_spec", "rng", "n_free", "level")
 
     def __init__(self, fun: Any, args: _Args, kwargs: dict[str, Any], mask: list[bool]) -> None:
         self.fun = fun
@@ -276,6 +299,7 @@ class _Saved:
         self.out_spec: Any = _LEAF
         self.rng: Any = None
         self.n_free = 0
+        self.level = 0.0
 
     def __repr__(self) -> str:
         return f"<saved by {getattr(self.fun, '__name__', 'a custom rule')}>"
@@ -300,12 +324,13 @@ def _pullback_rule(pullback: Callable[..., list[Any]]) -> PerInput:
 
 
 def _recording(tensors: Sequence[Any]) -> tuple[bool, Any] | None:
-    """``(requires_grad, tapes)`` when a call on ``tensors`` must be recorded, else ``None``."""
+    """``(requires_grad, recorders)`` when a call on ``tensors`` must be recorded, else
+    ``None``."""
     if not GRAD_ENABLED.get():
         return None
-    tapes = TAPES.get()
+    recs = RECORDERS.get()
     args = tuple(tensors)
-    active = _tracking_tapes(args, tapes) if tapes else ()
+    active = recorders_tracking(args, recs) if recs else ()
     rg = any(isinstance(a, Tensor) and a._rg for a in args)
     return (rg, active) if (rg or active) else None
 
@@ -314,32 +339,35 @@ def _record_call(
     op: Op, out_op: Op, inputs: list[Any], raws: list[Any], out: Any, saved: _Saved,
     rg: bool, active: Any,
 ) -> Any:
-    """Record ``out = op(inputs)`` as one node (plus output selectors); return the outputs."""
+    """Record ``out = op(inputs)`` as one node (plus output selectors) at ``saved.level``;
+    return the outputs. ``inputs`` holds the tensors of that level (``None`` elsewhere)."""
+    level = saved.level
     out_leaves, out_spec = _tree.flatten(out)
     saved.out_spec = out_spec
     saved.single = out_spec == _LEAF
     for k, leaf in enumerate(out_leaves):
-        if isinstance(leaf, Tensor) or not _is_numeric(leaf):
+        if not _is_numeric(leaf) or (isinstance(leaf, Tensor) and leaf._level >= level):
             raise TypeError(
                 f"{op.name}: the function must return NumPy values (arrays or floats, or "
                 f"tuples/lists/dicts of them); output {k} is {type(leaf).__name__}"
             )
     args = tuple(inputs) + (None,)
     packed = out if saved.single else tuple(out_leaves)
-    t = _record(op, args, tuple(raws) + (saved,), packed, None, rg, active)
+    t = record(op, args, tuple(raws) + (saved,), packed, None, rg, active, level)
     node = t._node  # reads=ALL_INPUTS: every input is saved and version-checked
-    edges = parents(node)
+    edges = node.parents()
     saved.edges = edges
     saved.args.leaves = []  # the node holds the raw values; drop the tensors
     saved.last = max((i for i, p in enumerate(edges) if p is not None), default=-1)
     if saved.single:
-        return t if _is_float_dtype(out) else _const(out)
+        return t if is_float_value(primal(out)) else constant(out, level)
     results = []
     for k, leaf in enumerate(out_leaves):
-        if _is_float_dtype(leaf):
-            results.append(_record(out_op, (t,), (packed,), leaf, {"index": k}, rg, active))
+        if is_float_value(primal(leaf)):
+            results.append(record(out_op, (t,), (packed,), leaf, {"index": k}, rg, active,
+                                  level))
         else:
-            results.append(_const(leaf))
+            results.append(constant(leaf, level))
     return _tree.unflatten(out_spec, results)
 
 
@@ -382,61 +410,62 @@ def _fit_cotangents(name: str, kind: str, cts: list[Any], xs: Sequence[Any],
 def _region(roots: list[tuple[Any, Any]], start: int) -> set[int]:
     """Ids of the nodes recorded after ``start`` that lead to ``roots``."""
     ids: set[int] = set()
-    stack = []
+    todo = []
     for edge, _ in roots:
-        if type(edge) is list and edge[SEQ] < start and id(edge) not in ids:
+        if type(edge) is Node and edge.seq < start and id(edge) not in ids:
             ids.add(id(edge))
-            stack.append(edge)
-    while stack:
-        node = stack.pop()
-        for p in parents(node):
-            if type(p) is list and p[SEQ] < start and id(p) not in ids:
+            todo.append(edge)
+    while todo:
+        node = todo.pop()
+        for p in node.parents():
+            if type(p) is Node and p.seq < start and id(p) not in ids:
                 ids.add(id(p))
-                stack.append(p)
+                todo.append(p)
     return ids
 
 
 def sweep_region(outs: list[Any], gs: list[Any], start: int, wanted: list[Any],
-                 create: bool) -> dict[int, Any]:
+                 create: bool, grad_mode: bool) -> dict[int, Any]:
     """Backpropagate ``gs`` from ``outs`` through the nodes recorded after ``start`` only.
 
     Used by the rules that recompute something inside the backward pass: the
     sweep never leaves the recomputed region (nodes of the outer graph are
-    neither run nor freed), runs no leaf hooks, accumulates nothing, and
-    returns ``id(edge) -> cotangent`` for ``wanted``.
+    neither run nor freed), runs no hooks of leaves, accumulates nothing, and
+    returns ``id(edge) -> cotangent`` for ``wanted`` (nodes and leaves).
     """
-    from .backward import backprop
-
     roots = []
+    level = 0.0
     for o, g in zip(outs, gs):
         if g is not None and _connected(o):
             roots.append((o._node if o._node is not None else o, g))
+            level = o._level
     if not roots:
         return {}
-    return backprop(
-        roots, wanted=wanted, accumulate=False, retain_graph=create, create_graph=create,
-        restrict=_region(roots, start), leaf_hooks=False,
+    node_cts, reached = backprop(
+        roots, wanted=[w for w in wanted if type(w) is Node], retain_graph=create,
+        grad_mode=grad_mode or create, lift=lifter(level) if create else None,
+        restrict=_region(roots, start),
     )
+    leaf_cts = {id(leaf): g for leaf, g in reached}
+    return {id(w): (node_cts if type(w) is Node else leaf_cts)[id(w)] for w in wanted
+            if id(w) in (node_cts if type(w) is Node else leaf_cts)}
 
 
-def _entry_leaf(x: Any) -> Tensor:
-    """A fresh differentiable stand-in for ``x``, made as the transforms make theirs.
+def entry_leaf(x: Any, level: float) -> Tensor:
+    """A fresh differentiable stand-in for ``x`` at ``level``, for a recomputation.
 
-    A raw value gives a new leaf (lifted into the running forward-mode level,
-    if any, as ``wengert.transforms`` does). A tensor of a recorded backward
-    pass gives an identity node on it, so the stand-in stays connected to the
-    recorded inputs (and to the gradient tapes that watch them).
+    A raw value (or a value of an outer level) gives a new leaf. A tensor of
+    ``level`` on a recorded backward pass (``create_graph``), or watched by a
+    tape, gives an identity node on it, so the stand-in stays connected to it.
     """
-    from .transforms import _leaf_for
-
-    if isinstance(x, Tensor) and not (x._rg or x._node is not None):
-        tapes = TAPES.get()
-        active = _tracking_tapes((x,), tapes) if tapes else ()
-        if active:  # watched by a tape only
-            from .ops.elementwise import POSITIVE
-
-            return _record(POSITIVE, (x,), (x._value,), x._value, None, True, active)
-    return _leaf_for(x)
+    if isinstance(x, Tensor) and x._level == level:
+        if _connected(x):
+            return apply(POSITIVE, x)
+        recs = RECORDERS.get()
+        if recs and recorders_tracking((x,), recs):  # watched by a tape only
+            return apply(POSITIVE, x)
+        x = x._value
+    return leaf_for(x, level)
 
 
 def _forward_mode_error(name: str) -> TypeError:
@@ -540,18 +569,22 @@ class custom_vjp:
             _refuse_differentiable(value, f"{self.op.name}: keyword argument {key!r} is static")
         spec = _Args(args, self.nondiff_argnums, self.op.name)
         leaves = spec.leaves
-        if any(type(a) is Dual for a in leaves):
+        kind, _ = owner(leaves)
+        if kind is None:
+            return self.fun(*args, **kwargs)
+        if kind is DUAL:
             if self in _IN_FWD.get():  # ``fwd`` calling ``f`` (forward over reverse)
                 return self.fun(*args, **kwargs)
             raise _forward_mode_error(self.op.name)
-        if not any(isinstance(a, Tensor) for a in leaves):
-            return self.fun(*args, **kwargs)
-        raws = [value_of(a) for a in leaves]
+        level, mine = _split_level(leaves)
+        raws = [a._value if m else a for a, m in zip(leaves, mine)]
+        inputs = [a if m else None for a, m in zip(leaves, mine)]
         plain = spec.rebuild(raws)
-        rec = _recording(leaves)
+        rec = _recording([a for a in inputs if a is not None])
         if rec is None:
             out = self.fun(*plain, **kwargs)
-            return _tree.tree_map(lambda v: v if isinstance(v, Tensor) else _const(v), out)
+            return _tree.tree_map(lambda v: v if isinstance(v, Tensor) else constant(v, level),
+                                  out)
         if self.fwd is None or self.bwd is None:
             raise TypeError(
                 f"No VJP defined for custom_vjp function {self.op.name} using defvjp: call "
@@ -566,12 +599,13 @@ class custom_vjp:
             )
         out, residuals = result
         res_leaves = _tree.flatten(residuals)[0]
-        if any(_connected(v) for v in _tree.flatten(out)[0] + res_leaves):
+        if any(_at_level(v, level) for v in _tree.flatten(out)[0] + res_leaves):
             raise _closure_error("custom_vjp", self.op.name)
-        out = _tree.tree_map(value_of, out)
-        saved = _Saved(self, spec, kwargs, [isinstance(a, Tensor) for a in leaves])
+        out = _tree.tree_map(_keep, out)
+        saved = _Saved(self, spec, kwargs, mine)
+        saved.level = level
         saved.residuals = residuals
-        return _record_call(self.op, self._out_op, leaves, raws, out, saved, *rec)
+        return _record_call(self.op, self._out_op, inputs, raws, out, saved, *rec)
 
     def _run_fwd(self, args: list[Any], kwargs: dict[str, Any], values: list[Any]) -> Any:
         """``fwd(*args)``; on dual numbers (a forward level outside this reverse one),
@@ -703,25 +737,27 @@ class custom_jvp:
             _refuse_differentiable(value, f"{self.op.name}: keyword argument {key!r} is static")
         spec = _Args(args, self.nondiff_argnums, self.op.name)
         leaves = spec.leaves
-        duals = any(type(a) is Dual for a in leaves)
-        boxed = any(isinstance(a, Tensor) for a in leaves)
-        if duals and (not boxed or dual_outer(tuple(leaves))):
+        kind, _ = owner(leaves)
+        if kind is DUAL:
             return self._forward(spec, kwargs)
-        if not boxed:
+        if kind is None:
             return self.fun(*args, **kwargs)
-        raws = [value_of(a) for a in leaves]
+        level, mine = _split_level(leaves)
+        raws = [a._value if m else a for a, m in zip(leaves, mine)]
+        inputs = [a if m else None for a, m in zip(leaves, mine)]
         plain = spec.rebuild(raws)
-        rec = _recording(leaves)
-        out = self(*plain, **kwargs)  # duals inside the tensors: the rule, at their level
-        if any(_connected(v) for v in _tree.flatten(out)[0]):
+        rec = _recording([a for a in inputs if a is not None])
+        out = self(*plain, **kwargs)  # the values beneath: the rule, at their level
+        if any(_at_level(v, level) for v in _tree.flatten(out)[0]):
             raise _closure_error("custom_jvp", self.op.name)
-        out = _tree.tree_map(value_of, out)
+        out = _tree.tree_map(_keep, out)
         if rec is None:
-            return _tree.tree_map(_const, out)
+            return _tree.tree_map(lambda v: constant(v, level), out)
         if self.jvp is None:
             raise self._no_rule()
-        saved = _Saved(self, spec, kwargs, [isinstance(a, Tensor) for a in leaves])
-        return _record_call(self.op, self._out_op, leaves, raws, out, saved, *rec)
+        saved = _Saved(self, spec, kwargs, mine)
+        saved.level = level
+        return _record_call(self.op, self._out_op, inputs, raws, out, saved, *rec)
 
     # -- forward mode --------------------------------------------------------------------
     def _forward(self, spec: _Args, kwargs: dict[str, Any]) -> Any:
@@ -748,8 +784,6 @@ class custom_jvp:
             p_leaves, p_spec, t_leaves = self._rule(spec, primals, tangents, kwargs)
         else:
             # A batch of tangents (jacfwd): the user's rule sees one tangent at a time.
-            from .ops.shape import stack
-
             per_batch = []
             for b in range(tag.batch):
                 tb = [t[b] if type(a) is Dual and a.tag is tag else t
@@ -798,34 +832,28 @@ class custom_jvp:
     # -- reverse mode: the rule, transposed ------------------------------------------------
     def _pullback(self, saved: _Saved, g: Any, ans: Any, xs: tuple[Any, ...],
                   create: bool) -> list[Any]:
+        """The rule's tangent output is linear in the tangents: its VJP (with the
+        primals fixed at the saved inputs) is this node's."""
         spec = saved.args
         primals = [x if m else value_of(x) for x, m in zip(xs, saved.mask)] if create else list(xs)
-        tangents: list[Any] = []
-        wanted: list[Any] = []
-        token = GRAD_ENABLED.set(True)
-        start = next_seq()
-        try:
-            for x, edge in zip(xs, saved.edges):
-                z = _zeros(x) if _is_numeric(value_of(x)) else None
-                if edge is None:
-                    tangents.append(z)
-                else:
-                    t = _entry_leaf(z)
-                    tangents.append(t)
-                    wanted.append(t)
+        diff = [i for i, edge in enumerate(saved.edges) if edge is not None]
+        fixed = [_zeros(x) if _is_numeric(value_of(x)) else None for x in xs]
+
+        def tangent_out(*ts: Any) -> list[Any]:
+            tangents = list(fixed)
+            for i, t in zip(diff, ts):
+                tangents[i] = t
             _, t_out = self.jvp(
                 *spec.nondiff_values(), spec.diff_args(primals), spec.diff_args(tangents),
                 **saved.kwargs,
             )
-            t_leaves = _leaves_like(saved.out_spec, t_out, f"custom_jvp rule of {self.op.name!r}")
-            cts = sweep_region(t_leaves, _out_cotangents(saved, g), start, wanted, create)
-        finally:
-            GRAD_ENABLED.reset(token)
-        result: list[Any] = []
-        for x, t in zip(xs, tangents):
-            if isinstance(t, Tensor) and t._rg:
-                ct = cts.get(id(t))
-                result.append(_zeros(x) if ct is None else ct)
-            else:
-                result.append(None)
+            return _leaves_like(saved.out_spec, t_out, f"custom_jvp rule of {self.op.name!r}")
+
+        _, pull = vjp(tangent_out, *[fixed[i] for i in diff])
+        outs = _out_values(saved, ans)
+        cts = pull([_zeros(o) if gk is None else gk for gk, o in zip(_out_cotangents(saved, g),
+                                                                       outs)])
+        result: list[Any] = [None] * len(xs)
+        for i, ct in zip(diff, cts):
+            result[i] = ct
         return result

@@ -1,9 +1,11 @@
-"""Routing of plain ``np.*`` calls on tensors to wengert functions.
+"""Routing of plain ``np.*`` calls on traced values to wengert functions.
 
-:class:`~wengert.Tensor` implements ``__array_ufunc__`` and
-``__array_function__`` (NEP 13 and NEP 18) by looking the NumPy callable up in
-the tables built from each op family's ``NUMPY`` mapping. NumPy itself is never
-patched.
+Tensors, dual numbers (and any other kind of traced value) implement
+``__array_ufunc__`` and ``__array_function__`` (NEP 13 and NEP 18) with
+:func:`array_ufunc` and :func:`array_function`, which look the NumPy callable up
+in the tables built from each op family's ``NUMPY`` mapping. NumPy itself is
+never patched. A NumPy function without a rule runs on the plain values when
+nothing it gets carries a derivative, and raises otherwise.
 """
 
 from __future__ import annotations
@@ -13,10 +15,9 @@ from typing import Any
 import numpy as np
 
 from . import numpy as wnp
-from .dual import Dual
-from .tensor import Tensor, _const, value_of
+from .core.bind import kind_of, primal
 
-__all__ = ["array_ufunc", "array_function", "UFUNCS", "FUNCTIONS"]
+__all__ = ["array_ufunc", "array_function", "UFUNCS", "FUNCTIONS", "tables"]
 
 #: Ufuncs whose results carry no gradient (booleans, integers, tests).
 _NONDIFF_UFUNCS = {
@@ -100,24 +101,22 @@ def tables() -> tuple[dict[Any, Any], dict[Any, Any]]:
 
 
 def _unbox(x: Any) -> Any:
-    while isinstance(x, (Tensor, Dual)):
-        x = x._value if isinstance(x, Tensor) else x.primal
-    if not isinstance(x, (list, tuple)):
-        return x
+    """The plain values under the traced ones, through (nested) lists and tuples."""
     if isinstance(x, (list, tuple)):
         return type(x)(_unbox(i) for i in x)
-    return x
+    return primal(x)
 
 
 def _needs_grad(args: Any) -> bool:
+    """Whether a traced value that carries a derivative is among ``args`` (searched through
+    lists, tuples and dicts)."""
     stack = [args]
     while stack:
         a = stack.pop()
-        if isinstance(a, Tensor):
-            if a._rg or a._node is not None or isinstance(a._value, Dual):
+        kind = kind_of(a)
+        if kind is not None:
+            if kind.connected(a):
                 return True
-        elif isinstance(a, Dual):
-            return True
         elif isinstance(a, (list, tuple)):
             stack.extend(a)
         elif isinstance(a, dict):
@@ -126,17 +125,30 @@ def _needs_grad(args: Any) -> bool:
 
 
 def _box(result: Any, inputs: Any) -> Any:
-    """A gradient-free result: a constant tensor when tensors came in, else as NumPy gave it."""
+    """A gradient-free result: a constant of the first traced input's kind (a tensor
+    that requires no grad), else the result as NumPy gave it."""
     stack = [inputs]
     while stack:
         a = stack.pop()
-        if isinstance(a, Tensor):
-            return _const(result)
+        kind = kind_of(a)
+        if kind is not None:
+            return kind.constant(result)
         if isinstance(a, (list, tuple)):
             stack.extend(a)
         elif isinstance(a, dict):
             stack.extend(a.values())
     return result
+
+
+def numpy_name(func: Any) -> str:
+    """``np.linalg.eigh`` for ``numpy.linalg.eigh`` (the name a user wrote)."""
+    module = getattr(func, "__module__", None) or "numpy"
+    name = getattr(func, "__name__", repr(func))
+    if module == "numpy" or module.startswith("numpy._core") or module.startswith("numpy.core"):
+        return f"np.{name}"
+    if module.startswith("numpy."):
+        return "np." + module[len("numpy."):] + "." + name
+    return f"{module}.{name}"
 
 
 def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -169,16 +181,15 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
         )
     if out is not None:
         target = out[0] if isinstance(out, tuple) else out
-        if isinstance(target, Tensor):
-            from .inplace import assign_result
-
-            return assign_result(target, result, f"np.{ufunc.__name__}(..., out=)")
+        kind = kind_of(target)
+        if kind is not None:
+            return kind.write(target, result, f"np.{ufunc.__name__}(..., out=)")
         if _needs_grad((result,)):
             raise TypeError(
                 f"np.{ufunc.__name__}(..., out=ndarray) would drop the gradient; assign the "
                 "result instead (y = np.f(x))."
             )
-        np.copyto(target, value_of(result))
+        np.copyto(target, primal(result))
         return target
     return result
 
@@ -196,7 +207,7 @@ def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
             return _box(result, (args, kwargs))
         return result
     raise TypeError(
-        f"np.{func.__name__} has no wengert gradient rule, and one of its inputs requires grad: "
+        f"{numpy_name(func)} has no wengert gradient rule, and one of its inputs requires grad: "
         "the gradient would be lost. Use a supported function (see wengert.numpy), wrap the "
         "input in wg.stop_gradient(...) if no gradient should flow, or define a rule with "
         "wg.custom_vjp."

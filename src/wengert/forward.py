@@ -22,11 +22,13 @@ from typing import Any
 
 import numpy as np
 
+from . import numpy as wnp
+from .core.bind import dtype_of, is_traced, shape_of
 from .core.levels import DUAL_TAG, Tag
 from .core.tree import flatten, unflatten
 from .dual import Dual
-from .tensor import Tensor
-from .transforms import _grad_of, grad, vjp
+from .tensor import Tensor, connected
+from .transforms import grad, grad_of, vjp
 
 __all__ = ["jvp", "linearize", "derivative", "jacfwd", "jacrev", "jacobian", "hessian", "hvp"]
 
@@ -51,8 +53,8 @@ class _perturbation:
 def _shape_dtype(x: Any) -> tuple[tuple[int, ...], Any]:
     if type(x) is float:
         return (), np.dtype(float)
-    if isinstance(x, (Dual, Tensor)):
-        return x.shape, x.dtype
+    if is_traced(x):
+        return shape_of(x), dtype_of(x)
     a = np.asarray(x)
     return a.shape, a.dtype
 
@@ -92,13 +94,14 @@ def _check_pair(p: Any, t: Any, i: int, where: str) -> None:
 
 
 def _own(leaf: Any, tag: Tag) -> Any:
-    """``leaf`` as a dual of ``tag`` when it is one, possibly inside finished tensors.
+    """``leaf`` as a dual of ``tag`` when it is one, possibly inside tensors of inner levels.
 
-    A tensor whose value is a dual of ``tag`` comes from a reverse level
-    nested inside this transform (an inner ``grad`` or ``GradientTape``) that
-    has finished: its value is what this level differentiates.
+    A tensor of a level inside this transform's (one made over a dual of
+    ``tag``, or a ``GradientTape``'s inside the function) belongs to a reverse
+    level that ends with this transform: its value is what this level
+    differentiates.
     """
-    while isinstance(leaf, Tensor) and isinstance(leaf._value, (Dual, Tensor)):
+    while isinstance(leaf, Tensor) and leaf._level > tag.order:
         leaf = leaf._value
     return leaf
 
@@ -136,7 +139,7 @@ def _strip(tree: Any, tag: Tag) -> Any:
 
 def _plain(x: Any) -> Any:
     """Unbox a tensor that no outer level differentiates."""
-    if isinstance(x, Tensor) and not (x._rg or x._node is not None):
+    if isinstance(x, Tensor) and not connected(x):
         return x._value
     return x
 
@@ -336,12 +339,10 @@ def _stack_jac(
 ) -> Any:
     """Columns (forward mode, stacked last) or rows (reverse mode, stacked first)
     of one Jacobian block, as an array of shape ``out_shape + in_shape``."""
-    from . import numpy as wnp
-
     full = out_shape + in_shape
     if not cols:
         return np.zeros(full, dtype=dtype)
-    if any(isinstance(c, (Tensor, Dual)) for c in cols):
+    if any(is_traced(c) for c in cols):
         stacked = wnp.stack(cols, axis=-1 if axis_in_last else 0)
         return wnp.reshape(stacked, full)
     arrs = [np.asarray(c) for c in cols]
@@ -586,4 +587,4 @@ def hvp(fun: Callable[..., Any], x: Any, v: Any) -> Any:
     >>> wg.hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0]))
     array([6., 0.])
     """
-    return _jvp(_grad_of(fun), (x,), (v,), False, "hvp")[1]
+    return _jvp(grad_of(fun), (x,), (v,), False, "hvp")[1]

@@ -9,9 +9,13 @@ before the tape opened (or inside :meth:`GradientTape.stop_recording`) is a
 constant to it.
 
 The tapes open in a thread live in the context variable
-:data:`wengert.core.modes.TAPES` (innermost last), so every thread and asyncio
-task has its own. Nested tapes give higher derivatives: while an outer tape is
-recording, an inner tape's backward pass is itself recorded.
+:data:`wengert.core.modes.RECORDERS` (innermost last), so every thread and
+asyncio task has its own. Nested tapes give higher derivatives: while an outer
+tape is recording, an inner tape's backward pass is itself recorded.
+
+Inside ``wg.jvp`` a tape's targets may be dual numbers over tensors (``w * d``
+for a variable ``w`` and a dual ``d``): the gradient of ``primal + ε·tangent`` is
+the dual number of the two gradients (forward over reverse).
 """
 
 from __future__ import annotations
@@ -23,13 +27,18 @@ from typing import Any
 
 import numpy as np
 
-from .backward import backprop
-from .core.levels import REV_ORDER, next_order
-from .core.modes import GRAD_ENABLED, TAPES, TRANSFORM_DEPTH
+from . import numpy as wnp
+from .core.bind import apply, is_traced, primal
+from .core.bind import shape_of as _shape
+from .core.modes import GRAD_ENABLED, RECORDERS, TRANSFORM_DEPTH, Recorder
+from .core.node import Node, Version
+from .core.sweep import backprop
 from .core.tree import flatten, unflatten
 from .dual import Dual
-from .tensor import Tensor, _as_value, _const, _is_float_dtype, apply, value_of
-from .tensor import shape_of as _shape
+from .ops.broadcast import broadcast_to
+from .ops.elementwise import POSITIVE
+from .ops.shape import reshape
+from .tensor import Tensor, as_value, constant, is_float_value, lifter, value_of
 
 __all__ = ["GradientTape", "Variable"]
 
@@ -92,19 +101,18 @@ class Variable(Tensor):
                  dtype: Any = None) -> None:
         if callable(initial_value) and not isinstance(initial_value, Tensor):
             initial_value = initial_value()
-        self._value = _as_value(initial_value, dtype)
+        self._value = as_value(initial_value, dtype)
         self._node = None
         self._rg = False
-        self._version = [0]
+        self._version = Version()
         self._extra = None
+        self._level = 0
         self.trainable = bool(trainable)
         self.name = "Variable" if name is None else str(name)
 
     # -- reading --------------------------------------------------------
     def value(self) -> Tensor:
         """The current value as a new tensor (a read that open tapes record)."""
-        from .ops.elementwise import POSITIVE
-
         return apply(POSITIVE, self)
 
     read_value = value
@@ -139,7 +147,7 @@ class Variable(Tensor):
                     f"Cannot assign a value of dtype {new.dtype} to variable "
                     f"'{self.name}' of dtype {old.dtype}; convert it first (value.astype(...))."
                 ) from e
-        self._version[0] += 1
+        self._version.version += 1
         return self
 
     def assign_add(self, delta: Any) -> Variable:
@@ -184,6 +192,11 @@ def _edge(t: Tensor) -> Any:
     return t._node if t._node is not None else t
 
 
+def _zero_value(t: Tensor) -> Any:
+    v = primal(t._value)
+    return 0.0 if type(v) is float else np.zeros(np.shape(v), dtype=np.result_type(v))
+
+
 def _flat(tree: Any) -> list[Any]:
     """Leaves of nested lists/tuples/dicts; ``None`` counts as a leaf."""
     out: list[Any] = []
@@ -207,8 +220,8 @@ def _unconnected_mode(value: Any) -> str:
 
 
 def _zeros_like(t: Tensor) -> Tensor:
-    v = t._value
-    return _const(0.0 if type(v) is float else np.zeros(np.shape(v), dtype=np.result_type(v)))
+    v = primal(t._value)
+    return constant(0.0 if type(v) is float else np.zeros(np.shape(v), dtype=np.result_type(v)))
 
 
 def _fit(g: Any, source: Tensor, create: bool) -> Tensor:
@@ -219,44 +232,28 @@ def _fit(g: Any, source: Tensor, create: bool) -> Tensor:
             g = g + np.zeros(_shape(v), dtype=np.result_type(v))
         return g
     g = value_of(g)
-    if isinstance(g, Dual) or isinstance(v, Dual):
+    if is_traced(g) or is_traced(v):
         # Forward over the tape (inside wg.jvp): the gradient carries a tangent.
-        if isinstance(g, Dual) and g.shape != _shape(v):
-            from .ops.reduce import broadcast_to
-
+        if is_traced(g) and _shape(g) != _shape(v):
             g = broadcast_to(g, _shape(v))
-        return _const(g)
+        return constant(g)
     if type(v) is float:
-        return _const(float(np.asarray(g).reshape(())))
+        return constant(float(np.asarray(g).reshape(())))
     g = np.asarray(g)
     if g.shape != np.shape(v):
         g = np.broadcast_to(g, np.shape(v)).copy()
     elif not g.flags.writeable:  # a broadcast view from the sweep: an array of its own
         g = g.copy()
-    return _const(g)
+    return constant(g)
 
 
 def _assemble(rows: list[Any], shape: tuple[int, ...]) -> Any:
     """Stack ``rows`` (tensors, some recorded) into one tensor of ``shape``."""
-    from . import numpy as wnp
-    from .ops import shape as shape_ops
-
-    stack = getattr(wnp, "stack", None)
-    if stack is not None:
-        return shape_ops.reshape(stack(rows), shape)
-    n = len(rows)
-    total: Any = None
-    for i, row in enumerate(rows):
-        rshape = _shape(value_of(row))
-        onehot = np.zeros((n,) + (1,) * len(rshape))
-        onehot[i] = 1.0
-        term = shape_ops.reshape(row, (1,) + rshape) * onehot
-        total = term if total is None else total + term
-    return shape_ops.reshape(total, shape)
+    return reshape(wnp.stack(rows), shape)
 
 
 # -- GradientTape -------------------------------------------------------------
-class GradientTape:
+class GradientTape(Recorder):
     """Record operations for automatic differentiation (as ``tf.GradientTape``).
 
     Operations run inside the ``with`` block are recorded when one of their
@@ -313,40 +310,41 @@ class GradientTape:
         self._watched: dict[int, Tensor] = {}
         self._nodes: list[Any] = []
         self._node_ids: set[int] = set()
-        self._recording = False
+        self.recording = False
         self._active = False  # inside the ``with`` block
         self._paused = 0  # depth of stop_recording()
         self._done = False  # a non-persistent tape has been used
         self._entered = False
         self._token: Any = None
-        self._order = 0
-        self._rev_token: Any = None
 
-    # -- hooks called by the recording path (wengert.tensor) ---------------
-    def _tracks(self, t: Tensor) -> bool:
-        """Whether ops on ``t`` should be recorded by this tape (auto-watching variables)."""
+    # -- the recorder protocol (called by the recording path, wengert.recording) ----
+    def tracks(self, t: Tensor) -> bool:
+        """Whether ops on ``t`` are recorded by this tape (auto-watching variables)."""
         if id(t) in self._watched:
             return True
         node = t._node
         if node is not None and id(node) in self._node_ids:
             return True
         if (self.watch_accessed_variables and isinstance(t, Variable) and t.trainable
-                and _is_float_dtype(t._value)):
+                and is_float_value(t._value)):
             self._watched[id(t)] = t
             return True
         return False
 
-    def _add(self, node: list[Any]) -> None:
+    def add(self, node: Any) -> None:
         self._nodes.append(node)
         self._node_ids.add(id(node))
 
-    def _owns(self, t: Tensor) -> bool:
+    def owns(self, t: Tensor) -> bool:
         """Whether ``t`` is watched by or computed on this tape (no side effects)."""
         node = t._node
         return id(t) in self._watched or (node is not None and id(node) in self._node_ids)
 
+    def created(self, node: Any) -> None:
+        pass
+
     def _update(self) -> None:
-        self._recording = self._active and not self._paused and not self._done
+        self.recording = self._active and not self._paused and not self._done
 
     # -- context manager ------------------------------------------------------
     def __enter__(self) -> GradientTape:
@@ -360,10 +358,7 @@ class GradientTape:
         self._active = True
         self._entered = True
         self._update()
-        self._token = TAPES.set(TAPES.get() + (self,))
-        # A new, inner level: forward-mode duals from outside are constants here.
-        self._order = next_order()
-        self._rev_token = REV_ORDER.set(self._order)
+        self._token = RECORDERS.set(RECORDERS.get() + (self,))
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -371,10 +366,7 @@ class GradientTape:
         self._update()
         token, self._token = self._token, None
         if token is not None:
-            TAPES.reset(token)
-        rev_token, self._rev_token = self._rev_token, None
-        if rev_token is not None:
-            REV_ORDER.reset(rev_token)
+            RECORDERS.reset(token)
 
     @contextlib.contextmanager
     def stop_recording(self) -> Iterator[None]:
@@ -391,7 +383,7 @@ class GradientTape:
         >>> tape.gradient(y, x) is None
         True
         """
-        if not self._recording:
+        if not self.recording:
             raise RuntimeError("Trying to stop recording a tape which is not recording.")
         self._paused += 1
         self._update()
@@ -424,7 +416,7 @@ class GradientTape:
                     + (" (a dual number inside wg.jvp works the same way: x = wg.tensor(d))."
                        if type(t).__name__ == "Dual" else ".")
                 )
-            if not _is_float_dtype(t._value):
+            if not is_float_value(primal(t._value)):
                 raise TypeError(
                     f"The dtype of the watched tensor must be floating (e.g. float64), got "
                     f"{t.dtype}. Create it with a float dtype: wg.tensor(value, dtype=float)."
@@ -436,7 +428,7 @@ class GradientTape:
         return tuple(t for t in self._watched.values() if isinstance(t, Variable))
 
     # -- gradients -----------------------------------------------------------
-    def _start(self, what: str) -> bool:
+    def _start(self, what: str, level: float) -> bool:
         """Checks before a gradient computation; returns ``create_graph``."""
         if self._done:
             raise RuntimeError(_NON_PERSISTENT)
@@ -445,7 +437,7 @@ class GradientTape:
                 f"GradientTape.{what} was called on a tape that never recorded anything: open "
                 "it first (with wg.GradientTape() as tape: ...) and compute the target inside."
             )
-        if self._recording:
+        if self.recording:
             if self.persistent:
                 warnings.warn(_IN_CONTEXT, UserWarning, stacklevel=3)
             else:
@@ -453,7 +445,10 @@ class GradientTape:
                 self._update()
         if not GRAD_ENABLED.get():
             return False
-        return TRANSFORM_DEPTH.get() > 0 or any(t._recording for t in TAPES.get())
+        # The backward pass is recorded when something differentiates it: another
+        # tape, or (for tensors of a transform's level) the transform itself.
+        return (level > 0 and TRANSFORM_DEPTH.get() > 0) or any(
+            r.recording for r in RECORDERS.get())
 
     def _finish(self) -> None:
         if not self.persistent:
@@ -471,7 +466,7 @@ class GradientTape:
                     f"by the tape, got {type(s).__name__}. Wrap the value with wg.tensor(...) "
                     "and tape.watch() it before computing, or use a wg.Variable."
                 )
-            if not _is_float_dtype(s._value):
+            if not is_float_value(primal(s._value)):
                 raise TypeError(
                     f"The dtype of the source tensor must be floating (e.g. float64) when "
                     f"calling GradientTape.{what}, got {s.dtype}."
@@ -517,20 +512,15 @@ class GradientTape:
                     f"GradientTape.gradient: got {len(seeds)} output_gradients for "
                     f"{len(targets)} targets; pass one per target, in the same structure."
                 )
-        roots = []
-        for i, (t, seed) in enumerate(zip(targets, seeds)):
-            if not isinstance(t, Tensor):
-                continue  # a constant (a number, None): no gradient flows from it
-            if not _is_float_dtype(t._value):
+        for t in targets:
+            if isinstance(t, (Tensor, Dual)) and not is_float_value(primal(t)):
                 raise TypeError(
                     f"The dtype of the target tensor must be floating (e.g. float64) when "
                     f"calling GradientTape.gradient, got {t.dtype}."
                 )
-            roots.append((_edge(t), self._seed(t, seed, i)))
-        create = self._start("gradient")
-        if not create:
-            roots = [(e, value_of(g)) for e, g in roots]
-        grads = self._sweep(roots, src, create)
+        level = max((t._level for t in targets if isinstance(t, Tensor)), default=0)
+        create = self._start("gradient", level)
+        grads = self._gradients(targets, seeds, src, create)
         self._finish()
         out = []
         for s, g in zip(src, grads):
@@ -540,14 +530,47 @@ class GradientTape:
                 out.append(_fit(g, s, create))
         return unflatten(spec, out)
 
+    def _gradients(self, targets: list[Any], seeds: list[Any], src: list[Tensor],
+                   create: bool) -> list[Any]:
+        """Per source, the cotangent from ``targets`` (``None``: not connected).
+
+        A dual-number target (``primal + ε·tangent`` over tensors, inside
+        ``wg.jvp``) gives dual cotangents: one sweep from the primals, one from
+        the tangents.
+        """
+        duals = [t for t in targets if isinstance(t, Dual)]
+        if not duals:
+            roots = []
+            for i, (t, seed) in enumerate(zip(targets, seeds)):
+                if isinstance(t, Tensor):
+                    roots.append((_edge(t), self._seed(t, seed, i, create)))
+            return self._sweep(roots, src, create)
+        tag = max((d.tag for d in duals), key=lambda tg: tg.order)
+        of_tag = [isinstance(t, Dual) and t.tag is tag for t in targets]
+        primals = [t.primal if own else t for t, own in zip(targets, of_tag)]
+        tangents = [t.tangent if own else None for t, own in zip(targets, of_tag)]
+        parts = [self._gradients(primals, seeds, src, create),
+                 self._gradients(tangents, seeds, src, create)]
+        out = []
+        for gp, gt in zip(*parts):
+            if gp is None and gt is None:
+                out.append(None)
+                continue
+            d = object.__new__(Dual)
+            d.primal = gp if gp is not None else _zero_value(src[len(out)])
+            d.tangent = gt if gt is not None else _zero_value(src[len(out)])
+            d.tag = tag
+            out.append(d)
+        return out
+
     @staticmethod
-    def _seed(t: Tensor, seed: Any, i: int) -> Any:
+    def _seed(t: Tensor, seed: Any, i: int, create: bool) -> Any:
         shape = t.shape
         v = t._value
         if seed is None:
-            if type(v) is float or (type(v) is Dual and type(v.primal) is float):
+            if type(primal(v)) is float:
                 return 1.0
-            return np.ones(shape, dtype=np.result_type(v))
+            return np.ones(shape, dtype=np.result_type(primal(v)))
         sv = value_of(seed)
         if _shape(sv) != shape:
             raise ValueError(
@@ -555,10 +578,10 @@ class GradientTape:
                 f"target has shape {shape}; pass a gradient with exactly the target's shape."
             )
         if isinstance(seed, Tensor):
-            return seed  # kept as a tensor in case the backward pass is recorded
+            return seed if create else sv  # kept as a tensor if the backward pass is recorded
         if type(sv) is float:
             return sv
-        return np.asarray(sv, dtype=np.result_type(sv, v, np.float16))
+        return np.asarray(sv, dtype=np.result_type(sv, primal(v), np.float16))
 
     def _sweep(self, roots: list[tuple[Any, Any]], src: list[Tensor],
                create: bool) -> list[Any]:
@@ -566,9 +589,22 @@ class GradientTape:
         wanted = [_edge(s) for s in src]
         if not roots or not wanted:
             return [None] * len(src)
-        cts = backprop(roots, wanted=wanted, accumulate=False, restrict=self._node_ids,
-                       retain_graph=True, create_graph=create)
-        return [cts.get(id(w)) if self._owns(s) else None for s, w in zip(src, wanted)]
+        level = max(s._level for s in src)
+        node_cts, reached = backprop(
+            roots, wanted=[w for w in wanted if type(w) is Node],
+            retain_graph=True, grad_mode=create, lift=lifter(level) if create else None,
+            restrict=self._node_ids,
+        )
+        leaf_cts = {id(leaf): g for leaf, g in reached}
+        out = []
+        for s, w in zip(src, wanted):
+            if not self.owns(s):
+                out.append(None)
+            elif isinstance(w, Tensor):
+                out.append(leaf_cts.get(id(w)))
+            else:
+                out.append(node_cts.get(id(w)))
+        return out
 
     def jacobian(self, target: Any, sources: Any, unconnected_gradients: Any = "none",
                  parallel_iterations: Any = None, experimental_use_pfor: bool = True) -> Any:
@@ -597,15 +633,15 @@ class GradientTape:
                 f"GradientTape.jacobian: the target must be a wengert tensor, got "
                 f"{type(target).__name__}."
             )
-        if not _is_float_dtype(target._value):
+        if not is_float_value(primal(target._value)):
             raise TypeError(
                 f"The dtype of the target tensor must be floating (e.g. float64) when calling "
                 f"GradientTape.jacobian, got {target.dtype}."
             )
-        create = self._start("jacobian")
+        create = self._start("jacobian", target._level)
         tshape = target.shape
         n = target.size
-        v = target._value
+        v = primal(target._value)
         dtype = np.result_type(v)
         rows: list[list[Any]] = [[] for _ in src]
         edge = _edge(target)
@@ -631,9 +667,12 @@ class GradientTape:
             if create and any(g._rg or g._node is not None for g in fitted):
                 out.append(_assemble(fitted, full))
                 continue
-            sdtype = np.result_type(s._value)
+            if any(is_traced(g._value) for g in fitted):
+                out.append(constant(wnp.reshape(wnp.stack([g._value for g in fitted]), full)))
+                continue
+            sdtype = np.result_type(primal(s._value))
             jac = np.zeros((n,) + sshape, dtype=np.result_type(dtype, sdtype))
             for i, g in enumerate(fitted):
                 jac[i] = g._value
-            out.append(_const(jac.reshape(full)))
+            out.append(constant(jac.reshape(full)))
         return unflatten(spec, out)

@@ -24,9 +24,11 @@ from typing import Any
 
 import numpy as np
 
+from .core.bind import primal
+from .core.bind import shape_of as _shape
 from .core.tree import flatten, unflatten
-from .tensor import Tensor, value_of
-from .tensor import shape_of as _shape
+from .forward import jvp as _jvp
+from .transforms import vjp as _vjp
 
 __all__ = ["GradcheckError", "gradcheck", "check_grads"]
 
@@ -45,7 +47,7 @@ class GradcheckError(AssertionError):
 # -- inputs and outputs ---------------------------------------------------------
 def _as_input(x: Any, i: int) -> Any:
     """Input ``i`` as float64: a Python float stays a float, the rest become arrays."""
-    x = value_of(x)
+    x = primal(x)
     if isinstance(x, (bool, np.bool_)):
         raise TypeError(f"gradcheck: input {i} is a bool; only real numbers can be checked")
     if isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, np.ndarray):
@@ -82,8 +84,8 @@ class _Output:
 
     def __init__(self, out: Any) -> None:
         leaves, self.spec = flatten(out)
-        self.is_float = [type(value_of(v)) is float for v in leaves]
-        values = [np.asarray(value_of(v)) for v in leaves]
+        self.is_float = [type(primal(v)) is float for v in leaves]
+        values = [np.asarray(primal(v)) for v in leaves]
         for k, v in enumerate(values):
             if v.dtype.kind not in "biuf":
                 raise TypeError(
@@ -102,13 +104,13 @@ class _Output:
 
     def flat_of(self, out: Any) -> np.ndarray:
         leaves, spec = flatten(out)
-        shapes = [np.shape(value_of(v)) for v in leaves]
+        shapes = [np.shape(primal(v)) for v in leaves]
         if shapes != self.shapes:
             raise GradcheckError(
                 f"gradcheck: the function's output changed structure under a small change of "
                 f"its inputs (leaf shapes {shapes} instead of {self.shapes})"
             )
-        return self.ravel([value_of(v) for v in leaves])
+        return self.ravel([primal(v) for v in leaves])
 
     def cotangent(self, flat: np.ndarray) -> Any:
         """A cotangent with the output's structure from a flat vector."""
@@ -136,9 +138,7 @@ def _evaluate(f: Callable[..., Any], xs: list[Any], structure: _Output) -> np.nd
 
 
 def _cast_cotangent(g: Any, x: Any, i: int, mode: str) -> np.ndarray:
-    g = value_of(g)
-    if isinstance(g, Tensor):  # pragma: no cover - defensive
-        g = g._value
+    g = primal(g)
     arr = np.asarray(g)
     if arr.shape != _shape(x):
         raise GradcheckError(
@@ -154,15 +154,11 @@ def _cast_cotangent(g: Any, x: Any, i: int, mode: str) -> np.ndarray:
 
 # -- analytic derivatives -----------------------------------------------------------
 def _jvp_fn() -> Callable[..., Any]:
-    from .forward import jvp
-
-    return jvp
+    return _jvp
 
 
 def _vjp_fn(f: Callable[..., Any], xs: list[Any]) -> tuple[Any, Callable[[Any], Any]]:
-    from .transforms import vjp
-
-    return vjp(f, *xs)
+    return _vjp(f, *xs)
 
 
 def _jvp_column(
@@ -439,12 +435,10 @@ def _derivative_function(
     """``x -> vjp(f, x)[1](v)`` (or ``jvp`` with a fixed tangent) for a fixed random v."""
     structure = _Output(f(*xs))
     if mode == "rev":
-        from .transforms import vjp
-
         ct = structure.cotangent(rng.standard_normal(structure.size))
 
         def pulled_back(*args: Any) -> Any:
-            return vjp(f, *args)[1](ct)
+            return _vjp(f, *args)[1](ct)
 
         pulled_back.__name__ = f"vjp({getattr(f, '__name__', 'f')})"
         return pulled_back

@@ -1,156 +1,110 @@
 """Functional reverse-mode transforms: ``grad``, ``value_and_grad``, ``vjp``.
 
-They take and return plain NumPy values (and tuples, lists and dicts of them);
-tensors appear only inside the function being differentiated. Nested calls
-compose: an inner transform records its backward pass for the outer one.
+They take and return plain NumPy values (and tuples, lists, dicts and
+namedtuples of them); tensors appear only inside the function being
+differentiated. Each call works at a level of its own (see
+:mod:`wengert.core.levels`): its inputs become tensors of that level, whose
+values are the arguments as given. Everything of an outer level (a tensor the
+user made with ``requires_grad=True``, a dual number of an enclosing ``wg.jvp``,
+the tensors of an enclosing ``wg.grad``) is a constant at this level and is
+differentiated at its own, so transforms nest in any order and a result stays
+on an outer tensor's graph.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from .backward import backprop
-from .core.levels import DUAL_TAG
-from .core.modes import GRAD_ENABLED, TAPES, TRANSFORM_DEPTH, transform_scope
+from .core.bind import dtype_of, is_traced, primal, shape_of
+from .core.modes import GRAD_ENABLED, transform_scope
+from .core.sweep import backprop
 from .core.tree import flatten, unflatten
-from .dual import Dual
-from .tensor import _FLOAT64, Tensor, _const, value_of
+from .tensor import Tensor, constant
 
-__all__ = ["grad", "value_and_grad", "vjp"]
-
-
-def _dtype(v: Any) -> np.dtype:
-    """The dtype of a raw value (a dual number's is its primal's)."""
-    if type(v) is float:
-        return np.dtype(float)
-    dt = getattr(v, "dtype", None)
-    return dt if isinstance(dt, np.dtype) else np.result_type(v)
+__all__ = ["grad", "value_and_grad", "vjp", "leaf_for", "unbox_level"]
 
 
 def _check_input(x: Any, where: str) -> None:
-    v = value_of(x)
-    if type(v) is float:
+    if isinstance(x, (str, bytes)) or x is None:
+        raise TypeError(
+            f"{where}: can only differentiate with respect to floating point numbers and "
+            f"arrays, got {type(x).__name__}."
+        )
+    if type(x) is float:
         return
-    dt = getattr(v, "dtype", None) if isinstance(v, Dual) else None
-    if dt is None:
-        dt = np.asarray(v).dtype if not isinstance(v, str) else np.dtype(str)
-    if dt.kind not in "fc":
+    dt = dtype_of(x) if is_traced(x) else np.asarray(x).dtype
+    if dt.kind == "c":
+        raise TypeError(
+            f"{where}: got a complex input ({dt}). wengert does not differentiate complex "
+            "numbers yet; pass the real and imaginary parts as separate real arrays."
+        )
+    if dt.kind != "f":
         raise TypeError(
             f"{where}: can only differentiate with respect to floating point inputs, got "
-            f"{dt} ({type(v).__name__}). Pass floats, e.g. np.asarray(x, dtype=float) or 1.0 "
+            f"{dt} ({type(x).__name__}). Pass floats, e.g. np.asarray(x, dtype=float) or 1.0 "
             "instead of 1."
         )
 
 
-def _leaf_for(x: Any) -> Tensor:
-    """A fresh differentiable stand-in for input ``x``.
+def leaf_for(x: Any, level: float) -> Tensor:
+    """A fresh differentiable tensor of ``level`` whose value is ``x``.
 
-    A tensor that outer transforms differentiate is connected through an
-    identity op, so the outer level still sees the dependence. Inside a
-    forward-mode transform (``jvp``, ``derivative``...) an input that is not
-    already a dual number of it is first lifted into it with a zero tangent,
-    so every tensor of this transform holds a dual of that level and a tensor
-    of a reverse level outside the forward one stays recognisable (see
-    ``tensor._lift_outer``).
+    A plain number or array becomes an array (a Python float stays a float); a
+    traced value (a dual number, a tensor of an outer level that carries a
+    derivative) is kept as it is, so the outer level sees the dependence.
     """
-    lift = DUAL_TAG.get()
-    if lift is not None and lift.active:
-        v = x._value if isinstance(x, Tensor) else x
-        if not (type(v) is Dual and v.tag.order >= lift.order):
-            base = x if _connected(x) else v
-            if type(base) is not float and not isinstance(base, (Dual, Tensor)):
-                base = np.asarray(base)
-            t = _const(Dual(base, _zero_like(base), lift))
-            t._rg = True
-            return t
-    if isinstance(x, Tensor):
-        from .ops.elementwise import POSITIVE
-        from .tensor import _record
-
-        if x._rg or x._node is not None:
-            tapes = TAPES.get()
-            active = [t for t in tapes if t._recording and t._tracks(x)]
-            return _record(POSITIVE, (x,), (x._value,), x._value, None, True, active)
-        value = x._value
-    else:
-        value = x
-    if type(value) is not float and not isinstance(value, Dual):
-        value = np.asarray(value)
-    t = _const(value)
+    if isinstance(x, Tensor) and not (x._rg or x._node is not None or is_traced(x._value)):
+        x = x._value  # a constant tensor: its value
+    if type(x) is not float and not is_traced(x):
+        x = np.asarray(x)
+    t = constant(x, level)
     t._rg = True
     return t
 
 
-def _base(v: Any) -> Any:
-    """The plain value under any dual numbers and tensors."""
-    while True:
-        if type(v) is Dual:
-            v = v.primal
-        elif isinstance(v, Tensor):
-            v = v._value
-        else:
-            return v
+def unbox_level(x: Any, level: float) -> Any:
+    """A value of ``level`` as the level below sees it: a tensor of that level gives
+    its value; anything else (plain values, outer levels' values) is kept."""
+    if isinstance(x, Tensor) and x._level == level:
+        return x._value
+    return x
+
+
+def _unbox_tree(tree: Any, level: float) -> Any:
+    leaves, spec = flatten(tree)
+    return unflatten(spec, [unbox_level(x, level) for x in leaves])
 
 
 def _zero_like(v: Any) -> Any:
-    b = _base(v)
+    b = primal(v)
     if type(b) is float:
         return 0.0
+    if isinstance(b, np.generic):
+        return b.dtype.type(0)
     return np.zeros(np.shape(b), dtype=np.result_type(b))
 
 
 def _plain_ct(g: Any, v: Any) -> Any:
-    """A plain cotangent ``g`` in the form of the plain input ``v`` (float or array)."""
-    g = value_of(g)
+    """A plain cotangent ``g`` in the form of the plain input ``v`` (float, NumPy scalar or
+    array, with its dtype)."""
     if type(v) is float:
         return float(g)
-    if type(g) is not np.ndarray or type(v) is not np.ndarray or g.shape != v.shape:
+    target = np.result_type(v)
+    if type(g) is not np.ndarray or g.shape != np.shape(v):
         g = np.asarray(g)
         if g.shape != np.shape(v):
-            return np.broadcast_to(g, np.shape(v)).copy()
+            g = np.broadcast_to(g, np.shape(v))
+    if g.dtype != target and target.kind == "f":
+        g = g.astype(target)
+    if isinstance(v, np.generic):
+        return target.type(g[()])
     # The sweep may end in a read-only view (the broadcast cotangent of a sum):
     # the caller gets an array of its own, as from NumPy.
-    return g if g.flags.writeable else g.copy()
-
-
-def _connected(x: Any) -> bool:
-    return isinstance(x, Tensor) and (x._rg or x._node is not None)
-
-
-def _outer_levels(args: tuple[Any, ...]) -> bool:
-    """Whether something outside this transform differentiates through it.
-
-    True inside another transform or an open tape, or when an argument is a
-    tensor that requires grad: the backward pass must then be recorded.
-    """
-    if TRANSFORM_DEPTH.get() > 1:
-        return True
-    tapes = TAPES.get()
-    if tapes and any(t._recording for t in tapes):
-        return True
-    for a in args:
-        if type(a) in _PLAIN_LEAVES:
-            continue
-        leaves, _ = flatten(a)
-        if any(_connected(leaf) for leaf in leaves):
-            return True
-    return False
-
-
-#: Argument types that are leaves and never tensors (no pytree to search).
-_PLAIN_LEAVES = frozenset((np.ndarray, float, int, Dual))
-
-
-def _unbox_out(x: Any, keep: bool = False) -> Any:
-    """A plain NumPy value, or the tensor itself when an outer level needs it."""
-    if isinstance(x, Tensor) and not (keep and _connected(x)):
-        return x._value
-    return x
+    return g if g.flags.writeable and g.base is None else g.copy()
 
 
 def _argnums_tuple(argnums: int | Sequence[int]) -> tuple[tuple[int, ...], bool]:
@@ -159,7 +113,9 @@ def _argnums_tuple(argnums: int | Sequence[int]) -> tuple[tuple[int, ...], bool]
     return tuple(argnums), False
 
 
-def _prepare(args: tuple[Any, ...], argnums: tuple[int, ...], where: str):
+def _prepare(args: tuple[Any, ...], argnums: tuple[int, ...], where: str, level: float):
+    """The arguments with the differentiated ones replaced by tensors of ``level``;
+    per differentiated argument, its leaves (tensors) and pytree spec."""
     args = list(args)
     leaves_per_arg = []
     for i in argnums:
@@ -168,84 +124,99 @@ def _prepare(args: tuple[Any, ...], argnums: tuple[int, ...], where: str):
         leaves, spec = flatten(args[i])
         for leaf in leaves:
             _check_input(leaf, where)
-        boxed = [_leaf_for(v) for v in leaves]
+        boxed = [leaf_for(v, level) for v in leaves]
         args[i] = unflatten(spec, boxed)
         leaves_per_arg.append((boxed, spec))
     return args, leaves_per_arg
 
 
-def _sweep(out: Tensor, seed: Any, leaves_per_arg: list, create: bool) -> list[Any]:
-    wanted = [
-        leaf._node if leaf._node is not None else leaf
-        for boxed, _ in leaves_per_arg
-        for leaf in boxed
-    ]
-    if not isinstance(out, Tensor) or not (out._rg or out._node is not None):
-        cts = {}
-    else:
-        edge = out._node if out._node is not None else out
-        cts = backprop(
-            [(edge, seed)],
-            wanted=wanted,
-            accumulate=False,
-            retain_graph=create,
-            create_graph=create,
-        )
-    return _gradients(leaves_per_arg, wanted, cts, create)
+def _edge(t: Tensor) -> Any:
+    return t._node if t._node is not None else t
 
 
-def _gradients(leaves_per_arg: list, wanted: list[Any], cts: dict[int, Any],
-               create: bool) -> list[Any]:
+def _own_output(out: Any, level: float) -> bool:
+    """Whether ``out`` is a tensor of ``level`` that carries a derivative."""
+    return isinstance(out, Tensor) and out._level == level and (
+        out._rg or out._node is not None)
+
+
+def _gradients(leaves_per_arg: list, cts: dict[int, Any]) -> list[Any]:
     """The swept cotangents of the inputs' leaves, rebuilt into the inputs' pytrees.
 
-    Unreached leaves get zeros; a cotangent stays a tensor only when an outer
-    level differentiates it (``create``), and is a plain value otherwise.
+    Unreached leaves get zeros; a plain cotangent takes its input's form and dtype;
+    a traced one (a dual number, an outer level's tensor) is kept. No two results
+    are the same array.
     """
     grads = []
-    k = 0
+    given: set[int] = set()
     for boxed, spec in leaves_per_arg:
         gs = []
         for leaf in boxed:
-            g = cts.get(id(wanted[k]))
-            k += 1
-            if type(g) is Dual:  # forward over reverse: the dual is the gradient
-                gs.append(g)
-                continue
+            g = cts.get(id(leaf))
+            v = leaf._value
             if g is None:
-                g = _zero_like(leaf._value)
-            elif isinstance(value_of(g), Dual):
-                g = value_of(g) if not create else g
-            elif not isinstance(g, Tensor) or not (g._rg or g._node is not None):
-                g = _plain_ct(g, _base(leaf._value))
-            gs.append(_unbox_out(g, create))
+                g = _zero_like(v)
+            elif not is_traced(g) and not is_traced(v):
+                g = _plain_ct(g, v)
+            if type(g) is np.ndarray:
+                if id(g) in given:
+                    g = g.copy()
+                given.add(id(g))
+            gs.append(g)
         grads.append(unflatten(spec, gs))
     return grads
 
 
-def _scalar_seed(out: Any, where: str) -> Any:
-    """Check that ``out`` is one floating point element; the seed of its sweep.
+def _sweep(roots: list[tuple[Any, Any]], leaves_per_arg: list, *, retain: bool,
+           grad_mode: bool) -> dict[int, Any]:
+    """Backpropagate ``roots`` at a transform's level; ``id(leaf) -> cotangent``."""
+    if not roots:
+        return {}
+    _, reached = backprop(roots, retain_graph=retain, grad_mode=grad_mode)
+    return {id(leaf): g for leaf, g in reached}
 
-    ``None`` for a constant output (nothing to sweep); otherwise ``1.0``, or
-    ones of the output's shape and dtype.
+
+def _is_numeric_output(v: Any) -> bool:
+    if type(v) in (float, int) or is_traced(v):
+        return True
+    return isinstance(v, (np.ndarray, np.generic)) and v.dtype.kind in "biufc"
+
+
+def _scalar_seed(out: Any, level: float, where: str) -> Any:
+    """Check that ``out`` is one floating point number; the seed of its sweep.
+
+    ``None`` for an output that does not depend on the inputs at this level
+    (zero gradients); otherwise ``1.0``, or ones of the output's shape and dtype.
     """
-    if not isinstance(out, Tensor):
-        v = out
-        if np.size(v) != 1:
-            raise TypeError(
-                f"{where}: the function must return a scalar, got shape {np.shape(v)}. Sum it "
-                "(lambda x: f(x).sum()) or use wg.jacobian for a vector output."
-            )
-        return None
-    shape = out.shape  # a dual's is its primal's
-    if math.prod(shape) != 1:
+    if not _is_numeric_output(out):
+        raise TypeError(
+            f"{where}: the function must return a scalar array or number computed from its "
+            f"inputs, got {type(out).__name__}"
+            + (" (did it forget a return statement?)" if out is None else "")
+            + ". Use has_aux=True to return other values alongside it."
+        )
+    shape = shape_of(out)
+    if int(np.prod(shape, dtype=np.int64)) != 1:
         raise TypeError(
             f"{where}: grad requires a scalar output (one element), got shape {shape}. Reduce "
             "it (lambda x: f(x).sum()) or use wg.jacobian / wg.vjp for non-scalar outputs."
         )
-    vt = out.dtype
-    if vt.kind not in "fc":
-        raise TypeError(f"{where}: the output must be floating point, got {vt}")
-    return 1.0 if shape == () and vt == _FLOAT64 else np.ones(shape, dtype=vt)
+    dt = dtype_of(out)
+    if dt.kind == "c":
+        raise TypeError(
+            f"{where}: the output is complex ({dt}); wengert does not differentiate complex "
+            "numbers yet. Return a real number (e.g. np.abs(z) ** 2 written with real parts)."
+        )
+    if dt.kind != "f":
+        raise TypeError(
+            f"{where}: the output must be floating point, got {dt}. An integer or boolean "
+            "output is piecewise constant: its gradient is zero wherever it exists."
+        )
+    if not _own_output(out, level):
+        return None
+    if shape == () and type(primal(out)) is float:
+        return 1.0
+    return np.ones(shape, dtype=dt)
 
 
 def value_and_grad(
@@ -269,47 +240,47 @@ def value_and_grad(
     return wrapped
 
 
+def _split_aux(result: Any, has_aux: bool, where: str) -> tuple[Any, Any]:
+    if not has_aux:
+        return result, None
+    if not (isinstance(result, (tuple, list)) and len(result) == 2):
+        raise TypeError(
+            f"{where}: has_aux=True needs the function to return a pair (output, aux), got "
+            f"{type(result).__name__}."
+        )
+    return result[0], result[1]
+
+
 def _value_and_grad(fun: Callable[..., Any], nums: tuple[int, ...], single: bool,
                     has_aux: bool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """One call of ``value_and_grad(fun, nums, has_aux)``: ``(value, gradient)``."""
-    with transform_scope():
+    outer_mode = GRAD_ENABLED.get()
+    with transform_scope() as level:
         token = GRAD_ENABLED.set(True)
         try:
-            bargs, leaves = _prepare(args, nums, "grad")
+            bargs, leaves = _prepare(args, nums, "grad", level)
             result = fun(*bargs, **kwargs)
         finally:
             GRAD_ENABLED.reset(token)
-        if has_aux:
-            if not (isinstance(result, (tuple, list)) and len(result) == 2):
-                raise TypeError("has_aux=True needs the function to return (output, aux)")
-            out, aux = result
-        else:
-            out, aux = result, None
-        seed = _scalar_seed(out, "grad")
-        create = _outer_levels(args)
-        if create and seed is not None:
-            seed = _const(seed)
-        grads = _sweep(out, seed, leaves, create)
-    value = _unbox_out(out, create)
+        out, aux = _split_aux(result, has_aux, "grad")
+        seed = _scalar_seed(out, level, "grad")
+        roots = [] if seed is None else [(_edge(out), seed)]
+        cts = _sweep(roots, leaves, retain=False, grad_mode=outer_mode)
+    grads = _gradients(leaves, cts)
+    value = unbox_level(out, level)
     g = grads[0] if single else tuple(grads)
     if has_aux:
-        aux = _unbox_tree(aux, create)
-        return (value, aux), g
+        return (value, _unbox_tree(aux, level)), g
     return value, g
 
 
-def _grad_of(fun: Callable[..., Any]) -> Callable[[Any], Any]:
+def grad_of(fun: Callable[..., Any]) -> Callable[[Any], Any]:
     """``grad(fun)`` for internal use (one argument, no aux): no wrapper metadata to copy."""
 
     def g(x: Any) -> Any:
         return _value_and_grad(fun, (0,), True, False, (x,), {})[1]
 
     return g
-
-
-def _unbox_tree(tree: Any, keep: bool) -> Any:
-    leaves, spec = flatten(tree)
-    return unflatten(spec, [_unbox_out(x, keep) for x in leaves])
 
 
 def grad(
@@ -322,7 +293,8 @@ def grad(
     fun : callable
         Returns a scalar (or ``(scalar, aux)`` with ``has_aux``). It receives
         tensors in place of the differentiated arguments and can use plain
-        ``np.*`` on them.
+        ``np.*`` on them (but not ``math.*``, ``float()`` or Python lists of
+        them, which would drop the derivative: those raise).
     argnums : int or tuple of int
         Which positional arguments to differentiate; a tuple gives a tuple.
     has_aux : bool
@@ -350,12 +322,21 @@ def grad(
     return wrapped
 
 
+def _seed_like(c: Any, o: Any) -> Any:
+    """The cotangent ``c`` given for output ``o``, as the sweep's seed."""
+    if is_traced(c):
+        return c
+    if type(c) is float and type(primal(o)) is float:
+        return c
+    return np.asarray(c, dtype=np.result_type(dtype_of(o), 0.0))
+
+
 def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     """Evaluate ``fun(*primals)`` and return its vector-Jacobian product function.
 
     Returns ``(out, vjp_fn)`` (plus ``aux`` with ``has_aux``); ``vjp_fn(g)``
     returns a tuple with one cotangent per primal, as in JAX. ``vjp_fn`` can
-    be called many times.
+    be called many times, and its result is differentiable in ``g`` too.
 
     Examples
     --------
@@ -366,20 +347,21 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     (array([ 2., 20.]),)
     """
     nums = tuple(range(len(primals)))
-    with transform_scope():
+    with transform_scope() as level:
         token = GRAD_ENABLED.set(True)
         try:
-            bargs, leaves = _prepare(primals, nums, "vjp")
-            outer = _outer_levels(primals)
+            bargs, leaves = _prepare(primals, nums, "vjp", level)
             result = fun(*bargs)
         finally:
             GRAD_ENABLED.reset(token)
-    if has_aux:
-        out, aux = result
-    else:
-        out, aux = result, None
+    out, aux = _split_aux(result, has_aux, "vjp")
     out_leaves, out_spec = flatten(out)
-    depth = TRANSFORM_DEPTH.get()
+    for k, o in enumerate(out_leaves):
+        if not _is_numeric_output(o):
+            raise TypeError(
+                f"vjp: output leaf {k} of the function is a {type(o).__name__}; it must return "
+                "arrays or numbers (or tuples/lists/dicts of them)."
+            )
 
     def vjp_fn(cotangent: Any) -> tuple[Any, ...]:
         ct_leaves, ct_spec = flatten(cotangent)
@@ -388,41 +370,20 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
                 f"vjp: the cotangent has {len(ct_leaves)} leaves but the output has "
                 f"{len(out_leaves)}; pass one array per output, in the same structure."
             )
-        token2 = TRANSFORM_DEPTH.set(depth + 1)
-        try:
-            create = outer or any(
-                isinstance(c, Tensor) and (c._rg or c._node is not None) for c in ct_leaves
-            )
-            roots = []
-            for o, c in zip(out_leaves, ct_leaves):
-                if np.shape(value_of(c)) != np.shape(value_of(o)):
-                    raise ValueError(
-                        f"vjp: cotangent shape {np.shape(value_of(c))} does not match the output "
-                        f"shape {np.shape(value_of(o))}."
-                    )
-                if isinstance(o, Tensor) and (o._rg or o._node is not None):
-                    seed = c if create else value_of(c)
-                    if not create and type(seed) is not float:
-                        seed = np.asarray(seed, dtype=np.result_type(_dtype(value_of(o)), 0.0))
-                    roots.append((o._node if o._node is not None else o, seed))
-            wanted = [
-                leaf._node if leaf._node is not None else leaf
-                for boxed, _ in leaves
-                for leaf in boxed
-            ]
-            cts = (
-                backprop(
-                    roots, wanted=wanted, accumulate=False, retain_graph=True, create_graph=create
+        roots = []
+        for o, c in zip(out_leaves, ct_leaves):
+            if shape_of(c) != shape_of(o):
+                raise ValueError(
+                    f"vjp: cotangent shape {shape_of(c)} does not match the output shape "
+                    f"{shape_of(o)}."
                 )
-                if roots
-                else {}
-            )
-            grads = _gradients(leaves, wanted, cts, create)
-        finally:
-            TRANSFORM_DEPTH.reset(token2)
-        return tuple(grads)
+            if _own_output(o, level):
+                roots.append((_edge(o), _seed_like(c, o)))
+        cts = _sweep(roots, leaves, retain=True, grad_mode=GRAD_ENABLED.get())
+        return tuple(_gradients(leaves, cts))
 
-    out_plain = unflatten(out_spec, [_unbox_out(o, outer) for o in out_leaves])
+    out_plain = unflatten(out_spec, [unbox_level(o, level) for o in out_leaves])
     if has_aux:
-        return out_plain, vjp_fn, _unbox_tree(aux, outer)
+        return out_plain, vjp_fn, _unbox_tree(aux, level)
     return out_plain, vjp_fn
+

@@ -1,10 +1,14 @@
 """Levels: which transform owns a value, so nested transforms never mix up.
 
 Every forward-mode perturbation (a :class:`Tag`) and every running reverse
-transform gets an *order* from one counter: later means inner. When an op
-meets values from several levels it is handled first at the innermost one,
-and the others are constants there. This is what makes
-``derivative(lambda x: x * derivative(lambda y: x + y)(1.0))(1.0) == 1``.
+transform gets an *order* from one counter: later means inner. A dual number's
+level is its tag's order; a tensor's level is that of the transform it belongs
+to (0 for the user's tensors; just inside a dual's level for a tensor made over
+a dual number). When an op meets values of several levels it is handled first
+at the innermost one, and the others are constants there, handled again at
+their own level (see :mod:`wengert.core.bind`). This is what makes
+``derivative(lambda x: x * derivative(lambda y: x + y)(1.0))(1.0) == 1``, and
+what keeps a transform's result on an outer tensor's graph.
 """
 
 from __future__ import annotations
@@ -12,12 +16,9 @@ from __future__ import annotations
 import itertools
 from contextvars import ContextVar
 
-__all__ = ["Tag", "USER_TAG", "next_order", "REV_ORDER", "DUAL_TAG"]
+__all__ = ["Tag", "USER_TAG", "next_order", "DUAL_TAG"]
 
 next_order = itertools.count(1).__next__
-
-#: The order of the innermost running reverse transform or open gradient tape (0: none).
-REV_ORDER: ContextVar[int] = ContextVar("wengert_rev_order", default=0)
 
 
 class Tag:
@@ -51,8 +52,8 @@ class Tag:
 USER_TAG = Tag("user")
 USER_TAG.order = 0
 
-#: The innermost running forward-mode transform's tag (``None``: none). A
-#: reverse transform started inside it lifts its inputs into this level, so
-#: its tensors hold dual numbers of this tag and a tensor of an outer reverse
-#: level met there is recognised (and treated as a constant of this level).
+#: The innermost running forward-mode transform's tag (``None``: none). A leaf
+#: tensor made inside it (``wg.tensor(..., requires_grad=True)`` in the function
+#: given to ``wg.jvp``) holds a dual number of this tag, so that a backward pass
+#: run there carries tangents (forward over the user's reverse mode).
 DUAL_TAG: ContextVar[Tag | None] = ContextVar("wengert_dual_tag", default=None)

@@ -1,4 +1,4 @@
-"""Per-context state: grad mode, open gradient tapes, nesting of transforms.
+"""Per-context state: grad mode, open recorders (gradient tapes...), nesting of transforms.
 
 Everything lives in :mod:`contextvars`, so each thread (and each asyncio task)
 has its own grad mode and its own tapes; there are no global flags.
@@ -10,13 +10,76 @@ import contextlib
 from contextvars import ContextVar
 from typing import Any
 
-from .levels import REV_ORDER, next_order
+from .levels import next_order
+
+__all__ = [
+    "GRAD_ENABLED",
+    "RECORDERS",
+    "TRANSFORM_DEPTH",
+    "Recorder",
+    "no_grad",
+    "enable_grad",
+    "is_grad_enabled",
+    "transform_scope",
+    "recorder_scope",
+]
 
 GRAD_ENABLED: ContextVar[bool] = ContextVar("wengert_grad_enabled", default=True)
-#: The recording gradient tapes, innermost last.
-TAPES: ContextVar[tuple[Any, ...]] = ContextVar("wengert_tapes", default=())
+#: The open recorders (gradient tapes, anomaly mode, ...), innermost last.
+RECORDERS: ContextVar[tuple[Any, ...]] = ContextVar("wengert_recorders", default=())
 #: How many functional reverse transforms (``grad``, ``vjp``) are running.
 TRANSFORM_DEPTH: ContextVar[int] = ContextVar("wengert_transform_depth", default=0)
+
+
+class Recorder:
+    """Something told about operations as tensors record them.
+
+    Open recorders live in :data:`RECORDERS` (see :func:`recorder_scope`).
+    While one is open the recording path asks each of them about every op on
+    tensors (so an open recorder costs a little on every op):
+
+    * ``recording`` and :meth:`tracks`: a recording recorder that tracks one
+      of an op's input tensors has the op recorded even when nothing requires
+      grad (a :class:`~wengert.GradientTape` watching a tensor), and gets the
+      node through :meth:`add`;
+    * :meth:`created` sees every node recorded while it is open (the creating
+      line of code in anomaly mode).
+    """
+
+    __slots__ = ()
+
+    #: Whether ops on the tensors this recorder tracks are recorded for it.
+    recording = False
+
+    def tracks(self, t: Any) -> bool:
+        """Whether ops on tensor ``t`` must be recorded for this recorder."""
+        return False
+
+    def owns(self, t: Any) -> bool:
+        """Whether ``t`` is watched by or was computed on this recorder (no side effects)."""
+        return False
+
+    def add(self, node: Any) -> None:
+        """A node recorded on a tensor this recorder tracks."""
+
+    def created(self, node: Any) -> None:
+        """Any node recorded while this recorder is open."""
+
+
+class recorder_scope:  # noqa: N801 (used as a context manager, like a function)
+    """``with recorder_scope(r):`` opens recorder ``r`` (innermost) for the block."""
+
+    __slots__ = ("recorder", "_token")
+
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+
+    def __enter__(self) -> Recorder:
+        self._token = RECORDERS.set(RECORDERS.get() + (self.recorder,))
+        return self.recorder
+
+    def __exit__(self, *exc: object) -> None:
+        RECORDERS.reset(self._token)
 
 
 class _GradMode(contextlib.ContextDecorator):
@@ -63,25 +126,29 @@ def enable_grad() -> _GradMode:
 
 
 def is_grad_enabled() -> bool:
-    """Whether operations on tensors that require grad are recorded here."""
+    """Whether operations on tensors that require grad are recorded here.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> wg.is_grad_enabled()
+    True
+    """
     return GRAD_ENABLED.get()
 
 
 class transform_scope:  # noqa: N801 (used as a context manager, like a function)
-    """``with transform_scope():`` marks a running reverse transform (a new, inner level).
+    """``with transform_scope() as level:`` runs a reverse transform at a new, inner level.
 
-    Nested transforms then record their backward pass, and an op that meets
-    this transform's tensors and an outer level's dual numbers is handled at
-    this (inner) level first.
+    The transform's tensors get ``level``; values of outer levels are constants
+    to it (see :mod:`wengert.core.levels`).
     """
 
-    __slots__ = ("_tokens",)
+    __slots__ = ("_token",)
 
-    def __enter__(self) -> None:
-        self._tokens = (TRANSFORM_DEPTH.set(TRANSFORM_DEPTH.get() + 1),
-                        REV_ORDER.set(next_order()))
+    def __enter__(self) -> int:
+        self._token = TRANSFORM_DEPTH.set(TRANSFORM_DEPTH.get() + 1)
+        return next_order()
 
     def __exit__(self, *exc: object) -> None:
-        depth, order = self._tokens
-        REV_ORDER.reset(order)
-        TRANSFORM_DEPTH.reset(depth)
+        TRANSFORM_DEPTH.reset(self._token)

@@ -1,55 +1,26 @@
-"""A tape entry: one equation ``out = op(inputs, params)``.
+"""A tape entry: one equation ``out = op(inputs, params)``, as a named record.
 
-A node is one plain, flat ``list``: building a list costs a third of a slotted
-object, and the garbage collector's cost per recorded op grows with the number
-of container objects the op creates, so the parents, inputs and version checks
-live in the node itself rather than in tuples of their own. The per-op path of
-the tape is the project's speed. Use the index constants and the accessors
-below, never bare numbers (the hot loops in ``tensor.py`` and ``backward.py``
-spell positions out, with a comment).
+A :class:`Node` holds what the op's VJP rules need (the raw input and output
+values), the edges to where each input came from, a sequence number, and a
+version counter. Sequence numbers grow with creation time, so sorting nodes
+by them, newest first, is a valid order for the reverse sweep: no recursion
+is ever needed. A node never references the tensor it produced, so the tape
+has no reference cycles and is freed by reference counting alone.
 
-A node holds what its VJP needs (the raw input and output values), the edges
-to the nodes (or leaf tensors) that produced its inputs, and a sequence number.
-Sequence numbers grow with creation time, so sorting nodes by it, largest
-first, is a valid order for the reverse sweep: no recursion is ever needed.
-A node never references the tensor it produced, so there are no cycles.
+The per-op path of the tape is the project's speed, so a node is one flat
+object: the first two inputs live in slots of their own (``parent0``,
+``input0``, ... ``seen1``), further inputs in ``rest``. Build nodes with
+:func:`node1`, :func:`node2` or :func:`new_node` (the constructors) and read
+inputs with :meth:`Node.parents`, :meth:`Node.inputs`, :meth:`Node.edge`.
 
-Fields
-------
-VERSION : int
-    The version of the value this node produced (first, so that a node is
-    also a *version holder*: anything whose item 0 is a version). The
-    tensor a node produces uses the node itself as its version counter, so
-    recording an op allocates no counter; in-place writes bump it. An op
-    that reads its own output checks ``VERSION == 0`` in the backward pass.
-OP : Op
-    The primitive.
-OUT : Any
-    Raw output value; ``None`` once ``backward()`` freed the node.
-PARAMS : dict or None
-    Static keyword parameters (axis, shape, ...).
-SEQ : int
-    Creation order, as a sort key that *decreases* with creation time: the
-    newest node has the smallest key, which a min-heap pops first (the reverse
-    sweep's order) with no negation per node. ``-node[SEQ]`` counts up.
-EXTRA : dict or None
-    Hooks, ``retain_grad`` references, the anomaly-mode stack and the output
-    check of an in-place op (``"out_check"``); rarely present.
-NIN : int
-    The number ``n`` of inputs.
-EDGES : start of the inputs, ``STRIDE`` (4) fields each
-    For input ``i``, at ``k = EDGES + STRIDE * i``:
-
-    - ``node[k]``: the producing node, a leaf tensor (where gradients are
-      accumulated or collected), or ``None`` when no gradient flows there
-      (:func:`parents`);
-    - ``node[k + 1]``: the raw input value, ``None`` once freed (:func:`inputs`);
-      a large array that no rule reads (see ``Op.reads``) is kept as a
-      zero-stride stand-in with its shape and dtype, so the tape does not keep
-      it alive (the same holds for ``OUT`` when the rules do not read it);
-    - ``node[k + 2]``, ``node[k + 3]``: the version holder of the input and its
-      version when it was saved, checked by the backward pass when a rule
-      reads the input (holder ``None``: nothing to check).
+Version counters
+----------------
+Every value that can be modified in place has a *version holder*: any object
+with an integer ``version`` attribute. A node is the holder of the value it
+produced (so recording an op allocates no counter); leaves and constants get
+a :class:`Version`. In-place writes bump it. For each input its rules read, a
+node keeps the input's holder (``holder0``) and the version it saw
+(``seen0``); the backward pass compares them before running a rule.
 """
 
 from __future__ import annotations
@@ -58,68 +29,258 @@ import itertools
 from typing import Any
 
 __all__ = [
-    "VERSION",
-    "OP",
-    "OUT",
-    "PARAMS",
-    "SEQ",
-    "EXTRA",
-    "NIN",
-    "EDGES",
-    "STRIDE",
     "Node",
+    "Version",
+    "node1",
+    "node2",
+    "new_node",
     "next_seq",
-    "parents",
-    "inputs",
-    "set_inputs",
-    "free",
     "GradFn",
 ]
 
-VERSION, OP, OUT, PARAMS, SEQ, EXTRA, NIN, EDGES = range(8)
-STRIDE = 4
+_NEW = object.__new__
 
-#: The type of a node (a plain list); ``type(p) is Node`` tells nodes from leaves.
-Node = list
-
-#: The ``SEQ`` of a new node (-1, -2, ...): see the module docstring.
+#: The ``seq`` of a new node (-1, -2, ...): a sort key that *decreases* with
+#: creation time, so the newest node has the smallest key and a min-heap pops it
+#: first (the reverse sweep's order) with no negation per node.
 next_seq = itertools.count(-1, -1).__next__
 
 
-def parents(node: list[Any]) -> tuple[Any, ...]:
-    """Per input: the producing node, a leaf tensor, or ``None``."""
-    return tuple(node[EDGES::STRIDE])
+class Version:
+    """The version holder of a leaf or constant value (see the module docstring).
+
+    Examples
+    --------
+    >>> v = Version()
+    >>> v.version += 1
+    >>> v.version
+    1
+    """
+
+    __slots__ = ("version",)
+
+    def __init__(self) -> None:
+        self.version = 0
+
+    def __repr__(self) -> str:
+        return f"Version({self.version})"
 
 
-def inputs(node: list[Any]) -> tuple[Any, ...] | None:
-    """The raw input values the rules read, or ``None`` once the node was freed."""
-    if node[OUT] is None:
-        return None
-    return tuple(node[EDGES + 1 :: STRIDE])
+def new_version() -> Version:
+    """A fresh :class:`Version` at 0 (the fast spelling of ``Version()``)."""
+    v = _NEW(Version)
+    v.version = 0
+    return v
 
 
-def set_inputs(node: list[Any], values: tuple[Any, ...]) -> None:
-    """Replace the saved input values (same number)."""
-    node[EDGES + 1 :: STRIDE] = values
+class Node:
+    """One recorded equation ``out = op(inputs, params)``.
+
+    Attributes
+    ----------
+    version : int
+        The version of the value this node produced (the node is that value's
+        version holder). An op whose rules read their own output checks that
+        it is still 0.
+    op : Op
+        The primitive's record.
+    out : Any
+        The raw output value; ``None`` once ``backward()`` freed the node. A
+        large output no rule reads is kept as a zero-stride stand-in with its
+        shape and dtype only (see ``Op.reads_out``).
+    params : dict or None
+        Static keyword parameters (axis, shape, ...).
+    seq : int
+        Creation order as a decreasing key (see :data:`next_seq`); ``-seq``
+        counts up from 1.
+    extra : dict or None
+        Rarely present: hooks (``"hooks"``), callbacks run with the node's
+        cotangent (``"on_grad"``, e.g. ``retain_grad``), the creating stack
+        (``"stack"``), the output check of an in-place op (``"out_check"``).
+    nin : int
+        Number of inputs.
+    parent0, input0, holder0, seen0, parent1, input1, holder1, seen1
+        Inputs 0 and 1 (when the op has them): where the input came from (the
+        producing node, a leaf, or ``None`` when no gradient flows there), its
+        raw value (``None`` once freed; a large unread array is a stand-in),
+        its version holder (``None``: nothing to check) and the version seen.
+    rest : list or None
+        Inputs 2, 3, ... as a flat list of the same four fields each.
+    """
+
+    __slots__ = (
+        "version", "op", "out", "params", "seq", "extra", "nin",
+        "parent0", "input0", "holder0", "seen0",
+        "parent1", "input1", "holder1", "seen1",
+        "rest",
+    )  # fmt: skip
+
+    version: int
+    op: Any
+    out: Any
+    params: dict[str, Any] | None
+    seq: int
+    extra: dict[str, Any] | None
+    nin: int
+
+    # -- reading inputs -----------------------------------------------------
+    def edge(self, i: int) -> tuple[Any, Any, Any, int]:
+        """``(parent, input, holder, seen)`` of input ``i``."""
+        if i == 0:
+            return self.parent0, self.input0, self.holder0, self.seen0
+        if i == 1:
+            return self.parent1, self.input1, self.holder1, self.seen1
+        k = 4 * (i - 2)
+        rest = self.rest
+        return rest[k], rest[k + 1], rest[k + 2], rest[k + 3]
+
+    def parents(self) -> tuple[Any, ...]:
+        """Per input: the producing node, a leaf, or ``None`` (no gradient flows there)."""
+        n = self.nin
+        if n == 1:
+            return (self.parent0,)
+        if n == 2:
+            return (self.parent0, self.parent1)
+        return (self.parent0, self.parent1) + tuple(self.rest[0::4]) if n > 2 else ()
+
+    def inputs(self) -> tuple[Any, ...]:
+        """The saved raw input values (stand-ins for large unread ones); ``None`` entries
+        once freed."""
+        n = self.nin
+        if n == 1:
+            return (self.input0,)
+        if n == 2:
+            return (self.input0, self.input1)
+        return (self.input0, self.input1) + tuple(self.rest[1::4]) if n > 2 else ()
+
+    def set_input(self, i: int, value: Any) -> None:
+        """Replace the saved value of input ``i``."""
+        if i == 0:
+            self.input0 = value
+        elif i == 1:
+            self.input1 = value
+        else:
+            self.rest[4 * (i - 2) + 1] = value
+
+    def drop_check(self, i: int) -> None:
+        """Stop version-checking input ``i`` (its saved value is a private copy)."""
+        if i == 0:
+            self.holder0 = None
+        elif i == 1:
+            self.holder1 = None
+        else:
+            self.rest[4 * (i - 2) + 2] = None
+
+    @property
+    def freed(self) -> bool:
+        """True once a backward pass released the saved values."""
+        return self.out is None
+
+    def free(self) -> None:
+        """Release the saved values (after a backward pass without ``retain_graph``)."""
+        self.out = None
+        n = self.nin
+        if n >= 1:
+            self.input0 = None
+        if n >= 2:
+            self.input1 = None
+        if n > 2:
+            self.rest[1::4] = [None] * (n - 2)
+
+    # -- extras ---------------------------------------------------------------
+    def extras(self) -> dict[str, Any]:
+        """The extras dict, created on first use."""
+        extra = self.extra
+        if extra is None:
+            extra = self.extra = {}
+        return extra
+
+    @property
+    def name(self) -> str:
+        """The op's name with a ``Backward`` suffix, as PyTorch names ``grad_fn``."""
+        return "".join(p.capitalize() for p in self.op.name.split("_")) + "Backward"
+
+    @property
+    def index(self) -> int:
+        """Creation order, counting up from 1."""
+        return -self.seq
+
+    def __repr__(self) -> str:
+        return f"<Node #{-self.seq} {self.op.name}>"
 
 
-def free(node: list[Any]) -> None:
-    """Release the saved values (after a backward pass without ``retain_graph``)."""
-    node[OUT] = None
-    node[EDGES + 1 :: STRIDE] = [None] * node[NIN]
+def node1(op: Any, out: Any, params: Any, parent: Any, value: Any, holder: Any,
+          seen: int) -> Node:
+    """A node of a one-input op (``holder`` ``None``: no version check)."""
+    n = _NEW(Node)
+    n.version = 0
+    n.op = op
+    n.out = out
+    n.params = params
+    n.seq = next_seq()
+    n.extra = None
+    n.nin = 1
+    n.parent0 = parent
+    n.input0 = value
+    n.holder0 = holder
+    n.seen0 = seen
+    return n
 
 
-def node_name(node: list[Any]) -> str:
-    """The op's name with a ``Backward`` suffix, as PyTorch names ``grad_fn``."""
-    return "".join(p.capitalize() for p in node[OP].name.split("_")) + "Backward"
+def node2(op: Any, out: Any, params: Any, parent0: Any, value0: Any, holder0: Any, seen0: int,
+          parent1: Any, value1: Any, holder1: Any, seen1: int) -> Node:
+    """A node of a two-input op."""
+    n = _NEW(Node)
+    n.version = 0
+    n.op = op
+    n.out = out
+    n.params = params
+    n.seq = next_seq()
+    n.extra = None
+    n.nin = 2
+    n.parent0 = parent0
+    n.input0 = value0
+    n.holder0 = holder0
+    n.seen0 = seen0
+    n.parent1 = parent1
+    n.input1 = value1
+    n.holder1 = holder1
+    n.seen1 = seen1
+    return n
 
 
-def node_extra(node: list[Any]) -> dict[str, Any]:
-    """The node's extras dict, created on first use."""
-    extra = node[EXTRA]
-    if extra is None:
-        extra = node[EXTRA] = {}
-    return extra
+def new_node(op: Any, out: Any, params: Any, edges: list[tuple[Any, Any, Any, int]]) -> Node:
+    """A node of any number of inputs; ``edges[i]`` is ``(parent, input, holder, seen)``.
+
+    Examples
+    --------
+    >>> from wengert.core.op import Op
+    >>> op = Op("twice", lambda x: 2 * x, vjps=(lambda g, ans, x: 2 * g,))
+    >>> node = new_node(op, 6.0, None, [(None, 3.0, None, 0)])
+    >>> node.inputs(), node.op.name
+    ((3.0,), 'twice')
+    """
+    n = len(edges)
+    if n == 1:
+        return node1(op, out, params, *edges[0])
+    if n == 2:
+        return node2(op, out, params, *edges[0], *edges[1])
+    node = _NEW(Node)
+    node.version = 0
+    node.op = op
+    node.out = out
+    node.params = params
+    node.seq = next_seq()
+    node.extra = None
+    node.nin = n
+    rest = []
+    for e in edges[2:]:
+        rest.extend(e)
+    if n:
+        node.parent0, node.input0, node.holder0, node.seen0 = edges[0]
+        node.parent1, node.input1, node.holder1, node.seen1 = edges[1]
+    node.rest = rest
+    return node
 
 
 class GradFn:
@@ -135,34 +296,34 @@ class GradFn:
 
     __slots__ = ("node",)
 
-    def __init__(self, node: list[Any]) -> None:
+    def __init__(self, node: Node) -> None:
         self.node = node
 
     @property
     def name(self) -> str:
-        return node_name(self.node)
+        return self.node.name
 
     @property
     def op(self) -> Any:
-        return self.node[OP]
+        return self.node.op
 
     @property
     def seq(self) -> int:
-        return -self.node[SEQ]
+        return -self.node.seq
 
     @property
     def params(self) -> dict[str, Any]:
-        return dict(self.node[PARAMS] or {})
+        return dict(self.node.params or {})
 
     @property
     def freed(self) -> bool:
         """True once ``backward()`` released this node's saved values."""
-        return self.node[OUT] is None
+        return self.node.out is None
 
     @property
     def next_functions(self) -> tuple[Any, ...]:
         """Per input: a :class:`GradFn`, a leaf tensor, or ``None`` (as in PyTorch)."""
-        return tuple(GradFn(p) if type(p) is list else p for p in parents(self.node))
+        return tuple(GradFn(p) if type(p) is Node else p for p in self.node.parents())
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, GradFn) and other.node is self.node

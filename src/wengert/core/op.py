@@ -45,8 +45,12 @@ class Op:
         Whether the rules read the output value ``ans`` (otherwise, as for an
         unread input, shape and dtype only).
     broadcasting : bool
-        Elementwise op under NumPy broadcasting: the backward sweep sums each
-        cotangent back to its input's shape.
+        Elementwise op under NumPy broadcasting: each input's cotangent may
+        come out with the output's shape.
+    unbroadcast : callable, optional
+        For a broadcasting op, ``unbroadcast(ct, shape)`` sums a cotangent back
+        to an input's shape (``wengert.ops.broadcast.sum_to``); the backward
+        sweep calls it when the shapes differ.
     symbol, formula : str
         Display data for reprs and widgets (``"sin"``, ``"∂/∂x = cos(x)"``).
     view : bool
@@ -87,6 +91,7 @@ class Op:
         "reads",
         "reads_out",
         "broadcasting",
+        "unbroadcast",
         "symbol",
         "formula",
         "nin",
@@ -105,6 +110,7 @@ class Op:
         reads: tuple[int, ...] | _AllInputs = (),
         reads_out: bool = False,
         broadcasting: bool = False,
+        unbroadcast: Callable[[Any, tuple[int, ...]], Any] | None = None,
         symbol: str | None = None,
         formula: str = "",
         view: bool = False,
@@ -121,6 +127,9 @@ class Op:
         self.reads = reads if reads is ALL_INPUTS else tuple(reads)
         self.reads_out = reads_out
         self.broadcasting = broadcasting
+        if broadcasting and unbroadcast is None:
+            raise ValueError(f"op {name!r}: a broadcasting op needs unbroadcast=")
+        self.unbroadcast = unbroadcast
         self.symbol = symbol or name
         self.formula = formula
         self.nin = -1 if variadic else len(self.vjps)

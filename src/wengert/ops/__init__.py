@@ -1,15 +1,19 @@
 """The primitives, grouped by family; :data:`REGISTRY` holds them all.
 
 The registry is built here, explicitly, from each family's ``OPS`` tuple:
-importing a module registers nothing by side effect.
+importing a module registers nothing by side effect. The families import only
+:mod:`wengert.core` and each other, in this order (each one only those before
+it): ``broadcast``, ``elementwise``, ``indexing``, ``shape``, ``reduce``,
+``linalg``.
 """
 
 from __future__ import annotations
 
 from ..core.op import Registry
-from . import elementwise, indexing, linalg, reduce, shape
+from . import broadcast, elementwise, indexing, linalg, reduce, shape
 
-FAMILIES = (elementwise, reduce, shape, indexing, linalg)
+FAMILIES = (broadcast, elementwise, indexing, shape, reduce, linalg)
 REGISTRY = Registry(op for family in FAMILIES for op in family.OPS)
 
-__all__ = ["REGISTRY", "FAMILIES", "elementwise", "reduce", "shape", "indexing", "linalg"]
+__all__ = ["REGISTRY", "FAMILIES", "broadcast", "elementwise", "reduce", "shape", "indexing",
+           "linalg"]

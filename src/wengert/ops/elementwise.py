@@ -30,12 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import tensor as _t
 from ..core.op import Op
-
-
-def _raw(x: Any) -> Any:
-    return x._value if isinstance(x, _t.Tensor) else x
+from .base import apply, binary_function, float_dtype, is_traced, unary_function
+from .base import primal as _raw
+from .broadcast import broadcast_to, unbroadcast
 
 
 def _zeros(g: Any, ans: Any, *args: Any, **params: Any) -> Any:
@@ -54,11 +52,7 @@ def _zeros_jvp(tangents: Any, ans: Any, *args: Any, **params: Any) -> Any:
     return np.zeros(shape, dtype=np.result_type(a))[()]
 
 
-def _float_dtype(*vals: Any) -> Any:
-    """The dtype an elementwise op on ``vals`` gives (Python floats are weak; a
-    lone one is float64), float64 for non-float data; for masks and zeros."""
-    dt = np.result_type(*[_raw(v) for v in vals])
-    return dt if dt.kind in "fc" else np.dtype(np.float64)
+_float_dtype = float_dtype
 
 
 def _fit(t: Any, ans: Any) -> Any:
@@ -70,8 +64,6 @@ def _fit(t: Any, ans: Any) -> Any:
     if type(t) is np.ndarray and type(ans) is np.ndarray and t.shape == ans.shape:
         return t  # the common case, answered before the general checks
     a = _raw(ans)
-    while hasattr(a, "tangent"):  # a dual number (an outer forward level): its primal
-        a = _raw(a.primal)
     shape = np.shape(a)
     tshape = np.shape(_raw(t))
     if len(tshape) > len(shape):  # a batch of tangents (forward mode, leading axis)
@@ -80,9 +72,7 @@ def _fit(t: Any, ans: Any) -> Any:
         return np.full(shape, t, dtype=_float_dtype(a))[()]
     if tshape == shape:
         return t
-    from . import reduce
-
-    return reduce.broadcast_to(t, shape)
+    return broadcast_to(t, shape)
 
 
 def _unary_jvp(d: Any) -> Any:
@@ -209,6 +199,7 @@ def _binary(
         reads=reads,
         reads_out=reads_out,
         broadcasting=True,
+        unbroadcast=unbroadcast,
         formula=formula,
         symbol=symbol,
         samples=_binary_samples(*domain),
@@ -856,6 +847,7 @@ CLIP = Op(
     jvp=_clip_jvp,
     reads=(0, 1, 2),
     broadcasting=True,
+    unbroadcast=unbroadcast,
     formula="gradient flows to x inside [lo, hi] (bounds included)",
     samples=_clip_samples,
 )
@@ -878,6 +870,7 @@ WHERE = Op(
     jvp=_where_jvp,
     reads=(0,),
     broadcasting=True,
+    unbroadcast=unbroadcast,
     formula="gradient goes to the chosen branch",
     samples=lambda rng: [
         ((np.array([True, False, True]), rng.normal(size=3), rng.normal(size=(2, 3))), {}),
@@ -946,9 +939,8 @@ OPS = (
 
 
 # -- public functions -------------------------------------------------------
-_f1 = _t.unary_function
-_f2 = _t.binary_function
-from .. import dual as _dual  # noqa: E402  (loaded by now: tensor imports it)
+_f1 = unary_function
+_f2 = binary_function
 
 negative = _f1(NEGATIVE)
 positive = _f1(POSITIVE)
@@ -992,9 +984,9 @@ relu = _f1(RELU)
 sigmoid = _f1(SIGMOID)
 copy = _f1(COPY)
 
-add = _f2(ADD, dual_kind=_dual.ADD_KIND)
-subtract = _f2(SUBTRACT, dual_kind=_dual.SUBTRACT_KIND)
-multiply = _f2(MULTIPLY, dual_kind=_dual.MULTIPLY_KIND)
+add = _f2(ADD)
+subtract = _f2(SUBTRACT)
+multiply = _f2(MULTIPLY)
 divide = _f2(DIVIDE)
 true_divide = divide
 power = _f2(POWER)
@@ -1013,7 +1005,7 @@ floor_divide = _f2(FLOOR_DIVIDE)
 
 def round(x: Any, decimals: int = 0) -> Any:  # noqa: A001
     """Round to ``decimals`` places; the gradient is zero."""
-    return _t.apply(ROUND, x, decimals=decimals) if decimals else _t.apply(ROUND, x)
+    return apply(ROUND, x, decimals=decimals) if decimals else apply(ROUND, x)
 
 
 around = round
@@ -1021,9 +1013,9 @@ around = round
 
 def astype(x: Any, dtype: Any) -> Any:
     """Cast to ``dtype``; gradients are cast back to the input's dtype."""
-    if not isinstance(x, _t.Tensor):
+    if not is_traced(x):
         return np.asarray(x).astype(dtype)
-    return _t.apply(ASTYPE, x, dtype=np.dtype(dtype))
+    return apply(ASTYPE, x, dtype=np.dtype(dtype))
 
 
 def clip(x: Any, a_min: Any = None, a_max: Any = None) -> Any:
@@ -1033,7 +1025,7 @@ def clip(x: Any, a_min: Any = None, a_max: Any = None) -> Any:
         raise ValueError("clip: one of a_min or a_max must be given")
     lo = -np.inf if a_min is None else a_min
     hi = np.inf if a_max is None else a_max
-    return _t.apply(CLIP, x, lo, hi)
+    return apply(CLIP, x, lo, hi)
 
 
 def where(condition: Any, x: Any = None, y: Any = None) -> Any:
@@ -1041,7 +1033,7 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     if x is None and y is None:
         return np.nonzero(_raw(condition))
     c = _raw(condition)
-    return _t.apply(WHERE, np.asarray(c, dtype=bool) if not isinstance(c, bool) else c, x, y)
+    return apply(WHERE, np.asarray(c, dtype=bool) if not isinstance(c, bool) else c, x, y)
 
 
 #: Names exported by ``wengert.numpy``.

@@ -21,23 +21,21 @@ from typing import Any
 
 import numpy as np
 
-from .. import tensor as _t
 from ..core.op import Op
-
-
-def _raw(x: Any) -> Any:
-    return x._value if isinstance(x, _t.Tensor) else x
+from .base import apply, forward, is_traced, shape_of
+from .base import primal as _raw
+from .broadcast import reshape_to, sum_to
 
 
 def _raw_one(i: Any) -> Any:
-    if isinstance(i, _t.Tensor):
-        i = i._value
+    if is_traced(i):
+        i = _raw(i)
     if isinstance(i, list):
         i = np.asarray([_raw(e) for e in i]) if i else np.zeros(0, dtype=np.intp)
     return i
 
 
-def _raw_index(index: Any) -> Any:
+def raw_index(index: Any) -> Any:
     """The index with tensors replaced by their values and lists by arrays."""
     if isinstance(index, tuple):
         return tuple(_raw_one(i) for i in index)
@@ -45,11 +43,11 @@ def _raw_index(index: Any) -> Any:
 
 
 def _frozen_index(index: Any) -> Any:
-    """:func:`_raw_index` with index arrays copied, so later changes to them
+    """:func:`raw_index` with index arrays copied, so later changes to them
     cannot change a recorded op."""
     if type(index) in _BASIC:
         return index
-    index = _raw_index(index)
+    index = raw_index(index)
 
     def freeze(i: Any) -> Any:
         return i.copy() if isinstance(i, np.ndarray) and i.ndim else i
@@ -96,7 +94,7 @@ def _getitem_impl(x: Any, index: Any) -> Any:
 
 
 def _getitem_vjp(g: Any, ans: Any, x: Any, index: Any) -> Any:
-    return _t.apply(SCATTER_ADD, g, shape=_t.shape_of(x), index=index)
+    return apply(SCATTER_ADD, g, shape=shape_of(x), index=index)
 
 
 def _scatter_add_impl(g: Any, shape: Any, index: Any) -> Any:
@@ -137,22 +135,22 @@ def _scatter_add_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]
 def _getitem_jvp(tangents: Any, ans: Any, x: Any, index: Any) -> Any:
     t = tangents[0]
     if type(t) is np.ndarray:  # what apply does with a plain array
-        return _t._forward(GETITEM, (t,), {"index": index})
-    return _t.apply(GETITEM, t, index=index)
+        return forward(GETITEM, (t,), {"index": index})
+    return apply(GETITEM, t, index=index)
 
 
 def _scatter_add_jvp(tangents: Any, ans: Any, h: Any, shape: Any, index: Any) -> Any:
     t = tangents[0]
     if type(t) is np.ndarray:  # what apply does with a plain array
-        return _t._forward(SCATTER_ADD, (t,), {"shape": shape, "index": index})
-    return _t.apply(SCATTER_ADD, t, shape=shape, index=index)
+        return forward(SCATTER_ADD, (t,), {"shape": shape, "index": index})
+    return apply(SCATTER_ADD, t, shape=shape, index=index)
 
 
 GETITEM = Op("getitem", _getitem_impl, (_getitem_vjp,), jvp=_getitem_jvp, symbol="[]", view=True,
              formula="adjoint: scatter-add ḡ into zeros (repeats add up)",
              samples=_getitem_samples)
 SCATTER_ADD = Op("scatter_add", _scatter_add_impl,
-                 (lambda g, ans, h, shape, index: _t.apply(GETITEM, g, index=index),),
+                 (lambda g, ans, h, shape, index: apply(GETITEM, g, index=index),),
                  jvp=_scatter_add_jvp,
                  formula="zeros with h added at index; adjoint: gather ḡ[index]",
                  samples=_scatter_add_samples)
@@ -166,7 +164,7 @@ def _setitem_impl(x: Any, v: Any, index: Any) -> Any:
 
 
 def _setitem_dx(g: Any, ans: Any, x: Any, v: Any, index: Any) -> Any:
-    return _t.apply(SETITEM, g, 0.0, index=index)
+    return apply(SETITEM, g, 0.0, index=index)
 
 
 def _written(shape: tuple[int, ...], index: Any) -> np.ndarray | None:
@@ -186,9 +184,7 @@ def _written(shape: tuple[int, ...], index: Any) -> np.ndarray | None:
 
 
 def _setitem_dv(g: Any, ans: Any, x: Any, v: Any, index: Any) -> Any:
-    from .reduce import reshape_to, sum_to
-
-    gv = _t.apply(GETITEM, g, index=index)
+    gv = apply(GETITEM, g, index=index)
     kept = _written(np.shape(_raw(x)), index)
     if kept is not None:
         gv = gv * kept
@@ -220,7 +216,7 @@ def _setitem_jvp(tangents: Any, ans: Any, x: Any, v: Any, index: Any) -> Any:
     if tx is None:  # zeros of x's shape, in the output's dtype (x's, as the forward casts v)
         a = _raw(ans)
         tx = np.zeros(np.shape(a), dtype=np.result_type(a))
-    return _t.apply(SETITEM, tx, 0.0 if tv is None else tv, index=index)
+    return apply(SETITEM, tx, 0.0 if tv is None else tv, index=index)
 
 
 SETITEM = Op("setitem", _setitem_impl, (_setitem_dx, _setitem_dv), jvp=_setitem_jvp, symbol="[]=",
@@ -234,7 +230,7 @@ OPS = (GETITEM, SCATTER_ADD, SETITEM)
 # -- public functions ----------------------------------------------------------------
 def getitem(x: Any, index: Any) -> Any:
     """``x[index]`` for slices, ints, integer arrays, masks, Ellipsis and None."""
-    return _t.apply(GETITEM, x, index=_frozen_index(index))
+    return apply(GETITEM, x, index=_frozen_index(index))
 
 
 #: Names exported by ``wengert.numpy`` (``take`` and ``take_along_axis`` live in ``shape``).

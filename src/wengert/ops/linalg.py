@@ -20,19 +20,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .. import tensor as _t
 from ..core.op import Op
-from .reduce import broadcast_to, reshape_to, sum_to
+from .base import apply, is_traced
+from .base import primal as _raw
+from .base import shape_of as _shape
+from .broadcast import broadcast_to, reshape_to, sum_to
 from .reduce import sum as _sum
-from .shape import swapaxes, transpose
-
-
-def _raw(x: Any) -> Any:
-    return x._value if isinstance(x, _t.Tensor) else x
-
-
-def _shape(x: Any) -> tuple[int, ...]:
-    return _t.shape_of(x)
+from .shape import reshape, swapaxes, transpose
 
 
 def _mT(x: Any) -> Any:
@@ -113,7 +107,7 @@ def _matmul_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
     return [((rng.normal(size=a), rng.normal(size=b)), {}) for a, b in pairs]
 
 
-_matmul_jvp_one = _bilinear_jvp(lambda a, b: _t.apply(MATMUL, a, b))
+_matmul_jvp_one = _bilinear_jvp(lambda a, b: apply(MATMUL, a, b))
 
 
 def _matmul_jvp(tangents: tuple[Any, ...], ans: Any, a: Any, b: Any) -> Any:
@@ -168,8 +162,6 @@ def _is_identity(t: Any) -> bool:
 
 def _lead(t: Any, rank: int) -> Any:
     """Unit axes after the batch axis of a batched tangent, up to ``rank`` axes."""
-    from .shape import reshape
-
     shape = np.shape(_raw(t))
     if len(shape) >= rank:
         return t
@@ -250,7 +242,7 @@ def _tensordot_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]
 
 
 TENSORDOT = Op("tensordot", _tensordot_impl, (_tensordot_da, _tensordot_db), reads=(0, 1),
-               jvp=_bilinear_jvp(lambda a, b, axes=2: _t.apply(TENSORDOT, a, b, axes=axes)),
+               jvp=_bilinear_jvp(lambda a, b, axes=2: apply(TENSORDOT, a, b, axes=axes)),
                formula="contraction; each adjoint contracts ḡ with the other input",
                samples=_tensordot_samples)
 
@@ -277,7 +269,7 @@ def _contraction(name: str, impl: Any, axes_of: Any, formula: str, samples: Any)
         return _contract_db(g, a, nb, *axes_of(na, nb))
 
     op = Op(name, impl, (da, db), reads=(0, 1), formula=formula, samples=samples)
-    op.jvp = _bilinear_jvp(lambda a, b: _t.apply(op, a, b))
+    op.jvp = _bilinear_jvp(lambda a, b: apply(op, a, b))
     return op
 
 
@@ -313,7 +305,7 @@ def _outer_db(g: Any, ans: Any, a: Any, b: Any) -> Any:
 
 
 OUTER = Op("outer", _outer_impl, (_outer_da, _outer_db), reads=(0, 1),
-           jvp=_bilinear_jvp(lambda a, b: _t.apply(OUTER, a, b)),
+           jvp=_bilinear_jvp(lambda a, b: apply(OUTER, a, b)),
            formula="ā = ḡ b, b̄ = ḡᵀ a (inputs flattened)", symbol="⊗",
            samples=_pair_samples([((3,), (4,)), ((2, 2), (3,)), ((), (3,))]))
 
@@ -346,7 +338,7 @@ def _kron_db(g: Any, ans: Any, a: Any, b: Any) -> Any:
 
 
 KRON = Op("kron", np.kron, (_kron_da, _kron_db), reads=(0, 1), symbol="⊗",
-          jvp=_bilinear_jvp(lambda a, b: _t.apply(KRON, a, b)),
+          jvp=_bilinear_jvp(lambda a, b: apply(KRON, a, b)),
           formula="blocks a[i]·b; each adjoint sums ḡ's blocks against the other input",
           samples=_pair_samples([((2, 3), (2, 2)), ((3,), (2,)), ((2, 2), (3,)),
                                  ((2, 1, 2), (2, 3)), ((), (2, 2))]))
@@ -412,7 +404,7 @@ def _einsum_vjp(i: int, g: Any, a: Any, b: Any, subscripts: str) -> Any:
     if other_term == "" and out == keep and type(_raw(other)) is float and _raw(other) == 1.0:
         d = g
     else:
-        d = _t.apply(EINSUM, g, other, subscripts=spec)
+        d = apply(EINSUM, g, other, subscripts=spec)
     dshape = _shape(d)
     summed = tuple(k for k, c in enumerate(keep) if sizes[c] == 1 and dshape[k] != 1)
     if summed:
@@ -454,7 +446,7 @@ def _einsum_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 EINSUM = Op("einsum", _einsum_impl,
             (lambda g, ans, a, b, subscripts: _einsum_vjp(0, g, a, b, subscripts),
              lambda g, ans, a, b, subscripts: _einsum_vjp(1, g, a, b, subscripts)),
-            jvp=_bilinear_jvp(lambda a, b, subscripts: _t.apply(EINSUM, a, b,
+            jvp=_bilinear_jvp(lambda a, b, subscripts: apply(EINSUM, a, b,
                                                                  subscripts=subscripts)),
             reads=(0, 1), symbol="einsum",
             formula="two-operand contraction; each adjoint is an einsum of ḡ with the other",
@@ -490,7 +482,7 @@ def _inv_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
 
 def _logdet_tangent(ta: Any, a: Any) -> Any:
     """``tr(A⁻¹ dA)``, with a solve rather than an inverse."""
-    return _trace2(_t.apply(SOLVE, a, ta))
+    return _trace2(apply(SOLVE, a, ta))
 
 
 def _det_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
@@ -534,12 +526,12 @@ def _solve_impl(a: Any, b: Any) -> Any:
 
 
 def _solve_da(g: Any, ans: Any, a: Any, b: Any) -> Any:
-    bbar = _t.apply(SOLVE, _mT(a), g)
+    bbar = apply(SOLVE, _mT(a), g)
     return sum_to(-matmul(bbar, _mT(ans)), _shape(a))
 
 
 def _solve_db(g: Any, ans: Any, a: Any, b: Any) -> Any:
-    return sum_to(_t.apply(SOLVE, _mT(a), g), _shape(b))
+    return sum_to(apply(SOLVE, _mT(a), g), _shape(b))
 
 
 def _solve_jvp(tangents: tuple[Any, ...], ans: Any, a: Any, b: Any) -> Any:
@@ -551,7 +543,7 @@ def _solve_jvp(tangents: tuple[Any, ...], ans: Any, a: Any, b: Any) -> Any:
         rhs = -da_x if rhs is None else rhs - da_x
     if rhs is None:
         return _zeros_like(ans)
-    return _t.apply(SOLVE, a, rhs)
+    return apply(SOLVE, a, rhs)
 
 
 def _solve_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
@@ -584,7 +576,7 @@ def _cholesky_vjp(g: Any, ans: Any, a: Any) -> Any:
     # Murray (2016), arXiv:1602.07527: Ā = sym(L⁻ᵀ Φ(Lᵀ L̄) L⁻¹).
     lt = _mT(ans)
     p = matmul(lt, g) * _phi(_shape(ans)[-1])
-    s = _t.apply(SOLVE, lt, _mT(_t.apply(SOLVE, lt, _mT(p))))
+    s = apply(SOLVE, lt, _mT(apply(SOLVE, lt, _mT(p))))
     return (s + _mT(s)) * 0.5
 
 
@@ -594,8 +586,8 @@ def _cholesky_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
     if ta is None:
         return _zeros_like(ans)
     ds = (ta + _mT(ta)) * 0.5
-    y = _t.apply(SOLVE, ans, ds)  # L⁻¹ dS
-    m = _t.apply(SOLVE, ans, _mT(y))  # L⁻¹ (L⁻¹ dS)ᵀ = L⁻¹ dS L⁻ᵀ (dS is symmetric)
+    y = apply(SOLVE, ans, ds)  # L⁻¹ dS
+    m = apply(SOLVE, ans, _mT(y))  # L⁻¹ (L⁻¹ dS)ᵀ = L⁻¹ dS L⁻ᵀ (dS is symmetric)
     return matmul(ans, m * _phi(_shape(ans)[-1]))
 
 
@@ -621,22 +613,22 @@ def matmul(x: Any, y: Any) -> Any:
     array([[1., 2.],
            [1., 2.]])
     """
-    return _t.apply(MATMUL, x, y)
+    return apply(MATMUL, x, y)
 
 
 def dot(a: Any, b: Any) -> Any:
     """Dot product with ``np.dot``'s rules (scalars, 1-d, N-d with 1-d or M-d)."""
-    return _t.apply(DOT, a, b)
+    return apply(DOT, a, b)
 
 
 def inner(a: Any, b: Any) -> Any:
     """Inner product over the last axes (``np.inner``)."""
-    return _t.apply(INNER, a, b)
+    return apply(INNER, a, b)
 
 
 def outer(a: Any, b: Any) -> Any:
     """Outer product of the flattened inputs (``np.outer``)."""
-    return _t.apply(OUTER, a, b)
+    return apply(OUTER, a, b)
 
 
 def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
@@ -646,12 +638,12 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
     ``n`` of ``b``) or a pair of axis sequences.
     """
     na, nb = np.ndim(_raw(a)), np.ndim(_raw(b))
-    return _t.apply(TENSORDOT, a, b, axes=_norm_axes(axes, na, nb))
+    return apply(TENSORDOT, a, b, axes=_norm_axes(axes, na, nb))
 
 
 def kron(a: Any, b: Any) -> Any:
     """Kronecker product (``np.kron``)."""
-    return _t.apply(KRON, a, b)
+    return apply(KRON, a, b)
 
 
 def vdot(a: Any, b: Any) -> Any:
@@ -742,7 +734,7 @@ def _einsum_sublists(args: tuple[Any, ...]) -> tuple[str, list[Any]]:
 
 
 def _einsum_pair(a: Any, b: Any, ta: str, tb: str, out: str) -> Any:
-    return _t.apply(EINSUM, a, b, subscripts=f"{ta},{tb}->{out}")
+    return apply(EINSUM, a, b, subscripts=f"{ta},{tb}->{out}")
 
 
 def einsum(*operands: Any, optimize: Any = "greedy", **kwargs: Any) -> Any:
@@ -777,9 +769,9 @@ def einsum(*operands: Any, optimize: Any = "greedy", **kwargs: Any) -> Any:
         subscripts, ops = _einsum_sublists(operands)
     if not ops:
         raise ValueError("einsum: at least one operand is needed")
-    if not any(isinstance(o, _t.Tensor) for o in ops):
+    if not any(is_traced(o) for o in ops):
         return np.einsum(subscripts, *ops, optimize=optimize)
-    ops = [o if isinstance(o, _t.Tensor) else np.asarray(o) for o in ops]
+    ops = [o if is_traced(o) else np.asarray(o) for o in ops]
     shapes = [_shape(o) for o in ops]
     terms, out = _einsum_parse(subscripts, shapes)
     if len(ops) == 1:
@@ -813,12 +805,12 @@ def einsum(*operands: Any, optimize: Any = "greedy", **kwargs: Any) -> Any:
 
 def inv(a: Any) -> Any:
     """Inverse of a square matrix (or a stack of them)."""
-    return _t.apply(INV, a)
+    return apply(INV, a)
 
 
 def det(a: Any) -> Any:
     """Determinant of a square matrix (or a stack of them)."""
-    return _t.apply(DET, a)
+    return apply(DET, a)
 
 
 class SlogdetResult(NamedTuple):
@@ -835,9 +827,7 @@ def slogdet(a: Any) -> SlogdetResult:
     differentiable with gradient ``A⁻ᵀ``.
     """
     sign = np.linalg.slogdet(_raw(a))[0]
-    if isinstance(a, _t.Tensor):
-        sign = _t._const(sign)
-    return SlogdetResult(sign, _t.apply(SLOGDET, a))
+    return SlogdetResult(sign, apply(SLOGDET, a))
 
 
 def _vector_rhs(a: Any, b: Any) -> bool:
@@ -855,9 +845,9 @@ def solve(a: Any, b: Any) -> Any:
     """
     if _vector_rhs(a, b):
         bs = _shape(b)
-        x = _t.apply(SOLVE, a, reshape_to(b, bs + (1,)))
+        x = apply(SOLVE, a, reshape_to(b, bs + (1,)))
         return reshape_to(x, _shape(x)[:-1])
-    return _t.apply(SOLVE, a, b)
+    return apply(SOLVE, a, b)
 
 
 def cholesky(a: Any) -> Any:
@@ -866,7 +856,7 @@ def cholesky(a: Any) -> Any:
     As in JAX, the input is symmetrised first (``(a + aᵀ)/2``; no change for a
     symmetric input), so the gradient is the symmetric one.
     """
-    return _t.apply(CHOLESKY, a)
+    return apply(CHOLESKY, a)
 
 
 #: Names exported by ``wengert.numpy``.

@@ -18,33 +18,19 @@ from typing import Any
 
 import numpy as np
 
-from .. import tensor as _t
 from ..core.op import Op
 from . import elementwise as _ew
 from . import indexing as _ix
 from . import shape as _sh
+from .base import apply, linear, shape_of
+from .base import primal as _raw
+from .broadcast import SUM, axis_samples, broadcast_to, expand, keep_shape, norm_axis, reshape_to
 
-
-def _raw(x: Any) -> Any:
-    return x._value if isinstance(x, _t.Tensor) else x
-
-
-def _shape_of(x: Any) -> tuple[int, ...]:
-    return _t.shape_of(x)
-
-
-def _norm_axis(axis: Any, ndim: int) -> tuple[int, ...]:
-    if axis is None:
-        return tuple(range(ndim))
-    if isinstance(axis, (tuple, list)):
-        return tuple(sorted(a % ndim for a in axis)) if ndim else ()
-    return (axis % ndim,) if ndim else ()
-
-
-def _keep_shape(shape: tuple[int, ...], axis: Any) -> tuple[int, ...]:
-    """The shape of a reduction over ``axis`` with keepdims=True."""
-    axes = _norm_axis(axis, len(shape))
-    return tuple(1 if i in axes else n for i, n in enumerate(shape))
+_shape_of = shape_of
+_norm_axis = norm_axis
+_keep_shape = keep_shape
+_expand = expand
+_axis_samples = axis_samples
 
 
 def _count(shape: tuple[int, ...], axis: Any) -> int:
@@ -53,13 +39,6 @@ def _count(shape: tuple[int, ...], axis: Any) -> int:
     for a in _norm_axis(axis, len(shape)):
         n *= shape[a]
     return n
-
-
-def _expand(g: Any, shape: tuple[int, ...], axis: Any, keepdims: bool) -> Any:
-    """Broadcast a reduction's cotangent (or output) back to the input ``shape``."""
-    if not keepdims and axis is not None:  # (over every axis, g is a scalar: it broadcasts)
-        g = reshape_to(g, _keep_shape(shape, axis))
-    return _reshaped(BROADCAST_TO, g, shape)  # (shape: a tuple of ints already)
 
 
 def _expand_raw(v: Any, shape: tuple[int, ...], axis: Any, keepdims: bool) -> Any:
@@ -92,20 +71,6 @@ def _cast(x: Any, dtype: Any) -> Any:
     return x if dtype is None else _ew.astype(x, dtype)
 
 
-def _linear(op: Op) -> Op:
-    """Give a linear one-input op its JVP: the op applied to the tangent, same params."""
-
-    def jvp(ts: tuple[Any, ...], ans: Any, x: Any, **params: Any) -> Any:
-        t = ts[0]
-        if type(t) is np.ndarray:  # what apply does with a plain array
-            return _t._forward(op, (t,), params)
-        return _t.apply(op, t, **params)
-
-    jvp.__name__ = f"{op.name}_jvp"
-    op.jvp = jvp
-    return op
-
-
 # -- sample generators for the registry sweep -----------------------------------------
 def _distinct(rng: Any, shape: tuple[int, ...]) -> np.ndarray:
     """Values with gaps of at least 0.25 (no ties, safe for central differences)."""
@@ -114,52 +79,18 @@ def _distinct(rng: Any, shape: tuple[int, ...]) -> np.ndarray:
     return v.reshape(shape)
 
 
-def _axis_samples(draw: Any) -> Any:
-    def samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
-        cases = [
-            ((), {"axis": None, "keepdims": False}),
-            ((4,), {"axis": None, "keepdims": False}),
-            ((4,), {"axis": 0, "keepdims": True}),
-            ((2, 3), {"axis": 0, "keepdims": False}),
-            ((2, 3), {"axis": -1, "keepdims": True}),
-            ((2, 3, 4), {"axis": (0, 2), "keepdims": False}),
-            ((2, 3, 4), {"axis": (-1, 1), "keepdims": True}),
-            ((3, 1, 2), {"axis": None, "keepdims": True}),
-        ]
-        return [((draw(rng, s),), p) for s, p in cases]
-
-    return samples
-
-
 def _normal(rng: Any, shape: tuple[int, ...]) -> Any:
     return rng.normal(size=shape)
 
 
-# -- sum, mean -------------------------------------------------------------------------
-def _sum_vjp(g: Any, ans: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    return _expand(g, _shape_of(x), axis, keepdims)
-
-
-def _sum_impl(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    if type(x) is np.ndarray:  # what ndarray.sum runs, without np.sum's dispatch
-        return _add_reduce(x, axis=axis, keepdims=keepdims)
-    return np.sum(x, axis=axis, keepdims=keepdims)
-
-
-_add_reduce = np.add.reduce
-SUM = _linear(Op(
-    "sum", _sum_impl,
-    (_sum_vjp,), formula="∂/∂x sum(x) = 1 (broadcast back)", symbol="Σ",
-    samples=_axis_samples(_normal)))
-
-
+# -- mean ---------------------------------------------------------------------------------
 def _mean_vjp(g: Any, ans: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     shape = _shape_of(x)
     n = _count(shape, axis)
     return _expand(g, shape, axis, keepdims) * (1.0 / n if n else math.nan)
 
 
-MEAN = _linear(Op(
+MEAN = linear(Op(
     "mean", lambda x, axis=None, keepdims=False: np.mean(x, axis=axis, keepdims=keepdims),
     (_mean_vjp,), formula="∂/∂x mean(x) = 1/n (broadcast back)", symbol="mean",
     samples=_axis_samples(_normal)))
@@ -302,7 +233,7 @@ def _scan_samples(draw: Any) -> Any:
     return samples
 
 
-CUMSUM = _linear(Op("cumsum", lambda x, axis=None: np.cumsum(x, axis=axis), (_cumsum_vjp,),
+CUMSUM = linear(Op("cumsum", lambda x, axis=None: np.cumsum(x, axis=axis), (_cumsum_vjp,),
                     formula="adjoint: reversed cumulative sum", symbol="cumsum",
                     samples=_scan_samples(_normal)))
 CUMPROD = Op("cumprod", lambda x, axis=None: np.cumprod(x, axis=axis), (_cumprod_vjp,),
@@ -545,7 +476,7 @@ def _trace_vjp(g: Any, ans: Any, x: Any, offset: int = 0, axis1: int = 0,
     return _sh.diagonal_embed(diag, shape, offset, a1, a2)
 
 
-TRACE = _linear(Op(
+TRACE = linear(Op(
     "trace", lambda x, offset=0, axis1=0, axis2=1: np.trace(x, offset, axis1, axis2),
     (_trace_vjp,), formula="adjoint: the cotangent on the diagonal", symbol="tr",
     samples=lambda rng: [
@@ -557,70 +488,7 @@ TRACE = _linear(Op(
     ]))
 
 
-# -- broadcasting helpers used by the backward sweep and by rules -----------------------
-def _broadcast_vjp(g: Any, ans: Any, x: Any, shape: Any) -> Any:
-    return sum_to(g, _shape_of(x))
-
-
-def _broadcast_to_impl(x: Any, shape: tuple[int, ...]) -> Any:
-    """``np.broadcast_to``; a float scalar (a full reduction's cotangent) directly.
-
-    For a Python float or ``np.float64`` (immutable, so nothing can write
-    through to the view), the result is the read-only zero-stride view that
-    ``np.broadcast_to`` returns, built with one constructor call instead of
-    its Python-level argument handling.
-    """
-    tx = type(x)
-    if tx is float or tx is np.float64:
-        one = np.array(x)  # 0-d float64: the view's memory
-        view = np.ndarray(shape, one.dtype, one, 0, (0,) * len(shape))
-        view.flags.writeable = False
-        return view
-    return np.broadcast_to(x, shape)
-
-
-BROADCAST_TO = _linear(Op(
-    "broadcast_to", _broadcast_to_impl, (_broadcast_vjp,),
-    formula="adjoint: sum over the broadcast axes", view=True,
-    samples=lambda rng: [
-        ((rng.normal(size=(3,)),), {"shape": (2, 3)}),
-        ((rng.normal(size=(2, 1)),), {"shape": (4, 2, 3)}),
-        ((np.float64(rng.normal()),), {"shape": (2, 2)}),
-    ]))
-
-
-def _sum_to_impl(x: Any, shape: Any) -> Any:
-    xs = np.shape(x)
-    lead = len(xs) - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        i + lead for i, n in enumerate(shape) if n == 1 and xs[i + lead] != 1
-    )
-    out = np.sum(x, axis=axes, keepdims=True) if axes else x
-    return np.reshape(out, shape)
-
-
-SUM_TO = _linear(Op(
-    "sum_to", _sum_to_impl, (lambda g, ans, x, shape: broadcast_to(g, _shape_of(x)),),
-    formula="sum over broadcast axes; adjoint: broadcast_to",
-    samples=lambda rng: [
-        ((rng.normal(size=(2, 3)),), {"shape": (3,)}),
-        ((rng.normal(size=(4, 2, 3)),), {"shape": (2, 1)}),
-        ((rng.normal(size=(2, 2)),), {"shape": ()}),
-    ]))
-
-
-def _reshape_to_impl(x: Any, shape: Any) -> Any:
-    return np.reshape(x, shape)
-
-
-RESHAPE_TO = _linear(Op(
-    "reshape_to", _reshape_to_impl, (lambda g, ans, x, shape: reshape_to(g, _shape_of(x)),),
-    formula="adjoint: reshape back", view=True,
-    samples=lambda rng: [((rng.normal(size=(2, 3)),), {"shape": (3, 2)}),
-                         ((rng.normal(size=(4,)),), {"shape": (2, 1, 2)})]))
-
-OPS = (SUM, MEAN, PROD, CUMSUM, CUMPROD, MAX, MIN, VAR, STD, LOGSUMEXP, NORM, TRACE,
-       BROADCAST_TO, SUM_TO, RESHAPE_TO)
+OPS = (MEAN, PROD, CUMSUM, CUMPROD, MAX, MIN, VAR, STD, LOGSUMEXP, NORM, TRACE)
 
 
 # -- public functions --------------------------------------------------------------------
@@ -636,14 +504,14 @@ def sum(x: Any, axis: Any = None, keepdims: bool = False, *, dtype: Any = None, 
     tensor([4., 6.], grad_fn=<SumBackward>)
     """
     _no_extras("sum", out, initial=initial, where=where)
-    return _t.apply(SUM, _cast(x, dtype), axis=_axis_param(axis), keepdims=bool(keepdims))
+    return apply(SUM, _cast(x, dtype), axis=_axis_param(axis), keepdims=bool(keepdims))
 
 
 def mean(x: Any, axis: Any = None, keepdims: bool = False, *, dtype: Any = None,
          out: Any = None, where: Any = None) -> Any:
     """Arithmetic mean over ``axis``; the gradient is ``1/n`` broadcast back."""
     _no_extras("mean", out, where=where)
-    return _t.apply(MEAN, _cast(x, dtype), axis=_axis_param(axis), keepdims=bool(keepdims))
+    return apply(MEAN, _cast(x, dtype), axis=_axis_param(axis), keepdims=bool(keepdims))
 
 
 def prod(x: Any, axis: Any = None, keepdims: bool = False, *, dtype: Any = None,
@@ -661,7 +529,7 @@ def prod(x: Any, axis: Any = None, keepdims: bool = False, *, dtype: Any = None,
     array([0., 6., 0.])
     """
     _no_extras("prod", out, initial=initial, where=where)
-    return _t.apply(PROD, _cast(x, dtype), axis=_axis_param(axis), keepdims=bool(keepdims))
+    return apply(PROD, _cast(x, dtype), axis=_axis_param(axis), keepdims=bool(keepdims))
 
 
 def max(x: Any, axis: Any = None, keepdims: bool = False, *, out: Any = None,  # noqa: A001
@@ -676,14 +544,14 @@ def max(x: Any, axis: Any = None, keepdims: bool = False, *, out: Any = None,  #
     array([0. , 0.5, 0.5])
     """
     _no_extras("max", out, initial=initial, where=where)
-    return _t.apply(MAX, x, axis=_axis_param(axis), keepdims=bool(keepdims))
+    return apply(MAX, x, axis=_axis_param(axis), keepdims=bool(keepdims))
 
 
 def min(x: Any, axis: Any = None, keepdims: bool = False, *, out: Any = None,  # noqa: A001
         initial: Any = None, where: Any = None) -> Any:
     """Minimum over ``axis``; ties split the gradient evenly among the minima."""
     _no_extras("min", out, initial=initial, where=where)
-    return _t.apply(MIN, x, axis=_axis_param(axis), keepdims=bool(keepdims))
+    return apply(MIN, x, axis=_axis_param(axis), keepdims=bool(keepdims))
 
 
 amax = max
@@ -707,7 +575,7 @@ def var(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, *, dtyp
         out: Any = None, where: Any = None, mean: Any = None, correction: Any = None) -> Any:
     """Variance over ``axis`` with ``ddof`` delta degrees of freedom."""
     _no_extras("var", out, where=where, mean=mean)
-    return _t.apply(VAR, _cast(x, dtype), axis=_axis_param(axis), ddof=_ddof(ddof, correction),
+    return apply(VAR, _cast(x, dtype), axis=_axis_param(axis), ddof=_ddof(ddof, correction),
                     keepdims=bool(keepdims))
 
 
@@ -715,20 +583,20 @@ def std(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, *, dtyp
         out: Any = None, where: Any = None, mean: Any = None, correction: Any = None) -> Any:
     """Standard deviation over ``axis`` with ``ddof`` delta degrees of freedom."""
     _no_extras("std", out, where=where, mean=mean)
-    return _t.apply(STD, _cast(x, dtype), axis=_axis_param(axis), ddof=_ddof(ddof, correction),
+    return apply(STD, _cast(x, dtype), axis=_axis_param(axis), ddof=_ddof(ddof, correction),
                     keepdims=bool(keepdims))
 
 
 def cumsum(x: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
     """Cumulative sum along ``axis`` (of the flattened input by default)."""
     _no_extras("cumsum", out)
-    return _t.apply(CUMSUM, _cast(x, dtype), axis=_axis_param(axis))
+    return apply(CUMSUM, _cast(x, dtype), axis=_axis_param(axis))
 
 
 def cumprod(x: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
     """Cumulative product along ``axis``; the gradient is exact with zeros."""
     _no_extras("cumprod", out)
-    return _t.apply(CUMPROD, _cast(x, dtype), axis=_axis_param(axis))
+    return apply(CUMPROD, _cast(x, dtype), axis=_axis_param(axis))
 
 
 def _cumulative(scan: Any, fill: float, x: Any, axis: Any, dtype: Any, out: Any,
@@ -760,7 +628,7 @@ def cumulative_prod(x: Any, *, axis: Any = None, dtype: Any = None, out: Any = N
 
 def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """``log(sum(exp(x)))`` over ``axis``, computed stably; the gradient is the softmax."""
-    return _t.apply(LOGSUMEXP, x, axis=_axis_param(axis), keepdims=bool(keepdims))
+    return apply(LOGSUMEXP, x, axis=_axis_param(axis), keepdims=bool(keepdims))
 
 
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A002
@@ -781,14 +649,14 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     if ord is not None and not isinstance(ord, str):
         f = float(ord)
         ord = int(f) if f.is_integer() else f
-    return _t.apply(NORM, x, ord=ord, axis=axis, keepdims=bool(keepdims))
+    return apply(NORM, x, ord=ord, axis=axis, keepdims=bool(keepdims))
 
 
 def trace(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
           out: Any = None) -> Any:
     """Sum along a diagonal (``offset``) of the ``axis1``/``axis2`` planes."""
     _no_extras("trace", out)
-    return _t.apply(TRACE, _cast(x, dtype), offset=int(offset), axis1=int(axis1),
+    return apply(TRACE, _cast(x, dtype), offset=int(offset), axis1=int(axis1),
                     axis2=int(axis2))
 
 
@@ -820,45 +688,6 @@ def average(x: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
     return (avg, scl) if returned else avg
 
 
-def broadcast_to(x: Any, shape: Any) -> Any:
-    """Broadcast ``x`` to ``shape``; the gradient sums over the broadcast axes."""
-    shape = tuple(int(n) for n in shape) if isinstance(shape, (tuple, list)) else (int(shape),)
-    return _reshaped(BROADCAST_TO, x, shape)
-
-
-def broadcast_arrays(*args: Any) -> list[Any]:
-    """Broadcast the inputs against each other (``numpy.broadcast_arrays``)."""
-    shape = np.broadcast_shapes(*[_shape_of(a) for a in args])
-    return [broadcast_to(a, shape) for a in args]
-
-
-def sum_to(x: Any, shape: tuple[int, ...]) -> Any:
-    """Sum ``x`` down to ``shape`` (the adjoint of broadcasting)."""
-    return _reshaped(SUM_TO, x, tuple(shape))
-
-
-def reshape_to(x: Any, shape: tuple[int, ...]) -> Any:
-    """Reshape used inside rules (records no ``reshape`` parameter checks)."""
-    return _reshaped(RESHAPE_TO, x, tuple(shape))
-
-
-def _reshaped(op: Op, x: Any, shape: tuple[int, ...]) -> Any:
-    """``op(x, shape=shape)``, or ``x`` itself when it has that shape already.
-
-    A plain array or float scalar (the rules of a backward pass, a full
-    reduction's cotangent) goes straight to the NumPy forward, as ``apply``
-    would send it.
-    """
-    tx = type(x)
-    if tx is np.ndarray or tx is float or tx is np.float64:
-        if (x.shape if tx is np.ndarray else ()) == shape:
-            return x
-        return _t._forward(op, (x,), {"shape": shape})
-    if _shape_of(x) == shape:
-        return x
-    return _t.apply(op, x, shape=shape)
-
-
 def _ufunc_reduce(fn: Any) -> Any:
     def reduce(x: Any, axis: Any = 0, dtype: Any = None, out: Any = None,
                keepdims: bool = False, **kwargs: Any) -> Any:
@@ -884,13 +713,12 @@ def _ufunc_accumulate(fn: Any) -> Any:
 #: Names exported by ``wengert.numpy``.
 PUBLIC = ("sum", "mean", "prod", "max", "min", "amax", "amin", "ptp", "var", "std", "cumsum",
           "cumprod", "cumulative_sum", "cumulative_prod", "logsumexp", "norm", "trace",
-          "average", "broadcast_to", "broadcast_arrays", "sum_to")
+          "average")
 #: NumPy function -> function, for ``Tensor.__array_function__``.
 NUMPY = {
     np.sum: sum, np.mean: mean, np.prod: prod, np.max: max, np.min: min, np.amax: max,
     np.amin: min, np.ptp: ptp, np.var: var, np.std: std, np.cumsum: cumsum,
     np.cumprod: cumprod, np.linalg.norm: norm, np.trace: trace, np.average: average,
-    np.broadcast_to: broadcast_to, np.broadcast_arrays: broadcast_arrays,
 }
 if hasattr(np, "cumulative_sum"):
     NUMPY[np.cumulative_sum] = cumulative_sum

@@ -7,7 +7,7 @@ Concatenate and stack are variadic: their rules are :class:`PerInput`, which
 hands input ``i`` the rule ``rule(i, g, ans, *inputs, **params)``.
 
 All of them but ``sort`` are linear in their (first, or every) differentiable
-input, so their JVP is the op itself applied to the tangent (:func:`_linear`);
+input, so their JVP is the op itself applied to the tangent (:func:`~wengert.ops.base.linear`);
 ``sort`` applies its argsort permutation to the tangent.
 """
 
@@ -19,19 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from .. import tensor as _t
 from ..core.op import Op, PerInput
 from . import elementwise as _ew
 from . import indexing as _ix
-from . import reduce as _red
-
-
-def _raw(x: Any) -> Any:
-    return x._value if isinstance(x, _t.Tensor) else x
-
-
-def _shape_of(x: Any) -> tuple[int, ...]:
-    return np.shape(_raw(x))
+from .base import apply, linear, linear_variadic, no_out
+from .base import primal as _raw
+from .base import shape_of as _shape_of
+from .broadcast import reshape_to, sum_along, sum_to
 
 
 def _axis_tuple(axis: Any, ndim: int) -> tuple[int, ...]:
@@ -55,45 +49,9 @@ def _cast(x: Any, dtype: Any) -> Any:
     return x if dtype is None else _ew.astype(x, dtype)
 
 
-def _no_out(name: str, out: Any) -> None:
-    if out is not None:
-        raise TypeError(
-            f"wengert.{name}: out= is not supported on tensors (the gradient would be lost); "
-            "assign the result instead (y = np.f(x))."
-        )
-
-
 def _variadic(name: str, impl: Any, rule: Any, **kwargs: Any) -> Op:
     """An op taking any number of inputs (``nin == -1``), one rule for all of them."""
     return Op(name, impl, PerInput(rule), **kwargs)
-
-
-def _linear(op: Op, **fixed: Any) -> Op:
-    """Give an op linear in input 0 its JVP: the op applied to the tangent, same params.
-
-    The other inputs (index arrays) are passed along; ``fixed`` overrides
-    params (``pad`` pads the tangent with zeros, not with ``constant_values``).
-    """
-
-    def jvp(ts: tuple[Any, ...], ans: Any, x: Any, *rest: Any, **params: Any) -> Any:
-        return _t.apply(op, ts[0], *rest, **({**params, **fixed} if fixed else params))
-
-    jvp.__name__ = f"{op.name}_jvp"
-    op.jvp = jvp
-    return op
-
-
-def _linear_variadic(op: Op) -> Op:
-    """Give a variadic op linear in every input its JVP: the op on the tangents (zeros for None)."""
-
-    def jvp(ts: tuple[Any, ...], ans: Any, *xs: Any, **params: Any) -> Any:
-        dtype = np.result_type(_raw(ans))
-        parts = [np.zeros(_shape_of(x), dtype) if t is None else t for t, x in zip(ts, xs)]
-        return _t.apply(op, *parts, **params)
-
-    jvp.__name__ = f"{op.name}_jvp"
-    op.jvp = jvp
-    return op
 
 
 # -- sample helpers ------------------------------------------------------------------------
@@ -107,7 +65,7 @@ def _distinct(rng: Any, *shape: int) -> np.ndarray:
 
 
 # -- reshape, transpose and friends (views) ------------------------------------------------
-RESHAPE = _linear(Op("reshape", lambda x, shape: np.reshape(x, shape),
+RESHAPE = linear(Op("reshape", lambda x, shape: np.reshape(x, shape),
                      (lambda g, ans, x, shape: reshape(g, _shape_of(x)),),
                      formula="adjoint: reshape back", view=True,
                      samples=lambda rng: [((_n(rng, 2, 3),), {"shape": (3, 2)}),
@@ -122,17 +80,17 @@ def _transpose_vjp(g: Any, ans: Any, x: Any, axes: Any = None) -> Any:
     return transpose(g, tuple(int(a) for a in np.argsort(axes)))
 
 
-TRANSPOSE = _linear(Op("transpose", lambda x, axes=None: np.transpose(x, axes), (_transpose_vjp,),
+TRANSPOSE = linear(Op("transpose", lambda x, axes=None: np.transpose(x, axes), (_transpose_vjp,),
                        formula="adjoint: inverse permutation", symbol="ᵀ", view=True,
                        samples=lambda rng: [((_n(rng, 2, 3),), {}),
                                             ((_n(rng, 2, 3, 4),), {"axes": (1, 2, 0)}),
                                             ((_n(rng, 2, 3, 4),), {"axes": None})]))
-SWAPAXES = _linear(Op("swapaxes", lambda x, axis1, axis2: np.swapaxes(x, axis1, axis2),
+SWAPAXES = linear(Op("swapaxes", lambda x, axis1, axis2: np.swapaxes(x, axis1, axis2),
                       (lambda g, ans, x, axis1, axis2: swapaxes(g, axis1, axis2),),
                       formula="adjoint: swap back", view=True,
                       samples=lambda rng: [((_n(rng, 2, 3),), {"axis1": 0, "axis2": 1}),
                                            ((_n(rng, 2, 3, 4),), {"axis1": -1, "axis2": 0})]))
-MOVEAXIS = _linear(Op(
+MOVEAXIS = linear(Op(
     "moveaxis", lambda x, source, destination: np.moveaxis(x, source, destination),
     (lambda g, ans, x, source, destination: moveaxis(g, destination, source),),
     formula="adjoint: move back", view=True,
@@ -140,21 +98,21 @@ MOVEAXIS = _linear(Op(
         ((_n(rng, 2, 3, 4),), {"source": 0, "destination": -1}),
         ((_n(rng, 2, 3, 4),), {"source": (0, -1), "destination": (-1, 1)}),
     ]))
-EXPAND_DIMS = _linear(Op("expand_dims", lambda x, axis: np.expand_dims(x, axis),
+EXPAND_DIMS = linear(Op("expand_dims", lambda x, axis: np.expand_dims(x, axis),
                          (lambda g, ans, x, axis: reshape(g, _shape_of(x)),),
                          formula="adjoint: reshape back", view=True,
                          samples=lambda rng: [((_n(rng, 3),), {"axis": 0}),
                                               ((_n(rng, 2, 3),), {"axis": -1}),
                                               ((_n(rng, 2, 3),), {"axis": (0, 2)}),
                                               ((np.float64(rng.normal()),), {"axis": 0})]))
-SQUEEZE = _linear(Op("squeeze", lambda x, axis=None: np.squeeze(x, axis),
+SQUEEZE = linear(Op("squeeze", lambda x, axis=None: np.squeeze(x, axis),
                      (lambda g, ans, x, axis=None: reshape(g, _shape_of(x)),),
                      formula="adjoint: reshape back", view=True,
                      samples=lambda rng: [((_n(rng, 1, 3, 1),), {"axis": None}),
                                           ((_n(rng, 1, 3, 1),), {"axis": -1}),
                                           ((_n(rng, 1, 3, 1),), {"axis": (0, 2)}),
                                           ((_n(rng, 1),), {"axis": None})]))
-FLIP = _linear(Op("flip", lambda x, axis=None: np.flip(x, axis),
+FLIP = linear(Op("flip", lambda x, axis=None: np.flip(x, axis),
                   (lambda g, ans, x, axis=None: flip(g, axis),),
                   formula="adjoint: flip back", view=True,
                   samples=lambda rng: [((_n(rng, 4),), {"axis": None}),
@@ -167,7 +125,7 @@ def _neg_shift(shift: Any) -> Any:
     return tuple(-s for s in shift) if isinstance(shift, tuple) else -shift
 
 
-ROLL = _linear(Op("roll", lambda x, shift, axis=None: np.roll(x, shift, axis),
+ROLL = linear(Op("roll", lambda x, shift, axis=None: np.roll(x, shift, axis),
                   (lambda g, ans, x, shift, axis=None: roll(g, _neg_shift(shift), axis),),
                   formula="adjoint: roll back",
                   samples=lambda rng: [((_n(rng, 5),), {"shift": 2, "axis": None}),
@@ -183,11 +141,11 @@ def _tile_vjp(g: Any, ans: Any, x: Any, reps: tuple[int, ...]) -> Any:
     s = (1,) * (d - len(xs)) + xs
     r = (1,) * (d - len(reps)) + tuple(reps)
     split = tuple(v for pair in zip(r, s) for v in pair)
-    summed = _red.sum(_red.reshape_to(g, split), axis=tuple(range(0, 2 * d, 2)))
-    return _red.reshape_to(summed, xs)
+    summed = sum_along(reshape_to(g, split), axis=tuple(range(0, 2 * d, 2)))
+    return reshape_to(summed, xs)
 
 
-TILE = _linear(Op("tile", lambda x, reps: np.tile(x, reps), (_tile_vjp,),
+TILE = linear(Op("tile", lambda x, reps: np.tile(x, reps), (_tile_vjp,),
                   formula="adjoint: sum the tiles",
                   samples=lambda rng: [((_n(rng, 3),), {"reps": (2,)}),
                                        ((_n(rng, 2, 3),), {"reps": (2, 1, 3)}),
@@ -205,14 +163,14 @@ def _repeat_vjp(g: Any, ans: Any, x: Any, repeats: Any, axis: Any = None) -> Any
     n = base[a]
     if isinstance(repeats, int):
         split = base[:a] + (n, repeats) + base[a + 1:]
-        out = _red.sum(_red.reshape_to(g, split), axis=a + 1)
+        out = sum_along(reshape_to(g, split), axis=a + 1)
     else:
         index = np.repeat(np.arange(n), repeats)
-        out = _t.apply(TAKE_ADD, g, index, shape=base, axis=a)
-    return _red.reshape_to(out, shape)
+        out = apply(TAKE_ADD, g, index, shape=base, axis=a)
+    return reshape_to(out, shape)
 
 
-REPEAT = _linear(Op(
+REPEAT = linear(Op(
     "repeat", lambda x, repeats, axis=None: np.repeat(x, repeats, axis),
     (_repeat_vjp,), formula="adjoint: sum each run of repeats",
     samples=lambda rng: [((_n(rng, 3),), {"repeats": 2, "axis": None}),
@@ -241,7 +199,7 @@ def _pad_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 
 
 # The tangent of the padding is zero: the JVP pads the tangent with zeros.
-PAD = _linear(Op("pad", _pad_impl, (_pad_vjp,), formula="adjoint: slice the padding off",
+PAD = linear(Op("pad", _pad_impl, (_pad_vjp,), formula="adjoint: slice the padding off",
                  samples=_pad_samples), constant_values=0)
 
 
@@ -258,7 +216,7 @@ def _embed_impl(d: Any, shape: tuple[int, ...], offset: int, axis1: int, axis2: 
     return np.moveaxis(out, (-2, -1), (a1, a2))
 
 
-DIAGONAL = _linear(Op("diagonal",
+DIAGONAL = linear(Op("diagonal",
                       lambda x, offset=0, axis1=0, axis2=1: np.diagonal(x, offset, axis1, axis2),
                       (lambda g, ans, x, offset=0, axis1=0, axis2=1:
                        diagonal_embed(g, _shape_of(x), offset, axis1, axis2),),
@@ -269,7 +227,7 @@ DIAGONAL = _linear(Op("diagonal",
                           ((_n(rng, 4, 3),), {"offset": -2, "axis1": 1, "axis2": 0}),
                           ((_n(rng, 2, 3, 4),), {"offset": 1, "axis1": -1, "axis2": 0}),
                       ]))
-DIAGONAL_EMBED = _linear(Op(
+DIAGONAL_EMBED = linear(Op(
     "diagonal_embed", _embed_impl,
     (lambda g, ans, d, shape, offset, axis1, axis2:
      diagonal(g, offset, axis1, axis2),),
@@ -285,7 +243,7 @@ DIAGONAL_EMBED = _linear(Op(
 def _tri_vjp(tri: Any) -> Any:
     def rule(g: Any, ans: Any, x: Any, k: int = 0) -> Any:
         shape = _shape_of(x)
-        return _red.sum_to(tri(g, k), shape) if len(shape) < 2 else tri(g, k)
+        return sum_to(tri(g, k), shape) if len(shape) < 2 else tri(g, k)
 
     return rule
 
@@ -295,9 +253,9 @@ def _tri_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
             ((_n(rng, 2, 3, 3),), {"k": -1}), ((_n(rng, 3),), {"k": 0})]
 
 
-TRIU = _linear(Op("triu", lambda x, k=0: np.triu(x, k), (_tri_vjp(lambda g, k: triu(g, k)),),
+TRIU = linear(Op("triu", lambda x, k=0: np.triu(x, k), (_tri_vjp(lambda g, k: triu(g, k)),),
                   formula="adjoint: triu of the cotangent", samples=_tri_samples))
-TRIL = _linear(Op("tril", lambda x, k=0: np.tril(x, k), (_tri_vjp(lambda g, k: tril(g, k)),),
+TRIL = linear(Op("tril", lambda x, k=0: np.tril(x, k), (_tri_vjp(lambda g, k: tril(g, k)),),
                   formula="adjoint: tril of the cotangent", samples=_tri_samples))
 
 
@@ -313,9 +271,9 @@ def _take_add_impl(g: Any, indices: Any, shape: tuple[int, ...], axis: Any) -> A
     return out
 
 
-TAKE = _linear(Op("take", lambda x, indices, axis=None: np.take(x, indices, axis),
+TAKE = linear(Op("take", lambda x, indices, axis=None: np.take(x, indices, axis),
                   (lambda g, ans, x, indices, axis=None:
-                   _t.apply(TAKE_ADD, g, indices, shape=_shape_of(x), axis=axis), None),
+                   apply(TAKE_ADD, g, indices, shape=_shape_of(x), axis=axis), None),
                   reads=(1,), formula="adjoint: scatter-add (repeated indices accumulate)",
                   samples=lambda rng: [
                       ((_n(rng, 5), np.array([0, 3, 3, -1])), {"axis": None}),
@@ -323,7 +281,7 @@ TAKE = _linear(Op("take", lambda x, indices, axis=None: np.take(x, indices, axis
                       ((_n(rng, 3, 4), np.array([1, -1, 1])), {"axis": -1}),
                       ((_n(rng, 3, 4), np.array(2)), {"axis": 0}),
                   ]))
-TAKE_ADD = _linear(Op("take_add", _take_add_impl,
+TAKE_ADD = linear(Op("take_add", _take_add_impl,
                       (lambda h, ans, g, indices, shape, axis: take(h, indices, axis), None),
                       reads=(1,), formula="scatter-add along an axis; adjoint: take",
                       samples=lambda rng: [
@@ -357,17 +315,17 @@ def _take_along_add_impl(g: Any, indices: Any, shape: tuple[int, ...], axis: Any
     return out
 
 
-TAKE_ALONG_AXIS = _linear(Op(
+TAKE_ALONG_AXIS = linear(Op(
     "take_along_axis", lambda x, indices, axis: np.take_along_axis(x, indices, axis),
     (lambda g, ans, x, indices, axis:
-     _t.apply(TAKE_ALONG_AXIS_ADD, g, indices, shape=_shape_of(x), axis=axis), None),
+     apply(TAKE_ALONG_AXIS_ADD, g, indices, shape=_shape_of(x), axis=axis), None),
     reads=(1,), formula="adjoint: scatter-add along the axis",
     samples=lambda rng: [
         ((_n(rng, 3, 4), np.array([[0, 3], [1, 1], [2, 0]])), {"axis": 1}),
         ((_n(rng, 3, 4), np.array([[2, 0, 1, 1]])), {"axis": 0}),
         ((_n(rng, 1, 4), np.array([[1], [3]])), {"axis": -1}),
     ]))
-TAKE_ALONG_AXIS_ADD = _linear(Op(
+TAKE_ALONG_AXIS_ADD = linear(Op(
     "take_along_axis_add", _take_along_add_impl,
     (lambda h, ans, g, indices, shape, axis: take_along_axis(h, indices, axis), None),
     reads=(1,), formula="scatter-add along an axis; adjoint: take_along_axis",
@@ -395,7 +353,7 @@ def _sort_vjp(g: Any, ans: Any, x: Any, axis: Any = -1) -> Any:
     xv = np.asarray(_raw(x))
     if axis is None:
         inverse = _inverse_permutation(np.argsort(xv.reshape(-1), kind="stable"), 0)
-        return _red.reshape_to(take(g, inverse, 0), xv.shape)
+        return reshape_to(take(g, inverse, 0), xv.shape)
     perm = np.argsort(xv, axis=axis, kind="stable")
     return take_along_axis(g, _inverse_permutation(perm, axis % xv.ndim), axis)
 
@@ -424,7 +382,7 @@ def _concat_vjp(i: int, g: Any, ans: Any, *xs: Any, axis: Any = 0) -> Any:
     return _ix.getitem(g, (slice(None),) * a + (slice(start, start + shapes[i][a]),))
 
 
-CONCATENATE = _linear_variadic(_variadic(
+CONCATENATE = linear_variadic(_variadic(
     "concatenate", _concat_impl, _concat_vjp, formula="adjoint: slice the cotangent apart",
     samples=lambda rng: [((_n(rng, 2), _n(rng, 3)), {"axis": 0}),
                          ((_n(rng, 2, 3), _n(rng, 2, 1), _n(rng, 2, 2)), {"axis": -1}),
@@ -441,7 +399,7 @@ def _stack_vjp(i: int, g: Any, ans: Any, *xs: Any, axis: int = 0) -> Any:
     return _ix.getitem(g, (slice(None),) * a + (i,))
 
 
-STACK = _linear_variadic(_variadic(
+STACK = linear_variadic(_variadic(
     "stack", _stack_impl, _stack_vjp, formula="adjoint: index the cotangent apart",
     samples=lambda rng: [((_n(rng, 3), _n(rng, 3)), {"axis": 0}),
                          ((_n(rng, 2, 3), _n(rng, 2, 3), _n(rng, 2, 3)), {"axis": -1}),
@@ -473,7 +431,7 @@ def reshape(x: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
     shape = _int_or_tuple(shape)
     if isinstance(shape, int):
         shape = (shape,)
-    out = _t.apply(RESHAPE, x, shape=shape)
+    out = apply(RESHAPE, x, shape=shape)
     return _ew.copy(out) if copy else out
 
 
@@ -485,9 +443,9 @@ def ravel(x: Any, order: str = "C") -> Any:
 def transpose(x: Any, axes: Any = None) -> Any:
     """Permute axes (reverse them by default)."""
     if axes is None:
-        return _t.apply(TRANSPOSE, x)
+        return apply(TRANSPOSE, x)
     nd = len(_shape_of(x))
-    return _t.apply(TRANSPOSE, x, axes=tuple(int(a) % nd if nd else int(a) for a in axes))
+    return apply(TRANSPOSE, x, axes=tuple(int(a) % nd if nd else int(a) for a in axes))
 
 
 def permute_dims(x: Any, axes: Any = None) -> Any:
@@ -497,28 +455,28 @@ def permute_dims(x: Any, axes: Any = None) -> Any:
 
 def swapaxes(x: Any, axis1: int, axis2: int) -> Any:
     """Swap two axes."""
-    return _t.apply(SWAPAXES, x, axis1=int(axis1), axis2=int(axis2))
+    return apply(SWAPAXES, x, axis1=int(axis1), axis2=int(axis2))
 
 
 def moveaxis(x: Any, source: Any, destination: Any) -> Any:
     """Move axes ``source`` to positions ``destination``; the others keep their order."""
-    return _t.apply(MOVEAXIS, x, source=_int_or_tuple(source),
+    return apply(MOVEAXIS, x, source=_int_or_tuple(source),
                     destination=_int_or_tuple(destination))
 
 
 def expand_dims(x: Any, axis: Any) -> Any:
     """Insert length-1 axes at ``axis`` (an int or a tuple)."""
-    return _t.apply(EXPAND_DIMS, x, axis=_int_or_tuple(axis))
+    return apply(EXPAND_DIMS, x, axis=_int_or_tuple(axis))
 
 
 def squeeze(x: Any, axis: Any = None) -> Any:
     """Remove length-1 axes (all, or those in ``axis``)."""
-    return _t.apply(SQUEEZE, x, axis=_int_or_tuple(axis))
+    return apply(SQUEEZE, x, axis=_int_or_tuple(axis))
 
 
 def flip(x: Any, axis: Any = None) -> Any:
     """Reverse the order of elements along ``axis`` (all axes by default)."""
-    return _t.apply(FLIP, x, axis=_int_or_tuple(axis))
+    return apply(FLIP, x, axis=_int_or_tuple(axis))
 
 
 def fliplr(x: Any) -> Any:
@@ -550,20 +508,20 @@ def rot90(x: Any, k: int = 1, axes: Any = (0, 1)) -> Any:
 
 def roll(x: Any, shift: Any, axis: Any = None) -> Any:
     """Roll elements along ``axis`` (the flattened array by default)."""
-    return _t.apply(ROLL, x, shift=_int_or_tuple(shift), axis=_int_or_tuple(axis))
+    return apply(ROLL, x, shift=_int_or_tuple(shift), axis=_int_or_tuple(axis))
 
 
 def tile(x: Any, reps: Any) -> Any:
     """Repeat the whole array ``reps`` times along each axis."""
     reps = _int_or_tuple(reps)
-    return _t.apply(TILE, x, reps=(reps,) if isinstance(reps, int) else reps)
+    return apply(TILE, x, reps=(reps,) if isinstance(reps, int) else reps)
 
 
 def repeat(x: Any, repeats: Any, axis: Any = None) -> Any:
     """Repeat each element ``repeats`` times (an int, or one count per element)."""
     r = np.asarray(_raw(repeats))
     reps = int(r.reshape(-1)[0]) if r.size == 1 else tuple(int(v) for v in r.reshape(-1))
-    return _t.apply(REPEAT, x, repeats=reps, axis=None if axis is None else int(axis))
+    return apply(REPEAT, x, repeats=reps, axis=None if axis is None else int(axis))
 
 
 def _pairs(value: Any, nd: int, cast: Any) -> tuple[tuple[Any, Any], ...]:
@@ -587,7 +545,7 @@ def pad(x: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
             values = np.asarray(values).item()
         else:
             values = _pairs(values, nd, lambda v: v)
-        return _t.apply(PAD, x, pad_width=width, constant_values=values)
+        return apply(PAD, x, pad_width=width, constant_values=values)
     if mode in ("edge", "wrap", "reflect", "symmetric"):
         if kwargs.get("reflect_type", "even") != "even":
             raise NotImplementedError("wengert.pad supports reflect_type='even' only")
@@ -607,13 +565,13 @@ def pad(x: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
 
 def diagonal(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     """The diagonal (``offset`` above the main one) of the ``axis1``/``axis2`` planes."""
-    return _t.apply(DIAGONAL, x, offset=int(offset), axis1=int(axis1), axis2=int(axis2))
+    return apply(DIAGONAL, x, offset=int(offset), axis1=int(axis1), axis2=int(axis2))
 
 
 def diagonal_embed(d: Any, shape: tuple[int, ...], offset: int = 0, axis1: int = 0,
                    axis2: int = 1) -> Any:
     """Zeros of ``shape`` with ``d`` on a diagonal: the adjoint of :func:`diagonal`."""
-    return _t.apply(DIAGONAL_EMBED, d, shape=tuple(int(n) for n in shape), offset=int(offset),
+    return apply(DIAGONAL_EMBED, d, shape=tuple(int(n) for n in shape), offset=int(offset),
                     axis1=int(axis1), axis2=int(axis2))
 
 
@@ -636,17 +594,17 @@ def diagflat(v: Any, k: int = 0) -> Any:
 
 def triu(x: Any, k: int = 0) -> Any:
     """Upper triangle (on and above diagonal ``k``) of the last two axes."""
-    return _t.apply(TRIU, x, k=int(k))
+    return apply(TRIU, x, k=int(k))
 
 
 def tril(x: Any, k: int = 0) -> Any:
     """Lower triangle (on and below diagonal ``k``) of the last two axes."""
-    return _t.apply(TRIL, x, k=int(k))
+    return apply(TRIL, x, k=int(k))
 
 
 def take(x: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Any:
     """Elements at ``indices`` along ``axis``; repeated indices accumulate gradient."""
-    _no_out("take", out)
+    no_out("take", out)
     index = np.asarray(_raw(indices))
     if index.dtype.kind not in "iu":
         if index.size == 0:
@@ -659,7 +617,7 @@ def take(x: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "r
     if mode != "raise":
         n = int(np.prod(shape, dtype=np.int64)) if axis is None else shape[axis]
         index = index % n if mode == "wrap" else np.clip(index, 0, n - 1)
-    return _t.apply(TAKE, x, index, axis=axis)
+    return apply(TAKE, x, index, axis=axis)
 
 
 def take_along_axis(x: Any, indices: Any, axis: Any = -1) -> Any:
@@ -667,7 +625,7 @@ def take_along_axis(x: Any, indices: Any, axis: Any = -1) -> Any:
     index = np.asarray(_raw(indices))
     if axis is not None:
         axis = int(axis) % builtins.max(len(_shape_of(x)), 1)
-    return _t.apply(TAKE_ALONG_AXIS, x, index, axis=axis)
+    return apply(TAKE_ALONG_AXIS, x, index, axis=axis)
 
 
 def sort(x: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
@@ -678,17 +636,17 @@ def sort(x: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
     nd = len(_shape_of(x))
     if axis is not None:
         axis = int(axis) % builtins.max(nd, 1)
-    return _t.apply(SORT, x, axis=axis)
+    return apply(SORT, x, axis=axis)
 
 
 def concatenate(arrays: Any, axis: Any = 0, out: Any = None, *, dtype: Any = None,
                 casting: str = "same_kind") -> Any:
     """Join arrays along an existing axis (flattened first if ``axis`` is None)."""
-    _no_out("concatenate", out)
+    no_out("concatenate", out)
     xs = [_cast(a, dtype) for a in arrays]
     if not xs:
         raise ValueError("need at least one array to concatenate")
-    return _t.apply(CONCATENATE, *xs, axis=None if axis is None else int(axis))
+    return apply(CONCATENATE, *xs, axis=None if axis is None else int(axis))
 
 
 concat = concatenate
@@ -697,11 +655,11 @@ concat = concatenate
 def stack(arrays: Any, axis: int = 0, out: Any = None, *, dtype: Any = None,
           casting: str = "same_kind") -> Any:
     """Join arrays of the same shape along a new axis."""
-    _no_out("stack", out)
+    no_out("stack", out)
     xs = [_cast(a, dtype) for a in arrays]
     if not xs:
         raise ValueError("need at least one array to stack")
-    return _t.apply(STACK, *xs, axis=int(axis))
+    return apply(STACK, *xs, axis=int(axis))
 
 
 def _atleast(nd: int, x: Any) -> Any:
