@@ -29,7 +29,7 @@ import numpy as np
 
 from . import dispatch as _dispatch
 from .arraylike import ArrayMethods
-from .core.bind import SCALAR_FALLBACK, Kind, apply, is_traced, primal, register, shape_of
+from .core.bind import SCALAR_FALLBACK, Kind, apply, forward, is_traced, primal, register, shape_of
 from .core.levels import USER_TAG, Tag
 from .ops.broadcast import reshape_to
 from .ops.shape import stack
@@ -303,6 +303,10 @@ class DualKind(Kind):
     def primal(self, x: Dual) -> Any:
         return x.primal
 
+    def shape(self, x: Dual) -> tuple[int, ...]:
+        p = x.primal
+        return p.shape if type(p) is _ndarray else shape_of(p)
+
     def connected(self, x: Dual) -> bool:
         return True
 
@@ -319,14 +323,21 @@ class DualKind(Kind):
             raise _no_jvp(op)
         primals = []
         tangents = []
+        plain = True  # no traced value beneath: the NumPy forward runs directly
         for a in args:
             if type(a) is Dual and a.tag is tag:
-                primals.append(a.primal)
+                p = a.primal
                 tangents.append(a.tangent)
             else:
-                primals.append(a)
+                p = a
                 tangents.append(None)
-        ans = apply(op, *primals, **params) if params else apply(op, *primals)
+            primals.append(p)
+            if plain and type(p) is not _ndarray and is_traced(p):
+                plain = False
+        if plain:
+            ans = forward(op, tuple(primals), params)
+        else:
+            ans = apply(op, *primals, **params) if params else apply(op, *primals)
         if tag.batch is not None:
             return _make(ans, _batched_jvp(op, tangents, ans, primals, params or {}), tag)
         if params:

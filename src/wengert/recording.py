@@ -22,11 +22,14 @@ from typing import Any
 
 import numpy as np
 
-from .core.bind import SCALAR_FALLBACK, Kind, apply, kind_of, register
+from .core.bind import SCALAR_FALLBACK, Kind, apply, kind_of, register, shape_of
 from .core.modes import GRAD_ENABLED, RECORDERS
 from .core.node import new_node, node1, node2
+from . import dispatch as _dispatch
 from .inplace import assign_result, track_view
-from .tensor import Tensor, constant
+from .ops import elementwise as _ew
+from .ops import linalg as _linalg
+from .tensor import FAST_UFUNCS, Tensor, constant
 
 __all__ = ["TensorKind", "TENSOR", "record", "recorders_tracking", "UNREAD_BYTES",
            "shape_stand_in"]
@@ -126,6 +129,10 @@ class TensorKind(Kind):
     def primal(self, x: Tensor) -> Any:
         return x._value
 
+    def shape(self, x: Tensor) -> tuple[int, ...]:
+        v = x._value
+        return v.shape if type(v) is _ndarray else shape_of(v)
+
     def connected(self, x: Tensor) -> bool:
         if x._rg or x._node is not None:
             return True
@@ -177,6 +184,7 @@ class TensorKind(Kind):
         scalar = op.scalar_impl
         reads = bool(op.reads)
         reads_out = op.reads_out
+        beneath = public.handlers  # the kinds' functions for the values beneath, by type
 
         def fn(x: Tensor) -> Any:
             v = x._value
@@ -191,8 +199,9 @@ class TensorKind(Kind):
                     out = impl(v)
                 except _OP_ERRORS as e:
                     raise _annotated(op, (v,), e) from e
-            else:
-                out = public(v)  # a traced value beneath (a dual number, an outer tensor)
+            else:  # a traced value beneath (a dual number, an outer tensor)
+                h = beneath.get(tv)
+                out = h(v) if h is not None else public(v)
             recs = _recorders()
             if recs:
                 active = recorders_tracking((x,), recs)
@@ -228,6 +237,7 @@ class TensorKind(Kind):
         reads0 = 0 in op.reads
         reads1 = 1 in op.reads
         reads_out = op.reads_out
+        beneath = public.handlers  # the kinds' functions for the values beneath, by type
 
         def fn(x: Any, y: Any) -> Any:
             tx = type(x)
@@ -268,8 +278,9 @@ class TensorKind(Kind):
                     out = scalar(vx, vy)
                 except SCALAR_FALLBACK:
                     out = float(impl(vx, vy))
-            else:
-                out = public(vx, vy)  # traced values beneath, or other plain values
+            else:  # traced values beneath, or other plain values
+                h = beneath.get(tvx) or beneath.get(tvy)
+                out = h(vx, vy) if h is not None else public(vx, vy)
             recs = _recorders()
             if recs:
                 active = recorders_tracking((x, y), recs)
@@ -307,3 +318,24 @@ class TensorKind(Kind):
 #: The tensor kind (registered for :class:`~wengert.Tensor` and its subclasses).
 TENSOR = TensorKind()
 register(Tensor, TENSOR)
+
+
+def _specialise(cls: type) -> None:
+    """Make the tensor class's arithmetic operators and its NumPy ufunc hook call the
+    tensor kind's functions directly: one Python call per op on the hot path,
+    instead of the public function's dispatch and then the kind's function."""
+    for name, public in (("__add__", _ew.add), ("__sub__", _ew.subtract),
+                         ("__mul__", _ew.multiply), ("__truediv__", _ew.divide),
+                         ("__pow__", _ew.power), ("__matmul__", _linalg.matmul)):
+        fast = TENSOR.binary(public.op, cls, public) if hasattr(public, "op") else None
+        if fast is not None:
+            setattr(cls, name, fast)
+    for ufunc, public in _dispatch.tables()[0].items():
+        op = getattr(public, "op", None)
+        if op is None:
+            continue
+        fast = TENSOR.unary(op, cls, public) if ufunc.nin == 1 else TENSOR.binary(op, cls, public)
+        FAST_UFUNCS[ufunc] = fast
+
+
+_specialise(Tensor)

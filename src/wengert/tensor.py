@@ -177,6 +177,11 @@ def stop_gradient(x: Any) -> Any:
     return x
 
 
+#: NumPy ufunc -> the tensor kind's function for its op (``np.sin(t)`` without the
+#: general dispatch); filled by :mod:`wengert.recording`, which defines them.
+FAST_UFUNCS: dict[Any, Any] = {}
+
+
 class Tensor(ArrayMethods, InPlaceMethods):
     """An array that records the operations applied to it.
 
@@ -492,7 +497,7 @@ class Tensor(ArrayMethods, InPlaceMethods):
     # -- NumPy dispatch -------------------------------------------------
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         if method == "__call__" and not kwargs:
-            fn = _dispatch.UFUNCS.get(ufunc)
+            fn = FAST_UFUNCS.get(ufunc)
             if fn is not None:
                 return fn(*inputs)
         return _dispatch.array_ufunc(ufunc, method, inputs, kwargs)

@@ -87,6 +87,10 @@ class Kind:
         """Apply ``op`` to ``args``, at ``level``, where this kind is the innermost."""
         raise NotImplementedError  # pragma: no cover - every kind defines it
 
+    def shape(self, x: Any) -> tuple[int, ...]:
+        """The shape of ``x`` (that of the value beneath)."""
+        return shape_of(self.primal(x))
+
     def connected(self, x: Any) -> bool:
         """Whether ``x`` carries a derivative (else it is a constant in a traced box)."""
         return True
@@ -246,7 +250,10 @@ def shape_of(v: Any) -> tuple[int, ...]:
         return v.shape
     if t is float or t is int or t is _float64:
         return ()
-    return np.shape(primal(v))
+    k = _KIND_OF.get(t, _MISSING)
+    if k is _MISSING:
+        k = _resolve(t)
+    return np.shape(v) if k is None else k.shape(v)
 
 
 def dtype_of(v: Any) -> np.dtype:
@@ -292,6 +299,8 @@ def unary_function(op: Any) -> Any:
 
     fn.__name__ = fn.__qualname__ = op.name
     fn.__doc__ = f"Elementwise ``{op.name}``, differentiable ({op.formula})."
+    fn.op = op  # type: ignore[attr-defined]
+    fn.handlers = fast  # type: ignore[attr-defined]  (the kinds' functions, by type)
     return fn
 
 
@@ -337,4 +346,6 @@ def binary_function(op: Any) -> Any:
 
     fn.__name__ = fn.__qualname__ = op.name
     fn.__doc__ = f"Elementwise ``{op.name}`` with broadcasting, differentiable ({op.formula})."
+    fn.op = op  # type: ignore[attr-defined]
+    fn.handlers = fast  # type: ignore[attr-defined]  (the kinds' functions, by type)
     return fn

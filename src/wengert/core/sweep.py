@@ -171,12 +171,12 @@ def _node_extras(node: Node, extra: dict[str, Any], g: Any) -> Any:
 
 def _fit(op: Any, ct: Any, x: Any) -> Any:
     """A broadcasting op's cotangent, summed back to its input's shape when they differ."""
-    if type(ct) is _ndarray and type(x) is _ndarray:
-        return ct if ct.shape == x.shape else op.unbroadcast(ct, x.shape)
-    if type(ct) is float:
+    tc = type(ct)
+    if tc is float:
         return ct
-    shape = shape_of(x)
-    return ct if shape_of(ct) == shape else op.unbroadcast(ct, shape)
+    shape = x.shape if type(x) is _ndarray else shape_of(x)
+    return ct if (ct.shape if tc is _ndarray else shape_of(ct)) == shape else \
+        op.unbroadcast(ct, shape)
 
 
 def backprop(
