@@ -35,8 +35,8 @@ import pytest
 
 import wengert as wg
 from sweep_helpers import cases, describe, diff_positions, scalar_combos
-from wengert.ops import REGISTRY
 from wengert.core.bind import apply
+from wengert.ops import REGISTRY
 from wengert.testing import GradcheckError, gradcheck
 
 NAMES = REGISTRY.names()

@@ -18,8 +18,8 @@ import pytest
 import wengert as wg
 import wengert.numpy as wnp
 from sweep_helpers import cases, describe, diff_positions, scalar_combos
-from wengert.ops import FAMILIES, REGISTRY
 from wengert.core.bind import apply
+from wengert.ops import FAMILIES, REGISTRY
 from wengert.recording import shape_stand_in
 from wengert.tensor import Tensor, value_of
 from wengert.testing import GradcheckError, check_grads

@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
+from . import dispatch as _dispatch
 from .core.bind import SCALAR_FALLBACK, Kind, apply, kind_of, register, shape_of
 from .core.modes import GRAD_ENABLED, RECORDERS
 from .core.node import new_node, node1, node2
-from . import dispatch as _dispatch
 from .inplace import assign_result, track_view
 from .ops import elementwise as _ew
 from .ops import linalg as _linalg
