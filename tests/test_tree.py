@@ -20,7 +20,8 @@ def test_round_trips_keep_structure_and_types():
         back = unflatten(spec, leaves)
         assert back == tree and type(back) is type(tree)
     assert flatten({"b": (2.0, 3.0), "a": [1.0]})[0] == [2.0, 3.0, 1.0]  # insertion order
-    assert flatten((Point(1.0, 2.0),))[0] == [Point(1.0, 2.0)]  # a namedtuple is a leaf
+    assert flatten((Point(1.0, 2.0),))[0] == [1.0, 2.0]  # a namedtuple is a container
+    assert type(unflatten(flatten(Point(1.0, 2.0))[1], [3.0, 4.0])) is Point
     assert tree_map(lambda v: v * 10, {"w": 1.0, "b": (2.0, None)}) == {"w": 10.0,
                                                                        "b": (20.0, None)}
 

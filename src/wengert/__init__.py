@@ -15,10 +15,12 @@ from . import numpy, recording
 from .anomaly import detect_anomaly, is_anomaly_enabled
 from .checkpoint import checkpoint
 from .core.modes import enable_grad, is_grad_enabled, no_grad
+from .core.sweep import SweepObserver, observe_sweep
 from .custom import custom_jvp, custom_vjp
 from .dual import Dual
 from .forward import derivative, hessian, hvp, jacfwd, jacobian, jacrev, jvp, linearize
 from .gradtape import GradientTape, Variable
+from .tapes import source_lines, tape_of
 from .tensor import Tensor, stop_gradient, tensor
 from .testing import GradcheckError, check_grads, gradcheck
 from .transforms import grad, value_and_grad, vjp
@@ -30,5 +32,6 @@ __all__ = [
     "grad", "value_and_grad", "vjp", "numpy", "GradientTape", "Variable", "gradcheck",
     "check_grads", "GradcheckError", "Dual", "jvp", "linearize", "derivative", "jacfwd",
     "jacrev", "jacobian", "hessian", "hvp", "custom_vjp", "custom_jvp", "checkpoint",
-    "detect_anomaly", "is_anomaly_enabled",
+    "detect_anomaly", "is_anomaly_enabled", "tape_of", "source_lines",
+    "SweepObserver", "observe_sweep",
 ]

@@ -32,8 +32,6 @@ from __future__ import annotations
 
 import contextlib
 import linecache
-import os
-import sys
 import traceback
 from contextvars import ContextVar
 from typing import Any
@@ -42,6 +40,7 @@ import numpy as np
 
 from .core.bind import kind_of
 from .core.modes import RECORDERS, Recorder
+from .core.source import capture_stack, is_library
 from .core.sweep import OBSERVERS, SweepObserver
 
 __all__ = ["detect_anomaly", "is_anomaly_enabled", "creation_stack", "ANOMALY"]
@@ -49,10 +48,8 @@ __all__ = ["detect_anomaly", "is_anomaly_enabled", "creation_stack", "ANOMALY"]
 #: The active :class:`detect_anomaly` context (its settings), or ``None``.
 ANOMALY: ContextVar[Any] = ContextVar("wengert_anomaly", default=None)
 
-_PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-_NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
-#: Frames kept beyond the first frame of user code.
-_KEEP = 24
+_is_library = is_library
+_capture = capture_stack
 
 
 class _Recorder(Recorder):
@@ -84,30 +81,9 @@ class _Checker(SweepObserver):
             check_cotangent(node, i, ct)
 
 
-def _is_library(filename: str) -> bool:
-    return filename.startswith(_PKG_DIR) or filename.startswith(_NUMPY_DIR)
-
-
-def _capture(depth: int) -> list[tuple[str, int, str]]:
-    """``(file, line, function)`` per frame, innermost first, cut a little past user code."""
-    frame: Any = sys._getframe(depth + 1)
-    frames: list[tuple[str, int, str]] = []
-    user = -1
-    while frame is not None:
-        code = frame.f_code
-        filename = code.co_filename
-        frames.append((filename, frame.f_lineno, code.co_name))
-        if user < 0 and not _is_library(filename):
-            user = len(frames) - 1
-        elif user >= 0 and len(frames) - user > _KEEP:
-            break
-        frame = frame.f_back
-    return frames
-
-
 def _user_frame(frames: list[tuple[str, int, str]]) -> tuple[str, int, str] | None:
     for f in frames:
-        if not _is_library(f[0]):
+        if not is_library(f[0]):
             return f
     return frames[0] if frames else None
 

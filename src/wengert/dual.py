@@ -29,8 +29,20 @@ import numpy as np
 
 from . import dispatch as _dispatch
 from .arraylike import ArrayMethods
-from .core.bind import SCALAR_FALLBACK, Kind, apply, forward, is_traced, primal, register, shape_of
+from .core.bind import (
+    SCALAR_FALLBACK,
+    Kind,
+    apply,
+    complex_error,
+    forward,
+    is_traced,
+    number_kind,
+    primal,
+    register,
+    shape_of,
+)
 from .core.levels import USER_TAG, Tag
+from .ops import indexing as _ix
 from .ops.broadcast import reshape_to
 from .ops.shape import stack
 
@@ -49,11 +61,16 @@ def _escaped(tag: Tag) -> RuntimeError:
 
 
 def _numeric(value: Any, what: str) -> Any:
-    """``value`` as a float or a float/complex array (integers and bools become float)."""
+    """``value`` as a float or a float array (integers and bools become float)."""
     if type(value) is float or is_traced(value):
         return value
     arr = np.asarray(value)
-    if arr.dtype.kind not in "biufc":
+    if arr.dtype.kind == "c":
+        raise TypeError(
+            f"Dual: the {what} is complex ({arr.dtype}); wengert does not differentiate complex "
+            "numbers yet. Pass the real and imaginary parts as separate real dual numbers."
+        )
+    if arr.dtype.kind not in "biuf":
         raise TypeError(
             f"Dual: the {what} must be numeric, got {arr.dtype} ({type(value).__name__}); pass "
             "floats or a float array."
@@ -172,11 +189,18 @@ class Dual(ArrayMethods):
         )
 
     def __setitem__(self, index: Any, value: Any) -> None:
-        raise TypeError(
-            "dual numbers are immutable: d[i] = v has no forward-mode rule. Build the result "
-            "out of place, e.g. with np.where(mask, v, d), np.concatenate or np.stack, or use "
-            "wg.tensor(...) values, whose item assignment is recorded."
-        )
+        """``d[index] = value``: the primal and the tangent are updated together (the
+        ``setitem`` primitive, applied out of place; this dual then holds the result)."""
+        new = apply(_ix.SETITEM, self, value, index=_ix.raw_index(index))
+        if type(new) is not Dual:
+            raise TypeError(
+                f"d[i] = v with a {type(value).__name__} v would turn this dual number into "
+                "another kind of value; compute the result out of place instead "
+                "(np.where, np.concatenate, np.stack)."
+            )
+        self.primal = new.primal
+        self.tangent = new.tangent
+        self.tag = new.tag
 
     # -- comparisons act on primals (no derivative) --------------------
     def __eq__(self, other: Any) -> Any:  # type: ignore[override]
@@ -338,6 +362,11 @@ class DualKind(Kind):
             ans = forward(op, tuple(primals), params)
         else:
             ans = apply(op, *primals, **params) if params else apply(op, *primals)
+        k = number_kind(ans)
+        if k != "f":
+            if k == "c":
+                raise complex_error(op)
+            return ans  # an integer or boolean result (a cast) carries no tangent
         if tag.batch is not None:
             return _make(ans, _batched_jvp(op, tangents, ans, primals, params or {}), tag)
         if params:
@@ -395,6 +424,7 @@ class DualKind(Kind):
         impl = op.impl
         scalar = op.scalar_impl
         dx, dy = op.scalar_deriv if op.scalar_deriv and scalar is not None else (None, None)
+        process = self.process
 
         def fn(x: Any, y: Any) -> Any:
             tx = type(x)
@@ -448,6 +478,8 @@ class DualKind(Kind):
                 ):
                     # Plain primals, at least one an array: the NumPy forward and the JVP rule.
                     ans = impl(px, py)
+                    if type(ans) is _ndarray and ans.dtype.kind != "f":
+                        return process(op, (x, y), None, tag.order)  # (it decides)
                     d = _NEW(Dual)
                     d.tangent = op.jvp((gx, gy), ans, px, py)
                     d.primal = ans

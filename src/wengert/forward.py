@@ -408,7 +408,8 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
         nums, single = _argnums(argnums, len(args), "jacfwd")
         sel, leaves, spec, infos = _inputs(args, nums, "jacfwd")
         f_sel = _select(fun, args, nums)
-        if len(leaves) == 1 and type(leaves[0]) is np.ndarray and infos[0][1].kind == "f":
+        if (len(leaves) == 1 and type(leaves[0]) is np.ndarray and infos[0][1].kind == "f"
+                and leaves[0].size):
             blocks_out = _jacfwd_batched(f_sel, spec, leaves[0], infos[0])
             if blocks_out is not None:
                 return _assemble(blocks_out[0], blocks_out[1], spec, single)

@@ -33,6 +33,7 @@ from .core.bind import shape_of as _shape
 from .core.modes import GRAD_ENABLED, RECORDERS, TRANSFORM_DEPTH, Recorder
 from .core.node import Node, Version
 from .core.sweep import backprop
+from .core.tape import Tape, read_tape
 from .core.tree import flatten, unflatten
 from .dual import Dual
 from .ops.broadcast import broadcast_to
@@ -422,6 +423,22 @@ class GradientTape(Recorder):
                     f"{t.dtype}. Create it with a float dtype: wg.tensor(value, dtype=float)."
                 )
             self._watched.setdefault(id(t), t)
+
+    @property
+    def recorded(self) -> Tape:
+        """The equations this tape recorded, in order (see :func:`wengert.tape_of`).
+
+        Examples
+        --------
+        >>> import wengert as wg
+        >>> x = wg.tensor(2.0)
+        >>> with wg.GradientTape() as tape:
+        ...     tape.watch(x)
+        ...     y = x * x + 1.0
+        >>> [eq.op.name for eq in tape.recorded]
+        ['multiply', 'add']
+        """
+        return read_tape([], nodes=self._nodes)
 
     def watched_variables(self) -> tuple[Variable, ...]:
         """The variables this tape watches, in the order they were first watched."""

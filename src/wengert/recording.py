@@ -23,7 +23,16 @@ from typing import Any
 import numpy as np
 
 from . import dispatch as _dispatch
-from .core.bind import SCALAR_FALLBACK, Kind, apply, kind_of, register, shape_of
+from .core.bind import (
+    SCALAR_FALLBACK,
+    Kind,
+    apply,
+    complex_error,
+    kind_of,
+    number_kind,
+    register,
+    shape_of,
+)
 from .core.modes import GRAD_ENABLED, RECORDERS
 from .core.node import new_node, node1, node2
 from .inplace import assign_result, track_view
@@ -117,6 +126,16 @@ def record(op: Any, args: tuple[Any, ...], raws: tuple[Any, ...], out: Any,
     return _new(out, node, rg, level)
 
 
+def _differentiable(op: Any, out: Any) -> bool:
+    """Whether a recorded op's output carries a gradient: floating point values do;
+    integers and booleans (a cast, a comparison) are constants, as in PyTorch and JAX;
+    complex values raise (wengert does not differentiate them yet)."""
+    k = number_kind(out)
+    if k == "c":
+        raise complex_error(op)
+    return k == "f"
+
+
 class TensorKind(Kind):
     """Tensors as a kind of traced value (see :mod:`wengert.core.bind`)."""
 
@@ -167,7 +186,7 @@ class TensorKind(Kind):
         own_t = tuple(own)
         recs = _recorders()
         active = recorders_tracking(own_t, recs) if recs else ()
-        if _grad_on() and (rg or active):
+        if _grad_on() and (rg or active) and _differentiable(op, out):
             result = record(op, own_t, raws_t, out, params, rg, active, level)
         else:
             result = constant(out, level)
@@ -205,9 +224,11 @@ class TensorKind(Kind):
             recs = _recorders()
             if recs:
                 active = recorders_tracking((x,), recs)
-                if (x._rg or active) and _grad_on():
+                if (x._rg or active) and _grad_on() and _differentiable(op, out):
                     return record(op, (x,), (v,), out, None, x._rg, active, x._level)
             elif x._rg and _grad_on():
+                if tv is _ndarray and out.dtype.kind != "f" and not _differentiable(op, out):
+                    return constant(out, x._level)
                 if reads:
                     h = x._version
                     node = node1(op, out, None, x._node or x, v, h, h.version)
@@ -284,10 +305,14 @@ class TensorKind(Kind):
             recs = _recorders()
             if recs:
                 active = recorders_tracking((x, y), recs)
-                if (rx or ry or active) and _grad_on():
+                if (rx or ry or active) and _grad_on() and _differentiable(op, out):
                     return record(op, (x if tx is Tensor else None, y if ty is Tensor else None),
                                   (vx, vy), out, None, rx or ry, active, level)
             elif (rx or ry) and _grad_on():
+                tout = type(out)
+                if tout is not float and (tout is not _ndarray or out.dtype.kind != "f") and \
+                        not _differentiable(op, out):
+                    return constant(out, level)
                 hx = x._version if reads0 and tx is Tensor else None
                 hy = y._version if reads1 and ty is Tensor else None
                 # Large arrays no rule reads: the node keeps their shape only.

@@ -33,7 +33,7 @@ import numpy as np
 
 from . import dispatch as _dispatch
 from .arraylike import ArrayMethods
-from .core.bind import is_traced, kind_of, shape_of
+from .core.bind import dtype_of, is_traced, kind_of, number_kind, shape_of
 from .core.levels import DUAL_TAG
 from .core.node import GradFn, Node, Version, new_version
 from .core.sweep import backprop, run_hooks
@@ -109,16 +109,16 @@ def as_value(data: Any, dtype: Any = None) -> Any:
     """``data`` as a tensor's value: a copy, as an array (a float stays a float)."""
     if isinstance(data, Tensor):
         data = data._value
-    if type(data) is Dual and dtype is None:
-        return data  # a tensor over a dual number (a tape inside wg.jvp); duals are immutable
+    if dtype is None and is_traced(data):
+        return data  # a tensor over a traced value (a tape inside wg.jvp)
     if dtype is None and type(data) is float:
         return data
     if dtype is None and isinstance(data, np.float64) and np.ndim(data) == 0:
         return float(data)
     if is_traced(data):
         raise TypeError(
-            f"wg.tensor() of a {type(data).__name__} would drop its derivative; compute with "
-            "it directly (np.* functions work on it)."
+            f"wg.tensor(..., dtype=) of a {type(data).__name__} would drop its derivative; "
+            "convert with x.astype(dtype) instead."
         )
     arr = np.array(data, dtype=dtype, copy=True)
     if arr.dtype == object:
@@ -230,7 +230,13 @@ class Tensor(ArrayMethods, InPlaceMethods):
                 "computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach()."
             )
-        if requires_grad and not is_float_value(self._value):
+        kind = number_kind(self._value) if requires_grad else "f"
+        if kind == "c":
+            raise RuntimeError(
+                f"this tensor is complex ({self.dtype}), and wengert does not differentiate "
+                "complex numbers yet; hold the real and imaginary parts in two real tensors."
+            )
+        if kind != "f":
             raise RuntimeError(
                 f"only Tensors of floating point dtype can require gradients (this one is "
                 f"{self.dtype}); create it with dtype=float, e.g. wg.tensor(data, dtype=float, "
@@ -433,8 +439,7 @@ class Tensor(ArrayMethods, InPlaceMethods):
             return v.dtype
         if t is float:
             return _FLOAT64
-        dt = getattr(v, "dtype", None)
-        return dt if isinstance(dt, np.dtype) else np.asarray(v).dtype
+        return dtype_of(v)
 
     def __len__(self) -> int:
         shape = self.shape

@@ -62,8 +62,26 @@ def _as_input(x: Any, i: int) -> Any:
 
 
 def _as_inputs(inputs: Any) -> list[Any]:
-    items = list(inputs) if isinstance(inputs, tuple) else [inputs]
+    items = list(inputs) if type(inputs) is tuple else [inputs]
     return [_as_input(x, i) for i, x in enumerate(items)]
+
+
+def _flat_problem(f: Callable[..., Any], inputs: Any) -> tuple[Callable[..., Any], list[Any]]:
+    """``f`` as a function of the leaves of its arguments, and those leaves (float64).
+
+    Arguments may be pytrees (tuples, lists, dicts, namedtuples), as for
+    :func:`wengert.grad`; the checks then run on their leaves, numbered left to right.
+    """
+    items = tuple(inputs) if type(inputs) is tuple else (inputs,)
+    leaves, spec = flatten(items)
+    if spec == flatten(tuple(leaves))[1]:  # already one leaf per argument
+        return f, _as_inputs(tuple(leaves))
+
+    def on_leaves(*xs: Any) -> Any:
+        return f(*unflatten(spec, list(xs)))
+
+    on_leaves.__name__ = getattr(f, "__name__", "f")
+    return on_leaves, _as_inputs(tuple(leaves))
 
 
 def _with(xs: list[Any], i: int, value: Any) -> list[Any]:
@@ -405,7 +423,7 @@ def gradcheck(
     >>> gradcheck(lambda x: np.sqrt(x), np.array([0.0]), raise_exception=False)
     False
     """
-    xs = _as_inputs(inputs)
+    f, xs = _flat_problem(f, inputs)
     failures: list[str] = []
     for mode in modes:
         # NaN and inf are reported as failures, so NumPy's warnings about them are noise.
@@ -507,7 +525,7 @@ def check_grads(
     """
     if order < 1:
         raise ValueError(f"check_grads: order must be at least 1, got {order}")
-    xs = _as_inputs(args)
+    f, xs = _flat_problem(f, args)
     rng = np.random.default_rng(seed)
     for mode in modes:
         fn = f

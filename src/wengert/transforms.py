@@ -88,9 +88,11 @@ def _zero_like(v: Any) -> Any:
     return np.zeros(np.shape(b), dtype=np.result_type(b))
 
 
-def _plain_ct(g: Any, v: Any) -> Any:
-    """A plain cotangent ``g`` in the form of the plain input ``v`` (float, NumPy scalar or
-    array, with its dtype)."""
+def _plain_ct(g: Any, v: Any, given: Any) -> Any:
+    """A plain cotangent ``g`` in the form of the input: ``v`` is the input's value as
+    the transform held it, ``given`` the argument as the caller passed it (a Python
+    float, a NumPy scalar such as ``np.float32(2.0)``, or an array): same type, same
+    dtype."""
     if type(v) is float:
         return float(g)
     target = np.result_type(v)
@@ -100,7 +102,7 @@ def _plain_ct(g: Any, v: Any) -> Any:
             g = np.broadcast_to(g, np.shape(v))
     if g.dtype != target and target.kind == "f":
         g = g.astype(target)
-    if isinstance(v, np.generic):
+    if isinstance(given, np.generic):
         return target.type(g[()])
     # The sweep may end in a read-only view (the broadcast cotangent of a sum):
     # the caller gets an array of its own, as from NumPy.
@@ -126,7 +128,7 @@ def _prepare(args: tuple[Any, ...], argnums: tuple[int, ...], where: str, level:
             _check_input(leaf, where)
         boxed = [leaf_for(v, level) for v in leaves]
         args[i] = unflatten(spec, boxed)
-        leaves_per_arg.append((boxed, spec))
+        leaves_per_arg.append((boxed, spec, leaves))
     return args, leaves_per_arg
 
 
@@ -140,24 +142,24 @@ def _own_output(out: Any, level: float) -> bool:
         out._rg or out._node is not None)
 
 
-def _gradients(leaves_per_arg: list, cts: dict[int, Any]) -> list[Any]:
+def _gradients(leaves_per_arg: list, cts: dict[int, Any], seeds: Any = ()) -> list[Any]:
     """The swept cotangents of the inputs' leaves, rebuilt into the inputs' pytrees.
 
     Unreached leaves get zeros; a plain cotangent takes its input's form and dtype;
     a traced one (a dual number, an outer level's tensor) is kept. No two results
-    are the same array.
+    are the same array, and none is one of the caller's ``seeds``.
     """
     grads = []
-    given: set[int] = set()
-    for boxed, spec in leaves_per_arg:
+    given: set[int] = {id(s) for s in seeds}
+    for boxed, spec, originals in leaves_per_arg:
         gs = []
-        for leaf in boxed:
+        for leaf, original in zip(boxed, originals):
             g = cts.get(id(leaf))
             v = leaf._value
             if g is None:
-                g = _zero_like(v)
+                g = _zero_like(original if isinstance(original, np.generic) else v)
             elif not is_traced(g) and not is_traced(v):
-                g = _plain_ct(g, v)
+                g = _plain_ct(g, v, original)
             if type(g) is np.ndarray:
                 if id(g) in given:
                     g = g.copy()
@@ -371,6 +373,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
                 f"{len(out_leaves)}; pass one array per output, in the same structure."
             )
         roots = []
+        seeds = []
         for o, c in zip(out_leaves, ct_leaves):
             if shape_of(c) != shape_of(o):
                 raise ValueError(
@@ -378,9 +381,11 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
                     f"{shape_of(o)}."
                 )
             if _own_output(o, level):
-                roots.append((_edge(o), _seed_like(c, o)))
+                seed = _seed_like(c, o)
+                roots.append((_edge(o), seed))
+                seeds.append(seed)
         cts = _sweep(roots, leaves, retain=True, grad_mode=GRAD_ENABLED.get())
-        return tuple(_gradients(leaves, cts))
+        return tuple(_gradients(leaves, cts, seeds))
 
     out_plain = unflatten(out_spec, [unbox_level(o, level) for o in out_leaves])
     if has_aux:

@@ -47,6 +47,8 @@ __all__ = [
     "unary_function",
     "binary_function",
     "SCALAR_FALLBACK",
+    "number_kind",
+    "complex_error",
 ]
 
 _ndarray = np.ndarray
@@ -266,6 +268,37 @@ def dtype_of(v: Any) -> np.dtype:
 
 
 _FLOAT64 = np.dtype(np.float64)
+
+
+def number_kind(v: Any) -> str:
+    """``"f"`` for a floating point value (through every traced layer), ``"c"`` for a
+    complex one, ``"o"`` for anything else (integers, booleans: not differentiable)."""
+    while True:
+        t = type(v)
+        if t is float:
+            return "f"
+        if t is _ndarray:
+            k = v.dtype.kind
+            return k if k == "f" or k == "c" else "o"
+        k = _KIND_OF.get(t, _MISSING)
+        if k is _MISSING:
+            k = _resolve(t)
+        if k is None:
+            dt = getattr(v, "dtype", None)
+            if dt is None:
+                return "c" if t is complex else "o"
+            return dt.kind if dt.kind == "f" or dt.kind == "c" else "o"
+        v = k.primal(v)
+
+
+def complex_error(op: Any) -> TypeError:
+    """The error for a complex value that would be differentiated."""
+    return TypeError(
+        f"{op.name}: the result is complex, and wengert does not differentiate complex "
+        "numbers yet (it would give wrong gradients). Write the computation with real "
+        "arrays (e.g. |1 + i x| as np.hypot(1.0, x), or the real and imaginary parts as two "
+        "real arrays), or wrap the input in wg.stop_gradient(...) if no gradient should flow."
+    )
 
 
 def unary_function(op: Any) -> Any:

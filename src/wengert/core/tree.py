@@ -1,4 +1,7 @@
-"""Minimal pytrees: nested tuples, lists and dicts of leaves.
+"""Minimal pytrees: nested tuples, lists, dicts and namedtuples of leaves.
+
+``None`` is an empty subtree (no leaves), as in JAX; everything else that is
+not one of these containers is a leaf.
 
 Examples
 --------
@@ -38,11 +41,11 @@ def flatten(tree: Any) -> tuple[list[Any], Any]:
     while stack:
         node, holder, slot = stack.pop()
         tn = type(node)
-        if tn is tuple or tn is list or (
-            isinstance(node, (tuple, list)) and not hasattr(node, "_fields")
-        ):
+        if tn is tuple or tn is list or isinstance(node, (tuple, list)):
             children: list[Any] = [None] * len(node)
-            holder[slot] = (type(node), None, children)
+            # A namedtuple is rebuilt from its fields (marked by its field names).
+            fields = getattr(node, "_fields", None) if tn is not tuple and tn is not list else None
+            holder[slot] = (tn, fields, children)
             for i in range(len(node) - 1, -1, -1):
                 stack.append((node[i], children, i))
         elif isinstance(node, dict):
@@ -75,7 +78,14 @@ def unflatten(spec: Any, leaves: list[Any]) -> Any:
         if s is _CLOSE:
             kind, keys, _ = stack[-1][0]
             built = stack.pop()[1]
-            value = dict(zip(keys, built)) if kind is dict else kind(built)
+            if kind is dict:
+                value = dict(zip(keys, built))
+            elif issubclass(kind, dict):
+                value = kind(zip(keys, built))
+            elif keys is not None:  # a namedtuple: its fields, in order
+                value = kind(*built)
+            else:
+                value = kind(built)
             stack[-1][1].append(value)
         elif s == _LEAF:
             stack[-1][1].append(next(it))

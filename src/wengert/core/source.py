@@ -1,0 +1,77 @@
+"""Where an operation was called from: the first frame of user code on the stack.
+
+Frames inside wengert and NumPy are skipped, so the line reported is the one
+the user wrote (``y = np.sin(x) * x``). Capturing walks the stack, so it is
+done only when asked for (``wengert.source_lines()``, ``wengert.detect_anomaly()``).
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["SourceLine", "capture_stack", "user_frame", "is_library"]
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
+#: Frames kept beyond the first frame of user code.
+_KEEP = 24
+
+
+@dataclass(frozen=True)
+class SourceLine:
+    """A line of user code: ``filename``, ``lineno``, the enclosing ``function`` and the
+    ``text`` of the line (empty when the source is not available).
+
+    Examples
+    --------
+    >>> SourceLine("<cell 3>", 2, "<module>", "y = x * x").short()
+    '<cell 3>:2  y = x * x'
+    """
+
+    filename: str
+    lineno: int
+    function: str
+    text: str
+
+    def short(self) -> str:
+        """``file:line  code`` on one line (the file without its directory)."""
+        name = os.path.basename(self.filename) or self.filename
+        return f"{name}:{self.lineno}  {self.text}".rstrip()
+
+
+def is_library(filename: str) -> bool:
+    """Whether a frame's file belongs to wengert or NumPy."""
+    return filename.startswith(_PKG_DIR) or filename.startswith(_NUMPY_DIR)
+
+
+def capture_stack(depth: int) -> list[tuple[str, int, str]]:
+    """``(file, line, function)`` per frame, innermost first, from ``depth`` frames above
+    the caller, cut a little past the first frame of user code."""
+    frame: Any = sys._getframe(depth + 1)
+    frames: list[tuple[str, int, str]] = []
+    user = -1
+    while frame is not None:
+        code = frame.f_code
+        filename = code.co_filename
+        frames.append((filename, frame.f_lineno, code.co_name))
+        if user < 0 and not is_library(filename):
+            user = len(frames) - 1
+        elif user >= 0 and len(frames) - user > _KEEP:
+            break
+        frame = frame.f_back
+    return frames
+
+
+def user_frame(frames: list[tuple[str, int, str]]) -> SourceLine | None:
+    """The first frame of user code among ``frames`` (innermost first)."""
+    for filename, lineno, function in frames:
+        if not is_library(filename):
+            text = linecache.getline(filename, lineno).strip()
+            return SourceLine(filename, lineno, function, text)
+    return None

@@ -1,0 +1,196 @@
+"""Reading the tape from outside: the recorded equations in order.
+
+:func:`read_tape` walks the graph behind some nodes (iteratively) and lists
+its equations in execution order (a node's inputs come before it), each as an
+:class:`Equation`: the op record (name, symbol, formula), where each input came
+from (an earlier equation, a leaf, or a constant), the output's shape and
+dtype, the parameters, and the user's source line when it was recorded (see
+``wengert.source_lines``). This and the sweep observers
+(:mod:`wengert.core.sweep`) are all a viewer (the explorer, the explainer)
+needs; nothing else of the tape is public.
+
+Examples
+--------
+>>> import numpy as np
+>>> import wengert as wg
+>>> x = wg.tensor([1.0, 2.0], requires_grad=True)
+>>> y = (np.sin(x) * x).sum()
+>>> print(wg.tape_of(y))
+t0 = sin(x0)                                 # (2,) float64
+t1 = multiply(t0, x0)                        # (2,) float64
+t2 = sum(t1, axis=None, keepdims=False)      # () float64
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .bind import dtype_of, shape_of
+from .node import Node
+from .source import SourceLine, user_frame
+
+__all__ = ["Equation", "Input", "Tape", "read_tape"]
+
+
+@dataclass(frozen=True)
+class Input:
+    """Where one input of an equation came from.
+
+    ``source`` is ``"equation"`` (the output of equation number ``index``),
+    ``"leaf"`` (leaf number ``index`` of the tape: a tensor that requires grad
+    or is watched; ``leaf`` is that object) or ``"constant"`` (a value that is
+    not differentiated here; ``value`` is the saved value, ``None`` once freed).
+    """
+
+    source: str
+    index: int | None = None
+    leaf: Any = field(default=None, repr=False, compare=False)
+    value: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def name(self) -> str:
+        """``t3`` for equation 3, ``x0`` for leaf 0, ``const`` otherwise."""
+        if self.source == "equation":
+            return f"t{self.index}"
+        if self.source == "leaf":
+            return f"x{self.index}"
+        return "const"
+
+
+@dataclass(frozen=True)
+class Equation:
+    """One recorded equation ``t{index} = op(inputs)``.
+
+    Attributes
+    ----------
+    index : int
+        Position in execution order (0 first).
+    op : Op
+        The primitive's record: ``op.name``, ``op.symbol``, ``op.formula``.
+    inputs : tuple of Input
+        Where each input came from.
+    shape, dtype
+        The output's shape and dtype (``None`` once a backward pass freed the node
+        without ``retain_graph``).
+    params : dict
+        The op's static parameters (axis, shape, ...).
+    source : SourceLine or None
+        The user's line that recorded it, when recorded inside
+        ``wengert.source_lines()`` or ``wengert.detect_anomaly()``.
+    node : Node
+        The node itself (its saved values, ``node.out``; ``None`` once freed).
+    """
+
+    index: int
+    op: Any
+    inputs: tuple[Input, ...]
+    shape: tuple[int, ...] | None
+    dtype: np.dtype | None
+    params: dict[str, Any]
+    source: SourceLine | None
+    node: Node = field(repr=False, compare=False)
+
+    @property
+    def name(self) -> str:
+        return f"t{self.index}"
+
+    def __str__(self) -> str:
+        args = ", ".join(i.name for i in self.inputs)
+        params = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        call = f"{self.name} = {self.op.name}({args}{', ' + params if params else ''})"
+        return f"{call:<44} # {self.shape} {self.dtype}"
+
+
+class Tape(Sequence[Equation]):
+    """The equations behind some values, in execution order, and their leaves.
+
+    A sequence of :class:`Equation`; ``tape.leaves`` lists the leaves (tensors
+    that require grad or are watched) in the order they are first used, and
+    ``tape.outputs`` the indices of the equations the tape was read from.
+    """
+
+    def __init__(self, equations: list[Equation], leaves: list[Any], outputs: list[int]) -> None:
+        self._equations = equations
+        self.leaves = leaves
+        self.outputs = outputs
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._equations[i]
+
+    def __len__(self) -> int:
+        return len(self._equations)
+
+    def __iter__(self) -> Iterator[Equation]:
+        return iter(self._equations)
+
+    def __str__(self) -> str:
+        return "\n".join(str(eq) for eq in self._equations)
+
+    def __repr__(self) -> str:
+        return f"<Tape of {len(self)} equations, {len(self.leaves)} leaves>"
+
+
+def _source(node: Node) -> SourceLine | None:
+    extra = node.extra
+    if not extra:
+        return None
+    line = extra.get("source")
+    if line is None and "stack" in extra:  # recorded in anomaly mode
+        line = user_frame(extra["stack"])
+    return line
+
+
+def read_tape(roots: Sequence[Any], nodes: Sequence[Node] | None = None) -> Tape:
+    """The equations behind ``roots`` (nodes or leaves), in execution order.
+
+    With ``nodes`` (a gradient tape's own list), exactly those nodes are listed
+    (inputs from other nodes appear as constants).
+    """
+    if nodes is None:
+        seen: set[int] = set()
+        found: list[Node] = []
+        todo = [r for r in roots if type(r) is Node]
+        while todo:
+            node = todo.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            found.append(node)
+            todo.extend(p for p in node.parents() if type(p) is Node)
+        # seq decreases with creation time: the largest key is the oldest.
+        found.sort(key=lambda n: n.seq, reverse=True)
+    else:
+        found = list(nodes)
+    number = {id(n): k for k, n in enumerate(found)}
+    leaves: list[Any] = []
+    leaf_number: dict[int, int] = {}
+    equations = []
+    for k, node in enumerate(found):
+        ins = []
+        for parent, value in zip(node.parents(), node.inputs()):
+            if type(parent) is Node and id(parent) in number:
+                ins.append(Input("equation", number[id(parent)]))
+            elif parent is not None and type(parent) is not Node:
+                if id(parent) not in leaf_number:
+                    leaf_number[id(parent)] = len(leaves)
+                    leaves.append(parent)
+                ins.append(Input("leaf", leaf_number[id(parent)], leaf=parent))
+            else:
+                ins.append(Input("constant", value=value))
+        out = node.out
+        equations.append(Equation(
+            index=k, op=node.op, inputs=tuple(ins),
+            shape=shape_of(out) if out is not None else None,
+            dtype=dtype_of(out) if out is not None else None,
+            params=dict(node.params or {}), source=_source(node), node=node,
+        ))
+    outputs = [number[id(r)] for r in roots if type(r) is Node and id(r) in number]
+    for r in roots:  # a root that is a leaf itself
+        if type(r) is not Node and r is not None and id(r) not in leaf_number:
+            leaf_number[id(r)] = len(leaves)
+            leaves.append(r)
+    return Tape(equations, leaves, outputs)

@@ -1,0 +1,194 @@
+"""Never a silently wrong or lost gradient: casts, complex values, Python numbers, outputs.
+
+Each class of mistake gives the right value or a clear error naming the fix
+(issue 10, §1); the conventions follow PyTorch and JAX where they agree.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import wengert as wg
+import wengert.numpy as wnp
+from wengert import Dual
+
+X = np.array([1.5, -2.25, 3.0])
+
+
+# -- casts: an integer or boolean result is a constant --------------------------------
+@pytest.mark.parametrize("dtype", [int, np.int32, bool, np.uint8])
+def test_cast_to_integer_or_bool_is_a_constant(dtype):
+    x = wg.tensor(X, requires_grad=True)
+    y = x.astype(dtype)
+    assert not y.requires_grad and y.grad_fn is None
+    (y.astype(float).sum() * 10.0 + x.sum()).backward()  # the cast contributes zero
+    np.testing.assert_array_equal(x.grad, np.ones(3))
+
+
+def test_cast_results_in_every_transform():
+    f = lambda x: np.sum(x.astype(int)) * 1.0 + np.sum(x ** 2)  # noqa: E731
+    np.testing.assert_array_equal(wg.grad(f)(X), 2 * X)
+    _, t = wg.jvp(f, (X,), (np.ones(3),))
+    assert t == pytest.approx(np.sum(2 * X))
+    np.testing.assert_array_equal(wg.jacfwd(lambda x: x.astype(bool) * x)(X), np.eye(3))
+    np.testing.assert_array_equal(wg.hessian(f)(X), 2 * np.eye(3))
+
+
+def test_sum_and_mean_with_an_integer_dtype_are_constants():
+    assert wg.grad(lambda x: np.sum(x, dtype=int) * 1.0)(X).tolist() == [0.0, 0.0, 0.0]
+    assert wg.grad(lambda x: wnp.cumsum(x, dtype=int).sum() * 1.0 + x[0])(X).tolist() == [
+        1.0, 0.0, 0.0]
+    x = wg.tensor(X, requires_grad=True)
+    assert not np.sum(x, dtype=np.int64).requires_grad
+
+
+def test_float_casts_keep_the_gradient_in_the_input_dtype():
+    x = wg.tensor(X, requires_grad=True)
+    y = x.astype(np.float32)
+    assert y.requires_grad and y.dtype == np.float32
+    (y * y).sum().backward()
+    assert x.grad.dtype == np.float64
+    np.testing.assert_allclose(x.grad, 2 * X, rtol=1e-6)
+
+
+def test_a_cast_of_a_dual_number_has_no_tangent():
+    out, t = wg.jvp(lambda x: x.astype(int), (X,), (np.ones(3),))
+    np.testing.assert_array_equal(out, X.astype(int))
+    np.testing.assert_array_equal(t, 0.0)
+
+
+# -- complex numbers: refused with a clear error (not differentiated yet) --------------
+COMPLEX = "does not differentiate complex"
+
+
+def test_complex_intermediate_of_a_real_input_raises():
+    with pytest.raises(TypeError, match=COMPLEX + r".*np\.hypot"):
+        wg.grad(lambda x: np.abs(x * 1j + 1))(0.5)
+    with pytest.raises(TypeError, match=COMPLEX):
+        wg.grad(lambda x: np.sum(np.abs(x * np.array([1j, 2.0]))))(np.ones(2))
+    x = wg.tensor(0.5, requires_grad=True)
+    with pytest.raises(TypeError, match=COMPLEX):
+        x.astype(complex)
+    with pytest.raises(TypeError, match=COMPLEX):
+        x * np.array(1j)
+
+
+def test_complex_inputs_raise_in_every_entry_point():
+    with pytest.raises(TypeError, match="complex"):
+        wg.grad(lambda z: np.abs(z))(1.0 + 2.0j)
+    with pytest.raises(TypeError, match="complex"):
+        wg.vjp(lambda z: z * 2, np.array([1j]))
+    with pytest.raises(TypeError, match="complex"):
+        wg.jvp(lambda z: z * 2, (1j,), (1.0,))
+    with pytest.raises(RuntimeError, match="complex"):
+        wg.tensor([1j], requires_grad=True)
+    with pytest.raises(TypeError, match="complex"):
+        Dual(np.array([1j]), np.array([1.0]))
+    with pytest.raises(TypeError, match=COMPLEX):
+        wg.jvp(lambda x: x * 1j, (1.0,), (1.0,))
+    with pytest.raises(TypeError, match=COMPLEX):
+        wg.jvp(lambda x: x * np.array([1j]), (np.ones(1),), (np.ones(1),))
+
+
+def test_complex_constants_that_need_no_gradient_still_work():
+    c = wg.tensor(np.array([1 + 2j]))
+    assert (c * 2).dtype == np.complex128  # nothing requires grad: plain NumPy
+    assert wg.grad(lambda x: x * np.abs(np.array(3 + 4j)))(2.0) == 5.0
+
+
+# -- Python numbers and non-array outputs ---------------------------------------------
+INSIDE = "inside a wengert transform"
+
+
+@pytest.mark.parametrize("fun", [
+    math.exp,
+    lambda x: float(x) ** 2,
+    lambda x: int(x) * 1.0,
+    lambda x: x.item() * 2.0,
+    lambda x: sum(x.tolist()),
+])
+def test_python_numbers_of_traced_values_raise(fun):
+    with pytest.raises(TypeError, match=INSIDE + r".*np\.exp\(x\), not math\.exp\(x\)"):
+        wg.grad(fun)(np.array(1.5) if fun is not math.exp else 1.5)
+
+
+def test_python_numbers_raise_in_forward_mode_and_vjp():
+    with pytest.raises(TypeError, match="drop its tangent"):
+        wg.jvp(math.exp, (1.0,), (1.0,))
+    with pytest.raises(TypeError, match="drop its tangent"):
+        wg.jvp(lambda x: x.tolist(), (np.ones(2),), (np.ones(2),))
+    with pytest.raises(TypeError, match=INSIDE):
+        wg.vjp(lambda x: float(x) * 2.0, 1.0)
+    with pytest.raises(TypeError, match=INSIDE):
+        wg.hessian(lambda x: math.sin(x))(1.0)
+
+
+def test_storing_a_traced_value_into_a_numpy_array_raises():
+    def into_buffer(x):
+        buf = np.zeros(2)
+        buf[0] = x
+        return np.sum(buf)
+
+    with pytest.raises(ValueError) as info:  # NumPy's error, caused by ours
+        wg.grad(into_buffer)(1.0)
+    assert INSIDE in str(info.value.__cause__)
+
+    def slice_into_buffer(x):
+        buf = np.zeros(3)
+        buf[:2] = x
+        return np.sum(buf)
+
+    with pytest.raises(TypeError, match=r"np\.stack.*np\.where"):
+        wg.grad(slice_into_buffer)(np.ones(2))
+
+
+def test_building_an_array_from_tensors_points_to_stack():
+    def polar(t):
+        return np.sum(np.array([2.0 * np.cos(t), 2.0 * np.sin(t)]))
+
+    with pytest.raises(TypeError, match=r"np\.stack") as info:
+        wg.grad(polar)(0.3)
+    assert "detach" not in str(info.value).split("np.stack")[0]
+    # the spelling it points to works:
+    g = wg.grad(lambda t: np.sum(np.stack([2.0 * np.cos(t), 2.0 * np.sin(t)])))(0.3)
+    assert g == pytest.approx(2.0 * (np.cos(0.3) - np.sin(0.3)))
+
+
+def test_python_numbers_of_a_users_tensor_detach_as_in_pytorch():
+    x = wg.tensor(1.5, requires_grad=True)
+    assert float(x * 2) == 3.0 and (x * 2).item() == 3.0 and math.exp(x) == math.exp(1.5)
+    assert wg.tensor([1.0, 2.0], requires_grad=True).tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("bad, what", [(lambda x: None, "NoneType"), (lambda x: "a", "str"),
+                                       (lambda x: [x, x], "list"),
+                                       (lambda x: {"y": x}, "dict")])
+def test_non_array_outputs_of_grad_raise(bad, what):
+    with pytest.raises(TypeError, match=f"must return a scalar.*got {what}"):
+        wg.grad(bad)(1.0)
+
+
+def test_vjp_refuses_non_numeric_outputs():
+    # (None is an empty pytree, as in JAX: no outputs, no cotangents)
+    with pytest.raises(TypeError, match="output leaf 1.*str"):
+        wg.vjp(lambda x: (x, "label"), 1.0)
+
+
+def test_a_constant_numeric_output_has_zero_gradient():
+    # As in JAX: an output that does not depend on the input has gradient zero.
+    assert wg.grad(lambda x: 3.0)(1.0) == 0.0
+    np.testing.assert_array_equal(wg.grad(lambda x: np.float64(2.0))(np.ones(2)), 0.0)
+
+
+# -- float32 ----------------------------------------------------------------------------
+def test_grad_keeps_the_input_type_and_dtype():
+    g = wg.grad(lambda x: x ** 2 * 3.0)(np.float32(2.0))
+    assert type(g) is np.float32 and g == 12.0
+    g = wg.grad(lambda x: np.sum(x * np.float64(2.0)))(np.ones(2, np.float32))
+    assert g.dtype == np.float32
+    g = wg.grad(lambda x: x * 2.0)(np.array(1.0, np.float32))
+    assert type(g) is np.ndarray and g.dtype == np.float32 and g.shape == ()
+    assert type(wg.grad(lambda x: x * x)(2.0)) is float
