@@ -19,13 +19,14 @@ Examples
 >>> import numpy as np
 >>> import wengert as wg
 >>> x = wg.tensor([0.0, 4.0], requires_grad=True)
->>> with wg.detect_anomaly():
-...     y = np.sqrt(x)
-...     loss = (y * 0.0).sum()
-...     loss.backward()        # doctest: +ELLIPSIS
-Traceback (most recent call last):
-    ...
-RuntimeError: Function 'SqrtBackward' returned nan values in its 0th output. ...
+>>> try:
+...     with wg.detect_anomaly():
+...         y = np.sqrt(x)
+...         loss = (y * 0.0).sum()
+...         loss.backward()
+... except RuntimeError as err:
+...     print(str(err).splitlines()[0])
+Function 'SqrtBackward' returned nan values in its 0th output. The operation was created at:
 """
 
 from __future__ import annotations
@@ -131,11 +132,12 @@ class detect_anomaly(contextlib.ContextDecorator):
     >>> import numpy as np
     >>> import wengert as wg
     >>> x = wg.tensor([-1.0, 2.0], requires_grad=True)
-    >>> with wg.detect_anomaly(check_forward=True):
-    ...     y = np.log(x)      # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-        ...
-    RuntimeError: Function 'log' returned nan values in its output during the forward pass. ...
+    >>> try:
+    ...     with wg.detect_anomaly(check_forward=True):
+    ...         y = np.log(x)
+    ... except RuntimeError as err:
+    ...     print(str(err).splitlines()[0][:58])
+    Function 'log' returned nan values in its output during th
 
     Gradients that stay finite are unaffected:
 
