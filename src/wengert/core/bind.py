@@ -210,18 +210,7 @@ def apply(op: Any, *args: Any, **params: Any) -> Any:
     raw result is returned, so rules written with wengert functions run at
     NumPy speed in a plain backward pass.
     """
-    best: Kind | None = None
-    top = 0.0
-    get = _KIND_OF.get
-    for a in args:
-        k = get(type(a), _MISSING)
-        if k is _MISSING:
-            k = _resolve(type(a))
-        if k is not None:
-            lv = k.level(a)
-            if best is None or lv > top or (lv == top and k.priority > best.priority):
-                best = k
-                top = lv
+    best, top = owner(args)
     if best is None:
         return forward(op, args, params)
     return best.process(op, args, params or None, top)
