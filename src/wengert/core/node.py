@@ -212,7 +212,7 @@ class Node:
 def node1(op: Any, out: Any, params: Any, parent: Any, value: Any, holder: Any,
           seen: int) -> Node:
     """A node of a one-input op (``holder`` ``None``: no version check)."""
-    n = _NEW(Node)
+    n = Node()  # (no __init__: the type call is the cheapest allocation)
     n.version = 0
     n.op = op
     n.out = out
@@ -230,7 +230,7 @@ def node1(op: Any, out: Any, params: Any, parent: Any, value: Any, holder: Any,
 def node2(op: Any, out: Any, params: Any, parent0: Any, value0: Any, holder0: Any, seen0: int,
           parent1: Any, value1: Any, holder1: Any, seen1: int) -> Node:
     """A node of a two-input op."""
-    n = _NEW(Node)
+    n = Node()
     n.version = 0
     n.op = op
     n.out = out
@@ -265,7 +265,7 @@ def new_node(op: Any, out: Any, params: Any, edges: list[tuple[Any, Any, Any, in
         return node1(op, out, params, *edges[0])
     if n == 2:
         return node2(op, out, params, *edges[0], *edges[1])
-    node = _NEW(Node)
+    node = Node()
     node.version = 0
     node.op = op
     node.out = out
