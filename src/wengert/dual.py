@@ -362,7 +362,8 @@ class DualKind(Kind):
             ans = forward(op, tuple(primals), params)
         else:
             ans = apply(op, *primals, **params) if params else apply(op, *primals)
-        k = number_kind(ans)
+        k = "f" if type(ans) is float or (type(ans) is _ndarray and ans.dtype.kind == "f") \
+            else number_kind(ans)
         if k != "f":
             if k == "c":
                 raise complex_error(op)

@@ -129,7 +129,11 @@ def record(op: Any, args: tuple[Any, ...], raws: tuple[Any, ...], out: Any,
 def _differentiable(op: Any, out: Any) -> bool:
     """Whether a recorded op's output carries a gradient: floating point values do;
     integers and booleans (a cast, a comparison) are constants, as in PyTorch and JAX;
-    complex values raise (wengert does not differentiate them yet)."""
+    complex values raise (wengert does not differentiate them yet). A traced value
+    beneath (a dual number) was decided by its own kind already."""
+    t = type(out)
+    if t is float or (t is _ndarray and out.dtype.kind == "f") or kind_of(out) is not None:
+        return True
     k = number_kind(out)
     if k == "c":
         raise complex_error(op)
@@ -227,7 +231,7 @@ class TensorKind(Kind):
                 if (x._rg or active) and _grad_on() and _differentiable(op, out):
                     return record(op, (x,), (v,), out, None, x._rg, active, x._level)
             elif x._rg and _grad_on():
-                if tv is _ndarray and out.dtype.kind != "f" and not _differentiable(op, out):
+                if tv is _ndarray and not _differentiable(op, out):
                     return constant(out, x._level)
                 if reads:
                     h = x._version
@@ -309,9 +313,7 @@ class TensorKind(Kind):
                     return record(op, (x if tx is Tensor else None, y if ty is Tensor else None),
                                   (vx, vy), out, None, rx or ry, active, level)
             elif (rx or ry) and _grad_on():
-                tout = type(out)
-                if tout is not float and (tout is not _ndarray or out.dtype.kind != "f") and \
-                        not _differentiable(op, out):
+                if type(out) is not float and not _differentiable(op, out):
                     return constant(out, level)
                 hx = x._version if reads0 and tx is Tensor else None
                 hy = y._version if reads1 and ty is Tensor else None
