@@ -22,6 +22,11 @@ the output tangent with exactly ``ans``'s shape.
 The differentiable inputs are the floating point ones whose VJP slot is not
 ``None`` (index arrays, conditions and the params stay fixed), as in the VJP
 sweep.
+
+These call the rule directly; ``tests/test_rules.py`` checks the same rules
+through ``wg.jvp`` and ``wg.vjp`` (forward mode against finite differences,
+``<v, J u> = <J^T v, u>``, and every second-order mix: fwd over rev, rev over
+fwd, fwd over fwd, rev over rev).
 """
 
 from __future__ import annotations

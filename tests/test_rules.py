@@ -1,10 +1,42 @@
-"""The registry sweep: every primitive's rules against finite differences, to second order.
+"""The registry sweep: every primitive's rules against finite differences, to second order,
+in both modes and every mix of them.
 
 Parametrized over ``REGISTRY.names()``, so a new op is checked as soon as it is
 registered. Each op brings its own test inputs (``Op.samples``): inside its
 domain and away from kinks. For each sample the differentiable inputs are the
 floating point ones whose VJP slot is not ``None``; the others (index arrays,
 conditions) and the params stay fixed.
+
+What is checked, for every op and sample, through the public transforms
+(``wg.vjp``, ``wg.jvp``), so the rules run on plain arrays, tensors, dual
+numbers and tensors over duals / duals over tensors:
+
+* first order against central finite differences: reverse mode
+  (``test_rules_against_finite_differences``, which also does reverse over
+  reverse) and forward mode (``test_forward_mode_against_finite_differences``);
+* ``<v, J u> == <J^T v, u>`` between ``wg.jvp`` and ``wg.vjp``, tightly
+  (``test_first_order_adjoint_identity``);
+* second order against central finite differences, each mix of modes
+  (``test_second_order_against_finite_differences[...-rev-over-rev]``,
+  ``fwd-over-rev``, ``rev-over-fwd``, ``fwd-over-fwd``): the outer mode
+  differentiates the pullback ``(x, v) -> vjp(f, x)[1](v)`` or the
+  push-forward ``(x, t) -> jvp(f, x, t)[1]``, in the point *and* in the
+  cotangent or tangent, so the rules meet a traced ``x``, a traced ``g`` and a
+  traced tangent; a rule that unboxes a dual (``np.asarray``, NumPy called on
+  it) raises there;
+* the adjoint identity of those derivative functions (the pullback's JVP
+  against its VJP, the push-forward's JVP against its VJP), and the second
+  derivative ``sum_i v_i d2 f_i [t, u]`` computed four ways (rev over rev, fwd
+  over rev, rev over fwd, fwd over fwd), which must agree to rounding
+  (``test_second_order_adjoint_identities``);
+* float32 stays float32 in both modes (``test_float32_stays_float32``,
+  ``test_float32_stays_float32_in_forward_mode``,
+  ``test_float32_stays_float32_through_forward_over_traced``).
+
+A NaN or an infinity anywhere in a check fails it (finite differences and
+:func:`wengert.testing.gradcheck` treat them as failures; the adjoint checks run
+with NumPy's floating point errors raised, so a NaN that a rule produces and
+then masks fails too).
 """
 
 from __future__ import annotations
@@ -17,22 +49,22 @@ import pytest
 
 import wengert as wg
 import wengert.numpy as wnp
-from sweep_helpers import cases, describe, diff_positions, scalar_combos
+from sweep_helpers import (
+    cases,
+    describe,
+    diff_positions,
+    pairing,
+    problems,
+    random_like,
+    scalar_combos,
+)
 from wengert.core.bind import apply
 from wengert.ops import FAMILIES, REGISTRY
 from wengert.recording import shape_stand_in
 from wengert.tensor import Tensor, value_of
-from wengert.testing import GradcheckError, check_grads
+from wengert.testing import GradcheckError, check_grads, gradcheck
 
 NAMES = REGISTRY.names()
-
-
-
-
-
-
-
-
 
 
 def _as_function(op: Any, args: tuple[Any, ...], params: dict[str, Any], diff: list[int]):
@@ -138,6 +170,255 @@ def test_float32_stays_float32(name):
                 f"{where}: the cotangent of input {i} is {np.result_type(cts[j])}, the input "
                 f"is {np.result_type(a)}"
             )
+
+
+# -- forward mode and the mixed second orders ------------------------------------------
+#: ``<a, b>`` computed two ways agrees to rounding: relative to the sum of the
+#: magnitudes of its terms (first order), and of the larger set of terms (second).
+ADJOINT_RTOL = 1e-10
+ADJOINT2_RTOL = 1e-9
+
+#: The second-order mixes: which derivative function, and the outer mode.
+SECOND_ORDERS = {
+    "rev-over-rev": ("pullback", "rev"),
+    "fwd-over-rev": ("pullback", "fwd"),
+    "rev-over-fwd": ("pushforward", "rev"),
+    "fwd-over-fwd": ("pushforward", "fwd"),
+}
+
+
+def _raised(where: str, what: str, exc: Exception) -> AssertionError:
+    return AssertionError(f"{where}: {what} raised {type(exc).__name__}: {exc}")
+
+
+def _agree(values: dict[str, tuple[float, float]], rtol: float) -> str | None:
+    """``None`` when the pairings agree within ``rtol`` of their largest scale and are
+    finite; otherwise a message listing them."""
+    vals = np.array([v for v, _ in values.values()])
+    scale = max(s for _, s in values.values())
+    allowed = 1e-13 + rtol * scale
+    if np.all(np.isfinite(vals)) and np.isfinite(scale) and vals.max() - vals.min() <= allowed:
+        return None
+    listed = ", ".join(f"{k} = {v:.15e}" for k, (v, _) in values.items())
+    return (f"{listed} (spread {vals.max() - vals.min():.3e}, allowed {allowed:.3e} = "
+            f"1e-13 + {rtol:g} x the sum of the terms' magnitudes)")
+
+
+def _zero_like(x: Any) -> Any:
+    return 0.0 if type(x) is float else np.zeros_like(x)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_forward_mode_against_finite_differences(name):
+    """First order through ``wg.jvp`` (dual numbers), against central differences."""
+    failures = []
+    for p in problems(name, 100):
+        try:
+            gradcheck(p.f, p.xs, modes=("fwd",))
+        except GradcheckError as exc:
+            failures.append(f"{p.where}\n{exc}")
+        except Exception as exc:
+            raise _raised(p.where, "wg.jvp", exc) from exc
+    if failures:
+        pytest.fail("\n".join(failures), pytrace=False)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_first_order_adjoint_identity(name):
+    """``<v, J u>`` from ``wg.jvp`` equals ``<J^T v, u>`` from ``wg.vjp``, for a tangent
+    on each input alone and on all of them at once."""
+    failures = []
+    for p in problems(name, 200):
+        subsets = [(j,) for j in range(p.n)] + ([tuple(range(p.n))] if p.n > 1 else [])
+        with np.errstate(divide="raise", invalid="raise", over="raise"):
+            try:
+                cts = wg.vjp(p.f, *p.xs)[1](p.v)
+                for which in subsets:
+                    us = tuple(u if j in which else _zero_like(x)
+                               for j, (x, u) in enumerate(zip(p.xs, p.us)))
+                    tangent = wg.jvp(p.f, p.xs, us)[1]
+                    bad = _agree({"<v, J u> (jvp)": pairing(p.v, tangent),
+                                  "<J^T v, u> (vjp)": pairing(cts, us)}, ADJOINT_RTOL)
+                    if bad:
+                        failures.append(f"{p.where}, tangent on x{list(which)}: {bad}")
+            except (FloatingPointError, TypeError, ValueError) as exc:
+                raise _raised(p.where, "wg.jvp or wg.vjp", exc) from exc
+    if failures:
+        pytest.fail("\n".join(failures), pytrace=False)
+
+
+@pytest.mark.parametrize("order", list(SECOND_ORDERS))
+@pytest.mark.parametrize("name", NAMES)
+def test_second_order_against_finite_differences(name, order):
+    """The outer mode's derivative of the pullback ``(x, v) -> vjp(f, x)[1](v)`` or the
+    push-forward ``(x, t) -> jvp(f, x, t)[1]`` against central differences of it."""
+    which, mode = SECOND_ORDERS[order]
+    failures = []
+    for p in problems(name, 300):
+        if which == "pullback":
+            fn, inputs, names = p.pullback_of_point_and_cotangent(), p.xs + (p.v,), "v"
+        else:
+            fn, inputs, names = p.pushforward_of_point_and_tangent(), p.xs + p.ts, "t0, t1, ..."
+        try:
+            gradcheck(fn, inputs, modes=(mode,))
+        except GradcheckError as exc:
+            failures.append(
+                f"{p.where}; {order}: gradcheck inputs 0..{p.n - 1} are x0, x1, ..., the "
+                f"next {names}.\n{exc}"
+            )
+        except Exception as exc:
+            raise _raised(p.where, order, exc) from exc
+    if failures:
+        pytest.fail("\n".join(failures), pytrace=False)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_second_order_adjoint_identities(name):
+    """The derivative functions' JVPs against their VJPs, and one second derivative four ways.
+
+    With ``g(x, v) = J(x)^T v`` and ``h(x, t) = J(x) t``: ``<t, Jg (u, w)>`` (fwd over
+    rev) equals ``<Jg^T t, (u, w)>`` (rev over rev); ``<v, Jh (u, s)>`` (fwd over fwd)
+    equals ``<Jh^T v, (u, s)>`` (rev over fwd); and ``sum_i v_i d2 f_i [t, u]`` comes
+    out the same from all four mixes (the pullback's JVP, the JVP's pullback...).
+    """
+    failures = []
+    for p in problems(name, 400):
+        g = p.pullback_of_point_and_cotangent()
+        h = p.pushforward_of_point_and_tangent()
+        xv, xt = p.xs + (p.v,), p.xs + p.ts
+        # directions: u on the point, w on the cotangent, t (reused) on the tangent
+        uw, ut = p.us + (p.w,), p.us + p.ts
+        with np.errstate(divide="raise", invalid="raise", over="raise"):
+            try:
+                checks = {
+                    "pullback": {
+                        "<t, J_g (u, w)> (fwd over rev)": pairing(p.ts, wg.jvp(g, xv, uw)[1]),
+                        "<J_g^T t, (u, w)> (rev over rev)": pairing(wg.vjp(g, *xv)[1](p.ts), uw),
+                    },
+                    "push-forward": {
+                        "<v, J_h (u, t)> (fwd over fwd)": pairing(p.v, wg.jvp(h, xt, ut)[1]),
+                        "<J_h^T v, (u, t)> (rev over fwd)": pairing(wg.vjp(h, *xt)[1](p.v), ut),
+                    },
+                }
+                zv, zt = _zero_like(p.v), tuple(_zero_like(t) for t in p.ts)
+                checks["second derivative v . d2f[t, u]"] = {
+                    "rev over rev": pairing(wg.vjp(g, *xv)[1](p.ts)[: p.n], p.us),
+                    "fwd over rev": pairing(p.ts, wg.jvp(g, xv, p.us + (zv,))[1]),
+                    "rev over fwd": pairing(wg.vjp(h, *xt)[1](p.v)[: p.n], p.us),
+                    "fwd over fwd": pairing(p.v, wg.jvp(h, xt, p.us + zt)[1]),
+                }
+            except (FloatingPointError, TypeError, ValueError) as exc:
+                raise _raised(p.where, "a second-order transform", exc) from exc
+        for what, values in checks.items():
+            bad = _agree(values, ADJOINT2_RTOL)
+            if bad:
+                failures.append(f"{p.where}; {what}: {bad}")
+    if failures:
+        pytest.fail("\n".join(failures), pytrace=False)
+
+
+def _float32(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple(
+        np.float32(a)
+        if isinstance(a, np.floating)
+        else a.astype(np.float32)
+        if isinstance(a, np.ndarray) and a.dtype.kind == "f"
+        else a
+        for a in args
+    )
+
+
+def _float32_problem(op: Any, k: int, args: tuple[Any, ...], params: dict[str, Any]):
+    """``(where, output dtype, f, xs, us, inputs)`` for a sample cast to float32 (``xs``
+    the differentiated inputs, ``us`` float32 tangents for them), or ``None`` when it has
+    no differentiable input."""
+    args = _float32(args)
+    diff = diff_positions(op, args)
+    if not diff:
+        return None
+    where = f"op {op.name}, sample {k} in float32 ({describe(args, params)})"
+    expected = np.result_type(op.impl(*args, **params))
+    xs = tuple(args[i] for i in diff)
+    rng = np.random.default_rng(500 + k)
+    us = tuple(random_like(rng, x) for x in xs)
+    return where, expected, _as_function(op, args, params, diff), xs, us, list(xs)
+
+
+def _dtype_failures(where: str, checks: list[tuple[str, Any, Any]]) -> list[str]:
+    """``(what, value, dtype wanted or None for an input that is a Python float)``."""
+    return [
+        f"{where}: {what} is {np.result_type(value)}, it should be {want}"
+        for what, value, want in checks
+        if want is not None and np.result_type(value) != want
+    ]
+
+
+def _want(x: Any) -> Any:
+    return None if type(x) is float else np.result_type(x)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_float32_stays_float32_in_forward_mode(name):
+    """float32 primals and tangents: ``wg.jvp`` gives a float32 output and tangent, and
+    forward over reverse (the JVP of the pullback) float32 cotangents and tangents."""
+    op = REGISTRY[name]
+    failures = []
+    for k, (args, params) in enumerate(cases(name)):
+        problem = _float32_problem(op, k, args, params)
+        if problem is None:
+            continue
+        where, expected, f, xs, us, inputs = problem
+        try:
+            out, tangent = wg.jvp(f, xs, us)
+            g = np.ones(np.shape(out), dtype=np.result_type(out))
+
+            def pullback(*xs: Any, f=f, g=g) -> Any:
+                return tuple(wg.vjp(f, *xs)[1](g))
+
+            cts, ct_tangents = wg.jvp(pullback, xs, us)
+        except Exception as exc:
+            raise _raised(where, "wg.jvp", exc) from exc
+        checks = [("the output", out, expected), ("the output's tangent", tangent, expected)]
+        for j, x in enumerate(inputs):
+            checks += [(f"fwd over rev: the cotangent of x{j}", cts[j], _want(x)),
+                       (f"fwd over rev: the cotangent's tangent of x{j}", ct_tangents[j], _want(x))]
+        failures += _dtype_failures(where, checks)
+    if failures:
+        pytest.fail("\n".join(failures), pytrace=False)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_float32_stays_float32_through_forward_over_traced(name):
+    """float32 through forward mode on traced primals: fwd over fwd (the JVP of the JVP)
+    and rev over fwd (the JVP on tensors, and its pullback) stay float32."""
+    failures = _float32_over_traced_failures(REGISTRY[name])
+    if failures:
+        pytest.fail("\n".join(failures), pytrace=False)
+
+
+def _float32_over_traced_failures(op: Any) -> list[str]:
+    failures = []
+    for k, (args, params) in enumerate(cases(op.name)):
+        problem = _float32_problem(op, k, args, params)
+        if problem is None:
+            continue
+        where, expected, f, xs, us, inputs = problem
+
+        def pushforward(*xs: Any, f=f, us=us) -> Any:
+            return wg.jvp(f, xs, us)[1]
+
+        try:
+            _, second = wg.jvp(pushforward, xs, us)
+            value, pullback = wg.vjp(pushforward, *xs)
+            cts = pullback(np.ones(np.shape(value), dtype=expected))
+        except Exception as exc:
+            raise _raised(where, "wg.jvp", exc) from exc
+        checks = [("fwd over fwd: the second tangent", second, expected),
+                  ("rev over fwd: the tangent on tensors", value, expected)]
+        checks += [(f"rev over fwd: the cotangent of x{j}", cts[j], _want(x))
+                   for j, x in enumerate(inputs)]
+        failures += _dtype_failures(where, checks)
+    return failures
 
 
 # -- the registry as a whole ---------------------------------------------------------

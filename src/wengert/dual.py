@@ -34,6 +34,7 @@ from .core.bind import (
     Kind,
     apply,
     complex_error,
+    dtype_of,
     forward,
     is_traced,
     number_kind,
@@ -107,8 +108,9 @@ class Dual(ArrayMethods):
                 primal = primal.astype(float)
             if primal.ndim == 0 and primal.dtype == np.float64:
                 primal = float(primal)
-        # The tangent takes the primal's floating dtype (float32 stays float32).
-        tdtype = primal.dtype if isinstance(primal, np.ndarray) else np.dtype(float)
+        # The tangent takes the primal's floating dtype (float32 stays float32), through
+        # a traced primal too (a dual of an outer level, a tensor).
+        tdtype = primal.dtype if type(primal) is _ndarray else dtype_of(primal)
         if tangent is None:
             tangent = 0.0 if type(primal) is float else np.zeros(shape_of(primal), dtype=tdtype)
         else:
