@@ -322,6 +322,7 @@ class DualKind(Kind):
 
     name = "dual"
     priority = 1
+    value_attribute = "primal"
 
     def level(self, x: Dual) -> float:
         return x.tag.order
@@ -329,15 +330,21 @@ class DualKind(Kind):
     def primal(self, x: Dual) -> Any:
         return x.primal
 
-    def shape(self, x: Dual) -> tuple[int, ...]:
-        p = x.primal
-        return p.shape if type(p) is _ndarray else shape_of(p)
-
     def connected(self, x: Dual) -> bool:
         return True
 
     def process(self, op: Any, args: tuple[Any, ...], params: dict[str, Any] | None,
                 level: float) -> Dual:
+        if len(args) == 1:  # one dual over a plain array (getitem, sum, reshape, ...)
+            x = args[0]
+            p = x.primal
+            tag = x.tag
+            if type(p) is _ndarray and tag.active and tag.batch is None and op.jvp is not None:
+                ans = forward(op, (p,), params)
+                if type(ans) is _ndarray and ans.dtype.kind == "f" or type(ans) is np.float64:
+                    tangent = op.jvp((x.tangent,), ans, p, **params) if params else \
+                        op.jvp((x.tangent,), ans, p)
+                    return _make(ans, tangent, tag)
         tag = None
         for a in args:
             if type(a) is Dual and a.tag.order == level:

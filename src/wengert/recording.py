@@ -28,13 +28,14 @@ from .core.bind import (
     Kind,
     apply,
     complex_error,
+    forward,
     kind_of,
     number_kind,
     register,
-    shape_of,
 )
 from .core.modes import GRAD_ENABLED, RECORDERS
 from .core.node import new_node, node1, node2
+from .dual import Dual
 from .inplace import assign_result, track_view
 from .ops import elementwise as _ew
 from .ops import linalg as _linalg
@@ -132,7 +133,8 @@ def _differentiable(op: Any, out: Any) -> bool:
     complex values raise (wengert does not differentiate them yet). A traced value
     beneath (a dual number) was decided by its own kind already."""
     t = type(out)
-    if t is float or (t is _ndarray and out.dtype.kind == "f") or kind_of(out) is not None:
+    if t is float or (t is _ndarray and out.dtype.kind == "f") or t is Dual or \
+            kind_of(out) is not None:
         return True
     k = number_kind(out)
     if k == "c":
@@ -145,16 +147,13 @@ class TensorKind(Kind):
 
     name = "tensor"
     priority = 0
+    value_attribute = "_value"
 
     def level(self, x: Tensor) -> float:
         return x._level
 
     def primal(self, x: Tensor) -> Any:
         return x._value
-
-    def shape(self, x: Tensor) -> tuple[int, ...]:
-        v = x._value
-        return v.shape if type(v) is _ndarray else shape_of(v)
 
     def connected(self, x: Tensor) -> bool:
         if x._rg or x._node is not None:
@@ -173,6 +172,8 @@ class TensorKind(Kind):
         """Apply ``op`` at ``level``: unbox this level's tensors, apply the op to the
         values (tensors of outer levels are constants here, and record at their own
         level), and record the result."""
+        if len(args) == 1 and not _recorders():
+            return self._process_one(op, args[0], params)
         raws = []
         own: list[Any] = []
         rg = False
@@ -198,6 +199,33 @@ class TensorKind(Kind):
             base = args[0]
             if isinstance(base, Tensor):
                 track_view(base, result, op, params)
+        return result
+
+    def _process_one(self, op: Any, x: Tensor, params: dict[str, Any] | None) -> Any:
+        """:meth:`process` for one tensor and no open recorder (reductions, reshapes,
+        indexing: most ops with params)."""
+        v = x._value
+        tv = type(v)
+        if tv is _ndarray or tv is float:
+            out = forward(op, (v,), params)
+        else:  # a traced value beneath
+            out = apply(op, v, **params) if params else apply(op, v)
+        level = x._level
+        if x._rg and _grad_on() and _differentiable(op, out):
+            if 0 in op.reads:
+                h = x._version
+                node = node1(op, out, params, x._node or x, v, h, h.version)
+            else:
+                if tv is _ndarray and v.nbytes >= UNREAD_BYTES:
+                    v = shape_stand_in(v)  # only its shape is needed
+                node = node1(op, out, params, x._node or x, v, None, 0)
+            if not op.reads_out and type(out) is _ndarray and out.nbytes >= UNREAD_BYTES:
+                node.out = shape_stand_in(out)
+            result = _new(out, node, True, level)
+        else:
+            result = constant(out, level)
+        if op.view and type(out) is _ndarray and out.base is not None:
+            track_view(x, result, op, params)
         return result
 
     def unary(self, op: Any, cls: type, public: Any) -> Any:
@@ -231,7 +259,7 @@ class TensorKind(Kind):
                 if (x._rg or active) and _grad_on() and _differentiable(op, out):
                     return record(op, (x,), (v,), out, None, x._rg, active, x._level)
             elif x._rg and _grad_on():
-                if tv is _ndarray and not _differentiable(op, out):
+                if tv is _ndarray and out.dtype.kind != "f" and not _differentiable(op, out):
                     return constant(out, x._level)
                 if reads:
                     h = x._version
@@ -313,7 +341,9 @@ class TensorKind(Kind):
                     return record(op, (x if tx is Tensor else None, y if ty is Tensor else None),
                                   (vx, vy), out, None, rx or ry, active, level)
             elif (rx or ry) and _grad_on():
-                if type(out) is not float and not _differentiable(op, out):
+                tout = type(out)
+                if tout is not float and (tout is not _ndarray or out.dtype.kind != "f") and \
+                        not _differentiable(op, out):
                     return constant(out, level)
                 hx = x._version if reads0 and tx is Tensor else None
                 hy = y._version if reads1 and ty is Tensor else None

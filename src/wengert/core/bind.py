@@ -75,6 +75,10 @@ class Kind:
 
     name = "kind"
     priority = 0
+    #: The attribute that holds the value one level down, when the kind keeps it in
+    #: one (``"primal"``, ``"_value"``): :func:`primal` and :func:`shape_of` read it
+    #: directly instead of calling :meth:`primal`.
+    value_attribute: str | None = None
 
     def level(self, x: Any) -> float:
         """The level of value ``x`` (larger: a more inner transform)."""
@@ -210,6 +214,14 @@ def apply(op: Any, *args: Any, **params: Any) -> Any:
     raw result is returned, so rules written with wengert functions run at
     NumPy speed in a plain backward pass.
     """
+    if len(args) == 1:  # (most ops with params: reductions, reshapes, indexing)
+        x = args[0]
+        k = _KIND_OF.get(type(x), _MISSING)
+        if k is _MISSING:
+            k = _resolve(type(x))
+        if k is None:
+            return forward(op, args, params)
+        return k.process(op, args, params or None, k.level(x))
     best, top = owner(args)
     if best is None:
         return forward(op, args, params)
@@ -231,7 +243,8 @@ def primal(x: Any) -> Any:
             k = _resolve(t)
         if k is None:
             return x
-        x = k.primal(x)
+        a = k.value_attribute
+        x = k.primal(x) if a is None else getattr(x, a)
 
 
 def shape_of(v: Any) -> tuple[int, ...]:
@@ -244,7 +257,13 @@ def shape_of(v: Any) -> tuple[int, ...]:
     k = _KIND_OF.get(t, _MISSING)
     if k is _MISSING:
         k = _resolve(t)
-    return np.shape(v) if k is None else k.shape(v)
+    if k is None:
+        return np.shape(v)
+    a = k.value_attribute
+    if a is None:
+        return k.shape(v)
+    v = getattr(v, a)
+    return v.shape if type(v) is _ndarray else shape_of(v)
 
 
 def dtype_of(v: Any) -> np.dtype:

@@ -652,30 +652,33 @@ def _scalar_pow_dx(ans: float, x: float, y: float) -> float:
     return 0.0 if y == 0 else y * math.pow(x, y - 1.0)  # x**0 is 1 even where x is not finite
 
 
-def _fitted(t: Any, ans: Any) -> Any:
-    """A JVP's result broadcast to the output's shape (when a lone tangent is smaller)."""
+# The JVPs of +, - and * are written out (the two VJP rules applied to the tangents and
+# added, as _binary_jvp does in general) because they are the most frequent ops of
+# forward mode: one call instead of four (each also answers _fit's common case, a
+# tangent of the output's shape, itself). The registry sweep checks them against the
+# VJPs like every other rule.
+def _add_jvp(ts: Any, ans: Any, x: Any, y: Any) -> Any:
+    tx, ty = ts
+    t = ty if tx is None else tx if ty is None else tx + ty
     if type(t) is np.ndarray and type(ans) is np.ndarray and t.shape == ans.shape:
         return t
     return _fit(t, ans)
 
 
-# The JVPs of +, - and * are written out (the two VJP rules applied to the tangents and
-# added, as _binary_jvp does in general) because they are the most frequent ops of
-# forward mode: one call instead of three. The registry sweep checks them against the
-# VJPs like every other rule.
-def _add_jvp(ts: Any, ans: Any, x: Any, y: Any) -> Any:
-    tx, ty = ts
-    return _fitted(ty if tx is None else tx if ty is None else tx + ty, ans)
-
-
 def _subtract_jvp(ts: Any, ans: Any, x: Any, y: Any) -> Any:
     tx, ty = ts
-    return _fitted(-ty if tx is None else tx if ty is None else tx - ty, ans)
+    t = -ty if tx is None else tx if ty is None else tx - ty
+    if type(t) is np.ndarray and type(ans) is np.ndarray and t.shape == ans.shape:
+        return t
+    return _fit(t, ans)
 
 
 def _multiply_jvp(ts: Any, ans: Any, x: Any, y: Any) -> Any:
     tx, ty = ts
-    return _fitted(ty * x if tx is None else tx * y if ty is None else tx * y + ty * x, ans)
+    t = ty * x if tx is None else tx * y if ty is None else tx * y + ty * x
+    if type(t) is np.ndarray and type(ans) is np.ndarray and t.shape == ans.shape:
+        return t
+    return _fit(t, ans)
 
 
 ADD = _binary(
