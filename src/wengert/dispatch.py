@@ -17,7 +17,7 @@ import numpy as np
 from . import numpy as wnp
 from .core.bind import kind_of, primal
 
-__all__ = ["array_ufunc", "array_function", "UFUNCS", "FUNCTIONS", "tables"]
+__all__ = ["array_ufunc", "array_function", "UFUNCS", "FUNCTIONS", "tables", "specialise"]
 
 #: Ufuncs whose results carry no gradient (booleans, integers, tests).
 _NONDIFF_UFUNCS = {
@@ -212,3 +212,27 @@ def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
         "input in wg.stop_gradient(...) if no gradient should flow, or define a rule with "
         "wg.custom_vjp."
     )
+
+
+#: ufunc name -> the operator a kind's class gets bound straight to the kind's function.
+_OPERATORS = {"add": "__add__", "subtract": "__sub__", "multiply": "__mul__",
+              "divide": "__truediv__", "power": "__pow__"}
+
+
+def specialise(cls: type, kind: Any, fast_ufuncs: dict[Any, Any]) -> None:
+    """Bind ``cls``'s arithmetic operators, and fill ``fast_ufuncs`` (ufunc -> function,
+    for ``cls.__array_ufunc__``), with ``kind``'s specialised functions: one Python
+    call per op on the hot path instead of the public function's dispatch followed
+    by the kind's function. What ``kind`` does not specialise keeps the public
+    functions."""
+    for ufunc, public in tables()[0].items():
+        op = getattr(public, "op", None)
+        if op is None:
+            continue
+        fast = kind.unary(op, cls, public) if ufunc.nin == 1 else kind.binary(op, cls, public)
+        if fast is None:
+            continue
+        fast_ufuncs[ufunc] = fast
+        operator = _OPERATORS.get(ufunc.__name__)
+        if operator is not None:
+            setattr(cls, operator, fast)

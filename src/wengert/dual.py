@@ -238,6 +238,10 @@ class Dual(ArrayMethods):
 
     # -- NumPy dispatch ------------------------------------------------
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        if method == "__call__" and not kwargs:
+            fn = _FAST_UFUNCS.get(ufunc)
+            if fn is not None:
+                return fn(*inputs)
         return _dispatch.array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
@@ -503,3 +507,7 @@ class DualKind(Kind):
 #: The dual-number kind (registered for :class:`Dual`).
 DUAL = DualKind()
 register(Dual, DUAL)
+#: NumPy ufunc -> the dual kind's function for its op (``np.sin(d)``, ``array * d``).
+_FAST_UFUNCS: dict[Any, Any] = {}
+# Dual numbers' operators and np.* ufuncs call the dual kind's functions directly.
+_dispatch.specialise(Dual, DUAL, _FAST_UFUNCS)

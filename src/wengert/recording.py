@@ -37,8 +37,6 @@ from .core.modes import GRAD_ENABLED, RECORDERS
 from .core.node import new_node, node1, node2
 from .dual import Dual
 from .inplace import assign_result, track_view
-from .ops import elementwise as _ew
-from .ops import linalg as _linalg
 from .tensor import FAST_UFUNCS, Tensor, constant
 
 __all__ = ["TensorKind", "TENSOR", "record", "recorders_tracking", "UNREAD_BYTES",
@@ -342,7 +340,8 @@ class TensorKind(Kind):
                                   (vx, vy), out, None, rx or ry, active, level)
             elif (rx or ry) and _grad_on():
                 tout = type(out)
-                if tout is not float and (tout is not _ndarray or out.dtype.kind != "f") and \
+                if tout is not float and tout is not Dual and (
+                        tout is not _ndarray or out.dtype.kind != "f") and \
                         not _differentiable(op, out):
                     return constant(out, level)
                 hx = x._version if reads0 and tx is Tensor else None
@@ -375,24 +374,5 @@ class TensorKind(Kind):
 #: The tensor kind (registered for :class:`~wengert.Tensor` and its subclasses).
 TENSOR = TensorKind()
 register(Tensor, TENSOR)
-
-
-def _specialise(cls: type) -> None:
-    """Make the tensor class's arithmetic operators and its NumPy ufunc hook call the
-    tensor kind's functions directly: one Python call per op on the hot path,
-    instead of the public function's dispatch and then the kind's function."""
-    for name, public in (("__add__", _ew.add), ("__sub__", _ew.subtract),
-                         ("__mul__", _ew.multiply), ("__truediv__", _ew.divide),
-                         ("__pow__", _ew.power), ("__matmul__", _linalg.matmul)):
-        fast = TENSOR.binary(public.op, cls, public) if hasattr(public, "op") else None
-        if fast is not None:
-            setattr(cls, name, fast)
-    for ufunc, public in _dispatch.tables()[0].items():
-        op = getattr(public, "op", None)
-        if op is None:
-            continue
-        fast = TENSOR.unary(op, cls, public) if ufunc.nin == 1 else TENSOR.binary(op, cls, public)
-        FAST_UFUNCS[ufunc] = fast
-
-
-_specialise(Tensor)
+# Tensors' operators and np.* ufuncs call the tensor kind's functions directly.
+_dispatch.specialise(Tensor, TENSOR, FAST_UFUNCS)

@@ -24,6 +24,7 @@ lose the derivative.
 
 from __future__ import annotations
 
+import math
 import threading
 import warnings
 import weakref
@@ -601,7 +602,7 @@ def check_seed(out: Tensor, gradient: Any) -> Any:
     """Validate the output cotangent for ``backward``; ``None`` means 1 for scalars."""
     shape = out.shape
     if gradient is None:
-        if np.prod(shape, dtype=np.int64) != 1:
+        if math.prod(shape) != 1:
             raise RuntimeError(
                 f"grad can be implicitly created only for scalar outputs (this output has shape "
                 f"{shape}). Reduce it first (y.sum().backward()), or pass gradient= with the "

@@ -14,6 +14,7 @@ on an outer tensor's graph.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -198,7 +199,7 @@ def _scalar_seed(out: Any, level: float, where: str) -> Any:
             + ". Use has_aux=True to return other values alongside it."
         )
     shape = shape_of(out)
-    if int(np.prod(shape, dtype=np.int64)) != 1:
+    if math.prod(shape) != 1:
         raise TypeError(
             f"{where}: grad requires a scalar output (one element), got shape {shape}. Reduce "
             "it (lambda x: f(x).sum()) or use wg.jacobian / wg.vjp for non-scalar outputs."
