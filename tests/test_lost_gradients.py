@@ -260,3 +260,58 @@ def test_missing_rules_name_the_numpy_function_as_written():
         np.linalg.eigh(a)
     with pytest.raises(TypeError, match=r"np\.linalg\.svd has no wengert gradient rule"):
         np.linalg.svd(a)
+
+
+# -- NumPy functions that write into their argument -------------------------------------
+@pytest.mark.parametrize("write", [
+    lambda t: np.copyto(t, np.zeros(2)),
+    lambda t: np.put(t, [0], 5.0),
+    lambda t: np.putmask(t, np.array([True, False]), 5.0),
+    lambda t: np.add.at(t, [0], 1.0),
+    lambda t: np.fill_diagonal(t.reshape(1, 2), 7.0),
+])
+def test_numpy_writes_into_a_tensor_that_carries_a_gradient_raise(write):
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2.0
+    for target in (x, y):
+        with pytest.raises(TypeError, match="writes in place.*no_grad"):
+            write(target)
+    np.testing.assert_array_equal(y.numpy(), [2.0, 4.0])  # nothing was written
+
+
+def test_numpy_writes_under_no_grad_keep_the_leaf_and_bump_the_version():
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sum()  # saves x for its VJP
+    with wg.no_grad():
+        np.copyto(x, np.array([3.0, 4.0]))
+    assert x.requires_grad and x.is_leaf
+    np.testing.assert_array_equal(x.numpy(), [3.0, 4.0])
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+    c = wg.tensor([1.0, 2.0])  # a constant may be written at any time
+    np.add.at(c, [0, 0], 1.0)
+    np.testing.assert_array_equal(c.numpy(), [3.0, 2.0])
+
+
+def test_backward_inside_a_functional_transform_raises():
+    def f(x):
+        y = x * 2.0
+        y.backward()
+        return y
+    with pytest.raises(RuntimeError, match="functional transform.*wg.grad"):
+        wg.grad(f)(1.0)
+
+    def g(x):  # a tape inside wg.grad that does not watch the transform's input
+        v = wg.Variable(2.0)
+        with wg.GradientTape() as tape:
+            y = x * v
+        return tape.gradient(y, v)
+    with pytest.raises(RuntimeError, match="does not watch.*tape.watch"):
+        wg.grad(g)(3.0)
+
+    def h(x):  # watched, it is an ordinary nested derivative
+        with wg.GradientTape() as tape:
+            tape.watch(x)
+            y = x * x
+        return tape.gradient(y, x)
+    assert wg.grad(h)(3.0) == 2.0

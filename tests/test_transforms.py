@@ -175,3 +175,47 @@ def test_broadcast_to_op_matches_numpy(x, shape):
     np.testing.assert_array_equal(got, want)
     with pytest.raises(ValueError):
         got[...] = 0.0
+
+
+def test_conventions_where_a_formula_divides_by_zero():
+    # hypot at (0, 0), like a 2-norm at 0: gradient 0 (not NaN) in both modes.
+    gx, gy = wg.grad(lambda x, y: np.hypot(x, y), argnums=(0, 1))(0.0, 0.0)
+    assert (gx, gy) == (0.0, 0.0)
+    assert wg.jvp(lambda x: np.hypot(x, 0.0 * x), (0.0,), (1.0,))[1] == 0.0
+    g = wg.grad(lambda x: np.sum(np.hypot(x, x)))(np.array([0.0, 3.0]))
+    np.testing.assert_allclose(g, [0.0, np.sqrt(2.0)])
+    # std of a constant input: gradient 0 (the centered input is 0), both modes; the rest
+    # of the array keeps its usual gradient.
+    np.testing.assert_array_equal(wg.grad(np.std)(np.ones(3)), np.zeros(3))
+    assert wg.jvp(np.std, (np.ones(3),), (np.arange(3.0),))[1] == 0.0
+    rows = np.array([[2.0, 2.0], [1.0, 3.0]])
+    g = wg.grad(lambda x: np.sum(np.std(x, axis=1)))(rows)
+    np.testing.assert_allclose(g, [[0.0, 0.0], [-0.5, 0.5]])
+    # sinc near 0: its Taylor series, no cancellation; sinc''(0) = -π²/3.
+    assert wg.grad(np.sinc)(0.0) == 0.0
+    np.testing.assert_allclose(wg.grad(np.sinc)(1e-9), -np.pi ** 2 / 3 * 1e-9, rtol=1e-12)
+    np.testing.assert_allclose(wg.grad(wg.grad(np.sinc))(0.0), -np.pi ** 2 / 3, rtol=1e-14)
+    for x in [0.05, 0.0999, 0.1001, 0.3]:  # either side of the switch to the formula
+        fd = (np.sinc(x + 1e-6) - np.sinc(x - 1e-6)) / 2e-6
+        np.testing.assert_allclose(wg.grad(np.sinc)(x), fd, rtol=1e-7)
+
+
+@pytest.mark.parametrize("a", [
+    np.array([[1.0, 2.0], [2.0, 4.0]]),
+    np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.5, -1.0, 2.0]]),
+    np.zeros((3, 3)),
+])
+def test_det_of_a_singular_matrix_has_the_adjugate_as_gradient(a):
+    # d det A = tr(adj(A) dA) holds at singular A too, where det A · A⁻ᵀ cannot be formed.
+    def fd(f, a, eps=1e-6):
+        g = np.zeros_like(a)
+        for i in np.ndindex(a.shape):
+            e = np.zeros_like(a)
+            e[i] = eps
+            g[i] = (f(a + e) - f(a - e)) / (2 * eps)
+        return g
+    g = wg.grad(np.linalg.det)(a)
+    np.testing.assert_allclose(g, fd(np.linalg.det, a), atol=1e-8)
+    t = np.arange(a.size, dtype=float).reshape(a.shape)
+    np.testing.assert_allclose(wg.jvp(np.linalg.det, (a,), (t,))[1], np.sum(g * t), atol=1e-8)
+    assert np.all(np.isfinite(wg.hessian(np.linalg.det)(a)))

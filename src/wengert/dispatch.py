@@ -16,6 +16,7 @@ import numpy as np
 
 from . import numpy as wnp
 from .core.bind import kind_of, primal
+from .core.modes import GRAD_ENABLED
 
 __all__ = ["array_ufunc", "array_function", "UFUNCS", "FUNCTIONS", "tables", "specialise"]
 
@@ -84,6 +85,24 @@ _NONDIFF_FUNCTIONS = {
     np.isreal,
 }
 _LIKE = {np.zeros_like, np.ones_like, np.empty_like}
+#: NumPy functions that write into their first argument.
+_IN_PLACE = {np.copyto, np.put, np.putmask, np.place, np.fill_diagonal, np.put_along_axis}
+
+
+def _write_into(target: Any, what: str, run: Any) -> Any:
+    """Run a NumPy function that writes into ``target`` (a traced value): allowed for a
+    constant, whose version is bumped so the tape sees the change; refused where a
+    gradient would flow through ``target``."""
+    kind = kind_of(target)
+    if kind.connected(target) and GRAD_ENABLED.get():
+        raise TypeError(
+            f"{what} writes in place into a value that carries a gradient, which would be "
+            "lost; compute the new array out of place (np.where, x[i] = v on the tensor, "
+            "np.concatenate) instead, or write under wg.no_grad() (an optimizer step)."
+        )
+    result = run()
+    kind.modified(target)
+    return result
 
 #: NumPy ufunc -> wengert function; filled from ``wengert.numpy`` on first use
 #: (this module is imported while the op families are still loading).
@@ -168,6 +187,9 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
                 "wg.stop_gradient(...) if no gradient should flow, or define one with "
                 "wg.custom_vjp."
             )
+    elif method == "at" and inputs and kind_of(inputs[0]) is not None:
+        return _write_into(inputs[0], f"np.{ufunc.__name__}.at",
+                           lambda: ufunc.at(*_unbox(inputs), **kwargs))
     elif method == "reduce" and ufunc in wnp.REDUCE_TABLE:
         result = wnp.REDUCE_TABLE[ufunc](*inputs, **kwargs)
     elif method == "accumulate" and ufunc in wnp.ACCUMULATE_TABLE:
@@ -201,6 +223,9 @@ def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     fn = tables()[1].get(func)
     if fn is not None:
         return fn(*args, **kwargs)
+    if func in _IN_PLACE and args and kind_of(args[0]) is not None:
+        return _write_into(args[0], numpy_name(func), lambda: func(
+            *_unbox(args), **{k: _unbox(v) for k, v in kwargs.items()}))
     if func in _NONDIFF_FUNCTIONS or not _needs_grad((args, kwargs)):
         result = func(*_unbox(args), **{k: _unbox(v) for k, v in kwargs.items()})
         if func in _LIKE:

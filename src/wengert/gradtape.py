@@ -30,6 +30,7 @@ import numpy as np
 from . import numpy as wnp
 from .core.bind import apply, is_traced, primal
 from .core.bind import shape_of as _shape
+from .core.levels import is_transform_level
 from .core.modes import GRAD_ENABLED, RECORDERS, TRANSFORM_DEPTH, Recorder
 from .core.node import Node, Version
 from .core.sweep import backprop
@@ -535,6 +536,7 @@ class GradientTape(Recorder):
                     f"The dtype of the target tensor must be floating (e.g. float64) when "
                     f"calling GradientTape.gradient, got {t.dtype}."
                 )
+        self._check_levels(targets)
         level = max((t._level for t in targets if isinstance(t, Tensor)), default=0)
         create = self._start("gradient", level)
         grads = self._gradients(targets, seeds, src, create)
@@ -546,6 +548,19 @@ class GradientTape(Recorder):
             else:
                 out.append(_fit(g, s, create))
         return unflatten(spec, out)
+
+    def _check_levels(self, targets: list[Any]) -> None:
+        """Refuse a target traced by a functional transform that this tape did not record:
+        its gradient could not depend on the transform's input."""
+        for t in targets:
+            if isinstance(t, Tensor) and is_transform_level(t._level) and not self.owns(t):
+                raise RuntimeError(
+                    "GradientTape.gradient: the target was computed inside a function given "
+                    "to wg.grad / wg.vjp from the transform's input, which the tape does not "
+                    "watch, so the gradient could not depend on that input. Watch the "
+                    "transform's input too (tape.watch(x)), or use wg.grad for the inner "
+                    "gradient."
+                )
 
     def _gradients(self, targets: list[Any], seeds: list[Any], src: list[Tensor],
                    create: bool) -> list[Any]:

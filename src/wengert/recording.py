@@ -165,6 +165,9 @@ class TensorKind(Kind):
     def write(self, target: Tensor, result: Any, what: str) -> Tensor:
         return assign_result(target, result, what)
 
+    def modified(self, x: Tensor) -> None:
+        x._version.version += 1
+
     def process(self, op: Any, args: tuple[Any, ...], params: dict[str, Any] | None,
                 level: float) -> Any:
         """Apply ``op`` at ``level``: unbox this level's tensors, apply the op to the

@@ -35,7 +35,7 @@ import numpy as np
 from . import dispatch as _dispatch
 from .arraylike import ArrayMethods
 from .core.bind import dtype_of, is_traced, kind_of, number_kind, shape_of
-from .core.levels import DUAL_TAG
+from .core.levels import DUAL_TAG, is_transform_level
 from .core.node import GradFn, Node, Version, new_version
 from .core.sweep import backprop, run_hooks
 from .dual import Dual
@@ -683,6 +683,14 @@ def tensor_backward(
     roots = []
     given: set[int] = set()  # arrays already handed out as seeds or grads (copied if again)
     for out, gradient in zip(outputs, gradients):
+        if is_transform_level(out._level):
+            raise RuntimeError(
+                "backward() was called on a value traced by a functional transform (inside "
+                "a function given to wg.grad, wg.vjp, wg.hessian...): its gradient belongs to "
+                "the transform, and the .grad of tensors made inside would not depend on the "
+                "transform's input (as torch.func, wengert refuses). Compute the inner "
+                "gradient with wg.grad (or wg.vjp) instead, or call backward() outside."
+            )
         if not out._rg:
             raise RuntimeError(
                 "element 0 of tensors does not require grad and does not have a grad_fn: this "

@@ -106,6 +106,10 @@ class Kind:
         constants (a tensor that requires no grad); the value itself by default."""
         return value
 
+    def modified(self, x: Any) -> None:
+        """``x``'s memory was written in place by NumPy (``np.copyto(x, ...)``): note it
+        (tensors bump their version); nothing by default."""
+
     def write(self, target: Any, result: Any, what: str) -> Any:
         """Write ``result`` into ``target`` in place (``np.f(..., out=target)``)."""
         raise TypeError(

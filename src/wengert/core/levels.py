@@ -16,9 +16,16 @@ from __future__ import annotations
 import itertools
 from contextvars import ContextVar
 
-__all__ = ["Tag", "USER_TAG", "next_order", "DUAL_TAG"]
+__all__ = ["Tag", "USER_TAG", "next_order", "DUAL_TAG", "is_transform_level"]
 
 next_order = itertools.count(1).__next__
+
+
+def is_transform_level(level: float) -> bool:
+    """Whether a tensor of ``level`` belongs to a functional reverse transform
+    (``wg.grad``, ``wg.vjp``: an order from :func:`next_order`), rather than being a
+    user's tensor (level 0) or one made over a dual number (an order + 0.5)."""
+    return level > 0 and level == int(level)
 
 
 class Tag:

@@ -475,14 +475,29 @@ RAD2DEG = _unary(
 )
 
 
+#: Taylor coefficients of sinc'(x) = Σ_k c_k x^(2k+1):
+#: c_k = (-1)^(k+1) π^(2k+2) (2k+2) / (2k+3)!
+_SINC_SERIES = tuple((-1) ** (k + 1) * math.pi ** (2 * k + 2) * (2 * k + 2)
+                     / math.factorial(2 * k + 3) for k in range(6))
+
+
 def _sinc_rule(g: Any, ans: Any, x: Any) -> Any:
-    # d/dx sin(πx)/(πx) = (cos(πx) - sinc(x)) / x, and 0 at x = 0.
-    zero = _raw(x) == 0
-    safe_x = where(zero, 1.0, x)
-    return g * where(zero, 0.0, divide(cos(safe_x * math.pi) - sinc(safe_x), safe_x))
+    # d/dx sin(πx)/(πx) = (cos(πx) - sinc(x)) / x away from 0; near 0 (|x| < 0.1) its
+    # Taylor series, which is exact to rounding there (the formula cancels) and whose own
+    # derivatives are sinc's higher ones (sinc''(0) = -π²/3).
+    small = np.abs(_raw(x)) < 0.1
+    safe_x = where(small, 1.0, x)
+    x2 = square(x)
+    series = _SINC_SERIES[-1]
+    for c in reversed(_SINC_SERIES[:-1]):
+        series = series * x2 + c
+    return g * where(small, series * x, divide(cos(safe_x * math.pi) - sinc(safe_x), safe_x))
 
 
 SINC = _unary("sinc", np.sinc, _sinc_rule, formula="d sinc(x) = (cos πx - sinc x)/x dx")
+SINC.samples = lambda rng: [
+    ((rng.uniform(-2.0, 2.0, shape),), {}) for shape in [(), (3,), (2, 3)]
+] + [((np.array([0.0, 0.05, -0.09, 0.11]),), {})]  # the series near 0, and past it
 FLOOR = _unary(
     "floor",
     np.floor,
@@ -780,14 +795,28 @@ ARCTAN2 = _binary(
     formula="d atan2(y, x) = (x dy - y dx)/(x² + y²)",
     domain=("nonzero", "nonzero"),
 )
+
+
+def zeros_to_one(ans: Any) -> Any:
+    """``ans`` with its zeros replaced by ones, for a rule ``g * u / ans`` whose ``u`` is 0
+    wherever ``ans`` is (hypot at (0, 0), a standard deviation of a constant, a 2-norm
+    at 0): the gradient there is taken as 0 instead of NaN."""
+    a = _raw(ans)
+    if type(a) is float:
+        return ans if a != 0.0 else 1.0
+    if not np.any(a == 0):
+        return ans
+    return where(a == 0, 1.0, ans)
+
+
 HYPOT = _binary(
     "hypot",
     np.hypot,
-    lambda g, ans, x, y: divide(g * x, ans),
-    lambda g, ans, x, y: divide(g * y, ans),
+    lambda g, ans, x, y: divide(g * x, zeros_to_one(ans)),
+    lambda g, ans, x, y: divide(g * y, zeros_to_one(ans)),
     scalar=math.hypot,
     reads_out=True,
-    formula="d hypot(x, y) = (x dx + y dy)/hypot",
+    formula="d hypot(x, y) = (x dx + y dy)/hypot  (0 at (0, 0))",
     domain=("nonzero", "nonzero"),
 )
 LOGADDEXP = _binary(

@@ -25,6 +25,7 @@ from .base import apply, is_traced
 from .base import primal as _raw
 from .base import shape_of as _shape
 from .broadcast import broadcast_to, reshape_to, sum_to
+from .indexing import getitem
 from .reduce import sum as _sum
 from .shape import reshape, swapaxes, transpose
 
@@ -485,11 +486,46 @@ def _logdet_tangent(ta: Any, a: Any) -> Any:
     return _trace2(apply(SOLVE, a, ta))
 
 
+def _invertible(a: Any) -> bool:
+    """Whether every matrix of the (plain) stack ``a`` can be inverted numerically."""
+    try:
+        np.linalg.inv(_raw(a))
+    except np.linalg.LinAlgError:
+        return False
+    return True
+
+
+def _cofactors(a: Any) -> Any:
+    """The cofactor matrices of a stack of square matrices: ``adj(A)ᵀ``, the gradient of
+    ``det A``, also where ``A`` is singular (then ``det A · A⁻ᵀ`` cannot be formed).
+
+    Entry ``(i, j)`` is ``(-1)^(i+j)`` times the determinant of ``A`` without row ``i``
+    and column ``j``: all n² minors are gathered by one indexing op and their
+    determinants taken by one ``det``, so the result differentiates again. It costs
+    n² determinants of size n - 1, which is why it serves singular matrices only.
+    """
+    n = _shape(a)[-1]
+    if n == 1:
+        return np.ones(_shape(a), dtype=np.result_type(_raw(a)))
+    keep = np.array([[k for k in range(n) if k != i] for i in range(n)])  # (n, n - 1)
+    minors = getitem(a, (Ellipsis, keep[:, None, :, None], keep[None, :, None, :]))
+    signs = (-1.0) ** np.add.outer(np.arange(n), np.arange(n))
+    return det(minors) * signs.astype(np.result_type(_raw(a)), copy=False)
+
+
+def _det_vjp(g: Any, ans: Any, a: Any) -> Any:
+    if _invertible(a):
+        return _expand2(g * ans) * _mT(inv(a))
+    return _expand2(g) * _cofactors(a)
+
+
 def _det_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
     (ta,) = tangents
     if ta is None:
         return _zeros_like(ans)
-    return ans * _logdet_tangent(ta, a)
+    if _invertible(a):
+        return ans * _logdet_tangent(ta, a)
+    return _sum(_cofactors(a) * ta, axis=(-2, -1))
 
 
 def _slogdet_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
@@ -503,10 +539,18 @@ INV = Op("inv", np.linalg.inv, (lambda g, ans, a: -matmul(_mT(ans), matmul(g, _m
          jvp=_inv_jvp, reads_out=True, formula="d(A⁻¹) = -A⁻¹ dA A⁻¹; Ā = -A⁻ᵀ ḡ A⁻ᵀ",
          symbol="⁻¹",
          samples=_square_samples(_rng_matrix, [(1, 1), (3, 3), (2, 3, 3)]))
-DET = Op("det", np.linalg.det,
-         (lambda g, ans, a: _expand2(g * ans) * _mT(inv(a)),), jvp=_det_jvp,
-         reads=(0,), reads_out=True, formula="d det A = det A · tr(A⁻¹ dA); Ā = ḡ det A A⁻ᵀ",
-         samples=_det_samples)
+def _det_singular_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    return _det_samples(rng) + [
+        ((np.array([[1.0, 2.0], [2.0, 4.0]]),), {}),  # singular: the cofactors
+        ((np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.5, -1.0, 2.0]]),), {}),
+        ((np.zeros((2, 2, 2)),), {}),
+    ]
+
+
+DET = Op("det", np.linalg.det, (_det_vjp,), jvp=_det_jvp,
+         reads=(0,), reads_out=True,
+         formula="d det A = tr(adj(A) dA) = det A · tr(A⁻¹ dA); Ā = ḡ adj(A)ᵀ",
+         samples=_det_singular_samples)
 
 
 def _slogdet_impl(a: Any) -> Any:

@@ -291,7 +291,9 @@ def _std_vjp(g: Any, ans: Any, x: Any, axis: Any = None, ddof: int = 0,
     shape = _shape_of(x)
     dof = _count(shape, axis) - ddof
     scale = 1.0 / dof if dof > 0 else math.inf
-    return _expand(_ew.divide(g, ans), shape, axis, keepdims) * _centered(x, axis) * scale
+    g_over_std = _ew.divide(g, _ew.zeros_to_one(ans))  # 0 where the input is constant
+    return _expand(g_over_std, shape, axis, keepdims) * _centered(x, axis) * scale
+
 
 
 def _var_jvp(ts: tuple[Any, ...], ans: Any, x: Any, axis: Any = None, ddof: int = 0,
@@ -305,7 +307,8 @@ def _std_jvp(ts: tuple[Any, ...], ans: Any, x: Any, axis: Any = None, ddof: int 
              keepdims: bool = False) -> Any:
     dof = _count(_shape_of(x), axis) - ddof
     scale = 1.0 / dof if dof > 0 else math.inf
-    return _ew.divide(sum(_centered(x, axis) * ts[0], axis=axis, keepdims=keepdims) * scale, ans)
+    return _ew.divide(sum(_centered(x, axis) * ts[0], axis=axis, keepdims=keepdims) * scale,
+                      _ew.zeros_to_one(ans))
 
 
 def _var_impl(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
@@ -389,7 +392,7 @@ def _norm_terms(ans: Any, x: Any, ord: Any, axis: Any, keepdims: bool) -> Any:
             "rule; use the Frobenius norm ord='fro', or the 1- or inf-norm."
         )
     if ord is None or ord == "fro" or (ord == 2 and not matrix):
-        return axes, x, _ew.where(_raw(ans) == 0, 1.0, ans)
+        return axes, x, _ew.zeros_to_one(ans)
     best = _expand_raw(ans, xv.shape, axes, keepdims)
     sgn = np.sign(xv)
     if matrix:
