@@ -138,3 +138,31 @@ def test_read_tape_of_nodes_is_the_public_core_function():
     y = x * 2.0
     tape = read_tape([y.grad_fn.node])
     assert len(tape) == 1 and tape[0].node is y.grad_fn.node
+
+
+def test_equation_values_are_kept_inside_keep_values_and_absent_otherwise():
+    x = wg.tensor(np.linspace(0.0, 1.0, 10_000), requires_grad=True)  # large: 80 kB
+    big = np.ones(10_000)
+    with wg.keep_values():
+        kept = (np.sin(x) + big).sum()
+    plain = (np.sin(x) + big).sum()
+    values = [eq.value for eq in wg.tape_of(kept)]
+    np.testing.assert_array_equal(values[0], np.sin(x.numpy()))
+    np.testing.assert_array_equal(values[1], np.sin(x.numpy()) + 1.0)
+    # Without it a large value no rule reads is not kept, and says so (None, not NaNs).
+    eqs = wg.tape_of(plain)
+    assert eqs[0].value is None and eqs[1].value is None
+    assert eqs[1].inputs[1].source == "constant" and eqs[1].inputs[1].value is None
+    assert eqs[0].shape == (10_000,)  # the shape is still known
+    kept.backward()
+    plain.backward()
+    assert all(eq.value is not None for eq in wg.tape_of(kept))  # survive the sweep
+    assert all(eq.value is None for eq in wg.tape_of(plain))
+
+
+def test_small_values_are_readable_without_keep_values_until_backward():
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sum()
+    assert [np.asarray(eq.value).tolist() for eq in wg.tape_of(y)] == [[1.0, 4.0], 5.0]
+    y.backward()
+    assert [eq.value for eq in wg.tape_of(y)] == [None, None]

@@ -20,7 +20,7 @@ from .custom import custom_jvp, custom_vjp
 from .dual import Dual
 from .forward import derivative, hessian, hvp, jacfwd, jacobian, jacrev, jvp, linearize
 from .gradtape import GradientTape, Variable
-from .tapes import source_lines, tape_of
+from .tapes import keep_values, source_lines, tape_of
 from .tensor import Tensor, stop_gradient, tensor
 from .testing import GradcheckError, check_grads, gradcheck
 from .transforms import grad, value_and_grad, vjp
@@ -32,6 +32,6 @@ __all__ = [
     "grad", "value_and_grad", "vjp", "numpy", "GradientTape", "Variable", "gradcheck",
     "check_grads", "GradcheckError", "Dual", "jvp", "linearize", "derivative", "jacfwd",
     "jacrev", "jacobian", "hessian", "hvp", "custom_vjp", "custom_jvp", "checkpoint",
-    "detect_anomaly", "is_anomaly_enabled", "tape_of", "source_lines",
+    "detect_anomaly", "is_anomaly_enabled", "tape_of", "source_lines", "keep_values",
     "SweepObserver", "observe_sweep",
 ]

@@ -42,6 +42,7 @@ from .core.bind import (
     register,
     shape_of,
 )
+from .core.display import html_of
 from .core.levels import USER_TAG, Tag
 from .ops import indexing as _ix
 from .ops.broadcast import reshape_to
@@ -235,6 +236,9 @@ class Dual(ArrayMethods):
 
         tag = "" if self.tag is USER_TAG else f", tag={self.tag.name}#{self.tag.order}"
         return f"Dual({fmt(self.primal)}, {fmt(self.tangent)}{tag})"
+
+    def _repr_html_(self) -> str | None:
+        return html_of(self)
 
     # -- NumPy dispatch ------------------------------------------------
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:

@@ -30,6 +30,7 @@ import numpy as np
 from . import numpy as wnp
 from .core.bind import apply, is_traced, primal
 from .core.bind import shape_of as _shape
+from .core.display import html_of
 from .core.levels import is_transform_level
 from .core.modes import GRAD_ENABLED, RECORDERS, TRANSFORM_DEPTH, Recorder
 from .core.node import Node, Version
@@ -318,6 +319,16 @@ class GradientTape(Recorder):
         self._done = False  # a non-persistent tape has been used
         self._entered = False
         self._token: Any = None
+
+    def __repr__(self) -> str:
+        state = ("recording" if self.recording else "paused") if self._active else (
+            "used" if self._done else "closed" if self._entered else "new")
+        kind = "persistent " if self.persistent else ""
+        return (f"<wg.GradientTape {kind}{state}: {len(self._nodes)} equations, "
+                f"{len(self._watched)} watched>")
+
+    def _repr_html_(self) -> str | None:
+        return html_of(self)
 
     # -- the recorder protocol (called by the recording path, wengert.recording) ----
     def tracks(self, t: Tensor) -> bool:

@@ -34,7 +34,7 @@ from .core.bind import (
     register,
 )
 from .core.modes import GRAD_ENABLED, RECORDERS
-from .core.node import new_node, node1, node2
+from .core.node import new_node, node1, node2, shape_stand_in
 from .dual import Dual
 from .inplace import assign_result, track_view
 from .tensor import FAST_UFUNCS, Tensor, constant
@@ -51,12 +51,6 @@ _OP_ERRORS = (ValueError, TypeError, IndexError, np.linalg.LinAlgError)
 #: Arrays at least this large that no rule reads are not kept by the tape (see
 #: ``Op.reads``): the node holds a stand-in with their shape and dtype.
 UNREAD_BYTES = 1 << 15
-
-
-def shape_stand_in(a: np.ndarray) -> np.ndarray:
-    """A read-only, zero-stride array with ``a``'s shape and dtype (NaN, or 0)."""
-    fill = np.nan if a.dtype.kind in "fc" else 0
-    return np.broadcast_to(np.array(fill, dtype=a.dtype), a.shape)
 
 
 def recorders_tracking(args: tuple[Any, ...], recorders: tuple[Any, ...]) -> list[Any]:

@@ -16,7 +16,7 @@ from .core.source import capture_stack, user_frame
 from .core.tape import Tape, read_tape
 from .tensor import Tensor
 
-__all__ = ["tape_of", "source_lines"]
+__all__ = ["tape_of", "source_lines", "keep_values"]
 
 
 def tape_of(*tensors: Any) -> Tape:
@@ -74,6 +74,46 @@ class source_lines:  # noqa: N801 (used as a context manager, like a function)
 
     def __enter__(self) -> source_lines:
         self._token = RECORDERS.set(RECORDERS.get() + (_SourceRecorder(),))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        RECORDERS.reset(self._token)
+
+
+class _ValueKeeper(Recorder):
+    __slots__ = ()
+
+    def created(self, node: Any) -> None:
+        node.extras()["value"] = node.out
+
+    def __repr__(self) -> str:
+        return "<keep_values>"
+
+
+class keep_values:  # noqa: N801 (used as a context manager, like a function)
+    """Context manager: equations recorded inside keep their output values for viewers.
+
+    The tape normally keeps only what some rule reads and frees it after
+    ``backward()``; inside this block every equation also keeps its output, so
+    ``Equation.value`` can be shown before and after the backward pass (the
+    explorer, ``%%autodiff``). It holds every intermediate array as long as
+    the graph lives: use it to look at a computation, not to train.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> x = wg.tensor(3.0, requires_grad=True)
+    >>> with wg.keep_values():
+    ...     y = x * x + 1.0
+    >>> y.backward()
+    >>> [eq.value for eq in wg.tape_of(y)]
+    [9.0, 10.0]
+    """
+
+    __slots__ = ("_token",)
+
+    def __enter__(self) -> keep_values:
+        self._token = RECORDERS.set(RECORDERS.get() + (_ValueKeeper(),))
         return self
 
     def __exit__(self, *exc: object) -> None:

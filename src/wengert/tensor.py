@@ -35,6 +35,7 @@ import numpy as np
 from . import dispatch as _dispatch
 from .arraylike import ArrayMethods
 from .core.bind import dtype_of, is_traced, kind_of, number_kind, shape_of
+from .core.display import html_of
 from .core.levels import DUAL_TAG, is_transform_level
 from .core.node import GradFn, Node, Version, new_version
 from .core.sweep import backprop, run_hooks
@@ -499,6 +500,9 @@ class Tensor(ArrayMethods, InPlaceMethods):
         if self._rg:
             return f"tensor({body}, requires_grad=True)"
         return f"tensor({body})"
+
+    def _repr_html_(self) -> str | None:
+        return html_of(self)
 
     # -- NumPy dispatch -------------------------------------------------
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:

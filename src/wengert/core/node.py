@@ -28,7 +28,11 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import numpy as np
+
 __all__ = [
+    "shape_stand_in",
+    "is_stand_in",
     "Node",
     "Version",
     "node1",
@@ -44,6 +48,30 @@ _NEW = object.__new__
 #: creation time, so the newest node has the smallest key and a min-heap pops it
 #: first (the reverse sweep's order) with no negation per node.
 next_seq = itertools.count(-1, -1).__next__
+
+
+#: The one-element array behind every stand-in of a dtype (see :func:`shape_stand_in`).
+_FILLS: dict[np.dtype, np.ndarray] = {}
+
+
+def shape_stand_in(a: np.ndarray) -> np.ndarray:
+    """A read-only, zero-stride array with ``a``'s shape and dtype (NaN, or 0): what a node
+    keeps of a large value no rule reads (see ``Op.reads``)."""
+    fill = _FILLS.get(a.dtype)
+    if fill is None:
+        fill = _FILLS[a.dtype] = np.array(np.nan if a.dtype.kind in "fc" else 0, dtype=a.dtype)
+    return np.broadcast_to(fill, a.shape)
+
+
+def is_stand_in(a: Any) -> bool:
+    """Whether ``a`` is a stand-in made by :func:`shape_stand_in` (its values are not kept).
+
+    Examples
+    --------
+    >>> is_stand_in(shape_stand_in(np.ones(3))), is_stand_in(np.ones(3))
+    (True, False)
+    """
+    return type(a) is np.ndarray and a.base is not None and a.base is _FILLS.get(a.dtype)
 
 
 class Version:

@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 
 from .bind import dtype_of, shape_of
-from .node import Node
+from .display import html_of
+from .node import Node, is_stand_in
 from .source import SourceLine, user_frame
 
 __all__ = ["Equation", "Input", "Tape", "read_tape"]
@@ -43,7 +44,8 @@ class Input:
     ``source`` is ``"equation"`` (the output of equation number ``index``),
     ``"leaf"`` (leaf number ``index`` of the tape: a tensor that requires grad
     or is watched; ``leaf`` is that object) or ``"constant"`` (a value that is
-    not differentiated here; ``value`` is the saved value, ``None`` once freed).
+    not differentiated here; ``value`` is the saved value, ``None`` once freed or when
+    only its shape was kept).
     """
 
     source: str
@@ -81,6 +83,10 @@ class Equation:
     source : SourceLine or None
         The user's line that recorded it, when recorded inside
         ``wengert.source_lines()`` or ``wengert.detect_anomaly()``.
+    value : Any
+        The output's value when it is known: recorded inside ``wengert.keep_values()``,
+        or still held by the node. ``None`` once a backward pass freed it, or for a
+        large value that no rule reads (the tape keeps only its shape).
     node : Node
         The node itself (its saved values, ``node.out``; ``None`` once freed).
     """
@@ -92,6 +98,7 @@ class Equation:
     dtype: np.dtype | None
     params: dict[str, Any]
     source: SourceLine | None
+    value: Any = field(repr=False, compare=False)
     node: Node = field(repr=False, compare=False)
 
     @property
@@ -133,6 +140,9 @@ class Tape(Sequence[Equation]):
     def __repr__(self) -> str:
         return f"<Tape of {len(self)} equations, {len(self.leaves)} leaves>"
 
+    def _repr_html_(self) -> str | None:
+        return html_of(self)
+
 
 def _source(node: Node) -> SourceLine | None:
     extra = node.extra
@@ -142,6 +152,14 @@ def _source(node: Node) -> SourceLine | None:
     if line is None and "stack" in extra:  # recorded in anomaly mode
         line = user_frame(extra["stack"])
     return line
+
+
+def _value(node: Node) -> Any:
+    extra = node.extra
+    if extra and "value" in extra:
+        return extra["value"]
+    out = node.out
+    return None if is_stand_in(out) else out
 
 
 def read_tape(roots: Sequence[Any], nodes: Sequence[Node] | None = None) -> Tape:
@@ -180,13 +198,14 @@ def read_tape(roots: Sequence[Any], nodes: Sequence[Node] | None = None) -> Tape
                     leaves.append(parent)
                 ins.append(Input("leaf", leaf_number[id(parent)], leaf=parent))
             else:
-                ins.append(Input("constant", value=value))
+                ins.append(Input("constant", value=None if is_stand_in(value) else value))
         out = node.out
         equations.append(Equation(
             index=k, op=node.op, inputs=tuple(ins),
             shape=shape_of(out) if out is not None else None,
             dtype=dtype_of(out) if out is not None else None,
-            params=dict(node.params or {}), source=_source(node), node=node,
+            params=dict(node.params or {}), source=_source(node), value=_value(node),
+            node=node,
         ))
     outputs = [number[id(r)] for r in roots if type(r) is Node and id(r) in number]
     for r in roots:  # a root that is a leaf itself

@@ -1,0 +1,10 @@
+"""wengert in Jupyter: ``%load_ext wengert``, ``%%autodiff``, rich reprs, drawings of the
+tape, the explorer widget, the explainer and plots.
+
+Everything here reads tapes through their public API (``wg.tape_of``,
+``GradientTape.recorded``, ``wg.observe_sweep``). The renderers are pure
+functions of a tape (text, HTML, DOT, layout data) and need nothing beyond
+NumPy; IPython, ipywidgets, anywidget, matplotlib and graphviz (the
+``jupyter`` extra) are imported only when a feature that needs them is used,
+so ``import wengert`` imports none of them.
+"""

@@ -1,0 +1,51 @@
+"""What the Jupyter layer can show: anything that leads to a tape.
+
+:func:`as_tape` turns a tensor (the equations behind it), a
+:class:`~wengert.GradientTape` (what it recorded), a
+:class:`~wengert.core.tape.Tape`, or any object with a ``tape`` attribute
+holding one (the result of ``%%autodiff``) into a :class:`Tape`, read
+through the public tape API only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.tape import Tape
+from ..gradtape import GradientTape
+from ..tapes import tape_of
+from ..tensor import Tensor
+
+__all__ = ["as_tape"]
+
+
+def as_tape(target: Any) -> Tape:
+    """The tape behind ``target``.
+
+    Parameters
+    ----------
+    target : Tensor, GradientTape, Tape, or an object with a ``tape`` attribute
+        A tensor gives the equations recorded behind it (``wg.tape_of``), a
+        gradient tape the equations it recorded.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> x = wg.tensor(2.0, requires_grad=True)
+    >>> len(as_tape(x * x + 1.0))
+    2
+    """
+    if isinstance(target, Tape):
+        return target
+    if isinstance(target, Tensor):
+        return tape_of(target)
+    if isinstance(target, GradientTape):
+        return target.recorded
+    tape = getattr(target, "tape", None)
+    if isinstance(tape, Tape):
+        return tape
+    raise TypeError(
+        f"expected a tensor, a GradientTape, a tape (wg.tape_of(y)) or an %%autodiff result, "
+        f"got {type(target).__name__}. To look at a computation, make its inputs tensors "
+        "that require grad (wg.tensor(x, requires_grad=True)) and pass the result."
+    )
