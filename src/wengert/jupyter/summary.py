@@ -1,0 +1,123 @@
+"""Short, deterministic text for values: what a table cell or a graph node shows.
+
+Numbers print with a fixed number of significant digits; arrays print their
+first few entries and, when shortened, their shape and norm, never a wall of
+digits. Everything here is a pure function of the value, so notebook outputs
+compare equal between runs (nbval).
+
+Examples
+--------
+>>> import numpy as np
+>>> format_number(3.14159265)
+'3.142'
+>>> summarize(np.arange(4.0))
+'[0, 1, 2, 3]'
+>>> summarize(np.arange(1000.0))
+'[0, 1, 2, 3, …, 999]  (1000,) ‖·‖=1.8e+04'
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+__all__ = ["format_number", "summarize", "shape_text", "nbytes_text"]
+
+
+def format_number(x: Any, digits: int = 4) -> str:
+    """``x`` with ``digits`` significant digits, without trailing zeros (``1.5``, ``-2``,
+    ``1e-08``, ``nan``, ``inf``); booleans and integers as they are.
+
+    Examples
+    --------
+    >>> format_number(2.0), format_number(-0.000012345), format_number(float("nan"))
+    ('2', '-1.234e-05', 'nan')
+    """
+    if isinstance(x, (bool, np.bool_)):
+        return str(bool(x))
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    if isinstance(x, (complex, np.complexfloating)):
+        return f"{format_number(x.real, digits)}{'+' if x.imag >= 0 else '-'}" \
+               f"{format_number(abs(x.imag), digits)}j"
+    x = float(x)
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    if x == 0:
+        return "0"
+    return f"{x:.{digits}g}"
+
+
+def shape_text(shape: tuple[int, ...] | None) -> str:
+    """``()`` -> ``scalar``, ``(3, 4)`` -> ``3×4``, ``None`` -> ``?``.
+
+    Examples
+    --------
+    >>> shape_text(()), shape_text((3, 4)), shape_text((5,))
+    ('scalar', '3×4', '5')
+    """
+    if shape is None:
+        return "?"
+    if len(shape) == 0:
+        return "scalar"
+    return "×".join(str(n) for n in shape)
+
+
+def nbytes_text(n: int) -> str:
+    """A byte count for people: ``512 B``, ``2.0 kB``, ``2.1 MB``, ``4.3 GB`` (powers of 1000).
+
+    Examples
+    --------
+    >>> nbytes_text(512), nbytes_text(2_097_152)
+    ('512 B', '2.1 MB')
+    """
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{int(n)} B"
+
+
+def summarize(value: Any, max_items: int = 6, digits: int = 4) -> str:
+    """A one-line summary of a number or an array.
+
+    Arrays of at most ``max_items`` entries print in full (nested brackets for
+    2-d); longer ones print their first entries, the last one, their shape and
+    their 2-norm. ``None`` (a value that was not kept) prints as ``—``.
+
+    Examples
+    --------
+    >>> summarize(None), summarize(2.5), summarize(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    ('—', '2.5', '[[1, 2], [3, 4]]')
+    >>> summarize(np.zeros((0, 3)))
+    '[]  (0, 3)'
+    """
+    if value is None:
+        return "—"
+    primal = getattr(value, "primal", None)  # a dual number: its value
+    if primal is not None:
+        return summarize(primal, max_items, digits)
+    a = np.asarray(value)
+    if a.ndim == 0:
+        return format_number(a.item(), digits)
+    if a.size == 0:
+        return f"[]  {a.shape}"
+    if a.size <= max_items:
+        return _nested(a, digits)
+    flat = a.ravel()
+    head = ", ".join(format_number(v, digits) for v in flat[: max_items - 2])
+    tail = format_number(flat[-1], digits)
+    text = f"[{head}, …, {tail}]  {a.shape}"
+    if a.dtype.kind in "fiu":
+        norm = float(np.linalg.norm(flat.astype(np.float64)))
+        text += f" ‖·‖={format_number(norm, 2)}"
+    return text
+
+
+def _nested(a: np.ndarray, digits: int) -> str:
+    if a.ndim == 1:
+        return "[" + ", ".join(format_number(v, digits) for v in a) + "]"
+    return "[" + ", ".join(_nested(row, digits) for row in a) + "]"
