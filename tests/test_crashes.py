@@ -163,3 +163,12 @@ def test_check_grads_and_gradcheck_take_pytrees():
         bad = wg.custom_vjp(lambda p: p.w * p.b)
         bad.defvjp(lambda p: (p.w * p.b, p), lambda p, g: (Params(g * p.b, 2 * np.sum(g * p.w)),))
         wg.gradcheck(lambda p: np.sum(bad(p)), (p,))
+
+
+def test_jacfwd_of_jacfwd_through_a_stack_of_matrices_times_a_vector():
+    # The inner jacfwd's batch of tangents for W meets the outer one's for x in W @ x.
+    x0, w0 = np.array([1.0, 2.0, 3.0]), np.arange(6.0).reshape(2, 3) / 10
+
+    def inner(x):
+        return wg.jacfwd(lambda w: np.sum(np.tanh(w @ x) ** 2))(w0)
+    np.testing.assert_allclose(wg.jacfwd(inner)(x0), wg.jacrev(inner)(x0), atol=1e-12)

@@ -30,16 +30,32 @@ from .dual import Dual
 from .tensor import Tensor, connected
 from .transforms import grad, grad_of, vjp
 
-__all__ = ["jvp", "linearize", "derivative", "jacfwd", "jacrev", "jacobian", "hessian", "hvp"]
+__all__ = [
+    "jvp", "linearize", "derivative", "jacfwd", "jacrev", "jacobian", "hessian", "hvp",
+    "perturbation",
+]
 
 
-class _perturbation:
-    """``with _perturbation(name) as tag``: a new tag, the innermost one while the block runs."""
+class perturbation:  # noqa: N801 (used as a context manager, like a function)
+    """``with perturbation(name) as tag``: a new forward-mode tag, the innermost one while
+    the block runs; closed (``tag.active`` False) when it ends, so a dual number of it that
+    escapes is caught. ``batch`` gives every dual of the tag that many tangents at once.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> with perturbation("demo") as tag:
+    ...     y = wg.Dual(3.0, 1.0, tag) ** 2
+    ...     (y.primal, y.tangent)
+    (9.0, 6.0)
+    >>> tag.active
+    False
+    """
 
     __slots__ = ("tag", "token")
 
-    def __init__(self, name: str) -> None:
-        self.tag = Tag(name)
+    def __init__(self, name: str, batch: int | None = None) -> None:
+        self.tag = Tag(name, batch)
 
     def __enter__(self) -> Tag:
         self.token = DUAL_TAG.set(self.tag)
@@ -161,7 +177,7 @@ def _jvp(fun: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool, wh
                 and t.dtype == p.dtype and t.shape == p.shape):
             # One float array and its tangent (hvp, jvp of an array function): the
             # checks and pytree handling below reduce to this, for a dual output.
-            with _perturbation(where) as tag:
+            with perturbation(where) as tag:
                 d = _NEW(Dual)
                 d.primal, d.tangent, d.tag = p, t, tag
                 out = fun(d)
@@ -186,7 +202,7 @@ def _jvp(fun: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool, wh
         )
     for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
         _check_pair(p, t, i, where)
-    with _perturbation(where) as tag:
+    with perturbation(where) as tag:
         duals = [Dual(p, t, tag) for p, t in zip(p_leaves, t_leaves)]
         result = fun(*unflatten(p_spec, duals))
         if has_aux:
@@ -456,7 +472,7 @@ def _jacfwd_batched(
     shape, dtype = info
     n = _size(shape)
     eye = np.eye(n, dtype=dtype).reshape((n,) + shape)
-    with _perturbation("jacfwd") as tag:
+    with perturbation("jacfwd") as tag:
         tag.batch = n
         out = f_sel(*unflatten(spec, [Dual(x, eye, tag)]))
         out_leaves, out_spec = flatten(out)

@@ -141,8 +141,8 @@ def _matmul_jvp(tangents: tuple[Any, ...], ans: Any, a: Any, b: Any) -> Any:
             # One matrix product for the whole batch (a plain matrix is swapped as apply would).
             at = a.swapaxes(-1, -2) if type(a) is np.ndarray else swapaxes(a, -1, -2)
             term = matmul(tb, at)
-        elif nb == 1:
-            term = matmul(a, tb[..., None])[..., 0]
+        elif nb == 1:  # a stack of matrices times a vector: the batch axis goes in front
+            term = matmul(a, _lead(tb[..., None], na + 1))[..., 0]
         else:
             term = matmul(a, _lead(tb, rank + 1) if na >= 2 or nb > 2 else tb)
         out = term if out is None else out + term
