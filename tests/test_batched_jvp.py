@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sweep_helpers import cases, describe, diff_positions
 
+from sweep_helpers import cases, describe, diff_positions
 from wengert.core.bind import apply
 from wengert.dual import Dual
 from wengert.forward import perturbation

@@ -26,7 +26,7 @@ from .core.sweep import backprop
 from .core.tree import flatten, unflatten
 from .tensor import Tensor, constant
 
-__all__ = ["grad", "value_and_grad", "vjp", "leaf_for", "unbox_level"]
+__all__ = ["grad", "value_and_grad", "vjp", "leaf_for", "unbox_level", "pullback"]
 
 
 def _check_input(x: Any, where: str) -> None:
@@ -177,6 +177,36 @@ def _sweep(roots: list[tuple[Any, Any]], leaves_per_arg: list, *, retain: bool,
         return {}
     _, reached = backprop(roots, retain_graph=retain, grad_mode=grad_mode)
     return {id(leaf): g for leaf, g in reached}
+
+
+def pullback(out: Tensor, leaves: Sequence[Tensor], seed: Any, *,
+             retain_graph: bool = True) -> list[Any]:
+    """The cotangents that ``seed``, given to ``out``, sends to each of ``leaves``.
+
+    A reverse sweep from an output computed earlier at some level (``out`` and
+    ``leaves`` are tensors of it, ``leaves`` made with :func:`leaf_for`), without
+    touching any ``.grad``: what ``wg.vjp``'s pullback does, for a caller that
+    runs the forward computation itself (the ``%%autodiff`` magic). Leaves the
+    sweep does not reach get zeros. Observers of :func:`wengert.observe_sweep`
+    see every step. With ``retain_graph`` the graph can be swept again.
+
+    Examples
+    --------
+    >>> from wengert.core.modes import transform_scope
+    >>> with transform_scope() as level:
+    ...     x = leaf_for(3.0, level)
+    ...     y = x * x
+    ...     pullback(y, [x], 1.0)
+    [6.0]
+    """
+    leaves = list(leaves)
+    values = [leaf._value for leaf in leaves]
+    boxed = [(leaves, flatten(values)[1], values)]
+    if isinstance(out, Tensor) and (out._rg or out._node is not None):
+        cts = _sweep([(_edge(out), seed)], boxed, retain=retain_graph, grad_mode=False)
+    else:
+        cts = {}  # the output does not depend on the leaves
+    return list(_gradients(boxed, cts)[0])
 
 
 def _is_numeric_output(v: Any) -> bool:

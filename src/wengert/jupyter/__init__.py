@@ -8,3 +8,8 @@ NumPy; IPython, ipywidgets, anywidget, matplotlib and graphviz (the
 ``jupyter`` extra) are imported only when a feature that needs them is used,
 so ``import wengert`` imports none of them.
 """
+
+from .magics import load_ipython_extension, unload_ipython_extension
+from .targets import as_tape
+
+__all__ = ["load_ipython_extension", "unload_ipython_extension", "as_tape"]

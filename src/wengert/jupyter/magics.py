@@ -1,0 +1,118 @@
+"""The IPython extension: ``%load_ext wengert`` registers ``%%autodiff``.
+
+IPython is imported only when the extension is loaded (inside
+:func:`load_ipython_extension` and the class factory), so ``import wengert``
+never imports it. The magic itself is a thin layer over
+:func:`wengert.jupyter.autodiff.run_autodiff`: argument parsing (IPython's
+``magic_arguments``), compiling the cell under IPython's cell file name (so
+tracebacks and the tape's source lines show the user's lines), binding the
+result, and returning it for display.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from .autodiff import MODES, VIEWS, AutodiffUsageError, run_autodiff
+
+__all__ = ["load_ipython_extension", "unload_ipython_extension", "parse_views"]
+
+_USAGE = """Differentiate a cell of ordinary NumPy code with respect to some of its names.
+
+Each name in INPUTS, defined before the cell or assigned in it, becomes a leaf that
+requires grad from the moment it is bound. The output is --of NAME, else the cell's
+last expression, else its last assigned name. After the cell runs, a card shows the
+output, its derivative with respect to each input (gradients in reverse mode,
+tangents in forward mode; --mode both checks that they agree) and the views asked
+for with --show. The result is bound to _autodiff (or --as NAME): .value, .grads
+(input name -> NumPy value), .tape, .graph, .explore(). Variables keep plain NumPy
+values after the cell. A trailing ';' hides the card.
+
+Example::
+
+    %%autodiff w b --show tape,adjoint
+    L = (x * w + b - y) ** 2
+"""
+
+
+def parse_views(text: str) -> tuple[str, ...]:
+    """``--show`` as a tuple: ``"all"`` gives every view; ``value`` always comes first.
+
+    Examples
+    --------
+    >>> parse_views("tape,grads")
+    ('value', 'grads', 'tape')
+    >>> parse_views("all")
+    ('value', 'grads', 'tape', 'graph', 'adjoint', 'vjp')
+    """
+    asked = [v.strip() for v in text.split(",") if v.strip()]
+    if "all" in asked:
+        return VIEWS
+    unknown = [v for v in asked if v not in VIEWS]
+    if unknown:
+        raise AutodiffUsageError(
+            f"--show {','.join(unknown)}: choose among {', '.join(VIEWS)}, or all.")
+    return tuple(v for v in VIEWS if v in asked or v == "value")
+
+
+def _usage(parser: Any) -> str:
+    """``usage: %%autodiff [--of NAME] ...`` on one line (IPython formats it as a block)."""
+    words = parser.format_usage().replace("::", "").split()
+    return "usage: %" + " ".join(words)
+
+
+@functools.cache
+def _magics_class() -> type:
+    """The ``Magics`` subclass (defined on first use: IPython is imported here)."""
+    from IPython.core.error import UsageError
+    from IPython.core.magic import Magics, cell_magic, magics_class
+    from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+
+    @magics_class
+    class AutodiffMagics(Magics):
+        @magic_arguments()
+        @argument("inputs", nargs="*", metavar="INPUTS",
+                  help="names to differentiate with respect to")
+        @argument("--of", metavar="NAME", default=None,
+                  help="the output (default: the last expression, else the last assigned name)")
+        @argument("--mode", choices=MODES, default="reverse",
+                  help="reverse (default), forward, or both (checks that they agree)")
+        @argument("--show", metavar="VIEWS", default="value,grads",
+                  help="comma-separated views: " + ",".join(VIEWS) + ", or all")
+        @argument("--explain", metavar="NAME", default=None,
+                  help="say why the derivative with respect to NAME is None, zero or NaN")
+        @argument("--as", dest="as_name", metavar="NAME", default="_autodiff",
+                  help="the name the result is bound to (default: _autodiff)")
+        @cell_magic
+        def autodiff(self, line: str, cell: str) -> Any:
+            __tracebackhide__ = True  # noqa: F841 (the user's lines, not ours)
+            args = parse_argstring(self.autodiff, line)
+            shell = self.shell
+            code = shell.transform_cell(cell)
+            filename = shell.compile.cache(code, shell.execution_count, raw_code=cell)
+            try:
+                views = parse_views(args.show)
+                result = run_autodiff(
+                    code, shell.user_ns, args.inputs, of=args.of, mode=args.mode,
+                    views=views, filename=filename,
+                )
+            except AutodiffUsageError as e:
+                raise UsageError(f"{e}\n{_usage(self.autodiff.parser)}") from None
+            shell.user_ns[args.as_name] = result
+            return None if result.silenced else result
+
+    AutodiffMagics.autodiff.__doc__ = _USAGE + "\n" + AutodiffMagics.autodiff.__doc__
+    return AutodiffMagics
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext wengert``: register the ``%%autodiff`` cell magic."""
+    ipython.register_magics(_magics_class())
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext wengert``: remove the magics again."""
+    manager = ipython.magics_manager
+    manager.magics["cell"].pop("autodiff", None)
+    manager.registry.pop("AutodiffMagics", None)

@@ -1,0 +1,192 @@
+"""The %%autodiff runner without IPython: inputs become leaves when bound, every mode
+gives the right derivatives, the namespace is left plain, and misuse is refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import wengert as wg
+from wengert.core.levels import DUAL_TAG
+from wengert.core.modes import GRAD_ENABLED, RECORDERS, TRANSFORM_DEPTH
+from wengert.jupyter.autodiff import AutodiffUsageError, run_autodiff
+
+LOSS = "t1 = x * w\nt2 = t1 + b\nL = (t2 - y) ** 2\n"
+POINT = {"x": 1.5, "w": 0.8, "b": 0.1, "y": 1.0}
+# L = (x w + b - y)^2 at POINT: r = 0.3, dL/dx = 2 r w, dL/dw = 2 r x, dL/db = 2 r, dL/dy = -2 r
+EXPECTED = {"x": 0.48, "w": 0.9, "b": 0.6, "y": -0.6}
+
+
+def _state():
+    return GRAD_ENABLED.get(), RECORDERS.get(), TRANSFORM_DEPTH.get(), DUAL_TAG.get()
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward", "both"])
+def test_the_seed_loss_in_every_mode(mode):
+    ns = {"np": np}
+    r = run_autodiff(LOSS, ns, list(POINT), mode=mode, preset=POINT)
+    assert r.output_name == "L" and r.value == pytest.approx(0.09)
+    for name, g in EXPECTED.items():
+        assert r.grads[name] == pytest.approx(g, abs=1e-15)
+        assert type(r.grads[name]) is float
+    assert r.mode == mode and r.inputs == ("x", "w", "b", "y")
+    if mode == "both":
+        assert r.agree and max(r.agreement.values()) < 1e-15
+    else:
+        assert r.agree is None
+    # the namespace holds plain values afterwards
+    for name in ("t1", "t2", "L", "x", "w"):
+        assert type(ns[name]) is float, name
+    assert ns["t1"] == pytest.approx(1.2)
+
+
+def test_y_equals_a_plus_b_times_c_with_inputs_assigned_in_the_cell():
+    ns = {}
+    r = run_autodiff("a = 2.0\nb = 3.0\nc = 4.0\ny = (a + b) * c", ns, ["a", "b", "c"])
+    assert (r.value, r.grads["a"], r.grads["b"], r.grads["c"]) == (20.0, 4.0, 4.0, 5.0)
+    assert [eq.op.name for eq in r.tape] == ["add", "multiply"]
+    assert r.adjoints == {1: 1.0, 0: 4.0}  # what each equation received in the sweep
+
+
+def test_the_leaf_starts_when_the_name_is_bound():
+    # y uses x before x is rebound to a plain value: the gradient is with respect to the
+    # value x holds from its (last) binding on; a use before it is a constant.
+    r = run_autodiff("x = 1.0\nz = x * 3.0\nx = 2.0\nout = z + x ** 2", {}, ["x"])
+    assert r.grads["x"] == 4.0 and r.value == 7.0
+
+
+def test_a_value_computed_from_an_input_is_not_a_new_leaf():
+    r = run_autodiff("x = 3.0\nx = x * x\nout = x + 1.0", {}, ["x"])
+    assert r.grads["x"] == 6.0 and r.value == 10.0
+
+
+def test_output_choice_last_expression_then_last_assigned_then_of():
+    ns = {"np": np, "x": 2.0}
+    assert run_autodiff("y = x ** 2\ny * 3", ns, ["x"]).grads["x"] == 12.0
+    assert run_autodiff("y = x ** 2\nz = y * 5", ns, ["x"]).grads["x"] == 20.0
+    r = run_autodiff("y = x ** 2\nz = y * 5", ns, ["x"], of="y")
+    assert r.output_name == "y" and r.grads["x"] == 4.0
+    assert run_autodiff("y = x ** 2\nz = y * 5", ns, ["x"]).output_name == "z"
+
+
+def test_arrays_loops_and_numpy_calls():
+    ns = {"np": np, "W": np.array([[1.0, 2.0], [3.0, 4.0]]), "v": np.array([0.5, -1.0])}
+    src = "h = v\nfor _ in range(3):\n    h = np.tanh(W @ h)\nloss = np.sum(h ** 2)"
+    r = run_autodiff(src, ns, ["W", "v"], mode="both")
+
+    def f(W, v):
+        h = v
+        for _ in range(3):
+            h = np.tanh(W @ h)
+        return np.sum(h ** 2)
+    gw, gv = wg.grad(f, argnums=(0, 1))(ns["W"], ns["v"])
+    np.testing.assert_allclose(r.grads["W"], gw, rtol=1e-12)
+    np.testing.assert_allclose(r.grads["v"], gv, rtol=1e-12)
+    np.testing.assert_allclose(r.tangents["W"], gw, rtol=1e-12)
+    assert r.agree
+    assert type(ns["h"]) is np.ndarray and type(ns["W"]) is np.ndarray
+
+
+def test_a_non_scalar_output_gives_the_jacobian_in_both_modes():
+    ns = {"np": np, "x": np.array([0.3, -1.2, 2.0])}
+    expected = wg.jacobian(lambda x: np.sin(x) * x[0])(ns["x"])
+    for mode in ("reverse", "forward", "both"):
+        r = run_autodiff("y = np.sin(x) * x[0]", ns, ["x"], mode=mode)
+        assert r.grads["x"].shape == (3, 3)
+        np.testing.assert_allclose(r.grads["x"], expected, rtol=1e-12)
+
+
+def test_integer_inputs_become_floats_and_float32_stays():
+    r = run_autodiff("y = x * x", {"x": 3}, ["x"])
+    assert r.grads["x"] == 6.0
+    r = run_autodiff("y = np.sum(x * x)", {"np": np, "x": np.ones(2, np.float32)}, ["x"])
+    assert r.grads["x"].dtype == np.float32
+
+
+def test_a_users_tensor_stays_a_tensor_and_stays_on_its_graph():
+    t = wg.tensor(2.0, requires_grad=True)
+    ns = {"t": t}
+    r = run_autodiff("y = t ** 3", ns, ["t"])
+    assert r.grads["t"] == 12.0 and ns["t"] is t
+
+
+def test_tensors_inside_containers_are_made_plain():
+    ns = {"np": np, "losses": []}
+    run_autodiff("for k in range(3):\n    losses.append(x * k)\nout = losses[-1]", ns, ["x"],
+                 preset={"x": 2.0})
+    assert ns["losses"] == [0.0, 2.0, 4.0] and all(type(v) is float for v in ns["losses"])
+
+
+def test_python_numbers_of_inputs_raise_instead_of_dropping_the_gradient():
+    with pytest.raises(TypeError, match="float"):
+        run_autodiff("import math\ny = math.exp(x)", {}, ["x"], preset={"x": 1.0})
+
+
+def test_state_is_restored_after_an_exception_and_the_namespace_is_plain():
+    before = _state()
+    ns = {"np": np, "x": 2.0}
+    with pytest.raises(ZeroDivisionError):
+        run_autodiff("y = x * 3\n1 / 0", ns, ["x"])
+    assert _state() == before
+    assert type(ns["y"]) is float and ns["y"] == 6.0 and ns["x"] == 2.0
+    with wg.no_grad():  # the cell records even when the notebook has grad mode off
+        assert run_autodiff("y = x * 3", ns, ["x"]).grads["x"] == 3.0
+        assert not wg.is_grad_enabled()
+
+
+def test_an_output_that_does_not_depend_on_the_inputs_has_zero_derivatives():
+    for mode in ("reverse", "forward"):
+        r = run_autodiff("y = 5.0 * np.ones(2)", {"np": np, "x": 1.0}, ["x"], mode=mode)
+        np.testing.assert_array_equal(r.grads["x"], np.zeros(2))
+
+
+def test_size_zero_inputs():
+    r = run_autodiff("y = np.sum(x) + z * 2.0", {"np": np, "x": np.zeros(0), "z": 1.0},
+                     ["x", "z"], mode="both")
+    assert r.grads["x"].shape == (0,) and r.grads["z"] == 2.0
+
+
+@pytest.mark.parametrize("source, inputs, kwargs, message", [
+    ("y = 1.0", [], {}, "at least one input"),
+    ("y = x", ["q"], {}, "neither defined"),
+    ("y = 'text'", ["x"], {}, "must be a floating point"),
+    ("y = x > 0", ["x"], {}, "dtype bool"),
+    ("pass", ["x"], {}, "has no output"),
+    ("y = x", ["x"], {"mode": "sideways"}, "--mode"),
+    ("y = x", ["x"], {"of": "nothing"}, "did not define"),
+    ("y = x", ["x"], {"views": ["tape", "pictures"]}, "--show"),
+    ("y = np.sum(x)", ["x"], {"mode": "forward", "preset": {"x": np.ones(5000)}},
+     "Use --mode reverse"),
+    ("y = s", ["s"], {"preset": {"s": "text"}}, "numbers or arrays"),
+    ("y = x * 1", ["x"], {"preset": {"x": 1j}}, "complex"),
+])
+def test_misuse_is_a_usage_error(source, inputs, kwargs, message):
+    ns = {"np": np, "x": 1.5}
+    with pytest.raises(AutodiffUsageError, match=message):
+        run_autodiff(source, ns, inputs, **kwargs)
+
+
+def test_the_tape_has_values_and_the_users_lines():
+    r = run_autodiff(LOSS, {}, list(POINT), preset=POINT, filename="<cell>")
+    assert [eq.source.lineno for eq in r.tape] == [1, 2, 3, 3]
+    assert r.tape[0].source.text == "t1 = x * w"
+    assert r.tape[0].value == pytest.approx(1.2)
+    names = {r.leaf_names[id(leaf)] for leaf in r.tape.leaves}
+    assert names == {"x", "w", "b", "y"}
+
+
+def test_forward_mode_tape_carries_one_perturbation_per_input():
+    r = run_autodiff("y = x * w", {}, ["x", "w"], mode="forward", preset={"x": 2.0, "w": 3.0})
+    value = r.tape[0].value
+    tags = []
+    while isinstance(value, wg.Dual):
+        tags.append(value.tag.name)
+        value = value.primal
+    assert tags == ["∂w", "∂x"] and value == 6.0
+
+
+def test_repr_is_deterministic_text():
+    r1 = run_autodiff(LOSS, {}, list(POINT), preset=POINT, mode="both")
+    r2 = run_autodiff(LOSS, {}, list(POINT), preset=POINT, mode="both")
+    assert repr(r1) == repr(r2)
+    assert "0x" not in repr(r1) and "∂L/∂w = 0.9" in repr(r1) and "agree" in repr(r1)

@@ -1,0 +1,116 @@
+"""%load_ext wengert and %%autodiff through IPython's InteractiveShell."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("IPython")
+from IPython.core.error import UsageError  # noqa: E402
+from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
+
+
+@pytest.fixture()
+def ip():
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "wengert")
+    shell.run_cell("import numpy as np\nimport wengert as wg")
+    yield shell
+    shell.run_line_magic("unload_ext", "wengert")
+    for name in ("x", "w", "b", "y", "L", "_autodiff", "res", "t", "z", "q"):
+        shell.user_ns.pop(name, None)
+    shell.extension_manager.loaded.discard("wengert")
+
+
+def _run(ip, cell):
+    result = ip.run_cell(cell)
+    return result
+
+
+def test_autodiff_card_value_grads_and_plain_variables(ip):
+    ip.run_cell("x = 1.5; w = 0.8; b = 0.1; y = 1.0")
+    r = _run(ip, "%%autodiff x w b y\nL = (x * w + b - y) ** 2")
+    assert r.error_in_exec is None and r.error_before_exec is None
+    res = ip.user_ns["_autodiff"]
+    assert r.result is res
+    assert res.grads["w"] == pytest.approx(0.9) and res.value == pytest.approx(0.09)
+    assert type(ip.user_ns["L"]) is float and type(ip.user_ns["w"]) is float
+
+
+def test_forward_and_both_modes_and_as(ip):
+    r = _run(ip, "%%autodiff a b c --mode both --as res\na = 2.0\nb = 3.0\nc = 4.0\n(a + b) * c")
+    assert r.error_in_exec is None
+    res = ip.user_ns["res"]
+    assert res.agree and res.grads == {"a": 4.0, "b": 4.0, "c": 5.0}
+    assert res.output_name == "output" and res.value == 20.0
+    r = _run(ip, "%%autodiff t --mode forward\nt = 0.5\nz = np.sin(t)")
+    assert ip.user_ns["_autodiff"].grads["t"] == pytest.approx(np.cos(0.5))
+
+
+def test_of_selects_the_output(ip):
+    _run(ip, "%%autodiff t --of z\nt = 3.0\nz = t ** 2\nq = z + 1.0")
+    assert ip.user_ns["_autodiff"].output_name == "z" and ip.user_ns["_autodiff"].grads["t"] == 6.0
+
+
+def test_trailing_semicolon_silences_the_card(ip):
+    r = _run(ip, "%%autodiff t\nt = 3.0\nz = t ** 2;")
+    assert r.result is None and ip.user_ns["_autodiff"].grads["t"] == 6.0
+
+
+def test_an_exception_propagates_at_the_users_line_and_state_is_restored(ip, capsys):
+    from wengert.core.modes import GRAD_ENABLED, RECORDERS, TRANSFORM_DEPTH
+    ip.colors = "nocolor"
+    before = (GRAD_ENABLED.get(), RECORDERS.get(), TRANSFORM_DEPTH.get())
+    r = _run(ip, "%%autodiff t\nt = 3.0\nz = t * 2\nraise KeyError('from the cell')")
+    assert isinstance(r.error_in_exec, KeyError)
+    out = capsys.readouterr().out
+    assert "raise KeyError('from the cell')" in out and "----> 3" in out
+    assert "contextvars" not in out and "def _run" not in out  # our frames are hidden
+    assert (GRAD_ENABLED.get(), RECORDERS.get(), TRANSFORM_DEPTH.get()) == before
+    assert ip.user_ns["z"] == 6.0  # plain, not a dead tensor
+    assert _run(ip, "%%autodiff t\nt = 2.0\nz = t ** 3").error_in_exec is None
+
+
+@pytest.mark.parametrize("line, message", [
+    ("%%autodiff t --bogus", "unrecognized arguments"),
+    ("%%autodiff t --mode sideways", "invalid choice"),
+    ("%%autodiff t --show tape,pictures", "--show pictures"),
+    ("%%autodiff nothing_here", "neither defined"),
+])
+def test_misuse_raises_usage_error_with_the_usage_line(ip, line, message):
+    r = _run(ip, line + "\nt = 1.0\nz = t * 2")
+    err = r.error_in_exec or r.error_before_exec
+    assert isinstance(err, UsageError) and message in str(err)
+
+
+def test_usage_error_shows_the_usage_line(ip):
+    r = _run(ip, "%%autodiff zz\nt = 1.0")
+    assert "usage: %%autodiff [--of NAME]" in str(r.error_in_exec)
+
+
+def test_help_text(ip):
+    doc = ip.find_cell_magic("autodiff").__doc__
+    assert "--mode {reverse,forward,both}" in doc and "--of NAME" in doc and "_autodiff" in doc
+
+
+def test_ipython_syntax_inside_the_cell(ip):
+    r = _run(ip, "%%autodiff t\nt = 2.0\n%time z = t ** 2\nz")
+    assert r.error_in_exec is None and ip.user_ns["_autodiff"].grads["t"] == 4.0
+
+
+def test_unload_removes_the_magic(ip):
+    ip.run_line_magic("unload_ext", "wengert")
+    assert ip.find_cell_magic("autodiff") is None
+    ip.run_line_magic("load_ext", "wengert")
+    assert ip.find_cell_magic("autodiff") is not None
+
+
+def test_import_wengert_loads_no_jupyter_dependency():
+    code = ("import sys, wengert, wengert.jupyter; "
+            "bad = [m for m in ('IPython', 'ipywidgets', 'anywidget', 'matplotlib', 'graphviz', "
+            "'traitlets', 'ipykernel') if m in sys.modules]; print(bad)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
