@@ -190,3 +190,11 @@ def test_repr_is_deterministic_text():
     r2 = run_autodiff(LOSS, {}, list(POINT), preset=POINT, mode="both")
     assert repr(r1) == repr(r2)
     assert "0x" not in repr(r1) and "∂L/∂w = 0.9" in repr(r1) and "agree" in repr(r1)
+
+
+def test_a_users_constant_tensor_in_the_namespace_is_left_alone():
+    c = wg.tensor([2.0, 3.0])
+    ns = {"np": np, "c": c}
+    r = run_autodiff("y = np.sum(x * c)", ns, ["x"], preset={"x": np.ones(2)})
+    np.testing.assert_array_equal(r.grads["x"], [2.0, 3.0])
+    assert ns["c"] is c and type(r.grads["x"]) is np.ndarray

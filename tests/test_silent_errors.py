@@ -192,3 +192,19 @@ def test_grad_keeps_the_input_type_and_dtype():
     g = wg.grad(lambda x: x * 2.0)(np.array(1.0, np.float32))
     assert type(g) is np.ndarray and g.dtype == np.float32 and g.shape == ()
     assert type(wg.grad(lambda x: x * x)(2.0)) is float
+
+
+def test_integer_casts_are_constants_at_every_level():
+    # An integer cast of an outer level's value (a user's tensor under wg.grad, or an
+    # outer transform's tensor) must not carry a gradient at the inner level.
+    f = lambda y: np.sum(y.astype(np.int32) * y)  # d/dy = int(y)
+    x0 = np.array([1.7, 2.5])
+    x = wg.tensor(x0, requires_grad=True)
+    np.testing.assert_array_equal(np.asarray(wg.grad(f)(x)), [1.0, 2.0])
+    np.testing.assert_array_equal(np.asarray(wg.vjp(lambda y: y.astype(int) * y, x)[1](
+        np.ones(2))[0]), [1.0, 2.0])
+    np.testing.assert_array_equal(wg.grad(lambda z: np.sum(wg.grad(f)(z)))(x0), [0.0, 0.0])
+    np.testing.assert_array_equal(wg.jacrev(wg.grad(f))(x0), np.zeros((2, 2)))
+    g = lambda y: np.sum(y.astype(bool) * y) + np.sum(y, dtype=int) * np.sum(y)
+    np.testing.assert_array_equal(wg.hessian(g)(x0), np.zeros((2, 2)) + 0.0)
+    np.testing.assert_array_equal(wg.jacrev(wg.grad(g))(x0), np.zeros((2, 2)) + 0.0)

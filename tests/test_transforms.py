@@ -219,3 +219,26 @@ def test_det_of_a_singular_matrix_has_the_adjugate_as_gradient(a):
     t = np.arange(a.size, dtype=float).reshape(a.shape)
     np.testing.assert_allclose(wg.jvp(np.linalg.det, (a,), (t,))[1], np.sum(g * t), atol=1e-8)
     assert np.all(np.isfinite(wg.hessian(np.linalg.det)(a)))
+
+
+def test_transforms_return_plain_values_when_the_function_uses_constant_tensors():
+    c = wg.tensor([2.0, 3.0])
+    x = np.ones(2)
+    for g in [wg.grad(lambda x: np.sum(x * c))(x), wg.jacrev(lambda x: x * c)(x),
+              wg.vjp(lambda x: x * c, x)[1](np.ones(2))[0],
+              wg.grad(lambda x: np.sum(x * wg.Variable(2.0)))(x)]:
+        assert type(g) is np.ndarray
+    assert type(wg.grad(lambda x: x * wg.stop_gradient(x))(3.0)) is float
+    value, grad = wg.value_and_grad(lambda x: wg.tensor(2.0) * x)(1.0)
+    assert (value, grad) == (2.0, 2.0) and type(grad) is float and not isinstance(value, wg.Tensor)
+
+
+def test_stop_gradient_cuts_forward_mode_too():
+    sg = wg.stop_gradient
+    assert wg.derivative(lambda x: sg(x))(1.0) == 0.0
+    assert wg.jvp(lambda x: x * sg(x), (2.0,), (1.0,)) == (4.0, 2.0)
+    np.testing.assert_array_equal(wg.jacfwd(lambda x: x * sg(x))(np.array([2.0])), [[2.0]])
+    assert wg.hessian(lambda x: x * sg(x))(2.0) == 0.0
+    assert wg.jacrev(wg.grad(lambda x: x * sg(x)))(2.0) == 0.0
+    # as in JAX, every level is cut, an outer one too
+    assert wg.grad(lambda x: wg.derivative(lambda y: y * sg(x * y))(1.0))(3.0) == 0.0

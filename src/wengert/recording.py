@@ -28,6 +28,7 @@ from .core.bind import (
     Kind,
     apply,
     complex_error,
+    dtype_of,
     forward,
     kind_of,
     number_kind,
@@ -123,12 +124,12 @@ def _differentiable(op: Any, out: Any) -> bool:
     """Whether a recorded op's output carries a gradient: floating point values do;
     integers and booleans (a cast, a comparison) are constants, as in PyTorch and JAX;
     complex values raise (wengert does not differentiate them yet). A traced value
-    beneath (a dual number) was decided by its own kind already."""
+    beneath (a dual number, an outer level's tensor) goes by its dtype too: an integer
+    cast of an outer level's value is a constant at every level."""
     t = type(out)
-    if t is float or (t is _ndarray and out.dtype.kind == "f") or t is Dual or \
-            kind_of(out) is not None:
+    if t is float or (t is _ndarray and out.dtype.kind == "f"):
         return True
-    k = number_kind(out)
+    k = dtype_of(out).kind if t is Dual or kind_of(out) is not None else number_kind(out)
     if k == "c":
         raise complex_error(op)
     return k == "f"

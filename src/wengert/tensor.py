@@ -34,7 +34,7 @@ import numpy as np
 
 from . import dispatch as _dispatch
 from .arraylike import ArrayMethods
-from .core.bind import dtype_of, is_traced, kind_of, number_kind, shape_of
+from .core.bind import dtype_of, is_traced, kind_of, number_kind, primal, shape_of
 from .core.display import html_of
 from .core.levels import DUAL_TAG, is_transform_level
 from .core.node import GradFn, Node, Version, new_version
@@ -163,7 +163,13 @@ def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
 
 
 def stop_gradient(x: Any) -> Any:
-    """Return ``x`` as a constant: no gradient flows through it.
+    """Return ``x`` as a constant: no derivative of any order or mode flows through it.
+
+    As JAX's ``lax.stop_gradient``, it cuts every level at once: the graph of a
+    tensor (reverse mode) and the tangent of a dual number (forward mode), also
+    when they are nested (``wg.hessian``, ``wg.jvp`` of ``wg.grad``). A tensor
+    gives a constant tensor sharing the value; any other traced value its plain
+    value. (``Tensor.detach()`` cuts only the tensor's own graph, as in PyTorch.)
 
     Examples
     --------
@@ -173,10 +179,14 @@ def stop_gradient(x: Any) -> Any:
     >>> y.backward()
     >>> float(x.grad)
     3.0
+    >>> wg.derivative(lambda x: x * wg.stop_gradient(x))(2.0)
+    2.0
     """
     if isinstance(x, Tensor):
-        return x.detach()
-    return x
+        t = constant(primal(x._value))
+        t._version = x._version
+        return t
+    return primal(x) if is_traced(x) else x
 
 
 #: NumPy ufunc -> the tensor kind's function for its op (``np.sin(t)`` without the

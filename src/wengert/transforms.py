@@ -26,7 +26,7 @@ from .core.sweep import backprop
 from .core.tree import flatten, unflatten
 from .tensor import Tensor, constant
 
-__all__ = ["grad", "value_and_grad", "vjp", "leaf_for", "unbox_level", "pullback"]
+__all__ = ["grad", "value_and_grad", "vjp", "leaf_for", "unbox_level", "of_level", "pullback"]
 
 
 def _check_input(x: Any, where: str) -> None:
@@ -69,10 +69,17 @@ def leaf_for(x: Any, level: float) -> Tensor:
 
 def unbox_level(x: Any, level: float) -> Any:
     """A value of ``level`` as the level below sees it: a tensor of that level gives
-    its value; anything else (plain values, outer levels' values) is kept."""
-    if isinstance(x, Tensor) and x._level == level:
-        return x._value
+    its value, and so does a constant tensor of any level (on no graph: a user's
+    ``wg.tensor(c)``, a ``Variable``'s value, a ``stop_gradient``); anything else
+    (plain values, outer levels' values) is kept."""
+    while isinstance(x, Tensor) and (x._level == level or not (x._rg or x._node is not None)):
+        x = x._value
     return x
+
+
+def of_level(x: Any, level: float) -> bool:
+    """Whether ``x`` is a tensor of the transform at ``level``."""
+    return isinstance(x, Tensor) and x._level == level
 
 
 def _unbox_tree(tree: Any, level: float) -> Any:
@@ -156,6 +163,8 @@ def _gradients(leaves_per_arg: list, cts: dict[int, Any], seeds: Any = ()) -> li
         gs = []
         for leaf, original in zip(boxed, originals):
             g = cts.get(id(leaf))
+            if isinstance(g, Tensor) and not (g._rg or g._node is not None):
+                g = unbox_level(g, leaf._level)  # a rule multiplied by a constant tensor
             v = leaf._value
             if g is None:
                 g = _zero_like(original if isinstance(original, np.generic) else v)

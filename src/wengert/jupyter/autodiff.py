@@ -54,7 +54,7 @@ from ..dual import Dual
 from ..forward import perturbation
 from ..tapes import keep_values, source_lines, tape_of
 from ..tensor import Tensor
-from ..transforms import leaf_for, pullback, unbox_level
+from ..transforms import leaf_for, of_level, pullback, unbox_level
 from .cell import BIND, OUT, rewrite_cell
 
 __all__ = ["MODES", "VIEWS", "AutodiffResult", "run_autodiff", "AutodiffUsageError"]
@@ -239,7 +239,7 @@ class _Inputs:
         self.values: dict[str, Any] = {}
 
     def __call__(self, name: str, value: Any) -> Any:
-        if unbox_level(value, self.level) is not value:
+        if of_level(value, self.level):
             return value  # computed in this cell from the inputs: not a new leaf
         start = _input_value(name, value)
         self.values[name] = _plain(start) if not isinstance(start, Tensor) else start
@@ -366,7 +366,7 @@ def _clean(value: Any, level: float) -> tuple[Any, bool]:
     changed = False
     plain = []
     for leaf in leaves:
-        if unbox_level(leaf, level) is not leaf or (type(leaf) is Dual and leaf.tag.active):
+        if of_level(leaf, level) or (type(leaf) is Dual and leaf.tag.active):
             leaf = _plain(unbox_level(leaf, level))
             changed = True
         plain.append(leaf)
