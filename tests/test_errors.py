@@ -89,3 +89,65 @@ def test_inplace_broadcast_target():
     t = wg.tensor(np.ones(3))
     with pytest.raises(ValueError):
         t += np.ones((2, 3))
+
+
+@pytest.mark.parametrize("transform", [wg.grad, wg.jacrev, wg.jacfwd, wg.hessian,
+                                       wg.value_and_grad, wg.jacobian])
+@pytest.mark.parametrize("argnums", [(1, 1), (1, -1)])
+def test_repeated_argnums_are_refused(transform, argnums):
+    with pytest.raises(ValueError, match="twice"):
+        transform(lambda x, y: x * y ** 2, argnums=argnums)(2.0, 3.0)
+
+
+@pytest.mark.parametrize("transform", [wg.grad, wg.jacfwd, wg.jacrev])
+def test_argnums_of_the_wrong_type_are_named(transform):
+    with pytest.raises(TypeError, match="argnums must be an int or a tuple of ints"):
+        transform(lambda x: x, argnums=0.0)(2.0)
+
+
+def test_vjp_cotangent_structure_is_matched_by_key_and_checked():
+    x = np.array([1.0, 2.0])
+    _, f_vjp = wg.vjp(lambda x: {"a": x, "b": 3 * x}, x)
+    np.testing.assert_array_equal(f_vjp({"b": np.zeros(2), "a": np.ones(2)})[0], [1.0, 1.0])
+    np.testing.assert_array_equal(f_vjp({"a": np.zeros(2), "b": np.ones(2)})[0], [3.0, 3.0])
+    for bad in [{"c": np.zeros(2), "d": np.ones(2)}, [np.zeros(2), np.ones(2)],
+                {"a": np.zeros(2)}]:
+        with pytest.raises(ValueError, match="same structure"):
+            f_vjp(bad)
+    _, g_vjp = wg.vjp(lambda x: (x, 2 * x), x)
+    with pytest.raises(ValueError, match="a list of 2 at the top where a tuple of 2"):
+        g_vjp([np.ones(2), np.ones(2)])
+
+
+def test_a_tensor_escaping_a_finished_transform_is_refused_when_used():
+    box = {}
+
+    def keep(x):
+        box["t"] = x * 1.0
+        return x * 2
+
+    wg.grad(keep)(5.0)
+    with pytest.raises(RuntimeError, match="finished wg.grad"):
+        wg.grad(lambda z: z * box["t"])(3.0)
+    with pytest.raises(RuntimeError, match="finished wg.grad"):
+        float(box["t"])
+    with pytest.raises(RuntimeError, match="finished wg.grad"):
+        box["t"] * 2.0
+    assert float(wg.stop_gradient(box["t"])) == 5.0  # its value, cut from everything
+
+
+def test_vjp_fn_may_record_at_its_level_after_the_transform_returned():
+    # checkpoint recomputes inside the pullback, which runs after wg.vjp returned
+    f = wg.checkpoint(lambda x: np.sin(x) * x)
+    _, f_vjp = wg.vjp(f, 1.5)
+    assert f_vjp(1.0)[0] == pytest.approx(np.cos(1.5) * 1.5 + np.sin(1.5))
+
+
+def test_a_complex_cotangent_from_a_custom_rule_is_refused():
+    @wg.custom_vjp
+    def g(x):
+        return x * 2
+
+    g.defvjp(lambda x: (x * 2, None), lambda r, ct: (ct * (2 + 1j),))
+    with pytest.raises(TypeError, match="complex"):
+        wg.grad(lambda x: np.sum(g(x)))(np.ones(2))

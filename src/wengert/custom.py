@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 
 from .core import tree as _tree
-from .core.bind import apply, is_traced, owner, primal
+from .core.bind import apply, dtype_of, is_traced, owner, primal
 from .core.bind import shape_of as _shape
 from .core.modes import GRAD_ENABLED, RECORDERS
 from .core.node import Node
@@ -402,6 +402,13 @@ def _fit_cotangents(name: str, kind: str, cts: list[Any], xs: Sequence[Any],
             raise ValueError(
                 f"{kind} {name!r}: the cotangent for input leaf {j} has shape {_shape(ct)}, but "
                 f"the input has shape {_shape(x)}; each cotangent must have its primal's shape."
+            )
+        if dtype_of(ct).kind == "c" and dtype_of(x).kind != "c":
+            raise TypeError(
+                f"{kind} {name!r}: the cotangent for input leaf {j} is complex "
+                f"({dtype_of(ct)}) but the input is real; wengert does not differentiate "
+                "complex numbers yet: return a real cotangent (its real part, if that is "
+                "what you mean)."
             )
         out.append(ct)
     return out

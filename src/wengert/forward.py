@@ -334,6 +334,11 @@ def _argnums(argnums: int | Sequence[int], nargs: int, where: str) -> tuple[tupl
                 "argnums must index fun's positional arguments."
             )
         nums.append(i % nargs)
+    if len(set(nums)) != len(nums):
+        raise ValueError(
+            f"{where}: argnums={argnums} names argument "
+            f"{next(n for n in nums if nums.count(n) > 1)} twice; give each argument once."
+        )
     return tuple(nums), single
 
 

@@ -34,6 +34,7 @@ from .core.bind import (
     number_kind,
     register,
 )
+from .core.levels import escaped_error, is_open
 from .core.modes import GRAD_ENABLED, RECORDERS
 from .core.node import new_node, node1, node2, shape_stand_in
 from .dual import Dual
@@ -98,6 +99,8 @@ def record(op: Any, args: tuple[Any, ...], raws: tuple[Any, ...], out: Any,
     ``args`` holds the tensors of this level (others are ``None``: constants here),
     ``raws`` the values the op ran on, ``active`` the recorders tracking an input.
     """
+    if level and not is_open(level):
+        raise escaped_error(level)
     reads = op.reads
     edges = []
     for i, (a, raw) in enumerate(zip(args, raws)):
@@ -208,6 +211,8 @@ class TensorKind(Kind):
             out = apply(op, v, **params) if params else apply(op, v)
         level = x._level
         if x._rg and _grad_on() and _differentiable(op, out):
+            if level and not is_open(level):
+                raise escaped_error(level)
             if 0 in op.reads:
                 h = x._version
                 node = node1(op, out, params, x._node or x, v, h, h.version)
@@ -257,6 +262,8 @@ class TensorKind(Kind):
             elif x._rg and _grad_on():
                 if tv is _ndarray and out.dtype.kind != "f" and not _differentiable(op, out):
                     return constant(out, x._level)
+                if x._level and not is_open(x._level):
+                    raise escaped_error(x._level)
                 if reads:
                     h = x._version
                     node = node1(op, out, None, x._node or x, v, h, h.version)
@@ -342,6 +349,8 @@ class TensorKind(Kind):
                         tout is not _ndarray or out.dtype.kind != "f") and \
                         not _differentiable(op, out):
                     return constant(out, level)
+                if level and not is_open(level):
+                    raise escaped_error(level)
                 hx = x._version if reads0 and tx is Tensor else None
                 hy = y._version if reads1 and ty is Tensor else None
                 # Large arrays no rule reads: the node keeps their shape only.

@@ -36,7 +36,7 @@ from . import dispatch as _dispatch
 from .arraylike import ArrayMethods
 from .core.bind import dtype_of, is_traced, kind_of, number_kind, primal, shape_of
 from .core.display import html_of
-from .core.levels import DUAL_TAG, is_transform_level
+from .core.levels import DUAL_TAG, escaped_error, is_open, is_transform_level
 from .core.node import GradFn, Node, Version, new_version
 from .core.sweep import backprop, run_hooks
 from .dual import Dual
@@ -572,6 +572,8 @@ def _plain(x: Any) -> Any:
 def _refuse_inside_transform(t: Tensor, what: str) -> None:
     """``float(t)`` and friends drop the derivative: fine for a user's tensor (as in
     PyTorch), an error for a value a functional transform differentiates."""
+    if t._level and not is_open(t._level):
+        raise escaped_error(t._level)
     if t._level:
         raise TypeError(
             f"{what} of a traced value inside a wengert transform (wg.grad, wg.vjp, wg.jvp, "

@@ -23,7 +23,7 @@ import numpy as np
 from .core.bind import dtype_of, is_traced, primal, shape_of
 from .core.modes import GRAD_ENABLED, transform_scope
 from .core.sweep import backprop
-from .core.tree import flatten, unflatten
+from .core.tree import flatten, leaves_like, unflatten
 from .tensor import Tensor, constant
 
 __all__ = ["grad", "value_and_grad", "vjp", "leaf_for", "unbox_level", "of_level", "pullback"]
@@ -118,9 +118,15 @@ def _plain_ct(g: Any, v: Any, given: Any) -> Any:
 
 
 def _argnums_tuple(argnums: int | Sequence[int]) -> tuple[tuple[int, ...], bool]:
-    if isinstance(argnums, int):
-        return (argnums,), True
-    return tuple(argnums), False
+    if isinstance(argnums, (int, np.integer)) and not isinstance(argnums, bool):
+        return (int(argnums),), True
+    if isinstance(argnums, (tuple, list)) and all(
+            isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in argnums):
+        return tuple(int(a) for a in argnums), False
+    raise TypeError(
+        f"argnums must be an int or a tuple of ints (the positions of the arguments to "
+        f"differentiate), got {argnums!r}."
+    )
 
 
 def _prepare(args: tuple[Any, ...], argnums: tuple[int, ...], where: str, level: float):
@@ -131,6 +137,14 @@ def _prepare(args: tuple[Any, ...], argnums: tuple[int, ...], where: str, level:
     for i in argnums:
         if i >= len(args) or i < -len(args):
             raise ValueError(f"{where}: argnums={i} but the function got {len(args)} arguments")
+    positions = [i % len(args) for i in argnums]
+    if len(set(positions)) != len(positions):
+        raise ValueError(
+            f"{where}: argnums={argnums} names argument "
+            f"{next(p for p in positions if positions.count(p) > 1)} twice; give each "
+            "argument once."
+        )
+    for i in argnums:
         leaves, spec = flatten(args[i])
         for leaf in leaves:
             _check_input(leaf, where)
@@ -406,12 +420,13 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
             )
 
     def vjp_fn(cotangent: Any) -> tuple[Any, ...]:
-        ct_leaves, ct_spec = flatten(cotangent)
-        if len(ct_leaves) != len(out_leaves):
+        try:
+            ct_leaves = leaves_like(cotangent, out_spec, "cotangent")
+        except ValueError as e:
             raise ValueError(
-                f"vjp: the cotangent has {len(ct_leaves)} leaves but the output has "
-                f"{len(out_leaves)}; pass one array per output, in the same structure."
-            )
+                f"vjp: {e}. Pass one array per output of the function, in the same structure "
+                "(the same dict keys, a tuple for a tuple, a list for a list)."
+            ) from None
         roots = []
         seeds = []
         for o, c in zip(out_leaves, ct_leaves):
@@ -424,7 +439,8 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
                 seed = _seed_like(c, o)
                 roots.append((_edge(o), seed))
                 seeds.append(seed)
-        cts = _sweep(roots, leaves, retain=True, grad_mode=GRAD_ENABLED.get())
+        with transform_scope(level):  # rules may record at the level (checkpoint)
+            cts = _sweep(roots, leaves, retain=True, grad_mode=GRAD_ENABLED.get())
         return tuple(_gradients(leaves, cts, seeds))
 
     out_plain = unflatten(out_spec, [unbox_level(o, level) for o in out_leaves])

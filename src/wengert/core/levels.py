@@ -16,7 +16,10 @@ from __future__ import annotations
 import itertools
 from contextvars import ContextVar
 
-__all__ = ["Tag", "USER_TAG", "next_order", "DUAL_TAG", "is_transform_level"]
+__all__ = [
+    "Tag", "USER_TAG", "next_order", "DUAL_TAG", "is_transform_level", "open_level",
+    "close_level", "is_open", "escaped_error",
+]
 
 next_order = itertools.count(1).__next__
 
@@ -26,6 +29,52 @@ def is_transform_level(level: float) -> bool:
     (``wg.grad``, ``wg.vjp``: an order from :func:`next_order`), rather than being a
     user's tensor (level 0) or one made over a dual number (an order + 0.5)."""
     return level > 0 and level == int(level)
+
+
+#: The levels of the reverse transforms running now (in any thread). A level is an
+#: identity from :func:`next_order` that is never reused, so this is the registry of
+#: live transforms (as ``Tag.active`` is for forward mode), not a mode switch.
+_OPEN: set[int] = set()
+
+
+def open_level(level: int | None = None) -> int:
+    """A new reverse-transform level (or ``level`` again), open until :func:`close_level`."""
+    if level is None:
+        level = next_order()
+    _OPEN.add(level)
+    return level
+
+
+def close_level(level: int) -> None:
+    """The transform at ``level`` returned: its tensors may no longer record."""
+    _OPEN.discard(level)
+
+
+def is_open(level: float) -> bool:
+    """Whether ``level`` is not the level of a finished reverse transform (user tensors,
+    tensors over dual numbers and running transforms are open).
+
+    Examples
+    --------
+    >>> level = open_level()
+    >>> is_open(level), is_open(0)
+    (True, True)
+    >>> close_level(level)
+    >>> is_open(level)
+    False
+    """
+    return not (type(level) is int and level and level not in _OPEN)
+
+
+def escaped_error(level: float) -> RuntimeError:
+    """The error for a tensor of a finished transform used again."""
+    return RuntimeError(
+        f"a value computed inside a finished wg.grad / wg.vjp (transform level {level}) "
+        "was used after the transform returned (it was stored outside the function, e.g. "
+        "in a list or a global), so its gradient would be meaningless. Return what you "
+        "need from the function instead (has_aux=True returns extra values), or store "
+        "wg.stop_gradient(x) if only its value is needed."
+    )
 
 
 class Tag:

@@ -10,7 +10,7 @@ import contextlib
 from contextvars import ContextVar
 from typing import Any
 
-from .levels import next_order
+from .levels import close_level, open_level
 
 __all__ = [
     "GRAD_ENABLED",
@@ -141,14 +141,20 @@ class transform_scope:  # noqa: N801 (used as a context manager, like a function
     """``with transform_scope() as level:`` runs a reverse transform at a new, inner level.
 
     The transform's tensors get ``level``; values of outer levels are constants
-    to it (see :mod:`wengert.core.levels`).
+    to it (see :mod:`wengert.core.levels`). ``transform_scope(level)`` opens an
+    existing level again while a pullback of it runs (``wg.vjp``'s ``vjp_fn``).
     """
 
-    __slots__ = ("_token",)
+    __slots__ = ("_token", "_level", "_again")
+
+    def __init__(self, level: int | None = None) -> None:
+        self._again = level
 
     def __enter__(self) -> int:
         self._token = TRANSFORM_DEPTH.set(TRANSFORM_DEPTH.get() + 1)
-        return next_order()
+        self._level = open_level(self._again)
+        return self._level
 
     def __exit__(self, *exc: object) -> None:
+        close_level(self._level)
         TRANSFORM_DEPTH.reset(self._token)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["flatten", "unflatten", "tree_map"]
+__all__ = ["flatten", "unflatten", "tree_map", "leaves_like"]
 
 _LEAF = "leaf"
 _CLOSE = object()  # unflatten: the end of a container's children
@@ -60,6 +60,69 @@ def flatten(tree: Any) -> tuple[list[Any], Any]:
             holder[slot] = _LEAF
             leaves.append(node)
     return leaves, root_spec[0]
+
+
+def _describe(spec: Any) -> str:
+    if spec is _LEAF or spec == _LEAF:
+        return "a leaf"
+    kind, keys, children = spec
+    if kind is type(None):
+        return "None"
+    if issubclass(kind, dict):
+        return f"a dict with keys {sorted(map(str, keys))}"
+    return f"a {kind.__name__} of {len(children)}"
+
+
+def leaves_like(tree: Any, spec: Any, what: str = "value") -> list[Any]:
+    """The leaves of ``tree`` in the order of ``spec`` (from :func:`flatten` of another
+    tree of the same structure): dict entries are matched by key, in any order; any other
+    difference (a list for a tuple, other keys, another length) raises ``ValueError``
+    naming ``what``.
+
+    Examples
+    --------
+    >>> _, spec = flatten({"a": 1.0, "b": 2.0})
+    >>> leaves_like({"b": 20.0, "a": 10.0}, spec)
+    [10.0, 20.0]
+    """
+    leaves: list[Any] = []
+    stack: list[tuple[Any, Any, str]] = [(tree, spec, "")]
+    while stack:
+        node, s, path = stack.pop()
+        if s is _LEAF or s == _LEAF:
+            if node is None or isinstance(node, _CONTAINERS):
+                raise ValueError(f"the {what} has {_kind_text(node)} at {path or 'the top'} "
+                                 "where a single array is expected")
+            leaves.append(node)
+            continue
+        kind, keys, children = s
+        if kind is type(None):
+            if node is not None:
+                raise ValueError(f"the {what} has {_kind_text(node)} at {path or 'the top'} "
+                                 "where None is expected")
+        elif issubclass(kind, dict):
+            if not isinstance(node, dict) or set(node) != set(keys):
+                raise ValueError(f"the {what} has {_kind_text(node)} at {path or 'the top'} "
+                                 f"where {_describe(s)} is expected")
+            for k, c in reversed(list(zip(keys, children))):
+                stack.append((node[k], c, f"{path}[{k!r}]"))
+        else:
+            if type(node) is not kind or len(node) != len(children):
+                raise ValueError(f"the {what} has {_kind_text(node)} at {path or 'the top'} "
+                                 f"where {_describe(s)} is expected")
+            for i in range(len(children) - 1, -1, -1):
+                stack.append((node[i], children[i], f"{path}[{i}]"))
+    return leaves
+
+
+def _kind_text(node: Any) -> str:
+    if node is None:
+        return "None"
+    if isinstance(node, dict):
+        return f"a dict with keys {sorted(map(str, node))}"
+    if isinstance(node, (tuple, list)):
+        return f"a {type(node).__name__} of {len(node)}"
+    return "a single array"
 
 
 def unflatten(spec: Any, leaves: list[Any]) -> Any:
