@@ -7,11 +7,14 @@ which records the backward pass and gives higher derivatives).
 
 from __future__ import annotations
 
+import inspect
 import operator
-from collections.abc import Callable, Iterable
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["Op", "PerInput", "Registry", "ALL_INPUTS"]
+__all__ = ["Op", "PerInput", "Registry", "ALL_INPUTS", "ADJOINT_NAMES", "bar", "placeholders"]
 
 
 class Op:
@@ -53,6 +56,12 @@ class Op:
         sweep calls it when the shapes differ.
     symbol, formula : str
         Display data for reprs and widgets (``"sin"``, ``"∂/∂x = cos(x)"``).
+    adjoint : tuple of (str or None), or str, optional
+        Display data for the reverse sweep: per input, the template of what the
+        VJP adds to that input's adjoint (``"ḡ·cos({0})"``), ``None`` exactly
+        for the inputs whose VJP rule is ``None``; a single str for a variadic
+        op serves every input. See :meth:`adjoint_terms` for the placeholders.
+        Ops built at run time (custom rules, checkpoints) may leave it out.
     view : bool
         The NumPy forward may return a view of input 0 (reshape, slicing):
         the output then shares the input's version counter, as in PyTorch.
@@ -78,6 +87,10 @@ class Op:
     >>> op = Op("twice", lambda x: 2 * x, vjps=(lambda g, ans, x: 2 * g,))
     >>> op.impl(np.float64(3.0))
     np.float64(6.0)
+    >>> mul = Op("mul", np.multiply, (lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x),
+    ...          adjoint=("ḡ·{1}", "ḡ·{0}"))
+    >>> mul.adjoint_terms(["x", "w"])
+    ['ḡ·w', 'ḡ·x']
     """
 
     __slots__ = (
@@ -97,6 +110,8 @@ class Op:
         "nin",
         "view",
         "samples",
+        "adjoint",
+        "_defaults",
     )
 
     def __init__(
@@ -117,6 +132,7 @@ class Op:
         samples: Callable[[Any], list[tuple[tuple[Any, ...], dict[str, Any]]]] | None = None,
         scalar_deriv: tuple[Callable[..., float], ...] | None = None,
         batch_jvp: bool = False,
+        adjoint: tuple[str | None, ...] | str | None = None,
     ) -> None:
         self.name = name
         self.impl = impl
@@ -137,9 +153,209 @@ class Op:
         self.samples = samples
         self.scalar_deriv = scalar_deriv
         self.batch_jvp = batch_jvp
+        self.adjoint = _checked_adjoint(name, adjoint, self.vjps, variadic)
+        self._defaults: dict[str, Any] | None = None  # the forward's param defaults, once read
+
+    def adjoint_terms(
+        self, names: Sequence[str], out: str = "out", params: Mapping[str, Any] | None = None
+    ) -> list[str | None]:
+        """What the VJP adds to each input's adjoint, written with these names.
+
+        The templates of :attr:`adjoint` are filled in: ``{0}``, ``{1}``, ...
+        become ``names[0]``, ``names[1]``, ...; ``{out}`` the output's name;
+        ``{this}`` and ``{i}`` the name and position of the input the term is
+        for (what a variadic op's one template needs); any other ``{key}`` the
+        param ``key`` (``params``, over the defaults of the op's forward),
+        shown briefly (``1:3`` for a slice, ``mask(4×3)`` for a boolean
+        array). A placeholder with no value stays as written; ``ḡ`` is the
+        cotangent arriving at the output.
+
+        Parameters
+        ----------
+        names : sequence of str
+            The display names of the inputs (for a variadic op, one per input).
+        out : str
+            The display name of the output.
+        params : mapping, optional
+            The equation's params (``Equation.params``).
+
+        Returns
+        -------
+        list of str or None
+            One term per input (``len(names)`` for a variadic op), ``None`` for
+            an input that never receives a gradient. An op without
+            :attr:`adjoint` (a custom rule) gets an honest
+            ``"VJP of <name> applied to ḡ"`` for each input.
+
+        Examples
+        --------
+        >>> from wengert.ops import REGISTRY
+        >>> REGISTRY["subtract"].adjoint_terms(["t2", "y"], out="t3")
+        ['ḡ', '−ḡ']
+        >>> REGISTRY["tanh"].adjoint_terms(["t1"], out="t2")
+        ['ḡ·(1 − t2²)']
+        >>> REGISTRY["getitem"].adjoint_terms(["x"], params={"index": (slice(1, 3), 0)})
+        ['ḡ scattered into zeros at [1:3, 0]']
+        >>> REGISTRY["where"].adjoint_terms(["c", "a", "b"])
+        [None, 'ḡ where c', 'ḡ where not c']
+        """
+        variadic = self.nin == -1
+        count = len(names) if variadic else self.nin
+        template = self.adjoint
+        if self._defaults is None:
+            self._defaults = _param_defaults(self.impl)
+        values = {**self._defaults, **(params or {})}
+        slots = {str(k): str(n) for k, n in enumerate(names)}
+        slots["out"] = str(out)
+        terms: list[str | None] = []
+        for i in range(count):
+            if not variadic and self.vjps[i] is None:
+                terms.append(None)
+            elif template is None:
+                terms.append(f"VJP of {self.name} applied to ḡ")
+            else:
+                text = template if isinstance(template, str) else template[i]
+                slots["i"] = str(i)
+                slots["this"] = slots.get(str(i), "{this}")
+                terms.append(None if text is None else _fill(text, slots, values))
+        return terms
 
     def __repr__(self) -> str:
         return f"Op({self.name!r})"
+
+
+def bar(name: str) -> str:
+    """``name`` with a bar over its first character: the adjoint of ``name``.
+
+    A combining macron follows the first character (and the marks already on
+    it); the result is in NFC, so ``bar("g")`` is the same string as ``"ḡ"``.
+
+    Examples
+    --------
+    >>> bar("x"), bar("t3"), bar("w_1")
+    ('x̄', 't̄3', 'w̄_1')
+    >>> bar("g") == "ḡ"
+    True
+    """
+    if not name:
+        return name
+    end = 1
+    while end < len(name) and unicodedata.combining(name[end]):
+        end += 1
+    return unicodedata.normalize("NFC", name[:end] + "\u0304") + name[end:]
+
+
+#: A placeholder of an adjoint template: ``{0}``, ``{out}``, ``{axis}``.
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+#: Placeholders every template may use besides the params: inputs by position,
+#: the output, and the name and position of the input a term is for.
+ADJOINT_NAMES = ("out", "this", "i")
+
+
+def placeholders(template: str) -> list[str]:
+    """The keys named in braces in an adjoint template, in order.
+
+    Examples
+    --------
+    >>> placeholders("ḡ·{1} summed over {axis}")
+    ['1', 'axis']
+    """
+    return _PLACEHOLDER.findall(template)
+
+
+def _fill(template: str, slots: Mapping[str, str], params: Mapping[str, Any]) -> str:
+    """``template`` with each known ``{key}`` replaced; unknown keys stay as written."""
+
+    def replace(match: re.Match[str]) -> str:
+        key = match.group(1)
+        if key in slots:
+            return slots[key]
+        if key in params:
+            return _shown(params[key], index=key == "index")
+        return match.group(0)
+
+    return _PLACEHOLDER.sub(replace, template)
+
+
+def _param_defaults(fn: Callable[..., Any]) -> dict[str, Any]:
+    """The keyword defaults of an op's forward (``{}`` when it has no Python signature)."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return {}
+    return {
+        p.name: p.default
+        for p in signature.parameters.values()
+        if p.default is not inspect.Parameter.empty
+    }
+
+
+def _shown(value: Any, index: bool = False, depth: int = 0) -> str:
+    """A param value in a few deterministic characters (never a repr with an address).
+
+    ``index=True`` writes a tuple as the parts of a subscript (``1:3, 0``).
+    """
+    if depth > 2:
+        return "…"
+    if value is None or isinstance(value, (bool, int, str)):
+        return str(value)
+    if value is Ellipsis:
+        return "..."
+    if isinstance(value, slice):
+        parts = ["" if v is None else _shown(v, depth=depth + 1)
+                 for v in (value.start, value.stop, value.step)]
+        return ":".join(parts[:2]) + (f":{parts[2]}" if value.step is not None else "")
+    if isinstance(value, float):
+        return format(value, "g")
+    if isinstance(value, (tuple, list)):
+        parts = [_shown(v, index=index, depth=depth + 1) for v in value]
+        if index and isinstance(value, tuple):
+            return ", ".join(parts)
+        inner = ", ".join(parts) + ("," if len(parts) == 1 and isinstance(value, tuple) else "")
+        return f"({inner})" if isinstance(value, tuple) else f"[{inner}]"
+    if isinstance(value, type):  # a scalar type (np.float64)
+        return value.__name__
+    shape = getattr(value, "shape", None)
+    dtype = getattr(value, "dtype", None)
+    if dtype is None and hasattr(value, "kind") and hasattr(value, "itemsize"):  # a dtype
+        return str(getattr(value, "name", type(value).__name__))
+    if isinstance(shape, tuple) and dtype is not None:  # a NumPy array or scalar
+        if not shape and hasattr(value, "item"):
+            return _shown(value.item(), index=index, depth=depth + 1)
+        dims = "×".join(str(n) for n in shape)
+        if getattr(dtype, "kind", "") == "b":
+            return f"mask({dims})"
+        if len(shape) == 1 and shape[0] <= 8 and hasattr(value, "tolist"):
+            return _shown(value.tolist(), depth=depth + 1)
+        return f"array({dims})"
+    return type(value).__name__
+
+
+def _checked_adjoint(
+    name: str,
+    adjoint: tuple[str | None, ...] | str | None,
+    vjps: Any,
+    variadic: bool,
+) -> tuple[str | None, ...] | str | None:
+    """``adjoint`` as a tuple (or str, or None) after checking it fits the rules."""
+    if adjoint is None or isinstance(adjoint, str):
+        return adjoint
+    if variadic:
+        raise ValueError(f"op {name!r}: a variadic op takes one adjoint template (a str)")
+    adjoint = tuple(adjoint)
+    if len(adjoint) != len(vjps):
+        raise ValueError(
+            f"op {name!r}: {len(adjoint)} adjoint templates for {len(vjps)} inputs"
+        )
+    for i, (text, rule) in enumerate(zip(adjoint, vjps)):
+        if (text is None) != (rule is None):
+            raise ValueError(
+                f"op {name!r}: adjoint[{i}] must be None exactly when the input has no "
+                "VJP rule"
+            )
+        if text is not None and not isinstance(text, str):
+            raise TypeError(f"op {name!r}: adjoint[{i}] is {type(text).__name__}, not str")
+    return adjoint
 
 
 class _AllInputs:

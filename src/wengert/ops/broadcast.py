@@ -76,6 +76,7 @@ _add_reduce = np.add.reduce
 SUM = linear(Op(
     "sum", _sum_impl,
     (_sum_vjp,), formula="∂/∂x sum(x) = 1 (broadcast back)", symbol="Σ",
+    adjoint=("ḡ broadcast to the shape of {0}",),
     samples=axis_samples(lambda rng, shape: rng.normal(size=shape))))
 
 
@@ -109,6 +110,7 @@ def _broadcast_to_impl(x: Any, shape: tuple[int, ...]) -> Any:
 BROADCAST_TO = linear(Op(
     "broadcast_to", _broadcast_to_impl, (_broadcast_vjp,),
     formula="adjoint: sum over the broadcast axes", view=True,
+    adjoint=("ḡ summed back to the shape of {0}",),
     samples=lambda rng: [
         ((rng.normal(size=(3,)),), {"shape": (2, 3)}),
         ((rng.normal(size=(2, 1)),), {"shape": (4, 2, 3)}),
@@ -129,6 +131,7 @@ def _sum_to_impl(x: Any, shape: Any) -> Any:
 SUM_TO = linear(Op(
     "sum_to", _sum_to_impl, (lambda g, ans, x, shape: broadcast_to(g, shape_of(x)),),
     formula="sum over broadcast axes; adjoint: broadcast_to",
+    adjoint=("ḡ broadcast to the shape of {0}",),
     samples=lambda rng: [
         ((rng.normal(size=(2, 3)),), {"shape": (3,)}),
         ((rng.normal(size=(4, 2, 3)),), {"shape": (2, 1)}),
@@ -143,6 +146,7 @@ def _reshape_to_impl(x: Any, shape: Any) -> Any:
 RESHAPE_TO = linear(Op(
     "reshape_to", _reshape_to_impl, (lambda g, ans, x, shape: reshape_to(g, shape_of(x)),),
     formula="adjoint: reshape back", view=True,
+    adjoint=("ḡ reshaped to the shape of {0}",),
     samples=lambda rng: [((rng.normal(size=(2, 3)),), {"shape": (3, 2)}),
                          ((rng.normal(size=(4,)),), {"shape": (2, 1, 2)})]))
 

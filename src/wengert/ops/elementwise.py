@@ -153,10 +153,12 @@ def _unary(
     symbol: str | None = None,
     domain: str = "real",
     dscalar: Any = None,
+    adjoint: str | None = None,
 ) -> Op:
     """An elementwise one-input op; ``rule(g, ans, x)`` is ``g * f'(x)``, its VJP and JVP.
 
-    ``dscalar(ans, x)`` is ``f'(x)`` on Python floats (the dual-number fast path).
+    ``dscalar(ans, x)`` is ``f'(x)`` on Python floats (the dual-number fast path);
+    ``adjoint`` is the template of ``x̄``'s term (``"ḡ·cos({0})"``, see ``Op``).
     """
     return Op(
         name,
@@ -171,6 +173,7 @@ def _unary(
         samples=_unary_samples(domain),
         scalar_deriv=None if dscalar is None else (dscalar,),
         batch_jvp=True,
+        adjoint=None if adjoint is None else (adjoint,),
     )
 
 
@@ -188,8 +191,10 @@ def _binary(
     domain: tuple[str, str] = ("real", "real"),
     jvp: Any = None,
     dscalar: Any = None,
+    adjoint: tuple[str, str] | None = None,
 ) -> Op:
-    """A broadcasting two-input op; ``dx``/``dy`` give its VJPs and, together, its JVP."""
+    """A broadcasting two-input op; ``dx``/``dy`` give its VJPs and, together, its JVP;
+    ``adjoint`` holds the templates of ``x̄``'s and ``ȳ``'s terms (see ``Op``)."""
     return Op(
         name,
         impl,
@@ -205,6 +210,7 @@ def _binary(
         samples=_binary_samples(*domain),
         scalar_deriv=dscalar,
         batch_jvp=True,
+        adjoint=adjoint,
     )
 
 
@@ -224,6 +230,7 @@ NEGATIVE = _unary(
     formula="d(-x) = -dx",
     symbol="-",
     dscalar=lambda ans, x: -1.0,
+    adjoint="−ḡ",
 )
 POSITIVE = _unary(
     "positive",
@@ -233,6 +240,7 @@ POSITIVE = _unary(
     reads_x=False,
     formula="d(+x) = dx",
     symbol="+",
+    adjoint="ḡ",
 )
 ABS = _unary(
     "abs",
@@ -241,6 +249,7 @@ ABS = _unary(
     scalar=abs,
     formula="d|x| = sign(x) dx  (0 at x = 0)",
     domain="nonzero",
+    adjoint="ḡ·sign({0})",
 )
 SIGN = _unary(
     "sign",
@@ -251,6 +260,7 @@ SIGN = _unary(
     reads_x=False,
     formula="d sign(x) = 0",
     domain="nonzero",
+    adjoint="0",
 )
 EXP = _unary(
     "exp",
@@ -261,6 +271,7 @@ EXP = _unary(
     reads_x=False,
     formula="d exp(x) = exp(x) dx",
     dscalar=lambda ans, x: ans,
+    adjoint="ḡ·{out}",
 )
 EXP2 = _unary(
     "exp2",
@@ -270,6 +281,7 @@ EXP2 = _unary(
     reads_out=True,
     reads_x=False,
     formula="d 2^x = ln 2 · 2^x dx",
+    adjoint="ḡ·{out}·ln 2",
 )
 EXPM1 = _unary(
     "expm1",
@@ -280,6 +292,7 @@ EXPM1 = _unary(
     reads_x=False,
     formula="d expm1(x) = exp(x) dx",
     dscalar=lambda ans, x: ans + 1.0,
+    adjoint="ḡ·({out} + 1)",
 )
 LOG = _unary(
     "log",
@@ -289,6 +302,7 @@ LOG = _unary(
     formula="d log(x) = dx / x",
     domain="positive",
     dscalar=lambda ans, x: 1.0 / x,
+    adjoint="ḡ / {0}",
 )
 LOG2 = _unary(
     "log2",
@@ -297,6 +311,7 @@ LOG2 = _unary(
     scalar=math.log2,
     formula="d log2(x) = dx / (x ln 2)",
     domain="positive",
+    adjoint="ḡ / ({0}·ln 2)",
 )
 LOG10 = _unary(
     "log10",
@@ -305,6 +320,7 @@ LOG10 = _unary(
     scalar=math.log10,
     formula="d log10(x) = dx / (x ln 10)",
     domain="positive",
+    adjoint="ḡ / ({0}·ln 10)",
 )
 LOG1P = _unary(
     "log1p",
@@ -314,6 +330,7 @@ LOG1P = _unary(
     formula="d log1p(x) = dx / (1 + x)",
     domain="positive",
     dscalar=lambda ans, x: 1.0 / (1.0 + x),
+    adjoint="ḡ / (1 + {0})",
 )
 SQRT = _unary(
     "sqrt",
@@ -325,6 +342,7 @@ SQRT = _unary(
     formula="d √x = dx / (2√x)  (inf at 0)",
     domain="positive",
     dscalar=lambda ans, x: 0.5 / ans,
+    adjoint="ḡ / (2·{out})",
 )
 CBRT = _unary(
     "cbrt",
@@ -335,6 +353,7 @@ CBRT = _unary(
     reads_x=False,
     formula="d ∛x = dx / (3 ∛x²)",
     domain="nonzero",
+    adjoint="ḡ / (3·{out}²)",
 )
 SQUARE = _unary(
     "square",
@@ -343,6 +362,7 @@ SQUARE = _unary(
     scalar=lambda x: x * x,
     formula="d x² = 2x dx",
     dscalar=lambda ans, x: 2.0 * x,
+    adjoint="ḡ·2·{0}",
 )
 RECIPROCAL = _unary(
     "reciprocal",
@@ -354,6 +374,7 @@ RECIPROCAL = _unary(
     formula="d (1/x) = -dx / x²",
     domain="nonzero",
     dscalar=lambda ans, x: -ans * ans,
+    adjoint="−ḡ·{out}²",
 )
 SIN = _unary(
     "sin",
@@ -362,6 +383,7 @@ SIN = _unary(
     scalar=math.sin,
     formula="d sin(x) = cos(x) dx",
     dscalar=lambda ans, x: math.cos(x),
+    adjoint="ḡ·cos({0})",
 )
 COS = _unary(
     "cos",
@@ -370,6 +392,7 @@ COS = _unary(
     scalar=math.cos,
     formula="d cos(x) = -sin(x) dx",
     dscalar=lambda ans, x: -math.sin(x),
+    adjoint="−ḡ·sin({0})",
 )
 TAN = _unary(
     "tan",
@@ -381,6 +404,7 @@ TAN = _unary(
     formula="d tan(x) = (1 + tan²x) dx",
     domain="unit",
     dscalar=lambda ans, x: 1.0 + ans * ans,
+    adjoint="ḡ·(1 + {out}²)",
 )
 ARCSIN = _unary(
     "arcsin",
@@ -390,6 +414,7 @@ ARCSIN = _unary(
     formula="d asin(x) = dx / √(1 - x²)",
     domain="unit",
     dscalar=lambda ans, x: 1.0 / math.sqrt(1.0 - x * x),
+    adjoint="ḡ / √(1 − {0}²)",
 )
 ARCCOS = _unary(
     "arccos",
@@ -399,6 +424,7 @@ ARCCOS = _unary(
     formula="d acos(x) = -dx / √(1 - x²)",
     domain="unit",
     dscalar=lambda ans, x: -1.0 / math.sqrt(1.0 - x * x),
+    adjoint="−ḡ / √(1 − {0}²)",
 )
 ARCTAN = _unary(
     "arctan",
@@ -407,6 +433,7 @@ ARCTAN = _unary(
     scalar=math.atan,
     formula="d atan(x) = dx / (1 + x²)",
     dscalar=lambda ans, x: 1.0 / (1.0 + x * x),
+    adjoint="ḡ / (1 + {0}²)",
 )
 SINH = _unary(
     "sinh",
@@ -415,6 +442,7 @@ SINH = _unary(
     scalar=math.sinh,
     formula="d sinh(x) = cosh(x) dx",
     dscalar=lambda ans, x: math.cosh(x),
+    adjoint="ḡ·cosh({0})",
 )
 COSH = _unary(
     "cosh",
@@ -423,6 +451,7 @@ COSH = _unary(
     scalar=math.cosh,
     formula="d cosh(x) = sinh(x) dx",
     dscalar=lambda ans, x: math.sinh(x),
+    adjoint="ḡ·sinh({0})",
 )
 TANH = _unary(
     "tanh",
@@ -433,6 +462,7 @@ TANH = _unary(
     reads_x=False,
     formula="d tanh(x) = (1 - tanh²x) dx",
     dscalar=lambda ans, x: 1.0 - ans * ans,
+    adjoint="ḡ·(1 − {out}²)",
 )
 ARCSINH = _unary(
     "arcsinh",
@@ -440,6 +470,7 @@ ARCSINH = _unary(
     lambda g, ans, x: divide(g, sqrt(square(x) + 1.0)),
     scalar=math.asinh,
     formula="d asinh(x) = dx / √(x² + 1)",
+    adjoint="ḡ / √({0}² + 1)",
 )
 ARCCOSH = _unary(
     "arccosh",
@@ -448,6 +479,7 @@ ARCCOSH = _unary(
     scalar=math.acosh,
     formula="d acosh(x) = dx / √(x² - 1)",
     domain="gt1",
+    adjoint="ḡ / √({0}² − 1)",
 )
 ARCTANH = _unary(
     "arctanh",
@@ -456,6 +488,7 @@ ARCTANH = _unary(
     scalar=math.atanh,
     formula="d atanh(x) = dx / (1 - x²)",
     domain="unit",
+    adjoint="ḡ / (1 − {0}²)",
 )
 DEG2RAD = _unary(
     "deg2rad",
@@ -464,6 +497,7 @@ DEG2RAD = _unary(
     scalar=math.radians,
     reads_x=False,
     formula="d rad(x) = π/180 dx",
+    adjoint="ḡ·π/180",
 )
 RAD2DEG = _unary(
     "rad2deg",
@@ -472,6 +506,7 @@ RAD2DEG = _unary(
     scalar=math.degrees,
     reads_x=False,
     formula="d deg(x) = 180/π dx",
+    adjoint="ḡ·180/π",
 )
 
 
@@ -494,7 +529,8 @@ def _sinc_rule(g: Any, ans: Any, x: Any) -> Any:
     return g * where(small, series * x, divide(cos(safe_x * math.pi) - sinc(safe_x), safe_x))
 
 
-SINC = _unary("sinc", np.sinc, _sinc_rule, formula="d sinc(x) = (cos πx - sinc x)/x dx")
+SINC = _unary("sinc", np.sinc, _sinc_rule, formula="d sinc(x) = (cos πx - sinc x)/x dx",
+              adjoint="ḡ·(cos(π·{0}) − {out}) / {0}  (0 at 0)")
 SINC.samples = lambda rng: [
     ((rng.uniform(-2.0, 2.0, shape),), {}) for shape in [(), (3,), (2, 3)]
 ] + [((np.array([0.0, 0.05, -0.09, 0.11]),), {})]  # the series near 0, and past it
@@ -507,6 +543,7 @@ FLOOR = _unary(
     reads_x=False,
     formula="d floor(x) = 0",
     domain="offgrid",
+    adjoint="0",
 )
 CEIL = _unary(
     "ceil",
@@ -517,6 +554,7 @@ CEIL = _unary(
     reads_x=False,
     formula="d ceil(x) = 0",
     domain="offgrid",
+    adjoint="0",
 )
 RINT = _unary(
     "rint",
@@ -526,6 +564,7 @@ RINT = _unary(
     reads_x=False,
     formula="d rint(x) = 0",
     domain="offgrid",
+    adjoint="0",
 )
 ROUND = Op(
     "round",
@@ -533,6 +572,7 @@ ROUND = Op(
     (_zeros,),
     jvp=_zeros_jvp,
     formula="d round(x) = 0",
+    adjoint=("0",),
     samples=lambda rng: [
         ((_DOMAINS["offgrid"](rng, (3,)),), {}),
         ((rng.uniform(-2, 2, (2, 2)).round(1) + 0.025,), {"decimals": 1}),
@@ -546,6 +586,7 @@ TRUNC = _unary(
     reads_x=False,
     formula="d trunc(x) = 0",
     domain="offgrid",
+    adjoint="0",
 )
 RELU = _unary(
     "relu",
@@ -554,6 +595,7 @@ RELU = _unary(
     scalar=lambda x: x if x > 0.0 else 0.0,
     formula="d relu(x) = [x > 0] dx  (0 at 0)",
     domain="nonzero",
+    adjoint="ḡ·[{0} > 0]",
 )
 
 
@@ -570,6 +612,7 @@ SIGMOID = _unary(
     reads_x=False,
     formula="d σ(x) = σ(x)(1 - σ(x)) dx",
     dscalar=lambda ans, x: ans * (1.0 - ans),
+    adjoint="ḡ·{out}·(1 − {out})",
 )
 COPY = _unary(
     "copy",
@@ -578,6 +621,7 @@ COPY = _unary(
     scalar=lambda x: x,
     reads_x=False,
     formula="d copy(x) = dx",
+    adjoint="ḡ",
 )
 ASTYPE = Op(
     "astype",
@@ -585,6 +629,7 @@ ASTYPE = Op(
     (lambda g, ans, x, dtype: astype(g, np.result_type(_raw(x))),),
     jvp=lambda ts, ans, x, dtype: astype(ts[0], dtype),
     formula="d x.astype(t) = dx cast back",
+    adjoint=("ḡ cast back to the dtype of {0}",),
     samples=lambda rng: [((rng.normal(size=(3,)),), {"dtype": np.dtype(np.float64)})],
 )
 
@@ -707,6 +752,7 @@ ADD = _binary(
     formula="d(x + y) = dx + dy",
     symbol="+",
     dscalar=(lambda ans, x, y: 1.0, lambda ans, x, y: 1.0),
+    adjoint=("ḡ", "ḡ"),
 )
 SUBTRACT = _binary(
     "subtract",
@@ -719,6 +765,7 @@ SUBTRACT = _binary(
     formula="d(x - y) = dx - dy",
     symbol="-",
     dscalar=(lambda ans, x, y: 1.0, lambda ans, x, y: -1.0),
+    adjoint=("ḡ", "−ḡ"),
 )
 MULTIPLY = _binary(
     "multiply",
@@ -730,6 +777,7 @@ MULTIPLY = _binary(
     formula="d(x·y) = y dx + x dy",
     symbol="*",
     dscalar=(lambda ans, x, y: float(y), lambda ans, x, y: float(x)),
+    adjoint=("ḡ·{1}", "ḡ·{0}"),
 )
 DIVIDE = _binary(
     "divide",
@@ -743,6 +791,7 @@ DIVIDE = _binary(
     symbol="/",
     domain=("real", "nonzero"),
     dscalar=(lambda ans, x, y: 1.0 / y, lambda ans, x, y: -ans / y),
+    adjoint=("ḡ / {1}", "−ḡ·{0} / {1}²"),
 )
 POWER = _binary(
     "power",
@@ -755,6 +804,7 @@ POWER = _binary(
     symbol="**",
     domain=("positive", "real"),
     dscalar=(_scalar_pow_dx, lambda ans, x, y: ans * math.log(x)),
+    adjoint=("ḡ·{1}·{0}^({1} − 1)", "ḡ·{out}·ln {0}  (0 where {0} = 0)"),
 )
 MAXIMUM = _binary(
     "maximum",
@@ -764,6 +814,7 @@ MAXIMUM = _binary(
     scalar=None,
     formula="ties split the gradient evenly",
     domain=("real", "real"),
+    adjoint=("ḡ·[{0} > {1}], ½ on ties", "ḡ·[{1} > {0}], ½ on ties"),
 )
 MINIMUM = _binary(
     "minimum",
@@ -771,6 +822,7 @@ MINIMUM = _binary(
     lambda g, ans, x, y: g * _tie_mask(y, x),
     lambda g, ans, x, y: g * _tie_mask(x, y),
     formula="ties split the gradient evenly",
+    adjoint=("ḡ·[{0} < {1}], ½ on ties", "ḡ·[{1} < {0}], ½ on ties"),
 )
 FMAX = _binary(
     "fmax",
@@ -778,6 +830,8 @@ FMAX = _binary(
     lambda g, ans, x, y: g * _fmax_mask(x, y),
     lambda g, ans, x, y: g * _fmax_mask(y, x),
     formula="NaN-ignoring maximum",
+    adjoint=("ḡ·[{0} > {1} or {1} is NaN], ½ on ties",
+             "ḡ·[{1} > {0} or {0} is NaN], ½ on ties"),
 )
 FMIN = _binary(
     "fmin",
@@ -785,6 +839,8 @@ FMIN = _binary(
     lambda g, ans, x, y: g * _fmin_mask(x, y),
     lambda g, ans, x, y: g * _fmin_mask(y, x),
     formula="NaN-ignoring minimum",
+    adjoint=("ḡ·[{0} < {1} or {1} is NaN], ½ on ties",
+             "ḡ·[{1} < {0} or {0} is NaN], ½ on ties"),
 )
 ARCTAN2 = _binary(
     "arctan2",
@@ -794,6 +850,7 @@ ARCTAN2 = _binary(
     scalar=math.atan2,
     formula="d atan2(y, x) = (x dy - y dx)/(x² + y²)",
     domain=("nonzero", "nonzero"),
+    adjoint=("ḡ·{1} / ({0}² + {1}²)", "−ḡ·{0} / ({0}² + {1}²)"),
 )
 
 
@@ -818,6 +875,7 @@ HYPOT = _binary(
     reads_out=True,
     formula="d hypot(x, y) = (x dx + y dy)/hypot  (0 at (0, 0))",
     domain=("nonzero", "nonzero"),
+    adjoint=("ḡ·{0} / {out}  (0 where {out} = 0)", "ḡ·{1} / {out}  (0 where {out} = 0)"),
 )
 LOGADDEXP = _binary(
     "logaddexp",
@@ -826,6 +884,7 @@ LOGADDEXP = _binary(
     lambda g, ans, x, y: g * exp(y - ans),
     reads_out=True,
     formula="d log(eˣ + eʸ) = eˣ⁻ᵃ dx + eʸ⁻ᵃ dy",
+    adjoint=("ḡ·exp({0} − {out})", "ḡ·exp({1} − {out})"),
 )
 LOGADDEXP2 = _binary(
     "logaddexp2",
@@ -834,6 +893,7 @@ LOGADDEXP2 = _binary(
     lambda g, ans, x, y: g * exp2(y - ans),
     reads_out=True,
     formula="d log2(2ˣ + 2ʸ) = 2ˣ⁻ᵃ dx + 2ʸ⁻ᵃ dy",
+    adjoint=("ḡ·2^({0} − {out})", "ḡ·2^({1} − {out})"),
 )
 MOD = _binary(
     "mod",
@@ -843,6 +903,7 @@ MOD = _binary(
     formula="d(x mod y) = dx - floor(x/y) dy",
     symbol="%",
     domain=("positive", "positive"),
+    adjoint=("ḡ", "−ḡ·floor({0} / {1})"),
 )
 FLOOR_DIVIDE = _binary(
     "floor_divide",
@@ -854,6 +915,7 @@ FLOOR_DIVIDE = _binary(
     formula="d(x // y) = 0",
     symbol="//",
     domain=("positive", "positive"),
+    adjoint=("0", "0"),
 )
 
 
@@ -910,6 +972,7 @@ CLIP = Op(
     broadcasting=True,
     unbroadcast=unbroadcast,
     formula="gradient flows to x inside [lo, hi] (bounds included)",
+    adjoint=("ḡ·[{1} ≤ {0} ≤ {2}]", "ḡ·[{0} < {1} ≤ {2}]", "ḡ·[{0} > {2} or {1} > {2}]"),
     samples=_clip_samples,
 )
 
@@ -933,6 +996,7 @@ WHERE = Op(
     broadcasting=True,
     unbroadcast=unbroadcast,
     formula="gradient goes to the chosen branch",
+    adjoint=(None, "ḡ where {0}", "ḡ where not {0}"),
     samples=lambda rng: [
         ((np.array([True, False, True]), rng.normal(size=3), rng.normal(size=(2, 3))), {}),
         ((np.array([[True], [False]]), rng.normal(size=(2, 2)), 0.5), {}),

@@ -148,11 +148,13 @@ def _scatter_add_jvp(tangents: Any, ans: Any, h: Any, shape: Any, index: Any) ->
 
 GETITEM = Op("getitem", _getitem_impl, (_getitem_vjp,), jvp=_getitem_jvp, symbol="[]", view=True,
              formula="adjoint: scatter-add ḡ into zeros (repeats add up)",
+             adjoint=("ḡ scattered into zeros at [{index}]",),
              samples=_getitem_samples)
 SCATTER_ADD = Op("scatter_add", _scatter_add_impl,
                  (lambda g, ans, h, shape, index: apply(GETITEM, g, index=index),),
                  jvp=_scatter_add_jvp,
                  formula="zeros with h added at index; adjoint: gather ḡ[index]",
+                 adjoint=("ḡ[{index}]",),
                  samples=_scatter_add_samples)
 
 
@@ -222,6 +224,7 @@ def _setitem_jvp(tangents: Any, ans: Any, x: Any, v: Any, index: Any) -> Any:
 SETITEM = Op("setitem", _setitem_impl, (_setitem_dx, _setitem_dv), jvp=_setitem_jvp, symbol="[]=",
              formula="x̄ = ḡ with the written places zeroed; v̄ = ḡ[index] (last write wins) "
                      "summed to v's shape",
+             adjoint=("ḡ with [{index}] zeroed", "ḡ[{index}] summed to the shape of {1}"),
              samples=_setitem_samples)
 
 OPS = (GETITEM, SCATTER_ADD, SETITEM)

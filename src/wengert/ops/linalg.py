@@ -172,6 +172,7 @@ def _lead(t: Any, rank: int) -> Any:
 MATMUL = Op("matmul", np.matmul, (_matmul_dx, _matmul_dy), reads=(0, 1),
             jvp=_matmul_jvp,
             formula="d(X@Y) = dX@Y + X@dY; x̄ = ḡ@Yᵀ, ȳ = Xᵀ@ḡ", symbol="@",
+            adjoint=("ḡ @ {1}ᵀ", "{0}ᵀ @ ḡ"),
             samples=_matmul_samples, batch_jvp=True)
 
 
@@ -245,6 +246,7 @@ def _tensordot_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]
 TENSORDOT = Op("tensordot", _tensordot_impl, (_tensordot_da, _tensordot_db), reads=(0, 1),
                jvp=_bilinear_jvp(lambda a, b, axes=2: apply(TENSORDOT, a, b, axes=axes)),
                formula="contraction; each adjoint contracts ḡ with the other input",
+               adjoint=("ḡ contracted with {1}", "{0} contracted with ḡ"),
                samples=_tensordot_samples)
 
 
@@ -260,7 +262,8 @@ def _inner_axes(na: int, nb: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return (na - 1,), (nb - 1,)
 
 
-def _contraction(name: str, impl: Any, axes_of: Any, formula: str, samples: Any) -> Op:
+def _contraction(name: str, impl: Any, axes_of: Any, formula: str, samples: Any,
+                 adjoint: tuple[str, str]) -> Op:
     def da(g: Any, ans: Any, a: Any, b: Any) -> Any:
         na, nb = np.ndim(_raw(a)), np.ndim(_raw(b))
         return _contract_da(g, b, na, *axes_of(na, nb))
@@ -269,7 +272,8 @@ def _contraction(name: str, impl: Any, axes_of: Any, formula: str, samples: Any)
         na, nb = np.ndim(_raw(a)), np.ndim(_raw(b))
         return _contract_db(g, a, nb, *axes_of(na, nb))
 
-    op = Op(name, impl, (da, db), reads=(0, 1), formula=formula, samples=samples)
+    op = Op(name, impl, (da, db), reads=(0, 1), formula=formula, samples=samples,
+            adjoint=adjoint)
     op.jvp = _bilinear_jvp(lambda a, b: apply(op, a, b))
     return op
 
@@ -284,11 +288,13 @@ def _pair_samples(pairs: list[tuple[Any, Any]]) -> Any:
 DOT = _contraction(
     "dot", np.dot, _dot_axes, "sum over the last axis of a and the second-to-last of b",
     _pair_samples([((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)),
-                   ((2, 3, 4), (5, 4, 2)), ((), (2, 3)), ((2, 3), ()), ((4,), (2, 4, 3))]))
+                   ((2, 3, 4), (5, 4, 2)), ((), (2, 3)), ((2, 3), ()), ((4,), (2, 4, 3))]),
+    ("ḡ contracted with {1}", "{0} contracted with ḡ"))
 INNER = _contraction(
     "inner", np.inner, _inner_axes, "sum over the last axes of a and b",
     _pair_samples([((3,), (3,)), ((2, 3), (4, 3)), ((2, 2, 3), (3,)), ((), (3,)),
-                   ((2, 3), ())]))
+                   ((2, 3), ())]),
+    ("ḡ contracted with {1}", "{0} contracted with ḡ"))
 
 
 def _outer_impl(a: Any, b: Any) -> Any:
@@ -308,6 +314,7 @@ def _outer_db(g: Any, ans: Any, a: Any, b: Any) -> Any:
 OUTER = Op("outer", _outer_impl, (_outer_da, _outer_db), reads=(0, 1),
            jvp=_bilinear_jvp(lambda a, b: apply(OUTER, a, b)),
            formula="ā = ḡ b, b̄ = ḡᵀ a (inputs flattened)", symbol="⊗",
+           adjoint=("ḡ @ {1}  (flattened)", "ḡᵀ @ {0}  (flattened)"),
            samples=_pair_samples([((3,), (4,)), ((2, 2), (3,)), ((), (3,))]))
 
 
@@ -341,6 +348,7 @@ def _kron_db(g: Any, ans: Any, a: Any, b: Any) -> Any:
 KRON = Op("kron", np.kron, (_kron_da, _kron_db), reads=(0, 1), symbol="⊗",
           jvp=_bilinear_jvp(lambda a, b: apply(KRON, a, b)),
           formula="blocks a[i]·b; each adjoint sums ḡ's blocks against the other input",
+          adjoint=("Σ (ḡ's block i)·{1}, for each i", "Σᵢ {0}ᵢ·(ḡ's block i)"),
           samples=_pair_samples([((2, 3), (2, 2)), ((3,), (2,)), ((2, 2), (3,)),
                                  ((2, 1, 2), (2, 3)), ((), (2, 2))]))
 
@@ -451,6 +459,8 @@ EINSUM = Op("einsum", _einsum_impl,
                                                                  subscripts=subscripts)),
             reads=(0, 1), symbol="einsum",
             formula="two-operand contraction; each adjoint is an einsum of ḡ with the other",
+            adjoint=("einsum of ḡ with {1} onto the labels of {0}",
+                     "einsum of ḡ with {0} onto the labels of {1}"),
             samples=_einsum_samples)
 
 
@@ -537,7 +547,7 @@ def _slogdet_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
 
 INV = Op("inv", np.linalg.inv, (lambda g, ans, a: -matmul(_mT(ans), matmul(g, _mT(ans))),),
          jvp=_inv_jvp, reads_out=True, formula="d(A⁻¹) = -A⁻¹ dA A⁻¹; Ā = -A⁻ᵀ ḡ A⁻ᵀ",
-         symbol="⁻¹",
+         symbol="⁻¹", adjoint=("−{out}ᵀ @ ḡ @ {out}ᵀ",),
          samples=_square_samples(_rng_matrix, [(1, 1), (3, 3), (2, 3, 3)]))
 def _det_singular_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
     return _det_samples(rng) + [
@@ -550,6 +560,7 @@ def _det_singular_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any
 DET = Op("det", np.linalg.det, (_det_vjp,), jvp=_det_jvp,
          reads=(0,), reads_out=True,
          formula="d det A = tr(adj(A) dA) = det A · tr(A⁻¹ dA); Ā = ḡ adj(A)ᵀ",
+         adjoint=("ḡ·{out}·{0}⁻ᵀ  (cofactors if singular)",),
          samples=_det_singular_samples)
 
 
@@ -559,6 +570,7 @@ def _slogdet_impl(a: Any) -> Any:
 
 SLOGDET = Op("slogdet", _slogdet_impl, (lambda g, ans, a: _expand2(g) * _mT(inv(a)),),
              jvp=_slogdet_jvp, reads=(0,), formula="d log|det A| = tr(A⁻¹ dA); Ā = ḡ A⁻ᵀ",
+             adjoint=("ḡ·{0}⁻ᵀ",),
              samples=_det_samples)
 
 
@@ -600,7 +612,8 @@ def _solve_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 #: The primitive behind :func:`solve`: ``b`` is always a stack of matrices.
 SOLVE = Op("solve", _solve_impl, (_solve_da, _solve_db), jvp=_solve_jvp, reads=(0,),
            reads_out=True,
-           formula="X = A⁻¹B; B̄ = A⁻ᵀḡ, Ā = -B̄ Xᵀ", samples=_solve_samples)
+           formula="X = A⁻¹B; B̄ = A⁻ᵀḡ, Ā = -B̄ Xᵀ", samples=_solve_samples,
+           adjoint=("−{0}⁻ᵀ @ ḡ @ {out}ᵀ", "{0}⁻ᵀ @ ḡ"))
 
 
 @functools.lru_cache(maxsize=64)
@@ -638,6 +651,7 @@ def _cholesky_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
 CHOLESKY = Op("cholesky", _cholesky_impl, (_cholesky_vjp,), jvp=_cholesky_jvp, reads_out=True,
               formula="dL = L Φ(L⁻¹ dA L⁻ᵀ); Ā = sym(L⁻ᵀ Φ(Lᵀ L̄) L⁻¹), "
                       "Φ = lower triangle with the diagonal halved",
+              adjoint=("sym({out}⁻ᵀ @ Φ({out}ᵀ @ ḡ) @ {out}⁻¹)",),
               samples=_square_samples(_rng_spd, [(1, 1), (3, 3), (2, 3, 3)]))
 
 OPS = (MATMUL, TENSORDOT, DOT, INNER, OUTER, KRON, EINSUM, INV, DET, SLOGDET, SOLVE, CHOLESKY)

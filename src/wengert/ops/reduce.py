@@ -93,6 +93,7 @@ def _mean_vjp(g: Any, ans: Any, x: Any, axis: Any = None, keepdims: bool = False
 MEAN = linear(Op(
     "mean", lambda x, axis=None, keepdims=False: np.mean(x, axis=axis, keepdims=keepdims),
     (_mean_vjp,), formula="∂/∂x mean(x) = 1/n (broadcast back)", symbol="mean",
+    adjoint=("ḡ / n broadcast to the shape of {0}",),
     samples=_axis_samples(_normal)))
 
 
@@ -213,7 +214,8 @@ def _prod_jvp(ts: tuple[Any, ...], ans: Any, x: Any, axis: Any = None,
 
 PROD = Op("prod", lambda x, axis=None, keepdims=False: np.prod(x, axis=axis, keepdims=keepdims),
           (_prod_vjp,), jvp=_prod_jvp, reads=(0,),
-          formula="∂/∂xᵢ Πx = Π_{j≠i} xⱼ (exact with zeros)", symbol="Π", samples=_prod_samples)
+          formula="∂/∂xᵢ Πx = Π_{j≠i} xⱼ (exact with zeros)", symbol="Π", samples=_prod_samples,
+          adjoint=("ḡ·(the product of the other entries)",))
 
 
 def _cumsum_vjp(g: Any, ans: Any, x: Any, axis: Any = None) -> Any:
@@ -235,10 +237,12 @@ def _scan_samples(draw: Any) -> Any:
 
 CUMSUM = linear(Op("cumsum", lambda x, axis=None: np.cumsum(x, axis=axis), (_cumsum_vjp,),
                     formula="adjoint: reversed cumulative sum", symbol="cumsum",
+                    adjoint=("ḡ summed from the end (reversed cumsum)",),
                     samples=_scan_samples(_normal)))
 CUMPROD = Op("cumprod", lambda x, axis=None: np.cumprod(x, axis=axis), (_cumprod_vjp,),
              jvp=_cumprod_jvp, reads=(0,), reads_out=True,
              formula="x̄ⱼ = Π_{k<j} xₖ · Σ_{i≥j} ḡᵢ Π_{j<k≤i} xₖ (no division)", symbol="cumprod",
+             adjoint=("Σ_(i≥j) ḡᵢ·Π_(k≤i, k≠j) {0}ₖ, for each j",),
              samples=lambda rng: _scan_samples(_normal)(rng) + [
                  ((np.array([1.2, 0.0, -0.8, 1.5, 0.0, 0.7]),), {"axis": 0}),
                  ((np.array([[0.0, 1.1, 0.9], [1.3, 0.0, -1.2]]),), {"axis": -1})])
@@ -266,10 +270,12 @@ def _extreme_jvp(ts: tuple[Any, ...], ans: Any, x: Any, axis: Any = None,
 MAX = Op("max", lambda x, axis=None, keepdims=False: np.max(x, axis=axis, keepdims=keepdims),
          (_extreme_vjp,), jvp=_extreme_jvp, reads=(0,), reads_out=True,
          formula="gradient to the maximum; ties split it evenly", symbol="max",
+         adjoint=("ḡ at the max of {0}, split evenly on ties",),
          samples=_axis_samples(_distinct))
 MIN = Op("min", lambda x, axis=None, keepdims=False: np.min(x, axis=axis, keepdims=keepdims),
          (_extreme_vjp,), jvp=_extreme_jvp, reads=(0,), reads_out=True,
          formula="gradient to the minimum; ties split it evenly", symbol="min",
+         adjoint=("ḡ at the min of {0}, split evenly on ties",),
          samples=_axis_samples(_distinct))
 
 
@@ -327,9 +333,11 @@ def _var_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 
 
 VAR = Op("var", _var_impl, (_var_vjp,), jvp=_var_jvp, reads=(0,),
-         formula="∂/∂x var(x) = 2 (x - mean) / (n - ddof)", symbol="var", samples=_var_samples)
+         formula="∂/∂x var(x) = 2 (x - mean) / (n - ddof)", symbol="var", samples=_var_samples,
+         adjoint=("ḡ·2·({0} − mean) / (n − {ddof})",))
 STD = Op("std", _std_impl, (_std_vjp,), jvp=_std_jvp, reads=(0,), reads_out=True,
          formula="∂/∂x std(x) = (x - mean) / ((n - ddof) std)", symbol="std",
+         adjoint=("ḡ·({0} − mean) / ((n − {ddof})·{out})  (0 where {out} = 0)",),
          samples=_var_samples)
 
 
@@ -360,6 +368,7 @@ def _logsumexp_jvp(ts: tuple[Any, ...], ans: Any, x: Any, axis: Any = None,
 LOGSUMEXP = Op("logsumexp", _logsumexp_impl, (_logsumexp_vjp,), jvp=_logsumexp_jvp,
                reads=(0,), reads_out=True,
                formula="∂/∂x log Σ eˣ = softmax(x)", symbol="logsumexp",
+               adjoint=("ḡ·exp({0} − {out})",),
                samples=_axis_samples(_normal))
 
 
@@ -457,7 +466,8 @@ def _norm_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 
 
 NORM = Op("norm", _norm_impl, (_norm_vjp,), jvp=_norm_jvp, reads=(0,), reads_out=True,
-          formula="∂/∂x ‖x‖₂ = x / ‖x‖₂ (0 at x = 0)", symbol="‖·‖", samples=_norm_samples)
+          formula="∂/∂x ‖x‖₂ = x / ‖x‖₂ (0 at x = 0)", symbol="‖·‖", samples=_norm_samples,
+          adjoint=("ḡ·∂‖{0}‖/∂{0}  (2-norm: ḡ·{0} / {out}, 0 at 0)",))
 
 
 # -- trace -------------------------------------------------------------------------------
@@ -482,6 +492,7 @@ def _trace_vjp(g: Any, ans: Any, x: Any, offset: int = 0, axis1: int = 0,
 TRACE = linear(Op(
     "trace", lambda x, offset=0, axis1=0, axis2=1: np.trace(x, offset, axis1, axis2),
     (_trace_vjp,), formula="adjoint: the cotangent on the diagonal", symbol="tr",
+    adjoint=("zeros like {0} with ḡ on the traced diagonal",),
     samples=lambda rng: [
         ((rng.normal(size=(3, 3)),), {"offset": 0, "axis1": 0, "axis2": 1}),
         ((rng.normal(size=(3, 4)),), {"offset": 1, "axis1": 0, "axis2": 1}),

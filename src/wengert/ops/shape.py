@@ -50,7 +50,8 @@ def _cast(x: Any, dtype: Any) -> Any:
 
 
 def _variadic(name: str, impl: Any, rule: Any, **kwargs: Any) -> Op:
-    """An op taking any number of inputs (``nin == -1``), one rule for all of them."""
+    """An op taking any number of inputs (``nin == -1``), one rule for all of them (and one
+    ``adjoint`` template, with ``{this}`` and ``{i}`` for the input it serves)."""
     return Op(name, impl, PerInput(rule), **kwargs)
 
 
@@ -68,6 +69,7 @@ def _distinct(rng: Any, *shape: int) -> np.ndarray:
 RESHAPE = linear(Op("reshape", lambda x, shape: np.reshape(x, shape),
                      (lambda g, ans, x, shape: reshape(g, _shape_of(x)),),
                      formula="adjoint: reshape back", view=True,
+                     adjoint=("ḡ reshaped to the shape of {0}",),
                      samples=lambda rng: [((_n(rng, 2, 3),), {"shape": (3, 2)}),
                                           ((_n(rng, 2, 3, 2),), {"shape": (-1,)}),
                                           ((_n(rng, 4),), {"shape": (2, -1, 1)}),
@@ -82,18 +84,21 @@ def _transpose_vjp(g: Any, ans: Any, x: Any, axes: Any = None) -> Any:
 
 TRANSPOSE = linear(Op("transpose", lambda x, axes=None: np.transpose(x, axes), (_transpose_vjp,),
                        formula="adjoint: inverse permutation", symbol="ᵀ", view=True,
+                       adjoint=("ḡᵀ (axes permuted back)",),
                        samples=lambda rng: [((_n(rng, 2, 3),), {}),
                                             ((_n(rng, 2, 3, 4),), {"axes": (1, 2, 0)}),
                                             ((_n(rng, 2, 3, 4),), {"axes": None})]))
 SWAPAXES = linear(Op("swapaxes", lambda x, axis1, axis2: np.swapaxes(x, axis1, axis2),
                       (lambda g, ans, x, axis1, axis2: swapaxes(g, axis1, axis2),),
                       formula="adjoint: swap back", view=True,
+                      adjoint=("ḡ with axes {axis1} and {axis2} swapped back",),
                       samples=lambda rng: [((_n(rng, 2, 3),), {"axis1": 0, "axis2": 1}),
                                            ((_n(rng, 2, 3, 4),), {"axis1": -1, "axis2": 0})]))
 MOVEAXIS = linear(Op(
     "moveaxis", lambda x, source, destination: np.moveaxis(x, source, destination),
     (lambda g, ans, x, source, destination: moveaxis(g, destination, source),),
     formula="adjoint: move back", view=True,
+    adjoint=("ḡ with axes moved from {destination} back to {source}",),
     samples=lambda rng: [
         ((_n(rng, 2, 3, 4),), {"source": 0, "destination": -1}),
         ((_n(rng, 2, 3, 4),), {"source": (0, -1), "destination": (-1, 1)}),
@@ -101,6 +106,7 @@ MOVEAXIS = linear(Op(
 EXPAND_DIMS = linear(Op("expand_dims", lambda x, axis: np.expand_dims(x, axis),
                          (lambda g, ans, x, axis: reshape(g, _shape_of(x)),),
                          formula="adjoint: reshape back", view=True,
+                         adjoint=("ḡ reshaped to the shape of {0}",),
                          samples=lambda rng: [((_n(rng, 3),), {"axis": 0}),
                                               ((_n(rng, 2, 3),), {"axis": -1}),
                                               ((_n(rng, 2, 3),), {"axis": (0, 2)}),
@@ -108,6 +114,7 @@ EXPAND_DIMS = linear(Op("expand_dims", lambda x, axis: np.expand_dims(x, axis),
 SQUEEZE = linear(Op("squeeze", lambda x, axis=None: np.squeeze(x, axis),
                      (lambda g, ans, x, axis=None: reshape(g, _shape_of(x)),),
                      formula="adjoint: reshape back", view=True,
+                     adjoint=("ḡ reshaped to the shape of {0}",),
                      samples=lambda rng: [((_n(rng, 1, 3, 1),), {"axis": None}),
                                           ((_n(rng, 1, 3, 1),), {"axis": -1}),
                                           ((_n(rng, 1, 3, 1),), {"axis": (0, 2)}),
@@ -115,6 +122,7 @@ SQUEEZE = linear(Op("squeeze", lambda x, axis=None: np.squeeze(x, axis),
 FLIP = linear(Op("flip", lambda x, axis=None: np.flip(x, axis),
                   (lambda g, ans, x, axis=None: flip(g, axis),),
                   formula="adjoint: flip back", view=True,
+                  adjoint=("ḡ flipped back",),
                   samples=lambda rng: [((_n(rng, 4),), {"axis": None}),
                                        ((_n(rng, 2, 3),), {"axis": -1}),
                                        ((_n(rng, 2, 3, 2),), {"axis": (0, 2)}),
@@ -128,6 +136,7 @@ def _neg_shift(shift: Any) -> Any:
 ROLL = linear(Op("roll", lambda x, shift, axis=None: np.roll(x, shift, axis),
                   (lambda g, ans, x, shift, axis=None: roll(g, _neg_shift(shift), axis),),
                   formula="adjoint: roll back",
+                  adjoint=("ḡ rolled back by {shift}",),
                   samples=lambda rng: [((_n(rng, 5),), {"shift": 2, "axis": None}),
                                        ((_n(rng, 2, 3),), {"shift": -1, "axis": None}),
                                        ((_n(rng, 2, 3),), {"shift": 4, "axis": -1}),
@@ -147,6 +156,7 @@ def _tile_vjp(g: Any, ans: Any, x: Any, reps: tuple[int, ...]) -> Any:
 
 TILE = linear(Op("tile", lambda x, reps: np.tile(x, reps), (_tile_vjp,),
                   formula="adjoint: sum the tiles",
+                  adjoint=("the sum of ḡ's tiles",),
                   samples=lambda rng: [((_n(rng, 3),), {"reps": (2,)}),
                                        ((_n(rng, 2, 3),), {"reps": (2, 1, 3)}),
                                        ((_n(rng, 2, 1, 3),), {"reps": (2, 2)}),
@@ -173,6 +183,7 @@ def _repeat_vjp(g: Any, ans: Any, x: Any, repeats: Any, axis: Any = None) -> Any
 REPEAT = linear(Op(
     "repeat", lambda x, repeats, axis=None: np.repeat(x, repeats, axis),
     (_repeat_vjp,), formula="adjoint: sum each run of repeats",
+    adjoint=("ḡ summed over each run of repeats",),
     samples=lambda rng: [((_n(rng, 3),), {"repeats": 2, "axis": None}),
                          ((_n(rng, 2, 3),), {"repeats": 3, "axis": None}),
                          ((_n(rng, 2, 3),), {"repeats": 2, "axis": -1}),
@@ -200,6 +211,7 @@ def _pad_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 
 # The tangent of the padding is zero: the JVP pads the tangent with zeros.
 PAD = linear(Op("pad", _pad_impl, (_pad_vjp,), formula="adjoint: slice the padding off",
+                 adjoint=("ḡ with the padding sliced off",),
                  samples=_pad_samples), constant_values=0)
 
 
@@ -221,6 +233,7 @@ DIAGONAL = linear(Op("diagonal",
                       (lambda g, ans, x, offset=0, axis1=0, axis2=1:
                        diagonal_embed(g, _shape_of(x), offset, axis1, axis2),),
                       formula="adjoint: put back on the diagonal of zeros", view=True,
+                      adjoint=("zeros like {0} with ḡ on the diagonal",),
                       samples=lambda rng: [
                           ((_n(rng, 3, 3),), {"offset": 0, "axis1": 0, "axis2": 1}),
                           ((_n(rng, 3, 4),), {"offset": 1, "axis1": 0, "axis2": 1}),
@@ -232,6 +245,7 @@ DIAGONAL_EMBED = linear(Op(
     (lambda g, ans, d, shape, offset, axis1, axis2:
      diagonal(g, offset, axis1, axis2),),
     formula="adjoint: take the diagonal",
+    adjoint=("the diagonal of ḡ",),
     samples=lambda rng: [
         ((_n(rng, 3),), {"shape": (3, 3), "offset": 0, "axis1": 0, "axis2": 1}),
         ((_n(rng, 2),), {"shape": (3, 4), "offset": 2, "axis1": 0, "axis2": 1}),
@@ -254,9 +268,11 @@ def _tri_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 
 
 TRIU = linear(Op("triu", lambda x, k=0: np.triu(x, k), (_tri_vjp(lambda g, k: triu(g, k)),),
-                  formula="adjoint: triu of the cotangent", samples=_tri_samples))
+                  formula="adjoint: triu of the cotangent", samples=_tri_samples,
+                  adjoint=("triu(ḡ, {k})",)))
 TRIL = linear(Op("tril", lambda x, k=0: np.tril(x, k), (_tri_vjp(lambda g, k: tril(g, k)),),
-                  formula="adjoint: tril of the cotangent", samples=_tri_samples))
+                  formula="adjoint: tril of the cotangent", samples=_tri_samples,
+                  adjoint=("tril(ḡ, {k})",)))
 
 
 # -- take, take_along_axis, sort -------------------------------------------------------------
@@ -275,6 +291,7 @@ TAKE = linear(Op("take", lambda x, indices, axis=None: np.take(x, indices, axis)
                   (lambda g, ans, x, indices, axis=None:
                    apply(TAKE_ADD, g, indices, shape=_shape_of(x), axis=axis), None),
                   reads=(1,), formula="adjoint: scatter-add (repeated indices accumulate)",
+                  adjoint=("zeros with ḡ added at the taken places", None),
                   samples=lambda rng: [
                       ((_n(rng, 5), np.array([0, 3, 3, -1])), {"axis": None}),
                       ((_n(rng, 2, 3), np.array([[5, 0], [2, 2]])), {"axis": None}),
@@ -284,6 +301,7 @@ TAKE = linear(Op("take", lambda x, indices, axis=None: np.take(x, indices, axis)
 TAKE_ADD = linear(Op("take_add", _take_add_impl,
                       (lambda h, ans, g, indices, shape, axis: take(h, indices, axis), None),
                       reads=(1,), formula="scatter-add along an axis; adjoint: take",
+                      adjoint=("take(ḡ, {1}, axis={axis})", None),
                       samples=lambda rng: [
                           ((_n(rng, 4), np.array([0, 3, 3, -1])), {"shape": (5,), "axis": None}),
                           ((_n(rng, 3, 3), np.array([1, -1, 1])), {"shape": (3, 4), "axis": 1}),
@@ -320,6 +338,7 @@ TAKE_ALONG_AXIS = linear(Op(
     (lambda g, ans, x, indices, axis:
      apply(TAKE_ALONG_AXIS_ADD, g, indices, shape=_shape_of(x), axis=axis), None),
     reads=(1,), formula="adjoint: scatter-add along the axis",
+    adjoint=("zeros with ḡ added at the taken places", None),
     samples=lambda rng: [
         ((_n(rng, 3, 4), np.array([[0, 3], [1, 1], [2, 0]])), {"axis": 1}),
         ((_n(rng, 3, 4), np.array([[2, 0, 1, 1]])), {"axis": 0}),
@@ -329,6 +348,7 @@ TAKE_ALONG_AXIS_ADD = linear(Op(
     "take_along_axis_add", _take_along_add_impl,
     (lambda h, ans, g, indices, shape, axis: take_along_axis(h, indices, axis), None),
     reads=(1,), formula="scatter-add along an axis; adjoint: take_along_axis",
+    adjoint=("take_along_axis(ḡ, {1}, axis={axis})", None),
     samples=lambda rng: [
         ((_n(rng, 3, 2), np.array([[0, 3], [1, 1], [2, 0]])), {"shape": (3, 4), "axis": 1}),
         ((_n(rng, 2, 1), np.array([[1], [3]])), {"shape": (1, 4), "axis": -1}),
@@ -360,6 +380,7 @@ def _sort_vjp(g: Any, ans: Any, x: Any, axis: Any = -1) -> Any:
 
 SORT = Op("sort", lambda x, axis=-1: np.sort(x, axis=axis), (_sort_vjp,), jvp=_sort_jvp,
           reads=(0,), formula="adjoint: un-permute the cotangent (inverse stable argsort)",
+          adjoint=("ḡ permuted back to the unsorted order",),
           samples=lambda rng: [((_distinct(rng, 5),), {"axis": -1}),
                                ((_distinct(rng, 3, 4),), {"axis": 0}),
                                ((_distinct(rng, 3, 4),), {"axis": None}),
@@ -384,6 +405,7 @@ def _concat_vjp(i: int, g: Any, ans: Any, *xs: Any, axis: Any = 0) -> Any:
 
 CONCATENATE = linear_variadic(_variadic(
     "concatenate", _concat_impl, _concat_vjp, formula="adjoint: slice the cotangent apart",
+    adjoint="the slice of ḡ that {this} filled",
     samples=lambda rng: [((_n(rng, 2), _n(rng, 3)), {"axis": 0}),
                          ((_n(rng, 2, 3), _n(rng, 2, 1), _n(rng, 2, 2)), {"axis": -1}),
                          ((_n(rng, 2, 2), _n(rng, 3)), {"axis": None}),
@@ -401,6 +423,7 @@ def _stack_vjp(i: int, g: Any, ans: Any, *xs: Any, axis: int = 0) -> Any:
 
 STACK = linear_variadic(_variadic(
     "stack", _stack_impl, _stack_vjp, formula="adjoint: index the cotangent apart",
+    adjoint="ḡ at index {i} along axis {axis}",
     samples=lambda rng: [((_n(rng, 3), _n(rng, 3)), {"axis": 0}),
                          ((_n(rng, 2, 3), _n(rng, 2, 3), _n(rng, 2, 3)), {"axis": -1}),
                          ((np.float64(rng.normal()), np.float64(rng.normal())), {"axis": 0}),
