@@ -672,8 +672,13 @@ def _pow_dx(g: Any, ans: Any, x: Any, y: Any) -> Any:
             return g * y * x  # x ** 1.0 is x exactly (NaN, inf and -0.0 included)
     else:
         yv = _raw(y)
-        if np.ndim(yv) == 0 and yv == 0:
+        if np.ndim(yv) == 0 and yv == 0 and not is_traced(y):
             return g * 0.0
+        # y x^(y-1) is 0 at y = 0, also at x = 0 (where 0 · x^-1 would be NaN); kept as a
+        # product with y where y is traced, so that its derivative in y survives.
+        zero = (_raw(x) == 0) & (yv == 0)
+        if np.any(zero):
+            x = where(zero, 1.0, x)
     return g * y * power(x, y - 1.0)
 
 
@@ -877,11 +882,23 @@ HYPOT = _binary(
     domain=("nonzero", "nonzero"),
     adjoint=("ḡ·{0} / {out}  (0 where {out} = 0)", "ḡ·{1} / {out}  (0 where {out} = 0)"),
 )
+def _softmax_weight(x: Any, y: Any, ans: Any, exp_fn: Any) -> Any:
+    """The weight of ``x`` in ``ans = log(e^x + e^y)``: ``exp(x - ans)``, also where ``x`` is
+    infinite and so is ``ans`` (``inf - inf``): 1, or ½ when ``y`` is the same infinity
+    (ties split evenly, as for ``maximum``)."""
+    xv = _raw(x)
+    same = np.isinf(xv) & (xv == _raw(ans))
+    if not np.any(same):
+        return exp_fn(x - ans)
+    split = np.where(_raw(y) == xv, 0.5, 1.0)
+    return where(same, split, exp_fn(where(same, 0.0, x) - where(same, 0.0, ans)))
+
+
 LOGADDEXP = _binary(
     "logaddexp",
     np.logaddexp,
-    lambda g, ans, x, y: g * exp(x - ans),
-    lambda g, ans, x, y: g * exp(y - ans),
+    lambda g, ans, x, y: g * _softmax_weight(x, y, ans, exp),
+    lambda g, ans, x, y: g * _softmax_weight(y, x, ans, exp),
     reads_out=True,
     formula="d log(eˣ + eʸ) = eˣ⁻ᵃ dx + eʸ⁻ᵃ dy",
     adjoint=("ḡ·exp({0} − {out})", "ḡ·exp({1} − {out})"),
@@ -889,8 +906,8 @@ LOGADDEXP = _binary(
 LOGADDEXP2 = _binary(
     "logaddexp2",
     np.logaddexp2,
-    lambda g, ans, x, y: g * exp2(x - ans),
-    lambda g, ans, x, y: g * exp2(y - ans),
+    lambda g, ans, x, y: g * _softmax_weight(x, y, ans, exp2),
+    lambda g, ans, x, y: g * _softmax_weight(y, x, ans, exp2),
     reads_out=True,
     formula="d log2(2ˣ + 2ʸ) = 2ˣ⁻ᵃ dx + 2ʸ⁻ᵃ dy",
     adjoint=("ḡ·2^({0} − {out})", "ḡ·2^({1} − {out})"),
