@@ -162,3 +162,28 @@ def test_matrix_functions():
     assert wg.gradcheck(lambda a: np.linalg.cholesky(a @ a.T + np.eye(3)), (M,))
     sign, _ = np.linalg.slogdet(wg.tensor(-SPD, requires_grad=True))
     assert float(sign) == -1.0
+
+
+def test_unique_bincount_and_histogram_carry_gradients_or_refuse():
+    x = np.array([3.0, 1.0, 2.0, 1.0])
+    idx = np.array([0, 1, 1, 2])
+    g = wg.grad(lambda x: np.sum(np.unique(x) * np.arange(1.0, 4.0)))(x)
+    np.testing.assert_array_equal(g, [3.0, 1.0, 2.0, 0.0])  # the first occurrences (JAX)
+    values, index, inverse, counts = np.unique(wg.tensor(x, requires_grad=True),
+                                               return_index=True, return_inverse=True,
+                                               return_counts=True)
+    np.testing.assert_array_equal(values.numpy(), [1.0, 2.0, 3.0])
+    assert index.tolist() == [1, 2, 0] and counts.tolist() == [2, 1, 1]
+    assert inverse.tolist() == [2, 0, 1, 0]
+    g = wg.grad(lambda w: np.sum(np.bincount(idx, weights=w, minlength=5) * np.arange(5.0)))(x)
+    np.testing.assert_array_equal(g, [0.0, 1.0, 1.0, 2.0])
+    g = wg.grad(lambda w: np.sum(np.histogram(x, bins=2, weights=w)[0] * np.arange(1.0, 3.0)))(x)
+    np.testing.assert_array_equal(g, [2.0, 1.0, 2.0, 1.0])
+    counts, edges = np.histogram(x, bins=2, weights=wg.tensor(x, requires_grad=True))
+    np.testing.assert_array_equal(counts.numpy(), np.histogram(x, bins=2, weights=x)[0])
+    np.testing.assert_array_equal(edges, [1.0, 2.0, 3.0])
+    with pytest.raises(TypeError, match="piecewise constant"):
+        wg.grad(lambda a: np.sum(np.histogram(a, bins=2)[0] * 1.0))(x)
+    # jvp agrees
+    t = wg.jvp(lambda w: np.bincount(idx, weights=w), (x,), (np.ones(4),))[1]
+    np.testing.assert_array_equal(t, [1.0, 2.0, 1.0])

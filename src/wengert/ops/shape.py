@@ -19,10 +19,11 @@ from typing import Any
 
 import numpy as np
 
+from ..core.bind import kind_of
 from ..core.op import Op, PerInput
 from . import elementwise as _ew
 from . import indexing as _ix
-from .base import apply, linear, linear_variadic, no_out
+from .base import apply, is_traced, linear, linear_variadic, no_out
 from .base import primal as _raw
 from .base import shape_of as _shape_of
 from .broadcast import reshape_to, sum_along, sum_to
@@ -643,6 +644,68 @@ def take(x: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "r
     return apply(TAKE, x, index, axis=axis)
 
 
+def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
+           return_counts: bool = False, axis: Any = None, **kwargs: Any) -> Any:
+    """``np.unique``: the unique values are the first occurrence of each, taken from ``ar``,
+    so each gets the gradient of its value (as in JAX); indices and counts are integers.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> wg.grad(lambda x: np.sum(np.unique(x) * np.array([1.0, 2.0, 3.0])))(
+    ...     np.array([3.0, 1.0, 2.0, 1.0]))
+    array([3., 1., 2., 0.])
+    """
+    found = np.unique(_raw(ar), return_index=True, return_inverse=return_inverse,
+                      return_counts=return_counts, axis=axis, **kwargs)
+    values = take(ar, found[1], axis=axis)
+    extra = [found[1]] if return_index else []
+    extra += list(found[2:])
+    return (values, *extra) if extra else values
+
+
+def bincount(x: Any, weights: Any = None, minlength: int = 0) -> Any:
+    """``np.bincount``: with ``weights``, each bin sums the weights of its entries (a
+    scatter-add, differentiable in the weights); ``x`` holds integers (no gradient)."""
+    index = np.asarray(_raw(x))
+    if weights is None:
+        return np.bincount(index, minlength=minlength)
+    n = builtins.max(int(index.max()) + 1 if index.size else 0, minlength)
+    if weights is not None and not np.issubdtype(np.result_type(_raw(weights)), np.floating):
+        weights = _cast(weights, np.float64)
+    return apply(TAKE_ADD, weights, index, shape=(n,), axis=None)
+
+
+def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,
+              weights: Any = None) -> Any:
+    """``np.histogram``: the counts (or summed ``weights``) per bin, differentiable in the
+    weights. The bin edges and the bin each value falls in depend on ``a`` piecewise
+    constantly; a differentiated ``a`` is refused, since its gradient would be lost."""
+    kind = kind_of(a)
+    if kind is not None and kind.connected(a):
+        raise TypeError(
+            "np.histogram: the counts are piecewise constant in the values and the bin edges "
+            "depend on their range, so no gradient flows to them; pass wg.stop_gradient(a) "
+            "if that is what you mean (the weights= may carry a gradient)."
+        )
+    raw = _raw(a)
+    edges = np.histogram_bin_edges(raw, bins, range, None if weights is None else _raw(weights))
+    if weights is None or not is_traced(weights):
+        return np.histogram(raw, edges, density=density,
+                            weights=None if weights is None else _raw(weights))
+    if density:
+        raise TypeError("np.histogram: density=True with traced weights is not supported; "
+                        "divide the weighted counts by their sum and the bin widths instead.")
+    index = np.searchsorted(edges, raw.ravel(), side="right") - 1
+    index[raw.ravel() == edges[-1]] = len(edges) - 2  # the last bin is closed
+    inside = (index >= 0) & (index < len(edges) - 1)
+    w = reshape(weights, (-1,))
+    counts = apply(TAKE_ADD, take(w, np.flatnonzero(inside)), index[inside],
+                   shape=(len(edges) - 1,), axis=None)
+    return counts, edges
+
+
 def take_along_axis(x: Any, indices: Any, axis: Any = -1) -> Any:
     """Pick values along ``axis`` with an index array of the same rank (as after argsort)."""
     index = np.asarray(_raw(indices))
@@ -796,7 +859,8 @@ PUBLIC = (
     "squeeze", "flip", "fliplr", "flipud", "rot90", "roll", "tile", "repeat", "pad", "diagonal",
     "diag", "diagflat", "triu", "tril", "take", "take_along_axis", "sort", "concatenate",
     "concat", "stack", "hstack", "vstack", "dstack", "column_stack", "split", "array_split",
-    "hsplit", "vsplit", "atleast_1d", "atleast_2d", "atleast_3d",
+    "hsplit", "vsplit", "atleast_1d", "atleast_2d", "atleast_3d", "unique", "bincount",
+    "histogram",
 )
 #: NumPy function -> function, for ``Tensor.__array_function__``.
 NUMPY = {
@@ -809,7 +873,8 @@ NUMPY = {
     np.stack: stack, np.hstack: hstack, np.vstack: vstack, np.dstack: dstack,
     np.column_stack: column_stack, np.split: split, np.array_split: array_split,
     np.hsplit: hsplit, np.vsplit: vsplit, np.atleast_1d: atleast_1d,
-    np.atleast_2d: atleast_2d, np.atleast_3d: atleast_3d,
+    np.atleast_2d: atleast_2d, np.atleast_3d: atleast_3d, np.unique: unique,
+    np.bincount: bincount, np.histogram: histogram,
 }
 if hasattr(np, "permute_dims"):
     NUMPY[np.permute_dims] = permute_dims
