@@ -208,3 +208,14 @@ def test_integer_casts_are_constants_at_every_level():
     g = lambda y: np.sum(y.astype(bool) * y) + np.sum(y, dtype=int) * np.sum(y)
     np.testing.assert_array_equal(wg.hessian(g)(x0), np.zeros((2, 2)) + 0.0)
     np.testing.assert_array_equal(wg.jacrev(wg.grad(g))(x0), np.zeros((2, 2)) + 0.0)
+
+
+def test_wg_tensor_of_a_value_differentiated_by_a_reverse_transform_raises():
+    # It would cut the value from the computation (a zero gradient); forward mode keeps the
+    # tangent (a tensor over a dual number: leaves made inside wg.jvp), so jacrev and jacfwd
+    # never silently disagree.
+    with pytest.raises(TypeError, match="cut it from the computation"):
+        wg.jacrev(lambda x: wg.tensor(x) ** 2)(X)
+    np.testing.assert_allclose(wg.jacfwd(lambda x: wg.tensor(x) ** 2)(X), np.diag(2 * X))
+    t = wg.tensor(X, requires_grad=True)  # a user's tensor is copied and cut, as in PyTorch
+    assert not wg.tensor(t).requires_grad

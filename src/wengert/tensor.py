@@ -110,6 +110,13 @@ def constant(value: Any, level: float | None = None) -> Tensor:
 def as_value(data: Any, dtype: Any = None) -> Any:
     """``data`` as a tensor's value: a copy, as an array (a float stays a float)."""
     if isinstance(data, Tensor):
+        if is_transform_level(data._level) and (data._rg or data._node is not None):
+            raise TypeError(
+                "wg.tensor() of a value that wg.grad / wg.vjp differentiates would cut it from "
+                "the computation (its gradient would silently be zero): use the value itself "
+                "(or np.copy(x), which keeps the gradient), or wg.stop_gradient(x) to cut it "
+                "on purpose."
+            )
         data = data._value
     if dtype is None and is_traced(data):
         return data  # a tensor over a traced value (a tape inside wg.jvp)
