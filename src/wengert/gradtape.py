@@ -320,11 +320,18 @@ class GradientTape(Recorder):
         self._entered = False
         self._token: Any = None
 
+    @property
+    def state(self) -> str:
+        """``"new"`` (never entered), ``"recording"``, ``"paused"`` (inside
+        ``stop_recording()``), ``"closed"`` (the block ended) or ``"used"`` (a
+        non-persistent tape that computed its gradients)."""
+        if self._active:
+            return "recording" if self.recording else "paused"
+        return "used" if self._done else "closed" if self._entered else "new"
+
     def __repr__(self) -> str:
-        state = ("recording" if self.recording else "paused") if self._active else (
-            "used" if self._done else "closed" if self._entered else "new")
         kind = "persistent " if self.persistent else ""
-        return (f"<wg.GradientTape {kind}{state}: {len(self._nodes)} equations, "
+        return (f"<wg.GradientTape {kind}{self.state}: {len(self._nodes)} equations, "
                 f"{len(self._watched)} watched>")
 
     def _repr_html_(self) -> str | None:

@@ -37,9 +37,9 @@ from .source import SourceLine, user_frame
 __all__ = ["Equation", "Input", "Tape", "read_tape"]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Input:
-    """Where one input of an equation came from.
+    """Where one input of an equation came from (a read-only record).
 
     ``source`` is ``"equation"`` (the output of equation number ``index``),
     ``"leaf"`` (leaf number ``index`` of the tape: a tensor that requires grad
@@ -63,9 +63,9 @@ class Input:
         return "const"
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Equation:
-    """One recorded equation ``t{index} = op(inputs)``.
+    """One recorded equation ``t{index} = op(inputs)`` (a read-only record).
 
     Attributes
     ----------

@@ -7,9 +7,14 @@ functions of a tape (text, HTML, DOT, layout data) and need nothing beyond
 NumPy; IPython, ipywidgets, anywidget, matplotlib and graphviz (the
 ``jupyter`` extra) are imported only when a feature that needs them is used,
 so ``import wengert`` imports none of them.
+
+Importing this package registers the rich HTML reprs of tensors, dual numbers,
+gradient tapes and tapes (:mod:`wengert.jupyter.render`).
 """
 
+from . import render
+from .drawing import draw
 from .magics import load_ipython_extension, unload_ipython_extension
 from .targets import as_tape
 
-__all__ = ["load_ipython_extension", "unload_ipython_extension", "as_tape"]
+__all__ = ["load_ipython_extension", "unload_ipython_extension", "as_tape", "draw", "render"]
