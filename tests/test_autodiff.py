@@ -45,7 +45,7 @@ def test_y_equals_a_plus_b_times_c_with_inputs_assigned_in_the_cell():
     r = run_autodiff("a = 2.0\nb = 3.0\nc = 4.0\ny = (a + b) * c", ns, ["a", "b", "c"])
     assert (r.value, r.grads["a"], r.grads["b"], r.grads["c"]) == (20.0, 4.0, 4.0, 5.0)
     assert [eq.op.name for eq in r.tape] == ["add", "multiply"]
-    assert r.adjoints == {1: 1.0, 0: 4.0}  # what each equation received in the sweep
+    assert r.adjoints == {1: 1.0, 0: 4.0, "a": 4.0, "b": 4.0, "c": 5.0}  # equations, inputs
 
 
 def test_the_leaf_starts_when_the_name_is_bound():

@@ -55,7 +55,10 @@ from ..forward import perturbation
 from ..tapes import keep_values, source_lines, tape_of
 from ..tensor import Tensor
 from ..transforms import leaf_for, of_level, pullback, unbox_level
+from .card import card_html
 from .cell import BIND, OUT, rewrite_cell
+from .drawing import draw
+from .render import names_from_namespace
 
 __all__ = ["MODES", "VIEWS", "AutodiffResult", "run_autodiff", "AutodiffUsageError"]
 
@@ -114,6 +117,8 @@ class AutodiffResult:
         The cell's code.
     silenced : bool
         The cell ended with ``;``: the magic shows no card.
+    names : dict
+        The user's names of the tape's values (leaves, results, constants), for the views.
     """
 
     output_name: str
@@ -131,7 +136,16 @@ class AutodiffResult:
     views: tuple[str, ...] = ("value", "grads")
     source: str = field(default="", repr=False)
     silenced: bool = field(default=False, repr=False)
+    names: dict[Any, str] = field(default_factory=dict, repr=False)
     extras: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def graph(self) -> Any:
+        """The tape drawn with Graphviz (``wg.draw``): a ``graphviz.Digraph``."""
+        return draw(self)
+
+    def _repr_html_(self) -> str:
+        return card_html(self)
 
     @property
     def agree(self) -> bool | None:
@@ -236,6 +250,7 @@ class _Inputs:
         self.level = level
         self.tags = tags
         self.leaves: dict[str, Tensor] = {}
+        self.leaf_names: dict[int, str] = {}  # id of every leaf ever made -> its input's name
         self.values: dict[str, Any] = {}
 
     def __call__(self, name: str, value: Any) -> Any:
@@ -247,6 +262,7 @@ class _Inputs:
             start = self._dual(name, start)
         leaf = leaf_for(start, self.level)
         self.leaves[name] = leaf
+        self.leaf_names[id(leaf)] = name
         return leaf
 
     def _dual(self, name: str, value: Any) -> Any:
@@ -522,12 +538,18 @@ def _run(cell: Any, code: Any, ns: dict[str, Any], names: tuple[str, ...],
                     agreement = {n: float(np.max(np.abs(np.asarray(grads[n], float)
                                                         - np.asarray(tangents[n], float)),
                                                  initial=0.0)) for n in names}
+            value_names = names_from_namespace(tape, ns)
+            for i, leaf in enumerate(tape.leaves):
+                if id(leaf) in binder.leaf_names:
+                    value_names[f"x{i}"] = binder.leaf_names[id(leaf)]
+            if mode != "forward" and math.prod(out_shape) == 1:
+                adjoints.update({n: g for n, g in grads.items()})
             return AutodiffResult(
                 output_name=output_name, value=_plain(value), grads=grads, mode=mode,
                 inputs=names, input_values={n: binder.values[n] for n in names},
                 tangents=tangents, agreement=agreement, tape=tape, output=tensor_out,
-                leaf_names={id(leaf): n for n, leaf in binder.leaves.items()},
-                adjoints=adjoints, views=views, source=source, silenced=cell.silenced,
+                leaf_names=binder.leaf_names, adjoints=adjoints, views=views, source=source,
+                silenced=cell.silenced, names=value_names,
             )
         finally:
             _restore(ns, before, names, level)
