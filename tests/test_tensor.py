@@ -356,3 +356,40 @@ def test_sibling_views_share_one_version():
         z.backward()
     with pytest.raises(RuntimeError, match="modified by an inplace operation.*output"):
         w.backward()
+
+
+@pytest.mark.parametrize("code", [
+    "x.argmax()", "x.argmin(axis=0)", "x.argsort()", "x.any()", "x.all(axis=1)",
+    "x.round(1)", "round(x[0, 0], 1)", "x.swapaxes(0, 1)", "x.repeat(2)", "x.diagonal()",
+    "x.trace()", "x.real", "x.imag", "x.conj()", "x.flatten(order='F')", "x.ravel()",
+    "x.flat[1]", "x.cumprod()", "x.take([0, 3])", "x.nonzero()[0]",
+])
+def test_ndarray_methods_work_on_tensors_and_duals(code):
+    x = np.array([[1.0, 3.0], [2.0, 0.5]])
+    expected = eval(code)
+    for traced in (wg.tensor(x, requires_grad=True), wg.Dual(x, np.ones_like(x))):
+        got = eval(code, {"x": traced, "np": np})
+        np.testing.assert_allclose(np.asarray(wg.stop_gradient(got)), expected)
+    f = eval("lambda x: " + code)
+    g = wg.grad(lambda x: np.sum(f(x) * 1.0))(x)
+    gf = wg.jacfwd(lambda x: np.sum(f(x) * 1.0))(x)
+    np.testing.assert_allclose(g, gf)
+
+
+@pytest.mark.parametrize("code, fix", [("x.sort()", "np.sort"), ("x.fill(1.0)", "full_like"),
+                                       ("x.resize(4)", "np.resize")])
+def test_in_place_ndarray_methods_name_the_spelling_to_use(code, fix):
+    x = wg.tensor(np.ones(4), requires_grad=True)
+    with pytest.raises(TypeError, match=fix):
+        eval(code, {"x": x})
+
+
+def test_reshape_in_fortran_order_and_its_gradient():
+    x = np.arange(24.0).reshape(2, 3, 4)
+    for order in "CF":
+        for shape in [(4, 6), (-1,), (3, 2, 4)]:
+            got = wg.numpy.reshape(wg.tensor(x), shape, order=order).numpy()
+            np.testing.assert_array_equal(got, np.reshape(x, shape, order=order))
+    w = np.random.default_rng(0).normal(size=(4, 6))
+    g = wg.grad(lambda x: np.sum(np.reshape(x, (4, 6), order="F") * w))(x)
+    np.testing.assert_array_equal(g, np.reshape(w, x.shape, order="F"))

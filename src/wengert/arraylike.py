@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from .core.bind import primal
 from .ops import elementwise as _ew
 from .ops import indexing as _indexing
 from .ops import linalg as _linalg
@@ -136,11 +137,86 @@ class ArrayMethods:
             shape = tuple(shape[0])
         return _shape.reshape(self, shape)
 
-    def ravel(self) -> Any:
+    def ravel(self, order: str = "C") -> Any:
+        return _shape.ravel(self, order)
+
+    def flatten(self, order: str = "C") -> Any:
+        return _shape.ravel(self, order)
+
+    @property
+    def flat(self) -> Any:
+        """The entries in row-major order (indexable: ``x.flat[0]``), as ``ravel()``."""
         return _shape.ravel(self)
 
-    def flatten(self) -> Any:
-        return _shape.ravel(self)
+    @property
+    def real(self) -> Any:
+        return self  # wengert differentiates real values only
+
+    @property
+    def imag(self) -> Any:
+        return _ew.multiply(self, 0.0)
+
+    def conj(self) -> Any:
+        return self
+
+    conjugate = conj
+
+    def swapaxes(self, axis1: int, axis2: int) -> Any:
+        return _shape.swapaxes(self, axis1, axis2)
+
+    def repeat(self, repeats: Any, axis: Any = None) -> Any:
+        return _shape.repeat(self, repeats, axis)
+
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+        return _shape.diagonal(self, offset, axis1, axis2)
+
+    def trace(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+        return _reduce.trace(self, offset, axis1, axis2)
+
+    def cumprod(self, axis: Any = None) -> Any:
+        return _reduce.cumprod(self, axis=axis)
+
+    def take(self, indices: Any, axis: Any = None) -> Any:
+        return _shape.take(self, indices, axis)
+
+    def round(self, decimals: int = 0) -> Any:
+        return _ew.round(self, decimals)
+
+    def __round__(self, ndigits: int | None = None) -> Any:
+        return _ew.round(self, ndigits or 0)
+
+    # Integer and boolean results carry no gradient: NumPy computes them on the values.
+    def argmax(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return np.argmax(primal(self), axis=axis, keepdims=keepdims)
+
+    def argmin(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return np.argmin(primal(self), axis=axis, keepdims=keepdims)
+
+    def argsort(self, axis: Any = -1, kind: Any = None) -> Any:
+        return np.argsort(primal(self), axis=axis, kind=kind)
+
+    def nonzero(self) -> Any:
+        return np.nonzero(primal(self))
+
+    def any(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return np.any(primal(self), axis=axis, keepdims=keepdims)
+
+    def all(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return np.all(primal(self), axis=axis, keepdims=keepdims)
+
+    # NumPy's in-place methods have no traced equivalent: say what to write instead.
+    def sort(self, axis: Any = -1, kind: Any = None) -> None:
+        raise TypeError(f"{type(self).__name__}.sort() sorts in place, which a traced value "
+                        "cannot do; write x = np.sort(x) instead.")
+
+    def fill(self, value: Any) -> None:
+        raise TypeError(f"{type(self).__name__}.fill() writes in place, which a traced value "
+                        "cannot do; write x = np.full_like(x, value) (no gradient to x) instead.")
+
+    def resize(self, *shape: Any) -> None:
+        raise TypeError(f"{type(self).__name__}.resize() changes the array in place, which a "
+                        "traced value cannot do; write x = np.resize(x, shape) or "
+                        "x.reshape(shape) instead.")
 
     def transpose(self, *axes: Any) -> Any:
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):

@@ -450,12 +450,15 @@ def reshape(x: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
         shape = newshape
     if shape is None:
         raise TypeError("reshape() missing required argument 'shape'")
-    if order != "C":
-        raise NotImplementedError("wengert.reshape supports order='C' only")
     shape = _int_or_tuple(shape)
     if isinstance(shape, int):
         shape = (shape,)
-    out = apply(RESHAPE, x, shape=shape)
+    if order == "F":  # column-major: the C-order reshape of the reversed axes, reversed back
+        out = transpose(apply(RESHAPE, transpose(x), shape=tuple(reversed(shape))))
+    elif order in ("C", "A", "K"):  # A and K: a wengert value is laid out in C order
+        out = apply(RESHAPE, x, shape=shape)
+    else:
+        raise ValueError(f"reshape: order must be 'C', 'F', 'A' or 'K', got {order!r}")
     return _ew.copy(out) if copy else out
 
 
