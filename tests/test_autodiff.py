@@ -198,3 +198,17 @@ def test_a_users_constant_tensor_in_the_namespace_is_left_alone():
     r = run_autodiff("y = np.sum(x * c)", ns, ["x"], preset={"x": np.ones(2)})
     np.testing.assert_array_equal(r.grads["x"], [2.0, 3.0])
     assert ns["c"] is c and type(r.grads["x"]) is np.ndarray
+
+
+def test_explain_names_the_nan_through_where_and_the_no_grad_cut():
+    r = run_autodiff("y = np.sum(np.where(x > 0, np.sqrt(x), 0.0))", {"np": np}, ["x"],
+                     preset={"x": np.array([0.0, 4.0])}, explain="x", filename="<ex1>")
+    e = r.explanation
+    assert (e.status, e.cause, e.op, e.source.lineno) == ("nan", "where_nan", "sqrt", 1)
+    assert "double where" in e.fix.lower() and "why" in r._repr_html_()
+    r = run_autodiff("with wg.no_grad():\n    z = x * 2\ny = z + 1.0", {"wg": wg}, ["x"],
+                     preset={"x": 2.0}, explain="x", filename="<ex2>")
+    assert (r.explanation.status, r.explanation.cause) == ("none", "no_grad")
+    assert r.grads["x"] == 0.0
+    with pytest.raises(AutodiffUsageError, match="--explain q"):
+        run_autodiff("y = x", {"x": 1.0}, ["x"], explain="q")

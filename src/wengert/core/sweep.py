@@ -156,11 +156,13 @@ def run_hooks(hooks: list[Any], g: Any, what: str) -> Any:
     return g
 
 
-def _node_extras(node: Node, extra: dict[str, Any], g: Any) -> Any:
-    """Hooks and callbacks of a node; the output check of an in-place op."""
+def _node_extras(node: Node, extra: dict[str, Any], g: Any, replay: bool) -> Any:
+    """Hooks and callbacks of a node (not in a replay); the output check of an in-place op."""
     check = extra.get("out_check")
     if check is not None and check[0].version != check[1]:
         raise version_error(node, -1, check[1], check[0].version)
+    if replay:
+        return g
     hooks = extra.get("hooks")
     if hooks:
         g = run_hooks(hooks, g, f"the output of {node.name} (#{-node.seq})")
@@ -188,6 +190,7 @@ def backprop(
     grad_mode: bool = False,
     lift: Callable[[Any, Any], Any] | None = None,
     restrict: Any = None,
+    replay: bool = False,
 ) -> tuple[dict[int, Any], list[tuple[Any, Any]]]:
     """Run the reverse sweep.
 
@@ -214,6 +217,9 @@ def backprop(
     restrict : set of int, optional
         Sweep only the nodes with these ids (a gradient tape's); the others
         keep the cotangents that reach them.
+    replay : bool
+        A sweep for a viewer (the explorer, the explainer): no hook or callback runs
+        (``register_hook``, ``retain_grad``), so it changes nothing.
 
     Returns
     -------
@@ -273,7 +279,7 @@ def backprop(
             if out is None:
                 raise RuntimeError(SECOND_TIME)
             if node.extra is not None:
-                g = _node_extras(node, node.extra, g)
+                g = _node_extras(node, node.extra, g, replay)
             if wanted_ids and id(node) in wanted_ids:
                 results[id(node)] = g
             # Before any rule reads a value: was it modified in place? (inlined for

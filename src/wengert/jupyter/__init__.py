@@ -14,7 +14,12 @@ gradient tapes and tapes (:mod:`wengert.jupyter.render`).
 
 from . import render
 from .drawing import draw
+from .explain import explain
+from .explain_result import Explanation
 from .magics import load_ipython_extension, unload_ipython_extension
 from .targets import as_tape
 
-__all__ = ["load_ipython_extension", "unload_ipython_extension", "as_tape", "draw", "render"]
+__all__ = [
+    "load_ipython_extension", "unload_ipython_extension", "as_tape", "draw", "render",
+    "explain", "Explanation",
+]

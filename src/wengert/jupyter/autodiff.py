@@ -58,6 +58,7 @@ from ..transforms import leaf_for, of_level, pullback, unbox_level
 from .card import card_html
 from .cell import BIND, OUT, rewrite_cell
 from .drawing import draw
+from .explain import explain
 from .render import names_from_namespace
 
 __all__ = ["MODES", "VIEWS", "AutodiffResult", "run_autodiff", "AutodiffUsageError"]
@@ -138,6 +139,11 @@ class AutodiffResult:
     silenced: bool = field(default=False, repr=False)
     names: dict[Any, str] = field(default_factory=dict, repr=False)
     extras: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def explanation(self) -> Any:
+        """``wg.explain``'s answer for ``--explain NAME`` (``None`` without it)."""
+        return self.extras.get("explanation")
 
     @property
     def graph(self) -> Any:
@@ -426,6 +432,7 @@ def run_autodiff(
     views: Sequence[str] = ("value", "grads"),
     filename: str = "<autodiff>",
     preset: Mapping[str, Any] | None = None,
+    explain: str | None = None,
 ) -> AutodiffResult:
     """Run ``source`` in ``namespace`` with ``inputs`` as differentiable leaves.
 
@@ -447,6 +454,9 @@ def run_autodiff(
         The name the cell's code is compiled under (tracebacks, source lines).
     preset : mapping, optional
         Values to bind in ``namespace`` before the cell runs (tests, examples).
+    explain : str, optional
+        An input whose derivative to explain (``wg.explain``: why it is None, zero or
+        NaN, where, and the fix); the card shows it, ``result.explanation`` holds it.
 
     Returns
     -------
@@ -466,6 +476,9 @@ def run_autodiff(
         raise AutodiffUsageError(
             f"%%autodiff --show {','.join(unknown)}: choose among {', '.join(VIEWS)} or all.")
     names = tuple(dict.fromkeys(inputs))
+    if explain is not None and explain not in names:
+        raise AutodiffUsageError(
+            f"%%autodiff --explain {explain}: name one of the inputs ({', '.join(names)}).")
     if not names:
         raise AutodiffUsageError("%%autodiff: name at least one input, e.g. %%autodiff x w")
     bad = [n for n in names if not n.isidentifier()]
@@ -485,12 +498,12 @@ def run_autodiff(
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     before = {n: namespace.get(n) for n in names}
     return contextvars.copy_context().run(
-        _run, cell, code, namespace, names, before, of, mode, tuple(views), source)
+        _run, cell, code, namespace, names, before, of, mode, tuple(views), source, explain)
 
 
 def _run(cell: Any, code: Any, ns: dict[str, Any], names: tuple[str, ...],
          before: Mapping[str, Any], of: str | None, mode: str, views: tuple[str, ...],
-         source: str) -> AutodiffResult:
+         source: str, explain_name: str | None) -> AutodiffResult:
     __tracebackhide__ = True  # noqa: F841 (IPython hides this frame in tracebacks)
     with contextlib.ExitStack() as stack:
         tags = None
@@ -544,12 +557,16 @@ def _run(cell: Any, code: Any, ns: dict[str, Any], names: tuple[str, ...],
                     value_names[f"x{i}"] = binder.leaf_names[id(leaf)]
             if mode != "forward" and math.prod(out_shape) == 1:
                 adjoints.update({n: g for n, g in grads.items()})
+            extras: dict[str, Any] = {}
+            if explain_name is not None:
+                extras["explanation"] = explain(out, binder.leaves[explain_name],
+                                                source=source, namespace=ns)
             return AutodiffResult(
                 output_name=output_name, value=_plain(value), grads=grads, mode=mode,
                 inputs=names, input_values={n: binder.values[n] for n in names},
                 tangents=tangents, agreement=agreement, tape=tape, output=tensor_out,
                 leaf_names=binder.leaf_names, adjoints=adjoints, views=views, source=source,
-                silenced=cell.silenced, names=value_names,
+                silenced=cell.silenced, names=value_names, extras=extras,
             )
         finally:
             _restore(ns, before, names, level)

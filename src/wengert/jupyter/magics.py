@@ -95,7 +95,7 @@ def _magics_class() -> type:
                 views = parse_views(args.show)
                 result = run_autodiff(
                     code, shell.user_ns, args.inputs, of=args.of, mode=args.mode,
-                    views=views, filename=filename,
+                    views=views, filename=filename, explain=args.explain,
                 )
             except AutodiffUsageError as e:
                 raise UsageError(f"{e}\n{_usage(self.autodiff.parser)}") from None
