@@ -212,3 +212,14 @@ def test_explain_names_the_nan_through_where_and_the_no_grad_cut():
     assert r.grads["x"] == 0.0
     with pytest.raises(AutodiffUsageError, match="--explain q"):
         run_autodiff("y = x", {"x": 1.0}, ["x"], explain="q")
+
+
+@pytest.mark.parametrize("mode, steps", [("reverse", 9), ("forward", 4), ("both", 9)])
+def test_explore_a_result_in_every_mode(mode, steps):
+    pytest.importorskip("anywidget")
+    r = run_autodiff(LOSS, {}, list(POINT), preset=POINT, mode=mode, filename=f"<x{mode}>",
+                     views=("value", "grads", "adjoint", "vjp"))
+    view = r.explore()
+    assert view.frames["steps"]["total"] == steps
+    html = r._repr_html_()  # the sweep tables read the same frames
+    assert ("no reverse sweep" in html) == (mode == "forward")

@@ -18,8 +18,9 @@ from .explain import explain
 from .explain_result import Explanation
 from .magics import load_ipython_extension, unload_ipython_extension
 from .targets import as_tape
+from .widget import explore
 
 __all__ = [
     "load_ipython_extension", "unload_ipython_extension", "as_tape", "draw", "render",
-    "explain", "Explanation",
+    "explain", "Explanation", "explore",
 ]

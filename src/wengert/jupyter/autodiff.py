@@ -59,7 +59,9 @@ from .card import card_html
 from .cell import BIND, OUT, rewrite_cell
 from .drawing import draw
 from .explain import explain
+from .frames import explorer_frames
 from .render import names_from_namespace
+from .widget import explore
 
 __all__ = ["MODES", "VIEWS", "AutodiffResult", "run_autodiff", "AutodiffUsageError"]
 
@@ -71,6 +73,9 @@ VIEWS = ("value", "grads", "tape", "graph", "adjoint", "vjp")
 MAX_TANGENTS = 4096
 #: The most output entries whose Jacobian rows reverse mode sweeps one by one.
 MAX_JACOBIAN_ROWS = 1024
+#: In ``both`` mode the explorer's frames are computed with the cell (its dual numbers'
+#: tags close when it ends), for tapes of at most this many equations.
+MAX_FRAMED = 20_000
 
 
 class AutodiffUsageError(ValueError):
@@ -144,6 +149,15 @@ class AutodiffResult:
     def explanation(self) -> Any:
         """``wg.explain``'s answer for ``--explain NAME`` (``None`` without it)."""
         return self.extras.get("explanation")
+
+    def explore(self, **options: Any) -> Any:
+        """The explorer widget (``wg.explore``) stepping through this cell's computation."""
+        frames = self.extras.get("frames")
+        if frames is not None and not options:
+            return explore(self, frames=frames)
+        if self.mode == "forward":
+            options.setdefault("mode", "forward")
+        return explore(self, **options)
 
     @property
     def graph(self) -> Any:
@@ -558,6 +572,12 @@ def _run(cell: Any, code: Any, ns: dict[str, Any], names: tuple[str, ...],
             if mode != "forward" and math.prod(out_shape) == 1:
                 adjoints.update({n: g for n, g in grads.items()})
             extras: dict[str, Any] = {}
+            if mode == "both" and tensor_out is not None and len(tape) <= MAX_FRAMED:
+                # the sweep over dual numbers needs their tags, which close with the cell
+                extras["frames"] = explorer_frames(
+                    tape,
+                    leaf_names=[binder.leaf_names.get(id(leaf), f"x{i}")
+                                for i, leaf in enumerate(tape.leaves)])
             if explain_name is not None:
                 extras["explanation"] = explain(out, binder.leaves[explain_name],
                                                 source=source, namespace=ns)
