@@ -19,7 +19,7 @@ def main(paths: list[str]) -> None:
     targets = [pathlib.Path(p) for p in paths] or sorted((ROOT / "notebooks").glob("*.ipynb"))
     for path in targets:
         nb = nbformat.read(path, as_version=4)
-        NotebookClient(nb, timeout=600, kernel_name="python3",
+        NotebookClient(nb, timeout=600, kernel_name="python3", store_widget_state=True,
                        resources={"metadata": {"path": str(path.parent)}}).execute()
         for cell in nb.cells:
             cell.get("metadata", {}).pop("execution", None)

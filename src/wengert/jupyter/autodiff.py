@@ -371,7 +371,14 @@ def _maybe_float(a: np.ndarray) -> Any:
 def _reverse(out: Any, leaves: list[Tensor], out_shape: tuple[int, ...],
              in_values: list[Any]) -> tuple[list[Any], dict[int, Any]]:
     """Gradients (a scalar output) or Jacobians by reverse sweeps; the cotangents the
-    nodes received (scalar outputs only)."""
+    nodes received (scalar outputs only). NumPy's floating point warnings are silenced:
+    an inf or NaN shows in the card (and ``--explain`` says where it came from)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return _sweeps(out, leaves, out_shape, in_values)
+
+
+def _sweeps(out: Any, leaves: list[Tensor], out_shape: tuple[int, ...],
+            in_values: list[Any]) -> tuple[list[Any], dict[int, Any]]:
     size = math.prod(out_shape)
     if size == 1:
         seed = 1.0 if out_shape == () else np.ones(out_shape)

@@ -709,7 +709,7 @@ def explorer_frames(
             note = (f"The sweep starts from {len(roots)} outputs at once, each with cotangent "
                     "1 (ones): it gives the gradient of their sum.")
         recorder = _Recorder(b)
-        with observe_sweep(recorder):
+        with observe_sweep(recorder), np.errstate(all="ignore"):  # NaN shows in the panel
             _, reached = backprop(sweep_roots, retain_graph=True,
                                   restrict={id(eq.node) for eq in eqs}, replay=True)
         b.finish(reached)
