@@ -161,7 +161,10 @@ for _ in range(40):
     path.append(point.copy())
     point = point - 0.01 * wg.grad(rosen)(point)
 plots.gradient_field(rosen, (-2.0, 2.0), (-1.0, 3.0), path=path)"""),
-    ("code", """plots.jacobian_heatmap(lambda v: np.tanh(np.outer(v, v).sum(axis=0) - v), np.linspace(-1, 1, 6))"""),
+    ("code", """def layer(v):
+    return np.tanh(np.outer(v, v).sum(axis=0) - v)
+
+plots.jacobian_heatmap(layer, np.linspace(-1, 1, 6))"""),
     ("md", """Forward mode needs one pass per input, reverse mode one per output: measured on
 $\\tanh(Wx)$ for growing input and output sizes (timings depend on the machine, so
 this cell's output is not compared by the notebook tests)."""),

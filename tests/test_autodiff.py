@@ -223,3 +223,13 @@ def test_explore_a_result_in_every_mode(mode, steps):
     assert view.frames["steps"]["total"] == steps
     html = r._repr_html_()  # the sweep tables read the same frames
     assert ("no reverse sweep" in html) == (mode == "forward")
+
+
+def test_the_notebooks_numbers_are_named_in_the_views():
+    # x and y held by the notebook before the cell are constants here: named, not "1.5"
+    pytest.importorskip("anywidget")
+    r = run_autodiff("L = (x * w + b - y) ** 2", {}, ["w", "b"],
+                     preset={"x": 1.5, "w": 0.8, "b": 0.1, "y": 1.0}, filename="<named>")
+    assert r.names[(0, 0)] == "x" and r.names[(2, 1)] == "y"
+    names = r.explore().data["nodes"]["name"]
+    assert {"x", "y", "w", "b", "L"} <= set(names)

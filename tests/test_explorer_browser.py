@@ -24,8 +24,9 @@ from wengert.jupyter.frames import explorer_frames, step_view
 from wengert.jupyter.widget import ESM_PATH, pack
 
 CHROMIUM = Path("/usr/bin/chromium")
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(),
-                                reason="needs Chromium at /usr/bin/chromium for Playwright")
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(not CHROMIUM.exists(),
+                                 reason="needs Chromium at /usr/bin/chromium for Playwright")]
 sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright for Python")
 
 SHOTS = Path("/tmp/shots/explorer")

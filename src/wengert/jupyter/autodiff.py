@@ -316,6 +316,24 @@ class _AdjointRecorder(SweepObserver):
         self.received[id(node)] = g
 
 
+def _float_names(tape: Tape, ns: Mapping[str, Any], before: Mapping[str, float],
+                 known: Mapping[Any, str]) -> dict[Any, str]:
+    """Names of the tape's float constants that are variables the notebook held before the
+    cell and still holds (literals in the cell are other objects, or share no name)."""
+    where: dict[int, list[tuple[int, int]]] = {}
+    for eq in tape:
+        for position, inp in enumerate(eq.inputs):
+            if inp.source == "constant" and type(inp.value) is float:
+                where.setdefault(id(inp.value), []).append((eq.index, position))
+    found: dict[Any, str] = {}
+    for name, value in before.items():
+        if ns.get(name) is value:
+            for key in where.get(id(value), ()):
+                if key not in known:
+                    found.setdefault(key, name)
+    return found
+
+
 def _output_of(cell: Any, ns: Mapping[str, Any], of: str | None) -> tuple[str, Any]:
     if of is not None:
         if of not in ns:
@@ -535,6 +553,9 @@ def _run(cell: Any, code: Any, ns: dict[str, Any], names: tuple[str, ...],
         stack.enter_context(source_lines())
         stack.enter_context(keep_values())
         binder = _Inputs(names, level, tags)
+        # numbers the notebook held before the cell: a constant on the tape that is one of
+        # them (the same object) is shown under its name (x, y of the data)
+        floats_before = {k: v for k, v in ns.items() if type(v) is float and k[:1] != "_"}
         try:
             for n in names:
                 if n in ns and n not in cell.bound_inputs:
@@ -573,6 +594,7 @@ def _run(cell: Any, code: Any, ns: dict[str, Any], names: tuple[str, ...],
                                                         - np.asarray(tangents[n], float)),
                                                  initial=0.0)) for n in names}
             value_names = names_from_namespace(tape, ns)
+            value_names.update(_float_names(tape, ns, floats_before, value_names))
             for i, leaf in enumerate(tape.leaves):
                 if id(leaf) in binder.leaf_names:
                     value_names[f"x{i}"] = binder.leaf_names[id(leaf)]
@@ -582,7 +604,7 @@ def _run(cell: Any, code: Any, ns: dict[str, Any], names: tuple[str, ...],
             if mode == "both" and tensor_out is not None and len(tape) <= MAX_FRAMED:
                 # the sweep over dual numbers needs their tags, which close with the cell
                 extras["frames"] = explorer_frames(
-                    tape,
+                    tape, value_names=value_names,
                     leaf_names=[binder.leaf_names.get(id(leaf), f"x{i}")
                                 for i, leaf in enumerate(tape.leaves)])
             if explain_name is not None:

@@ -89,8 +89,9 @@ const CSS = `
 .wgx .wgx-chip.new { border: 2px solid var(--wgx-current); }
 .wgx .wgx-jac { margin-top: 8px; border: 1px dashed var(--wgx-line); border-radius: 4px;
   padding: 6px 8px; background: var(--wgx-bg); }
-.wgx .wgx-cur { color: var(--wgx-current); font-weight: 600; }
+.wgx .wgx-cur { color: color-mix(in srgb, var(--wgx-current) 62%, var(--wgx-fg)); font-weight: 600; }
 .wgx .wgx-adj { color: var(--wgx-done); }
+.wgx .wgx-table .wgx-tr.cur .wgx-adj { color: var(--wgx-on-current); }
 .wgx .wgx-table { border-top: 1px solid var(--wgx-line); height: 178px; overflow: auto;
   position: relative; font-size: 12px; }
 .wgx .wgx-table .wgx-tr { position: absolute; left: 0; right: 0; height: ${ROW}px;

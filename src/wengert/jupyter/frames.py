@@ -276,7 +276,8 @@ def fill_rule(template: str | None, names: Sequence[str], out: str, g: str) -> s
 class _Builder:
     """Reads one tape into columns and records its reverse sweep."""
 
-    def __init__(self, tape: Tape, leaf_names: Sequence[str] | None) -> None:
+    def __init__(self, tape: Tape, leaf_names: Sequence[str] | None,
+                 value_names: Mapping[Any, str] | None = None) -> None:
         self.eqs: list[Equation] = list(tape)
         n = self.n = len(self.eqs)
         self.eq_of_node = {id(eq.node): eq.index for eq in self.eqs}
@@ -286,6 +287,7 @@ class _Builder:
         base = n + self.n_leaves
         self.ins: list[list[int]] = []
         self.const_values: list[Any] = []
+        self.const_keys: list[tuple[int, int]] = []  # (equation, input position) per constant
         const_shapes: list[tuple[int, ...] | None] = []
         leaf_values: list[Any] = [None] * self.n_leaves
         for eq in self.eqs:
@@ -303,6 +305,7 @@ class _Builder:
                 else:  # one constant node per use
                     refs.append(base + len(self.const_values))
                     self.const_values.append(inp.value)
+                    self.const_keys.append((eq.index, i))
                     const_shapes.append(_shape_of(inp.value if inp.value is not None else saved))
             self.ins.append(refs)
         for k, leaf in enumerate(leaves):
@@ -316,7 +319,7 @@ class _Builder:
         self.labels = _tag_labels(self.node_values)
         self.values = _Values(self.labels)
         self.value_texts = [self.values.text(v) for v in self.node_values]
-        self.names = self._names(leaf_names)
+        self.names = self._names(leaf_names, value_names or {})
         self.shapes: list[list[Any]] = []
         self.shape_index: dict[tuple[int, ...] | None, int] = {}
         shapes = [eq.shape if eq.shape is not None else _shape_of(eq.value) for eq in self.eqs]
@@ -335,14 +338,16 @@ class _Builder:
         self.sums: dict[int, tuple[int, Any]] = {}
         self.pending: dict[int, tuple[list[Any], Any]] = {}
 
-    def _names(self, leaf_names: Sequence[str] | None) -> list[str]:
+    def _names(self, leaf_names: Sequence[str] | None,
+               value_names: Mapping[Any, str]) -> list[str]:
         n, n_leaves = self.n, self.n_leaves
         names = [f"t{k}" for k in range(n)]
         leaves = [f"x{k}" for k in range(n_leaves)]
         for k, name in enumerate(list(leaf_names or ())[:n_leaves]):
             if name and len(name) <= MAX_NAME:
                 leaves[k] = name
-        user = _assigned_names(self.eqs)
+        user = {k: value_names[f"t{k}"] for k in range(n) if f"t{k}" in value_names}
+        user = user or _assigned_names(self.eqs)
         if user:
             trial = names.copy()
             for k, name in user.items():
@@ -353,8 +358,10 @@ class _Builder:
             leaves = [f"x{k}" for k in range(n_leaves)]
         consts = []
         for k in range(len(self.const_values)):
+            given = value_names.get(self.const_keys[k])  # the user's variable holding it
             text = self.value_texts[n + n_leaves + k]
-            consts.append(text if _plain(text) and len(text) <= 10 else f"c{k}")
+            consts.append(given if given and len(given) <= MAX_NAME else
+                          text if _plain(text) and len(text) <= 10 else f"c{k}")
         return names + leaves + consts
 
     def _shape_id(self, shape: tuple[int, ...] | None) -> int:
@@ -637,6 +644,7 @@ def explorer_frames(
     seed: Any = None,
     mode: str | None = None,
     leaf_names: Sequence[str] | None = None,
+    value_names: Mapping[Any, str] | None = None,
 ) -> dict[str, Any]:
     """Everything the explorer shows for ``tape``, as JSON-able data (see the module doc).
 
@@ -655,6 +663,11 @@ def explorer_frames(
         forward trace (with tangents for dual numbers); ``"reverse"``: only the sweep.
     leaf_names : sequence of str, optional
         Names for the tape's leaves (``x``, ``w``); ``x0``, ``x1`` ... otherwise.
+    value_names : mapping, optional
+        The user's names of results and constants, keyed as
+        :func:`wengert.jupyter.render.names_from_namespace` gives them (``"t3"`` for
+        equation 3, ``(3, 1)`` for the constant that is input 1 of equation 3), as
+        ``%%autodiff`` results carry in ``.names``.
 
     Returns
     -------
@@ -678,7 +691,7 @@ def explorer_frames(
     """
     if mode not in (None, "both", "forward", "reverse"):
         raise ValueError(f"explore: mode must be None, 'forward' or 'reverse', got {mode!r}")
-    b = _Builder(tape, leaf_names)
+    b = _Builder(tape, leaf_names, value_names)
     n, eqs = b.n, b.eqs
     reverse = mode != "forward" and n > 0
     roots = [int(r) for r in (roots if roots is not None else tape.outputs or _sinks(tape))]

@@ -33,7 +33,7 @@ def frames_of(result: Any) -> Mapping[str, Any] | None:
     if frames is None and result.mode != "forward":
         names = [result.leaf_names.get(id(leaf), f"x{i}")
                  for i, leaf in enumerate(result.tape.leaves)]
-        frames = explorer_frames(result.tape, leaf_names=names)
+        frames = explorer_frames(result.tape, leaf_names=names, value_names=result.names)
         result.extras["frames"] = frames
     return frames
 

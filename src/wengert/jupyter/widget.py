@@ -249,5 +249,6 @@ def explore(
         leaf_names = _names_from(target, tape, names, frame)
     finally:
         del caller, frame
-    data = explorer_frames(tape, roots=roots, seed=seed, mode=mode, leaf_names=leaf_names)
+    data = explorer_frames(tape, roots=roots, seed=seed, mode=mode, leaf_names=leaf_names,
+                           value_names=getattr(target, "names", None))
     return explorer_class()(frames=pack(data))

@@ -1,0 +1,109 @@
+"""Fixtures of the real-browser tests: Debian's Chromium driven by Playwright for Python, a
+JupyterLab server on a temporary copy of the test notebooks, and a report of screenshots
+and timings printed at the end of the run.
+
+The tests that drive a browser are marked ``browser`` (``pytest -m browser`` selects
+them, ``-m "not browser"`` leaves them out). Without Chromium at ``/usr/bin/chromium``,
+the ``playwright`` package or JupyterLab they are skipped with the reason
+(``scripts/e2e_setup.sh`` installs what is missing on CI). Run them with
+``pytest -n 2 --dist loadfile tests/e2e``: each file then starts what it needs once.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from e2e_browser import launch, missing_reason
+from e2e_lab import LabServer, start_lab
+
+NOTEBOOKS = Path(__file__).resolve().parent / "notebooks"
+#: Key of the user properties that the end-of-run report prints.
+REPORT_KEY = "e2e"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "browser: real-browser test (Chromium via Playwright)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    reason = missing_reason()
+    if reason is None:
+        return
+    for item in items:
+        if item.get_closest_marker("browser") is not None:
+            item.add_marker(pytest.mark.skip(reason=reason))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    lines = []
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if getattr(report, "when", None) != "call":
+                continue
+            lines += [str(v) for k, v in getattr(report, "user_properties", ()) if k == REPORT_KEY]
+    if lines:
+        terminalreporter.section("browser tests: screenshots and timings")
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
+@pytest.fixture
+def report(record_property: Any) -> Callable[[str], None]:
+    """``report("text")``: a line for the end-of-run summary (screenshot paths, timings),
+    also printed at once (visible with ``-s``)."""
+
+    def add(line: str) -> None:
+        print(line)
+        record_property(REPORT_KEY, line)
+
+    return add
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """Chromium (``/usr/bin/chromium``), headless, through Playwright's sync API."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = launch(playwright)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture(scope="session")
+def notebook_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A temporary copy of ``tests/e2e/notebooks`` (the server may write to it)."""
+    target = tmp_path_factory.mktemp("notebooks")
+    for source in NOTEBOOKS.glob("*.ipynb"):
+        shutil.copy(source, target / source.name)
+    return target
+
+
+@pytest.fixture(scope="session")
+def lab_server(notebook_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+    """JupyterLab on 127.0.0.1 (no token, ``--allow-root``) serving :func:`notebook_dir`,
+    stopped with its kernels at the end of the session."""
+    server = start_lab(notebook_dir, tmp_path_factory.mktemp("jupyter-state"))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def shots_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the screenshots go: under pytest's temporary directory, or the directory
+    named by ``WENGERT_E2E_SHOTS`` (kept after the run, e.g. for CI artifacts)."""
+    chosen = os.environ.get("WENGERT_E2E_SHOTS")
+    if chosen:
+        path = Path(chosen)
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+    return tmp_path_factory.mktemp("screenshots")
