@@ -187,25 +187,34 @@ def read_tape(roots: Sequence[Any], nodes: Sequence[Node] | None = None) -> Tape
     leaves: list[Any] = []
     leaf_number: dict[int, int] = {}
     equations = []
+    append = equations.append
     for k, node in enumerate(found):
         ins = []
         for parent, value in zip(node.parents(), node.inputs()):
-            if type(parent) is Node and id(parent) in number:
-                ins.append(Input("equation", number[id(parent)]))
-            elif parent is not None and type(parent) is not Node:
-                if id(parent) not in leaf_number:
-                    leaf_number[id(parent)] = len(leaves)
+            if type(parent) is Node:
+                j = number.get(id(parent))
+                if j is not None:
+                    ins.append(Input("equation", j))
+                    continue
+            elif parent is not None:
+                i = leaf_number.get(id(parent))
+                if i is None:
+                    i = leaf_number[id(parent)] = len(leaves)
                     leaves.append(parent)
-                ins.append(Input("leaf", leaf_number[id(parent)], leaf=parent))
-            else:
-                ins.append(Input("constant", value=None if is_stand_in(value) else value))
+                ins.append(Input("leaf", i, parent))
+                continue
+            ins.append(Input("constant", None, None, None if is_stand_in(value) else value))
         out = node.out
-        equations.append(Equation(
-            index=k, op=node.op, inputs=tuple(ins),
-            shape=shape_of(out) if out is not None else None,
-            dtype=dtype_of(out) if out is not None else None,
-            params=dict(node.params or {}), source=_source(node), value=_value(node),
-            node=node,
+        params = node.params
+        extra = node.extra
+        append(Equation(
+            k, node.op, tuple(ins),
+            shape_of(out) if out is not None else None,
+            dtype_of(out) if out is not None else None,
+            dict(params) if params else {},
+            _source(node) if extra else None,
+            _value(node),
+            node,
         ))
     outputs = [number[id(r)] for r in roots if type(r) is Node and id(r) in number]
     for r in roots:  # a root that is a leaf itself

@@ -18,7 +18,9 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -95,6 +97,10 @@ def summarize(value: Any, max_items: int = 6, digits: int = 4) -> str:
     >>> summarize(np.zeros((0, 3)))
     '[]  (0, 3)'
     """
+    if type(value) is np.ndarray and value.ndim == 1 and 0 < value.size <= max_items \
+            and value.dtype.kind == "f":  # the common case, first: one C-level format
+        text = _row_format(value.size, digits) % tuple(value.tolist())
+        return _NEG_ZERO.sub("0", text) if "-0," in text or "-0]" in text else text
     if value is None:
         return "—"
     primal = getattr(value, "primal", None)  # a dual number: its value
@@ -108,8 +114,9 @@ def summarize(value: Any, max_items: int = 6, digits: int = 4) -> str:
     if a.size <= max_items:
         return _nested(a, digits)
     flat = a.ravel()
-    head = ", ".join(format_number(v, digits) for v in flat[: max_items - 2])
-    tail = format_number(flat[-1], digits)
+    floats = a.dtype.kind == "f"
+    head = ", ".join(_number_texts(flat[: max_items - 2].tolist(), digits, floats))
+    tail = _number_texts([flat[-1].item()], digits, floats)[0]
     text = f"[{head}, …, {tail}]  {a.shape}"
     if a.dtype.kind in "fiu":
         norm = float(np.linalg.norm(flat.astype(np.float64)))
@@ -117,7 +124,31 @@ def summarize(value: Any, max_items: int = 6, digits: int = 4) -> str:
     return text
 
 
+_SPECS = {d: f".{d}g" for d in range(1, 18)}
+#: A ``-0`` standing alone in a list of numbers (format_number writes 0).
+_NEG_ZERO = re.compile(r"(?<![\w.])-0(?=[,\]])")
+
+
+@functools.cache
+def _row_format(n: int, digits: int) -> str:
+    """``"[%.4g, %.4g]"`` for ``n`` numbers: a whole row formatted by one ``%``."""
+    return "[" + ", ".join([f"%.{digits}g"] * n) + "]"
+
+
+def _number_texts(items: list[Any], digits: int, floats: bool = False) -> list[str]:
+    """:func:`format_number` of each of ``items`` (plain Python numbers from ``tolist``);
+    ``floats``: all are floats, formatted with one spec (``'g'`` writes inf and nan as
+    format_number does; only ``-0`` needs mending)."""
+    if not floats:
+        return [format_number(v, digits) for v in items]
+    spec = _SPECS.get(digits) or f".{digits}g"
+    texts = [format(v, spec) for v in items]
+    if "-0" in texts:
+        texts = ["0" if t == "-0" else t for t in texts]
+    return texts
+
+
 def _nested(a: np.ndarray, digits: int) -> str:
     if a.ndim == 1:
-        return "[" + ", ".join(format_number(v, digits) for v in a) + "]"
+        return "[" + ", ".join(_number_texts(a.tolist(), digits, a.dtype.kind == "f")) + "]"
     return "[" + ", ".join(_nested(row, digits) for row in a) + "]"
