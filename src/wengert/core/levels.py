@@ -18,7 +18,7 @@ from contextvars import ContextVar
 
 __all__ = [
     "Tag", "USER_TAG", "next_order", "DUAL_TAG", "is_transform_level", "open_level",
-    "close_level", "is_open", "escaped_error",
+    "close_level", "is_open", "escaped_error", "OPEN_LEVELS",
 ]
 
 next_order = itertools.count(1).__next__
@@ -33,21 +33,22 @@ def is_transform_level(level: float) -> bool:
 
 #: The levels of the reverse transforms running now (in any thread). A level is an
 #: identity from :func:`next_order` that is never reused, so this is the registry of
-#: live transforms (as ``Tag.active`` is for forward mode), not a mode switch.
-_OPEN: set[int] = set()
+#: live transforms (as ``Tag.active`` is for forward mode), not a mode switch. The
+#: recording path reads it inline: ``level.__class__ is int and level not in OPEN_LEVELS``.
+OPEN_LEVELS: set[int] = set()
 
 
 def open_level(level: int | None = None) -> int:
     """A new reverse-transform level (or ``level`` again), open until :func:`close_level`."""
     if level is None:
         level = next_order()
-    _OPEN.add(level)
+    OPEN_LEVELS.add(level)
     return level
 
 
 def close_level(level: int) -> None:
     """The transform at ``level`` returned: its tensors may no longer record."""
-    _OPEN.discard(level)
+    OPEN_LEVELS.discard(level)
 
 
 def is_open(level: float) -> bool:
@@ -63,7 +64,7 @@ def is_open(level: float) -> bool:
     >>> is_open(level)
     False
     """
-    return not (type(level) is int and level and level not in _OPEN)
+    return not (type(level) is int and level and level not in OPEN_LEVELS)
 
 
 def escaped_error(level: float) -> RuntimeError:

@@ -38,7 +38,7 @@ import textwrap
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-__all__ = ["Site", "cut_sites", "SITE_KINDS", "RETURN"]
+__all__ = ["Site", "cut_sites", "SITE_KINDS", "RETURN", "dotted_name"]
 
 #: The name :func:`cut_sites` gives a function's return value (``target=RETURN``).
 RETURN = "<return>"
@@ -255,7 +255,7 @@ def _stored(stmt: ast.stmt) -> set[str]:
     return names
 
 
-def _dotted(node: ast.AST) -> str:
+def dotted_name(node: ast.AST) -> str:
     """``np.linalg.norm`` for an attribute chain of names, else ``""``."""
     parts = []
     while isinstance(node, ast.Attribute):
@@ -335,7 +335,7 @@ class _Scan:
         kind = None
         subject: list[ast.AST] = args
         if isinstance(func, ast.Attribute):
-            dotted = _dotted(func)
+            dotted = dotted_name(func)
             module = dotted.split(".")[0] if dotted else ""
             if func.attr == "detach":
                 kind, subject = "detach", [func.value]
@@ -406,7 +406,7 @@ def _block_kind(block: ast.With) -> str | None:
     for item in block.items:
         expr = item.context_expr
         if isinstance(expr, ast.Call):
-            name = _dotted(expr.func).rsplit(".", 1)[-1]
+            name = dotted_name(expr.func).rsplit(".", 1)[-1]
             if name == "no_grad":
                 return "no_grad"
             if name == "stop_recording":
@@ -416,7 +416,7 @@ def _block_kind(block: ast.With) -> str | None:
 
 def _is_tape(block: ast.With) -> bool:
     return any(isinstance(i.context_expr, ast.Call)
-               and _dotted(i.context_expr.func).endswith("GradientTape") for i in block.items)
+               and dotted_name(i.context_expr.func).endswith("GradientTape") for i in block.items)
 
 
 #: Fallback for code that does not parse: keywords per kind, line by line.

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 
 from ..ops import REGISTRY
+from .explain_source import dotted_name
 
 __all__ = ["op_code", "FLAT_OPS", "SAFE_VALUE", "infinite_derivative_words", "double_where",
            "safe_value", "forward_words", "SINGULAR_OPS"]
@@ -148,21 +149,11 @@ def infinite_derivative_words(name: str) -> tuple[str, str, str]:
             "domain")
 
 
-def _dotted(node: ast.AST) -> str:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-    return ".".join(reversed(parts))
-
-
 def _risky_argument(branch: ast.AST, op: str) -> tuple[ast.AST, str] | None:
     """The node of ``op`` inside ``branch`` and the field holding the argument to guard."""
     for node in ast.walk(branch):
         if isinstance(node, ast.Call) and node.args and \
-                _dotted(node.func).rsplit(".", 1)[-1] == op:
+                dotted_name(node.func).rsplit(".", 1)[-1] == op:
             return node, "args"
         if isinstance(node, ast.BinOp) and (
                 (op == "divide" and isinstance(node.op, ast.Div))
@@ -189,7 +180,7 @@ def double_where(line: str, op: str) -> str | None:
         return None
     for call in ast.walk(tree):
         if not (isinstance(call, ast.Call) and len(call.args) == 3
-                and _dotted(call.func).rsplit(".", 1)[-1] == "where"):
+                and dotted_name(call.func).rsplit(".", 1)[-1] == "where"):
             continue
         cond = call.args[0]
         for branch in (1, 2):

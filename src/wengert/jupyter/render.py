@@ -951,7 +951,7 @@ def dual_html(d: Dual) -> str:
     else:
         name = getattr(d.tag, "name", "jvp")
         state = "" if getattr(d.tag, "active", True) else ", transform finished"
-        tag = f"{eps}: perturbation of {name} (level {getattr(d.tag, 'order', '?')}{state})"
+        tag = f"{eps}: perturbation of {name}{state}"
     rows.append(("tag", f'<span class="wg-eps">{_e(tag)}</span>'))
     return (f'{STYLE}<div class="wg-card wg-dual"><div class="wg-head">'
             f'<span class="wg-title">Dual</span> <span class="wg-meta">{_e(meta)}</span>'
