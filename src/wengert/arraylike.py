@@ -18,7 +18,7 @@ from .ops import linalg as _linalg
 from .ops import reduce as _reduce
 from .ops import shape as _shape
 
-__all__ = ["ArrayMethods"]
+__all__ = ["ArrayMethods", "FlatIter"]
 
 
 class ArrayMethods:
@@ -96,7 +96,7 @@ class ArrayMethods:
         return _ew.negative(self)
 
     def __pos__(self) -> Any:
-        return self
+        return _ew.positive(self)  # a new value, as NumPy's (y = +x; y += 1 leaves x)
 
     def __abs__(self) -> Any:
         return _ew.abs(self)
@@ -138,15 +138,23 @@ class ArrayMethods:
         return _shape.reshape(self, shape)
 
     def ravel(self, order: str = "C") -> Any:
-        return _shape.ravel(self, order)
+        out = _shape.ravel(self, order)
+        # NumPy's ravel is a view only of an array contiguous in that order (a reshape
+        # may be a view of a strided one): a copy otherwise, which no update writes through.
+        p = primal(self)
+        if isinstance(p, np.ndarray) and not (
+                p.flags.f_contiguous if order == "F" else p.flags.c_contiguous):
+            return _ew.copy(out)
+        return out
 
     def flatten(self, order: str = "C") -> Any:
-        return _shape.ravel(self, order)
+        return _ew.copy(_shape.ravel(self, order))  # always a copy, as NumPy's (never a view)
 
     @property
-    def flat(self) -> Any:
-        """The entries in row-major order (indexable: ``x.flat[0]``), as ``ravel()``."""
-        return _shape.ravel(self)
+    def flat(self) -> FlatIter:
+        """The entries in row-major order, as NumPy's ``x.flat``: ``x.flat[i]`` reads a copy,
+        ``x.flat[i] = v`` writes into ``x`` (whatever its memory layout)."""
+        return FlatIter(self)
 
     @property
     def real(self) -> Any:
@@ -265,3 +273,55 @@ class ArrayMethods:
     def copy(self) -> Any:
         return _ew.copy(self)
 
+
+class FlatIter:
+    """``x.flat`` of a traced value: reads give copies, writes go into ``x`` in place.
+
+    Parameters
+    ----------
+    base : traced value
+        The tensor or dual number whose entries are read and written in row-major
+        order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> d = wg.Dual(np.zeros((2, 2)), np.zeros((2, 2)))
+    >>> d.T.flat[1] = wg.Dual(5.0, 1.0)  # (0, 1) of d.T: d[1, 0]
+    >>> d
+    Dual([[0., 0.],
+          [5., 0.]], [[0., 0.],
+          [1., 0.]])
+    >>> len(d.flat), d.flat[2].primal
+    (4, np.float64(5.0))
+    """
+
+    __slots__ = ("base",)
+
+    def __init__(self, base: Any) -> None:
+        self.base = base
+
+    def __len__(self) -> int:
+        return self.base.size
+
+    def __getitem__(self, index: Any) -> Any:
+        out = _indexing.getitem(_shape.ravel(self.base), index)
+        return _ew.copy(out) if len(out.shape) else out  # NumPy's flat reads copy
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        # The flat positions, as an index of the base: the base is written in place.
+        positions = np.arange(self.base.size)[_indexing.raw_index(index)]
+        self.base[np.unravel_index(positions, self.base.shape)] = value
+
+    def __iter__(self) -> Any:
+        flat = _shape.ravel(self.base)
+        for i in range(self.base.size):
+            yield flat[i]
+
+    def copy(self) -> Any:
+        """The entries as a new 1-d value."""
+        return _ew.copy(_shape.ravel(self.base))
+
+    def __repr__(self) -> str:
+        return f"<flat iterator of {type(self.base).__name__} {self.base.shape}>"

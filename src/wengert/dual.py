@@ -11,6 +11,19 @@ Primals and tangents may be Python floats (the scalar fast path), NumPy
 arrays, or traced values of outer levels (tensors: reverse over forward;
 other duals: forward over forward).
 
+A dual number holding an array behaves as a NumPy array under in-place
+updates (``d += 1``, ``d[i] = v``, ``np.add(a, b, out=d)``): the dual object
+itself takes the new value, so every name bound to it sees the change. A dual
+made by a view op (basic slicing, reshape, transpose, ...) when NumPy would
+return a view remembers its base and the op; the base keeps weak references
+to its live views. An in-place update of a view writes through to its base
+(the inverse of the view op, see :func:`wengert.inplace.write_back`), and an
+update of a base re-derives its live views. The arrays beneath are never
+written: each new value is computed out of place, so the primals and
+tangents handed to a transform stay as they were. That bookkeeping costs
+only at view creation and in-place updates. Scalars (a float primal) are
+immutable, as NumPy's are: ``s += 1`` rebinds ``s``.
+
 Examples
 --------
 >>> import numpy as np
@@ -19,10 +32,16 @@ Examples
 >>> y = np.exp(d) * d
 >>> round(y.primal, 4), round(y.tangent, 4)
 (14.7781, 22.1672)
+>>> x = wg.Dual(np.array([1.0, 2.0, 3.0]), np.ones(3))
+>>> v = x[1:]
+>>> v *= 10.0
+>>> x
+Dual([ 1., 20., 30.], [ 1., 10., 10.])
 """
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -44,11 +63,14 @@ from .core.bind import (
 )
 from .core.display import html_of
 from .core.levels import USER_TAG, Tag
+from .inplace import keep_layout, shares_storage, write_back
+from .ops import elementwise as _ew
 from .ops import indexing as _ix
+from .ops import linalg as _linalg
 from .ops.broadcast import reshape_to
 from .ops.shape import stack
 
-__all__ = ["Dual", "DUAL"]
+__all__ = ["Dual", "DUAL", "assign"]
 
 _NEW = object.__new__
 _ndarray = np.ndarray
@@ -100,7 +122,9 @@ class Dual(ArrayMethods):
     (0.0, 1.0)
     """
 
-    __slots__ = ("primal", "tangent", "tag")
+    # ``_base`` (a view's base, op and params) and ``_views`` (weak references to a
+    # base's live views) are set only on views and on bases that have views.
+    __slots__ = ("primal", "tangent", "tag", "_base", "_views", "__weakref__")
 
     def __init__(self, primal: Any, tangent: Any = None, tag: Tag | None = None) -> None:
         primal = _numeric(primal, "primal")
@@ -193,17 +217,43 @@ class Dual(ArrayMethods):
 
     def __setitem__(self, index: Any, value: Any) -> None:
         """``d[index] = value``: the primal and the tangent are updated together (the
-        ``setitem`` primitive, applied out of place; this dual then holds the result)."""
+        ``setitem`` primitive, applied out of place; this dual then holds the result,
+        and its base and views follow, as with NumPy views)."""
         new = apply(_ix.SETITEM, self, value, index=_ix.raw_index(index))
-        if type(new) is not Dual:
-            raise TypeError(
-                f"d[i] = v with a {type(value).__name__} v would turn this dual number into "
-                "another kind of value; compute the result out of place instead "
-                "(np.where, np.concatenate, np.stack)."
-            )
-        self.primal = new.primal
-        self.tangent = new.tangent
-        self.tag = new.tag
+        assign(self, new, "d[i] = v")
+
+    # -- in-place operators: NumPy semantics (see the module docstring) -----
+    def __iadd__(self, other: Any) -> Any:
+        new = _add(self, other)
+        return new if type(self.primal) is float else _in_place(self, new, "+=")
+
+    def __isub__(self, other: Any) -> Any:
+        new = _subtract(self, other)
+        return new if type(self.primal) is float else _in_place(self, new, "-=")
+
+    def __imul__(self, other: Any) -> Any:
+        new = _multiply(self, other)
+        return new if type(self.primal) is float else _in_place(self, new, "*=")
+
+    def __itruediv__(self, other: Any) -> Any:
+        new = _divide(self, other)
+        return new if type(self.primal) is float else _in_place(self, new, "/=")
+
+    def __ipow__(self, other: Any) -> Any:
+        new = _power(self, other)
+        return new if type(self.primal) is float else _in_place(self, new, "**=")
+
+    def __ifloordiv__(self, other: Any) -> Any:
+        new = _ew.floor_divide(self, other)
+        return new if type(self.primal) is float else _in_place(self, new, "//=")
+
+    def __imod__(self, other: Any) -> Any:
+        new = _ew.mod(self, other)
+        return new if type(self.primal) is float else _in_place(self, new, "%=")
+
+    def __imatmul__(self, other: Any) -> Any:
+        new = _linalg.matmul(self, other)
+        return new if type(self.primal) is float else _in_place(self, new, "@=")
 
     # -- comparisons act on primals (no derivative) --------------------
     def __eq__(self, other: Any) -> Any:  # type: ignore[override]
@@ -266,6 +316,126 @@ def _make(primal: Any, tangent: Any, tag: Tag) -> Dual:
     d.tangent = tangent
     d.tag = tag
     return d
+
+
+# -- in-place updates and views ----------------------------------------------------------
+def _track(base: Dual, view: Dual, op: Any, params: Any) -> None:
+    """``view`` (made by ``op`` with ``params``) shares ``base``'s memory in NumPy terms."""
+    view._base = (base, op, params)
+    refs = getattr(base, "_views", None)
+    if refs is None:
+        base._views = [weakref.ref(view)]
+        return
+    refs.append(weakref.ref(view))
+    n = len(refs)
+    if n >= 16 and not n & (n - 1):  # at 16, 32, 64, ... entries: forget the dead views
+        refs[:] = [r for r in refs if r() is not None]
+
+
+def _link(d: Dual) -> Any:
+    """``(base, op, params)`` for a view, else ``None``."""
+    return getattr(d, "_base", None)
+
+
+def _set(d: Dual, new: Dual) -> None:
+    d.primal = new.primal
+    d.tangent = new.tangent
+    d.tag = new.tag
+
+
+def _as_dual(new: Any, target: Dual, what: str) -> Dual:
+    """The result of an in-place update of ``target`` as a dual number of its tag (a
+    plain result has a zero tangent)."""
+    if type(new) is Dual:
+        return new
+    if is_traced(new):
+        raise TypeError(
+            f"{what} with a dual number as the target would turn it into a "
+            f"{type(new).__name__} (a value of an inner transform); compute the result out "
+            "of place instead (y = x + v, np.where, np.concatenate, np.stack)."
+        )
+    tag = target.tag
+    new = _numeric(new, "value")
+    shape = shape_of(new)
+    tangent = np.zeros(shape if tag.batch is None else (tag.batch,) + shape,
+                       dtype=dtype_of(new) if dtype_of(new).kind == "f" else float)
+    return _make(new, tangent, tag)
+
+
+def assign(target: Dual, new: Any, what: str) -> Dual:
+    """Make the dual number ``target`` hold ``new`` (computed out of place), as NumPy's
+    in-place operations do: every name bound to ``target`` sees it, a view writes
+    through to its base (up a chain of views), and the base's live views follow.
+
+    Parameters
+    ----------
+    target : Dual
+        The dual number updated in place.
+    new : Dual or array_like
+        Its new value (of its shape; cast to its dtype).
+    what : str
+        The operation, for messages (``"+="``).
+
+    Returns
+    -------
+    Dual
+        ``target``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> y = Dual(np.zeros(3), np.zeros(3))
+    >>> v = y[::2]
+    >>> _ = assign(v, Dual(np.ones(2), np.full(2, 5.0)), "v[...] = w")
+    >>> y
+    Dual([1., 0., 1.], [5., 0., 5.])
+    """
+    new = _as_dual(new, target, what)
+    shape = shape_of(target.primal)
+    if shape_of(new.primal) != shape:
+        raise ValueError(
+            f"in-place {what}: the result has shape {shape_of(new.primal)} but the dual number "
+            f"has shape {shape}; NumPy does not broadcast the target of an in-place operation."
+        )
+    dtype = target.dtype
+    if new.dtype != dtype:
+        new = _ew.astype(new, dtype)  # NumPy keeps the target's dtype (float32 += float64)
+    root = target
+    value = new
+    link = _link(target)
+    while link is not None:  # up the chain of views, out of place: nothing is written yet
+        base, op, params = link
+        value = _as_dual(write_back(op, params, base, value, what), base, what)
+        root = base
+        link = _link(base)
+    _set(root, _as_dual(keep_layout(root, value), root, what))
+    _rederive_views(root)
+    return target
+
+
+def _rederive_views(base: Dual) -> None:
+    """Give every live view of ``base`` (and their views, no recursion) its part of the
+    base's new value."""
+    todo = [base]
+    while todo:
+        b = todo.pop()
+        refs = getattr(b, "_views", None)
+        if refs is None:
+            continue
+        live = [v for v in (r() for r in refs) if v is not None]
+        for view in live:
+            _, op, params = view._base
+            _set(view, apply(op, b, **params) if params else apply(op, b))
+            todo.append(view)
+        b._views = [weakref.ref(v) for v in live]  # (not the duals apply just made)
+
+
+def _in_place(target: Dual, new: Any, what: str) -> Any:
+    """``target op= other``: a dual holding an array is updated in place; a scalar (float
+    primal, immutable as in NumPy) is rebound to ``new``."""
+    if type(primal(target)) is not _ndarray:
+        return new
+    return assign(target, new, what)
 
 
 # -- the dual kind: how ops act on dual numbers --------------------------------------
@@ -352,7 +522,10 @@ class DualKind(Kind):
                 if type(ans) is _ndarray and ans.dtype.kind == "f" or type(ans) is np.float64:
                     tangent = op.jvp((x.tangent,), ans, p, **params) if params else \
                         op.jvp((x.tangent,), ans, p)
-                    return _make(ans, tangent, tag)
+                    d = _make(ans, tangent, tag)
+                    if op.view and shares_storage(ans, p):
+                        _track(x, d, op, params)  # a NumPy view: in-place updates write through
+                    return d
         tag = None
         for a in args:
             if type(a) is Dual and a.tag.order == level:
@@ -386,7 +559,11 @@ class DualKind(Kind):
                 raise complex_error(op)
             return ans  # an integer or boolean result (a cast) carries no tangent
         if tag.batch is not None:
-            return _make(ans, _batched_jvp(op, tangents, ans, primals, params or {}), tag)
+            d = _make(ans, _batched_jvp(op, tangents, ans, primals, params or {}), tag)
+            if op.view and type(args[0]) is Dual and args[0].tag is tag \
+                    and shares_storage(ans, primals[0]):
+                _track(args[0], d, op, params)
+            return d
         if params:
             tangent = op.jvp(tuple(tangents), ans, *primals, **params)
         else:
@@ -397,7 +574,18 @@ class DualKind(Kind):
                 ans = float(ans)
             if type(tangent) is np.float64:
                 tangent = float(tangent)
-        return _make(ans, tangent, tag)
+        d = _make(ans, tangent, tag)
+        if op.view and type(args[0]) is Dual and args[0].tag is tag \
+                and shares_storage(ans, primals[0]):
+            _track(args[0], d, op, params)
+        return d
+
+    def write(self, target: Dual, result: Any, what: str) -> Dual:
+        """``np.f(..., out=target)``: ``target`` takes the result in place (an array)."""
+        if type(primal(target)) is not _ndarray:
+            raise TypeError(f"{what}: out= must be an array; this dual number holds a scalar "
+                            "(assign the result instead: y = np.f(x)).")
+        return assign(target, result, what)
 
     def unary(self, op: Any, cls: type, public: Any) -> Any:
         if cls is not Dual:
@@ -515,3 +703,9 @@ register(Dual, DUAL)
 _FAST_UFUNCS: dict[Any, Any] = {}
 # Dual numbers' operators and np.* ufuncs call the dual kind's functions directly.
 _dispatch.specialise(Dual, DUAL, _FAST_UFUNCS)
+# The in-place operators compute with the same functions as the operators.
+_add = Dual.__add__
+_subtract = Dual.__sub__
+_multiply = Dual.__mul__
+_divide = Dual.__truediv__
+_power = Dual.__pow__

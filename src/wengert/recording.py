@@ -38,7 +38,7 @@ from .core.levels import escaped_error, is_open
 from .core.modes import GRAD_ENABLED, RECORDERS
 from .core.node import new_node, node1, node2, shape_stand_in
 from .dual import Dual
-from .inplace import assign_result, track_view
+from .inplace import assign_result, shares_storage, track_view
 from .tensor import FAST_UFUNCS, Tensor, constant
 
 __all__ = ["TensorKind", "TENSOR", "record", "recorders_tracking", "UNREAD_BYTES",
@@ -194,10 +194,8 @@ class TensorKind(Kind):
             result = record(op, own_t, raws_t, out, params, rg, active, level)
         else:
             result = constant(out, level)
-        if op.view and type(out) is _ndarray and out.base is not None:
-            base = args[0]
-            if isinstance(base, Tensor):
-                track_view(base, result, op, params)
+        if op.view and isinstance(args[0], Tensor) and shares_storage(out, raws_t[0]):
+            track_view(args[0], result, op, params)
         return result
 
     def _process_one(self, op: Any, x: Tensor, params: dict[str, Any] | None) -> Any:
@@ -225,7 +223,8 @@ class TensorKind(Kind):
             result = _new(out, node, True, level)
         else:
             result = constant(out, level)
-        if op.view and type(out) is _ndarray and out.base is not None:
+        if op.view and shares_storage(out, x._value):
+            # (the values beneath may be traced: a dual number, an outer level's tensor)
             track_view(x, result, op, params)
         return result
 
