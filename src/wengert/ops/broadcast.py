@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..core.op import Op
-from .base import apply, forward, linear, shape_of
+from .base import apply, forward, is_traced, linear, shape_of
 
 __all__ = ["broadcast_to", "broadcast_arrays", "sum_to", "unbroadcast", "reshape_to", "sum_along",
            "expand", "keep_shape", "norm_axis", "axis_samples"]
@@ -165,6 +165,8 @@ def broadcast_to(x: Any, shape: Any) -> Any:
     array([3., 3.])
     """
     shape = tuple(int(n) for n in shape) if isinstance(shape, (tuple, list)) else (int(shape),)
+    if is_traced(x):  # always the op, as NumPy always returns a (read-only) view
+        return apply(BROADCAST_TO, x, shape=shape)
     return _reshaped(BROADCAST_TO, x, shape)
 
 

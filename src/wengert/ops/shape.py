@@ -463,8 +463,14 @@ def reshape(x: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
 
 
 def ravel(x: Any, order: str = "C") -> Any:
-    """Flatten to 1-d."""
-    return reshape(x, (-1,), order)
+    """Flatten to 1-d: a view of an array contiguous in ``order``, else a copy (as NumPy:
+    an in-place update of the result writes through to ``x`` only in the first case)."""
+    out = reshape(x, (-1,), order)
+    p = _raw(x)
+    if isinstance(p, np.ndarray) and not (
+            p.flags.f_contiguous if order == "F" else p.flags.c_contiguous):
+        return _ew.copy(out)
+    return out
 
 
 def transpose(x: Any, axes: Any = None) -> Any:
