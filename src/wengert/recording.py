@@ -34,7 +34,7 @@ from .core.bind import (
     number_kind,
     register,
 )
-from .core.levels import escaped_error, is_open
+from .core.levels import OPEN_LEVELS, escaped_error
 from .core.modes import GRAD_ENABLED, RECORDERS
 from .core.node import new_node, node1, node2, shape_stand_in
 from .dual import Dual
@@ -99,7 +99,7 @@ def record(op: Any, args: tuple[Any, ...], raws: tuple[Any, ...], out: Any,
     ``args`` holds the tensors of this level (others are ``None``: constants here),
     ``raws`` the values the op ran on, ``active`` the recorders tracking an input.
     """
-    if level and not is_open(level):
+    if level and level.__class__ is int and level not in OPEN_LEVELS:
         raise escaped_error(level)
     reads = op.reads
     edges = []
@@ -132,6 +132,10 @@ def _differentiable(op: Any, out: Any) -> bool:
     t = type(out)
     if t is float or (t is _ndarray and out.dtype.kind == "f"):
         return True
+    if t is Dual:
+        p = out.primal
+        if type(p) is float or (type(p) is _ndarray and p.dtype.kind == "f"):
+            return True
     k = dtype_of(out).kind if t is Dual or kind_of(out) is not None else number_kind(out)
     if k == "c":
         raise complex_error(op)
@@ -209,7 +213,7 @@ class TensorKind(Kind):
             out = apply(op, v, **params) if params else apply(op, v)
         level = x._level
         if x._rg and _grad_on() and _differentiable(op, out):
-            if level and not is_open(level):
+            if level and level.__class__ is int and level not in OPEN_LEVELS:
                 raise escaped_error(level)
             if 0 in op.reads:
                 h = x._version
@@ -261,7 +265,7 @@ class TensorKind(Kind):
             elif x._rg and _grad_on():
                 if tv is _ndarray and out.dtype.kind != "f" and not _differentiable(op, out):
                     return constant(out, x._level)
-                if x._level and not is_open(x._level):
+                if x._level and x._level.__class__ is int and x._level not in OPEN_LEVELS:
                     raise escaped_error(x._level)
                 if reads:
                     h = x._version
@@ -348,7 +352,7 @@ class TensorKind(Kind):
                         tout is not _ndarray or out.dtype.kind != "f") and \
                         not _differentiable(op, out):
                     return constant(out, level)
-                if level and not is_open(level):
+                if level and level.__class__ is int and level not in OPEN_LEVELS:
                     raise escaped_error(level)
                 hx = x._version if reads0 and tx is Tensor else None
                 hy = y._version if reads1 and ty is Tensor else None
