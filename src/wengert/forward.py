@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import math
-import operator
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -28,7 +27,7 @@ from .core.levels import DUAL_TAG, Tag
 from .core.tree import flatten, unflatten
 from .dual import Dual
 from .tensor import Tensor, connected
-from .transforms import grad, grad_of, vjp
+from .transforms import argnums_at, grad, grad_of, vjp
 
 __all__ = [
     "jvp", "linearize", "derivative", "jacfwd", "jacrev", "jacobian", "hessian", "hvp",
@@ -316,32 +315,6 @@ def derivative(fun: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return d
 
 
-def _argnums(argnums: int | Sequence[int], nargs: int, where: str) -> tuple[tuple[int, ...], bool]:
-    """Validated, non-negative argnums, and whether a single int was given."""
-    single = not isinstance(argnums, (tuple, list))
-    items = (argnums,) if single else tuple(argnums)
-    nums = []
-    for i in items:
-        try:
-            i = operator.index(i)
-        except TypeError:
-            raise TypeError(
-                f"{where}: argnums must be an int or a tuple of ints, got {argnums!r}"
-            ) from None
-        if i >= nargs or i < -nargs:
-            raise ValueError(
-                f"{where}: argnums={i} but the function got {nargs} positional argument(s); "
-                "argnums must index fun's positional arguments."
-            )
-        nums.append(i % nargs)
-    if len(set(nums)) != len(nums):
-        raise ValueError(
-            f"{where}: argnums={argnums} names argument "
-            f"{next(n for n in nums if nums.count(n) > 1)} twice; give each argument once."
-        )
-    return tuple(nums), single
-
-
 def _basis(shape: tuple[int, ...], dtype: Any) -> Iterator[Any]:
     n = _size(shape)
     dtype = dtype if np.dtype(dtype).kind in "fc" else np.dtype(float)
@@ -426,7 +399,7 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
 
     @functools.wraps(fun)
     def jac(*args: Any) -> Any:
-        nums, single = _argnums(argnums, len(args), "jacfwd")
+        nums, single = argnums_at(argnums, len(args), "jacfwd")
         sel, leaves, spec, infos = _inputs(args, nums, "jacfwd")
         f_sel = _select(fun, args, nums)
         if (len(leaves) == 1 and type(leaves[0]) is np.ndarray and infos[0][1].kind == "f"
@@ -538,7 +511,7 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
 
     @functools.wraps(fun)
     def jac(*args: Any) -> Any:
-        nums, single = _argnums(argnums, len(args), "jacrev")
+        nums, single = argnums_at(argnums, len(args), "jacrev")
         sel, _, spec, infos = _inputs(args, nums, "jacrev")
         out, f_vjp = vjp(_select(fun, args, nums), *sel)
         return _jacrev_from(out, f_vjp, infos, spec, single)
@@ -566,7 +539,7 @@ def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Calla
 
     @functools.wraps(fun)
     def jac(*args: Any) -> Any:
-        nums, single = _argnums(argnums, len(args), "jacobian")
+        nums, single = argnums_at(argnums, len(args), "jacobian")
         sel, _, spec, infos = _inputs(args, nums, "jacobian")
         out, f_vjp = vjp(_select(fun, args, nums), *sel)
         n_in = sum(_size(shape) for shape, _ in infos)

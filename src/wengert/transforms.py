@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -26,7 +27,10 @@ from .core.sweep import backprop
 from .core.tree import flatten, leaves_like, unflatten
 from .tensor import Tensor, constant
 
-__all__ = ["grad", "value_and_grad", "vjp", "leaf_for", "unbox_level", "of_level", "pullback"]
+__all__ = [
+    "grad", "value_and_grad", "vjp", "leaf_for", "unbox_level", "of_level", "pullback",
+    "argnums_at",
+]
 
 
 def _check_input(x: Any, where: str) -> None:
@@ -118,15 +122,46 @@ def _plain_ct(g: Any, v: Any, given: Any) -> Any:
 
 
 def _argnums_tuple(argnums: int | Sequence[int]) -> tuple[tuple[int, ...], bool]:
-    if isinstance(argnums, (int, np.integer)) and not isinstance(argnums, bool):
-        return (int(argnums),), True
-    if isinstance(argnums, (tuple, list)) and all(
-            isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in argnums):
-        return tuple(int(a) for a in argnums), False
-    raise TypeError(
-        f"argnums must be an int or a tuple of ints (the positions of the arguments to "
-        f"differentiate), got {argnums!r}."
-    )
+    """``argnums`` as a tuple (checked for type when the transform is made), and whether a
+    single int was given; :func:`argnums_at` checks it against the arguments."""
+    single = not isinstance(argnums, (tuple, list))
+    items = (argnums,) if single else tuple(argnums)
+    try:
+        return tuple(operator.index(i) for i in items), single
+    except TypeError:
+        raise TypeError(
+            f"argnums must be an int or a tuple of ints (the positions of the arguments to "
+            f"differentiate), got {argnums!r}."
+        ) from None
+
+
+def argnums_at(argnums: int | Sequence[int], nargs: int, where: str
+               ) -> tuple[tuple[int, ...], bool]:
+    """Validated, non-negative ``argnums`` for a call with ``nargs`` positional arguments
+    (each in range, none twice), and whether a single int was given.
+
+    Examples
+    --------
+    >>> argnums_at((0, -1), 3, "grad")
+    ((0, 2), False)
+    """
+    try:
+        nums, single = _argnums_tuple(argnums)
+    except TypeError as e:
+        raise TypeError(f"{where}: {e}") from None
+    for i in nums:
+        if i >= nargs or i < -nargs:
+            raise ValueError(
+                f"{where}: argnums={i} but the function got {nargs} positional argument(s); "
+                "argnums must index fun's positional arguments."
+            )
+    nums = tuple(i % nargs for i in nums)
+    if len(set(nums)) != len(nums):
+        raise ValueError(
+            f"{where}: argnums={argnums} names argument "
+            f"{next(n for n in nums if nums.count(n) > 1)} twice; give each argument once."
+        )
+    return nums, single
 
 
 def _prepare(args: tuple[Any, ...], argnums: tuple[int, ...], where: str, level: float):
@@ -134,16 +169,7 @@ def _prepare(args: tuple[Any, ...], argnums: tuple[int, ...], where: str, level:
     per differentiated argument, its leaves (tensors) and pytree spec."""
     args = list(args)
     leaves_per_arg = []
-    for i in argnums:
-        if i >= len(args) or i < -len(args):
-            raise ValueError(f"{where}: argnums={i} but the function got {len(args)} arguments")
-    positions = [i % len(args) for i in argnums]
-    if len(set(positions)) != len(positions):
-        raise ValueError(
-            f"{where}: argnums={argnums} names argument "
-            f"{next(p for p in positions if positions.count(p) > 1)} twice; give each "
-            "argument once."
-        )
+    argnums = argnums_at(argnums, len(args), where)[0]
     for i in argnums:
         leaves, spec = flatten(args[i])
         for leaf in leaves:

@@ -55,7 +55,7 @@ from ..forward import perturbation
 from ..tapes import keep_values, source_lines, tape_of
 from ..tensor import Tensor
 from ..transforms import leaf_for, of_level, pullback, unbox_level
-from .card import card_html
+from .card import card_html, modes_agree
 from .cell import BIND, OUT, rewrite_cell
 from .drawing import draw
 from .explain import explain
@@ -172,23 +172,17 @@ class AutodiffResult:
         """In ``both`` mode, whether forward and reverse mode agree (to rounding)."""
         if self.agreement is None:
             return None
-        return all(d <= 1e-7 * (1.0 + _scale(self.grads[k])) for k, d in self.agreement.items())
+        return all(modes_agree(d, self.grads[k]) for k, d in self.agreement.items())
 
     def __repr__(self) -> str:
         lines = [f"%%autodiff ({self.mode} mode): {self.output_name} = {_text(self.value)}"]
-        symbol = "∂" if self.mode != "forward" else "∂"
         for name in self.inputs:
-            lines.append(f"  {symbol}{self.output_name}/{symbol}{name} = {_text(self.grads[name])}")
+            lines.append(f"  ∂{self.output_name}/∂{name} = {_text(self.grads[name])}")
         if self.agreement is not None:
             verdict = "agree" if self.agree else "DISAGREE"
             worst = max(self.agreement.values(), default=0.0)
             lines.append(f"  forward and reverse mode {verdict} (largest difference {worst:.1e})")
         return "\n".join(lines)
-
-
-def _scale(v: Any) -> float:
-    a = np.asarray(v, dtype=float)
-    return float(np.max(np.abs(a))) if a.size else 0.0
 
 
 def _text(v: Any) -> str:

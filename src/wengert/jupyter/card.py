@@ -24,7 +24,7 @@ from .render import STYLE, tape_html, value_text
 from .summary import shape_text
 from .sweep_views import adjoint_table_html, vjp_table_html
 
-__all__ = ["card_html", "derivative_label"]
+__all__ = ["card_html", "derivative_label", "modes_agree"]
 
 _CARD_STYLE = """<style>
 .wg-card .wg-ad-value{font-size:14px;margin:2px 0 6px}
@@ -38,6 +38,19 @@ body[data-jp-theme-light="false"] .wg-card .wg-ad-bad{color:#ff8a80}
 
 def _e(text: Any) -> str:
     return html.escape(str(text), quote=True)
+
+
+def modes_agree(difference: float, derivative: Any) -> bool:
+    """Whether forward and reverse mode agree to rounding: their largest absolute
+    ``difference`` is at most 1e-7 relative to the derivative's largest entry.
+
+    Examples
+    --------
+    >>> modes_agree(1e-12, 3.0), modes_agree(0.1, 3.0)
+    (True, False)
+    """
+    a = np.asarray(derivative, dtype=float)
+    return difference <= 1e-7 * (1.0 + (float(np.max(np.abs(a))) if a.size else 0.0))
 
 
 def derivative_label(output: str, name: str, mode: str) -> str:
@@ -76,7 +89,7 @@ def _inputs_table(result: Any) -> str:
                  _e(_shape_note(value, grad))]
         if both:
             diff = result.agreement[name]
-            ok = diff <= 1e-7 * (1.0 + float(np.max(np.abs(np.asarray(grad, float)), initial=0)))
+            ok = modes_agree(diff, grad)
             cells += [_e(value_text(result.tangents[name])),
                       f'<span class="{"wg-ad-ok" if ok else "wg-ad-bad"}">'
                       f'{"✓" if ok else "✗"} {diff:.0e}</span>']

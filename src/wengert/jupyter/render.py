@@ -83,7 +83,6 @@ __all__ = [
     "leaf_cells",
     "tape_sections_html",
     "epsilon_text",
-    "gradient_tape_state",
     "NameKey",
     "STYLE",
     "COLUMN_HELP",
@@ -960,22 +959,6 @@ def dual_html(d: Dual) -> str:
 
 
 
-def gradient_tape_state(tape: GradientTape) -> str:
-    """``new``, ``recording``, ``paused``, ``closed`` or ``used``, as in the tape's repr.
-
-    Examples
-    --------
-    >>> import wengert as wg
-    >>> tape = wg.GradientTape()
-    >>> gradient_tape_state(tape)
-    'new'
-    >>> with tape:
-    ...     gradient_tape_state(tape)
-    'recording'
-    """
-    return tape.state
-
-
 def gradient_tape_html(tape: GradientTape, *, max_rows: int = MAX_ROWS) -> str:
     """A gradient tape's card: its state, what it watches, the equations it recorded.
 
@@ -990,7 +973,7 @@ def gradient_tape_html(tape: GradientTape, *, max_rows: int = MAX_ROWS) -> str:
     True
     """
     recorded = tape.recorded
-    chips = _chip(gradient_tape_state(tape), "state")
+    chips = _chip(tape.state, "state")
     if tape.persistent:
         chips += _chip("persistent", "state")
     meta = f"{_count(len(recorded), 'equation')}"
