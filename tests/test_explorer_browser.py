@@ -191,6 +191,19 @@ def test_the_graph_draws_and_steps_with_the_keyboard_and_buttons(open_page):
     assert page.evaluate("window.model.get('step')") == 8
 
 
+def test_adjoint_names_given_by_python_reach_the_panel(open_page):
+    a, g = wg.tensor(1.5, requires_grad=True), wg.tensor(0.5, requires_grad=True)
+    with wg.source_lines():
+        y = a * g
+        z = np.sin(y)
+    data = explorer_frames(wg.tape_of(z), leaf_names=["a", "g"])
+    assert data["bars"]  # ȳ, ā, ḡ: one precomposed character each
+    page = open_page(data, name="bars")
+    for step in range(data["steps"]["total"]):
+        page.evaluate(f"window.model.set('step', {step})")
+        check_panel(page, data, step)
+
+
 def test_python_sets_the_step_and_the_view_follows(open_page):
     data = seed_frames()
     page = open_page(data, theme="dark", name="dark")

@@ -319,3 +319,19 @@ def test_leaf_adjoints_match_a_real_backward_pass(program, start):
         node = data["eqs"]["op"].__len__() + k
         assert names[node] == f"x{k}"
         assert data["nodes"]["adjoint"][node] == format_number(float(leaf.grad))
+
+
+def test_adjoint_names_that_are_one_character_travel_sparsely():
+    a, g = wg.tensor(1.5, requires_grad=True), wg.tensor(0.5, requires_grad=True)
+    with wg.source_lines():
+        y = a * g
+        z = np.sin(y)
+    data = frames_of(z, leaf_names=["a", "g"])
+    assert data["nodes"]["name"][:4] == ["y", "z", "a", "g"]
+    # ȳ, ā, ḡ are precomposed characters; z̄ and the tape's own names need no entry.
+    assert data["bars"] == {"0": "ȳ", "2": "ā", "3": "ḡ"}
+    view = step_view(data, data["steps"]["forward"] + 2)  # y's reverse step
+    assert view["incoming"].startswith("ȳ = ")
+    assert [s["rule"].split(" += ")[0] for s in view["sends"]] == ["ā", "ḡ"]
+    plain = frames_of(wg.tensor(2.0, requires_grad=True) * 3.0)
+    assert "bars" not in plain

@@ -138,6 +138,14 @@ async function unpack(raw) {
   return JSON.parse(await new Response(stream).text());
 }
 
+// The adjoints' names: a combining macron on the first character, except where Python
+// said otherwise (``bars``: node index -> name, e.g. "ȳ", one precomposed character).
+function withBars(names, given) {
+  const bars = names.map((s) => s.slice(0, 1) + "\u0304" + s.slice(1));
+  for (const [k, name] of Object.entries(given || {})) bars[Number(k)] = name;
+  return bars;
+}
+
 function prepare(d) {
   const N = d.nodes.name.length;
   const n = d.eqs.op.length;
@@ -145,7 +153,7 @@ function prepare(d) {
   const X = {
     d, N, n, G,
     names: d.nodes.name,
-    bars: d.bars || d.nodes.name.map((s) => s.slice(0, 1) + "\u0304" + s.slice(1)),
+    bars: withBars(d.nodes.name, d.bars),
     nF: d.steps.forward, nR: d.steps.reverse, total: d.steps.total,
     gStart: d.layout.groups.start, gEnd: d.layout.groups.end,
     gParent: d.layout.groups.parent, gLabel: d.layout.groups.label,

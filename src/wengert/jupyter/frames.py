@@ -36,9 +36,10 @@ The data, column by column (lists indexed by node or equation):
   (nodes, then groups), the group it is drawn in and its rank and order there
   (:mod:`wengert.jupyter.layout`); ``collapsed`` says whether groups start closed.
 * and ``format``, ``title``, ``equations`` (their number), ``mode``, ``dual``,
-  ``eps`` (the perturbations' names), ``shapes``, ``lines``, and ``bars`` (the
-  adjoints' names) only when they are not the names with a combining macron on
-  their first character, which the browser writes itself.
+  ``eps`` (the perturbations' names), ``shapes``, ``lines``, and ``bars``: the
+  adjoints' names (node index, as text -> name) where they are not the name with
+  a combining macron on its first character, which the browser writes itself
+  (``ȳ`` is one precomposed character).
 
 Examples
 --------
@@ -69,8 +70,9 @@ from ..core.node import is_stand_in
 from ..core.sweep import SweepObserver, backprop, observe_sweep
 from ..core.tape import Equation, Tape
 from ..dual import Dual
+from .collector import collector_paused
 from .layout import nested_groups, nested_layout
-from .summary import format_number, nbytes_text, shape_text, summarize
+from .summary import format_number, nbytes_text, shape_text, summarize, summarize_many
 
 __all__ = [
     "explorer_frames", "step_view", "step_label", "fill_form", "fill_rule", "bar",
@@ -98,6 +100,8 @@ _INFIX = {"+": "{0} + {1}", "-": "{0} − {1}", "*": "{0} × {1}", "/": "{0} / {
 _PREFIX = {"-": "−{0}", "+": "+{0}"}
 _POSTFIX = {"ᵀ": "{0}ᵀ", "⁻¹": "{0}⁻¹", "[]": "{0}[…]"}
 _SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+#: The tape's own names of results (``t12``): their adjoints' names follow one rule.
+_TAPE_NAME = re.compile(r"t\d+")
 
 
 # -- text helpers -------------------------------------------------------------
@@ -160,6 +164,8 @@ def _params_text(params: Mapping[str, Any]) -> str | None:
 def _shape_of(value: Any) -> tuple[int, ...] | None:
     if value is None:
         return None
+    if type(value) is float:
+        return ()
     while isinstance(value, Dual):
         value = value.primal
     shape = getattr(value, "shape", None)
@@ -220,6 +226,16 @@ class _Values:
                     f" + {t}{mono}"
             return out
         return summarize(value)
+
+    def texts(self, values: list[Any]) -> list[str | None]:
+        """``[self.text(v) for v in values]``, numbers and short arrays formatted in bulk."""
+        if self.labels:
+            return [self.text(v) for v in values]
+        out = summarize_many(values)
+        for k, v in enumerate(values):
+            if v is None:
+                out[k] = None
+        return out
 
     def primal(self, value: Any) -> str | None:
         if value is None:
@@ -318,7 +334,7 @@ class _Builder:
         self.node_values = [eq.value for eq in self.eqs] + leaf_values + self.const_values
         self.labels = _tag_labels(self.node_values)
         self.values = _Values(self.labels)
-        self.value_texts = [self.values.text(v) for v in self.node_values]
+        self.value_texts = self.values.texts(self.node_values)
         self.names = self._names(leaf_names, value_names or {})
         self.shapes: list[list[Any]] = []
         self.shape_index: dict[tuple[int, ...] | None, int] = {}
@@ -337,6 +353,13 @@ class _Builder:
         self.adjoint_texts: list[str | None] = [None] * self.n_nodes
         self.sums: dict[int, tuple[int, Any]] = {}
         self.pending: dict[int, tuple[list[Any], Any]] = {}
+        # Texts written at the end, in one batch: the values and where each text goes.
+        self.later: list[Any] = []
+        self.later_at: list[tuple[list[Any], int]] = []
+
+    def _later(self, where: list[Any], position: int, value: Any) -> None:
+        self.later.append(value)
+        self.later_at.append((where, position))
 
     def _names(self, leaf_names: Sequence[str] | None,
                value_names: Mapping[Any, str]) -> list[str]:
@@ -386,12 +409,12 @@ class _Builder:
 
     def sends(self, e: int, g: Any, sent: list[tuple[int, Any, Any]]) -> list[list[Any]]:
         """The rows of one reverse step: equation ``e`` received ``g`` and sent ``sent``."""
-        values = self.values
+        later = self._later
         self.adjoint[e] = g
-        self.adjoint_texts[e] = values.text(g)
+        later(self.adjoint_texts, e, g)
         pending = self.pending.pop(e, None)
         if pending is not None and pending[1] is not g:  # a hook changed the cotangent
-            pending[0][1] = values.text(pending[1])
+            later(pending[0], 1, pending[1])
         ins = self.ins[e]
         rows = []
         for i, _parent, ct in sent:
@@ -401,9 +424,9 @@ class _Builder:
                 count, total = self.sums.get(target, (0, None))
                 total = ct if total is None else total + ct
                 self.sums[target] = (count + 1, total)
-                row[1] = values.text(ct)
+                later(row, 1, ct)
                 if count:
-                    row[2] = values.text(total)
+                    later(row, 2, total)
                 self.adjoint[target] = total
             else:  # all it will receive: its adjoint says it (checked when it arrives)
                 self.adjoint[target] = ct
@@ -420,9 +443,12 @@ class _Builder:
                 self.adjoint[n + k] = ct
         for target, (row, ct) in self.pending.items():
             if target < n or ct is not self.adjoint[target]:
-                row[1] = self.values.text(ct)  # it never became the node's adjoint
+                self._later(row, 1, ct)  # it never became the node's adjoint
         for target in range(n, self.n_nodes):
-            self.adjoint_texts[target] = self.values.text(self.adjoint[target])
+            self._later(self.adjoint_texts, target, self.adjoint[target])
+        for (where, position), text in zip(self.later_at, self.values.texts(self.later)):
+            where[position] = text
+        self.later, self.later_at = [], []
 
 
 class _Recorder(SweepObserver):
@@ -691,6 +717,13 @@ def explorer_frames(
     """
     if mode not in (None, "both", "forward", "reverse"):
         raise ValueError(f"explore: mode must be None, 'forward' or 'reverse', got {mode!r}")
+    with collector_paused():
+        return _frames(tape, roots, seed, mode, leaf_names, value_names)
+
+
+def _frames(tape: Tape, roots: Sequence[int] | None, seed: Any, mode: str | None,
+            leaf_names: Sequence[str] | None, value_names: Mapping[Any, str] | None
+            ) -> dict[str, Any]:
     b = _Builder(tape, leaf_names, value_names)
     n, eqs = b.n, b.eqs
     reverse = mode != "forward" and n > 0
@@ -783,8 +816,11 @@ def explorer_frames(
         "jacs": b.jacs,
         "layout": _layout(b, lines, line_of, keys),
     }
-    if any(bar(name) != _macron(name) for name in b.names[: n + b.n_leaves]):
-        data["bars"] = [bar(name) for name in b.names]  # the browser's rule would differ
+    same_rule = bar("t0") == _macron("t0")  # then every tape name (t12) follows it
+    bars = {str(k): bar(name) for k, name in enumerate(b.names[: n + b.n_leaves])
+            if not (same_rule and _TAPE_NAME.fullmatch(name)) and bar(name) != _macron(name)}
+    if bars:
+        data["bars"] = bars  # where the browser's rule would differ: ȳ is one character
     return data
 
 
@@ -825,7 +861,9 @@ def step_view(data: Mapping[str, Any], step: int) -> dict[str, Any]:
         raise IndexError(f"step {step} outside 0..{steps['total'] - 1}")
     nodes, eqs = data["nodes"], data["eqs"]
     names, values, adjoints = nodes["name"], nodes["value"], nodes["adjoint"]
-    bars = data.get("bars") or [_macron(name) for name in names]
+    bars = [_macron(name) for name in names]
+    for k, name in data.get("bars", {}).items():
+        bars[int(k)] = name
     n_fwd = steps["forward"]
     view: dict[str, Any] = {"label": step_label(data, step)}
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["format_number", "summarize", "shape_text", "nbytes_text"]
+__all__ = ["format_number", "summarize", "summarize_many", "shape_text", "nbytes_text"]
 
 
 def format_number(x: Any, digits: int = 4) -> str:
@@ -119,9 +119,59 @@ def summarize(value: Any, max_items: int = 6, digits: int = 4) -> str:
     tail = _number_texts([flat[-1].item()], digits, floats)[0]
     text = f"[{head}, …, {tail}]  {a.shape}"
     if a.dtype.kind in "fiu":
-        norm = float(np.linalg.norm(flat.astype(np.float64)))
+        with np.errstate(over="ignore", invalid="ignore"):  # a display never warns
+            norm = float(np.linalg.norm(flat.astype(np.float64)))
         text += f" ‖·‖={format_number(norm, 2)}"
     return text
+
+
+def summarize_many(values: list[Any], max_items: int = 6, digits: int = 4) -> list[str]:
+    """``[summarize(v) for v in values]``, formatted in bulk: Python floats and short 1-d
+    float arrays (the values of big scalar and small-vector tapes) go through one ``%``
+    per kind and length instead of one call each.
+
+    Examples
+    --------
+    >>> summarize_many([0.5, -0.0, np.array([1.0, 2.5]), None, 3])
+    ['0.5', '0', '[1, 2.5]', '—', '3']
+    """
+    if all([type(v) is float for v in values]):  # a scalar tape: one format for all
+        return _formatted(f"%.{digits}g", values, len(values))
+    out: list[Any] = [None] * len(values)
+    buckets: dict[int, tuple[list[int], list[float]]] = {}  # length (0: a float) -> rows
+    for k, v in enumerate(values):
+        t = type(v)
+        if t is float:
+            rows = buckets.get(0)
+            if rows is None:
+                rows = buckets[0] = ([], [])
+            rows[0].append(k)
+            rows[1].append(v)
+        elif t is np.ndarray and v.ndim == 1 and 0 < v.size <= max_items \
+                and v.dtype.kind == "f":
+            rows = buckets.get(v.size)
+            if rows is None:
+                rows = buckets[v.size] = ([], [])
+            rows[0].append(k)
+            rows[1].extend(v.tolist())
+        else:
+            out[k] = summarize(v, max_items, digits)
+    for size, (where, numbers) in buckets.items():
+        one = f"%.{digits}g" if size == 0 else _row_format(size, digits)
+        for k, text in zip(where, _formatted(one, numbers, len(where))):
+            out[k] = text
+    return out
+
+
+def _formatted(one: str, numbers: list[float], count: int) -> list[str]:
+    """``count`` texts: ``one`` (a ``%`` format) filled from ``numbers`` in order, by one
+    ``%``; a ``-0`` becomes ``0`` as in :func:`format_number`."""
+    joined = "\0".join([one] * count) % tuple(numbers)
+    texts = joined.split("\0") if count else []
+    if "-0" in joined:
+        texts = ["0" if t == "-0" else _NEG_ZERO.sub("0", t) if "-0" in t else t
+                 for t in texts]
+    return texts
 
 
 _SPECS = {d: f".{d}g" for d in range(1, 18)}

@@ -33,6 +33,7 @@ from typing import Any
 
 from ..core.tape import Tape
 from ..tensor import Tensor
+from .collector import collector_paused
 from .frames import explorer_frames, step_label
 from .targets import as_tape
 
@@ -60,7 +61,7 @@ def pack(data: Mapping[str, Any], limit: int = PACK_LIMIT) -> dict[str, Any]:
     if data.get("equations", 0) <= limit:
         return dict(data)
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    blob = base64.b64encode(gzip.compress(text, compresslevel=6, mtime=0)).decode("ascii")
+    blob = base64.b64encode(gzip.compress(text, compresslevel=1, mtime=0)).decode("ascii")
     return {"format": data["format"], "title": data["title"], "equations": data["equations"],
             "steps": data["steps"], "packed": blob}
 
@@ -244,11 +245,13 @@ def explore(
         return explorer_class()(frames=pack(dict(frames)))
     caller = inspect.currentframe()
     frame = caller.f_back if caller is not None else None
-    try:
-        tape, roots = _resolve(target)
-        leaf_names = _names_from(target, tape, names, frame)
-    finally:
-        del caller, frame
-    data = explorer_frames(tape, roots=roots, seed=seed, mode=mode, leaf_names=leaf_names,
-                           value_names=getattr(target, "names", None))
-    return explorer_class()(frames=pack(data))
+    with collector_paused():
+        try:
+            tape, roots = _resolve(target)
+            leaf_names = _names_from(target, tape, names, frame)
+        finally:
+            del caller, frame
+        data = explorer_frames(tape, roots=roots, seed=seed, mode=mode,
+                               leaf_names=leaf_names, value_names=getattr(target, "names", None))
+        packed = pack(data)
+    return explorer_class()(frames=packed)
