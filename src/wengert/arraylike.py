@@ -105,7 +105,9 @@ class ArrayMethods:
         return _indexing.getitem(self, index)
 
     # -- methods mirroring ndarray ----------------------------------------
-    def astype(self, dtype: Any) -> Any:
+    def astype(self, dtype: Any, copy: bool = True) -> Any:
+        """A new value of ``dtype`` (``copy`` is accepted as NumPy's; the result is never
+        the same object, as traced values are never written in place)."""
         return _ew.astype(self, dtype)
 
     def sum(self, axis: Any = None, keepdims: bool = False) -> Any:

@@ -156,6 +156,35 @@ def _box(result: Any, inputs: Any) -> Any:
     return result
 
 
+def _recording_kind(args: Any) -> Any:
+    """A kind among ``args`` that records calls without a gradient rule (the graph
+    tracer: ``x > 0`` must stay a step of the graph, not become a constant)."""
+    stack = [args]
+    while stack:
+        a = stack.pop()
+        kind = kind_of(a)
+        if kind is not None:
+            if kind.records_calls:
+                return kind
+        elif isinstance(a, (list, tuple)):
+            stack.extend(a)
+        elif isinstance(a, dict):
+            stack.extend(a.values())
+    return None
+
+
+def _plain_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], name: str,
+                box: bool) -> Any:
+    """``func`` (no gradient) on the values beneath ``args``: recorded by a kind that
+    records calls, else run, and its result boxed as the inputs' kind boxes constants
+    when ``box``."""
+    recorder = _recording_kind((args, kwargs))
+    if recorder is not None:
+        return recorder.record_call(func, args, kwargs, name)
+    result = func(*_unbox(args), **{k: _unbox(v) for k, v in kwargs.items()})
+    return _box(result, (args, kwargs)) if box else result
+
+
 def numpy_name(func: Any) -> str:
     """``np.linalg.eigh`` for ``numpy.linalg.eigh`` (the name a user wrote)."""
     module = getattr(func, "__module__", None) or "numpy"
@@ -175,7 +204,7 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
         if fn is not None and not kwargs:
             result = fn(*inputs)
         elif ufunc in _NONDIFF_UFUNCS or not _needs_grad(inputs):
-            result = _box(getattr(ufunc, method)(*_unbox(inputs), **kwargs), inputs)
+            result = _plain_call(ufunc, inputs, kwargs, f"np.{ufunc.__name__}", True)
         else:
             extra = f" with arguments {sorted(kwargs)}" if fn is not None else ""
             raise TypeError(
@@ -192,7 +221,8 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
     elif method == "accumulate" and ufunc in wnp.ACCUMULATE_TABLE:
         result = wnp.ACCUMULATE_TABLE[ufunc](*inputs, **kwargs)
     elif not _needs_grad(inputs):
-        result = _box(getattr(ufunc, method)(*_unbox(inputs), **kwargs), inputs)
+        result = _plain_call(getattr(ufunc, method), inputs, kwargs,
+                             f"np.{ufunc.__name__}.{method}", True)
     else:
         raise TypeError(
             f"np.{ufunc.__name__}.{method} has no wengert gradient rule, and one of its inputs "
@@ -224,10 +254,7 @@ def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
         return _write_into(args[0], numpy_name(func), lambda: func(
             *_unbox(args), **{k: _unbox(v) for k, v in kwargs.items()}))
     if func in _NONDIFF_FUNCTIONS or not _needs_grad((args, kwargs)):
-        result = func(*_unbox(args), **{k: _unbox(v) for k, v in kwargs.items()})
-        if func in _LIKE:
-            return _box(result, (args, kwargs))
-        return result
+        return _plain_call(func, args, kwargs, numpy_name(func), func in _LIKE)
     raise TypeError(
         f"{numpy_name(func)} has no wengert gradient rule, and one of its inputs requires grad: "
         "the gradient would be lost. Use a supported function (see wengert.numpy), wrap the "

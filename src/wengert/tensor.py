@@ -565,13 +565,13 @@ class Tensor(ArrayMethods, InPlaceMethods):
 
 
 def _plain(x: Any) -> Any:
-    """The plain value under every traced layer (comparisons)."""
+    """The plain value under every traced layer (comparisons), down to a graph tracer."""
     while True:
         if isinstance(x, Tensor):
             x = x._value
             continue
         kind = kind_of(x)
-        if kind is None:
+        if kind is None or kind.opaque:  # a graph tracer: compared as a recorded step
             return x
         x = kind.primal(x)
 

@@ -79,6 +79,14 @@ class Kind:
     #: one (``"primal"``, ``"_value"``): :func:`primal` and :func:`shape_of` read it
     #: directly instead of calling :meth:`primal`.
     value_attribute: str | None = None
+    #: Whether calls without a gradient rule on this kind's values (``np.greater``,
+    #: ``np.argmax``) go to :meth:`record_call` instead of running on the values
+    #: beneath (the graph tracer records them as steps of its graph).
+    records_calls = False
+    #: Whether :func:`primal` stops at this kind's values instead of reading beneath them:
+    #: a graph tracer's value is only an example, so the masks and tests rules compute
+    #: from values (``x > 0`` in relu's rule) must be computed on the tracer, recorded.
+    opaque = False
 
     def level(self, x: Any) -> float:
         """The level of value ``x`` (larger: a more inner transform)."""
@@ -92,6 +100,12 @@ class Kind:
                 level: float) -> Any:
         """Apply ``op`` to ``args``, at ``level``, where this kind is the innermost."""
         raise NotImplementedError  # pragma: no cover - every kind defines it
+
+    def record_call(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                    name: str) -> Any:
+        """``func(*args, **kwargs)``, a function without a gradient rule, as a step of
+        this kind's record (only for kinds with :attr:`records_calls`)."""
+        raise NotImplementedError  # pragma: no cover - only recording kinds define it
 
     def shape(self, x: Any) -> tuple[int, ...]:
         """The shape of ``x`` (that of the value beneath)."""
@@ -237,6 +251,8 @@ def primal(x: Any) -> Any:
 
     Rules use it where they look at values without differentiating them (the
     mask of ``max``, the sign in ``abs``): never ``np.asarray`` on a traced value.
+    It stops at an *opaque* kind's value (a graph tracer), whose NumPy functions
+    are recorded rather than computed.
     """
     while True:
         t = type(x)
@@ -245,7 +261,7 @@ def primal(x: Any) -> Any:
         k = _KIND_OF.get(t, _MISSING)
         if k is _MISSING:
             k = _resolve(t)
-        if k is None:
+        if k is None or k.opaque:
             return x
         a = k.value_attribute
         x = k.primal(x) if a is None else getattr(x, a)

@@ -1175,7 +1175,14 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     if x is None and y is None:
         return np.nonzero(_raw(condition))
     c = _raw(condition)
-    return apply(WHERE, np.asarray(c, dtype=bool) if not isinstance(c, bool) else c, x, y)
+    if isinstance(c, bool):
+        pass
+    elif is_traced(c):  # a graph tracer's condition: recorded, cast only when needed
+        if c.dtype != np.bool_:
+            c = astype(c, bool)
+    else:
+        c = np.asarray(c, dtype=bool)
+    return apply(WHERE, c, x, y)
 
 
 #: Names exported by ``wengert.numpy``.

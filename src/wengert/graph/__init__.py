@@ -1,0 +1,14 @@
+"""Static graphs: trace a function into a graph, look at it, optimise it, compile it.
+
+The pieces (imports flow downward): :mod:`.ir` (variables, equations, guards),
+:mod:`.tracer` (the third kind of traced value), :mod:`.codegen` (Python source),
+:mod:`.program` (:class:`Graph`), :mod:`.trace`.
+"""
+
+from .ir import Equation, Guard, GuardFailed, Literal, Var
+from .program import Graph, GuardError
+from .trace import trace
+from .tracer import Traced, TraceError
+
+__all__ = ["Graph", "Equation", "Var", "Literal", "Guard", "GuardError", "GuardFailed",
+           "TraceError", "Traced", "trace"]

@@ -1,0 +1,247 @@
+"""The pieces of the graph IR: variables, literals, equations ``out = op[params](ins)``, guards.
+
+A graph (:class:`wengert.graph.program.Graph`) is what :func:`wengert.graph.trace`
+captures from a function:
+its inputs (variables with shapes and dtypes, and the pytree they came in),
+its equations in execution order (each applies one op record to variables
+and literals, and names its output), its outputs (variables or literals, and
+their pytree), and the guards the trace passed (a traced value turned into a
+Python ``bool``, ``int`` or ``float``: the graph holds only for inputs that
+give the same answer). Everything is immutable; a pass builds a new graph.
+
+Examples
+--------
+>>> import numpy as np
+>>> import wengert as wg
+>>> g = wg.trace(lambda x, w: np.sum(np.sin(x) * w), np.ones(3), 2.0)
+>>> print(g)
+graph f(x: f64[3], w: f64[]):
+    t0: f64[3] = sin(x)
+    t1: f64[3] = multiply(t0, w)
+    t2: f64[] = sum(t1, axis=None, keepdims=False)
+    return t2
+>>> len(g), float(g(np.zeros(3), 1.0))
+(3, 0.0)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..core.source import SourceLine
+
+__all__ = ["Var", "Literal", "Equation", "Guard", "aval_text", "dtype_text", "literal_text",
+           "GuardFailed"]
+
+_SHORT = {"float64": "f64", "float32": "f32", "float16": "f16", "int64": "i64", "int32": "i32",
+          "int16": "i16", "int8": "i8", "uint8": "u8", "uint64": "u64", "uint32": "u32",
+          "bool": "bool", "complex128": "c128", "complex64": "c64"}
+
+
+def dtype_text(dtype: Any) -> str:
+    """``f64`` for float64, ``i64`` for int64, ``bool``, ``c128`` ...
+
+    Examples
+    --------
+    >>> dtype_text(np.float32), dtype_text(np.dtype(bool))
+    ('f32', 'bool')
+    """
+    name = np.dtype(dtype).name
+    return _SHORT.get(name, name)
+
+
+def aval_text(shape: tuple[int, ...], dtype: Any) -> str:
+    """``f64[3,4]``: a dtype and a shape, as jaxprs write them.
+
+    Examples
+    --------
+    >>> aval_text((3, 4), np.float64), aval_text((), np.int64)
+    ('f64[3,4]', 'i64[]')
+    """
+    return f"{dtype_text(dtype)}[{','.join(str(n) for n in shape)}]"
+
+
+class Var:
+    """A variable of a graph: a name, a shape and a dtype (compared by identity).
+
+    ``scalar`` is true when the traced value was a Python float (not a 0-d array): a
+    program of only such values compiles to straight-line ``math`` code.
+    """
+
+    __slots__ = ("name", "shape", "dtype", "scalar")
+
+    def __init__(self, name: str, shape: tuple[int, ...], dtype: Any, scalar: bool = False
+                 ) -> None:
+        self.name = name
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self.scalar = scalar
+
+    @property
+    def aval(self) -> str:
+        """``f64[3]``."""
+        return aval_text(self.shape, self.dtype)
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes of the array this variable holds."""
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+    def __repr__(self) -> str:
+        return f"{self.name}:{self.aval}"
+
+
+def literal_text(value: Any) -> str:
+    """A literal as it reads in a listing: ``0.9``, ``True``, ``array(f64[3,4])``.
+
+    Examples
+    --------
+    >>> literal_text(0.9), literal_text(np.float64(2)), literal_text(np.zeros((3, 4)))
+    ('0.9', '2.0', 'array(f64[3,4])')
+    """
+    if isinstance(value, np.ndarray):
+        if value.size == 1 and value.ndim == 0:
+            return repr(value.item())
+        return f"array({aval_text(value.shape, value.dtype)})"
+    if isinstance(value, np.generic):
+        return repr(value.item())
+    return repr(value)
+
+
+class Literal:
+    """A constant input of an equation: a Python number or a NumPy array, kept as given."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(np.shape(self.value))
+
+    @property
+    def dtype(self) -> np.dtype:
+        v = self.value
+        if type(v) is float:
+            return np.dtype(np.float64)
+        return np.asarray(v).dtype
+
+    @property
+    def scalar(self) -> bool:
+        return type(self.value) in (float, int)
+
+    def __repr__(self) -> str:
+        return literal_text(self.value)
+
+
+class Equation:
+    """``out = op[params](*ins)``: one op record applied to variables and literals.
+
+    Attributes
+    ----------
+    op : Op
+        The primitive's record (its NumPy forward ``op.impl``, its rules).
+    ins : tuple of Var or Literal
+    params : dict
+        The op's static parameters (``axis``, ``shape`` ...).
+    out : Var
+    source : SourceLine or None
+        The user's line that made it, when traced inside ``wg.source_lines()`` (always
+        for :func:`wengert.graph.trace`).
+    """
+
+    __slots__ = ("op", "ins", "params", "out", "source")
+
+    def __init__(self, op: Any, ins: Sequence[Var | Literal], params: dict[str, Any] | None,
+                 out: Var, source: SourceLine | None = None) -> None:
+        self.op = op
+        self.ins = tuple(ins)
+        self.params = dict(params) if params else {}
+        self.out = out
+        self.source = source
+
+    def replace(self, **changes: Any) -> Equation:
+        """A copy with some fields changed (``eq.replace(ins=...)``)."""
+        fields = {k: getattr(self, k) for k in self.__slots__}
+        fields.update(changes)
+        return Equation(**fields)
+
+    def __str__(self) -> str:
+        args = [v.name if type(v) is Var else literal_text(v.value) for v in self.ins]
+        args += [f"{k}={_param_text(v)}" for k, v in self.params.items()]
+        return f"{self.out.name}: {self.out.aval} = {self.op.name}({', '.join(args)})"
+
+    def __repr__(self) -> str:
+        return f"<Equation {self}>"
+
+
+def _param_text(v: Any) -> str:
+    if isinstance(v, np.ndarray):
+        return literal_text(v)
+    return repr(v)
+
+
+class GuardFailed(Exception):
+    """A guard of a graph does not hold for these arguments (see :class:`Guard`)."""
+
+    def __init__(self, guard: Guard, got: Any) -> None:
+        super().__init__(guard, got)
+        self.guard = guard
+        self.got = got
+
+
+class Guard:
+    """A traced value that the trace turned into a Python value (``if x > 0``,
+    ``float(y)``, ``range(n)``): the graph holds only while it gives ``expected``.
+
+    Attributes
+    ----------
+    var : Var
+        The value converted.
+    how : str
+        ``"bool"``, ``"int"``, ``"float"``, ``"index"`` or ``"complex"``.
+    expected : bool, int, float or complex
+        What it gave when traced.
+    source : SourceLine or None
+        The user's line that converted it.
+    """
+
+    __slots__ = ("var", "how", "expected", "source")
+
+    def __init__(self, var: Var, how: str, expected: Any, source: SourceLine | None) -> None:
+        self.var = var
+        self.how = how
+        self.expected = expected
+        self.source = source
+
+    def convert(self, value: Any) -> Any:
+        """What the traced code's conversion gives for ``value``."""
+        if self.how == "bool":
+            return bool(value)
+        if self.how == "complex":
+            return complex(value)
+        if self.how == "float":
+            return float(value)
+        return int(value)
+
+    def holds(self, value: Any) -> bool:
+        got = self.convert(value)
+        e = self.expected
+        return got == e or (got != got and e != e)  # NaN == NaN here
+
+    def where(self) -> str:
+        """``line 12 (`if x > 0:`)`` or ``an unknown line``."""
+        src = self.source
+        if src is None:
+            return "an unknown line"
+        return f"line {src.lineno} (`{src.text}`)"
+
+    def __str__(self) -> str:
+        return f"{self.how}({self.var.name}) == {self.expected!r}"
+
+    def __repr__(self) -> str:
+        return f"<Guard {self} at {self.where()}>"

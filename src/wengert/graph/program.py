@@ -1,0 +1,215 @@
+"""The :class:`Graph`: a traced program that lists, runs, compiles and differentiates.
+
+Examples
+--------
+>>> import numpy as np
+>>> import wengert as wg
+>>> g = wg.trace(lambda x, w: np.sum(np.sin(x) * w), np.ones(3), 2.0)
+>>> print(g)
+graph f(x: f64[3], w: f64[]):
+    t0: f64[3] = sin(x)
+    t1: f64[3] = multiply(t0, w)
+    t2: f64[] = sum(t1, axis=None, keepdims=False)
+    return t2
+>>> len(g), float(g(np.zeros(3), 1.0))
+(3, 0.0)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..core.bind import apply, is_traced, kind_of
+from ..core.display import html_of
+from ..core.tree import flatten, unflatten
+from .codegen import compile_graph, to_source
+from .ir import Equation, Guard, GuardFailed, Literal, Var, aval_text, literal_text
+
+__all__ = ["Graph", "GuardError", "evaluate", "check_arguments"]
+
+
+class GuardError(RuntimeError):
+    """A graph was run on arguments for which a guard of its trace does not hold."""
+
+
+def _plain(x: Any) -> Any:
+    while is_traced(x):
+        x = kind_of(x).primal(x)
+    return x
+
+
+def guard_message(graph: Any, guard: Guard, got: Any) -> str:
+    return (
+        f"graph {graph.name} was traced where {guard.how}({guard.var.name}) at "
+        f"{guard.where()} gave {guard.expected!r}; for these arguments it gives {got!r}, so "
+        "this graph would compute the wrong branch or use a stale number. Use wg.compile(f), "
+        "which traces again for each branch, or write the choice with np.where."
+    )
+
+
+def _aval_of(x: Any) -> tuple[tuple[int, ...], np.dtype]:
+    x = _plain(x)
+    if type(x) is float:
+        return (), np.dtype(np.float64)
+    a = np.asarray(x)
+    return a.shape, a.dtype
+
+
+def check_arguments(graph: Any, args: tuple[Any, ...]) -> list[Any]:
+    """The flat leaves of ``args``, checked against the graph's inputs (structure, shapes,
+    dtypes); a mismatch raises a ``TypeError`` or ``ValueError`` naming the input."""
+    leaves, tree = flatten(tuple(args))
+    if tree != graph.in_tree:
+        raise TypeError(
+            f"graph {graph.name} takes {graph.signature()} (arguments of the same structure as "
+            f"when it was traced); got {len(args)} argument(s) with {len(leaves)} value(s) in "
+            "another structure."
+        )
+    for v, x in zip(graph.inputs, leaves):
+        shape, dtype = _aval_of(x)
+        if shape != v.shape or dtype != v.dtype:
+            raise ValueError(
+                f"graph {graph.name}: input {v.name} was traced as {v.aval}, got "
+                f"{aval_text(shape, dtype)}. A graph runs on the shapes and dtypes it was "
+                "traced with: trace again (wg.trace), or use wg.compile(f), which traces once "
+                "per signature."
+            )
+    return leaves
+
+
+def evaluate(graph: Any, leaves: Sequence[Any]) -> list[Any]:
+    """Run the graph equation by equation with :func:`wengert.core.bind.apply`, so inputs
+    may be tensors, dual numbers or tracers (then the run is differentiated or traced
+    again); returns the flat outputs. Guards are checked on the way."""
+    env: dict[int, Any] = {id(v): x for v, x in zip(graph.inputs, leaves)}
+    guards: dict[int, list[Guard]] = {}
+    for g in graph.guards:
+        guards.setdefault(id(g.var), []).append(g)
+
+    def check(var: Var, value: Any) -> None:
+        for g in guards.get(id(var), ()):
+            plain = _plain(value)
+            if not g.holds(plain):
+                raise GuardError(guard_message(graph, g, g.convert(plain)))
+
+    for v in graph.inputs:
+        check(v, env[id(v)])
+    for eq in graph.equations:
+        values = [env[id(v)] if type(v) is Var else v.value for v in eq.ins]
+        out = apply(eq.op, *values, **eq.params)
+        env[id(eq.out)] = out
+        if guards:
+            check(eq.out, out)
+    return [env[id(v)] if type(v) is Var else v.value for v in graph.outputs]
+
+
+class Graph:
+    """A traced program: inputs, equations in execution order, outputs, guards.
+
+    ``len(graph)`` is the number of equations; ``str(graph)`` a listing;
+    ``graph(*args)`` runs it on new arguments of the traced shapes and dtypes
+    (compiled to Python source, see :meth:`to_source`).
+
+    Parameters
+    ----------
+    inputs : sequence of Var
+        The flat inputs (the leaves of ``in_tree``).
+    equations : sequence of Equation
+    outputs : sequence of Var or Literal
+        The flat outputs (the leaves of ``out_tree``).
+    in_tree, out_tree
+        Pytree specs (:func:`wengert.core.tree.flatten`) of the arguments (a tuple,
+        one entry per positional argument) and of the result.
+    guards : sequence of Guard
+    name : str
+        The function's name (``f`` for a lambda).
+    """
+
+    __slots__ = ("inputs", "equations", "outputs", "in_tree", "out_tree", "guards", "name",
+                 "_runner", "__weakref__")
+
+    def __init__(self, inputs: Sequence[Var], equations: Sequence[Equation],
+                 outputs: Sequence[Var | Literal], in_tree: Any, out_tree: Any,
+                 guards: Sequence[Guard] = (), name: str = "f") -> None:
+        self.inputs = tuple(inputs)
+        self.equations = tuple(equations)
+        self.outputs = tuple(outputs)
+        self.in_tree = in_tree
+        self.out_tree = out_tree
+        self.guards = tuple(guards)
+        self.name = name
+        self._runner: Any = None
+
+    def replace(self, **changes: Any) -> Graph:
+        """A new graph with some fields changed (what passes return)."""
+        fields = {k: getattr(self, k) for k in ("inputs", "equations", "outputs", "in_tree",
+                                                "out_tree", "guards", "name")}
+        fields.update(changes)
+        return Graph(**fields)
+
+    # -- reading --------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.equations)
+
+    def __iter__(self) -> Iterator[Equation]:
+        return iter(self.equations)
+
+    def variables(self) -> list[Var]:
+        """Inputs, then every equation's output."""
+        return list(self.inputs) + [eq.out for eq in self.equations]
+
+    def signature(self) -> str:
+        """``f(x: f64[3], w: f64[])``."""
+        return f"{self.name}({', '.join(f'{v.name}: {v.aval}' for v in self.inputs)})"
+
+    def __str__(self) -> str:
+        lines = [f"graph {self.signature()}:"]
+        guarded = {}
+        for g in self.guards:
+            guarded.setdefault(id(g.var), []).append(g)
+        for v in self.inputs:
+            lines += [f"    guard {g}    # {g.where()}" for g in guarded.get(id(v), ())]
+        for eq in self.equations:
+            lines.append(f"    {eq}")
+            lines += [f"    guard {g}    # {g.where()}" for g in guarded.get(id(eq.out), ())]
+        outs = [v.name if type(v) is Var else literal_text(v.value) for v in self.outputs]
+        lines.append(f"    return {', '.join(outs) if outs else 'None'}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        n, k = len(self.equations), len(self.inputs)
+        return (f"<Graph {self.name}: {n} equation{'s' * (n != 1)}, {k} input{'s' * (k != 1)}, "
+                f"{len(self.outputs)} output{'s' * (len(self.outputs) != 1)}>")
+
+    def _repr_html_(self) -> str | None:
+        return html_of(self)
+
+    # -- running --------------------------------------------------------------
+    def __call__(self, *args: Any) -> Any:
+        """Run the graph on new arguments (of the traced structure, shapes and dtypes).
+
+        Plain NumPy arguments run the compiled code (:meth:`to_source`); tensors, dual
+        numbers or tracers run it op by op, so the call is differentiated (or traced)
+        like the function it came from.
+        """
+        leaves = check_arguments(self, args)
+        if any(is_traced(x) for x in leaves):
+            outs = evaluate(self, leaves)
+        else:
+            runner = self._runner
+            if runner is None:
+                runner = self._runner = compile_graph(self)
+            try:
+                out = runner(*leaves)
+            except GuardFailed as e:
+                raise GuardError(guard_message(self, e.guard, e.guard.convert(e.got))) from None
+            outs = [out] if len(self.outputs) == 1 else list(out)
+        return unflatten(self.out_tree, outs)
+
+    def to_source(self, target: str = "numpy") -> str:
+        """Python source of the program, one line per equation (see
+        :mod:`wengert.graph.codegen`); what ``graph(*args)`` runs."""
+        return to_source(self, target)

@@ -1,0 +1,211 @@
+"""Tracing: run a function once on tracers and keep the equations it applied, as a Graph.
+
+Examples
+--------
+>>> import numpy as np
+>>> import wengert as wg
+>>> def f(x, params):
+...     return np.tanh(x @ params["w"] + params["b"])
+>>> g = wg.trace(f, np.ones((2, 3)), {"w": np.ones((3, 4)), "b": np.zeros(4)})
+>>> g.signature()
+'f(x: f64[2,3], params_w: f64[3,4], params_b: f64[4])'
+>>> [eq.op.name for eq in g]
+['matmul', 'add', 'tanh']
+"""
+
+from __future__ import annotations
+
+import inspect
+import keyword
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..core.bind import is_traced, kind_of
+from ..core.tree import flatten, unflatten
+from .ir import Literal, Var
+from .program import Graph
+from .tracer import Builder, Traced, TraceError, escaped
+
+__all__ = ["trace", "trace_into", "function_name", "argument_names", "static_positions"]
+
+_NOT_IDENT = re.compile(r"[^A-Za-z0-9_]")
+
+
+def function_name(f: Any) -> str:
+    """A function's name as a Python identifier (``f`` for a lambda)."""
+    name = getattr(f, "__name__", None) or "f"
+    name = _NOT_IDENT.sub("_", name)
+    if not name or name[0].isdigit() or keyword.iskeyword(name) or name == "_lambda_":
+        return "f"
+    return name
+
+
+def _identifier(text: str, taken: set[str]) -> str:
+    name = _NOT_IDENT.sub("_", text) or "x"
+    if name[0].isdigit() or keyword.iskeyword(name):
+        name = "x_" + name
+    base, k = name, 1
+    while name in taken or re.fullmatch(r"t\d+", name):
+        name = f"{base}_{k}"
+        k += 1
+    taken.add(name)
+    return name
+
+
+def _paths(arg: Any, base: str) -> list[str]:
+    """A name per leaf of ``arg``, in :func:`flatten`'s order: ``params_w``, ``xs_0``."""
+    out: list[str] = []
+    stack: list[tuple[Any, str]] = [(arg, base)]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, dict):
+            for key in reversed(list(node)):
+                stack.append((node[key], f"{path}_{key}"))
+        elif isinstance(node, (list, tuple)):
+            fields = getattr(node, "_fields", None)
+            for i in range(len(node) - 1, -1, -1):
+                stack.append((node[i], f"{path}_{fields[i] if fields else i}"))
+        elif node is not None:
+            out.append(path)
+    return out
+
+
+def argument_names(f: Any, args: Sequence[Any]) -> list[str]:
+    """Names for the leaves of ``args``: the parameters' names, with paths into pytrees."""
+    try:
+        params = [p for p in inspect.signature(f).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        names = [p.name for p in params]
+        star = next((p.name for p in inspect.signature(f).parameters.values()
+                     if p.kind == p.VAR_POSITIONAL), None)
+    except (TypeError, ValueError):
+        names, star = [], None
+    taken: set[str] = set()
+    out = []
+    for i, arg in enumerate(args):
+        base = names[i] if i < len(names) else f"{star or 'x'}{i - len(names)}" if star \
+            else f"x{i}"
+        paths = _paths(arg, base)
+        out += [_identifier(p, taken) for p in paths]
+    return out
+
+
+def static_positions(argnums: int | Sequence[int], nargs: int, where: str) -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    out = []
+    for k in nums:
+        if not isinstance(k, int) or isinstance(k, bool) or not -nargs <= k < nargs:
+            raise ValueError(f"{where}: static_argnums={argnums!r} names no argument of the "
+                             f"{nargs} given")
+        out.append(k % nargs)
+    return tuple(sorted(set(out)))
+
+
+def _example(x: Any, name: str) -> Any:
+    """The value a tracer of input ``name`` starts from (plain NumPy or a Python number)."""
+    while is_traced(x):
+        if type(x) is Traced:
+            if x.builder.closed:
+                raise escaped(x)
+            raise TraceError(f"trace: argument {name} is a value being traced by another "
+                             "trace; graphs do not nest this way")
+        x = kind_of(x).primal(x)
+    if type(x) in (float, int, bool, complex) or isinstance(x, (np.ndarray, np.generic)):
+        return x
+    try:
+        return np.asarray(x)
+    except Exception as e:  # noqa: BLE001 - any failure: say which argument
+        raise TypeError(f"trace: argument {name} is not an array or a number "
+                        f"({type(x).__name__})") from e
+
+
+def trace_into(builder: Builder, f: Callable[..., Any], args: Sequence[Any],
+               static: tuple[int, ...] = ()) -> Graph:
+    """Trace ``f(*args)`` with ``builder`` (the positions in ``static`` are passed as they
+    are and are not inputs of the graph)."""
+    dynamic = [a for i, a in enumerate(args) if i not in static]
+    leaves, in_tree = flatten(tuple(dynamic))
+    names = argument_names(f, args)
+    names_dyn: list[str] = []
+    for i, a in enumerate(args):
+        n_leaves = len(flatten(a)[0])
+        if i not in static:
+            names_dyn += names[:n_leaves]
+        names = names[n_leaves:]
+    tracers = [builder.input(_example(x, n), n) for x, n in zip(leaves, names_dyn)]
+    rebuilt = list(unflatten(in_tree, tracers))
+    call_args = []
+    for i, a in enumerate(args):
+        call_args.append(a if i in static else rebuilt.pop(0))
+    try:
+        result = f(*call_args)
+    finally:
+        builder.closed = True
+    out_leaves, out_tree = flatten(result)
+    outputs: list[Var | Literal] = []
+    for o in out_leaves:
+        if type(o) is Traced:
+            if o.builder is not builder:
+                raise TraceError(f"trace: {builder.name}() returned a value traced by another "
+                                 "trace")
+            outputs.append(o.var)
+        elif is_traced(o):
+            kind = kind_of(o)
+            if kind.connected(o):
+                raise TraceError(
+                    f"trace: {builder.name}() returned a {kind.name} from outside its arguments "
+                    "(a closure or a global): its derivative would be lost. Pass it as an "
+                    "argument."
+                )
+            while is_traced(o):
+                o = kind_of(o).primal(o)
+            outputs.append(Literal(o))
+        else:
+            outputs.append(Literal(o))
+    return Graph([t.var for t in tracers], builder.equations, outputs, in_tree, out_tree,
+                 builder.guards, builder.name)
+
+
+def trace(f: Callable[..., Any], *example_args: Any, static_argnums: int | Sequence[int] = (),
+          source_lines: bool = True) -> Graph:
+    """Run ``f`` once on tracers made from ``example_args`` and return its graph.
+
+    Parameters
+    ----------
+    f : callable
+        Plain NumPy code (``np.*``, operators, wengert functions and transforms).
+    *example_args
+        Arrays, numbers or pytrees of them: the graph runs on arguments of the same
+        structure, shapes and dtypes.
+    static_argnums : int or sequence of int
+        Arguments passed to ``f`` as they are (Python values such as a layer count),
+        not inputs of the graph.
+    source_lines : bool
+        Keep each equation's line of user code (listings, generated code comments).
+
+    Returns
+    -------
+    Graph
+        ``len(graph)`` equations; ``graph(*args)`` runs it. Python control flow on
+        traced values is recorded as guards (``graph.guards``): running the graph where
+        a guard does not hold raises :class:`~wengert.graph.program.GuardError`.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> g = wg.trace(lambda x: x * x + 1.0, 3.0)
+    >>> print(g)
+    graph f(x: f64[]):
+        t0: f64[] = multiply(x, x)
+        t1: f64[] = add(t0, 1.0)
+        return t1
+    >>> g(2.0)
+    5.0
+    """
+    static = static_positions(static_argnums, len(example_args), "trace") \
+        if static_argnums != () else ()
+    builder = Builder(function_name(f), lines=source_lines)
+    return trace_into(builder, f, example_args, static)

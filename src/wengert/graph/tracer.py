@@ -1,0 +1,426 @@
+"""The graph tracer: a third kind of traced value, beside tensors and dual numbers.
+
+A :class:`Traced` value stands for a variable of the graph being built. It
+carries the value the traced function computes for the example arguments
+(so shapes, dtypes and Python control flow are those of a real run), and
+every primitive applied to it becomes an equation of its :class:`Builder`
+(through :mod:`wengert.core.bind`, as tensors record on a tape). Functions
+without a gradient rule (``x > 0``, ``np.argmax``) become equations too, so
+nothing computed from an input is frozen into a constant.
+
+Turning a traced value into a Python value (``if x > 0:``, ``float(y)``,
+``range(n)``) gives the example's answer and records a *guard*: the graph
+holds only for inputs that give the same answer (:class:`~wengert.graph.ir.Guard`);
+compiled functions check guards and retrace, a plain graph raises. Placeholders
+(define-and-run) have no value yet: converting them raises.
+
+Values of an outer level (a tensor that requires grad, a dual number) met
+inside a trace are refused with a message that says to pass them as
+arguments: their derivative would otherwise be lost.
+"""
+
+from __future__ import annotations
+
+import linecache
+import sys
+from typing import Any
+
+import numpy as np
+
+from .. import dispatch as _dispatch
+from ..arraylike import ArrayMethods
+from ..core.bind import Kind, apply, forward, is_traced, kind_of, primal, register
+from ..core.levels import next_order
+from ..core.op import Op
+from ..core.source import SourceLine, is_library
+from ..core.tree import flatten, unflatten
+from .ir import Equation, Guard, Literal, Var
+
+__all__ = ["Traced", "Builder", "GraphKind", "TraceError", "STATIC_FUNCTIONS"]
+
+#: NumPy functions that read only shapes and dtypes: answered at trace time.
+STATIC_FUNCTIONS = {np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj, np.isrealobj,
+                    np.may_share_memory, np.shares_memory, np.can_cast, np.min_scalar_type,
+                    np.zeros_like, np.ones_like, np.empty_like}
+
+
+class TraceError(TypeError):
+    """Something a trace cannot capture faithfully (the message says what to do)."""
+
+
+class Builder:
+    """The graph under construction: its level, equations, guards and variable names.
+
+    Parameters
+    ----------
+    name : str
+        The traced function's name (for messages).
+    abstract : bool
+        Values are stand-ins (placeholders): converting one to a Python value raises.
+    lines : bool
+        Record the user's source line of each equation.
+    """
+
+    def __init__(self, name: str = "f", abstract: bool = False, lines: bool = True) -> None:
+        self.level = next_order()
+        self.name = name
+        self.abstract = abstract
+        self.lines = lines
+        self.equations: list[Equation] = []
+        self.guards: list[Guard] = []
+        self.closed = False
+        self._count = 0
+        self._sources: dict[tuple[str, int], SourceLine] = {}
+
+    # -- variables ------------------------------------------------------------
+    def fresh(self) -> str:
+        name = f"t{self._count}"
+        self._count += 1
+        return name
+
+    def input(self, value: Any, name: str) -> Traced:
+        """A new input variable holding ``value``."""
+        return Traced(self._var(value, name), value, self)
+
+    def _var(self, value: Any, name: str | None = None) -> Var:
+        t = type(value)
+        if t is float:
+            return Var(name or self.fresh(), (), np.float64, scalar=True)
+        if t is np.ndarray:
+            return Var(name or self.fresh(), value.shape, value.dtype)
+        a = np.asarray(value)
+        return Var(name or self.fresh(), a.shape, a.dtype, scalar=t in (int, bool))
+
+    def source(self) -> SourceLine | None:
+        """The first frame of user code on the stack (cached per line)."""
+        if not self.lines:
+            return None
+        frame: Any = sys._getframe(2)
+        while frame is not None and is_library(frame.f_code.co_filename):
+            frame = frame.f_back
+        if frame is None:
+            return None
+        key = (frame.f_code.co_filename, frame.f_lineno)
+        line = self._sources.get(key)
+        if line is None:
+            text = linecache.getline(key[0], key[1]).strip()
+            line = self._sources[key] = SourceLine(key[0], key[1], frame.f_code.co_name, text)
+        return line
+
+    def record(self, op: Any, ins: list[Var | Literal], params: dict[str, Any] | None,
+               value: Any) -> Traced:
+        """Append ``out = op(*ins)`` whose traced value is ``value``."""
+        out = self._var(value)
+        self.equations.append(Equation(op, ins, params, out, self.source()))
+        return Traced(out, value, self)
+
+    # -- conversions to Python values -----------------------------------------
+    def guard(self, t: Traced, how: str) -> Any:
+        """``bool(t)``, ``int(t)`` ...: the example's answer, recorded as a guard."""
+        if self.closed:
+            raise escaped(t)
+        if self.abstract:
+            raise TraceError(
+                f"{how}() of a value computed from placeholders ({t.var.name}: {t.var.aval}): its "
+                "value is not known while the graph is built, so Python cannot branch on it or "
+                "turn it into a number. Use np.where(cond, a, b) for a data-dependent choice, or "
+                "run the graph first (Session.run) and branch on the result."
+            )
+        value = t.value
+        if how != "bool" and np.ndim(value) != 0 and np.size(value) != 1:
+            raise TypeError(f"only size-1 arrays can be converted to Python scalars "
+                            f"({t.var.name} has shape {t.var.shape})")
+        guard = Guard(t.var, how, None, self.source())
+        result = guard.convert(value)
+        guard.expected = result
+        self.guards.append(guard)
+        return result
+
+
+def escaped(t: Traced) -> TraceError:
+    return TraceError(
+        f"A traced value ({t.var.name}: {t.var.aval}) was used after its trace of "
+        f"{t.builder.name}() ended: it escaped (stored in a global, a list or an attribute "
+        "while tracing). Return it from the function instead."
+    )
+
+
+class Traced(ArrayMethods):
+    """A value being traced into a graph: its variable, its example value, its builder."""
+
+    __slots__ = ("var", "value", "builder")
+
+    def __init__(self, var: Var, value: Any, builder: Builder) -> None:
+        self.var = var
+        self.value = value
+        self.builder = builder
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.var.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.var.dtype
+
+    def __len__(self) -> int:
+        if not self.var.shape:
+            raise TypeError("len() of a 0-d traced value")
+        return self.var.shape[0]
+
+    def __iter__(self) -> Any:
+        for i in range(len(self)):
+            yield self[i]
+
+    def __bool__(self) -> bool:
+        if int(np.prod(self.var.shape)) != 1:
+            raise ValueError(
+                f"The truth value of a traced array with more than one element "
+                f"({self.var.name}: {self.var.aval}) is ambiguous. Use .any() or .all()"
+            )
+        return self.builder.guard(self, "bool")
+
+    def __float__(self) -> float:
+        return self.builder.guard(self, "float")
+
+    def __int__(self) -> int:
+        return self.builder.guard(self, "int")
+
+    def __complex__(self) -> complex:
+        return self.builder.guard(self, "complex")
+
+    def __index__(self) -> int:
+        if self.var.dtype.kind not in "iub":
+            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+        return self.builder.guard(self, "index")
+
+    def item(self, *args: Any) -> Any:
+        if args:
+            return self[args if len(args) > 1 else args[0]].item()
+        kind = self.var.dtype.kind
+        return self.builder.guard(self, "bool" if kind == "b" else "int" if kind in "iu"
+                                  else "complex" if kind == "c" else "float")
+
+    def tolist(self) -> Any:
+        if not self.var.shape:
+            return self.item()
+        return [v.tolist() for v in self]
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        raise TraceError(
+            f"np.asarray() of a traced value ({self.var.name}: {self.var.aval}) inside "
+            f"{self.builder.name}(): the graph would freeze its traced value as a constant. "
+            "Use NumPy functions on it (they are recorded), np.stack to build an array from "
+            "traced values, or compute it outside the traced function."
+        )
+
+    def __repr__(self) -> str:
+        return f"Traced({self.var.name}: {self.var.aval})"
+
+    # NumPy dispatch: every np.* call is routed to wengert (and recorded).
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        return _dispatch.array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        return _dispatch.array_function(func, args, kwargs)
+
+    # comparisons and bitwise operators: no gradient, recorded
+    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+        return np.equal(self, other)
+
+    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+        return np.not_equal(self, other)
+
+    def __lt__(self, other: Any) -> Any:
+        return np.less(self, other)
+
+    def __le__(self, other: Any) -> Any:
+        return np.less_equal(self, other)
+
+    def __gt__(self, other: Any) -> Any:
+        return np.greater(self, other)
+
+    def __ge__(self, other: Any) -> Any:
+        return np.greater_equal(self, other)
+
+    def __invert__(self) -> Any:
+        return np.invert(self)
+
+    def __and__(self, other: Any) -> Any:
+        return np.bitwise_and(self, other)
+
+    def __rand__(self, other: Any) -> Any:
+        return np.bitwise_and(other, self)
+
+    def __or__(self, other: Any) -> Any:
+        return np.bitwise_or(self, other)
+
+    def __ror__(self, other: Any) -> Any:
+        return np.bitwise_or(other, self)
+
+    def __xor__(self, other: Any) -> Any:
+        return np.bitwise_xor(self, other)
+
+
+def _outer_error(a: Any, builder: Builder) -> TraceError:
+    kind = kind_of(a)
+    what = kind.name if kind is not None else type(a).__name__
+    return TraceError(
+        f"{builder.name}() reads a {what} from outside its arguments (a closure or a "
+        f"global) while being traced: its derivative would be lost in the graph. Pass it as "
+        "an argument of the traced function instead."
+    )
+
+
+def _constant(a: Any, builder: Builder) -> Literal:
+    """An input that is not traced here: a literal (an outer traced value that carries no
+    derivative, such as a tensor without requires_grad, by its plain value)."""
+    while is_traced(a):
+        kind = kind_of(a)
+        if type(a) is Traced:
+            if a.builder.closed:
+                raise escaped(a)
+            raise TraceError(
+                f"A value traced by {a.builder.name}() ({a.var.name}) was used inside the "
+                f"trace of {builder.name}(): traced values of one graph cannot flow into "
+                "another. Pass it as an argument."
+            )
+        if kind.connected(a):
+            raise _outer_error(a, builder)
+        a = kind.primal(a)
+    return Literal(a)
+
+
+class GraphKind(Kind):
+    """How graph tracers take part in :func:`wengert.core.bind.apply`."""
+
+    name = "graph tracer"
+    records_calls = True
+    opaque = True
+
+    def level(self, x: Traced) -> float:
+        return x.builder.level
+
+    def primal(self, x: Traced) -> Any:
+        return x.value
+
+    def shape(self, x: Traced) -> tuple[int, ...]:
+        return x.var.shape
+
+    def process(self, op: Any, args: tuple[Any, ...], params: dict[str, Any] | None,
+                level: float) -> Any:
+        builder = None
+        for a in args:
+            if type(a) is Traced and a.builder.level == level:
+                builder = a.builder
+                break
+        assert builder is not None
+        if builder.closed:
+            raise escaped(next(a for a in args if type(a) is Traced))
+        ins: list[Var | Literal] = []
+        values = []
+        for a in args:
+            if type(a) is Traced and a.builder is builder:
+                ins.append(a.var)
+                values.append(a.value)
+            else:
+                lit = _constant(a, builder)
+                ins.append(lit)
+                values.append(lit.value)
+        with np.errstate(all="ignore") if builder.abstract else _NO_CONTEXT:
+            value = forward(op, tuple(values), params)
+        return builder.record(op, ins, params, value)
+
+    def record_call(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                    name: str) -> Any:
+        """A NumPy function without a gradient rule, on traced values: an equation of an
+        op made for this call (its forward runs ``func`` with the same static arguments)."""
+        leaves, spec = flatten((args, kwargs))
+        builder = max((a.builder for a in leaves if type(a) is Traced),
+                      key=lambda b: b.level)
+        if func in STATIC_FUNCTIONS:
+            plain = [a.value if type(a) is Traced else primal(a) for a in leaves]
+            args2, kwargs2 = unflatten(spec, plain)
+            return func(*args2, **kwargs2)
+        if builder.closed:
+            raise escaped(next(a for a in leaves if type(a) is Traced))
+        # Traced values and numbers are the equation's inputs (shown in listings); the
+        # rest (None, strings, dtypes, slices) stays fixed in the op made for the call.
+        positions: list[int] = []
+        ins: list[Var | Literal] = []
+        values: list[Any] = []
+        fixed = list(leaves)
+        for k, a in enumerate(leaves):
+            if type(a) is Traced and a.builder is builder:
+                ins.append(a.var)
+            elif is_traced(a):
+                ins.append(_constant(a, builder))
+            elif isinstance(a, (int, float, complex, np.ndarray, np.generic)):
+                ins.append(Literal(a))
+            else:
+                continue
+            positions.append(k)
+            values.append(a.value if type(a) is Traced else ins[-1].value)
+            fixed[k] = None
+        op = _call_op(func, name, spec, fixed, positions)
+        with np.errstate(all="ignore") if builder.abstract else _NO_CONTEXT:
+            value = op.impl(*values)
+        if isinstance(value, (tuple, list)):  # np.nonzero: one equation per part
+            parts = []
+            for i in range(len(value)):
+                part = _call_op(func, f"{name}[{i}]", spec, fixed, positions, part=i)
+                parts.append(builder.record(part, list(ins), None, value[i]))
+            return type(value)(parts)
+        return builder.record(op, ins, None, value)
+
+
+class _NoContext:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+_NO_CONTEXT = _NoContext()
+
+
+class _Call:
+    """The forward of a recorded call: ``func`` with the traced leaves filled in."""
+
+    __slots__ = ("func", "spec", "fixed", "positions", "part", "__name__")
+
+    def __init__(self, func: Any, spec: Any, fixed: list[Any], positions: list[int],
+                 part: int | None) -> None:
+        self.func = func
+        self.spec = spec
+        self.fixed = fixed
+        self.positions = positions
+        self.part = part
+        self.__name__ = getattr(func, "__name__", "call")
+
+    def __call__(self, *values: Any) -> Any:
+        leaves = list(self.fixed)
+        for k, v in zip(self.positions, values):
+            leaves[k] = v
+        args, kwargs = unflatten(self.spec, leaves)
+        out = self.func(*args, **kwargs)
+        return out if self.part is None else out[self.part]
+
+
+def _call_op(func: Any, name: str, spec: Any, fixed: list[Any], positions: list[int],
+             part: int | None = None) -> Op:
+    impl = _Call(func, spec, fixed, positions, part)
+    return Op(name.removeprefix("np."), impl, (None,) * len(positions),
+              symbol=name.removeprefix("np."), formula="no derivative")
+
+
+register(Traced, GraphKind())
+
+
+def run_equation(op: Any, values: list[Any], params: dict[str, Any]) -> Any:
+    """Apply an equation's op to ``values`` that may be traced (tensors, duals, tracers)."""
+    return apply(op, *values, **params)
