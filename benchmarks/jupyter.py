@@ -29,7 +29,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 import wengert as wg  # noqa: E402
-from wengert.jupyter.collector import collector_paused  # noqa: E402
+from wengert.core.collector import collector_paused  # noqa: E402
 from wengert.jupyter.frames import explorer_frames  # noqa: E402
 from wengert.jupyter.widget import pack  # noqa: E402
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import wengert as wg
-from wengert.jupyter.collector import collector_paused
+from wengert.core.collector import collector_paused
 from wengert.jupyter.frames import explorer_frames
 from wengert.jupyter.summary import summarize, summarize_many
 

@@ -2,13 +2,16 @@
 
 The pieces (imports flow downward): :mod:`.ir` (variables, equations, guards),
 :mod:`.tracer` (the third kind of traced value), :mod:`.codegen` (Python source),
-:mod:`.program` (:class:`Graph`), :mod:`.trace`.
+:mod:`.program` (:class:`Graph`), :mod:`.trace`, :mod:`.autodiff` (gradient graphs),
+:mod:`.compile` (``wg.compile``).
 """
 
+from .autodiff import grad_graph, jvp_graph
+from .compile import Compiled, compile
 from .ir import Equation, Guard, GuardFailed, Literal, Var
 from .program import Graph, GuardError
 from .trace import trace
 from .tracer import Traced, TraceError
 
 __all__ = ["Graph", "Equation", "Var", "Literal", "Guard", "GuardError", "GuardFailed",
-           "TraceError", "Traced", "trace"]
+           "TraceError", "Traced", "trace", "grad_graph", "jvp_graph", "compile", "Compiled"]

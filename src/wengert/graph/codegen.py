@@ -25,6 +25,10 @@ Examples
 >>> import wengert as wg
 >>> g = wg.trace(lambda x: np.sin(x) * 2.0, 0.5, source_lines=False)
 >>> print(to_source(g))
+import numpy as np
+from math import sin
+<BLANKLINE>
+<BLANKLINE>
 def f(x):
     t0 = sin(x)  # sin
     t1 = t0 * 2.0  # multiply
@@ -44,9 +48,11 @@ from typing import Any
 import numpy as np
 
 from ..core.bind import SCALAR_FALLBACK
-from .ir import GuardFailed, Literal, Var
+from . import runtime
+from .ir import Literal, Var, aval_text
 
-__all__ = ["to_source", "compile_graph", "is_scalar_program", "Namespace", "OpImpls"]
+__all__ = ["to_source", "namespace", "compile_graph", "is_scalar_program", "Namespace",
+           "INLINE_CONSTANT"]
 
 _INFIX = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/"}
 _SCALAR_INFIX = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/"}
@@ -54,41 +60,60 @@ _SCALAR_PREFIX = {operator.neg: "-", operator.pos: "+"}
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-class OpImpls:
-    """``op.<name>``: the NumPy forwards of ops that are not NumPy functions themselves."""
-
-    def __repr__(self) -> str:
-        return "<op forwards>"
-
-
 class Namespace:
-    """The names a generated function refers to: ``np``, ``math``, ``op``, constants."""
+    """The names generated code refers to, and the header lines that define them.
+
+    ``values`` maps every free name of the code to its object (what ``exec`` needs);
+    ``header`` holds the lines that define them in the printed source: imports of
+    NumPy, ``math`` functions and :mod:`wengert.graph.runtime`, small constants written
+    out, and a comment for each value that cannot be written as source (a large
+    array, a custom op's function), which :func:`namespace` supplies.
+    """
 
     def __init__(self) -> None:
-        self.values: dict[str, Any] = {"np": np, "math": math, "GuardFailed": GuardFailed,
-                                       "inf": math.inf, "nan": math.nan}
-        self.ops = OpImpls()
-        self.values["op"] = self.ops
+        self.values: dict[str, Any] = {"np": np}
+        self.imports: set[str] = {"import numpy as np"}
+        self.math: set[str] = set()
+        self.runtime: set[str] = set()
+        self.defs: dict[str, str] = {}  # name -> its line in the header
         self._by_id: dict[int, str] = {}
         self._count = 0
 
+    def use_runtime(self, name: str) -> str:
+        self.runtime.add(name)
+        self.values[name] = getattr(runtime, name)
+        return name
+
     def constant(self, value: Any, hint: str = "c") -> str:
-        """A name for ``value`` (the same name for the same object)."""
+        """A name for ``value`` (the same name for the same object), defined in the header:
+        written out when small, else described in a comment."""
         name = self._by_id.get(id(value))
         if name is None:
             name = f"{hint}{self._count}"
             self._count += 1
             self._by_id[id(value)] = name
             self.values[name] = value
+            self.defs[name] = _constant_line(name, value)
         return name
 
-    def bind(self, name: str, value: Any) -> str:
-        """``name`` bound to ``value`` (a function), suffixed when taken by another value."""
+    def bind(self, name: str, value: Any, line: str) -> str:
+        """``name`` bound to ``value`` (a function), defined by ``line`` in the header
+        (``{name}`` in it is the final name); suffixed when the name is taken."""
         base, k = name, 1
         while name in self.values and self.values[name] is not value:
             name = f"{base}_{k}"
             k += 1
-        self.values[name] = value
+        if name not in self.values:
+            self.values[name] = value
+            self.defs[name] = line.format(name=name)
+        return name
+
+    def math_function(self, f: Any) -> str:
+        name = f.__name__
+        if name in self.values and self.values[name] is not f:
+            return self.bind(f"math_{name}", f, "{name} = math." + name)
+        self.values[name] = f
+        self.math.add(name)
         return name
 
     def expr(self, value: Any) -> str:
@@ -99,9 +124,18 @@ class Namespace:
         if t is float:
             if math.isfinite(value):
                 return repr(value)
-            return "nan" if value != value else "inf" if value > 0 else "-inf"
+            self.values["math"] = math
+            self.imports.add("import math")
+            return "math.nan" if value != value else "math.inf" if value > 0 else "-math.inf"
         if t is complex and math.isfinite(value.real) and math.isfinite(value.imag):
             return repr(value)
+        if t is np.ndarray and value.ndim == 0:
+            value = value[()]  # a 0-d array acts as the NumPy scalar of its dtype
+        if isinstance(value, np.generic) and value.dtype.kind in "fiub" \
+                and getattr(np, value.dtype.name, None) is type(value):
+            item = value.item()  # a NumPy scalar keeps its dtype: np.float64(1.0)
+            if type(item) is not float or math.isfinite(item):
+                return f"np.{value.dtype.name}({item!r})"
         if t is tuple:
             inner = ", ".join(self.expr(v) for v in value)
             return f"({inner},)" if len(value) == 1 else f"({inner})"
@@ -114,12 +148,42 @@ class Namespace:
             return "Ellipsis"
         if t is dict and all(type(k) is str for k in value):
             return "{" + ", ".join(f"{k!r}: {self.expr(v)}" for k, v in value.items()) + "}"
+        if isinstance(value, np.dtype) and getattr(np, value.name, None) is not None:
+            return f"np.dtype(np.{value.name})"
+        if isinstance(value, type) and value in (float, int, bool, complex):
+            return value.__name__
+        if isinstance(value, type) and getattr(np, value.__name__, None) is value:
+            return f"np.{value.__name__}"
         return self.constant(value)
+
+    def header_lines(self) -> list[str]:
+        lines = sorted(self.imports)
+        if self.math:
+            lines.append(f"from math import {', '.join(sorted(self.math))}")
+        if self.runtime:
+            lines.append(f"from wengert.graph.runtime import {', '.join(sorted(self.runtime))}")
+        lines += list(self.defs.values())
+        return lines
+
+
+#: Small constants are written out in the header (at most this many entries).
+INLINE_CONSTANT = 16
+
+
+def _constant_line(name: str, value: Any) -> str:
+    if isinstance(value, np.ndarray) and value.size <= INLINE_CONSTANT \
+            and value.dtype.kind in "fiub" and np.all(np.isfinite(value)):
+        return f"{name} = np.array({value.tolist()!r}, dtype=np.{value.dtype.name})"
+    if isinstance(value, np.ndarray):
+        what = f"array {aval_text(value.shape, value.dtype)}"
+    else:
+        what = type(value).__name__
+    return f"# {name}: {what}, passed in by Graph.namespace()"
 
 
 def _op_call(op: Any, ns: Namespace) -> str:
     """How the arrays flavour calls ``op``'s forward: ``np.sin``, ``np.linalg.inv``,
-    ``op.sum``."""
+    ``op.sum``; a custom op's function by a name the namespace supplies."""
     impl = op.impl
     name = getattr(impl, "__name__", None)
     module = getattr(impl, "__module__", None)
@@ -129,42 +193,47 @@ def _op_call(op: Any, ns: Namespace) -> str:
         where = np if module == "numpy" else np.linalg
         if getattr(where, name, None) is impl:
             return f"np.{name}" if module == "numpy" else f"np.linalg.{name}"
-    attr = op.name if _IDENT.fullmatch(op.name) and not keyword.iskeyword(op.name) else "op_"
-    current = getattr(ns.ops, attr, None)
-    k = 1
-    base = attr
-    while current is not None and current is not impl:
-        attr = f"{base}_{k}"
-        current = getattr(ns.ops, attr, None)
-        k += 1
-    setattr(ns.ops, attr, impl)
-    return f"op.{attr}"
+    if runtime.registered(op) and _IDENT.fullmatch(op.name):
+        return f"{ns.use_runtime('op')}.{op.name}"
+    base = op.name if _IDENT.fullmatch(op.name) and not keyword.iskeyword(op.name) else "fn"
+    return ns.bind(f"{base}_fn", impl, "# {name}: the forward of op " + repr(op.name)
+                   + ", passed in by Graph.namespace()")
 
 
 def is_scalar_program(graph: Any) -> bool:
-    """Whether every value of ``graph`` is a Python float and every op has a float path
-    without parameters (then it compiles to straight-line float code)."""
+    """Whether every value of ``graph`` is a float64 scalar (a Python float, a NumPy
+    float64 or a 0-d array) and every op has a float path without parameters: then it
+    compiles to straight-line float code (whose results are Python floats)."""
     if not graph.inputs and not graph.equations:
         return False
     for v in graph.inputs:
-        if not v.scalar or v.dtype != np.float64:
+        if v.shape != () or v.dtype != np.float64:
             return False
     for eq in graph.equations:
-        if eq.params or eq.op.scalar_impl is None or not eq.out.scalar \
-                or eq.out.dtype != np.float64:
+        out = eq.out
+        if eq.params or eq.op.scalar_impl is None or out.shape != () \
+                or out.dtype != np.float64:
             return False
         for v in eq.ins:
-            if type(v) is Literal and type(v.value) not in (float, int):
+            if type(v) is Literal and not _float_like(v.value):
                 return False
     return True
+
+
+def _float_like(value: Any) -> bool:
+    """A literal the float flavour may write as a Python float (same value, same result)."""
+    t = type(value)
+    if t is float or t is int or t is np.float64:
+        return True
+    return t is np.ndarray and value.ndim == 0 and value.dtype == np.float64
 
 
 def _name(v: Any, ns: Namespace, scalar: bool) -> str:
     if type(v) is Var:
         return v.name
     value = v.value
-    if scalar and type(value) is int:
-        return repr(float(value))
+    if scalar and type(value) is not float:
+        return ns.expr(float(value))
     return ns.expr(value)
 
 
@@ -178,9 +247,14 @@ def _scalar_line(eq: Any, ns: Namespace) -> str:
     if symbol is not None and len(args) == 1:
         return f"{symbol}{args[0]}"
     if getattr(f, "__module__", None) == "math" and _IDENT.fullmatch(f.__name__):
-        fname = ns.bind(f.__name__, f)
+        fname = ns.math_function(f)
+    elif runtime.registered(eq.op) and _IDENT.fullmatch(eq.op.name):
+        ns.use_runtime("floats")
+        fname = ns.bind(f"{eq.op.name}_", f, "{name} = floats." + eq.op.name)
     else:
-        fname = ns.bind(f"{eq.op.name}_" if _IDENT.fullmatch(eq.op.name) else "fn_", f)
+        fname = ns.bind(f"{eq.op.name}_fn" if _IDENT.fullmatch(eq.op.name) else "fn", f,
+                        "# {name}: the float path of op " + repr(eq.op.name)
+                        + ", passed in by Graph.namespace()")
     return f"{fname}({', '.join(args)})"
 
 
@@ -194,6 +268,9 @@ def _guard_lines(guards: list[Any], var: str, ns: Namespace, indent: str) -> lis
     lines = []
     for g in guards:
         gname = ns.constant(g, "guard")
+        ns.defs[gname] = f"# {gname}: {g.how}({g.var.name}) == {g.expected!r} at {g.where()}, " \
+                         "passed in by Graph.namespace()"
+        ns.use_runtime("GuardFailed")
         e = g.expected
         if g.how == "bool":
             test = f"not {var}" if e else f"{var}"
@@ -215,7 +292,8 @@ def _comment(eq: Any, previous: Any) -> str:
     return text
 
 
-def _source(graph: Any, ns: Namespace, scalar: bool, name: str, comments: bool = True) -> str:
+def _body(graph: Any, ns: Namespace, scalar: bool, name: str, comments: bool = True
+          ) -> list[str]:
     guards: dict[int, list[Any]] = {}
     for g in graph.guards:
         guards.setdefault(id(g.var), []).append(g)
@@ -235,8 +313,8 @@ def _source(graph: Any, ns: Namespace, scalar: bool, name: str, comments: bool =
     if len(outs) == 1:
         lines.append(f"{indent}return {outs[0]}")
     else:
-        lines.append(f"{indent}return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
-    return "\n".join(lines) + "\n"
+        lines.append(f"{indent}return ({', '.join(outs)})")
+    return lines
 
 
 def _function_name(graph: Any) -> str:
@@ -245,37 +323,51 @@ def _function_name(graph: Any) -> str:
     return name
 
 
-def to_source(graph: Any, target: str = "numpy", scalar: bool | None = None) -> str:
-    """The Python source of ``graph``: one line per equation.
+def _flavour(graph: Any, scalar: bool | None) -> bool:
+    return is_scalar_program(graph) if scalar is None else scalar
+
+
+def to_source(graph: Any, scalar: bool | None = None) -> str:
+    """The Python source of ``graph``: imports and constants, then one line per equation.
 
     Parameters
     ----------
     graph : Graph
-    target : {"numpy"}
-        What the code calls (see :mod:`wengert.graph.export` for ``"jax"``).
     scalar : bool, optional
         Write the float flavour (``math``, operators); by default when the graph is a
         scalar program (:func:`is_scalar_program`).
+
+    Returns
+    -------
+    str
+        Executable: ``exec(source, namespace(graph))`` defines the function (values that
+        cannot be written as source, such as large constant arrays, come from
+        :func:`namespace`; without any, ``exec(source, {})`` is enough).
     """
-    if target != "numpy":
-        raise ValueError(f"to_source: unknown target {target!r}")
     ns = Namespace()
-    scalar = is_scalar_program(graph) if scalar is None else scalar
-    return _source(graph, ns, scalar, _function_name(graph))
+    body = _body(graph, ns, _flavour(graph, scalar), _function_name(graph))
+    return "\n".join(ns.header_lines() + ["", ""] + body) + "\n"
+
+
+def namespace(graph: Any, scalar: bool | None = None) -> dict[str, Any]:
+    """The free names of :func:`to_source`'s code and their values (for ``exec``)."""
+    ns = Namespace()
+    _body(graph, ns, _flavour(graph, scalar), _function_name(graph))
+    return dict(ns.values)
 
 
 def _exec(graph: Any, scalar: bool) -> tuple[Callable[..., Any], str]:
     ns = Namespace()
     name = _function_name(graph)
-    text = _source(graph, ns, scalar, name, comments=False)
+    lines = _body(graph, ns, scalar, name, comments=False)
     env = dict(ns.values)
     if scalar:  # the float functions become default arguments: local lookups
-        bound = [k for k, v in env.items() if callable(v) and not isinstance(v, type)
-                 and k not in ("np", "math", "op", "GuardFailed")]
+        bound = sorted(k for k, v in env.items() if callable(v) and not isinstance(v, type)
+                       and k not in ("np", "math", "op", "floats", "GuardFailed"))
         if bound:
-            head, rest = text.split("\n", 1)
             extra = ", ".join(f"{k}={k}" for k in bound)
-            text = head[:-2] + (", " if graph.inputs else "") + extra + "):\n" + rest
+            lines[0] = lines[0][:-2] + (", " if graph.inputs else "") + extra + "):"
+    text = "\n".join(lines) + "\n"
     exec(compile(text, f"<wengert graph {graph.name}>", "exec"), env)
     return env[name], text
 
@@ -286,16 +378,18 @@ def compile_graph(graph: Any) -> Callable[..., Any]:
 
     A scalar program runs as float code and falls back to the arrays flavour when a
     float path raises (domain errors, division by zero, overflow)."""
-    array_fn, _ = _exec(graph, False)
     if not is_scalar_program(graph):
-        return array_fn
+        return _exec(graph, False)[0]
     scalar_fn, _ = _exec(graph, True)
+    array_fn: list[Callable[..., Any]] = []  # compiled on the first fallback
 
     def run(*args: Any) -> Any:
         try:
             return scalar_fn(*args)
         except SCALAR_FALLBACK:  # NumPy's NaN or inf, and its warning, as eager mode
-            return array_fn(*args)
+            if not array_fn:
+                array_fn.append(_exec(graph, False)[0])
+            return array_fn[0](*args)
 
     run.__name__ = scalar_fn.__name__
     return run

@@ -238,7 +238,7 @@ class Guard:
         src = self.source
         if src is None:
             return "an unknown line"
-        return f"line {src.lineno} (`{src.text}`)"
+        return f"line {src.lineno} (`{src.text}`)" if src.text else f"line {src.lineno}"
 
     def __str__(self) -> str:
         return f"{self.how}({self.var.name}) == {self.expected!r}"

@@ -22,11 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from ..core.bind import apply, is_traced, kind_of
+from ..core.bind import is_traced, kind_of, primal
 from ..core.display import html_of
 from ..core.tree import flatten, unflatten
-from .codegen import compile_graph, to_source
+from .codegen import compile_graph, namespace, to_source
 from .ir import Equation, Guard, GuardFailed, Literal, Var, aval_text, literal_text
+from .tracer import run_equation
 
 __all__ = ["Graph", "GuardError", "evaluate", "check_arguments"]
 
@@ -91,7 +92,9 @@ def evaluate(graph: Any, leaves: Sequence[Any]) -> list[Any]:
 
     def check(var: Var, value: Any) -> None:
         for g in guards.get(id(var), ()):
-            plain = _plain(value)
+            # Beneath tensors and duals; a tracer of an outer trace converts itself, so
+            # the outer graph records the same guard.
+            plain = primal(value)
             if not g.holds(plain):
                 raise GuardError(guard_message(graph, g, g.convert(plain)))
 
@@ -99,7 +102,7 @@ def evaluate(graph: Any, leaves: Sequence[Any]) -> list[Any]:
         check(v, env[id(v)])
     for eq in graph.equations:
         values = [env[id(v)] if type(v) is Var else v.value for v in eq.ins]
-        out = apply(eq.op, *values, **eq.params)
+        out = run_equation(eq.op, values, eq.params)
         env[id(eq.out)] = out
         if guards:
             check(eq.out, out)
@@ -126,14 +129,20 @@ class Graph:
     guards : sequence of Guard
     name : str
         The function's name (``f`` for a lambda).
+    plan : MemoryPlan, optional
+        Where each equation may write its result and which buffers die after it
+        (:func:`wengert.graph.passes.memory.plan_memory`); the generated code follows it.
+    examples : tuple, optional
+        The input values it was traced with (to trace it again: :func:`grad_graph`).
     """
 
     __slots__ = ("inputs", "equations", "outputs", "in_tree", "out_tree", "guards", "name",
-                 "_runner", "__weakref__")
+                 "plan", "examples", "_runner", "__weakref__")
 
     def __init__(self, inputs: Sequence[Var], equations: Sequence[Equation],
                  outputs: Sequence[Var | Literal], in_tree: Any, out_tree: Any,
-                 guards: Sequence[Guard] = (), name: str = "f") -> None:
+                 guards: Sequence[Guard] = (), name: str = "f", plan: Any = None,
+                 examples: Sequence[Any] | None = None) -> None:
         self.inputs = tuple(inputs)
         self.equations = tuple(equations)
         self.outputs = tuple(outputs)
@@ -141,12 +150,18 @@ class Graph:
         self.out_tree = out_tree
         self.guards = tuple(guards)
         self.name = name
+        self.plan = plan
+        self.examples = tuple(examples) if examples is not None else None
         self._runner: Any = None
 
     def replace(self, **changes: Any) -> Graph:
-        """A new graph with some fields changed (what passes return)."""
+        """A new graph with some fields changed (what passes return). A pass that changes
+        the equations drops the memory plan unless it gives a new one."""
         fields = {k: getattr(self, k) for k in ("inputs", "equations", "outputs", "in_tree",
-                                                "out_tree", "guards", "name")}
+                                                "out_tree", "guards", "name", "plan",
+                                                "examples")}
+        if "equations" in changes and "plan" not in changes:
+            fields["plan"] = None
         fields.update(changes)
         return Graph(**fields)
 
@@ -210,6 +225,27 @@ class Graph:
         return unflatten(self.out_tree, outs)
 
     def to_source(self, target: str = "numpy") -> str:
-        """Python source of the program, one line per equation (see
-        :mod:`wengert.graph.codegen`); what ``graph(*args)`` runs."""
-        return to_source(self, target)
+        """Python source of the program: imports, then one line per equation, each with a
+        comment naming its op (and the user's line); what ``graph(*args)`` runs (see
+        :mod:`wengert.graph.codegen`). ``exec(source, graph.namespace())`` defines it.
+
+        Examples
+        --------
+        >>> import wengert as wg
+        >>> print(wg.trace(lambda x: x * x + 1.0, 3.0, source_lines=False).to_source())
+        import numpy as np
+        <BLANKLINE>
+        <BLANKLINE>
+        def f(x):
+            t0 = x * x  # multiply
+            t1 = t0 + 1.0  # add
+            return t1
+        <BLANKLINE>
+        """
+        if target != "numpy":
+            raise ValueError(f"to_source: unknown target {target!r}; use 'numpy'")
+        return to_source(self)
+
+    def namespace(self) -> dict[str, Any]:
+        """The values :meth:`to_source`'s code refers to (for ``exec``)."""
+        return namespace(self)

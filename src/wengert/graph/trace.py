@@ -166,7 +166,7 @@ def trace_into(builder: Builder, f: Callable[..., Any], args: Sequence[Any],
         else:
             outputs.append(Literal(o))
     return Graph([t.var for t in tracers], builder.equations, outputs, in_tree, out_tree,
-                 builder.guards, builder.name)
+                 builder.guards, builder.name, examples=[t.value for t in tracers])
 
 
 def trace(f: Callable[..., Any], *example_args: Any, static_argnums: int | Sequence[int] = (),

@@ -36,7 +36,8 @@ from ..core.source import SourceLine, is_library
 from ..core.tree import flatten, unflatten
 from .ir import Equation, Guard, Literal, Var
 
-__all__ = ["Traced", "Builder", "GraphKind", "TraceError", "STATIC_FUNCTIONS"]
+__all__ = ["Traced", "Builder", "GraphKind", "TraceError", "STATIC_FUNCTIONS",
+           "is_recorded_call", "run_equation"]
 
 #: NumPy functions that read only shapes and dtypes: answered at trace time.
 STATIC_FUNCTIONS = {np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj, np.isrealobj,
@@ -71,6 +72,7 @@ class Builder:
         self.closed = False
         self._count = 0
         self._sources: dict[tuple[str, int], SourceLine] = {}
+        self._library: dict[Any, bool] = {}  # code object -> inside wengert or NumPy
 
     # -- variables ------------------------------------------------------------
     def fresh(self) -> str:
@@ -96,7 +98,14 @@ class Builder:
         if not self.lines:
             return None
         frame: Any = sys._getframe(2)
-        while frame is not None and is_library(frame.f_code.co_filename):
+        library = self._library
+        while frame is not None:
+            code = frame.f_code
+            inside = library.get(code)
+            if inside is None:
+                inside = library[code] = is_library(code.co_filename)
+            if not inside:
+                break
             frame = frame.f_back
         if frame is None:
             return None
@@ -421,6 +430,16 @@ def _call_op(func: Any, name: str, spec: Any, fixed: list[Any], positions: list[
 register(Traced, GraphKind())
 
 
+def is_recorded_call(op: Any) -> bool:
+    """Whether ``op`` was made for a NumPy call without a gradient rule (``np.greater``)."""
+    return type(op.impl) is _Call
+
+
 def run_equation(op: Any, values: list[Any], params: dict[str, Any]) -> Any:
-    """Apply an equation's op to ``values`` that may be traced (tensors, duals, tracers)."""
+    """Apply an equation's op to ``values`` that may be traced (tensors, duals, tracers).
+
+    A recorded NumPy call carries no derivative: it runs on the values beneath tensors
+    and dual numbers (an outer trace's tracers record it again)."""
+    if type(op.impl) is _Call:
+        return op.impl(*[primal(v) for v in values])
     return apply(op, *values, **params)

@@ -66,11 +66,11 @@ from typing import Any
 import numpy as np
 
 from ..core import op as op_records
+from ..core.collector import collector_paused
 from ..core.node import is_stand_in
 from ..core.sweep import SweepObserver, backprop, observe_sweep
 from ..core.tape import Equation, Tape
 from ..dual import Dual
-from .collector import collector_paused
 from .layout import nested_groups, nested_layout
 from .summary import format_number, nbytes_text, shape_text, summarize, summarize_many
 

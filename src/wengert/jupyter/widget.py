@@ -31,9 +31,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..core.collector import collector_paused
 from ..core.tape import Tape
 from ..tensor import Tensor
-from .collector import collector_paused
 from .frames import explorer_frames, step_label
 from .targets import as_tape
 

@@ -1,9 +1,10 @@
-"""Pausing Python's cyclic garbage collector while a view builds big, acyclic data.
+"""Pausing Python's cyclic garbage collector while building big, acyclic data.
 
-Building the explorer's frames for a 10⁵-equation tape allocates millions of
-small lists and strings, none of them in a reference cycle; the collector,
-triggered by allocation counts, meanwhile walks the whole heap (the tape's
-nodes included) again and again: about a third of the time. ``timeit`` pauses
+Building the explorer's frames for a 10⁵-equation tape, or tracing and
+compiling a graph of 10⁴ equations, allocates millions of small objects,
+none of them in a reference cycle; the collector, triggered by allocation
+counts, meanwhile walks the whole heap (the tape's nodes included) again and
+again: about a third of the time. ``timeit`` pauses
 it for the same reason. The previous state comes back on exit, also after an
 exception; nested pauses keep the collector off until the outermost ends.
 

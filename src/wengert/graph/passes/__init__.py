@@ -1,0 +1,1 @@
+"""Optimisation passes: each a pure function ``Graph -> Graph``."""
