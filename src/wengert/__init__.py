@@ -11,7 +11,7 @@ Examples
 array([1.3818, 0.077 ])
 """
 
-from . import numpy, recording
+from . import graph, numpy, recording
 from .anomaly import detect_anomaly, is_anomaly_enabled
 from .checkpoint import checkpoint
 from .core.modes import enable_grad, is_grad_enabled, no_grad
@@ -20,7 +20,7 @@ from .custom import custom_jvp, custom_vjp
 from .dual import Dual
 from .forward import derivative, hessian, hvp, jacfwd, jacobian, jacrev, jvp, linearize
 from .gradtape import GradientTape, Variable
-from .graph import Graph, compile, grad_graph, jvp_graph, trace
+from .graph import Graph, Session, compile, grad_graph, gradients, jvp_graph, placeholder, trace
 from .jupyter import draw, explain, explore, load_ipython_extension, unload_ipython_extension
 from .tapes import keep_values, source_lines, tape_of
 from .tensor import Tensor, stop_gradient, tensor
@@ -37,5 +37,5 @@ __all__ = [
     "detect_anomaly", "is_anomaly_enabled", "tape_of", "source_lines", "keep_values",
     "SweepObserver", "observe_sweep", "load_ipython_extension", "unload_ipython_extension",
     "draw", "explain", "explore", "trace", "Graph",
-    "compile", "grad_graph", "jvp_graph",
+    "compile", "grad_graph", "jvp_graph", "placeholder", "Session", "gradients", "graph",
 ]

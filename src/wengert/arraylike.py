@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .core.bind import primal
+from .core.bind import kind_of, primal
 from .ops import elementwise as _ew
 from .ops import indexing as _indexing
 from .ops import linalg as _linalg
@@ -102,6 +102,11 @@ class ArrayMethods:
         return _ew.abs(self)
 
     def __getitem__(self, index: Any) -> Any:
+        kind = kind_of(index)
+        if kind is not None and kind.opaque and np.dtype(index.dtype).kind in "iu":
+            # integers computed by a graph tracer (x[np.argmax(x)]): a take, so the graph
+            # follows the new index instead of freezing the traced one
+            return _shape.take(self, index, axis=0)
         return _indexing.getitem(self, index)
 
     # -- methods mirroring ndarray ----------------------------------------

@@ -3,15 +3,28 @@
 The pieces (imports flow downward): :mod:`.ir` (variables, equations, guards),
 :mod:`.tracer` (the third kind of traced value), :mod:`.codegen` (Python source),
 :mod:`.program` (:class:`Graph`), :mod:`.trace`, :mod:`.autodiff` (gradient graphs),
-:mod:`.compile` (``wg.compile``).
+:mod:`.compile` (``wg.compile``), :mod:`.session` (define-and-run: placeholders and
+``Session``).
 """
 
 from .autodiff import grad_graph, jvp_graph
 from .compile import Compiled, compile
 from .ir import Equation, Guard, GuardFailed, Literal, Var
 from .program import Graph, GuardError
+from .session import (
+    GraphDefinition,
+    Session,
+    SessionCacheInfo,
+    default_graph,
+    define,
+    gradients,
+    placeholder,
+    reset_default_graph,
+)
 from .trace import trace
 from .tracer import Traced, TraceError
 
 __all__ = ["Graph", "Equation", "Var", "Literal", "Guard", "GuardError", "GuardFailed",
-           "TraceError", "Traced", "trace", "grad_graph", "jvp_graph", "compile", "Compiled"]
+           "TraceError", "Traced", "trace", "grad_graph", "jvp_graph", "compile", "Compiled",
+           "GraphDefinition", "Session", "SessionCacheInfo", "default_graph", "define",
+           "gradients", "placeholder", "reset_default_graph"]

@@ -78,7 +78,29 @@ class Namespace:
         self.defs: dict[str, str] = {}  # name -> its line in the header
         self._by_id: dict[int, str] = {}
         self._count = 0
+        self.taken: set[str] = set()  # the graph's variables' names in the code
+        self.local: dict[int, str] = {}  # a variable whose name the code must change
 
+    def reserve(self, graph: Any) -> None:
+        """Keep the graph's variable names for them; a variable named like a module the
+        code uses (``np``) or a keyword gets a trailing underscore."""
+        variables = list(graph.inputs) + [eq.out for eq in graph.equations]
+        names = {v.name for v in variables}
+        for v in variables:
+            name = v.name
+            if name in _FIXED or keyword.iskeyword(name) or not _IDENT.fullmatch(name):
+                local = _NOT_IDENT.sub("_", name) + "_"
+                while local in names:
+                    local += "_"
+                names.add(local)
+                self.local[id(v)] = local
+        self.taken = names
+
+    def var(self, v: Any) -> str:
+        return self.local.get(id(v), v.name)
+
+    def _free(self, name: str) -> bool:
+        return name not in self.taken and name not in _FIXED
     def use_runtime(self, name: str) -> str:
         self.runtime.add(name)
         self.values[name] = getattr(runtime, name)
@@ -91,6 +113,9 @@ class Namespace:
         if name is None:
             name = f"{hint}{self._count}"
             self._count += 1
+            while not self._free(name):
+                name = f"{hint}{self._count}"
+                self._count += 1
             self._by_id[id(value)] = name
             self.values[name] = value
             self.defs[name] = _constant_line(name, value)
@@ -100,7 +125,7 @@ class Namespace:
         """``name`` bound to ``value`` (a function), defined by ``line`` in the header
         (``{name}`` in it is the final name); suffixed when the name is taken."""
         base, k = name, 1
-        while name in self.values and self.values[name] is not value:
+        while (name in self.values and self.values[name] is not value) or not self._free(name):
             name = f"{base}_{k}"
             k += 1
         if name not in self.values:
@@ -110,7 +135,9 @@ class Namespace:
 
     def math_function(self, f: Any) -> str:
         name = f.__name__
-        if name in self.values and self.values[name] is not f:
+        if (name in self.values and self.values[name] is not f) or not self._free(name):
+            self.imports.add("import math")
+            self.values["math"] = math
             return self.bind(f"math_{name}", f, "{name} = math." + name)
         self.values[name] = f
         self.math.add(name)
@@ -165,6 +192,10 @@ class Namespace:
         lines += list(self.defs.values())
         return lines
 
+
+#: Names the generated code uses for modules and helpers: a variable never takes them.
+_FIXED = frozenset({"np", "math", "op", "floats", "GuardFailed"})
+_NOT_IDENT = re.compile(r"[^A-Za-z0-9_]")
 
 #: Small constants are written out in the header (at most this many entries).
 INLINE_CONSTANT = 16
@@ -230,7 +261,7 @@ def _float_like(value: Any) -> bool:
 
 def _name(v: Any, ns: Namespace, scalar: bool) -> str:
     if type(v) is Var:
-        return v.name
+        return ns.var(v)
     value = v.value
     if scalar and type(value) is not float:
         return ns.expr(float(value))
@@ -297,18 +328,20 @@ def _body(graph: Any, ns: Namespace, scalar: bool, name: str, comments: bool = T
     guards: dict[int, list[Any]] = {}
     for g in graph.guards:
         guards.setdefault(id(g.var), []).append(g)
-    params = [v.name for v in graph.inputs]
+    ns.reserve(graph)
+    params = [ns.var(v) for v in graph.inputs]
     lines = [f"def {name}({', '.join(params)}):"]
     indent = "    "
     for v in graph.inputs:
-        lines += _guard_lines(guards.get(id(v), []), v.name, ns, indent)
+        lines += _guard_lines(guards.get(id(v), []), ns.var(v), ns, indent)
     previous = None
     for eq in graph.equations:
         rhs = _scalar_line(eq, ns) if scalar else _array_line(eq, ns)
-        line = f"{indent}{eq.out.name} = {rhs}"
+        out = ns.var(eq.out)
+        line = f"{indent}{out} = {rhs}"
         lines.append(f"{line}  {_comment(eq, previous)}" if comments else line)
         previous = eq.source
-        lines += _guard_lines(guards.get(id(eq.out), []), eq.out.name, ns, indent)
+        lines += _guard_lines(guards.get(id(eq.out), []), out, ns, indent)
     outs = [_name(v, ns, scalar) for v in graph.outputs]
     if len(outs) == 1:
         lines.append(f"{indent}return {outs[0]}")

@@ -292,6 +292,13 @@ def _constant(a: Any, builder: Builder) -> Literal:
         if type(a) is Traced:
             if a.builder.closed:
                 raise escaped(a)
+            if a.builder.abstract:
+                raise TraceError(
+                    f"{a.var.name} ({a.var.aval}) belongs to graph {a.builder.name!r} and was "
+                    f"used with values of {builder.name!r}: values of two define-and-run "
+                    "graphs (or of a graph and a trace) cannot be mixed. Build them in one "
+                    "graph (one `with wg.graph.define():` block, or the default graph)."
+                )
             raise TraceError(
                 f"A value traced by {a.builder.name}() ({a.var.name}) was used inside the "
                 f"trace of {builder.name}(): traced values of one graph cannot flow into "

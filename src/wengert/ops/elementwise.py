@@ -940,6 +940,14 @@ def _clip_impl(x: Any, lo: Any, hi: Any) -> Any:
     return np.minimum(np.maximum(x, lo), hi)
 
 
+def as_dtype(v: Any, dtype: Any) -> Any:
+    """A mask or count computed from raw values, as ``dtype``: ``np.asarray`` for plain
+    values, the recorded ``astype`` op for a graph tracer's (which must not be frozen)."""
+    if is_traced(v):
+        return v if v.dtype == dtype else astype(v, dtype)
+    return np.asarray(v, dtype=dtype)
+
+
 def _clip_mask(which: int, x: Any, lo: Any, hi: Any) -> Any:
     """Where input ``which`` (0: x, 1: lo, 2: hi) is the output, in the output's dtype:
     x inside [lo, hi] (bounds included), lo below it, hi above it (and when lo > hi)."""
@@ -950,7 +958,7 @@ def _clip_mask(which: int, x: Any, lo: Any, hi: Any) -> Any:
         mask = (xv < lov) & (lov <= hiv)
     else:
         mask = (xv > hiv) | (lov > hiv)
-    return np.asarray(mask, dtype=_float_dtype(xv, lov, hiv))
+    return as_dtype(mask, _float_dtype(xv, lov, hiv))
 
 
 def _clip_dx(g: Any, ans: Any, x: Any, lo: Any, hi: Any) -> Any:

@@ -17,6 +17,7 @@ is zeros, of its ``v`` is 0).
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -30,9 +31,30 @@ from .broadcast import reshape_to, sum_to
 def _raw_one(i: Any) -> Any:
     if is_traced(i):
         i = _raw(i)
+        if is_traced(i):  # a graph tracer's value (opaque): the index must be static here
+            return _static_index(i)
     if isinstance(i, list):
         i = np.asarray([_raw(e) for e in i]) if i else np.zeros(0, dtype=np.intp)
     return i
+
+
+def _static_index(i: Any) -> Any:
+    """A traced index part as a Python value: an integer (the trace records a guard), or a
+    clear error where the graph would freeze a data-dependent choice."""
+    kind = np.dtype(i.dtype).kind
+    if kind == "b":
+        raise TypeError(
+            "x[mask] with a mask computed from traced values: the result's shape depends on "
+            "the data, which a static graph cannot hold. Use np.where(mask, x, 0) (or a "
+            "masked sum), or index outside the traced function."
+        )
+    if kind in "iu" and not i.shape:
+        return operator.index(i)  # recorded as a guard: the graph holds for this index
+    raise TypeError(
+        "indexing with an integer array computed from traced values inside a tuple index: "
+        "use np.take(x, i, axis=...) or np.take_along_axis, which take the indices as an "
+        "input of the graph."
+    )
 
 
 def raw_index(index: Any) -> Any:

@@ -251,11 +251,14 @@ CUMPROD = Op("cumprod", lambda x, axis=None: np.cumprod(x, axis=axis), (_cumprod
 # -- max, min ----------------------------------------------------------------------------
 def _extreme_weight(ans: Any, x: Any, axis: Any, keepdims: bool) -> np.ndarray:
     """1/count at the extreme elements of each group (ties share), 0 elsewhere."""
-    xv = np.asarray(_raw(x))
+    xv = _raw(x)
+    if not isinstance(xv, np.ndarray) and not _ew.is_traced(xv):
+        xv = np.asarray(xv)
     best = _expand_raw(ans, xv.shape, axis, keepdims)
     mask = (xv == best) | (np.isnan(xv) & np.isnan(best))
     count = np.sum(mask, axis=_norm_axis(axis, xv.ndim), keepdims=True)
-    return np.divide(mask, np.maximum(count, 1), dtype=np.result_type(xv.dtype, np.float16))
+    dtype = np.result_type(xv.dtype, np.float16)
+    return _ew.as_dtype(mask, dtype) / _ew.as_dtype(np.maximum(count, 1), dtype)
 
 
 def _extreme_vjp(g: Any, ans: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
@@ -386,13 +389,16 @@ def _norm_axes(ord: Any, axis: Any, ndim: int) -> tuple[int, ...]:
 def _tie_weight(values: np.ndarray, best: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     mask = values == best
     count = np.sum(mask, axis=axes, keepdims=True)
-    return np.divide(mask, np.maximum(count, 1), dtype=np.result_type(values.dtype, np.float16))
+    dtype = np.result_type(values.dtype, np.float16)
+    return _ew.as_dtype(mask, dtype) / _ew.as_dtype(np.maximum(count, 1), dtype)
 
 
 def _norm_terms(ans: Any, x: Any, ord: Any, axis: Any, keepdims: bool) -> Any:
     """``(axes, w, d)`` with ``∂‖x‖/∂x = w / d``: ``w`` of x's shape (None: zero), ``d`` of
     the output's shape (None: one). The VJP is ``ḡ w / d``, the JVP ``Σ_axes(t w) / d``."""
-    xv = np.asarray(_raw(x))
+    xv = _raw(x)
+    if not isinstance(xv, np.ndarray) and not _ew.is_traced(xv):
+        xv = np.asarray(xv)
     axes = _norm_axes(ord, axis, xv.ndim)
     matrix = len(axes) == 2
     if matrix and ord in (2, -2, "nuc"):

@@ -357,21 +357,29 @@ TAKE_ALONG_AXIS_ADD = linear(Op(
 
 
 def _inverse_permutation(perm: np.ndarray, axis: int) -> np.ndarray:
+    if is_traced(perm):  # a graph tracer's permutation: its argsort is its inverse
+        return np.argsort(perm, axis=axis, kind="stable")
     inverse = np.empty_like(perm)
     ranks = np.arange(perm.shape[axis]).reshape((-1,) + (1,) * (perm.ndim - axis - 1))
     np.put_along_axis(inverse, perm, np.broadcast_to(ranks, perm.shape), axis)
     return inverse
 
 
+def _sort_values(x: Any) -> Any:
+    """The values to sort by: an array, or a graph tracer (its argsort is recorded)."""
+    xv = _raw(x)
+    return xv if is_traced(xv) or isinstance(xv, np.ndarray) else np.asarray(xv)
+
+
 def _sort_jvp(ts: tuple[Any, ...], ans: Any, x: Any, axis: Any = -1) -> Any:
-    xv = np.asarray(_raw(x))
+    xv = _sort_values(x)
     if axis is None:
         return take(ts[0], np.argsort(xv.reshape(-1), kind="stable"))
     return take_along_axis(ts[0], np.argsort(xv, axis=axis, kind="stable"), axis)
 
 
 def _sort_vjp(g: Any, ans: Any, x: Any, axis: Any = -1) -> Any:
-    xv = np.asarray(_raw(x))
+    xv = _sort_values(x)
     if axis is None:
         inverse = _inverse_permutation(np.argsort(xv.reshape(-1), kind="stable"), 0)
         return reshape_to(take(g, inverse, 0), xv.shape)
@@ -635,10 +643,17 @@ def tril(x: Any, k: int = 0) -> Any:
     return apply(TRIL, x, k=int(k))
 
 
+def _index_array(indices: Any) -> Any:
+    """An index input as an array; a graph tracer's stays traced (an input of the op, so the
+    graph takes the new indices)."""
+    index = _raw(indices)
+    return index if is_traced(index) else np.asarray(index)
+
+
 def take(x: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Any:
     """Elements at ``indices`` along ``axis``; repeated indices accumulate gradient."""
     no_out("take", out)
-    index = np.asarray(_raw(indices))
+    index = _index_array(indices)
     if index.dtype.kind not in "iu":
         if index.size == 0:
             index = index.astype(np.intp)
@@ -717,7 +732,7 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,
 
 def take_along_axis(x: Any, indices: Any, axis: Any = -1) -> Any:
     """Pick values along ``axis`` with an index array of the same rank (as after argsort)."""
-    index = np.asarray(_raw(indices))
+    index = _index_array(indices)
     if axis is not None:
         axis = int(axis) % builtins.max(len(_shape_of(x)), 1)
     return apply(TAKE_ALONG_AXIS, x, index, axis=axis)
