@@ -62,12 +62,12 @@ def test_traced_op_value_vjp_and_jvp_follow_new_inputs(name):
         value = wg.trace(f, *x0)
         _close(value(*x1), f(*x1))
 
-        def pulled(*xs: Any) -> Any:
+        def pulled(*xs: Any, f: Any = f, ct: Any = ct) -> Any:
             return wg.vjp(f, *xs)[1](ct)
 
         _close(wg.trace(pulled, *x0)(*x1), pulled(*x1))
 
-        def pushed(*xs: Any) -> Any:
+        def pushed(*xs: Any, f: Any = f, tangents: Any = tangents) -> Any:
             return wg.jvp(f, xs, tangents)[1]
 
         _close(wg.trace(pushed, *x0)(*x1), pushed(*x1))
