@@ -422,7 +422,7 @@ class Tensor(ArrayMethods, InPlaceMethods):
                 f"a Tensor with {np.size(v)} elements cannot be converted to Scalar; "
                 "index it first or call .sum()"
             )
-        return np.asarray(v).item()
+        return v.item() if is_traced(v) else np.asarray(v).item()
 
     def tolist(self) -> Any:
         """The value as nested Python lists (cut from the graph)."""
@@ -490,7 +490,10 @@ class Tensor(ArrayMethods, InPlaceMethods):
                 "The truth value of a tensor with more than one element is ambiguous. "
                 "Use .any() or .all()"
             )
-        return bool(np.asarray(_plain(self._value)).item())
+        v = _plain(self._value)
+        if kind_of(v) is not None:  # a graph tracer beneath converts itself (a guard)
+            return bool(v)
+        return bool(np.asarray(v).item())
 
     def __hash__(self) -> int:
         return id(self)

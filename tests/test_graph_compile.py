@@ -1,0 +1,176 @@
+"""wg.compile: a trace per signature, guards per branch, and every transform around it."""
+
+from __future__ import annotations
+
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+import wengert as wg
+from wengert.graph import TraceError
+from wengert.graph.compile import RETRACE_WARNING
+
+
+def branchy(x):
+    if x > 0:
+        return x * 2.0
+    return -x * 3.0
+
+
+def test_each_branch_gets_its_own_trace_and_is_never_replayed_wrongly():
+    f = wg.compile(branchy)
+    for x in (1.0, 2.0, -1.0, -2.0, 3.0, 0.0):
+        assert f(x) == branchy(x)
+    infos = f.cache_info()
+    assert len(infos) == 2
+    assert sorted(info.calls for info in infos) == [3, 3]
+    assert all(len(info.graph.guards) == 1 for info in infos)
+
+
+def test_a_new_shape_dtype_or_kind_of_number_traces_again():
+    f = wg.compile(lambda x: np.sum(x * x))
+    f(np.ones(3))
+    f(np.ones(3))
+    f(np.ones(4))
+    f(np.ones(3, np.float32))
+    f(2.0)
+    assert [info.signature for info in f.cache_info()] == [
+        "f(x: f64[3])", "f(x: f64[4])", "f(x: f32[3])", "f(x: f64[])"]
+    assert f(np.ones(3, np.float32)).dtype == np.float32
+
+
+def test_static_arguments_and_keywords():
+    def layers(x, n, scale=1.0):
+        for _ in range(n):
+            x = np.tanh(x) * scale
+        return x
+
+    f = wg.compile(layers, static_argnums=1)
+    assert f(0.5, 3) == pytest.approx(layers(0.5, 3))
+    assert f(0.5, 2, scale=2.0) == pytest.approx(layers(0.5, 2, 2.0))
+    assert f(x=0.5, n=2, scale=2.0) == pytest.approx(layers(0.5, 2, 2.0))
+    assert len(f.cache_info()) == 2
+    with pytest.raises(TypeError, match="not hashable"):
+        wg.compile(lambda x, n: x, static_argnums=1)(1.0, [1, 2])
+
+
+def test_pytrees_in_and_out():
+    f = wg.compile(lambda p: {"y": p["w"] * p["b"][0], "z": (p["b"][1] + 1.0,)})
+    out = f({"w": np.ones(2), "b": (2.0, 3.0)})
+    np.testing.assert_array_equal(out["y"], [2.0, 2.0])
+    assert out["z"] == (4.0,)
+
+
+def test_compile_of_grad_and_jvp_and_grad_of_compile_agree_with_eager():
+    f = lambda x: np.sum(np.tanh(x) ** 2 * np.where(x > 0, x, 0.3))  # noqa: E731
+    x = np.array([0.4, -1.2, 2.0])
+    want = wg.grad(f)(x)
+    np.testing.assert_allclose(wg.compile(wg.grad(f))(x), want, rtol=1e-13)
+    np.testing.assert_allclose(wg.grad(wg.compile(f))(x), want, rtol=1e-13)
+    v = np.array([1.0, 0.5, -1.0])
+    cj = wg.compile(lambda x, v: wg.jvp(f, (x,), (v,)))
+    assert cj(x, v)[1] == pytest.approx(wg.jvp(f, (x,), (v,))[1])
+    assert wg.jvp(wg.compile(f), (x,), (v,))[1] == pytest.approx(wg.jvp(f, (x,), (v,))[1])
+    np.testing.assert_allclose(wg.hessian(wg.compile(f))(x), wg.hessian(f)(x), rtol=1e-12)
+    np.testing.assert_allclose(wg.compile(wg.hessian(f))(x), wg.hessian(f)(x), rtol=1e-12)
+
+
+def test_grad_of_a_compiled_branchy_function_takes_the_right_branch():
+    f = wg.compile(branchy)
+    assert wg.grad(f)(2.0) == 2.0 and wg.grad(f)(-2.0) == -3.0
+    assert wg.compile(wg.grad(branchy))(-5.0) == -3.0
+
+
+def test_compile_inside_a_trace_hands_its_guards_to_the_outer_graph():
+    inner = wg.compile(branchy)
+    g = wg.trace(lambda x: inner(x) + 1.0, 1.0)
+    assert len(g.guards) == 1
+    assert g(4.0) == 9.0
+    with pytest.raises(wg.graph.GuardError):
+        g(-4.0)
+
+
+def test_tensors_through_a_compiled_function_record_on_their_tape():
+    f = wg.compile(lambda x: np.sum(np.sin(x) * x))
+    x = wg.tensor([0.5, 1.5], requires_grad=True)
+    f(x).backward()
+    np.testing.assert_allclose(x.grad, np.cos([0.5, 1.5]) * [0.5, 1.5] + np.sin([0.5, 1.5]))
+
+
+def test_a_closed_over_tensor_that_requires_grad_is_refused():
+    w = wg.tensor(2.0, requires_grad=True)
+    with pytest.raises(TraceError, match="derivative would be lost"):
+        wg.compile(lambda x: x * w)(3.0)
+
+
+def test_an_exception_in_the_function_caches_nothing_and_the_next_call_traces():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        if len(calls) == 1:
+            raise ZeroDivisionError("first call")
+        return x + 1.0
+
+    cf = wg.compile(f)
+    with pytest.raises(ZeroDivisionError):
+        cf(1.0)
+    assert cf.cache_info() == []
+    assert cf(1.0) == 2.0
+
+
+def test_endless_retracing_warns_once_naming_the_line():
+    f = wg.compile(lambda x: x * float(x))
+    with pytest.warns(RuntimeWarning, match=r"traced \d+ times.*float\(x\)"):
+        for k in range(RETRACE_WARNING + 2):
+            assert f(float(k)) == float(k) ** 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f(100.0)  # no second warning
+
+
+def test_threads_share_one_compiled_function():
+    f = wg.compile(lambda x: np.sum(np.sin(x)))
+    errors, results = [], []
+
+    def work(k):
+        try:
+            results.append((k, f(np.full(3, float(k)))))
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for k, y in results:
+        assert y == pytest.approx(3 * np.sin(k))
+
+
+def test_scalar_w1_like_chain_compiles_to_float_code():
+    def chain(x):
+        y = x
+        for _ in range(200):
+            y = np.tanh(np.sin(y) * 0.9 + x) ** 1.5
+        return y
+
+    cf = wg.compile(wg.grad(chain))
+    assert cf(0.3) == pytest.approx(wg.grad(chain)(0.3), rel=1e-12)
+    assert isinstance(cf(0.3), float)
+    source = cf.graph_for(0.3).to_source()
+    assert "from math import" in source
+
+
+def test_repr_and_cache_info_text_are_deterministic():
+    f = wg.compile(branchy)
+    f(1.0)
+    f(-1.0)
+    assert repr(f) == "<compiled branchy: 2 trace(s)>"
+    assert [repr(i) for i in f.cache_info()] == [
+        "<trace branchy(x: f64[]): 2 equations, 1 guard, 1 call>",
+        "<trace branchy(x: f64[]): 3 equations, 1 guard, 1 call>"]
+    assert "if x > 0" in f.cache_info()[0].guards[0]
