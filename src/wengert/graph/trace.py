@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..core.bind import is_traced, kind_of
+from ..core.collector import collector_paused
 from ..core.tree import flatten, unflatten
 from .ir import Literal, Var
 from .program import Graph
@@ -208,4 +209,5 @@ def trace(f: Callable[..., Any], *example_args: Any, static_argnums: int | Seque
     static = static_positions(static_argnums, len(example_args), "trace") \
         if static_argnums != () else ()
     builder = Builder(function_name(f), lines=source_lines)
-    return trace_into(builder, f, example_args, static)
+    with collector_paused():  # a trace allocates many objects and no cycles worth collecting
+        return trace_into(builder, f, example_args, static)
