@@ -21,7 +21,15 @@ from .dual import Dual
 from .forward import derivative, hessian, hvp, jacfwd, jacobian, jacrev, jvp, linearize
 from .gradtape import GradientTape, Variable
 from .graph import Graph, Session, compile, grad_graph, gradients, jvp_graph, placeholder, trace
-from .jupyter import draw, explain, explore, load_ipython_extension, unload_ipython_extension
+from .jupyter import (
+    draw,
+    draw_pass,
+    explain,
+    explore,
+    load_ipython_extension,
+    memory_plot,
+    unload_ipython_extension,
+)
 from .tapes import keep_values, source_lines, tape_of
 from .tensor import Tensor, stop_gradient, tensor
 from .testing import GradcheckError, check_grads, gradcheck
@@ -38,4 +46,5 @@ __all__ = [
     "SweepObserver", "observe_sweep", "load_ipython_extension", "unload_ipython_extension",
     "draw", "explain", "explore", "trace", "Graph",
     "compile", "grad_graph", "jvp_graph", "placeholder", "Session", "gradients", "graph",
+    "draw_pass", "memory_plot",
 ]

@@ -44,6 +44,7 @@ import numpy as np
 
 from ..core.bind import is_traced, kind_of
 from ..core.collector import collector_paused
+from ..core.display import html_of
 from ..core.tree import flatten, unflatten
 from .codegen import compile_graph
 from .ir import GuardFailed
@@ -255,6 +256,9 @@ class Compiled:
 
     def __repr__(self) -> str:
         return f"<compiled {function_name(self.fun)}: {len(self.cache_info())} trace(s)>"
+
+    def _repr_html_(self) -> str | None:
+        return html_of(self)
 
 
 def _outputs(graph: Graph, out: Any) -> Any:

@@ -27,14 +27,14 @@ graph f(x: f64[3], w: f64[]):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from ..core.source import SourceLine
 
 __all__ = ["Var", "Literal", "Equation", "Guard", "aval_text", "dtype_text", "literal_text",
-           "GuardFailed"]
+           "GuardFailed", "GraphLike"]
 
 _SHORT = {"float64": "f64", "float32": "f32", "float16": "f16", "int64": "i64", "int32": "i32",
           "int16": "i16", "int8": "i8", "uint8": "u8", "uint64": "u64", "uint32": "u32",
@@ -245,3 +245,19 @@ class Guard:
 
     def __repr__(self) -> str:
         return f"<Guard {self} at {self.where()}>"
+
+
+class GraphLike(Protocol):
+    """What passes read of a graph (:class:`wengert.graph.program.Graph` has it all): passes
+    depend on this, not on the class, so the class can offer ``graph.optimize()``."""
+
+    inputs: tuple[Var, ...]
+    equations: tuple[Equation, ...]
+    outputs: tuple[Var | Literal, ...]
+    guards: tuple[Guard, ...]
+    name: str
+    plan: Any
+
+    def replace(self, **changes: Any) -> GraphLike:
+        """A new graph with some fields changed."""
+        ...

@@ -27,6 +27,7 @@ from ..core.display import html_of
 from ..core.tree import flatten, unflatten
 from .codegen import compile_graph, namespace, to_source
 from .ir import Equation, Guard, GuardFailed, Literal, Var, aval_text, literal_text
+from .passes.pipeline import optimize
 from .tracer import run_equation
 
 __all__ = ["Graph", "GuardError", "evaluate", "check_arguments"]
@@ -245,6 +246,22 @@ class Graph:
         if target != "numpy":
             raise ValueError(f"to_source: unknown target {target!r}; use 'numpy'")
         return to_source(self)
+
+    def optimize(self, passes: Sequence[Any] | None = None, report: bool = False) -> Any:
+        """The graph after the optimisation passes (:mod:`wengert.graph.passes.pipeline`):
+        by default ``fold_constants, simplify, cse, dce``; ``passes`` names or functions
+        to run instead. ``report=True`` returns an ``Optimized`` with the graph before and
+        after and what each pass changed (shown as a before/after view in Jupyter).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import wengert as wg
+        >>> g = wg.trace(lambda x: np.sin(x) * 1.0 + 0.0, 0.5)
+        >>> len(g), len(g.optimize())
+        (3, 1)
+        """
+        return optimize(self, passes, report)
 
     def namespace(self) -> dict[str, Any]:
         """The values :meth:`to_source`'s code refers to (for ``exec``)."""

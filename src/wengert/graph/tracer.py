@@ -35,6 +35,7 @@ from ..core.op import Op
 from ..core.source import SourceLine, is_library
 from ..core.tree import flatten, unflatten
 from .ir import Equation, Guard, Literal, Var
+from .keys import value_key
 
 __all__ = ["Traced", "Builder", "GraphKind", "TraceError", "STATIC_FUNCTIONS",
            "is_recorded_call", "run_equation"]
@@ -73,6 +74,7 @@ class Builder:
         self._count = 0
         self._sources: dict[tuple[str, int], SourceLine] = {}
         self._library: dict[Any, bool] = {}  # code object -> inside wengert or NumPy
+        self.call_ops: dict[Any, Op] = {}  # one op per identical recorded NumPy call
 
     # -- variables ------------------------------------------------------------
     def fresh(self) -> str:
@@ -381,7 +383,15 @@ class GraphKind(Kind):
             positions.append(k)
             values.append(a.value if type(a) is Traced else ins[-1].value)
             fixed[k] = None
-        op = _call_op(func, name, spec, fixed, positions)
+        try:  # the same call again (a mask recomputed by each rule) reuses its op, for cse
+            key: Any = (func, name, repr(spec), value_key(fixed), tuple(positions))
+            op = builder.call_ops.get(key)
+        except TypeError:
+            key, op = None, None
+        if op is None:
+            op = _call_op(func, name, spec, fixed, positions)
+            if key is not None:
+                builder.call_ops[key] = op
         with np.errstate(all="ignore") if builder.abstract else _NO_CONTEXT:
             value = op.impl(*values)
         if isinstance(value, (tuple, list)):  # np.nonzero: one equation per part

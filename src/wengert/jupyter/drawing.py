@@ -15,11 +15,13 @@ import subprocess
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..graph.program import Graph
 from .dot import MAX_NODES, tape_dot
+from .graph_dot import graph_drawing, pass_drawing
 from .render import STYLE, NameKey, tape_html
 from .targets import as_tape
 
-__all__ = ["draw", "NOT_INSTALLED", "drawing_class"]
+__all__ = ["draw", "draw_pass", "NOT_INSTALLED", "drawing_class"]
 
 #: What a notebook shows above the tape table when ``dot`` cannot be found.
 NOT_INSTALLED = (
@@ -99,10 +101,11 @@ def draw(
 
     Parameters
     ----------
-    target : Tensor, GradientTape, Tape, or an ``%%autodiff`` result
-        What to draw (see :func:`~wengert.jupyter.targets.as_tape`). An object with a
-        ``tape`` attribute may also carry ``names`` and ``adjoints``, used unless given
-        here.
+    target : Tensor, GradientTape, Tape, Graph, or an ``%%autodiff`` result
+        What to draw (see :func:`~wengert.jupyter.targets.as_tape`); a traced graph
+        (``wg.trace``) is drawn as its program (:func:`~wengert.jupyter.graph_dot.graph_dot`).
+        An object with a ``tape`` attribute may also carry ``names`` and ``adjoints``, used
+        unless given here.
     adjoints, names, group, expand, max_nodes, legend
         As for :func:`~wengert.jupyter.dot.tape_dot`: adjoints after a backward pass,
         user names, how to group a big tape (``"auto"``, ``"line"``, ``"function"``,
@@ -124,6 +127,12 @@ def draw(
     >>> print(drawing.source.splitlines()[0])
     digraph tape {
     """
+    if isinstance(target, Graph):
+        if group == "function":
+            raise ValueError("draw: a graph groups by 'line' or 'chunk' ('auto' picks); "
+                             "'function' is for tapes")
+        return drawing_class()(**graph_drawing(target, group=group, expand=expand,
+                                               max_nodes=max_nodes, legend=legend))
     tape = as_tape(target)
     if names is None:
         names = getattr(target, "names", None)
@@ -140,3 +149,18 @@ def draw(
         name="tape", body=body, summary=summary,
         fallback_html=tape_html(tape, adjoints, names=names),
     )
+
+
+def draw_pass(before: Graph, after: Graph, report: Any = None, **options: Any) -> Any:
+    """Draw what a pass (or ``graph.optimize()``) changed: both programs on one drawing,
+    removed equations struck through in red, rewritten ones in amber.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> g = wg.trace(lambda x: np.sin(x) * 1.0 + 0.0 * np.exp(x), 0.5)
+    >>> print(draw_pass(g, g.optimize()).source.splitlines()[0])
+    digraph program {
+    """
+    return drawing_class()(**pass_drawing(before, after, report, **options))

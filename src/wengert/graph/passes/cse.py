@@ -1,0 +1,151 @@
+"""Common subexpression elimination: compute each distinct equation once.
+
+Two equations compute the same value when they apply the same op object to
+the same inputs with the same params: the later one is dropped and its
+readers (and guards) read the earlier one. One walk in order, with a dict
+from each equation's key to the variable that first computed it, so chains
+of duplicates collapse in one pass (once ``a2`` is found equal to ``a1``,
+``sin(a2)`` is ``sin(a1)``).
+
+What "the same" means here (:func:`value_key`):
+
+* **op**: the same object. Ops made for recorded NumPy calls (``np.greater``
+  on a traced value) close over fixed arguments, so two of them are equal only
+  when they are the same object.
+* **inputs**: variables by identity; literals by value *and* type: ``2.0``,
+  ``2`` and ``np.float64(2.0)`` differ (NumPy promotes them differently),
+  ``0.0`` and ``-0.0`` differ, two NaNs of the same type are equal. Arrays up
+  to :data:`MAX_KEYED_BYTES` compare by type, dtype, shape and bytes; larger
+  ones (and arrays of Python objects) by identity, so a key never costs more
+  than reading 64 KiB.
+* **params**: by value, with the same rules for numbers and arrays, through
+  tuples, lists, dicts and slices (``axis=(0, 1)``, ``index=(slice(1, 3), 0)``,
+  ``dtype=np.dtype('float64')``); an object of any other type by identity.
+* **commutative ops** (:data:`COMMUTATIVE`: ``add``, ``multiply``, ``hypot``,
+  ``logaddexp``, ``logaddexp2`` of the registry) ignore the order of their two
+  inputs: ``x * y`` and ``y * x`` merge. ``maximum`` and ``minimum`` are left
+  out on purpose: on a tie between ``0.0`` and ``-0.0`` NumPy returns the second
+  input, so swapping them can change the sign of a zero.
+
+The output's shape, dtype and Python-number-ness are part of the key too (for
+registry ops they follow from the rest; the check keeps a surprising op safe).
+
+Examples
+--------
+>>> import numpy as np
+>>> import wengert as wg
+>>> def f(x, y):
+...     a = np.sin(x) * y
+...     b = y * np.sin(x)
+...     return a + b
+>>> g = wg.trace(f, np.ones(3), 2.0)
+>>> reports = []
+>>> print(cse(g, reports=reports))
+graph f(x: f64[3], y: f64[]):
+    t0: f64[3] = sin(x)
+    t1: f64[3] = multiply(t0, y)
+    t4: f64[3] = add(t1, t1)
+    return t4
+>>> print(reports[0])
+cse: 5 → 3 equations; merged 2 (sin: 1, multiply: 1)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...core.collector import collector_paused
+from ...ops import REGISTRY
+from ..ir import GraphLike as Graph
+from ..ir import Var
+from ..keys import MAX_KEYED_BYTES, value_key
+from .rewrite import PassReport, Substitution, add_report, finish, substitute_ins
+
+__all__ = ["cse", "value_key", "equation_key", "COMMUTATIVE", "MAX_KEYED_BYTES"]
+
+#: Registry ops whose two inputs may be swapped (exactly, for every value).
+COMMUTATIVE = frozenset(REGISTRY[name] for name in ("add", "multiply", "hypot", "logaddexp",
+                                                    "logaddexp2"))
+def equation_key(eq: Any) -> Any:
+    """The key of ``eq`` (see the module's text): equations with equal keys compute the
+    same value.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> g = wg.trace(lambda x, y: (x * y, y * x, x - y, y - x), 1.0, 2.0)
+    >>> [equation_key(e) == equation_key(g.equations[k - 1]) for k, e in enumerate(g) if k % 2]
+    [True, False]
+    """
+    op = eq.op
+    ins = eq.ins
+    if len(ins) == 2:  # (unrolled for the common cases: this runs once per equation)
+        a, b = ins
+        if type(a) is not Var:  # (a nonzero float inline: the common literal)
+            v = a.value
+            a = (float, v) if type(v) is float and v != 0.0 and v == v else value_key(v)
+        if type(b) is not Var:
+            v = b.value
+            b = (float, v) if type(v) is float and v != 0.0 and v == v else value_key(v)
+        ins_key: Any = frozenset((a, b)) if op in COMMUTATIVE else (a, b)
+    elif len(ins) == 1:
+        a = ins[0]
+        ins_key = (a if type(a) is Var else value_key(a.value),)
+    else:
+        ins_key = tuple([v if type(v) is Var else value_key(v.value) for v in ins])
+    params = eq.params
+    out = eq.out
+    if params:
+        params_key = tuple([(k, value_key(v)) for k, v in params.items()])
+        return (op, ins_key, params_key, out.shape, out.dtype, out.scalar)
+    return (op, ins_key, (), out.shape, out.dtype, out.scalar)
+
+
+def cse(graph: Graph, *, reports: list[PassReport] | None = None) -> Graph:
+    """A new graph where an equation equal to an earlier one (same op, inputs and params)
+    is dropped and its readers read the earlier one's output.
+
+    Parameters
+    ----------
+    graph : Graph
+        Not modified.
+    reports : list of PassReport, optional
+        When given, a :class:`~wengert.graph.passes.rewrite.PassReport` is appended
+        (changes: the merged equations by op name).
+
+    Returns
+    -------
+    Graph
+        Guards on a merged variable test the variable it merged into.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> g = wg.trace(lambda x: np.exp(x) + np.exp(x), 1.0)
+    >>> [str(e) for e in cse(g)]
+    ['t0: f64[] = exp(x)', 't2: f64[] = add(t0, t0)']
+    """
+    mapping: Substitution = {}
+    first: dict[Any, Var] = {}
+    kept = []
+    merged: dict[str, int] = {}
+    with collector_paused():  # many small acyclic objects: see wengert.core.collector
+        for eq in graph.equations:
+            eq = substitute_ins(eq, mapping)
+            try:
+                key = equation_key(eq)
+                seen = first.get(key)
+            except TypeError:  # (an unhashable key part: never merged)
+                kept.append(eq)
+                continue
+            if seen is None:
+                first[key] = eq.out
+                kept.append(eq)
+            else:
+                mapping[eq.out] = seen
+                merged[eq.op.name] = merged.get(eq.op.name, 0) + 1
+    out = finish(graph, kept, mapping)
+    add_report(reports, PassReport("cse", len(graph), len(out), merged, verb="merged"))
+    return out
+

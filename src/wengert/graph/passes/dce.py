@@ -1,0 +1,99 @@
+"""Dead code elimination: drop the equations whose results nothing needs.
+
+The roots are the graph's outputs and the variables its guards test (a
+guarded value must still be computed, or the guard could not be checked).
+One backward sweep over the equations marks what the roots read; the
+equations whose output was never marked are dropped. The sweep is a loop
+(no recursion), linear in the number of equations and their inputs, so a
+chain of a million equations takes a fraction of a second. Inputs stay (they
+are the graph's signature) even when nothing reads them.
+
+Ops are pure functions of their inputs (an op made for a recorded NumPy call
+too), so an equation nothing reads can go: the only thing lost is an error or
+a warning it would have raised.
+
+Examples
+--------
+>>> import numpy as np
+>>> import wengert as wg
+>>> def f(x):
+...     unused = np.exp(x)
+...     return np.sin(x) * 2.0
+>>> g = wg.trace(f, np.ones(3))
+>>> reports = []
+>>> print(dce(g, reports=reports))
+graph f(x: f64[3]):
+    t1: f64[3] = sin(x)
+    t2: f64[3] = multiply(t1, 2.0)
+    return t2
+>>> print(reports[0])
+dce: 3 → 2 equations; removed 1 (exp: 1)
+"""
+
+from __future__ import annotations
+
+from ..ir import GraphLike as Graph
+from ..ir import Var
+from .rewrite import PassReport, add_report
+
+__all__ = ["dce", "live_variables"]
+
+
+def live_variables(graph: Graph) -> set[Var]:
+    """The variables the outputs and the guards need (computed or read, directly or not).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> g = wg.trace(lambda x: (np.exp(x), np.sin(x))[1], 1.0)
+    >>> sorted(v.name for v in live_variables(g))
+    ['t1', 'x']
+    """
+    live: set[Var] = {v for v in graph.outputs if type(v) is Var}
+    live.update(g.var for g in graph.guards)
+    add = live.add
+    for eq in reversed(graph.equations):
+        if eq.out in live:
+            for v in eq.ins:
+                if type(v) is Var:
+                    add(v)
+    return live
+
+
+def dce(graph: Graph, *, reports: list[PassReport] | None = None) -> Graph:
+    """A new graph without the equations that neither an output nor a guard needs.
+
+    Parameters
+    ----------
+    graph : Graph
+        Not modified.
+    reports : list of PassReport, optional
+        When given, a :class:`~wengert.graph.passes.rewrite.PassReport` is appended
+        (changes: the removed equations by op name).
+
+    Returns
+    -------
+    Graph
+        The same inputs, outputs and guards; the live equations in their order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> g = wg.trace(lambda x: (np.exp(x), np.sin(x))[1], 1.0)
+    >>> [eq.op.name for eq in dce(g)]
+    ['sin']
+    """
+    live = live_variables(graph)
+    kept = []
+    removed: dict[str, int] = {}
+    for eq in graph.equations:
+        if eq.out in live:
+            kept.append(eq)
+        else:
+            name = eq.op.name
+            removed[name] = removed.get(name, 0) + 1
+    out = graph.replace(equations=tuple(kept))
+    add_report(reports, PassReport("dce", len(graph), len(out), removed, verb="removed"))
+    return out

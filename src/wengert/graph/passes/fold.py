@@ -1,0 +1,164 @@
+"""Constant folding: compute now what depends on no input.
+
+An equation whose inputs are all literals gives the same result on every
+run: the pass computes it once, with the same forward the trace ran
+(:func:`wengert.core.bind.forward`: the op's NumPy forward ``op.impl``, or its
+float path for Python floats, so the literal is exactly what eager code and
+the compiled graph compute), and every later reader gets the result as a
+literal. Folding walks the equations in order, so a chain of constant
+equations folds completely in one pass. Ops made for recorded NumPy calls
+(``np.argmax`` and friends, whose forward closes over fixed arguments) fold
+like registry ops.
+
+What is not folded, and why (counted in the report's ``skipped``):
+
+* **too large**: a result of more than :data:`MAX_FOLDED_SIZE` elements
+  (10**6, 8 MB of float64) would be stored in the graph (and in every graph
+  derived from it); it is computed at run time instead. The size is known
+  from the output's shape before anything is computed.
+* **error**: the forward raises, or warns (the floating-point conditions NumPy
+  warns about by default, invalid, divide by zero and overflow, are turned into
+  errors while folding: ``log(-1.0)``, ``1.0 / 0.0``, ``exp(1000.0)``; underflow is
+  silent, as in NumPy). The equation stays, so running the graph warns or raises
+  as eager code does.
+* **mismatch**: the result's shape or dtype is not the traced output's.
+* **guard**: the output is tested by a guard that the constant does not pass
+  (a guard it passes holds for every argument and is dropped).
+
+A folded array is made read-only: it is shared by every run of the graph,
+and a run that returns it must not let the caller change the next run's
+result. A result for a variable traced as a Python number (``Var.scalar``)
+becomes a Python number, NumPy values stay NumPy values, so NumPy's
+promotion rules treat the literal as they treated the traced value.
+
+Traced programs compute their constants eagerly (NumPy on plain values is not
+recorded), so constant equations appear when a graph is built by hand or
+when another pass turns a variable into a literal (:func:`~.simplify.simplify`
+rewrites an integer ``n * 0`` to zeros, say).
+
+Examples
+--------
+>>> import numpy as np
+>>> import wengert as wg
+>>> from wengert.graph import Equation, Literal, Var
+>>> from wengert.ops import REGISTRY
+>>> g = wg.trace(lambda x: x, np.ones(2))
+>>> x, t0, t1, t2 = g.inputs[0], *(Var(f"t{i}", (2,), np.float64) for i in range(3))
+>>> g = g.replace(equations=[
+...     Equation(REGISTRY["sqrt"], [Literal(np.array([1.0, 4.0]))], None, t0),
+...     Equation(REGISTRY["negative"], [t0], None, t1),
+...     Equation(REGISTRY["multiply"], [x, t1], None, t2)], outputs=[t2])
+>>> reports = []
+>>> h = fold_constants(g, reports=reports)
+>>> print(h)
+graph f(x: f64[2]):
+    t2: f64[2] = multiply(x, array(f64[2]))
+    return t2
+>>> print(reports[0])
+fold_constants: 3 → 1 equations; folded 2 (sqrt: 1, negative: 1)
+>>> h(np.array([1.0, 1.0]))
+array([-1., -2.])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...core.bind import forward
+from ..ir import GraphLike as Graph
+from ..ir import Literal, Var
+from .rewrite import (
+    PassReport,
+    Substitution,
+    add_report,
+    finish,
+    guards_by_var,
+    guards_hold,
+    literal_for,
+    substitute_ins,
+)
+
+__all__ = ["fold_constants", "MAX_FOLDED_SIZE"]
+
+#: The largest result (in elements) that folding stores in a graph.
+MAX_FOLDED_SIZE = 1_000_000
+
+
+def fold_constants(graph: Graph, *, reports: list[PassReport] | None = None) -> Graph:
+    """A new graph where every equation whose inputs are all literals is replaced by the
+    literal it computes.
+
+    Parameters
+    ----------
+    graph : Graph
+        Not modified.
+    reports : list of PassReport, optional
+        When given, a :class:`~wengert.graph.passes.rewrite.PassReport` is appended
+        (changes: the folded equations by op name; skipped: ``too large``, ``error``,
+        ``mismatch``, ``guard``; see the module's text).
+
+    Returns
+    -------
+    Graph
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> from wengert.graph import Equation, Literal, Var
+    >>> from wengert.ops import REGISTRY
+    >>> x, t0, t1 = Var("x", (), np.float64), Var("t0", (), np.float64), Var("t1", (), np.float64)
+    >>> g = wg.trace(lambda x: x, np.float64(1.0)).replace(equations=[
+    ...     Equation(REGISTRY["log"], [Literal(np.float64(-1.0))], None, t0),
+    ...     Equation(REGISTRY["exp"], [Literal(np.float64(0.0))], None, t1)], outputs=[t0, t1])
+    >>> reports = []
+    >>> print(fold_constants(g, reports=reports))
+    graph f(x: f64[]):
+        t0: f64[] = log(-1.0)
+        return t0, 1.0
+    >>> print(reports[0])
+    fold_constants: 2 → 1 equations; folded 1 (exp: 1); left 1 (error: 1)
+    """
+    mapping: Substitution = {}
+    guards = guards_by_var(graph) if graph.guards else {}
+    kept = []
+    folded: dict[str, int] = {}
+    skipped: dict[str, int] = {}
+    for eq in graph.equations:
+        eq = substitute_ins(eq, mapping)
+        reason = _fold(eq, mapping, guards)
+        if reason is None:
+            folded[eq.op.name] = folded.get(eq.op.name, 0) + 1
+            continue
+        if reason:
+            skipped[reason] = skipped.get(reason, 0) + 1
+        kept.append(eq)
+    out = finish(graph, kept, mapping)
+    add_report(reports, PassReport("fold_constants", len(graph), len(out), folded,
+                                   verb="folded", skipped=skipped))
+    return out
+
+
+def _fold(eq: Any, mapping: Substitution, guards: dict[Var, list[Any]]) -> str | None:
+    """Fold ``eq`` into ``mapping``: ``None`` when done, else why not (``""``: it reads
+    a variable)."""
+    for v in eq.ins:
+        if type(v) is not Literal:
+            return ""
+    out = eq.out
+    if int(np.prod(out.shape, dtype=np.int64)) > MAX_FOLDED_SIZE:
+        return "too large"
+    try:
+        with np.errstate(divide="raise", over="raise", invalid="raise", under="ignore"):
+            value = forward(eq.op, tuple(v.value for v in eq.ins), eq.params)
+    except Exception:  # noqa: BLE001 - any failure leaves the equation to run (and fail) later
+        return "error"
+    lit = literal_for(out, value)
+    if lit is None:
+        return "mismatch"
+    if guards and out in guards and not guards_hold(guards[out], lit.value):
+        return "guard"
+    mapping[out] = lit
+    return None
