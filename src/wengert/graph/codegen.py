@@ -226,6 +226,13 @@ def _op_call(op: Any, ns: Namespace) -> str:
             return f"np.{name}" if module == "numpy" else f"np.linalg.{name}"
     if runtime.registered(op) and _IDENT.fullmatch(op.name):
         return f"{ns.use_runtime('op')}.{op.name}"
+    kernel = _kernel(op)
+    if kernel is not None:  # a fused kernel: its source goes in the header
+        name = ns.bind(op.name, impl, "")
+        if not ns.defs.get(name):
+            ns.defs[name] = "\n" + kernel.rstrip().replace(f"def {op.name}(", f"def {name}(",
+                                                             1) + "\n"
+        return name
     base = op.name if _IDENT.fullmatch(op.name) and not keyword.iskeyword(op.name) else "fn"
     return ns.bind(f"{base}_fn", impl, "# {name}: the forward of op " + repr(op.name)
                    + ", passed in by Graph.namespace()")
@@ -289,10 +296,18 @@ def _scalar_line(eq: Any, ns: Namespace) -> str:
     return f"{fname}({', '.join(args)})"
 
 
-def _array_line(eq: Any, ns: Namespace) -> str:
+def _array_line(eq: Any, ns: Namespace, into: Any = None) -> str:
     args = [_name(v, ns, False) for v in eq.ins]
     args += [f"{k}={ns.expr(v)}" for k, v in eq.params.items()]
-    return f"{_op_call(eq.op, ns)}({', '.join(args)})"
+    call = _op_call(eq.op, ns)
+    if into is not None and (call.startswith("np.") or _kernel(eq.op) is not None):
+        args.append(f"out={ns.var(into)}")  # the memory plan: a buffer that dies here
+    return f"{call}({', '.join(args)})"
+
+
+def _kernel(op: Any) -> str | None:
+    """A fused op's kernel source (:class:`wengert.graph.passes.fuse.FusedOp`), or None."""
+    return getattr(op, "kernel_source", None)
 
 
 def _guard_lines(guards: list[Any], var: str, ns: Namespace, indent: str) -> list[str]:
@@ -343,7 +358,8 @@ def _body(graph: Any, ns: Namespace, scalar: bool, name: str, comments: bool = T
     indent = "    "
     for v in graph.inputs:
         lines += _guard_lines(guards.get(id(v), []), ns.var(v), ns, indent)
-    lines += _equation_lines(graph.equations, ns, scalar, comments, guards, indent)
+    lines += _equation_lines(graph.equations, ns, scalar, comments, guards, indent,
+                             _plan(graph, scalar))
     outs = [_name(v, ns, scalar) for v in graph.outputs]
     lines.append(f"{indent}return {_tuple(outs)}")
     return lines
@@ -354,17 +370,31 @@ def _tuple(items: list[str]) -> str:
 
 
 def _equation_lines(equations: Any, ns: Namespace, scalar: bool, comments: bool,
-                    guards: dict[int, list[Any]], indent: str) -> list[str]:
+                    guards: dict[int, list[Any]], indent: str, plan: Any = None,
+                    start: int = 0) -> list[str]:
+    """One line per equation (and its guards); with a memory plan (arrays flavour), the
+    ``out=`` buffer it names and a ``del`` of the values that die after it."""
     lines = []
     previous = None
-    for eq in equations:
-        rhs = _scalar_line(eq, ns) if scalar else _array_line(eq, ns)
+    for k, eq in enumerate(equations, start):
+        into = plan.into[k] if plan is not None else None
+        rhs = _scalar_line(eq, ns) if scalar else _array_line(eq, ns, into)
         out = ns.var(eq.out)
         line = f"{indent}{out} = {rhs}"
         lines.append(f"{line}  {_comment(eq, previous)}" if comments else line)
         previous = eq.source
         lines += _guard_lines(guards.get(id(eq.out), []), out, ns, indent)
+        if plan is not None and plan.frees[k]:
+            lines.append(f"{indent}del {', '.join(ns.var(v) for v in plan.frees[k])}")
     return lines
+
+
+def _plan(graph: Any, scalar: bool) -> Any:
+    """The graph's memory plan when it holds for these equations (arrays flavour only)."""
+    plan = getattr(graph, "plan", None)
+    if plan is None or scalar or plan.equations is not graph.equations:
+        return None
+    return plan
 
 
 def _blocks(graph: Any, ns: Namespace, scalar: bool, name: str, comments: bool,
@@ -411,7 +441,7 @@ def _blocks(graph: Any, ns: Namespace, scalar: bool, name: str, comments: bool,
             if last[key] == b and key not in returned:
                 lines.append(f"{indent}env[{slot[key]}] = None  # last read")
         lines += _equation_lines(eqs[b * BLOCK:(b + 1) * BLOCK], ns, scalar, comments, guards,
-                                 indent)
+                                 indent, _plan(graph, scalar), b * BLOCK)
         lines += [f"{indent}env[{slot[id(v)]}] = {ns.var(v)}" for v in writes[b]]
     return lines
 

@@ -28,7 +28,7 @@ Examples
 >>> float(f(np.zeros(3))), float(f(np.ones(3))) > 0
 (0.0, True)
 >>> f.cache_info()
-[<trace f(x: f64[3]): 3 equations, 2 calls>]
+[<trace f(x: f64[3]): 2 equations, 2 calls>]
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from ..core.display import html_of
 from ..core.tree import flatten, unflatten
 from .codegen import compile_graph
 from .ir import GuardFailed
+from .passes.pipeline import COMPILE_PASSES
 from .program import Graph, GuardError, evaluate, guard_message
 from .trace import function_name, static_positions, trace_into
 from .tracer import Builder, Traced
@@ -267,10 +268,7 @@ def _outputs(graph: Graph, out: Any) -> Any:
 
 
 def _optimized(graph: Graph, how: bool | Sequence[Any]) -> Graph:
-    optimize = getattr(graph, "optimize", None)
-    if optimize is None:
-        return graph
-    return optimize() if how is True else optimize(passes=list(how))
+    return graph.optimize(passes=COMPILE_PASSES if how is True else list(how))
 
 
 def compile(fun: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[int] = (),
@@ -285,8 +283,9 @@ def compile(fun: Callable[..., Any] | None = None, *, static_argnums: int | Sequ
         Arguments that are Python values (layer counts, flags): part of the cache key,
         passed to ``fun`` as they are.
     optimize : bool or sequence of passes
-        ``True``: the default pipeline (``graph.optimize()``); ``False``: run the graph as
-        traced; or the passes to run, in order.
+        ``True``: the rewrites of ``graph.optimize()``, then ``fuse`` and ``plan_memory``
+        (:data:`~wengert.graph.passes.pipeline.COMPILE_PASSES`); ``False``: run the graph
+        as traced; or the passes to run, in order (names or functions).
 
     Returns
     -------

@@ -27,6 +27,7 @@ from ..core.display import html_of
 from ..core.tree import flatten, unflatten
 from .codegen import compile_graph, namespace, to_source
 from .ir import Equation, Guard, GuardFailed, Literal, Var, aval_text, literal_text
+from .passes.memory import memory_timeline, peak_bytes
 from .passes.pipeline import optimize
 from .tracer import run_equation
 
@@ -262,6 +263,16 @@ class Graph:
         (3, 1)
         """
         return optimize(self, passes, report)
+
+    def peak_bytes(self) -> int:
+        """The most bytes its arrays hold at once while it runs (inputs and outputs
+        included; with a memory plan, values are freed after their last use and reused
+        buffers count once; without one, nothing is freed before it returns)."""
+        return peak_bytes(self)
+
+    def memory_timeline(self) -> list[int]:
+        """The bytes held after each equation (see :meth:`peak_bytes`)."""
+        return memory_timeline(self)
 
     def namespace(self) -> dict[str, Any]:
         """The values :meth:`to_source`'s code refers to (for ``exec``)."""

@@ -33,17 +33,25 @@ from ..ir import GraphLike
 from .cse import cse
 from .dce import dce
 from .fold import fold_constants
+from .fuse import fuse
+from .memory import plan_memory
+from .remat import remat
 from .rewrite import PassReport
 from .simplify import simplify
 
-__all__ = ["optimize", "Optimized", "PASSES", "DEFAULT_PASSES"]
+__all__ = ["optimize", "Optimized", "PASSES", "DEFAULT_PASSES", "COMPILE_PASSES",
+           "checkpointed"]
 
 #: The passes by name.
 PASSES: dict[str, Callable[..., Any]] = {
     "fold_constants": fold_constants, "simplify": simplify, "cse": cse, "dce": dce,
+    "fuse": fuse, "plan_memory": plan_memory,
 }
-#: What ``graph.optimize()`` runs, in order.
+#: What ``graph.optimize()`` runs, in order: rewrites that keep the graph differentiable.
 DEFAULT_PASSES: tuple[str, ...] = ("fold_constants", "simplify", "cse", "dce")
+#: What ``wg.compile`` runs: the rewrites, then fusion of elementwise chains and the
+#: memory plan (a fused graph runs, but is no longer differentiated: fuse last).
+COMPILE_PASSES: tuple[str, ...] = DEFAULT_PASSES + ("fuse", "plan_memory")
 
 
 class Optimized:
@@ -105,3 +113,18 @@ def optimize(graph: GraphLike, passes: Sequence[str | Callable[..., Any]] | None
             name = p if isinstance(p, str) else getattr(fn, "__name__", "pass")
             reports.append(PassReport(name, before, len(current.equations), {}))
     return Optimized(graph, current, reports) if report else current
+
+
+def checkpointed(budget_bytes: int) -> Callable[..., Any]:
+    """A pass for :func:`optimize`: recompute forward values instead of keeping them so
+    the planned peak fits ``budget_bytes`` (:func:`~wengert.graph.passes.remat.remat`).
+
+    Examples
+    --------
+    >>> passes = ["fold_constants", "simplify", "cse", "dce", checkpointed(10_000_000)]
+    """
+    def checkpoint(graph: GraphLike) -> GraphLike:
+        return remat(graph, budget_bytes)
+
+    checkpoint.__name__ = f"remat(budget={budget_bytes:,} B)"
+    return checkpoint

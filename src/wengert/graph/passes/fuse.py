@@ -1,0 +1,669 @@
+"""Fusion: a chain or tree of elementwise ops becomes one generated kernel.
+
+:func:`fuse` groups elementwise equations (``sin``, ``+``, ``*``, ``where``,
+comparisons ...) whose intermediate values are used by nothing but the next op
+of the group, and replaces each group by one equation. Its op is a
+:class:`FusedOp` whose forward is a small generated Python function: NumPy
+ufuncs writing into preallocated ``out=`` buffers, so the group writes its
+result array and no intermediate one. The kernel's source is kept on the op
+(``op.kernel_source``), readable and printable next to the graph's code.
+
+Why NumPy with ``out=`` and not numexpr: ``benchmarks/graph_memory.py`` times
+an 8-op chain on 10⁶ float64 values. Eager NumPy allocates (and page-faults)
+a fresh array per op and streams it through memory; the kernel reuses
+buffers and, for large arrays, walks the output in chunks of
+:data:`CHUNK_ELEMENTS` elements so that the intermediates stay in cache. It
+gives the same bits as eager NumPy (the same ufunc loops run). numexpr was
+measured too: no faster on this machine, and its ``sin``/``exp``/``tanh`` differ
+from NumPy's in the last bit, so a fused graph would no longer compute what
+the traced code computes. See the benchmark's output for the numbers.
+
+Limits
+------
+* Fusion runs last, on a graph that already holds its gradient: a
+  :class:`FusedOp` has no derivative, so ``wg.grad_graph`` of a fused graph is
+  not supported (differentiating through a fused kernel raises a ``TypeError``
+  that says to fuse after differentiating).
+* Scalar programs (every value a Python float, see
+  :func:`~wengert.graph.codegen.is_scalar_program`) are left as they are: their
+  float code is faster unfused.
+* Values of shape ``()`` are not fused (the kernel would turn a NumPy scalar
+  into a 0-d array); ``sinc`` is not fused (``np.sinc`` has no ``out=``).
+
+Examples
+--------
+>>> import numpy as np
+>>> import wengert as wg
+>>> g = wg.trace(lambda x, y: np.tanh(x * y + 0.5), np.ones(3), np.ones(3),
+...              source_lines=False)
+>>> fused = fuse(g)
+>>> print(fused)
+graph f(x: f64[3], y: f64[3]):
+    t2: f64[3] = fused_mul_add_tanh(x, y)
+    return t2
+>>> print(fused.equations[0].op.kernel_source)
+def fused_mul_add_tanh(x0, x1, out=None):
+    \"\"\"out = tanh(x0 * x1 + 0.5)\"\"\"
+    if out is None:
+        out = np.empty((3,), dtype=np.float64)
+    s0 = np.empty((3,), dtype=np.float64)
+    np.multiply(x0, x1, out=s0)
+    np.add(s0, 0.5, out=s0)
+    np.tanh(s0, out=out)
+    return out
+<BLANKLINE>
+>>> np.array_equal(fused(np.arange(3.0), np.ones(3)), g(np.arange(3.0), np.ones(3)))
+True
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ...core.op import Op
+from ...core.tree import unflatten
+from ...ops.elementwise import OPS as ELEMENTWISE_OPS
+from ..codegen import is_scalar_program
+from ..ir import Equation, Literal, Var
+from ..tracer import is_recorded_call
+
+__all__ = ["fuse", "FusedOp", "fused_kernels", "fusable", "CHUNK_ELEMENTS"]
+
+#: Elements per chunk of a large kernel: each intermediate buffer holds one chunk
+#: (16384 float64 values, 128 KiB), so a chain runs in the CPU's cache.
+CHUNK_ELEMENTS = 16384
+
+#: The registry's elementwise ops (by identity): the candidates for fusion.
+_ELEMENTWISE = frozenset(id(op) for op in ELEMENTWISE_OPS)
+
+_SHORT = {"multiply": "mul", "subtract": "sub", "divide": "div", "negative": "neg",
+          "power": "pow", "maximum": "max", "minimum": "min", "reciprocal": "recip",
+          "greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": "le",
+          "equal": "eq", "not_equal": "ne", "logical_and": "and", "logical_or": "or",
+          "logical_not": "not", "floor_divide": "floordiv"}
+#: Infix spellings for the formula: (symbol, precedence).
+_INFIX = {"add": ("+", 1), "subtract": ("-", 1), "multiply": ("*", 2), "divide": ("/", 2),
+          "true_divide": ("/", 2), "mod": ("%", 2), "remainder": ("%", 2),
+          "floor_divide": ("//", 2), "power": ("**", 4), "greater": (">", 0),
+          "greater_equal": (">=", 0), "less": ("<", 0), "less_equal": ("<=", 0),
+          "equal": ("==", 0), "not_equal": ("!=", 0)}
+_ATOM = 9
+_NAME_PIECES = 6
+
+
+class FusedOp(Op):
+    """The op of a fused group: its forward is a generated kernel.
+
+    Attributes
+    ----------
+    kernel_source : str
+        The kernel's Python source: ``def <name>(x0, x1, ..., out=None): ...``, NumPy
+        ufuncs writing into ``out=`` buffers. Its only free name is ``np``.
+    kernel_globals : dict
+        The names the kernel needs (``{"np": numpy}``).
+    members : tuple of str
+        The names of the fused ops, in execution order.
+    out_aliases : tuple of int
+        The kernel inputs that may share memory with ``out``: passing one of them
+        as ``out=`` (a buffer that dies here) gives the same result.
+
+    ``impl(*inputs, out=None)`` returns the group's result: a new array, or ``out``.
+    Fusion runs after differentiation: the op has no derivative, and its VJP "rules"
+    raise a ``TypeError`` that says so (a gradient would otherwise silently be zero);
+    forward mode refuses it as any op without a JVP rule.
+    """
+
+    __slots__ = ("kernel_source", "kernel_globals", "members", "out_aliases")
+
+    def __init__(self, name: str, source: str, nin: int, members: Sequence[str],
+                 out_aliases: Sequence[int], formula: str, symbol: str) -> None:
+        namespace: dict[str, Any] = {"np": np}
+        exec(compile(source, f"<wengert kernel {name}>", "exec"), namespace)
+        impl = namespace.pop(name)
+        refuse = _no_gradient(name)
+        super().__init__(name, impl, (refuse,) * nin, symbol=symbol, formula=formula)
+        self.kernel_source = source
+        self.kernel_globals = {"np": np}
+        self.members = tuple(members)
+        self.out_aliases = tuple(out_aliases)
+
+    def __repr__(self) -> str:
+        return f"FusedOp({self.name!r})"
+
+
+def _no_gradient(name: str) -> Callable[..., Any]:
+    def no_gradient(g: Any, ans: Any, *inputs: Any) -> Any:
+        raise TypeError(
+            f"{name} is a fused kernel (wengert.graph.passes.fuse), which has no gradient "
+            "rule: differentiate first, then fuse the gradient graph "
+            "(fuse(wg.trace(wg.grad(f), ...))), not the other way round.")
+
+    no_gradient.__name__ = f"no_gradient_{name}"
+    return no_gradient
+
+
+# -- what each elementwise op writes into a buffer ----------------------------------------
+class _Writer:
+    """How one elementwise equation writes its value into an ``out=`` buffer.
+
+    ``lines(args, out)`` gives the kernel's lines; ``inplace`` the input positions that
+    may share the output's buffer (read before it is first written, or by one ufunc
+    call); ``piece`` names the op in the kernel's name; ``expr`` writes the formula.
+    """
+
+    __slots__ = ("lines", "inplace", "piece", "expr", "nin")
+
+    def __init__(self, lines: Callable[[list[str], str], list[str]], inplace: frozenset[int],
+                 piece: str, expr: Callable[[list[tuple[str, int]]], tuple[str, int]],
+                 nin: int = -1) -> None:
+        self.lines = lines
+        self.inplace = inplace
+        self.piece = piece
+        self.expr = expr
+        self.nin = nin  # the inputs a cached ufunc writer takes
+
+
+def _call_expr(name: str) -> Callable[[list[tuple[str, int]]], tuple[str, int]]:
+    def expr(args: list[tuple[str, int]]) -> tuple[str, int]:
+        return f"{name}({', '.join(a for a, _ in args)})", _ATOM
+
+    return expr
+
+
+def _infix_expr(symbol: str, prec: int) -> Callable[[list[tuple[str, int]]], tuple[str, int]]:
+    def expr(args: list[tuple[str, int]]) -> tuple[str, int]:
+        (a, pa), (b, pb) = args
+        right_assoc = symbol == "**"  # written as computed: (a - b) - c, a - (b - c)
+        if pa < prec or (pa == prec and right_assoc):
+            a = f"({a})"
+        if pb < prec or (pb == prec and not right_assoc):
+            b = f"({b})"
+        return f"{a} {symbol} {b}", prec
+
+    return expr
+
+
+def _negative_expr(args: list[tuple[str, int]]) -> tuple[str, int]:
+    a, pa = args[0]
+    return (f"-({a})" if pa < 4 else f"-{a}"), 3
+
+
+def _ufunc_writer(ufunc: np.ufunc, name: str) -> _Writer:
+    fname = ufunc.__name__
+
+    def lines(args: list[str], out: str) -> list[str]:
+        return [f"np.{fname}({', '.join(args)}, out={out})"]
+
+    if name == "negative":
+        expr = _negative_expr
+    elif name in _INFIX or fname in _INFIX:
+        expr = _infix_expr(*_INFIX.get(name, _INFIX.get(fname)))
+    else:
+        expr = _call_expr(name)
+    piece = _SHORT.get(name, name)
+    return _Writer(lines, frozenset(range(ufunc.nin)), piece, expr, ufunc.nin)
+
+
+def _numpy_ufunc(f: Any) -> np.ufunc | None:
+    """``f`` when it is a NumPy ufunc reachable as ``np.<name>`` with one output."""
+    if isinstance(f, np.ufunc) and f.nout == 1 and getattr(np, f.__name__, None) is f:
+        return f
+    return None
+
+
+def _power_writer(eq: Equation) -> _Writer:
+    x, y = eq.ins
+    square = (type(y) is Literal and type(y.value) in (int, float) and y.value == 2
+              and x.dtype in (np.dtype(np.float64), np.dtype(np.float32)))
+
+    def lines(args: list[str], out: str) -> list[str]:
+        if square:  # what ``x ** 2`` runs, the same bits as np.power (and faster)
+            return [f"np.square({args[0]}, out={out})"]
+        return [f"np.power({args[0]}, {args[1]}, out={out})"]
+
+    return _Writer(lines, frozenset((0, 1)), "pow", _infix_expr("**", 4))
+
+
+def _relu_lines(args: list[str], out: str) -> list[str]:
+    return [f"np.maximum({args[0]}, 0.0, out={out})"]
+
+
+def _sigmoid_lines(args: list[str], out: str) -> list[str]:
+    # 0.5 * (tanh(0.5 * x) + 1.0), as the op's forward computes it
+    return [f"np.multiply({args[0]}, 0.5, out={out})", f"np.tanh({out}, out={out})",
+            f"np.add({out}, 1.0, out={out})", f"np.multiply({out}, 0.5, out={out})"]
+
+
+def _clip_lines(args: list[str], out: str) -> list[str]:
+    x, lo, hi = args
+    return [f"np.maximum({x}, {lo}, out={out})", f"np.minimum({out}, {hi}, out={out})"]
+
+
+def _where_lines(args: list[str], out: str) -> list[str]:
+    c, x, y = args
+    first = [] if y == out else [f"np.copyto({out}, {y})"]
+    return first + [f"np.copyto({out}, {x}, where={c})"]
+
+
+def _copy_lines(args: list[str], out: str) -> list[str]:
+    return [] if args[0] == out else [f"np.copyto({out}, {args[0]})"]
+
+
+def _astype_lines(args: list[str], out: str) -> list[str]:
+    return [] if args[0] == out else [f'np.copyto({out}, {args[0]}, casting="unsafe")']
+
+
+def _round_writer(decimals: int) -> _Writer:
+    def lines(args: list[str], out: str) -> list[str]:
+        return [f"np.round({args[0]}, {decimals!r}, out={out})"]
+
+    return _Writer(lines, frozenset((0,)), "round", _call_expr("round"))
+
+
+_SPECIAL: dict[str, Callable[[Equation], _Writer]] = {
+    "power": _power_writer,
+    "relu": lambda eq: _Writer(_relu_lines, frozenset((0,)), "relu", _call_expr("relu")),
+    "sigmoid": lambda eq: _Writer(_sigmoid_lines, frozenset((0,)), "sigmoid",
+                                  _call_expr("sigmoid")),
+    "clip": lambda eq: _Writer(_clip_lines, frozenset((0, 1)), "clip", _call_expr("clip")),
+    "where": lambda eq: _Writer(_where_lines, frozenset((2,)), "where", _call_expr("where")),
+    "copy": lambda eq: _Writer(_copy_lines, frozenset((0,)), "copy", _call_expr("copy")),
+    "astype": lambda eq: _Writer(_astype_lines, frozenset((0,)), "astype",
+                                 _call_expr("astype")),
+    "round": lambda eq: _round_writer(int(eq.params.get("decimals", 0))),
+}
+#: The params each special op may carry (any other param: not fused).
+_PARAMS = {"astype": {"dtype"}, "round": {"decimals"}}
+
+
+def _recorded_ufunc(op: Any) -> np.ufunc | None:
+    """The ufunc of an op recorded for a NumPy call ``np.greater(a, b)`` (positional
+    traced inputs only, no keyword), else None."""
+    impl = op.impl
+    func = getattr(impl, "func", None)
+    ufunc = _numpy_ufunc(func)
+    if ufunc is None or getattr(impl, "part", None) is not None:
+        return None
+    positions = getattr(impl, "positions", None)
+    fixed = getattr(impl, "fixed", None)
+    spec = getattr(impl, "spec", None)
+    if positions is None or fixed is None or len(positions) != ufunc.nin \
+            or list(positions) != list(range(len(fixed))):
+        return None
+    try:
+        args, kwargs = unflatten(spec, list(range(len(fixed))))
+    except Exception:  # noqa: BLE001 - an unusual call: not fused
+        return None
+    if kwargs or tuple(args) != tuple(range(ufunc.nin)):
+        return None
+    return ufunc
+
+
+def _writer(eq: Equation, cache: dict[int, _Writer | None] | None = None) -> _Writer | None:
+    """How ``eq`` is written in a kernel, or None when it cannot be fused. ``cache`` keeps
+    the writers of ops whose writer does not depend on the equation (ufuncs)."""
+    op = eq.op
+    out = eq.out
+    if out.scalar or out.shape == () or len(eq.ins) == 0:
+        return None
+    key = id(op)
+    if cache is not None and key in cache:
+        w = cache[key]
+        return w if w is not None and not eq.params and w.nin == len(eq.ins) else None
+    if key in _ELEMENTWISE:
+        special = _SPECIAL.get(op.name)
+        if eq.params and set(eq.params) - _PARAMS.get(op.name, set()):
+            return None
+        if special is not None:
+            return special(eq)
+        ufunc = _numpy_ufunc(op.impl)
+        writer = None if ufunc is None else _ufunc_writer(ufunc, op.name)
+    elif is_recorded_call(op):
+        ufunc = _recorded_ufunc(op)
+        writer = None if ufunc is None else _ufunc_writer(ufunc, ufunc.__name__)
+    else:
+        writer = None
+    if cache is not None:
+        cache[key] = writer
+    return writer if writer is not None and not eq.params and writer.nin == len(eq.ins) \
+        else None
+
+
+def fusable(eq: Equation) -> bool:
+    """Whether :func:`fuse` can put ``eq`` in a kernel: an elementwise op of the registry
+    (or a recorded NumPy ufunc call) with an output of at least one dimension.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> g = wg.trace(lambda x: np.sum(np.sin(x) > 0.5), np.ones(3))
+    >>> [(eq.op.name, fusable(eq)) for eq in g]
+    [('sin', True), ('greater', True), ('sum', False)]
+    """
+    return _writer(eq) is not None
+
+
+# -- grouping --------------------------------------------------------------------------
+def _groups(graph: Any, writers: list[_Writer | None]) -> list[list[int]]:
+    """The fused groups (equation indices in order, the root last), of two or more."""
+    eqs = graph.equations
+    n = len(eqs)
+    consumer: dict[int, int] = {}  # id(var) -> its one consuming equation, or -1
+    for i, eq in enumerate(eqs):
+        for v in eq.ins:
+            if type(v) is Var:
+                c = consumer.get(id(v))
+                if c is None:
+                    consumer[id(v)] = i
+                elif c != i:
+                    consumer[id(v)] = -1
+    for v in graph.outputs:
+        if type(v) is Var:
+            consumer[id(v)] = -1
+    for g in graph.guards:
+        consumer[id(g.var)] = -1
+    root = list(range(n))
+    for i in range(n - 1, -1, -1):  # consumers come later: their root is known
+        if writers[i] is None:
+            continue
+        c = consumer.get(id(eqs[i].out), -1)
+        if c > i and writers[c] is not None:
+            root[i] = root[c]
+    members: dict[int, list[int]] = {}
+    for i in range(n):
+        if writers[i] is not None:
+            members.setdefault(root[i], []).append(i)
+    return [m for m in members.values() if len(m) > 1]
+
+
+# -- kernel generation ----------------------------------------------------------------
+@functools.cache
+def _dtype_code(dtype: np.dtype) -> str:
+    t = getattr(np, dtype.name, None)
+    if isinstance(t, type) and np.dtype(t) == dtype and dtype.isnative:
+        return f"np.{dtype.name}"
+    return f"np.dtype({dtype.str!r})"
+
+
+def _bakeable(value: Any) -> bool:
+    t = type(value)
+    return t is bool or t is int or (t is float and math.isfinite(value))
+
+
+def _shape_code(shape: tuple[int, ...]) -> str:
+    return f"({shape[0]},)" if len(shape) == 1 else f"({', '.join(map(str, shape))})"
+
+
+class _Kernel:
+    """The source of one group's kernel, built member by member."""
+
+    def __init__(self, eqs: list[Equation], writers: list[_Writer], chunk: int) -> None:
+        self.eqs = eqs
+        self.writers = writers
+        self.root = eqs[-1].out
+        self.params: list[Var | Literal] = []  # the fused equation's inputs
+        self.reads: dict[int, list[tuple[int, int]]] = {}  # param -> (member, position)
+        shape = self.root.shape
+        rows = max(1, chunk // max(math.prod(shape[1:]), 1))
+        chunked = chunk > 0 and math.prod(shape) >= 4 * chunk and shape[0] > rows
+        self.rows = rows if chunked else 0  # rows per chunk (0: one pass, no chunks)
+        self.sliced: set[int] = set()  # inputs read a chunk at a time
+
+    def chunked_shape(self, shape: tuple[int, ...]) -> bool:
+        """Whether a value of ``shape`` is cut into chunks of rows (has the root's rows)."""
+        root = self.root.shape
+        return bool(self.rows) and len(shape) == len(root) and shape[0] == root[0]
+
+    def build(self, name: str) -> tuple[str, str, tuple[int, ...]]:
+        inside = {id(eq.out): k for k, eq in enumerate(self.eqs)}
+        param_of: dict[int, int] = {}
+        args_of: list[list[str]] = []
+        exprs: list[tuple[str, int]] = []
+        for k, eq in enumerate(self.eqs):
+            args: list[str] = []
+            pieces: list[tuple[str, int]] = []
+            for pos, v in enumerate(eq.ins):
+                if type(v) is Var and id(v) in inside:
+                    args.append(f"@{inside[id(v)]}")
+                    pieces.append(exprs[inside[id(v)]])
+                    continue
+                if type(v) is Literal and _bakeable(v.value):
+                    args.append(repr(v.value))
+                    pieces.append((repr(v.value), _ATOM))
+                    continue
+                key = id(v) if type(v) is Var else id(v.value)
+                p = param_of.get(key)
+                if p is None:
+                    p = param_of[key] = len(self.params)
+                    self.params.append(v)
+                self.reads.setdefault(p, []).append((k, pos))
+                args.append(f"%{p}")
+                pieces.append((f"x{p}", _ATOM))
+            args_of.append(args)
+            exprs.append(self.writers[k].expr(pieces))
+        formula = exprs[-1][0]
+        body = self._body(args_of)
+        params = ", ".join(f"x{p}" for p in range(len(self.params)))
+        head = [f"def {name}({params}, out=None):", f'    """out = {formula}"""',
+                "    if out is None:",
+                f"        out = np.empty({_shape_code(self.root.shape)}, "
+                f"dtype={_dtype_code(self.root.dtype)})"]
+        source = "\n".join(head + body + ["    return out"]) + "\n"
+        return source, formula, self._out_aliases()
+
+    def _out_aliases(self) -> tuple[int, ...]:
+        """Inputs that may be passed as ``out``: the root is the only step writing
+        ``out``, so an input of the output's shape and dtype may, unless the root reads it
+        at a position its writer does not allow to share (``where``'s ``x``)."""
+        last = len(self.eqs) - 1
+        ok = []
+        for p, v in enumerate(self.params):
+            if type(v) is not Var or v.shape != self.root.shape or v.dtype != self.root.dtype:
+                continue
+            if all(k < last or pos in self.writers[last].inplace for k, pos in self.reads[p]):
+                ok.append(p)
+        return tuple(ok)
+
+    def _body(self, args_of: list[list[str]]) -> list[str]:
+        eqs = self.eqs
+        last = len(eqs) - 1
+        slot_of: dict[int, str] = {}
+        free: dict[tuple[Any, ...], list[str]] = {}
+        allocs: list[str] = []
+        views: list[str] = []  # the last chunk is shorter: chunk buffers are cut to it
+        tail = bool(self.rows) and self.root.shape[0] % self.rows != 0
+        top: list[str] = []
+        loop: list[str] = []
+        count = 0
+        for k, eq in enumerate(eqs):
+            chunked = self.chunked_shape(eq.out.shape)
+            args = [self._operand(a, slot_of, chunked) for a in args_of[k]]
+            dying = [int(a[1:]) for a in args_of[k] if a.startswith("@")]
+            if k == last:
+                target = "out[i:j]" if self.rows else "out"
+            else:
+                key = (eq.out.shape, eq.out.dtype.str, chunked)
+                target = ""
+                inplace = self.writers[k].inplace
+                for m in dying:
+                    positions = [p for p, a in enumerate(args_of[k]) if a == f"@{m}"]
+                    if (eqs[m].out.shape, eqs[m].out.dtype.str, chunked) == key \
+                            and all(p in inplace for p in positions):
+                        target = slot_of[m]
+                        dying = [d for d in dying if d != m]
+                        break
+                if not target:
+                    pool = free.get(key)
+                    if pool:
+                        target = pool.pop()
+                    else:
+                        buf = f"s{count}"
+                        count += 1
+                        shape = eq.out.shape
+                        if chunked:
+                            shape = (min(self.rows, shape[0]),) + shape[1:]
+                        full = f"{buf}_all" if chunked and tail else buf
+                        allocs.append(f"    {full} = np.empty({_shape_code(shape)}, "
+                                      f"dtype={_dtype_code(eq.out.dtype)})")
+                        if full != buf:
+                            views.append(f"{buf} = {full}[:j - i]")
+                        target = buf
+                slot_of[k] = target
+            for m in set(dying):
+                if self.chunked_shape(eqs[m].out.shape) != chunked:
+                    continue  # computed before the loop, read in every chunk: kept
+                free.setdefault((eqs[m].out.shape, eqs[m].out.dtype.str, chunked),
+                                []).append(slot_of[m])
+            lines = self.writers[k].lines(args, target)
+            (loop if chunked else top).extend(lines)
+        body = list(allocs) + [f"    {line}" for line in top]
+        if self.rows:
+            n = self.root.shape[0]
+            body.append(f"    for i in range(0, {n}, {self.rows}):")
+            body.append(f"        j = min(i + {self.rows}, {n})" if tail
+                        else f"        j = i + {self.rows}")
+            cuts = [f"c{p} = x{p}[i:j]" for p in sorted(self.sliced)]
+            body += [f"        {line}" for line in views + cuts + loop]
+        return body
+
+    def _operand(self, arg: str, slot_of: dict[int, str], chunked: bool) -> str:
+        if arg.startswith("@"):
+            return slot_of[int(arg[1:])]
+        if arg.startswith("%"):
+            p = int(arg[1:])
+            v = self.params[p]
+            if chunked and self.chunked_shape(_aligned(v.shape, len(self.root.shape))):
+                self.sliced.add(p)
+                return f"c{p}"  # x{p}[i:j], cut once per chunk
+            return f"x{p}"
+        return arg
+
+
+def _aligned(shape: tuple[int, ...], ndim: int) -> tuple[int, ...]:
+    """``shape`` as broadcasting sees it under an output of ``ndim`` dimensions (an input
+    of fewer dimensions has no row axis)."""
+    return shape if len(shape) == ndim else ()
+
+
+_NOT_IDENT = re.compile(r"[^A-Za-z0-9_]")
+_PLACEHOLDER = "KERNEL"
+
+
+def _kernel_name(pieces: list[str]) -> str:
+    pieces = [_NOT_IDENT.sub("_", p) for p in pieces]
+    if len(pieces) > _NAME_PIECES:
+        more = len(pieces) - _NAME_PIECES + 1
+        pieces = pieces[:_NAME_PIECES - 1] + [f"and_{more}_more"]
+    return "fused_" + "_".join(pieces)
+
+
+def _symbol(writers: list[_Writer]) -> str:
+    names = [w.piece for w in writers]
+    if len(names) > _NAME_PIECES:
+        names = names[:_NAME_PIECES - 1] + ["…"]
+    return "⟨" + " ".join(names) + "⟩"
+
+
+# -- the pass --------------------------------------------------------------------------
+def fuse(graph: Any, chunk_elements: int = CHUNK_ELEMENTS) -> Any:
+    """Fuse chains and trees of elementwise equations into one kernel each.
+
+    A value joins the kernel of its consumer when that consumer is elementwise too and
+    nothing else uses it (no other equation, not an output, no guard): every group is a
+    tree whose root is the one value that leaves it. Each group of two or more becomes
+    one equation of a :class:`FusedOp`, placed where the root was; its inputs are the
+    group's inputs from outside (numbers are written into the kernel). Identical groups
+    share one op.
+
+    Parameters
+    ----------
+    graph : Graph
+    chunk_elements : int
+        A kernel whose output has at least four times this many elements walks it in
+        chunks of about this many (whole rows of its first axis); 0 never chunks.
+
+    Returns
+    -------
+    Graph
+        The same values (bit for bit: the same ufunc loops run) with fewer equations and
+        no intermediate arrays inside each group. A scalar program comes back unchanged.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> g = wg.trace(wg.grad(lambda x: np.sum(np.sin(x) * x)), np.ones(4))
+    >>> [eq.op.name for eq in g]
+    ['sin', 'multiply', 'sum', 'multiply', 'multiply', 'cos', 'multiply', 'add']
+    >>> f = fuse(g)
+    >>> [eq.op.name for eq in f]
+    ['sin', 'multiply', 'sum', 'fused_mul_mul_cos_mul_add']
+    >>> x = np.linspace(0.0, 1.0, 4)
+    >>> np.array_equal(f(x), g(x))
+    True
+    """
+    if is_scalar_program(graph):
+        return graph
+    eqs = graph.equations
+    cache: dict[int, _Writer | None] = {}
+    writers = [_writer(eq, cache) for eq in eqs]
+    groups = _groups(graph, writers)
+    if not groups:
+        return graph
+    fused_at: dict[int, Equation] = {}
+    skipped: set[int] = set()
+    by_body: dict[str, FusedOp] = {}  # kernel source (before naming) -> its op
+    taken: dict[str, int] = {}
+    for members in groups:
+        group_eqs = [eqs[i] for i in members]
+        group_writers = [writers[i] for i in members]
+        kernel = _Kernel(group_eqs, group_writers, chunk_elements)  # type: ignore[arg-type]
+        body, formula, aliases = kernel.build(_PLACEHOLDER)
+        op = by_body.get(body)
+        if op is None:
+            base = _kernel_name([w.piece for w in group_writers])  # type: ignore[union-attr]
+            k = taken.get(base, 0)
+            taken[base] = k + 1
+            name = base if k == 0 else f"{base}_{k + 1}"
+            source = body.replace(f"def {_PLACEHOLDER}(", f"def {name}(", 1)
+            op = by_body[body] = FusedOp(name, source, len(kernel.params),
+                                         [eqs[i].op.name for i in members], aliases,
+                                         formula, _symbol(group_writers))  # type: ignore[arg-type]
+        root = eqs[members[-1]]
+        fused_at[members[-1]] = Equation(op, kernel.params, None, root.out, root.source)
+        skipped.update(members[:-1])
+    new_eqs = []
+    for i, eq in enumerate(eqs):
+        if i in skipped:
+            continue
+        new_eqs.append(fused_at.get(i, eq))
+    return graph.replace(equations=new_eqs)
+
+
+def fused_kernels(graph: Any) -> list[FusedOp]:
+    """The distinct :class:`FusedOp` of ``graph``, in order of first use (what a code
+    generator prints before the graph's function).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> g = fuse(wg.trace(lambda x: np.exp(-x) + np.sin(x) * 2.0, np.ones(3)))
+    >>> [op.name for op in fused_kernels(g)]
+    ['fused_neg_exp_sin_mul_add']
+    """
+    seen: set[int] = set()
+    out: list[FusedOp] = []
+    for eq in graph.equations:
+        op = eq.op
+        if isinstance(op, FusedOp) and id(op) not in seen:
+            seen.add(id(op))
+            out.append(op)
+    return out
