@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 import wengert as wg
 from wengert.core.tree import flatten
 from wengert.graph import GuardError, Literal, TraceError, Var
-from wengert.graph.codegen import is_scalar_program
+from wengert.graph.codegen import SCALAR_FORMS, SCALAR_MATH, is_scalar_program
+from wengert.ops import REGISTRY
 
 
 def mlp(x, params):
@@ -270,3 +271,22 @@ def test_random_programs_agree_eager_traced_and_gradient(ops, a, b):
     np.testing.assert_allclose(value, f(x1), rtol=1e-12)
     np.testing.assert_allclose(grad, wg.grad(f)(x1), rtol=1e-10, atol=1e-14)
     assert all(type(v) in (Var, Literal) for v in gg.outputs)
+
+
+@pytest.mark.parametrize("name", sorted(SCALAR_FORMS) + sorted(SCALAR_MATH))
+def test_inline_float_forms_equal_the_ops_float_paths(name):
+    op = REGISTRY[name]
+    args = [(0.7,), (-2.5,), (3.0,), (1e-300,), (0.0,)] if op.nin == 1 else \
+        [(0.7, 1.5), (2.0, 0.5), (3.0, -2.0), (0.0, 2.0)]
+    for a in args:
+        form = SCALAR_FORMS.get(name)
+        inline = (lambda a=a, form=form: eval(form.format(*map(repr, a)))) if form \
+            else (lambda a=a: SCALAR_MATH[name](*a))  # noqa: S307
+        try:
+            got = op.scalar_impl(*a)
+        except ZeroDivisionError:
+            with pytest.raises(ZeroDivisionError):
+                inline()
+            continue
+        want = inline()
+        assert got == want or (got != got and want != want)

@@ -201,7 +201,12 @@ def owner(args: Any) -> tuple[Kind | None, float]:
 def _op_error(op: Any, raws: tuple[Any, ...], e: Exception) -> Exception:
     """The NumPy error, prefixed with the op's name and the input shapes."""
     shapes = ", ".join(str(np.shape(r)) for r in raws)
-    return type(e)(f"{op.name}: {e} (input shapes: {shapes})")
+    message = f"{op.name}: {e} (input shapes: {shapes})"
+    try:
+        return type(e)(message)
+    except TypeError:  # NumPy's UFuncTypeError and kin need more arguments
+        base = next(c for c in type(e).__mro__ if c in _OP_ERRORS)
+        return base(message)
 
 
 def forward(op: Any, args: tuple[Any, ...], params: dict[str, Any] | None) -> Any:

@@ -52,7 +52,7 @@ from . import runtime
 from .ir import Literal, Var, aval_text
 
 __all__ = ["to_source", "namespace", "compile_graph", "is_scalar_program", "Namespace",
-           "INLINE_CONSTANT", "BLOCK"]
+           "INLINE_CONSTANT", "BLOCK", "SCALAR_FORMS", "SCALAR_MATH"]
 
 _INFIX = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/"}
 _SCALAR_INFIX = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/"}
@@ -275,9 +275,22 @@ def _name(v: Any, ns: Namespace, scalar: bool) -> str:
     return ns.expr(value)
 
 
+#: Registered ops whose float path is exactly an expression (checked by the tests against
+#: the op's ``scalar_impl``): written inline instead of calling it.
+SCALAR_FORMS = {"square": "{0} * {0}", "reciprocal": "1.0 / {0}", "copy": "{0}",
+                 "exp2": "2.0 ** {0}"}
+#: Registered ops whose float path is a ``math`` function.
+SCALAR_MATH = {"power": math.pow}
+
+
 def _scalar_line(eq: Any, ns: Namespace) -> str:
     f = eq.op.scalar_impl
     args = [_name(v, ns, True) for v in eq.ins]
+    if runtime.registered(eq.op):
+        form = SCALAR_FORMS.get(eq.op.name)
+        if form is not None:
+            return form.format(*args)
+        f = SCALAR_MATH.get(eq.op.name, f)
     symbol = _SCALAR_INFIX.get(f)
     if symbol is not None and len(args) == 2:
         return f"{args[0]} {symbol} {args[1]}"
@@ -339,9 +352,9 @@ def _comment(eq: Any, previous: Any) -> str:
 
 
 #: Graphs with more equations are written as blocks of this many equations, each its
-#: own function (CPython compiles one huge function in superlinear time: a 55,000-line
-#: function takes 1.7 s, the same lines as blocks a tenth of that).
-BLOCK = 2000
+#: own function passing shared values through a list: CPython compiles ~12 µs per line
+#: either way, but a single function of 10^6 lines needs several GB to compile.
+BLOCK = 50_000
 
 
 def _body(graph: Any, ns: Namespace, scalar: bool, name: str, comments: bool = True

@@ -157,7 +157,8 @@ class Compiled:
         plain = tuple(a if i in static else unflatten(flatten(a)[1],
                                                        [_plain(x) for x in flatten(a)[0]])
                       for i, a in enumerate(args))
-        builder = Builder(function_name(self.fun))
+        # The equations' source lines are for reading; guards keep theirs regardless.
+        builder = Builder(function_name(self.fun), lines=False)
         with collector_paused():  # tracing and compiling build no cycles worth collecting
             traced = trace_into(builder, self.fun, plain, static)
             graph = traced

@@ -60,7 +60,7 @@ class Builder:
     abstract : bool
         Values are stand-ins (placeholders): converting one to a Python value raises.
     lines : bool
-        Record the user's source line of each equation.
+        Record the user's source line of each equation (guards always record theirs).
     """
 
     def __init__(self, name: str = "f", abstract: bool = False, lines: bool = True) -> None:
@@ -95,9 +95,10 @@ class Builder:
         a = np.asarray(value)
         return Var(name or self.fresh(), a.shape, a.dtype, scalar=t in (int, bool))
 
-    def source(self) -> SourceLine | None:
-        """The first frame of user code on the stack (cached per line)."""
-        if not self.lines:
+    def source(self, always: bool = False) -> SourceLine | None:
+        """The first frame of user code on the stack (cached per line); ``None`` when
+        lines are not kept, unless ``always`` (guards always say where they were made)."""
+        if not self.lines and not always:
             return None
         frame: Any = sys._getframe(2)
         library = self._library
@@ -141,7 +142,7 @@ class Builder:
         if how != "bool" and np.ndim(value) != 0 and np.size(value) != 1:
             raise TypeError(f"only size-1 arrays can be converted to Python scalars "
                             f"({t.var.name} has shape {t.var.shape})")
-        guard = Guard(t.var, how, None, self.source())
+        guard = Guard(t.var, how, None, self.source(always=True))
         result = guard.convert(value)
         guard.expected = result
         self.guards.append(guard)
