@@ -27,7 +27,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import wengert as wg  # noqa: E402
 from run import (  # noqa: E402
     W1_X0,
     mlp_data,
@@ -38,6 +37,8 @@ from run import (  # noqa: E402
     w3_chain,
     w3_x0,
 )
+
+import wengert as wg  # noqa: E402
 from wengert.graph.passes.pipeline import COMPILE_PASSES, DEFAULT_PASSES  # noqa: E402
 
 
