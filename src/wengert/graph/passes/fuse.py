@@ -572,7 +572,15 @@ def _symbol(writers: list[_Writer]) -> str:
 
 
 # -- the pass --------------------------------------------------------------------------
-def fuse(graph: Any, chunk_elements: int = CHUNK_ELEMENTS) -> Any:
+def _size(shape: tuple[int, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+
+def fuse(graph: Any, chunk_elements: int = CHUNK_ELEMENTS, min_elements: int = 0) -> Any:
     """Fuse chains and trees of elementwise equations into one kernel each.
 
     A value joins the kernel of its consumer when that consumer is elementwise too and
@@ -588,6 +596,9 @@ def fuse(graph: Any, chunk_elements: int = CHUNK_ELEMENTS) -> Any:
     chunk_elements : int
         A kernel whose output has at least four times this many elements walks it in
         chunks of about this many (whole rows of its first axis); 0 never chunks.
+    min_elements : int
+        Leave equations with smaller outputs unfused (on small arrays a kernel saves
+        nothing: NumPy's per-call cost dominates, and building kernels takes time).
 
     Returns
     -------
@@ -613,7 +624,8 @@ def fuse(graph: Any, chunk_elements: int = CHUNK_ELEMENTS) -> Any:
         return graph
     eqs = graph.equations
     cache: dict[int, _Writer | None] = {}
-    writers = [_writer(eq, cache) for eq in eqs]
+    writers = [_writer(eq, cache) if _size(eq.out.shape) >= min_elements else None
+               for eq in eqs]
     groups = _groups(graph, writers)
     if not groups:
         return graph
