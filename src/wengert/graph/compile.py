@@ -28,7 +28,7 @@ Examples
 >>> float(f(np.zeros(3))), float(f(np.ones(3))) > 0
 (0.0, True)
 >>> f.cache_info()
-[<trace f(x: f64[3]): 2 equations, 2 calls>]
+[<trace f(x: f64[3]): 3 equations, 2 calls>]
 """
 
 from __future__ import annotations
