@@ -9,6 +9,7 @@ The pieces (imports flow downward): :mod:`.ir` (variables, equations, guards),
 
 from .autodiff import grad_graph, jvp_graph
 from .compile import Compiled, compile
+from .export import NotExportable, to_jax, to_jax_source
 from .ir import Equation, Guard, GuardFailed, Literal, Var
 from .program import Graph, GuardError
 from .session import (
@@ -27,4 +28,5 @@ from .tracer import Traced, TraceError
 __all__ = ["Graph", "Equation", "Var", "Literal", "Guard", "GuardError", "GuardFailed",
            "TraceError", "Traced", "trace", "grad_graph", "jvp_graph", "compile", "Compiled",
            "GraphDefinition", "Session", "SessionCacheInfo", "default_graph", "define",
-           "gradients", "placeholder", "reset_default_graph"]
+           "gradients", "placeholder", "reset_default_graph", "NotExportable", "to_jax",
+           "to_jax_source"]

@@ -26,6 +26,7 @@ from ..core.bind import is_traced, kind_of, primal
 from ..core.display import html_of
 from ..core.tree import flatten, unflatten
 from .codegen import compile_graph, namespace, to_source
+from .export import to_jax_source
 from .ir import Equation, Guard, GuardFailed, Literal, Var, aval_text, literal_text
 from .passes.memory import memory_timeline, peak_bytes
 from .passes.pipeline import optimize
@@ -230,6 +231,8 @@ class Graph:
         """Python source of the program: imports, then one line per equation, each with a
         comment naming its op (and the user's line); what ``graph(*args)`` runs (see
         :mod:`wengert.graph.codegen`). ``exec(source, graph.namespace())`` defines it.
+        ``target="jax"`` writes the same program with ``jax.numpy``
+        (:func:`wengert.graph.export.to_jax_source`: it needs no wengert to run).
 
         Examples
         --------
@@ -244,8 +247,10 @@ class Graph:
             return t1
         <BLANKLINE>
         """
+        if target == "jax":
+            return to_jax_source(self)
         if target != "numpy":
-            raise ValueError(f"to_source: unknown target {target!r}; use 'numpy'")
+            raise ValueError(f"to_source: unknown target {target!r}; use 'numpy' or 'jax'")
         return to_source(self)
 
     def optimize(self, passes: Sequence[Any] | None = None, report: bool = False) -> Any:

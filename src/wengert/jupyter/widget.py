@@ -33,8 +33,10 @@ from typing import Any
 
 from ..core.collector import collector_paused
 from ..core.tape import Tape
+from ..graph.program import Graph
 from ..tensor import Tensor
 from .frames import explorer_frames, step_label
+from .graph_run import GraphRun
 from .targets import as_tape
 
 __all__ = ["explore", "explorer_state", "explorer_text", "explorer_class", "esm_source",
@@ -202,9 +204,10 @@ def explore(
 
     Parameters
     ----------
-    target : Tensor, GradientTape, Tape, or a result with ``.tape`` (and ``.output``)
+    target : Tensor, GradientTape, Tape, Graph, or a result with ``.tape`` (and ``.output``)
         For a tensor (or a result's ``output``) the reverse sweep starts from it;
-        for a tape, from its outputs (or last equations).
+        for a tape, from its outputs (or last equations); a traced graph is run on
+        tensors made from the values it was traced with (:class:`GraphRun`).
     seed : array_like, optional
         The output's cotangent: ``1`` for a scalar output; for a non-scalar one, ones
         unless given (the panel says so).
@@ -245,6 +248,8 @@ def explore(
         return explorer_class()(frames=pack(dict(frames)))
     caller = inspect.currentframe()
     frame = caller.f_back if caller is not None else None
+    if isinstance(target, Graph):  # a traced graph: step through a run of it on tensors
+        target = GraphRun(target)
     with collector_paused():
         try:
             tape, roots = _resolve(target)
