@@ -189,7 +189,11 @@ class Namespace:
             lines.append(f"from math import {', '.join(sorted(self.math))}")
         if self.runtime:
             lines.append(f"from wengert.graph.runtime import {', '.join(sorted(self.runtime))}")
-        lines += list(self.defs.values())
+        for line in self.defs.values():
+            if line.startswith("def "):  # a kernel: a function of its own
+                lines += ["", "", line]
+            else:
+                lines.append(line)
         return lines
 
 
@@ -230,8 +234,7 @@ def _op_call(op: Any, ns: Namespace) -> str:
     if kernel is not None:  # a fused kernel: its source goes in the header
         name = ns.bind(op.name, impl, "")
         if not ns.defs.get(name):
-            ns.defs[name] = "\n" + kernel.rstrip().replace(f"def {op.name}(", f"def {name}(",
-                                                             1) + "\n"
+            ns.defs[name] = kernel.strip().replace(f"def {op.name}(", f"def {name}(", 1)
         return name
     base = op.name if _IDENT.fullmatch(op.name) and not keyword.iskeyword(op.name) else "fn"
     return ns.bind(f"{base}_fn", impl, "# {name}: the forward of op " + repr(op.name)
