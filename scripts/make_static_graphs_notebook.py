@@ -91,7 +91,10 @@ fast_leaky(np.ones(3)), fast_leaky(-np.ones(3)), fast_leaky(np.full(3, 2.0))""")
     ("code", """fast_leaky"""),
     ("md", """Where the branch should follow the data element by element, write it with
 `np.where`: the comparison becomes an equation and the graph holds for every input."""),
-    ("code", """print(wg.trace(lambda x: np.sum(np.where(x > 0, np.tanh(x), 0.1 * x)), np.ones(3)))"""),
+    ("code", """def leaky_everywhere(x):
+    return np.sum(np.where(x > 0, np.tanh(x), 0.1 * x))
+
+print(wg.trace(leaky_everywhere, np.ones(3)))"""),
     ("md", """## 3. The gradient is a graph too
 
 `wg.grad_graph` traces the reverse sweep: the op records' VJP rules are written with
