@@ -71,3 +71,15 @@ def test_traced_op_value_vjp_and_jvp_follow_new_inputs(name):
             return wg.jvp(f, xs, tangents)[1]
 
         _close(wg.trace(pushed, *x0)(*x1), pushed(*x1))
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: np.std(x), lambda x: np.linalg.norm(x), lambda x: np.sum(np.hypot(x, x)),
+    lambda x: np.sum(np.logaddexp(x, 2 * x)), lambda x: np.sum(x ** x),
+    lambda x: np.max(x) + np.sum(np.clip(x, 0.2, 1.5)),
+], ids=["std", "norm", "hypot", "logaddexp", "power", "max-clip"])
+def test_gradient_graphs_of_rules_with_special_cases_hold_without_guards(f):
+    g = wg.trace(wg.grad(f), np.array([1.0, 2.0, 0.5]))
+    assert g.guards == ()  # the special case is a where, not a branch on the example
+    for x in (np.array([0.3, 0.0, 2.0]), np.array([0.0, 0.0, 0.0]), np.array([1.5, 1.5, -1.0])):
+        np.testing.assert_allclose(g(x), wg.grad(f)(x), rtol=1e-12)

@@ -663,6 +663,13 @@ def _fmin_mask(x: Any, y: Any) -> Any:
     return _split_mask(np.less(xv, yv) | np.isnan(yv), xv, yv)
 
 
+def _may_hold(mask: Any) -> bool:
+    """Whether a rule must take its masked path: ``mask`` holds somewhere, or it is a graph
+    tracer's (the graph must hold for every input, so the branch is not taken on the
+    example's values)."""
+    return is_traced(mask) or bool(np.any(mask))
+
+
 def _pow_dx(g: Any, ans: Any, x: Any, y: Any) -> Any:
     ty = type(y)
     if ty is float or ty is int:
@@ -677,7 +684,7 @@ def _pow_dx(g: Any, ans: Any, x: Any, y: Any) -> Any:
         # y x^(y-1) is 0 at y = 0, also at x = 0 (where 0 · x^-1 would be NaN); kept as a
         # product with y where y is traced, so that its derivative in y survives.
         zero = (_raw(x) == 0) & (yv == 0)
-        if np.any(zero):
+        if _may_hold(zero):
             x = where(zero, 1.0, x)
     return g * y * power(x, y - 1.0)
 
@@ -866,7 +873,7 @@ def zeros_to_one(ans: Any) -> Any:
     a = _raw(ans)
     if type(a) is float:
         return ans if a != 0.0 else 1.0
-    if not np.any(a == 0):
+    if not _may_hold(a == 0):
         return ans
     return where(a == 0, 1.0, ans)
 
@@ -888,7 +895,7 @@ def _softmax_weight(x: Any, y: Any, ans: Any, exp_fn: Any) -> Any:
     (ties split evenly, as for ``maximum``)."""
     xv = _raw(x)
     same = np.isinf(xv) & (xv == _raw(ans))
-    if not np.any(same):
+    if not _may_hold(same):
         return exp_fn(x - ans)
     split = np.where(_raw(y) == xv, 0.5, 1.0)
     return where(same, split, exp_fn(where(same, 0.0, x) - where(same, 0.0, ans)))
