@@ -134,7 +134,20 @@ before = wg.trace(wasteful, np.ones((2, 3)))
 report = before.optimize(report=True)
 report"""),
     ("code", """print(report)"""),
-    ("code", """wg.draw_pass(before, report.after)"""),
+    ("md", """The same, one pass at a time, drawn: what `simplify` rewrites (amber: an equation
+that now reads another value; struck through: one whose value is read as another), what
+`cse` merges, and what `dce` then removes. (`fold_constants` has nothing to do here: a
+trace computes constant expressions while tracing, so folding acts on graphs built by
+hand, by placeholders, or after other rewrites.)"""),
+    ("code", """from IPython.display import display
+
+from wengert.graph.passes import cse, dce, simplify
+
+step = before
+for one_pass in (simplify, cse, dce):
+    after = one_pass(step)
+    display(wg.draw_pass(step, after))
+    step = after"""),
     ("md", """Programs written by the computer have more to remove than programs written by
 hand. The Hessian of a small energy is traced through reverse mode twice (the rules'
 masks, their dtype casts and the seeds' multiplications by one are recomputed at each

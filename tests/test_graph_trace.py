@@ -13,6 +13,7 @@ import wengert as wg
 from wengert.core.tree import flatten
 from wengert.graph import GuardError, Literal, TraceError, Var
 from wengert.graph.codegen import SCALAR_FORMS, SCALAR_MATH, is_scalar_program
+from wengert.graph.passes.pipeline import COMPILE_PASSES, DEFAULT_PASSES
 from wengert.ops import REGISTRY
 
 
@@ -271,6 +272,11 @@ def test_random_programs_agree_eager_traced_and_gradient(ops, a, b):
     np.testing.assert_allclose(value, f(x1), rtol=1e-12)
     np.testing.assert_allclose(grad, wg.grad(f)(x1), rtol=1e-10, atol=1e-14)
     assert all(type(v) in (Var, Literal) for v in gg.outputs)
+    for passes in (DEFAULT_PASSES, COMPILE_PASSES):  # after the pipelines, and compiled
+        value, grad = gg.optimize(passes)(x1)
+        np.testing.assert_allclose(grad, wg.grad(f)(x1), rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(wg.compile(wg.grad(f))(x1), wg.grad(f)(x1), rtol=1e-10,
+                               atol=1e-14)
 
 
 @pytest.mark.parametrize("name", sorted(SCALAR_FORMS) + sorted(SCALAR_MATH))
