@@ -188,20 +188,28 @@ def read_tape(roots: Sequence[Any], nodes: Sequence[Node] | None = None) -> Tape
     leaf_number: dict[int, int] = {}
     equations = []
     append = equations.append
+    # One Input record per equation and per leaf, shared by every reader (records are
+    # read-only): a long tape makes one per edge otherwise.
+    from_equation: list[Input | None] = [None] * len(found)
+    from_leaf: list[Input] = []
     for k, node in enumerate(found):
         ins = []
         for parent, value in zip(node.parents(), node.inputs()):
             if type(parent) is Node:
                 j = number.get(id(parent))
                 if j is not None:
-                    ins.append(Input("equation", j))
+                    record = from_equation[j]
+                    if record is None:
+                        record = from_equation[j] = Input("equation", j)
+                    ins.append(record)
                     continue
             elif parent is not None:
                 i = leaf_number.get(id(parent))
                 if i is None:
                     i = leaf_number[id(parent)] = len(leaves)
                     leaves.append(parent)
-                ins.append(Input("leaf", i, parent))
+                    from_leaf.append(Input("leaf", i, parent))
+                ins.append(from_leaf[i])
                 continue
             ins.append(Input("constant", None, None, None if is_stand_in(value) else value))
         out = node.out
