@@ -156,15 +156,26 @@ class ArrayMethods:
         ``x.flat[i] = v`` writes into ``x`` (whatever its memory layout)."""
         return FlatIter(self)
 
+    def _real_only(self, what: str) -> None:
+        if np.dtype(getattr(self, "dtype", np.float64)).kind == "c":
+            raise TypeError(
+                f"{what} of a complex {type(self).__name__}: wengert does not differentiate or "
+                "trace complex values yet; split them into real and imaginary parts before "
+                "(np.real(z), np.imag(z) of the plain array)."
+            )
+
     @property
     def real(self) -> Any:
-        return self  # wengert differentiates real values only
+        self._real_only(".real")
+        return self  # a real value is its own real part
 
     @property
     def imag(self) -> Any:
+        self._real_only(".imag")
         return _ew.multiply(self, 0.0)
 
     def conj(self) -> Any:
+        self._real_only(".conj()")
         return self
 
     conjugate = conj

@@ -190,10 +190,19 @@ def stop_gradient(x: Any) -> Any:
     2.0
     """
     if isinstance(x, Tensor):
-        t = constant(primal(x._value))
+        t = constant(_cut(primal(x._value)))
         t._version = x._version
         return t
-    return primal(x) if is_traced(x) else x
+    return _cut(primal(x)) if is_traced(x) else x
+
+
+def _cut(v: Any) -> Any:
+    """A graph tracer's value records the cut as a step of its graph (replayed on tensors
+    or dual numbers, that step runs ``stop_gradient`` on them again); plain values pass."""
+    kind = kind_of(v)
+    if kind is not None and kind.records_calls:
+        return kind.record_call(stop_gradient, (v,), {}, "stop_gradient")
+    return v
 
 
 #: NumPy ufunc -> the tensor kind's function for its op (``np.sin(t)`` without the

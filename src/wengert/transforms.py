@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .core.bind import dtype_of, is_traced, primal, shape_of
+from .core.bind import dtype_of, is_traced, kind_of, primal, shape_of
 from .core.modes import GRAD_ENABLED, transform_scope
 from .core.sweep import backprop
 from .core.tree import flatten, leaves_like, unflatten
@@ -98,6 +98,11 @@ def _zero_like(v: Any) -> Any:
     if isinstance(b, np.generic):
         return b.dtype.type(0)
     return np.zeros(np.shape(b), dtype=np.result_type(b))
+
+
+def _opaque(x: Any) -> bool:
+    kind = kind_of(x)
+    return kind is not None and kind.opaque
 
 
 def _plain_ct(g: Any, v: Any, given: Any) -> Any:
@@ -210,6 +215,10 @@ def _gradients(leaves_per_arg: list, cts: dict[int, Any], seeds: Any = ()) -> li
                 g = _zero_like(original if isinstance(original, np.generic) else v)
             elif not is_traced(g) and not is_traced(v):
                 g = _plain_ct(g, v, original)
+            elif _opaque(g):  # a graph tracer's cotangent: the input's float dtype too
+                target = np.dtype(getattr(v, "dtype", np.result_type(primal(v))))
+                if target.kind == "f" and g.dtype != target:
+                    g = g.astype(target)
             if type(g) is np.ndarray:
                 if id(g) in given:
                     g = g.copy()

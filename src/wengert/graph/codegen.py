@@ -48,8 +48,10 @@ from typing import Any
 import numpy as np
 
 from ..core.bind import SCALAR_FALLBACK
+from ..core.tree import unflatten
 from . import runtime
 from .ir import Literal, Var, aval_text
+from .tracer import is_recorded_call
 
 __all__ = ["to_source", "namespace", "compile_graph", "is_scalar_program", "Namespace",
            "INLINE_CONSTANT", "BLOCK", "SCALAR_FORMS", "SCALAR_MATH"]
@@ -184,7 +186,7 @@ class Namespace:
         return self.constant(value)
 
     def header_lines(self) -> list[str]:
-        lines = sorted(self.imports)
+        lines = sorted(self.imports, key=lambda line: (line.startswith("from "), line))
         if self.math:
             lines.append(f"from math import {', '.join(sorted(self.math))}")
         if self.runtime:
@@ -312,7 +314,54 @@ def _scalar_line(eq: Any, ns: Namespace) -> str:
     return f"{fname}({', '.join(args)})"
 
 
+class _Code(str):
+    """Source text standing for a value in a recorded call's arguments."""
+
+
+def _call_text(value: Any, ns: Namespace) -> str:
+    """A recorded call's argument as source: code, or a container of them, or a value."""
+    if isinstance(value, _Code):
+        return str(value)
+    if type(value) is tuple:
+        inner = ", ".join(_call_text(v, ns) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if type(value) is list:
+        return "[" + ", ".join(_call_text(v, ns) for v in value) + "]"
+    return ns.expr(value)
+
+
+def _recorded_call_line(eq: Any, ns: Namespace) -> str | None:
+    """``np.greater(x, 0)``: a NumPy call recorded without a rule, as the user wrote it
+    (``None`` when its function is not NumPy's or wengert's ``stop_gradient``)."""
+    impl = eq.op.impl
+    func = impl.func
+    name = getattr(func, "__name__", "")
+    if impl.part is not None or not _IDENT.fullmatch(name):
+        return None
+    if getattr(np, name, None) is func:
+        call = f"np.{name}"
+    elif getattr(np.linalg, name, None) is func:
+        call = f"np.linalg.{name}"
+    elif name == "stop_gradient" and getattr(func, "__module__", "").startswith("wengert"):
+        ns.imports.add("from wengert import stop_gradient")
+        ns.values["stop_gradient"] = func
+        call = "stop_gradient"
+    else:
+        return None
+    leaves = list(impl.fixed)
+    for k, v in zip(impl.positions, eq.ins):
+        leaves[k] = _Code(_name(v, ns, False))
+    args, kwargs = unflatten(impl.spec, leaves)
+    parts = [_call_text(a, ns) for a in args]
+    parts += [f"{k}={_call_text(v, ns)}" for k, v in kwargs.items()]
+    return f"{call}({', '.join(parts)})"
+
+
 def _array_line(eq: Any, ns: Namespace, into: Any = None) -> str:
+    if is_recorded_call(eq.op):
+        line = _recorded_call_line(eq, ns)
+        if line is not None:
+            return line
     args = [_name(v, ns, False) for v in eq.ins]
     args += [f"{k}={ns.expr(v)}" for k, v in eq.params.items()]
     call = _op_call(eq.op, ns)
@@ -338,6 +387,11 @@ def _guard_lines(guards: list[Any], var: str, ns: Namespace, indent: str) -> lis
             test = f"not {var}" if e else f"{var}"
         elif isinstance(e, float) and e != e:
             test = f"{var} == {var}"  # expected NaN
+        elif type(e) is float and e == 0.0:  # 0.0 and -0.0 compare equal but divide apart
+            ns.imports.add("import math")
+            ns.values["math"] = math
+            sign = "1.0" if math.copysign(1.0, e) > 0 else "-1.0"
+            test = f"{var} != 0.0 or math.copysign(1.0, {var}) != {sign}"
         else:
             test = f"{var} != {ns.expr(e)}"
         lines.append(f"{indent}if {test}:")
@@ -376,9 +430,28 @@ def _body(graph: Any, ns: Namespace, scalar: bool, name: str, comments: bool = T
         lines += _guard_lines(guards.get(id(v), []), ns.var(v), ns, indent)
     lines += _equation_lines(graph.equations, ns, scalar, comments, guards, indent,
                              _plan(graph, scalar))
-    outs = [_name(v, ns, scalar) for v in graph.outputs]
+    outs = _outputs(graph, [_name(v, ns, scalar) for v in graph.outputs])
     lines.append(f"{indent}return {_tuple(outs)}")
     return lines
+
+
+def _outputs(graph: Any, texts: list[str]) -> list[str]:
+    """The returned values, copied where the caller would otherwise get an array it does
+    not own: an input (``x * 1`` simplified to ``x``), a constant (the same array on every
+    call), or a value returned twice (merged by cse)."""
+    inputs = {id(v) for v in graph.inputs}
+    seen: set[int] = set()
+    out = []
+    for v, text in zip(graph.outputs, texts):
+        if type(v) is Var:
+            shared = id(v) in inputs or id(v) in seen
+            seen.add(id(v))
+            array = v.shape != ()
+        else:
+            shared = isinstance(v.value, np.ndarray)
+            array = shared and v.value.ndim > 0
+        out.append(f"{text}.copy()" if shared and array else text)
+    return out
 
 
 def _tuple(items: list[str]) -> str:
@@ -447,8 +520,8 @@ def _blocks(graph: Any, ns: Namespace, scalar: bool, name: str, comments: bool,
         if id(v) in slot:
             lines.append(f"{indent}env[{slot[id(v)]}] = {ns.var(v)}")
     lines += [f"{indent}{name}_block{b}(env)" for b in range(n_blocks)]
-    outs = [f"env[{slot[id(v)]}]" if type(v) is Var and home[id(v)] >= 0
-            else _name(v, ns, scalar) for v in graph.outputs]
+    outs = _outputs(graph, [f"env[{slot[id(v)]}]" if type(v) is Var and home[id(v)] >= 0
+                            else _name(v, ns, scalar) for v in graph.outputs])
     lines.append(f"{indent}return {_tuple(outs)}")
     for b in range(n_blocks):
         lines.append(f"def {name}_block{b}(env):")

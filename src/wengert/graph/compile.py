@@ -49,7 +49,7 @@ from ..core.tree import flatten, unflatten
 from .codegen import compile_graph
 from .ir import GuardFailed
 from .passes.pipeline import COMPILE_PASSES
-from .program import Graph, GuardError, evaluate, guard_message
+from .program import Graph, GuardError, evaluate, guard_message, refuse_lost_derivatives
 from .trace import function_name, static_positions, trace_into
 from .tracer import Builder, Traced
 
@@ -63,6 +63,14 @@ def _plain(x: Any) -> Any:
     while is_traced(x):
         x = x.value if type(x) is Traced else kind_of(x).primal(x)
     return x
+
+
+def _hashable(spec: Any) -> Any:
+    """A pytree spec as a key: its lists as tuples, its container types as themselves (a
+    class redefined in a notebook is a new key, though it prints the same)."""
+    if isinstance(spec, (list, tuple)):
+        return tuple(_hashable(s) for s in spec)  # a spec is as deep as the pytree
+    return spec
 
 
 def _leaf_signature(x: Any) -> tuple[Any, ...]:
@@ -122,7 +130,7 @@ class Compiled:
 
     # -- arguments ------------------------------------------------------------
     def _positional(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
-        if not kwargs:
+        if not kwargs and not self._needs_defaults(len(args)):
             return args
         if self._signature is None:
             raise TypeError(f"compile: {function_name(self.fun)}() takes positional arguments "
@@ -134,6 +142,12 @@ class Compiled:
                             f"{function_name(self.fun)}() are not supported; make them "
                             "positional")
         return tuple(bound.args)
+
+    def _needs_defaults(self, nargs: int) -> bool:
+        """Whether a static argument names a parameter left at its default."""
+        nums = (self.static_argnums,) if isinstance(self.static_argnums, int) \
+            else tuple(self.static_argnums)
+        return self._signature is not None and any(k >= nargs for k in nums if k >= 0)
 
     def _key(self, args: tuple[Any, ...], static: tuple[int, ...]) -> tuple[Any, list[Any]]:
         statics = []
@@ -148,8 +162,7 @@ class Compiled:
             statics.append((i, args[i]))
         dynamic = tuple(a for i, a in enumerate(args) if i not in static)
         leaves, tree = flatten(dynamic)
-        # The spec holds lists (not hashable): its text is the key (types print by name).
-        key = (repr(tree), tuple(_leaf_signature(x) for x in leaves), tuple(statics))
+        key = (_hashable(tree), tuple(_leaf_signature(x) for x in leaves), tuple(statics))
         return key, leaves
 
     # -- tracing --------------------------------------------------------------
@@ -160,7 +173,8 @@ class Compiled:
         # The equations' source lines are for reading; guards keep theirs regardless.
         builder = Builder(function_name(self.fun), lines=False)
         with collector_paused():  # tracing and compiling build no cycles worth collecting
-            traced = trace_into(builder, self.fun, plain, static)
+            # The example values are not kept: a cached trace must not hold a batch alive.
+            traced = trace_into(builder, self.fun, plain, static).replace(examples=None)
             graph = traced
             if self.optimize:
                 graph = _optimized(traced, self.optimize)
@@ -187,10 +201,11 @@ class Compiled:
             if self.static_argnums != () else ()
         key, leaves = self._key(args, static)
         infos = self._cache.get(key)
+        tried = len(infos) if infos is not None else 0  # the list may grow meanwhile
         if any(is_traced(x) for x in leaves):
             return self._call_traced(args, static, key, leaves, infos)
         if infos is not None:
-            for info in infos:
+            for info in infos[:tried]:
                 try:
                     out = info.runner(*leaves)
                 except GuardFailed:
@@ -198,6 +213,13 @@ class Compiled:
                 info.calls += 1
                 return _outputs(info.graph, out)
         with self._lock:
+            for info in self._cache.get(key, [])[tried:]:  # traced by another thread meanwhile
+                try:
+                    out = info.runner(*leaves)
+                except GuardFailed:
+                    continue
+                info.calls += 1
+                return _outputs(info.graph, out)
             info = self._trace(args, static)
             infos = self._cache.setdefault(key, [])
             infos.append(info)
@@ -214,6 +236,7 @@ class Compiled:
         """Tensors, dual numbers or tracers among the arguments: the graph runs op by op
         (differentiated or traced again)."""
         for info in infos or ():
+            refuse_lost_derivatives(info.traced, leaves)
             try:
                 outs = evaluate(info.traced, leaves)
             except GuardError:
@@ -225,6 +248,7 @@ class Compiled:
             infos = self._cache.setdefault(key, [])
             infos.append(info)
             self._retrace_warning(infos)
+        refuse_lost_derivatives(info.traced, leaves)
         outs = evaluate(info.traced, leaves)
         info.calls += 1
         return unflatten(info.traced.out_tree, outs)
@@ -269,7 +293,9 @@ def _outputs(graph: Graph, out: Any) -> Any:
 
 
 def _optimized(graph: Graph, how: bool | Sequence[Any]) -> Graph:
-    return graph.optimize(passes=COMPILE_PASSES if how is True else list(how))
+    if how is True:
+        return graph.optimize(passes=COMPILE_PASSES)
+    return graph.optimize(passes=[how] if isinstance(how, str) else list(how))
 
 
 def compile(fun: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[int] = (),

@@ -857,6 +857,8 @@ def _call_source(eq: Any, args: list[str], m: _Module) -> str:
     for k, text in zip(impl.positions, args):
         leaves[k] = _Code(text)
     call_args, call_kwargs = unflatten(impl.spec, leaves)
+    if name == "stop_gradient" and getattr(func, "__module__", "").startswith("wengert"):
+        return f"jax.lax.stop_gradient({args[0]})"  # wg.stop_gradient: the same cut
     if func in _UFUNCS:
         if call_kwargs:
             raise NotExportable(f"equation {eq.out.name} = {label}(...) passes "

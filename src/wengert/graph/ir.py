@@ -26,6 +26,7 @@ graph f(x: f64[3], w: f64[]):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -231,6 +232,8 @@ class Guard:
     def holds(self, value: Any) -> bool:
         got = self.convert(value)
         e = self.expected
+        if type(e) is float and e == 0.0 and got == 0.0:  # -0.0 and 0.0 divide differently
+            return math.copysign(1.0, got) == math.copysign(1.0, e)
         return got == e or (got != got and e != e)  # NaN == NaN here
 
     def where(self) -> str:

@@ -84,6 +84,26 @@ def check_arguments(graph: Any, args: tuple[Any, ...]) -> list[Any]:
     return leaves
 
 
+def refuse_lost_derivatives(graph: Any, leaves: Sequence[Any]) -> None:
+    """Running ``graph`` on values that carry a derivative (tensors that require grad, dual
+    numbers) where its trace turned a traced value into a Python number (``float(x)``):
+    the number is a constant of the graph, so the derivative through it would be lost;
+    eager mode refuses the same conversion. Raise as it does."""
+    lossy = [g for g in graph.guards if g.how in ("float", "int", "complex")]
+    if not lossy:
+        return
+    for x in leaves:
+        kind = kind_of(x)
+        if kind is not None and not kind.opaque and kind.connected(x):
+            g = lossy[0]
+            raise TypeError(
+                f"graph {graph.name} was traced where {g.how}() at {g.where()} turned a "
+                "traced value into a Python number; differentiating it would lose the "
+                "derivative through that number (eager mode refuses the same call). Compute "
+                "with the array itself (np.sin instead of math.sin, no float())."
+            )
+
+
 def evaluate(graph: Any, leaves: Sequence[Any]) -> list[Any]:
     """Run the graph equation by equation with :func:`wengert.core.bind.apply`, so inputs
     may be tensors, dual numbers or tracers (then the run is differentiated or traced
@@ -215,6 +235,7 @@ class Graph:
         """
         leaves = check_arguments(self, args)
         if any(is_traced(x) for x in leaves):
+            refuse_lost_derivatives(self, leaves)
             outs = evaluate(self, leaves)
         else:
             runner = self._runner

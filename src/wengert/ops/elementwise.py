@@ -592,7 +592,7 @@ RELU = _unary(
     "relu",
     lambda x: np.maximum(x, 0.0),
     lambda g, ans, x: g * (_raw(x) > 0),
-    scalar=lambda x: x if x > 0.0 else 0.0,
+    scalar=lambda x: x if x > 0.0 or x != x else 0.0,  # NaN stays NaN, as in NumPy
     formula="d relu(x) = [x > 0] dx  (0 at 0)",
     domain="nonzero",
     adjoint="ḡ·[{0} > 0]",

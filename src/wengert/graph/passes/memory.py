@@ -266,7 +266,12 @@ class _Buffers:
             root = self.find(k)
             if self.death[root] != i:  # a buffer holding an input or output never dies
                 continue
-            if any(type(w) is Var and q not in allowed and self.find(index[id(w)]) == root
+            # Another input viewing the same buffer must not see it overwritten: NumPy's
+            # ufuncs guard against overlap, but a fused kernel writes ``out`` chunk by chunk
+            # while still reading its inputs (a.T, a[::-1] of the buffer written).
+            chunked = isinstance(eq.op, FusedOp)
+            if any(type(w) is Var and self.find(index[id(w)]) == root
+                   and (q not in allowed or (chunked and w is not v))
                    for q, w in enumerate(eq.ins)):
                 continue
             return v

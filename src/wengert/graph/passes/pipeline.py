@@ -109,6 +109,8 @@ def optimize(graph: GraphLike, passes: Sequence[str | Callable[..., Any]] | None
     """
     reports: list[PassReport] = []
     current = graph
+    if isinstance(passes, str):  # one pass by name
+        passes = [passes]
     for p in DEFAULT_PASSES if passes is None else passes:
         fn = _resolve(p)
         if _takes_reports(fn):
