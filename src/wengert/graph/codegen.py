@@ -589,7 +589,12 @@ def _exec(graph: Any, scalar: bool) -> tuple[Callable[..., Any], str]:
                     has_params = not line.endswith("():")
                     lines[i] = line[:-2] + (", " if has_params else "") + extra + "):"
     text = "\n".join(lines) + "\n"
-    exec(compile(text, f"<wengert graph {graph.name}>", "exec"), env)
+    # One compile per function: the syntax tree of a 10^6-equation program compiled at
+    # once takes tens of GB; per block it is a few hundred MB at a time.
+    starts = [k for k, line in enumerate(lines) if line.startswith("def ")] + [len(lines)]
+    for a, b in zip(starts, starts[1:]):
+        chunk = "\n".join(lines[a:b]) + "\n"
+        exec(compile(chunk, f"<wengert graph {graph.name}>", "exec"), env)
     return env[name], text
 
 
