@@ -34,7 +34,6 @@ True
 
 from __future__ import annotations
 
-import html
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -44,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from ..core.tape import Equation, Tape
+from .dot_text import attrs, escape, html_label, quote, small
 from .render import (
     NameKey,
     TapeNames,
@@ -333,32 +333,6 @@ def node_value_lines(value: Any, digits: int = 3) -> tuple[str, str]:
 # -- DOT text -------------------------------------------------------------------------------
 
 
-def _e(text: str) -> str:
-    return html.escape(text, quote=True)
-
-
-def _q(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _small(text: str, color: str | None = None, italic: bool = False) -> str:
-    body = f"<I>{_e(text)}</I>" if italic else _e(text)
-    color_attr = f' COLOR="{color}"' if color else ""
-    return f'<FONT POINT-SIZE="9"{color_attr}>{body}</FONT>'
-
-
-def _attrs(**attrs: Any) -> str:
-    parts = []
-    for key, value in attrs.items():
-        if isinstance(value, str) and value.startswith("<") and value.endswith(">"):
-            parts.append(f"{key}={value}")  # an HTML-like label
-        else:
-            parts.append(f"{key}={_q(str(value))}")
-    return "[" + ", ".join(parts) + "]"
-
-
-def _label(lines: list[str]) -> str:
-    return "<" + "<BR/>".join(lines) + ">"
 
 
 class _Drawing:
@@ -380,25 +354,25 @@ class _Drawing:
             grad_head, grad_entries = node_value_lines(gradient)
             head = head or grad_head
         if head:
-            lines.append(_small(head, GREY))
+            lines.append(small(head, GREY))
         if entries:
-            lines.append(_small(entries))
+            lines.append(small(entries))
         if gradient is not None:
-            lines.append(_small(f"{grad_label} {grad_entries}", ADJOINT, italic=True))
+            lines.append(small(f"{grad_label} {grad_entries}", ADJOINT, italic=True))
         return lines
 
     def leaf(self, i: int, indent: str = "  ") -> None:
         leaf = self.tape.leaves[i]
-        lines = [f"<B>{_e(self.names.leaf(i))}</B>"]
+        lines = [f"<B>{escape(self.names.leaf(i))}</B>"]
         adjoint = adjoint_of_leaf(self.adjoints, i, self.names.user_leaf(i))
         if adjoint is not None:
             lines += self._value_lines(leaf_value(leaf), adjoint)
         else:  # the leaf's own .grad, when a backward pass filled it
             lines += self._value_lines(leaf_value(leaf), leaf_grad(leaf), ".grad")
         if leaf_requires_grad_text(leaf) == "watched":
-            lines.append(_small("watched by the tape", GREY))
-        self.nodes.append(indent + _q(f"x{i}") + " " + _attrs(
-            label=_label(lines), shape="ellipse", style="filled", fillcolor="#dbe7ff",
+            lines.append(small("watched by the tape", GREY))
+        self.nodes.append(indent + quote(f"x{i}") + " " + attrs(
+            label=html_label(lines), shape="ellipse", style="filled", fillcolor="#dbe7ff",
             color=BLUE, penwidth="2", peripheries="2", margin="0.04,0.02"))
 
     def constant(self, eq: Equation, position: int, indent: str = "  ") -> str:
@@ -406,13 +380,13 @@ class _Drawing:
         inp = eq.inputs[position]
         user = self.names.constant(eq.index, position)
         if user is not None:
-            lines = [f"<B>{_e(user)}</B>", *self._value_lines(inp.value, None)]
+            lines = [f"<B>{escape(user)}</B>", *self._value_lines(inp.value, None)]
         elif inp.value is not None:
             lines = self._value_lines(inp.value, None)
         else:
             lines = ["const"]
-        self.nodes.append(indent + _q(node) + " " + _attrs(
-            label=_label(lines), shape="ellipse", style="filled,dashed", fillcolor="#f1f1f1",
+        self.nodes.append(indent + quote(node) + " " + attrs(
+            label=html_label(lines), shape="ellipse", style="filled,dashed", fillcolor="#f1f1f1",
             color="#8a8a8a", fontcolor="#3f3f3f", fontsize="9", height="0.25",
             margin="0.04,0.02"))
         return node
@@ -420,46 +394,46 @@ class _Drawing:
     def equation(self, eq: Equation, indent: str = "  ") -> None:
         names = self.names
         user = names.user_equation(eq.index)
-        head = f"<B>{_e(user or eq.name)}</B>{NBSP}={NBSP}{_e(equation_formula(eq, names))}"
+        head = f"<B>{escape(user or eq.name)}</B>{NBSP}={NBSP}{escape(equation_formula(eq, names))}"
         lines = [head]
         adjoint = adjoint_of_equation(self.adjoints, eq.index)
         lines += self._value_lines(eq.value, adjoint)
         if eq.value is None and adjoint is None and eq.shape not in (None, ()):
-            lines.append(_small(shape_text(eq.shape), GREY))
+            lines.append(small(shape_text(eq.shape), GREY))
         output = eq.index in self.outputs
         notes = [eq.name] if user is not None else []
         if output:
             notes.append("output")
         if notes:
-            lines.append(_small(" · ".join(notes), GREY))
-        self.nodes.append(indent + _q(eq.name) + " " + _attrs(
-            label=_label(lines), shape="box", style="filled", fillcolor="#ffffff",
+            lines.append(small(" · ".join(notes), GREY))
+        self.nodes.append(indent + quote(eq.name) + " " + attrs(
+            label=html_label(lines), shape="box", style="filled", fillcolor="#ffffff",
             color=INK if output else "#4b5563", penwidth="2.5" if output else "1"))
 
     def group(self, j: int, grouping: Grouping, ops: Counter, constants: int,
               output: bool, indent: str = "  ") -> None:
-        lines = [f"<B>{_e(grouping.labels[j])}</B>"]
+        lines = [f"<B>{escape(grouping.labels[j])}</B>"]
         if grouping.code[j]:
             code = grouping.code[j]
-            lines.append(_e(code if len(code) <= 48 else code[:47] + "…"))
+            lines.append(escape(code if len(code) <= 48 else code[:47] + "…"))
         count = f"{grouping.sizes[j]:,} equation{'s' if grouping.sizes[j] != 1 else ''}"
         if constants:
             count += f", {constants:,} constant{'s' if constants != 1 else ''}"
-        lines.append(_small(count))
+        lines.append(small(count))
         common = ", ".join(f"{symbol} ×{n:,}" for symbol, n in ops.most_common(3))
         if len(ops) > 3:
             common += ", …"
-        lines.append(_small(common, GREY))
+        lines.append(small(common, GREY))
         if output:
-            lines.append(_small("output", GREY))
-        self.nodes.append(indent + _q(f"g{j}") + " " + _attrs(
-            label=_label(lines), shape="box3d", style="filled", fillcolor="#f6f6f6",
+            lines.append(small("output", GREY))
+        self.nodes.append(indent + quote(f"g{j}") + " " + attrs(
+            label=html_label(lines), shape="box3d", style="filled", fillcolor="#f6f6f6",
             margin="0.16,0.1",
             color=INK if output else "#4b5563", penwidth="2.5" if output else "1"))
 
     def edge(self, source: str, target: str, count: int = 1) -> None:
         extra = f' [label="×{count:,}", fontsize="8", fontcolor="{GREY}"]' if count > 1 else ""
-        self.edges.append(f"  {_q(source)} -> {_q(target)}{extra}")
+        self.edges.append(f"  {quote(source)} -> {quote(target)}{extra}")
 
 
 def _header(note: list[str]) -> list[str]:
@@ -467,7 +441,7 @@ def _header(note: list[str]) -> list[str]:
         "digraph tape {",
         f'  graph [rankdir="TB", bgcolor="transparent", nodesep="0.3", ranksep="0.35", '
         f'fontname="{FONT}", fontsize="9", fontcolor="{GREY}", labelloc="b", labeljust="l"'
-        + (", label=<" + '<BR ALIGN="LEFT"/>'.join(_e(n) for n in note)
+        + (", label=<" + '<BR ALIGN="LEFT"/>'.join(escape(n) for n in note)
            + '<BR ALIGN="LEFT"/>>' if note else "") + "]",
         f'  node [fontname="{FONT}", fontsize="10", fontcolor="{INK}", margin="0.1,0.04", '
         'height="0.3"]',
@@ -607,8 +581,8 @@ def _grouped_dot(tape: Tape, drawing: _Drawing, grouping: Grouping, expand: set[
 
     if many_leaves:
         last = f"x{len(tape.leaves) - 1}"
-        drawing.nodes.append('  "leaves" ' + _attrs(
-            label=_label([f"<B>{len(tape.leaves):,} leaves</B>", _small(f"x0 … {last}")]),
+        drawing.nodes.append('  "leaves" ' + attrs(
+            label=html_label([f"<B>{len(tape.leaves):,} leaves</B>", small(f"x0 … {last}")]),
             shape="ellipse", style="filled", fillcolor="#dbe7ff", color=BLUE, penwidth="2",
             peripheries="2"))
     else:
@@ -617,9 +591,9 @@ def _grouped_dot(tape: Tape, drawing: _Drawing, grouping: Grouping, expand: set[
     outputs = {of[k] for k in tape.outputs}
     for j in range(n_groups):
         if expanded[j]:
-            drawing.nodes.append(f"  subgraph {_q(f'cluster_g{j}')} {{")
+            drawing.nodes.append(f"  subgraph {quote(f'cluster_g{j}')} {{")
             drawing.nodes.append(
-                f'    graph [label={_q(grouping.labels[j] + "  " + grouping.code[j])}, '
+                f'    graph [label={quote(grouping.labels[j] + "  " + grouping.code[j])}, '
                 f'style="rounded,dashed", color="{GREY}", fontcolor="{GREY}", fontsize="9", '
                 'labelloc="t", labeljust="l"]')
             drawing.nodes.extend(clusters[j])

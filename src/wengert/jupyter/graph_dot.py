@@ -39,7 +39,6 @@ True
 
 from __future__ import annotations
 
-import html
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -62,6 +61,7 @@ from .dot import (
     equation_formula,
     node_value_lines,
 )
+from .dot_text import attrs, escape, html_label, quote, small
 from .graph_html import GraphDiff, atom_text, diff_graphs, graph_html, passes_html, returns_text
 from .render import is_notebook_cell
 
@@ -100,37 +100,6 @@ _GUARD_FILL, _GUARD_LINE, _GUARD_INK = "#fef6e4", "#b54708", "#4e1d09"
 _FUSED_ARG = re.compile(r"\bx(\d+)\b")
 
 
-def _e(text: str) -> str:
-    return html.escape(text, quote=True)
-
-
-def _q(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _small(text: str, color: str | None = None, italic: bool = False,
-           struck: bool = False) -> str:
-    body = _e(text)
-    if italic:
-        body = f"<I>{body}</I>"
-    if struck:
-        body = f"<S>{body}</S>"
-    color_attr = f' COLOR="{color}"' if color else ""
-    return f'<FONT POINT-SIZE="9"{color_attr}>{body}</FONT>'
-
-
-def _attrs(**attrs: Any) -> str:
-    parts = []
-    for key, value in attrs.items():
-        if isinstance(value, str) and value.startswith("<") and value.endswith(">"):
-            parts.append(f"{key}={value}")  # an HTML-like label
-        else:
-            parts.append(f"{key}={_q(str(value))}")
-    return "[" + ", ".join(parts) + "]"
-
-
-def _label(lines: Sequence[str]) -> str:
-    return "<" + "<BR/>".join(lines) + ">"
 
 
 def _cut(text: str, width: int = FORMULA_WIDTH) -> str:
@@ -311,111 +280,111 @@ class _Drawing:
         return "output " + ", ".join(map(str, positions))
 
     def input(self, v: Var, indent: str = "  ") -> None:
-        lines = [f"<B>{_e(v.name)}</B>", _small(v.aval, GREY)]
+        lines = [f"<B>{escape(v.name)}</B>", small(v.aval, GREY)]
         note = self._output_note(v)
         if note:
-            lines.append(_small(note, GREY))
-        self.nodes.append(indent + _q(self.node_id(v)) + " " + _attrs(
-            label=_label(lines), shape="ellipse", style="filled", fillcolor="#dbe7ff",
+            lines.append(small(note, GREY))
+        self.nodes.append(indent + quote(self.node_id(v)) + " " + attrs(
+            label=html_label(lines), shape="ellipse", style="filled", fillcolor="#dbe7ff",
             color=BLUE, penwidth="2", peripheries="2", margin="0.04,0.02"))
 
     def literal(self, node: str, value: Literal, note: str = "", indent: str = "  ") -> None:
         head, entries = node_value_lines(value.value)
-        lines = [_small(head, GREY)] if head else []
-        lines.append(_small(_cut(entries, 28)))
+        lines = [small(head, GREY)] if head else []
+        lines.append(small(_cut(entries, 28)))
         if note:
-            lines.append(_small(note, GREY))
-        self.nodes.append(indent + _q(node) + " " + _attrs(
-            label=_label(lines), shape="ellipse", style="filled,dashed", fillcolor="#f1f1f1",
+            lines.append(small(note, GREY))
+        self.nodes.append(indent + quote(node) + " " + attrs(
+            label=html_label(lines), shape="ellipse", style="filled,dashed", fillcolor="#f1f1f1",
             color="#8a8a8a", fontcolor="#3f3f3f", fontsize="9", height="0.25",
             margin="0.04,0.02"))
 
     def equation(self, eq: Equation, mark: str = "same", old: Equation | None = None,
                  instead: Var | Literal | None = None, indent: str = "  ") -> None:
         struck = mark == "removed"
-        head = f"<B>{_e(eq.out.name)}</B>{NBSP}={NBSP}{_e(_cut(graph_formula(eq)))}"
+        head = f"<B>{escape(eq.out.name)}</B>{NBSP}={NBSP}{escape(_cut(graph_formula(eq)))}"
         if struck:
             head = f"<S>{head}</S>"
-        lines = [(_e(_MARK[mark]) if mark != "same" else "") + head]
+        lines = [(escape(_MARK[mark]) if mark != "same" else "") + head]
         if old is not None:
-            lines.append(_small(f"was {old.out.name} = {_cut(graph_formula(old))}",
+            lines.append(small(f"was {old.out.name} = {_cut(graph_formula(old))}",
                                 _STYLE["removed"][1], struck=True))
         if instead is not None:
-            lines.append(_small(f"→ read as {_cut(atom_text(instead), 24)}",
+            lines.append(small(f"→ read as {_cut(atom_text(instead), 24)}",
                                 _STYLE["added"][1]))
         kind = eq.op.symbol if getattr(eq.op, "kernel_source", None) is not None else ""
         detail = eq.out.aval + (f" · fused kernel {kind}" if kind else "")
-        lines.append(_small(_cut(detail, 56), GREY))
+        lines.append(small(_cut(detail, 56), GREY))
         note = self._output_note(eq.out)
         if note:
-            lines.append(_small(note, GREY))
+            lines.append(small(note, GREY))
         output = note is not None and mark != "removed"
-        attrs: dict[str, str] = {"label": _label(lines), "shape": "box", "style": "filled",
+        style: dict[str, str] = {"label": html_label(lines), "shape": "box", "style": "filled",
                                  "fillcolor": "#ffffff", "color": INK if output else "#4b5563",
                                  "penwidth": "2.5" if output else "1"}
         if mark != "same":
             fill, line, ink, _ = _STYLE[mark]
-            attrs.update(fillcolor=fill, color=line, fontcolor=ink,
+            style.update(fillcolor=fill, color=line, fontcolor=ink,
                          penwidth="2.5" if output else "1.6")
             if mark == "removed":
-                attrs["style"] = "filled,dashed"
-        self.nodes.append(indent + _q(self.node_id(eq.out)) + " " + _attrs(**attrs))
+                style["style"] = "filled,dashed"
+        self.nodes.append(indent + quote(self.node_id(eq.out)) + " " + attrs(**style))
 
     def guard(self, node: str, g: Guard, mark: str = "same", indent: str = "  ") -> None:
         text = f"guard {g.how}({g.var.name}) == {g.expected!r}"
-        lines = [(_e(_MARK[mark]) if mark != "same" else "") +
-                 (f"<S>{_e(text)}</S>" if mark == "removed" else _e(text))]
+        lines = [(escape(_MARK[mark]) if mark != "same" else "") +
+                 (f"<S>{escape(text)}</S>" if mark == "removed" else escape(text))]
         src = g.source
         if src is not None:
-            lines.append(_small(_cut(f"line {src.lineno}: {src.text}", 52), GREY))
+            lines.append(small(_cut(f"line {src.lineno}: {src.text}", 52), GREY))
         fill, line = (_GUARD_FILL, _GUARD_LINE) if mark == "same" else _STYLE[mark][:2]
-        self.nodes.append(indent + _q(node) + " " + _attrs(
-            label=_label(lines), shape="box", style="filled,rounded" + (
+        self.nodes.append(indent + quote(node) + " " + attrs(
+            label=html_label(lines), shape="box", style="filled,rounded" + (
                 ",dashed" if mark == "removed" else ""), fillcolor=fill, color=line,
             fontcolor=_GUARD_INK, fontsize="9", margin="0.08,0.03"))
 
     def group(self, j: int, grouping: Grouping, ops: Counter, literals: int,
               marks: Counter, output: bool, indent: str = "  ") -> None:
-        lines = [f"<B>{_e(grouping.labels[j])}</B>"]
+        lines = [f"<B>{escape(grouping.labels[j])}</B>"]
         if grouping.code[j]:
-            lines.append(_e(_cut(grouping.code[j])))
+            lines.append(escape(_cut(grouping.code[j])))
         count = f"{grouping.sizes[j]:,} equation{'s' if grouping.sizes[j] != 1 else ''}"
         if literals:
             count += f", {literals:,} literal{'s' if literals != 1 else ''}"
-        lines.append(_small(count))
+        lines.append(small(count))
         common = ", ".join(f"{symbol} ×{n:,}" for symbol, n in ops.most_common(3))
         if len(ops) > 3:
             common += ", …"
-        lines.append(_small(common, GREY))
+        lines.append(small(common, GREY))
         for mark, word in (("removed", "removed"), ("added", "new"), ("changed", "rewritten")):
             if marks[mark]:
-                lines.append(_small(f"{_MARK[mark]}{marks[mark]:,} {word}", _STYLE[mark][1]))
+                lines.append(small(f"{_MARK[mark]}{marks[mark]:,} {word}", _STYLE[mark][1]))
         if output:
-            lines.append(_small("output", GREY))
+            lines.append(small("output", GREY))
         changed = sum(marks.values())
         color = INK if output else _STYLE["changed"][1] if changed else "#4b5563"
-        self.nodes.append(indent + _q(f"g:{j}") + " " + _attrs(
-            label=_label(lines), shape="box3d", style="filled", fillcolor="#f6f6f6",
+        self.nodes.append(indent + quote(f"g:{j}") + " " + attrs(
+            label=html_label(lines), shape="box3d", style="filled", fillcolor="#f6f6f6",
             margin="0.16,0.1", color=color, penwidth="2.5" if output or changed else "1"))
 
     def edge(self, source: str, target: str, count: int = 1, mark: str = "same") -> None:
-        attrs = []
+        parts = []
         if count > 1:
-            attrs += [f'label="×{count:,}"', 'fontsize="8"', f'fontcolor="{GREY}"']
+            parts += [f'label="×{count:,}"', 'fontsize="8"', f'fontcolor="{GREY}"']
         if mark in ("removed", "added"):
-            attrs.append(f'color="{_STYLE[mark][3]}"')
+            parts.append(f'color="{_STYLE[mark][3]}"')
         if mark == "removed":
-            attrs.append('style="dashed"')
+            parts.append('style="dashed"')
         if mark == "guard":
-            attrs += ['style="dashed"', f'color="{_GUARD_LINE}"', 'arrowhead="none"']
-        extra = f" [{', '.join(attrs)}]" if attrs else ""
-        self.edges.append(f"  {_q(source)} -> {_q(target)}{extra}")
+            parts += ['style="dashed"', f'color="{_GUARD_LINE}"', 'arrowhead="none"']
+        extra = f" [{', '.join(parts)}]" if parts else ""
+        self.edges.append(f"  {quote(source)} -> {quote(target)}{extra}")
 
 
 def _header(note: Sequence[str]) -> list[str]:
     label = ""
     if note:
-        label = ", label=<" + '<BR ALIGN="LEFT"/>'.join(_e(n) for n in note) + \
+        label = ", label=<" + '<BR ALIGN="LEFT"/>'.join(escape(n) for n in note) + \
             '<BR ALIGN="LEFT"/>>'
     return [
         "digraph program {",
@@ -552,9 +521,9 @@ def _grouped_dot(scene: _Scene, grouping: Grouping, expand: set[str], max_nodes:
 
     if many_inputs:
         last = scene.inputs[-1].name
-        d.nodes.append('  ":inputs" ' + _attrs(
-            label=_label([f"<B>{len(scene.inputs):,} inputs</B>",
-                          _small(f"{scene.inputs[0].name} … {last}")]),
+        d.nodes.append('  ":inputs" ' + attrs(
+            label=html_label([f"<B>{len(scene.inputs):,} inputs</B>",
+                          small(f"{scene.inputs[0].name} … {last}")]),
             shape="ellipse", style="filled", fillcolor="#dbe7ff", color=BLUE, penwidth="2",
             peripheries="2"))
     else:
@@ -563,9 +532,9 @@ def _grouped_dot(scene: _Scene, grouping: Grouping, expand: set[str], max_nodes:
     output_groups = {source_of(v) for v in scene.outputs if type(v) is Var}
     for j in range(n_groups):
         if expanded[j]:
-            d.nodes.append(f"  subgraph {_q(f'cluster_g{j}')} {{")
+            d.nodes.append(f"  subgraph {quote(f'cluster_g{j}')} {{")
             d.nodes.append(
-                f'    graph [label={_q(grouping.labels[j] + "  " + grouping.code[j])}, '
+                f'    graph [label={quote(grouping.labels[j] + "  " + grouping.code[j])}, '
                 f'style="rounded,dashed", color="{GREY}", fontcolor="{GREY}", fontsize="9", '
                 'labelloc="t", labeljust="l"]')
             d.nodes.extend(clusters[j])
@@ -581,9 +550,9 @@ def _grouped_dot(scene: _Scene, grouping: Grouping, expand: set[str], max_nodes:
             d.guard(f"guard:{k}", g, mark)
             plain.append((source_of(g.var), f"guard:{k}", "guard"))
     elif scene.guards:
-        d.nodes.append('  ":guards" ' + _attrs(
-            label=_label([f"<B>{len(scene.guards):,} guards</B>",
-                          _small("listed in the graph's table", GREY)]),
+        d.nodes.append('  ":guards" ' + attrs(
+            label=html_label([f"<B>{len(scene.guards):,} guards</B>",
+                          small("listed in the graph's table", GREY)]),
             shape="box", style="filled,rounded", fillcolor=_GUARD_FILL, color=_GUARD_LINE,
             fontcolor=_GUARD_INK))
         for g, _ in scene.guards:
