@@ -501,7 +501,6 @@ def test_bug_guard_of_a_nested_compiled_function_names_the_wrong_line():
     assert "if np.sum(x) > 0:" in str(e.value)
 
 
-@pytest.mark.xfail(strict=True, reason="a known bug, open in issue 12")
 def test_bug_jvp_graph_called_as_its_signature_reads_gives_an_opaque_error():
     """``print(wg.jvp_graph(g))`` shows ``jvp_f(x: f64[3], x_dot: f64[3])``, but calling
     it so raises "got 2 argument(s) with 2 value(s) in another structure" without saying
@@ -517,7 +516,6 @@ def test_bug_jvp_graph_called_as_its_signature_reads_gives_an_opaque_error():
     np.testing.assert_allclose(out[1], np.sum(np.cos(x)))
 
 
-@pytest.mark.xfail(strict=True, reason="a known bug, open in issue 12")
 def test_bug_grad_graph_of_a_gradient_graph_suggests_an_option_it_does_not_have():
     """``wg.grad_graph(wg.grad_graph(g))`` fails (the gradient graph returns ``(value,
     grad)``) with "grad: the function must return a scalar ... Use has_aux=True", but
@@ -529,7 +527,6 @@ def test_bug_grad_graph_of_a_gradient_graph_suggests_an_option_it_does_not_have(
     assert "has_aux" not in str(e.value), str(e.value)
 
 
-@pytest.mark.xfail(strict=True, reason="a known bug, open in issue 12")
 def test_bug_function_passed_as_a_dynamic_argument_gives_an_opaque_error():
     """``wg.compile(lambda x, fn: fn(x))(x, np.sin)`` raises ``TypeError: 'Traced'
     object is not callable``: ``np.sin`` became an object-dtype traced input. Right: a
@@ -540,7 +537,6 @@ def test_bug_function_passed_as_a_dynamic_argument_gives_an_opaque_error():
     assert "static" in str(e.value)
 
 
-@pytest.mark.xfail(strict=True, reason="a known bug, open in issue 12")
 def test_bug_compiled_method_gives_an_opaque_error():
     """``@wg.compile`` on a method: ``M().f(3.0)`` raises ``M.f() missing 1 required
     positional argument: 'x'`` (``Compiled`` is no descriptor, so ``self`` is not bound).

@@ -123,6 +123,15 @@ def grad_graph(graph: Graph, argnums: int | Sequence[int] = 0) -> Graph:
     >>> g(2.0, 3.0)
     (9.0, (3.0, 3.0))
     """
+    outs = graph.outputs
+    if len(outs) != 1 or outs[0].shape != ():
+        raise TypeError(
+            f"grad_graph: {graph.name} returns {len(outs)} value(s) "
+            f"({', '.join(v.name if type(v) is Var else 'a constant' for v in outs[:4])}), "
+            "but a gradient needs one scalar output. Take grad_graph of a graph of one number "
+            "(a gradient graph returns the value and the gradient: trace a function returning "
+            "the quantity to differentiate instead)."
+        )
     args = examples_of(graph)
     nums, _ = argnums_at(argnums, len(args), "grad_graph")
 

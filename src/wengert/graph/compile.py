@@ -275,6 +275,11 @@ class Compiled:
             self._cache.setdefault(key, []).append(info)
         return info.graph
 
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        """``@wg.compile`` on a method: the instance is the first argument (make it static
+        with ``static_argnums=0``: it is not an array)."""
+        return self if obj is None else functools.partial(self, obj)
+
     def clear_cache(self) -> None:
         """Forget every trace."""
         with self._lock:

@@ -45,6 +45,13 @@ def _plain(x: Any) -> Any:
     return x
 
 
+class _Name(str):
+    """A name that prints without quotes (in the expected structure of arguments)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
 def guard_message(graph: Any, guard: Guard, got: Any) -> str:
     return (
         f"graph {graph.name} was traced where {guard.how}({guard.var.name}) at "
@@ -67,10 +74,11 @@ def check_arguments(graph: Any, args: tuple[Any, ...]) -> list[Any]:
     dtypes); a mismatch raises a ``TypeError`` or ``ValueError`` naming the input."""
     leaves, tree = flatten(tuple(args))
     if tree != graph.in_tree:
+        grouped = unflatten(graph.in_tree, [_Name(v.name) for v in graph.inputs])
         raise TypeError(
-            f"graph {graph.name} takes {graph.signature()} (arguments of the same structure as "
-            f"when it was traced); got {len(args)} argument(s) with {len(leaves)} value(s) in "
-            "another structure."
+            f"graph {graph.name} takes {graph.signature()} grouped as its arguments were "
+            f"when it was traced: {graph.name}{grouped!r}; got {len(args)} argument(s) with "
+            f"{len(leaves)} value(s) in another structure."
         )
     for v, x in zip(graph.inputs, leaves):
         shape, dtype = _aval_of(x)

@@ -117,10 +117,17 @@ def _example(x: Any, name: str) -> Any:
     if type(x) in (float, int, bool, complex) or isinstance(x, (np.ndarray, np.generic)):
         return x
     try:
-        return np.asarray(x)
+        a = np.asarray(x)
     except Exception as e:  # noqa: BLE001 - any failure: say which argument
         raise TypeError(f"trace: argument {name} is not an array or a number "
                         f"({type(x).__name__})") from e
+    if a.dtype == object:
+        raise TypeError(
+            f"trace: argument {name} is a {type(x).__name__}, not an array or a number, so "
+            "it cannot be an input of the graph. Pass it as a static argument "
+            "(static_argnums=...): the graph is traced again for each value."
+        )
+    return a
 
 
 def trace_into(builder: Builder, f: Callable[..., Any], args: Sequence[Any],
