@@ -484,7 +484,6 @@ def test_bug_concurrent_first_calls_trace_one_signature_many_times_and_warn():
 # -- unhelpful messages ----------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="a known bug, open in issue 12")
 def test_bug_guard_of_a_nested_compiled_function_names_the_wrong_line():
     """``wg.trace(wg.compile(f), x)`` keeps ``f``'s guard, but its message names the line
     of the ``wg.trace`` call, not ``if np.sum(x) > 0:`` in ``f``: the outer guard is

@@ -30,7 +30,7 @@ from .export import to_jax_source
 from .ir import Equation, Guard, GuardFailed, Literal, Var, aval_text, literal_text
 from .passes.memory import memory_timeline, peak_bytes
 from .passes.pipeline import optimize
-from .tracer import run_equation
+from .tracer import Traced, run_equation
 
 __all__ = ["Graph", "GuardError", "evaluate", "check_arguments"]
 
@@ -126,7 +126,11 @@ def evaluate(graph: Any, leaves: Sequence[Any]) -> list[Any]:
             # Beneath tensors and duals; a tracer of an outer trace converts itself, so
             # the outer graph records the same guard.
             plain = primal(value)
-            if not g.holds(plain):
+            if type(plain) is Traced:  # recorded again, at the line that made the guard
+                got = plain.builder.guard(plain, g.how, g.source)
+                if not g.holds(got):
+                    raise GuardError(guard_message(graph, g, got))
+            elif not g.holds(plain):
                 raise GuardError(guard_message(graph, g, g.convert(plain)))
 
     for v in graph.inputs:

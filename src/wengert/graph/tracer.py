@@ -127,7 +127,7 @@ class Builder:
         return Traced(out, value, self)
 
     # -- conversions to Python values -----------------------------------------
-    def guard(self, t: Traced, how: str) -> Any:
+    def guard(self, t: Traced, how: str, source: SourceLine | None = None) -> Any:
         """``bool(t)``, ``int(t)`` ...: the example's answer, recorded as a guard."""
         if self.closed:
             raise escaped(t)
@@ -142,7 +142,7 @@ class Builder:
         if how != "bool" and np.ndim(value) != 0 and np.size(value) != 1:
             raise TypeError(f"only size-1 arrays can be converted to Python scalars "
                             f"({t.var.name} has shape {t.var.shape})")
-        guard = Guard(t.var, how, None, self.source(always=True))
+        guard = Guard(t.var, how, None, source or self.source(always=True))
         result = guard.convert(value)
         guard.expected = result
         self.guards.append(guard)
