@@ -18,7 +18,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import matplotlib
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -54,6 +53,7 @@ from wengert.jupyter.graph_html import (
 )
 from wengert.jupyter.graph_plots import bytes_text, memory_plot
 
+matplotlib = pytest.importorskip("matplotlib")  # the jupyter extra: not in the NumPy-floor stage
 matplotlib.use("Agg")
 
 HAS_DOT = shutil.which("dot") is not None
