@@ -131,7 +131,9 @@ def _needs_grad(args: Any) -> bool:
         a = stack.pop()
         kind = kind_of(a)
         if kind is not None:
-            if kind.connected(a):
+            # A graph tracer records the call instead; differentiating the graph later
+            # refuses it there if a derivative would flow through (graph.tracer).
+            if kind.connected(a) and not kind.records_calls:
                 return True
         elif isinstance(a, (list, tuple)):
             stack.extend(a)
@@ -174,13 +176,14 @@ def _recording_kind(args: Any) -> Any:
 
 
 def _plain_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], name: str,
-                box: bool) -> Any:
+                box: bool, derivative_free: bool = True) -> Any:
     """``func`` (no gradient) on the values beneath ``args``: recorded by a kind that
-    records calls, else run, and its result boxed as the inputs' kind boxes constants
-    when ``box``."""
+    records calls (``derivative_free``: its result has no derivative by nature, as a
+    comparison's; else it is a function without a rule), else run, and its result boxed
+    as the inputs' kind boxes constants when ``box``."""
     recorder = _recording_kind((args, kwargs))
     if recorder is not None:
-        return recorder.record_call(func, args, kwargs, name)
+        return recorder.record_call(func, args, kwargs, name, derivative_free)
     result = func(*_unbox(args), **{k: _unbox(v) for k, v in kwargs.items()})
     return _box(result, (args, kwargs)) if box else result
 
@@ -204,7 +207,8 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
         if fn is not None and not kwargs:
             result = fn(*inputs)
         elif ufunc in _NONDIFF_UFUNCS or not _needs_grad(inputs):
-            result = _plain_call(ufunc, inputs, kwargs, f"np.{ufunc.__name__}", True)
+            result = _plain_call(ufunc, inputs, kwargs, f"np.{ufunc.__name__}", True,
+                                 ufunc in _NONDIFF_UFUNCS)
         else:
             extra = f" with arguments {sorted(kwargs)}" if fn is not None else ""
             raise TypeError(
@@ -222,7 +226,7 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
         result = wnp.ACCUMULATE_TABLE[ufunc](*inputs, **kwargs)
     elif not _needs_grad(inputs):
         result = _plain_call(getattr(ufunc, method), inputs, kwargs,
-                             f"np.{ufunc.__name__}.{method}", True)
+                             f"np.{ufunc.__name__}.{method}", True, False)
     else:
         raise TypeError(
             f"np.{ufunc.__name__}.{method} has no wengert gradient rule, and one of its inputs "
@@ -254,7 +258,8 @@ def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
         return _write_into(args[0], numpy_name(func), lambda: func(
             *_unbox(args), **{k: _unbox(v) for k, v in kwargs.items()}))
     if func in _NONDIFF_FUNCTIONS or not _needs_grad((args, kwargs)):
-        return _plain_call(func, args, kwargs, numpy_name(func), func in _LIKE)
+        return _plain_call(func, args, kwargs, numpy_name(func), func in _LIKE,
+                           func in _NONDIFF_FUNCTIONS)
     raise TypeError(
         f"{numpy_name(func)} has no wengert gradient rule, and one of its inputs requires grad: "
         "the gradient would be lost. Use a supported function (see wengert.numpy), wrap the "

@@ -102,9 +102,11 @@ class Kind:
         raise NotImplementedError  # pragma: no cover - every kind defines it
 
     def record_call(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
-                    name: str) -> Any:
+                    name: str, derivative_free: bool = True) -> Any:
         """``func(*args, **kwargs)``, a function without a gradient rule, as a step of
-        this kind's record (only for kinds with :attr:`records_calls`)."""
+        this kind's record (only for kinds with :attr:`records_calls`); unless
+        ``derivative_free`` (a comparison, an index), differentiating through it later
+        must be refused."""
         raise NotImplementedError  # pragma: no cover - only recording kinds define it
 
     def shape(self, x: Any) -> tuple[int, ...]:

@@ -354,7 +354,7 @@ class GraphKind(Kind):
         return builder.record(op, ins, params, value)
 
     def record_call(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
-                    name: str) -> Any:
+                    name: str, derivative_free: bool = True) -> Any:
         """A NumPy function without a gradient rule, on traced values: an equation of an
         op made for this call (its forward runs ``func`` with the same static arguments)."""
         leaves, spec = flatten((args, kwargs))
@@ -385,12 +385,13 @@ class GraphKind(Kind):
             values.append(a.value if type(a) is Traced else ins[-1].value)
             fixed[k] = None
         try:  # the same call again (a mask recomputed by each rule) reuses its op, for cse
-            key: Any = (func, name, repr(spec), value_key(fixed), tuple(positions))
+            key: Any = (func, name, repr(spec), value_key(fixed), tuple(positions),
+                         derivative_free)
             op = builder.call_ops.get(key)
         except TypeError:
             key, op = None, None
         if op is None:
-            op = _call_op(func, name, spec, fixed, positions)
+            op = _call_op(func, name, spec, fixed, positions, None, derivative_free)
             if key is not None:
                 builder.call_ops[key] = op
         with np.errstate(all="ignore") if builder.abstract else _NO_CONTEXT:
@@ -398,7 +399,8 @@ class GraphKind(Kind):
         if isinstance(value, (tuple, list)):  # np.nonzero: one equation per part
             parts = []
             for i in range(len(value)):
-                part = _call_op(func, f"{name}[{i}]", spec, fixed, positions, part=i)
+                part = _call_op(func, f"{name}[{i}]", spec, fixed, positions, i,
+                                derivative_free)
                 parts.append(builder.record(part, list(ins), None, value[i]))
             return type(value)(parts)
         return builder.record(op, ins, None, value)
@@ -418,10 +420,11 @@ _NO_CONTEXT = _NoContext()
 class _Call:
     """The forward of a recorded call: ``func`` with the traced leaves filled in."""
 
-    __slots__ = ("func", "spec", "fixed", "positions", "part", "__name__")
+    __slots__ = ("func", "spec", "fixed", "positions", "part", "derivative_free", "__name__")
 
     def __init__(self, func: Any, spec: Any, fixed: list[Any], positions: list[int],
-                 part: int | None) -> None:
+                 part: int | None, derivative_free: bool = True) -> None:
+        self.derivative_free = derivative_free
         self.func = func
         self.spec = spec
         self.fixed = fixed
@@ -439,8 +442,8 @@ class _Call:
 
 
 def _call_op(func: Any, name: str, spec: Any, fixed: list[Any], positions: list[int],
-             part: int | None = None) -> Op:
-    impl = _Call(func, spec, fixed, positions, part)
+             part: int | None = None, derivative_free: bool = True) -> Op:
+    impl = _Call(func, spec, fixed, positions, part, derivative_free)
     return Op(name.removeprefix("np."), impl, (None,) * len(positions),
               symbol=name.removeprefix("np."), formula="no derivative")
 
@@ -459,5 +462,15 @@ def run_equation(op: Any, values: list[Any], params: dict[str, Any]) -> Any:
     A recorded NumPy call carries no derivative: it runs on the values beneath tensors
     and dual numbers (an outer trace's tracers record it again)."""
     if type(op.impl) is _Call:
+        if not op.impl.derivative_free:
+            for v in values:
+                kind = kind_of(v)
+                if kind is not None and not kind.opaque and kind.connected(v):
+                    raise TypeError(
+                        f"np.{op.name} has no wengert gradient rule, and one of its inputs "
+                        "requires grad: the gradient would be lost. Use a supported function "
+                        "(see wengert.numpy), wrap the input in wg.stop_gradient(...) if no "
+                        "gradient should flow, or define a rule with wg.custom_vjp."
+                    )
         return op.impl(*[primal(v) for v in values])
     return apply(op, *values, **params)
