@@ -100,7 +100,6 @@ def test_bug_stop_gradient_is_lost_when_traced():
     np.testing.assert_allclose(wg.grad(wg.compile(f))(x), x)
 
 
-@pytest.mark.xfail(strict=True, reason="a known bug, open in issue 12")
 def test_bug_no_grad_block_is_lost_when_traced():
     """Values computed inside ``with wg.no_grad():`` carry no gradient eagerly, but the
     trace records them as ordinary equations, so ``wg.grad(wg.compile(f))`` and
@@ -323,7 +322,6 @@ def _sin_with_jvp(x):
 _sin_with_jvp.defjvp(lambda p, t: (np.sin(p[0]), np.cos(p[0]) * t[0]))
 
 
-@pytest.mark.xfail(strict=True, reason="a known bug, open in issue 12")
 def test_bug_custom_vjp_function_cannot_be_compiled():
     """``wg.compile(lambda x: np.sum(f(x) ** 2))`` with ``f`` a ``wg.custom_vjp`` raises
     ``TraceError: trace: f() returned a tensor from outside its arguments (a closure or
@@ -339,7 +337,6 @@ def test_bug_custom_vjp_function_cannot_be_compiled():
     np.testing.assert_allclose(wg.compile(loss)(x), loss(x))
 
 
-@pytest.mark.xfail(strict=True, reason="a known bug, open in issue 12")
 def test_bug_gradient_of_compiled_custom_vjp_must_use_the_custom_rule():
     """``wg.grad(wg.compile(loss))`` with a gradient-clipping ``custom_vjp`` inside fails
     like the test above; once it compiles, the graph run on tensors must still apply the
@@ -353,7 +350,6 @@ def test_bug_gradient_of_compiled_custom_vjp_must_use_the_custom_rule():
     np.testing.assert_allclose(wg.grad(wg.compile(loss))(x), wg.grad(loss)(x))
 
 
-@pytest.mark.xfail(strict=True, reason="a known bug, open in issue 12")
 def test_bug_custom_jvp_function_inside_compile_recurses_forever():
     """``wg.compile`` (and ``wg.trace``) of a function calling a ``wg.custom_jvp``
     raises ``RecursionError``: ``custom_jvp.__call__`` sees a non-dual traced kind,

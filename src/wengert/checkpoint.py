@@ -199,8 +199,9 @@ def checkpoint(
         spec = _Args(args, (), name)
         leaves = spec.leaves
         kind, _ = owner(leaves)
-        if kind is None or kind is DUAL:
-            # Nothing traced, or forward mode (which saves nothing): nothing to checkpoint.
+        if kind is None or kind is DUAL or kind.records_calls:
+            # Nothing traced, forward mode (which saves nothing), or a graph being traced
+            # (its remat pass trades memory for time): nothing to checkpoint.
             return fun(*args, **kwargs)
         level, mine = _split_level(leaves)
         rng = np.random.get_state() if preserve_rng_state else None

@@ -191,8 +191,12 @@ def _zeros(raw: Any) -> Any:
     raw = primal(raw)
     if type(raw) is float:
         return 0.0
-    a = np.asarray(raw)
-    return np.zeros(a.shape, dtype=a.dtype if a.dtype.kind in "fc" else np.float64)
+    if is_traced(raw):  # a graph tracer's value is only an example: its shape and dtype
+        shape, dtype = _shape(raw), dtype_of(raw)
+    else:
+        a = np.asarray(raw)
+        shape, dtype = a.shape, a.dtype
+    return np.zeros(shape, dtype=dtype if dtype.kind in "fc" else np.float64)
 
 
 def _dual_under(v: Any) -> Any:
@@ -579,6 +583,9 @@ class custom_vjp:
         kind, _ = owner(leaves)
         if kind is None:
             return self.fun(*args, **kwargs)
+        if kind.records_calls:  # a graph being traced: one step that calls this function
+            return kind.record_call(self, args, kwargs, self.op.name, derivative_free=False,
+                                    replay=True)
         if kind is DUAL:
             if self in _IN_FWD.get():  # ``fwd`` calling ``f`` (forward over reverse)
                 return self.fun(*args, **kwargs)
@@ -749,6 +756,9 @@ class custom_jvp:
             return self._forward(spec, kwargs)
         if kind is None:
             return self.fun(*args, **kwargs)
+        if kind.records_calls:  # a graph being traced: one step that calls this function
+            return kind.record_call(self, args, kwargs, self.op.name, derivative_free=False,
+                                    replay=True)
         level, mine = _split_level(leaves)
         raws = [a._value if m else a for a, m in zip(leaves, mine)]
         inputs = [a if m else None for a, m in zip(leaves, mine)]

@@ -102,11 +102,12 @@ class Kind:
         raise NotImplementedError  # pragma: no cover - every kind defines it
 
     def record_call(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
-                    name: str, derivative_free: bool = True) -> Any:
+                    name: str, derivative_free: bool = True, replay: bool = False) -> Any:
         """``func(*args, **kwargs)``, a function without a gradient rule, as a step of
         this kind's record (only for kinds with :attr:`records_calls`); unless
         ``derivative_free`` (a comparison, an index), differentiating through it later
-        must be refused."""
+        must be refused. With ``replay``, ``func`` brings its own rules (a ``custom_vjp``
+        function): the step runs ``func`` on traced values as they are."""
         raise NotImplementedError  # pragma: no cover - only recording kinds define it
 
     def shape(self, x: Any) -> tuple[int, ...]:

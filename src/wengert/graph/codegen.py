@@ -401,7 +401,7 @@ def _guard_lines(guards: list[Any], var: str, ns: Namespace, indent: str) -> lis
 
 def _comment(eq: Any, previous: Any) -> str:
     """``# sin``, with the user's line when it is not the previous equation's."""
-    text = f"# {eq.op.name}"
+    text = f"# {eq.op.name}, under no_grad" if eq.grad_off else f"# {eq.op.name}"
     src = eq.source
     if src is not None and src.text and src != previous:
         text += f"  (line {src.lineno}: {src.text})"

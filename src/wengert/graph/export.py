@@ -968,6 +968,13 @@ class _Writer:
     def line(self, eq: Any) -> str:
         op = eq.op
         args = [self.arg(v) for v in eq.ins]
+        if is_recorded_call(op) and op.impl.replay:
+            raise NotExportable(
+                f"equation {eq.out.name} calls {op.impl.__name__}, a wg.custom_vjp or "
+                "wg.custom_jvp function: its body and its rule are Python code the graph "
+                "does not hold, so it has no JAX form. Write it with jax.custom_vjp / "
+                "jax.custom_jvp, or trace the function without the custom rule."
+            )
         if is_recorded_call(op):
             dtypes = [v.dtype if type(v) is Var else v.value.dtype for v in eq.ins
                       if type(v) is Var or isinstance(v.value, np.ndarray | np.generic)]
@@ -1073,6 +1080,8 @@ class _Writer:
         previous = None
         for eq in g.equations:
             rhs = self.line(eq)
+            if eq.grad_off:  # traced inside wg.no_grad(): no gradient through it
+                rhs = f"jax.lax.stop_gradient({rhs})"
             body.append(f"{self.names[id(eq.out)]} = {rhs}  {self.comment(eq, previous)}")
             previous = eq.source
         body.append(f"return {self.result()}")

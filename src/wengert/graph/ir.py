@@ -153,17 +153,22 @@ class Equation:
     source : SourceLine or None
         The user's line that made it, when traced inside ``wg.source_lines()`` (always
         for :func:`wengert.graph.trace`).
+    grad_off : bool
+        It was traced inside ``with wg.no_grad():``. Run on tensors (when the graph is
+        differentiated) it runs under ``no_grad`` again, so no gradient flows through it
+        in reverse mode, as eagerly; forward mode is not affected, as eagerly.
     """
 
-    __slots__ = ("op", "ins", "params", "out", "source")
+    __slots__ = ("op", "ins", "params", "out", "source", "grad_off")
 
     def __init__(self, op: Any, ins: Sequence[Var | Literal], params: dict[str, Any] | None,
-                 out: Var, source: SourceLine | None = None) -> None:
+                 out: Var, source: SourceLine | None = None, grad_off: bool = False) -> None:
         self.op = op
         self.ins = tuple(ins)
         self.params = dict(params) if params else {}
         self.out = out
         self.source = source
+        self.grad_off = grad_off
 
     def replace(self, **changes: Any) -> Equation:
         """A copy with some fields changed (``eq.replace(ins=...)``)."""
@@ -174,7 +179,8 @@ class Equation:
     def __str__(self) -> str:
         args = [v.name if type(v) is Var else literal_text(v.value) for v in self.ins]
         args += [f"{k}={_param_text(v)}" for k, v in self.params.items()]
-        return f"{self.out.name}: {self.out.aval} = {self.op.name}({', '.join(args)})"
+        text = f"{self.out.name}: {self.out.aval} = {self.op.name}({', '.join(args)})"
+        return text + "  # no_grad" if self.grad_off else text
 
     def __repr__(self) -> str:
         return f"<Equation {self}>"

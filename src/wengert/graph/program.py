@@ -137,7 +137,7 @@ def evaluate(graph: Any, leaves: Sequence[Any]) -> list[Any]:
         check(v, env[id(v)])
     for eq in graph.equations:
         values = [env[id(v)] if type(v) is Var else v.value for v in eq.ins]
-        out = run_equation(eq.op, values, eq.params)
+        out = run_equation(eq, values)
         env[id(eq.out)] = out
         if guards:
             check(eq.out, out)

@@ -763,7 +763,7 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None,
         bumps = dict(zip(bump_ids, args[n:]))
         for eq in equations:
             values = [env[id(v)] if type(v) is Var else v.value for v in eq.ins]
-            out = run_equation(eq.op, values, eq.params)
+            out = run_equation(eq, values)
             bump = bumps.get(id(eq.out))
             env[id(eq.out)] = out if bump is None else out + bump
         return [env[id(v)] for v in y_vars]

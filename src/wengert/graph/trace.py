@@ -25,6 +25,7 @@ import numpy as np
 
 from ..core.bind import is_traced, kind_of
 from ..core.collector import collector_paused
+from ..core.modes import GRAD_ENABLED
 from ..core.tree import flatten, unflatten
 from .ir import Literal, Var
 from .program import Graph
@@ -148,9 +149,13 @@ def trace_into(builder: Builder, f: Callable[..., Any], args: Sequence[Any],
     call_args = []
     for i, a in enumerate(args):
         call_args.append(a if i in static else rebuilt.pop(0))
+    # The graph is the function's own: a no_grad around the call that traces it is not
+    # part of it (only a no_grad inside the function marks its equations).
+    token = GRAD_ENABLED.set(True)
     try:
         result = f(*call_args)
     finally:
+        GRAD_ENABLED.reset(token)
         builder.closed = True
     out_leaves, out_tree = flatten(result)
     outputs: list[Var | Literal] = []

@@ -31,6 +31,7 @@ from .. import dispatch as _dispatch
 from ..arraylike import ArrayMethods
 from ..core.bind import Kind, apply, forward, is_traced, kind_of, primal, register
 from ..core.levels import next_order
+from ..core.modes import GRAD_ENABLED
 from ..core.op import Op
 from ..core.source import SourceLine, is_library
 from ..core.tree import flatten, unflatten
@@ -123,7 +124,8 @@ class Builder:
                value: Any) -> Traced:
         """Append ``out = op(*ins)`` whose traced value is ``value``."""
         out = self._var(value)
-        self.equations.append(Equation(op, ins, params, out, self.source()))
+        self.equations.append(Equation(op, ins, params, out, self.source(),
+                                       not GRAD_ENABLED.get()))
         return Traced(out, value, self)
 
     # -- conversions to Python values -----------------------------------------
@@ -354,9 +356,12 @@ class GraphKind(Kind):
         return builder.record(op, ins, params, value)
 
     def record_call(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
-                    name: str, derivative_free: bool = True) -> Any:
+                    name: str, derivative_free: bool = True, replay: bool = False) -> Any:
         """A NumPy function without a gradient rule, on traced values: an equation of an
-        op made for this call (its forward runs ``func`` with the same static arguments)."""
+        op made for this call (its forward runs ``func`` with the same static arguments).
+        With ``replay`` (a ``custom_vjp`` or ``custom_jvp`` function), the equation runs
+        ``func`` itself on tensors or dual numbers when the graph is differentiated, so
+        its own rule gives the derivative."""
         leaves, spec = flatten((args, kwargs))
         builder = max((a.builder for a in leaves if type(a) is Traced),
                       key=lambda b: b.level)
@@ -386,12 +391,12 @@ class GraphKind(Kind):
             fixed[k] = None
         try:  # the same call again (a mask recomputed by each rule) reuses its op, for cse
             key: Any = (func, name, repr(spec), value_key(fixed), tuple(positions),
-                         derivative_free)
+                         derivative_free, replay)
             op = builder.call_ops.get(key)
         except TypeError:
             key, op = None, None
         if op is None:
-            op = _call_op(func, name, spec, fixed, positions, None, derivative_free)
+            op = _call_op(func, name, spec, fixed, positions, None, derivative_free, replay)
             if key is not None:
                 builder.call_ops[key] = op
         with np.errstate(all="ignore") if builder.abstract else _NO_CONTEXT:
@@ -400,7 +405,7 @@ class GraphKind(Kind):
             parts = []
             for i in range(len(value)):
                 part = _call_op(func, f"{name}[{i}]", spec, fixed, positions, i,
-                                derivative_free)
+                                derivative_free, replay)
                 parts.append(builder.record(part, list(ins), None, value[i]))
             return type(value)(parts)
         return builder.record(op, ins, None, value)
@@ -420,11 +425,13 @@ _NO_CONTEXT = _NoContext()
 class _Call:
     """The forward of a recorded call: ``func`` with the traced leaves filled in."""
 
-    __slots__ = ("func", "spec", "fixed", "positions", "part", "derivative_free", "__name__")
+    __slots__ = ("func", "spec", "fixed", "positions", "part", "derivative_free", "replay",
+                 "__name__")
 
     def __init__(self, func: Any, spec: Any, fixed: list[Any], positions: list[int],
-                 part: int | None, derivative_free: bool = True) -> None:
+                 part: int | None, derivative_free: bool = True, replay: bool = False) -> None:
         self.derivative_free = derivative_free
+        self.replay = replay
         self.func = func
         self.spec = spec
         self.fixed = fixed
@@ -442,10 +449,12 @@ class _Call:
 
 
 def _call_op(func: Any, name: str, spec: Any, fixed: list[Any], positions: list[int],
-             part: int | None = None, derivative_free: bool = True) -> Op:
-    impl = _Call(func, spec, fixed, positions, part, derivative_free)
+             part: int | None = None, derivative_free: bool = True, replay: bool = False
+             ) -> Op:
+    impl = _Call(func, spec, fixed, positions, part, derivative_free, replay)
     return Op(name.removeprefix("np."), impl, (None,) * len(positions),
-              symbol=name.removeprefix("np."), formula="no derivative")
+              symbol=name.removeprefix("np."),
+              formula="its own rule (custom)" if replay else "no derivative")
 
 
 register(Traced, GraphKind())
@@ -456,12 +465,25 @@ def is_recorded_call(op: Any) -> bool:
     return type(op.impl) is _Call
 
 
-def run_equation(op: Any, values: list[Any], params: dict[str, Any]) -> Any:
+def run_equation(eq: Equation, values: list[Any]) -> Any:
     """Apply an equation's op to ``values`` that may be traced (tensors, duals, tracers).
 
     A recorded NumPy call carries no derivative: it runs on the values beneath tensors
-    and dual numbers (an outer trace's tracers record it again)."""
+    and dual numbers (an outer trace's tracers record it again). An equation traced
+    inside ``no_grad`` runs inside it again."""
+    if eq.grad_off:
+        token = GRAD_ENABLED.set(False)
+        try:
+            return _run(eq.op, values, eq.params)
+        finally:
+            GRAD_ENABLED.reset(token)
+    return _run(eq.op, values, eq.params)
+
+
+def _run(op: Any, values: list[Any], params: dict[str, Any]) -> Any:
     if type(op.impl) is _Call:
+        if op.impl.replay:  # a custom_vjp function: it differentiates itself
+            return op.impl(*values)
         if not op.impl.derivative_free:
             for v in values:
                 kind = kind_of(v)

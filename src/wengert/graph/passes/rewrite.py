@@ -136,7 +136,8 @@ def substitute_ins(eq: Equation, mapping: Substitution) -> Equation:
     else:
         return eq
     get = mapping.get
-    return Equation(eq.op, tuple([get(v, v) for v in eq.ins]), eq.params, eq.out, eq.source)
+    return Equation(eq.op, tuple([get(v, v) for v in eq.ins]), eq.params, eq.out, eq.source,
+                    eq.grad_off)
 
 
 def finish(graph: Graph, equations: Iterable[Equation], mapping: Substitution) -> Graph:

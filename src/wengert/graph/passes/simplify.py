@@ -360,6 +360,9 @@ def simplify(graph: Graph, *, reports: list[PassReport] | None = None) -> Graph:
     with collector_paused():  # many small acyclic objects: see wengert.core.collector
         for eq in graph.equations:
             eq = substitute_ins(eq, mapping)
+            if eq.grad_off:  # (a rewrite could let a gradient through the no_grad cut)
+                kept.append(eq)
+                continue
             replacement: Atom | None = None
             for _ in range(_MAX_REWRITES):
                 rule = rules.get(eq.op)
