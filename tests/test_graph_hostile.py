@@ -228,27 +228,30 @@ def test_bug_two_equal_outputs_are_one_array():
     np.testing.assert_array_equal(state["v"], np.zeros(3))
 
 
-@pytest.mark.xfail(strict=True, reason="a known bug, open in issue 12")
 def test_bug_closed_over_array_mutation_is_seen_by_some_compiled_code_and_not_other():
     """Two compiled functions close over arrays that the user then changes in place:
-    ``x + c`` sees the new ``c`` (the literal holds the caller's array), while
-    ``x + np.sin(c2)`` keeps the old one (computed while tracing). A compiled function
-    thus mixes stale and fresh closure values, depending on how a constant is used (and
-    ``cse`` merges literals by their content at trace time). Right: one rule for all
-    constants, e.g. a snapshot at trace time as ``jax.jit`` (then both are stale and
-    documented), or both fresh."""
+    ``x + c`` saw the new ``c`` (the literal held the caller's array), while
+    ``x + np.sin(c2)`` kept the old one (computed while tracing). Fixed with one rule for
+    every constant: a graph reads a closure's array as it was when traced (a read-only
+    copy, as ``jax.jit`` does), which the README states."""
     c = np.ones(3)
     c2 = np.ones(3)
     direct = wg.compile(lambda x: x + c)
     derived = wg.compile(lambda x: x + np.sin(c2))
+    returned = wg.compile(lambda x: (x * 2.0, c))
     x = np.zeros(3)
     direct(x)
     derived(x)
+    returned(x)
     c[:] = 0.0
     c2[:] = 0.0
-    direct_fresh = np.array_equal(direct(x), x + c)
-    derived_fresh = np.array_equal(derived(x), x + np.sin(c2))
-    assert direct_fresh == derived_fresh
+    np.testing.assert_array_equal(direct(x), x + 1.0)
+    np.testing.assert_array_equal(derived(x), x + np.sin(1.0))
+    np.testing.assert_array_equal(returned(x)[1], np.ones(3))
+    returned(x)[1][:] = 5.0  # the caller owns what it gets back
+    np.testing.assert_array_equal(returned(x)[1], np.ones(3))
+    g = wg.trace(lambda x: x + c, x)
+    assert not g.equations[0].ins[1].value.flags.writeable
 
 
 def test_bug_redefined_pytree_class_replays_the_old_trace():
@@ -275,7 +278,6 @@ def test_bug_redefined_pytree_class_replays_the_old_trace():
     assert cf(State(3.0)) == State(3.0).energy() == 4.5
 
 
-@pytest.mark.xfail(strict=True, reason="a known bug, open in issue 12")
 def test_bug_in_place_update_of_an_argument_is_silently_lost():
     """``def g(x): x += 1; return x * 2``: eager code updates the caller's array,
     ``wg.compile(g)`` does not (the traced ``+=`` rebinds a tracer) and says nothing.
@@ -395,7 +397,6 @@ def test_bug_numpy_ufuncs_without_a_rule_cannot_be_compiled(ufunc):
     np.testing.assert_allclose(wg.compile(f)(x), f(x))
 
 
-@pytest.mark.xfail(strict=True, reason="a known bug, open in issue 12")
 def test_bug_item_assignment_on_a_traced_array_is_refused():
     """``y = x * 1.0; y[0] = 5.0`` works eagerly, under ``wg.grad`` (tensors support it)
     and under ``wg.compile(wg.grad(f))``, but ``wg.compile(f)`` raises ``TypeError:

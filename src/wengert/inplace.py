@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .core.bind import apply, is_traced, kind_of, primal, shape_of
+from .core.bind import apply, example, is_traced, kind_of, primal, shape_of
 from .core.modes import GRAD_ENABLED, RECORDERS
 from .ops import broadcast as _bc
 from .ops import elementwise as _ew
@@ -42,7 +42,7 @@ from .ops import linalg as _linalg
 from .ops import shape as _shape
 
 __all__ = ["InPlaceMethods", "assign_result", "setitem", "track_view", "shares_storage",
-           "write_back", "keep_layout"]
+           "write_back", "keep_layout", "traced_mask", "masked_write"]
 
 _ndarray = np.ndarray
 
@@ -105,10 +105,10 @@ def shares_storage(out: Any, source: Any) -> bool:
     >>> shares_storage(x.T, x), shares_storage(x.T.reshape(-1), x), shares_storage(x[0, 0], x)
     (True, False, False)
     """
-    a = out if type(out) is _ndarray else primal(out)
+    a = out if type(out) is _ndarray else example(out)
     if not isinstance(a, _ndarray) or a.base is None:  # (owns its memory: not a view)
         return False
-    b = source if type(source) is _ndarray else primal(source)
+    b = source if type(source) is _ndarray else example(source)
     return isinstance(b, _ndarray) and _storage(a) is _storage(b)
 
 
@@ -411,10 +411,38 @@ def _store(t: Any, result: Any, what: str) -> None:
         _rederive_views(t)
 
 
+def traced_mask(index: Any, shape: tuple[int, ...]) -> bool:
+    """Whether ``index`` is a boolean mask of ``shape`` computed by a graph tracer (its
+    values are not known: ``t[mask] = v`` is then :func:`masked_write`)."""
+    if not is_traced(index):
+        return False
+    beneath = primal(index)
+    return is_traced(beneath) and np.dtype(beneath.dtype).kind == "b" \
+        and tuple(shape_of(beneath)) == tuple(shape)
+
+
+def masked_write(target: Any, mask: Any, value: Any) -> Any:
+    """``target[mask] = value`` computed out of place as ``np.where(mask, value, target)``,
+    which NumPy's assignment is when ``value`` is one number (else how many it takes
+    depends on the data, which a traced mask does not tell)."""
+    if int(np.prod(shape_of(value))) != 1:
+        raise TypeError(
+            "y[mask] = values with a mask computed from traced values: how many values it "
+            "takes depends on the data, which a static graph cannot hold. Write "
+            "y = np.where(mask, new_values, y) with new_values of y's shape."
+        )
+    v = value if is_traced(value) else np.asarray(value)
+    dtype = target.dtype
+    return _ew.where(primal(mask), _ew.astype(_bc.reshape_to(v, ()), dtype), target)
+
+
 def setitem(t: Any, index: Any, value: Any) -> None:
     """``t[index] = value``, recorded so gradients reach both ``t`` and ``value``."""
     what = "__setitem__"
     _check_leaf(t, what)
+    if traced_mask(index, shape_of(t)):
+        assign_result(t, masked_write(t, index, value), what)
+        return
     kind = kind_of(value)
     needs = GRAD_ENABLED.get() and (
         t._rg or _recorded(value) or (kind is not None and kind.connected(value))

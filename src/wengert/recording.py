@@ -161,8 +161,8 @@ class TensorKind(Kind):
         kind = kind_of(x._value)
         return kind is not None and kind.connected(x._value)
 
-    def constant(self, value: Any) -> Tensor:
-        return constant(value)
+    def constant(self, value: Any, level: float | None = None) -> Tensor:
+        return constant(value, level)
 
     def write(self, target: Tensor, result: Any, what: str) -> Tensor:
         return assign_result(target, result, what)

@@ -41,6 +41,7 @@ __all__ = [
     "apply",
     "forward",
     "primal",
+    "example",
     "is_traced",
     "shape_of",
     "dtype_of",
@@ -118,9 +119,10 @@ class Kind:
         """Whether ``x`` carries a derivative (else it is a constant in a traced box)."""
         return True
 
-    def constant(self, value: Any) -> Any:
+    def constant(self, value: Any, level: float | None = None) -> Any:
         """A plain result of a function without gradient, boxed as this kind boxes
-        constants (a tensor that requires no grad); the value itself by default."""
+        constants (a tensor that requires no grad), of ``level`` when given (that of the
+        inputs, so it meets them at their transform); the value itself by default."""
         return value
 
     def modified(self, x: Any) -> None:
@@ -273,6 +275,18 @@ def primal(x: Any) -> Any:
             return x
         a = k.value_attribute
         x = k.primal(x) if a is None else getattr(x, a)
+
+
+def example(x: Any) -> Any:
+    """The plain value under every traced layer of ``x``, through opaque kinds too (a
+    graph tracer's example value): for questions about the run being traced, such as
+    whether NumPy made a view, never for values a graph must compute."""
+    while True:
+        x = primal(x)
+        k = kind_of(x)
+        if k is None:
+            return x
+        x = k.primal(x)
 
 
 def shape_of(v: Any) -> tuple[int, ...]:

@@ -29,7 +29,7 @@ from ..core.modes import GRAD_ENABLED
 from ..core.tree import flatten, unflatten
 from .ir import Literal, Var
 from .program import Graph
-from .tracer import Builder, Traced, TraceError, escaped
+from .tracer import Builder, Traced, TraceError, escaped, snapshot
 
 __all__ = ["trace", "trace_into", "function_name", "argument_names", "static_positions"]
 
@@ -175,9 +175,9 @@ def trace_into(builder: Builder, f: Callable[..., Any], args: Sequence[Any],
                 )
             while is_traced(o):
                 o = kind_of(o).primal(o)
-            outputs.append(Literal(o))
+            outputs.append(snapshot(o))
         else:
-            outputs.append(Literal(o))
+            outputs.append(snapshot(o))
     return Graph([t.var for t in tracers], builder.equations, outputs, in_tree, out_tree,
                  builder.guards, builder.name, examples=[t.value for t in tracers])
 

@@ -37,14 +37,15 @@ from ..core.source import SourceLine, is_library
 from ..core.tree import flatten, unflatten
 from .ir import Equation, Guard, Literal, Var
 from .keys import value_key
+from .mutation import InPlaceTraced, is_view, track_view
 
 __all__ = ["Traced", "Builder", "GraphKind", "TraceError", "STATIC_FUNCTIONS",
-           "is_recorded_call", "run_equation"]
+           "is_recorded_call", "run_equation", "snapshot"]
 
-#: NumPy functions that read only shapes and dtypes: answered at trace time.
+#: NumPy functions that read only shapes and dtypes: answered at trace time. (Not
+#: ``np.zeros_like``: its result may be written into with traced values, so it is a step.)
 STATIC_FUNCTIONS = {np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj, np.isrealobj,
-                    np.may_share_memory, np.shares_memory, np.can_cast, np.min_scalar_type,
-                    np.zeros_like, np.ones_like, np.empty_like}
+                    np.may_share_memory, np.shares_memory, np.can_cast, np.min_scalar_type}
 
 
 class TraceError(TypeError):
@@ -76,6 +77,7 @@ class Builder:
         self._sources: dict[tuple[str, int], SourceLine] = {}
         self._library: dict[Any, bool] = {}  # code object -> inside wengert or NumPy
         self.call_ops: dict[Any, Op] = {}  # one op per identical recorded NumPy call
+        self.input_ids: set[int] = set()  # (in-place updates of these are refused)
 
     # -- variables ------------------------------------------------------------
     def fresh(self) -> str:
@@ -85,7 +87,9 @@ class Builder:
 
     def input(self, value: Any, name: str) -> Traced:
         """A new input variable holding ``value``."""
-        return Traced(self._var(value, name), value, self)
+        t = Traced(self._var(value, name), value, self)
+        self.input_ids.add(id(t.var))
+        return t
 
     def _var(self, value: Any, name: str | None = None) -> Var:
         t = type(value)
@@ -159,15 +163,21 @@ def escaped(t: Traced) -> TraceError:
     )
 
 
-class Traced(ArrayMethods):
-    """A value being traced into a graph: its variable, its example value, its builder."""
+class Traced(InPlaceTraced, ArrayMethods):
+    """A value being traced into a graph: its variable, its example value, its builder.
 
-    __slots__ = ("var", "value", "builder")
+    In-place updates (``y += 1``, ``y[0] = v``) make it stand for a new variable (see
+    :mod:`wengert.graph.mutation`); ``_base`` and ``_views`` link NumPy views to their
+    base for that."""
+
+    __slots__ = ("var", "value", "builder", "_base", "_views", "__weakref__")
 
     def __init__(self, var: Var, value: Any, builder: Builder) -> None:
         self.var = var
         self.value = value
         self.builder = builder
+        self._base: Any = None
+        self._views: Any = None
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -289,6 +299,17 @@ def _outer_error(a: Any, builder: Builder) -> TraceError:
     )
 
 
+def snapshot(value: Any) -> Literal:
+    """A literal holding ``value`` as it is while tracing: an array is copied (read-only),
+    so a graph (and a compiled function) reads a closure's array as it was when traced,
+    whatever later happens to it (as ``jax.jit``); pass an array as an argument to have
+    its new values read."""
+    if type(value) is np.ndarray:
+        value = value.copy()
+        value.flags.writeable = False
+    return Literal(value)
+
+
 def _constant(a: Any, builder: Builder) -> Literal:
     """An input that is not traced here: a literal (an outer traced value that carries no
     derivative, such as a tensor without requires_grad, by its plain value)."""
@@ -312,7 +333,7 @@ def _constant(a: Any, builder: Builder) -> Literal:
         if kind.connected(a):
             raise _outer_error(a, builder)
         a = kind.primal(a)
-    return Literal(a)
+    return snapshot(a)
 
 
 class GraphKind(Kind):
@@ -353,7 +374,11 @@ class GraphKind(Kind):
                 values.append(lit.value)
         with np.errstate(all="ignore") if builder.abstract else _NO_CONTEXT:
             value = forward(op, tuple(values), params)
-        return builder.record(op, ins, params, value)
+        out = builder.record(op, ins, params, value)
+        if op.view and type(args[0]) is Traced and args[0].builder is builder \
+                and is_view(value, values[0]):
+            track_view(args[0], out, op, params)  # a NumPy view: in-place updates write through
+        return out
 
     def record_call(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
                     name: str, derivative_free: bool = True, replay: bool = False) -> Any:
@@ -383,7 +408,7 @@ class GraphKind(Kind):
             elif is_traced(a):
                 ins.append(_constant(a, builder))
             elif isinstance(a, (int, float, complex, np.ndarray, np.generic)):
-                ins.append(Literal(a))
+                ins.append(snapshot(a))
             else:
                 continue
             positions.append(k)

@@ -1,0 +1,196 @@
+"""In-place updates of traced values (``y += 1``, ``y[0] = v``), as NumPy does them.
+
+A graph has no mutable arrays: an in-place update of a traced value becomes an
+ordinary equation (``add``, or ``setitem`` for ``y[i] = v``), and the traced
+value then stands for that equation's result, so every name bound to it sees the
+new value. Views follow NumPy: a traced value made by a view op (a slice, a
+reshape, a transpose) whose example value is a NumPy view of its base writes
+through to the base (as ``base[index] = ...``, or the inverse reshape or
+permutation, up the chain of views), and the base's live views are derived
+again from its new value.
+
+A graph cannot change its caller's arrays, so updating an argument of the traced
+function in place (or a view of one) raises :class:`TraceError`: eagerly the
+caller would see the change, compiled it would not.
+
+Examples
+--------
+>>> import numpy as np
+>>> import wengert as wg
+>>> def f(x):
+...     y = x * 1.0
+...     head = y[:2]
+...     head += 10.0
+...     y[-1] = 0.0
+...     return y
+>>> wg.compile(f)(np.arange(3.0))
+array([10., 11.,  0.])
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+import numpy as np
+
+from ..core.bind import apply, is_traced
+from ..inplace import masked_write, shares_storage, traced_mask, write_back
+from ..ops import elementwise as _ew
+from ..ops import indexing as _ix
+from ..ops import linalg as _linalg
+
+__all__ = ["InPlaceTraced", "track_view", "assign", "TraceMutationError"]
+
+
+class TraceMutationError(TypeError):
+    """An in-place update a graph cannot hold (of an argument, or of a placeholder)."""
+
+
+class InPlaceTraced:
+    """Mixin: NumPy's in-place operators on traced values."""
+
+    __slots__ = ()
+
+    def __iadd__(self, other: Any) -> Any:
+        return _in_place(self, _ew.add(self, other), "+=", "add")
+
+    def __isub__(self, other: Any) -> Any:
+        return _in_place(self, _ew.subtract(self, other), "-=", "subtract")
+
+    def __imul__(self, other: Any) -> Any:
+        return _in_place(self, _ew.multiply(self, other), "*=", "multiply")
+
+    def __itruediv__(self, other: Any) -> Any:
+        return _in_place(self, _ew.divide(self, other), "/=", "divide")
+
+    def __ifloordiv__(self, other: Any) -> Any:
+        return _in_place(self, _ew.floor_divide(self, other), "//=", "floor_divide")
+
+    def __imod__(self, other: Any) -> Any:
+        return _in_place(self, np.remainder(self, other), "%=", "remainder")
+
+    def __ipow__(self, other: Any) -> Any:
+        return _in_place(self, _ew.power(self, other), "**=", "power")
+
+    def __imatmul__(self, other: Any) -> Any:
+        return _in_place(self, _linalg.matmul(self, other), "@=", "matmul")
+
+    def __iand__(self, other: Any) -> Any:
+        return _in_place(self, np.bitwise_and(self, other), "&=", "bitwise_and")
+
+    def __ior__(self, other: Any) -> Any:
+        return _in_place(self, np.bitwise_or(self, other), "|=", "bitwise_or")
+
+    def __ixor__(self, other: Any) -> Any:
+        return _in_place(self, np.bitwise_xor(self, other), "^=", "bitwise_xor")
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        if traced_mask(index, self.shape):
+            new = masked_write(self, index, value)
+        else:
+            new = apply(_ix.SETITEM, self, value, index=_ix.raw_index(index))
+        assign(self, new, "y[...] = v")
+
+
+def _in_place(target: Any, new: Any, what: str, ufunc: str) -> Any:
+    """``target op= other``: a traced array is updated in place; a traced number (a Python
+    or NumPy scalar, immutable as in NumPy) is rebound to ``new``."""
+    if type(target.value) is not np.ndarray:
+        return new
+    have, want = np.dtype(new.dtype), np.dtype(target.dtype)
+    if have != want and not np.can_cast(have, want, "same_kind"):
+        raise TypeError(  # NumPy's words
+            f"Cannot cast ufunc '{ufunc}' output from dtype('{have}') to dtype('{want}') with "
+            f"casting rule 'same_kind' ({target.var.name} {what} ...: NumPy refuses it too; "
+            f"write {target.var.name} = {target.var.name} {what[:-1]} ... for a new array)"
+        )
+    return assign(target, new, what)
+
+
+def track_view(base: Any, view: Any, op: Any, params: Any) -> None:
+    """``view`` (made by ``op`` with ``params`` from ``base``) shares ``base``'s memory in
+    NumPy terms: in-place updates of either reach the other."""
+    view._base = (base, op, params)
+    refs = base._views
+    if refs is None:
+        base._views = [weakref.ref(view)]
+        return
+    refs.append(weakref.ref(view))
+    n = len(refs)
+    if n >= 16 and not n & (n - 1):  # at 16, 32, 64, ... entries: forget the dead views
+        refs[:] = [r for r in refs if r() is not None]
+
+
+def is_view(value: Any, base_value: Any) -> bool:
+    """Whether the example ``value`` an op made from ``base_value`` is a NumPy view of it."""
+    return shares_storage(value, base_value)
+
+
+def assign(target: Any, new: Any, what: str) -> Any:
+    """Make the traced value ``target`` stand for ``new`` (computed out of place), as
+    NumPy's in-place operations do: a view writes through to its base (up the chain of
+    views) and the base's live views follow.
+
+    Raises
+    ------
+    TraceMutationError
+        When the value written is an argument of the traced function (or a placeholder),
+        or a view of one.
+    """
+    builder = target.builder
+    if not is_traced(new) or type(new) is not type(target) or new.builder is not builder:
+        new = apply(_ix.SETITEM, target, new, index=Ellipsis)
+    if tuple(new.shape) != tuple(target.shape):
+        raise ValueError(
+            f"in-place {what}: the result has shape {tuple(new.shape)} but "
+            f"{target.var.name} has shape {tuple(target.shape)}; NumPy does not broadcast "
+            "the target of an in-place operation."
+        )
+    if new.dtype != target.dtype:
+        new = _ew.astype(new, target.dtype)  # NumPy keeps the target's dtype
+    root, value = target, new
+    while root._base is not None:  # up the chain of views, out of place
+        base, op, params = root._base
+        value = write_back(op, params, base, value, what)
+        root = base
+    if id(root.var) in builder.input_ids:
+        raise _argument_error(root, target, what)
+    root.var, root.value = value.var, value.value
+    _rederive_views(root)
+    return target
+
+
+def _argument_error(root: Any, target: Any, what: str) -> TraceMutationError:
+    through = "" if root is target else f", through its view {target.var.name}"
+    if root.builder.abstract:
+        return TraceMutationError(
+            f"in-place {what} on placeholder {root.var.name}{through}: a placeholder is fed "
+            "when the graph runs and cannot be changed while it is built. Compute a new "
+            f"value instead ({root.var.name}2 = {root.var.name} + ...)."
+        )
+    return TraceMutationError(
+        f"{root.builder.name}() changes its argument {root.var.name} in place ({what}"
+        f"{through}): eagerly the caller's array would change, but a traced or compiled "
+        "function cannot write into its caller's arrays. Work on a copy "
+        f"({root.var.name} = {root.var.name}.copy() first, or {root.var.name} = "
+        f"{root.var.name} + 1 instead of +=), and return the new value."
+    )
+
+
+def _rederive_views(base: Any) -> None:
+    """Give every live view of ``base`` (and their views, no recursion) its part of the
+    base's new value."""
+    todo = [base]
+    while todo:
+        b = todo.pop()
+        refs = b._views
+        if refs is None:
+            continue
+        live = [v for v in (r() for r in refs) if v is not None]
+        for view in live:
+            _, op, params = view._base
+            fresh = apply(op, b, **params) if params else apply(op, b)
+            view.var, view.value = fresh.var, fresh.value
+            todo.append(view)
+        b._views = [weakref.ref(v) for v in live]
