@@ -417,9 +417,9 @@ def nested_layout(
     perm = np.lexsort((np.arange(items), kind, start))
     pos = np.empty(items, dtype=np.int64)
     pos[perm] = np.arange(items)
-    if a.size:
-        pairs = np.unique(np.stack([pos[a], pos[b]], axis=1), axis=0)
-        pa, pb = pairs[:, 0], pairs[:, 1]
+    if a.size:  # distinct edges: one int64 key per pair (a 1-d sort, not a row sort)
+        keys = np.unique(pos[a] * items + pos[b])
+        pa, pb = keys // items, keys % items
     else:
         pa = pb = np.zeros(0, dtype=np.int64)
     rank_p, order_p = layered_layout(items, pa, pb, floating=floating[perm],
