@@ -95,6 +95,31 @@ fast_leaky(np.ones(3)), fast_leaky(-np.ones(3)), fast_leaky(np.full(3, 2.0))""")
     return np.sum(np.where(x > 0, np.tanh(x), 0.1 * x))
 
 print(wg.trace(leaky_everywhere, np.ones(3)))"""),
+    ("md", """Ordinary NumPy habits trace as they run. An in-place update (`y -= ...`,
+`y[:, 0] = ...`) becomes an equation, and views see it as NumPy's shared memory
+would; a `with wg.no_grad():` block is marked (`# no_grad`), and when the graph is
+differentiated no gradient flows through it, as in eager mode:"""),
+    ("code", """def centred_energy(x):
+    y = x * 1.0
+    y -= np.mean(y, axis=1, keepdims=True)   # in place, as in NumPy
+    y[:, 0] = 0.0                            # so is item assignment
+    with wg.no_grad():
+        scale = np.max(np.abs(y))            # a constant for the gradient
+    return np.sum(y ** 2) / scale
+
+x_rows = np.arange(6.0).reshape(2, 3) ** 2
+print(wg.trace(centred_energy, x_rows))"""),
+    ("code", """np.allclose(wg.grad(wg.compile(centred_energy))(x_rows), wg.grad(centred_energy)(x_rows))"""),
+    ("md", """A compiled function cannot write into its caller's arrays, so updating an
+*argument* in place is refused, with the fix:"""),
+    ("code", """def shift_in_place(x):
+    x += 1.0
+    return x
+
+try:
+    wg.compile(shift_in_place)(np.zeros(3))
+except TypeError as error:
+    print(type(error).__name__, error)"""),
     ("md", """## 3. The gradient is a graph too
 
 `wg.grad_graph` traces the reverse sweep: the op records' VJP rules are written with
