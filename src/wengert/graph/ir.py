@@ -178,7 +178,7 @@ class Equation:
 
     def __str__(self) -> str:
         args = [v.name if type(v) is Var else literal_text(v.value) for v in self.ins]
-        args += [f"{k}={_param_text(v)}" for k, v in self.params.items()]
+        args += [f"{k}={_param_text(v, k)}" for k, v in self.params.items()]
         text = f"{self.out.name}: {self.out.aval} = {self.op.name}({', '.join(args)})"
         return text + "  # no_grad" if self.grad_off else text
 
@@ -186,10 +186,38 @@ class Equation:
         return f"<Equation {self}>"
 
 
-def _param_text(v: Any) -> str:
+def _param_text(v: Any, key: str = "") -> str:
+    if key == "index":
+        return index_text(v)
     if isinstance(v, np.ndarray):
         return literal_text(v)
     return repr(v)
+
+
+def _index_part(i: Any) -> str:
+    if type(i) is slice:
+        start = "" if i.start is None else repr(i.start)
+        stop = "" if i.stop is None else repr(i.stop)
+        return f"{start}:{stop}" + ("" if i.step is None else f":{i.step!r}")
+    if i is Ellipsis:
+        return "..."
+    if i is None:
+        return "None"
+    if isinstance(i, np.ndarray):
+        return literal_text(i)
+    return repr(i)
+
+
+def index_text(index: Any) -> str:
+    """An index as it is written between brackets: ``[:, 0]``, ``[1:3]``, ``[...]``.
+
+    Examples
+    --------
+    >>> index_text((slice(None), 0)), index_text(slice(1, None, 2)), index_text(Ellipsis)
+    ('[:, 0]', '[1::2]', '[...]')
+    """
+    parts = index if type(index) is tuple else (index,)
+    return "[" + ", ".join(_index_part(i) for i in parts) + "]"
 
 
 class GuardFailed(Exception):
