@@ -109,7 +109,8 @@ differentiated no gradient flows through it, as in eager mode:"""),
 
 x_rows = np.arange(6.0).reshape(2, 3) ** 2
 print(wg.trace(centred_energy, x_rows))"""),
-    ("code", """np.allclose(wg.grad(wg.compile(centred_energy))(x_rows), wg.grad(centred_energy)(x_rows))"""),
+    ("code", """compiled_gradient = wg.grad(wg.compile(centred_energy))
+np.allclose(compiled_gradient(x_rows), wg.grad(centred_energy)(x_rows))"""),
     ("md", """A compiled function cannot write into its caller's arrays, so updating an
 *argument* in place is refused, with the fix:"""),
     ("code", """def shift_in_place(x):
