@@ -41,7 +41,6 @@ Dual([ 1., 20., 30.], [ 1., 10., 10.])
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 import numpy as np
@@ -63,7 +62,7 @@ from .core.bind import (
 )
 from .core.display import html_of
 from .core.levels import USER_TAG, Tag
-from .inplace import keep_layout, shares_storage, write_back
+from .inplace import keep_layout, link_view, rederive_views, shares_storage, write_back
 from .ops import elementwise as _ew
 from .ops import indexing as _ix
 from .ops import linalg as _linalg
@@ -319,19 +318,6 @@ def _make(primal: Any, tangent: Any, tag: Tag) -> Dual:
 
 
 # -- in-place updates and views ----------------------------------------------------------
-def _track(base: Dual, view: Dual, op: Any, params: Any) -> None:
-    """``view`` (made by ``op`` with ``params``) shares ``base``'s memory in NumPy terms."""
-    view._base = (base, op, params)
-    refs = getattr(base, "_views", None)
-    if refs is None:
-        base._views = [weakref.ref(view)]
-        return
-    refs.append(weakref.ref(view))
-    n = len(refs)
-    if n >= 16 and not n & (n - 1):  # at 16, 32, 64, ... entries: forget the dead views
-        refs[:] = [r for r in refs if r() is not None]
-
-
 def _link(d: Dual) -> Any:
     """``(base, op, params)`` for a view, else ``None``."""
     return getattr(d, "_base", None)
@@ -409,25 +395,8 @@ def assign(target: Dual, new: Any, what: str) -> Dual:
         root = base
         link = _link(base)
     _set(root, _as_dual(keep_layout(root, value), root, what))
-    _rederive_views(root)
+    rederive_views(root, _set)
     return target
-
-
-def _rederive_views(base: Dual) -> None:
-    """Give every live view of ``base`` (and their views, no recursion) its part of the
-    base's new value."""
-    todo = [base]
-    while todo:
-        b = todo.pop()
-        refs = getattr(b, "_views", None)
-        if refs is None:
-            continue
-        live = [v for v in (r() for r in refs) if v is not None]
-        for view in live:
-            _, op, params = view._base
-            _set(view, apply(op, b, **params) if params else apply(op, b))
-            todo.append(view)
-        b._views = [weakref.ref(v) for v in live]  # (not the duals apply just made)
 
 
 def _in_place(target: Dual, new: Any, what: str) -> Any:
@@ -524,7 +493,7 @@ class DualKind(Kind):
                         op.jvp((x.tangent,), ans, p)
                     d = _make(ans, tangent, tag)
                     if op.view and shares_storage(ans, p):
-                        _track(x, d, op, params)  # a NumPy view: in-place updates write through
+                        link_view(x, d, op, params)  # a NumPy view: in-place updates write through
                     return d
         tag = None
         for a in args:
@@ -562,7 +531,7 @@ class DualKind(Kind):
             d = _make(ans, _batched_jvp(op, tangents, ans, primals, params or {}), tag)
             if op.view and type(args[0]) is Dual and args[0].tag is tag \
                     and shares_storage(ans, primals[0]):
-                _track(args[0], d, op, params)
+                link_view(args[0], d, op, params)
             return d
         if params:
             tangent = op.jvp(tuple(tangents), ans, *primals, **params)
@@ -577,7 +546,7 @@ class DualKind(Kind):
         d = _make(ans, tangent, tag)
         if op.view and type(args[0]) is Dual and args[0].tag is tag \
                 and shares_storage(ans, primals[0]):
-            _track(args[0], d, op, params)
+            link_view(args[0], d, op, params)
         return d
 
     def write(self, target: Dual, result: Any, what: str) -> Dual:

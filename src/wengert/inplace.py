@@ -42,7 +42,8 @@ from .ops import linalg as _linalg
 from .ops import shape as _shape
 
 __all__ = ["InPlaceMethods", "assign_result", "setitem", "track_view", "shares_storage",
-           "write_back", "keep_layout", "traced_mask", "masked_write"]
+           "write_back", "keep_layout", "traced_mask", "masked_write", "link_view",
+           "rederive_views"]
 
 _ndarray = np.ndarray
 
@@ -234,6 +235,38 @@ def write_back(op: Any, params: dict[str, Any] | None, base: Any, value: Any, wh
         f"to its base; compute the value out of place (y = {op.name}(x) + 1, or x.copy() "
         "first) instead."
     )
+
+
+def link_view(base: Any, view: Any, op: Any, params: Any) -> None:
+    """``view`` (made by ``op`` with ``params`` from ``base``) shares ``base``'s memory in
+    NumPy terms, for values with ``_base`` and ``_views`` slots (dual numbers, graph
+    tracers): the view holds its base, the base weak references to its views."""
+    view._base = (base, op, params)
+    refs = getattr(base, "_views", None)
+    if refs is None:
+        base._views = [weakref.ref(view)]
+        return
+    refs.append(weakref.ref(view))
+    n = len(refs)
+    if n >= 16 and not n & (n - 1):  # at 16, 32, 64, ... entries: forget the dead views
+        refs[:] = [r for r in refs if r() is not None]
+
+
+def rederive_views(base: Any, set_value: Any) -> None:
+    """Give every live view of ``base`` (linked by :func:`link_view`; their views too, no
+    recursion) its part of the base's new value: ``set_value(view, new)``."""
+    todo = [base]
+    while todo:
+        b = todo.pop()
+        refs = getattr(b, "_views", None)
+        if refs is None:
+            continue
+        live = [v for v in (r() for r in refs) if v is not None]
+        for view in live:
+            _, op, params = view._base
+            set_value(view, apply(op, b, **params) if params else apply(op, b))
+            todo.append(view)
+        b._views = [weakref.ref(v) for v in live]  # (not the values apply just made)
 
 
 def track_view(base: Any, view: Any, op: Any, params: Any) -> None:

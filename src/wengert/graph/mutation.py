@@ -29,18 +29,23 @@ array([10., 11.,  0.])
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 import numpy as np
 
 from ..core.bind import apply, is_traced
-from ..inplace import masked_write, shares_storage, traced_mask, write_back
+from ..inplace import (
+    masked_write,
+    rederive_views,
+    shares_storage,
+    traced_mask,
+    write_back,
+)
 from ..ops import elementwise as _ew
 from ..ops import indexing as _ix
 from ..ops import linalg as _linalg
 
-__all__ = ["InPlaceTraced", "track_view", "assign", "TraceMutationError"]
+__all__ = ["InPlaceTraced", "assign", "is_view", "TraceMutationError"]
 
 
 class TraceMutationError(TypeError):
@@ -108,20 +113,6 @@ def _in_place(target: Any, new: Any, what: str, ufunc: str) -> Any:
     return assign(target, new, what)
 
 
-def track_view(base: Any, view: Any, op: Any, params: Any) -> None:
-    """``view`` (made by ``op`` with ``params`` from ``base``) shares ``base``'s memory in
-    NumPy terms: in-place updates of either reach the other."""
-    view._base = (base, op, params)
-    refs = base._views
-    if refs is None:
-        base._views = [weakref.ref(view)]
-        return
-    refs.append(weakref.ref(view))
-    n = len(refs)
-    if n >= 16 and not n & (n - 1):  # at 16, 32, 64, ... entries: forget the dead views
-        refs[:] = [r for r in refs if r() is not None]
-
-
 def is_view(value: Any, base_value: Any) -> bool:
     """Whether the example ``value`` an op made from ``base_value`` is a NumPy view of it."""
     return shares_storage(value, base_value)
@@ -157,7 +148,7 @@ def assign(target: Any, new: Any, what: str) -> Any:
     if id(root.var) in builder.input_ids:
         raise _argument_error(root, target, what)
     root.var, root.value = value.var, value.value
-    _rederive_views(root)
+    rederive_views(root, _set)
     return target
 
 
@@ -178,19 +169,5 @@ def _argument_error(root: Any, target: Any, what: str) -> TraceMutationError:
     )
 
 
-def _rederive_views(base: Any) -> None:
-    """Give every live view of ``base`` (and their views, no recursion) its part of the
-    base's new value."""
-    todo = [base]
-    while todo:
-        b = todo.pop()
-        refs = b._views
-        if refs is None:
-            continue
-        live = [v for v in (r() for r in refs) if v is not None]
-        for view in live:
-            _, op, params = view._base
-            fresh = apply(op, b, **params) if params else apply(op, b)
-            view.var, view.value = fresh.var, fresh.value
-            todo.append(view)
-        b._views = [weakref.ref(v) for v in live]
+def _set(view: Any, new: Any) -> None:
+    view.var, view.value = new.var, new.value
