@@ -136,3 +136,37 @@ def test_checkpointed_function_is_traced_inline():
     assert [eq.op.name for eq in g] == ["sin", "power", "sum"]
     assert not any(eq.grad_off for eq in g)
     np.testing.assert_allclose(wg.grad(wg.compile(loss))(X), wg.grad(loss)(X))
+
+
+@wg.custom_vjp
+def as_dict(x):
+    return {"a": x * 2.0, "b": x + 1.0}
+
+
+as_dict.defvjp(lambda x: (as_dict(x), None), lambda res, g: (g["a"] * 2.0 + g["b"],))
+
+
+@wg.custom_vjp
+def nested(x):
+    return x * 2.0, (x + 1.0, x * 3.0)
+
+
+nested.defvjp(lambda x: (nested(x), None),
+              lambda res, g: (g[0] * 2.0 + g[1][0] + 3.0 * g[1][1],))
+
+
+def with_dict_output(x):
+    o = as_dict(x)
+    return np.sum(o["a"] * o["b"])
+
+
+def with_nested_output(x):
+    a, (b, c) = nested(x)
+    return np.sum(a * b + c)
+
+
+@pytest.mark.parametrize("f", [with_dict_output, with_nested_output], ids=lambda f: f.__name__)
+def test_custom_functions_returning_trees(f):
+    np.testing.assert_allclose(wg.compile(f)(X), f(X))
+    np.testing.assert_allclose(wg.grad(wg.compile(f))(X), wg.grad(f)(X))
+    np.testing.assert_allclose(wg.compile(wg.grad(f))(X), wg.grad(f)(X))

@@ -254,3 +254,60 @@ def test_read_only_views_are_refused_as_numpy_refuses_them():
 def test_to_source_shows_the_updates_as_setitem_steps():
     source = wg.trace(set_one, X).to_source()
     assert "op.setitem(" in source
+
+
+# -- found by a hostile pass ------------------------------------------------------------
+
+
+def test_a_squeeze_with_nothing_to_squeeze_is_the_same_array_eagerly_and_compiled():
+    """``np.squeeze`` returns its input itself when no axis has length 1; an update
+    through it reaches the original (eagerly, a tensor shared the array without knowing
+    and the gradient was silently wrong: [100, 4, 6])."""
+    def f(x):
+        y = x * 1.0
+        s = y.squeeze()
+        s[0] = 99.0
+        return y
+
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(wg.compile(f)(x), f(x.copy()))
+
+    def loss(x):
+        return np.sum(f(x) * x)
+
+    want = np.array([99.0, 4.0, 6.0])
+    np.testing.assert_allclose(wg.grad(loss)(x), want)
+    np.testing.assert_allclose(wg.grad(wg.compile(loss))(x), want)
+    np.testing.assert_allclose(wg.compile(wg.grad(loss))(x), want)
+
+
+def test_astype_without_a_copy_is_the_value_itself_as_in_numpy():
+    def f(x):
+        y = x * 1.0
+        s = y.astype(np.float64, copy=False)
+        s[0] = 99.0
+        return y
+
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(f(x.copy()), [99.0, 2.0, 3.0])
+    np.testing.assert_array_equal(wg.compile(f)(x), [99.0, 2.0, 3.0])
+    np.testing.assert_allclose(wg.grad(lambda x: np.sum(f(x) * x))(x), [99.0, 4.0, 6.0])
+
+
+def test_an_update_inside_no_grad_runs_and_refuses_differentiation():
+    """Eagerly the array keeps its history with the new data (as PyTorch); a graph step
+    cannot say that, so the compiled function computes the value and refuses a gradient
+    instead of giving a wrong one."""
+    def f(x):
+        y = x * 1.0
+        with wg.no_grad():
+            y += x
+        return np.sum(y * x)
+
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(wg.compile(f)(x), f(x))
+    np.testing.assert_allclose(wg.compile(wg.grad(f))(x), wg.grad(f)(x))
+    with pytest.raises(TypeError, match="inside wg.no_grad"):
+        wg.grad(wg.compile(f))(x)
+    with pytest.raises(TypeError, match="inside wg.no_grad"):
+        wg.grad_graph(wg.trace(f, x))

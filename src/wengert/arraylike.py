@@ -111,8 +111,10 @@ class ArrayMethods:
 
     # -- methods mirroring ndarray ----------------------------------------
     def astype(self, dtype: Any, copy: bool = True) -> Any:
-        """A new value of ``dtype`` (``copy`` is accepted as NumPy's; the result is never
-        the same object, as traced values are never written in place)."""
+        """A new value of ``dtype``; with ``copy=False`` and the same dtype, this value
+        itself (as NumPy: an in-place update of the result updates it)."""
+        if not copy and np.dtype(dtype) == np.dtype(self.dtype):
+            return self
         return _ew.astype(self, dtype)
 
     def sum(self, axis: Any = None, keepdims: bool = False) -> Any:

@@ -107,9 +107,11 @@ def shares_storage(out: Any, source: Any) -> bool:
     (True, False, False)
     """
     a = out if type(out) is _ndarray else example(out)
+    b = source if type(source) is _ndarray else example(source)
+    if a is b and isinstance(a, _ndarray):  # the same array (np.squeeze with nothing to do)
+        return True
     if not isinstance(a, _ndarray) or a.base is None:  # (owns its memory: not a view)
         return False
-    b = source if type(source) is _ndarray else example(source)
     return isinstance(b, _ndarray) and _storage(a) is _storage(b)
 
 

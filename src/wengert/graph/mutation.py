@@ -33,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from ..core.bind import apply, is_traced
+from ..core.bind import apply, is_traced, kind_of
+from ..core.modes import GRAD_ENABLED
 from ..inplace import (
     masked_write,
     rederive_views,
@@ -147,9 +148,30 @@ def assign(target: Any, new: Any, what: str) -> Any:
         root = base
     if id(root.var) in builder.input_ids:
         raise _argument_error(root, target, what)
+    if not GRAD_ENABLED.get():
+        # Eagerly this keeps the array's history with new data, which a graph step cannot
+        # say: the step runs, and differentiating through it is refused.
+        value = kind_of(root).record_call(updated_under_no_grad, (root, value), {},
+                                          "updated_under_no_grad", derivative_free=False)
     root.var, root.value = value.var, value.value
     rederive_views(root, _set)
     return target
+
+
+def updated_under_no_grad(old: Any, new: Any) -> Any:
+    """The step of an in-place update made inside ``wg.no_grad()`` in a traced function:
+    its value is ``new``. Eagerly the array keeps its history (the gradient flows to what
+    ``old`` was computed from, as if the update had not happened), which no graph step
+    says; so differentiating through it is refused (:attr:`refusal`)."""
+    return new
+
+
+updated_under_no_grad.refusal = (  # type: ignore[attr-defined]
+    "an in-place update made inside wg.no_grad() in a traced or compiled function: eagerly "
+    "the array keeps its gradient history with the new data, which a graph cannot replay. "
+    "Differentiate the eager function, make the update outside no_grad, or write it out of "
+    "place (y = y + wg.stop_gradient(delta))."
+)
 
 
 def _argument_error(root: Any, target: Any, what: str) -> TraceMutationError:

@@ -427,13 +427,14 @@ class GraphKind(Kind):
                 builder.call_ops[key] = op
         with np.errstate(all="ignore") if builder.abstract else _NO_CONTEXT:
             value = op.impl(*values)
-        if isinstance(value, (tuple, list)):  # np.nonzero: one equation per part
+        if isinstance(value, (tuple, list, dict)):  # np.nonzero, a custom function's
+            out_leaves, out_spec = flatten(value)   # tree: one equation per leaf
             parts = []
-            for i in range(len(value)):
+            for i, leaf in enumerate(out_leaves):
                 part = _call_op(func, f"{name}[{i}]", spec, fixed, positions, i,
                                 derivative_free, replay)
-                parts.append(builder.record(part, list(ins), None, value[i]))
-            return type(value)(parts)
+                parts.append(builder.record(part, list(ins), None, leaf))
+            return unflatten(out_spec, parts)
         return builder.record(op, ins, None, value)
 
 
@@ -471,7 +472,9 @@ class _Call:
             leaves[k] = v
         args, kwargs = unflatten(self.spec, leaves)
         out = self.func(*args, **kwargs)
-        return out if self.part is None else out[self.part]
+        if self.part is None:
+            return out
+        return flatten(out)[0][self.part]
 
 
 def _call_op(func: Any, name: str, spec: Any, fixed: list[Any], positions: list[int],
@@ -514,6 +517,9 @@ def _run(op: Any, values: list[Any], params: dict[str, Any]) -> Any:
             for v in values:
                 kind = kind_of(v)
                 if kind is not None and not kind.opaque and kind.connected(v):
+                    refusal = getattr(op.impl.func, "refusal", None)
+                    if refusal is not None:
+                        raise TypeError(refusal)
                     raise TypeError(
                         f"np.{op.name} has no wengert gradient rule, and one of its inputs "
                         "requires grad: the gradient would be lost. Use a supported function "
