@@ -311,3 +311,28 @@ def test_an_update_inside_no_grad_runs_and_refuses_differentiation():
         wg.grad(wg.compile(f))(x)
     with pytest.raises(TypeError, match="inside wg.no_grad"):
         wg.grad_graph(wg.trace(f, x))
+
+
+def test_an_update_of_a_numpy_scalar_result_rebinds_the_name_everywhere():
+    """``s = np.dot(x, x); t = s; s *= 2``: NumPy's ``s`` is an immutable ``np.float64``,
+    so ``t`` keeps 14. Eager tensors wrote in place (28, gradient 4x), so the two compile
+    orders disagreed. A leaf tensor (a scalar parameter) is still updated in place."""
+    def f(x):
+        s = np.dot(x, x)
+        t = s
+        s *= 2.0
+        return t + 0.0
+
+    x = np.array([1.0, 2.0, 3.0])
+    assert f(x) == 14.0
+    assert wg.compile(f)(x) == 14.0
+    for how in (wg.value_and_grad(f), wg.value_and_grad(wg.compile(f))):
+        value, grad = how(x)
+        assert value == 14.0
+        np.testing.assert_allclose(grad, 2.0 * x)
+    np.testing.assert_allclose(wg.compile(wg.grad(f))(x), 2.0 * x)
+    w = wg.tensor(3.0, requires_grad=True)
+    same = w
+    with wg.no_grad():
+        w -= 0.5
+    assert same is w and float(same) == 2.5

@@ -54,25 +54,35 @@ class InPlaceMethods:
     __slots__ = ()
 
     def __iadd__(self, other: Any) -> Any:
-        return assign_result(self, _ew.add(self, other), "+=")
+        return _operator(self, _ew.add(self, other), "+=")
 
     def __isub__(self, other: Any) -> Any:
-        return assign_result(self, _ew.subtract(self, other), "-=")
+        return _operator(self, _ew.subtract(self, other), "-=")
 
     def __imul__(self, other: Any) -> Any:
-        return assign_result(self, _ew.multiply(self, other), "*=")
+        return _operator(self, _ew.multiply(self, other), "*=")
 
     def __itruediv__(self, other: Any) -> Any:
-        return assign_result(self, _ew.divide(self, other), "/=")
+        return _operator(self, _ew.divide(self, other), "/=")
 
     def __ipow__(self, other: Any) -> Any:
-        return assign_result(self, _ew.power(self, other), "**=")
+        return _operator(self, _ew.power(self, other), "**=")
 
     def __imatmul__(self, other: Any) -> Any:
-        return assign_result(self, _linalg.matmul(self, other), "@=")
+        return _operator(self, _linalg.matmul(self, other), "@=")
 
     def __setitem__(self, index: Any, value: Any) -> None:
         setitem(self, index, value)
+
+
+def _operator(t: Any, result: Any, what: str) -> Any:
+    """``t op= v``: where NumPy's value would be a scalar (``np.sum`` gives an immutable
+    ``np.float64``), the name is rebound to ``result``, as NumPy code expects; an array,
+    and a leaf (an optimizer step on a scalar parameter, as in PyTorch), is updated in
+    place."""
+    if t._node is not None and type(example(t)) is not _ndarray:
+        return result
+    return assign_result(t, result, what)
 
 
 # -- views: which results share memory, and how a view's new value reaches its base ---------
