@@ -131,11 +131,45 @@ const fillRule = (t, names, out, g) =>
 // Large tapes travel gzip-compressed (base64 in `packed`): inflate with the browser's own
 // DecompressionStream.
 async function unpack(raw) {
-  const text = atob(raw.packed);
-  const bytes = new Uint8Array(text.length);
-  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  let bytes;
+  if (Uint8Array.fromBase64) bytes = Uint8Array.fromBase64(raw.packed);
+  else {
+    const text = atob(raw.packed);
+    bytes = new Uint8Array(text.length);
+    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  }
   const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-  return JSON.parse(await new Response(stream).text());
+  return expand(JSON.parse(await new Response(stream).text()));
+}
+
+// A reverse step's sends: ``[e, i, j]`` is the compact form of ``[e, [[i, null, null, j]]]``.
+function sendsOf(step) {
+  return step.length === 3 ? [[step[1], null, null, step[2]]] : step[1];
+}
+
+// The frames as Python's explorer_frames gave them, from the compact form that large
+// tapes travel in (wengert/jupyter/compact.py says what it leaves out); reverse steps
+// stay compact (sendsOf reads both forms).
+function expand(d) {
+  if (!d.compact) return d;
+  const n = d.equations;
+  const rest = d.nodes.name;
+  // (packed arrays, filled by push: V8 is slower on arrays made with holes)
+  const names = [];
+  const kind = [];
+  const params = [];
+  for (let k = 0; k < n; k++) {
+    names.push(`t${k}`);
+    kind.push(0);
+    params.push(null);
+  }
+  for (const [k, name] of Object.entries(d.nodes.eq_names)) names[Number(k)] = name;
+  for (let k = 0; k < rest.length; k++) {
+    names.push(rest[k]);
+    kind.push(k < d.nodes.leaves ? 1 : 2);
+  }
+  for (const [k, p] of Object.entries(d.eqs.params)) params[Number(k)] = p;
+  return { ...d, nodes: { ...d.nodes, name: names, kind }, eqs: { ...d.eqs, params } };
 }
 
 // The adjoints' names: a combining macron on the first character, except where Python
@@ -189,7 +223,9 @@ function received(X) {
     else recv.set(node, [entry]);
   };
   for (const [e, text] of d.seeds) push(e, [-1, text, text]);
-  d.reverse.forEach(([e, rows], k) => {
+  d.reverse.forEach((step, k) => {
+    const [e] = step;
+    const rows = sendsOf(step);
     for (const [i, c, s] of rows) {
       const target = d.eqs.ins[e][i];
       const got = c ?? d.nodes.adjoint[target];
@@ -257,7 +293,8 @@ function stepView(X, s) {
     view.note = d.seed_note;
     return view;
   }
-  const [e, rows] = d.reverse[w.k];
+  const e = d.reverse[w.k][0];
+  const rows = sendsOf(d.reverse[w.k]);
   const ins = d.eqs.ins[e];
   const vals = d.nodes.value;
   const adj = d.nodes.adjoint;
@@ -462,7 +499,7 @@ function sceneAt(X, L, s) {
   const cur = w.eq >= 0 ? L.rep[w.eq] : -1;
   let hotIns = [];
   if (w.phase === "forward") hotIns = d.eqs.ins[w.eq];
-  else if (w.phase === "reverse") hotIns = d.reverse[w.k][1].map(([i]) => d.eqs.ins[w.eq][i]);
+  else if (w.phase === "reverse") hotIns = sendsOf(d.reverse[w.k]).map(([i]) => d.eqs.ins[w.eq][i]);
   const curIns = new Set(hotIns.map((r) => L.rep[r]));
   const edges = L.edges.map(([a, b, count]) => ({
     a, b, hot: b === cur && curIns.has(a), count: a < X.N && b < X.N ? count : 1,

@@ -35,6 +35,7 @@ from ..core.collector import collector_paused
 from ..core.tape import Tape
 from ..graph.program import Graph
 from ..tensor import Tensor
+from .compact import compact, expand
 from .frames import explorer_frames, step_label
 from .graph_run import GraphRun
 from .targets import as_tape
@@ -51,18 +52,21 @@ PACK_LIMIT = 20_000
 
 def pack(data: Mapping[str, Any], limit: int = PACK_LIMIT) -> dict[str, Any]:
     """The widget's ``frames`` trait for ``data``: as it is, or above ``limit`` equations
-    gzip-compressed JSON in base64 (``packed``) next to what the text form needs.
+    its compact form (:mod:`wengert.jupyter.compact`) as gzip-compressed JSON in base64
+    (``packed``) next to what the text form needs.
 
     Examples
     --------
-    >>> data = {"format": 1, "title": "t", "equations": 3, "steps": {"total": 7}}
-    >>> packed = pack(data, limit=2)
+    >>> import wengert as wg
+    >>> x = wg.tensor(3.0, requires_grad=True)
+    >>> data = explorer_frames(wg.tape_of(x * x + 1.0))
+    >>> packed = pack(data, limit=1)
     >>> sorted(packed), unpack(packed) == data
     (['equations', 'format', 'packed', 'steps', 'title'], True)
     """
     if data.get("equations", 0) <= limit:
         return dict(data)
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    text = json.dumps(compact(data), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     blob = base64.b64encode(gzip.compress(text, compresslevel=1, mtime=0)).decode("ascii")
     return {"format": data["format"], "title": data["title"], "equations": data["equations"],
             "steps": data["steps"], "packed": blob}
@@ -72,7 +76,7 @@ def unpack(frames: Mapping[str, Any]) -> dict[str, Any]:
     """The data of a ``frames`` trait, packed or not (the inverse of :func:`pack`)."""
     if "packed" not in frames:
         return dict(frames)
-    return json.loads(gzip.decompress(base64.b64decode(frames["packed"])).decode("utf-8"))
+    return expand(json.loads(gzip.decompress(base64.b64decode(frames["packed"])).decode("utf-8")))
 
 
 def esm_source() -> str:
