@@ -162,6 +162,10 @@ def _value(node: Node) -> Any:
     return None if is_stand_in(out) else out
 
 
+def _seq(node: Node) -> int:
+    return node.seq
+
+
 def read_tape(roots: Sequence[Any], nodes: Sequence[Node] | None = None) -> Tape:
     """The equations behind ``roots`` (nodes or leaves), in execution order.
 
@@ -169,18 +173,19 @@ def read_tape(roots: Sequence[Any], nodes: Sequence[Node] | None = None) -> Tape
     (inputs from other nodes appear as constants).
     """
     if nodes is None:
-        seen: set[int] = set()
         found: list[Node] = []
+        seen = {id(r) for r in roots if type(r) is Node}
         todo = [r for r in roots if type(r) is Node]
+        pop, push, mark = todo.pop, todo.append, seen.add
         while todo:
-            node = todo.pop()
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
+            node = pop()
             found.append(node)
-            todo.extend(p for p in node.parents() if type(p) is Node)
+            for p in node.parents():
+                if type(p) is Node and id(p) not in seen:
+                    mark(id(p))
+                    push(p)
         # seq decreases with creation time: the largest key is the oldest.
-        found.sort(key=lambda n: n.seq, reverse=True)
+        found.sort(key=_seq, reverse=True)
     else:
         found = list(nodes)
     number = {id(n): k for k, n in enumerate(found)}
@@ -192,11 +197,12 @@ def read_tape(roots: Sequence[Any], nodes: Sequence[Node] | None = None) -> Tape
     # read-only): a long tape makes one per edge otherwise.
     from_equation: list[Input | None] = [None] * len(found)
     from_leaf: list[Input] = []
+    get_number = number.get
     for k, node in enumerate(found):
         ins = []
         for parent, value in zip(node.parents(), node.inputs()):
             if type(parent) is Node:
-                j = number.get(id(parent))
+                j = get_number(id(parent))
                 if j is not None:
                     record = from_equation[j]
                     if record is None:
