@@ -28,7 +28,17 @@ def test_equations_inside_no_grad_are_marked_and_listed():
     g = wg.trace(scaled_square, X)
     assert [eq.grad_off for eq in g] == [True, False, False]
     assert "# no_grad" in str(g)
-    assert "under no_grad" in g.to_source()
+    assert "    with no_grad():\n        t0 = " in g.to_source()
+
+
+def test_the_generated_source_keeps_the_block():
+    """What the user reads is what runs: the source, run on tensors, cuts as eagerly."""
+    g = wg.trace(scaled_square, X)
+    namespace = g.namespace()
+    exec(compile(g.to_source(), "<graph>", "exec"), namespace)
+    fn = namespace[g.name]
+    np.testing.assert_allclose(fn(X), scaled_square(X))
+    np.testing.assert_allclose(wg.grad(fn)(X), wg.grad(scaled_square)(X))
 
 
 @pytest.mark.parametrize("how", ["grad of compile", "compile of grad", "grad_graph",

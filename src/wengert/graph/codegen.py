@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from ..core.bind import SCALAR_FALLBACK
+from ..core.modes import no_grad
 from ..core.tree import unflatten
 from . import runtime
 from .ir import Literal, Var, aval_text
@@ -401,7 +402,7 @@ def _guard_lines(guards: list[Any], var: str, ns: Namespace, indent: str) -> lis
 
 def _comment(eq: Any, previous: Any) -> str:
     """``# sin``, with the user's line when it is not the previous equation's."""
-    text = f"# {eq.op.name}, under no_grad" if eq.grad_off else f"# {eq.op.name}"
+    text = f"# {eq.op.name}"
     src = eq.source
     if src is not None and src.text and src != previous:
         text += f"  (line {src.lineno}: {src.text})"
@@ -465,7 +466,14 @@ def _equation_lines(equations: Any, ns: Namespace, scalar: bool, comments: bool,
     ``out=`` buffer it names and a ``del`` of the values that die after it."""
     lines = []
     previous = None
+    inside = False  # in a ``with no_grad():`` block (equations traced inside one)
+    outer = indent
     for k, eq in enumerate(equations, start):
+        if eq.grad_off != inside:
+            inside = eq.grad_off
+            if inside:
+                lines.append(f"{outer}with {_no_grad_name(ns)}():")
+            indent = outer + "    " if inside else outer
         into = plan.into[k] if plan is not None else None
         rhs = _scalar_line(eq, ns) if scalar else _array_line(eq, ns, into)
         out = ns.var(eq.out)
@@ -476,6 +484,14 @@ def _equation_lines(equations: Any, ns: Namespace, scalar: bool, comments: bool,
         if plan is not None and plan.frees[k]:
             lines.append(f"{indent}del {', '.join(ns.var(v) for v in plan.frees[k])}")
     return lines
+
+
+def _no_grad_name(ns: Namespace) -> str:
+    """``no_grad``, imported from wengert: run on tensors, the block records nothing, as
+    when it was traced (on arrays it costs one context switch)."""
+    ns.imports.add("from wengert import no_grad")
+    ns.values["no_grad"] = no_grad
+    return "no_grad"
 
 
 def _plan(graph: Any, scalar: bool) -> Any:
