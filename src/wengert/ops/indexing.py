@@ -46,7 +46,8 @@ def _static_index(i: Any) -> Any:
         raise TypeError(
             "x[mask] with a mask computed from traced values: the result's shape depends on "
             "the data, which a static graph cannot hold. Use np.where(mask, x, 0) (or a "
-            "masked sum), or index outside the traced function."
+            "masked sum), or index outside the traced function; for y[mask] += v (which "
+            "reads y[mask] first) write y = np.where(mask, y + v, y)."
         )
     if kind in "iu" and not i.shape:
         return operator.index(i)  # recorded as a guard: the graph holds for this index
