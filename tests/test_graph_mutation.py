@@ -336,3 +336,34 @@ def test_an_update_of_a_numpy_scalar_result_rebinds_the_name_everywhere():
     with wg.no_grad():
         w -= 0.5
     assert same is w and float(same) == 2.5
+
+
+def test_view_method_shares_the_data():
+    def f(x):
+        y = x * 1.0
+        v = y.view()
+        v[0] = 5.0
+        return np.sum(y * x)
+
+    x = np.array([1.0, 2.0, 3.0])
+    assert wg.compile(f)(x) == f(x) == 18.0
+    for grad in (wg.grad(f), wg.grad(wg.compile(f)), wg.compile(wg.grad(f))):
+        np.testing.assert_allclose(grad(x), [5.0, 4.0, 6.0])
+    with pytest.raises(TypeError, match="astype"):
+        wg.compile(lambda x: x.view(np.int64))(x)
+
+
+def test_a_nested_compiled_function_returning_its_argument_does_not_alias():
+    """Called directly, a compiled function returns a copy of an argument it returns; a
+    nested call (run op by op inside the outer trace) must too."""
+    ident = wg.compile(lambda y: y)
+
+    def alias(x):
+        y = x * 1.0
+        z = ident(y)
+        z[0] = 100.0
+        return y
+
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(alias(x.copy()), x)
+    np.testing.assert_array_equal(wg.compile(alias)(x), x)

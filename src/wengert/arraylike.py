@@ -117,6 +117,17 @@ class ArrayMethods:
             return self
         return _ew.astype(self, dtype)
 
+    def view(self, dtype: Any = None) -> Any:
+        """A view of the same data (``x[...]``): in-place updates of either reach the other.
+        A view as another dtype (reading the bytes again) is refused."""
+        if dtype is not None and np.dtype(dtype) != np.dtype(self.dtype):
+            raise TypeError(
+                f"{type(self).__name__}.view({np.dtype(dtype)}) would read the bytes of a "
+                f"{np.dtype(self.dtype)} array as another type, which has no derivative; use "
+                ".astype() to convert the values."
+            )
+        return _indexing.getitem(self, Ellipsis)
+
     def sum(self, axis: Any = None, keepdims: bool = False) -> Any:
         return _reduce.sum(self, axis=axis, keepdims=keepdims)
 

@@ -25,6 +25,7 @@ import numpy as np
 from ..core.bind import is_traced, kind_of, primal
 from ..core.display import html_of
 from ..core.tree import flatten, unflatten
+from ..ops.elementwise import copy
 from .codegen import compile_graph, namespace, to_source
 from .export import to_jax_source
 from .ir import Equation, Guard, GuardFailed, Literal, Var, aval_text, literal_text
@@ -141,7 +142,24 @@ def evaluate(graph: Any, leaves: Sequence[Any]) -> list[Any]:
         env[id(eq.out)] = out
         if guards:
             check(eq.out, out)
-    return [env[id(v)] if type(v) is Var else v.value for v in graph.outputs]
+    # As the generated code: a caller never gets an array it does not own (an input, a
+    # constant, a value returned twice), so nested compiled functions do not alias.
+    inputs = {id(v) for v in graph.inputs}
+    seen: set[int] = set()
+    outs = []
+    for v in graph.outputs:
+        if type(v) is Var:
+            value = env[id(v)]
+            shared = id(v) in inputs or id(v) in seen
+            seen.add(id(v))
+            if shared and v.shape != ():
+                value = copy(value)
+        else:
+            value = v.value
+            if isinstance(value, np.ndarray) and value.ndim > 0:
+                value = value.copy()
+        outs.append(value)
+    return outs
 
 
 class Graph:
