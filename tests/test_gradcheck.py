@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import wengert as wg
 from wengert.core.bind import apply
 from wengert.core.op import Op
 from wengert.ops.broadcast import sum_to
@@ -244,3 +245,24 @@ def test_check_grads_rejects_order_zero():
 def test_forward_mode():
     assert gradcheck(lambda x: np.sin(x) * x, X, modes=("fwd",))
     assert check_grads(lambda x: np.sin(x) * x, X, order=2, modes=("fwd", "rev"))
+
+
+@wg.custom_vjp
+def _sin_cut_cotangent(x):
+    return np.sin(x)
+
+
+# Right values, but the pullback does not depend on the cotangent as a function: its
+# derivative with respect to v is zero (forward mode through it loses the tangent).
+_sin_cut_cotangent.defvjp(lambda x: (np.sin(x), x),
+                          lambda x, g: (wg.stop_gradient(g) * np.cos(x),))
+
+
+def test_check_grads_second_order_differentiates_with_respect_to_the_cotangent():
+    """HIPS autograd's check_grads perturbs the cotangent too; holding it fixed missed
+    a pullback that is wrong as a function of v (issue 13, section 1)."""
+    x = np.array([0.5, -1.2])
+    assert gradcheck(_sin_cut_cotangent, x)
+    with pytest.raises(GradcheckError, match="order-2"):
+        check_grads(_sin_cut_cotangent, (x,), order=2)
+    assert check_grads(np.sin, (x,), order=2, modes=("rev", "fwd"))

@@ -449,28 +449,33 @@ def gradcheck(
 
 def _derivative_function(
     f: Callable[..., Any], xs: list[Any], mode: str, rng: np.random.Generator
-) -> Callable[..., Any]:
-    """``x -> vjp(f, x)[1](v)`` (or ``jvp`` with a fixed tangent) for a fixed random v."""
-    structure = _Output(f(*xs))
+) -> tuple[Callable[..., Any], list[Any]]:
+    """``(x, v) -> vjp(f, x)[1](v)`` (or ``(x, t) -> jvp(f, x, t)[1]``) and the point to
+    check it at: ``xs`` and a random cotangent (or tangent), which is an input too, so
+    the next order also differentiates with respect to it (forward mode through a
+    pullback, as HIPS autograd's ``check_grads`` does)."""
+    n = len(xs)
+    name = getattr(f, "__name__", "f")
     if mode == "rev":
-        ct = structure.cotangent(rng.standard_normal(structure.size))
+        structure = _Output(f(*xs))
+        ct_leaves, ct_spec = flatten(structure.cotangent(rng.standard_normal(structure.size)))
 
         def pulled_back(*args: Any) -> Any:
-            return _vjp(f, *args)[1](ct)
+            return _vjp(f, *args[:n])[1](unflatten(ct_spec, list(args[n:])))
 
-        pulled_back.__name__ = f"vjp({getattr(f, '__name__', 'f')})"
-        return pulled_back
+        pulled_back.__name__ = f"vjp({name})"
+        return pulled_back, list(xs) + ct_leaves
     jvp = _jvp_fn()
-    tangents = tuple(
+    tangents = [
         float(rng.standard_normal()) if type(x) is float else rng.standard_normal(x.shape)
         for x in xs
-    )
+    ]
 
     def pushed_forward(*args: Any) -> Any:
-        return jvp(f, tuple(args), tangents)[1]
+        return jvp(f, tuple(args[:n]), tuple(args[n:]))[1]
 
-    pushed_forward.__name__ = f"jvp({getattr(f, '__name__', 'f')})"
-    return pushed_forward
+    pushed_forward.__name__ = f"jvp({name})"
+    return pushed_forward, list(xs) + tangents
 
 
 def check_grads(
@@ -490,10 +495,11 @@ def check_grads(
 
     In the spirit of HIPS autograd's ``check_grads``: order 1 is
     :func:`gradcheck` of ``f``; order 2 is :func:`gradcheck` of the VJP
-    function ``x -> vjp(f, x)[1](v)`` for a fixed random cotangent ``v``
-    (so the backward pass itself is differentiated and checked); order 3
-    does the same to that function, and so on. With ``"fwd"`` in ``modes``
-    the same is done with ``wengert.jvp`` and a fixed random tangent.
+    function ``(x, v) -> vjp(f, x)[1](v)`` at a random cotangent ``v``, with
+    respect to ``x`` and ``v`` both (so the backward pass itself is
+    differentiated, and forward mode runs through a pullback); order 3 does
+    the same to that function, and so on. With ``"fwd"`` in ``modes`` the same
+    is done with ``wengert.jvp`` and a random tangent.
 
     Parameters
     ----------
@@ -529,11 +535,12 @@ def check_grads(
     rng = np.random.default_rng(seed)
     for mode in modes:
         fn = f
+        point = list(xs)
         for k in range(1, order + 1):
             try:
                 gradcheck(
                     fn,
-                    tuple(xs),
+                    tuple(point),
                     eps=eps,
                     atol=atol,
                     rtol=rtol,
@@ -550,12 +557,21 @@ def check_grads(
                         ("vjp(f, x)[1](v)", "v") if mode == "rev" else ("jvp(f, x, t)[1]", "t")
                     )
                     what = (
-                        f"order-{k} derivatives (gradcheck of x -> {fn_text} for a fixed "
-                        f"random {d}, i.e. the derivative rules differentiated again)"
+                        f"order-{k} derivatives (gradcheck of (x, {d}) -> {fn_text} at a "
+                        f"random {d}, i.e. the derivative rules differentiated again; the "
+                        f"last inputs are {d})"
                     )
                 raise GradcheckError(
                     f"check_grads: the {_MODE_NAMES[mode]} {what} are wrong.\n{exc}"
                 ) from None
+            except (TypeError, ValueError) as exc:
+                if k == 1:
+                    raise
+                raise GradcheckError(
+                    f"check_grads: the {_MODE_NAMES[mode]} order-{k} derivatives could not be "
+                    f"computed (differentiating the order-{k - 1} rules raised "
+                    f"{type(exc).__name__}: {exc})"
+                ) from exc
             if k < order:
-                fn = _derivative_function(fn, xs, mode, rng)
+                fn, point = _derivative_function(fn, point, mode, rng)
     return True
