@@ -1,0 +1,396 @@
+"""NumPy functions written with other ops: their derivatives, in both modes and to any
+order, are those of the ops they are made of.
+
+``diff``, ``append``, ``fabs``, ``nan_to_num``, ``rollaxis``, ``polyval``, ``meshgrid``,
+``cross``, ``select``, the ``nan*`` reductions, ``median``, ``percentile``,
+``quantile``, ``cov``, ``corrcoef`` and, in ``numpy.linalg``, ``multi_dot`` and
+``matrix_power``. Each keeps NumPy's arguments where they make sense for a
+differentiable value and refuses the others with a clear error. The values agree
+with NumPy's to rounding (the operations run in another order in a few:
+``multi_dot`` multiplies left to right, ``quantile`` interpolates as a weighted sum).
+
+Conventions where NumPy's function is not smooth: the ``nan*`` reductions and
+``nan_to_num`` give no gradient to the entries they replace; ``median`` and the
+quantiles differentiate the sorted entries they interpolate between (ties split as
+``np.sort``'s rule does); ``select`` and ``nan_to_num`` follow ``np.where``.
+
+Examples
+--------
+>>> import numpy as np
+>>> import wengert as wg
+>>> wg.grad(lambda x: np.sum(np.diff(x) ** 2))(np.array([1.0, 2.0, 4.0]))
+array([-2., -2.,  4.])
+>>> wg.grad(lambda x: np.median(x))(np.array([3.0, 1.0, 2.0, 5.0]))
+array([0.5, 0. , 0.5, 0. ])
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from . import broadcast as _bc
+from . import elementwise as _ew
+from . import linalg as _linalg
+from . import reduce as _reduce
+from . import shape as _shape
+from .base import is_traced, shape_of
+from .base import primal as _raw
+
+OPS: tuple[Any, ...] = ()
+
+
+def _ndim(x: Any) -> int:
+    return len(shape_of(x))
+
+
+def _axis(axis: Any, ndim: int, what: str) -> int:
+    a = operator.index(axis)
+    if not -ndim <= a < ndim:
+        raise np.exceptions.AxisError(f"{what}: axis {axis} is out of bounds for array of "
+                                      f"dimension {ndim}")
+    return a % ndim
+
+
+def _slice(x: Any, axis: int, part: slice) -> Any:
+    index = [slice(None)] * _ndim(x)
+    index[axis] = part
+    return x[tuple(index)]
+
+
+def _as_array(x: Any) -> Any:
+    return x if is_traced(x) else np.asarray(x)
+
+
+def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = np._NoValue,
+         append: Any = np._NoValue) -> Any:
+    """The ``n``-th difference along ``axis`` (``a[1:] - a[:-1]``, ``n`` times)."""
+    a = _as_array(a)
+    if n < 0:
+        raise ValueError(f"order must be non-negative but got {n!r}")
+    if n == 0:
+        return a
+    if _ndim(a) == 0:
+        raise ValueError("diff requires input that is at least one dimensional")
+    axis = _axis(axis, _ndim(a), "diff")
+    parts = []
+    for extra, where in ((prepend, 0), (append, 1)):
+        if extra is np._NoValue:
+            continue
+        extra = _as_array(extra)
+        if _ndim(extra) == 0:
+            shape = list(shape_of(a))
+            shape[axis] = 1
+            extra = _bc.broadcast_to(extra, tuple(shape)) if is_traced(extra) \
+                else np.broadcast_to(extra, tuple(shape))
+        parts.append((where, extra))
+    if parts:
+        pieces = [e for w, e in parts if w == 0] + [a] + [e for w, e in parts if w == 1]
+        a = _shape.concatenate(pieces, axis=axis)
+    for _ in range(n):
+        a = _slice(a, axis, slice(1, None)) - _slice(a, axis, slice(None, -1))
+    return a
+
+
+def append(arr: Any, values: Any, axis: Any = None) -> Any:
+    """``values`` after ``arr`` (both flattened when ``axis`` is None)."""
+    arr, values = _as_array(arr), _as_array(values)
+    if axis is None:
+        return _shape.concatenate([_shape.ravel(arr), _shape.ravel(values)])
+    return _shape.concatenate([arr, values], axis=axis)
+
+
+def fabs(x: Any) -> Any:
+    """``|x|`` of real values (``np.fabs`` refuses complex ones)."""
+    if np.dtype(getattr(x, "dtype", np.result_type(_raw(x)))).kind == "c":
+        raise TypeError("ufunc 'fabs' not supported for complex input; use np.abs")
+    return _ew.abs(x)
+
+
+def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,
+               neginf: Any = None) -> Any:
+    """NaN, +inf and -inf replaced (by 0 and the dtype's largest values by default); the
+    replaced entries get no gradient."""
+    x = _as_array(x)
+    dtype = np.dtype(getattr(x, "dtype", np.float64))
+    if dtype.kind not in "fc":
+        return x
+    if dtype.kind == "c":
+        raise TypeError("nan_to_num of complex values is not supported by wengert")
+    big = np.finfo(dtype)
+    plain = _raw(x)
+    out = _ew.where(np.isnan(plain), nan, x)
+    out = _ew.where(np.isposinf(plain), big.max if posinf is None else posinf, out)
+    return _ew.where(np.isneginf(plain), big.min if neginf is None else neginf, out)
+
+
+def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
+    """``np.rollaxis``: axis ``axis`` moved to lie before ``start``."""
+    n = _ndim(a)
+    axis = _axis(axis, n, "rollaxis")
+    if start < 0:
+        start += n
+    if not 0 <= start <= n:
+        raise np.exceptions.AxisError(f"rollaxis: start {start} is out of bounds")
+    if axis < start:
+        start -= 1
+    if axis == start:
+        return a
+    return _shape.moveaxis(a, axis, start)
+
+
+def polyval(p: Any, x: Any) -> Any:
+    """The polynomial with coefficients ``p`` (highest power first) at ``x`` (Horner)."""
+    p = _as_array(p)
+    if _ndim(p) != 1:
+        raise ValueError("polyval: p must be one-dimensional (a list of coefficients)")
+    x = _as_array(x)
+    y = _ew.multiply(x, 0.0) if is_traced(x) else np.zeros_like(x, dtype=np.result_type(x, 0.0))
+    for k in range(shape_of(p)[0]):
+        y = y * x + p[k]
+    return y
+
+
+def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> Any:
+    """Coordinate arrays from coordinate vectors (``indexing`` "xy" or "ij")."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    n = len(xi)
+    out = []
+    for k, x in enumerate(xi):
+        shape = [1] * n
+        shape[k] = -1
+        out.append(_shape.reshape(_shape.ravel(_as_array(x)), tuple(shape)))
+    if indexing == "xy" and n > 1:
+        out = [_shape.swapaxes(o, 0, 1) for o in out]
+    if sparse:
+        return tuple(out)
+    full = np.broadcast_shapes(*[shape_of(o) for o in out])
+    grids = [_bc.broadcast_to(o, full) for o in out]
+    return tuple(_ew.copy(g) for g in grids) if copy else tuple(grids)
+
+
+def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
+          axis: Any = None) -> Any:
+    """The cross product of 3-vectors along the last axis (as NumPy, of 2-vectors the
+    z component)."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a = _shape.moveaxis(_as_array(a), axisa, -1)
+    b = _shape.moveaxis(_as_array(b), axisb, -1)
+    na, nb = shape_of(a)[-1], shape_of(b)[-1]
+    if na not in (2, 3) or nb not in (2, 3):
+        raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 or 3)")
+    a0, a1 = a[..., 0], a[..., 1]
+    b0, b1 = b[..., 0], b[..., 1]
+    z = a0 * b1 - a1 * b0
+    if na == 2 and nb == 2:
+        return z
+    a2 = a[..., 2] if na == 3 else 0.0 * a0
+    b2 = b[..., 2] if nb == 3 else 0.0 * b0
+    out = _shape.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, z], axis=-1)
+    return _shape.moveaxis(out, -1, axisc)
+
+
+def select(condlist: Any, choicelist: Any, default: Any = 0) -> Any:
+    """The first choice whose condition holds, element by element (else ``default``)."""
+    if len(condlist) != len(choicelist):
+        raise ValueError("list of cases must be same length as list of conditions")
+    out = _as_array(default)
+    for cond, choice in zip(reversed(list(condlist)), reversed(list(choicelist))):
+        out = _ew.where(cond, choice, out)
+    return out
+
+
+# -- reductions that skip NaN ----------------------------------------------------------
+def _filled(a: Any, fill: float) -> Any:
+    a = _as_array(a)
+    return _ew.where(np.isnan(_raw(a)), fill, a)
+
+
+def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+           keepdims: bool = False) -> Any:
+    """Sum treating NaN as zero."""
+    return _reduce.sum(_filled(a, 0.0), axis=axis, keepdims=keepdims, dtype=dtype, out=out)
+
+
+def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+            keepdims: bool = False) -> Any:
+    """Product treating NaN as one."""
+    return _reduce.prod(_filled(a, 1.0), axis=axis, keepdims=keepdims)
+
+
+def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+            keepdims: bool = False) -> Any:
+    """Mean of the entries that are not NaN."""
+    a = _as_array(a)
+    count = np.sum(~np.isnan(_raw(a)), axis=axis, keepdims=keepdims)
+    return nansum(a, axis=axis, keepdims=keepdims) / count
+
+
+def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
+    """Maximum of the entries that are not NaN."""
+    return _reduce.max(_filled(a, -np.inf), axis=axis, keepdims=keepdims)
+
+
+def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
+    """Minimum of the entries that are not NaN."""
+    return _reduce.min(_filled(a, np.inf), axis=axis, keepdims=keepdims)
+
+
+# -- order statistics --------------------------------------------------------------------
+def _quantile(a: Any, q: Any, axis: Any, keepdims: bool, method: str, what: str) -> Any:
+    if method != "linear":
+        raise NotImplementedError(f"{what}: only method='linear' (NumPy's default) is "
+                                  f"supported by wengert, got {method!r}")
+    if is_traced(q):
+        raise TypeError(f"{what}: q must be plain numbers (no gradient flows to it)")
+    a = _as_array(a)
+    qs = np.asarray(q, dtype=np.float64)
+    if np.any((qs < 0) | (qs > 1)):
+        raise ValueError("Quantiles must be in the range [0, 1]")
+    if axis is None:
+        a = _shape.ravel(a)
+        ax = 0
+        kept_shape = (1,) * max(_ndim(a), 1)
+    else:
+        ax = _axis(axis, _ndim(a), what)
+        kept_shape = None
+    s = _shape.sort(a, axis=ax)
+    n = shape_of(s)[ax]
+    pos = qs * (n - 1)
+    lo = np.floor(pos).astype(np.intp)
+    hi = np.minimum(lo + 1, n - 1)
+    w = pos - lo
+    results = []
+    for k in np.ndindex(qs.shape):
+        low = _shape.take(s, int(lo[k]), axis=ax)
+        high = _shape.take(s, int(hi[k]), axis=ax)
+        results.append(low + (high - low) * float(w[k]) if w[k] else low)
+    out = results[0] if qs.ndim == 0 else _shape.reshape(
+        _shape.stack(results, axis=0), qs.shape + shape_of(results[0]))
+    if keepdims:
+        if kept_shape is not None:
+            out = _shape.reshape(out, qs.shape + kept_shape)
+        else:
+            out = _shape.expand_dims(out, ax + qs.ndim)
+    return out
+
+
+def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+             method: str = "linear", keepdims: bool = False, *, weights: Any = None,
+             interpolation: Any = None) -> Any:
+    """The ``q``-th quantile(s) along ``axis`` (linear interpolation, NumPy's default)."""
+    if weights is not None or out is not None:
+        raise NotImplementedError("quantile: weights= and out= are not supported by wengert")
+    return _quantile(a, q, axis, keepdims, interpolation or method, "quantile")
+
+
+def percentile(a: Any, q: Any, axis: Any = None, out: Any = None,
+               overwrite_input: bool = False, method: str = "linear",
+               keepdims: bool = False, *, weights: Any = None,
+               interpolation: Any = None) -> Any:
+    """The ``q``-th percentile(s) along ``axis`` (``quantile`` of ``q / 100``)."""
+    if is_traced(q):
+        raise TypeError("percentile: q must be plain numbers (no gradient flows to it)")
+    return quantile(a, np.asarray(q, dtype=np.float64) / 100.0, axis=axis, out=out,
+                    method=method, keepdims=keepdims, weights=weights,
+                    interpolation=interpolation)
+
+
+def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+           keepdims: bool = False) -> Any:
+    """The median along ``axis`` (the mean of the two middle entries for an even count)."""
+    return quantile(a, 0.5, axis=axis, out=out, keepdims=keepdims)
+
+
+# -- covariance -------------------------------------------------------------------------
+def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: Any = None,
+        fweights: Any = None, aweights: Any = None, *, dtype: Any = None) -> Any:
+    """The covariance matrix of the rows (variables) of ``m`` (and ``y``)."""
+    if fweights is not None or aweights is not None:
+        raise NotImplementedError("cov: fweights= and aweights= are not supported by wengert")
+    x = _as_array(m)
+    if _ndim(x) > 2:
+        raise ValueError("m has more than 2 dimensions")
+    x = _shape.reshape(x, (1, -1)) if _ndim(x) < 2 else x
+    if not rowvar and shape_of(x)[0] != 1:
+        x = _shape.transpose(x)
+    if y is not None:
+        yy = _as_array(y)
+        yy = _shape.reshape(yy, (1, -1)) if _ndim(yy) < 2 else yy
+        if not rowvar and shape_of(yy)[0] != 1:
+            yy = _shape.transpose(yy)
+        x = _shape.concatenate([x, yy], axis=0)
+    if ddof is None:
+        ddof = 0 if bias else 1
+    n = shape_of(x)[1]
+    centred = x - _reduce.mean(x, axis=1, keepdims=True)
+    c = _linalg.matmul(centred, _shape.transpose(centred)) / float(n - ddof)
+    return _shape.squeeze(c) if shape_of(c) == (1, 1) else c
+
+
+def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -> Any:
+    """Pearson correlation coefficients (``cov`` scaled by the standard deviations)."""
+    c = cov(x, y, rowvar)
+    if _ndim(c) == 0:
+        return c / c
+    d = _ew.sqrt(_shape.diagonal(c))
+    return c / _linalg.outer(d, d)
+
+
+# -- numpy.linalg ---------------------------------------------------------------------------
+def multi_dot(arrays: Any, *, out: Any = None) -> Any:
+    """``A @ B @ C ...`` (multiplied left to right; a 1-d first or last array as NumPy)."""
+    arrays = [_as_array(a) for a in arrays]
+    if len(arrays) < 2:
+        raise ValueError("Expecting at least two arrays.")
+    result = arrays[0]
+    for a in arrays[1:]:
+        result = _linalg.matmul(result, a)
+    return result
+
+
+def matrix_power(a: Any, n: int) -> Any:
+    """``a`` multiplied by itself ``n`` times (the inverse's powers for ``n < 0``)."""
+    n = operator.index(n)
+    a = _as_array(a)
+    shape = shape_of(a)
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+    if n == 0:  # the identity, whatever a holds (no gradient: it does not depend on a)
+        return np.broadcast_to(np.eye(shape[-1], dtype=np.dtype(getattr(a, "dtype", float))),
+                               shape).copy()
+    if n < 0:
+        a = _linalg.inv(a)
+        n = -n
+    result = None
+    power = a
+    while n:  # square and multiply
+        if n & 1:
+            result = power if result is None else _linalg.matmul(result, power)
+        n >>= 1
+        if n:
+            power = _linalg.matmul(power, power)
+    return result
+
+
+#: Names exported by ``wengert.numpy``.
+PUBLIC = ("diff", "append", "fabs", "nan_to_num", "rollaxis", "polyval", "meshgrid", "cross",
+          "select", "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "quantile",
+          "percentile", "median", "cov", "corrcoef")
+#: Names exported by ``wengert.numpy.linalg``.
+LINALG_PUBLIC = ("multi_dot", "matrix_power")
+#: NumPy function -> function, for ``Tensor.__array_function__``.
+NUMPY = {
+    np.diff: diff, np.append: append, np.nan_to_num: nan_to_num, np.rollaxis: rollaxis,
+    np.polyval: polyval, np.meshgrid: meshgrid, np.cross: cross, np.select: select,
+    np.nansum: nansum, np.nanprod: nanprod, np.nanmean: nanmean, np.nanmax: nanmax,
+    np.nanmin: nanmin, np.quantile: quantile, np.percentile: percentile, np.median: median,
+    np.cov: cov, np.corrcoef: corrcoef, np.linalg.multi_dot: multi_dot,
+    np.linalg.matrix_power: matrix_power,
+}
+#: ufunc name -> function.
+UFUNCS = {"fabs": fabs}
