@@ -49,7 +49,31 @@ CASES = {
     "multi_dot": (lambda a, b: np.linalg.multi_dot([a, b, S, W]), (M.T, M[:, :3])),
     "matrix_power 3": (lambda a: np.linalg.matrix_power(a, 3), (S,)),
     "matrix_power -2": (lambda a: np.linalg.matrix_power(a, -2), (S,)),
+    "delete int": (lambda x: np.delete(x, 1), (V,)),
+    "delete list axis": (lambda x: np.delete(x, [0, 2], axis=1), (M,)),
+    "insert scalar": (lambda x: np.insert(x, 2, x[0] * 3.0), (V,)),
+    "insert block axis": (lambda x: np.insert(x, 1, x[0] * 2.0, axis=0), (M,)),
+    "insert list": (lambda x: np.insert(x, [1, 3, 3], x[:3] ** 2), (V,)),
+    "gradient 1-d": (lambda x: np.gradient(x), (V,)),
+    "gradient 2-d spacing": (lambda x: np.gradient(x, 0.5)[1], (M,)),
+    "linspace": (lambda a, b: np.linspace(a[0], b[1], 7), (V, W)),
+    "linspace arrays no endpoint": (lambda a, b: np.linspace(a, b, 4, endpoint=False),
+                                    (V[:3], W)),
+    "logspace": (lambda a: np.logspace(a[0], a[2], 5, base=2.0), (V,)),
+    "interp": (lambda x, fp: np.interp(x, [-1.5, 0.0, 1.0, 2.5], fp),
+               (V, np.array([0.5, -1.0, 2.0, 0.3]))),
+    "interp xp": (lambda x, xp: np.interp(x, xp, [1.0, 0.0, 2.0]),
+                  (V * 0.5, np.array([-0.8, 0.1, 0.9]))),
+    "convolve full": (lambda a, v: np.convolve(a, v), (V, W)),
+    "convolve same": (lambda a, v: np.convolve(a, v, mode="same"), (W, V)),
+    "convolve valid": (lambda a, v: np.convolve(a, v, mode="valid"), (V, W)),
+    "correlate": (lambda a, v: np.correlate(a, v), (V, W)),
+    "correlate full": (lambda a, v: np.correlate(a, v, "full"), (W, V)),
+    "unwrap": (lambda x: np.unwrap(x * 4.0), (V,)),
+    "real_if_close": (lambda x: np.real_if_close(x) * 2.0, (V,)),
 }
+
+
 @pytest.mark.parametrize("name", list(CASES))
 def test_values_equal_numpy(name):
     f, args = CASES[name]

@@ -1,10 +1,12 @@
 """NumPy functions written with other ops: their derivatives, in both modes and to any
 order, are those of the ops they are made of.
 
-``diff``, ``append``, ``fabs``, ``nan_to_num``, ``rollaxis``, ``polyval``, ``meshgrid``,
-``cross``, ``select``, the ``nan*`` reductions, ``median``, ``percentile``,
-``quantile``, ``cov``, ``corrcoef`` and, in ``numpy.linalg``, ``multi_dot`` and
-``matrix_power``. Each keeps NumPy's arguments where they make sense for a
+``diff``, ``append``, ``delete``, ``insert``, ``gradient``, ``fabs``, ``nan_to_num``,
+``real_if_close``, ``rollaxis``, ``polyval``, ``meshgrid``, ``cross``, ``select``,
+``linspace``/``logspace`` (traced endpoints), ``interp`` (in ``x``, ``xp`` and ``fp``),
+``convolve``, ``correlate``, ``unwrap``, the ``nan*`` reductions, ``median``,
+``percentile``, ``quantile``, ``cov``, ``corrcoef`` and, in ``numpy.linalg``,
+``multi_dot`` and ``matrix_power``. Each keeps NumPy's arguments where they make sense for a
 differentiable value and refuses the others with a clear error. The values agree
 with NumPy's to rounding (the operations run in another order in a few:
 ``multi_dot`` multiplies left to right, ``quantile`` interpolates as a weighted sum).
@@ -204,6 +206,213 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> Any:
     return out
 
 
+def delete(arr: Any, obj: Any, axis: Any = None) -> Any:
+    """``arr`` without the entries ``obj`` (an int, a slice or a list) along ``axis``."""
+    arr = _as_array(arr)
+    if is_traced(obj):
+        raise TypeError("delete: obj must be plain indices (the result's shape depends on it)")
+    if axis is None:
+        arr, axis = _shape.ravel(arr), 0
+    axis = _axis(axis, _ndim(arr), "delete")
+    keep = np.ones(shape_of(arr)[axis], dtype=bool)
+    keep[obj] = False
+    return _shape.take(arr, np.flatnonzero(keep), axis=axis)
+
+
+def insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> Any:
+    """``values`` inserted before index ``obj`` (an int: one block; a list: one entry
+    before each index) along ``axis``."""
+    arr = _as_array(arr)
+    if is_traced(obj):
+        raise TypeError("insert: obj must be plain indices (the result's shape depends on it)")
+    if axis is None:
+        arr, axis = _shape.ravel(arr), 0
+    axis = _axis(axis, _ndim(arr), "insert")
+    n = shape_of(arr)[axis]
+    values = _as_array(values)
+    if isinstance(obj, slice):
+        obj = np.arange(*obj.indices(n))
+    if np.ndim(obj) == 0:
+        pos = operator.index(obj)
+        pos = pos + n if pos < 0 else pos
+        if not 0 <= pos <= n:
+            raise IndexError(f"index {obj} is out of bounds for axis {axis} with size {n}")
+        block_shape = list(shape_of(arr))
+        vshape = shape_of(values)
+        block_shape[axis] = vshape[0] if _ndim(arr) == 1 and len(vshape) == 1 else 1
+        if _ndim(values) == _ndim(arr) and vshape[axis] != 1:
+            block_shape[axis] = vshape[axis]
+        block = _bc.broadcast_to(_ew.astype(values, arr.dtype) if hasattr(arr, "dtype")
+                                 else values, tuple(block_shape))
+        return _shape.concatenate([_slice(arr, axis, slice(0, pos)), block,
+                                   _slice(arr, axis, slice(pos, None))], axis=axis)
+    positions = np.asarray(obj, dtype=np.intp).ravel()
+    positions = np.where(positions < 0, positions + n, positions)
+    order = np.argsort(positions, kind="stable")
+    k = positions.size
+    vals = _bc.broadcast_to(values, (k,)) if _ndim(arr) == 1 else values
+    if _ndim(arr) != 1:
+        raise NotImplementedError("insert: a list of positions works on 1-d arrays (or "
+                                  "axis=None) in wengert")
+    vals = _ew.astype(vals, arr.dtype) if hasattr(arr, "dtype") else vals
+    pieces, start = [], 0
+    for j in order:
+        p = int(positions[j])
+        pieces.append(_slice(arr, 0, slice(start, p)))
+        pieces.append(_shape.reshape(vals[int(j)], (1,)))
+        start = p
+    pieces.append(_slice(arr, 0, slice(start, None)))
+    return _shape.concatenate(pieces, axis=0)
+
+
+def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> Any:
+    """Central differences inside, one-sided at the edges (uniform spacing, the
+    default ``edge_order=1``)."""
+    f = _as_array(f)
+    if edge_order != 1:
+        raise NotImplementedError("gradient: only edge_order=1 (the default) in wengert")
+    n = _ndim(f)
+    axes = list(range(n)) if axis is None else [
+        _axis(a, n, "gradient") for a in (axis if isinstance(axis, (tuple, list)) else [axis])]
+    if len(varargs) == 0:
+        spacing = [1.0] * len(axes)
+    elif len(varargs) == 1 and np.ndim(varargs[0]) == 0:
+        spacing = [float(varargs[0])] * len(axes)
+    elif len(varargs) == len(axes) and all(np.ndim(v) == 0 for v in varargs):
+        spacing = [float(v) for v in varargs]
+    else:
+        raise NotImplementedError("gradient: only scalar spacings are supported by wengert")
+    out = []
+    for ax, h in zip(axes, spacing):
+        if shape_of(f)[ax] < 2:
+            raise ValueError("Shape of array too small to calculate a numerical gradient, "
+                             "at least (edge_order + 1) elements are required.")
+        first = (_slice(f, ax, slice(1, 2)) - _slice(f, ax, slice(0, 1))) / h
+        last = (_slice(f, ax, slice(-1, None)) - _slice(f, ax, slice(-2, -1))) / h
+        inner = (_slice(f, ax, slice(2, None)) - _slice(f, ax, slice(None, -2))) / (2.0 * h)
+        out.append(_shape.concatenate([first, inner, last], axis=ax))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
+             retstep: bool = False, dtype: Any = None, axis: int = 0, *,
+             device: Any = None) -> Any:
+    """``num`` evenly spaced values from ``start`` to ``stop`` (traced endpoints)."""
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    start, stop = _as_array(start), _as_array(stop)
+    div = num - 1 if endpoint else num
+    delta = stop - start
+    shape = (num,) + (1,) * max(_ndim(start), _ndim(stop))
+    steps = np.arange(num, dtype=np.float64).reshape(shape)
+    if div > 0:
+        step = delta / div
+        y = steps * step + start
+    else:
+        step = delta * np.nan
+        y = steps * delta + start
+    if endpoint and num > 1:  # the last value is stop itself, as NumPy makes it
+        tail = (1,) + shape_of(y)[1:]
+        last = _bc.broadcast_to(_shape.reshape(stop, (1,) + shape_of(stop)), tail)
+        y = _shape.concatenate([_slice(y, 0, slice(0, -1)), last], axis=0)
+    if axis != 0:
+        y = _shape.moveaxis(y, 0, axis)
+    if dtype is not None:
+        y = _ew.astype(y, dtype)
+    return (y, step) if retstep else y
+
+
+def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: Any = 10.0,
+             dtype: Any = None, axis: int = 0) -> Any:
+    """``base ** linspace(start, stop, num)``."""
+    y = _ew.power(base, linspace(start, stop, num, endpoint, axis=axis))
+    return y if dtype is None else _ew.astype(y, dtype)
+
+
+def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
+           period: Any = None) -> Any:
+    """Piecewise-linear interpolation of ``(xp, fp)`` at ``x`` (differentiable in all
+    three; ``xp`` increasing)."""
+    if period is not None:
+        raise NotImplementedError("interp: period= is not supported by wengert")
+    x, xp, fp = _as_array(x), _as_array(xp), _as_array(fp)
+    m = shape_of(xp)[0]
+    if m == 0:
+        raise ValueError("array of sample points is empty")
+    if m == 1:
+        return _ew.multiply(x, 0.0) + fp[0]
+    idx = np.searchsorted(_raw(xp), _raw(x), side="right")
+    idx = np.clip(idx, 1, m - 1)
+    x0, x1 = _shape.take(xp, idx - 1), _shape.take(xp, idx)
+    y0, y1 = _shape.take(fp, idx - 1), _shape.take(fp, idx)
+    y = y0 + (x - x0) * ((y1 - y0) / (x1 - x0))
+    y = _ew.where(np.less(_raw(x), _raw(xp[0])), fp[0] if left is None else left, y)
+    return _ew.where(np.greater(_raw(x), _raw(xp[m - 1])), fp[m - 1] if right is None
+                     else right, y)
+
+
+def _full_convolution(a: Any, v: Any) -> Any:
+    n, m = shape_of(a)[0], shape_of(v)[0]
+    k = np.arange(n + m - 1)[None, :] - np.arange(n)[:, None]  # v's index at (i, out k)
+    inside = (k >= 0) & (k < m)
+    band = _shape.take(v, np.where(inside, k, 0)) * inside
+    return _linalg.matmul(a, band)
+
+
+def convolve(a: Any, v: Any, mode: str = "full") -> Any:
+    """The discrete linear convolution of two 1-d sequences (modes full, same, valid)."""
+    a, v = _as_array(a), _as_array(v)
+    if _ndim(a) != 1 or _ndim(v) != 1:
+        raise ValueError("object too deep for desired array")
+    n, m = shape_of(a)[0], shape_of(v)[0]
+    if n == 0 or m == 0:
+        raise ValueError("a cannot be empty" if n == 0 else "v cannot be empty")
+    full = _full_convolution(a, v)
+    if mode == "full":
+        return full
+    long, short = max(n, m), min(n, m)
+    if mode == "same":
+        start = (short - 1) // 2
+        return full[start:start + long]
+    if mode == "valid":
+        return full[short - 1:long]
+    raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
+
+
+def correlate(a: Any, v: Any, mode: str = "valid") -> Any:
+    """The cross-correlation of two real 1-d sequences (``convolve`` of ``v`` reversed)."""
+    v = _as_array(v)
+    if np.dtype(getattr(v, "dtype", np.float64)).kind == "c":
+        raise NotImplementedError("correlate of complex sequences is not supported by wengert")
+    return convolve(a, v[::-1], mode)
+
+
+def unwrap(p: Any, discont: Any = None, axis: int = -1, *, period: float = 2 * np.pi) -> Any:
+    """Phases with jumps larger than ``discont`` corrected by multiples of ``period``
+    (the corrections are constant pieces: the gradient is the identity)."""
+    p = _as_array(p)
+    axis = _axis(axis, _ndim(p), "unwrap")
+    if discont is None:
+        discont = period / 2
+    high = period / 2
+    dd = diff(p, axis=axis)
+    ddmod = _ew.remainder(dd + high, period) - high
+    ddmod = _ew.where(np.equal(_raw(ddmod), -high) & np.greater(_raw(dd), 0), high, ddmod)
+    correct = _ew.where(np.less(_ew.abs(_raw(dd)), discont), 0.0, ddmod - dd)
+    shape = list(shape_of(p))
+    shape[axis] = 1
+    zero = np.zeros(tuple(shape))
+    return p + _shape.concatenate([zero, _reduce.cumsum(correct, axis=axis)], axis=axis)
+
+
+def real_if_close(a: Any, tol: float = 100) -> Any:
+    """``a`` itself for real values (complex values are not supported by wengert)."""
+    if np.dtype(getattr(a, "dtype", np.float64)).kind == "c":
+        raise NotImplementedError("real_if_close of complex values is not supported by wengert")
+    return a
+
+
 # -- reductions that skip NaN ----------------------------------------------------------
 def _filled(a: Any, fill: float) -> Any:
     a = _as_array(a)
@@ -380,7 +589,9 @@ def matrix_power(a: Any, n: int) -> Any:
 #: Names exported by ``wengert.numpy``.
 PUBLIC = ("diff", "append", "fabs", "nan_to_num", "rollaxis", "polyval", "meshgrid", "cross",
           "select", "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "quantile",
-          "percentile", "median", "cov", "corrcoef")
+          "percentile", "median", "cov", "corrcoef", "delete", "insert", "gradient",
+          "linspace", "logspace", "interp", "convolve", "correlate", "unwrap",
+          "real_if_close")
 #: Names exported by ``wengert.numpy.linalg``.
 LINALG_PUBLIC = ("multi_dot", "matrix_power")
 #: NumPy function -> function, for ``Tensor.__array_function__``.
@@ -390,7 +601,10 @@ NUMPY = {
     np.nansum: nansum, np.nanprod: nanprod, np.nanmean: nanmean, np.nanmax: nanmax,
     np.nanmin: nanmin, np.quantile: quantile, np.percentile: percentile, np.median: median,
     np.cov: cov, np.corrcoef: corrcoef, np.linalg.multi_dot: multi_dot,
-    np.linalg.matrix_power: matrix_power,
+    np.linalg.matrix_power: matrix_power, np.delete: delete, np.insert: insert,
+    np.gradient: gradient, np.linspace: linspace, np.logspace: logspace, np.interp: interp,
+    np.convolve: convolve, np.correlate: correlate, np.unwrap: unwrap,
+    np.real_if_close: real_if_close,
 }
 #: ufunc name -> function.
 UFUNCS = {"fabs": fabs}
