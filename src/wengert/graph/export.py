@@ -491,6 +491,16 @@ class _Step:
         return self.eq.out
 
 
+def _eigh_part(part: int) -> Callable[[_Step], str]:
+    """``jnp.linalg.eigh(a)[part]`` (0: the eigenvalues, 1: the eigenvectors)."""
+
+    def form(s: _Step) -> str:
+        return f"jnp.linalg.eigh({s.a[0]})[{part}]"
+
+    form.__doc__ = f"jnp.linalg.eigh(a)[{part}]"
+    return form
+
+
 def _call(name: str, *keys: str) -> Callable[[_Step], str]:
     """``name(inputs..., key=param, ...)``."""
 
@@ -771,6 +781,8 @@ _FORMS: dict[str, Callable[[_Step], str]] = {
     "slogdet": _slogdet,
     "solve": _call("jnp.linalg.solve"),
     "cholesky": _call("jnp.linalg.cholesky"),  # symmetrises its input first, as wengert's
+    "eigh_values": _eigh_part(0),  # jnp.linalg.eigh symmetrises its input, as wengert's
+    "eigh_vectors": _eigh_part(1),
 }
 #: Registry op name -> the function that writes it in ``jax.numpy`` (its docstring says how).
 JAX_FORMS: Mapping[str, Callable[[_Step], str]] = MappingProxyType(_FORMS)
