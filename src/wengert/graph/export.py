@@ -501,6 +501,19 @@ def _eigh_part(part: int) -> Callable[[_Step], str]:
     return form
 
 
+def _svd_part(part: int | None) -> Callable[[_Step], str]:
+    """``jnp.linalg.svd(a, full_matrices=False)[part]`` (0: U, 2: Vh; ``None``: the
+    singular values, ``compute_uv=False``)."""
+    text = ("jnp.linalg.svd({}, compute_uv=False)" if part is None
+            else "jnp.linalg.svd({}, full_matrices=False)[" + str(part) + "]")
+
+    def form(s: _Step) -> str:
+        return text.format(s.a[0])
+
+    form.__doc__ = text.format("a")
+    return form
+
+
 def _call(name: str, *keys: str) -> Callable[[_Step], str]:
     """``name(inputs..., key=param, ...)``."""
 
@@ -783,6 +796,9 @@ _FORMS: dict[str, Callable[[_Step], str]] = {
     "cholesky": _call("jnp.linalg.cholesky"),  # symmetrises its input first, as wengert's
     "eigh_values": _eigh_part(0),  # jnp.linalg.eigh symmetrises its input, as wengert's
     "eigh_vectors": _eigh_part(1),
+    "svd_values": _svd_part(None),
+    "svd_u": _svd_part(0),
+    "svd_vt": _svd_part(2),
 }
 #: Registry op name -> the function that writes it in ``jax.numpy`` (its docstring says how).
 JAX_FORMS: Mapping[str, Callable[[_Step], str]] = MappingProxyType(_FORMS)

@@ -14,7 +14,7 @@ array([[ 3., -1.],
 from __future__ import annotations
 
 from ..ops import FAMILIES as _FAMILIES
-from ..ops.reduce import norm
+from ..ops.composite import norm
 
 __all__: list[str] = ["norm"]
 for _family in _FAMILIES:

@@ -38,6 +38,7 @@ from . import elementwise as _ew
 from . import linalg as _linalg
 from . import reduce as _reduce
 from . import shape as _shape
+from . import svd as _svd
 from .base import is_traced, shape_of
 from .base import primal as _raw
 
@@ -551,6 +552,33 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -
 
 
 # -- numpy.linalg ---------------------------------------------------------------------------
+def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A002
+    """Vector or matrix norm, as ``numpy.linalg.norm``; the matrix norms made of singular
+    values (``ord`` 2, -2, ``'nuc'``) through the SVD, the others as
+    :func:`wengert.ops.reduce.norm`."""
+    x = _as_array(x)
+    nd = _ndim(x)
+    if isinstance(axis, (list, tuple)) and len(axis) == 2:
+        axes = (_axis(axis[0], nd, "norm"), _axis(axis[1], nd, "norm"))
+    elif axis is None and nd == 2 and ord is not None:
+        axes = (0, 1)
+    else:
+        axes = None
+    if axes is None or isinstance(ord, str) and ord != "nuc" or \
+            not isinstance(ord, str) and ord not in (2, -2):
+        return _reduce.norm(x, ord=ord, axis=axis, keepdims=keepdims)
+    if axes[0] == axes[1]:
+        raise ValueError("Duplicate axes given.")
+    s = _svd.svd(_shape.moveaxis(x, axes, (-2, -1)), compute_uv=False)
+    # (the singular values come sorted, largest first)
+    out = _reduce.sum(s, axis=-1) if ord == "nuc" else s[..., 0] if ord == 2 else s[..., -1]
+    if keepdims:
+        for a in sorted(axes):
+            out = _shape.expand_dims(out, a)
+    return out
+
+
+
 def multi_dot(arrays: Any, *, out: Any = None) -> Any:
     """``A @ B @ C ...`` (multiplied left to right; a 1-d first or last array as NumPy)."""
     arrays = [_as_array(a) for a in arrays]
@@ -591,7 +619,7 @@ PUBLIC = ("diff", "append", "fabs", "nan_to_num", "rollaxis", "polyval", "meshgr
           "select", "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "quantile",
           "percentile", "median", "cov", "corrcoef", "delete", "insert", "gradient",
           "linspace", "logspace", "interp", "convolve", "correlate", "unwrap",
-          "real_if_close")
+          "real_if_close", "norm")
 #: Names exported by ``wengert.numpy.linalg``.
 LINALG_PUBLIC = ("multi_dot", "matrix_power")
 #: NumPy function -> function, for ``Tensor.__array_function__``.
@@ -604,7 +632,7 @@ NUMPY = {
     np.linalg.matrix_power: matrix_power, np.delete: delete, np.insert: insert,
     np.gradient: gradient, np.linspace: linspace, np.logspace: logspace, np.interp: interp,
     np.convolve: convolve, np.correlate: correlate, np.unwrap: unwrap,
-    np.real_if_close: real_if_close,
+    np.real_if_close: real_if_close, np.linalg.norm: norm,
 }
 #: ufunc name -> function.
 UFUNCS = {"fabs": fabs}

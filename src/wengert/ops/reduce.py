@@ -656,9 +656,10 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
 
     Differentiable for vector norms of any order ``p`` (``inf``, ``-inf``,
     ``0``, ``1``, ``2``, ...), and for the matrix norms ``'fro'``, ``1``,
-    ``-1``, ``inf`` and ``-inf`` (the spectral and nuclear norms compute but
-    raise when differentiated). The 2-norm's gradient at zero is zero; ties in
-    the ``inf``-norms split the gradient evenly.
+    ``-1``, ``inf`` and ``-inf``; the spectral and nuclear norms compute but raise
+    when differentiated here (``wengert.numpy.linalg.norm``, in
+    :mod:`wengert.ops.composite`, differentiates them through the SVD). The 2-norm's
+    gradient at zero is zero; ties in the ``inf``-norms split the gradient evenly.
     """
     if isinstance(axis, (list, tuple)):
         axis = tuple(int(a) for a in axis)

@@ -1,0 +1,221 @@
+"""The singular value decomposition: ``np.linalg.svd`` as three primitives (``s``, ``U``,
+``Vᵀ`` of the thin decomposition), and the matrix norms made from it.
+
+With ``A = U S Vᵀ`` (``k = min(m, n)`` columns), ``dP = Uᵀ dA V`` and
+``F_ij = 1 / (s_j² − s_i²)`` off the diagonal (0 on it), as in Townsend (2016),
+"Differentiating the singular value decomposition":
+
+* ``ds = diag(dP)``; ``Ā = U diag(s̄) Vᵀ``;
+* ``dU = U (F ∘ (dP S + S dPᵀ)) + (I − U Uᵀ) dA V S⁻¹``;
+* ``dV = V (F ∘ (S dP + dPᵀ S)) + (I − V Vᵀ) dAᵀ U S⁻¹``,
+
+and the transposes of these maps for the VJPs. The rules call the primitives again,
+so they differentiate to any order. Conventions where the derivative does not
+exist, as JAX's and PyTorch's: the singular values' gradient is always finite (at a
+repeated or zero singular value it is the one of the vectors NumPy returned); the
+vectors' gradient is inf or NaN at a repeated singular value, and for a
+rank-deficient input.
+
+Examples
+--------
+>>> import numpy as np
+>>> import wengert as wg
+>>> a = np.array([[3.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+>>> wg.grad(lambda a: np.linalg.svd(a, compute_uv=False)[0])(a)
+array([[1., 0.],
+       [0., 0.],
+       [0., 0.]])
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..core.op import Op
+from . import elementwise as _ew
+from .base import apply
+from .base import primal as _raw
+from .base import shape_of as _shape
+from .broadcast import reshape_to
+from .linalg import matmul
+from .reduce import sum as _sum
+from .shape import swapaxes
+
+__all__ = ["SVD_VALUES", "SVD_U", "SVD_VT", "svd", "SVDResult"]
+
+
+def _mT(x: Any) -> Any:
+    return swapaxes(x, -1, -2)
+
+
+def _row(s: Any) -> Any:
+    sh = _shape(s)
+    return reshape_to(s, sh[:-1] + (1, sh[-1]))
+
+
+def _column(s: Any) -> Any:
+    return reshape_to(s, _shape(s) + (1,))
+
+
+def _zeros_like(ans: Any) -> Any:
+    raw = _raw(ans)
+    return np.zeros(np.shape(raw), dtype=np.result_type(raw))
+
+
+def _values_impl(a: Any) -> Any:
+    return np.linalg.svd(np.asarray(a), compute_uv=False)
+
+
+def _u_impl(a: Any) -> Any:
+    return np.linalg.svd(np.asarray(a), full_matrices=False)[0]
+
+
+def _vt_impl(a: Any) -> Any:
+    return np.linalg.svd(np.asarray(a), full_matrices=False)[2]
+
+
+def _parts(a: Any) -> tuple[Any, Any, Any]:
+    """``U``, ``s``, ``V`` of ``a`` as differentiable values (the primitives again)."""
+    return apply(SVD_U, a), apply(SVD_VALUES, a), _mT(apply(SVD_VT, a))
+
+
+def _gap_inverse(s: Any) -> Any:
+    """``F_ij = 1 / (s_j² − s_i²)`` off the diagonal, 0 on it (no 1/0 is ever computed)."""
+    k = _shape(s)[-1]
+    eye = np.eye(k, dtype=bool)
+    s2 = s * s
+    return _ew.where(eye, 0.0, 1.0 / _ew.where(eye, 1.0, _row(s2) - _column(s2)))
+
+
+def _eye_like(n: int, like: Any) -> np.ndarray:
+    return np.eye(n, dtype=np.result_type(_raw(like)))
+
+
+# -- singular values ---------------------------------------------------------------------
+def _values_vjp(g: Any, ans: Any, a: Any) -> Any:
+    u, _, v = _parts(a)
+    return matmul(u * _row(g), _mT(v))
+
+
+def _values_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
+    (t,) = tangents
+    if t is None:
+        return _zeros_like(ans)
+    u, _, v = _parts(a)
+    return _sum(u * matmul(t, v), axis=-2)
+
+
+# -- U -------------------------------------------------------------------------------------
+def _u_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
+    (t,) = tangents
+    if t is None:
+        return _zeros_like(ans)
+    u, s, v = ans, apply(SVD_VALUES, a), _mT(apply(SVD_VT, a))
+    dp = matmul(matmul(_mT(u), t), v)
+    inner = matmul(u, _gap_inverse(s) * (dp * _row(s) + _column(s) * _mT(dp)))
+    m = _shape(u)[-2]
+    outside = matmul(_eye_like(m, u) - matmul(u, _mT(u)), matmul(t, v)) / _row(s)
+    return inner + outside
+
+
+def _u_vjp(g: Any, ans: Any, a: Any) -> Any:
+    u, s, v = ans, apply(SVD_VALUES, a), _mT(apply(SVD_VT, a))
+    gm = _gap_inverse(s) * matmul(_mT(u), g)
+    inner = matmul(matmul(u, (gm + _mT(gm)) * _row(s)), _mT(v))
+    m = _shape(u)[-2]
+    outside = matmul(matmul(_eye_like(m, u) - matmul(u, _mT(u)), g / _row(s)), _mT(v))
+    return inner + outside
+
+
+# -- Vᵀ ------------------------------------------------------------------------------------
+def _vt_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
+    (t,) = tangents
+    if t is None:
+        return _zeros_like(ans)
+    u, s, v = apply(SVD_U, a), apply(SVD_VALUES, a), _mT(ans)
+    dp = matmul(matmul(_mT(u), t), v)
+    inner = matmul(v, _gap_inverse(s) * (_column(s) * dp + _mT(dp) * _row(s)))
+    n = _shape(v)[-2]
+    outside = matmul(_eye_like(n, v) - matmul(v, _mT(v)), matmul(_mT(t), u)) / _row(s)
+    return _mT(inner + outside)
+
+
+def _vt_vjp(g: Any, ans: Any, a: Any) -> Any:
+    u, s, v = apply(SVD_U, a), apply(SVD_VALUES, a), _mT(ans)
+    gv = _mT(g)  # V̄
+    h = _gap_inverse(s) * matmul(_mT(v), gv)
+    inner = matmul(matmul(u, _column(s) * (h + _mT(h))), _mT(v))
+    n = _shape(v)[-2]
+    outside = matmul(u, matmul(_mT(gv) / _column(s), _eye_like(n, v) - matmul(v, _mT(v))))
+    return inner + outside
+
+
+def _rng_matrix(rng: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """A matrix (or stack) whose singular values are distinct, at least 0.5 apart and 0.5
+    from 0."""
+    m, n = shape[-2:]
+    k = min(m, n)
+    u, _ = np.linalg.qr(rng.normal(size=shape[:-2] + (m, k)))
+    v, _ = np.linalg.qr(rng.normal(size=shape[:-2] + (n, k)))
+    s = 0.5 + np.arange(k)[::-1] * 0.8 + rng.uniform(0.0, 0.2, shape[:-2] + (k,))
+    return (u * s[..., None, :]) @ np.swapaxes(v, -1, -2)
+
+
+def _samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    return [((_rng_matrix(rng, s),), {}) for s in [(1, 1), (3, 3), (4, 2), (2, 4), (2, 3, 2)]]
+
+
+SVD_VALUES = Op("svd_values", _values_impl, (_values_vjp,), jvp=_values_jvp, reads=(0,),
+                formula="ds = diag(Uᵀ dA V); Ā = U diag(s̄) Vᵀ", symbol="σ",
+                adjoint=("U diag(ḡ) Vᵀ",), samples=_samples)
+SVD_U = Op("svd_u", _u_impl, (_u_vjp,), jvp=_u_jvp, reads=(0,), reads_out=True,
+           formula="dU = U (F ∘ (dP S + S dPᵀ)) + (I − U Uᵀ) dA V S⁻¹, dP = Uᵀ dA V",
+           symbol="U", adjoint=("U ((G + Gᵀ) S) Vᵀ + (I − U Uᵀ) ḡ S⁻¹ Vᵀ, G = F ∘ (Uᵀ ḡ)",),
+           samples=_samples)
+SVD_VT = Op("svd_vt", _vt_impl, (_vt_vjp,), jvp=_vt_jvp, reads=(0,), reads_out=True,
+            formula="dV = V (F ∘ (S dP + dPᵀ S)) + (I − V Vᵀ) dAᵀ U S⁻¹, dP = Uᵀ dA V",
+            symbol="Vᵀ",
+            adjoint=("U (S (H + Hᵀ)) Vᵀ + U S⁻¹ ḡ (I − V Vᵀ), H = F ∘ (Vᵀ ḡᵀ)",),
+            samples=_samples)
+
+OPS = (SVD_VALUES, SVD_U, SVD_VT)
+
+
+class SVDResult(NamedTuple):
+    """``(U, S, Vh)``, as ``np.linalg.svd`` returns them."""
+
+    U: Any
+    S: Any
+    Vh: Any
+
+
+def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
+        hermitian: bool = False) -> Any:
+    """The singular value decomposition (``compute_uv=False``: the singular values).
+
+    With ``full_matrices=True`` (NumPy's default) and a non-square input, the extra
+    columns of ``U`` (or rows of ``Vh``) are not determined by the input and have no
+    derivative: ask for ``full_matrices=False`` to differentiate the vectors.
+    """
+    if hermitian:
+        raise NotImplementedError("svd: hermitian=True is not supported by wengert; use "
+                                  "np.linalg.eigh for a symmetric matrix")
+    if not compute_uv:
+        return apply(SVD_VALUES, a)
+    m, n = _shape(a)[-2:]
+    if full_matrices and m != n:
+        raise NotImplementedError(
+            f"svd of a {m}×{n} matrix with full_matrices=True: the extra "
+            f"{'columns of U' if m > n else 'rows of Vh'} are not determined by the input "
+            "and have no derivative; pass full_matrices=False (or compute_uv=False)."
+        )
+    return SVDResult(apply(SVD_U, a), apply(SVD_VALUES, a), apply(SVD_VT, a))
+
+
+PUBLIC: tuple[str, ...] = ()
+#: Names for ``wengert.numpy.linalg``.
+LINALG_PUBLIC = ("svd",)
+#: NumPy function -> function, for ``Tensor.__array_function__``.
+NUMPY = {np.linalg.svd: svd}

@@ -1,0 +1,75 @@
+"""``np.linalg.svd`` (wengert.ops.svd) and the norms made of singular values: NumPy's
+values and conventions. (The registry sweep checks the three primitives' rules to
+second order in both modes.)"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import wengert as wg
+from wengert.testing import check_grads
+
+RNG = np.random.default_rng(5)
+A = RNG.normal(size=(4, 3))
+
+
+def test_values_equal_numpy():
+    u, s, vh = np.linalg.svd(A, full_matrices=False)
+    got = np.linalg.svd(wg.tensor(A), full_matrices=False)
+    assert type(got).__name__ == "SVDResult"
+    np.testing.assert_allclose(got.S.numpy(), s, rtol=1e-12)
+    np.testing.assert_allclose(got.U.numpy() @ np.diag(s) @ got.Vh.numpy(), A, atol=1e-12)
+    np.testing.assert_allclose(np.linalg.svd(wg.tensor(A), compute_uv=False).numpy(), s)
+    square = RNG.normal(size=(3, 3))
+    assert len(np.linalg.svd(wg.tensor(square))) == 3  # full_matrices=True is fine square
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4), (2, 3, 3)])
+def test_a_loss_of_all_three_parts_to_second_order_in_both_modes(shape):
+    a = RNG.normal(size=shape)
+
+    def f(a):
+        u, s, vh = np.linalg.svd(a, full_matrices=False)
+        return np.sum(s ** 2) + np.sum((u[..., 0] * u[..., 1]) ** 2) + np.sum(vh[..., 0, :] ** 4)
+
+    assert check_grads(f, (a,), order=2, modes=("rev", "fwd"))
+
+
+@pytest.mark.parametrize("ord", [2, -2, "nuc"])
+def test_matrix_norms_from_singular_values(ord):
+    np.testing.assert_allclose(np.linalg.norm(wg.tensor(A), ord).numpy(),
+                               np.linalg.norm(A, ord), rtol=1e-12)
+    assert check_grads(lambda a: np.linalg.norm(a, ord), (A,), order=2, modes=("rev", "fwd"))
+    stack = RNG.normal(size=(2, 3, 3))
+    np.testing.assert_allclose(
+        np.linalg.norm(wg.tensor(stack), ord, axis=(2, 0), keepdims=True).numpy(),
+        np.linalg.norm(stack, ord, axis=(2, 0), keepdims=True), rtol=1e-12)
+
+
+def test_spectral_norm_gradient_is_the_outer_product_of_the_top_singular_vectors():
+    u, s, vh = np.linalg.svd(A, full_matrices=False)
+    np.testing.assert_allclose(wg.grad(lambda a: np.linalg.norm(a, 2))(A),
+                               np.outer(u[:, 0], vh[0]), atol=1e-12)
+
+
+def test_compiled_and_exported_agree():
+    def f(a):
+        return np.linalg.norm(a, "nuc") + np.sum(np.linalg.svd(a, full_matrices=False)[0] ** 4)
+
+    np.testing.assert_allclose(wg.grad(wg.compile(f))(A), wg.grad(f)(A), rtol=1e-10)
+    np.testing.assert_allclose(wg.compile(wg.grad(f))(A), wg.grad(f)(A), rtol=1e-10)
+
+
+def test_full_matrices_of_a_rectangular_input_says_what_to_do():
+    with pytest.raises(NotImplementedError, match="full_matrices=False"):
+        np.linalg.svd(wg.tensor(A))
+    with pytest.raises(NotImplementedError, match="eigh"):
+        np.linalg.svd(wg.tensor(A), hermitian=True)
+
+
+def test_singular_values_gradient_stays_finite_at_a_repeated_value():
+    a = np.diag([2.0, 2.0, 1.0])
+    g = wg.grad(lambda a: np.sum(np.linalg.svd(a, compute_uv=False)))(a)
+    assert np.all(np.isfinite(g))
+    np.testing.assert_allclose(np.trace(g), 3.0)
