@@ -256,10 +256,10 @@ def test_a_hook_returning_a_wrong_shape_is_named():
 
 def test_missing_rules_name_the_numpy_function_as_written():
     a = wg.tensor(np.eye(2), requires_grad=True)
-    with pytest.raises(TypeError, match=r"np\.linalg\.eigh has no wengert gradient rule"):
-        np.linalg.eigh(a)
-    with pytest.raises(TypeError, match=r"np\.linalg\.svd has no wengert gradient rule"):
-        np.linalg.svd(a)
+    with pytest.raises(TypeError, match=r"np\.linalg\.eig has no wengert gradient rule"):
+        np.linalg.eig(a)
+    with pytest.raises(TypeError, match=r"np\.linalg\.qr has no wengert gradient rule"):
+        np.linalg.qr(a)
 
 
 # -- NumPy functions that write into their argument -------------------------------------

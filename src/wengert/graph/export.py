@@ -501,6 +501,14 @@ def _eigh_part(part: int) -> Callable[[_Step], str]:
     return form
 
 
+def _pinv(s: _Step) -> str:
+    """``jnp.linalg.pinv(a)`` (``rtol=`` for an explicit cutoff; JAX's own default cutoff
+    is NumPy's)."""
+    if s.eq.params.get("rcond") is None:
+        return f"jnp.linalg.pinv({s.a[0]})"
+    return f"jnp.linalg.pinv({s.a[0]}, rtol={s.v('rcond')})"
+
+
 def _svd_part(part: int | None) -> Callable[[_Step], str]:
     """``jnp.linalg.svd(a, full_matrices=False)[part]`` (0: U, 2: Vh; ``None``: the
     singular values, ``compute_uv=False``)."""
@@ -796,6 +804,7 @@ _FORMS: dict[str, Callable[[_Step], str]] = {
     "cholesky": _call("jnp.linalg.cholesky"),  # symmetrises its input first, as wengert's
     "eigh_values": _eigh_part(0),  # jnp.linalg.eigh symmetrises its input, as wengert's
     "eigh_vectors": _eigh_part(1),
+    "pinv": _pinv,
     "svd_values": _svd_part(None),
     "svd_u": _svd_part(0),
     "svd_vt": _svd_part(2),

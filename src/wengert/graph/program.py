@@ -98,7 +98,8 @@ def refuse_lost_derivatives(graph: Any, leaves: Sequence[Any]) -> None:
     numbers) where its trace turned a traced value into a Python number (``float(x)``):
     the number is a constant of the graph, so the derivative through it would be lost;
     eager mode refuses the same conversion. Raise as it does."""
-    lossy = [g for g in graph.guards if g.how in ("float", "int", "complex")]
+    lossy = [g for g in graph.guards if g.how in ("float", "int", "complex")
+             and np.dtype(g.var.dtype).kind not in "biu"]  # (integers carry no derivative)
     if not lossy:
         return
     for x in leaves:

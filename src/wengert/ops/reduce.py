@@ -733,13 +733,13 @@ def _ufunc_accumulate(fn: Any) -> Any:
 
 #: Names exported by ``wengert.numpy``.
 PUBLIC = ("sum", "mean", "prod", "max", "min", "amax", "amin", "ptp", "var", "std", "cumsum",
-          "cumprod", "cumulative_sum", "cumulative_prod", "logsumexp", "norm", "trace",
-          "average")
+          "cumprod", "cumulative_sum", "cumulative_prod", "logsumexp", "trace",
+          "average")  # (norm: wengert.numpy's is composite.norm, which uses it)
 #: NumPy function -> function, for ``Tensor.__array_function__``.
 NUMPY = {
     np.sum: sum, np.mean: mean, np.prod: prod, np.max: max, np.min: min, np.amax: max,
     np.amin: min, np.ptp: ptp, np.var: var, np.std: std, np.cumsum: cumsum,
-    np.cumprod: cumprod, np.linalg.norm: norm, np.trace: trace, np.average: average,
+    np.cumprod: cumprod, np.trace: trace, np.average: average,
 }
 if hasattr(np, "cumulative_sum"):
     NUMPY[np.cumulative_sum] = cumulative_sum

@@ -1,0 +1,60 @@
+"""``np.linalg.pinv`` (a primitive with Golub-Pereyra rules) and ``lstsq`` made from it.
+(The registry sweep checks pinv's rules to second order in both modes.)"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import wengert as wg
+from wengert.testing import check_grads
+
+RNG = np.random.default_rng(11)
+TALL = RNG.normal(size=(5, 3))
+WIDE = RNG.normal(size=(2, 4))
+B = RNG.normal(size=5)
+
+
+@pytest.mark.parametrize("a", [TALL, WIDE, np.eye(3)], ids=["tall", "wide", "identity"])
+def test_pinv_values_and_derivatives(a):
+    np.testing.assert_allclose(np.linalg.pinv(wg.tensor(a)).numpy(), np.linalg.pinv(a),
+                               rtol=1e-10, atol=1e-12)
+    assert check_grads(np.linalg.pinv, (a,), order=2, modes=("rev", "fwd"))
+
+
+def test_pinv_of_a_matrix_with_repeated_singular_values_has_a_finite_gradient():
+    """(A gradient through the SVD's vectors would be NaN here.)"""
+    g = wg.grad(lambda a: np.sum(np.linalg.pinv(a) ** 2))(np.eye(3) * 2.0)
+    assert np.all(np.isfinite(g))
+    np.testing.assert_allclose(g, -np.eye(3) * 0.25)  # d/da Σ (1/a)² = −2/a³ on the diagonal
+
+
+def test_lstsq_matches_numpy_and_differentiates_in_a_and_b():
+    x, res, rank, s = np.linalg.lstsq(TALL, B, rcond=None)
+    got = np.linalg.lstsq(wg.tensor(TALL), wg.tensor(B), rcond=None)
+    np.testing.assert_allclose(got[0].numpy(), x, rtol=1e-10)
+    np.testing.assert_allclose(got[1].numpy(), res, rtol=1e-10)
+    assert got[2] == rank
+    np.testing.assert_allclose(got[3].numpy(), s, rtol=1e-12)
+
+    def f(a, b):
+        sol, residuals, _, _ = np.linalg.lstsq(a, b, rcond=None)
+        return np.sum(sol ** 2) + np.sum(residuals)
+
+    assert check_grads(f, (TALL, B), order=2, modes=("rev", "fwd"))
+
+
+def test_lstsq_of_a_wide_matrix_is_the_minimum_norm_solution():
+    b = RNG.normal(size=(2, 2))
+    x, res, rank, s = np.linalg.lstsq(WIDE, b, rcond=None)
+    got = np.linalg.lstsq(wg.tensor(WIDE), b, rcond=None)
+    np.testing.assert_allclose(got[0].numpy(), x, rtol=1e-10)
+    assert got[1].shape == res.shape == (0,) and got[2] == rank == 2
+
+
+def test_compiled_lstsq_gradient_equals_eager():
+    def f(a):
+        return np.sum(np.linalg.lstsq(a, B, rcond=None)[0] ** 2)
+
+    np.testing.assert_allclose(wg.grad(wg.compile(f))(TALL), wg.grad(f)(TALL), rtol=1e-10)
+    np.testing.assert_allclose(wg.compile(wg.grad(f))(TALL), wg.grad(f)(TALL), rtol=1e-10)
