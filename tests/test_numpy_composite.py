@@ -131,3 +131,24 @@ def test_refused_arguments_say_so():
 def test_wengert_numpy_exposes_them():
     assert wg.numpy.median is not None and wg.numpy.linalg.multi_dot is not None
     np.testing.assert_allclose(wg.numpy.median(np.array([3.0, 1.0, 2.0])), 2.0)
+
+
+def test_dsplit_piecewise_and_array():
+    x = np.arange(1.0, 13.0).reshape(2, 3, 2)
+    parts = np.dsplit(wg.tensor(x), 2)
+    np.testing.assert_array_equal(parts[1].numpy(), np.dsplit(x, 2)[1])
+    assert check_grads(lambda x: np.dsplit(x, 2)[0] ** 2, (x,), order=2, modes=("rev", "fwd"))
+
+    def pw(x):
+        return np.piecewise(x, [x < 0.0, x > 1.0], [lambda t: t ** 2, lambda t: 2.0 * t, 0.5])
+
+    v = np.array([-1.5, 0.3, 2.0, -0.2, 1.4])
+    np.testing.assert_allclose(pw(wg.tensor(v)).numpy(), pw(v))
+    np.testing.assert_allclose(wg.grad(lambda x: np.sum(pw(x)))(v), [-3.0, 0.0, 2.0, -0.4, 2.0])
+
+    a = wg.tensor(2.0, requires_grad=True)
+    m = wg.numpy.array([[a, 1.0], [0.0, a * a]])
+    np.testing.assert_array_equal(m.numpy(), [[2.0, 1.0], [0.0, 4.0]])
+    np.sum(m).backward()
+    assert float(a.grad) == 5.0
+    np.testing.assert_array_equal(wg.numpy.array([[1, 2], [3, 4]]), np.array([[1, 2], [3, 4]]))

@@ -501,6 +501,16 @@ def _eigh_part(part: int) -> Callable[[_Step], str]:
     return form
 
 
+def _call_part(name: str, part: int) -> Callable[[_Step], str]:
+    """``name(a)[part]``."""
+
+    def form(s: _Step) -> str:
+        return f"{name}({s.a[0]})[{part}]"
+
+    form.__doc__ = f"{name}(a)[{part}]"
+    return form
+
+
 def _pinv(s: _Step) -> str:
     """``jnp.linalg.pinv(a)`` (``rtol=`` for an explicit cutoff; JAX's own default cutoff
     is NumPy's)."""
@@ -805,6 +815,8 @@ _FORMS: dict[str, Callable[[_Step], str]] = {
     "eigh_values": _eigh_part(0),  # jnp.linalg.eigh symmetrises its input, as wengert's
     "eigh_vectors": _eigh_part(1),
     "pinv": _pinv,
+    "qr_q": _call_part("jnp.linalg.qr", 0),
+    "qr_r": _call_part("jnp.linalg.qr", 1),
     "svd_values": _svd_part(None),
     "svd_u": _svd_part(0),
     "svd_vt": _svd_part(2),

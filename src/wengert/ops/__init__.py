@@ -4,17 +4,30 @@ The registry is built here, explicitly, from each family's ``OPS`` tuple:
 importing a module registers nothing by side effect. The families import only
 :mod:`wengert.core` and each other, in this order (each one only those before
 it): ``broadcast``, ``elementwise``, ``indexing``, ``shape``, ``reduce``,
-``linalg``, ``eigen``, ``svd``, ``lstsq``, ``composite`` (NumPy functions written with the others,
-no ops of its own).
+``linalg``, ``eigen``, ``svd``, ``qr``, ``lstsq``, ``composite`` (NumPy functions
+written with the others, no ops of its own).
 """
 
 from __future__ import annotations
 
 from ..core.op import Registry
-from . import broadcast, composite, eigen, elementwise, indexing, linalg, lstsq, reduce, shape, svd
+from . import (
+               broadcast,
+               composite,
+               eigen,
+               elementwise,
+               indexing,
+               linalg,
+               lstsq,
+               qr,
+               reduce,
+               shape,
+               svd,
+)
 
-FAMILIES = (broadcast, elementwise, indexing, shape, reduce, linalg, eigen, svd, lstsq, composite)
+FAMILIES = (broadcast, elementwise, indexing, shape, reduce, linalg, eigen, svd, qr, lstsq,
+            composite)
 REGISTRY = Registry(op for family in FAMILIES for op in family.OPS)
 
 __all__ = ["REGISTRY", "FAMILIES", "broadcast", "elementwise", "reduce", "shape", "indexing",
-           "linalg", "eigen", "svd", "lstsq", "composite"]
+           "linalg", "eigen", "svd", "qr", "lstsq", "composite"]

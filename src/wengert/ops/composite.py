@@ -414,6 +414,80 @@ def real_if_close(a: Any, tol: float = 100) -> Any:
     return a
 
 
+def dsplit(a: Any, indices_or_sections: Any) -> list[Any]:
+    """``split`` along the third axis (arrays of 3 or more dimensions)."""
+    if _ndim(a) < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return _shape.split(a, indices_or_sections, axis=2)
+
+
+def piecewise(x: Any, condlist: Any, funclist: Any, *args: Any, **kw: Any) -> Any:
+    """``funclist[i]`` where ``condlist[i]`` holds (the last one holds), as ``np.where``
+    chains: each function sees the whole ``x`` (NumPy's sees only its entries), so it
+    must be defined everywhere, and a NaN it makes where its condition does not hold
+    shows in the gradient (0·NaN), as with ``np.where``."""
+    x = _as_array(x)
+    if is_traced(condlist) or (isinstance(condlist, np.ndarray) and condlist.dtype == bool
+                               and condlist.shape == tuple(shape_of(x))):
+        condlist = [condlist]
+    conds = list(condlist)
+    funcs = list(funclist)
+    if len(funcs) not in (len(conds), len(conds) + 1):
+        raise ValueError(f"with {len(conds)} condition(s), either {len(conds)} or "
+                         f"{len(conds) + 1} functions are expected")
+    if len(funcs) == len(conds) + 1:  # the otherwise function
+        rest = [np.logical_not(np.any(np.stack([_raw(c) for c in conds]), axis=0))] \
+            if conds else [np.ones(shape_of(x), dtype=bool)]
+        conds = conds + rest
+    out = _ew.multiply(x, 0.0)
+    for cond, func in zip(conds, funcs):
+        value = func(x, *args, **kw) if callable(func) else func
+        out = _ew.where(cond, value, out)
+    return out
+
+
+def array(obj: Any, dtype: Any = None) -> Any:
+    """An array built from (nested lists or tuples of) values that may carry gradients:
+    ``np.stack`` level by level (``np.array`` of tensors refuses, since it would drop
+    their gradients).
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> x = wg.tensor(2.0, requires_grad=True)
+    >>> m = array([[x, 1.0], [0.0, x * x]])
+    >>> m.shape
+    (2, 2)
+    """
+    def has_traced(o: Any) -> bool:
+        todo = [o]
+        while todo:
+            item = todo.pop()
+            if is_traced(item):
+                return True
+            if isinstance(item, (list, tuple)):
+                todo.extend(item)
+        return False
+
+    if not has_traced(obj):
+        return np.array(obj, dtype=dtype)
+    # Build bottom-up without recursion: each list becomes a stack of its items.
+    order: list[Any] = []
+    todo = [obj]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, (list, tuple)):
+            order.append(item)
+            todo.extend(item)
+    built: dict[int, Any] = {}
+    for item in reversed(order):
+        parts = [built.get(id(p), p) if isinstance(p, (list, tuple)) else p for p in item]
+        parts = [p if is_traced(p) else np.asarray(p) for p in parts]
+        built[id(item)] = _shape.stack(parts)
+    out = built[id(obj)]
+    return out if dtype is None else _ew.astype(out, dtype)
+
+
 # -- reductions that skip NaN ----------------------------------------------------------
 def _filled(a: Any, fill: float) -> Any:
     a = _as_array(a)
@@ -619,7 +693,7 @@ PUBLIC = ("diff", "append", "fabs", "nan_to_num", "rollaxis", "polyval", "meshgr
           "select", "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "quantile",
           "percentile", "median", "cov", "corrcoef", "delete", "insert", "gradient",
           "linspace", "logspace", "interp", "convolve", "correlate", "unwrap",
-          "real_if_close", "norm")
+          "real_if_close", "norm", "dsplit", "piecewise", "array")
 #: Names exported by ``wengert.numpy.linalg``.
 LINALG_PUBLIC = ("multi_dot", "matrix_power")
 #: NumPy function -> function, for ``Tensor.__array_function__``.
@@ -632,7 +706,8 @@ NUMPY = {
     np.linalg.matrix_power: matrix_power, np.delete: delete, np.insert: insert,
     np.gradient: gradient, np.linspace: linspace, np.logspace: logspace, np.interp: interp,
     np.convolve: convolve, np.correlate: correlate, np.unwrap: unwrap,
-    np.real_if_close: real_if_close, np.linalg.norm: norm,
+    np.real_if_close: real_if_close, np.linalg.norm: norm, np.dsplit: dsplit,
+    np.piecewise: piecewise,
 }
 #: ufunc name -> function.
 UFUNCS = {"fabs": fabs}

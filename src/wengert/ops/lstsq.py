@@ -20,7 +20,7 @@ Examples
 >>> wg.grad(lambda a: np.sum(np.linalg.pinv(a)))(a)
 array([[-1.  , -0.5 ],
        [-0.5 , -0.25],
-       [ 1.  ,  0.5 ]])
+       [ 1.  ,  0.25]])
 """
 
 from __future__ import annotations

@@ -1,0 +1,164 @@
+"""The QR decomposition: ``np.linalg.qr`` as two primitives (``Q`` and ``R`` of the reduced
+decomposition of an ``m × n`` matrix with ``m ≥ n``).
+
+With ``C = Qᵀ dA R⁻¹`` and ``Ω = L − Lᵀ`` for ``L`` the strictly lower triangle of ``C``
+(as JAX's rule):
+
+* ``dQ = Q (Ω − C) + dA R⁻¹``, ``dR = (C − Ω) R``;
+* ``Ā = (Q̄ + Q copyltu(M)) R⁻ᵀ`` with ``M = R R̄ᵀ − Q̄ᵀ Q`` and ``copyltu(M)`` the lower
+  triangle of ``M`` mirrored to the upper one (Walter and Lehmann, 2018).
+
+Both are written with wengert's ops, so they differentiate to any order. A wide
+matrix (``m < n``) is refused: its ``R`` is not square and the rule above does not
+hold. The decomposition is NumPy's, with LAPACK's signs: where ``R`` has a zero on its
+diagonal (a rank-deficient input) the derivative does not exist, and neither does it
+at an input whose Householder reflections are trivial (an upper-triangular one), where
+any perturbation flips the signs of ``R``'s rows.
+
+Examples
+--------
+>>> import numpy as np
+>>> import wengert as wg
+>>> a = np.array([[2.0, 1.0], [1.0, 3.0], [0.5, 1.0]])
+>>> wg.grad(lambda a: np.sum(np.linalg.qr(a)[1]))(a).round(4)
+array([[-0.8962, -0.3943],
+       [-0.3948, -1.2895],
+       [-0.2081, -0.4263]])
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..core.op import Op
+from .base import apply
+from .base import primal as _raw
+from .base import shape_of as _shape
+from .linalg import SOLVE, matmul
+from .shape import swapaxes
+
+__all__ = ["QR_Q", "QR_R", "qr", "QRResult"]
+
+
+def _mT(x: Any) -> Any:
+    return swapaxes(x, -1, -2)
+
+
+def _mask(n: int, k: int, like: Any) -> np.ndarray:
+    """``np.tril(ones, k)`` in the dtype of ``like`` (exact for float32 too)."""
+    return np.tril(np.ones((n, n)), k).astype(np.result_type(_raw(like)))
+
+
+def _right_solve(b: Any, r: Any) -> Any:
+    """``b R⁻¹`` (solving ``Rᵀ Xᵀ = bᵀ``)."""
+    return _mT(apply(SOLVE, _mT(r), _mT(b)))
+
+
+def _zeros_like(ans: Any) -> Any:
+    raw = _raw(ans)
+    return np.zeros(np.shape(raw), dtype=np.result_type(raw))
+
+
+def _q_impl(a: Any) -> Any:
+    return np.linalg.qr(np.asarray(a))[0]
+
+
+def _r_impl(a: Any) -> Any:
+    return np.linalg.qr(np.asarray(a))[1]
+
+
+def _tangents(t: Any, a: Any) -> tuple[Any, Any]:
+    """``(dQ, dR)`` for the tangent ``t`` of ``a``."""
+    q, r = apply(QR_Q, a), apply(QR_R, a)
+    n = _shape(r)[-1]
+    dx_rinv = _right_solve(t, r)
+    c = matmul(_mT(q), dx_rinv)
+    lower = c * _mask(n, -1, c)
+    omega = lower - _mT(lower)
+    return matmul(q, omega - c) + dx_rinv, matmul(c - omega, r)
+
+
+def _q_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
+    (t,) = tangents
+    return _zeros_like(ans) if t is None else _tangents(t, a)[0]
+
+
+def _r_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
+    (t,) = tangents
+    return _zeros_like(ans) if t is None else _tangents(t, a)[1]
+
+
+def _cotangent(q_bar: Any, r_bar: Any, a: Any) -> Any:
+    """``Ā`` for the cotangents of ``Q`` and ``R`` (either may be zero)."""
+    q, r = apply(QR_Q, a), apply(QR_R, a)
+    n = _shape(r)[-1]
+    m = matmul(r, _mT(r_bar)) - matmul(_mT(q_bar), q)
+    copyltu = m * _mask(n, 0, m) + _mT(m * _mask(n, -1, m))
+    return _right_solve(q_bar + matmul(q, copyltu), _mT(r))
+
+
+def _q_vjp(g: Any, ans: Any, a: Any) -> Any:
+    r = apply(QR_R, a)
+    return _cotangent(g, r * 0.0, a)
+
+
+def _r_vjp(g: Any, ans: Any, a: Any) -> Any:
+    q = apply(QR_Q, a)
+    return _cotangent(q * 0.0, g, a)
+
+
+def _rng_tall(rng: Any, shape: tuple[int, ...]) -> np.ndarray:
+    a = rng.normal(size=shape)
+    n = shape[-1]
+    a[..., :n, :n] += np.eye(n) * 2.5  # R well away from a zero diagonal
+    return a
+
+
+def _samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    return [((_rng_tall(rng, s),), {}) for s in [(1, 1), (3, 3), (4, 2), (2, 3, 2)]]
+
+
+QR_Q = Op("qr_q", _q_impl, (_q_vjp,), jvp=_q_jvp, reads=(0,),
+          formula="dQ = Q (Ω − C) + dA R⁻¹, C = Qᵀ dA R⁻¹, Ω = L − Lᵀ (L: C's strict "
+                  "lower triangle)", symbol="Q",
+          adjoint=("(ḡ + Q copyltu(−ḡᵀ Q)) R⁻ᵀ",), samples=_samples)
+QR_R = Op("qr_r", _r_impl, (_r_vjp,), jvp=_r_jvp, reads=(0,),
+          formula="dR = (C − Ω) R, C = Qᵀ dA R⁻¹, Ω = L − Lᵀ", symbol="R",
+          adjoint=("Q copyltu(R ḡᵀ) R⁻ᵀ",), samples=_samples)
+
+OPS = (QR_Q, QR_R)
+
+
+class QRResult(NamedTuple):
+    """``(Q, R)``, as ``np.linalg.qr`` returns them."""
+
+    Q: Any
+    R: Any
+
+
+def qr(a: Any, mode: str = "reduced") -> Any:
+    """The QR decomposition of a tall or square matrix (or stack): ``mode`` "reduced"
+    (NumPy's default), "r", or "complete" for a square one."""
+    m, n = _shape(a)[-2:]
+    if m < n:
+        raise NotImplementedError(
+            f"qr of a wide {m}×{n} matrix: its R is not square and has no derivative "
+            "rule in wengert; decompose the transpose, or a square part."
+        )
+    if mode == "r":
+        return apply(QR_R, a)
+    if mode == "complete" and m != n:
+        raise NotImplementedError("qr(mode='complete') of a non-square matrix: the extra "
+                                  "columns of Q are not determined by the input")
+    if mode not in ("reduced", "complete"):
+        raise ValueError(f"Unrecognized mode '{mode}'")
+    return QRResult(apply(QR_Q, a), apply(QR_R, a))
+
+
+PUBLIC: tuple[str, ...] = ()
+#: Names for ``wengert.numpy.linalg``.
+LINALG_PUBLIC = ("qr",)
+#: NumPy function -> function, for ``Tensor.__array_function__``.
+NUMPY = {np.linalg.qr: qr}
