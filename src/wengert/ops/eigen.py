@@ -38,6 +38,7 @@ from .base import primal as _raw
 from .base import shape_of as _shape
 from .broadcast import reshape_to
 from .linalg import matmul
+from .memo import DecompositionMemo
 from .reduce import sum as _sum
 from .shape import swapaxes
 
@@ -57,12 +58,16 @@ def _symmetric_part(a: Any) -> np.ndarray:
     return 0.5 * (a + np.swapaxes(a, -1, -2))
 
 
+#: One decomposition shared by both primitives and their rules (see wengert.ops.memo).
+_EIGH = DecompositionMemo(lambda a: np.linalg.eigh(_symmetric_part(a)))
+
+
 def _values_impl(a: Any) -> Any:
-    return np.linalg.eigvalsh(_symmetric_part(a))
+    return _EIGH(a)[0].copy()
 
 
 def _vectors_impl(a: Any) -> Any:
-    return np.linalg.eigh(_symmetric_part(a))[1]
+    return _EIGH(a)[1].copy()
 
 
 def _zeros_like(ans: Any) -> Any:

@@ -37,6 +37,7 @@ from .base import apply
 from .base import primal as _raw
 from .base import shape_of as _shape
 from .linalg import SOLVE, matmul
+from .memo import DecompositionMemo
 from .shape import swapaxes
 
 __all__ = ["QR_Q", "QR_R", "qr", "QRResult"]
@@ -61,12 +62,16 @@ def _zeros_like(ans: Any) -> Any:
     return np.zeros(np.shape(raw), dtype=np.result_type(raw))
 
 
+#: One decomposition shared by both primitives and their rules (wengert.ops.memo).
+_QR = DecompositionMemo(np.linalg.qr)
+
+
 def _q_impl(a: Any) -> Any:
-    return np.linalg.qr(np.asarray(a))[0]
+    return _QR(a)[0].copy()
 
 
 def _r_impl(a: Any) -> Any:
-    return np.linalg.qr(np.asarray(a))[1]
+    return _QR(a)[1].copy()
 
 
 def _tangents(t: Any, a: Any) -> tuple[Any, Any]:

@@ -40,6 +40,7 @@ from .base import primal as _raw
 from .base import shape_of as _shape
 from .broadcast import reshape_to
 from .linalg import matmul
+from .memo import DecompositionMemo
 from .reduce import sum as _sum
 from .shape import swapaxes
 
@@ -64,16 +65,20 @@ def _zeros_like(ans: Any) -> Any:
     return np.zeros(np.shape(raw), dtype=np.result_type(raw))
 
 
+#: One decomposition shared by the three primitives and their rules (wengert.ops.memo).
+_SVD = DecompositionMemo(lambda a: np.linalg.svd(a, full_matrices=False))
+
+
 def _values_impl(a: Any) -> Any:
-    return np.linalg.svd(np.asarray(a), compute_uv=False)
+    return _SVD(a)[1].copy()
 
 
 def _u_impl(a: Any) -> Any:
-    return np.linalg.svd(np.asarray(a), full_matrices=False)[0]
+    return _SVD(a)[0].copy()
 
 
 def _vt_impl(a: Any) -> Any:
-    return np.linalg.svd(np.asarray(a), full_matrices=False)[2]
+    return _SVD(a)[2].copy()
 
 
 def _parts(a: Any) -> tuple[Any, Any, Any]:
@@ -115,7 +120,9 @@ def _u_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
     u, s, v = ans, apply(SVD_VALUES, a), _mT(apply(SVD_VT, a))
     dp = matmul(matmul(_mT(u), t), v)
     inner = matmul(u, _gap_inverse(s) * (dp * _row(s) + _column(s) * _mT(dp)))
-    m = _shape(u)[-2]
+    m, k = _shape(u)[-2:]
+    if m == k:  # U is square: I − U Uᵀ = 0
+        return inner
     outside = matmul(_eye_like(m, u) - matmul(u, _mT(u)), matmul(t, v)) / _row(s)
     return inner + outside
 
@@ -124,7 +131,9 @@ def _u_vjp(g: Any, ans: Any, a: Any) -> Any:
     u, s, v = ans, apply(SVD_VALUES, a), _mT(apply(SVD_VT, a))
     gm = _gap_inverse(s) * matmul(_mT(u), g)
     inner = matmul(matmul(u, (gm + _mT(gm)) * _row(s)), _mT(v))
-    m = _shape(u)[-2]
+    m, k = _shape(u)[-2:]
+    if m == k:  # U is square: I − U Uᵀ = 0
+        return inner
     outside = matmul(matmul(_eye_like(m, u) - matmul(u, _mT(u)), g / _row(s)), _mT(v))
     return inner + outside
 
@@ -137,7 +146,9 @@ def _vt_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
     u, s, v = apply(SVD_U, a), apply(SVD_VALUES, a), _mT(ans)
     dp = matmul(matmul(_mT(u), t), v)
     inner = matmul(v, _gap_inverse(s) * (_column(s) * dp + _mT(dp) * _row(s)))
-    n = _shape(v)[-2]
+    n, k = _shape(v)[-2:]
+    if n == k:  # V is square: I − V Vᵀ = 0
+        return _mT(inner)
     outside = matmul(_eye_like(n, v) - matmul(v, _mT(v)), matmul(_mT(t), u)) / _row(s)
     return _mT(inner + outside)
 
@@ -147,7 +158,9 @@ def _vt_vjp(g: Any, ans: Any, a: Any) -> Any:
     gv = _mT(g)  # V̄
     h = _gap_inverse(s) * matmul(_mT(v), gv)
     inner = matmul(matmul(u, _column(s) * (h + _mT(h))), _mT(v))
-    n = _shape(v)[-2]
+    n, k = _shape(v)[-2:]
+    if n == k:  # V is square: I − V Vᵀ = 0
+        return inner
     outside = matmul(u, matmul(_mT(gv) / _column(s), _eye_like(n, v) - matmul(v, _mT(v))))
     return inner + outside
 
