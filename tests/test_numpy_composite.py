@@ -71,6 +71,14 @@ CASES = {
     "correlate full": (lambda a, v: np.correlate(a, v, "full"), (W, V)),
     "unwrap": (lambda x: np.unwrap(x * 4.0), (V,)),
     "real_if_close": (lambda x: np.real_if_close(x) * 2.0, (V,)),
+    "tensorinv": (lambda a: np.linalg.tensorinv(a, ind=1), (np.eye(4).reshape(4, 2, 2) * 3.0
+                                                          + 0.1 * RNG.normal(size=(4, 2, 2)),)),
+    "tensorsolve": (lambda a, b: np.linalg.tensorsolve(a, b),
+                    (np.eye(6).reshape(2, 3, 6) * 2.0 + 0.1 * RNG.normal(size=(2, 3, 6)),
+                     RNG.normal(size=(2, 3)))),
+    "tensorsolve axes": (lambda a, b: np.linalg.tensorsolve(a, b, axes=(0,)),
+                         (np.eye(4).reshape(2, 2, 2, 2) * 2.0
+                          + 0.1 * RNG.normal(size=(2, 2, 2, 2)), RNG.normal(size=(2, 2)))),
 }
 
 

@@ -664,6 +664,32 @@ def multi_dot(arrays: Any, *, out: Any = None) -> Any:
     return result
 
 
+def tensorinv(a: Any, ind: int = 2) -> Any:
+    """The inverse of ``a`` seen as a matrix of its first ``ind`` axes by the rest."""
+    a = _as_array(a)
+    shape = shape_of(a)
+    if ind <= 0:
+        raise ValueError("Invalid ind argument.")
+    rows = int(np.prod(shape[:ind]))
+    inverse = _linalg.inv(_shape.reshape(a, (rows, -1)))
+    return _shape.reshape(inverse, shape[ind:] + shape[:ind])
+
+
+def tensorsolve(a: Any, b: Any, axes: Any = None) -> Any:
+    """``x`` with ``tensordot(a, x, x.ndim) == b`` (``a``'s trailing axes, as many as
+    ``x`` has, against ``x``)."""
+    a, b = _as_array(a), _as_array(b)
+    if axes is not None:
+        moved = [ax for ax in range(_ndim(a)) if ax not in [x % _ndim(a) for x in axes]]
+        a = _shape.transpose(a, tuple(moved) + tuple(x % _ndim(a) for x in axes))
+    shape = shape_of(a)
+    nb = _ndim(b)
+    x_shape = shape[nb:]
+    rows = int(np.prod(shape[:nb]))
+    x = _linalg.solve(_shape.reshape(a, (rows, -1)), _shape.reshape(b, (rows,)))
+    return _shape.reshape(x, x_shape)
+
+
 def matrix_power(a: Any, n: int) -> Any:
     """``a`` multiplied by itself ``n`` times (the inverse's powers for ``n < 0``)."""
     n = operator.index(n)
@@ -695,7 +721,7 @@ PUBLIC = ("diff", "append", "fabs", "nan_to_num", "rollaxis", "polyval", "meshgr
           "linspace", "logspace", "interp", "convolve", "correlate", "unwrap",
           "real_if_close", "norm", "dsplit", "piecewise", "array")
 #: Names exported by ``wengert.numpy.linalg``.
-LINALG_PUBLIC = ("multi_dot", "matrix_power")
+LINALG_PUBLIC = ("multi_dot", "matrix_power", "tensorinv", "tensorsolve")
 #: NumPy function -> function, for ``Tensor.__array_function__``.
 NUMPY = {
     np.diff: diff, np.append: append, np.nan_to_num: nan_to_num, np.rollaxis: rollaxis,
@@ -707,6 +733,7 @@ NUMPY = {
     np.gradient: gradient, np.linspace: linspace, np.logspace: logspace, np.interp: interp,
     np.convolve: convolve, np.correlate: correlate, np.unwrap: unwrap,
     np.real_if_close: real_if_close, np.linalg.norm: norm, np.dsplit: dsplit,
+    np.linalg.tensorinv: tensorinv, np.linalg.tensorsolve: tensorsolve,
     np.piecewise: piecewise,
 }
 #: ufunc name -> function.
