@@ -1,0 +1,1 @@
+from wengert.core.bind import is_traced as isbox  # noqa: F401
