@@ -34,19 +34,18 @@ import numpy as np
 from ..core.op import Op
 from . import elementwise as _ew
 from .base import apply
-from .base import primal as _raw
 from .base import shape_of as _shape
-from .broadcast import reshape_to
 from .linalg import matmul
+from .matrix import column as _column
+from .matrix import mT as _mT
+from .matrix import row as _row
+from .matrix import zero_tangent as _zeros_like
 from .memo import DecompositionMemo
 from .reduce import sum as _sum
-from .shape import swapaxes
 
 __all__ = ["EIGH_VALUES", "EIGH_VECTORS", "eigh", "eigvalsh", "EighResult"]
 
 
-def _mT(x: Any) -> Any:
-    return swapaxes(x, -1, -2)
 
 
 def _sym(x: Any) -> Any:
@@ -70,20 +69,10 @@ def _vectors_impl(a: Any) -> Any:
     return _EIGH(a)[1].copy()
 
 
-def _zeros_like(ans: Any) -> Any:
-    raw = _raw(ans)
-    return np.zeros(np.shape(raw), dtype=np.result_type(raw))
 
 
-def _row(w: Any) -> Any:
-    """``w[..., None, :]``."""
-    s = _shape(w)
-    return reshape_to(w, s[:-1] + (1, s[-1]))
 
 
-def _column(w: Any) -> Any:
-    """``w[..., :, None]``."""
-    return reshape_to(w, _shape(w) + (1,))
 
 
 def _gap_inverse(w: Any) -> Any:

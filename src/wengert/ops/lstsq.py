@@ -35,19 +35,17 @@ from .base import primal as _raw
 from .base import shape_of as _shape
 from .broadcast import reshape_to
 from .linalg import matmul
+from .matrix import eye_like as _eye
+from .matrix import mT as _mT
+from .matrix import zero_tangent
 from .reduce import sum as _sum
-from .shape import swapaxes
 from .svd import svd
 
 __all__ = ["PINV", "pinv", "lstsq"]
 
 
-def _mT(x: Any) -> Any:
-    return swapaxes(x, -1, -2)
 
 
-def _eye(n: int, like: Any) -> np.ndarray:
-    return np.eye(n, dtype=np.result_type(_raw(like)))
 
 
 def _pinv_impl(a: Any, rcond: Any = None) -> Any:
@@ -70,8 +68,7 @@ def _pinv_vjp(g: Any, ans: Any, a: Any, rcond: Any = None) -> Any:
 def _pinv_jvp(tangents: tuple[Any, ...], ans: Any, a: Any, rcond: Any = None) -> Any:
     (t,) = tangents
     if t is None:
-        raw = _raw(ans)
-        return np.zeros(np.shape(raw), dtype=np.result_type(raw))
+        return zero_tangent(ans)
     x = ans
     m, n = _shape(a)[-2:]
     tt = _mT(t)

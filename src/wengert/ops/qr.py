@@ -37,14 +37,13 @@ from .base import apply
 from .base import primal as _raw
 from .base import shape_of as _shape
 from .linalg import SOLVE, matmul
+from .matrix import mT as _mT
+from .matrix import zero_tangent as _zeros_like
 from .memo import DecompositionMemo
-from .shape import swapaxes
 
 __all__ = ["QR_Q", "QR_R", "qr", "QRResult"]
 
 
-def _mT(x: Any) -> Any:
-    return swapaxes(x, -1, -2)
 
 
 def _mask(n: int, k: int, like: Any) -> np.ndarray:
@@ -57,9 +56,6 @@ def _right_solve(b: Any, r: Any) -> Any:
     return _mT(apply(SOLVE, _mT(r), _mT(b)))
 
 
-def _zeros_like(ans: Any) -> Any:
-    raw = _raw(ans)
-    return np.zeros(np.shape(raw), dtype=np.result_type(raw))
 
 
 #: One decomposition shared by both primitives and their rules (wengert.ops.memo).

@@ -36,33 +36,25 @@ import numpy as np
 from ..core.op import Op
 from . import elementwise as _ew
 from .base import apply
-from .base import primal as _raw
 from .base import shape_of as _shape
-from .broadcast import reshape_to
 from .linalg import matmul
+from .matrix import column as _column
+from .matrix import eye_like as _eye_like
+from .matrix import mT as _mT
+from .matrix import row as _row
+from .matrix import zero_tangent as _zeros_like
 from .memo import DecompositionMemo
 from .reduce import sum as _sum
-from .shape import swapaxes
 
 __all__ = ["SVD_VALUES", "SVD_U", "SVD_VT", "svd", "SVDResult"]
 
 
-def _mT(x: Any) -> Any:
-    return swapaxes(x, -1, -2)
 
 
-def _row(s: Any) -> Any:
-    sh = _shape(s)
-    return reshape_to(s, sh[:-1] + (1, sh[-1]))
 
 
-def _column(s: Any) -> Any:
-    return reshape_to(s, _shape(s) + (1,))
 
 
-def _zeros_like(ans: Any) -> Any:
-    raw = _raw(ans)
-    return np.zeros(np.shape(raw), dtype=np.result_type(raw))
 
 
 #: One decomposition shared by the three primitives and their rules (wengert.ops.memo).
@@ -94,8 +86,6 @@ def _gap_inverse(s: Any) -> Any:
     return _ew.where(eye, 0.0, 1.0 / _ew.where(eye, 1.0, _row(s2) - _column(s2)))
 
 
-def _eye_like(n: int, like: Any) -> np.ndarray:
-    return np.eye(n, dtype=np.result_type(_raw(like)))
 
 
 # -- singular values ---------------------------------------------------------------------

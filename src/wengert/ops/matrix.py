@@ -1,0 +1,51 @@
+"""Small helpers the matrix decompositions' rules share (``eigen``, ``svd``, ``qr``,
+``lstsq``): transposes of stacks, a vector as a row or a column, zero tangents and
+identities in the dtype of a value.
+
+Examples
+--------
+>>> import numpy as np
+>>> w = np.array([1.0, 2.0])
+>>> row(w).shape, column(w).shape, mT(np.ones((3, 2, 4))).shape
+((1, 2), (2, 1), (3, 4, 2))
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .base import primal as _raw
+from .base import shape_of
+from .broadcast import reshape_to
+from .shape import swapaxes
+
+__all__ = ["mT", "row", "column", "zero_tangent", "eye_like"]
+
+
+def mT(x: Any) -> Any:  # noqa: N802 - NumPy's name for the matrix transpose
+    """The transpose of the last two axes."""
+    return swapaxes(x, -1, -2)
+
+
+def row(v: Any) -> Any:
+    """``v[..., None, :]``: a vector (or stack) as a row that broadcasts down columns."""
+    s = shape_of(v)
+    return reshape_to(v, s[:-1] + (1, s[-1]))
+
+
+def column(v: Any) -> Any:
+    """``v[..., :, None]``: a vector (or stack) as a column that broadcasts along rows."""
+    return reshape_to(v, shape_of(v) + (1,))
+
+
+def zero_tangent(ans: Any) -> np.ndarray:
+    """Zeros of ``ans``'s shape and dtype (the tangent when no input has one)."""
+    raw = _raw(ans)
+    return np.zeros(np.shape(raw), dtype=np.result_type(raw))
+
+
+def eye_like(n: int, like: Any) -> np.ndarray:
+    """The ``n × n`` identity in the dtype of ``like``."""
+    return np.eye(n, dtype=np.result_type(_raw(like)))
