@@ -38,7 +38,6 @@ from ..core.modes import GRAD_ENABLED
 from ..inplace import (
     masked_write,
     rederive_views,
-    shares_storage,
     traced_mask,
     write_back,
 )
@@ -46,7 +45,7 @@ from ..ops import elementwise as _ew
 from ..ops import indexing as _ix
 from ..ops import linalg as _linalg
 
-__all__ = ["InPlaceTraced", "assign", "is_view", "TraceMutationError"]
+__all__ = ["InPlaceTraced", "assign", "TraceMutationError"]
 
 
 class TraceMutationError(TypeError):
@@ -112,11 +111,6 @@ def _in_place(target: Any, new: Any, what: str, ufunc: str) -> Any:
             f"write {target.var.name} = {target.var.name} {what[:-1]} ... for a new array)"
         )
     return assign(target, new, what)
-
-
-def is_view(value: Any, base_value: Any) -> bool:
-    """Whether the example ``value`` an op made from ``base_value`` is a NumPy view of it."""
-    return shares_storage(value, base_value)
 
 
 def assign(target: Any, new: Any, what: str) -> Any:

@@ -35,10 +35,10 @@ from ..core.modes import GRAD_ENABLED
 from ..core.op import Op
 from ..core.source import SourceLine, is_library
 from ..core.tree import flatten, unflatten
-from ..inplace import link_view
+from ..inplace import link_view, shares_storage
 from .ir import Equation, Guard, Literal, Var
 from .keys import value_key
-from .mutation import InPlaceTraced, is_view
+from .mutation import InPlaceTraced
 
 __all__ = ["Traced", "Builder", "GraphKind", "TraceError", "STATIC_FUNCTIONS",
            "is_recorded_call", "run_equation", "snapshot"]
@@ -377,7 +377,7 @@ class GraphKind(Kind):
             value = forward(op, tuple(values), params)
         out = builder.record(op, ins, params, value)
         if op.view and type(args[0]) is Traced and args[0].builder is builder \
-                and is_view(value, values[0]):
+                and shares_storage(value, values[0]):
             link_view(args[0], out, op, params)  # a NumPy view: in-place updates write through
         return out
 
