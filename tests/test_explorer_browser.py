@@ -191,6 +191,24 @@ def test_the_graph_draws_and_steps_with_the_keyboard_and_buttons(open_page):
     assert page.evaluate("window.model.get('step')") == 8
 
 
+def test_packed_frames_step_as_the_plain_ones(open_page):
+    """Frames that travel packed (binary integer columns, gzip) show the same panels: a
+    fan-out (running sums), parameters and user names survive the browser's unpacking."""
+    w = wg.tensor(np.array([[1.0, 2.0], [3.0, 4.0]]), requires_grad=True)
+    v = wg.tensor(np.array([0.5, -1.0]), requires_grad=True)
+    with wg.source_lines():
+        h = np.tanh(w @ v)
+        loss = np.sum(h * h) + np.sum(np.transpose(w)[0])
+    data = explorer_frames(wg.tape_of(loss), leaf_names=["w", "v"], value_names={"t1": "h"})
+    frames = pack(data, limit=1)
+    assert "packed" in frames
+    page = open_page(frames, name="packed")
+    page.focus(".wgx")
+    for step in range(data["steps"]["total"]):
+        check_panel(page, data, step)
+        page.keyboard.press("ArrowRight")
+
+
 def test_adjoint_names_given_by_python_reach_the_panel(open_page):
     a, g = wg.tensor(1.5, requires_grad=True), wg.tensor(0.5, requires_grad=True)
     with wg.source_lines():

@@ -139,7 +139,38 @@ async function unpack(raw) {
     for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
   }
   const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-  return expand(JSON.parse(await new Response(stream).text()));
+  return expand(fromBytes(await new Response(stream).arrayBuffer()));
+}
+
+// The payload of wengert/jupyter/columns.py: the header's length, the header (JSON),
+// then its integer columns as int32 (``columns``: [path, length] in order); ``eqs.ins``
+// and ``reverse`` come back to the compact form's shapes.
+function fromBytes(buffer) {
+  const size = new DataView(buffer).getUint32(0, true);
+  const d = JSON.parse(new TextDecoder().decode(new Uint8Array(buffer, 4, size)));
+  let offset = 4 + size;
+  for (const [path, length] of d.columns) {
+    const keys = path.split(".");
+    let where = d;
+    for (const key of keys.slice(0, -1)) where = where[key] ??= {};
+    where[keys[keys.length - 1]] = Array.from(new Int32Array(buffer, offset, length));
+    offset += 4 * length;
+  }
+  const { ins_flat: flat, ins_count: counts } = d.eqs;
+  const ins = [];
+  for (let e = 0, at = 0; e < counts.length; at += counts[e], e++) ins.push(flat.slice(at, at + counts[e]));
+  d.eqs.ins = ins;
+  const rows = d.reverse_rows;
+  const reverse = [];
+  for (let k = 0; k < d.reverse_e.length; k++) {
+    const i = d.reverse_i[k];
+    reverse.push(i >= 0 ? [d.reverse_e[k], i, d.reverse_j[k]] : [d.reverse_e[k], rows[String(k)]]);
+  }
+  d.reverse = reverse;
+  for (const key of ["columns", "reverse_e", "reverse_i", "reverse_j", "reverse_rows"]) delete d[key];
+  delete d.eqs.ins_flat;
+  delete d.eqs.ins_count;
+  return d;
 }
 
 // A reverse step's sends: ``[e, i, j]`` is the compact form of ``[e, [[i, null, null, j]]]``.

@@ -357,10 +357,6 @@ class _Builder:
         self.later: list[Any] = []
         self.later_at: list[tuple[list[Any], int]] = []
 
-    def _later(self, where: list[Any], position: int, value: Any) -> None:
-        self.later.append(value)
-        self.later_at.append((where, position))
-
     def _names(self, leaf_names: Sequence[str] | None,
                value_names: Mapping[Any, str]) -> list[str]:
         n, n_leaves = self.n, self.n_leaves
@@ -407,32 +403,51 @@ class _Builder:
                 self.jacs.append([f"{m}×{n}", f"{m * n:,}", nbytes_text(8 * m * n)])
         return k
 
-    def sends(self, e: int, g: Any, sent: list[tuple[int, Any, Any]]) -> list[list[Any]]:
-        """The rows of one reverse step: equation ``e`` received ``g`` and sent ``sent``."""
-        later = self._later
-        self.adjoint[e] = g
-        later(self.adjoint_texts, e, g)
-        pending = self.pending.pop(e, None)
-        if pending is not None and pending[1] is not g:  # a hook changed the cotangent
-            later(pending[0], 1, pending[1])
-        ins = self.ins[e]
-        rows = []
-        for i, _parent, ct in sent:
-            target = ins[i]
-            row = [i, None, None, self._jac_id(self.node_shapes[e], self.node_shapes[target])]
-            if self.uses[target] > 1:
-                count, total = self.sums.get(target, (0, None))
-                total = ct if total is None else total + ct
-                self.sums[target] = (count + 1, total)
-                later(row, 1, ct)
-                if count:
-                    later(row, 2, total)
-                self.adjoint[target] = total
-            else:  # all it will receive: its adjoint says it (checked when it arrives)
-                self.adjoint[target] = ct
-                self.pending[target] = (row, ct)
-            rows.append(row)
-        return rows
+    def sweep_frames(self, steps: list[tuple[int, Any, list[tuple[int, Any, Any]]]]
+                     ) -> list[list[Any]]:
+        """The reverse frames of the sweep's steps: equation ``e`` received ``g`` and sent
+        ``sent`` (``(input position, parent, contribution)``), in sweep order.
+
+        One loop with everything in locals: it runs once per equation of the tape."""
+        adjoint, adjoint_texts, ins_of = self.adjoint, self.adjoint_texts, self.ins
+        uses, shapes, sums, pending = self.uses, self.node_shapes, self.sums, self.pending
+        jac_index, jac_id = self.jac_index, self._jac_id
+        later, later_at = self.later.append, self.later_at.append
+        pop_pending = pending.pop
+        frames = []
+        for e, g, sent in steps:
+            adjoint[e] = g
+            later(g)
+            later_at((adjoint_texts, e))
+            waiting = pop_pending(e, None)
+            if waiting is not None and waiting[1] is not g:  # a hook changed the cotangent
+                later(waiting[1])
+                later_at((waiting[0], 1))
+            ins = ins_of[e]
+            out_shape = shapes[e]
+            rows = []
+            for i, _parent, ct in sent:
+                target = ins[i]
+                jac = jac_index.get((out_shape, shapes[target]))
+                if jac is None:
+                    jac = jac_id(out_shape, shapes[target])
+                row = [i, None, None, jac]
+                if uses[target] > 1:
+                    count, total = sums.get(target, (0, None))
+                    total = ct if total is None else total + ct
+                    sums[target] = (count + 1, total)
+                    later(ct)
+                    later_at((row, 1))
+                    if count:
+                        later(total)
+                        later_at((row, 2))
+                    adjoint[target] = total
+                else:  # all it will receive: its adjoint says it (checked when it arrives)
+                    adjoint[target] = ct
+                    pending[target] = (row, ct)
+                rows.append(row)
+            frames.append([e, rows])
+        return frames
 
     def finish(self, reached: list[tuple[Any, Any]]) -> None:
         """The leaves' cotangents from the sweep; texts of what was left pending."""
@@ -443,25 +458,28 @@ class _Builder:
                 self.adjoint[n + k] = ct
         for target, (row, ct) in self.pending.items():
             if target < n or ct is not self.adjoint[target]:
-                self._later(row, 1, ct)  # it never became the node's adjoint
+                self.later.append(ct)  # it never became the node's adjoint
+                self.later_at.append((row, 1))
         for target in range(n, self.n_nodes):
-            self._later(self.adjoint_texts, target, self.adjoint[target])
+            self.later.append(self.adjoint[target])
+            self.later_at.append((self.adjoint_texts, target))
         for (where, position), text in zip(self.later_at, self.values.texts(self.later)):
             where[position] = text
         self.later, self.later_at = [], []
 
 
 class _Recorder(SweepObserver):
-    """Turns each step of the replayed sweep into a reverse frame."""
+    """Keeps each step of the replayed sweep that sweeps an equation of the tape:
+    ``(equation, cotangent, sends)`` (turned into frames afterwards, in one loop)."""
 
-    def __init__(self, builder: _Builder) -> None:
-        self.builder = builder
-        self.frames: list[list[Any]] = []
+    def __init__(self, eq_of_node: Mapping[int, int]) -> None:
+        self.eq_of_node = eq_of_node
+        self.steps: list[tuple[int, Any, list[tuple[int, Any, Any]]]] = []
 
     def step(self, node: Any, g: Any, sent: list[tuple[int, Any, Any]]) -> None:
-        e = self.builder.eq_of_node.get(id(node))
+        e = self.eq_of_node.get(id(node))
         if e is not None:
-            self.frames.append([e, self.builder.sends(e, g, sent)])
+            self.steps.append((e, g, sent))
 
 
 def _assigned_names(eqs: list[Equation]) -> dict[int, str]:
@@ -754,12 +772,12 @@ def _frames(tape: Tape, roots: Sequence[int] | None, seed: Any, mode: str | None
         if len(roots) > 1:
             note = (f"The sweep starts from {len(roots)} outputs at once, each with cotangent "
                     "1 (ones): it gives the gradient of their sum.")
-        recorder = _Recorder(b)
+        recorder = _Recorder(b.eq_of_node)
         with observe_sweep(recorder), np.errstate(all="ignore"):  # NaN shows in the panel
             _, reached = backprop(sweep_roots, retain_graph=True,
                                   restrict={id(eq.node) for eq in eqs}, replay=True)
+        frames_rev = b.sweep_frames(recorder.steps)
         b.finish(reached)
-        frames_rev = recorder.frames
     nodes: dict[str, Any] = {
         "kind": [0] * n + [1] * b.n_leaves + [2] * len(b.const_values),
         "name": b.names,

@@ -26,7 +26,6 @@ import base64
 import functools
 import gzip
 import inspect
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from ..core.collector import collector_paused
 from ..core.tape import Tape
 from ..graph.program import Graph
 from ..tensor import Tensor
+from .columns import from_bytes, to_bytes
 from .compact import compact, expand
 from .frames import explorer_frames, step_label
 from .graph_run import GraphRun
@@ -52,8 +52,9 @@ PACK_LIMIT = 20_000
 
 def pack(data: Mapping[str, Any], limit: int = PACK_LIMIT) -> dict[str, Any]:
     """The widget's ``frames`` trait for ``data``: as it is, or above ``limit`` equations
-    its compact form (:mod:`wengert.jupyter.compact`) as gzip-compressed JSON in base64
-    (``packed``) next to what the text form needs.
+    its compact form (:mod:`wengert.jupyter.compact`), its integer columns as binary
+    (:mod:`wengert.jupyter.columns`), gzip-compressed in base64 (``packed``), next to
+    what the text form needs.
 
     Examples
     --------
@@ -66,8 +67,8 @@ def pack(data: Mapping[str, Any], limit: int = PACK_LIMIT) -> dict[str, Any]:
     """
     if data.get("equations", 0) <= limit:
         return dict(data)
-    text = json.dumps(compact(data), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    blob = base64.b64encode(gzip.compress(text, compresslevel=1, mtime=0)).decode("ascii")
+    payload = to_bytes(compact(data))
+    blob = base64.b64encode(gzip.compress(payload, compresslevel=1, mtime=0)).decode("ascii")
     return {"format": data["format"], "title": data["title"], "equations": data["equations"],
             "steps": data["steps"], "packed": blob}
 
@@ -76,7 +77,7 @@ def unpack(frames: Mapping[str, Any]) -> dict[str, Any]:
     """The data of a ``frames`` trait, packed or not (the inverse of :func:`pack`)."""
     if "packed" not in frames:
         return dict(frames)
-    return expand(json.loads(gzip.decompress(base64.b64decode(frames["packed"])).decode("utf-8")))
+    return expand(from_bytes(gzip.decompress(base64.b64decode(frames["packed"]))))
 
 
 def esm_source() -> str:
@@ -263,4 +264,7 @@ def explore(
         data = explorer_frames(tape, roots=roots, seed=seed, mode=mode,
                                leaf_names=leaf_names, value_names=getattr(target, "names", None))
         packed = pack(data)
+        # Freed while the collector is off: alive at its end, the millions of lists and
+        # records just made would be walked by the full collection that follows.
+        del tape, data
     return explorer_class()(frames=packed)
