@@ -61,6 +61,7 @@ import math
 import os
 import re
 from collections.abc import Mapping, Sequence
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -306,24 +307,29 @@ class _Builder:
         self.const_keys: list[tuple[int, int]] = []  # (equation, input position) per constant
         const_shapes: list[tuple[int, ...] | None] = []
         leaf_values: list[Any] = [None] * self.n_leaves
+        ins, consts, const_keys = self.ins, self.const_values, self.const_keys
         for eq in self.eqs:
             refs = []
-            raw = eq.node.inputs() if eq.node is not None else ()
+            raw = None  # the node's saved inputs, read only for leaves and constants
             for i, inp in enumerate(eq.inputs):
-                saved = raw[i] if i < len(raw) else None
-                if inp.source == "equation":
+                source = inp.source
+                if source == "equation":
                     refs.append(inp.index)
-                elif inp.source == "leaf":
+                    continue
+                if raw is None:
+                    raw = eq.node.inputs() if eq.node is not None else ()
+                saved = raw[i] if i < len(raw) else None
+                if source == "leaf":
                     refs.append(n + inp.index)
                     if leaf_values[inp.index] is None and saved is not None \
                             and not is_stand_in(saved):
                         leaf_values[inp.index] = saved  # the value the equation used
                 else:  # one constant node per use
-                    refs.append(base + len(self.const_values))
-                    self.const_values.append(inp.value)
-                    self.const_keys.append((eq.index, i))
+                    refs.append(base + len(consts))
+                    consts.append(inp.value)
+                    const_keys.append((eq.index, i))
                     const_shapes.append(_shape_of(inp.value if inp.value is not None else saved))
-            self.ins.append(refs)
+            ins.append(refs)
         for k, leaf in enumerate(leaves):
             if leaf_values[k] is None:
                 try:
@@ -624,13 +630,12 @@ def _layout(b: _Builder, lines: list[list[Any]], line_of: list[int],
             keys: list[np.ndarray]) -> dict[str, Any]:
     n = b.n
     groups = nested_groups(n, keys, max_children=MAX_CHILDREN)
-    src = [r for refs in b.ins for r in refs]
-    dst = [e for e, refs in enumerate(b.ins) for _ in refs]
+    counts = np.fromiter(map(len, b.ins), dtype=np.int64, count=n)
+    src = np.fromiter(chain.from_iterable(b.ins), dtype=np.int64, count=int(counts.sum()))
+    dst = np.repeat(np.arange(n, dtype=np.int64), counts)
     node_container = np.full(b.n_nodes - n, -1, dtype=np.int64)
-    for e, refs in enumerate(b.ins):  # a constant sits in its consumer's group
-        for r in refs:
-            if r >= n + b.n_leaves:
-                node_container[r - n] = groups.container[e]
+    constant = src >= n + b.n_leaves  # a constant sits in its consumer's group
+    node_container[src[constant] - n] = groups.container[dst[constant]]
     container, rank, order = nested_layout(b.n_nodes, src, dst, groups,
                                            node_container=node_container)
     start, end = groups.start.tolist(), groups.end.tolist()
@@ -836,7 +841,8 @@ def _frames(tape: Tape, roots: Sequence[int] | None, seed: Any, mode: str | None
     }
     same_rule = bar("t0") == _macron("t0")  # then every tape name (t12) follows it
     bars = {str(k): bar(name) for k, name in enumerate(b.names[: n + b.n_leaves])
-            if not (same_rule and _TAPE_NAME.fullmatch(name)) and bar(name) != _macron(name)}
+            if not (same_rule and (name == f"t{k}" or _TAPE_NAME.fullmatch(name)))
+            and bar(name) != _macron(name)}
     if bars:
         data["bars"] = bars  # where the browser's rule would differ: ȳ is one character
     return data
