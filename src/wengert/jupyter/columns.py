@@ -1,15 +1,17 @@
-"""The integer columns of the explorer's frames as binary int32 arrays (what large tapes
+"""The integer columns of the explorer's frames as binary arrays (what large tapes
 travel in, next to a JSON header of everything else).
 
 For a 10⁵-equation tape more than half of the JSON is lists of small integers (each
 equation's op, rule, line and inputs, every node's shape, layout and the reverse
 steps), which ``json.dumps`` writes and the browser's ``JSON.parse`` reads one number at
-a time. :func:`to_bytes` writes them as little-endian int32 arrays after the header
-instead; ``explorer.js`` reads them as ``Int32Array`` views of the same buffer.
+a time. :func:`to_bytes` writes them as binary arrays after the header instead;
+``explorer.js`` reads them as typed-array views of the same buffer.
 
 The payload: the header's length (4 bytes, little endian), the header (UTF-8 JSON,
-padded with spaces to a multiple of 4 bytes), then each column's int32 values in the
-order the header's ``columns`` lists them (``[path, length]`` pairs). Two columns of
+padded with spaces to a multiple of 4 bytes), then each column's values in the order
+the header's ``columns`` lists them (``[path, length, width]``: little-endian signed
+integers of 1, 2 or 4 bytes, the narrowest that holds the column, each column padded
+with zero bytes to a multiple of 4). Two columns of
 the compact form (:mod:`wengert.jupyter.compact`) change shape on the way:
 
 * ``eqs.ins`` (one list per equation) travels as ``eqs.ins_flat`` (all of them, one after
@@ -49,6 +51,22 @@ COLUMNS = (
 )
 
 
+#: The column types by width in bytes (little-endian signed integers).
+_WIDTHS = {1: np.dtype("i1"), 2: np.dtype("<i2"), 4: np.dtype("<i4")}
+
+
+def _narrowest(values: np.ndarray) -> np.dtype:
+    """The narrowest of int8, int16 and int32 that holds ``values``."""
+    if values.size == 0:
+        return _WIDTHS[1]
+    low, high = int(values.min()), int(values.max())
+    for dtype in _WIDTHS.values():
+        info = np.iinfo(dtype)
+        if info.min <= low and high <= info.max:
+            return dtype
+    raise ValueError(f"explorer columns: {high} does not fit in 32 bits")
+
+
 def _split_reverse(reverse: list[list[Any]]) -> tuple[list[int], list[int], list[int],
                                                        dict[str, Any]]:
     e_col = [step[0] for step in reverse]
@@ -81,12 +99,15 @@ def to_bytes(short: Mapping[str, Any]) -> bytes:
             where = where.get(key, {})
         if path[-1] not in where:
             continue
-        arrays.append(np.asarray(where.pop(path[-1]), dtype="<i4"))
-        listed.append([".".join(path), int(arrays[-1].size)])
+        values = np.asarray(where.pop(path[-1]), dtype=np.int64)
+        dtype = _narrowest(values)
+        column = values.astype(dtype).tobytes()
+        arrays.append(column + b"\0" * (-len(column) % 4))  # the next column stays aligned
+        listed.append([".".join(path), int(values.size), dtype.itemsize])
     head["columns"] = listed
     text = json.dumps(head, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     text += b" " * (-len(text) % 4)
-    return b"".join([struct.pack("<I", len(text)), text, *(a.tobytes() for a in arrays)])
+    return b"".join([struct.pack("<I", len(text)), text, *arrays])
 
 
 def from_bytes(payload: bytes) -> dict[str, Any]:
@@ -94,14 +115,14 @@ def from_bytes(payload: bytes) -> dict[str, Any]:
     (size,) = struct.unpack_from("<I", payload)
     head = json.loads(payload[4:4 + size].decode("utf-8"))
     offset = 4 + size
-    for path, length in head.pop("columns"):
+    for path, length, width in head.pop("columns"):
         keys = path.split(".")
         where = head
         for key in keys[:-1]:
             where = where.setdefault(key, {})
-        where[keys[-1]] = np.frombuffer(payload, dtype="<i4", count=length,
+        where[keys[-1]] = np.frombuffer(payload, dtype=_WIDTHS[width], count=length,
                                         offset=offset).tolist()
-        offset += 4 * length
+        offset += width * length + (-(width * length) % 4)
     eqs = head["eqs"]
     flat, counts = eqs.pop("ins_flat"), eqs.pop("ins_count")
     ins, at = [], 0

@@ -143,22 +143,29 @@ async function unpack(raw) {
 }
 
 // The payload of wengert/jupyter/columns.py: the header's length, the header (JSON),
-// then its integer columns as int32 (``columns``: [path, length] in order); ``eqs.ins``
-// and ``reverse`` come back to the compact form's shapes.
+// then its integer columns (``columns``: [path, length, bytes per entry] in order, each
+// padded to 4 bytes). Columns stay typed arrays (only ever indexed); ``eqs.ins`` and
+// ``reverse`` come back to the compact form's shapes as plain arrays.
+const INTS = { 1: Int8Array, 2: Int16Array, 4: Int32Array };
 function fromBytes(buffer) {
   const size = new DataView(buffer).getUint32(0, true);
   const d = JSON.parse(new TextDecoder().decode(new Uint8Array(buffer, 4, size)));
   let offset = 4 + size;
-  for (const [path, length] of d.columns) {
+  for (const [path, length, width] of d.columns) {
     const keys = path.split(".");
     let where = d;
     for (const key of keys.slice(0, -1)) where = where[key] ??= {};
-    where[keys[keys.length - 1]] = Array.from(new Int32Array(buffer, offset, length));
-    offset += 4 * length;
+    where[keys[keys.length - 1]] = new INTS[width](buffer, offset, length);
+    offset += Math.ceil((width * length) / 4) * 4;
   }
   const { ins_flat: flat, ins_count: counts } = d.eqs;
   const ins = [];
-  for (let e = 0, at = 0; e < counts.length; at += counts[e], e++) ins.push(flat.slice(at, at + counts[e]));
+  for (let e = 0, at = 0; e < counts.length; e++) {
+    const row = [];
+    for (let k = 0; k < counts[e]; k++) row.push(flat[at + k]);
+    at += counts[e];
+    ins.push(row);
+  }
   d.eqs.ins = ins;
   const rows = d.reverse_rows;
   const reverse = [];
