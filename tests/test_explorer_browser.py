@@ -99,7 +99,7 @@ def open_page(browser, tmp_path):
     """Open the explorer of ``frames``; JavaScript errors fail the test."""
     pages = []
 
-    def opener(frames: dict, theme: str = "light", name: str = "page"):
+    def opener(frames: dict, theme: str = "light", name: str = "page", drawn: bool = True):
         directory = tmp_path / name
         directory.mkdir()
         write_page(directory, frames, theme)
@@ -110,7 +110,10 @@ def open_page(browser, tmp_path):
         page.route("http://explorer.test/**", lambda route: route.fulfill(
             path=str(directory / route.request.url.rsplit("/", 1)[1])))
         page.goto("http://explorer.test/index.html")
-        page.wait_for_function("window.drawnAt !== undefined", timeout=120_000)
+        if drawn:
+            page.wait_for_function("window.drawnAt !== undefined", timeout=120_000)
+        else:  # a message instead of a graph
+            page.wait_for_selector(".wgx-empty", timeout=30_000)
         page.errors = errors
         pages.append(page)
         return page
@@ -207,6 +210,9 @@ def test_packed_frames_step_as_the_plain_ones(open_page):
     for step in range(data["steps"]["total"]):
         check_panel(page, data, step)
         page.keyboard.press("ArrowRight")
+    older = open_page({k: v for k, v in frames.items() if k != "packing"}, name="older",
+                      drawn=False)
+    assert "another version of wengert" in text(older, ".wgx")
 
 
 def test_adjoint_names_given_by_python_reach_the_panel(open_page):

@@ -170,6 +170,9 @@ def test_large_frames_travel_packed():
     assert "packed" in packed and "nodes" not in packed and unpack(packed) == data
     assert pack(data, limit=10) == packed  # deterministic: no timestamp in the gzip header
     assert pack(data) == data and unpack(data) == data  # small: as it is
+    old = {k: v for k, v in packed.items() if k != "packing"}  # an earlier version's form
+    with pytest.raises(ValueError, match=r"another version of wengert.*run explore\(\) again"):
+        unpack(old)
 
 
 def test_a_packed_widget_keeps_its_text_form():

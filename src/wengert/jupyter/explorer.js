@@ -6,6 +6,7 @@
 // save_changes; the synced traits are `frames` (the data) and `step` (0-based).
 
 const FORMAT = 1;
+const PACKING = 2; // the packed form of large tapes (wengert/jupyter/columns.py)
 const SVG_LIMIT = 300; // more visible items than this: draw on a canvas
 const ROW = 22; // table row height (px)
 const SIZE = { eq: [112, 58], leaf: [120, 58], const: [64, 30], group: [188, 58] };
@@ -897,6 +898,10 @@ function render({ model, el }) {
     clearInterval(timer);
     timer = null;
     const mine = ++generation;
+    if (raw && raw.format === FORMAT && raw.packed && raw.packing !== PACKING) {
+      root.innerHTML = `<div class="wgx-empty">This explorer was packed by another version of wengert (packing ${esc(raw.packing ?? 1)}); run the cell again.</div>`;
+      return;
+    }
     if (raw && raw.format === FORMAT && raw.packed) {
       root.innerHTML = `<div class="wgx-empty">Unpacking ${esc(raw.equations)} equations…</div>`;
       unpack(raw).then((d) => { if (mine === generation) setup(d); }, (err) => {

@@ -41,13 +41,15 @@ from .graph_run import GraphRun
 from .targets import as_tape
 
 __all__ = ["explore", "explorer_state", "explorer_text", "explorer_class", "esm_source",
-           "pack", "unpack", "ESM_PATH", "PACK_LIMIT"]
+           "pack", "unpack", "ESM_PATH", "PACK_LIMIT", "PACKING"]
 
 #: The ES module the widget ships (read at widget creation).
 ESM_PATH = Path(__file__).with_name("explorer.js")
 #: Frames of tapes with more equations travel gzip-compressed (the browser inflates them
 #: with its own DecompressionStream): a 10⁵-equation tape is a few MB instead of ~15 MB.
 PACK_LIMIT = 20_000
+#: Version of the packed form (:mod:`wengert.jupyter.columns`); the ES module checks it.
+PACKING = 2
 
 
 def pack(data: Mapping[str, Any], limit: int = PACK_LIMIT) -> dict[str, Any]:
@@ -63,20 +65,25 @@ def pack(data: Mapping[str, Any], limit: int = PACK_LIMIT) -> dict[str, Any]:
     >>> data = explorer_frames(wg.tape_of(x * x + 1.0))
     >>> packed = pack(data, limit=1)
     >>> sorted(packed), unpack(packed) == data
-    (['equations', 'format', 'packed', 'steps', 'title'], True)
+    (['equations', 'format', 'packed', 'packing', 'steps', 'title'], True)
     """
     if data.get("equations", 0) <= limit:
         return dict(data)
     payload = to_bytes(compact(data))
     blob = base64.b64encode(gzip.compress(payload, compresslevel=1, mtime=0)).decode("ascii")
     return {"format": data["format"], "title": data["title"], "equations": data["equations"],
-            "steps": data["steps"], "packed": blob}
+            "steps": data["steps"], "packing": PACKING, "packed": blob}
 
 
 def unpack(frames: Mapping[str, Any]) -> dict[str, Any]:
     """The data of a ``frames`` trait, packed or not (the inverse of :func:`pack`)."""
     if "packed" not in frames:
         return dict(frames)
+    if frames.get("packing") != PACKING:
+        raise ValueError(
+            f"these explorer frames were packed by another version of wengert (packing "
+            f"{frames.get('packing', 1)}, this version reads {PACKING}); run explore() again."
+        )
     return expand(from_bytes(gzip.decompress(base64.b64decode(frames["packed"]))))
 
 
