@@ -552,10 +552,16 @@ def _line_table(eqs: list[Equation]) -> tuple[list[list[Any]], list[int], list[n
     if not funcs:
         return table, line_of, []
     line_key = np.asarray(line_of, dtype=np.int64)
-    lineno = np.asarray([table[j][2] if j >= 0 else -1 for j in line_of], dtype=np.int64)
+    lineno = _line_numbers(table, line_of)
     back = np.zeros(len(eqs), dtype=bool)  # a new loop pass: back to an earlier line
     back[1:] = (lineno[1:] < lineno[:-1]) & (func_key[1:] == func_key[:-1])
     return table, line_of, [func_key, np.cumsum(back), line_key]
+
+
+def _line_numbers(table: list[list[Any]], line_of: list[int]) -> np.ndarray:
+    """Each equation's line number (``-1`` where none was recorded)."""
+    numbers = np.asarray([row[2] for row in table] + [-1], dtype=np.int64)
+    return numbers[np.asarray(line_of, dtype=np.int64)]  # -1 picks the appended -1
 
 
 def _range_extent(a: np.ndarray, start: np.ndarray, end: np.ndarray
@@ -598,7 +604,7 @@ def _group_labels(start: list[int], end: list[int], level: list[int], names: lis
         new_run = np.ones(func.size, dtype=bool)
         new_run[1:] = func[1:] != func[:-1]
         base = passes[np.maximum.accumulate(np.where(new_run, np.arange(func.size), 0))]
-        lineno = np.asarray([lines[j][2] if j >= 0 else -1 for j in line_of], dtype=np.int64)
+        lineno = _line_numbers(lines, line_of)
     lows = highs = None
     if lineno is not None:
         lows, highs = _range_extent(lineno, np.asarray(start, dtype=np.int64),

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -275,13 +276,15 @@ def nested_groups(
     children: dict[int, list[tuple[int, int, int]]] = {}  # (start, end, group or -1)
     for g in range(len(starts)):
         children.setdefault(parents[g], []).append((starts[g], ends[g], g))
-    loose = np.flatnonzero(owner == -1).tolist() if n else []
-    children.setdefault(-1, []).extend((i, i + 1, -1) for i in loose)
+    loose = np.flatnonzero(owner == -1) if n else np.zeros(0, dtype=np.int64)
+    children.setdefault(-1, []).extend(zip(loose.tolist(), (loose + 1).tolist(),
+                                           repeat(-1)))
     for g in range(len(starts)):
         inside = np.arange(starts[g], ends[g])
-        mine = inside[owner[inside] == g].tolist()
-        if mine:
-            children.setdefault(g, []).extend((i, i + 1, -1) for i in mine)
+        mine = inside[owner[inside] == g]
+        if mine.size:
+            children.setdefault(g, []).extend(zip(mine.tolist(), (mine + 1).tolist(),
+                                                  repeat(-1)))
     # Chunk wide containers (repeatedly: chunks of chunks), widest levels first.
     todo = sorted(children)
     while todo:
@@ -418,7 +421,8 @@ def nested_layout(
     pos = np.empty(items, dtype=np.int64)
     pos[perm] = np.arange(items)
     if a.size:  # distinct edges: one int64 key per pair (a 1-d sort, not a row sort)
-        keys = np.unique(pos[a] * items + pos[b])
+        keys = np.sort(pos[a] * items + pos[b])
+        keys = keys[np.append(True, keys[1:] != keys[:-1])]
         pa, pb = keys // items, keys % items
     else:
         pa = pb = np.zeros(0, dtype=np.int64)
