@@ -232,10 +232,14 @@ class _Values:
         """``[self.text(v) for v in values]``, numbers and short arrays formatted in bulk."""
         if self.labels:
             return [self.text(v) for v in values]
-        out = summarize_many(values)
-        for k, v in enumerate(values):
-            if v is None:
-                out[k] = None
+        present = [k for k, v in enumerate(values) if v is not None]
+        if len(present) == len(values):
+            return summarize_many(values)
+        # Without the Nones (constants receive no adjoint), a scalar tape's values are
+        # all floats: summarize_many formats them with one %.
+        out: list[str | None] = [None] * len(values)
+        for k, text in zip(present, summarize_many([values[k] for k in present])):
+            out[k] = text
         return out
 
     def primal(self, value: Any) -> str | None:
@@ -341,12 +345,14 @@ class _Builder:
         self.labels = _tag_labels(self.node_values)
         self.values = _Values(self.labels)
         self.value_texts = self.values.texts(self.node_values)
-        self.names = self._names(leaf_names, value_names or {})
+        self.lines, self.line_of, self.group_keys, line_texts = _line_table(self.eqs)
+        self.names = self._names(leaf_names, value_names or {}, line_texts)
         self.shapes: list[list[Any]] = []
         self.shape_index: dict[tuple[int, ...] | None, int] = {}
         shapes = [eq.shape if eq.shape is not None else _shape_of(eq.value) for eq in self.eqs]
         shapes += [tuple(getattr(leaf, "shape", ())) for leaf in leaves] + const_shapes
-        self.node_shapes = [self._shape_id(s) for s in shapes]
+        known, shape_id = self.shape_index, self._shape_id
+        self.node_shapes = [known[s] if s in known else shape_id(s) for s in shapes]
         self.jacs: list[list[str]] = []
         self.jac_index: dict[tuple[int, int], int] = {}
         self.uses = [0] * self.n_nodes
@@ -363,8 +369,8 @@ class _Builder:
         self.later: list[Any] = []
         self.later_at: list[tuple[list[Any], int]] = []
 
-    def _names(self, leaf_names: Sequence[str] | None,
-               value_names: Mapping[Any, str]) -> list[str]:
+    def _names(self, leaf_names: Sequence[str] | None, value_names: Mapping[Any, str],
+               line_texts: list[str]) -> list[str]:
         n, n_leaves = self.n, self.n_leaves
         names = [f"t{k}" for k in range(n)]
         leaves = [f"x{k}" for k in range(n_leaves)]
@@ -372,7 +378,7 @@ class _Builder:
             if name and len(name) <= MAX_NAME:
                 leaves[k] = name
         user = {k: value_names[f"t{k}"] for k in range(n) if f"t{k}" in value_names}
-        user = user or _assigned_names(self.eqs)
+        user = user or _assigned_names(self.line_of, line_texts)
         if user:
             trial = names.copy()
             for k, name in user.items():
@@ -488,21 +494,20 @@ class _Recorder(SweepObserver):
             self.steps.append((e, g, sent))
 
 
-def _assigned_names(eqs: list[Equation]) -> dict[int, str]:
-    """Names the user gave results: the last equation recorded on a line ``name = ...``,
-    when no other equation gets that name."""
+def _assigned_names(line_of: list[int], texts: list[str]) -> dict[int, str]:
+    """Names the user gave results: the last equation recorded on a line ``name = ...``
+    (``line_of``: each equation's line, an index into ``texts``, ``-1`` for none), when
+    no other equation gets that name."""
+    line = np.asarray(line_of, dtype=np.int64)
+    last = line >= 0
+    last[:-1] &= line[1:] != line[:-1]  # the line's last equation
     found: dict[int, str] = {}
     count: dict[str, int] = {}
-    parsed: dict[str, str | None] = {}
-    for k, eq in enumerate(eqs):
-        src = eq.source
-        nxt = eqs[k + 1].source if k + 1 < len(eqs) else None
-        if src is None or (nxt is not None and nxt.lineno == src.lineno
-                           and nxt.filename == src.filename):
-            continue  # no line, or not the line's last equation
-        if src.text not in parsed:
-            parsed[src.text] = _assignment_target(src.text)
-        name = parsed[src.text]
+    parsed: dict[int, str | None] = {}
+    for k, j in zip(np.flatnonzero(last).tolist(), line[last].tolist()):
+        if j not in parsed:
+            parsed[j] = _assignment_target(texts[j])
+        name = parsed[j]
         if name is not None:
             found[k] = name
             count[name] = count.get(name, 0) + 1
@@ -510,12 +515,14 @@ def _assigned_names(eqs: list[Equation]) -> dict[int, str]:
 
 
 def _assignment_target(text: str) -> str | None:
-    """``y`` for ``y = ...``; ``None`` for anything else."""
+    """``y`` for ``y = ...``; ``None`` for anything else, and for ``f = lambda v: ...``
+    (what is computed on that line is the lambda's body, run later, not ``f``)."""
     try:
         tree = ast.parse(text)
     except SyntaxError:
         return None
-    if len(tree.body) == 1 and isinstance(tree.body[0], ast.Assign):
+    if len(tree.body) == 1 and isinstance(tree.body[0], ast.Assign) \
+            and not isinstance(tree.body[0].value, ast.Lambda):
         targets = tree.body[0].targets
         if len(targets) == 1 and isinstance(targets[0], ast.Name):
             return targets[0].id
@@ -531,31 +538,37 @@ def _place(filename: str) -> str:
     return base
 
 
-def _line_table(eqs: list[Equation]) -> tuple[list[list[Any]], list[int], list[np.ndarray]]:
+def _line_table(eqs: list[Equation]) -> tuple[list[list[Any]], list[int], list[np.ndarray],
+                                              list[str]]:
     """The distinct source lines (``[place, function, lineno, text]``), each equation's
-    line, and the grouping keys per equation: function, loop pass, line."""
+    line, the grouping keys per equation (function, loop pass, line) and each line's
+    whole text."""
     table: list[list[Any]] = []
-    index: dict[tuple[str, int], int] = {}
+    texts: list[str] = []
+    line_func: list[int] = []  # each line's function
+    index: dict[tuple[str, int, str], int] = {}
     funcs: dict[tuple[str, str], int] = {}
     line_of = [-1] * len(eqs)
-    func_key = np.full(len(eqs), -1, dtype=np.int64)
     for k, eq in enumerate(eqs):
         src = eq.source
         if src is None:
             continue
-        j = index.get((src.filename, src.lineno))
+        key = (src.filename, src.lineno, src.function)
+        j = index.get(key)
         if j is None:
-            j = index[(src.filename, src.lineno)] = len(table)
+            j = index[key] = len(table)
             table.append([_place(src.filename), src.function, src.lineno, _truncate(src.text)])
+            texts.append(src.text)
+            line_func.append(funcs.setdefault((src.filename, src.function), len(funcs)))
         line_of[k] = j
-        func_key[k] = funcs.setdefault((src.filename, src.function), len(funcs))
     if not funcs:
-        return table, line_of, []
+        return table, line_of, [], texts
+    func_key = np.asarray(line_func + [-1], dtype=np.int64)[np.asarray(line_of, dtype=np.int64)]
     line_key = np.asarray(line_of, dtype=np.int64)
     lineno = _line_numbers(table, line_of)
     back = np.zeros(len(eqs), dtype=bool)  # a new loop pass: back to an earlier line
     back[1:] = (lineno[1:] < lineno[:-1]) & (func_key[1:] == func_key[:-1])
-    return table, line_of, [func_key, np.cumsum(back), line_key]
+    return table, line_of, [func_key, np.cumsum(back), line_key], texts
 
 
 def _line_numbers(table: list[list[Any]], line_of: list[int]) -> np.ndarray:
@@ -820,7 +833,7 @@ def _frames(tape: Tape, roots: Sequence[int] | None, seed: Any, mode: str | None
             if template is not None:
                 rules.append(template)
         eq_rules.append(r)
-    lines, line_of, keys = _line_table(eqs)
+    lines, line_of, keys = b.lines, b.line_of, b.group_keys
     title = eqs[-1].source.text if n and eqs[-1].source is not None else None
     n_fwd = n if mode != "reverse" else 0
     data: dict[str, Any] = {
