@@ -162,6 +162,9 @@ def _value(node: Node) -> Any:
     return None if is_stand_in(out) else out
 
 
+_FLOAT64 = np.dtype(np.float64)
+
+
 def _seq(node: Node) -> int:
     return node.seq
 
@@ -221,10 +224,14 @@ def read_tape(roots: Sequence[Any], nodes: Sequence[Node] | None = None) -> Tape
         out = node.out
         params = node.params
         extra = node.extra
+        if type(out) is float:  # a scalar tape's values: no lookups
+            shape, dtype = (), _FLOAT64
+        elif out is None:
+            shape = dtype = None
+        else:
+            shape, dtype = shape_of(out), dtype_of(out)
         append(Equation(
-            k, node.op, tuple(ins),
-            shape_of(out) if out is not None else None,
-            dtype_of(out) if out is not None else None,
+            k, node.op, tuple(ins), shape, dtype,
             dict(params) if params else {},
             _source(node) if extra else None,
             _value(node),
