@@ -377,14 +377,19 @@ class _Builder:
         for k, name in enumerate(list(leaf_names or ())[:n_leaves]):
             if name and len(name) <= MAX_NAME:
                 leaves[k] = name
-        user = {k: value_names[f"t{k}"] for k in range(n) if f"t{k}" in value_names}
+        user = {int(key[1:]): name for key, name in value_names.items()
+                if isinstance(key, str) and _TAPE_NAME.fullmatch(key)
+                and key == f"t{int(key[1:])}" and int(key[1:]) < n}
         user = user or _assigned_names(self.line_of, line_texts)
+        #: The equations whose names are not their tape names (``t12``).
+        self.renamed: list[int] = []
         if user:
             trial = names.copy()
             for k, name in user.items():
                 trial[k] = name
             if len(set(trial + leaves)) == n + n_leaves:
                 names = trial
+                self.renamed = sorted(k for k, name in user.items() if name != f"t{k}")
         if len(set(names + leaves)) != n + n_leaves:
             leaves = [f"x{k}" for k in range(n_leaves)]
         consts = []
@@ -816,7 +821,14 @@ def _frames(tape: Tape, roots: Sequence[int] | None, seed: Any, mode: str | None
     op_index: dict[int, int] = {}
     rule_index: dict[Any, int] = {}
     eq_ops, eq_rules = [], []
+    plain: dict[tuple[int, int], tuple[int, int]] = {}  # (op, inputs) -> (op, rule), no params
     for eq in eqs:
+        if not eq.params:
+            known = plain.get((id(eq.op), len(eq.inputs)))
+            if known is not None:
+                eq_ops.append(known[0])
+                eq_rules.append(known[1])
+                continue
         k = op_index.get(id(eq.op))
         if k is None:
             k = op_index[id(eq.op)] = len(ops)
@@ -833,6 +845,8 @@ def _frames(tape: Tape, roots: Sequence[int] | None, seed: Any, mode: str | None
             if template is not None:
                 rules.append(template)
         eq_rules.append(r)
+        if not params:
+            plain[(id(eq.op), len(eq.inputs))] = (k, r)
     lines, line_of, keys = b.lines, b.line_of, b.group_keys
     title = eqs[-1].source.text if n and eqs[-1].source is not None else None
     n_fwd = n if mode != "reverse" else 0
@@ -849,7 +863,7 @@ def _frames(tape: Tape, roots: Sequence[int] | None, seed: Any, mode: str | None
         "lines": lines,
         "nodes": nodes,
         "eqs": {"op": eq_ops, "rule": eq_rules, "ins": b.ins, "line": line_of,
-                "params": [_params_text(eq.params) for eq in eqs]},
+                "params": [_params_text(eq.params) if eq.params else None for eq in eqs]},
         "steps": {"forward": n_fwd, "reverse": len(frames_rev),
                   "total": n_fwd + (1 + len(frames_rev) if reverse else 0)},
         "seeds": seeds,
@@ -859,9 +873,10 @@ def _frames(tape: Tape, roots: Sequence[int] | None, seed: Any, mode: str | None
         "layout": _layout(b, lines, line_of, keys),
     }
     same_rule = bar("t0") == _macron("t0")  # then every tape name (t12) follows it
-    bars = {str(k): bar(name) for k, name in enumerate(b.names[: n + b.n_leaves])
-            if not (same_rule and (name == f"t{k}" or _TAPE_NAME.fullmatch(name)))
-            and bar(name) != _macron(name)}
+    named = chain(b.renamed, range(n, n + b.n_leaves)) if same_rule else range(n + b.n_leaves)
+    bars = {str(k): bar(b.names[k]) for k in named
+            if not (same_rule and _TAPE_NAME.fullmatch(b.names[k]))
+            and bar(b.names[k]) != _macron(b.names[k])}
     if bars:
         data["bars"] = bars  # where the browser's rule would differ: ȳ is one character
     return data
