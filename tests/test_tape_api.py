@@ -166,3 +166,12 @@ def test_small_values_are_readable_without_keep_values_until_backward():
     assert [np.asarray(eq.value).tolist() for eq in wg.tape_of(y)] == [[1.0, 4.0], 5.0]
     y.backward()
     assert [eq.value for eq in wg.tape_of(y)] == [None, None]
+
+
+def test_a_tape_says_whether_it_holds_everything_its_outputs_depend_on():
+    v = wg.Variable(2.0)
+    c = v * 3.0  # recorded outside the gradient tape
+    with wg.GradientTape() as tape:
+        y = c * v
+    assert wg.tape_of(y).whole and len(wg.tape_of(y)) == 2
+    assert not tape.recorded.whole and len(tape.recorded) == 1

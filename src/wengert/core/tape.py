@@ -118,12 +118,16 @@ class Tape(Sequence[Equation]):
     A sequence of :class:`Equation`; ``tape.leaves`` lists the leaves (tensors
     that require grad or are watched) in the order they are first used, and
     ``tape.outputs`` the indices of the equations the tape was read from.
+    ``tape.whole`` says whether it holds every equation its outputs depend on
+    (``wg.tape_of(y)``), not only some (what a gradient tape recorded).
     """
 
-    def __init__(self, equations: list[Equation], leaves: list[Any], outputs: list[int]) -> None:
+    def __init__(self, equations: list[Equation], leaves: list[Any], outputs: list[int],
+                 whole: bool = False) -> None:
         self._equations = equations
         self.leaves = leaves
         self.outputs = outputs
+        self.whole = whole
 
     def __getitem__(self, i: Any) -> Any:
         return self._equations[i]
@@ -242,4 +246,4 @@ def read_tape(roots: Sequence[Any], nodes: Sequence[Node] | None = None) -> Tape
         if type(r) is not Node and r is not None and id(r) not in leaf_number:
             leaf_number[id(r)] = len(leaves)
             leaves.append(r)
-    return Tape(equations, leaves, outputs)
+    return Tape(equations, leaves, outputs, whole=nodes is None)

@@ -803,8 +803,10 @@ def _frames(tape: Tape, roots: Sequence[int] | None, seed: Any, mode: str | None
                     "1 (ones): it gives the gradient of their sum.")
         recorder = _Recorder(b.eq_of_node)
         with observe_sweep(recorder), np.errstate(all="ignore"):  # NaN shows in the panel
-            _, reached = backprop(sweep_roots, retain_graph=True,
-                                  restrict={id(eq.node) for eq in eqs}, replay=True)
+            # A whole tape holds every node the sweep can reach from any of its equations.
+            restrict = None if tape.whole else {id(eq.node) for eq in eqs}
+            _, reached = backprop(sweep_roots, retain_graph=True, restrict=restrict,
+                                  replay=True)
         frames_rev = b.sweep_frames(recorder.steps)
         b.finish(reached)
     nodes: dict[str, Any] = {
