@@ -169,9 +169,10 @@ def test_small_values_are_readable_without_keep_values_until_backward():
 
 
 def test_a_tape_says_whether_it_holds_everything_its_outputs_depend_on():
-    v = wg.Variable(2.0)
+    v = wg.tensor(2.0, requires_grad=True)
     c = v * 3.0  # recorded outside the gradient tape
     with wg.GradientTape() as tape:
+        tape.watch(v)
         y = c * v
     assert wg.tape_of(y).whole and len(wg.tape_of(y)) == 2
     assert not tape.recorded.whole and len(tape.recorded) == 1
