@@ -175,6 +175,30 @@ def test_large_frames_travel_packed():
         unpack(old)
 
 
+def _packable_tapes():
+    """Tapes whose frames exercise every column: fan-out, arrays, parameters, constants,
+    names, nested dual numbers (tangents), an empty tape."""
+    x = wg.tensor(np.array([[0.5, -1.0], [2.0, 0.25]]), requires_grad=True)
+    with wg.source_lines():
+        h = np.tanh(x @ x)
+        loss = np.sum(h * h, axis=0).max() + np.transpose(x)[0, 1]
+    t1, t2 = wg.Dual(0.0, 1.0).tag, wg.Dual(0.0, 1.0).tag
+    d = wg.tensor(wg.Dual(wg.Dual(2.0, 1.0, tag=t1), wg.Dual(1.0, 0.0, tag=t1), tag=t2),
+                  requires_grad=True)
+    return {"arrays": (wg.tape_of(loss), ["x"]), "dual": (wg.tape_of(d * d * 3.0), ["d"]),
+            "empty": (Tape([], [], []), None)}
+
+
+@pytest.mark.parametrize("case", ["arrays", "dual", "empty"])
+@pytest.mark.parametrize("mode", [None, "forward", "reverse"])
+def test_packing_loses_nothing(case, mode):
+    tape, names = _packable_tapes()[case]
+    data = explorer_frames(tape, mode=mode, leaf_names=names)
+    packed = pack(data, limit=-1)
+    assert "packed" in packed and unpack(packed) == data
+    assert json.loads(json.dumps(unpack(packed))) == data  # still plain JSON-able data
+
+
 def test_a_packed_widget_keeps_its_text_form():
     x = wg.tensor(0.5, requires_grad=True)
     y = x
