@@ -1,9 +1,22 @@
-"""The symmetric eigendecomposition: ``np.linalg.eigh`` and ``eigvalsh`` as two primitives.
+"""The symmetric eigendecomposition: ``np.linalg.eigh`` and ``eigvalsh``.
 
-``eigh_values`` gives the eigenvalues (ascending) and ``eigh_vectors`` the
-eigenvectors (columns) of the symmetric part ``(a + aᵀ)/2``, as wengert's
-``cholesky`` does (and JAX): for a symmetric input that is NumPy's answer, and the
-gradient is the symmetric one. Their rules, with ``A = V Λ Vᵀ``:
+``np.linalg.eigh(a, UPLO)`` reads one triangle of ``a`` (the lower one for
+``UPLO='L'``, NumPy's default, or the upper one) and ignores the other: its answer is
+the decomposition of the symmetric matrix that triangle defines. wengert's ``eigh``
+and ``eigvalsh`` are that function, in value and in derivative: they build the
+symmetric matrix from the triangle NumPy reads (``tril(a) + tril(a, -1)ᵀ``, written
+with wengert's ops) and decompose it with two primitives. So on any input, symmetric
+or not, the values are NumPy's, the gradient with respect to the unread triangle is
+zero and the read triangle gets the whole gradient (an off-diagonal entry stands for
+two entries of the symmetric matrix), as HIPS autograd's and as finite differences of
+``np.linalg.eigh`` itself give. The peers differ: JAX symmetrises the input, ``(a +
+aᵀ)/2``, so its values are not NumPy's on a non-symmetric input (and ``UPLO`` changes
+nothing); PyTorch reads the triangle as NumPy but returns the symmetric gradient.
+Through a symmetric parametrisation (``eigh(b + bᵀ)``) all of them agree.
+
+The primitives, ``eigh_values`` (the eigenvalues, ascending) and ``eigh_vectors``
+(the eigenvectors, as columns), decompose the symmetric part ``(a + aᵀ)/2`` of their
+input (which the triangle fill has made symmetric). Their rules, with ``A = V Λ Vᵀ``:
 
 * ``dλ = diag(Vᵀ dA V)``, so ``Ā = V diag(λ̄) Vᵀ``;
 * ``dV = V (F ∘ (Vᵀ dA V))`` with ``F_ij = 1 / (λ_j − λ_i)`` off the diagonal and 0 on
@@ -21,7 +34,8 @@ Examples
 >>> a = np.array([[2.0, 1.0], [1.0, 3.0]])
 >>> g = wg.grad(lambda a: np.linalg.eigvalsh(a)[-1])(a)  # the largest eigenvalue
 >>> w, v = np.linalg.eigh(a)
->>> np.allclose(g, np.outer(v[:, -1], v[:, -1]))
+>>> p = np.outer(v[:, -1], v[:, -1])
+>>> np.allclose(g, np.tril(2 * p, -1) + np.diag(np.diag(p)))  # the lower triangle only
 True
 """
 
@@ -42,10 +56,10 @@ from .matrix import row as _row
 from .matrix import zero_tangent as _zeros_like
 from .memo import DecompositionMemo
 from .reduce import sum as _sum
+from .shape import tril as _tril
+from .shape import triu as _triu
 
 __all__ = ["EIGH_VALUES", "EIGH_VECTORS", "eigh", "eigvalsh", "EighResult"]
-
-
 
 
 def _sym(x: Any) -> Any:
@@ -67,12 +81,6 @@ def _values_impl(a: Any) -> Any:
 
 def _vectors_impl(a: Any) -> Any:
     return _EIGH(a)[1].copy()
-
-
-
-
-
-
 
 
 def _gap_inverse(w: Any) -> Any:
@@ -140,25 +148,64 @@ class EighResult(NamedTuple):
     eigenvectors: Any
 
 
-def _check_uplo(uplo: str) -> None:
+def _read_triangle(a: Any, uplo: Any) -> Any:
+    """The symmetric matrix (or stack) ``np.linalg.eigh(a, UPLO=uplo)`` decomposes: the
+    triangle it reads, mirrored (written with wengert's ops, so the unread triangle gets
+    no gradient)."""
     if uplo not in ("L", "U"):
         raise ValueError("UPLO argument must be 'L' or 'U'")
+    shape = _shape(a)
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise np.linalg.LinAlgError(
+            f"eigh needs a square matrix (or a stack of them) in its last two axes, got "
+            f"shape {tuple(shape)}")
+    if uplo == "L":
+        return _tril(a) + _mT(_tril(a, -1))
+    return _triu(a) + _mT(_triu(a, 1))
 
 
 def eigh(a: Any, UPLO: str = "L") -> EighResult:  # noqa: N803 - NumPy's name
-    """Eigenvalues (ascending) and eigenvectors of a symmetric matrix (or stack).
+    """Eigenvalues (ascending) and eigenvectors of the symmetric matrix (or stack) that
+    one triangle of ``a`` defines, as ``np.linalg.eigh``.
 
-    The symmetric part ``(a + aᵀ)/2`` is decomposed (NumPy's answer for a symmetric
-    input, whichever ``UPLO``), so the gradient is the symmetric one.
+    Parameters
+    ----------
+    a : array_like, (..., n, n)
+        Only its lower (``UPLO='L'``) or upper (``'U'``) triangle is read; the gradient
+        with respect to the other triangle is zero.
+    UPLO : {'L', 'U'}
+
+    Returns
+    -------
+    EighResult
+        ``(eigenvalues, eigenvectors)``, the eigenvectors as columns.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> a = np.array([[2.0, 5.0], [1.0, 3.0]])  # the 5.0 is not read (UPLO='L')
+    >>> wg.grad(lambda a: np.sum(np.linalg.eigh(a)[0] ** 2))(a)
+    array([[4., 0.],
+           [4., 6.]])
     """
-    _check_uplo(UPLO)
-    return EighResult(apply(EIGH_VALUES, a), apply(EIGH_VECTORS, a))
+    s = _read_triangle(a, UPLO)
+    return EighResult(apply(EIGH_VALUES, s), apply(EIGH_VECTORS, s))
 
 
 def eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803 - NumPy's name
-    """Eigenvalues (ascending) of a symmetric matrix (or stack); see :func:`eigh`."""
-    _check_uplo(UPLO)
-    return apply(EIGH_VALUES, a)
+    """Eigenvalues (ascending) of the symmetric matrix (or stack) that one triangle of
+    ``a`` defines, as ``np.linalg.eigvalsh``; see :func:`eigh`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> w = np.linalg.eigvalsh(wg.tensor([[2.0, 5.0], [1.0, 3.0]]), UPLO="U")
+    >>> w.numpy().round(4)
+    array([-2.5249,  7.5249])
+    """
+    return apply(EIGH_VALUES, _read_triangle(a, UPLO))
 
 
 PUBLIC: tuple[str, ...] = ()
