@@ -52,6 +52,7 @@ _NONDIFF_FUNCTIONS = {
     np.argmax,
     np.argmin,
     np.argsort,
+    np.argpartition,
     np.nonzero,
     np.flatnonzero,
     np.argwhere,

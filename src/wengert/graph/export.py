@@ -876,6 +876,9 @@ _REFUSED = {
     "flatnonzero": "its output's shape depends on the values (see nonzero)",
     "argwhere": "its output's shape depends on the values (see nonzero)",
     "sort_complex": "it has no JAX form with NumPy's ordering of complex numbers",
+    "argpartition": "JAX orders the entries inside the two parts differently from NumPy, so "
+                    "the exported values would not be wengert's; use np.sort (or np.argsort) "
+                    "where the order matters",
 }
 #: NumPy function names the export writes with ``jax.numpy`` when a graph records a call.
 JAX_CALLS = tuple(sorted({f.__name__ for f in _UFUNCS} | {f.__name__ for f in _FUNCTIONS}))

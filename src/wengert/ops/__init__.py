@@ -4,8 +4,8 @@ The registry is built here, explicitly, from each family's ``OPS`` tuple:
 importing a module registers nothing by side effect. The families import only
 :mod:`wengert.core` and each other, in this order (each one only those before
 it): ``broadcast``, ``elementwise``, ``indexing``, ``shape``, ``reduce``,
-``linalg``, ``eigen``, ``svd``, ``qr``, ``lstsq``, ``composite`` (NumPy functions
-written with the others, no ops of its own).
+``linalg``, ``eigen``, ``svd``, ``qr``, ``lstsq``, ``composite`` and ``partition``
+(NumPy functions written with the others, no ops of their own).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from . import (
                indexing,
                linalg,
                lstsq,
+               partition,
                qr,
                reduce,
                shape,
@@ -26,8 +27,9 @@ from . import (
 )
 
 FAMILIES = (broadcast, elementwise, indexing, shape, reduce, linalg, eigen, svd, qr, lstsq,
-            composite)
+            composite, partition)
 REGISTRY = Registry(op for family in FAMILIES for op in family.OPS)
 
 __all__ = ["REGISTRY", "FAMILIES", "broadcast", "elementwise", "reduce", "shape", "indexing",
-           "linalg", "eigen", "svd", "qr", "lstsq", "composite"]
+           "linalg", "eigen", "svd", "qr", "lstsq", "composite",
+           "partition"]
