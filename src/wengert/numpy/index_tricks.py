@@ -16,7 +16,7 @@ Examples
 >>> x = wg.tensor([1.0, 2.0], requires_grad=True)
 >>> y = wnp.r_[x, 0.0, x * 3.0]
 >>> y.numpy()
-array([1., 0., 1., 3., 6.])
+array([1., 2., 0., 3., 6.])
 >>> np.sum(y).backward()
 >>> x.grad
 array([4., 4.])
