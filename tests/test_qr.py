@@ -1,5 +1,5 @@
-"""``np.linalg.qr`` (wengert.ops.qr): NumPy's values, modes, refusals. (The registry sweep
-checks both primitives' rules to second order in both modes.)"""
+"""``np.linalg.qr`` (wengert.ops.qr): NumPy's values, modes, wide matrices, refusals. (The
+registry sweep checks both primitives' rules to second order in both modes.)"""
 
 from __future__ import annotations
 
@@ -43,10 +43,79 @@ def test_compiled_gradient_equals_eager():
     np.testing.assert_allclose(wg.grad(wg.compile(f))(TALL), wg.grad(f)(TALL), rtol=1e-10)
 
 
+@pytest.mark.parametrize("shape", [(3, 5), (2, 3), (1, 4), (2, 2, 4), (3, 3)])
+@pytest.mark.parametrize("mode", ["reduced", "complete", "r"])
+def test_wide_and_square_matrices_in_every_mode(shape, mode):
+    """A wide matrix: NumPy's Q and R (to rounding), and derivatives of both to second
+    order in both modes."""
+    a = RNG.normal(size=shape)
+    a[..., :, : shape[-2]] += 2.0 * np.eye(shape[-2])  # its square part well conditioned
+    want = np.linalg.qr(a, mode=mode)
+    got = np.linalg.qr(wg.tensor(a), mode=mode)
+    if mode == "r":
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-14)
+    else:
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g.numpy(), w, rtol=1e-12, atol=1e-14)
+
+    def f(a):
+        out = np.linalg.qr(a, mode=mode)
+        if mode == "r":
+            return out ** 2
+        q, r = out
+        return np.sum(q ** 3) + r * np.sum(q[..., 0, :])
+
+    assert check_grads(f, (a,), order=2, modes=("rev", "fwd"))
+
+
+def test_wide_gradient_against_finite_differences_of_numpy():
+    a = RNG.normal(size=(3, 5)) + np.eye(3, 5) * 2.0
+    w = RNG.normal(size=(3, 5))
+
+    def loss(a):
+        return np.sum(np.linalg.qr(a)[1] * w) + np.sum(np.linalg.qr(a)[0][0] ** 3)
+
+    want = np.zeros_like(a)
+    for k in np.ndindex(a.shape):
+        e = np.zeros_like(a)
+        e[k] = 1e-6
+        want[k] = (loss(a + e) - loss(a - e)) / 2e-6
+    np.testing.assert_allclose(wg.grad(loss)(a), want, rtol=1e-6, atol=1e-8)
+
+
+def test_wide_compiled_float32_and_nested():
+    a = RNG.normal(size=(2, 4)) + np.eye(2, 4) * 2.0
+
+    def f(a):
+        q, r = np.linalg.qr(a)
+        return np.sum(r[:, 2:] ** 2) + np.sum(q * q[::-1])
+
+    np.testing.assert_allclose(wg.grad(wg.compile(f))(a), wg.grad(f)(a), rtol=1e-10)
+    np.testing.assert_allclose(wg.compile(f)(a * 2.0), f(a * 2.0), rtol=1e-12)
+    g = wg.grad(f)(a.astype(np.float32))
+    assert g.dtype == np.float32
+    h = wg.hessian(f)(a)
+    assert h.shape == (2, 4, 2, 4) and np.all(np.isfinite(h))
+    np.testing.assert_allclose(h.reshape(8, 8), h.reshape(8, 8).T, rtol=1e-8, atol=1e-10)
+
+
+def test_plain_int_and_empty_inputs():
+    ints = np.array([[2, 1, 0], [1, 3, 1]])
+    np.testing.assert_allclose(wg.numpy.linalg.qr(ints)[1], np.linalg.qr(ints)[1], atol=1e-14)
+    np.testing.assert_allclose(np.linalg.qr(wg.tensor(ints), mode="r").numpy(),
+                               np.linalg.qr(ints, mode="r"), atol=1e-14)
+    assert np.linalg.qr(wg.tensor(np.zeros((3, 0))))[0].shape == (3, 0)
+
+
 def test_refusals_say_why():
-    with pytest.raises(NotImplementedError, match="wide"):
-        np.linalg.qr(wg.tensor(TALL.T))
-    with pytest.raises(NotImplementedError, match="complete"):
+    with pytest.raises(NotImplementedError, match="complete.*tall"):
         np.linalg.qr(wg.tensor(TALL), mode="complete")
-    with pytest.raises(ValueError, match="mode"):
+    with pytest.raises(NotImplementedError, match="raw"):
         np.linalg.qr(wg.tensor(TALL), mode="raw")
+    with pytest.raises(ValueError, match="mode"):
+        np.linalg.qr(wg.tensor(TALL), mode="bogus")
+    with pytest.raises(np.linalg.LinAlgError, match="two-dimensional"):
+        np.linalg.qr(wg.tensor(np.ones(3)))
+    with pytest.warns(DeprecationWarning, match="full"):
+        r = np.linalg.qr(wg.tensor(TALL), mode="full")
+    np.testing.assert_allclose(r[1].numpy(), np.linalg.qr(TALL)[1], atol=1e-12)

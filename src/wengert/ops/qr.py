@@ -9,11 +9,17 @@ With ``C = Qᵀ dA R⁻¹`` and ``Ω = L − Lᵀ`` for ``L`` the strictly lower
   triangle of ``M`` mirrored to the upper one (Walter and Lehmann, 2018).
 
 Both are written with wengert's ops, so they differentiate to any order. A wide
-matrix (``m < n``) is refused: its ``R`` is not square and the rule above does not
-hold. The decomposition is NumPy's, with LAPACK's signs: where ``R`` has a zero on its
-diagonal (a rank-deficient input) the derivative does not exist, and neither does it
-at an input whose Householder reflections are trivial (an upper-triangular one), where
-any perturbation flips the signs of ``R``'s rows.
+matrix ``A = [X Y]`` (``m < n``, ``X`` its first ``m`` columns) is decomposed as LAPACK
+does it: the Householder reflections come from ``X`` alone, so ``Q`` and the first
+``m`` columns of ``R`` are those of ``X = Q R₁`` (the primitives), and the rest of ``R``
+is ``Qᵀ Y`` (written with ``matmul``: NumPy's value to rounding), whose derivative
+``dQᵀ Y + Qᵀ dY`` follows (as JAX's and PyTorch's rules). The decomposition is NumPy's,
+with LAPACK's signs: where ``R`` has a zero on its diagonal (a rank-deficient input, or
+a wide one whose first ``m`` columns are) the derivative does not exist, and neither
+does it at an input whose Householder reflections are trivial (an upper-triangular
+one), where any perturbation flips the signs of ``R``'s rows. ``mode='complete'`` of a
+tall matrix is refused, as by JAX and PyTorch: its extra columns of ``Q`` are only
+LAPACK's choice of a completion, not a function of the input's geometry.
 
 Examples
 --------
@@ -28,22 +34,22 @@ array([[-0.8962, -0.3943],
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..core.op import Op
-from .base import apply
+from .base import apply, is_traced
 from .base import primal as _raw
 from .base import shape_of as _shape
 from .linalg import SOLVE, matmul
 from .matrix import mT as _mT
 from .matrix import zero_tangent as _zeros_like
 from .memo import DecompositionMemo
+from .shape import concatenate
 
 __all__ = ["QR_Q", "QR_R", "qr", "QRResult"]
-
-
 
 
 def _mask(n: int, k: int, like: Any) -> np.ndarray:
@@ -54,8 +60,6 @@ def _mask(n: int, k: int, like: Any) -> np.ndarray:
 def _right_solve(b: Any, r: Any) -> Any:
     """``b R⁻¹`` (solving ``Rᵀ Xᵀ = bᵀ``)."""
     return _mT(apply(SOLVE, _mT(r), _mT(b)))
-
-
 
 
 #: One decomposition shared by both primitives and their rules (wengert.ops.memo).
@@ -140,22 +144,59 @@ class QRResult(NamedTuple):
 
 
 def qr(a: Any, mode: str = "reduced") -> Any:
-    """The QR decomposition of a tall or square matrix (or stack): ``mode`` "reduced"
-    (NumPy's default), "r", or "complete" for a square one."""
-    m, n = _shape(a)[-2:]
-    if m < n:
-        raise NotImplementedError(
-            f"qr of a wide {m}×{n} matrix: its R is not square and has no derivative "
-            "rule in wengert; decompose the transpose, or a square part."
-        )
-    if mode == "r":
-        return apply(QR_R, a)
-    if mode == "complete" and m != n:
-        raise NotImplementedError("qr(mode='complete') of a non-square matrix: the extra "
-                                  "columns of Q are not determined by the input")
-    if mode not in ("reduced", "complete"):
+    """The QR decomposition of a matrix (or stack), as ``np.linalg.qr``.
+
+    Parameters
+    ----------
+    a : array_like, (..., m, n)
+    mode : {'reduced', 'complete', 'r'}
+        ``'complete'`` is ``'reduced'`` unless ``m > n``, where it is refused (the extra
+        columns of ``Q`` have no derivative); ``'raw'`` is refused.
+
+    Returns
+    -------
+    QRResult or the R factor
+        ``(Q, R)`` with ``Q`` of shape ``(..., m, k)`` and ``R`` of shape ``(..., k, n)``,
+        ``k = min(m, n)``; ``R`` alone for ``mode='r'``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> a = np.array([[2.0, 1.0, 0.5], [1.0, 3.0, 1.0]])  # wide: R is 2 × 3
+    >>> g = wg.grad(lambda a: np.sum(np.linalg.qr(a, mode="r")[:, 2]))(a)
+    >>> g.shape
+    (2, 3)
+    """
+    if mode in ("full", "f"):
+        warnings.warn("The 'full' option is deprecated in favor of 'reduced'.\n"
+                      "For backward compatibility let mode default.", DeprecationWarning,
+                      stacklevel=2)
+        mode = "reduced"
+    if mode not in ("reduced", "complete", "r"):
+        if mode in ("raw", "economic", "e"):
+            raise NotImplementedError(
+                f"qr(mode={mode!r}) gives LAPACK's Householder reflections, which wengert does "
+                "not differentiate; use mode='reduced' (Q and R) or 'r'")
         raise ValueError(f"Unrecognized mode '{mode}'")
-    return QRResult(apply(QR_Q, a), apply(QR_R, a))
+    if not is_traced(a):
+        a = np.asarray(a)
+    shape = _shape(a)
+    if len(shape) < 2:
+        raise np.linalg.LinAlgError(f"{len(shape)}-dimensional array given. Array must be at "
+                                    "least two-dimensional")
+    m, n = shape[-2:]
+    if mode == "complete" and m > n:
+        raise NotImplementedError(
+            f"qr(mode='complete') of a tall {m}×{n} matrix: its last {m - n} columns of Q are "
+            "LAPACK's choice of a completion and have no derivative (JAX and PyTorch refuse it "
+            "too); use mode='reduced', whose Q holds the first columns")
+    if m >= n:
+        return apply(QR_R, a) if mode == "r" else QRResult(apply(QR_Q, a), apply(QR_R, a))
+    x, y = a[..., :, :m], a[..., :, m:]  # the reflections come from X alone
+    q = apply(QR_Q, x)
+    r = concatenate([apply(QR_R, x), matmul(_mT(q), y)], axis=-1)
+    return r if mode == "r" else QRResult(q, r)
 
 
 PUBLIC: tuple[str, ...] = ()
