@@ -53,6 +53,7 @@ _NONDIFF_FUNCTIONS = {
     np.argmin,
     np.argsort,
     np.argpartition,
+    np.linalg.matrix_rank,
     np.nonzero,
     np.flatnonzero,
     np.argwhere,

@@ -13,12 +13,14 @@ array([[ 3., -1.],
 
 from __future__ import annotations
 
+from numpy.linalg import matrix_rank  # an integer: NumPy's own, on tensors too
+
 from ..ops import FAMILIES as _FAMILIES
 from ..ops.composite import norm as _norm
 from . import _public
 
 norm = _public(_norm, "norm")
-__all__: list[str] = ["norm"]
+__all__: list[str] = ["norm", "matrix_rank"]
 for _family in _FAMILIES:
     for _name in getattr(_family, "LINALG_PUBLIC", ()):
         globals()[_name] = _public(getattr(_family, _name), _name)
