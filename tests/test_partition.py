@@ -84,3 +84,5 @@ def test_refusals():
         np.partition(wg.tensor(V), 1, order="x")
     with pytest.raises(ValueError):
         np.partition(wg.tensor(V), 9)
+    with pytest.raises(np.exceptions.AxisError, match="dimension 0"):
+        np.partition(wg.tensor(1.0), 0)  # as NumPy's

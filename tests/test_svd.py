@@ -122,3 +122,11 @@ def test_singular_values_gradient_stays_finite_at_a_repeated_value():
     g = wg.grad(lambda a: np.sum(np.linalg.svd(a, compute_uv=False)))(a)
     assert np.all(np.isfinite(g))
     np.testing.assert_allclose(np.trace(g), 3.0)
+
+
+def test_hermitian_keeps_float32():
+    a = np.array([[2.0, 0.5], [0.5, -3.0]], dtype=np.float32)
+    u, s, vh = np.linalg.svd(wg.tensor(a), hermitian=True)
+    assert u.numpy().dtype == s.numpy().dtype == vh.numpy().dtype == np.float32
+    g = wg.grad(lambda a: np.sum(np.linalg.svd(a, hermitian=True)[2] ** 3))(a)
+    assert g.dtype == np.float32

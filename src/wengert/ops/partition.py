@@ -22,11 +22,12 @@ array([0., 0., 0., 1., 0.])
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
 
-from .base import is_traced
+from .base import is_traced, shape_of
 from .shape import ravel, take_along_axis
 
 OPS: tuple[Any, ...] = ()
@@ -69,6 +70,10 @@ def partition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect",
         a = np.asarray(a)
     if axis is None:
         a, axis = ravel(a), -1
+    ndim = len(shape_of(a))
+    if not -ndim <= operator.index(axis) < ndim:
+        raise np.exceptions.AxisError(f"axis {axis} is out of bounds for array of dimension "
+                                      f"{ndim}")
     index = np.argpartition(a, kth, axis=axis, kind=kind)
     return take_along_axis(a, index, axis=axis)
 

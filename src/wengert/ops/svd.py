@@ -36,6 +36,7 @@ import numpy as np
 from ..core.op import Op
 from . import elementwise as _ew
 from .base import apply, is_traced
+from .base import dtype_of as _dtype
 from .base import primal as _raw
 from .base import shape_of as _shape
 from .eigen import eigh, eigvalsh
@@ -197,7 +198,8 @@ def _hermitian_svd(a: Any, compute_uv: bool) -> Any:
     if not compute_uv:
         return _flip(_sort(_ew.abs(eigvalsh(a)), axis=-1), axis=-1)
     w, u = eigh(a)
-    sign = _ew.where(np.signbit(_raw(w)), -1.0, 1.0)  # copysign(1, w): no zero sign
+    # copysign(1, w), in w's dtype: no zero sign
+    sign = _ew.astype(_ew.where(np.signbit(_raw(w)), -1.0, 1.0), _dtype(w))
     s = _ew.abs(w)
     order = np.argsort(_raw(s), axis=-1)[..., ::-1]
     sign = _take_along_axis(sign, order, axis=-1)
