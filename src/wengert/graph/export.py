@@ -495,9 +495,10 @@ def _eigh_part(part: int) -> Callable[[_Step], str]:
     """``jnp.linalg.eigh(a)[part]`` (0: the eigenvalues, 1: the eigenvectors)."""
 
     def form(s: _Step) -> str:
-        return f"jnp.linalg.eigh({s.a[0]})[{part}]"
+        uplo = s.eq.params.get("uplo", "L")
+        return f"jnp.linalg.eigh({s.a[0]}, UPLO={uplo!r})[{part}]"
 
-    form.__doc__ = f"jnp.linalg.eigh(a)[{part}]"
+    form.__doc__ = f"jnp.linalg.eigh(a, UPLO=uplo)[{part}]"
     return form
 
 

@@ -16,7 +16,9 @@ Through a symmetric parametrisation (``eigh(b + bᵀ)``) all of them agree.
 
 The primitives, ``eigh_values`` (the eigenvalues, ascending) and ``eigh_vectors``
 (the eigenvectors, as columns), decompose the symmetric part ``(a + aᵀ)/2`` of their
-input (which the triangle fill has made symmetric). Their rules, with ``A = V Λ Vᵀ``:
+input (which the triangle fill has made symmetric, so it is the same matrix, bit for
+bit) with LAPACK told to read the same triangle (``uplo``), so the eigenvectors' signs
+are NumPy's too. Their rules, with ``A = V Λ Vᵀ``:
 
 * ``dλ = diag(Vᵀ dA V)``, so ``Ā = V diag(λ̄) Vᵀ``;
 * ``dV = V (F ∘ (Vᵀ dA V))`` with ``F_ij = 1 / (λ_j − λ_i)`` off the diagonal and 0 on
@@ -71,16 +73,20 @@ def _symmetric_part(a: Any) -> np.ndarray:
     return 0.5 * (a + np.swapaxes(a, -1, -2))
 
 
-#: One decomposition shared by both primitives and their rules (see wengert.ops.memo).
-_EIGH = DecompositionMemo(lambda a: np.linalg.eigh(_symmetric_part(a)))
+#: One decomposition shared by both primitives and their rules (see wengert.ops.memo),
+#: for each triangle LAPACK is told to read (its answers differ in the eigenvectors' signs
+#: and in rounding, so each ``UPLO`` gives NumPy's own answer bit for bit).
+_EIGH = {uplo: DecompositionMemo(lambda a, uplo=uplo: np.linalg.eigh(_symmetric_part(a),
+                                                                     UPLO=uplo))
+         for uplo in ("L", "U")}
 
 
-def _values_impl(a: Any) -> Any:
-    return _EIGH(a)[0].copy()
+def _values_impl(a: Any, uplo: str = "L") -> Any:
+    return _EIGH[uplo](a)[0].copy()
 
 
-def _vectors_impl(a: Any) -> Any:
-    return _EIGH(a)[1].copy()
+def _vectors_impl(a: Any, uplo: str = "L") -> Any:
+    return _EIGH[uplo](a)[1].copy()
 
 
 def _gap_inverse(w: Any) -> Any:
@@ -91,29 +97,29 @@ def _gap_inverse(w: Any) -> Any:
     return _ew.where(eye, 0.0, 1.0 / _ew.where(eye, 1.0, gaps))
 
 
-def _values_vjp(g: Any, ans: Any, a: Any) -> Any:
-    v = apply(EIGH_VECTORS, a)
+def _values_vjp(g: Any, ans: Any, a: Any, uplo: str = "L") -> Any:
+    v = apply(EIGH_VECTORS, a, uplo=uplo)
     return matmul(v * _row(g), _mT(v))
 
 
-def _values_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
+def _values_jvp(tangents: tuple[Any, ...], ans: Any, a: Any, uplo: str = "L") -> Any:
     (t,) = tangents
     if t is None:
         return _zeros_like(ans)
-    v = apply(EIGH_VECTORS, a)
+    v = apply(EIGH_VECTORS, a, uplo=uplo)
     return _sum(v * matmul(_sym(t), v), axis=-2)
 
 
-def _vectors_vjp(g: Any, ans: Any, a: Any) -> Any:
-    f = _gap_inverse(apply(EIGH_VALUES, a))
+def _vectors_vjp(g: Any, ans: Any, a: Any, uplo: str = "L") -> Any:
+    f = _gap_inverse(apply(EIGH_VALUES, a, uplo=uplo))
     return _sym(matmul(matmul(ans, f * matmul(_mT(ans), g)), _mT(ans)))
 
 
-def _vectors_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
+def _vectors_jvp(tangents: tuple[Any, ...], ans: Any, a: Any, uplo: str = "L") -> Any:
     (t,) = tangents
     if t is None:
         return _zeros_like(ans)
-    f = _gap_inverse(apply(EIGH_VALUES, a))
+    f = _gap_inverse(apply(EIGH_VALUES, a, uplo=uplo))
     return matmul(ans, f * matmul(_mT(ans), matmul(_sym(t), ans)))
 
 
@@ -126,7 +132,8 @@ def _rng_symmetric(rng: Any, shape: tuple[int, ...]) -> np.ndarray:
 
 
 def _samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
-    return [((_rng_symmetric(rng, s),), {}) for s in [(1, 1), (2, 2), (3, 3), (2, 3, 3)]]
+    return [((_rng_symmetric(rng, s),), {}) for s in [(1, 1), (2, 2), (3, 3), (2, 3, 3)]] + [
+        ((_rng_symmetric(rng, s),), {"uplo": "U"}) for s in [(3, 3), (2, 2, 2)]]
 
 
 EIGH_VALUES = Op("eigh_values", _values_impl, (_values_vjp,), jvp=_values_jvp, reads=(0,),
@@ -190,7 +197,7 @@ def eigh(a: Any, UPLO: str = "L") -> EighResult:  # noqa: N803 - NumPy's name
            [4., 6.]])
     """
     s = _read_triangle(a, UPLO)
-    return EighResult(apply(EIGH_VALUES, s), apply(EIGH_VECTORS, s))
+    return EighResult(apply(EIGH_VALUES, s, uplo=UPLO), apply(EIGH_VECTORS, s, uplo=UPLO))
 
 
 def eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803 - NumPy's name
@@ -205,7 +212,7 @@ def eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803 - NumPy's name
     >>> w.numpy().round(4)
     array([-2.5249,  7.5249])
     """
-    return apply(EIGH_VALUES, _read_triangle(a, UPLO))
+    return apply(EIGH_VALUES, _read_triangle(a, UPLO), uplo=UPLO)
 
 
 PUBLIC: tuple[str, ...] = ()

@@ -1,6 +1,8 @@
 """autograd.numpy -> NumPy itself (wengert routes np.* on its values), with wengert.numpy's
 functions where NumPy has the name: the same ops, which also take lists of traced values
 as arrays (np.mean([x, y]), np.r_[x, y]), as autograd.numpy's functions do."""
+import importlib as _importlib
+
 import numpy as _np
 from numpy import *  # noqa: F401,F403
 from numpy import fft, random  # noqa: F401
@@ -25,4 +27,5 @@ def make_diagonal(D, offset=0, axis1=0, axis2=1):  # noqa: N803 - autograd's nam
     return _diagonal_embed(D, shape + shape[-1:], 0, -1, -2)
 
 
-from . import linalg  # noqa: E402,F401
+# (``from . import linalg`` would hand back numpy.linalg, bound above by the star import)
+linalg = _importlib.import_module(__name__ + ".linalg")
