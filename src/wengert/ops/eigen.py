@@ -4,8 +4,8 @@
 ``UPLO='L'``, NumPy's default, or the upper one) and ignores the other: its answer is
 the decomposition of the symmetric matrix that triangle defines. wengert's ``eigh``
 and ``eigvalsh`` are that function, in value and in derivative: they build the
-symmetric matrix from the triangle NumPy reads (``tril(a) + tril(a, -1)ᵀ``, written
-with wengert's ops) and decompose it with two primitives. So on any input, symmetric
+symmetric matrix from the triangle NumPy reads (``where(tri, a, aᵀ)``, written with
+wengert's ops) and decompose it with two primitives. So on any input, symmetric
 or not, the values are NumPy's, the gradient with respect to the unread triangle is
 zero and the read triangle gets the whole gradient (an off-diagonal entry stands for
 two entries of the symmetric matrix), as HIPS autograd's and as finite differences of
@@ -58,8 +58,6 @@ from .matrix import row as _row
 from .matrix import zero_tangent as _zeros_like
 from .memo import DecompositionMemo
 from .reduce import sum as _sum
-from .shape import tril as _tril
-from .shape import triu as _triu
 
 __all__ = ["EIGH_VALUES", "EIGH_VECTORS", "eigh", "eigvalsh", "EighResult"]
 
@@ -166,9 +164,9 @@ def _read_triangle(a: Any, uplo: Any) -> Any:
         raise np.linalg.LinAlgError(
             f"eigh needs a square matrix (or a stack of them) in its last two axes, got "
             f"shape {tuple(shape)}")
-    if uplo == "L":
-        return _tril(a) + _mT(_tril(a, -1))
-    return _triu(a) + _mT(_triu(a, 1))
+    n = shape[-1]
+    read = np.tri(n, dtype=bool) if uplo == "L" else ~np.tri(n, k=-1, dtype=bool)
+    return _ew.where(read, a, _mT(a))
 
 
 def eigh(a: Any, UPLO: str = "L") -> EighResult:  # noqa: N803 - NumPy's name
