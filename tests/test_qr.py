@@ -43,13 +43,14 @@ def test_compiled_gradient_equals_eager():
     np.testing.assert_allclose(wg.grad(wg.compile(f))(TALL), wg.grad(f)(TALL), rtol=1e-10)
 
 
-@pytest.mark.parametrize("shape", [(3, 5), (2, 3), (1, 4), (2, 2, 4), (3, 3)])
+@pytest.mark.parametrize("shape", [(3, 5), (2, 3), (1, 4), (2, 2, 4), (3, 3), (5, 2), (2, 4, 3)])
 @pytest.mark.parametrize("mode", ["reduced", "complete", "r"])
-def test_wide_and_square_matrices_in_every_mode(shape, mode):
-    """A wide matrix: NumPy's Q and R (to rounding), and derivatives of both to second
-    order in both modes."""
+def test_every_shape_in_every_mode(shape, mode):
+    """NumPy's Q and R (to rounding), and derivatives of both to second order in both
+    modes: wide matrices, and the complete Q of tall ones."""
     a = RNG.normal(size=shape)
-    a[..., :, : shape[-2]] += 2.0 * np.eye(shape[-2])  # its square part well conditioned
+    k = min(shape[-2:])
+    a[..., :k, :k] += 2.0 * np.eye(k)  # its square part well conditioned
     want = np.linalg.qr(a, mode=mode)
     got = np.linalg.qr(wg.tensor(a), mode=mode)
     if mode == "r":
@@ -108,8 +109,6 @@ def test_plain_int_and_empty_inputs():
 
 
 def test_refusals_say_why():
-    with pytest.raises(NotImplementedError, match="complete.*tall"):
-        np.linalg.qr(wg.tensor(TALL), mode="complete")
     with pytest.raises(NotImplementedError, match="raw"):
         np.linalg.qr(wg.tensor(TALL), mode="raw")
     with pytest.raises(ValueError, match="mode"):
@@ -119,3 +118,33 @@ def test_refusals_say_why():
     with pytest.warns(DeprecationWarning, match="full"):
         r = np.linalg.qr(wg.tensor(TALL), mode="full")
     np.testing.assert_allclose(r[1].numpy(), np.linalg.qr(TALL)[1], atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(4, 2), (5, 1), (2, 3, 2)])
+def test_complete_q_of_a_tall_matrix_against_finite_differences_of_numpy(shape):
+    """The last m − n columns of the complete Q are LAPACK's completion: a smooth function
+    of the input, differentiated as such (JAX 0.10 agrees; PyTorch refuses)."""
+    a = RNG.normal(size=shape)
+    w = RNG.normal(size=shape[:-1] + (shape[-2],))
+
+    def loss(a):
+        q, r = np.linalg.qr(a, mode="complete")
+        return np.sum(q * w) + np.sum(r ** 2)
+
+    want = np.zeros_like(a)
+    for k in np.ndindex(a.shape):
+        e = np.zeros_like(a)
+        e[k] = 1e-6
+        want[k] = (loss(a + e) - loss(a - e)) / 2e-6
+    np.testing.assert_allclose(wg.grad(loss)(a), want, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(wg.grad(wg.compile(loss))(a), want, rtol=1e-6, atol=1e-8)
+    q = np.linalg.qr(wg.tensor(a.astype(np.float32)), mode="complete")[0].numpy()
+    assert q.dtype == np.float32 and q.shape == shape[:-1] + (shape[-2],)
+
+
+def test_complete_q_at_a_trivial_reflection_says_why():
+    a = np.triu(np.ones((3, 2)))  # the reflections are trivial: no derivative there
+    with pytest.raises(np.linalg.LinAlgError, match="trivial"):
+        wg.grad(lambda a: np.sum(np.linalg.qr(a, mode="complete")[0]))(a)
+    np.testing.assert_allclose(np.linalg.qr(wg.tensor(a), mode="complete")[0].numpy(),
+                               np.linalg.qr(a, mode="complete")[0])  # the value is fine

@@ -512,6 +512,13 @@ def _call_part(name: str, part: int) -> Callable[[_Step], str]:
     return form
 
 
+def _qr_completion(s: _Step) -> str:
+    """``jnp.linalg.qr(a, mode="complete")[0][..., :, n:]`` (JAX 0.10 differentiates the
+    completion as wengert does)."""
+    n = s.shape_of(0)[-1]
+    return f'jnp.linalg.qr({s.a[0]}, mode="complete")[0][..., :, {n}:]'
+
+
 def _pinv(s: _Step) -> str:
     """``jnp.linalg.pinv(a)`` (``rtol=`` for an explicit cutoff; JAX's own default cutoff
     is NumPy's)."""
@@ -818,6 +825,7 @@ _FORMS: dict[str, Callable[[_Step], str]] = {
     "pinv": _pinv,
     "qr_q": _call_part("jnp.linalg.qr", 0),
     "qr_r": _call_part("jnp.linalg.qr", 1),
+    "qr_completion": _qr_completion,
     "svd_values": _svd_part(None),
     "svd_u": _svd_part(0),
     "svd_vt": _svd_part(2),
