@@ -164,3 +164,19 @@ def test_repeated_eigenvalues_keep_a_finite_eigenvalue_gradient():
 def test_uplo_is_checked():
     with pytest.raises(ValueError, match="UPLO"):
         np.linalg.eigh(wg.tensor(A), UPLO="X")
+
+
+def test_nan_and_inf_in_the_unread_triangle_are_ignored_as_numpy_ignores_them():
+    a = np.array([[2.0, np.nan, np.inf], [1.0, 3.0, np.nan], [0.5, 0.2, 1.0]])
+
+    def f(a):
+        w, v = np.linalg.eigh(a)
+        return np.sum(w ** 2) + np.sum(v[:, 0] ** 4)
+
+    np.testing.assert_array_equal(np.linalg.eigvalsh(wg.tensor(a)).numpy(), np.linalg.eigvalsh(a))
+    g = wg.grad(f)(a)
+    assert np.all(np.isfinite(g)) and np.all(g[np.triu_indices(3, 1)] == 0.0)
+    assert np.isfinite(wg.jvp(f, (a,), (np.ones((3, 3)),))[1])
+    np.testing.assert_allclose(wg.compile(f)(a), f(a), rtol=1e-12)
+    np.testing.assert_allclose(np.linalg.svd(wg.tensor(a), hermitian=True)[1].numpy(),
+                               np.linalg.svd(a, hermitian=True)[1], rtol=1e-12)
