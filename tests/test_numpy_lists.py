@@ -115,3 +115,48 @@ def test_functions_taking_sequences_keep_their_items_apart():
     y = wnp.hstack((x, [x[2]]))
     np.sum(y).backward()
     np.testing.assert_array_equal(x.grad, [1.0, 1.0, 2.0])
+
+
+# -- the other functions issue 13 lists, which already had rules: pinned here -----------
+M3 = RNG.normal(size=(4, 3))
+MORE = {
+    "average weights": (lambda x, w: np.average(x, axis=0, weights=w ** 2 + 0.5),
+                        (M3, RNG.normal(size=4))),
+    "average full weights": (lambda x, w: np.average(x, weights=np.exp(w)), (M3, M3[::-1])),
+    "average 1-d weights": (lambda x, w: np.average(x, axis=1, weights=w ** 2 + 0.5), (M3, Y)),
+    "ptp": (lambda x, w: np.ptp(x, axis=0) * w, (M3, Y)),
+    "atleast_1d/2d/3d": (lambda x, w: np.atleast_3d(x[0, 0]) * np.sum(np.atleast_2d(w))
+                         + np.atleast_1d(w[0]), (M3, Y)),
+    "hsplit": (lambda x, w: np.hsplit(x, 3)[1] * w[0], (M3, Y)),
+    "vsplit": (lambda x, w: np.vsplit(x, [1, 3])[1] * w, (M3, Y)),
+    "array_split": (lambda x, w: np.array_split(x, 3, axis=0)[0] * w, (M3, Y)),
+}
+
+
+@pytest.mark.parametrize("name", list(MORE))
+def test_issue13_functions_that_already_had_rules(name):
+    f, args = MORE[name]
+    want = f(*args)
+    got = f(*[wg.tensor(a) for a in args])
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+    np.testing.assert_allclose(wg.compile(f)(*args), want, rtol=1e-12)
+    assert check_grads(f, args, order=2, modes=("rev", "fwd"))
+
+
+def test_searchsorted_and_digitize_give_plain_indices_without_gradient():
+    x = wg.tensor([0.5, 1.5, 2.5], requires_grad=True)
+    edges = wg.tensor([0.0, 1.0, 2.0], requires_grad=True)
+    i = np.searchsorted(edges, x)
+    assert isinstance(i, np.ndarray) and i.tolist() == [1, 2, 3]
+    assert np.digitize(x, edges).tolist() == np.digitize([0.5, 1.5, 2.5], [0.0, 1.0, 2.0]).tolist()
+    g = wg.grad(lambda x: np.sum(x * np.searchsorted([0.0, 1.0, 2.0], x)))(np.array([0.5, 1.5]))
+    np.testing.assert_array_equal(g, [1.0, 2.0])
+
+
+def test_average_with_weights_summing_to_zero_raises_eagerly_and_compiled():
+    f = wg.compile(lambda x, w: np.average(x, weights=w))
+    assert f(np.ones(3), np.array([1.0, 2.0, 3.0])) == 1.0
+    with pytest.raises(ZeroDivisionError, match="Weights sum to zero"):
+        f(np.ones(3), np.array([1.0, -1.0, 0.0]))  # a guard of the graph: checked each run
+    with pytest.raises(ZeroDivisionError, match="Weights sum to zero"):
+        np.average(wg.tensor(np.ones(3)), weights=np.array([1.0, -1.0, 0.0]))
