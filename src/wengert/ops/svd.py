@@ -215,8 +215,9 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
 
     With ``full_matrices=True`` (NumPy's default) and a non-square input, the extra
     columns of ``U`` (or rows of ``Vh``) are not determined by the input and have no
-    derivative: ask for ``full_matrices=False`` to differentiate the vectors (JAX and
-    PyTorch refuse them too). With ``hermitian=True`` the SVD is NumPy's: made from
+    derivative: ask for ``full_matrices=False`` to differentiate the vectors (JAX 0.10
+    refuses them too; PyTorch 2.13 ignores their cotangents, which would drop part of a
+    gradient silently). With ``hermitian=True`` the SVD is NumPy's: made from
     ``eigh`` of the matrix's lower triangle (its upper one is not read, and gets no
     gradient), ``s = |λ|`` in descending order and the signs of ``λ`` in ``Vh``.
 
