@@ -161,9 +161,14 @@ def test_repeated_eigenvalues_keep_a_finite_eigenvalue_gradient():
     assert not np.all(np.isfinite(gv))
 
 
-def test_uplo_is_checked():
+def test_uplo_is_checked_and_read_in_either_case_as_numpy():
     with pytest.raises(ValueError, match="UPLO"):
         np.linalg.eigh(wg.tensor(A), UPLO="X")
+    c = np.triu(A) + 5.0
+    np.testing.assert_array_equal(np.linalg.eigh(wg.tensor(c), UPLO="u")[1].numpy(),
+                                  np.linalg.eigh(c, UPLO="u")[1])
+    np.testing.assert_allclose(np.linalg.eigvalsh(wg.tensor(c), UPLO="l").numpy(),
+                               np.linalg.eigvalsh(c, UPLO="l"), rtol=1e-14)
 
 
 def test_nan_and_inf_in_the_unread_triangle_are_ignored_as_numpy_ignores_them():

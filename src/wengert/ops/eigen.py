@@ -194,6 +194,7 @@ def eigh(a: Any, UPLO: str = "L") -> EighResult:  # noqa: N803 - NumPy's name
     array([[4., 0.],
            [4., 6.]])
     """
+    UPLO = UPLO.upper()  # noqa: N806 - as NumPy: 'l' and 'u' are accepted
     s = _read_triangle(a, UPLO)
     return EighResult(apply(EIGH_VALUES, s, uplo=UPLO), apply(EIGH_VECTORS, s, uplo=UPLO))
 
@@ -210,6 +211,7 @@ def eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803 - NumPy's name
     >>> w.numpy().round(4)
     array([-2.5249,  7.5249])
     """
+    UPLO = UPLO.upper()  # noqa: N806 - as NumPy: 'l' and 'u' are accepted
     return apply(EIGH_VALUES, _read_triangle(a, UPLO), uplo=UPLO)
 
 
