@@ -130,3 +130,21 @@ def test_hermitian_keeps_float32():
     assert u.numpy().dtype == s.numpy().dtype == vh.numpy().dtype == np.float32
     g = wg.grad(lambda a: np.sum(np.linalg.svd(a, hermitian=True)[2] ** 3))(a)
     assert g.dtype == np.float32
+
+
+def test_hermitian_at_repeated_singular_values_follows_numpys_order():
+    """Eigenvalues 1 and -1 give the singular value 1 twice: the values' gradient stays
+    finite, each position's going to the eigenvalue NumPy's argsort put there."""
+    a = np.diag([1.0, -1.0, 2.0])
+    g = wg.grad(lambda a: np.sum(np.linalg.svd(a, hermitian=True, compute_uv=False) ** 2))(a)
+    np.testing.assert_array_equal(g, np.diag([2.0, -2.0, 4.0]))
+    w = np.array([3.0, 2.0, 1.0])
+    g = wg.grad(lambda a: np.sum(np.linalg.svd(a, hermitian=True)[1] * w))(a)
+    order = np.argsort(np.abs(np.linalg.eigvalsh(a)))[::-1]  # NumPy's own order
+    want = np.zeros(3)
+    want[order] = w * np.sign(np.linalg.eigvalsh(a)[order])
+    np.testing.assert_array_equal(np.diag(np.linalg.eigh(a)[1] @ np.diag(want)
+                                          @ np.linalg.eigh(a)[1].T), np.diag(g))
+    for got, expected in zip(np.linalg.svd(wg.tensor(a), hermitian=True),
+                             np.linalg.svd(a, hermitian=True)):
+        np.testing.assert_array_equal(got.numpy(), expected)
