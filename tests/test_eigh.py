@@ -1,6 +1,7 @@
-"""``np.linalg.eigh`` and ``eigvalsh`` (wengert.ops.eigen): NumPy's values, the symmetric
-gradient convention, and what happens at repeated eigenvalues. (The registry sweep
-checks both primitives' rules to second order in both modes.)"""
+"""``np.linalg.eigh`` and ``eigvalsh`` (wengert.ops.eigen): NumPy's values, NumPy's reading
+of one triangle (``UPLO``) with its gradient pinned by finite differences of NumPy's own
+``eigh`` on non-symmetric input, and what happens at repeated eigenvalues. (The registry
+sweep checks both primitives' rules to second order in both modes.)"""
 
 from __future__ import annotations
 
@@ -27,10 +28,104 @@ def test_values_and_result_type_equal_numpy():
                                rtol=1e-12)
 
 
+def _one_triangle_gradient(p, uplo="L"):
+    """The gradient with respect to ``a`` of a function of the symmetric matrix that one
+    triangle of ``a`` defines, given ``p``, its (symmetric) gradient in that matrix."""
+    if uplo == "L":
+        return np.tril(2.0 * p, -1) + np.diag(np.diag(p))
+    return np.triu(2.0 * p, 1) + np.diag(np.diag(p))
+
+
 def test_gradient_of_the_largest_eigenvalue_is_the_outer_product_of_its_vector():
     w, v = np.linalg.eigh(A)
+    p = np.outer(v[:, -1], v[:, -1])
     g = wg.grad(lambda a: np.linalg.eigvalsh(a)[-1])(A)
-    np.testing.assert_allclose(g, np.outer(v[:, -1], v[:, -1]), atol=1e-12)
+    np.testing.assert_allclose(g, _one_triangle_gradient(p), atol=1e-12)
+    g = wg.grad(lambda a: np.linalg.eigvalsh(a, UPLO="U")[-1])(A)
+    np.testing.assert_allclose(g, _one_triangle_gradient(p, "U"), atol=1e-12)
+
+
+def _numpy_finite_differences(f, a, h=1e-6):
+    """Central differences of ``f`` (plain NumPy) in each entry of ``a``."""
+    g = np.zeros_like(a)
+    for k in np.ndindex(a.shape):
+        e = np.zeros_like(a)
+        e[k] = h
+        g[k] = (f(a + e) - f(a - e)) / (2 * h)
+    return g
+
+
+def _eigh_loss(a, uplo):
+    """A loss of eigenvalues and of sign-independent functions of the eigenvectors."""
+    w, v = np.linalg.eigh(a, UPLO=uplo)
+    return np.sum(w * np.arange(1.0, w.shape[-1] + 1)) + np.sum(v[..., 0, :] ** 2 * w) \
+        + np.sum((v[..., :, 1] * v[..., :, 2]) ** 2)
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+@pytest.mark.parametrize("shape", [(4, 4), (2, 3, 3)])
+def test_one_triangle_is_read_as_numpy_reads_it(uplo, shape):
+    """On a non-symmetric input the values are NumPy's, and the gradient is the finite
+    difference of NumPy's own eigh: zero on the triangle it does not read."""
+    a = RNG.normal(size=shape)
+    w, v = np.linalg.eigh(a, UPLO=uplo)
+    got = np.linalg.eigh(wg.tensor(a), UPLO=uplo)
+    np.testing.assert_allclose(got.eigenvalues.numpy(), w, rtol=1e-12)
+    # NumPy's own eigenvectors, signs included (LAPACK reads the same triangle)
+    np.testing.assert_array_equal(got.eigenvectors.numpy(), v)
+    np.testing.assert_array_equal(got.eigenvalues.numpy(), w)
+    np.testing.assert_allclose(np.linalg.eigvalsh(wg.tensor(a), UPLO=uplo).numpy(),
+                               np.linalg.eigvalsh(a, UPLO=uplo), rtol=1e-12)
+    want = _numpy_finite_differences(lambda x: _eigh_loss(x, uplo), a)
+    g = wg.grad(lambda x: _eigh_loss(x, uplo))(a)
+    np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-7)
+    unread = np.triu(np.ones(shape[-2:]), 1) if uplo == "L" else np.tril(np.ones(shape[-2:]), -1)
+    assert np.all(g[..., unread == 1] == 0.0)
+    assert check_grads(lambda x: _eigh_loss(x, uplo), (a,), order=2, modes=("rev", "fwd"))
+
+
+def test_hessian_and_jvp_of_grad_on_a_non_symmetric_input():
+    a = RNG.normal(size=(3, 3))
+
+    def f(x):
+        return np.sum(np.linalg.eigvalsh(x) ** 3)
+
+    h = wg.hessian(f)(a)
+    assert h.shape == (3, 3, 3, 3)
+    assert np.all(h[0, 1] == 0.0) and np.all(h[:, :, 0, 2] == 0.0)  # the unread triangle
+    want = _numpy_finite_differences(lambda x: np.sum(
+        wg.grad(f)(x) * np.arange(9.0).reshape(3, 3)), a, h=1e-5)
+    t = wg.jvp(wg.grad(f), (a,), (np.eye(3)[0:1].repeat(3, 0),))[1]
+    np.testing.assert_allclose(np.einsum("ijkl,kl->ij", h, np.eye(3)[0:1].repeat(3, 0)), t,
+                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(np.einsum("ijkl,ij->kl", h, np.arange(9.0).reshape(3, 3)), want,
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_float32_int_empty_and_compiled():
+    a = RNG.normal(size=(3, 3))
+    w = np.linalg.eigvalsh(wg.tensor(a.astype(np.float32))).numpy()
+    assert w.dtype == np.float32
+    g = wg.grad(lambda x: np.sum(np.linalg.eigvalsh(x)))(a.astype(np.float32))
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, np.eye(3), atol=1e-6)  # the trace
+    ints = np.array([[2, 7], [1, 3]])
+    np.testing.assert_allclose(np.linalg.eigvalsh(wg.tensor(ints)).numpy(),
+                               np.linalg.eigvalsh(ints), rtol=1e-12)
+    empty = np.zeros((0, 0))
+    assert np.linalg.eigh(wg.tensor(empty))[1].shape == (0, 0)
+    stack = RNG.normal(size=(2, 3, 3))
+    np.testing.assert_allclose(wg.compile(lambda x: np.linalg.eigvalsh(x, UPLO="U"))(stack),
+                               np.linalg.eigvalsh(stack, UPLO="U"), rtol=1e-12)
+    f = lambda x: np.sum(np.linalg.eigh(x)[1][..., 0] ** 2 * np.linalg.eigh(x)[0])  # noqa: E731
+    np.testing.assert_allclose(wg.grad(wg.compile(f))(stack), wg.grad(f)(stack), rtol=1e-10)
+
+
+def test_non_square_input_is_refused_with_numpys_error():
+    with pytest.raises(np.linalg.LinAlgError, match="square"):
+        np.linalg.eigh(wg.tensor(np.ones((2, 3))))
+    with pytest.raises(np.linalg.LinAlgError, match="square"):
+        np.linalg.eigvalsh(wg.tensor(np.ones(3)))
 
 
 def test_through_a_symmetric_parametrisation_to_second_order_in_both_modes():
@@ -41,12 +136,10 @@ def test_through_a_symmetric_parametrisation_to_second_order_in_both_modes():
     assert check_grads(f, (B,), order=2, modes=("rev", "fwd"))
 
 
-def test_the_gradient_is_symmetric_and_the_input_is_symmetrised():
-    c = np.triu(A)  # not symmetric: its symmetric part is decomposed
-    np.testing.assert_allclose(np.linalg.eigvalsh(wg.tensor(c)).numpy(),
-                               np.linalg.eigvalsh(0.5 * (c + c.T)), rtol=1e-12)
-    g = wg.grad(lambda a: np.sum(np.linalg.eigh(a)[1][:, 0] ** 3))(A)
-    np.testing.assert_allclose(g, g.T, atol=1e-12)
+def test_a_symmetric_input_gives_numpys_values_whichever_triangle():
+    for uplo in "LU":
+        np.testing.assert_allclose(np.linalg.eigvalsh(wg.tensor(A), UPLO=uplo).numpy(),
+                                   np.linalg.eigvalsh(A), rtol=1e-12)
 
 
 def test_compiled_and_hessian_agree_with_eager():
@@ -68,6 +161,28 @@ def test_repeated_eigenvalues_keep_a_finite_eigenvalue_gradient():
     assert not np.all(np.isfinite(gv))
 
 
-def test_uplo_is_checked():
+def test_uplo_is_checked_and_read_in_either_case_as_numpy():
     with pytest.raises(ValueError, match="UPLO"):
         np.linalg.eigh(wg.tensor(A), UPLO="X")
+    c = np.triu(A) + 5.0
+    np.testing.assert_array_equal(np.linalg.eigh(wg.tensor(c), UPLO="u")[1].numpy(),
+                                  np.linalg.eigh(c, UPLO="u")[1])
+    np.testing.assert_allclose(np.linalg.eigvalsh(wg.tensor(c), UPLO="l").numpy(),
+                               np.linalg.eigvalsh(c, UPLO="l"), rtol=1e-14)
+
+
+def test_nan_and_inf_in_the_unread_triangle_are_ignored_as_numpy_ignores_them():
+    a = np.array([[2.0, np.nan, np.inf], [1.0, 3.0, np.nan], [0.5, 0.2, 1.0]])
+
+    def f(a):
+        w, v = np.linalg.eigh(a)
+        return np.sum(w ** 2) + np.sum(v[:, 0] ** 4)
+
+    np.testing.assert_allclose(np.linalg.eigvalsh(wg.tensor(a)).numpy(), np.linalg.eigvalsh(a),
+                               rtol=1e-14)
+    g = wg.grad(f)(a)
+    assert np.all(np.isfinite(g)) and np.all(g[np.triu_indices(3, 1)] == 0.0)
+    assert np.isfinite(wg.jvp(f, (a,), (np.ones((3, 3)),))[1])
+    np.testing.assert_allclose(wg.compile(f)(a), f(a), rtol=1e-12)
+    np.testing.assert_allclose(np.linalg.svd(wg.tensor(a), hermitian=True)[1].numpy(),
+                               np.linalg.svd(a, hermitian=True)[1], rtol=1e-12)

@@ -160,3 +160,6 @@ def test_dsplit_piecewise_and_array():
     np.sum(m).backward()
     assert float(a.grad) == 5.0
     np.testing.assert_array_equal(wg.numpy.array([[1, 2], [3, 4]]), np.array([[1, 2], [3, 4]]))
+    # one traced value (np.array(x) in HIPS autograd code): a copy that carries the gradient
+    assert wg.grad(lambda x: wg.numpy.array(x) * 3.0)(2.0) == 3.0
+    assert wg.jvp(lambda x: wg.numpy.array(x, dtype=np.float32), (2.0,), (1.0,))[1] == 1.0

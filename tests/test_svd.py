@@ -64,8 +64,57 @@ def test_compiled_and_exported_agree():
 def test_full_matrices_of_a_rectangular_input_says_what_to_do():
     with pytest.raises(NotImplementedError, match="full_matrices=False"):
         np.linalg.svd(wg.tensor(A))
-    with pytest.raises(NotImplementedError, match="eigh"):
+    with pytest.raises(np.linalg.LinAlgError, match="square"):  # as NumPy's (through eigh)
         np.linalg.svd(wg.tensor(A), hermitian=True)
+    with pytest.raises(np.linalg.LinAlgError, match="two-dimensional"):
+        np.linalg.svd(wg.tensor(np.ones(3)))
+
+
+def _numpy_finite_differences(f, a, h=1e-6):
+    g = np.zeros_like(a)
+    for k in np.ndindex(a.shape):
+        e = np.zeros_like(a)
+        e[k] = h
+        g[k] = (f(a + e) - f(a - e)) / (2 * h)
+    return g
+
+
+def _hermitian_loss(a):
+    u, s, vh = np.linalg.svd(a, hermitian=True)
+    k = np.arange(1.0, s.shape[-1] + 1)
+    return (np.sum(s * k) + np.sum(u[..., 0, :] ** 2 * s)
+            + np.sum((vh[..., 0, :] * u[..., :, 0]) * k))
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4)])
+def test_hermitian_is_numpys_function(shape):
+    """NumPy's values (eigh of the lower triangle, |λ| descending, the signs in Vh) on a
+    non-symmetric input with negative eigenvalues, and the gradient of NumPy's own
+    function by finite differences (zero on the unread upper triangle)."""
+    b = RNG.normal(size=shape)
+    a = b + np.swapaxes(b, -1, -2) + np.triu(RNG.normal(size=shape), 1)
+    for got, want in zip(np.linalg.svd(wg.tensor(a), hermitian=True),
+                         np.linalg.svd(a, hermitian=True)):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(np.linalg.svd(wg.tensor(a), compute_uv=False, hermitian=True)
+                               .numpy(), np.linalg.svd(a, compute_uv=False, hermitian=True),
+                               rtol=1e-12)
+    g = wg.grad(_hermitian_loss)(a)
+    np.testing.assert_allclose(g, _numpy_finite_differences(_hermitian_loss, a), rtol=1e-6,
+                               atol=1e-7)
+    assert np.all(g[..., np.triu(np.ones(shape[-2:]), 1) == 1] == 0.0)
+    assert check_grads(_hermitian_loss, (a,), order=2, modes=("rev", "fwd"))
+    sv = lambda a: np.sum(np.linalg.svd(a, hermitian=True, compute_uv=False) ** 3)  # noqa: E731
+    assert check_grads(sv, (a,), order=2, modes=("rev", "fwd"))
+
+
+def test_hermitian_compiled_follows_the_signs_and_order_of_new_inputs():
+    a = np.diag([3.0, -1.0, 2.0]) + 0.1
+    f = lambda a: np.sum(np.linalg.svd(a, hermitian=True)[2][0] * np.arange(3.0))  # noqa: E731
+    cf = wg.compile(f)
+    for x in (a, -a, a[::-1, ::-1].copy()):
+        np.testing.assert_allclose(cf(x), f(x), rtol=1e-12)
+    np.testing.assert_allclose(wg.grad(wg.compile(f))(-a), wg.grad(f)(-a), rtol=1e-10)
 
 
 def test_singular_values_gradient_stays_finite_at_a_repeated_value():
@@ -73,3 +122,29 @@ def test_singular_values_gradient_stays_finite_at_a_repeated_value():
     g = wg.grad(lambda a: np.sum(np.linalg.svd(a, compute_uv=False)))(a)
     assert np.all(np.isfinite(g))
     np.testing.assert_allclose(np.trace(g), 3.0)
+
+
+def test_hermitian_keeps_float32():
+    a = np.array([[2.0, 0.5], [0.5, -3.0]], dtype=np.float32)
+    u, s, vh = np.linalg.svd(wg.tensor(a), hermitian=True)
+    assert u.numpy().dtype == s.numpy().dtype == vh.numpy().dtype == np.float32
+    g = wg.grad(lambda a: np.sum(np.linalg.svd(a, hermitian=True)[2] ** 3))(a)
+    assert g.dtype == np.float32
+
+
+def test_hermitian_at_repeated_singular_values_follows_numpys_order():
+    """Eigenvalues 1 and -1 give the singular value 1 twice: the values' gradient stays
+    finite, each position's going to the eigenvalue NumPy's argsort put there."""
+    a = np.diag([1.0, -1.0, 2.0])
+    g = wg.grad(lambda a: np.sum(np.linalg.svd(a, hermitian=True, compute_uv=False) ** 2))(a)
+    np.testing.assert_array_equal(g, np.diag([2.0, -2.0, 4.0]))
+    w = np.array([3.0, 2.0, 1.0])
+    g = wg.grad(lambda a: np.sum(np.linalg.svd(a, hermitian=True)[1] * w))(a)
+    order = np.argsort(np.abs(np.linalg.eigvalsh(a)))[::-1]  # NumPy's own order
+    want = np.zeros(3)
+    want[order] = w * np.sign(np.linalg.eigvalsh(a)[order])
+    np.testing.assert_array_equal(np.diag(np.linalg.eigh(a)[1] @ np.diag(want)
+                                          @ np.linalg.eigh(a)[1].T), np.diag(g))
+    for got, expected in zip(np.linalg.svd(wg.tensor(a), hermitian=True),
+                             np.linalg.svd(a, hermitian=True)):
+        np.testing.assert_array_equal(got.numpy(), expected)

@@ -52,6 +52,8 @@ _NONDIFF_FUNCTIONS = {
     np.argmax,
     np.argmin,
     np.argsort,
+    np.argpartition,
+    np.linalg.matrix_rank,
     np.nonzero,
     np.flatnonzero,
     np.argwhere,

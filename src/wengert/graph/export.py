@@ -495,9 +495,10 @@ def _eigh_part(part: int) -> Callable[[_Step], str]:
     """``jnp.linalg.eigh(a)[part]`` (0: the eigenvalues, 1: the eigenvectors)."""
 
     def form(s: _Step) -> str:
-        return f"jnp.linalg.eigh({s.a[0]})[{part}]"
+        uplo = s.eq.params.get("uplo", "L")
+        return f"jnp.linalg.eigh({s.a[0]}, UPLO={uplo!r})[{part}]"
 
-    form.__doc__ = f"jnp.linalg.eigh(a)[{part}]"
+    form.__doc__ = f"jnp.linalg.eigh(a, UPLO=uplo)[{part}]"
     return form
 
 
@@ -509,6 +510,13 @@ def _call_part(name: str, part: int) -> Callable[[_Step], str]:
 
     form.__doc__ = f"{name}(a)[{part}]"
     return form
+
+
+def _qr_completion(s: _Step) -> str:
+    """``jnp.linalg.qr(a, mode="complete")[0][..., :, n:]`` (JAX 0.10 differentiates the
+    completion as wengert does)."""
+    n = s.shape_of(0)[-1]
+    return f'jnp.linalg.qr({s.a[0]}, mode="complete")[0][..., :, {n}:]'
 
 
 def _pinv(s: _Step) -> str:
@@ -817,6 +825,7 @@ _FORMS: dict[str, Callable[[_Step], str]] = {
     "pinv": _pinv,
     "qr_q": _call_part("jnp.linalg.qr", 0),
     "qr_r": _call_part("jnp.linalg.qr", 1),
+    "qr_completion": _qr_completion,
     "svd_values": _svd_part(None),
     "svd_u": _svd_part(0),
     "svd_vt": _svd_part(2),
@@ -876,6 +885,9 @@ _REFUSED = {
     "flatnonzero": "its output's shape depends on the values (see nonzero)",
     "argwhere": "its output's shape depends on the values (see nonzero)",
     "sort_complex": "it has no JAX form with NumPy's ordering of complex numbers",
+    "argpartition": "JAX orders the entries inside the two parts differently from NumPy, so "
+                    "the exported values would not be wengert's; use np.sort (or np.argsort) "
+                    "where the order matters",
 }
 #: NumPy function names the export writes with ``jax.numpy`` when a graph records a call.
 JAX_CALLS = tuple(sorted({f.__name__ for f in _UFUNCS} | {f.__name__ for f in _FUNCTIONS}))

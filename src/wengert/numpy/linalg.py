@@ -13,17 +13,21 @@ array([[ 3., -1.],
 
 from __future__ import annotations
 
-from ..ops import FAMILIES as _FAMILIES
-from ..ops.composite import norm
+from numpy.linalg import matrix_rank  # an integer: NumPy's own, on tensors too
 
-__all__: list[str] = ["norm"]
+from ..ops import FAMILIES as _FAMILIES
+from ..ops.composite import norm as _norm
+from . import _public
+
+norm = _public(_norm, "norm")
+__all__: list[str] = ["norm", "matrix_rank"]
 for _family in _FAMILIES:
     for _name in getattr(_family, "LINALG_PUBLIC", ()):
-        globals()[_name] = getattr(_family, _name)
+        globals()[_name] = _public(getattr(_family, _name), _name)
         __all__.append(_name)
 for _name in ("matmul", "tensordot", "vecdot", "outer"):
     for _family in _FAMILIES:
         if _name in getattr(_family, "PUBLIC", ()):
-            globals()[_name] = getattr(_family, _name)
+            globals()[_name] = _public(getattr(_family, _name), _name)
             __all__.append(_name)
             break

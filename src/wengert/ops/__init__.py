@@ -4,8 +4,8 @@ The registry is built here, explicitly, from each family's ``OPS`` tuple:
 importing a module registers nothing by side effect. The families import only
 :mod:`wengert.core` and each other, in this order (each one only those before
 it): ``broadcast``, ``elementwise``, ``indexing``, ``shape``, ``reduce``,
-``linalg``, ``eigen``, ``svd``, ``qr``, ``lstsq``, ``composite`` (NumPy functions
-written with the others, no ops of its own).
+``linalg``, ``eigen``, ``svd``, ``qr``, ``lstsq``, ``composite``, ``partition`` and
+``conditioning`` (NumPy functions written with the others, no ops of their own).
 """
 
 from __future__ import annotations
@@ -14,11 +14,13 @@ from ..core.op import Registry
 from . import (
                broadcast,
                composite,
+               conditioning,
                eigen,
                elementwise,
                indexing,
                linalg,
                lstsq,
+               partition,
                qr,
                reduce,
                shape,
@@ -26,8 +28,9 @@ from . import (
 )
 
 FAMILIES = (broadcast, elementwise, indexing, shape, reduce, linalg, eigen, svd, qr, lstsq,
-            composite)
+            composite, partition, conditioning)
 REGISTRY = Registry(op for family in FAMILIES for op in family.OPS)
 
 __all__ = ["REGISTRY", "FAMILIES", "broadcast", "elementwise", "reduce", "shape", "indexing",
-           "linalg", "eigen", "svd", "qr", "lstsq", "composite"]
+           "linalg", "eigen", "svd", "qr", "lstsq", "composite",
+           "partition", "conditioning"]

@@ -471,6 +471,8 @@ def array(obj: Any, dtype: Any = None) -> Any:
 
     if not has_traced(obj):
         return np.array(obj, dtype=dtype)
+    if is_traced(obj):  # np.array(x) of one traced value: a copy
+        return _ew.copy(obj) if dtype is None else _ew.astype(obj, dtype)
     # Build bottom-up without recursion: each list becomes a stack of its items.
     order: list[Any] = []
     todo = [obj]

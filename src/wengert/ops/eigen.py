@@ -1,9 +1,24 @@
-"""The symmetric eigendecomposition: ``np.linalg.eigh`` and ``eigvalsh`` as two primitives.
+"""The symmetric eigendecomposition: ``np.linalg.eigh`` and ``eigvalsh``.
 
-``eigh_values`` gives the eigenvalues (ascending) and ``eigh_vectors`` the
-eigenvectors (columns) of the symmetric part ``(a + aᵀ)/2``, as wengert's
-``cholesky`` does (and JAX): for a symmetric input that is NumPy's answer, and the
-gradient is the symmetric one. Their rules, with ``A = V Λ Vᵀ``:
+``np.linalg.eigh(a, UPLO)`` reads one triangle of ``a`` (the lower one for
+``UPLO='L'``, NumPy's default, or the upper one) and ignores the other: its answer is
+the decomposition of the symmetric matrix that triangle defines. wengert's ``eigh``
+and ``eigvalsh`` are that function, in value and in derivative: they build the
+symmetric matrix from the triangle NumPy reads (``where(tri, a, aᵀ)``, written with
+wengert's ops) and decompose it with two primitives. So on any input, symmetric
+or not, the values are NumPy's, the gradient with respect to the unread triangle is
+zero and the read triangle gets the whole gradient (an off-diagonal entry stands for
+two entries of the symmetric matrix), as HIPS autograd's and as finite differences of
+``np.linalg.eigh`` itself give. The peers differ: JAX symmetrises the input, ``(a +
+aᵀ)/2``, so its values are not NumPy's on a non-symmetric input (and ``UPLO`` changes
+nothing); PyTorch reads the triangle as NumPy but returns the symmetric gradient.
+Through a symmetric parametrisation (``eigh(b + bᵀ)``) all of them agree.
+
+The primitives, ``eigh_values`` (the eigenvalues, ascending) and ``eigh_vectors``
+(the eigenvectors, as columns), decompose the symmetric part ``(a + aᵀ)/2`` of their
+input (which the triangle fill has made symmetric, so it is the same matrix, bit for
+bit) with LAPACK told to read the same triangle (``uplo``), so the eigenvectors' signs
+are NumPy's too. Their rules, with ``A = V Λ Vᵀ``:
 
 * ``dλ = diag(Vᵀ dA V)``, so ``Ā = V diag(λ̄) Vᵀ``;
 * ``dV = V (F ∘ (Vᵀ dA V))`` with ``F_ij = 1 / (λ_j − λ_i)`` off the diagonal and 0 on
@@ -21,7 +36,8 @@ Examples
 >>> a = np.array([[2.0, 1.0], [1.0, 3.0]])
 >>> g = wg.grad(lambda a: np.linalg.eigvalsh(a)[-1])(a)  # the largest eigenvalue
 >>> w, v = np.linalg.eigh(a)
->>> np.allclose(g, np.outer(v[:, -1], v[:, -1]))
+>>> p = np.outer(v[:, -1], v[:, -1])
+>>> np.allclose(g, np.tril(2 * p, -1) + np.diag(np.diag(p)))  # the lower triangle only
 True
 """
 
@@ -46,8 +62,6 @@ from .reduce import sum as _sum
 __all__ = ["EIGH_VALUES", "EIGH_VECTORS", "eigh", "eigvalsh", "EighResult"]
 
 
-
-
 def _sym(x: Any) -> Any:
     return (x + _mT(x)) * 0.5
 
@@ -57,22 +71,20 @@ def _symmetric_part(a: Any) -> np.ndarray:
     return 0.5 * (a + np.swapaxes(a, -1, -2))
 
 
-#: One decomposition shared by both primitives and their rules (see wengert.ops.memo).
-_EIGH = DecompositionMemo(lambda a: np.linalg.eigh(_symmetric_part(a)))
+#: One decomposition shared by both primitives and their rules (see wengert.ops.memo),
+#: for each triangle LAPACK is told to read (its answers differ in the eigenvectors' signs
+#: and in rounding, so each ``UPLO`` gives NumPy's own answer bit for bit).
+_EIGH = {uplo: DecompositionMemo(lambda a, uplo=uplo: np.linalg.eigh(_symmetric_part(a),
+                                                                     UPLO=uplo))
+         for uplo in ("L", "U")}
 
 
-def _values_impl(a: Any) -> Any:
-    return _EIGH(a)[0].copy()
+def _values_impl(a: Any, uplo: str = "L") -> Any:
+    return _EIGH[uplo](a)[0].copy()
 
 
-def _vectors_impl(a: Any) -> Any:
-    return _EIGH(a)[1].copy()
-
-
-
-
-
-
+def _vectors_impl(a: Any, uplo: str = "L") -> Any:
+    return _EIGH[uplo](a)[1].copy()
 
 
 def _gap_inverse(w: Any) -> Any:
@@ -83,29 +95,29 @@ def _gap_inverse(w: Any) -> Any:
     return _ew.where(eye, 0.0, 1.0 / _ew.where(eye, 1.0, gaps))
 
 
-def _values_vjp(g: Any, ans: Any, a: Any) -> Any:
-    v = apply(EIGH_VECTORS, a)
+def _values_vjp(g: Any, ans: Any, a: Any, uplo: str = "L") -> Any:
+    v = apply(EIGH_VECTORS, a, uplo=uplo)
     return matmul(v * _row(g), _mT(v))
 
 
-def _values_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
+def _values_jvp(tangents: tuple[Any, ...], ans: Any, a: Any, uplo: str = "L") -> Any:
     (t,) = tangents
     if t is None:
         return _zeros_like(ans)
-    v = apply(EIGH_VECTORS, a)
+    v = apply(EIGH_VECTORS, a, uplo=uplo)
     return _sum(v * matmul(_sym(t), v), axis=-2)
 
 
-def _vectors_vjp(g: Any, ans: Any, a: Any) -> Any:
-    f = _gap_inverse(apply(EIGH_VALUES, a))
+def _vectors_vjp(g: Any, ans: Any, a: Any, uplo: str = "L") -> Any:
+    f = _gap_inverse(apply(EIGH_VALUES, a, uplo=uplo))
     return _sym(matmul(matmul(ans, f * matmul(_mT(ans), g)), _mT(ans)))
 
 
-def _vectors_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
+def _vectors_jvp(tangents: tuple[Any, ...], ans: Any, a: Any, uplo: str = "L") -> Any:
     (t,) = tangents
     if t is None:
         return _zeros_like(ans)
-    f = _gap_inverse(apply(EIGH_VALUES, a))
+    f = _gap_inverse(apply(EIGH_VALUES, a, uplo=uplo))
     return matmul(ans, f * matmul(_mT(ans), matmul(_sym(t), ans)))
 
 
@@ -118,7 +130,8 @@ def _rng_symmetric(rng: Any, shape: tuple[int, ...]) -> np.ndarray:
 
 
 def _samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
-    return [((_rng_symmetric(rng, s),), {}) for s in [(1, 1), (2, 2), (3, 3), (2, 3, 3)]]
+    return [((_rng_symmetric(rng, s),), {}) for s in [(1, 1), (2, 2), (3, 3), (2, 3, 3)]] + [
+        ((_rng_symmetric(rng, s),), {"uplo": "U"}) for s in [(3, 3), (2, 2, 2)]]
 
 
 EIGH_VALUES = Op("eigh_values", _values_impl, (_values_vjp,), jvp=_values_jvp, reads=(0,),
@@ -140,25 +153,66 @@ class EighResult(NamedTuple):
     eigenvectors: Any
 
 
-def _check_uplo(uplo: str) -> None:
+def _read_triangle(a: Any, uplo: Any) -> Any:
+    """The symmetric matrix (or stack) ``np.linalg.eigh(a, UPLO=uplo)`` decomposes: the
+    triangle it reads, mirrored (written with wengert's ops, so the unread triangle gets
+    no gradient)."""
     if uplo not in ("L", "U"):
         raise ValueError("UPLO argument must be 'L' or 'U'")
+    shape = _shape(a)
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise np.linalg.LinAlgError(
+            f"eigh needs a square matrix (or a stack of them) in its last two axes, got "
+            f"shape {tuple(shape)}")
+    n = shape[-1]
+    read = np.tri(n, dtype=bool) if uplo == "L" else ~np.tri(n, k=-1, dtype=bool)
+    return _ew.where(read, a, _mT(a))
 
 
 def eigh(a: Any, UPLO: str = "L") -> EighResult:  # noqa: N803 - NumPy's name
-    """Eigenvalues (ascending) and eigenvectors of a symmetric matrix (or stack).
+    """Eigenvalues (ascending) and eigenvectors of the symmetric matrix (or stack) that
+    one triangle of ``a`` defines, as ``np.linalg.eigh``.
 
-    The symmetric part ``(a + aᵀ)/2`` is decomposed (NumPy's answer for a symmetric
-    input, whichever ``UPLO``), so the gradient is the symmetric one.
+    Parameters
+    ----------
+    a : array_like, (..., n, n)
+        Only its lower (``UPLO='L'``) or upper (``'U'``) triangle is read; the gradient
+        with respect to the other triangle is zero.
+    UPLO : {'L', 'U'}
+
+    Returns
+    -------
+    EighResult
+        ``(eigenvalues, eigenvectors)``, the eigenvectors as columns.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> a = np.array([[2.0, 5.0], [1.0, 3.0]])  # the 5.0 is not read (UPLO='L')
+    >>> wg.grad(lambda a: np.sum(np.linalg.eigh(a)[0] ** 2))(a)
+    array([[4., 0.],
+           [4., 6.]])
     """
-    _check_uplo(UPLO)
-    return EighResult(apply(EIGH_VALUES, a), apply(EIGH_VECTORS, a))
+    UPLO = UPLO.upper()  # noqa: N806 - as NumPy: 'l' and 'u' are accepted
+    s = _read_triangle(a, UPLO)
+    return EighResult(apply(EIGH_VALUES, s, uplo=UPLO), apply(EIGH_VECTORS, s, uplo=UPLO))
 
 
 def eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803 - NumPy's name
-    """Eigenvalues (ascending) of a symmetric matrix (or stack); see :func:`eigh`."""
-    _check_uplo(UPLO)
-    return apply(EIGH_VALUES, a)
+    """Eigenvalues (ascending) of the symmetric matrix (or stack) that one triangle of
+    ``a`` defines, as ``np.linalg.eigvalsh``; see :func:`eigh`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> w = np.linalg.eigvalsh(wg.tensor([[2.0, 5.0], [1.0, 3.0]]), UPLO="U")
+    >>> w.numpy().round(4)
+    array([-2.5249,  7.5249])
+    """
+    UPLO = UPLO.upper()  # noqa: N806 - as NumPy: 'l' and 'u' are accepted
+    return apply(EIGH_VALUES, _read_triangle(a, UPLO), uplo=UPLO)
 
 
 PUBLIC: tuple[str, ...] = ()

@@ -9,11 +9,25 @@ With ``C = Qᵀ dA R⁻¹`` and ``Ω = L − Lᵀ`` for ``L`` the strictly lower
   triangle of ``M`` mirrored to the upper one (Walter and Lehmann, 2018).
 
 Both are written with wengert's ops, so they differentiate to any order. A wide
-matrix (``m < n``) is refused: its ``R`` is not square and the rule above does not
-hold. The decomposition is NumPy's, with LAPACK's signs: where ``R`` has a zero on its
-diagonal (a rank-deficient input) the derivative does not exist, and neither does it
-at an input whose Householder reflections are trivial (an upper-triangular one), where
-any perturbation flips the signs of ``R``'s rows.
+matrix ``A = [X Y]`` (``m < n``, ``X`` its first ``m`` columns) is decomposed as LAPACK
+does it: the Householder reflections come from ``X`` alone, so ``Q`` and the first
+``m`` columns of ``R`` are those of ``X = Q R₁`` (the primitives), and the rest of ``R``
+is ``Qᵀ Y`` (written with ``matmul``: NumPy's value to rounding), whose derivative
+``dQᵀ Y + Qᵀ dY`` follows (as JAX's and PyTorch's rules). The decomposition is NumPy's,
+with LAPACK's signs: where ``R`` has a zero on its diagonal (a rank-deficient input, or
+a wide one whose first ``m`` columns are) the derivative does not exist, and neither
+does it at an input whose Householder reflections are trivial (an upper-triangular
+one), where any perturbation flips the signs of ``R``'s rows.
+
+``mode='complete'`` of a tall matrix adds the primitive ``qr_completion``: the last
+``m − n`` columns ``Q₂`` of LAPACK's complete ``Q``, ``H₁ ⋯ H_n`` applied to the last
+columns of the identity. They are NumPy's choice of a completion, but a smooth function
+of the input all the same (the reflections are), and their derivative is the one of
+arXiv 2409.13374 (eq. 32-33), as in JAX 0.10: with ``Z = Q₁[n:]
+(Q₁[:n] − I)⁻¹``, ``dQ₂ = dQ₁ Zᵀ − (Q₁ + Q₂ Z)(dQ₁[n:] − Z dQ₁[:n])ᵀ``; finite
+differences of NumPy's own ``qr`` agree (PyTorch refuses this case). It needs
+``Q₁[:n] − I`` invertible, which holds away from the measure-zero set where a
+reflection is trivial.
 
 Examples
 --------
@@ -28,22 +42,24 @@ array([[-0.8962, -0.3943],
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..core.op import Op
-from .base import apply
+from .base import apply, is_traced
+from .base import dtype_of as _dtype
 from .base import primal as _raw
 from .base import shape_of as _shape
 from .linalg import SOLVE, matmul
+from .matrix import eye_like as _eye_like
 from .matrix import mT as _mT
 from .matrix import zero_tangent as _zeros_like
 from .memo import DecompositionMemo
+from .shape import concatenate
 
-__all__ = ["QR_Q", "QR_R", "qr", "QRResult"]
-
-
+__all__ = ["QR_Q", "QR_R", "QR_COMPLETION", "qr", "QRResult"]
 
 
 def _mask(n: int, k: int, like: Any) -> np.ndarray:
@@ -54,8 +70,6 @@ def _mask(n: int, k: int, like: Any) -> np.ndarray:
 def _right_solve(b: Any, r: Any) -> Any:
     """``b R⁻¹`` (solving ``Rᵀ Xᵀ = bᵀ``)."""
     return _mT(apply(SOLVE, _mT(r), _mT(b)))
-
-
 
 
 #: One decomposition shared by both primitives and their rules (wengert.ops.memo).
@@ -129,7 +143,62 @@ QR_R = Op("qr_r", _r_impl, (_r_vjp,), jvp=_r_jvp, reads=(0,),
           formula="dR = (C − Ω) R, C = Qᵀ dA R⁻¹, Ω = L − Lᵀ", symbol="R",
           adjoint=("Q copyltu(R ḡᵀ) R⁻ᵀ",), samples=_samples)
 
-OPS = (QR_Q, QR_R)
+
+# -- the completion: the last m − n columns of a tall matrix's complete Q ------------------
+#: The complete decomposition, for the completion primitive and its rules.
+_QR_COMPLETE = DecompositionMemo(lambda a: np.linalg.qr(a, mode="complete"))
+
+
+def _completion_impl(a: Any) -> Any:
+    return _QR_COMPLETE(a)[0][..., :, np.shape(a)[-1]:].copy()
+
+
+def _completion_parts(a: Any, q_mp: Any) -> tuple[Any, Any, int]:
+    """``Z = Q_pn (Q_nn − I)⁻¹`` and ``W = Q_mn + Q_mp Z`` (arXiv 2409.13374, eq. 32-33),
+    and ``n``."""
+    q = apply(QR_Q, a)
+    n = _shape(q)[-1]
+    q_nn, q_pn = q[..., :n, :], q[..., n:, :]
+    try:
+        z = _right_solve(q_pn, q_nn - _eye_like(n, q_nn))
+    except np.linalg.LinAlgError as exc:
+        raise np.linalg.LinAlgError(
+            "qr(mode='complete'): the completion's derivative does not exist at this input: "
+            "one of LAPACK's Householder reflections is trivial (a column already zero below "
+            "the diagonal, as in an upper-triangular input), so Q₁[:n] − I is singular; "
+            "perturb the input, or use mode='reduced'") from exc
+    return z, q + matmul(q_mp, z), n
+
+
+def _completion_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
+    (t,) = tangents
+    if t is None:
+        return _zeros_like(ans)
+    dq = _tangents(t, a)[0]
+    z, w, n = _completion_parts(a, ans)
+    e = dq[..., n:, :] - matmul(z, dq[..., :n, :])
+    return matmul(dq, _mT(z)) - matmul(w, _mT(e))
+
+
+def _completion_vjp(g: Any, ans: Any, a: Any) -> Any:
+    z, w, n = _completion_parts(a, ans)
+    h = matmul(_mT(g), w)
+    dq_bar = matmul(g, z) + concatenate([matmul(_mT(z), h), -h], axis=-2)
+    return _q_vjp(dq_bar, None, a)
+
+
+def _tall_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    return [((_rng_tall(rng, s),), {}) for s in [(2, 1), (4, 2), (5, 3), (2, 3, 2)]]
+
+
+QR_COMPLETION = Op(
+    "qr_completion", _completion_impl, (_completion_vjp,), jvp=_completion_jvp, reads=(0,),
+    reads_out=True,
+    formula="dQ₂ = dQ₁ Zᵀ − (Q₁ + Q₂ Z)(dQ₁[n:] − Z dQ₁[:n])ᵀ, Z = Q₁[n:] (Q₁[:n] − I)⁻¹",
+    symbol="Q₂", adjoint=("Q₁'s adjoint of ḡ Z + [Zᵀ H; −H], H = ḡᵀ (Q₁ + Q₂ Z)",),
+    samples=_tall_samples)
+
+OPS = (QR_Q, QR_R, QR_COMPLETION)
 
 
 class QRResult(NamedTuple):
@@ -140,22 +209,60 @@ class QRResult(NamedTuple):
 
 
 def qr(a: Any, mode: str = "reduced") -> Any:
-    """The QR decomposition of a tall or square matrix (or stack): ``mode`` "reduced"
-    (NumPy's default), "r", or "complete" for a square one."""
-    m, n = _shape(a)[-2:]
-    if m < n:
-        raise NotImplementedError(
-            f"qr of a wide {m}×{n} matrix: its R is not square and has no derivative "
-            "rule in wengert; decompose the transpose, or a square part."
-        )
-    if mode == "r":
-        return apply(QR_R, a)
-    if mode == "complete" and m != n:
-        raise NotImplementedError("qr(mode='complete') of a non-square matrix: the extra "
-                                  "columns of Q are not determined by the input")
-    if mode not in ("reduced", "complete"):
+    """The QR decomposition of a matrix (or stack), as ``np.linalg.qr``.
+
+    Parameters
+    ----------
+    a : array_like, (..., m, n)
+    mode : {'reduced', 'complete', 'r'}
+        ``'complete'`` is ``'reduced'`` unless ``m > n``, where ``Q`` gets the ``m − n``
+        columns LAPACK's reflections complete it with (differentiated as such); ``'raw'``
+        is refused.
+
+    Returns
+    -------
+    QRResult or the R factor
+        ``(Q, R)`` with ``Q`` of shape ``(..., m, k)`` and ``R`` of shape ``(..., k, n)``,
+        ``k = min(m, n)``; ``R`` alone for ``mode='r'``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> a = np.array([[2.0, 1.0, 0.5], [1.0, 3.0, 1.0]])  # wide: R is 2 × 3
+    >>> g = wg.grad(lambda a: np.sum(np.linalg.qr(a, mode="r")[:, 2]))(a)
+    >>> g.shape
+    (2, 3)
+    """
+    if mode in ("full", "f"):
+        warnings.warn("The 'full' option is deprecated in favor of 'reduced'.\n"
+                      "For backward compatibility let mode default.", DeprecationWarning,
+                      stacklevel=2)
+        mode = "reduced"
+    if mode not in ("reduced", "complete", "r"):
+        if mode in ("raw", "economic", "e"):
+            raise NotImplementedError(
+                f"qr(mode={mode!r}) gives LAPACK's Householder reflections, which wengert does "
+                "not differentiate; use mode='reduced' (Q and R) or 'r'")
         raise ValueError(f"Unrecognized mode '{mode}'")
-    return QRResult(apply(QR_Q, a), apply(QR_R, a))
+    if not is_traced(a):
+        a = np.asarray(a)
+    shape = _shape(a)
+    if len(shape) < 2:
+        raise np.linalg.LinAlgError(f"{len(shape)}-dimensional array given. Array must be at "
+                                    "least two-dimensional")
+    m, n = shape[-2:]
+    if mode == "complete" and m > n:
+        q1, r1 = apply(QR_Q, a), apply(QR_R, a)
+        zeros = np.zeros(tuple(shape[:-2]) + (m - n, n), dtype=_dtype(r1))
+        return QRResult(concatenate([q1, apply(QR_COMPLETION, a)], axis=-1),
+                        concatenate([r1, zeros], axis=-2))
+    if m >= n:
+        return apply(QR_R, a) if mode == "r" else QRResult(apply(QR_Q, a), apply(QR_R, a))
+    x, y = a[..., :, :m], a[..., :, m:]  # the reflections come from X alone
+    q = apply(QR_Q, x)
+    r = concatenate([apply(QR_R, x), matmul(_mT(q), y)], axis=-1)
+    return r if mode == "r" else QRResult(q, r)
 
 
 PUBLIC: tuple[str, ...] = ()

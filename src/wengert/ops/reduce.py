@@ -703,7 +703,7 @@ def average(x: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
                              "specified axis.")
         w = _sh.reshape(w, tuple(ws[0] if i == axis % len(xs) else 1 for i in range(len(xs))))
     scl = sum(broadcast_to(w, xs) if xs != ws else w, axis=axis, keepdims=keepdims)
-    if np.any(np.asarray(_raw(scl)) == 0.0):
+    if np.any(_raw(scl) == 0.0):  # (in a graph: a guard, checked on every run)
         raise ZeroDivisionError("Weights sum to zero, can't be normalized")
     avg = _ew.divide(sum(_ew.multiply(x, w), axis=axis, keepdims=keepdims), scl)
     return (avg, scl) if returned else avg

@@ -35,8 +35,11 @@ import numpy as np
 
 from ..core.op import Op
 from . import elementwise as _ew
-from .base import apply
+from .base import apply, is_traced
+from .base import dtype_of as _dtype
+from .base import primal as _raw
 from .base import shape_of as _shape
+from .eigen import eigh, eigvalsh
 from .linalg import matmul
 from .matrix import column as _column
 from .matrix import eye_like as _eye_like
@@ -45,16 +48,11 @@ from .matrix import row as _row
 from .matrix import zero_tangent as _zeros_like
 from .memo import DecompositionMemo
 from .reduce import sum as _sum
+from .shape import flip as _flip
+from .shape import sort as _sort
+from .shape import take_along_axis as _take_along_axis
 
 __all__ = ["SVD_VALUES", "SVD_U", "SVD_VT", "svd", "SVDResult"]
-
-
-
-
-
-
-
-
 
 
 #: One decomposition shared by the three primitives and their rules (wengert.ops.memo).
@@ -84,8 +82,6 @@ def _gap_inverse(s: Any) -> Any:
     eye = np.eye(k, dtype=bool)
     s2 = s * s
     return _ew.where(eye, 0.0, 1.0 / _ew.where(eye, 1.0, _row(s2) - _column(s2)))
-
-
 
 
 # -- singular values ---------------------------------------------------------------------
@@ -194,20 +190,57 @@ class SVDResult(NamedTuple):
     Vh: Any
 
 
+def _hermitian_svd(a: Any, compute_uv: bool) -> Any:
+    """``np.linalg.svd(a, hermitian=True)`` as NumPy computes it, with wengert's ops: the
+    eigendecomposition of the symmetric matrix ``a``'s lower triangle defines (``eigh``
+    reads that triangle, as NumPy's), the eigenvalues' magnitudes in descending order as
+    singular values, their signs moved into ``Vh``."""
+    if not compute_uv:
+        return _flip(_sort(_ew.abs(eigvalsh(a)), axis=-1), axis=-1)
+    w, u = eigh(a)
+    # copysign(1, w), in w's dtype: no zero sign
+    sign = _ew.astype(_ew.where(np.signbit(_raw(w)), -1.0, 1.0), _dtype(w))
+    s = _ew.abs(w)
+    order = np.argsort(_raw(s), axis=-1)[..., ::-1]
+    sign = _take_along_axis(sign, order, axis=-1)
+    s = _take_along_axis(s, order, axis=-1)
+    u = _take_along_axis(u, order[..., None, :], axis=-1)
+    return SVDResult(u, s, _mT(u * _row(sign)))
+
+
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
         hermitian: bool = False) -> Any:
-    """The singular value decomposition (``compute_uv=False``: the singular values).
+    """The singular value decomposition (``compute_uv=False``: the singular values), as
+    ``np.linalg.svd``.
 
     With ``full_matrices=True`` (NumPy's default) and a non-square input, the extra
     columns of ``U`` (or rows of ``Vh``) are not determined by the input and have no
-    derivative: ask for ``full_matrices=False`` to differentiate the vectors.
+    derivative: ask for ``full_matrices=False`` to differentiate the vectors (JAX 0.10
+    refuses them too; PyTorch 2.13 ignores their cotangents, which would drop part of a
+    gradient silently). With ``hermitian=True`` the SVD is NumPy's: made from
+    ``eigh`` of the matrix's lower triangle (its upper one is not read, and gets no
+    gradient), ``s = |λ|`` in descending order and the signs of ``λ`` in ``Vh``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> a = np.array([[2.0, 1.0], [1.0, -3.0]])
+    >>> wg.grad(lambda a: np.linalg.svd(a, hermitian=True)[1][0])(a).round(4)
+    array([[-0.0358,  0.    ],
+           [ 0.3714, -0.9642]])
     """
+    if not is_traced(a):
+        a = np.asarray(a)
+    shape = _shape(a)
+    if len(shape) < 2:
+        raise np.linalg.LinAlgError(f"{len(shape)}-dimensional array given. Array must be at "
+                                    "least two-dimensional")
     if hermitian:
-        raise NotImplementedError("svd: hermitian=True is not supported by wengert; use "
-                                  "np.linalg.eigh for a symmetric matrix")
+        return _hermitian_svd(a, compute_uv)
     if not compute_uv:
         return apply(SVD_VALUES, a)
-    m, n = _shape(a)[-2:]
+    m, n = shape[-2:]
     if full_matrices and m != n:
         raise NotImplementedError(
             f"svd of a {m}×{n} matrix with full_matrices=True: the extra "
