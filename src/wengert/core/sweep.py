@@ -181,6 +181,16 @@ def _fit(op: Any, ct: Any, x: Any) -> Any:
         op.unbroadcast(ct, shape)
 
 
+def _fit_real(op: Any, ct: Any, x: Any, real: Any) -> Any:
+    """:func:`_fit`, then the real part for a real input of a node with a complex output
+    (``real``: ``(indices, real_part)``, see ``recording.mark_real_inputs``, checked by
+    the caller): a real input always gets a real gradient, in the one place every
+    cotangent passes."""
+    if op.broadcasting:
+        ct = _fit(op, ct, x)
+    return real[1](ct)
+
+
 def backprop(
     roots: list[tuple[Any, Any]],
     *,
@@ -278,8 +288,10 @@ def backprop(
             n = node.nin
             if out is None:
                 raise RuntimeError(SECOND_TIME)
+            real = None  # (indices of real inputs, real part) on some complex nodes
             if node.extra is not None:
                 g = _node_extras(node, node.extra, g, replay)
+                real = node.extra.get("real_inputs")
             if wanted_ids and id(node) in wanted_ids:
                 results[id(node)] = g
             # Before any rule reads a value: was it modified in place? (inlined for
@@ -316,7 +328,7 @@ def backprop(
                     call = 0
                 else:
                     call = n  # the inputs straight from the node
-                fits = op.broadcasting
+                fits = op.broadcasting or real is not None
             sent = [] if observers else None
             for i in _RANGE[n] if n < 8 else range(n):
                 parent = node.parent0 if i == 0 else node.parent1 if i == 1 else \
@@ -346,7 +358,9 @@ def backprop(
                     if fits:
                         x = node.input0 if i == 0 else node.input1 if i == 1 else \
                             node.rest[4 * (i - 2) + 1]
-                        if type(ct) is not _ndarray or type(x) is not _ndarray \
+                        if real is not None and i in real[0]:
+                            ct = _fit_real(op, ct, x, real)
+                        elif type(ct) is not _ndarray or type(x) is not _ndarray \
                                 or ct.shape != x.shape:
                             ct = _fit(op, ct, x)
                 if sent is not None:

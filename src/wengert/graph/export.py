@@ -735,7 +735,8 @@ def _power(s: _Step) -> str:
 _UNARY = ("negative", "positive", "sign", "exp", "exp2", "expm1", "log", "log2", "log10",
           "log1p", "sqrt", "cbrt", "square", "reciprocal", "sin", "cos", "tan", "arcsin",
           "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh",
-          "deg2rad", "rad2deg", "sinc", "floor", "ceil", "rint", "trunc", "copy")
+          "deg2rad", "rad2deg", "sinc", "floor", "ceil", "rint", "trunc", "copy", "real",
+          "imag", "conjugate")
 _BINARY = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "arctan2", "mod",
            "floor_divide")
 
@@ -755,6 +756,7 @@ _FORMS: dict[str, Callable[[_Step], str]] = {
     "relu": _call("jax.nn.relu"),
     "sigmoid": _sigmoid,
     "astype": _astype,
+    "angle": _call("jnp.angle", "deg"),
     "fmax": _helper("_fmax"),
     "fmin": _helper("_fmin"),
     "hypot": _helper("_hypot"),
