@@ -117,6 +117,8 @@ def _plain_ct(g: Any, v: Any, given: Any) -> Any:
         g = g.astype(target)
     if isinstance(given, np.generic):
         return target.type(g[()])
+    if type(given) is complex:  # a Python complex number in, one out (as a float gives a float)
+        return complex(g[()])
     # The sweep may end in a read-only view (the broadcast cotangent of a sum):
     # the caller gets an array of its own, as from NumPy.
     return g if g.flags.writeable and g.base is None else g.copy()
