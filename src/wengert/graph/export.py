@@ -757,6 +757,10 @@ _FORMS: dict[str, Callable[[_Step], str]] = {
     "sigmoid": _sigmoid,
     "astype": _astype,
     "angle": _call("jnp.angle", "deg"),
+    "fftn": _call("jnp.fft.fftn", "s", "axes", "norm"),
+    "ifftn": _call("jnp.fft.ifftn", "s", "axes", "norm"),
+    "rfft": _call("jnp.fft.rfft", "n", "axis", "norm"),
+    "irfft": _call("jnp.fft.irfft", "n", "axis", "norm"),
     "fmax": _helper("_fmax"),
     "fmin": _helper("_fmin"),
     "hypot": _helper("_hypot"),
@@ -828,7 +832,7 @@ JAX_FORMS: Mapping[str, Callable[[_Step], str]] = MappingProxyType(_FORMS)
 
 #: Inputs that are indices or conditions: never cast to the output's dtype.
 _NOT_CAST = {"where": (0,), "take": (1,), "take_add": (1,), "take_along_axis": (1,),
-             "take_along_axis_add": (1,)}
+             "take_along_axis_add": (1,), "rfft": (0,)}  # (rfft: a real signal, complex out)
 
 _DEFAULTS: dict[str, dict[str, Any]] = {}
 

@@ -49,4 +49,4 @@ newaxis = None
 float64 = _np.float64
 float32 = _np.float32
 
-from . import linalg  # noqa: E402
+from . import fft, linalg  # noqa: E402
