@@ -4,7 +4,7 @@ The registry is built here, explicitly, from each family's ``OPS`` tuple:
 importing a module registers nothing by side effect. The families import only
 :mod:`wengert.core` and each other, in this order (each one only those before
 it): ``broadcast``, ``elementwise``, ``indexing``, ``shape``, ``reduce``,
-``linalg``, ``eigen``, ``svd``, ``qr``, ``lstsq``, ``fft``, ``composite`` (NumPy functions
+``linalg``, ``eigen``, ``svd``, ``qr``, ``lstsq``, ``fft``, ``eig``, ``composite`` (NumPy functions
 written with the others, no ops of its own).
 """
 
@@ -14,6 +14,7 @@ from ..core.op import Registry
 from . import (
                broadcast,
                composite,
+               eig,
                eigen,
                elementwise,
                fft,
@@ -27,8 +28,8 @@ from . import (
 )
 
 FAMILIES = (broadcast, elementwise, indexing, shape, reduce, linalg, eigen, svd, qr, lstsq,
-            fft, composite)
+            fft, eig, composite)
 REGISTRY = Registry(op for family in FAMILIES for op in family.OPS)
 
 __all__ = ["REGISTRY", "FAMILIES", "broadcast", "elementwise", "reduce", "shape", "indexing",
-           "linalg", "eigen", "svd", "qr", "lstsq", "fft", "composite"]
+           "linalg", "eigen", "svd", "qr", "lstsq", "fft", "eig", "composite"]
