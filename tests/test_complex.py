@@ -250,3 +250,25 @@ def test_traced_and_compiled_complex_functions():
     np.testing.assert_allclose(got, -np.sin(x))
     gg = wg.grad_graph(wg.trace(h, x))
     assert "real(" in str(gg)  # the real part taken for the real input, as an equation
+
+
+# -- NumPy functions written with the primitives ----------------------------------------------
+def test_composites_of_complex_values():
+    a = np.array([1 + 1j, 2 - 0.5j, 0.3 + 0.2j, -1j])
+    v = np.array([0.5 - 1j, 1 + 0.3j])
+    for mode in ("full", "same", "valid"):  # Σ a[n + k]·conj(v[n]), as NumPy
+        np.testing.assert_allclose(wnp.correlate(a, v, mode), np.correlate(a, v, mode))
+        check_grads(lambda a, v, mode=mode: np.correlate(a, v, mode), (a, v),
+                    modes=("rev", "fwd"))
+    x = np.array([1 + 2j, np.inf + 2j, 3 - np.inf * 1j, np.nan + 0j])
+    np.testing.assert_array_equal(wnp.nan_to_num(x), np.nan_to_num(x))
+    g = wg.grad(lambda z: np.sum(np.abs(np.nan_to_num(z))))(
+        np.array([1 + 1j, np.inf + 0j, 3j, 1.0 + 0j]))  # a replaced entry: no gradient
+    np.testing.assert_allclose(g, [np.conj(1 + 1j) / np.abs(1 + 1j), 0, -1j, 1])
+    assert wnp.real_if_close(np.array([1 + 1e-20j])).dtype == np.float64
+    assert wnp.real_if_close(a) is a
+    g = wg.grad(lambda z: np.sum(np.real_if_close(z * 2)))(np.array([1 + 0j, 2 + 0j]))
+    np.testing.assert_allclose(g, [2, 2])
+    assert g.dtype == np.complex128
+    with pytest.raises(TypeError, match="fabs.*complex"):
+        wg.grad(lambda z: np.sum(np.fabs(z)))(a)  # as NumPy

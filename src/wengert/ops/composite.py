@@ -120,8 +120,9 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,
     dtype = np.dtype(getattr(x, "dtype", np.float64))
     if dtype.kind not in "fc":
         return x
-    if dtype.kind == "c":
-        raise TypeError("nan_to_num of complex values is not supported by wengert")
+    if dtype.kind == "c":  # as NumPy: the real and imaginary parts, each on its own
+        parts = [nan_to_num(p, copy, nan, posinf, neginf) for p in (_ew.real(x), _ew.imag(x))]
+        return parts[0] + parts[1] * 1j
     big = np.finfo(dtype)
     plain = _raw(x)
     out = _ew.where(np.isnan(plain), nan, x)
@@ -382,10 +383,11 @@ def convolve(a: Any, v: Any, mode: str = "full") -> Any:
 
 
 def correlate(a: Any, v: Any, mode: str = "valid") -> Any:
-    """The cross-correlation of two real 1-d sequences (``convolve`` of ``v`` reversed)."""
+    """The cross-correlation of two 1-d sequences, ``Σ_n a[n + k]·conj(v[n])`` (``convolve``
+    of ``conj(v)`` reversed, as NumPy's)."""
     v = _as_array(v)
     if np.dtype(getattr(v, "dtype", np.float64)).kind == "c":
-        raise NotImplementedError("correlate of complex sequences is not supported by wengert")
+        v = _ew.conj(v)
     return convolve(a, v[::-1], mode)
 
 
@@ -408,9 +410,16 @@ def unwrap(p: Any, discont: Any = None, axis: int = -1, *, period: float = 2 * n
 
 
 def real_if_close(a: Any, tol: float = 100) -> Any:
-    """``a`` itself for real values (complex values are not supported by wengert)."""
-    if np.dtype(getattr(a, "dtype", np.float64)).kind == "c":
-        raise NotImplementedError("real_if_close of complex values is not supported by wengert")
+    """The real part of ``a`` when every imaginary part is within ``tol`` machine epsilons
+    of 0 (``tol`` itself when it is below 1), else ``a`` (``np.real_if_close``); the
+    choice is made on the values, the gradient flows through the part kept."""
+    dtype = np.dtype(getattr(a, "dtype", np.result_type(_raw(a))))
+    if dtype.kind != "c":
+        return a
+    if tol > 1:
+        tol = np.finfo(dtype).eps * tol
+    if np.all(np.abs(np.imag(_raw(a))) < tol):
+        return _ew.real(a)
     return a
 
 
