@@ -47,6 +47,11 @@ MULTI = [
     ("rfft axis 0", lambda a: np.fft.rfft(np.real(a), n=5, axis=0)),
     ("irfft axis 0", lambda a: np.fft.irfft(a, axis=0)),
     ("fftshift axes", lambda a: np.fft.fftshift(a, axes=0)),
+    ("rfftn", lambda a: np.fft.rfftn(np.real(a))),
+    ("rfft2 s", lambda a: np.fft.rfft2(np.real(a), s=(4, 5), norm="ortho")),
+    ("irfftn", lambda a: np.fft.irfftn(a)),
+    ("irfft2 s", lambda a: np.fft.irfft2(a, s=(2, 7))),
+    ("irfftn axes", lambda a: np.fft.irfftn(a, axes=(1, 0), norm="forward")),
     ("ifftshift all", lambda a: np.fft.ifftshift(a)),
 ]
 

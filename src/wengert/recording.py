@@ -247,7 +247,7 @@ class TensorKind(Kind):
                 node = node1(op, out, params, x._node or x, v, None, 0)
             if not op.reads_out and type(out) is _ndarray and out.nbytes >= UNREAD_BYTES:
                 node.out = shape_stand_in(out)
-            if d == "c" and not is_complex(v):
+            if d is not True and not is_complex(v):
                 mark_real_inputs(node)
             result = _new(out, node, True, level)
         else:
@@ -304,7 +304,7 @@ class TensorKind(Kind):
                     node = node1(op, out, None, x._node or x, v, None, 0)
                 if not reads_out and type(out) is _ndarray and out.nbytes >= UNREAD_BYTES:
                     node.out = shape_stand_in(out)
-                if d == "c" and not is_complex(v):
+                if d is not True and not is_complex(v):
                     mark_real_inputs(node)
                 t = _NEW(Tensor)
                 t._value = out
@@ -399,7 +399,7 @@ class TensorKind(Kind):
                 )
                 if not reads_out and type(out) is _ndarray and out.nbytes >= UNREAD_BYTES:
                     node.out = shape_stand_in(out)
-                if d == "c":
+                if d is not True:
                     mark_real_inputs(node)
                 t = _NEW(Tensor)
                 t._value = out

@@ -20,6 +20,17 @@ Conventions at kinks: ``abs'(0) = 0``, ``sign'`` and the rounding ops are
 zero, ``sqrt'(0) = inf``, ties in ``maximum``/``minimum``/``fmax``/``fmin``
 and at the bounds of ``clip`` split or keep the gradient as documented on
 each function.
+Complex values (HIPS autograd's convention, and JAX's): for a real ``f(z)``,
+``z = x + iy``, the gradient is ``∂f/∂x − i ∂f/∂y`` (``|z|²`` has gradient
+``2·conj(z)``); the VJP of any op at cotangent ``g`` is the gradient of
+``Re(g·f(z))``, and tangents pair with cotangents as ``Re(sum(t·g))``, without
+conjugation. A holomorphic op's rules are therefore its real ones (``g·f′(z)``,
+``f′(z)·t``), which is why one rule still serves both modes for them. ``real``,
+``imag``, ``conjugate``, ``angle`` and ``abs`` have rules of their own, separate for
+the two modes. An op opts in with ``complex_rules=True`` (the list at the end of
+this module); the others refuse complex values. A real input always gets a real
+gradient: the backward sweep takes the real part of what a rule sends to a real
+input of an op with a complex output (``core.sweep``), once for every op.
 """
 
 from __future__ import annotations
@@ -1465,11 +1476,13 @@ NUMPY = {
 
 
 # The ops whose rules hold for complex values (see "complex parts" above): the
-# holomorphic ones, whose real rules are already right, and those with complex rules
-# of their own. The others (ordering, rounding, sign, ...) refuse complex values.
+# holomorphic ones, whose real rules are already right, those with complex rules of
+# their own, and the selections (maximum, minimum, fmax, fmin, clip), which pick entries
+# in NumPy's lexicographic order of complex numbers. The others (sign, which is z/|z| for
+# complex z, the rounding ops, relu, ...) refuse complex values.
 for _op in (NEGATIVE, POSITIVE, ABS, EXP, EXP2, EXPM1, LOG, LOG2, LOG10, LOG1P, SQRT,
             SQUARE, RECIPROCAL, SIN, COS, TAN, ARCSIN, ARCCOS, ARCTAN, SINH, COSH, TANH,
             ARCSINH, ARCCOSH, ARCTANH, SINC, SIGMOID, COPY, ASTYPE, ADD, SUBTRACT, MULTIPLY,
-            DIVIDE, POWER, WHERE):
+            DIVIDE, POWER, MAXIMUM, MINIMUM, FMAX, FMIN, CLIP, WHERE):
     _op.complex_rules = True
 del _op

@@ -1,5 +1,6 @@
 """Discrete Fourier transforms: ``np.fft.fft``, ``ifft``, ``fft2``, ``ifft2``, ``fftn``,
-``ifftn``, ``rfft``, ``irfft``, ``fftshift``, ``ifftshift``.
+``ifftn``, ``rfft``, ``irfft`` (primitives), and ``rfft2``, ``irfft2``, ``rfftn``,
+``irfftn``, ``fftshift``, ``ifftshift`` written with them.
 
 The transforms are linear, so each JVP is the transform of the tangent. In
 wengert's complex convention (tangents and cotangents pair as ``Re(sum(t·g))``,
@@ -262,6 +263,49 @@ def irfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None)
     return apply(IRFFT, a, n=n, axis=axis, norm=_norm(norm))
 
 
+def _real_axes(a: Any, s: Any, axes: Any, inverse: bool) -> tuple[tuple, tuple]:
+    """``s`` and ``axes`` of an ``rfftn`` / ``irfftn`` call, as NumPy completes them."""
+    nd = len(_shape(a))
+    if axes is None:
+        axes = tuple(range(nd)) if s is None else tuple(range(nd - len(s), nd))
+    axes = tuple(operator.index(ax) % nd for ax in axes)
+    if s is None:
+        s = [_shape(a)[ax] for ax in axes]
+        if inverse:
+            s[-1] = 2 * (s[-1] - 1)
+    s = tuple(operator.index(n) for n in s)
+    if len(s) != len(axes):
+        raise ValueError("Shape and axes have different lengths.")
+    return s, axes
+
+
+def rfftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None) -> Any:
+    """N-dimensional DFT of a real array (``np.fft.rfftn``): ``rfft`` along the last
+    axis, then ``fft`` along the others, as NumPy computes it (and differentiates)."""
+    s, axes = _real_axes(a, s, axes, False)
+    out = rfft(a, s[-1], axes[-1], norm)
+    return fftn(out, s[:-1], axes[:-1], norm) if len(axes) > 1 else out
+
+
+def irfftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None) -> Any:
+    """The inverse of :func:`rfftn` (``np.fft.irfftn``): ``ifft`` along all axes but the
+    last, then ``irfft`` along it."""
+    s, axes = _real_axes(a, s, axes, True)
+    if len(axes) > 1:
+        a = ifftn(a, s[:-1], axes[:-1], norm)
+    return irfft(a, s[-1], axes[-1], norm)
+
+
+def rfft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None) -> Any:
+    """Two-dimensional DFT of a real array (``np.fft.rfft2``)."""
+    return rfftn(a, s, axes, norm)
+
+
+def irfft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None) -> Any:
+    """The inverse of :func:`rfft2` (``np.fft.irfft2``)."""
+    return irfftn(a, s, axes, norm)
+
+
 def _shifts(x: Any, axes: Any, sign: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     shape = _shape(x)
     if axes is None:
@@ -284,7 +328,7 @@ def ifftshift(x: Any, axes: Any = None) -> Any:
 
 
 #: Names exported by ``wengert.numpy.fft``.
-FFT_PUBLIC = ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "fftshift",
-              "ifftshift")
+FFT_PUBLIC = ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2",
+              "irfft2", "rfftn", "irfftn", "fftshift", "ifftshift")
 #: NumPy function -> function, for ``Tensor.__array_function__``.
 NUMPY = {getattr(np.fft, name): globals()[name] for name in FFT_PUBLIC}

@@ -9,7 +9,12 @@ adjoint is a contraction with the cotangent; its tangent is ``f(È§, b) + f(a, á¸
 so derivatives of any order work. The matrix functions' JVPs use solves, not
 inverses, where they can.
 
-Rules assume real inputs (no complex conjugation).
+Complex values: in wengert's convention (see :mod:`wengert.ops.elementwise`) the VJP
+of a holomorphic map is its plain transpose, so the rules of the products, ``inv``,
+``det`` and ``solve`` hold for complex matrices as written (transposes, never
+conjugates). ``vdot`` and ``vecdot`` conjugate their first argument, as NumPy's.
+``slogdet`` (a complex sign) and ``cholesky`` (of a Hermitian matrix) refuse complex
+values.
 """
 
 from __future__ import annotations

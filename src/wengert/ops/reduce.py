@@ -287,12 +287,19 @@ def _centered(x: Any, axis: Any) -> Any:
     return x - mean(x, axis=axis, keepdims=True)
 
 
+def _centered_conj(x: Any, axis: Any) -> Any:
+    """``conj(x − mean)``: ∂|d|²/∂d is 2·conj(d) for complex ``d`` (NumPy's variance of
+    complex values is the mean of ``|x − mean|²``)."""
+    d = _centered(x, axis)
+    return _ew.conj(d) if _ew.dtype_of(d).kind == "c" else d
+
+
 def _var_vjp(g: Any, ans: Any, x: Any, axis: Any = None, ddof: int = 0,
              keepdims: bool = False) -> Any:
     shape = _shape_of(x)
     dof = _count(shape, axis) - ddof
     scale = 2.0 / dof if dof > 0 else math.inf
-    return _expand(g, shape, axis, keepdims) * _centered(x, axis) * scale
+    return _expand(g, shape, axis, keepdims) * _centered_conj(x, axis) * scale
 
 
 def _std_vjp(g: Any, ans: Any, x: Any, axis: Any = None, ddof: int = 0,
@@ -301,7 +308,7 @@ def _std_vjp(g: Any, ans: Any, x: Any, axis: Any = None, ddof: int = 0,
     dof = _count(shape, axis) - ddof
     scale = 1.0 / dof if dof > 0 else math.inf
     g_over_std = _ew.divide(g, _ew.zeros_to_one(ans))  # 0 where the input is constant
-    return _expand(g_over_std, shape, axis, keepdims) * _centered(x, axis) * scale
+    return _expand(g_over_std, shape, axis, keepdims) * _centered_conj(x, axis) * scale
 
 
 
@@ -309,15 +316,15 @@ def _var_jvp(ts: tuple[Any, ...], ans: Any, x: Any, axis: Any = None, ddof: int 
              keepdims: bool = False) -> Any:
     dof = _count(_shape_of(x), axis) - ddof
     scale = 2.0 / dof if dof > 0 else math.inf
-    return sum(_centered(x, axis) * ts[0], axis=axis, keepdims=keepdims) * scale
+    return _ew.real(sum(_centered_conj(x, axis) * ts[0], axis=axis, keepdims=keepdims)) * scale
 
 
 def _std_jvp(ts: tuple[Any, ...], ans: Any, x: Any, axis: Any = None, ddof: int = 0,
              keepdims: bool = False) -> Any:
     dof = _count(_shape_of(x), axis) - ddof
     scale = 1.0 / dof if dof > 0 else math.inf
-    return _ew.divide(sum(_centered(x, axis) * ts[0], axis=axis, keepdims=keepdims) * scale,
-                      _ew.zeros_to_one(ans))
+    d = _ew.real(sum(_centered_conj(x, axis) * ts[0], axis=axis, keepdims=keepdims))
+    return _ew.divide(d * scale, _ew.zeros_to_one(ans))
 
 
 def _var_impl(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
@@ -756,8 +763,9 @@ ACCUMULATE = {np.add: _ufunc_accumulate(cumsum), np.multiply: _ufunc_accumulate(
 
 
 # The ops whose rules hold for complex values (see ops/elementwise.py): the linear and
-# holomorphic ones, and norm (whose rules use conj(z)/|z| for complex z). max, min
-# (ordering), var, std and logsumexp (which reads a maximum) refuse complex values.
-for _op in (MEAN, PROD, CUMSUM, CUMPROD, NORM, TRACE):
+# holomorphic ones; norm, var and std (whose rules use conj(z) for complex z); max and min,
+# which select entries in NumPy's (lexicographic) order of complex numbers. logsumexp
+# refuses complex values.
+for _op in (MEAN, PROD, CUMSUM, CUMPROD, MAX, MIN, VAR, STD, NORM, TRACE):
     _op.complex_rules = True
 del _op

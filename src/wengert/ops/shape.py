@@ -907,7 +907,7 @@ if hasattr(np, "concat"):
 
 
 # Linear ops: their rules hold for complex values as they are (see ops/elementwise.py);
-# sort orders values, which NumPy does lexicographically for complex ones: refused.
+# sort permutes, in NumPy's lexicographic order for complex values.
 for _op in OPS:
-    _op.complex_rules = _op is not SORT
+    _op.complex_rules = True
 del _op
