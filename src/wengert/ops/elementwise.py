@@ -1306,14 +1306,28 @@ copy = _f1(COPY)
 
 def real(x: Any) -> Any:
     """The real part (a real ``x`` itself, as ``np.real``); the gradient is 1, as a
-    complex value for a complex ``x``."""
+    complex value for a complex ``x``.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> wg.grad(lambda z: real(z))(1j)
+    (1+0j)
+    """
     if dtype_of(x).kind != "c":
         return x
     return apply(REAL, x) if is_traced(x) else _real_impl(x)
 
 
 def imag(x: Any) -> Any:
-    """The imaginary part (zeros for a real ``x``); the gradient is −i."""
+    """The imaginary part (zeros for a real ``x``); the gradient is −i.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> wg.grad(lambda z: imag(z) ** 2)(1 + 3j)
+    -6j
+    """
     return apply(IMAG, x) if is_traced(x) else _imag_impl(x)
 
 
@@ -1323,7 +1337,14 @@ conj = conjugate
 
 def angle(z: Any, deg: bool = False) -> Any:
     """The argument of ``z`` (radians, or degrees with ``deg=True``); the gradient is
-    −i/z (0 at 0, and for a real ``z``, whose angle is 0 or π)."""
+    −i/z (0 at 0, and for a real ``z``, whose angle is 0 or π).
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> wg.grad(lambda z: angle(z))(2j)    # −i / 2i
+    (-0.5+0j)
+    """
     return apply(ANGLE, z, deg=True) if deg else apply(ANGLE, z)
 
 

@@ -196,7 +196,16 @@ def _transform(op: Op, x: Any, s: Any, axes: Any, norm: Any, default_axes: Any =
 
 
 def fft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -> Any:
-    """One-dimensional DFT (``np.fft.fft``); the VJP is ``fft`` of the cotangent."""
+    """One-dimensional DFT (``np.fft.fft``); the VJP is ``fft`` of the cotangent.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> g = np.array([1.0, 0.0, 0.0, 0.0])
+    >>> wg.vjp(fft, np.ones(4) + 0j)[1](g)[0]   # fft(g): the first row of the DFT matrix
+    array([1.+0.j, 1.+0.j, 1.+0.j, 1.+0.j])
+    """
     return _transform(FFTN, a, None if n is None else (n,), (axis,), norm)
 
 
@@ -316,7 +325,14 @@ def _shifts(x: Any, axes: Any, sign: int) -> tuple[tuple[int, ...], tuple[int, .
 
 
 def fftshift(x: Any, axes: Any = None) -> Any:
-    """The zero frequency moved to the centre (``np.fft.fftshift``): a roll."""
+    """The zero frequency moved to the centre (``np.fft.fftshift``): a roll.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> fftshift(np.arange(5.0))
+    array([3., 4., 0., 1., 2.])
+    """
     shift, axes = _shifts(x, axes, 1)
     return _sh.roll(x, shift, axes)
 
