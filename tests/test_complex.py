@@ -272,3 +272,15 @@ def test_composites_of_complex_values():
     assert g.dtype == np.complex128
     with pytest.raises(TypeError, match="fabs.*complex"):
         wg.grad(lambda z: np.sum(np.fabs(z)))(a)  # as NumPy
+
+
+def test_a_complex_cotangent_of_a_real_output_pairs_through_its_real_part():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ComplexWarning: the real part, on purpose
+        (g,) = wg.vjp(lambda x: x * 2, np.ones(2))[1](np.ones(2) * (3 + 1j))
+        np.testing.assert_array_equal(g, [6.0, 6.0])
+        x = wg.tensor(np.ones(2), requires_grad=True)
+        (x * 2).backward(gradient=np.ones(2) * (1 + 1j))
+        np.testing.assert_array_equal(x.grad, [2.0, 2.0])

@@ -660,6 +660,8 @@ def check_seed(out: Tensor, gradient: Any) -> Any:
         g = np.asarray(g) if not isinstance(g, float) else g
         if np.asarray(g).dtype.kind not in "fc":
             raise TypeError(f"the gradient seed must be floating point, got {np.asarray(g).dtype}")
+        if np.asarray(g).dtype.kind == "c" and out.dtype.kind != "c":
+            g = np.real(g)  # a real output pairs with g through Re(g)·dy
     return g
 
 

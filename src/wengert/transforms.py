@@ -418,7 +418,10 @@ def _seed_like(c: Any, o: Any) -> Any:
         return c
     if type(c) is float and type(primal(o)) is float:
         return c
-    return np.asarray(c, dtype=np.result_type(dtype_of(o), 0.0))
+    dt = dtype_of(o)
+    if dt.kind != "c" and np.iscomplexobj(c):
+        c = np.real(c)  # a real output pairs with c through Re(c)·dy
+    return np.asarray(c, dtype=np.result_type(dt, 0.0))
 
 
 def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
