@@ -288,11 +288,14 @@ class TensorKind(Kind):
                 if (x._rg or active) and _grad_on() and _differentiable(op, out):
                     return record(op, (x,), (v,), out, None, x._rg, active, x._level)
             elif x._rg and _grad_on():
-                d = True
-                if tv is not float and (tv is not _ndarray or out.dtype.kind != "f"):
+                if tv is _ndarray and out.dtype.kind != "f":
+                    # (a traced value beneath, a dual number, checks its own results: no
+                    # one-input op without params turns a real input complex)
                     d = _differentiable(op, out)
                     if not d:
                         return constant(out, x._level)
+                    if d is not True:  # complex: the general path marks real inputs
+                        return record(op, (x,), (v,), out, None, True, (), x._level)
                 if x._level and x._level.__class__ is int and x._level not in OPEN_LEVELS:
                     raise escaped_error(x._level)
                 if reads:
@@ -304,8 +307,6 @@ class TensorKind(Kind):
                     node = node1(op, out, None, x._node or x, v, None, 0)
                 if not reads_out and type(out) is _ndarray and out.nbytes >= UNREAD_BYTES:
                     node.out = shape_stand_in(out)
-                if d is not True and not is_complex(v):
-                    mark_real_inputs(node)
                 t = _NEW(Tensor)
                 t._value = out
                 t._node = node
@@ -378,11 +379,14 @@ class TensorKind(Kind):
                                   (vx, vy), out, None, rx or ry, active, level)
             elif (rx or ry) and _grad_on():
                 tout = type(out)
-                d = True
                 if tout is not float and (tout is not _ndarray or out.dtype.kind != "f"):
                     d = _differentiable(op, out)
                     if not d:
                         return constant(out, level)
+                    if d is not True:  # complex: the general path marks real inputs
+                        return record(op, (x if tx is Tensor else None,
+                                           y if ty is Tensor else None),
+                                      (vx, vy), out, None, True, (), level)
                 if level and level.__class__ is int and level not in OPEN_LEVELS:
                     raise escaped_error(level)
                 hx = x._version if reads0 and tx is Tensor else None
@@ -399,8 +403,6 @@ class TensorKind(Kind):
                 )
                 if not reads_out and type(out) is _ndarray and out.nbytes >= UNREAD_BYTES:
                     node.out = shape_stand_in(out)
-                if d is not True:
-                    mark_real_inputs(node)
                 t = _NEW(Tensor)
                 t._value = out
                 t._node = node

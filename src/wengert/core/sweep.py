@@ -288,10 +288,8 @@ def backprop(
             n = node.nin
             if out is None:
                 raise RuntimeError(SECOND_TIME)
-            real = None  # (indices of real inputs, real part) on some complex nodes
             if node.extra is not None:
                 g = _node_extras(node, node.extra, g, replay)
-                real = node.extra.get("real_inputs")
             if wanted_ids and id(node) in wanted_ids:
                 results[id(node)] = g
             # Before any rule reads a value: was it modified in place? (inlined for
@@ -328,7 +326,13 @@ def backprop(
                     call = 0
                 else:
                     call = n  # the inputs straight from the node
-                fits = op.broadcasting or real is not None
+                # True: a broadcasting op's cotangents may need summing to their input's
+                # shape; a tuple (indices of real inputs, real part), on a node with a
+                # complex output and real inputs: those take the real part too.
+                fits = op.broadcasting
+                extra = node.extra
+                if extra is not None and "real_inputs" in extra:
+                    fits = extra["real_inputs"]
             sent = [] if observers else None
             for i in _RANGE[n] if n < 8 else range(n):
                 parent = node.parent0 if i == 0 else node.parent1 if i == 1 else \
@@ -358,8 +362,11 @@ def backprop(
                     if fits:
                         x = node.input0 if i == 0 else node.input1 if i == 1 else \
                             node.rest[4 * (i - 2) + 1]
-                        if real is not None and i in real[0]:
-                            ct = _fit_real(op, ct, x, real)
+                        if fits is not True:
+                            if i in fits[0]:
+                                ct = _fit_real(op, ct, x, fits)
+                            elif op.broadcasting:
+                                ct = _fit(op, ct, x)
                         elif type(ct) is not _ndarray or type(x) is not _ndarray \
                                 or ct.shape != x.shape:
                             ct = _fit(op, ct, x)
