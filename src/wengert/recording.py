@@ -288,9 +288,11 @@ class TensorKind(Kind):
                 if (x._rg or active) and _grad_on() and _differentiable(op, out):
                     return record(op, (x,), (v,), out, None, x._rg, active, x._level)
             elif x._rg and _grad_on():
-                if tv is _ndarray and out.dtype.kind != "f":
-                    # (a traced value beneath, a dual number, checks its own results: no
-                    # one-input op without params turns a real input complex)
+                if (out.dtype.kind != "f") if tv is _ndarray else (
+                        tv is not float and tv is not Dual):
+                    # (NumPy scalars, outer levels' tensors and graph tracers beneath are
+                    # checked; a dual number checks its own results, and no one-input op
+                    # without params turns a real input complex)
                     d = _differentiable(op, out)
                     if not d:
                         return constant(out, x._level)
