@@ -9,7 +9,8 @@ there, so nested derivatives never confuse their perturbations.
 
 Primals and tangents may be Python floats (the scalar fast path), NumPy
 arrays, or traced values of outer levels (tensors: reverse over forward;
-other duals: forward over forward).
+other duals: forward over forward). A complex primal takes a complex tangent (a
+direction in the complex plane); a real primal only ever carries a real tangent.
 
 A dual number holding an array behaves as a NumPy array under in-place
 updates (``d += 1``, ``d[i] = v``, ``np.add(a, b, out=d)``): the dual object
