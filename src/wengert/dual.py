@@ -492,7 +492,7 @@ class DualKind(Kind):
             if type(p) is _ndarray and tag.active and tag.batch is None and op.jvp is not None:
                 ans = forward(op, (p,), params)
                 if (type(ans) is _ndarray and ans.dtype.kind == "f" or type(ans) is np.float64) \
-                        and (p.dtype.kind == "f" or op.complex_rules):
+                        and (op.complex_rules or p.dtype.kind == "f"):
                     tangent = op.jvp((x.tangent,), ans, p, **params) if params else \
                         op.jvp((x.tangent,), ans, p)
                     d = _make(ans, tangent, tag)
@@ -571,6 +571,7 @@ class DualKind(Kind):
         impl = op.impl
         scalar = op.scalar_impl
         deriv = op.scalar_deriv[0] if op.scalar_deriv and scalar is not None else None
+        complex_rules = op.complex_rules
         process = self.process
 
         def fn(x: Dual) -> Any:
@@ -591,8 +592,8 @@ class DualKind(Kind):
                             return d
                         except SCALAR_FALLBACK:
                             pass
-                elif tp is _ndarray and tag.batch is None and op.jvp is not None and \
-                        p.dtype.kind == "f":
+                elif tp is _ndarray and tag.batch is None and op.jvp is not None and (
+                        complex_rules or p.dtype.kind == "f"):
                     ans = impl(p)  # what apply does with a plain array
                     d = _NEW(Dual)
                     d.tangent = op.jvp((t,), ans, p)

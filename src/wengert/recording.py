@@ -381,7 +381,12 @@ class TensorKind(Kind):
                                   (vx, vy), out, None, rx or ry, active, level)
             elif (rx or ry) and _grad_on():
                 tout = type(out)
-                if tout is not float and (tout is not _ndarray or out.dtype.kind != "f"):
+                if tout is not float and not (
+                    out.dtype.kind == "f" if tout is _ndarray
+                    else tout is Dual and (  # reverse over forward: its primal decides
+                        type(p := out.primal) is float
+                        or type(p) is _ndarray and p.dtype.kind == "f")
+                ):
                     d = _differentiable(op, out)
                     if not d:
                         return constant(out, level)
