@@ -270,6 +270,10 @@ def test_composites_of_complex_values():
     g = wg.grad(lambda z: np.sum(np.real_if_close(z * 2)))(np.array([1 + 0j, 2 + 0j]))
     np.testing.assert_allclose(g, [2, 2])
     assert g.dtype == np.complex128
+    m = np.stack([a, a[::-1] * 0.5 + 1, a * a])
+    np.testing.assert_allclose(wnp.cov(m), np.cov(m))  # X·Xᴴ, as NumPy
+    np.testing.assert_allclose(wnp.corrcoef(m), np.corrcoef(m))
+    check_grads(lambda m: np.cov(m), (m,), modes=("rev", "fwd"))
     with pytest.raises(TypeError, match="fabs.*complex"):
         wg.grad(lambda z: np.sum(np.fabs(z)))(a)  # as NumPy
 

@@ -621,7 +621,8 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
         ddof = 0 if bias else 1
     n = shape_of(x)[1]
     centred = x - _reduce.mean(x, axis=1, keepdims=True)
-    c = _linalg.matmul(centred, _shape.transpose(centred)) / float(n - ddof)
+    other = _ew.conj(centred) if _ew.dtype_of(centred).kind == "c" else centred  # as NumPy
+    c = _linalg.matmul(centred, _shape.transpose(other)) / float(n - ddof)
     return _shape.squeeze(c) if shape_of(c) == (1, 1) else c
 
 
@@ -630,7 +631,7 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -
     c = cov(x, y, rowvar)
     if _ndim(c) == 0:
         return c / c
-    d = _ew.sqrt(_shape.diagonal(c))
+    d = _ew.sqrt(_ew.real(_shape.diagonal(c)))  # (real: the variances, as NumPy)
     return c / _linalg.outer(d, d)
 
 
