@@ -274,6 +274,10 @@ def test_composites_of_complex_values():
     np.testing.assert_allclose(wnp.cov(m), np.cov(m))  # X·Xᴴ, as NumPy
     np.testing.assert_allclose(wnp.corrcoef(m), np.corrcoef(m))
     check_grads(lambda m: np.cov(m), (m,), modes=("rev", "fwd"))
+    w = np.array([1 + 1j, 2 - 1j, 0.5j, 3.0])
+    assert wnp.median(w) == np.median(w)  # lexicographic order, as NumPy
+    with pytest.raises(TypeError, match="real numbers"):  # as NumPy
+        wnp.quantile(w, 0.3)
     with pytest.raises(TypeError, match="fabs.*complex"):
         wg.grad(lambda z: np.sum(np.fabs(z)))(a)  # as NumPy
 

@@ -578,6 +578,8 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
     """The ``q``-th quantile(s) along ``axis`` (linear interpolation, NumPy's default)."""
     if weights is not None or out is not None:
         raise NotImplementedError("quantile: weights= and out= are not supported by wengert")
+    if _ew.dtype_of(a).kind == "c":
+        raise TypeError("a must be an array of real numbers")  # NumPy's refusal
     return _quantile(a, q, axis, keepdims, interpolation or method, "quantile")
 
 
@@ -595,8 +597,11 @@ def percentile(a: Any, q: Any, axis: Any = None, out: Any = None,
 
 def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
            keepdims: bool = False) -> Any:
-    """The median along ``axis`` (the mean of the two middle entries for an even count)."""
-    return quantile(a, 0.5, axis=axis, out=out, keepdims=keepdims)
+    """The median along ``axis`` (the mean of the two middle entries for an even count;
+    complex values in NumPy's lexicographic order, as NumPy's, which quantile refuses)."""
+    if out is not None:
+        raise NotImplementedError("median: out= is not supported by wengert")
+    return _quantile(a, 0.5, axis, keepdims, "linear", "median")
 
 
 # -- covariance -------------------------------------------------------------------------
