@@ -71,12 +71,12 @@ def test_shape_mismatch_names_the_op():
 
 def test_numpy_function_without_rule_raises_type_error():
     x = wg.tensor(np.ones(3), requires_grad=True)
-    with pytest.raises(TypeError, match=r"np\.fft"):
-        np.fft.fft(x)
+    with pytest.raises(TypeError, match=r"np\.fft\.hfft"):
+        np.fft.hfft(x)
     with pytest.raises(TypeError, match="np.spacing"):
         np.spacing(x)
     # without gradients the plain NumPy result is returned
-    assert np.fft.fft(wg.tensor(np.ones(3)))[0] == 3
+    assert np.fft.hfft(wg.tensor(np.ones(3)))[0] == 4
 
 
 def test_vjp_cotangent_mismatch():

@@ -198,8 +198,8 @@ def test_nan_in_projection_mode_fails():
 def test_non_real_inputs_are_rejected():
     with pytest.raises(TypeError, match="bool"):
         gradcheck(lambda x: x, True)
-    with pytest.raises(TypeError, match="complex"):
-        gradcheck(lambda x: x, np.array([1j]))
+    with pytest.raises(TypeError, match="dtype <U1"):
+        gradcheck(lambda x: x, np.array(["a"]))
 
 
 def test_unknown_mode_is_rejected():

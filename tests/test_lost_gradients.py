@@ -256,10 +256,10 @@ def test_a_hook_returning_a_wrong_shape_is_named():
 
 def test_missing_rules_name_the_numpy_function_as_written():
     a = wg.tensor(np.eye(2), requires_grad=True)
-    with pytest.raises(TypeError, match=r"np\.linalg\.eig has no wengert gradient rule"):
-        np.linalg.eig(a)
-    with pytest.raises(TypeError, match=r"np\.linalg\.eigvals has no wengert gradient rule"):
-        np.linalg.eigvals(a)
+    with pytest.raises(TypeError, match=r"np\.linalg\.cond has no wengert gradient rule"):
+        np.linalg.cond(a)
+    with pytest.raises(TypeError, match=r"np\.fft\.hfft has no wengert gradient rule"):
+        np.fft.hfft(a)
 
 
 # -- NumPy functions that write into their argument -------------------------------------

@@ -343,7 +343,7 @@ def _phi(m: np.ndarray) -> np.ndarray:
 
 
 _FUNCTIONS = {"sqrt": np.sqrt, "log": np.log, "exp": np.exp, "cos": np.cos, "sin": np.sin,
-              "cosh": np.cosh, "sinh": np.sinh, "sign": np.sign, "floor": np.floor,
+              "conj": np.conj, "cosh": np.cosh, "sinh": np.sinh, "sign": np.sign, "floor": np.floor,
               "isnan": np.isnan, "where": np.where, "pi": math.pi, "inv": np.linalg.inv,
               "phi": _phi, "sym": lambda s: 0.5 * (s + s.T), "triu": np.triu, "tril": np.tril,
               "take": np.take, "take_along_axis": np.take_along_axis}
@@ -357,7 +357,7 @@ FORMULA_OPS = sorted(
      "subtract", "multiply", "divide", "power", "maximum", "minimum", "fmax", "fmin",
      "arctan2", "hypot", "logaddexp", "logaddexp2", "mod", "floor_divide", "clip", "where",
      "scatter_add", "triu", "tril", "take_add", "take_along_axis_add", "var", "std",
-     "logsumexp", "matmul", "outer", "inv", "det", "slogdet", "solve", "cholesky"})
+     "logsumexp", "matmul", "outer", "inv", "det", "slogdet", "solve", "cholesky", "conjugate"})
 
 
 def _formula_sample(op: Op, args: tuple[Any, ...], params: dict[str, Any]) -> bool:

@@ -518,3 +518,93 @@ def test_rules_read_only_the_declared_values(name):
                 err_msg=f"op {name}, sample {k}, input {i}: the rule reads an undeclared value "
                 f"(reads={op.reads!r}, reads_out={op.reads_out}; {describe(args, params)})",
             )
+
+
+# -- complex values ----------------------------------------------------------------------
+#: The ops whose rules hold for complex values (``Op.complex_rules``).
+COMPLEX_NAMES = [n for n in NAMES if REGISTRY[n].complex_rules]
+
+
+def _complexified(op: Any, args: tuple[Any, ...], diff: list[int], seed: int,
+                  only_first: bool) -> tuple[Any, ...]:
+    """The sample with its differentiated inputs (or only the first) given an imaginary
+    part: small enough to stay inside the op's domain and off its branch cuts."""
+    rng = np.random.default_rng(seed)
+    out = list(args)
+    for i in diff[:1] if only_first else diff:
+        a = np.asarray(args[i], dtype=np.float64)
+        out[i] = a + 0.3j * rng.uniform(-1.0, 1.0, a.shape)
+    return tuple(out)
+
+
+def _complex_cases(name: str) -> list[tuple[str, tuple[Any, ...], dict[str, Any], list[int]]]:
+    """Each sample with complex inputs, and (two inputs or more) a complex first input
+    next to real ones: the real ones must get real gradients."""
+    op = REGISTRY[name]
+    found = []
+    for k, (args, params) in enumerate(cases(name)):
+        diff = diff_positions(op, args)
+        if not diff:
+            continue
+        for only_first in (False, True) if len(diff) > 1 else (False,):
+            cargs = _complexified(op, args, diff, k, only_first)
+            try:
+                op.impl(*cargs, **params)
+            except TypeError:  # an op of real inputs (rfft): its real samples only
+                continue
+            where = (f"op {name}, complex sample {k} ({describe(cargs, params)}); the "
+                     f"differentiated arguments {diff} are numbered 0, 1, ... below")
+            found.append((where, cargs, params, diff))
+    return found
+
+
+def test_the_ops_with_complex_rules():
+    """The holomorphic and linear ops, the selections (in NumPy's lexicographic order of
+    complex numbers), and those with complex rules of their own; the others refuse
+    complex values (tests/test_silent_errors.py)."""
+    assert {"real", "imag", "conjugate", "angle", "abs", "exp", "log", "multiply", "divide",
+            "power", "sum", "getitem", "reshape", "matmul", "einsum", "inv", "det", "solve",
+            "norm", "mean", "prod"} <= set(COMPLEX_NAMES)
+    assert not {"sign", "relu", "floor", "logsumexp", "slogdet", "cholesky", "eigh_values",
+                "svd_values", "hypot", "arctan2"} & set(COMPLEX_NAMES)
+
+
+@pytest.mark.parametrize("name", COMPLEX_NAMES)
+def test_complex_rules_against_finite_differences(name):
+    """Both modes, first and second order, on complex samples: the VJP at ``g`` is the
+    gradient of ``Re(g·f)`` and the JVP the derivative along complex tangents (see
+    wengert.testing); a real input next to complex ones gets a real gradient; a NaN
+    anywhere fails."""
+    op = REGISTRY[name]
+    for where, args, params, diff in _complex_cases(name):
+        f = _as_function(op, args, params, diff)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", np.exceptions.ComplexWarning)
+                check_grads(f, tuple(args[i] for i in diff), order=2, modes=("rev", "fwd"))
+        except GradcheckError as exc:
+            pytest.fail(f"{where}.\n{exc}", pytrace=False)
+
+
+@pytest.mark.parametrize("name", COMPLEX_NAMES)
+def test_complex64_stays_complex64(name):
+    """complex64 in (next to float32), the output's dtype out; each cotangent in its
+    input's dtype, in both modes."""
+    op = REGISTRY[name]
+    for where, args, params, diff in _complex_cases(name):
+        args = tuple(a.astype(np.complex64) if isinstance(a, np.ndarray) and a.dtype.kind == "c"
+                     else a.astype(np.float32) if isinstance(a, np.ndarray)
+                     and a.dtype.kind == "f" else a for a in args)
+        expected = np.result_type(op.impl(*args, **params))
+        f = _as_function(op, args, params, diff)
+        xs = tuple(args[i] for i in diff)
+        out, pullback = wg.vjp(f, *xs)
+        assert np.result_type(out) == expected, f"{where}: output dtype {np.result_type(out)}"
+        cts = pullback(np.ones(np.shape(out), dtype=np.result_type(out)))
+        for j, x in enumerate(xs):
+            assert np.result_type(cts[j]) == np.result_type(x), (
+                f"{where}: the cotangent of input {j} is {np.result_type(cts[j])}, the input "
+                f"is {np.result_type(x)}"
+            )
+        _, t = wg.jvp(f, xs, tuple(np.ones_like(x) for x in xs))
+        assert np.result_type(t) == expected, f"{where}: tangent dtype {np.result_type(t)}"

@@ -7,14 +7,14 @@
 #
 # (a checkout of https://github.com/HIPS/autograd; the files used: test_numpy.py,
 # test_linalg.py, test_systematic.py, test_complex.py, test_wrappers.py, test_graphs.py,
-# with conftest.py and numpy_utils.py)
+# test_fft.py, with conftest.py and numpy_utils.py)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 tests="$1"
 shift
 work="$(mktemp -d)"
 for f in conftest.py numpy_utils.py test_numpy.py test_linalg.py test_systematic.py \
-         test_complex.py test_wrappers.py test_graphs.py; do
+         test_complex.py test_wrappers.py test_graphs.py test_fft.py; do
     cp "$tests/$f" "$work/"
 done
 cd "$work"

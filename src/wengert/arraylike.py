@@ -169,27 +169,22 @@ class ArrayMethods:
         ``x.flat[i] = v`` writes into ``x`` (whatever its memory layout)."""
         return FlatIter(self)
 
-    def _real_only(self, what: str) -> None:
-        if np.dtype(getattr(self, "dtype", np.float64)).kind == "c":
-            raise TypeError(
-                f"{what} of a complex {type(self).__name__}: wengert does not differentiate or "
-                "trace complex values yet; split them into real and imaginary parts before "
-                "(np.real(z), np.imag(z) of the plain array)."
-            )
+    def _is_complex(self) -> bool:
+        return np.dtype(getattr(self, "dtype", np.float64)).kind == "c"
 
     @property
     def real(self) -> Any:
-        self._real_only(".real")
-        return self  # a real value is its own real part
+        """The real part (a real value is its own, returned as it is)."""
+        return _ew.real(self) if self._is_complex() else self
 
     @property
     def imag(self) -> Any:
-        self._real_only(".imag")
-        return _ew.multiply(self, 0.0)
+        """The imaginary part (zeros for a real value)."""
+        return _ew.imag(self) if self._is_complex() else _ew.multiply(self, 0.0)
 
     def conj(self) -> Any:
-        self._real_only(".conj()")
-        return self
+        """The complex conjugate (a real value is its own, returned as it is)."""
+        return _ew.conjugate(self) if self._is_complex() else self
 
     conjugate = conj
 

@@ -189,6 +189,7 @@ def checkpoint(
         _pullback_rule(_pullback),
         reads=ALL_INPUTS,
         formula=f"{_op_name(fun)}, recomputed in the backward pass",
+        complex_rules=True,  # the function's own ops, run again
     )
     out_op = _output_op(name)
 

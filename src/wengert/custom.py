@@ -26,6 +26,10 @@ yours:
   the body of ``f`` (as in JAX, where the JVP rule is linearised and
   transposed); the rule must be written with differentiable operations.
 
+Complex values follow wengert's convention (HIPS autograd's and JAX's): ``bwd``
+gets the cotangent ``g`` and returns the gradient of ``Re(g·f)`` (``g·f′(z)`` for a
+holomorphic ``f``, no conjugation); a real input's cotangent must be real.
+
 A function with several outputs (a tuple, list or dict) is recorded as its
 node plus one small ``<name>_output`` node per output that selects it.
 
@@ -276,6 +280,7 @@ def _output_op(name: str) -> Op:
         jvp=_select_jvp,
         reads=(0,),
         formula=f"selects one output of {name}",
+        complex_rules=True,
     )
 
 
@@ -410,9 +415,9 @@ def _fit_cotangents(name: str, kind: str, cts: list[Any], xs: Sequence[Any],
         if dtype_of(ct).kind == "c" and dtype_of(x).kind != "c":
             raise TypeError(
                 f"{kind} {name!r}: the cotangent for input leaf {j} is complex "
-                f"({dtype_of(ct)}) but the input is real; wengert does not differentiate "
-                "complex numbers yet: return a real cotangent (its real part, if that is "
-                "what you mean)."
+                f"({dtype_of(ct)}) but the input is real, and a real input gets a real "
+                "gradient: return its real part (the imaginary part is the derivative along "
+                "a direction the input cannot move in)."
             )
         out.append(ct)
     return out
@@ -552,6 +557,7 @@ class custom_vjp:
             jvp=self._no_jvp,
             reads=ALL_INPUTS,
             formula=f"custom VJP of {name} (defvjp)",
+            complex_rules=True,  # the user's rules, in the documented convention
         )
         self._out_op = _output_op(name)
 
@@ -722,6 +728,7 @@ class custom_jvp:
             _pullback_rule(self._pullback),
             reads=ALL_INPUTS,
             formula=f"custom JVP of {name} (defjvp), transposed for reverse mode",
+            complex_rules=True,  # the user's rule, in the documented convention
         )
         self._out_op = _output_op(name)
 

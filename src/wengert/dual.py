@@ -9,7 +9,8 @@ there, so nested derivatives never confuse their perturbations.
 
 Primals and tangents may be Python floats (the scalar fast path), NumPy
 arrays, or traced values of outer levels (tensors: reverse over forward;
-other duals: forward over forward).
+other duals: forward over forward). A complex primal takes a complex tangent (a
+direction in the complex plane); a real primal only ever carries a real tangent.
 
 A dual number holding an array behaves as a NumPy array under in-place
 updates (``d += 1``, ``d[i] = v``, ``np.add(a, b, out=d)``): the dual object
@@ -54,6 +55,7 @@ from .core.bind import (
     complex_error,
     dtype_of,
     forward,
+    is_complex,
     is_traced,
     number_kind,
     primal,
@@ -88,15 +90,10 @@ def _numeric(value: Any, what: str) -> Any:
     if type(value) is float or is_traced(value):
         return value
     arr = np.asarray(value)
-    if arr.dtype.kind == "c":
-        raise TypeError(
-            f"Dual: the {what} is complex ({arr.dtype}); wengert does not differentiate complex "
-            "numbers yet. Pass the real and imaginary parts as separate real dual numbers."
-        )
-    if arr.dtype.kind not in "biuf":
+    if arr.dtype.kind not in "biufc":
         raise TypeError(
             f"Dual: the {what} must be numeric, got {arr.dtype} ({type(value).__name__}); pass "
-            "floats or a float array."
+            "floats or a float (or complex) array."
         )
     return arr
 
@@ -139,6 +136,12 @@ class Dual(ArrayMethods):
             tangent = 0.0 if type(primal) is float else np.zeros(shape_of(primal), dtype=tdtype)
         else:
             tangent = _numeric(tangent, "tangent")
+            if tdtype.kind != "c" and number_kind(tangent) == "c":
+                raise TypeError(
+                    f"Dual: the tangent is complex ({dtype_of(tangent)}) but the primal is real "
+                    f"({tdtype}): a real value can only move in real directions. Make the "
+                    "primal complex (primal + 0j) to push a complex tangent."
+                )
             if type(tangent) is _ndarray:
                 if tangent.dtype != tdtype:
                     tangent = tangent.astype(tdtype)
@@ -344,7 +347,7 @@ def _as_dual(new: Any, target: Dual, what: str) -> Dual:
     new = _numeric(new, "value")
     shape = shape_of(new)
     tangent = np.zeros(shape if tag.batch is None else (tag.batch,) + shape,
-                       dtype=dtype_of(new) if dtype_of(new).kind == "f" else float)
+                       dtype=dtype_of(new) if dtype_of(new).kind in "fc" else float)
     return _make(new, tangent, tag)
 
 
@@ -488,7 +491,8 @@ class DualKind(Kind):
             tag = x.tag
             if type(p) is _ndarray and tag.active and tag.batch is None and op.jvp is not None:
                 ans = forward(op, (p,), params)
-                if type(ans) is _ndarray and ans.dtype.kind == "f" or type(ans) is np.float64:
+                if (type(ans) is _ndarray and ans.dtype.kind == "f" or type(ans) is np.float64) \
+                        and (op.complex_rules or p.dtype.kind == "f"):
                     tangent = op.jvp((x.tangent,), ans, p, **params) if params else \
                         op.jvp((x.tangent,), ans, p)
                     d = _make(ans, tangent, tag)
@@ -524,9 +528,14 @@ class DualKind(Kind):
         k = "f" if type(ans) is float or (type(ans) is _ndarray and ans.dtype.kind == "f") \
             else number_kind(ans)
         if k != "f":
-            if k == "c":
+            if k != "c":
+                return ans  # an integer or boolean result (a cast) carries no tangent
+            if not op.complex_rules:
                 raise complex_error(op)
-            return ans  # an integer or boolean result (a cast) carries no tangent
+        elif not op.complex_rules:
+            for p in primals:
+                if type(p) is not float and is_complex(p):
+                    raise complex_error(op)  # a real result of a complex input (var, svd)
         if tag.batch is not None:
             d = _make(ans, _batched_jvp(op, tangents, ans, primals, params or {}), tag)
             if op.view and type(args[0]) is Dual and args[0].tag is tag \
@@ -562,6 +571,7 @@ class DualKind(Kind):
         impl = op.impl
         scalar = op.scalar_impl
         deriv = op.scalar_deriv[0] if op.scalar_deriv and scalar is not None else None
+        complex_rules = op.complex_rules
         process = self.process
 
         def fn(x: Dual) -> Any:
@@ -582,7 +592,8 @@ class DualKind(Kind):
                             return d
                         except SCALAR_FALLBACK:
                             pass
-                elif tp is _ndarray and tag.batch is None and op.jvp is not None:
+                elif tp is _ndarray and tag.batch is None and op.jvp is not None and (
+                        complex_rules or p.dtype.kind == "f"):
                     ans = impl(p)  # what apply does with a plain array
                     d = _NEW(Dual)
                     d.tangent = op.jvp((t,), ans, p)
@@ -653,7 +664,7 @@ class DualKind(Kind):
                 ):
                     # Plain primals, at least one an array: the NumPy forward and the JVP rule.
                     ans = impl(px, py)
-                    if type(ans) is _ndarray and ans.dtype.kind != "f":
+                    if ans.dtype.kind != "f":  # (an array or a NumPy scalar)
                         return process(op, (x, y), None, tag.order)  # (it decides)
                     d = _NEW(Dual)
                     d.tangent = op.jvp((gx, gy), ans, px, py)

@@ -366,7 +366,26 @@ def _inputs(args: tuple[Any, ...], nums: tuple[int, ...], where: str):
     sel = tuple(args[i] for i in nums)
     leaves, spec = flatten(sel)
     infos = [_check_float(leaf, where, f"input {k}") for k, leaf in enumerate(leaves)]
+    if where != "jacrev" and any(dtype.kind == "c" for _, dtype in infos):
+        raise TypeError(_complex_jacobian(where, "inputs", "input"))
     return sel, leaves, spec, infos
+
+
+def _complex_jacobian(where: str, what: str, which: str) -> str:
+    """The refusal of a Jacobian with complex inputs or outputs (JAX's wording)."""
+    return (
+        f"{where} requires real-valued {what}, but got a complex {which}. The derivative of "
+        "a function of complex numbers is a real-linear map, not a complex matrix (unless "
+        "the function is holomorphic); push complex tangents with wg.jvp (along z and i·z), "
+        "pull cotangents back with wg.vjp, or use wg.hvp, or write the function on "
+        "(np.real(z), np.imag(z))."
+    )
+
+
+def _check_real_outputs(out: Any, where: str) -> None:
+    for leaf in flatten(out)[0]:
+        if _shape_dtype(leaf)[1].kind == "c":
+            raise TypeError(_complex_jacobian(where, "outputs", "output"))
 
 
 def _assemble(blocks: list[list[Any]], out_spec: Any, in_spec: Any, single: bool) -> Any:
@@ -514,6 +533,7 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
         nums, single = argnums_at(argnums, len(args), "jacrev")
         sel, _, spec, infos = _inputs(args, nums, "jacrev")
         out, f_vjp = vjp(_select(fun, args, nums), *sel)
+        _check_real_outputs(out, "jacrev")
         return _jacrev_from(out, f_vjp, infos, spec, single)
 
     return jac
@@ -542,6 +562,7 @@ def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Calla
         nums, single = argnums_at(argnums, len(args), "jacobian")
         sel, _, spec, infos = _inputs(args, nums, "jacobian")
         out, f_vjp = vjp(_select(fun, args, nums), *sel)
+        _check_real_outputs(out, "jacobian")
         n_in = sum(_size(shape) for shape, _ in infos)
         n_out = sum(_size(_shape_dtype(leaf)[0]) for leaf in flatten(out)[0])
         if n_in < n_out:

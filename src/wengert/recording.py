@@ -30,6 +30,7 @@ from .core.bind import (
     complex_error,
     dtype_of,
     forward,
+    is_complex,
     kind_of,
     number_kind,
     register,
@@ -39,6 +40,7 @@ from .core.modes import GRAD_ENABLED, RECORDERS
 from .core.node import new_node, node1, node2, shape_stand_in
 from .dual import Dual
 from .inplace import assign_result, shares_storage, track_view
+from .ops.elementwise import real as _real_part
 from .tensor import FAST_UFUNCS, Tensor, constant
 
 __all__ = ["TensorKind", "TENSOR", "record", "recorders_tracking", "UNREAD_BYTES",
@@ -114,6 +116,11 @@ def record(op: Any, args: tuple[Any, ...], raws: tuple[Any, ...], out: Any,
         edges.append((_edge(a, active) if isinstance(a, Tensor) else None, raw, holder,
                       0 if holder is None else holder.version))
     node = new_node(op, out, params, edges)
+    if not op.complex_rules:
+        if any(is_complex(raw) for a, raw in zip(args, raws) if a is not None):
+            raise complex_error(op)
+    elif is_complex(out):
+        mark_real_inputs(node)
     for r in active:
         r.add(node)
     for r in _recorders():
@@ -123,12 +130,13 @@ def record(op: Any, args: tuple[Any, ...], raws: tuple[Any, ...], out: Any,
     return _new(out, node, rg, level)
 
 
-def _differentiable(op: Any, out: Any) -> bool:
-    """Whether a recorded op's output carries a gradient: floating point values do;
-    integers and booleans (a cast, a comparison) are constants, as in PyTorch and JAX;
-    complex values raise (wengert does not differentiate them yet). A traced value
-    beneath (a dual number, an outer level's tensor) goes by its dtype too: an integer
-    cast of an outer level's value is a constant at every level."""
+def _differentiable(op: Any, out: Any) -> Any:
+    """Whether a recorded op's output carries a gradient: floating point values do
+    (``True``), and complex ones (``"c"``, a true value) when the op's rules hold for
+    them (``Op.complex_rules``; otherwise it raises); integers and booleans (a cast, a
+    comparison) are constants, as in PyTorch and JAX. A traced value beneath (a dual
+    number, an outer level's tensor) goes by its dtype too: an integer cast of an outer
+    level's value is a constant at every level."""
     t = type(out)
     if t is float or (t is _ndarray and out.dtype.kind == "f"):
         return True
@@ -138,8 +146,21 @@ def _differentiable(op: Any, out: Any) -> bool:
             return True
     k = dtype_of(out).kind if t is Dual or kind_of(out) is not None else number_kind(out)
     if k == "c":
-        raise complex_error(op)
+        if not op.complex_rules:
+            raise complex_error(op)
+        return "c"
     return k == "f"
+
+
+def mark_real_inputs(node: Any) -> None:
+    """Note on a node with a complex output which of its differentiated inputs are real:
+    the sweep gives them the real part of the cotangent their rule returns (a real
+    input gets a real gradient; the imaginary part is the derivative along a direction
+    the input cannot move in)."""
+    real = tuple(i for i, (p, x) in enumerate(zip(node.parents(), node.inputs()))
+                 if p is not None and not is_complex(x))
+    if real:
+        node.extras()["real_inputs"] = (real, _real_part)
 
 
 class TensorKind(Kind):
@@ -212,7 +233,9 @@ class TensorKind(Kind):
         else:  # a traced value beneath
             out = apply(op, v, **params) if params else apply(op, v)
         level = x._level
-        if x._rg and _grad_on() and _differentiable(op, out):
+        if x._rg and _grad_on() and (d := _differentiable(op, out)):
+            if not op.complex_rules and is_complex(v):
+                raise complex_error(op)  # a real result of a complex input (var, svd)
             if level and level.__class__ is int and level not in OPEN_LEVELS:
                 raise escaped_error(level)
             if 0 in op.reads:
@@ -224,6 +247,8 @@ class TensorKind(Kind):
                 node = node1(op, out, params, x._node or x, v, None, 0)
             if not op.reads_out and type(out) is _ndarray and out.nbytes >= UNREAD_BYTES:
                 node.out = shape_stand_in(out)
+            if d is not True and not is_complex(v):
+                mark_real_inputs(node)
             result = _new(out, node, True, level)
         else:
             result = constant(out, level)
@@ -263,8 +288,16 @@ class TensorKind(Kind):
                 if (x._rg or active) and _grad_on() and _differentiable(op, out):
                     return record(op, (x,), (v,), out, None, x._rg, active, x._level)
             elif x._rg and _grad_on():
-                if tv is _ndarray and out.dtype.kind != "f" and not _differentiable(op, out):
-                    return constant(out, x._level)
+                if (out.dtype.kind != "f") if tv is _ndarray else (
+                        tv is not float and tv is not Dual):
+                    # (NumPy scalars, outer levels' tensors and graph tracers beneath are
+                    # checked; a dual number checks its own results, and no one-input op
+                    # without params turns a real input complex)
+                    d = _differentiable(op, out)
+                    if not d:
+                        return constant(out, x._level)
+                    if d is not True:  # complex: the general path marks real inputs
+                        return record(op, (x,), (v,), out, None, True, (), x._level)
                 if x._level and x._level.__class__ is int and x._level not in OPEN_LEVELS:
                     raise escaped_error(x._level)
                 if reads:
@@ -348,10 +381,19 @@ class TensorKind(Kind):
                                   (vx, vy), out, None, rx or ry, active, level)
             elif (rx or ry) and _grad_on():
                 tout = type(out)
-                if tout is not float and tout is not Dual and (
-                        tout is not _ndarray or out.dtype.kind != "f") and \
-                        not _differentiable(op, out):
-                    return constant(out, level)
+                if tout is not float and not (
+                    out.dtype.kind == "f" if tout is _ndarray
+                    else tout is Dual and (  # reverse over forward: its primal decides
+                        type(p := out.primal) is float
+                        or type(p) is _ndarray and p.dtype.kind == "f")
+                ):
+                    d = _differentiable(op, out)
+                    if not d:
+                        return constant(out, level)
+                    if d is not True:  # complex: the general path marks real inputs
+                        return record(op, (x if tx is Tensor else None,
+                                           y if ty is Tensor else None),
+                                      (vx, vy), out, None, True, (), level)
                 if level and level.__class__ is int and level not in OPEN_LEVELS:
                     raise escaped_error(level)
                 hx = x._version if reads0 and tx is Tensor else None

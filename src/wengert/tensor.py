@@ -259,14 +259,10 @@ class Tensor(ArrayMethods, InPlaceMethods):
                 "var_no_grad = var.detach()."
             )
         kind = number_kind(self._value) if requires_grad else "f"
-        if kind == "c":
+        if kind != "f" and kind != "c":
             raise RuntimeError(
-                f"this tensor is complex ({self.dtype}), and wengert does not differentiate "
-                "complex numbers yet; hold the real and imaginary parts in two real tensors."
-            )
-        if kind != "f":
-            raise RuntimeError(
-                f"only Tensors of floating point dtype can require gradients (this one is "
+                f"only Tensors of floating point (real or complex) dtype can require gradients "
+                f"(this one is "
                 f"{self.dtype}); create it with dtype=float, e.g. wg.tensor(data, dtype=float, "
                 "requires_grad=True)."
             )
@@ -643,6 +639,12 @@ def check_seed(out: Tensor, gradient: Any) -> Any:
                 f"{shape}). Reduce it first (y.sum().backward()), or pass gradient= with the "
                 "output's shape (y.backward(gradient=np.ones_like(y))), or use wg.jacobian."
             )
+        if out.dtype.kind == "c":
+            raise RuntimeError(
+                f"grad can be implicitly created only for real scalar outputs (this one is "
+                f"{out.dtype}); take np.real or np.abs of it first, or pass gradient= (the "
+                "cotangent g: backward() then computes the gradient of Re(g·y))."
+            )
         v = out._value
         if type(v) is float:
             return 1.0
@@ -658,6 +660,8 @@ def check_seed(out: Tensor, gradient: Any) -> Any:
         g = np.asarray(g) if not isinstance(g, float) else g
         if np.asarray(g).dtype.kind not in "fc":
             raise TypeError(f"the gradient seed must be floating point, got {np.asarray(g).dtype}")
+        if np.asarray(g).dtype.kind == "c" and out.dtype.kind != "c":
+            g = np.real(g)  # a real output pairs with g through Re(g)·dy
     return g
 
 

@@ -7,6 +7,15 @@ the whole Jacobian entry by entry; large ones compare random projections
 ``<v, J u>`` (so the Jacobian is never built). A NaN or infinity on either
 side is a failure, never a pass.
 
+Complex inputs and outputs are checked as pairs of real numbers, under the
+convention of :mod:`wengert.ops.elementwise` (HIPS autograd's): an input ``z``
+is moved along its real and its imaginary directions, a complex output counts
+as its real and imaginary parts, and a complex tangent ``t`` of ``z`` is the
+real direction ``(Re t, Im t)`` while a complex cotangent ``c`` is the real
+covector ``(Re c, -Im c)``, since they pair as ``Re(sum(c·t))``. So the VJP at
+cotangent ``g`` must be the gradient of ``Re(sum(g·f))``, and a real input must
+get a real gradient.
+
 Examples
 --------
 >>> import numpy as np
@@ -14,6 +23,8 @@ Examples
 >>> gradcheck(lambda x, y: np.sin(x) * y, (np.array([0.5, 1.0]), 2.0))
 True
 >>> check_grads(lambda x: np.tanh(x).sum(), (np.array([0.1, -0.4]),), order=2)
+True
+>>> check_grads(lambda z: np.abs(np.exp(z)) ** 2, (np.array([0.1 + 0.5j]),), order=2)
 True
 """
 
@@ -46,19 +57,55 @@ class GradcheckError(AssertionError):
 
 # -- inputs and outputs ---------------------------------------------------------
 def _as_input(x: Any, i: int) -> Any:
-    """Input ``i`` as float64: a Python float stays a float, the rest become arrays."""
+    """Input ``i`` as float64 (complex128): a Python float stays a float, the rest become
+    arrays."""
     x = primal(x)
     if isinstance(x, (bool, np.bool_)):
-        raise TypeError(f"gradcheck: input {i} is a bool; only real numbers can be checked")
+        raise TypeError(f"gradcheck: input {i} is a bool; only numbers can be checked")
     if isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, np.ndarray):
         return float(x)
     a = np.asarray(x)
+    if a.dtype.kind == "c":
+        return a.astype(np.complex128)  # always a copy
     if a.dtype.kind not in "iuf":
         raise TypeError(
             f"gradcheck: input {i} has dtype {a.dtype}; only real (integer or floating "
-            "point) inputs can be checked, and they are cast to float64"
+            "point) or complex inputs can be checked, and they are cast to float64 "
+            "(complex128)"
         )
     return a.astype(np.float64)  # always a copy
+
+
+def _is_complex(x: Any) -> bool:
+    return type(x) is np.ndarray and x.dtype.kind == "c"
+
+
+def _real_size(x: Any) -> int:
+    """The number of real coordinates of input ``x`` (two per complex entry)."""
+    n = int(np.prod(_shape(x)))
+    return 2 * n if _is_complex(x) else n
+
+
+def _direction(x: Any, u: np.ndarray) -> np.ndarray:
+    """The direction of input ``x`` given by real coordinates ``u`` (for a complex ``x``,
+    the real parts then the imaginary parts), in ``x``'s shape."""
+    shape = _shape(x)
+    if _is_complex(x):
+        n = u.size // 2
+        return (u[:n] + 1j * u[n:]).reshape(shape)
+    return u.reshape(shape)
+
+
+def _coordinate(x: Any, j: int) -> str:
+    """A readable name of real coordinate ``j`` of input ``x``."""
+    shape = _shape(x)
+    n = int(np.prod(shape))
+    part = ""
+    if _is_complex(x):
+        part = " re" if j < n else " im"
+        j %= n
+    idx = np.unravel_index(j, shape) if shape else ()
+    return str(tuple(int(q) for q in idx)) + part
 
 
 def _as_inputs(inputs: Any) -> list[Any]:
@@ -105,20 +152,32 @@ class _Output:
         self.is_float = [type(primal(v)) is float for v in leaves]
         values = [np.asarray(primal(v)) for v in leaves]
         for k, v in enumerate(values):
-            if v.dtype.kind not in "biuf":
+            if v.dtype.kind not in "biufc":
                 raise TypeError(
                     f"gradcheck: output leaf {k} has dtype {v.dtype}; the function must "
-                    "return real numbers (arrays, floats, or tuples/lists/dicts of them)"
+                    "return numbers (arrays, floats, or tuples/lists/dicts of them)"
                 )
+        self.is_complex = [v.dtype.kind == "c" for v in values]
         self.shapes = [v.shape for v in values]
-        self.sizes = [v.size for v in values]
+        # real coordinates per leaf: a complex leaf counts its real, then imaginary parts
+        self.sizes = [v.size * (2 if c else 1) for v, c in zip(values, self.is_complex)]
         self.size = sum(self.sizes)
         self.flat = self.ravel(values)
 
     def ravel(self, values: list[Any]) -> np.ndarray:
         if not values:
             return np.zeros(0)
-        return np.concatenate([np.asarray(v, dtype=np.float64).ravel() for v in values])
+        parts = []
+        for v, c in zip(values, self.is_complex):
+            v = np.asarray(v)
+            if c:
+                parts += [np.real(v).astype(np.float64).ravel(),
+                          np.imag(v).astype(np.float64).ravel()]
+            elif v.dtype.kind == "c":  # a complex value where a real one was
+                raise GradcheckError("gradcheck: a real output of the function became complex")
+            else:
+                parts.append(np.asarray(v, dtype=np.float64).ravel())
+        return np.concatenate(parts)
 
     def flat_of(self, out: Any) -> np.ndarray:
         leaves, spec = flatten(out)
@@ -134,9 +193,15 @@ class _Output:
         """A cotangent with the output's structure from a flat vector."""
         leaves = []
         start = 0
-        for shape, size, is_float in zip(self.shapes, self.sizes, self.is_float):
-            part = flat[start : start + size].reshape(shape)
+        for shape, size, is_float, c in zip(self.shapes, self.sizes, self.is_float,
+                                            self.is_complex):
+            part = flat[start : start + size]
             start += size
+            if c:  # the covector (a, b) on (Re, Im) is the cotangent a - i b
+                half = size // 2
+                leaves.append((part[:half] - 1j * part[half:]).reshape(shape))
+                continue
+            part = part.reshape(shape)
             leaves.append(float(part) if is_float else part.copy())
         return unflatten(self.spec, leaves)
 
@@ -144,8 +209,12 @@ class _Output:
         """A readable output index for flat position ``k``."""
         for leaf, (shape, size) in enumerate(zip(self.shapes, self.sizes)):
             if k < size:
+                part = ""
+                if self.is_complex[leaf]:
+                    part = " re" if k < size // 2 else " im"
+                    k %= size // 2
                 idx = np.unravel_index(k, shape) if shape else ()
-                text = str(tuple(int(j) for j in idx))
+                text = str(tuple(int(j) for j in idx)) + part
                 return text if len(self.shapes) == 1 else f"[{leaf}]{text}"
             k -= size
         raise IndexError(k)
@@ -163,9 +232,20 @@ def _cast_cotangent(g: Any, x: Any, i: int, mode: str) -> np.ndarray:
             f"gradcheck: the {_MODE_NAMES[mode]} derivative for input {i} has shape "
             f"{arr.shape}, but the input has shape {_shape(x)}"
         )
+    if _is_complex(x):
+        if arr.dtype.kind not in "biufc":
+            raise GradcheckError(
+                f"gradcheck: the {_MODE_NAMES[mode]} derivative for complex input {i} has "
+                f"dtype {arr.dtype}"
+            )
+        # a cotangent c pairs with a tangent t as Re(c t): the covector (Re c, -Im c)
+        return np.concatenate([np.real(arr).astype(np.float64).ravel(),
+                               -np.imag(arr).astype(np.float64).ravel()])
     if arr.dtype.kind not in "biuf":
         raise GradcheckError(
-            f"gradcheck: the {_MODE_NAMES[mode]} derivative for input {i} has dtype {arr.dtype}"
+            f"gradcheck: the {_MODE_NAMES[mode]} derivative for input {i} has dtype "
+            f"{arr.dtype}" + (" (a real input must get a real gradient)"
+                              if arr.dtype.kind == "c" else "")
         )
     return arr.astype(np.float64).ravel()
 
@@ -185,7 +265,7 @@ def _jvp_column(
     """``J_i u`` from forward mode, flattened like the output."""
     jvp = _jvp_fn()
     tangents = [0.0 if type(x) is float else np.zeros_like(x) for x in xs]
-    tangents[i] = float(u) if type(xs[i]) is float else np.asarray(u, dtype=np.float64)
+    tangents[i] = float(u) if type(xs[i]) is float else np.asarray(u, dtype=xs[i].dtype)
     _, t_out = jvp(f, tuple(xs), tuple(tangents))
     return structure.flat_of(t_out)
 
@@ -250,7 +330,7 @@ def _check(
                 "on plain arrays; the finite differences would check a different function"
             ]
     n_out = structure.size
-    n_in = [int(np.prod(_shape(x))) for x in xs]
+    n_in = [_real_size(x) for x in xs]
     if n_out == 0 or sum(n_in) == 0:
         return []
     failures: list[str] = []
@@ -272,7 +352,7 @@ def _check(
             for j in range(n_in[i]):
                 u = np.zeros(n_in[i])
                 u[j] = 1.0
-                u = u.reshape(shape)
+                u = _direction(x, u)
                 plus = _evaluate(f, _with(xs, i, _displaced(x, u, eps)), structure)
                 minus = _evaluate(f, _with(xs, i, _displaced(x, u, -eps)), structure)
                 numeric[:, j] = (plus - minus) / (2.0 * eps)
@@ -283,11 +363,10 @@ def _check(
                 rows = []
                 for pos in _worst(analytic[i], numeric, bad, atol, rtol):
                     k, j = divmod(int(pos), n_in[i])
-                    in_idx = np.unravel_index(j, shape) if shape else ()
                     rows.append(
                         (
                             structure.index(k),
-                            str(tuple(int(q) for q in in_idx)),
+                            _coordinate(x, j),
                             float(analytic[i][k, j]),
                             float(numeric[k, j]),
                         )
@@ -312,12 +391,13 @@ def _check(
             shape = _shape(x)
             u = rng.standard_normal(n_in[i])
             u /= np.linalg.norm(u)
-            u = u.reshape(shape)
+            coords = u
+            u = _direction(x, u)
             plus = _evaluate(f, _with(xs, i, _displaced(x, u, eps)), structure)
             minus = _evaluate(f, _with(xs, i, _displaced(x, u, -eps)), structure)
             numeric = float(v @ (plus - minus)) / (2.0 * eps)
             if mode == "rev":
-                analytic = float(_cast_cotangent(cts[i], x, i, mode) @ np.ravel(u))
+                analytic = float(_cast_cotangent(cts[i], x, i, mode) @ coords)
             else:
                 analytic = float(v @ _jvp_column(f, xs, i, u, structure))
             results[i].append((analytic, numeric))
@@ -467,7 +547,9 @@ def _derivative_function(
         return pulled_back, list(xs) + ct_leaves
     jvp = _jvp_fn()
     tangents = [
-        float(rng.standard_normal()) if type(x) is float else rng.standard_normal(x.shape)
+        float(rng.standard_normal()) if type(x) is float
+        else rng.standard_normal(x.shape) + 1j * rng.standard_normal(x.shape) if _is_complex(x)
+        else rng.standard_normal(x.shape)
         for x in xs
     ]
 

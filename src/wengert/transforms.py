@@ -42,14 +42,10 @@ def _check_input(x: Any, where: str) -> None:
     if type(x) is float:
         return
     dt = dtype_of(x) if is_traced(x) else np.asarray(x).dtype
-    if dt.kind == "c":
+    if dt.kind != "f" and dt.kind != "c":
         raise TypeError(
-            f"{where}: got a complex input ({dt}). wengert does not differentiate complex "
-            "numbers yet; pass the real and imaginary parts as separate real arrays."
-        )
-    if dt.kind != "f":
-        raise TypeError(
-            f"{where}: can only differentiate with respect to floating point inputs, got "
+            f"{where}: can only differentiate with respect to floating point (real or "
+            f"complex) inputs, got "
             f"{dt} ({type(x).__name__}). Pass floats, e.g. np.asarray(x, dtype=float) or 1.0 "
             "instead of 1."
         )
@@ -117,10 +113,12 @@ def _plain_ct(g: Any, v: Any, given: Any) -> Any:
         g = np.asarray(g)
         if g.shape != np.shape(v):
             g = np.broadcast_to(g, np.shape(v))
-    if g.dtype != target and target.kind == "f":
+    if g.dtype != target and (target.kind == "f" or target.kind == "c"):
         g = g.astype(target)
     if isinstance(given, np.generic):
         return target.type(g[()])
+    if type(given) is complex:  # a Python complex number in, one out (as a float gives a float)
+        return complex(g[()])
     # The sweep may end in a read-only view (the broadcast cotangent of a sum):
     # the caller gets an array of its own, as from NumPy.
     return g if g.flags.writeable and g.base is None else g.copy()
@@ -217,7 +215,7 @@ def _gradients(leaves_per_arg: list, cts: dict[int, Any], seeds: Any = ()) -> li
                 g = _plain_ct(g, v, original)
             elif _opaque(g):  # a graph tracer's cotangent: the input's float dtype too
                 target = np.dtype(getattr(v, "dtype", np.result_type(primal(v))))
-                if target.kind == "f" and g.dtype != target:
+                if target.kind in "fc" and g.dtype != target:
                     g = g.astype(target)
             if type(g) is np.ndarray:
                 if id(g) in given:
@@ -295,8 +293,9 @@ def _scalar_seed(out: Any, level: float, where: str) -> Any:
     dt = dtype_of(out)
     if dt.kind == "c":
         raise TypeError(
-            f"{where}: the output is complex ({dt}); wengert does not differentiate complex "
-            "numbers yet. Return a real number (e.g. np.abs(z) ** 2 written with real parts)."
+            f"{where}: grad requires real-valued outputs, and this one is complex ({dt}); use "
+            "wg.vjp with a cotangent of your choice, or take np.real / np.abs of the output "
+            "(as HIPS autograd and JAX's grad do)."
         )
     if dt.kind != "f":
         raise TypeError(
@@ -419,7 +418,10 @@ def _seed_like(c: Any, o: Any) -> Any:
         return c
     if type(c) is float and type(primal(o)) is float:
         return c
-    return np.asarray(c, dtype=np.result_type(dtype_of(o), 0.0))
+    dt = dtype_of(o)
+    if dt.kind != "c" and np.iscomplexobj(c):
+        c = np.real(c)  # a real output pairs with c through Re(c)·dy
+    return np.asarray(c, dtype=np.result_type(dt, 0.0))
 
 
 def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:

@@ -50,6 +50,7 @@ __all__ = [
     "SCALAR_FALLBACK",
     "number_kind",
     "complex_error",
+    "is_complex",
 ]
 
 _ndarray = np.ndarray
@@ -342,13 +343,32 @@ def number_kind(v: Any) -> str:
 
 
 def complex_error(op: Any) -> TypeError:
-    """The error for a complex value that would be differentiated."""
+    """The error for a complex value that would be differentiated through an op whose
+    rules are real-only (``Op.complex_rules`` is false)."""
     return TypeError(
-        f"{op.name}: the result is complex, and wengert does not differentiate complex "
-        "numbers yet (it would give wrong gradients). Write the computation with real "
-        "arrays (e.g. |1 + i x| as np.hypot(1.0, x), or the real and imaginary parts as two "
-        "real arrays), or wrap the input in wg.stop_gradient(...) if no gradient should flow."
+        f"{op.name}: wengert does not differentiate this op on complex values (its rules "
+        "hold for real numbers only: it orders or compares values, or reads a magnitude "
+        "NumPy defines differently for complex numbers). Take np.real(z), np.imag(z) or "
+        "np.abs(z) first, or wrap the input in wg.stop_gradient(...) if no gradient should "
+        "flow."
     )
+
+
+def is_complex(v: Any) -> bool:
+    """Whether a value (through every traced layer) is complex.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> is_complex(np.array([1j])), is_complex(1.0)
+    (True, False)
+    """
+    t = type(v)
+    if t is float:
+        return False
+    if t is _ndarray:
+        return v.dtype.kind == "c"
+    return number_kind(v) == "c"
 
 
 def unary_function(op: Any) -> Any:

@@ -75,6 +75,14 @@ class Op:
         tangents pushed at once). For a broadcasting op the batched tangents
         are first given the output's rank. Other ops get one rule call per
         tangent.
+    complex_rules : bool
+        The rules hold for complex values, in the convention of
+        :mod:`wengert.ops.complex` (HIPS autograd's: the VJP of ``f`` at ``g``
+        is the gradient of ``Re(g·f)``, so a holomorphic op's rules are the
+        real ones, ``g·f′(z)`` and ``f′(z)·t``). Only ops that say so are
+        differentiated on complex values; the others refuse them, naming the
+        op, instead of giving a wrong gradient. The registry sweep checks each
+        such op on complex samples too.
     samples : callable, optional
         ``samples(rng)`` returns test cases ``[(args, params), ...]`` inside
         the op's domain and away from kinks; the registry sweep in
@@ -111,6 +119,7 @@ class Op:
         "view",
         "samples",
         "adjoint",
+        "complex_rules",
         "_defaults",
     )
 
@@ -133,6 +142,7 @@ class Op:
         scalar_deriv: tuple[Callable[..., float], ...] | None = None,
         batch_jvp: bool = False,
         adjoint: tuple[str | None, ...] | str | None = None,
+        complex_rules: bool = False,
     ) -> None:
         self.name = name
         self.impl = impl
@@ -154,6 +164,7 @@ class Op:
         self.scalar_deriv = scalar_deriv
         self.batch_jvp = batch_jvp
         self.adjoint = _checked_adjoint(name, adjoint, self.vjps, variadic)
+        self.complex_rules = complex_rules
         self._defaults: dict[str, Any] | None = None  # the forward's param defaults, once read
 
     def adjoint_terms(

@@ -181,6 +181,16 @@ def _fit(op: Any, ct: Any, x: Any) -> Any:
         op.unbroadcast(ct, shape)
 
 
+def _fit_real(op: Any, ct: Any, x: Any, real: Any) -> Any:
+    """:func:`_fit`, then the real part for a real input of a node with a complex output
+    (``real``: ``(indices, real_part)``, see ``recording.mark_real_inputs``, checked by
+    the caller): a real input always gets a real gradient, in the one place every
+    cotangent passes."""
+    if op.broadcasting:
+        ct = _fit(op, ct, x)
+    return real[1](ct)
+
+
 def backprop(
     roots: list[tuple[Any, Any]],
     *,
@@ -316,7 +326,13 @@ def backprop(
                     call = 0
                 else:
                     call = n  # the inputs straight from the node
+                # True: a broadcasting op's cotangents may need summing to their input's
+                # shape; a tuple (indices of real inputs, real part), on a node with a
+                # complex output and real inputs: those take the real part too.
                 fits = op.broadcasting
+                extra = node.extra
+                if extra is not None and "real_inputs" in extra:
+                    fits = extra["real_inputs"]
             sent = [] if observers else None
             for i in _RANGE[n] if n < 8 else range(n):
                 parent = node.parent0 if i == 0 else node.parent1 if i == 1 else \
@@ -346,7 +362,12 @@ def backprop(
                     if fits:
                         x = node.input0 if i == 0 else node.input1 if i == 1 else \
                             node.rest[4 * (i - 2) + 1]
-                        if type(ct) is not _ndarray or type(x) is not _ndarray \
+                        if fits is not True:
+                            if i in fits[0]:
+                                ct = _fit_real(op, ct, x, fits)
+                            elif op.broadcasting:
+                                ct = _fit(op, ct, x)
+                        elif type(ct) is not _ndarray or type(x) is not _ndarray \
                                 or ct.shape != x.shape:
                             ct = _fit(op, ct, x)
                 if sent is not None:

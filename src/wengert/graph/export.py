@@ -97,7 +97,7 @@ from .ir import Literal, Var
 from .tracer import is_recorded_call
 
 __all__ = ["to_jax_source", "to_jax", "NotExportable", "JAX_FORMS", "JAX_CALLS",
-           "REFUSED_CALLS", "INLINE_LIMIT"]
+           "REFUSED_CALLS", "REFUSED_FORMS", "INLINE_LIMIT"]
 
 #: Constant arrays up to this many elements are written as literals in the source; larger
 #: ones (that are not one value repeated) as base64 ``.npy`` text.
@@ -540,6 +540,21 @@ def _svd_part(part: int | None) -> Callable[[_Step], str]:
     return form
 
 
+def _eig_part(part: int) -> Callable[[_Step], str]:
+    """``jax.lax.linalg.eig(a)[part]`` with eigenvector derivatives on (JAX's opt-in; its
+    eigenvectors' derivatives fix the norm but not NumPy's phase, so they agree with
+    wengert's for phase-invariant functions), its real part where NumPy's result is
+    real (a real matrix with real eigenvalues; JAX's is always complex)."""
+
+    def form(s: _Step) -> str:
+        text = (f"jax.lax.linalg.eig({s.a[0]}, compute_left_eigenvectors=False, "
+                f"enable_eigvec_derivs=True)[{part}]")
+        return f"jnp.real({text})" if s.eq.out.dtype.kind == "f" else text
+
+    form.__doc__ = f"jax.lax.linalg.eig(a, ...)[{part}]"
+    return form
+
+
 def _call(name: str, *keys: str) -> Callable[[_Step], str]:
     """``name(inputs..., key=param, ...)``."""
 
@@ -743,7 +758,8 @@ def _power(s: _Step) -> str:
 _UNARY = ("negative", "positive", "sign", "exp", "exp2", "expm1", "log", "log2", "log10",
           "log1p", "sqrt", "cbrt", "square", "reciprocal", "sin", "cos", "tan", "arcsin",
           "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh",
-          "deg2rad", "rad2deg", "sinc", "floor", "ceil", "rint", "trunc", "copy")
+          "deg2rad", "rad2deg", "sinc", "floor", "ceil", "rint", "trunc", "copy", "real",
+          "imag", "conjugate")
 _BINARY = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "arctan2", "mod",
            "floor_divide")
 
@@ -763,6 +779,12 @@ _FORMS: dict[str, Callable[[_Step], str]] = {
     "relu": _call("jax.nn.relu"),
     "sigmoid": _sigmoid,
     "astype": _astype,
+    "angle": _call("jnp.angle", "deg"),
+    "eig_values": _eig_part(0),
+    "fftn": _call("jnp.fft.fftn", "s", "axes", "norm"),
+    "ifftn": _call("jnp.fft.ifftn", "s", "axes", "norm"),
+    "rfft": _call("jnp.fft.rfft", "n", "axis", "norm"),
+    "irfft": _call("jnp.fft.irfft", "n", "axis", "norm"),
     "fmax": _helper("_fmax"),
     "fmin": _helper("_fmin"),
     "hypot": _helper("_hypot"),
@@ -832,10 +854,16 @@ _FORMS: dict[str, Callable[[_Step], str]] = {
 }
 #: Registry op name -> the function that writes it in ``jax.numpy`` (its docstring says how).
 JAX_FORMS: Mapping[str, Callable[[_Step], str]] = MappingProxyType(_FORMS)
+#: Primitives with no faithful JAX form, and why.
+REFUSED_FORMS = {
+    "eig_vectors": "JAX's eigenvectors of a non-symmetric matrix differ from NumPy's by a "
+                   "phase per column (NumPy's LAPACK makes the largest entry real with "
+                   "either sign), and so do their derivatives",
+}
 
 #: Inputs that are indices or conditions: never cast to the output's dtype.
 _NOT_CAST = {"where": (0,), "take": (1,), "take_add": (1,), "take_along_axis": (1,),
-             "take_along_axis_add": (1,)}
+             "take_along_axis_add": (1,), "rfft": (0,)}  # (rfft: a real signal, complex out)
 
 _DEFAULTS: dict[str, dict[str, Any]] = {}
 
@@ -1047,6 +1075,12 @@ class _Writer:
                 text = f"jnp.asarray({text}, dtype={_jnp_dtype_text(eq.out.dtype)})"
             return text
         form = _FORMS.get(op.name)
+        if op.name in REFUSED_FORMS and REGISTRY[op.name] is op:
+            raise NotExportable(
+                f"equation {eq.out.name} applies {op.name}, which has no JAX form: "
+                f"{REFUSED_FORMS[op.name]}. Export a phase-invariant function of it computed "
+                "outside the graph, or only the eigenvalues."
+            )
         if form is None or op.name not in REGISTRY or REGISTRY[op.name] is not op:
             raise NotExportable(
                 f"equation {eq.out.name} applies op {op.name!r}, which is not one of wengert's "

@@ -71,4 +71,4 @@ float64 = _np.float64
 float32 = _np.float32
 __all__ += ["r_", "c_"]
 
-from . import linalg  # noqa: E402
+from . import fft, linalg  # noqa: E402

@@ -4,8 +4,9 @@ The registry is built here, explicitly, from each family's ``OPS`` tuple:
 importing a module registers nothing by side effect. The families import only
 :mod:`wengert.core` and each other, in this order (each one only those before
 it): ``broadcast``, ``elementwise``, ``indexing``, ``shape``, ``reduce``,
-``linalg``, ``eigen``, ``svd``, ``qr``, ``lstsq``, ``composite``, ``partition`` and
-``conditioning`` (NumPy functions written with the others, no ops of their own).
+``linalg``, ``eigen``, ``svd``, ``qr``, ``lstsq``, ``fft``, ``eig``, ``composite``,
+``partition`` and ``conditioning`` (NumPy functions written with the others, no ops of
+their own).
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from . import (
                broadcast,
                composite,
                conditioning,
+               eig,
                eigen,
                elementwise,
+               fft,
                indexing,
                linalg,
                lstsq,
@@ -28,9 +31,9 @@ from . import (
 )
 
 FAMILIES = (broadcast, elementwise, indexing, shape, reduce, linalg, eigen, svd, qr, lstsq,
-            composite, partition, conditioning)
+            fft, eig, composite, partition, conditioning)
 REGISTRY = Registry(op for family in FAMILIES for op in family.OPS)
 
 __all__ = ["REGISTRY", "FAMILIES", "broadcast", "elementwise", "reduce", "shape", "indexing",
-           "linalg", "eigen", "svd", "qr", "lstsq", "composite",
+           "linalg", "eigen", "svd", "qr", "lstsq", "fft", "eig", "composite",
            "partition", "conditioning"]

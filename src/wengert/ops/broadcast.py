@@ -219,3 +219,9 @@ def _reshaped(op: Op, x: Any, shape: tuple[int, ...]) -> Any:
 PUBLIC = ("broadcast_to", "broadcast_arrays", "sum_to")
 #: NumPy function -> function, for ``np.*`` on traced values.
 NUMPY = {np.broadcast_to: broadcast_to, np.broadcast_arrays: broadcast_arrays}
+
+
+# Linear ops: their rules hold for complex values as they are (see ops/elementwise.py).
+for _op in OPS:
+    _op.complex_rules = True
+del _op

@@ -120,8 +120,9 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,
     dtype = np.dtype(getattr(x, "dtype", np.float64))
     if dtype.kind not in "fc":
         return x
-    if dtype.kind == "c":
-        raise TypeError("nan_to_num of complex values is not supported by wengert")
+    if dtype.kind == "c":  # as NumPy: the real and imaginary parts, each on its own
+        parts = [nan_to_num(p, copy, nan, posinf, neginf) for p in (_ew.real(x), _ew.imag(x))]
+        return parts[0] + parts[1] * 1j
     big = np.finfo(dtype)
     plain = _raw(x)
     out = _ew.where(np.isnan(plain), nan, x)
@@ -382,10 +383,11 @@ def convolve(a: Any, v: Any, mode: str = "full") -> Any:
 
 
 def correlate(a: Any, v: Any, mode: str = "valid") -> Any:
-    """The cross-correlation of two real 1-d sequences (``convolve`` of ``v`` reversed)."""
+    """The cross-correlation of two 1-d sequences, ``Σ_n a[n + k]·conj(v[n])`` (``convolve``
+    of ``conj(v)`` reversed, as NumPy's)."""
     v = _as_array(v)
     if np.dtype(getattr(v, "dtype", np.float64)).kind == "c":
-        raise NotImplementedError("correlate of complex sequences is not supported by wengert")
+        v = _ew.conj(v)
     return convolve(a, v[::-1], mode)
 
 
@@ -408,9 +410,16 @@ def unwrap(p: Any, discont: Any = None, axis: int = -1, *, period: float = 2 * n
 
 
 def real_if_close(a: Any, tol: float = 100) -> Any:
-    """``a`` itself for real values (complex values are not supported by wengert)."""
-    if np.dtype(getattr(a, "dtype", np.float64)).kind == "c":
-        raise NotImplementedError("real_if_close of complex values is not supported by wengert")
+    """The real part of ``a`` when every imaginary part is within ``tol`` machine epsilons
+    of 0 (``tol`` itself when it is below 1), else ``a`` (``np.real_if_close``); the
+    choice is made on the values, the gradient flows through the part kept."""
+    dtype = np.dtype(getattr(a, "dtype", np.result_type(_raw(a))))
+    if dtype.kind != "c":
+        return a
+    if tol > 1:
+        tol = np.finfo(dtype).eps * tol
+    if np.all(np.abs(np.imag(_raw(a))) < tol):
+        return _ew.real(a)
     return a
 
 
@@ -571,6 +580,8 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
     """The ``q``-th quantile(s) along ``axis`` (linear interpolation, NumPy's default)."""
     if weights is not None or out is not None:
         raise NotImplementedError("quantile: weights= and out= are not supported by wengert")
+    if _ew.dtype_of(a).kind == "c":
+        raise TypeError("a must be an array of real numbers")  # NumPy's refusal
     return _quantile(a, q, axis, keepdims, interpolation or method, "quantile")
 
 
@@ -588,8 +599,11 @@ def percentile(a: Any, q: Any, axis: Any = None, out: Any = None,
 
 def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
            keepdims: bool = False) -> Any:
-    """The median along ``axis`` (the mean of the two middle entries for an even count)."""
-    return quantile(a, 0.5, axis=axis, out=out, keepdims=keepdims)
+    """The median along ``axis`` (the mean of the two middle entries for an even count;
+    complex values in NumPy's lexicographic order, as NumPy's, which quantile refuses)."""
+    if out is not None:
+        raise NotImplementedError("median: out= is not supported by wengert")
+    return _quantile(a, 0.5, axis, keepdims, "linear", "median")
 
 
 # -- covariance -------------------------------------------------------------------------
@@ -614,7 +628,8 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
         ddof = 0 if bias else 1
     n = shape_of(x)[1]
     centred = x - _reduce.mean(x, axis=1, keepdims=True)
-    c = _linalg.matmul(centred, _shape.transpose(centred)) / float(n - ddof)
+    other = _ew.conj(centred) if _ew.dtype_of(centred).kind == "c" else centred  # as NumPy
+    c = _linalg.matmul(centred, _shape.transpose(other)) / float(n - ddof)
     return _shape.squeeze(c) if shape_of(c) == (1, 1) else c
 
 
@@ -623,7 +638,7 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -
     c = cov(x, y, rowvar)
     if _ndim(c) == 0:
         return c / c
-    d = _ew.sqrt(_shape.diagonal(c))
+    d = _ew.sqrt(_ew.real(_shape.diagonal(c)))  # (real: the variances, as NumPy)
     return c / _linalg.outer(d, d)
 
 

@@ -20,6 +20,17 @@ Conventions at kinks: ``abs'(0) = 0``, ``sign'`` and the rounding ops are
 zero, ``sqrt'(0) = inf``, ties in ``maximum``/``minimum``/``fmax``/``fmin``
 and at the bounds of ``clip`` split or keep the gradient as documented on
 each function.
+Complex values (HIPS autograd's convention, and JAX's): for a real ``f(z)``,
+``z = x + iy``, the gradient is ``∂f/∂x − i ∂f/∂y`` (``|z|²`` has gradient
+``2·conj(z)``); the VJP of any op at cotangent ``g`` is the gradient of
+``Re(g·f(z))``, and tangents pair with cotangents as ``Re(sum(t·g))``, without
+conjugation. A holomorphic op's rules are therefore its real ones (``g·f′(z)``,
+``f′(z)·t``), which is why one rule still serves both modes for them. ``real``,
+``imag``, ``conjugate``, ``angle`` and ``abs`` have rules of their own, separate for
+the two modes. An op opts in with ``complex_rules=True`` (the list at the end of
+this module); the others refuse complex values. A real input always gets a real
+gradient: the backward sweep takes the real part of what a rule sends to a real
+input of an op with a complex output (``core.sweep``), once for every op.
 """
 
 from __future__ import annotations
@@ -31,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from ..core.op import Op
-from .base import apply, binary_function, float_dtype, is_traced, unary_function
+from .base import apply, binary_function, dtype_of, float_dtype, is_traced, unary_function
 from .base import primal as _raw
 from .broadcast import broadcast_to, unbroadcast
 
@@ -242,12 +253,26 @@ POSITIVE = _unary(
     symbol="+",
     adjoint="ḡ",
 )
+def _abs_vjp(g: Any, ans: Any, x: Any) -> Any:
+    if _is_complex(x):  # d|z| = Re(conj(z) dz)/|z|: the gradient conj(z)/|z| (0 at 0)
+        return divide(g * conj(x), zeros_to_one(abs(x)))
+    return g * sign(x)
+
+
+def _abs_jvp(tangents: Any, ans: Any, x: Any) -> Any:
+    t = tangents[0]
+    if _is_complex(x):
+        return divide(real(conj(x) * t), zeros_to_one(abs(x)))
+    return t * sign(x)
+
+
 ABS = _unary(
     "abs",
     np.abs,
-    lambda g, ans, x: g * sign(x),
+    _abs_vjp,
+    jvp=_abs_jvp,
     scalar=abs,
-    formula="d|x| = sign(x) dx  (0 at x = 0)",
+    formula="d|x| = sign(x) dx  (0 at x = 0); d|z| = Re(conj(z) dz)/|z|",
     domain="nonzero",
     adjoint="ḡ·sign({0})",
 )
@@ -623,14 +648,147 @@ COPY = _unary(
     formula="d copy(x) = dx",
     adjoint="ḡ",
 )
+def _cast(v: Any, dtype: np.dtype) -> Any:
+    """``v`` cast to ``dtype``, through its real part when a complex ``v`` goes real (what
+    NumPy's cast does, without its ComplexWarning)."""
+    if dtype.kind != "c" and _is_complex(v):
+        v = real(v)
+    return astype(v, dtype)
+
+
+def _astype_impl(x: Any, dtype: Any) -> Any:
+    x = np.asarray(x)
+    if x.dtype.kind == "c" and np.dtype(dtype).kind not in "cO":
+        return x.real.astype(dtype)  # NumPy's cast drops the imaginary part (and warns)
+    return x.astype(dtype)
+
+
 ASTYPE = Op(
     "astype",
-    lambda x, dtype: np.asarray(x).astype(dtype),
-    (lambda g, ans, x, dtype: astype(g, np.result_type(_raw(x))),),
-    jvp=lambda ts, ans, x, dtype: astype(ts[0], dtype),
-    formula="d x.astype(t) = dx cast back",
+    _astype_impl,
+    (lambda g, ans, x, dtype: _cast(g, np.result_type(_raw(x))),),
+    jvp=lambda ts, ans, x, dtype: _cast(ts[0], np.dtype(dtype)),
+    formula="d x.astype(t) = dx cast back (complex to real: the real part)",
     adjoint=("ḡ cast back to the dtype of {0}",),
     samples=lambda rng: [((rng.normal(size=(3,)),), {"dtype": np.dtype(np.float64)})],
+)
+
+
+# -- complex parts ----------------------------------------------------------
+# The convention (HIPS autograd's): the gradient of a real f(z), z = x + iy, is
+# ∂f/∂x − i ∂f/∂y; the VJP of any f at cotangent g is the gradient of Re(g·f(z)), and
+# tangents pair with cotangents as <t, g> = Re(sum(t·g)) (no conjugation). So a
+# holomorphic op's rules are its real ones (g·f′(z), f′(z)·t), and the others below
+# have rules of their own, separately for the two modes.
+def _is_complex(v: Any) -> bool:
+    return dtype_of(v).kind == "c"
+
+
+def _complex_dtype(v: Any) -> np.dtype:
+    """The complex dtype of ``v``'s precision (complex64 for float32)."""
+    return np.result_type(dtype_of(v), np.complex64)
+
+
+def _real_vjp(g: Any, ans: Any, x: Any) -> Any:
+    # Re(g·Re z) = g·x: the gradient g, as a complex value for a complex z.
+    return astype(g, _complex_dtype(x)) if _is_complex(x) else g
+
+
+def _imag_vjp(g: Any, ans: Any, x: Any) -> Any:
+    # Re(g·Im z) = g·y: the gradient −i·g; a real x has Im x = 0 and no gradient.
+    if _is_complex(x):
+        return astype(g, _complex_dtype(x)) * (-1j)
+    return g * 0.0
+
+
+def _imag_jvp(tangents: Any, ans: Any, x: Any) -> Any:
+    t = tangents[0]
+    return imag(t) if _is_complex(x) else t * 0.0
+
+
+def _angle_impl(x: Any, deg: bool = False) -> Any:
+    return np.angle(x, deg=deg)
+
+
+def _angle_scale(deg: bool) -> float:
+    return 180.0 / math.pi if deg else 1.0
+
+
+def _angle_vjp(g: Any, ans: Any, x: Any, deg: bool = False) -> Any:
+    # θ = atan2(y, x): ∂θ/∂x = −y/|z|², ∂θ/∂y = x/|z|², so the gradient is −i·conj(z)/|z|²
+    # (= −i/z). A real x has angle 0 or π (constant): no gradient. 0 at z = 0.
+    if not _is_complex(x):
+        return g * 0.0
+    r2 = real(x * conj(x))
+    return divide(g * conj(x) * (-1j * _angle_scale(deg)), zeros_to_one(r2))
+
+
+def _angle_jvp(tangents: Any, ans: Any, x: Any, deg: bool = False) -> Any:
+    t = tangents[0]
+    if not _is_complex(x):
+        return t * 0.0
+    # dθ = Im(conj(z)·dz)/|z|² (= Im(dz/z))
+    r2 = real(x * conj(x))
+    return divide(imag(conj(x) * t) * _angle_scale(deg), zeros_to_one(r2))
+
+
+def _complex_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    return [((rng.uniform(-2.0, 2.0, shape),), {}) for shape in [(), (3,), (2, 3)]]
+
+
+def _real_impl(x: Any) -> Any:
+    return np.array(np.real(x))  # a new array (NumPy's is a view of a complex x, or x)
+
+
+def _imag_impl(x: Any) -> Any:
+    return np.array(np.imag(x))  # a new, writable array
+
+
+REAL = Op(
+    "real",
+    _real_impl,
+    (_real_vjp,),
+    jvp=lambda ts, ans, x: real(ts[0]),
+    formula="d Re(z) = Re(dz); gradient 1 (complex for complex z)",
+    adjoint=("ḡ (as a complex value for complex {0})",),
+    samples=_complex_samples,
+    batch_jvp=True,
+    complex_rules=True,
+)
+IMAG = Op(
+    "imag",
+    _imag_impl,
+    (_imag_vjp,),
+    jvp=_imag_jvp,
+    formula="d Im(z) = Im(dz); gradient −i",
+    adjoint=("ḡ times −i (0 for a real {0})",),
+    samples=_complex_samples,
+    batch_jvp=True,
+    complex_rules=True,
+)
+CONJ = Op(
+    "conjugate",
+    np.conjugate,
+    (lambda g, ans, x: conjugate(g),),
+    jvp=lambda ts, ans, x: conjugate(ts[0]),
+    symbol="conj",
+    formula="d conj(z) = conj(dz); VJP conj(ḡ)",
+    adjoint=("conj(ḡ)",),
+    samples=_complex_samples,
+    batch_jvp=True,
+    complex_rules=True,
+)
+ANGLE = Op(
+    "angle",
+    _angle_impl,
+    (_angle_vjp,),
+    jvp=_angle_jvp,
+    reads=(0,),
+    formula="d arg(z) = Im(dz / z); gradient −i/z (0 for real z)",
+    adjoint=("ḡ times −i / {0} (0 for a real {0})",),
+    samples=lambda rng: [((rng.uniform(0.3, 2.0, (3,)),), {}),
+                         ((rng.uniform(0.3, 2.0, (2, 2)),), {"deg": True})],
+    complex_rules=True,
 )
 
 
@@ -1075,6 +1233,10 @@ OPS = (
     SIGMOID,
     COPY,
     ASTYPE,
+    REAL,
+    IMAG,
+    CONJ,
+    ANGLE,
     ADD,
     SUBTRACT,
     MULTIPLY,
@@ -1140,6 +1302,51 @@ fix = trunc
 relu = _f1(RELU)
 sigmoid = _f1(SIGMOID)
 copy = _f1(COPY)
+
+
+def real(x: Any) -> Any:
+    """The real part (a real ``x`` itself, as ``np.real``); the gradient is 1, as a
+    complex value for a complex ``x``.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> wg.grad(lambda z: real(z))(1j)
+    (1+0j)
+    """
+    if dtype_of(x).kind != "c":
+        return x
+    return apply(REAL, x) if is_traced(x) else _real_impl(x)
+
+
+def imag(x: Any) -> Any:
+    """The imaginary part (zeros for a real ``x``); the gradient is −i.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> wg.grad(lambda z: imag(z) ** 2)(1 + 3j)
+    -6j
+    """
+    return apply(IMAG, x) if is_traced(x) else _imag_impl(x)
+
+
+conjugate = _f1(CONJ)
+conj = conjugate
+
+
+def angle(z: Any, deg: bool = False) -> Any:
+    """The argument of ``z`` (radians, or degrees with ``deg=True``); the gradient is
+    −i/z (0 at 0, and for a real ``z``, whose angle is 0 or π).
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> wg.grad(lambda z: angle(z))(2j)    # −i / 2i
+    (-0.5+0j)
+    """
+    return apply(ANGLE, z, deg=True) if deg else apply(ANGLE, z)
+
 
 add = _f2(ADD)
 subtract = _f2(SUBTRACT)
@@ -1246,6 +1453,11 @@ PUBLIC = (
     "sigmoid",
     "copy",
     "astype",
+    "real",
+    "imag",
+    "conjugate",
+    "conj",
+    "angle",
     "add",
     "subtract",
     "multiply",
@@ -1278,4 +1490,20 @@ NUMPY = {
     np.where: where,
     np.copy: copy,
     np.fix: trunc,
+    np.real: real,
+    np.imag: imag,
+    np.angle: angle,
 }
+
+
+# The ops whose rules hold for complex values (see "complex parts" above): the
+# holomorphic ones, whose real rules are already right, those with complex rules of
+# their own, and the selections (maximum, minimum, fmax, fmin, clip), which pick entries
+# in NumPy's lexicographic order of complex numbers. The others (sign, which is z/|z| for
+# complex z, the rounding ops, relu, ...) refuse complex values.
+for _op in (NEGATIVE, POSITIVE, ABS, EXP, EXP2, EXPM1, LOG, LOG2, LOG10, LOG1P, SQRT,
+            SQUARE, RECIPROCAL, SIN, COS, TAN, ARCSIN, ARCCOS, ARCTAN, SINH, COSH, TANH,
+            ARCSINH, ARCCOSH, ARCTANH, SINC, SIGMOID, COPY, ASTYPE, ADD, SUBTRACT, MULTIPLY,
+            DIVIDE, POWER, MAXIMUM, MINIMUM, FMAX, FMIN, CLIP, WHERE):
+    _op.complex_rules = True
+del _op

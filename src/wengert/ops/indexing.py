@@ -263,3 +263,9 @@ def getitem(x: Any, index: Any) -> Any:
 PUBLIC: tuple[str, ...] = ()
 #: NumPy function -> function, for ``Tensor.__array_function__``.
 NUMPY: dict[Any, Any] = {}
+
+
+# Linear ops: their rules hold for complex values as they are (see ops/elementwise.py).
+for _op in OPS:
+    _op.complex_rules = True
+del _op

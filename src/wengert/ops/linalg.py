@@ -9,7 +9,12 @@ adjoint is a contraction with the cotangent; its tangent is ``f(È§, b) + f(a, á¸
 so derivatives of any order work. The matrix functions' JVPs use solves, not
 inverses, where they can.
 
-Rules assume real inputs (no complex conjugation).
+Complex values: in wengert's convention (see :mod:`wengert.ops.elementwise`) the VJP
+of a holomorphic map is its plain transpose, so the rules of the products, ``inv``,
+``det`` and ``solve`` hold for complex matrices as written (transposes, never
+conjugates). ``vdot`` and ``vecdot`` conjugate their first argument, as NumPy's.
+``slogdet`` (a complex sign) and ``cholesky`` (of a Hermitian matrix) refuse complex
+values.
 """
 
 from __future__ import annotations
@@ -21,10 +26,11 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..core.op import Op
-from .base import apply, is_traced
+from .base import apply, dtype_of, is_traced
 from .base import primal as _raw
 from .base import shape_of as _shape
 from .broadcast import broadcast_to, reshape_to, sum_to
+from .elementwise import conjugate
 from .indexing import getitem
 from .reduce import sum as _sum
 from .shape import reshape, swapaxes, transpose
@@ -704,14 +710,27 @@ def kron(a: Any, b: Any) -> Any:
     return apply(KRON, a, b)
 
 
+def _conj(a: Any) -> Any:
+    """The complex conjugate of a complex ``a``; a real ``a`` itself."""
+    return conjugate(a) if dtype_of(a).kind == "c" else a
+
+
 def vdot(a: Any, b: Any) -> Any:
-    """Dot product of the flattened inputs (``np.vdot``; real inputs)."""
-    return dot(reshape_to(a, (-1,)), reshape_to(b, (-1,)))
+    """Dot product of the flattened inputs, ``a`` conjugated first (``np.vdot``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> vdot(np.array([1j, 2.0]), np.array([1j, 1.0]))
+    np.complex128(3+0j)
+    """
+    return dot(reshape_to(_conj(a), (-1,)), reshape_to(b, (-1,)))
 
 
 def vecdot(x1: Any, x2: Any, axis: int = -1) -> Any:
-    """Vector dot product over ``axis`` with broadcasting (``np.vecdot``; real inputs)."""
-    return _sum(x1 * x2, axis=axis)
+    """Vector dot product over ``axis`` with broadcasting, ``x1`` conjugated first
+    (``np.vecdot``)."""
+    return _sum(_conj(x1) * x2, axis=axis)
 
 
 def _einsum_parse(subscripts: str, shapes: list[tuple[int, ...]]) -> tuple[list[str], str]:
@@ -934,3 +953,11 @@ for _name in ("matmul", "tensordot", "vecdot"):
         NUMPY[getattr(np.linalg, _name)] = globals()[_name]
 if hasattr(np, "vecdot"):
     UFUNCS["vecdot"] = vecdot
+
+
+# The ops whose rules hold for complex values (see ops/elementwise.py): the products and
+# the holomorphic matrix functions, whose rules use transposes, never conjugates.
+# slogdet (a complex sign) and cholesky (of a Hermitian matrix) refuse complex values.
+for _op in (MATMUL, TENSORDOT, DOT, INNER, OUTER, KRON, EINSUM, INV, DET, SOLVE):
+    _op.complex_rules = True
+del _op

@@ -287,12 +287,19 @@ def _centered(x: Any, axis: Any) -> Any:
     return x - mean(x, axis=axis, keepdims=True)
 
 
+def _centered_conj(x: Any, axis: Any) -> Any:
+    """``conj(x − mean)``: ∂|d|²/∂d is 2·conj(d) for complex ``d`` (NumPy's variance of
+    complex values is the mean of ``|x − mean|²``)."""
+    d = _centered(x, axis)
+    return _ew.conj(d) if _ew.dtype_of(d).kind == "c" else d
+
+
 def _var_vjp(g: Any, ans: Any, x: Any, axis: Any = None, ddof: int = 0,
              keepdims: bool = False) -> Any:
     shape = _shape_of(x)
     dof = _count(shape, axis) - ddof
     scale = 2.0 / dof if dof > 0 else math.inf
-    return _expand(g, shape, axis, keepdims) * _centered(x, axis) * scale
+    return _expand(g, shape, axis, keepdims) * _centered_conj(x, axis) * scale
 
 
 def _std_vjp(g: Any, ans: Any, x: Any, axis: Any = None, ddof: int = 0,
@@ -301,7 +308,7 @@ def _std_vjp(g: Any, ans: Any, x: Any, axis: Any = None, ddof: int = 0,
     dof = _count(shape, axis) - ddof
     scale = 1.0 / dof if dof > 0 else math.inf
     g_over_std = _ew.divide(g, _ew.zeros_to_one(ans))  # 0 where the input is constant
-    return _expand(g_over_std, shape, axis, keepdims) * _centered(x, axis) * scale
+    return _expand(g_over_std, shape, axis, keepdims) * _centered_conj(x, axis) * scale
 
 
 
@@ -309,15 +316,15 @@ def _var_jvp(ts: tuple[Any, ...], ans: Any, x: Any, axis: Any = None, ddof: int 
              keepdims: bool = False) -> Any:
     dof = _count(_shape_of(x), axis) - ddof
     scale = 2.0 / dof if dof > 0 else math.inf
-    return sum(_centered(x, axis) * ts[0], axis=axis, keepdims=keepdims) * scale
+    return _ew.real(sum(_centered_conj(x, axis) * ts[0], axis=axis, keepdims=keepdims)) * scale
 
 
 def _std_jvp(ts: tuple[Any, ...], ans: Any, x: Any, axis: Any = None, ddof: int = 0,
              keepdims: bool = False) -> Any:
     dof = _count(_shape_of(x), axis) - ddof
     scale = 1.0 / dof if dof > 0 else math.inf
-    return _ew.divide(sum(_centered(x, axis) * ts[0], axis=axis, keepdims=keepdims) * scale,
-                      _ew.zeros_to_one(ans))
+    d = _ew.real(sum(_centered_conj(x, axis) * ts[0], axis=axis, keepdims=keepdims))
+    return _ew.divide(d * scale, _ew.zeros_to_one(ans))
 
 
 def _var_impl(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
@@ -401,15 +408,17 @@ def _norm_terms(ans: Any, x: Any, ord: Any, axis: Any, keepdims: bool) -> Any:
         xv = np.asarray(xv)
     axes = _norm_axes(ord, axis, xv.ndim)
     matrix = len(axes) == 2
+    cplx = xv.dtype.kind == "c"
     if matrix and ord in (2, -2, "nuc"):
         raise NotImplementedError(
             f"wengert.norm: the matrix norm ord={ord!r} (from singular values) has no gradient "
             "rule; use the Frobenius norm ord='fro', or the 1- or inf-norm."
         )
     if ord is None or ord == "fro" or (ord == 2 and not matrix):
-        return axes, x, _ew.zeros_to_one(ans)
+        return axes, _ew.conjugate(x) if cplx else x, _ew.zeros_to_one(ans)
     best = _expand_raw(ans, xv.shape, axes, keepdims)
-    sgn = np.sign(xv)
+    # ∂|x|/∂x: sign(x), or conj(z)/|z| for complex z (not piecewise constant: traced)
+    sgn = _ew.divide(_ew.conjugate(x), _ew.zeros_to_one(_ew.abs(x))) if cplx else np.sign(xv)
     if matrix:
         # ord = ±1: extreme column sum (sum over rows); ord = ±inf: extreme row sum
         summed = axes[0] if ord in (1, -1) else axes[1]
@@ -441,8 +450,8 @@ def _norm_jvp(ts: tuple[Any, ...], ans: Any, x: Any, ord: Any = None, axis: Any 
               keepdims: bool = False) -> Any:
     axes, w, d = _norm_terms(ans, x, ord, axis, keepdims)
     if w is None:
-        return sum(ts[0], axis=axes, keepdims=keepdims) * 0.0
-    out = sum(ts[0] * w, axis=axes, keepdims=keepdims)
+        return _ew.real(sum(ts[0], axis=axes, keepdims=keepdims)) * 0.0
+    out = _ew.real(sum(ts[0] * w, axis=axes, keepdims=keepdims))  # Re(conj(z)·dz) for complex
     return out if d is None else _ew.divide(out, d)
 
 
@@ -472,7 +481,8 @@ def _norm_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 
 
 NORM = Op("norm", _norm_impl, (_norm_vjp,), jvp=_norm_jvp, reads=(0,), reads_out=True,
-          formula="∂/∂x ‖x‖₂ = x / ‖x‖₂ (0 at x = 0)", symbol="‖·‖", samples=_norm_samples,
+          formula="∂/∂x ‖x‖₂ = x / ‖x‖₂ (0 at x = 0; conj(z) / ‖z‖₂ for complex z)",
+          symbol="‖·‖", samples=_norm_samples,
           adjoint=("ḡ·∂‖{0}‖/∂{0}  (2-norm: ḡ·{0} / {out}, 0 at 0)",))
 
 
@@ -750,3 +760,12 @@ REDUCE = {np.add: _ufunc_reduce(sum), np.multiply: _ufunc_reduce(prod),
           np.logaddexp: _ufunc_reduce(logsumexp)}
 #: ufunc -> function for ``ufunc.accumulate``.
 ACCUMULATE = {np.add: _ufunc_accumulate(cumsum), np.multiply: _ufunc_accumulate(cumprod)}
+
+
+# The ops whose rules hold for complex values (see ops/elementwise.py): the linear and
+# holomorphic ones; norm, var and std (whose rules use conj(z) for complex z); max and min,
+# which select entries in NumPy's (lexicographic) order of complex numbers. logsumexp
+# refuses complex values.
+for _op in (MEAN, PROD, CUMSUM, CUMPROD, MAX, MIN, VAR, STD, NORM, TRACE):
+    _op.complex_rules = True
+del _op

@@ -904,3 +904,10 @@ if hasattr(np, "permute_dims"):
     NUMPY[np.permute_dims] = permute_dims
 if hasattr(np, "concat"):
     NUMPY[np.concat] = concatenate
+
+
+# Linear ops: their rules hold for complex values as they are (see ops/elementwise.py);
+# sort permutes, in NumPy's lexicographic order for complex values.
+for _op in OPS:
+    _op.complex_rules = True
+del _op

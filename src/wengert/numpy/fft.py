@@ -1,0 +1,22 @@
+"""``numpy.fft`` on wengert values: ``import wengert.numpy.fft as wfft``.
+
+The transforms are linear; their VJPs are transforms of the cotangent (see
+:mod:`wengert.ops.fft` for the convention and the Hermitian weights of ``irfft``).
+
+Examples
+--------
+>>> import numpy as np
+>>> import wengert as wg
+>>> x = wg.tensor([1.0, 0.0, -1.0, 0.5], requires_grad=True)
+>>> np.sum(np.abs(wg.numpy.fft.fft(x)) ** 2).backward()   # Parseval: 2·n·x
+>>> x.grad
+array([ 8.,  0., -8.,  4.])
+"""
+
+from __future__ import annotations
+
+from ..ops import fft as _fft
+
+__all__: list[str] = list(_fft.FFT_PUBLIC)
+for _name in _fft.FFT_PUBLIC:
+    globals()[_name] = getattr(_fft, _name)
