@@ -26,6 +26,8 @@ for _family in _FAMILIES:
         globals()[_name] = _public(getattr(_family, _name), _name)
         __all__.append(_name)
 for _name in ("matmul", "tensordot", "vecdot", "outer"):
+    if _name in __all__:  # numpy.linalg's own (outer: of 1-d inputs only)
+        continue
     for _family in _FAMILIES:
         if _name in getattr(_family, "PUBLIC", ()):
             globals()[_name] = _public(getattr(_family, _name), _name)

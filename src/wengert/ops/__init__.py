@@ -5,14 +5,15 @@ importing a module registers nothing by side effect. The families import only
 :mod:`wengert.core` and each other, in this order (each one only those before
 it): ``broadcast``, ``elementwise``, ``indexing``, ``shape``, ``reduce``,
 ``linalg``, ``eigen``, ``svd``, ``qr``, ``lstsq``, ``fft``, ``eig``, ``composite``,
-``partition`` and ``conditioning`` (NumPy functions written with the others, no ops of
-their own).
+``partition``, ``conditioning`` and ``array_api_linalg`` (NumPy functions written with
+the others, no ops of their own).
 """
 
 from __future__ import annotations
 
 from ..core.op import Registry
 from . import (
+               array_api_linalg,
                broadcast,
                composite,
                conditioning,
@@ -31,9 +32,9 @@ from . import (
 )
 
 FAMILIES = (broadcast, elementwise, indexing, shape, reduce, linalg, eigen, svd, qr, lstsq,
-            fft, eig, composite, partition, conditioning)
+            fft, eig, composite, partition, conditioning, array_api_linalg)
 REGISTRY = Registry(op for family in FAMILIES for op in family.OPS)
 
 __all__ = ["REGISTRY", "FAMILIES", "broadcast", "elementwise", "reduce", "shape", "indexing",
            "linalg", "eigen", "svd", "qr", "lstsq", "fft", "eig", "composite",
-           "partition", "conditioning"]
+           "partition", "conditioning", "array_api_linalg"]
