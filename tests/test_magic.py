@@ -114,3 +114,31 @@ def test_import_wengert_loads_no_jupyter_dependency():
             "'traitlets', 'ipykernel') if m in sys.modules]; print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_complex_inputs_in_reverse_mode_follow_wengerts_convention(ip):
+    ip.run_cell("z = np.array([1 + 2j, 0.5 - 1j]); c = 1 + 2j")
+    r = _run(ip, "%%autodiff c\nL = np.abs(c) ** 2")
+    assert r.error_in_exec is None
+    grads = ip.user_ns["_autodiff"].grads
+    assert grads["c"] == pytest.approx(2 - 4j) and type(grads["c"]) is complex  # 2·conj(c)
+    assert type(ip.user_ns["c"]) is complex  # the variable keeps its plain value
+    r = _run(ip, "%%autodiff z\nL = np.sum(np.abs(np.exp(1j * z) * np.conj(z)) ** 2)")
+    assert r.error_in_exec is None
+    import wengert as wg
+    want = wg.grad(lambda z: np.sum(np.abs(np.exp(1j * z) * np.conj(z)) ** 2))(
+        np.array([1 + 2j, 0.5 - 1j]))
+    np.testing.assert_allclose(ip.user_ns["_autodiff"].grads["z"], want)
+    assert type(ip.user_ns["z"]) is np.ndarray and "∂L/∂z" in repr(ip.user_ns["_autodiff"])
+
+
+@pytest.mark.parametrize("cell, message", [
+    ("%%autodiff z --mode forward\nL = np.sum(np.abs(z))", r"complex.*--mode reverse"),
+    ("%%autodiff z --mode both\nL = np.sum(np.abs(z))", r"complex.*--mode reverse"),
+    ("%%autodiff z\nw = np.exp(1j * z)\nw", r"output 'output' is complex.*np\.abs"),
+])
+def test_complex_misuse_says_what_to_do(ip, cell, message):
+    ip.run_cell("z = np.array([1 + 2j, 0.5 - 1j])")
+    with pytest.raises(UsageError, match=message):
+        ip.run_cell_magic("autodiff", cell.split("\n", 1)[0].removeprefix("%%autodiff "),
+                          cell.split("\n", 1)[1])

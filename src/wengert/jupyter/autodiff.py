@@ -218,12 +218,15 @@ def _plain(v: Any) -> Any:
         v = v.numpy()
     if isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype == np.float64:
         return float(v)
+    if isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype == np.complex128:
+        return complex(v)
     return v
 
 
-def _input_value(name: str, value: Any) -> Any:
-    """The value an input's leaf starts from: numbers and float arrays as given (integers
-    and booleans become float64); anything else is refused."""
+def _input_value(name: str, value: Any, forward: bool = False) -> Any:
+    """The value an input's leaf starts from: numbers and float or complex arrays as given
+    (integers and booleans become float64); anything else is refused, and complex values
+    in forward mode (``forward``), which pushes one real tangent per entry."""
     if isinstance(value, Tensor):
         return value
     if isinstance(value, (bool, np.bool_, str, bytes)) or value is None:
@@ -240,10 +243,16 @@ def _input_value(name: str, value: Any) -> Any:
     except (TypeError, ValueError) as e:
         raise AutodiffUsageError(f"%%autodiff: input {name!r} is not an array ({e}).") from e
     if a.dtype.kind == "c":
-        raise AutodiffUsageError(
-            f"%%autodiff: input {name!r} is complex ({a.dtype}); wengert does not "
-            "differentiate complex numbers yet: use its real and imaginary parts as two inputs."
-        )
+        if forward:
+            raise AutodiffUsageError(
+                f"%%autodiff: input {name!r} is complex ({a.dtype}), and forward mode "
+                "(--mode forward or both) pushes one real tangent per entry, which gives "
+                "only the derivative "
+                "along the real axis; use --mode reverse, whose gradient follows wengert's "
+                "complex convention (df/dx − i·df/dy), or make the real and imaginary parts "
+                "two real inputs."
+            )
+        return a if a.ndim else complex(a)
     if a.dtype.kind in "biu":
         return a.astype(np.float64)
     if a.dtype.kind != "f":
@@ -270,7 +279,7 @@ class _Inputs:
     def __call__(self, name: str, value: Any) -> Any:
         if of_level(value, self.level):
             return value  # computed in this cell from the inputs: not a new leaf
-        start = _input_value(name, value)
+        start = _input_value(name, value, forward=self.tags is not None)
         self.values[name] = _plain(start) if not isinstance(start, Tensor) else start
         if self.tags is not None:
             start = self._dual(name, start)
@@ -348,6 +357,12 @@ def _check_output(name: str, out: Any, level: float) -> Any:
     if isinstance(value, Tensor):
         value = value.numpy()
     ok = isinstance(value, (float, int, np.ndarray, np.generic)) and not isinstance(value, bool)
+    if ok and np.asarray(value).dtype.kind == "c":
+        raise AutodiffUsageError(
+            f"%%autodiff: the output {name!r} is complex ({np.asarray(value).dtype}); a "
+            "gradient needs a real output (as wg.grad and JAX's grad). Make the output real, "
+            "e.g. np.abs(w) ** 2 or np.real(w), or name a real variable with --of NAME."
+        )
     if not ok or np.asarray(value).dtype.kind not in "fiu":
         what = type(value).__name__
         raise AutodiffUsageError(

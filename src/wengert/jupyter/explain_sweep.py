@@ -70,14 +70,19 @@ def is_finite(value: Any) -> bool:
     --------
     >>> is_finite(1.0), is_finite(np.array([1.0, np.inf])), is_finite(np.array([2, 3]))
     (True, False, True)
+    >>> is_finite(np.array([1 + 2j])), is_finite(np.array([1 + 1j * np.nan]))
+    (True, False)
     """
     if type(value) is float:
         return math.isfinite(value)
     a = as_array(value)
     if a is None or a.dtype.kind not in "fc":
         return True
-    # One reduction: a finite sum means finite entries (an inf or a NaN would spread).
-    return math.isfinite(a.sum()) or bool(np.isfinite(a).all())
+    # One reduction: a finite sum means finite entries (an inf or a NaN would spread; a
+    # complex sum is finite when both of its parts are).
+    total = a.sum()
+    return (math.isfinite(total) if a.dtype.kind == "f" else bool(np.isfinite(total))) \
+        or bool(np.isfinite(a).all())
 
 
 def is_zero(value: Any) -> bool:
