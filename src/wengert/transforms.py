@@ -293,7 +293,7 @@ def _scalar_seed(out: Any, level: float, where: str) -> Any:
     dt = dtype_of(out)
     if dt.kind == "c":
         raise TypeError(
-            f"{where}: grad requires real-valued outputs, and this one is complex ({dt}); use "
+            f"{where} requires real-valued outputs, and this one is complex ({dt}); use "
             "wg.vjp with a cotangent of your choice, or take np.real / np.abs of the output "
             "(as HIPS autograd and JAX's grad do)."
         )
