@@ -79,6 +79,12 @@ CASES = {
     "tensorsolve axes": (lambda a, b: np.linalg.tensorsolve(a, b, axes=(0,)),
                          (np.eye(4).reshape(2, 2, 2, 2) * 2.0
                           + 0.1 * RNG.normal(size=(2, 2, 2, 2)), RNG.normal(size=(2, 2)))),
+    "trapezoid": (lambda y: np.trapezoid(y), (M,)),
+    "trapezoid dx axis=0": (lambda y: np.trapezoid(y, dx=0.3, axis=0), (M,)),
+    "trapezoid x 1-d": (lambda y, x: np.trapezoid(y, x), (M, np.sort(RNG.normal(size=M.shape[1])))),
+    "trapezoid x n-d": (lambda y, x: np.trapezoid(y, x), (M, np.sort(RNG.normal(size=M.shape),
+                                                                     axis=1))),
+    "trapezoid traced dx": (lambda y, dx: np.trapezoid(y, dx=dx), (V, 0.7)),
 }
 
 

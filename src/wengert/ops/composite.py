@@ -732,11 +732,44 @@ def matrix_power(a: Any, n: int) -> Any:
 
 
 #: Names exported by ``wengert.numpy``.
+def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
+    """The integral of ``y`` along ``axis`` by the trapezoidal rule, as ``np.trapezoid``:
+    ``Σ Δx·(yₖ + yₖ₊₁)/2``, differentiable in ``y``, ``x`` and ``dx``.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> wg.grad(lambda y: np.trapezoid(y, dx=0.5))(np.ones(4))
+    array([0.25, 0.5 , 0.5 , 0.25])
+    """
+    y = _as_array(y)
+    nd = len(shape_of(y))
+    axis = operator.index(axis)
+    if not -nd <= axis < nd:
+        raise np.exceptions.AxisError(f"axis {axis} is out of bounds for array of dimension "
+                                      f"{nd}")
+    if x is None:
+        d = dx
+    else:
+        x = _as_array(x)
+        if len(shape_of(x)) == 1:
+            d = diff(x)
+            shape = [1] * nd
+            shape[axis] = shape_of(d)[0]
+            d = _shape.reshape(d, tuple(shape))
+        else:
+            d = diff(x, axis=axis)
+    upper = [slice(None)] * nd
+    lower = [slice(None)] * nd
+    upper[axis], lower[axis] = slice(1, None), slice(None, -1)
+    return _reduce.sum(d * (y[tuple(upper)] + y[tuple(lower)]) / 2.0, axis=axis)
+
+
 PUBLIC = ("diff", "append", "fabs", "nan_to_num", "rollaxis", "polyval", "meshgrid", "cross",
           "select", "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "quantile",
           "percentile", "median", "cov", "corrcoef", "delete", "insert", "gradient",
           "linspace", "logspace", "interp", "convolve", "correlate", "unwrap",
-          "real_if_close", "norm", "dsplit", "piecewise", "array")
+          "real_if_close", "norm", "dsplit", "piecewise", "array", "trapezoid")
 #: Names exported by ``wengert.numpy.linalg``.
 LINALG_PUBLIC = ("multi_dot", "matrix_power", "tensorinv", "tensorsolve")
 #: NumPy function -> function, for ``Tensor.__array_function__``.
@@ -751,7 +784,7 @@ NUMPY = {
     np.convolve: convolve, np.correlate: correlate, np.unwrap: unwrap,
     np.real_if_close: real_if_close, np.linalg.norm: norm, np.dsplit: dsplit,
     np.linalg.tensorinv: tensorinv, np.linalg.tensorsolve: tensorsolve,
-    np.piecewise: piecewise,
+    np.piecewise: piecewise, np.trapezoid: trapezoid,
 }
 #: ufunc name -> function.
 UFUNCS = {"fabs": fabs}
