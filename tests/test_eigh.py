@@ -283,3 +283,16 @@ def test_export_of_complex_eigenvectors_is_refused_and_of_eigenvalues_kept():
         to_jax_source(wg.trace(lambda a: np.linalg.eigh(a)[1], C))
     assert "jnp.linalg.eigh" in to_jax_source(wg.trace(np.linalg.eigvalsh, C))
     assert "jnp.linalg.eigh" in to_jax_source(wg.trace(lambda a: np.linalg.eigh(a)[1], A))
+
+
+def test_a_zero_in_numpys_real_row_falls_back_to_the_phase_free_rule():
+    """A block-diagonal Hermitian matrix: the first row of some eigenvectors is exactly 0
+    (NumPy's phase is then fixed by the deflation); the rule leaves the phase term out
+    there, and phase-invariant functions still get finite-difference gradients, finite."""
+    a = np.array([[2.0, 0, 0], [0, 1.0, 0.5j], [0, -0.5j, 3.0]])
+    assert np.sum(np.linalg.eigh(a)[1][0] == 0) == 2
+    f = lambda a: np.sum(np.abs(np.linalg.eigh(a)[1]) ** 2 * np.arange(9.0).reshape(3, 3))  # noqa: E731,E501
+    g = wg.grad(f)(a)
+    assert np.all(np.isfinite(g))
+    np.testing.assert_allclose(g, _numeric_gradient(f, a), atol=1e-6)
+    assert np.isfinite(wg.jvp(f, (a,), (np.ones_like(a),))[1])
