@@ -24,7 +24,7 @@ are NumPy's too. Their rules, with ``A = V Λ Vᵀ``:
 * ``dV = V (F ∘ (Vᵀ dA V))`` with ``F_ij = 1 / (λ_j − λ_i)`` off the diagonal and 0 on
   it, so ``Ā = sym(V (F ∘ (Vᵀ V̄)) Vᵀ)``.
 
-Complex Hermitian matrices (HIPS autograd's convention, see :mod:`wengert.ops.complex`:
+Complex Hermitian matrices (HIPS autograd's convention, see :mod:`wengert.ops.elementwise`:
 the VJP at ``ḡ`` is the gradient of ``Re Σ ḡ·f``, no conjugation in the pairing). The
 triangle is read as NumPy reads it (the unread one is ``conj`` of the read one's
 transpose, and the imaginary part of the diagonal is ignored), the primitives

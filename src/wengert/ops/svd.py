@@ -12,7 +12,7 @@ With ``A = U S Vᵀ`` (``k = min(m, n)`` columns), ``dP = Uᵀ dA V`` and
 and the transposes of these maps for the VJPs. The rules call the primitives again,
 so they differentiate to any order.
 
-Complex matrices (HIPS autograd's convention, see :mod:`wengert.ops.complex`: the VJP
+Complex matrices (HIPS autograd's convention, see :mod:`wengert.ops.elementwise`: the VJP
 at ``ḡ`` is the gradient of ``Re Σ ḡ·f``, no conjugation in the pairing), ``A = U S
 Vᴴ``, ``dP = Uᴴ dA V``: ``ds = Re diag(dP)`` (the singular values are real, ``Ā =
 conj(U) diag(s̄) Vᵀ``), and the vectors' rules are the ones above with ``ᵀ`` read
