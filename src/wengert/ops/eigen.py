@@ -45,10 +45,11 @@ decompose the Hermitian part ``(a + aᴴ)/2``, and with ``A = V Λ Vᴴ``:
   the deflation, not by that row) the rule leaves the phase term out, which is still
   right for the phase-invariant functions. Where ``v_k`` is tiny, NumPy's own phase
   moves fast and the derivative of ``V`` is large: differentiate a phase-invariant
-  function there. JAX and PyTorch leave the phase term out altogether (their
+  function there. JAX and HIPS autograd leave the phase term out altogether (their
   eigenvectors' derivatives have ``Im diag(Vᴴ dV) = 0``), and so differ from finite
   differences of their own ``eigh`` on phase-dependent functions; PyTorch raises on
-  a phase-dependent loss.
+  a phase-dependent loss ("The eigenvectors in the complex case are specified up to
+  multiplication by e^{i phi}").
 
 Both are written with wengert's own ops (the rules call the two primitives again), so
 they differentiate to any order. Where two eigenvalues are equal the eigenvectors are

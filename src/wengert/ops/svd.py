@@ -25,9 +25,10 @@ is exactly zero, as in :mod:`wengert.ops.eigen`). So finite differences of
 ``np.linalg.svd`` agree with them on any function of ``U`` and ``Vh``, and the
 functions invariant to the phases (``|U|²``, ``U S Vh``, the singular values and the
 norms made of them, ``np.linalg.norm(a, 2 | -2 | 'nuc')``, ``cond``) get their
-gradient whatever the convention. JAX and PyTorch leave the phase term out (their
-convention differs from finite differences of their own SVD on phase-dependent
-functions), so the JAX export refuses complex singular vectors.
+gradient whatever the convention. JAX and HIPS autograd leave the phase term out (so
+they differ from finite differences of their own SVD on phase-dependent functions),
+and PyTorch raises on a phase-dependent loss; the JAX export refuses complex singular
+vectors for that reason.
 
 Conventions where the derivative does not exist, as JAX's and PyTorch's: the singular
 values' gradient is always finite (at a repeated or zero singular value it is the one
