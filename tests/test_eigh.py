@@ -186,3 +186,113 @@ def test_nan_and_inf_in_the_unread_triangle_are_ignored_as_numpy_ignores_them():
     np.testing.assert_allclose(wg.compile(f)(a), f(a), rtol=1e-12)
     np.testing.assert_allclose(np.linalg.svd(wg.tensor(a), hermitian=True)[1].numpy(),
                                np.linalg.svd(a, hermitian=True)[1], rtol=1e-12)
+
+
+# -- complex Hermitian matrices ------------------------------------------------------------
+C = RNG.normal(size=(4, 4)) + 1j * RNG.normal(size=(4, 4))  # not Hermitian: one triangle read
+
+
+def _numeric_gradient(f, a, eps=1e-6):
+    """``∂u/∂x − i·∂u/∂y`` of a real ``f`` by central differences (autograd's convention)."""
+    g = np.zeros(a.shape, dtype=complex)
+    for idx in np.ndindex(a.shape):
+        for step, unit in ((eps, 1.0), (eps * 1j, -1j)):
+            e = np.zeros(a.shape, dtype=complex)
+            e[idx] = step
+            g[idx] += unit * (f(a + e) - f(a - e)) / (2 * eps)
+    return g
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_complex_values_and_phase_invariant_vectors_against_numpy(uplo):
+    """Values are NumPy's; the gradient of the eigenvalues and of phase-invariant functions
+    of the eigenvectors (autograd's tests: ``|V|²``, ``V diag(w) Vᴴ``) is the one finite
+    differences of ``np.linalg.eigh`` itself give, with zero in the unread triangle."""
+    w, v = np.linalg.eigh(C, UPLO=uplo)
+    got = np.linalg.eigh(wg.tensor(C), UPLO=uplo)
+    np.testing.assert_array_equal(got.eigenvalues.numpy(), w)
+    np.testing.assert_array_equal(got.eigenvectors.numpy(), v)
+    weights = np.arange(1.0, 5.0)
+    for f in (lambda a: np.sum(np.linalg.eigvalsh(a, UPLO=uplo) * weights),
+              lambda a: np.sum(np.abs(np.linalg.eigh(a, UPLO=uplo)[1]) ** 2 * weights),
+              lambda a: np.sum(np.abs(_rebuild(np.linalg.eigh(a, UPLO=uplo), weights))
+                               ** 2)):
+        g = wg.grad(f)(C)
+        np.testing.assert_allclose(g, _numeric_gradient(f, C), atol=1e-6)
+        unread = np.triu(np.ones((4, 4)), 1) if uplo == "L" else np.tril(np.ones((4, 4)), -1)
+        assert np.all(g[unread == 1] == 0)
+        check_grads(f, (C,), order=2, modes=("rev", "fwd"))
+
+
+def _rebuild(wv, weights):
+    w, v = wv
+    return (v * weights) @ np.conj(v).T
+
+
+def test_complex_eigenvectors_are_numpys_with_their_phase():
+    """LAPACK's zheevd keeps the first row (UPLO='L') or the last ('U') of the eigenvectors
+    real; the rules differentiate exactly those vectors, so even a phase-dependent function
+    (``Re V``) gets the gradient finite differences of ``np.linalg.eigh`` give."""
+    for uplo, k in (("L", 0), ("U", -1)):
+        v = np.linalg.eigh(np.stack([C, C.T]), UPLO=uplo)[1]
+        assert np.all(v[..., k, :].imag == 0)
+        f = lambda a, uplo=uplo: np.sum(np.real(np.linalg.eigh(a, UPLO=uplo)[1]) * np.arange(16.0).reshape(4, 4))  # noqa: E731,E501
+        np.testing.assert_allclose(wg.grad(f)(C), _numeric_gradient(f, C), atol=1e-6)
+
+
+def test_complex_stacks_1x1_complex64_and_real_input_unchanged():
+    stack = RNG.normal(size=(2, 3, 3)) + 1j * RNG.normal(size=(2, 3, 3))
+    f = lambda a: np.sum(np.abs(np.linalg.eigh(a)[1][..., :2]) ** 2 * np.linalg.eigvalsh(a)[..., None, :2])  # noqa: E731,E501
+    check_grads(f, (stack,), order=2, modes=("rev", "fwd"))
+    one = np.array([[2.0 + 3.0j]])  # NumPy reads the real part of the diagonal
+    assert wg.grad(lambda a: np.linalg.eigvalsh(a)[0])(one) == 1.0
+    assert wg.grad(lambda a: np.abs(np.linalg.eigh(a)[1][0, 0]))(one) == 0.0
+    c64 = C.astype(np.complex64)
+    g = wg.grad(lambda a: np.sum(np.linalg.eigvalsh(a) ** 2))(c64)
+    assert g.dtype == np.complex64
+    g_real = wg.grad(lambda a: np.sum(np.linalg.eigh(a)[1] ** 2 * np.linalg.eigvalsh(a)))(A)
+    assert g_real.dtype == np.float64
+
+
+def test_hessian_of_a_real_loss_of_a_complex_matrix_and_compiled():
+    f = lambda a: np.sum(np.linalg.eigvalsh(a) ** 3) + np.sum(np.abs(np.linalg.eigh(a)[1]) ** 4)  # noqa: E731,E501
+    x = C.real.copy()
+    g = lambda x: f(x + 1j * x.T)  # noqa: E731 - a real parametrisation of a complex matrix
+    check_grads(g, (x,), order=3, modes=("rev", "fwd"))
+    h = wg.hessian(g)(x)
+    assert h.shape == (4, 4, 4, 4) and np.all(np.isfinite(h))
+    np.testing.assert_allclose(wg.compile(wg.grad(f))(C), wg.grad(f)(C), rtol=1e-10, atol=1e-12)
+
+
+def test_complex_repeated_eigenvalues():
+    """A degenerate Hermitian matrix: the eigenvalues' gradient stays finite and a
+    symmetric function of the cluster (here their sum, the trace) gets its true gradient.
+    (The eigenvectors are not differentiable there, as for real matrices.)"""
+    q, _ = np.linalg.qr(RNG.normal(size=(3, 3)) + 1j * RNG.normal(size=(3, 3)))
+    a = (q * np.array([1.0, 1.0, 3.0])) @ q.conj().T
+    g = wg.grad(lambda a: np.sum(np.linalg.eigvalsh(a)))(a)
+    np.testing.assert_allclose(g, np.eye(3), atol=1e-12)
+    g2 = wg.grad(lambda a: np.sum(np.linalg.eigvalsh(a)[:2]))(a)
+    assert np.all(np.isfinite(g2))
+
+
+def test_export_of_complex_eigenvectors_is_refused_and_of_eigenvalues_kept():
+    from wengert.graph.export import NotExportable, to_jax_source
+
+    with pytest.raises(NotExportable, match="eigh_vectors to a complex matrix.*phase"):
+        to_jax_source(wg.trace(lambda a: np.linalg.eigh(a)[1], C))
+    assert "jnp.linalg.eigh" in to_jax_source(wg.trace(np.linalg.eigvalsh, C))
+    assert "jnp.linalg.eigh" in to_jax_source(wg.trace(lambda a: np.linalg.eigh(a)[1], A))
+
+
+def test_a_zero_in_numpys_real_row_falls_back_to_the_phase_free_rule():
+    """A block-diagonal Hermitian matrix: the first row of some eigenvectors is exactly 0
+    (NumPy's phase is then fixed by the deflation); the rule leaves the phase term out
+    there, and phase-invariant functions still get finite-difference gradients, finite."""
+    a = np.array([[2.0, 0, 0], [0, 1.0, 0.5j], [0, -0.5j, 3.0]])
+    assert np.sum(np.linalg.eigh(a)[1][0] == 0) == 2
+    f = lambda a: np.sum(np.abs(np.linalg.eigh(a)[1]) ** 2 * np.arange(9.0).reshape(3, 3))  # noqa: E731,E501
+    g = wg.grad(f)(a)
+    assert np.all(np.isfinite(g))
+    np.testing.assert_allclose(g, _numeric_gradient(f, a), atol=1e-6)
+    assert np.isfinite(wg.jvp(f, (a,), (np.ones_like(a),))[1])

@@ -564,9 +564,10 @@ def test_the_ops_with_complex_rules():
     complex values (tests/test_silent_errors.py)."""
     assert {"real", "imag", "conjugate", "angle", "abs", "exp", "log", "multiply", "divide",
             "power", "sum", "getitem", "reshape", "matmul", "einsum", "inv", "det", "solve",
-            "norm", "mean", "prod"} <= set(COMPLEX_NAMES)
-    assert not {"sign", "relu", "floor", "logsumexp", "slogdet", "cholesky", "eigh_values",
-                "svd_values", "hypot", "arctan2"} & set(COMPLEX_NAMES)
+            "norm", "mean", "prod", "eigh_values", "eigh_vectors", "svd_values", "svd_u",
+            "svd_vt", "pinv"} <= set(COMPLEX_NAMES)
+    assert not {"sign", "relu", "floor", "logsumexp", "slogdet", "cholesky", "qr_q",
+                "hypot", "arctan2"} & set(COMPLEX_NAMES)
 
 
 @pytest.mark.parametrize("name", COMPLEX_NAMES)

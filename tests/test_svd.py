@@ -148,3 +148,91 @@ def test_hermitian_at_repeated_singular_values_follows_numpys_order():
     for got, expected in zip(np.linalg.svd(wg.tensor(a), hermitian=True),
                              np.linalg.svd(a, hermitian=True)):
         np.testing.assert_array_equal(got.numpy(), expected)
+
+
+# -- complex matrices ----------------------------------------------------------------------
+def _complex(shape):
+    return RNG.normal(size=shape) + 1j * RNG.normal(size=shape)
+
+
+def _numeric_gradient(f, a, eps=1e-6):
+    """``∂u/∂x − i·∂u/∂y`` of a real ``f`` by central differences (autograd's convention)."""
+    g = np.zeros(a.shape, dtype=complex)
+    for idx in np.ndindex(a.shape):
+        for step, unit in ((eps, 1.0), (eps * 1j, -1j)):
+            e = np.zeros(a.shape, dtype=complex)
+            e[idx] = step
+            g[idx] += unit * (f(a + e) - f(a - e)) / (2 * eps)
+    return g
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (3, 3), (4, 2), (2, 4), (2, 3, 2)])
+def test_complex_svd_against_finite_differences_of_numpy(shape):
+    """Values are NumPy's; phase-invariant losses (autograd's tests: ``|U|²``, ``U S Vh``)
+    and even phase-dependent ones (``Re Vh``: NumPy's LAPACK keeps the first row of ``V``
+    real, or of ``U`` for a wide matrix, and the rules differentiate those vectors) get the
+    gradient finite differences of ``np.linalg.svd`` give, to second order in both modes."""
+    a = _complex(shape)
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    got = np.linalg.svd(wg.tensor(a), full_matrices=False)
+    for x, y in zip(got, (u, s, vh)):
+        np.testing.assert_array_equal(x.numpy(), y)
+    assert got.S.numpy().dtype == np.float64
+    k = min(shape[-2:])
+    w = np.arange(1.0, k + 1)
+    for f in (lambda a: np.sum(np.linalg.svd(a, compute_uv=False) * w),
+              lambda a: np.sum(np.abs(np.linalg.svd(a, full_matrices=False)[0]) ** 2 * w),
+              lambda a: np.sum(np.abs(np.linalg.svd(a, full_matrices=False)[2]) ** 4),
+              lambda a: np.sum(np.real(np.linalg.svd(a, full_matrices=False)[2])),
+              lambda a: np.sum(np.imag(np.linalg.svd(a, full_matrices=False)[0])),
+              lambda a: np.sum(np.abs((lambda u, s, vh: (u * s[..., None, :]) @ vh)(
+                  *np.linalg.svd(a, full_matrices=False))) ** 2)):
+        np.testing.assert_allclose(wg.grad(f)(a), _numeric_gradient(f, a), atol=1e-6)
+        check_grads(f, (a,), order=2, modes=("rev", "fwd"))
+
+
+@pytest.mark.parametrize("ord_", [2, -2, "nuc"])
+def test_complex_matrix_norms(ord_):
+    a = _complex((3, 4))
+    f = lambda a: np.linalg.norm(a, ord_)  # noqa: E731
+    np.testing.assert_allclose(wg.grad(f)(a), _numeric_gradient(f, a), atol=1e-6)
+    check_grads(f, (a,), order=2, modes=("rev", "fwd"))
+    stack = _complex((2, 3, 3))
+    check_grads(lambda a: np.linalg.norm(a, ord_, axis=(1, 2)), (stack,), order=2,
+                modes=("rev", "fwd"))
+    assert wg.grad(lambda a: np.linalg.cond(a))(a[:, :3]).dtype == np.complex128
+
+
+def test_complex_hermitian_svd_is_numpys():
+    h = _complex((3, 3))
+    h = h + h.conj().T
+    got = np.linalg.svd(wg.tensor(h), hermitian=True)
+    for x, y in zip(got, np.linalg.svd(h, hermitian=True)):
+        np.testing.assert_allclose(x.numpy(), y, atol=1e-12)
+    f = lambda a: np.sum(np.abs(np.linalg.svd(a, hermitian=True)[2]) ** 2 * np.arange(3.0))  # noqa: E731,E501
+    np.testing.assert_allclose(wg.grad(f)(h), _numeric_gradient(f, h), atol=1e-6)
+
+
+def test_complex64_real_input_compiled_and_export():
+    from wengert.graph.export import NotExportable, to_jax_source
+
+    a = _complex((3, 2))
+    f = lambda a: np.sum(np.abs(np.linalg.svd(a, full_matrices=False)[0]) ** 2 * np.array([1.0, 2.0]))  # noqa: E731,E501
+    g = wg.grad(f)(a.astype(np.complex64))
+    assert g.dtype == np.complex64
+    np.testing.assert_allclose(g, wg.grad(f)(a), rtol=1e-3, atol=1e-4)
+    assert wg.grad(f)(a.real.copy()).dtype == np.float64
+    np.testing.assert_allclose(wg.compile(wg.grad(f))(a), wg.grad(f)(a), rtol=1e-10,
+                               atol=1e-12)
+    with pytest.raises(NotExportable, match="svd_u to a complex matrix"):
+        to_jax_source(wg.trace(lambda a: np.linalg.svd(a, full_matrices=False)[0], a))
+    assert "jnp.linalg.svd" in to_jax_source(wg.trace(lambda a: np.linalg.norm(a, "nuc"), a))
+
+
+def test_complex_repeated_singular_values_keep_a_finite_values_gradient():
+    q, _ = np.linalg.qr(_complex((3, 3)))
+    a = q * np.array([2.0, 2.0, 1.0])  # singular values 2, 2, 1
+    g = wg.grad(lambda a: np.sum(np.linalg.svd(a, compute_uv=False)))(a)
+    assert np.all(np.isfinite(g))
+    np.testing.assert_allclose(g, _numeric_gradient(
+        lambda a: np.sum(np.linalg.svd(a, compute_uv=False)), a), atol=1e-6)

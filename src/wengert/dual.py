@@ -211,6 +211,11 @@ class Dual(ArrayMethods):
         return bool(self.primal)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if dtype is not None and np.dtype(dtype).kind in "iub":
+            # an integer or boolean cast (np.int64(d), np.asarray(d, dtype=int)): its
+            # derivative is zero, as for d.astype(int) and for tensors; the primal's values
+            arr = np.asarray(self.primal, dtype=dtype)
+            return arr.copy() if copy and arr is self.primal else arr
         raise TypeError(
             "np.asarray() of a dual number would drop its tangent. Use d.primal for the value, "
             "or call a wengert-supported NumPy function on the dual itself (to build an array "

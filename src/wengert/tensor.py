@@ -504,6 +504,11 @@ class Tensor(ArrayMethods, InPlaceMethods):
         return id(self)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if dtype is not None and np.dtype(dtype).kind in "iub":
+            # an integer or boolean cast (np.int64(t), np.asarray(t, dtype=int)): its
+            # derivative is zero, as for t.astype(int); NumPy's values, no gradient dropped
+            arr = np.asarray(self._value, dtype=dtype)
+            return arr.copy() if copy and arr is self._value else arr
         if self._rg or self._node is not None or is_traced(self._value):
             raise TypeError(
                 "Can't convert a tensor that requires grad to a NumPy array: the gradient would "

@@ -77,7 +77,7 @@ class Op:
         tangent.
     complex_rules : bool
         The rules hold for complex values, in the convention of
-        :mod:`wengert.ops.complex` (HIPS autograd's: the VJP of ``f`` at ``g``
+        :mod:`wengert.ops.elementwise` (HIPS autograd's: the VJP of ``f`` at ``g``
         is the gradient of ``Re(g·f)``, so a holomorphic op's rules are the
         real ones, ``g·f′(z)`` and ``f′(z)·t``). Only ops that say so are
         differentiated on complex values; the others refuse them, naming the

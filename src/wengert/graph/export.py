@@ -861,6 +861,12 @@ REFUSED_FORMS = {
                    "either sign), and so do their derivatives",
 }
 
+_PHASE = ("JAX's derivatives of complex eigenvectors (singular vectors) leave out the phase "
+          "term that makes wengert's those of NumPy's own vectors, so they differ on "
+          "phase-dependent functions")
+#: Primitives with no faithful JAX form for complex values, and why.
+COMPLEX_REFUSED_FORMS = {"eigh_vectors": _PHASE, "svd_u": _PHASE, "svd_vt": _PHASE}
+
 #: Inputs that are indices or conditions: never cast to the output's dtype.
 _NOT_CAST = {"where": (0,), "take": (1,), "take_add": (1,), "take_along_axis": (1,),
              "take_along_axis_add": (1,), "rfft": (0,)}  # (rfft: a real signal, complex out)
@@ -1080,6 +1086,13 @@ class _Writer:
                 f"equation {eq.out.name} applies {op.name}, which has no JAX form: "
                 f"{REFUSED_FORMS[op.name]}. Export a phase-invariant function of it computed "
                 "outside the graph, or only the eigenvalues."
+            )
+        if (op.name in COMPLEX_REFUSED_FORMS and REGISTRY[op.name] is op
+                and eq.out.dtype.kind == "c"):
+            raise NotExportable(
+                f"equation {eq.out.name} applies {op.name} to a complex matrix: "
+                f"{COMPLEX_REFUSED_FORMS[op.name]}. Export a phase-invariant function of it "
+                "computed outside the graph, or only the real or the singular values."
             )
         if form is None or op.name not in REGISTRY or REGISTRY[op.name] is not op:
             raise NotExportable(

@@ -24,6 +24,33 @@ are NumPy's too. Their rules, with ``A = V Λ Vᵀ``:
 * ``dV = V (F ∘ (Vᵀ dA V))`` with ``F_ij = 1 / (λ_j − λ_i)`` off the diagonal and 0 on
   it, so ``Ā = sym(V (F ∘ (Vᵀ V̄)) Vᵀ)``.
 
+Complex Hermitian matrices (HIPS autograd's convention, see :mod:`wengert.ops.elementwise`:
+the VJP at ``ḡ`` is the gradient of ``Re Σ ḡ·f``, no conjugation in the pairing). The
+triangle is read as NumPy reads it (the unread one is ``conj`` of the read one's
+transpose, and the imaginary part of the diagonal is ignored), the primitives
+decompose the Hermitian part ``(a + aᴴ)/2``, and with ``A = V Λ Vᴴ``:
+
+* ``dλ = Re diag(Vᴴ dA V)``, so ``Ā = conj(V) diag(λ̄) Vᵀ``; the eigenvalues are real;
+* ``dV = V (F ∘ (Vᴴ dA V))`` plus a phase term: each eigenvector is determined up to
+  a phase ``e^{iθ}``, and NumPy's LAPACK (``zheevd``) fixes it by keeping one row of
+  ``V`` real, the first for ``UPLO='L'`` and the last for ``'U'``
+  (``tests/test_eigh.py`` pins this). The rule differentiates those very vectors:
+  ``dv ← dv − i·v·Im(dv_k)/v_k`` with ``k`` that row, as :mod:`wengert.ops.eig` does
+  for LAPACK's other convention. So finite differences of ``np.linalg.eigh`` agree
+  with it on every function of ``V`` (the registry sweep checks this on complex
+  samples), and functions invariant to each column's phase (``|V|²``,
+  ``V diag(c) Vᴴ``, the eigenvalues), which are the only ones meaningful beyond
+  NumPy's convention, get their gradient whatever the convention: for them the
+  phase term is zero. Where ``v_k`` is exactly zero (NumPy's phase is then fixed by
+  the deflation, not by that row) the rule leaves the phase term out, which is still
+  right for the phase-invariant functions. Where ``v_k`` is tiny, NumPy's own phase
+  moves fast and the derivative of ``V`` is large: differentiate a phase-invariant
+  function there. JAX and HIPS autograd leave the phase term out altogether (their
+  eigenvectors' derivatives have ``Im diag(Vᴴ dV) = 0``), and so differ from finite
+  differences of their own ``eigh`` on phase-dependent functions; PyTorch raises on
+  a phase-dependent loss ("The eigenvectors in the complex case are specified up to
+  multiplication by e^{i phi}").
+
 Both are written with wengert's own ops (the rules call the two primitives again), so
 they differentiate to any order. Where two eigenvalues are equal the eigenvectors are
 not differentiable (F is infinite): the gradient is then inf or NaN, as in JAX and
@@ -50,6 +77,7 @@ import numpy as np
 from ..core.op import Op
 from . import elementwise as _ew
 from .base import apply
+from .base import dtype_of as _dtype
 from .base import shape_of as _shape
 from .linalg import matmul
 from .matrix import column as _column
@@ -67,8 +95,41 @@ def _sym(x: Any) -> Any:
 
 
 def _symmetric_part(a: Any) -> np.ndarray:
+    """The Hermitian part ``(a + aᴴ)/2`` (the symmetric part of a real ``a``)."""
     a = np.asarray(a)
-    return 0.5 * (a + np.swapaxes(a, -1, -2))
+    at = np.swapaxes(a, -1, -2)
+    return 0.5 * (a + (at.conj() if a.dtype.kind == "c" else at))
+
+
+def _is_complex(v: Any) -> bool:
+    return _dtype(v).kind == "c"
+
+
+def _herm(x: Any) -> Any:
+    """``(x + xᴴ)/2``: the Hermitian part, and the adjoint of taking it."""
+    return (x + _ew.conj(_mT(x))) * 0.5
+
+
+def _phase_mask(v: Any, uplo: str) -> np.ndarray:
+    """The row of ``v`` LAPACK keeps real, as a mask.
+
+    ``zheevd`` reduces the matrix to a real tridiagonal one with Householder reflections
+    that leave the first (``uplo='L'``) or the last (``'U'``) coordinate alone, and the
+    tridiagonal's eigenvectors are real, so that row of NumPy's eigenvectors is real
+    (``tests/test_eigh.py`` pins it)."""
+    n = _shape(v)[-2]
+    mask = np.zeros((n, 1), dtype=bool)
+    mask[0 if uplo == "L" else n - 1] = True
+    return mask
+
+
+def _over_phase_row(x: Any, v: Any, uplo: str) -> Any:
+    """``x / v_k`` (``v_k`` the real row of ``v``, differentiable), 0 where ``v_k`` is 0:
+    there NumPy's phase is fixed by some other entry and the rule keeps the gauge-free
+    derivative (right for the phase-invariant functions)."""
+    vk = _ew.real(_sum(_ew.where(_phase_mask(v, uplo), v, 0.0), axis=-2))
+    zero = vk == 0  # (a comparison: recorded when traced, no derivative)
+    return _ew.where(zero, 0.0, _ew.divide(x, _ew.where(zero, 1.0, vk)))
 
 
 #: One decomposition shared by both primitives and their rules (see wengert.ops.memo),
@@ -97,6 +158,8 @@ def _gap_inverse(w: Any) -> Any:
 
 def _values_vjp(g: Any, ans: Any, a: Any, uplo: str = "L") -> Any:
     v = apply(EIGH_VECTORS, a, uplo=uplo)
+    if _is_complex(v):  # Ā = conj(V) diag(λ̄) Vᵀ (Hermitian already)
+        return matmul(_ew.conj(v) * _row(g), _mT(v))
     return matmul(v * _row(g), _mT(v))
 
 
@@ -105,11 +168,19 @@ def _values_jvp(tangents: tuple[Any, ...], ans: Any, a: Any, uplo: str = "L") ->
     if t is None:
         return _zeros_like(ans)
     v = apply(EIGH_VECTORS, a, uplo=uplo)
+    if _is_complex(v):  # dλ = diag(Vᴴ herm(dA) V) = Re diag(Vᴴ dA V) if dA is Hermitian
+        return _ew.real(_sum(_ew.conj(v) * matmul(_herm(t), v), axis=-2))
     return _sum(v * matmul(_sym(t), v), axis=-2)
 
 
 def _vectors_vjp(g: Any, ans: Any, a: Any, uplo: str = "L") -> Any:
     f = _gap_inverse(apply(EIGH_VALUES, a, uplo=uplo))
+    if _is_complex(ans):
+        v = ans
+        # the transpose of the phase step (see _vectors_jvp)
+        s = _ew.imag(_sum(v * g, axis=-2))
+        g = g - _ew.where(_phase_mask(v, uplo), _row(_over_phase_row(s, v, uplo)) * 1j, 0.0)
+        return _herm(matmul(matmul(_ew.conj(v), f * matmul(_mT(v), g)), _mT(v)))
     return _sym(matmul(matmul(ans, f * matmul(_mT(ans), g)), _mT(ans)))
 
 
@@ -118,6 +189,12 @@ def _vectors_jvp(tangents: tuple[Any, ...], ans: Any, a: Any, uplo: str = "L") -
     if t is None:
         return _zeros_like(ans)
     f = _gap_inverse(apply(EIGH_VALUES, a, uplo=uplo))
+    if _is_complex(ans):
+        v = ans
+        dv = matmul(v, f * matmul(_mT(_ew.conj(v)), matmul(_herm(t), v)))
+        # NumPy's phase: one row (the first for 'L', the last for 'U') stays real
+        dvk = _ew.imag(_sum(_ew.where(_phase_mask(v, uplo), dv, 0.0), axis=-2))
+        return dv - v * _row(_over_phase_row(dvk, v, uplo)) * 1j
     return matmul(ans, f * matmul(_mT(ans), matmul(_sym(t), ans)))
 
 
@@ -136,12 +213,13 @@ def _samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 
 EIGH_VALUES = Op("eigh_values", _values_impl, (_values_vjp,), jvp=_values_jvp, reads=(0,),
                  formula="dλ = diag(Vᵀ dA V); Ā = V diag(λ̄) Vᵀ", symbol="λ",
-                 adjoint=("V diag(ḡ) Vᵀ",), samples=_samples)
+                 adjoint=("V diag(ḡ) Vᵀ",), samples=_samples, complex_rules=True)
 EIGH_VECTORS = Op("eigh_vectors", _vectors_impl, (_vectors_vjp,), jvp=_vectors_jvp,
                   reads=(0,), reads_out=True,
                   formula="dV = V (F ∘ (Vᵀ dA V)), F_ij = 1/(λ_j − λ_i); "
                           "Ā = sym(V (F ∘ (Vᵀ V̄)) Vᵀ)", symbol="V",
-                  adjoint=("sym({out} (F ∘ ({out}ᵀ ḡ)) {out}ᵀ)",), samples=_samples)
+                  adjoint=("sym({out} (F ∘ ({out}ᵀ ḡ)) {out}ᵀ)",), samples=_samples,
+                  complex_rules=True)
 
 OPS = (EIGH_VALUES, EIGH_VECTORS)
 
@@ -166,7 +244,8 @@ def _read_triangle(a: Any, uplo: Any) -> Any:
             f"shape {tuple(shape)}")
     n = shape[-1]
     read = np.tri(n, dtype=bool) if uplo == "L" else ~np.tri(n, k=-1, dtype=bool)
-    return _ew.where(read, a, _mT(a))
+    at = _mT(a)
+    return _ew.where(read, a, _ew.conj(at) if _is_complex(a) else at)
 
 
 def eigh(a: Any, UPLO: str = "L") -> EighResult:  # noqa: N803 - NumPy's name

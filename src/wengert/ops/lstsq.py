@@ -12,6 +12,13 @@ differentiate to any order and need no SVD: repeated singular values are fine.
 singular values); for a rank-deficient ``a`` it is the minimum-norm solution, and
 its derivative is that of the pseudo-inverse at constant rank (as JAX's).
 
+Complex matrices: the same rules with ``ᵀ`` read ``ᴴ`` for the JVP (``X Xᴴ dAᴴ (I − A X)``,
+...); in wengert's convention (the VJP at ``X̄`` is the gradient of ``Re Σ X̄·X``, no
+conjugation in the pairing) the VJP of the ``dAᴴ`` terms is the conjugate of the real
+formula's (``conj((I − A X) X̄ᵀ X Xᴴ + Xᴴ X X̄ᵀ (I − X A))``), the ``−X dA X`` term's is
+``−Xᵀ X̄ Xᵀ`` as for any holomorphic map. ``lstsq``'s residuals are NumPy's,
+``Σ|A x − b|²``, real.
+
 Examples
 --------
 >>> import numpy as np
@@ -30,7 +37,9 @@ from typing import Any
 import numpy as np
 
 from ..core.op import Op
+from . import elementwise as _ew
 from .base import apply
+from .base import dtype_of as _dtype
 from .base import primal as _raw
 from .base import shape_of as _shape
 from .broadcast import reshape_to
@@ -55,11 +64,25 @@ def _pinv_impl(a: Any, rcond: Any = None) -> Any:
     return np.linalg.pinv(a, rcond)
 
 
+def _is_complex(v: Any) -> bool:
+    return _dtype(v).kind == "c"
+
+
+def _adjoint(x: Any) -> Any:
+    """``xᴴ`` of the last two axes (``xᵀ`` of a real ``x``)."""
+    return _ew.conj(_mT(x)) if _is_complex(x) else _mT(x)
+
+
 def _pinv_vjp(g: Any, ans: Any, a: Any, rcond: Any = None) -> Any:
     x = ans
     m, n = _shape(a)[-2:]
     xt = _mT(x)
     gt = _mT(g)
+    if _is_complex(x) or _is_complex(g):  # the dAᴴ terms transpose with a conjugate
+        xh = _adjoint(x)
+        return (-matmul(matmul(xt, g), xt)
+                + _ew.conj(matmul(matmul(_eye(m, x) - matmul(a, x), gt), matmul(x, xh))
+                           + matmul(matmul(xh, x), matmul(gt, _eye(n, x) - matmul(x, a)))))
     return (-matmul(matmul(xt, g), xt)
             + matmul(matmul(_eye(m, a) - matmul(a, x), gt), matmul(x, xt))
             + matmul(matmul(xt, x), matmul(gt, _eye(n, a) - matmul(x, a))))
@@ -71,10 +94,12 @@ def _pinv_jvp(tangents: tuple[Any, ...], ans: Any, a: Any, rcond: Any = None) ->
         return zero_tangent(ans)
     x = ans
     m, n = _shape(a)[-2:]
-    tt = _mT(t)
+    tt = _adjoint(t)  # dAᴴ (dAᵀ for a real tangent)
+    xh = _adjoint(x)
+    eye_m, eye_n = (_eye(m, x), _eye(n, x)) if _is_complex(x) else (_eye(m, a), _eye(n, a))
     return (-matmul(matmul(x, t), x)
-            + matmul(matmul(x, _mT(x)), matmul(tt, _eye(m, a) - matmul(a, x)))
-            + matmul(_eye(n, a) - matmul(x, a), matmul(tt, matmul(_mT(x), x))))
+            + matmul(matmul(x, xh), matmul(tt, eye_m - matmul(a, x)))
+            + matmul(eye_n - matmul(x, a), matmul(tt, matmul(xh, x))))
 
 
 def _rng_full_rank(rng: Any, shape: tuple[int, ...]) -> np.ndarray:
@@ -92,7 +117,7 @@ def _samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 PINV = Op("pinv", _pinv_impl, (_pinv_vjp,), jvp=_pinv_jvp, reads=(0,), reads_out=True,
           formula="dX = −X dA X + X Xᵀ dAᵀ (I − A X) + (I − X A) dAᵀ Xᵀ X, X = A⁺",
           symbol="⁺", adjoint=("−Xᵀ ḡ Xᵀ + (I − A X) ḡᵀ X Xᵀ + Xᵀ X ḡᵀ (I − X A)",),
-          samples=_samples)
+          samples=_samples, complex_rules=True)
 
 OPS = (PINV,)
 
@@ -124,9 +149,10 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Any, Any, int, Any]:
     raw_s = _raw(s)  # (the rank is a number: under a trace, a guard)
     rank = int(np.sum(raw_s > cutoff * np.max(raw_s)))
     if rank == n and m > n:
-        residuals = _sum((matmul(a, x) - b2) ** 2, axis=0)
-    else:
-        residuals = np.zeros((0,), dtype=np.result_type(getattr(a, "dtype", np.float64)))
+        r = matmul(a, x) - b2
+        residuals = _sum(_ew.abs(r) ** 2 if _is_complex(r) else r ** 2, axis=0)
+    else:  # (real, as NumPy's, also for complex a)
+        residuals = np.zeros((0,), dtype=np.finfo(np.result_type(_raw(a), np.float64)).dtype)
     if vector:
         x = reshape_to(x, _shape(x)[:-1])
     return x, residuals, rank, s

@@ -10,11 +10,30 @@ With ``A = U S Vᵀ`` (``k = min(m, n)`` columns), ``dP = Uᵀ dA V`` and
 * ``dV = V (F ∘ (S dP + dPᵀ S)) + (I − V Vᵀ) dAᵀ U S⁻¹``,
 
 and the transposes of these maps for the VJPs. The rules call the primitives again,
-so they differentiate to any order. Conventions where the derivative does not
-exist, as JAX's and PyTorch's: the singular values' gradient is always finite (at a
-repeated or zero singular value it is the one of the vectors NumPy returned); the
-vectors' gradient is inf or NaN at a repeated singular value, and for a
-rank-deficient input.
+so they differentiate to any order.
+
+Complex matrices (HIPS autograd's convention, see :mod:`wengert.ops.elementwise`: the VJP
+at ``ḡ`` is the gradient of ``Re Σ ḡ·f``, no conjugation in the pairing), ``A = U S
+Vᴴ``, ``dP = Uᴴ dA V``: ``ds = Re diag(dP)`` (the singular values are real, ``Ā =
+conj(U) diag(s̄) Vᵀ``), and the vectors' rules are the ones above with ``ᵀ`` read
+``ᴴ``, plus ``i·Im(dP_jj)/s_j`` on the diagonal of ``Uᴴ dU`` and a phase term. Each
+pair ``(u_j, v_j)`` is determined up to a common phase ``e^{iθ}``; NumPy's LAPACK
+(``zgesdd``) keeps the first row of ``V`` real for a tall or square matrix, and the
+first row of ``U`` (to rounding) for a wide one, and the rules differentiate those
+very vectors (``θ_j = −Im(dr_0j)/r_0j`` for that row ``r``; left out where ``r_0j``
+is exactly zero, as in :mod:`wengert.ops.eigen`). So finite differences of
+``np.linalg.svd`` agree with them on any function of ``U`` and ``Vh``, and the
+functions invariant to the phases (``|U|²``, ``U S Vh``, the singular values and the
+norms made of them, ``np.linalg.norm(a, 2 | -2 | 'nuc')``, ``cond``) get their
+gradient whatever the convention. JAX and HIPS autograd leave the phase term out (so
+they differ from finite differences of their own SVD on phase-dependent functions),
+and PyTorch raises on a phase-dependent loss; the JAX export refuses complex singular
+vectors for that reason.
+
+Conventions where the derivative does not exist, as JAX's and PyTorch's: the singular
+values' gradient is always finite (at a repeated or zero singular value it is the one
+of the vectors NumPy returned); the vectors' gradient is inf or NaN at a repeated
+singular value, and for a rank-deficient input.
 
 Examples
 --------
@@ -48,6 +67,7 @@ from .matrix import row as _row
 from .matrix import zero_tangent as _zeros_like
 from .memo import DecompositionMemo
 from .reduce import sum as _sum
+from .shape import diagonal
 from .shape import flip as _flip
 from .shape import sort as _sort
 from .shape import take_along_axis as _take_along_axis
@@ -71,9 +91,18 @@ def _vt_impl(a: Any) -> Any:
     return _SVD(a)[2].copy()
 
 
+def _is_complex(v: Any) -> bool:
+    return _dtype(v).kind == "c"
+
+
+def _adjoint(x: Any) -> Any:
+    """``xᴴ`` of the last two axes (``xᵀ`` of a real ``x``)."""
+    return _ew.conj(_mT(x)) if _is_complex(x) else _mT(x)
+
+
 def _parts(a: Any) -> tuple[Any, Any, Any]:
     """``U``, ``s``, ``V`` of ``a`` as differentiable values (the primitives again)."""
-    return apply(SVD_U, a), apply(SVD_VALUES, a), _mT(apply(SVD_VT, a))
+    return apply(SVD_U, a), apply(SVD_VALUES, a), _adjoint(apply(SVD_VT, a))
 
 
 def _gap_inverse(s: Any) -> Any:
@@ -87,6 +116,8 @@ def _gap_inverse(s: Any) -> Any:
 # -- singular values ---------------------------------------------------------------------
 def _values_vjp(g: Any, ans: Any, a: Any) -> Any:
     u, _, v = _parts(a)
+    if _is_complex(u):  # Ā = conj(U) diag(s̄) Vᵀ
+        return matmul(_ew.conj(u) * _row(g), _mT(v))
     return matmul(u * _row(g), _mT(v))
 
 
@@ -95,7 +126,98 @@ def _values_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
     if t is None:
         return _zeros_like(ans)
     u, _, v = _parts(a)
+    if _is_complex(u):  # ds = Re diag(Uᴴ dA V)
+        return _ew.real(_sum(_ew.conj(u) * matmul(t, v), axis=-2))
     return _sum(u * matmul(t, v), axis=-2)
+
+
+# -- complex singular vectors --------------------------------------------------------------
+def _phase_on_v(a: Any) -> bool:
+    """Which factor NumPy's LAPACK (``zgesdd``) keeps a real first row in: ``V`` for a
+    tall or square matrix, ``U`` (to rounding: it decomposes ``Aᴴ``) for a wide one."""
+    m, n = _shape(a)[-2:]
+    return m >= n
+
+
+def _over_first_row(x: Any, r: Any) -> Any:
+    """``x / r_0`` (``r_0`` the real part of ``r``'s first row, differentiable), 0 where
+    ``r_0`` is 0 (NumPy's phase is then fixed otherwise; the phase term is left out)."""
+    r0 = _ew.real(_take_first_row(r))
+    zero = r0 == 0  # (a comparison: recorded when traced, no derivative)
+    return _ew.where(zero, 0.0, _ew.divide(x, _ew.where(zero, 1.0, r0)))
+
+
+def _take_first_row(r: Any) -> Any:
+    first = np.zeros((_shape(r)[-2], 1), dtype=bool)
+    first[0] = True
+    return _sum(_ew.where(first, r, 0.0), axis=-2)
+
+
+def _first_row_mask(r: Any) -> np.ndarray:
+    first = np.zeros((_shape(r)[-2], 1), dtype=bool)
+    first[0] = True
+    return first
+
+
+def _complex_vectors_jvp(t: Any, a: Any) -> tuple[Any, Any]:
+    """``(dU, dV)`` of a complex ``A = U S Vᴴ`` along ``t`` (see the module docstring)."""
+    u, s, v = _parts(a)
+    f = _gap_inverse(s)
+    dp = matmul(matmul(_adjoint(u), t), v)
+    dph = _adjoint(dp)
+    k = _shape(s)[-1]
+    eye = np.eye(k, dtype=bool)
+    omega_u = f * (dp * _row(s) + _column(s) * dph)
+    omega_u = omega_u + _ew.where(eye, _row(_ew.imag(_diag(dp)) / s) * 1j, 0.0)
+    omega_v = f * (_column(s) * dp + dph * _row(s))
+    du = matmul(u, omega_u)
+    dv = matmul(v, omega_v)
+    m, n = _shape(a)[-2:]
+    if m > k:
+        du = du + matmul(_eye_like(m, u) - matmul(u, _adjoint(u)), matmul(t, v)) / _row(s)
+    if n > k:
+        dv = dv + matmul(_eye_like(n, v) - matmul(v, _adjoint(v)),
+                         matmul(_adjoint(t), u)) / _row(s)
+    # NumPy's phase: the first row of V (or U) stays real
+    r, dr = (v, dv) if _phase_on_v(a) else (u, du)
+    theta = -_over_first_row(_ew.imag(_take_first_row(dr)), r)
+    return du + u * _row(theta) * 1j, dv + v * _row(theta) * 1j
+
+
+def _diag(x: Any) -> Any:
+    return diagonal(x, 0, -2, -1)
+
+
+def _complex_vectors_vjp(gu: Any, gv: Any, a: Any) -> Any:
+    """The transpose of :func:`_complex_vectors_jvp`: ``Ā`` from ``Ū`` and ``V̄`` (either
+    may be ``None``)."""
+    u, s, v = _parts(a)
+    gu = _ew.conj(u) * 0.0 if gu is None else gu
+    gv = _ew.conj(v) * 0.0 if gv is None else gv
+    # the phase step: θ's cotangent c = −Im Σ (U∘Ū + V∘V̄), sent to the first row of R
+    c = -_ew.imag(_sum(u * gu, axis=-2) + _sum(v * gv, axis=-2))
+    extra = _ew.where(_first_row_mask(u if not _phase_on_v(a) else v),
+                      _row(_over_first_row(c, v if _phase_on_v(a) else u)) * 1j, 0.0)
+    if _phase_on_v(a):
+        gv = gv + extra
+    else:
+        gu = gu + extra
+    f = _gap_inverse(s)
+    hu = f * matmul(_mT(u), gu)
+    hv = f * matmul(_mT(v), gv)
+    k = _shape(s)[-1]
+    eye = np.eye(k, dtype=bool)
+    pbar = ((hu + _ew.conj(_mT(hu))) * _row(s) + _column(s) * (hv + _ew.conj(_mT(hv)))
+            + _ew.where(eye, _row(_ew.imag(_diag(matmul(_mT(u), gu))) / s) * 1j, 0.0))
+    out = matmul(matmul(_ew.conj(u), pbar), _mT(v))
+    m, n = _shape(a)[-2:]
+    if m > k:
+        out = out + matmul(matmul(_eye_like(m, u) - matmul(_ew.conj(u), _mT(u)), gu / _row(s)),
+                           _mT(v))
+    if n > k:
+        out = out + _ew.conj(matmul(matmul(u, _mT(gv / _row(s))),
+                                    _eye_like(n, v) - matmul(v, _adjoint(v))))
+    return out
 
 
 # -- U -------------------------------------------------------------------------------------
@@ -103,6 +225,8 @@ def _u_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
     (t,) = tangents
     if t is None:
         return _zeros_like(ans)
+    if _is_complex(ans):
+        return _complex_vectors_jvp(t, a)[0]
     u, s, v = ans, apply(SVD_VALUES, a), _mT(apply(SVD_VT, a))
     dp = matmul(matmul(_mT(u), t), v)
     inner = matmul(u, _gap_inverse(s) * (dp * _row(s) + _column(s) * _mT(dp)))
@@ -114,6 +238,8 @@ def _u_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
 
 
 def _u_vjp(g: Any, ans: Any, a: Any) -> Any:
+    if _is_complex(ans):
+        return _complex_vectors_vjp(g, None, a)
     u, s, v = ans, apply(SVD_VALUES, a), _mT(apply(SVD_VT, a))
     gm = _gap_inverse(s) * matmul(_mT(u), g)
     inner = matmul(matmul(u, (gm + _mT(gm)) * _row(s)), _mT(v))
@@ -129,6 +255,8 @@ def _vt_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
     (t,) = tangents
     if t is None:
         return _zeros_like(ans)
+    if _is_complex(ans):  # dVh = dVᴴ
+        return _adjoint(_complex_vectors_jvp(t, a)[1])
     u, s, v = apply(SVD_U, a), apply(SVD_VALUES, a), _mT(ans)
     dp = matmul(matmul(_mT(u), t), v)
     inner = matmul(v, _gap_inverse(s) * (_column(s) * dp + _mT(dp) * _row(s)))
@@ -140,6 +268,8 @@ def _vt_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
 
 
 def _vt_vjp(g: Any, ans: Any, a: Any) -> Any:
+    if _is_complex(ans):  # V̄ = conj(ḡᵀ)
+        return _complex_vectors_vjp(None, _adjoint(g), a)
     u, s, v = apply(SVD_U, a), apply(SVD_VALUES, a), _mT(ans)
     gv = _mT(g)  # V̄
     h = _gap_inverse(s) * matmul(_mT(v), gv)
@@ -168,16 +298,16 @@ def _samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 
 SVD_VALUES = Op("svd_values", _values_impl, (_values_vjp,), jvp=_values_jvp, reads=(0,),
                 formula="ds = diag(Uᵀ dA V); Ā = U diag(s̄) Vᵀ", symbol="σ",
-                adjoint=("U diag(ḡ) Vᵀ",), samples=_samples)
+                adjoint=("U diag(ḡ) Vᵀ",), samples=_samples, complex_rules=True)
 SVD_U = Op("svd_u", _u_impl, (_u_vjp,), jvp=_u_jvp, reads=(0,), reads_out=True,
            formula="dU = U (F ∘ (dP S + S dPᵀ)) + (I − U Uᵀ) dA V S⁻¹, dP = Uᵀ dA V",
            symbol="U", adjoint=("U ((G + Gᵀ) S) Vᵀ + (I − U Uᵀ) ḡ S⁻¹ Vᵀ, G = F ∘ (Uᵀ ḡ)",),
-           samples=_samples)
+           samples=_samples, complex_rules=True)
 SVD_VT = Op("svd_vt", _vt_impl, (_vt_vjp,), jvp=_vt_jvp, reads=(0,), reads_out=True,
             formula="dV = V (F ∘ (S dP + dPᵀ S)) + (I − V Vᵀ) dAᵀ U S⁻¹, dP = Uᵀ dA V",
             symbol="Vᵀ",
             adjoint=("U (S (H + Hᵀ)) Vᵀ + U S⁻¹ ḡ (I − V Vᵀ), H = F ∘ (Vᵀ ḡᵀ)",),
-            samples=_samples)
+            samples=_samples, complex_rules=True)
 
 OPS = (SVD_VALUES, SVD_U, SVD_VT)
 
@@ -205,7 +335,7 @@ def _hermitian_svd(a: Any, compute_uv: bool) -> Any:
     sign = _take_along_axis(sign, order, axis=-1)
     s = _take_along_axis(s, order, axis=-1)
     u = _take_along_axis(u, order[..., None, :], axis=-1)
-    return SVDResult(u, s, _mT(u * _row(sign)))
+    return SVDResult(u, s, _adjoint(u * _row(sign)))
 
 
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
