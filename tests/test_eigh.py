@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
+from numeric_gradient import complex_gradient
 from wengert.testing import check_grads
 
 RNG = np.random.default_rng(3)
@@ -192,17 +193,6 @@ def test_nan_and_inf_in_the_unread_triangle_are_ignored_as_numpy_ignores_them():
 C = RNG.normal(size=(4, 4)) + 1j * RNG.normal(size=(4, 4))  # not Hermitian: one triangle read
 
 
-def _numeric_gradient(f, a, eps=1e-6):
-    """``∂u/∂x − i·∂u/∂y`` of a real ``f`` by central differences (autograd's convention)."""
-    g = np.zeros(a.shape, dtype=complex)
-    for idx in np.ndindex(a.shape):
-        for step, unit in ((eps, 1.0), (eps * 1j, -1j)):
-            e = np.zeros(a.shape, dtype=complex)
-            e[idx] = step
-            g[idx] += unit * (f(a + e) - f(a - e)) / (2 * eps)
-    return g
-
-
 @pytest.mark.parametrize("uplo", ["L", "U"])
 def test_complex_values_and_phase_invariant_vectors_against_numpy(uplo):
     """Values are NumPy's; the gradient of the eigenvalues and of phase-invariant functions
@@ -218,7 +208,7 @@ def test_complex_values_and_phase_invariant_vectors_against_numpy(uplo):
               lambda a: np.sum(np.abs(_rebuild(np.linalg.eigh(a, UPLO=uplo), weights))
                                ** 2)):
         g = wg.grad(f)(C)
-        np.testing.assert_allclose(g, _numeric_gradient(f, C), atol=1e-6)
+        np.testing.assert_allclose(g, complex_gradient(f, C), atol=1e-6)
         unread = np.triu(np.ones((4, 4)), 1) if uplo == "L" else np.tril(np.ones((4, 4)), -1)
         assert np.all(g[unread == 1] == 0)
         check_grads(f, (C,), order=2, modes=("rev", "fwd"))
@@ -237,7 +227,7 @@ def test_complex_eigenvectors_are_numpys_with_their_phase():
         v = np.linalg.eigh(np.stack([C, C.T]), UPLO=uplo)[1]
         assert np.all(v[..., k, :].imag == 0)
         f = lambda a, uplo=uplo: np.sum(np.real(np.linalg.eigh(a, UPLO=uplo)[1]) * np.arange(16.0).reshape(4, 4))  # noqa: E731,E501
-        np.testing.assert_allclose(wg.grad(f)(C), _numeric_gradient(f, C), atol=1e-6)
+        np.testing.assert_allclose(wg.grad(f)(C), complex_gradient(f, C), atol=1e-6)
 
 
 def test_complex_stacks_1x1_complex64_and_real_input_unchanged():
@@ -294,5 +284,5 @@ def test_a_zero_in_numpys_real_row_falls_back_to_the_phase_free_rule():
     f = lambda a: np.sum(np.abs(np.linalg.eigh(a)[1]) ** 2 * np.arange(9.0).reshape(3, 3))  # noqa: E731,E501
     g = wg.grad(f)(a)
     assert np.all(np.isfinite(g))
-    np.testing.assert_allclose(g, _numeric_gradient(f, a), atol=1e-6)
+    np.testing.assert_allclose(g, complex_gradient(f, a), atol=1e-6)
     assert np.isfinite(wg.jvp(f, (a,), (np.ones_like(a),))[1])

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
+from numeric_gradient import complex_gradient
 from wengert.testing import check_grads
 
 RNG = np.random.default_rng(5)
@@ -155,17 +156,6 @@ def _complex(shape):
     return RNG.normal(size=shape) + 1j * RNG.normal(size=shape)
 
 
-def _numeric_gradient(f, a, eps=1e-6):
-    """``∂u/∂x − i·∂u/∂y`` of a real ``f`` by central differences (autograd's convention)."""
-    g = np.zeros(a.shape, dtype=complex)
-    for idx in np.ndindex(a.shape):
-        for step, unit in ((eps, 1.0), (eps * 1j, -1j)):
-            e = np.zeros(a.shape, dtype=complex)
-            e[idx] = step
-            g[idx] += unit * (f(a + e) - f(a - e)) / (2 * eps)
-    return g
-
-
 @pytest.mark.parametrize("shape", [(1, 1), (3, 3), (4, 2), (2, 4), (2, 3, 2)])
 def test_complex_svd_against_finite_differences_of_numpy(shape):
     """Values are NumPy's; phase-invariant losses (autograd's tests: ``|U|²``, ``U S Vh``)
@@ -187,7 +177,7 @@ def test_complex_svd_against_finite_differences_of_numpy(shape):
               lambda a: np.sum(np.imag(np.linalg.svd(a, full_matrices=False)[0])),
               lambda a: np.sum(np.abs((lambda u, s, vh: (u * s[..., None, :]) @ vh)(
                   *np.linalg.svd(a, full_matrices=False))) ** 2)):
-        np.testing.assert_allclose(wg.grad(f)(a), _numeric_gradient(f, a), atol=1e-6)
+        np.testing.assert_allclose(wg.grad(f)(a), complex_gradient(f, a), atol=1e-6)
         check_grads(f, (a,), order=2, modes=("rev", "fwd"))
 
 
@@ -195,7 +185,7 @@ def test_complex_svd_against_finite_differences_of_numpy(shape):
 def test_complex_matrix_norms(ord_):
     a = _complex((3, 4))
     f = lambda a: np.linalg.norm(a, ord_)  # noqa: E731
-    np.testing.assert_allclose(wg.grad(f)(a), _numeric_gradient(f, a), atol=1e-6)
+    np.testing.assert_allclose(wg.grad(f)(a), complex_gradient(f, a), atol=1e-6)
     check_grads(f, (a,), order=2, modes=("rev", "fwd"))
     stack = _complex((2, 3, 3))
     check_grads(lambda a: np.linalg.norm(a, ord_, axis=(1, 2)), (stack,), order=2,
@@ -210,7 +200,7 @@ def test_complex_hermitian_svd_is_numpys():
     for x, y in zip(got, np.linalg.svd(h, hermitian=True)):
         np.testing.assert_allclose(x.numpy(), y, atol=1e-12)
     f = lambda a: np.sum(np.abs(np.linalg.svd(a, hermitian=True)[2]) ** 2 * np.arange(3.0))  # noqa: E731,E501
-    np.testing.assert_allclose(wg.grad(f)(h), _numeric_gradient(f, h), atol=1e-6)
+    np.testing.assert_allclose(wg.grad(f)(h), complex_gradient(f, h), atol=1e-6)
 
 
 def test_complex64_real_input_compiled_and_export():
@@ -234,5 +224,5 @@ def test_complex_repeated_singular_values_keep_a_finite_values_gradient():
     a = q * np.array([2.0, 2.0, 1.0])  # singular values 2, 2, 1
     g = wg.grad(lambda a: np.sum(np.linalg.svd(a, compute_uv=False)))(a)
     assert np.all(np.isfinite(g))
-    np.testing.assert_allclose(g, _numeric_gradient(
+    np.testing.assert_allclose(g, complex_gradient(
         lambda a: np.sum(np.linalg.svd(a, compute_uv=False)), a), atol=1e-6)
