@@ -33,6 +33,7 @@ from .broadcast import norm_axis
 from .composite import cross as _cross
 from .composite import norm
 from .linalg import outer as _outer
+from .matrix import as_matrices
 from .reduce import trace as _trace
 from .svd import svd
 
@@ -43,23 +44,15 @@ def _as_array(x: Any) -> Any:
     return x if is_traced(x) else np.asarray(x)
 
 
-def _matrices(x: Any, what: str) -> Any:
-    x = _as_array(x)
-    if len(shape_of(x)) < 2:
-        raise ValueError(f"{what}: the input must be at least two-dimensional (a matrix or a "
-                         f"stack of matrices), got shape {shape_of(x)}")
-    return x
-
-
 def svdvals(x: Any, /) -> Any:
     """The singular values of a matrix (or stack), in descending order, as
     ``np.linalg.svdvals``; differentiated through the SVD's singular values."""
-    return svd(_matrices(x, "svdvals"), compute_uv=False)
+    return svd(as_matrices(x), compute_uv=False)
 
 
 def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:  # noqa: A002
     """The norm of each matrix over the last two axes, as ``np.linalg.matrix_norm``."""
-    return norm(_matrices(x, "matrix_norm"), ord, axis=(-2, -1), keepdims=keepdims)
+    return norm(as_matrices(x), ord, axis=(-2, -1), keepdims=keepdims)
 
 
 def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False,
@@ -83,17 +76,17 @@ def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False,
 
 def matrix_transpose(x: Any, /) -> Any:
     """Each matrix transposed (the last two axes swapped), as ``np.linalg.matrix_transpose``."""
-    return _shape.swapaxes(_matrices(x, "matrix_transpose"), -1, -2)
+    return _shape.swapaxes(as_matrices(x), -1, -2)
 
 
 def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
     """The trace of each matrix over the last two axes, as ``np.linalg.trace``."""
-    return _trace(_matrices(x, "trace"), offset=offset, axis1=-2, axis2=-1, dtype=dtype)
+    return _trace(as_matrices(x), offset=offset, axis1=-2, axis2=-1, dtype=dtype)
 
 
 def diagonal(x: Any, /, *, offset: int = 0) -> Any:
     """The diagonal of each matrix over the last two axes, as ``np.linalg.diagonal``."""
-    return _shape.diagonal(_matrices(x, "diagonal"), offset=offset, axis1=-2, axis2=-1)
+    return _shape.diagonal(as_matrices(x), offset=offset, axis1=-2, axis2=-1)
 
 
 def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:

@@ -31,6 +31,7 @@ from .base import is_traced, shape_of
 from .base import primal as _raw
 from .composite import norm
 from .linalg import inv
+from .matrix import as_matrices
 from .svd import svd
 
 OPS: tuple[Any, ...] = ()
@@ -58,10 +59,7 @@ def cond(x: Any, p: Any = None) -> Any:
     """
     if not is_traced(x):
         return np.linalg.cond(x, p)
-    shape = shape_of(x)
-    if len(shape) < 2:
-        raise np.linalg.LinAlgError(f"{len(shape)}-dimensional array given. Array must be at "
-                                    "least two-dimensional")
+    shape = shape_of(as_matrices(x))
     if p is None or p == 2 or p == -2:
         s = svd(x, compute_uv=False)
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -1,6 +1,7 @@
-"""Small helpers the matrix decompositions' rules share (``eigen``, ``svd``, ``qr``,
-``lstsq``): transposes of stacks, a vector as a row or a column, zero tangents and
-identities in the dtype of a value.
+"""Small helpers the matrix decompositions share (``eigen``, ``svd``, ``qr``, ``lstsq``,
+``conditioning``): NumPy's check that an input is a matrix (or a stack), transposes of
+stacks, a vector as a row or a column, zero tangents and identities in the dtype of a
+value.
 
 Examples
 --------
@@ -16,12 +17,24 @@ from typing import Any
 
 import numpy as np
 
+from .base import is_traced, shape_of
 from .base import primal as _raw
-from .base import shape_of
 from .broadcast import reshape_to
 from .shape import swapaxes
 
-__all__ = ["mT", "row", "column", "zero_tangent", "eye_like"]
+__all__ = ["as_matrices", "mT", "row", "column", "zero_tangent", "eye_like"]
+
+
+def as_matrices(a: Any) -> Any:
+    """``a`` as an array (a traced value as it is), refused as NumPy's ``linalg`` refuses
+    an input of fewer than two dimensions."""
+    if not is_traced(a):
+        a = np.asarray(a)
+    ndim = len(shape_of(a))
+    if ndim < 2:
+        raise np.linalg.LinAlgError(f"{ndim}-dimensional array given. Array must be at least "
+                                    "two-dimensional")
+    return a
 
 
 def mT(x: Any) -> Any:  # noqa: N802 - NumPy's name for the matrix transpose

@@ -48,11 +48,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..core.op import Op
-from .base import apply, is_traced
+from .base import apply
 from .base import dtype_of as _dtype
 from .base import primal as _raw
 from .base import shape_of as _shape
 from .linalg import SOLVE, matmul
+from .matrix import as_matrices
 from .matrix import eye_like as _eye_like
 from .matrix import mT as _mT
 from .matrix import zero_tangent as _zeros_like
@@ -245,12 +246,8 @@ def qr(a: Any, mode: str = "reduced") -> Any:
                 f"qr(mode={mode!r}) gives LAPACK's Householder reflections, which wengert does "
                 "not differentiate; use mode='reduced' (Q and R) or 'r'")
         raise ValueError(f"Unrecognized mode '{mode}'")
-    if not is_traced(a):
-        a = np.asarray(a)
+    a = as_matrices(a)
     shape = _shape(a)
-    if len(shape) < 2:
-        raise np.linalg.LinAlgError(f"{len(shape)}-dimensional array given. Array must be at "
-                                    "least two-dimensional")
     m, n = shape[-2:]
     if mode == "complete" and m > n:
         q1, r1 = apply(QR_Q, a), apply(QR_R, a)

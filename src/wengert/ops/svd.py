@@ -54,12 +54,13 @@ import numpy as np
 
 from ..core.op import Op
 from . import elementwise as _ew
-from .base import apply, is_traced
+from .base import apply
 from .base import dtype_of as _dtype
 from .base import primal as _raw
 from .base import shape_of as _shape
 from .eigen import eigh, eigvalsh
 from .linalg import matmul
+from .matrix import as_matrices
 from .matrix import column as _column
 from .matrix import eye_like as _eye_like
 from .matrix import mT as _mT
@@ -360,12 +361,8 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
     array([[-0.0358,  0.    ],
            [ 0.3714, -0.9642]])
     """
-    if not is_traced(a):
-        a = np.asarray(a)
+    a = as_matrices(a)
     shape = _shape(a)
-    if len(shape) < 2:
-        raise np.linalg.LinAlgError(f"{len(shape)}-dimensional array given. Array must be at "
-                                    "least two-dimensional")
     if hermitian:
         return _hermitian_svd(a, compute_uv)
     if not compute_uv:
