@@ -85,6 +85,14 @@ CASES = {
     "trapezoid x n-d": (lambda y, x: np.trapezoid(y, x), (M, np.sort(RNG.normal(size=M.shape),
                                                                      axis=1))),
     "trapezoid traced dx": (lambda y, dx: np.trapezoid(y, dx=dx), (V, 0.7)),
+    "nanvar": (lambda x: np.nanvar(x), (M,)),
+    "nanvar axis ddof keepdims": (lambda x: np.nanvar(x, axis=1, ddof=1, keepdims=True), (M,)),
+    "nanstd": (lambda x: np.nanstd(x, axis=0), (M,)),
+    "nancumsum": (lambda x: np.nancumsum(x, axis=1), (M,)),
+    "nancumprod": (lambda x: np.nancumprod(x), (M,)),
+    "ediff1d": (lambda x: np.ediff1d(x, to_begin=x[0, :2] * 2.0, to_end=3.0), (M,)),
+    "vander": (lambda x: np.vander(x), (V,)),
+    "vander increasing N": (lambda x: np.vander(x, 3, increasing=True), (V,)),
 }
 
 
@@ -169,3 +177,16 @@ def test_dsplit_piecewise_and_array():
     # one traced value (np.array(x) in HIPS autograd code): a copy that carries the gradient
     assert wg.grad(lambda x: wg.numpy.array(x) * 3.0)(2.0) == 3.0
     assert wg.jvp(lambda x: wg.numpy.array(x, dtype=np.float32), (2.0,), (1.0,))[1] == 1.0
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: np.nanvar(x, axis=1), lambda x: np.nanstd(x), lambda x: np.nancumsum(x),
+    lambda x: np.nancumprod(x, axis=0), lambda x: np.nanvar(x * (1 + 2j)),
+], ids=["nanvar", "nanstd", "nancumsum", "nancumprod", "nanvar complex"])
+def test_the_other_nan_reductions_skip_nan_entries(f):
+    x = np.array([[0.5, np.nan, -1.0], [2.0, 0.25, np.nan]])
+    got = f(wg.tensor(x, requires_grad=True))
+    np.testing.assert_allclose(got.numpy(), f(x))
+    g = wg.grad(lambda x: np.sum(np.real(f(x))))(x)
+    assert np.all(g[np.isnan(x)] == 0) and np.all(np.isfinite(g))
+    assert np.nanargmax(wg.tensor(x, requires_grad=True), axis=1).tolist() == [0, 0]

@@ -51,6 +51,8 @@ _NONDIFF_FUNCTIONS = {
     np.size,
     np.argmax,
     np.argmin,
+    np.nanargmax,
+    np.nanargmin,
     np.argsort,
     np.argpartition,
     np.linalg.matrix_rank,

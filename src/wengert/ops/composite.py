@@ -535,6 +535,59 @@ def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) ->
     return _reduce.min(_filled(a, np.inf), axis=axis, keepdims=keepdims)
 
 
+def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
+           keepdims: bool = False) -> Any:
+    """Variance of the entries that are not NaN (``|a − mean|²`` for complex values)."""
+    a = _as_array(a)
+    nan = np.isnan(_raw(a))
+    count = np.sum(~nan, axis=axis, keepdims=keepdims)
+    d = _ew.where(nan, 0.0, a - nanmean(a, axis=axis, keepdims=True))
+    square = _ew.real(d * _ew.conjugate(d)) if np.iscomplexobj(_raw(a)) else d * d
+    with np.errstate(divide="ignore", invalid="ignore"):  # as NumPy: NaN where none is left
+        return _reduce.sum(square, axis=axis, keepdims=keepdims) / np.maximum(count - ddof, 0)
+
+
+def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
+           keepdims: bool = False) -> Any:
+    """Standard deviation of the entries that are not NaN."""
+    return _ew.sqrt(nanvar(a, axis=axis, ddof=ddof, keepdims=keepdims))
+
+
+def nancumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+    """Cumulative sum treating NaN as zero."""
+    return _reduce.cumsum(_filled(a, 0.0), axis=axis)
+
+
+def nancumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+    """Cumulative product treating NaN as one."""
+    return _reduce.cumprod(_filled(a, 1.0), axis=axis)
+
+
+def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
+    """Differences of consecutive entries of the flattened array, with ``to_begin`` and
+    ``to_end`` (flattened) around them, as ``np.ediff1d``."""
+    flat = _shape.ravel(_as_array(ary))
+    pieces = [diff(flat)]
+    if to_begin is not None:
+        pieces.insert(0, _shape.ravel(_as_array(to_begin)))
+    if to_end is not None:
+        pieces.append(_shape.ravel(_as_array(to_end)))
+    return _shape.concatenate(pieces) if len(pieces) > 1 else pieces[0]
+
+
+def vander(x: Any, N: Any = None, increasing: bool = False) -> Any:  # noqa: N803 (NumPy's)
+    """The Vandermonde matrix of a vector: columns ``x**(N-1) ... x**0`` (reversed when
+    ``increasing``), as ``np.vander``."""
+    x = _as_array(x)
+    if _ndim(x) != 1:
+        raise ValueError("x must be a one-dimensional array or sequence.")
+    n = shape_of(x)[0] if N is None else operator.index(N)
+    powers = np.arange(n) if increasing else np.arange(n - 1, -1, -1)
+    columns = [x ** float(p) for p in powers.tolist()]  # x ** 0 is ones, with no gradient
+    return _shape.stack(columns, axis=1) if columns else \
+        np.zeros((shape_of(x)[0], 0), dtype=np.result_type(_raw(x)))
+
+
 # -- order statistics --------------------------------------------------------------------
 def _quantile(a: Any, q: Any, axis: Any, keepdims: bool, method: str, what: str) -> Any:
     if method != "linear":
@@ -769,7 +822,8 @@ PUBLIC = ("diff", "append", "fabs", "nan_to_num", "rollaxis", "polyval", "meshgr
           "select", "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "quantile",
           "percentile", "median", "cov", "corrcoef", "delete", "insert", "gradient",
           "linspace", "logspace", "interp", "convolve", "correlate", "unwrap",
-          "real_if_close", "norm", "dsplit", "piecewise", "array", "trapezoid")
+          "real_if_close", "norm", "dsplit", "piecewise", "array", "trapezoid", "nanvar",
+          "nanstd", "nancumsum", "nancumprod", "ediff1d", "vander")
 #: Names exported by ``wengert.numpy.linalg``.
 LINALG_PUBLIC = ("multi_dot", "matrix_power", "tensorinv", "tensorsolve")
 #: NumPy function -> function, for ``Tensor.__array_function__``.
@@ -784,7 +838,9 @@ NUMPY = {
     np.convolve: convolve, np.correlate: correlate, np.unwrap: unwrap,
     np.real_if_close: real_if_close, np.linalg.norm: norm, np.dsplit: dsplit,
     np.linalg.tensorinv: tensorinv, np.linalg.tensorsolve: tensorsolve,
-    np.piecewise: piecewise, np.trapezoid: trapezoid,
+    np.piecewise: piecewise, np.trapezoid: trapezoid, np.nanvar: nanvar, np.nanstd: nanstd,
+    np.nancumsum: nancumsum, np.nancumprod: nancumprod, np.ediff1d: ediff1d,
+    np.vander: vander,
 }
 #: ufunc name -> function.
 UFUNCS = {"fabs": fabs}
