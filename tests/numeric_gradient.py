@@ -1,4 +1,5 @@
-"""Central differences in wengert's complex convention, shared by the decomposition tests."""
+"""Central differences of plain NumPy functions, real and in wengert's complex convention,
+shared by the decomposition tests."""
 
 from __future__ import annotations
 
@@ -17,4 +18,16 @@ def complex_gradient(f: Callable[[np.ndarray], float], a: np.ndarray,
             e = np.zeros(a.shape, dtype=complex)
             e[idx] = step
             g[idx] += unit * (f(a + e) - f(a - e)) / (2 * eps)
+    return g
+
+
+def real_gradient(f: Callable[[np.ndarray], float], a: np.ndarray,
+                  eps: float = 1e-6) -> np.ndarray:
+    """The gradient of a real ``f`` at a real ``a`` by central differences, entry by
+    entry."""
+    g = np.zeros_like(a)
+    for idx in np.ndindex(a.shape):
+        e = np.zeros_like(a)
+        e[idx] = eps
+        g[idx] = (f(a + e) - f(a - e)) / (2 * eps)
     return g

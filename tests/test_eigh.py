@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from numeric_gradient import complex_gradient
+from numeric_gradient import complex_gradient, real_gradient
 from wengert.testing import check_grads
 
 RNG = np.random.default_rng(3)
@@ -46,16 +46,6 @@ def test_gradient_of_the_largest_eigenvalue_is_the_outer_product_of_its_vector()
     np.testing.assert_allclose(g, _one_triangle_gradient(p, "U"), atol=1e-12)
 
 
-def _numpy_finite_differences(f, a, h=1e-6):
-    """Central differences of ``f`` (plain NumPy) in each entry of ``a``."""
-    g = np.zeros_like(a)
-    for k in np.ndindex(a.shape):
-        e = np.zeros_like(a)
-        e[k] = h
-        g[k] = (f(a + e) - f(a - e)) / (2 * h)
-    return g
-
-
 def _eigh_loss(a, uplo):
     """A loss of eigenvalues and of sign-independent functions of the eigenvectors."""
     w, v = np.linalg.eigh(a, UPLO=uplo)
@@ -77,7 +67,7 @@ def test_one_triangle_is_read_as_numpy_reads_it(uplo, shape):
     np.testing.assert_array_equal(got.eigenvalues.numpy(), w)
     np.testing.assert_allclose(np.linalg.eigvalsh(wg.tensor(a), UPLO=uplo).numpy(),
                                np.linalg.eigvalsh(a, UPLO=uplo), rtol=1e-12)
-    want = _numpy_finite_differences(lambda x: _eigh_loss(x, uplo), a)
+    want = real_gradient(lambda x: _eigh_loss(x, uplo), a)
     g = wg.grad(lambda x: _eigh_loss(x, uplo))(a)
     np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-7)
     unread = np.triu(np.ones(shape[-2:]), 1) if uplo == "L" else np.tril(np.ones(shape[-2:]), -1)
@@ -94,8 +84,8 @@ def test_hessian_and_jvp_of_grad_on_a_non_symmetric_input():
     h = wg.hessian(f)(a)
     assert h.shape == (3, 3, 3, 3)
     assert np.all(h[0, 1] == 0.0) and np.all(h[:, :, 0, 2] == 0.0)  # the unread triangle
-    want = _numpy_finite_differences(lambda x: np.sum(
-        wg.grad(f)(x) * np.arange(9.0).reshape(3, 3)), a, h=1e-5)
+    want = real_gradient(lambda x: np.sum(
+        wg.grad(f)(x) * np.arange(9.0).reshape(3, 3)), a, eps=1e-5)
     t = wg.jvp(wg.grad(f), (a,), (np.eye(3)[0:1].repeat(3, 0),))[1]
     np.testing.assert_allclose(np.einsum("ijkl,kl->ij", h, np.eye(3)[0:1].repeat(3, 0)), t,
                                rtol=1e-10, atol=1e-12)

@@ -261,10 +261,9 @@ class Tensor(ArrayMethods, InPlaceMethods):
         kind = number_kind(self._value) if requires_grad else "f"
         if kind != "f" and kind != "c":
             raise RuntimeError(
-                f"only Tensors of floating point (real or complex) dtype can require gradients "
-                f"(this one is "
-                f"{self.dtype}); create it with dtype=float, e.g. wg.tensor(data, dtype=float, "
-                "requires_grad=True)."
+                "only Tensors of floating point (real or complex) dtype can require gradients "
+                f"(this one is {self.dtype}); create it with dtype=float, e.g. "
+                "wg.tensor(data, dtype=float, requires_grad=True)."
             )
         if requires_grad and not self._rg:
             tag = DUAL_TAG.get()
