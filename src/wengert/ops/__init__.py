@@ -5,8 +5,8 @@ importing a module registers nothing by side effect. The families import only
 :mod:`wengert.core` and each other, in this order (each one only those before
 it): ``broadcast``, ``elementwise``, ``indexing``, ``shape``, ``reduce``,
 ``linalg``, ``eigen``, ``svd``, ``qr``, ``lstsq``, ``fft``, ``eig``, ``composite``,
-``partition``, ``conditioning`` and ``array_api_linalg`` (NumPy functions written with
-the others, no ops of their own).
+``order_statistics``, ``partition``, ``conditioning`` and ``array_api_linalg`` (NumPy
+functions written with the others, no ops of their own).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from . import (
                indexing,
                linalg,
                lstsq,
+               order_statistics,
                partition,
                qr,
                reduce,
@@ -32,9 +33,9 @@ from . import (
 )
 
 FAMILIES = (broadcast, elementwise, indexing, shape, reduce, linalg, eigen, svd, qr, lstsq,
-            fft, eig, composite, partition, conditioning, array_api_linalg)
+            fft, eig, composite, order_statistics, partition, conditioning, array_api_linalg)
 REGISTRY = Registry(op for family in FAMILIES for op in family.OPS)
 
 __all__ = ["REGISTRY", "FAMILIES", "broadcast", "elementwise", "reduce", "shape", "indexing",
-           "linalg", "eigen", "svd", "qr", "lstsq", "fft", "eig", "composite",
+           "linalg", "eigen", "svd", "qr", "lstsq", "fft", "eig", "composite", "order_statistics",
            "partition", "conditioning", "array_api_linalg"]

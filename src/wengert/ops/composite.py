@@ -4,17 +4,16 @@ order, are those of the ops they are made of.
 ``diff``, ``append``, ``delete``, ``insert``, ``gradient``, ``fabs``, ``nan_to_num``,
 ``real_if_close``, ``rollaxis``, ``polyval``, ``meshgrid``, ``cross``, ``select``,
 ``linspace``/``logspace`` (traced endpoints), ``interp`` (in ``x``, ``xp`` and ``fp``),
-``convolve``, ``correlate``, ``unwrap``, the ``nan*`` reductions, ``median``,
-``percentile``, ``quantile``, ``cov``, ``corrcoef`` and, in ``numpy.linalg``,
+``convolve``, ``correlate``, ``unwrap``, the ``nan*`` reductions (the order statistics
+are in :mod:`wengert.ops.order_statistics`), ``cov``, ``corrcoef`` and, in ``numpy.linalg``,
 ``multi_dot`` and ``matrix_power``. Each keeps NumPy's arguments where they make sense for a
 differentiable value and refuses the others with a clear error. The values agree
 with NumPy's to rounding (the operations run in another order in a few:
-``multi_dot`` multiplies left to right, ``quantile`` interpolates as a weighted sum).
+``multi_dot`` multiplies left to right).
 
 Conventions where NumPy's function is not smooth: the ``nan*`` reductions and
-``nan_to_num`` give no gradient to the entries they replace; ``median`` and the
-quantiles differentiate the sorted entries they interpolate between (ties split as
-``np.sort``'s rule does); ``select`` and ``nan_to_num`` follow ``np.where``.
+``nan_to_num`` give no gradient to the entries they replace; ``select`` and
+``nan_to_num`` follow ``np.where``.
 
 Examples
 --------
@@ -22,8 +21,8 @@ Examples
 >>> import wengert as wg
 >>> wg.grad(lambda x: np.sum(np.diff(x) ** 2))(np.array([1.0, 2.0, 4.0]))
 array([-2., -2.,  4.])
->>> wg.grad(lambda x: np.median(x))(np.array([3.0, 1.0, 2.0, 5.0]))
-array([0.5, 0. , 0.5, 0. ])
+>>> wg.grad(lambda x: np.sum(np.nan_to_num(x) ** 2))(np.array([1.0, np.nan, 3.0]))
+array([2., 0., 6.])
 """
 
 from __future__ import annotations
@@ -588,77 +587,6 @@ def vander(x: Any, N: Any = None, increasing: bool = False) -> Any:  # noqa: N80
         np.zeros((shape_of(x)[0], 0), dtype=np.result_type(_raw(x)))
 
 
-# -- order statistics --------------------------------------------------------------------
-def _quantile(a: Any, q: Any, axis: Any, keepdims: bool, method: str, what: str) -> Any:
-    if method != "linear":
-        raise NotImplementedError(f"{what}: only method='linear' (NumPy's default) is "
-                                  f"supported by wengert, got {method!r}")
-    if is_traced(q):
-        raise TypeError(f"{what}: q must be plain numbers (no gradient flows to it)")
-    a = _as_array(a)
-    qs = np.asarray(q, dtype=np.float64)
-    if np.any((qs < 0) | (qs > 1)):
-        raise ValueError("Quantiles must be in the range [0, 1]")
-    if axis is None:
-        a = _shape.ravel(a)
-        ax = 0
-        kept_shape = (1,) * max(_ndim(a), 1)
-    else:
-        ax = _axis(axis, _ndim(a), what)
-        kept_shape = None
-    s = _shape.sort(a, axis=ax)
-    n = shape_of(s)[ax]
-    pos = qs * (n - 1)
-    lo = np.floor(pos).astype(np.intp)
-    hi = np.minimum(lo + 1, n - 1)
-    w = pos - lo
-    results = []
-    for k in np.ndindex(qs.shape):
-        low = _shape.take(s, int(lo[k]), axis=ax)
-        high = _shape.take(s, int(hi[k]), axis=ax)
-        results.append(low + (high - low) * float(w[k]) if w[k] else low)
-    out = results[0] if qs.ndim == 0 else _shape.reshape(
-        _shape.stack(results, axis=0), qs.shape + shape_of(results[0]))
-    if keepdims:
-        if kept_shape is not None:
-            out = _shape.reshape(out, qs.shape + kept_shape)
-        else:
-            out = _shape.expand_dims(out, ax + qs.ndim)
-    return out
-
-
-def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
-             method: str = "linear", keepdims: bool = False, *, weights: Any = None,
-             interpolation: Any = None) -> Any:
-    """The ``q``-th quantile(s) along ``axis`` (linear interpolation, NumPy's default)."""
-    if weights is not None or out is not None:
-        raise NotImplementedError("quantile: weights= and out= are not supported by wengert")
-    if _ew.dtype_of(a).kind == "c":
-        raise TypeError("a must be an array of real numbers")  # NumPy's refusal
-    return _quantile(a, q, axis, keepdims, interpolation or method, "quantile")
-
-
-def percentile(a: Any, q: Any, axis: Any = None, out: Any = None,
-               overwrite_input: bool = False, method: str = "linear",
-               keepdims: bool = False, *, weights: Any = None,
-               interpolation: Any = None) -> Any:
-    """The ``q``-th percentile(s) along ``axis`` (``quantile`` of ``q / 100``)."""
-    if is_traced(q):
-        raise TypeError("percentile: q must be plain numbers (no gradient flows to it)")
-    return quantile(a, np.asarray(q, dtype=np.float64) / 100.0, axis=axis, out=out,
-                    method=method, keepdims=keepdims, weights=weights,
-                    interpolation=interpolation)
-
-
-def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
-           keepdims: bool = False) -> Any:
-    """The median along ``axis`` (the mean of the two middle entries for an even count;
-    complex values in NumPy's lexicographic order, as NumPy's, which quantile refuses)."""
-    if out is not None:
-        raise NotImplementedError("median: out= is not supported by wengert")
-    return _quantile(a, 0.5, axis, keepdims, "linear", "median")
-
-
 # -- covariance -------------------------------------------------------------------------
 def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: Any = None,
         fweights: Any = None, aweights: Any = None, *, dtype: Any = None) -> Any:
@@ -819,8 +747,8 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
 
 
 PUBLIC = ("diff", "append", "fabs", "nan_to_num", "rollaxis", "polyval", "meshgrid", "cross",
-          "select", "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "quantile",
-          "percentile", "median", "cov", "corrcoef", "delete", "insert", "gradient",
+          "select", "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "cov", "corrcoef",
+          "delete", "insert", "gradient",
           "linspace", "logspace", "interp", "convolve", "correlate", "unwrap",
           "real_if_close", "norm", "dsplit", "piecewise", "array", "trapezoid", "nanvar",
           "nanstd", "nancumsum", "nancumprod", "ediff1d", "vander")
@@ -831,7 +759,7 @@ NUMPY = {
     np.diff: diff, np.append: append, np.nan_to_num: nan_to_num, np.rollaxis: rollaxis,
     np.polyval: polyval, np.meshgrid: meshgrid, np.cross: cross, np.select: select,
     np.nansum: nansum, np.nanprod: nanprod, np.nanmean: nanmean, np.nanmax: nanmax,
-    np.nanmin: nanmin, np.quantile: quantile, np.percentile: percentile, np.median: median,
+    np.nanmin: nanmin,
     np.cov: cov, np.corrcoef: corrcoef, np.linalg.multi_dot: multi_dot,
     np.linalg.matrix_power: matrix_power, np.delete: delete, np.insert: insert,
     np.gradient: gradient, np.linspace: linspace, np.logspace: logspace, np.interp: interp,
