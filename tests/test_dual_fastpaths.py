@@ -271,8 +271,8 @@ def test_ufunc_table_matches_public_functions():
         if public.__name__ not in REGISTRY:
             continue
         op = REGISTRY[public.__name__]
-        if op.nin not in (1, 2) or op.samples is None:
-            continue
+        if op.nin not in (1, 2) or op.samples is None or None in op.vjps:
+            continue  # (and ldexp, whose exponents are integers)
         args = (d, e) if ufunc.nin == 2 else (d,)
         with np.errstate(all="ignore"):
             _same(ufunc(*args), public(*args))

@@ -442,7 +442,10 @@ def test_op_record_is_well_formed(name):
         return
     assert isinstance(op.vjps, tuple) and op.nin == len(op.vjps)
     assert all(r is None or callable(r) for r in op.vjps)
-    assert any(r is not None for r in op.vjps), f"op {name}: no input has a VJP rule"
+    if all(r is None for r in op.vjps):  # only an integer result has no derivative at all
+        args, params = op.samples(np.random.default_rng(0))[0]
+        assert np.asarray(op.impl(*args, **params)).dtype.kind in "iub", (
+            f"op {name}: no input has a VJP rule")
 
 
 @pytest.mark.parametrize("family", FAMILIES, ids=[f.__name__.rsplit(".", 1)[-1] for f in FAMILIES])

@@ -42,6 +42,10 @@ _NONDIFF_UFUNCS = {
     np.invert,
     np.left_shift,
     np.right_shift,
+    np.gcd,
+    np.lcm,
+    np.bitwise_count,
+    np.isnat,
 }
 
 #: NumPy functions whose results carry no gradient (indices, shapes, tests).

@@ -1261,6 +1261,10 @@ OPS = (
 _f1 = unary_function
 _f2 = binary_function
 
+#: The builders, for the families of elementwise ops in other modules
+#: (:mod:`wengert.ops.floating`, :mod:`wengert.ops.bessel`).
+unary_op, binary_op, zero_rule, zero_jvp = _unary, _binary, _zeros, _zeros_jvp
+
 negative = _f1(NEGATIVE)
 positive = _f1(POSITIVE)
 abs = _f1(ABS)  # noqa: A001
