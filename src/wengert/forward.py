@@ -124,7 +124,9 @@ def _own(leaf: Any, tag: Tag) -> Any:
 def _zero_tangent(leaf: Any) -> Any:
     shape, dtype = _shape_dtype(leaf)
     if shape == () and not isinstance(leaf, np.ndarray):
-        return 0.0 if dtype.kind != "f" or dtype == np.float64 else np.zeros((), dtype)
+        if dtype == np.complex128:
+            return 0j
+        return 0.0 if dtype.kind not in "fc" or dtype == np.float64 else np.zeros((), dtype)
     return np.zeros(shape, dtype=dtype if dtype.kind in "fc" else float)
 
 
@@ -370,11 +372,12 @@ def _inputs(args: tuple[Any, ...], nums: tuple[int, ...], where: str, holomorphi
     whose real outputs can have complex inputs)."""
     sel = tuple(args[i] for i in nums)
     leaves, spec = flatten(sel)
-    infos = [_check_float(leaf, where, f"input {k}") for k, leaf in enumerate(leaves)]
-    if holomorphic:
-        for _, dtype in infos:
-            check_holomorphic_input(dtype, where)
-    elif where != "jacrev" and any(dtype.kind == "c" for _, dtype in infos):
+    infos = []
+    for k, leaf in enumerate(leaves):
+        if holomorphic and not isinstance(leaf, (str, bytes)):
+            check_holomorphic_input(_shape_dtype(leaf)[1], where)
+        infos.append(_check_float(leaf, where, f"input {k}"))
+    if not holomorphic and where != "jacrev" and any(dt.kind == "c" for _, dt in infos):
         raise TypeError(_complex_jacobian(where, "inputs", "input"))
     return sel, leaves, spec, infos
 

@@ -104,6 +104,8 @@ def _zero_like(v: Any) -> Any:
     b = primal(v)
     if type(b) is float:
         return 0.0
+    if type(b) is complex:
+        return 0j
     if isinstance(b, np.generic):
         return b.dtype.type(0)
     return np.zeros(np.shape(b), dtype=np.result_type(b))
@@ -225,7 +227,8 @@ def _gradients(leaves_per_arg: list, cts: dict[int, Any], seeds: Any = ()) -> li
                 g = unbox_level(g, leaf._level)  # a rule multiplied by a constant tensor
             v = leaf._value
             if g is None:
-                g = _zero_like(original if isinstance(original, np.generic) else v)
+                given_scalar = isinstance(original, np.generic) or type(original) is complex
+                g = _zero_like(original if given_scalar else v)
             elif not is_traced(g) and not is_traced(v):
                 g = _plain_ct(g, v, original)
             elif _opaque(g):  # a graph tracer's cotangent: the input's float dtype too
@@ -281,7 +284,7 @@ def pullback(out: Tensor, leaves: Sequence[Tensor], seed: Any, *,
 
 
 def _is_numeric_output(v: Any) -> bool:
-    if type(v) in (float, int) or is_traced(v):
+    if type(v) in (float, int, complex) or is_traced(v):
         return True
     return isinstance(v, (np.ndarray, np.generic)) and v.dtype.kind in "biufc"
 
