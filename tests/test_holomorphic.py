@@ -305,3 +305,12 @@ def test_without_holomorphic_the_refusals_point_to_it():
         wg.jacrev(np.exp)(np.array([1j]))
     with pytest.raises(TypeError, match="jacobian requires real-valued.*holomorphic=True"):
         wg.jacobian(np.exp)(np.array([1j]))
+
+
+def test_holomorphic_is_keyword_only_for_the_jacobians():
+    # JAX's third parameter of jacfwd, jacrev, jacobian and hessian is has_aux, which
+    # wengert's lack: a JAX-style positional True must not turn on holomorphic.
+    for transform in (wg.jacfwd, wg.jacrev, wg.jacobian, wg.hessian):
+        with pytest.raises(TypeError, match="positional argument"):
+            transform(np.exp, 0, True)
+    assert wg.grad(np.exp, 0, False, True)(0j) == 1  # grad's order is JAX's

@@ -418,7 +418,7 @@ def _assemble(blocks: list[list[Any]], out_spec: Any, in_spec: Any, single: bool
     return unflatten(out_spec, per_out)
 
 
-def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
+def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
            holomorphic: bool = False) -> Callable[..., Any]:
     """The Jacobian by forward mode.
 
@@ -428,9 +428,10 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
     For an array input and output the result has shape
     ``output.shape + input.shape``; pytrees give pytrees (see the module).
 
-    With ``holomorphic=True`` (as in JAX) the inputs and outputs must be
-    complex and the result is the complex Jacobian ``∂f/∂z`` of a
-    holomorphic ``fun``, pushing the tangents ``1 + 0j``. Holomorphy is
+    With ``holomorphic=True`` (as in JAX; keyword-only here, as wengert's
+    Jacobians have no ``has_aux``, JAX's third parameter) the inputs and
+    outputs must be complex and the result is the complex Jacobian ``∂f/∂z``
+    of a holomorphic ``fun``, pushing the tangents ``1 + 0j``. Holomorphy is
     assumed, not checked: for another function the result is the derivative
     along the real axes, ``∂f/∂z + ∂f/∂z̄``.
 
@@ -547,7 +548,7 @@ def _jacrev_from(
     return _assemble(blocks, out_spec, spec, single)
 
 
-def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
+def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
            holomorphic: bool = False) -> Callable[..., Any]:
     """The Jacobian by reverse mode: one VJP per output entry.
 
@@ -582,7 +583,7 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
     return jac
 
 
-def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
+def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
              holomorphic: bool = False) -> Callable[..., Any]:
     """The Jacobian, by whichever mode is cheaper.
 
@@ -611,13 +612,13 @@ def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
         n_in = sum(_size(shape) for shape, _ in infos)
         n_out = sum(_size(_shape_dtype(leaf)[0]) for leaf in flatten(out)[0])
         if n_in < n_out:
-            return jacfwd(fun, argnums, holomorphic)(*args)
+            return jacfwd(fun, argnums, holomorphic=holomorphic)(*args)
         return _jacrev_from(out, f_vjp, infos, spec, single)
 
     return jac
 
 
-def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
+def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
             holomorphic: bool = False) -> Callable[..., Any]:
     """The Hessian of a scalar function: forward over reverse (``jacfwd(grad(f))``).
 
@@ -636,7 +637,8 @@ def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
     >>> wg.hessian(lambda z: z ** 3, holomorphic=True)(2j)  # 6z
     12j
     """
-    return jacfwd(grad(fun, argnums, holomorphic=holomorphic), argnums, holomorphic)
+    return jacfwd(grad(fun, argnums, holomorphic=holomorphic), argnums,
+                  holomorphic=holomorphic)
 
 
 def hvp(fun: Callable[..., Any], x: Any, v: Any) -> Any:
