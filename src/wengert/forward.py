@@ -27,7 +27,7 @@ from .core.levels import DUAL_TAG, Tag
 from .core.tree import flatten, unflatten
 from .dual import Dual
 from .tensor import Tensor, connected
-from .transforms import argnums_at, grad, grad_of, vjp
+from .transforms import argnums_at, check_holomorphic_input, grad, grad_of, vjp
 
 __all__ = [
     "jvp", "linearize", "derivative", "jacfwd", "jacrev", "jacobian", "hessian", "hvp",
@@ -124,7 +124,9 @@ def _own(leaf: Any, tag: Tag) -> Any:
 def _zero_tangent(leaf: Any) -> Any:
     shape, dtype = _shape_dtype(leaf)
     if shape == () and not isinstance(leaf, np.ndarray):
-        return 0.0 if dtype.kind != "f" or dtype == np.float64 else np.zeros((), dtype)
+        if dtype == np.complex128:
+            return 0j
+        return 0.0 if dtype.kind not in "fc" or dtype == np.float64 else np.zeros((), dtype)
     return np.zeros(shape, dtype=dtype if dtype.kind in "fc" else float)
 
 
@@ -345,6 +347,8 @@ def _stack_jac(
         arr = arr.astype(dtype)
     if arr.shape == () and arr.dtype == np.float64:
         return float(arr)
+    if arr.shape == () and arr.dtype == np.complex128:
+        return complex(arr)
     return arr
 
 
@@ -362,11 +366,18 @@ def _select(
     return f_sel
 
 
-def _inputs(args: tuple[Any, ...], nums: tuple[int, ...], where: str):
+def _inputs(args: tuple[Any, ...], nums: tuple[int, ...], where: str, holomorphic: bool):
+    """The differentiated arguments, their leaves, spec and ``(shape, dtype)`` each,
+    checked: all complex with ``holomorphic``, otherwise real (but for ``jacrev``,
+    whose real outputs can have complex inputs)."""
     sel = tuple(args[i] for i in nums)
     leaves, spec = flatten(sel)
-    infos = [_check_float(leaf, where, f"input {k}") for k, leaf in enumerate(leaves)]
-    if where != "jacrev" and any(dtype.kind == "c" for _, dtype in infos):
+    infos = []
+    for k, leaf in enumerate(leaves):
+        if holomorphic and not isinstance(leaf, (str, bytes)):
+            check_holomorphic_input(_shape_dtype(leaf)[1], where)
+        infos.append(_check_float(leaf, where, f"input {k}"))
+    if not holomorphic and where != "jacrev" and any(dt.kind == "c" for _, dt in infos):
         raise TypeError(_complex_jacobian(where, "inputs", "input"))
     return sel, leaves, spec, infos
 
@@ -374,17 +385,26 @@ def _inputs(args: tuple[Any, ...], nums: tuple[int, ...], where: str):
 def _complex_jacobian(where: str, what: str, which: str) -> str:
     """The refusal of a Jacobian with complex inputs or outputs (JAX's wording)."""
     return (
-        f"{where} requires real-valued {what}, but got a complex {which}. The derivative of "
-        "a function of complex numbers is a real-linear map, not a complex matrix (unless "
-        "the function is holomorphic); push complex tangents with wg.jvp (along z and i·z), "
-        "pull cotangents back with wg.vjp, or use wg.hvp, or write the function on "
-        "(np.real(z), np.imag(z))."
+        f"{where} requires real-valued {what}, but got a complex {which}. If the function "
+        "is holomorphic, pass holomorphic=True for its complex Jacobian ∂f/∂z. Otherwise its "
+        "derivative is a real-linear map, not a complex matrix: push complex tangents with "
+        "wg.jvp (along z and i·z), pull cotangents back with wg.vjp, or use wg.hvp, or write "
+        "the function on (np.real(z), np.imag(z))."
     )
 
 
-def _check_real_outputs(out: Any, where: str) -> None:
+def _check_outputs(out: Any, where: str, holomorphic: bool, real: bool) -> None:
+    """All of ``out``'s leaves complex with ``holomorphic`` (as JAX); otherwise, when
+    ``real`` (the reverse-mode Jacobians), none complex."""
     for leaf in flatten(out)[0]:
-        if _shape_dtype(leaf)[1].kind == "c":
+        dtype = _shape_dtype(leaf)[1]
+        if holomorphic and dtype.kind != "c":
+            raise TypeError(
+                f"{where} with holomorphic=True requires outputs with complex dtype, but got "
+                f"{dtype}. A holomorphic function has complex values: return them as complex "
+                "(np.asarray(y, dtype=complex)), or drop holomorphic=True."
+            )
+        if real and not holomorphic and dtype.kind == "c":
             raise TypeError(_complex_jacobian(where, "outputs", "output"))
 
 
@@ -398,7 +418,8 @@ def _assemble(blocks: list[list[Any]], out_spec: Any, in_spec: Any, single: bool
     return unflatten(out_spec, per_out)
 
 
-def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
+           holomorphic: bool = False) -> Callable[..., Any]:
     """The Jacobian by forward mode.
 
     For one array input, the identity is pushed through once as a batch of
@@ -407,6 +428,13 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
     For an array input and output the result has shape
     ``output.shape + input.shape``; pytrees give pytrees (see the module).
 
+    With ``holomorphic=True`` (as in JAX; keyword-only here, as wengert's
+    Jacobians have no ``has_aux``, JAX's third parameter) the inputs and
+    outputs must be complex and the result is the complex Jacobian ``∂f/∂z``
+    of a holomorphic ``fun``, pushing the tangents ``1 + 0j``. Holomorphy is
+    assumed, not checked: for another function the result is the derivative
+    along the real axes, ``∂f/∂z + ∂f/∂z̄``.
+
     Examples
     --------
     >>> import numpy as np
@@ -414,16 +442,19 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
     >>> wg.jacfwd(lambda x: x ** 2)(np.array([1.0, 2.0]))
     array([[2., 0.],
            [0., 4.]])
+    >>> wg.jacfwd(lambda z: z ** 2, holomorphic=True)(np.array([1j, 2.0 + 0j]))
+    array([[0.+2.j, 0.+0.j],
+           [0.+0.j, 4.+0.j]])
     """
 
     @functools.wraps(fun)
     def jac(*args: Any) -> Any:
         nums, single = argnums_at(argnums, len(args), "jacfwd")
-        sel, leaves, spec, infos = _inputs(args, nums, "jacfwd")
+        sel, leaves, spec, infos = _inputs(args, nums, "jacfwd", holomorphic)
         f_sel = _select(fun, args, nums)
-        if (len(leaves) == 1 and type(leaves[0]) is np.ndarray and infos[0][1].kind == "f"
+        if (len(leaves) == 1 and type(leaves[0]) is np.ndarray and infos[0][1].kind in "fc"
                 and leaves[0].size):
-            blocks_out = _jacfwd_batched(f_sel, spec, leaves[0], infos[0])
+            blocks_out = _jacfwd_batched(f_sel, spec, leaves[0], infos[0], holomorphic)
             if blocks_out is not None:
                 return _assemble(blocks_out[0], blocks_out[1], spec, single)
         cols: list[list[list[Any]]] = []
@@ -444,6 +475,7 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
             cols.append(cj)
         if not have_out:
             out = f_sel(*sel)
+        _check_outputs(out, "jacfwd", holomorphic, real=False)
         out_leaves, out_spec = flatten(out)
         blocks = []
         for o, ol in enumerate(out_leaves):
@@ -459,7 +491,8 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
 
 
 def _jacfwd_batched(
-    f_sel: Callable[..., Any], spec: Any, x: np.ndarray, info: tuple[Any, Any]
+    f_sel: Callable[..., Any], spec: Any, x: np.ndarray, info: tuple[Any, Any],
+    holomorphic: bool,
 ) -> tuple[list[list[Any]], Any] | None:
     """All columns of the Jacobian in one pass: the identity as a batch of tangents.
 
@@ -472,6 +505,7 @@ def _jacfwd_batched(
     with perturbation("jacfwd") as tag:
         tag.batch = n
         out = f_sel(*unflatten(spec, [Dual(x, eye, tag)]))
+        _check_outputs(out, "jacfwd", holomorphic, real=False)
         out_leaves, out_spec = flatten(out)
         blocks = []
         for leaf in out_leaves:
@@ -514,10 +548,17 @@ def _jacrev_from(
     return _assemble(blocks, out_spec, spec, single)
 
 
-def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
+           holomorphic: bool = False) -> Callable[..., Any]:
     """The Jacobian by reverse mode: one VJP per output entry.
 
-    Same result layout as :func:`jacfwd`.
+    Same result layout as :func:`jacfwd`. The outputs must be real, unless
+    ``holomorphic=True`` (as in JAX): then inputs and outputs must be complex
+    and the result is the complex Jacobian ``∂f/∂z`` of a holomorphic
+    ``fun``, pulling back the cotangents ``1 + 0j`` (wengert's cotangents
+    pair without conjugation, so a row is ``∂f_k/∂z``, not its conjugate).
+    Holomorphy is assumed, not checked: for another function the result is
+    ``∂f/∂z + conj(∂f/∂z̄)``, not :func:`jacfwd`'s.
 
     Examples
     --------
@@ -526,20 +567,24 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callabl
     >>> wg.jacrev(lambda x: np.cumsum(x))(np.array([1.0, 2.0]))
     array([[1., 0.],
            [1., 1.]])
+    >>> wg.jacrev(np.fft.fft, holomorphic=True)(np.zeros(2, complex))  # the DFT matrix
+    array([[ 1.+0.j,  1.+0.j],
+           [ 1.+0.j, -1.+0.j]])
     """
 
     @functools.wraps(fun)
     def jac(*args: Any) -> Any:
         nums, single = argnums_at(argnums, len(args), "jacrev")
-        sel, _, spec, infos = _inputs(args, nums, "jacrev")
+        sel, _, spec, infos = _inputs(args, nums, "jacrev", holomorphic)
         out, f_vjp = vjp(_select(fun, args, nums), *sel)
-        _check_real_outputs(out, "jacrev")
+        _check_outputs(out, "jacrev", holomorphic, real=True)
         return _jacrev_from(out, f_vjp, infos, spec, single)
 
     return jac
 
 
-def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
+             holomorphic: bool = False) -> Callable[..., Any]:
     """The Jacobian, by whichever mode is cheaper.
 
     Forward mode costs one pass per input entry and reverse mode one per
@@ -547,7 +592,8 @@ def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Calla
     learn the output's size); it then uses :func:`jacfwd` when the
     differentiated inputs have fewer entries than the output (a tall
     Jacobian), and otherwise finishes in reverse mode (:func:`jacrev`),
-    reusing that pass. Both give the same result layout.
+    reusing that pass. Both give the same result layout, and ``holomorphic``
+    means what it does for them.
 
     Examples
     --------
@@ -560,23 +606,26 @@ def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Calla
     @functools.wraps(fun)
     def jac(*args: Any) -> Any:
         nums, single = argnums_at(argnums, len(args), "jacobian")
-        sel, _, spec, infos = _inputs(args, nums, "jacobian")
+        sel, _, spec, infos = _inputs(args, nums, "jacobian", holomorphic)
         out, f_vjp = vjp(_select(fun, args, nums), *sel)
-        _check_real_outputs(out, "jacobian")
+        _check_outputs(out, "jacobian", holomorphic, real=True)
         n_in = sum(_size(shape) for shape, _ in infos)
         n_out = sum(_size(_shape_dtype(leaf)[0]) for leaf in flatten(out)[0])
         if n_in < n_out:
-            return jacfwd(fun, argnums)(*args)
+            return jacfwd(fun, argnums, holomorphic=holomorphic)(*args)
         return _jacrev_from(out, f_vjp, infos, spec, single)
 
     return jac
 
 
-def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
+            holomorphic: bool = False) -> Callable[..., Any]:
     """The Hessian of a scalar function: forward over reverse (``jacfwd(grad(f))``).
 
     With a tuple ``argnums`` the result is nested: ``H[i][j]`` is the block of
-    second derivatives in arguments ``argnums[i]`` and ``argnums[j]``.
+    second derivatives in arguments ``argnums[i]`` and ``argnums[j]``. With
+    ``holomorphic=True`` (see :func:`grad`) the inputs and the output are
+    complex and ``H`` holds the complex second derivatives ``∂²f/∂z_i∂z_j``.
 
     Examples
     --------
@@ -585,8 +634,11 @@ def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callab
     >>> wg.hessian(lambda x: x[0] ** 2 * x[1])(np.array([1.0, 2.0]))
     array([[4., 2.],
            [2., 0.]])
+    >>> wg.hessian(lambda z: z ** 3, holomorphic=True)(2j)  # 6z
+    12j
     """
-    return jacfwd(grad(fun, argnums), argnums)
+    return jacfwd(grad(fun, argnums, holomorphic=holomorphic), argnums,
+                  holomorphic=holomorphic)
 
 
 def hvp(fun: Callable[..., Any], x: Any, v: Any) -> Any:

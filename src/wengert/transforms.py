@@ -29,25 +29,38 @@ from .tensor import Tensor, constant
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "leaf_for", "unbox_level", "of_level", "pullback",
-    "argnums_at",
+    "argnums_at", "check_holomorphic_input",
 ]
 
 
-def _check_input(x: Any, where: str) -> None:
+def _check_input(x: Any, where: str, holomorphic: bool = False) -> None:
     if isinstance(x, (str, bytes)) or x is None:
         raise TypeError(
             f"{where}: can only differentiate with respect to floating point numbers and "
             f"arrays, got {type(x).__name__}."
         )
-    if type(x) is float:
+    if type(x) is float and not holomorphic:
         return
-    dt = dtype_of(x) if is_traced(x) else np.asarray(x).dtype
+    dt = dtype_of(x) if type(x) is float or is_traced(x) else np.asarray(x).dtype
+    if holomorphic:
+        check_holomorphic_input(dt, where)
     if dt.kind != "f" and dt.kind != "c":
         raise TypeError(
             f"{where}: can only differentiate with respect to floating point (real or "
             f"complex) inputs, got "
             f"{dt} ({type(x).__name__}). Pass floats, e.g. np.asarray(x, dtype=float) or 1.0 "
             "instead of 1."
+        )
+
+
+def check_holomorphic_input(dt: np.dtype, where: str) -> None:
+    """Refuse a real (or integer) input of a transform called with ``holomorphic=True``
+    (as JAX does): ``f′(z)`` needs ``z`` complex."""
+    if dt.kind != "c":
+        raise TypeError(
+            f"{where} with holomorphic=True requires inputs with complex dtype, but got {dt}. "
+            "Pass complex values (np.asarray(x, dtype=complex), or 1.0 + 0j for 1.0), or drop "
+            "holomorphic=True to differentiate with respect to a real input."
         )
 
 
@@ -91,6 +104,8 @@ def _zero_like(v: Any) -> Any:
     b = primal(v)
     if type(b) is float:
         return 0.0
+    if type(b) is complex:
+        return 0j
     if isinstance(b, np.generic):
         return b.dtype.type(0)
     return np.zeros(np.shape(b), dtype=np.result_type(b))
@@ -167,16 +182,18 @@ def argnums_at(argnums: int | Sequence[int], nargs: int, where: str
     return nums, single
 
 
-def _prepare(args: tuple[Any, ...], argnums: tuple[int, ...], where: str, level: float):
+def _prepare(args: tuple[Any, ...], argnums: tuple[int, ...], where: str, level: float,
+             holomorphic: bool = False):
     """The arguments with the differentiated ones replaced by tensors of ``level``;
-    per differentiated argument, its leaves (tensors) and pytree spec."""
+    per differentiated argument, its leaves (tensors) and pytree spec. With
+    ``holomorphic`` every leaf must be complex."""
     args = list(args)
     leaves_per_arg = []
     argnums = argnums_at(argnums, len(args), where)[0]
     for i in argnums:
         leaves, spec = flatten(args[i])
         for leaf in leaves:
-            _check_input(leaf, where)
+            _check_input(leaf, where, holomorphic)
         boxed = [leaf_for(v, level) for v in leaves]
         args[i] = unflatten(spec, boxed)
         leaves_per_arg.append((boxed, spec, leaves))
@@ -210,7 +227,8 @@ def _gradients(leaves_per_arg: list, cts: dict[int, Any], seeds: Any = ()) -> li
                 g = unbox_level(g, leaf._level)  # a rule multiplied by a constant tensor
             v = leaf._value
             if g is None:
-                g = _zero_like(original if isinstance(original, np.generic) else v)
+                given_scalar = isinstance(original, np.generic) or type(original) is complex
+                g = _zero_like(original if given_scalar else v)
             elif not is_traced(g) and not is_traced(v):
                 g = _plain_ct(g, v, original)
             elif _opaque(g):  # a graph tracer's cotangent: the input's float dtype too
@@ -266,13 +284,14 @@ def pullback(out: Tensor, leaves: Sequence[Tensor], seed: Any, *,
 
 
 def _is_numeric_output(v: Any) -> bool:
-    if type(v) in (float, int) or is_traced(v):
+    if type(v) in (float, int, complex) or is_traced(v):
         return True
     return isinstance(v, (np.ndarray, np.generic)) and v.dtype.kind in "biufc"
 
 
-def _scalar_seed(out: Any, level: float, where: str) -> Any:
-    """Check that ``out`` is one floating point number; the seed of its sweep.
+def _scalar_seed(out: Any, level: float, where: str, holomorphic: bool = False) -> Any:
+    """Check that ``out`` is one floating point number (a complex one with
+    ``holomorphic``, a real one without); the seed of its sweep.
 
     ``None`` for an output that does not depend on the inputs at this level
     (zero gradients); otherwise ``1.0``, or ones of the output's shape and dtype.
@@ -291,13 +310,20 @@ def _scalar_seed(out: Any, level: float, where: str) -> Any:
             "it (lambda x: f(x).sum()) or use wg.jacobian / wg.vjp for non-scalar outputs."
         )
     dt = dtype_of(out)
-    if dt.kind == "c":
+    if holomorphic and dt.kind != "c":
         raise TypeError(
-            f"{where} requires real-valued outputs, and this one is complex ({dt}); use "
-            "wg.vjp with a cotangent of your choice, or take np.real / np.abs of the output "
-            "(as HIPS autograd and JAX's grad do)."
+            f"{where} with holomorphic=True requires outputs with complex dtype, but got "
+            f"{dt}. A holomorphic function of complex inputs has complex values; for a real "
+            "function of complex inputs drop holomorphic=True (its gradient is ∂f/∂x − i∂f/∂y)."
         )
-    if dt.kind != "f":
+    if dt.kind == "c" and not holomorphic:
+        raise TypeError(
+            f"{where} requires real-valued outputs, and this one is complex ({dt}). If the "
+            "function is holomorphic, pass holomorphic=True for its complex derivative f′(z); "
+            "otherwise use wg.vjp with a cotangent of your choice, or take np.real / np.abs of "
+            "the output (as HIPS autograd and JAX's grad do)."
+        )
+    if dt.kind not in "fc":
         raise TypeError(
             f"{where}: the output must be floating point, got {dt}. An integer or boolean "
             "output is piecewise constant: its gradient is zero wherever it exists."
@@ -310,7 +336,8 @@ def _scalar_seed(out: Any, level: float, where: str) -> Any:
 
 
 def value_and_grad(
-    fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
+    fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+    holomorphic: bool = False,
 ) -> Callable[..., Any]:
     """Like :func:`grad`, but the new function returns ``(value, gradient)``.
 
@@ -320,12 +347,14 @@ def value_and_grad(
     >>> import wengert as wg
     >>> wg.value_and_grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0]))
     (np.float64(5.0), array([2., 4.]))
+    >>> wg.value_and_grad(lambda z: np.sum(z ** 2), holomorphic=True)(np.array([1j, 2 + 0j]))
+    (np.complex128(3+0j), array([0.+2.j, 4.+0.j]))
     """
     nums, single = _argnums_tuple(argnums)
 
     @functools.wraps(fun)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        return _value_and_grad(fun, nums, single, has_aux, args, kwargs)
+        return _value_and_grad(fun, nums, single, has_aux, args, kwargs, holomorphic)
 
     return wrapped
 
@@ -342,18 +371,20 @@ def _split_aux(result: Any, has_aux: bool, where: str) -> tuple[Any, Any]:
 
 
 def _value_and_grad(fun: Callable[..., Any], nums: tuple[int, ...], single: bool,
-                    has_aux: bool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """One call of ``value_and_grad(fun, nums, has_aux)``: ``(value, gradient)``."""
+                    has_aux: bool, args: tuple[Any, ...], kwargs: dict[str, Any],
+                    holomorphic: bool = False) -> Any:
+    """One call of ``value_and_grad(fun, nums, has_aux, holomorphic)``:
+    ``(value, gradient)``."""
     outer_mode = GRAD_ENABLED.get()
     with transform_scope() as level:
         token = GRAD_ENABLED.set(True)
         try:
-            bargs, leaves = _prepare(args, nums, "grad", level)
+            bargs, leaves = _prepare(args, nums, "grad", level, holomorphic)
             result = fun(*bargs, **kwargs)
         finally:
             GRAD_ENABLED.reset(token)
         out, aux = _split_aux(result, has_aux, "grad")
-        seed = _scalar_seed(out, level, "grad")
+        seed = _scalar_seed(out, level, "grad", holomorphic)
         roots = [] if seed is None else [(_edge(out), seed)]
         cts = _sweep(roots, leaves, retain=False, grad_mode=outer_mode)
     grads = _gradients(leaves, cts)
@@ -374,7 +405,8 @@ def grad_of(fun: Callable[..., Any]) -> Callable[[Any], Any]:
 
 
 def grad(
-    fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
+    fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+    holomorphic: bool = False,
 ) -> Callable[..., Any]:
     """The gradient of a scalar function, as a new function.
 
@@ -390,6 +422,15 @@ def grad(
     has_aux : bool
         ``fun`` returns ``(output, aux)``; the new function returns
         ``(gradient, aux)``.
+    holomorphic : bool
+        Promise that ``fun`` is holomorphic (complex differentiable) in the
+        differentiated arguments, which must then be complex, as must the
+        output: the gradient is the complex derivative ``f′(z)``, as in JAX.
+        The promise is not checked: for a function that is not holomorphic
+        the result is ``∂f/∂z + conj(∂f/∂z̄)`` (Wirtinger derivatives), which
+        means nothing in particular. Without it, a complex output is refused
+        and the gradient of a real function of complex ``z = x + iy`` is
+        ``∂f/∂x − i ∂f/∂y``.
 
     Examples
     --------
@@ -399,8 +440,12 @@ def grad(
     0.0
     >>> wg.grad(wg.grad(lambda x: x ** 3))(2.0)
     12.0
+    >>> wg.grad(lambda z: z ** 3, holomorphic=True)(1j)  # 3z²
+    (-3+0j)
+    >>> wg.grad(np.exp, holomorphic=True)(np.complex64(1j))
+    np.complex64(0.5403023+0.84147096j)
     """
-    vg = value_and_grad(fun, argnums, has_aux)
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic)
 
     @functools.wraps(fun)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
