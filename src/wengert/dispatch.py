@@ -80,7 +80,6 @@ _NONDIFF_FUNCTIONS = {
     np.ones_like,
     np.empty_like,
     np.array_equiv,
-    np.sort_complex,
     np.digitize,
     np.may_share_memory,
     np.shares_memory,

@@ -587,6 +587,16 @@ def vander(x: Any, N: Any = None, increasing: bool = False) -> Any:  # noqa: N80
         np.zeros((shape_of(x)[0], 0), dtype=np.result_type(_raw(x)))
 
 
+def sort_complex(a: Any) -> Any:
+    """``a`` sorted along its last axis (real part first, then imaginary) and made complex,
+    as ``np.sort_complex``: the gradient follows the sort."""
+    a = _as_array(a)
+    dtype = _ew.dtype_of(a)
+    if dtype.kind != "c":
+        dtype = np.dtype("F" if dtype.char in "bhBH" else "G" if dtype.char == "g" else "D")
+    return _ew.astype(_shape.sort(a, axis=-1), dtype)
+
+
 # -- covariance -------------------------------------------------------------------------
 def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: Any = None,
         fweights: Any = None, aweights: Any = None, *, dtype: Any = None) -> Any:
@@ -751,7 +761,7 @@ PUBLIC = ("diff", "append", "fabs", "nan_to_num", "rollaxis", "polyval", "meshgr
           "delete", "insert", "gradient",
           "linspace", "logspace", "interp", "convolve", "correlate", "unwrap",
           "real_if_close", "norm", "dsplit", "piecewise", "array", "trapezoid", "nanvar",
-          "nanstd", "nancumsum", "nancumprod", "ediff1d", "vander")
+          "nanstd", "nancumsum", "nancumprod", "ediff1d", "vander", "sort_complex")
 #: Names exported by ``wengert.numpy.linalg``.
 LINALG_PUBLIC = ("multi_dot", "matrix_power", "tensorinv", "tensorsolve")
 #: NumPy function -> function, for ``Tensor.__array_function__``.
@@ -768,7 +778,7 @@ NUMPY = {
     np.linalg.tensorinv: tensorinv, np.linalg.tensorsolve: tensorsolve,
     np.piecewise: piecewise, np.trapezoid: trapezoid, np.nanvar: nanvar, np.nanstd: nanstd,
     np.nancumsum: nancumsum, np.nancumprod: nancumprod, np.ediff1d: ediff1d,
-    np.vander: vander,
+    np.vander: vander, np.sort_complex: sort_complex,
 }
 #: ufunc name -> function.
 UFUNCS = {"fabs": fabs}

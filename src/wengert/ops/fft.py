@@ -272,6 +272,37 @@ def irfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None)
     return apply(IRFFT, a, n=n, axis=axis, norm=_norm(norm))
 
 
+#: ``hfft``/``ihfft`` are ``irfft``/``rfft`` with the normalisation's direction swapped.
+_SWAPPED = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
+
+
+def hfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -> Any:
+    """The real spectrum of a signal with Hermitian symmetry, given by its first half
+    ``a`` (``np.fft.hfft``): ``irfft(conj(a))`` with the normalisation's direction
+    swapped, as NumPy computes it, so its rules are those of ``conj`` and ``irfft``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> wg.grad(lambda a: np.fft.hfft(a)[1])(np.array([1.0, 2.0, 3.0]))
+    array([ 1.,  0., -1.])
+    """
+    nd = len(_shape(a))
+    axis = operator.index(axis) % nd
+    n = 2 * (_shape(a)[axis] - 1) if n is None else operator.index(n)
+    return irfft(_ew.conjugate(a), n, axis, _SWAPPED[_norm(norm)])
+
+
+def ihfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -> Any:
+    """The inverse of :func:`hfft` for a real signal (``np.fft.ihfft``):
+    ``conj(rfft(a))`` with the normalisation's direction swapped, as NumPy computes it."""
+    if dtype_of(a).kind == "c":
+        raise TypeError("ihfft: the input is complex; ihfft transforms real signals (use "
+                        "ifft, or np.real(x) first)")
+    return _ew.conjugate(rfft(a, n, axis, _SWAPPED[_norm(norm)]))
+
+
 def _real_axes(a: Any, s: Any, axes: Any, inverse: bool) -> tuple[tuple, tuple]:
     """``s`` and ``axes`` of an ``rfftn`` / ``irfftn`` call, as NumPy completes them."""
     nd = len(_shape(a))
@@ -344,7 +375,7 @@ def ifftshift(x: Any, axes: Any = None) -> Any:
 
 
 #: Names exported by ``wengert.numpy.fft``.
-FFT_PUBLIC = ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2",
-              "irfft2", "rfftn", "irfftn", "fftshift", "ifftshift")
+FFT_PUBLIC = ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "hfft", "ihfft",
+              "rfft2", "irfft2", "rfftn", "irfftn", "fftshift", "ifftshift")
 #: NumPy function -> function, for ``Tensor.__array_function__``.
 NUMPY = {getattr(np.fft, name): globals()[name] for name in FFT_PUBLIC}
