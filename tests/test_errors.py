@@ -71,12 +71,12 @@ def test_shape_mismatch_names_the_op():
 
 def test_numpy_function_without_rule_raises_type_error():
     x = wg.tensor(np.ones(3), requires_grad=True)
-    with pytest.raises(TypeError, match=r"np\.fft\.hfft"):
-        np.fft.hfft(x)
-    with pytest.raises(TypeError, match="np.spacing"):
-        np.spacing(x)
+    with pytest.raises(TypeError, match=r"np\.lib\.scimath\.sqrt"):
+        np.emath.sqrt(x)
+    with pytest.raises(TypeError, match="np.trim_zeros"):
+        np.trim_zeros(x)
     # without gradients the plain NumPy result is returned
-    assert np.fft.hfft(wg.tensor(np.ones(3)))[0] == 4
+    assert np.emath.sqrt(wg.tensor(np.ones(3) * 4.0))[0] == 2
 
 
 def test_vjp_cotangent_mismatch():
