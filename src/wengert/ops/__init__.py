@@ -5,8 +5,8 @@ importing a module registers nothing by side effect. The families import only
 :mod:`wengert.core` and each other, in this order (each one only those before
 it): ``broadcast``, ``elementwise``, ``indexing``, ``shape``, ``reduce``,
 ``linalg``, ``floating``, ``eigen``, ``svd``, ``qr``, ``lstsq``, ``fft``, ``eig``,
-``composite``, ``order_statistics``, ``partition``, ``conditioning`` and ``array_api_linalg`` (NumPy
-functions written with the others, no ops of their own).
+``composite``, ``order_statistics``, ``polynomial``, ``partition``, ``conditioning`` and
+``array_api_linalg`` (NumPy functions written with the others, no ops of their own).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from . import (
                lstsq,
                order_statistics,
                partition,
+               polynomial,
                qr,
                reduce,
                shape,
@@ -34,10 +35,10 @@ from . import (
 )
 
 FAMILIES = (broadcast, elementwise, indexing, shape, reduce, linalg, floating, eigen, svd, qr,
-            lstsq, fft, eig, composite, order_statistics, partition, conditioning,
+            lstsq, fft, eig, composite, order_statistics, polynomial, partition, conditioning,
             array_api_linalg)
 REGISTRY = Registry(op for family in FAMILIES for op in family.OPS)
 
 __all__ = ["REGISTRY", "FAMILIES", "broadcast", "elementwise", "reduce", "shape", "indexing",
            "linalg", "floating", "eigen", "svd", "qr", "lstsq", "fft", "eig", "composite",
-           "order_statistics", "partition", "conditioning", "array_api_linalg"]
+           "order_statistics", "polynomial", "partition", "conditioning", "array_api_linalg"]

@@ -1,0 +1,196 @@
+"""``np.roots``, ``np.poly`` and ``np.polyfit``, as NumPy computes them, with wengert's ops.
+
+* ``roots(p)``: the eigenvalues of the companion matrix (NumPy's construction, so the
+  values are NumPy's bit for bit), differentiated through ``eigvals``: ``dr = −p′(r)⁻¹ ·
+  dp(r)`` for a simple root. At a repeated root the derivative does not exist (inf or
+  NaN, as for ``eigvals``).
+* ``poly(seq)``: the coefficients of ``∏ (x − rᵢ)``, multiplied out with ``convolve``
+  (of a square matrix: of its eigenvalues, its characteristic polynomial); real when the
+  roots come in conjugate pairs, as NumPy's.
+* ``polyfit(x, y, deg)``: NumPy's scaled least-squares fit (``vander``, the columns
+  scaled to unit norm, ``lstsq``), differentiable in ``x``, ``y`` and the weights ``w``;
+  ``full=True`` and ``cov=True`` as NumPy's.
+
+Examples
+--------
+>>> import numpy as np
+>>> import wengert as wg
+>>> wg.grad(lambda p: np.max(np.roots(p)))(np.array([1.0, -3.0, 2.0]))  # the root 2
+array([-4., -2., -1.])
+>>> x = np.array([0.0, 1.0, 2.0, 3.0])
+>>> wg.grad(lambda y: np.polyfit(x, y, 1)[0])(np.array([1.0, 3.0, 2.0, 5.0]))  # the slope
+array([-0.3, -0.1,  0.1,  0.3])
+"""
+
+from __future__ import annotations
+
+import operator
+import warnings
+from typing import Any
+
+import numpy as np
+
+from . import elementwise as _ew
+from . import shape as _shape
+from .base import is_traced, shape_of
+from .base import primal as _raw
+from .composite import convolve, vander
+from .eig import eigvals
+from .linalg import inv, matmul
+from .lstsq import lstsq
+from .reduce import sum as _sum
+
+OPS: tuple[Any, ...] = ()
+
+
+def _as_array(x: Any) -> Any:
+    return x if is_traced(x) else np.asarray(x)
+
+
+def roots(p: Any) -> Any:
+    """The roots of the polynomial with coefficients ``p`` (highest power first), as
+    ``np.roots``: the eigenvalues of its companion matrix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> np.roots(wg.tensor([1.0, -3.0, 2.0])).numpy()
+    array([2., 1.])
+    """
+    p = _as_array(p)
+    if len(shape_of(p)) != 1:
+        raise ValueError("Input must be a rank-1 array.")
+    nonzero = np.nonzero(_raw(p))[0]
+    if is_traced(nonzero):
+        raise TypeError("roots: the coefficients' zero pattern decides the polynomial's "
+                        "degree, so it cannot be traced into a graph; call np.roots eagerly")
+    if len(nonzero) == 0:
+        return np.array([])
+    trailing = len(p) - nonzero[-1] - 1  # roots at zero
+    p = p[int(nonzero[0]):int(nonzero[-1]) + 1]
+    n = shape_of(p)[0]
+    if n > 1:
+        first = _shape.reshape(-p[1:] / p[0], (1, n - 1))
+        below = np.eye(n - 2, n - 1, dtype=np.result_type(_ew.dtype_of(p), np.float64))
+        r = eigvals(_shape.concatenate([first, below], axis=0))
+    else:
+        r = np.array([])
+    if trailing:
+        dtype = np.result_type(_ew.dtype_of(r), np.float64)
+        r = _shape.concatenate([r, np.zeros(trailing, dtype=dtype)])
+    return r
+
+
+def poly(seq_of_zeros: Any) -> Any:
+    """The coefficients (highest power first) of the monic polynomial with the given
+    roots, or of a square matrix's characteristic polynomial, as ``np.poly``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> wg.grad(lambda r: np.poly(r)[1])(np.array([1.0, 2.0]))  # −(r₀ + r₁)
+    array([-1., -1.])
+    """
+    seq = _as_array(seq_of_zeros)
+    if shape_of(seq) == ():
+        seq = _shape.reshape(seq, (1,))
+    shape = shape_of(seq)
+    if len(shape) == 2 and shape[0] == shape[1] and shape[0] != 0:
+        seq = eigvals(seq)
+    elif len(shape) != 1:
+        raise ValueError("input must be 1d or non-empty square 2d array.")
+    n = shape_of(seq)[0]
+    if n == 0:
+        return 1.0  # (NumPy's answer for no roots)
+    a: Any = np.ones(1, dtype=np.result_type(_ew.dtype_of(seq), np.float64))
+    for k in range(n):
+        a = convolve(a, _shape.stack([np.ones((), dtype=_ew.dtype_of(seq)), -seq[k]]))
+    if _ew.dtype_of(a).kind == "c":
+        r = _raw(seq)
+        if not is_traced(r):
+            r = np.asarray(r, dtype=complex)
+            if np.all(np.sort_complex(r) == np.sort_complex(r.conjugate())):
+                a = _ew.real(a)
+    return a
+
+
+def _polyfit_weights(lhs: Any, rhs: Any, w: Any, n: int) -> tuple[Any, Any]:
+    w = _as_array(w)
+    if len(shape_of(w)) != 1:
+        raise TypeError("expected a 1-d array for weights")
+    if shape_of(w)[0] != n:
+        raise TypeError("expected w and y to have the same length")
+    lhs = lhs * _shape.reshape(w, (n, 1))
+    rhs = rhs * (_shape.reshape(w, (n, 1)) if len(shape_of(rhs)) == 2 else w)
+    return lhs, rhs
+
+
+def polyfit(x: Any, y: Any, deg: Any, rcond: Any = None, full: bool = False, w: Any = None,
+            cov: Any = False) -> Any:
+    """The least-squares polynomial fit of degree ``deg`` (coefficients, highest power
+    first), as ``np.polyfit``, differentiable in ``x``, ``y`` and ``w``.
+
+    Parameters
+    ----------
+    x : array_like, (M,)
+    y : array_like, (M,) or (M, K)
+    deg : int
+    rcond, full, w, cov
+        As NumPy's (``cov='unscaled'`` included).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> x = np.array([0.0, 1.0, 2.0])
+    >>> np.polyfit(x, wg.tensor([1.0, 3.0, 5.0]), 1).numpy().round(12)
+    array([2., 1.])
+    """
+    order = operator.index(deg) + 1
+    x, y = _as_array(x), _as_array(y)
+    if deg < 0:
+        raise ValueError("expected deg >= 0")
+    if len(shape_of(x)) != 1:
+        raise TypeError("expected 1D vector for x")
+    if shape_of(x)[0] == 0:
+        raise TypeError("expected non-empty vector for x")
+    if len(shape_of(y)) < 1 or len(shape_of(y)) > 2:
+        raise TypeError("expected 1D or 2D array for y")
+    n = shape_of(x)[0]
+    if shape_of(y)[0] != n:
+        raise TypeError("expected x and y to have same length")
+    if rcond is None:
+        rcond = n * np.finfo(np.result_type(_ew.dtype_of(x), np.float64)).eps
+    lhs, rhs = vander(x, order), y
+    if w is not None:
+        lhs, rhs = _polyfit_weights(lhs, rhs, w, n)
+    scale = _ew.sqrt(_sum(lhs * lhs, axis=0))
+    lhs = lhs / scale
+    c, resids, rank, s = lstsq(lhs, rhs, rcond)
+    c = _shape.transpose(_shape.transpose(c) / scale)
+    if rank != order and not full:
+        warnings.warn("Polyfit may be poorly conditioned", np.exceptions.RankWarning,
+                      stacklevel=2)
+    if full:
+        return c, resids, rank, s, rcond
+    if cov:
+        base = inv(matmul(_shape.transpose(lhs), lhs))
+        base = base / (_shape.reshape(scale, (order, 1)) * _shape.reshape(scale, (1, order)))
+        if cov == "unscaled":
+            fac: Any = 1.0
+        else:
+            if n <= order:
+                raise ValueError("the number of data points must exceed order to scale the "
+                                 "covariance matrix")
+            fac = resids / (n - order)
+        if len(shape_of(y)) == 1:
+            return c, base * fac
+        return c, _shape.reshape(base, (order, order, 1)) * fac
+    return c
+
+
+PUBLIC = ("roots", "poly", "polyfit")
+#: NumPy function -> function, for ``Tensor.__array_function__``.
+NUMPY = {np.roots: roots, np.poly: poly, np.polyfit: polyfit}
