@@ -841,7 +841,8 @@ _FORMS: dict[str, Callable[[_Step], str]] = {
     "det": _call("jnp.linalg.det"),
     "slogdet": _slogdet,
     "solve": _call("jnp.linalg.solve"),
-    "cholesky": _call("jnp.linalg.cholesky"),  # symmetrises its input first, as wengert's
+    # (its input is Hermitian, the triangle NumPy reads mirrored: JAX symmetrises it again)
+    "cholesky": _call("jnp.linalg.cholesky", "upper"),
     "eigh_values": _eigh_part(0),  # jnp.linalg.eigh symmetrises its input, as wengert's
     "eigh_vectors": _eigh_part(1),
     "pinv": _pinv,
