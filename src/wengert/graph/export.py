@@ -522,9 +522,10 @@ def _qr_completion(s: _Step) -> str:
 def _pinv(s: _Step) -> str:
     """``jnp.linalg.pinv(a)`` (``rtol=`` for an explicit cutoff; JAX's own default cutoff
     is NumPy's)."""
+    hermitian = ", hermitian=True" if s.eq.params.get("hermitian") else ""
     if s.eq.params.get("rcond") is None:
-        return f"jnp.linalg.pinv({s.a[0]})"
-    return f"jnp.linalg.pinv({s.a[0]}, rtol={s.v('rcond')})"
+        return f"jnp.linalg.pinv({s.a[0]}{hermitian})"
+    return f"jnp.linalg.pinv({s.a[0]}, rtol={s.v('rcond')}{hermitian})"
 
 
 def _svd_part(part: int | None) -> Callable[[_Step], str]:
