@@ -369,6 +369,8 @@ def _formula_sample(op: Op, args: tuple[Any, ...], params: dict[str, Any]) -> bo
         return dims == [1, 1]  # "flattened": the formula of vectors
     if op.name == "det" and dims == [2]:  # the note says what a singular matrix gets
         return abs(np.linalg.det(args[0])) > 1e-9
+    if op.name == "cholesky" and params.get("upper"):  # the formula is the lower factor's
+        return False
     if op in linalg.OPS:
         return all(d == 2 for d in dims)  # ᵀ and @ of matrices
     if op.name in ("triu", "tril"):

@@ -568,8 +568,8 @@ def test_the_ops_with_complex_rules():
     assert {"real", "imag", "conjugate", "angle", "abs", "exp", "log", "multiply", "divide",
             "power", "sum", "getitem", "reshape", "matmul", "einsum", "inv", "det", "solve",
             "norm", "mean", "prod", "eigh_values", "eigh_vectors", "svd_values", "svd_u",
-            "svd_vt", "pinv"} <= set(COMPLEX_NAMES)
-    assert not {"sign", "relu", "floor", "logsumexp", "slogdet", "cholesky", "qr_q",
+            "svd_vt", "pinv", "cholesky", "qr_q", "qr_r", "qr_completion"} <= set(COMPLEX_NAMES)
+    assert not {"sign", "relu", "floor", "logsumexp", "slogdet",
                 "hypot", "arctan2"} & set(COMPLEX_NAMES)
 
 

@@ -522,9 +522,10 @@ def _qr_completion(s: _Step) -> str:
 def _pinv(s: _Step) -> str:
     """``jnp.linalg.pinv(a)`` (``rtol=`` for an explicit cutoff; JAX's own default cutoff
     is NumPy's)."""
+    hermitian = ", hermitian=True" if s.eq.params.get("hermitian") else ""
     if s.eq.params.get("rcond") is None:
-        return f"jnp.linalg.pinv({s.a[0]})"
-    return f"jnp.linalg.pinv({s.a[0]}, rtol={s.v('rcond')})"
+        return f"jnp.linalg.pinv({s.a[0]}{hermitian})"
+    return f"jnp.linalg.pinv({s.a[0]}, rtol={s.v('rcond')}{hermitian})"
 
 
 def _svd_part(part: int | None) -> Callable[[_Step], str]:
@@ -841,7 +842,8 @@ _FORMS: dict[str, Callable[[_Step], str]] = {
     "det": _call("jnp.linalg.det"),
     "slogdet": _slogdet,
     "solve": _call("jnp.linalg.solve"),
-    "cholesky": _call("jnp.linalg.cholesky"),  # symmetrises its input first, as wengert's
+    # (its input is Hermitian, the triangle NumPy reads mirrored: JAX symmetrises it again)
+    "cholesky": _call("jnp.linalg.cholesky", "upper"),
     "eigh_values": _eigh_part(0),  # jnp.linalg.eigh symmetrises its input, as wengert's
     "eigh_vectors": _eigh_part(1),
     "pinv": _pinv,

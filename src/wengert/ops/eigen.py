@@ -81,6 +81,7 @@ from .base import dtype_of as _dtype
 from .base import shape_of as _shape
 from .linalg import matmul
 from .matrix import column as _column
+from .matrix import hermitian_from_triangle
 from .matrix import mT as _mT
 from .matrix import row as _row
 from .matrix import zero_tangent as _zeros_like
@@ -242,10 +243,7 @@ def _read_triangle(a: Any, uplo: Any) -> Any:
         raise np.linalg.LinAlgError(
             f"eigh needs a square matrix (or a stack of them) in its last two axes, got "
             f"shape {tuple(shape)}")
-    n = shape[-1]
-    read = np.tri(n, dtype=bool) if uplo == "L" else ~np.tri(n, k=-1, dtype=bool)
-    at = _mT(a)
-    return _ew.where(read, a, _ew.conj(at) if _is_complex(a) else at)
+    return hermitian_from_triangle(a, lower=uplo == "L")
 
 
 def eigh(a: Any, UPLO: str = "L") -> EighResult:  # noqa: N803 - NumPy's name

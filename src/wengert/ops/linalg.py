@@ -13,8 +13,8 @@ Complex values: in wengert's convention (see :mod:`wengert.ops.elementwise`) the
 of a holomorphic map is its plain transpose, so the rules of the products, ``inv``,
 ``det`` and ``solve`` hold for complex matrices as written (transposes, never
 conjugates). ``vdot`` and ``vecdot`` conjugate their first argument, as NumPy's.
-``slogdet`` (a complex sign) and ``cholesky`` (of a Hermitian matrix) refuse complex
-values.
+``cholesky`` has rules of its own for a Hermitian matrix (see :func:`cholesky`);
+``slogdet`` (a complex sign) refuses complex values.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from .base import shape_of as _shape
 from .broadcast import broadcast_to, reshape_to, sum_to
 from .elementwise import conjugate
 from .indexing import getitem
+from .matrix import as_matrices, hermitian_from_triangle
 from .reduce import sum as _sum
 from .shape import reshape, swapaxes, transpose
 
@@ -630,35 +631,57 @@ def _phi(n: int) -> np.ndarray:
     return mask
 
 
-def _cholesky_impl(a: Any) -> Any:
+def _hermitian_part(a: Any) -> np.ndarray:
+    """``(a + aᴴ)/2`` (``(a + aᵀ)/2`` of a real ``a``), in NumPy."""
     a = np.asarray(a)
-    return np.linalg.cholesky(0.5 * (a + np.swapaxes(a, -1, -2)))
+    at = np.swapaxes(a, -1, -2)
+    return 0.5 * (a + (at.conj() if a.dtype.kind == "c" else at))
 
 
-def _cholesky_vjp(g: Any, ans: Any, a: Any) -> Any:
-    # Murray (2016), arXiv:1602.07527: Ā = sym(L⁻ᵀ Φ(Lᵀ L̄) L⁻¹).
-    lt = _mT(ans)
-    p = matmul(lt, g) * _phi(_shape(ans)[-1])
-    s = apply(SOLVE, lt, _mT(apply(SOLVE, lt, _mT(p))))
-    return (s + _mT(s)) * 0.5
+def _adjoint(x: Any) -> Any:
+    """``xᴴ`` of the last two axes (``xᵀ`` of a real ``x``)."""
+    return conjugate(_mT(x)) if dtype_of(x).kind == "c" else _mT(x)
 
 
-def _cholesky_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
-    # dL = L Φ(L⁻¹ dS L⁻ᵀ) with dS = sym(dA), the tangent of the symmetrised input.
+def _cholesky_impl(a: Any, upper: bool = False) -> Any:
+    return np.linalg.cholesky(_hermitian_part(a), upper=upper)
+
+
+def _cholesky_vjp(g: Any, ans: Any, a: Any, upper: bool = False) -> Any:
+    # Murray (2016), arXiv:1602.07527: Ā = herm(L⁻ᵀ Φ(Lᵀ L̄) conj(L)⁻¹) (for a real L,
+    # sym(L⁻ᵀ Φ(Lᵀ L̄) L⁻¹)); U = Lᴴ has the cotangent L̄ = Ūᴴ.
+    lo, g = (_adjoint(ans), _adjoint(g)) if upper else (ans, g)
+    lt = _mT(lo)
+    p = matmul(lt, g) * _phi(_shape(lo)[-1])
+    s = apply(SOLVE, lt, _mT(apply(SOLVE, _adjoint(lo), _mT(p))))
+    return (s + _adjoint(s)) * 0.5
+
+
+def _cholesky_jvp(tangents: tuple[Any, ...], ans: Any, a: Any, upper: bool = False) -> Any:
+    # dL = L Φ(L⁻¹ dS L⁻ᴴ) with dS = herm(dA), the tangent of the input's Hermitian part
+    # (L's diagonal stays real); dU = dLᴴ.
     (ta,) = tangents
     if ta is None:
         return _zeros_like(ans)
-    ds = (ta + _mT(ta)) * 0.5
-    y = apply(SOLVE, ans, ds)  # L⁻¹ dS
-    m = apply(SOLVE, ans, _mT(y))  # L⁻¹ (L⁻¹ dS)ᵀ = L⁻¹ dS L⁻ᵀ (dS is symmetric)
-    return matmul(ans, m * _phi(_shape(ans)[-1]))
+    lo = _adjoint(ans) if upper else ans
+    ds = (ta + _adjoint(ta)) * 0.5
+    y = apply(SOLVE, lo, ds)  # L⁻¹ dS
+    m = apply(SOLVE, lo, _adjoint(y))  # L⁻¹ (L⁻¹ dS)ᴴ = L⁻¹ dS L⁻ᴴ (dS is Hermitian)
+    dl = matmul(lo, m * _phi(_shape(lo)[-1]))
+    return _adjoint(dl) if upper else dl
+
+
+def _cholesky_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    return [((_rng_spd(rng, s),), {}) for s in [(1, 1), (3, 3), (2, 3, 3)]] + [
+        ((_rng_spd(rng, s),), {"upper": True}) for s in [(3, 3), (2, 2, 2)]]
 
 
 CHOLESKY = Op("cholesky", _cholesky_impl, (_cholesky_vjp,), jvp=_cholesky_jvp, reads_out=True,
               formula="dL = L Φ(L⁻¹ dA L⁻ᵀ); Ā = sym(L⁻ᵀ Φ(Lᵀ L̄) L⁻¹), "
-                      "Φ = lower triangle with the diagonal halved",
+                      "Φ = lower triangle with the diagonal halved (complex: L⁻ᴴ, "
+                      "herm, conj(L)⁻¹; upper=True: U = Lᴴ)",
               adjoint=("sym({out}⁻ᵀ @ Φ({out}ᵀ @ ḡ) @ {out}⁻¹)",),
-              samples=_square_samples(_rng_spd, [(1, 1), (3, 3), (2, 3, 3)]))
+              samples=_cholesky_samples, complex_rules=True)
 
 OPS = (MATMUL, TENSORDOT, DOT, INNER, OUTER, KRON, EINSUM, INV, DET, SLOGDET, SOLVE, CHOLESKY)
 
@@ -927,13 +950,51 @@ def solve(a: Any, b: Any) -> Any:
     return apply(SOLVE, a, b)
 
 
-def cholesky(a: Any) -> Any:
-    """Lower Cholesky factor ``L`` with ``a = L Lᵀ`` of a symmetric positive-definite matrix.
+def cholesky(a: Any, /, *, upper: bool = False) -> Any:
+    """The Cholesky factor of a Hermitian (real: symmetric) positive-definite matrix, or
+    stack, as ``np.linalg.cholesky``: ``L`` with ``a = L Lᴴ``, or with ``upper=True``
+    ``U = Lᴴ`` with ``a = Uᴴ U``.
 
-    As in JAX, the input is symmetrised first (``(a + aᵀ)/2``; no change for a
-    symmetric input), so the gradient is the symmetric one.
+    Like NumPy (LAPACK's ``potrf``), it reads one triangle of ``a``, the lower one (the
+    upper one for ``upper=True``), and the real part of the diagonal; the rest is never
+    looked at. wengert's ``cholesky`` is that function, in value and in derivative: it
+    builds the Hermitian matrix that triangle defines (with wengert's ops) and
+    factors it, so on any input the values are NumPy's, bit for bit, the unread
+    triangle and the imaginary part of the diagonal get zero gradient, and the read
+    triangle gets the whole gradient (an off-diagonal entry stands for two entries of
+    the Hermitian matrix), as finite differences of ``np.linalg.cholesky`` itself give;
+    ``np.linalg.eigh`` does the same. The peers differ: HIPS autograd and PyTorch read
+    the triangle as NumPy but return the symmetric (Hermitian) gradient, and JAX
+    symmetrises the input, ``(a + aᴴ)/2``, so its values are not NumPy's on a
+    non-Hermitian input. Through a Hermitian parametrisation (``cholesky(b @ bᴴ)``)
+    all of them agree.
+
+    Complex matrices follow HIPS autograd's convention (:mod:`wengert.ops.elementwise`);
+    with ``L``'s diagonal real and positive, ``dL = L Φ(L⁻¹ dA L⁻ᴴ)`` and ``Ā =
+    herm(L⁻ᵀ Φ(Lᵀ L̄) conj(L)⁻¹)``, ``Φ`` the lower triangle with the diagonal halved.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> a = np.array([[4.0, 7.0], [2.0, 5.0]])  # the 7.0 is not read
+    >>> np.linalg.cholesky(wg.tensor(a)).numpy()
+    array([[2., 0.],
+           [1., 2.]])
+    >>> wg.grad(lambda a: np.sum(np.linalg.cholesky(a)))(a)
+    array([[0.1875, 0.    ],
+           [0.25  , 0.25  ]])
+    >>> c = np.array([[4.0, 2.0j], [9.0, 5.0]])  # upper=True: the 9.0 is not read
+    >>> np.linalg.cholesky(wg.tensor(c), upper=True).numpy()
+    array([[2.+0.j, 0.+1.j],
+           [0.+0.j, 2.+0.j]])
     """
-    return apply(CHOLESKY, a)
+    a = as_matrices(a)
+    shape = _shape(a)
+    if shape[-1] != shape[-2]:
+        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+    upper = bool(upper)
+    return apply(CHOLESKY, hermitian_from_triangle(a, lower=not upper), upper=upper)
 
 
 #: Names exported by ``wengert.numpy``.
@@ -957,7 +1018,7 @@ if hasattr(np, "vecdot"):
 
 # The ops whose rules hold for complex values (see ops/elementwise.py): the products and
 # the holomorphic matrix functions, whose rules use transposes, never conjugates.
-# slogdet (a complex sign) and cholesky (of a Hermitian matrix) refuse complex values.
+# slogdet (a complex sign) refuses complex values; cholesky has complex rules of its own.
 for _op in (MATMUL, TENSORDOT, DOT, INNER, OUTER, KRON, EINSUM, INV, DET, SOLVE):
     _op.complex_rules = True
 del _op

@@ -19,6 +19,17 @@ formula's (``conj((I − A X) X̄ᵀ X Xᴴ + Xᴴ X X̄ᵀ (I − X A))``), the
 ``−Xᵀ X̄ Xᵀ`` as for any holomorphic map. ``lstsq``'s residuals are NumPy's,
 ``Σ|A x − b|²``, real.
 
+``pinv(a, hermitian=True)`` is NumPy's: the pseudo-inverse of the Hermitian (real:
+symmetric) matrix the lower triangle of ``a`` defines (NumPy computes it from
+``eigh``, which reads that triangle and the real part of the diagonal), with the cutoff
+on the eigenvalues' magnitudes. wengert builds that matrix with its ops (the upper
+triangle gets no gradient, as in :mod:`wengert.ops.eigen`) and hands it to the same
+primitive, which calls ``np.linalg.pinv(…, hermitian=True)`` (NumPy's values, bit for
+bit) and keeps the Golub–Pereyra rules, composed with the Hermitian part ``(dA +
+dAᴴ)/2``: unlike a derivative through ``eigh``'s eigenvectors, they stay finite at
+repeated eigenvalues (the identity, a projection, the zero eigenvalues of a
+rank-deficient matrix).
+
 Examples
 --------
 >>> import numpy as np
@@ -44,24 +55,23 @@ from .base import primal as _raw
 from .base import shape_of as _shape
 from .broadcast import reshape_to
 from .linalg import matmul
+from .matrix import as_matrices, hermitian_from_triangle, zero_tangent
 from .matrix import eye_like as _eye
 from .matrix import mT as _mT
-from .matrix import zero_tangent
 from .reduce import sum as _sum
 from .svd import svd
 
 __all__ = ["PINV", "pinv", "lstsq"]
 
 
-
-
-
-
-def _pinv_impl(a: Any, rcond: Any = None) -> Any:
+def _pinv_impl(a: Any, rcond: Any = None, hermitian: bool = False) -> Any:
     a = np.asarray(a)
+    if hermitian:  # (a is Hermitian already when pinv made it: the same matrix, bit for bit)
+        at = np.swapaxes(a, -1, -2)
+        a = 0.5 * (a + (at.conj() if a.dtype.kind == "c" else at))
     if rcond is None:
-        return np.linalg.pinv(a)
-    return np.linalg.pinv(a, rcond)
+        return np.linalg.pinv(a, hermitian=hermitian)
+    return np.linalg.pinv(a, rcond, hermitian=hermitian)
 
 
 def _is_complex(v: Any) -> bool:
@@ -73,8 +83,19 @@ def _adjoint(x: Any) -> Any:
     return _ew.conj(_mT(x)) if _is_complex(x) else _mT(x)
 
 
-def _pinv_vjp(g: Any, ans: Any, a: Any, rcond: Any = None) -> Any:
-    x = ans
+def _herm(x: Any) -> Any:
+    """``(x + xᴴ)/2``: the Hermitian part, and the adjoint of taking it."""
+    return (x + _adjoint(x)) * 0.5
+
+
+def _pinv_vjp(g: Any, ans: Any, a: Any, rcond: Any = None, hermitian: bool = False) -> Any:
+    if hermitian:  # the pseudo-inverse of herm(a)
+        return _herm(_golub_pereyra_vjp(g, ans, _herm(a)))
+    return _golub_pereyra_vjp(g, ans, a)
+
+
+def _golub_pereyra_vjp(g: Any, x: Any, a: Any) -> Any:
+    """``Ā`` for the cotangent ``g`` of ``x = a⁺``."""
     m, n = _shape(a)[-2:]
     xt = _mT(x)
     gt = _mT(g)
@@ -88,10 +109,13 @@ def _pinv_vjp(g: Any, ans: Any, a: Any, rcond: Any = None) -> Any:
             + matmul(matmul(xt, x), matmul(gt, _eye(n, a) - matmul(x, a))))
 
 
-def _pinv_jvp(tangents: tuple[Any, ...], ans: Any, a: Any, rcond: Any = None) -> Any:
+def _pinv_jvp(tangents: tuple[Any, ...], ans: Any, a: Any, rcond: Any = None,
+              hermitian: bool = False) -> Any:
     (t,) = tangents
     if t is None:
         return zero_tangent(ans)
+    if hermitian:  # the pseudo-inverse of herm(a), along herm(t)
+        a, t = _herm(a), _herm(t)
     x = ans
     m, n = _shape(a)[-2:]
     tt = _adjoint(t)  # dAᴴ (dAᵀ for a real tangent)
@@ -110,8 +134,20 @@ def _rng_full_rank(rng: Any, shape: tuple[int, ...]) -> np.ndarray:
     return a
 
 
+def _rng_symmetric(rng: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """A symmetric matrix (or stack) with eigenvalues of both signs, away from 0."""
+    q, _ = np.linalg.qr(rng.normal(size=shape))
+    n = shape[-1]
+    w = (np.arange(n) + 1.0) * np.where(np.arange(n) % 2, -1.0, 1.0)
+    return (q * w) @ np.swapaxes(q, -1, -2)
+
+
 def _samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
-    return [((_rng_full_rank(rng, s),), {}) for s in [(1, 1), (3, 2), (2, 3), (3, 3), (2, 3, 2)]]
+    general = [((_rng_full_rank(rng, s),), {}) for s in [(1, 1), (3, 2), (2, 3), (3, 3), (2, 3, 2)]]
+    hermitian = [((_rng_symmetric(rng, s),), {"hermitian": True})
+                 for s in [(1, 1), (3, 3), (2, 2, 2)]]
+    return general + hermitian + [((_rng_symmetric(rng, (3, 3)),), {"hermitian": True,
+                                                                      "rcond": 1e-3})]
 
 
 PINV = Op("pinv", _pinv_impl, (_pinv_vjp,), jvp=_pinv_jvp, reads=(0,), reads_out=True,
@@ -122,16 +158,56 @@ PINV = Op("pinv", _pinv_impl, (_pinv_vjp,), jvp=_pinv_jvp, reads=(0,), reads_out
 OPS = (PINV,)
 
 
-def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = None) -> Any:
-    """The Moore-Penrose pseudo-inverse (singular values below ``rcond`` times the largest
-    count as zero, NumPy's default cutoff otherwise)."""
-    if hermitian:
-        raise NotImplementedError("pinv: hermitian=True is not supported by wengert")
-    if rtol is not None:
-        rcond = rtol
-    if rcond is None:
-        return apply(PINV, a)
-    return apply(PINV, a, rcond=float(rcond))
+#: NumPy's ``_NoValue`` for ``rtol``: not given (``rtol=None`` means something else).
+_UNSET: Any = object()
+
+
+def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _UNSET) -> Any:
+    """The Moore-Penrose pseudo-inverse of a matrix (or stack), as ``np.linalg.pinv``.
+
+    Parameters
+    ----------
+    a : array_like, (..., m, n)
+    rcond, rtol : float or array_like, optional
+        Singular values (eigenvalue magnitudes, for ``hermitian=True``) at most this
+        times the largest count as zero (an array: one cutoff per matrix of the stack);
+        NumPy's defaults: ``1e-15``, or for ``rtol=None`` ``max(m, n)·eps``. At most one
+        of them may be given.
+    hermitian : bool
+        As NumPy: ``a`` is taken to be Hermitian (real: symmetric), and only its lower
+        triangle and the real part of its diagonal are read; the rest gets no gradient.
+
+    Returns
+    -------
+    array, (..., n, m)
+        Differentiable (Golub–Pereyra) wherever the rank does not change.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> a = np.array([[2.0, 9.0], [1.0, 2.0]])  # hermitian=True: the 9.0 is not read
+    >>> np.linalg.pinv(wg.tensor(a), hermitian=True).numpy().round(4)
+    array([[ 0.6667, -0.3333],
+           [-0.3333,  0.6667]])
+    >>> wg.grad(lambda a: np.trace(np.linalg.pinv(a, hermitian=True)))(a).round(4)
+    array([[-0.5556,  0.    ],
+           [ 0.8889, -0.5556]])
+    """
+    a = as_matrices(a)
+    m, n = _shape(a)[-2:]
+    if rcond is not None and rtol is not _UNSET:
+        raise ValueError("`rtol` and `rcond` can't be both set.")
+    if rcond is None and rtol is not _UNSET:
+        rcond = max(m, n) * np.finfo(_dtype(a)).eps if rtol is None else rtol
+    if rcond is not None:  # (an array: one cutoff per matrix of a stack, as NumPy)
+        rcond = float(rcond) if np.ndim(rcond) == 0 else np.asarray(rcond, dtype=float)
+    params = {} if rcond is None else {"rcond": rcond}
+    if not hermitian:
+        return apply(PINV, a, **params)
+    if m != n:
+        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+    return apply(PINV, hermitian_from_triangle(a), hermitian=True, **params)
 
 
 def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Any, Any, int, Any]:

@@ -1,7 +1,7 @@
 """Small helpers the matrix decompositions share (``eigen``, ``svd``, ``qr``, ``lstsq``,
-``conditioning``): NumPy's check that an input is a matrix (or a stack), transposes of
-stacks, a vector as a row or a column, zero tangents and identities in the dtype of a
-value.
+``conditioning``, ``cholesky``): NumPy's check that an input is a matrix (or a stack),
+transposes of stacks, the Hermitian matrix one triangle defines, a vector as a row or a
+column, zero tangents and identities in the dtype of a value.
 
 Examples
 --------
@@ -9,6 +9,9 @@ Examples
 >>> w = np.array([1.0, 2.0])
 >>> row(w).shape, column(w).shape, mT(np.ones((3, 2, 4))).shape
 ((1, 2), (2, 1), (3, 4, 2))
+>>> hermitian_from_triangle(np.array([[1.0, 9.0], [2.0 + 1j, 3.0]]))
+array([[1.+0.j, 2.-1.j],
+       [2.+1.j, 3.+0.j]])
 """
 
 from __future__ import annotations
@@ -17,12 +20,14 @@ from typing import Any
 
 import numpy as np
 
-from .base import is_traced, shape_of
+from . import elementwise as _ew
+from .base import dtype_of, is_traced, shape_of
 from .base import primal as _raw
 from .broadcast import reshape_to
 from .shape import swapaxes
 
-__all__ = ["as_matrices", "mT", "row", "column", "zero_tangent", "eye_like"]
+__all__ = ["as_matrices", "mT", "hermitian_from_triangle", "row", "column", "zero_tangent",
+           "eye_like"]
 
 
 def as_matrices(a: Any) -> Any:
@@ -40,6 +45,19 @@ def as_matrices(a: Any) -> Any:
 def mT(x: Any) -> Any:  # noqa: N802 - NumPy's name for the matrix transpose
     """The transpose of the last two axes."""
     return swapaxes(x, -1, -2)
+
+
+def hermitian_from_triangle(a: Any, lower: bool = True) -> Any:
+    """The Hermitian (for a real ``a``: symmetric) matrix, or stack, that one triangle of
+    the square ``a`` defines, as LAPACK reads it: the lower (``lower=True``) or upper
+    triangle with the diagonal, and its conjugate transpose in the other one. Written
+    with wengert's ops, so the unread triangle gets no gradient. (The diagonal is kept
+    as it is: LAPACK reads its real part, and so do the primitives that take this
+    matrix's Hermitian part.)"""
+    n = shape_of(a)[-1]
+    read = np.tri(n, dtype=bool) if lower else ~np.tri(n, k=-1, dtype=bool)
+    at = mT(a)
+    return _ew.where(read, a, _ew.conj(at) if dtype_of(a).kind == "c" else at)
 
 
 def row(v: Any) -> Any:

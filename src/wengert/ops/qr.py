@@ -29,6 +29,26 @@ differences of NumPy's own ``qr`` agree (PyTorch refuses this case). It needs
 ``Q₁[:n] − I`` invertible, which holds away from the measure-zero set where a
 reflection is trivial.
 
+Complex matrices (HIPS autograd's convention, see :mod:`wengert.ops.elementwise`: the VJP
+at ``ḡ`` is the gradient of ``Re Σ ḡ·f``, no conjugation in the pairing). ``Q`` and ``R``
+are determined up to a phase per column of ``Q`` (row of ``R``); NumPy's LAPACK
+(``zgeqrf``) fixes it by making each reflection's ``β`` real, so ``R``'s diagonal is real
+(of either sign; ``tests/test_complex_qr_cholesky.py`` pins it). With ``C = Qᴴ dA R⁻¹``,
+``Qᴴ dQ`` is skew-Hermitian and ``dR R⁻¹`` upper triangular with a real diagonal, so
+``Ω = L − Lᴴ + i·Im diag(C)`` (JAX's rule has the same correction), and ``dQ``, ``dR``
+are as above; their transpose is ``Ā = (Q̄ + conj(Q) K) R⁻ᵀ``, with ``N`` the strict lower
+triangle of ``M`` and ``K = Nᵀ + conj(N) + Re diag(M)`` (for a real ``M``,
+``copyltu(M)``). A wide matrix's ``R₂`` is
+``Qᴴ Y``, and the completion's rule reads ``dQ₂ = dQ₁ Zᴴ − W eᴴ`` (``Q₂ = (Q₁ − E₁)
+Zᴴ + E₂`` holds for complex reflections too). These are the derivatives of NumPy's own
+outputs: finite differences of ``np.linalg.qr`` agree with them on any function of ``Q``
+and ``R``, phase-dependent or not, and so does PyTorch (HIPS autograd has no complex
+``qr``). One more measure-zero set: the last reflection of a square or wide matrix has
+nothing below the diagonal, and LAPACK leaves it out when that entry is real (a real
+matrix stored as complex), where any imaginary perturbation flips the sign of
+``R[-1, -1]``: NumPy's ``qr`` jumps there, and the rules differentiate the branch its
+value is on.
+
 Examples
 --------
 >>> import numpy as np
@@ -48,6 +68,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..core.op import Op
+from . import elementwise as _ew
 from .base import apply
 from .base import dtype_of as _dtype
 from .base import primal as _raw
@@ -66,6 +87,20 @@ __all__ = ["QR_Q", "QR_R", "QR_COMPLETION", "qr", "QRResult"]
 def _mask(n: int, k: int, like: Any) -> np.ndarray:
     """``np.tril(ones, k)`` in the dtype of ``like`` (exact for float32 too)."""
     return np.tril(np.ones((n, n)), k).astype(np.result_type(_raw(like)))
+
+
+def _is_complex(v: Any) -> bool:
+    return _dtype(v).kind == "c"
+
+
+def _adjoint(x: Any) -> Any:
+    """``xᴴ`` of the last two axes (``xᵀ`` of a real ``x``)."""
+    return _ew.conj(_mT(x)) if _is_complex(x) else _mT(x)
+
+
+def _real_eye(n: int, like: Any) -> np.ndarray:
+    """The ``n × n`` identity in the real dtype of ``like``'s precision."""
+    return np.eye(n, dtype=np.finfo(_dtype(like)).dtype)
 
 
 def _right_solve(b: Any, r: Any) -> Any:
@@ -90,9 +125,11 @@ def _tangents(t: Any, a: Any) -> tuple[Any, Any]:
     q, r = apply(QR_Q, a), apply(QR_R, a)
     n = _shape(r)[-1]
     dx_rinv = _right_solve(t, r)
-    c = matmul(_mT(q), dx_rinv)
+    c = matmul(_adjoint(q), dx_rinv)
     lower = c * _mask(n, -1, c)
-    omega = lower - _mT(lower)
+    omega = lower - _adjoint(lower)
+    if _is_complex(c):  # R's diagonal stays real: Qᴴ dQ has i·Im diag(C) on its diagonal
+        omega = omega + _ew.imag(c) * _real_eye(n, c) * 1j
     return matmul(q, omega - c) + dx_rinv, matmul(c - omega, r)
 
 
@@ -111,6 +148,10 @@ def _cotangent(q_bar: Any, r_bar: Any, a: Any) -> Any:
     q, r = apply(QR_Q, a), apply(QR_R, a)
     n = _shape(r)[-1]
     m = matmul(r, _mT(r_bar)) - matmul(_mT(q_bar), q)
+    if _is_complex(m) or _is_complex(q):  # K = copyltu's Hermitian form, Re on the diagonal
+        lower = m * _mask(n, -1, m)
+        k = _mT(lower) + _ew.conj(lower) + _ew.real(m) * _real_eye(n, m)
+        return _right_solve(q_bar + matmul(_ew.conj(q), k), _mT(r))
     copyltu = m * _mask(n, 0, m) + _mT(m * _mask(n, -1, m))
     return _right_solve(q_bar + matmul(q, copyltu), _mT(r))
 
@@ -139,10 +180,10 @@ def _samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 QR_Q = Op("qr_q", _q_impl, (_q_vjp,), jvp=_q_jvp, reads=(0,),
           formula="dQ = Q (Ω − C) + dA R⁻¹, C = Qᵀ dA R⁻¹, Ω = L − Lᵀ (L: C's strict "
                   "lower triangle)", symbol="Q",
-          adjoint=("(ḡ + Q copyltu(−ḡᵀ Q)) R⁻ᵀ",), samples=_samples)
+          adjoint=("(ḡ + Q copyltu(−ḡᵀ Q)) R⁻ᵀ",), samples=_samples, complex_rules=True)
 QR_R = Op("qr_r", _r_impl, (_r_vjp,), jvp=_r_jvp, reads=(0,),
           formula="dR = (C − Ω) R, C = Qᵀ dA R⁻¹, Ω = L − Lᵀ", symbol="R",
-          adjoint=("Q copyltu(R ḡᵀ) R⁻ᵀ",), samples=_samples)
+          adjoint=("Q copyltu(R ḡᵀ) R⁻ᵀ",), samples=_samples, complex_rules=True)
 
 
 # -- the completion: the last m − n columns of a tall matrix's complete Q ------------------
@@ -178,13 +219,17 @@ def _completion_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
     dq = _tangents(t, a)[0]
     z, w, n = _completion_parts(a, ans)
     e = dq[..., n:, :] - matmul(z, dq[..., :n, :])
-    return matmul(dq, _mT(z)) - matmul(w, _mT(e))
+    return matmul(dq, _adjoint(z)) - matmul(w, _adjoint(e))
 
 
 def _completion_vjp(g: Any, ans: Any, a: Any) -> Any:
     z, w, n = _completion_parts(a, ans)
     h = matmul(_mT(g), w)
-    dq_bar = matmul(g, z) + concatenate([matmul(_mT(z), h), -h], axis=-2)
+    if _is_complex(z):  # the transposes of Zᴴ and eᴴ
+        z_c, h = _ew.conj(z), _ew.conj(h)
+    else:
+        z_c = z
+    dq_bar = matmul(g, z_c) + concatenate([matmul(_mT(z), h), -h], axis=-2)
     return _q_vjp(dq_bar, None, a)
 
 
@@ -197,7 +242,7 @@ QR_COMPLETION = Op(
     reads_out=True,
     formula="dQ₂ = dQ₁ Zᵀ − (Q₁ + Q₂ Z)(dQ₁[n:] − Z dQ₁[:n])ᵀ, Z = Q₁[n:] (Q₁[:n] − I)⁻¹",
     symbol="Q₂", adjoint=("Q₁'s adjoint of ḡ Z + [Zᵀ H; −H], H = ḡᵀ (Q₁ + Q₂ Z)",),
-    samples=_tall_samples)
+    samples=_tall_samples, complex_rules=True)
 
 OPS = (QR_Q, QR_R, QR_COMPLETION)
 
@@ -258,7 +303,7 @@ def qr(a: Any, mode: str = "reduced") -> Any:
         return apply(QR_R, a) if mode == "r" else QRResult(apply(QR_Q, a), apply(QR_R, a))
     x, y = a[..., :, :m], a[..., :, m:]  # the reflections come from X alone
     q = apply(QR_Q, x)
-    r = concatenate([apply(QR_R, x), matmul(_mT(q), y)], axis=-1)
+    r = concatenate([apply(QR_R, x), matmul(_adjoint(q), y)], axis=-1)
     return r if mode == "r" else QRResult(q, r)
 
 
