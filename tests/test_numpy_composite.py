@@ -100,6 +100,8 @@ CASES = {
     "nancumprod": (lambda x: np.nancumprod(x), (M,)),
     "ediff1d": (lambda x: np.ediff1d(x, to_begin=x[0, :2] * 2.0, to_end=3.0), (M,)),
     "vander": (lambda x: np.vander(x), (V,)),
+    "resize": (lambda x: np.resize(x, (3, 7)) * np.arange(7.0), (V,)),
+    "resize smaller": (lambda x: np.resize(x, 5), (M,)),
     "sort_complex": (lambda x: np.real(np.sort_complex(x)) * np.imag(np.sort_complex(x * 1j)),
                      (M,)),
     "vander increasing N": (lambda x: np.vander(x, 3, increasing=True), (V,)),

@@ -587,6 +587,21 @@ def vander(x: Any, N: Any = None, increasing: bool = False) -> Any:  # noqa: N80
         np.zeros((shape_of(x)[0], 0), dtype=np.result_type(_raw(x)))
 
 
+def resize(a: Any, new_shape: Any) -> Any:
+    """``a``'s entries, flattened and repeated cyclically, in ``new_shape``, as
+    ``np.resize`` (zeros where ``a`` is empty); each entry's gradient sums over its copies."""
+    a = _as_array(a)
+    shape = (operator.index(new_shape),) if np.ndim(new_shape) == 0 else tuple(
+        operator.index(n) for n in new_shape)
+    if any(n < 0 for n in shape):
+        raise ValueError("all elements of `new_shape` must be non-negative")
+    size = int(np.prod(shape, dtype=np.int64))
+    flat = _shape.ravel(a)
+    if shape_of(flat)[0] == 0:
+        return np.zeros(shape, dtype=_ew.dtype_of(a))
+    return _shape.reshape(_shape.take(flat, np.arange(size) % shape_of(flat)[0]), shape)
+
+
 def sort_complex(a: Any) -> Any:
     """``a`` sorted along its last axis (real part first, then imaginary) and made complex,
     as ``np.sort_complex``: the gradient follows the sort."""
@@ -761,7 +776,8 @@ PUBLIC = ("diff", "append", "fabs", "nan_to_num", "rollaxis", "polyval", "meshgr
           "delete", "insert", "gradient",
           "linspace", "logspace", "interp", "convolve", "correlate", "unwrap",
           "real_if_close", "norm", "dsplit", "piecewise", "array", "trapezoid", "nanvar",
-          "nanstd", "nancumsum", "nancumprod", "ediff1d", "vander", "sort_complex")
+          "nanstd", "nancumsum", "nancumprod", "ediff1d", "vander", "sort_complex",
+          "resize")
 #: Names exported by ``wengert.numpy.linalg``.
 LINALG_PUBLIC = ("multi_dot", "matrix_power", "tensorinv", "tensorsolve")
 #: NumPy function -> function, for ``Tensor.__array_function__``.
@@ -779,6 +795,7 @@ NUMPY = {
     np.piecewise: piecewise, np.trapezoid: trapezoid, np.nanvar: nanvar, np.nanstd: nanstd,
     np.nancumsum: nancumsum, np.nancumprod: nancumprod, np.ediff1d: ediff1d,
     np.vander: vander, np.sort_complex: sort_complex,
+    np.resize: resize,
 }
 #: ufunc name -> function.
 UFUNCS = {"fabs": fabs}
