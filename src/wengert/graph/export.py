@@ -184,6 +184,39 @@ def _clip(x, lo, hi):
     rest = jax.lax.stop_gradient(jnp.minimum(jnp.maximum(x, lo), hi))  # NaN: no gradient
     return jnp.where(inside, x, jnp.where(below, lo, jnp.where(above, hi, rest)))
 ''',
+    "_spacing": '''
+def _spacing(x):
+    # np.spacing: a step function, no gradient (as wengert's).
+    x = jax.lax.stop_gradient(x)
+    return jnp.nextafter(x, jnp.copysign(jnp.inf, x)) - x
+''',
+    "_nextafter": '''
+@jax.custom_jvp
+def _nextafter(x, y):
+    # np.nextafter; its derivative is 1 in x and 0 in y (as wengert's; JAX has none).
+    return jnp.nextafter(x, y)
+
+
+@_nextafter.defjvp
+def _nextafter_jvp(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    return _nextafter(x, y), jnp.broadcast_to(tx, jnp.broadcast_shapes(jnp.shape(x),
+                                                                       jnp.shape(y)))
+''',
+    "_copysign": '''
+@jax.custom_jvp
+def _copysign(x, y):
+    # np.copysign; the derivative in x is -1 where the sign flips, 1 elsewhere (-0.0
+    # included), 0 in y (as wengert's).
+    return jnp.copysign(x, y)
+
+
+@_copysign.defjvp
+def _copysign_jvp(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    same = jnp.signbit(x) == jnp.signbit(y)
+    return _copysign(x, y), jnp.where(same, tx, -tx)
+''',
     "_fmax": '''
 def _fmax(x, y):
     # np.fmax (a NaN loses); ties split the gradient evenly (as wengert's).
@@ -263,7 +296,8 @@ _HELPER_IMPORTS = {"_npy": ("base64", "io"), "_take_add": ("math",),
 #: Helpers a helper calls.
 _HELPER_NEEDS = {"_logaddexp": ("_share",), "_logaddexp2": ("_share",)}
 #: Every module-level name the helpers define.
-_HELPER_NAMES = set(_HELPERS) | {"_logaddexp_jvp", "_logaddexp2_jvp"}
+_HELPER_NAMES = set(_HELPERS) | {"_logaddexp_jvp", "_logaddexp2_jvp", "_nextafter_jvp",
+                                  "_copysign_jvp"}
 
 
 class _Code:
@@ -577,6 +611,16 @@ def _helper(name: str, *keys: str) -> Callable[[_Step], str]:
     return form
 
 
+def _part(name: str, k: int) -> Callable[[_Step], str]:
+    """``name(x)[k]``: one result of a function with two."""
+
+    def form(s: _Step) -> str:
+        return f"{name}({s.a[0]})[{k}]"
+
+    form.__doc__ = f"{name}(...)[{k}]"
+    return form
+
+
 def _sigmoid(s: _Step) -> str:
     """0.5 * (tanh(0.5 x) + 1), wengert's formula (exactly 0 far left, as wengert's)."""
     return f"0.5 * (jnp.tanh(0.5 * jnp.asarray({s.a[0]})) + 1.0)"
@@ -762,7 +806,7 @@ _UNARY = ("negative", "positive", "sign", "exp", "exp2", "expm1", "log", "log2",
           "deg2rad", "rad2deg", "sinc", "floor", "ceil", "rint", "trunc", "copy", "real",
           "imag", "conjugate")
 _BINARY = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "arctan2", "mod",
-           "floor_divide")
+           "floor_divide", "heaviside", "fmod", "ldexp")
 
 _FORMS: dict[str, Callable[[_Step], str]] = {
     **{name: _call(f"jnp.{name}") for name in _UNARY + _BINARY},
@@ -787,6 +831,11 @@ _FORMS: dict[str, Callable[[_Step], str]] = {
     "rfft": _call("jnp.fft.rfft", "n", "axis", "norm"),
     "irfft": _call("jnp.fft.irfft", "n", "axis", "norm"),
     "fmax": _helper("_fmax"),
+    "spacing": _helper("_spacing"),
+    "nextafter": _helper("_nextafter"),
+    "copysign": _helper("_copysign"),
+    "fraction": _part("jnp.modf", 0),
+    "frexp_exponent": _part("jnp.frexp", 1),
     "fmin": _helper("_fmin"),
     "hypot": _helper("_hypot"),
     "clip": _helper("_clip"),
@@ -871,7 +920,8 @@ COMPLEX_REFUSED_FORMS = {"eigh_vectors": _PHASE, "svd_u": _PHASE, "svd_vt": _PHA
 
 #: Inputs that are indices or conditions: never cast to the output's dtype.
 _NOT_CAST = {"where": (0,), "take": (1,), "take_add": (1,), "take_along_axis": (1,),
-             "take_along_axis_add": (1,), "rfft": (0,)}  # (rfft: a real signal, complex out)
+             "take_along_axis_add": (1,), "rfft": (0,),  # (rfft: a real signal, complex out)
+             "ldexp": (1,), "frexp_exponent": (0,)}  # (integer exponents; a float in)
 
 _DEFAULTS: dict[str, dict[str, Any]] = {}
 

@@ -867,8 +867,28 @@ def _power_impl(x: Any, y: Any) -> Any:
     if type(x) is np.ndarray and (type(y) is float or type(y) is int):
         dt = x.dtype
         if dt is _FLOAT64 or dt is _FLOAT32:  # (native byte order: NumPy's own instances)
+            if y != 2 and y != -1 and float(y).is_integer() and -64 <= y <= 64:
+                return _integer_power(x, int(y))
             return x ** y
     return np.power(x, y)
+
+
+def _integer_power(x: np.ndarray, n: int) -> np.ndarray:
+    """``x ** n`` for a whole ``n`` as ``|x| ** n``, with ``x``'s sign for odd ``n``.
+
+    The same number mathematically (and for ±0, ±inf and NaN), but NumPy's vectorised
+    ``pow`` (AVX-512) handles only non-negative bases and falls back to the C library's
+    ``pow``, 15× slower, for a whole array that holds one negative entry: ``v ** 3`` of a
+    100×100 matrix of eigenvectors took 0.6 ms, ``|v| ** 3`` 0.04 ms. Where NumPy's two
+    paths disagree in the last bit, this one gives the vectorised path's answer.
+    """
+    r = np.abs(x) ** n
+    if n & 1:
+        if type(r) is np.ndarray:
+            np.copysign(r, x, out=r)
+        else:  # (a 0-d x gives a NumPy scalar, as x ** n does)
+            r = np.copysign(r, x)
+    return r
 
 
 _FLOAT64, _FLOAT32 = np.dtype(np.float64), np.dtype(np.float32)
