@@ -859,7 +859,7 @@ def test_holds_random_programs_without_views_compile_to_eager_values_and_gradien
 def test_a_function_without_a_rule_runs_compiled_but_its_derivative_is_refused():
     """Recorded as a step of the graph (forward works), refused when differentiated, as
     eager mode refuses it: never a silently lost gradient."""
-    f = lambda x: np.i0(x)[0] * np.sum(x)  # noqa: E731
+    f = lambda x: np.emath.sqrt(x)[0] * np.sum(x)  # noqa: E731
     x = np.array([1.0, 3.0, 2.0])
     assert wg.compile(f)(x) == f(x)
     for attempt in (lambda: wg.grad(wg.compile(f))(x), lambda: wg.compile(wg.grad(f))(x),

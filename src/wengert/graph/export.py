@@ -831,6 +831,8 @@ _FORMS: dict[str, Callable[[_Step], str]] = {
     "rfft": _call("jnp.fft.rfft", "n", "axis", "norm"),
     "irfft": _call("jnp.fft.irfft", "n", "axis", "norm"),
     "fmax": _helper("_fmax"),
+    "i0": _call("jnp.i0"),
+    "bessel_i1": _call("jax.scipy.special.i1"),
     "spacing": _helper("_spacing"),
     "nextafter": _helper("_nextafter"),
     "copysign": _helper("_copysign"),

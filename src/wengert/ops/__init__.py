@@ -4,8 +4,8 @@ The registry is built here, explicitly, from each family's ``OPS`` tuple:
 importing a module registers nothing by side effect. The families import only
 :mod:`wengert.core` and each other, in this order (each one only those before
 it): ``broadcast``, ``elementwise``, ``indexing``, ``shape``, ``reduce``,
-``linalg``, ``floating``, ``eigen``, ``svd``, ``qr``, ``lstsq``, ``fft``, ``eig``,
-``composite``, ``order_statistics``, ``polynomial``, ``partition``, ``conditioning`` and
+``linalg``, ``floating``, ``bessel``, ``eigen``, ``svd``, ``qr``, ``lstsq``, ``fft``,
+``eig``, ``composite``, ``order_statistics``, ``polynomial``, ``partition``, ``conditioning`` and
 ``array_api_linalg`` (NumPy functions written with the others, no ops of their own).
 """
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 from ..core.op import Registry
 from . import (
                array_api_linalg,
+               bessel,
                broadcast,
                composite,
                conditioning,
@@ -34,11 +35,12 @@ from . import (
                svd,
 )
 
-FAMILIES = (broadcast, elementwise, indexing, shape, reduce, linalg, floating, eigen, svd, qr,
-            lstsq, fft, eig, composite, order_statistics, polynomial, partition, conditioning,
-            array_api_linalg)
+FAMILIES = (broadcast, elementwise, indexing, shape, reduce, linalg, floating, bessel, eigen,
+            svd, qr, lstsq, fft, eig, composite, order_statistics, polynomial, partition,
+            conditioning, array_api_linalg)
 REGISTRY = Registry(op for family in FAMILIES for op in family.OPS)
 
 __all__ = ["REGISTRY", "FAMILIES", "broadcast", "elementwise", "reduce", "shape", "indexing",
-           "linalg", "floating", "eigen", "svd", "qr", "lstsq", "fft", "eig", "composite",
-           "order_statistics", "polynomial", "partition", "conditioning", "array_api_linalg"]
+           "linalg", "floating", "bessel", "eigen", "svd", "qr", "lstsq", "fft", "eig",
+           "composite", "order_statistics", "polynomial", "partition", "conditioning",
+           "array_api_linalg"]

@@ -1,0 +1,113 @@
+"""``np.i0``, the modified Bessel function of the first kind of order 0, and its derivative.
+
+``I₀′ = I₁`` and ``I₁′ = I₀ − I₁/x`` (``½`` at 0), so two primitives, each with the other
+in its rule, give every order in both modes. NumPy has no ``i1``: ``bessel_i1`` computes
+it in float64 from its power series ``Σ (x/2)^(2k+1) / (k! (k+1)!)`` for ``|x| ≤ 20``
+(positive terms, no cancellation) and from its asymptotic expansion
+``eˣ/√(2πx) · Σ (−1)ᵏ aₖ/xᵏ`` beyond, each to a few units in the last place
+(``tests/test_bessel.py`` checks it against SciPy). Like NumPy's ``i0``, it overflows to
+inf past ``x ≈ 709.78``.
+
+Examples
+--------
+>>> import numpy as np
+>>> import wengert as wg
+>>> float(wg.grad(np.i0)(1.0))  # I₁(1)
+0.565159103992485
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from . import elementwise as _ew
+from .base import primal as _raw
+from .base import unary_function
+
+OPS: tuple[Any, ...] = ()
+
+#: The power series to this |x|, the asymptotic expansion past it.
+_SERIES_LIMIT = 20.0
+_SERIES_TERMS = 64
+
+
+def _asymptotic_coefficients(terms: int) -> tuple[float, ...]:
+    """``(−1)ᵏ aₖ(1)`` of ``I₁(x) ~ eˣ/√(2πx) Σ (−1)ᵏ aₖ/xᵏ``, ``aₖ = Π (4 − (2j−1)²)/(k! 8ᵏ)``."""
+    out, a = [1.0], 1.0
+    for k in range(1, terms):
+        a *= (4.0 - (2 * k - 1) ** 2) / (k * 8.0)
+        out.append((-1) ** k * a)
+    return tuple(out)
+
+
+_ASYMPTOTIC = _asymptotic_coefficients(30)
+
+
+def _i1_impl(x: Any) -> Any:
+    """I₁(x) in float64 (in ``x``'s float dtype when it has one)."""
+    a = np.asarray(x)
+    dtype = a.dtype if a.dtype.kind == "f" else np.dtype(np.float64)
+    if a.dtype.kind == "c":
+        raise TypeError("i1 not supported for complex values")
+    v = np.abs(a.astype(np.float64))
+    out = np.zeros(v.shape)
+    small = v <= _SERIES_LIMIT
+    if np.any(small):
+        h = v[small] / 2.0
+        term = h.copy()
+        total = h.copy()
+        q = h * h
+        for k in range(1, _SERIES_TERMS):
+            term = term * q / (k * (k + 1))
+            total += term
+        out[small] = total
+    large = ~small & np.isfinite(v)
+    if np.any(large):
+        t = v[large]
+        series = np.full(t.shape, _ASYMPTOTIC[-1])
+        inverse = 1.0 / t
+        for c in reversed(_ASYMPTOTIC[:-1]):
+            series = series * inverse + c
+        with np.errstate(over="ignore"):
+            half = np.exp(t / 2.0)  # (eˣ as a square: finite until the product overflows)
+            out[large] = half * (half / np.sqrt(2.0 * math.pi * t)) * series
+    out[np.isnan(v)] = np.nan
+    out[np.isinf(v)] = np.inf
+    out = np.copysign(out, a)  # I₁ is odd
+    return out.astype(dtype) if np.ndim(x) else dtype.type(out)
+
+
+def _i0_rule(g: Any, ans: Any, x: Any) -> Any:
+    return g * i1(x)
+
+
+def _i1_rule(g: Any, ans: Any, x: Any) -> Any:
+    zero = _raw(x) == 0
+    safe = _ew.where(zero, 1.0, x)
+    return g * _ew.where(zero, 0.5, i0(x) - _ew.divide(i1(safe), safe))
+
+
+def _samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    return [((rng.uniform(-3.0, 3.0, s),), {}) for s in [(), (3,), (2, 3)]] + [
+        ((np.array([0.0, -0.5, 19.5, 21.0, -30.0, 45.0]),), {})]
+
+
+I0 = _ew.unary_op("i0", np.i0, _i0_rule, formula="d I₀(x) = I₁(x) dx", symbol="I₀",
+                  adjoint="ḡ·I₁({0})")
+I0.samples = _samples
+I1 = _ew.unary_op("bessel_i1", _i1_impl, _i1_rule,
+                  formula="d I₁(x) = (I₀(x) − I₁(x)/x) dx, ½ at 0", symbol="I₁",
+                  adjoint="ḡ·(I₀({0}) − {out}/{0})")
+I1.samples = _samples
+
+OPS = (I0, I1)
+
+i0 = unary_function(I0)
+i1 = unary_function(I1)
+
+PUBLIC = ("i0",)
+#: NumPy function -> function, for ``Tensor.__array_function__``.
+NUMPY = {np.i0: i0}
