@@ -179,6 +179,8 @@ def _order_statistic(a: Any, q: Any, axis: Any, keepdims: bool, method: str, wha
     if np.any((qs < 0) | (qs > 1)) or np.any(np.isnan(qs)):
         raise ValueError("Quantiles must be in the range [0, 1]")
     a = a if is_traced(a) else np.asarray(a)
+    if what in ("median", "nanmedian") and _ew.dtype_of(a).kind == "b":
+        a = _ew.astype(a, np.float64)  # (NumPy's median is a mean: booleans count as 0, 1)
     scalar = shape_of(a) == () and axis is None
     lanes, kept_shape = _lanes_last(_shape.reshape(a, (1,)) if scalar else a, axis, what)
     if scalar:
