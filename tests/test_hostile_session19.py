@@ -178,3 +178,17 @@ def test_two_output_ufuncs_refuse_an_ndarray_out_tuple_under_grad(name):
 
     with pytest.raises(TypeError, match="drop the gradient"):
         wg.grad(f)(x)
+
+
+@pytest.mark.xfail(strict=True, reason="a ufunc's out= naming a tensor made inside grad (no "
+                   "gradient of its own) takes the value and silently drops the gradient; "
+                   "found via modf's out=, the same for np.sin (older than session 19)")
+def test_out_into_a_fresh_tensor_inside_grad_keeps_or_refuses_the_gradient():
+    x = np.array([1.5, -2.25, 0.7])
+
+    def f(x):
+        a = wg.tensor(np.zeros(3))
+        np.sin(x, out=a)
+        return np.sum(a)
+
+    np.testing.assert_allclose(wg.grad(f)(x), np.cos(x))
