@@ -246,18 +246,30 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
             "requires grad; use a supported function from wengert.numpy."
         )
     if out is not None:
-        target = out[0] if isinstance(out, tuple) else out
-        kind = kind_of(target)
-        if kind is not None:
-            return kind.write(target, result, f"np.{ufunc.__name__}(..., out=)")
-        if _needs_grad((result,)):
-            raise TypeError(
-                f"np.{ufunc.__name__}(..., out=ndarray) would drop the gradient; assign the "
-                "result instead (y = np.f(x))."
-            )
-        np.copyto(target, primal(result))
-        return target
+        if isinstance(result, tuple):  # modf, frexp, divmod: one target per output
+            outs = out if isinstance(out, tuple) else (out,)
+            if len(outs) != len(result):
+                raise ValueError(f"np.{ufunc.__name__}: out must be a tuple of "
+                                 f"{len(result)} arrays (or None)")
+            return tuple(r if o is None else _write_out(ufunc, o, r)
+                         for o, r in zip(outs, result))
+        return _write_out(ufunc, out[0] if isinstance(out, tuple) else out, result)
     return result
+
+
+def _write_out(ufunc: Any, target: Any, result: Any) -> Any:
+    """``result`` written into ``out=target`` (a traced value records the write; an
+    ndarray is refused where the gradient would be dropped)."""
+    kind = kind_of(target)
+    if kind is not None:
+        return kind.write(target, result, f"np.{ufunc.__name__}(..., out=)")
+    if _needs_grad((result,)):
+        raise TypeError(
+            f"np.{ufunc.__name__}(..., out=ndarray) would drop the gradient; assign the "
+            "result instead (y = np.f(x))."
+        )
+    np.copyto(target, primal(result))
+    return target
 
 
 def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

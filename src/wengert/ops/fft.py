@@ -173,12 +173,21 @@ def _norm(norm: Any) -> Any:
     return None if norm == "backward" else norm
 
 
+def _axis(axis: Any, nd: int) -> int:
+    """``axis`` of an ``nd``-dimensional array counted from 0; out of bounds raises
+    NumPy's ``IndexError`` (instead of wrapping round)."""
+    axis = operator.index(axis)
+    if not -nd <= axis < nd:
+        raise IndexError(f"axis {axis} is out of bounds for array of dimension {nd}")
+    return axis % nd
+
+
 def _axes_and_lengths(x: Any, s: Any, axes: Any, default_axes: Any) -> tuple[tuple, tuple]:
     nd = len(_shape(x))
     if axes is None:
         axes = default_axes if default_axes is not None else (
             tuple(range(nd)) if s is None else tuple(range(nd - len(s), nd)))
-    axes = tuple(operator.index(a) % nd if nd else operator.index(a) for a in axes)
+    axes = tuple(_axis(a, nd) for a in axes)
     if s is None:
         s = tuple(_shape(x)[a] for a in axes)
     s = tuple(operator.index(n) for n in s)
@@ -257,7 +266,7 @@ def rfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) 
         raise TypeError("rfft: the input is complex; rfft transforms real signals (use fft, "
                         "or np.real(x) first)")
     nd = len(_shape(a))
-    axis = operator.index(axis) % nd
+    axis = _axis(axis, nd)
     n = _shape(a)[axis] if n is None else operator.index(n)
     return apply(RFFT, a, n=n, axis=axis, norm=_norm(norm))
 
@@ -267,7 +276,7 @@ def irfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None)
     (``np.fft.irfft``); the imaginary parts of ``a[0]`` and (even ``n``) ``a[n/2]`` are
     ignored, and get no gradient."""
     nd = len(_shape(a))
-    axis = operator.index(axis) % nd
+    axis = _axis(axis, nd)
     n = 2 * (_shape(a)[axis] - 1) if n is None else operator.index(n)
     return apply(IRFFT, a, n=n, axis=axis, norm=_norm(norm))
 
@@ -289,7 +298,7 @@ def hfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) 
     array([ 1.,  0., -1.])
     """
     nd = len(_shape(a))
-    axis = operator.index(axis) % nd
+    axis = _axis(axis, nd)
     n = 2 * (_shape(a)[axis] - 1) if n is None else operator.index(n)
     return irfft(_ew.conjugate(a), n, axis, _SWAPPED[_norm(norm)])
 
@@ -308,7 +317,7 @@ def _real_axes(a: Any, s: Any, axes: Any, inverse: bool) -> tuple[tuple, tuple]:
     nd = len(_shape(a))
     if axes is None:
         axes = tuple(range(nd)) if s is None else tuple(range(nd - len(s), nd))
-    axes = tuple(operator.index(ax) % nd for ax in axes)
+    axes = tuple(_axis(ax, nd) for ax in axes)
     if s is None:
         s = [_shape(a)[ax] for ax in axes]
         if inverse:

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..core.op import Op
 from . import elementwise as _ew
-from .base import binary_function, dtype_of, unary_function
+from .base import binary_function, dtype_of, is_traced, shape_of, unary_function
 from .base import primal as _raw
 from .broadcast import unbroadcast
 from .linalg import matmul
@@ -142,10 +142,25 @@ def float_power(x: Any, y: Any, **kwargs: Any) -> Any:
     return _ew.power(_ew.astype(x, dtype), _ew.astype(y, dtype))
 
 
+def _as_array(x: Any) -> Any:
+    return x if is_traced(x) else np.asarray(x)
+
+
+def _core_dims(name: str, signature: str, *operands: tuple[Any, int]) -> None:
+    """NumPy's gufunc check: each operand has at least its core dimensions."""
+    for k, (x, need) in enumerate(operands):
+        have = len(shape_of(x))
+        if have < need:
+            raise ValueError(f"{name}: Input operand {k} does not have enough dimensions (has "
+                             f"{have}, gufunc core with signature {signature} requires {need})")
+
+
 def matvec(a: Any, v: Any, **kwargs: Any) -> Any:
     """The matrix-vector product over the last axes, broadcast over the others, as
     ``np.matvec`` (NumPy 2.2)."""
     _no_out("matvec", kwargs)
+    a, v = _as_array(a), _as_array(v)
+    _core_dims("matvec", "(m,n),(n)->(m)", (a, 2), (v, 1))
     return matmul(a, v[..., None])[..., 0]
 
 
@@ -153,6 +168,8 @@ def vecmat(v: Any, a: Any, **kwargs: Any) -> Any:
     """The vector-matrix product ``conj(v) @ a`` over the last axes, as ``np.vecmat``
     (NumPy 2.2)."""
     _no_out("vecmat", kwargs)
+    v, a = _as_array(v), _as_array(a)
+    _core_dims("vecmat", "(n),(n,m)->(m)", (v, 1), (a, 2))
     if dtype_of(v).kind == "c":
         v = _ew.conjugate(v)
     return matmul(v[..., None, :], a)[..., 0, :]

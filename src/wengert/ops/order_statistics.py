@@ -105,15 +105,24 @@ def _positions(n: Any, q: np.ndarray, method: str) -> tuple[Any, Any]:
     return low, np.where(above | below, 0.0, gamma)
 
 
-def _lerp(low: Any, high: Any, gamma: Any) -> Any:
-    """NumPy's ``_lerp``: ``low + γ·(high − low)``, from the far end where ``γ ≥ ½``."""
-    if type(gamma) is float:
-        if gamma == 0.0:
-            return low
-        step = high - low
-        return high - step * (1.0 - gamma) if gamma >= 0.5 else low + step * gamma
+def _lerp(low: Any, high: Any, gamma: Any, work: Any = None) -> Any:
+    """NumPy's ``_lerp``: ``low + γ·(high − low)``, from the far end where ``γ ≥ ½``.
+
+    ``γ`` is a Python float or an array of float64 weights (then ``γ`` and ``1 − γ`` are
+    taken in float64 and rounded to ``work``, as NumPy rounds a Python float). ``work``:
+    the dtype NumPy interpolates in when it is not the values' (a ``q`` that is not a
+    Python number promotes float32 values to float64): the difference is taken in the
+    values' dtype, the rest in ``work``."""
+    if type(gamma) is float and gamma == 0.0:
+        return low
     step = high - low
-    return _ew.where(gamma >= 0.5, high - step * (1.0 - gamma), low + step * gamma)
+    if work is not None and work != _ew.dtype_of(step):
+        low, high, step = (_ew.astype(v, work) for v in (low, high, step))
+    if type(gamma) is float:
+        return high - step * (1.0 - gamma) if gamma >= 0.5 else low + step * gamma
+    dtype = _ew.dtype_of(step)
+    return _ew.where(gamma >= 0.5, high - step * _ew.astype(1.0 - gamma, dtype),
+                     low + step * _ew.astype(gamma, dtype))
 
 
 def _lanes_last(a: Any, axis: Any, what: str) -> tuple[Any, tuple[int, ...]]:
@@ -167,9 +176,10 @@ def _empty_axis(lanes: Any, qs: np.ndarray, kept_shape: tuple[int, ...], keepdim
 
 
 def _order_statistic(a: Any, q: Any, axis: Any, keepdims: bool, method: str, what: str,
-                     skip_nan: bool, result_dtype: Any = None) -> Any:
+                     skip_nan: bool, result_dtype: Any = None, weak: bool = True) -> Any:
     """The quantiles ``q`` (in [0, 1]) of ``a`` along ``axis`` (see the module), as
-    ``result_dtype``."""
+    ``result_dtype``; ``weak``: ``q`` was a Python number (NumPy then interpolates in the
+    values' precision, else in the promoted ``result_dtype``)."""
     if method not in METHODS:
         raise ValueError(f"{what}: {method!r} is not a valid method. Use one of: "
                          f"{', '.join(METHODS)}")
@@ -179,6 +189,8 @@ def _order_statistic(a: Any, q: Any, axis: Any, keepdims: bool, method: str, wha
     if np.any((qs < 0) | (qs > 1)) or np.any(np.isnan(qs)):
         raise ValueError("Quantiles must be in the range [0, 1]")
     a = a if is_traced(a) else np.asarray(a)
+    if what in ("median", "nanmedian") and _ew.dtype_of(a).kind == "b":
+        a = _ew.astype(a, np.float64)  # (NumPy's median is a mean: booleans count as 0, 1)
     scalar = shape_of(a) == () and axis is None
     lanes, kept_shape = _lanes_last(_shape.reshape(a, (1,)) if scalar else a, axis, what)
     if scalar:
@@ -190,14 +202,13 @@ def _order_statistic(a: Any, q: Any, axis: Any, keepdims: bool, method: str, wha
     raw = _raw(s)
     dtype = _ew.dtype_of(s)
     inexact = dtype.kind in "fc"
+    work = None if weak or result_dtype is None or dtype.kind != "f" else np.dtype(result_dtype)
     if skip_nan and inexact:
         count = np.sum(~np.isnan(raw), axis=-1, keepdims=True)
         _all_nan_warning(count)
         empty = count == 0
         low, gamma = _positions(np.maximum(count, 1), qs.reshape(qs.shape + (1,) * len(
             shape_of(s))), method)
-        if gamma is not None:  # (the weights in the values' precision, as NumPy's)
-            gamma = _ew.astype(gamma, np.finfo(dtype).dtype)
     else:
         low, gamma = _positions(n, qs, method)
     results = []
@@ -209,7 +220,8 @@ def _order_statistic(a: Any, q: Any, axis: Any, keepdims: bool, method: str, wha
                 value = lo_value
             else:
                 hi = np.minimum(lo + 1, np.maximum(count, 1) - 1)
-                value = _lerp(lo_value, _shape.take_along_axis(s, hi, axis=-1), gamma[k])
+                value = _lerp(lo_value, _shape.take_along_axis(s, hi, axis=-1), gamma[k],
+                              work or dtype)
             value = _ew.where(empty, np.nan, value)
             value = _shape.squeeze(value, axis=-1)
         else:
@@ -217,7 +229,7 @@ def _order_statistic(a: Any, q: Any, axis: Any, keepdims: bool, method: str, wha
             lo_value = _shape.take(s, lo, axis=-1)
             g = 0.0 if gamma is None else float(gamma if np.ndim(gamma) == 0 else gamma[k])
             value = lo_value if g == 0.0 else _lerp(
-                lo_value, _shape.take(s, min(lo + 1, n - 1), axis=-1), g)
+                lo_value, _shape.take(s, min(lo + 1, n - 1), axis=-1), g, work)
             if inexact:
                 last = _shape.take(s, n - 1, axis=-1)  # NaN sorts last
                 nan = np.isnan(_raw(last))
@@ -291,7 +303,8 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
     _check_real(a, "quantile")
     method = interpolation or method
     return _order_statistic(a, q, axis, keepdims, method, "quantile", skip_nan=False,
-                            result_dtype=_numpy_dtype(np.quantile, a, q, method=method))
+                            result_dtype=_numpy_dtype(np.quantile, a, q, method=method),
+                            weak=type(q) in (int, float))
 
 
 def percentile(a: Any, q: Any, axis: Any = None, out: Any = None,
@@ -305,7 +318,8 @@ def percentile(a: Any, q: Any, axis: Any = None, out: Any = None,
     method = interpolation or method
     return _order_statistic(a, _percent(q, "percentile"), axis, keepdims, method,
                             "percentile", skip_nan=False,
-                            result_dtype=_numpy_dtype(np.percentile, a, q, method=method))
+                            result_dtype=_numpy_dtype(np.percentile, a, q, method=method),
+                            weak=type(q) in (int, float))
 
 
 def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
@@ -345,7 +359,8 @@ def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None,
     _check_real(a, "nanquantile")
     method = interpolation or method
     return _order_statistic(a, q, axis, keepdims, method, "nanquantile", skip_nan=True,
-                            result_dtype=_numpy_dtype(np.nanquantile, a, q, method=method))
+                            result_dtype=_numpy_dtype(np.nanquantile, a, q, method=method),
+                            weak=type(q) in (int, float))
 
 
 def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None,
@@ -359,7 +374,8 @@ def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None,
     method = interpolation or method
     return _order_statistic(a, _percent(q, "nanpercentile"), axis, keepdims, method,
                             "nanpercentile", skip_nan=True,
-                            result_dtype=_numpy_dtype(np.nanpercentile, a, q, method=method))
+                            result_dtype=_numpy_dtype(np.nanpercentile, a, q, method=method),
+                            weak=type(q) in (int, float))
 
 
 def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,

@@ -69,16 +69,17 @@ def roots(p: Any) -> Any:
         return np.array([])
     trailing = len(p) - nonzero[-1] - 1  # roots at zero
     p = p[int(nonzero[0]):int(nonzero[-1]) + 1]
+    if _ew.dtype_of(p).kind not in "fc":  # (NumPy's cast; float32 stays float32)
+        p = _ew.astype(p, np.float64)
     n = shape_of(p)[0]
     if n > 1:
         first = _shape.reshape(-p[1:] / p[0], (1, n - 1))
-        below = np.eye(n - 2, n - 1, dtype=np.result_type(_ew.dtype_of(p), np.float64))
+        below = np.eye(n - 2, n - 1, dtype=_ew.dtype_of(p))
         r = eigvals(_shape.concatenate([first, below], axis=0))
     else:
         r = np.array([])
     if trailing:
-        dtype = np.result_type(_ew.dtype_of(r), np.float64)
-        r = _shape.concatenate([r, np.zeros(trailing, dtype=dtype)])
+        r = _shape.concatenate([r, np.zeros(trailing, dtype=_ew.dtype_of(r))])
     return r
 
 
@@ -99,20 +100,25 @@ def poly(seq_of_zeros: Any) -> Any:
     shape = shape_of(seq)
     if len(shape) == 2 and shape[0] == shape[1] and shape[0] != 0:
         seq = eigvals(seq)
-    elif len(shape) != 1:
+    elif len(shape) == 1:
+        dtype = np.dtype(np.mintypecode(_ew.dtype_of(seq).char))  # (NumPy's cast)
+        if dtype != _ew.dtype_of(seq):
+            seq = _ew.astype(seq, dtype)
+    else:
         raise ValueError("input must be 1d or non-empty square 2d array.")
     n = shape_of(seq)[0]
     if n == 0:
         return 1.0  # (NumPy's answer for no roots)
-    a: Any = np.ones(1, dtype=np.result_type(_ew.dtype_of(seq), np.float64))
+    dtype = _ew.dtype_of(seq)
+    a: Any = np.ones(1, dtype=dtype)
     for k in range(n):
-        a = convolve(a, _shape.stack([np.ones((), dtype=_ew.dtype_of(seq)), -seq[k]]))
+        a = convolve(a, _shape.stack([np.ones((), dtype=dtype), -seq[k]]))
     if _ew.dtype_of(a).kind == "c":
+        # (traced into a graph, the test is a guard: the graph holds for new roots only
+        # while they too come in conjugate pairs, or not)
         r = _raw(seq)
-        if not is_traced(r):
-            r = np.asarray(r, dtype=complex)
-            if np.all(np.sort_complex(r) == np.sort_complex(r.conjugate())):
-                a = _ew.real(a)
+        if bool(np.all(np.sort(r) == np.sort(np.conjugate(r)))):
+            a = _ew.real(a)
     return a
 
 
