@@ -120,7 +120,11 @@ def test_comparisons_act_on_primals_and_carry_no_tangent():
     g = np.greater(a, 1.5)  # the ufunc too: a plain boolean array, not a tensor or dual
     assert type(g) is np.ndarray and g.tolist() == [False, True, True]
     assert type(np.isnan(a)) is np.ndarray
-    assert type(np.zeros_like(a)) is np.ndarray
+    # np.zeros_like is a dual with a zero tangent, so that writing into it carries tangents
+    # (y = np.zeros_like(x); y[i] = f(x[i])), as it is a constant tensor in reverse mode
+    z = np.zeros_like(a)
+    assert type(z) is Dual and z.tag is a.tag and not np.any(z.tangent)
+    assert type(np.zeros_like(a, dtype=int)) is np.ndarray
     # control flow on the primal works
     assert (lambda x: x * 2.0 if x > 1.0 else x)(d).tangent == 2.0
 

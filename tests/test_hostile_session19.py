@@ -180,9 +180,6 @@ def test_two_output_ufuncs_refuse_an_ndarray_out_tuple_under_grad(name):
         wg.grad(f)(x)
 
 
-@pytest.mark.xfail(strict=True, reason="a ufunc's out= naming a tensor made inside grad (no "
-                   "gradient of its own) takes the value and silently drops the gradient; "
-                   "found via modf's out=, the same for np.sin (older than session 19)")
 def test_out_into_a_fresh_tensor_inside_grad_keeps_or_refuses_the_gradient():
     x = np.array([1.5, -2.25, 0.7])
 
@@ -192,3 +189,52 @@ def test_out_into_a_fresh_tensor_inside_grad_keeps_or_refuses_the_gradient():
         return np.sum(a)
 
     np.testing.assert_allclose(wg.grad(f)(x), np.cos(x))
+
+
+def test_a_tensor_made_inside_grad_and_written_keeps_the_gradient():
+    """``a = wg.tensor(zeros); a[:] = sin(x)`` inside ``grad`` used to leave ``a`` at the
+    outer level: the sum looked constant and the gradient was silently zero."""
+    x = np.array([1.5, -2.25, 0.7])
+
+    def f(x):
+        a = wg.tensor(np.zeros(3))
+        a[1:] = np.sin(x[:2])
+        a += x
+        return np.sum(a * a)
+
+    def ref(x):
+        a = np.concatenate([[0.0], np.sin(x[:2])]) + x
+        return np.sum(a * a)
+
+    np.testing.assert_allclose(wg.grad(f)(x), wg.grad(ref)(x))
+    np.testing.assert_allclose(wg.hessian(f)(x), wg.hessian(ref)(x))
+
+
+def test_a_tensor_cannot_silently_hold_a_dual_or_a_graph_value():
+    x = np.array([1.5, -2.25, 0.7])
+
+    def f(x):
+        a = wg.tensor(np.zeros(3))
+        a[:] = np.sin(x)
+        return np.sum(a)
+
+    for attempt in (lambda: wg.jvp(f, (x,), (np.ones(3),)), lambda: wg.compile(f)(x)):
+        with pytest.raises(TypeError, match=r"np\.zeros_like\(x\)"):
+            attempt()
+
+
+def test_zeros_like_then_setitem_in_forward_mode():
+    """``out = np.zeros_like(x); out[i] = ...`` (the NumPy idiom) works in every mode: in
+    forward mode zeros_like of a dual is a dual with a zero tangent."""
+    x = np.array([1.5, -2.25, 0.7])
+
+    def m(x):
+        out = np.ones_like(x)
+        for i in range(1, 3):
+            out[i] = out[i - 1] * x[i]
+        return out
+
+    want = wg.jacrev(m)(x)
+    np.testing.assert_allclose(wg.jacfwd(m)(x), want)
+    np.testing.assert_allclose(wg.jvp(m, (x,), (np.ones(3),))[1], want.sum(axis=1))
+    np.testing.assert_allclose(wg.jacfwd(wg.compile(m))(x), want)

@@ -152,23 +152,25 @@ def _needs_grad(args: Any) -> bool:
 def _box(result: Any, inputs: Any) -> Any:
     """A gradient-free result: a constant of the innermost traced input's kind and level
     (a tensor that requires no grad, of the transform its inputs belong to, so that
-    ``y = np.zeros_like(x); y[0] = x[0]`` records on ``x``'s tape), else the result as
-    NumPy gave it."""
+    ``y = np.zeros_like(x); y[0] = x[0]`` records on ``x``'s tape; a dual number with a
+    zero tangent, so that it carries ``x``'s tangent then), else the result as NumPy
+    gave it."""
     stack = [inputs]
     best: Any = None
     level = -1.0
+    example = None
     while stack:
         a = stack.pop()
         kind = kind_of(a)
         if kind is not None:
             at = kind.level(a)
             if best is None or at > level:
-                best, level = kind, at
+                best, level, example = kind, at, a
         elif isinstance(a, (list, tuple)):
             stack.extend(a)
         elif isinstance(a, dict):
             stack.extend(a.values())
-    return result if best is None else best.constant(result, level)
+    return result if best is None else best.constant(result, level, example)
 
 
 def _recording_kind(args: Any) -> Any:

@@ -488,6 +488,18 @@ class DualKind(Kind):
     def connected(self, x: Dual) -> bool:
         return True
 
+    def constant(self, value: Any, level: float | None = None, example: Any = None) -> Any:
+        """A float result without derivative (``np.zeros_like(d)``) as a dual of
+        ``example``'s tag with a zero tangent, so that ``y = np.zeros_like(x); y[i] = ...``
+        carries the tangents written into it; other results stay plain."""
+        if type(example) is not Dual or type(value) is not _ndarray \
+                or value.dtype.kind not in "fc":
+            return value
+        tag = example.tag
+        tangent = None if tag.batch is None else np.zeros((tag.batch,) + value.shape,
+                                                          dtype=value.dtype)
+        return Dual(value, tangent, tag)
+
     def process(self, op: Any, args: tuple[Any, ...], params: dict[str, Any] | None,
                 level: float) -> Dual:
         if len(args) == 1:  # one dual over a plain array (getitem, sum, reshape, ...)

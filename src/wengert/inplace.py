@@ -378,8 +378,15 @@ def assign_result(t: Any, result: Any, what: str) -> Any:
     A view writes through to its base (and the base's other views follow).
     """
     _check_leaf(t, what)
-    if kind_of(result) is None:
+    kind = kind_of(result)
+    if kind is None:
         result = kind_of(t).constant(result)
+    elif type(result) is not type(t):
+        raise TypeError(
+            f"in-place {what}: this {kind_of(t).name} cannot hold a value computed from a "
+            f"{kind.name} ({type(result).__name__}), whose derivative it would lose. Make "
+            "the array from the traced values instead: a = np.zeros_like(x) (then a[i] = "
+            "... works), or build it out of place (np.where, np.concatenate, wnp.array).")
     extra = t._extra
     view_of = extra.get("view_of") if extra else None
     if view_of is not None and (
@@ -449,6 +456,9 @@ def _store(t: Any, result: Any, what: str) -> None:
             node.extras()["out_check"] = (counter, counter.version)
         t._node = node
         t._rg = result._rg
+        # A value from inside a transform (a tensor made there, or a plain one, gets x's
+        # sin): t now belongs to that transform's level, or its gradient would be lost.
+        t._level = result._level
     # (Not recorded -- under no_grad, an optimizer step: t keeps requires_grad and history.)
     t._value = value
     extra = t._extra

@@ -182,7 +182,7 @@ class TensorKind(Kind):
         kind = kind_of(x._value)
         return kind is not None and kind.connected(x._value)
 
-    def constant(self, value: Any, level: float | None = None) -> Tensor:
+    def constant(self, value: Any, level: float | None = None, example: Any = None) -> Tensor:
         return constant(value, level)
 
     def write(self, target: Tensor, result: Any, what: str) -> Tensor:

@@ -120,10 +120,11 @@ class Kind:
         """Whether ``x`` carries a derivative (else it is a constant in a traced box)."""
         return True
 
-    def constant(self, value: Any, level: float | None = None) -> Any:
+    def constant(self, value: Any, level: float | None = None, example: Any = None) -> Any:
         """A plain result of a function without gradient, boxed as this kind boxes
         constants (a tensor that requires no grad), of ``level`` when given (that of the
-        inputs, so it meets them at their transform); the value itself by default."""
+        inputs, so it meets them at their transform; ``example``: the input of that
+        level); the value itself by default."""
         return value
 
     def modified(self, x: Any) -> None:
