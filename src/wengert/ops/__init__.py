@@ -5,8 +5,9 @@ importing a module registers nothing by side effect. The families import only
 :mod:`wengert.core` and each other, in this order (each one only those before
 it): ``broadcast``, ``elementwise``, ``indexing``, ``shape``, ``reduce``,
 ``linalg``, ``floating``, ``bessel``, ``eigen``, ``svd``, ``qr``, ``lstsq``, ``fft``,
-``eig``, ``composite``, ``order_statistics``, ``polynomial``, ``partition``, ``conditioning`` and
-``array_api_linalg`` (NumPy functions written with the others, no ops of their own).
+``eig``, ``composite``, ``order_statistics``, ``polynomial``, ``partition``, ``conditioning``,
+``array_api_linalg`` and ``histograms`` (NumPy functions written with the others, no ops
+of their own).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from . import (
                elementwise,
                fft,
                floating,
+               histograms,
                indexing,
                linalg,
                lstsq,
@@ -37,10 +39,10 @@ from . import (
 
 FAMILIES = (broadcast, elementwise, indexing, shape, reduce, linalg, floating, bessel, eigen,
             svd, qr, lstsq, fft, eig, composite, order_statistics, polynomial, partition,
-            conditioning, array_api_linalg)
+            conditioning, array_api_linalg, histograms)
 REGISTRY = Registry(op for family in FAMILIES for op in family.OPS)
 
 __all__ = ["REGISTRY", "FAMILIES", "broadcast", "elementwise", "reduce", "shape", "indexing",
            "linalg", "floating", "bessel", "eigen", "svd", "qr", "lstsq", "fft", "eig",
            "composite", "order_statistics", "polynomial", "partition", "conditioning",
-           "array_api_linalg"]
+           "array_api_linalg", "histograms"]

@@ -1,0 +1,120 @@
+"""``np.histogramdd`` and ``np.histogram2d``, differentiable in their ``weights``.
+
+The bin each sample falls in depends on the samples piecewise constantly, and the bin
+edges on their range, so no gradient flows to the samples: a differentiated sample is
+refused, as for ``np.histogram`` (pass ``wg.stop_gradient(sample)`` if that is what you
+mean). The weights are summed into their bins with ``take_add`` (a scatter-add whose
+derivative is a gather), with NumPy's binning exactly (each bin half-open but the last,
+which is closed; samples outside the range dropped), so the counts are NumPy's;
+``density=True`` divides by their sum and the bins' volumes, also differentiably.
+
+Examples
+--------
+>>> import numpy as np
+>>> import wengert as wg
+>>> x, y = np.array([0.1, 0.6, 0.7]), np.array([0.2, 0.9, 0.1])
+>>> w = np.array([1.0, 2.0, 3.0])
+>>> wg.grad(lambda w: np.histogram2d(x, y, bins=2, weights=w)[0][1, 1])(w)
+array([0., 1., 0.])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core.bind import kind_of
+from . import shape as _shape
+from .base import apply, is_traced, shape_of
+from .base import primal as _raw
+from .reduce import sum as _sum
+
+OPS: tuple[Any, ...] = ()
+
+
+def _refuse_traced_samples(sample: Any, what: str) -> None:
+    kind = kind_of(sample)
+    if kind is not None and kind.connected(sample):
+        raise TypeError(
+            f"np.{what}: the counts are piecewise constant in the samples and the bin edges "
+            "depend on their range, so no gradient flows to them; pass "
+            "wg.stop_gradient(sample) if that is what you mean (the weights= may carry a "
+            "gradient).")
+
+
+def _bin_of_each(sample: np.ndarray, edges: list[np.ndarray]) -> np.ndarray:
+    """The flat index of each sample's bin among the bins with NumPy's outlier bins
+    around them (index 0 and n + 1 along each axis), as ``np.histogramdd`` computes it."""
+    counts = []
+    for i, e in enumerate(edges):
+        index = np.searchsorted(e, sample[:, i], side="right")
+        index[sample[:, i] == e[-1]] -= 1  # the last bin is closed
+        counts.append(index)
+    return np.ravel_multi_index(counts, [len(e) + 1 for e in edges])
+
+
+def histogramdd(sample: Any, bins: Any = 10, range: Any = None, density: Any = None,  # noqa: A002
+                weights: Any = None) -> tuple[Any, list[np.ndarray]]:
+    """The multidimensional histogram of ``sample`` (``(N, D)``, or a sequence of ``D``
+    arrays), as ``np.histogramdd``, differentiable in ``weights``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> s = np.array([[0.1, 0.2], [0.6, 0.9], [0.7, 0.1]])
+    >>> h, edges = np.histogramdd(s, bins=2, weights=wg.tensor([1.0, 2.0, 3.0]))
+    >>> h.numpy()
+    array([[1., 0.],
+           [3., 2.]])
+    """
+    return _histogramdd(sample, bins, range, density, weights, "histogramdd")
+
+
+def _histogramdd(sample: Any, bins: Any, range: Any, density: Any,  # noqa: A002
+                 weights: Any, what: str) -> tuple[Any, list[np.ndarray]]:
+    parts = sample if isinstance(sample, (list, tuple)) else (sample,)
+    for part in parts:
+        _refuse_traced_samples(part, what)
+    raw = [_raw(p) for p in parts] if isinstance(sample, (list, tuple)) else _raw(sample)
+    if weights is None or not is_traced(weights):
+        return np.histogramdd(raw, bins, range, density,
+                              None if weights is None else _raw(weights))
+    _, edges = np.histogramdd(raw, bins, range)
+    points = np.atleast_2d(raw).T if isinstance(sample, (list, tuple)) else np.asarray(raw)
+    if points.ndim == 1:
+        points = points[:, None]
+    n = points.shape[0]
+    w = _shape.reshape(weights, (-1,))
+    if shape_of(w)[0] != n:
+        raise ValueError(f"histogramdd: weights has {shape_of(w)[0]} entries for {n} samples")
+    flat = _bin_of_each(points, edges)
+    padded = tuple(len(e) + 1 for e in edges)
+    total = apply(_shape.TAKE_ADD, w, flat, shape=(int(np.prod(padded)),), axis=None)
+    hist = _shape.reshape(total, padded)[(slice(1, -1),) * len(edges)]
+    if density:
+        hist = hist / _sum(hist)
+        for i, e in enumerate(edges):
+            widths = np.diff(e).reshape([-1 if j == i else 1 for j, _ in enumerate(edges)])
+            hist = hist / widths
+    return hist, edges
+
+
+def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None,  # noqa: A002
+                density: Any = None, weights: Any = None) -> tuple[Any, np.ndarray, np.ndarray]:
+    """The two-dimensional histogram of ``x`` and ``y``, as ``np.histogram2d``,
+    differentiable in ``weights``; see :func:`histogramdd`."""
+    try:
+        n = len(bins)
+    except TypeError:
+        n = 1
+    if n != 1 and n != 2:  # (NumPy's reading: one array of edges for both axes)
+        bins = [np.asarray(bins), np.asarray(bins)]
+    hist, edges = _histogramdd([x, y], bins, range, density, weights, "histogram2d")
+    return hist, edges[0], edges[1]
+
+
+PUBLIC = ("histogramdd", "histogram2d")
+#: NumPy function -> function, for ``Tensor.__array_function__``.
+NUMPY = {np.histogramdd: histogramdd, np.histogram2d: histogram2d}
