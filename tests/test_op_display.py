@@ -59,6 +59,12 @@ def adjoint_problems(op: Op) -> list[str]:
         allowed = set(ADJOINT_NAMES) | {str(k) for k in range(op.nin)}
     allowed |= _param_names(op)
     problems = []
+    extra = op.complex_adjoint
+    if extra is not None:
+        if not op.complex_rules:
+            problems.append(f"op {op.name!r}: complex templates but no complex rules")
+        templates = templates + [t for t in ((extra,) if isinstance(extra, str) else extra)
+                                 if t is not None]
     for text in templates:
         if not isinstance(text, str) or not text.strip():
             problems.append(f"op {op.name!r}: empty or non-str template {text!r}")
@@ -457,3 +463,39 @@ def test_ties_and_kinks_follow_the_notes():
     zero = np.array([0.0])
     assert REGISTRY["relu"].vjps[0](np.ones(1), zero, zero).tolist() == [0.0]
     assert REGISTRY["abs"].vjps[0](np.ones(1), zero, zero).tolist() == [0.0]
+
+
+#: Ops whose complex rules are not their real ones, and whose complex templates are formulas.
+COMPLEX_FORMULA_OPS = ["abs", "var", "std"]
+
+
+@pytest.mark.parametrize("name", COMPLEX_FORMULA_OPS)
+def test_complex_templates_compute_what_the_complex_rule_computes(name):
+    """The templates shown for complex values (``abs``: ``ḡ·conj(z)/|z|``, not the real
+    ``ḡ·sign(x)``) agree with the VJP rule on complex inputs."""
+    op = REGISTRY[name]
+    rng = np.random.default_rng(4)
+    z = rng.normal(size=(2, 3)) + 1j * rng.normal(size=(2, 3))
+    params = {} if name == "abs" else {"axis": None, "ddof": 0, "keepdims": False}
+    ans = op.impl(z, **params)
+    g = rng.normal(size=np.shape(ans))
+    scope = _scope(["x"], (z,), ans, g)
+    (term,) = op.adjoint_terms(["x"], out="out", params=params, complex_values=True)
+    code = _python(term)
+    assert code is not None, term
+    want = op.vjps[0](g, ans, z, **params)
+    np.testing.assert_allclose(eval(code, scope), want, rtol=1e-12, err_msg=term)
+    assert op.adjoint_terms(["x"], out="out", params=params) != [term]  # the real ones differ
+
+
+def test_the_explorer_shows_complex_templates_for_complex_equations():
+    from wengert.jupyter.frames import explorer_frames
+
+    def rules_of(out):
+        d = explorer_frames(wg.tape_of(out))
+        return {d["ops"][o][0]: d["rules"][r] for o, r in zip(d["eqs"]["op"], d["eqs"]["rule"])}
+
+    z = wg.tensor(np.array([1 + 2j, 3 - 1j]), requires_grad=True)
+    x = wg.tensor(np.array([1.0, -2.0]), requires_grad=True)
+    assert "conj" in rules_of(np.sum(np.abs(z) ** 2))["abs"][0]
+    assert "sign" in rules_of(np.sum(np.abs(x)))["abs"][0]

@@ -83,6 +83,10 @@ class Op:
         differentiated on complex values; the others refuse them, naming the
         op, instead of giving a wrong gradient. The registry sweep checks each
         such op on complex samples too.
+    complex_adjoint : tuple of (str or None), or str, optional
+        For an op with complex rules that are not its real ones (``abs``: ``ḡ·conj(z)/|z|``
+        where the real template says ``ḡ·sign(x)``): the templates shown for complex
+        values (see :meth:`adjoint_terms`); holomorphic ops need none.
     samples : callable, optional
         ``samples(rng)`` returns test cases ``[(args, params), ...]`` inside
         the op's domain and away from kinks; the registry sweep in
@@ -119,6 +123,7 @@ class Op:
         "view",
         "samples",
         "adjoint",
+        "complex_adjoint",
         "complex_rules",
         "_defaults",
     )
@@ -143,6 +148,7 @@ class Op:
         batch_jvp: bool = False,
         adjoint: tuple[str | None, ...] | str | None = None,
         complex_rules: bool = False,
+        complex_adjoint: tuple[str | None, ...] | str | None = None,
     ) -> None:
         self.name = name
         self.impl = impl
@@ -165,10 +171,17 @@ class Op:
         self.batch_jvp = batch_jvp
         self.adjoint = _checked_adjoint(name, adjoint, self.vjps, variadic)
         self.complex_rules = complex_rules
+        self.complex_adjoint = _checked_adjoint(name, complex_adjoint, self.vjps, variadic)
         self._defaults: dict[str, Any] | None = None  # the forward's param defaults, once read
 
+    def show_complex_adjoint(self, adjoint: tuple[str | None, ...] | str) -> None:
+        """Set :attr:`complex_adjoint` (checked as ``adjoint=`` is) on an op whose
+        complex rules are declared after it was made (a family's loop over its ops)."""
+        self.complex_adjoint = _checked_adjoint(self.name, adjoint, self.vjps, self.nin == -1)
+
     def adjoint_terms(
-        self, names: Sequence[str], out: str = "out", params: Mapping[str, Any] | None = None
+        self, names: Sequence[str], out: str = "out", params: Mapping[str, Any] | None = None,
+        complex_values: bool = False,
     ) -> list[str | None]:
         """What the VJP adds to each input's adjoint, written with these names.
 
@@ -189,6 +202,9 @@ class Op:
             The display name of the output.
         params : mapping, optional
             The equation's params (``Equation.params``).
+        complex_values : bool
+            The equation computes on complex values: the :attr:`complex_adjoint`
+            templates when the op has them.
 
         Returns
         -------
@@ -209,10 +225,14 @@ class Op:
         ['ḡ scattered into zeros at [1:3, 0]']
         >>> REGISTRY["where"].adjoint_terms(["c", "a", "b"])
         [None, 'ḡ where c', 'ḡ where not c']
+        >>> REGISTRY["abs"].adjoint_terms(["z"], out="t1", complex_values=True)
+        ['ḡ·conj(z) / t1  (0 where t1 = 0)']
         """
         variadic = self.nin == -1
         count = len(names) if variadic else self.nin
         template = self.adjoint
+        if complex_values and self.complex_adjoint is not None:
+            template = self.complex_adjoint
         if self._defaults is None:
             self._defaults = _param_defaults(self.impl)
         values = {**self._defaults, **(params or {})}

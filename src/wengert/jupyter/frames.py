@@ -253,16 +253,38 @@ class _Values:
         return [[mono, summarize(v)] for mono, v in _dual_terms(value, self.labels)[1:]]
 
 
-def _rule_template(op: Any, n: int, params: Mapping[str, Any]) -> list[str | None] | None:
-    """The op record's ``adjoint_terms`` with stand-in names (``None`` without one)."""
+def _rule_template(op: Any, n: int, params: Mapping[str, Any],
+                   complex_values: bool = False) -> list[str | None] | None:
+    """The op record's ``adjoint_terms`` with stand-in names (``None`` without one); its
+    complex templates for an equation on complex values."""
     rule = getattr(op, "adjoint_terms", None)
     if rule is None:
         return None
     try:
-        terms = rule([SLOT.format(i) for i in range(n)], OUT, dict(params))
+        if complex_values:
+            terms = rule([SLOT.format(i) for i in range(n)], OUT, dict(params),
+                         complex_values=True)
+        else:
+            terms = rule([SLOT.format(i) for i in range(n)], OUT, dict(params))
     except (TypeError, ValueError, KeyError, IndexError):
         return None
     return [None if t is None else _truncate(t) for t in terms]
+
+
+def _on_complex(eq: Equation, eqs: Sequence[Equation]) -> bool:
+    """Whether ``eq`` computes on complex values (its output, or an input: ``abs`` of a
+    complex number is real)."""
+    if eq.dtype is not None and eq.dtype.kind == "c":
+        return True
+    for inp in eq.inputs:
+        if inp.source == "equation":
+            dtype = eqs[inp.index].dtype if inp.index < len(eqs) else None
+        else:
+            value = inp.leaf if inp.source == "leaf" else inp.value
+            dtype = getattr(value, "dtype", None)
+        if dtype is not None and np.dtype(dtype).kind == "c":
+            return True
+    return False
 
 
 def fill_form(form: str, names: Sequence[str]) -> str:
@@ -825,7 +847,9 @@ def _frames(tape: Tape, roots: Sequence[int] | None, seed: Any, mode: str | None
     eq_ops, eq_rules = [], []
     plain: dict[tuple[int, int], tuple[int, int]] = {}  # (op, inputs) -> (op, rule), no params
     for eq in eqs:
-        if not eq.params:
+        on_complex = getattr(eq.op, "complex_adjoint", None) is not None and \
+            _on_complex(eq, eqs)
+        if not eq.params and not on_complex:
             known = plain.get((id(eq.op), len(eq.inputs)))
             if known is not None:
                 eq_ops.append(known[0])
@@ -837,17 +861,18 @@ def _frames(tape: Tape, roots: Sequence[int] | None, seed: Any, mode: str | None
             ops.append([eq.op.name, eq.op.symbol, eq.op.formula, _form(eq.op)])
         eq_ops.append(k)
         params = eq.params
-        key: Any = (k, len(eq.inputs), repr(sorted(params.items())) if params else "")
+        key: Any = (k, len(eq.inputs), repr(sorted(params.items())) if params else "",
+                    on_complex)
         if params and any(isinstance(v, np.ndarray) for v in params.values()):
             key = ("eq", eq.index)  # array parameters: no sharing
         r = rule_index.get(key)
         if r is None:
-            template = _rule_template(eq.op, len(eq.inputs), params)
+            template = _rule_template(eq.op, len(eq.inputs), params, on_complex)
             r = rule_index[key] = len(rules) if template is not None else -1
             if template is not None:
                 rules.append(template)
         eq_rules.append(r)
-        if not params:
+        if not params and not on_complex:
             plain[(id(eq.op), len(eq.inputs))] = (k, r)
     lines, line_of, keys = b.lines, b.line_of, b.group_keys
     title = eqs[-1].source.text if n and eqs[-1].source is not None else None

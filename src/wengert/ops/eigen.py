@@ -213,14 +213,18 @@ def _samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 
 
 EIGH_VALUES = Op("eigh_values", _values_impl, (_values_vjp,), jvp=_values_jvp, reads=(0,),
-                 formula="dλ = diag(Vᵀ dA V); Ā = V diag(λ̄) Vᵀ", symbol="λ",
-                 adjoint=("V diag(ḡ) Vᵀ",), samples=_samples, complex_rules=True)
+                 formula="dλ = diag(Vᵀ dA V); Ā = V diag(λ̄) Vᵀ (complex: dλ = Re diag(Vᴴ dA V), "
+                         "Ā = conj(V) diag(λ̄) Vᵀ)", symbol="λ",
+                 adjoint=("V diag(ḡ) Vᵀ",), complex_adjoint=("conj(V) diag(ḡ) Vᵀ",),
+                 samples=_samples, complex_rules=True)
 EIGH_VECTORS = Op("eigh_vectors", _vectors_impl, (_vectors_vjp,), jvp=_vectors_jvp,
                   reads=(0,), reads_out=True,
                   formula="dV = V (F ∘ (Vᵀ dA V)), F_ij = 1/(λ_j − λ_i); "
                           "Ā = sym(V (F ∘ (Vᵀ V̄)) Vᵀ)", symbol="V",
-                  adjoint=("sym({out} (F ∘ ({out}ᵀ ḡ)) {out}ᵀ)",), samples=_samples,
-                  complex_rules=True)
+                  adjoint=("sym({out} (F ∘ ({out}ᵀ ḡ)) {out}ᵀ)",),
+                  complex_adjoint=("herm(conj({out}) (F ∘ ({out}ᵀ ḡ′)) {out}ᵀ), ḡ′: ḡ less "
+                                   "the term of NumPy's phase (one row of {out} real)",),
+                  samples=_samples, complex_rules=True)
 
 OPS = (EIGH_VALUES, EIGH_VECTORS)
 

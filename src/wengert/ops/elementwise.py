@@ -1531,3 +1531,4 @@ for _op in (NEGATIVE, POSITIVE, ABS, EXP, EXP2, EXPM1, LOG, LOG2, LOG10, LOG1P, 
             DIVIDE, POWER, MAXIMUM, MINIMUM, FMAX, FMIN, CLIP, WHERE):
     _op.complex_rules = True
 del _op
+ABS.show_complex_adjoint("ḡ·conj({0}) / {out}  (0 where {out} = 0)")

@@ -681,6 +681,7 @@ CHOLESKY = Op("cholesky", _cholesky_impl, (_cholesky_vjp,), jvp=_cholesky_jvp, r
                       "Φ = lower triangle with the diagonal halved (complex: L⁻ᴴ, "
                       "herm, conj(L)⁻¹; upper=True: U = Lᴴ)",
               adjoint=("sym({out}⁻ᵀ @ Φ({out}ᵀ @ ḡ) @ {out}⁻¹)",),
+              complex_adjoint=("herm({out}⁻ᵀ @ Φ({out}ᵀ @ ḡ) @ conj({out})⁻¹)",),
               samples=_cholesky_samples, complex_rules=True)
 
 OPS = (MATMUL, TENSORDOT, DOT, INNER, OUTER, KRON, EINSUM, INV, DET, SLOGDET, SOLVE, CHOLESKY)

@@ -769,3 +769,6 @@ ACCUMULATE = {np.add: _ufunc_accumulate(cumsum), np.multiply: _ufunc_accumulate(
 for _op in (MEAN, PROD, CUMSUM, CUMPROD, MAX, MIN, VAR, STD, NORM, TRACE):
     _op.complex_rules = True
 del _op
+VAR.show_complex_adjoint("ḡ·2·conj({0} − mean) / (n − {ddof})")
+STD.show_complex_adjoint("ḡ·conj({0} − mean) / ((n − {ddof})·{out})  (0 where {out} = 0)")
+NORM.show_complex_adjoint("ḡ·∂‖{0}‖/∂{0}  (2-norm: ḡ·conj({0}) / {out}, 0 at 0)")
