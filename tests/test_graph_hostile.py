@@ -867,3 +867,18 @@ def test_a_function_without_a_rule_runs_compiled_but_its_derivative_is_refused()
                     lambda: wg.jvp(wg.compile(f), (x,), (np.ones(3),))):
         with pytest.raises(TypeError, match="no wengert gradient rule"):
             attempt()
+
+
+def test_slogdet_and_unique_under_a_trace_do_not_recurse():
+    """Both computed NumPy's answer on the raw value, which under a trace is the tracer
+    itself: np.linalg.slogdet / np.unique of it came back to wengert forever."""
+    a = np.array([[2.0, 1.0], [0.5, 3.0]])
+
+    def f(a):
+        sign, logdet = np.linalg.slogdet(a)
+        return sign * logdet
+
+    np.testing.assert_allclose(wg.compile(f)(-a), f(-a))
+    np.testing.assert_allclose(wg.grad(wg.compile(f))(-a), wg.grad(f)(-a))
+    with pytest.raises(TypeError, match="cannot be traced into a graph"):
+        wg.compile(lambda a: np.unique(a))(a)

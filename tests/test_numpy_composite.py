@@ -100,6 +100,12 @@ CASES = {
     "nancumprod": (lambda x: np.nancumprod(x), (M,)),
     "ediff1d": (lambda x: np.ediff1d(x, to_begin=x[0, :2] * 2.0, to_end=3.0), (M,)),
     "vander": (lambda x: np.vander(x), (V,)),
+    "block": (lambda a: np.block([[a, a[:, :1]], [a[:1] * 3.0, a[:1, :1] ** 2]]), (M,)),
+    "block 1-d with a number": (lambda v: np.block([v, 3.0, v[:2] * 2.0]), (V,)),
+    "unstack": (lambda a: np.unstack(a, axis=1)[2] * np.unstack(a)[0][1], (M,)),
+    "matrix_transpose": (lambda a: np.matrix_transpose(a[None] * a[:, None, :]), (M,)),
+    "polyder": (lambda p: np.polyder(p, 2), (V,)),
+    "polyint": (lambda p: np.polyint(p, 2, k=[1.0, 2.0]), (V,)),
     "resize": (lambda x: np.resize(x, (3, 7)) * np.arange(7.0), (V,)),
     "resize smaller": (lambda x: np.resize(x, 5), (M,)),
     "sort_complex": (lambda x: np.real(np.sort_complex(x)) * np.imag(np.sort_complex(x * 1j)),
@@ -202,3 +208,51 @@ def test_the_other_nan_reductions_skip_nan_entries(f):
     g = wg.grad(lambda x: np.sum(np.real(f(x))))(x)
     assert np.all(g[np.isnan(x)] == 0) and np.all(np.isfinite(g))
     assert np.nanargmax(wg.tensor(x, requires_grad=True), axis=1).tolist() == [0, 0]
+
+
+def test_trim_zeros_and_the_unique_tuples():
+    x = np.array([[0.0, 0.0, 0.0, 0.0], [0.0, 1.0, 2.0, 0.0], [0.0, 0.0, 0.0, 0.0]])
+    for args in ((), ("f",)):
+        np.testing.assert_array_equal(np.trim_zeros(wg.tensor(x[1]), *args).numpy(),
+                                      np.trim_zeros(x[1], *args))
+    for axis in (None, 0, 1):
+        np.testing.assert_array_equal(np.trim_zeros(wg.tensor(x), axis=axis).numpy(),
+                                      np.trim_zeros(x, axis=axis))
+    g = wg.grad(lambda a: np.sum(np.trim_zeros(a) ** 2))(x)
+    np.testing.assert_array_equal(g, 2.0 * x)
+    assert np.trim_zeros(wg.tensor(np.zeros(3))).shape == (0,)
+    v = np.array([[3.0, 1.0], [3.0, 2.0]])
+    for fn in (np.unique_all, np.unique_counts, np.unique_inverse):
+        got, want = fn(wg.tensor(v)), fn(v)
+        assert type(got) is type(want)
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(np.asarray(getattr(a, "numpy", lambda a=a: a)()), b)
+    g = wg.grad(lambda a: np.sum(np.unique_counts(a).values * np.array([1.0, 2.0, 3.0])))(v)
+    np.testing.assert_array_equal(g, [[3.0, 1.0], [0.0, 2.0]])  # the first 3 gets it
+    u = np.array([0.3, -1.2, 2.0, 0.7])
+    for fn in (np.unique_values, lambda a: np.unique_all(a).values):
+        assert check_grads(lambda a, fn=fn: fn(a) ** 2, (u,), order=2, modes=("rev", "fwd"))
+    with pytest.raises(TypeError, match="cannot be traced into a graph"):
+        wg.compile(np.unique_values)(u)
+    with pytest.raises(TypeError, match="cannot be traced into a graph"):
+        wg.compile(np.unique)(u)
+
+
+def test_block_refuses_what_numpy_refuses():
+    a = wg.tensor(np.ones((2, 2)))
+    with pytest.raises(ValueError, match="depths are mismatched"):
+        np.block([[a], a])
+    with pytest.raises(TypeError, match="tuple"):
+        np.block((a, a))
+
+
+def test_printing_and_index_helpers_of_a_tensor_that_requires_grad():
+    """Functions with no derivative by nature answer on the values (they used to raise
+    'no gradient rule')."""
+    x = wg.tensor(np.array([1.0, -np.inf, 3.0]), requires_grad=True)
+    assert np.array2string(x) == np.array2string(x.detach().numpy())
+    assert np.array_str(x) and np.array_repr(x)
+    np.testing.assert_array_equal(np.isneginf(x), [False, True, False])
+    np.testing.assert_array_equal(np.lexsort([x.detach()]), [1, 0, 2])
+    m = wg.tensor(np.ones((3, 3)), requires_grad=True)
+    assert len(np.tril_indices_from(m)) == 2 and len(np.diag_indices_from(m)) == 2

@@ -87,6 +87,21 @@ _NONDIFF_FUNCTIONS = {
     np.min_scalar_type,
     np.iscomplex,
     np.isreal,
+    np.array2string,
+    np.array_repr,
+    np.array_str,
+    np.common_type,
+    np.diag_indices_from,
+    np.tril_indices_from,
+    np.triu_indices_from,
+    np.einsum_path,
+    np.histogram_bin_edges,
+    np.isneginf,
+    np.isposinf,
+    np.ix_,
+    np.lexsort,
+    np.packbits,
+    np.unpackbits,
 }
 _LIKE = {np.zeros_like, np.ones_like, np.empty_like}
 #: NumPy functions that write into their first argument.

@@ -832,6 +832,7 @@ _FORMS: dict[str, Callable[[_Step], str]] = {
     "irfft": _call("jnp.fft.irfft", "n", "axis", "norm"),
     "fmax": _helper("_fmax"),
     "i0": _call("jnp.i0"),
+    "slogdet_sign": _part("jnp.linalg.slogdet", 0),
     "bessel_i1": _call("jax.scipy.special.i1"),
     "spacing": _helper("_spacing"),
     "nextafter": _helper("_nextafter"),

@@ -29,7 +29,7 @@ from typing import Any
 from ..core.bind import is_traced
 from ..ops.composite import array
 
-__all__ = ["holds_traced", "as_array_args", "SEQUENCE_ARGUMENTS"]
+__all__ = ["holds_traced", "as_array_args", "SEQUENCE_ARGUMENTS", "NESTED_ARGUMENTS"]
 
 #: Function name -> the positions (and keyword names) of its arguments that are sequences
 #: of arrays: their items, not the sequence, are built into arrays.
@@ -39,6 +39,9 @@ SEQUENCE_ARGUMENTS: dict[str, tuple[Any, ...]] = {
     "column_stack": (0, "tup"), "select": (0, 1, "condlist", "choicelist"),
     "multi_dot": (0, "arrays"), "piecewise": (1, 2, "condlist", "funclist"),
 }
+
+#: Function name -> the arguments that are nested lists of blocks, given as they are.
+NESTED_ARGUMENTS: dict[str, tuple[Any, ...]] = {"block": (0, "arrays")}
 
 
 def holds_traced(x: Any) -> bool:
@@ -66,8 +69,11 @@ def as_array_args(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     """``fn`` taking lists and tuples that hold traced values as arrays (see the module).
     Arguments without a list or tuple go straight to ``fn``."""
     sequences = SEQUENCE_ARGUMENTS.get(name, ())
+    nested = NESTED_ARGUMENTS.get(name, ())
 
     def lift(key: Any, value: Any) -> Any:
+        if key in nested:
+            return value
         return _lift_items(value) if key in sequences else _lift(value)
 
     @functools.wraps(fn)

@@ -6,8 +6,8 @@ importing a module registers nothing by side effect. The families import only
 it): ``broadcast``, ``elementwise``, ``indexing``, ``shape``, ``reduce``,
 ``linalg``, ``floating``, ``bessel``, ``eigen``, ``svd``, ``qr``, ``lstsq``, ``fft``,
 ``eig``, ``composite``, ``order_statistics``, ``polynomial``, ``partition``, ``conditioning``,
-``array_api_linalg`` and ``histograms`` (NumPy functions written with the others, no ops
-of their own).
+``array_api_linalg``, ``histograms``, ``assembly`` and ``set_routines`` (NumPy functions
+written with the others, no ops of their own).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 from ..core.op import Registry
 from . import (
                array_api_linalg,
+               assembly,
                bessel,
                broadcast,
                composite,
@@ -33,16 +34,17 @@ from . import (
                polynomial,
                qr,
                reduce,
+               set_routines,
                shape,
                svd,
 )
 
 FAMILIES = (broadcast, elementwise, indexing, shape, reduce, linalg, floating, bessel, eigen,
             svd, qr, lstsq, fft, eig, composite, order_statistics, polynomial, partition,
-            conditioning, array_api_linalg, histograms)
+            conditioning, array_api_linalg, histograms, assembly, set_routines)
 REGISTRY = Registry(op for family in FAMILIES for op in family.OPS)
 
 __all__ = ["REGISTRY", "FAMILIES", "broadcast", "elementwise", "reduce", "shape", "indexing",
            "linalg", "floating", "bessel", "eigen", "svd", "qr", "lstsq", "fft", "eig",
            "composite", "order_statistics", "polynomial", "partition", "conditioning",
-           "array_api_linalg", "histograms"]
+           "array_api_linalg", "histograms", "assembly", "set_routines"]

@@ -30,9 +30,9 @@ from .base import apply, dtype_of, is_traced
 from .base import primal as _raw
 from .base import shape_of as _shape
 from .broadcast import broadcast_to, reshape_to, sum_to
-from .elementwise import conjugate
+from .elementwise import conjugate, zero_jvp
 from .indexing import getitem
-from .matrix import as_matrices, hermitian_from_triangle
+from .matrix import as_matrices, hermitian_from_triangle, zero_tangent
 from .reduce import sum as _sum
 from .shape import reshape, swapaxes, transpose
 
@@ -575,6 +575,12 @@ def _slogdet_impl(a: Any) -> Any:
     return np.linalg.slogdet(a)[1]
 
 
+#: slogdet's sign, as a step of a graph (piecewise constant: no derivative). Eagerly the
+#: sign is NumPy's plain array.
+SLOGDET_SIGN = Op("slogdet_sign", lambda a: np.linalg.slogdet(a)[0],
+                  (lambda g, ans, a: zero_tangent(a),),
+                  jvp=zero_jvp, formula="d sign(det A) = 0", adjoint=("0",),
+                  samples=lambda rng: _det_samples(rng))
 SLOGDET = Op("slogdet", _slogdet_impl, (lambda g, ans, a: _expand2(g) * _mT(inv(a)),),
              jvp=_slogdet_jvp, reads=(0,), formula="d log|det A| = tr(A⁻¹ dA); Ā = ḡ A⁻ᵀ",
              adjoint=("ḡ·{0}⁻ᵀ",),
@@ -684,7 +690,8 @@ CHOLESKY = Op("cholesky", _cholesky_impl, (_cholesky_vjp,), jvp=_cholesky_jvp, r
               complex_adjoint=("herm({out}⁻ᵀ @ Φ({out}ᵀ @ ḡ) @ conj({out})⁻¹)",),
               samples=_cholesky_samples, complex_rules=True)
 
-OPS = (MATMUL, TENSORDOT, DOT, INNER, OUTER, KRON, EINSUM, INV, DET, SLOGDET, SOLVE, CHOLESKY)
+OPS = (MATMUL, TENSORDOT, DOT, INNER, OUTER, KRON, EINSUM, INV, DET, SLOGDET_SIGN, SLOGDET, SOLVE,
+       CHOLESKY)
 
 
 # -- public functions -----------------------------------------------------------
@@ -927,7 +934,10 @@ def slogdet(a: Any) -> SlogdetResult:
     The sign is a constant (it has no gradient); ``logabsdet`` is
     differentiable with gradient ``A⁻ᵀ``.
     """
-    sign = np.linalg.slogdet(_raw(a))[0]
+    raw = _raw(a)
+    # (a graph tracer's sign is a step of the graph: np.linalg.slogdet of it would come
+    # back here)
+    sign = apply(SLOGDET_SIGN, raw) if is_traced(raw) else np.linalg.slogdet(raw)[0]
     return SlogdetResult(sign, apply(SLOGDET, a))
 
 

@@ -197,6 +197,62 @@ def polyfit(x: Any, y: Any, deg: Any, rcond: Any = None, full: bool = False, w: 
     return c
 
 
-PUBLIC = ("roots", "poly", "polyfit")
+def polyder(p: Any, m: int = 1) -> Any:
+    """The coefficients of the ``m``-th derivative of the polynomial ``p``, as
+    ``np.polyder``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> np.polyder(wg.tensor([1.0, 2.0, 3.0, 4.0]), 2).numpy()
+    array([6., 4.])
+    """
+    m = operator.index(m)
+    if m < 0:
+        raise ValueError("Order of derivative must be positive (see polyint)")
+    p = _as_array(p)
+    for _ in range(m):
+        p = p[:-1] * np.arange(shape_of(p)[0] - 1, 0, -1)
+    return p
+
+
+def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
+    """The coefficients of an ``m``-th antiderivative of the polynomial ``p``, the
+    integration constants ``k`` (differentiable too) last, as ``np.polyint``.
+
+    ``np.polyint`` hands its call to wengert when ``p`` is a traced value; with a plain
+    ``p`` and a traced ``k`` call ``wengert.numpy.polyint``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> wg.grad(lambda k: np.sum(wg.numpy.polyint(np.array([3.0, 2.0]), 1, k)))(5.0)
+    1.0
+    """
+    m = operator.index(m)
+    if m < 0:
+        raise ValueError("Order of integral must be positive (see polyder)")
+    if k is None:
+        ks: list[Any] = [0.0] * m
+    elif is_traced(k) and shape_of(k) == ():
+        ks = [k] * m
+    elif not is_traced(k) and np.ndim(k) == 0:
+        ks = [float(k)] * m
+    else:
+        ks = [k[i] for i in range(shape_of(k)[0] if is_traced(k) else len(k))]
+        if len(ks) < m:
+            raise ValueError("k must be a scalar or a rank-1 array of length 1 or >m.")
+    p = _as_array(p)
+    for i in range(m):
+        n = shape_of(p)[0]
+        p = _shape.concatenate([p / np.arange(n, 0, -1),
+                                _shape.reshape(_as_array(ks[i]), (1,))])
+    return p
+
+
+PUBLIC = ("roots", "poly", "polyfit", "polyder", "polyint")
 #: NumPy function -> function, for ``Tensor.__array_function__``.
-NUMPY = {np.roots: roots, np.poly: poly, np.polyfit: polyfit}
+NUMPY = {np.roots: roots, np.poly: poly, np.polyfit: polyfit, np.polyder: polyder,
+         np.polyint: polyint}

@@ -681,6 +681,9 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
     ...     np.array([3.0, 1.0, 2.0, 1.0]))
     array([3., 1., 2., 0.])
     """
+    if is_traced(_raw(ar)):  # (np.unique of a graph tracer would come back here)
+        raise TypeError("np.unique: how many values are unique depends on the values, so it "
+                        "cannot be traced into a graph; call it outside wg.compile / wg.trace")
     found = np.unique(_raw(ar), return_index=True, return_inverse=return_inverse,
                       return_counts=return_counts, axis=axis, **kwargs)
     values = take(ar, found[1], axis=axis)
