@@ -73,8 +73,8 @@ def test_numpy_function_without_rule_raises_type_error():
     x = wg.tensor(np.ones(3), requires_grad=True)
     with pytest.raises(TypeError, match=r"np\.lib\.scimath\.sqrt"):
         np.emath.sqrt(x)
-    with pytest.raises(TypeError, match="np.trim_zeros"):
-        np.trim_zeros(x)
+    with pytest.raises(TypeError, match=r"np\.lib\.scimath\.arccos"):
+        np.emath.arccos(x)
     # without gradients the plain NumPy result is returned
     assert np.emath.sqrt(wg.tensor(np.ones(3) * 4.0))[0] == 2
 
