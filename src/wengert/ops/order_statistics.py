@@ -278,6 +278,21 @@ def _percent(q: Any, what: str) -> np.ndarray:
     return qs
 
 
+def _quantiles(numpy_fn: Any, a: Any, q: Any, axis: Any, out: Any, weights: Any, method: str,
+               interpolation: Any, keepdims: bool) -> Any:
+    """``np.quantile``, ``percentile``, ``nanquantile`` or ``nanpercentile`` (``numpy_fn``):
+    their checks, then :func:`_order_statistic` with NumPy's dtype for this ``q``."""
+    what = numpy_fn.__name__
+    _refuse(what, out, weights)
+    _check_real(a, what)
+    method = interpolation or method
+    qs = _percent(q, what) if what.endswith("percentile") else q
+    return _order_statistic(a, qs, axis, keepdims, method, what,
+                            skip_nan=what.startswith("nan"),
+                            result_dtype=_numpy_dtype(numpy_fn, a, q, method=method),
+                            weak=type(q) in (int, float))
+
+
 def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
              method: str = "linear", keepdims: bool = False, *, weights: Any = None,
              interpolation: Any = None) -> Any:
@@ -299,12 +314,7 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
     >>> wg.grad(lambda x: np.quantile(x, 0.75))(np.array([4.0, 1.0, 3.0, 2.0]))
     array([0.25, 0.  , 0.75, 0.  ])
     """
-    _refuse("quantile", out, weights)
-    _check_real(a, "quantile")
-    method = interpolation or method
-    return _order_statistic(a, q, axis, keepdims, method, "quantile", skip_nan=False,
-                            result_dtype=_numpy_dtype(np.quantile, a, q, method=method),
-                            weak=type(q) in (int, float))
+    return _quantiles(np.quantile, a, q, axis, out, weights, method, interpolation, keepdims)
 
 
 def percentile(a: Any, q: Any, axis: Any = None, out: Any = None,
@@ -313,13 +323,8 @@ def percentile(a: Any, q: Any, axis: Any = None, out: Any = None,
                interpolation: Any = None) -> Any:
     """The ``q``-th percentile(s) of ``a`` along ``axis`` (``quantile`` of ``q / 100``),
     as ``np.percentile``; see :func:`quantile`."""
-    _refuse("percentile", out, weights)
-    _check_real(a, "percentile")
-    method = interpolation or method
-    return _order_statistic(a, _percent(q, "percentile"), axis, keepdims, method,
-                            "percentile", skip_nan=False,
-                            result_dtype=_numpy_dtype(np.percentile, a, q, method=method),
-                            weak=type(q) in (int, float))
+    return _quantiles(np.percentile, a, q, axis, out, weights, method, interpolation,
+                      keepdims)
 
 
 def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
@@ -355,12 +360,8 @@ def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None,
     array([[0.5, 0. , 0.5],
            [0. , 1. , 0. ]])
     """
-    _refuse("nanquantile", out, weights)
-    _check_real(a, "nanquantile")
-    method = interpolation or method
-    return _order_statistic(a, q, axis, keepdims, method, "nanquantile", skip_nan=True,
-                            result_dtype=_numpy_dtype(np.nanquantile, a, q, method=method),
-                            weak=type(q) in (int, float))
+    return _quantiles(np.nanquantile, a, q, axis, out, weights, method, interpolation,
+                      keepdims)
 
 
 def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None,
@@ -369,13 +370,8 @@ def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None,
                   interpolation: Any = None) -> Any:
     """The ``q``-th percentile(s) of the non-NaN entries of ``a`` along ``axis``, as
     ``np.nanpercentile``; see :func:`nanquantile`."""
-    _refuse("nanpercentile", out, weights)
-    _check_real(a, "nanpercentile")
-    method = interpolation or method
-    return _order_statistic(a, _percent(q, "nanpercentile"), axis, keepdims, method,
-                            "nanpercentile", skip_nan=True,
-                            result_dtype=_numpy_dtype(np.nanpercentile, a, q, method=method),
-                            weak=type(q) in (int, float))
+    return _quantiles(np.nanpercentile, a, q, axis, out, weights, method, interpolation,
+                      keepdims)
 
 
 def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
