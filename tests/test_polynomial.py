@@ -93,3 +93,10 @@ def test_misuse_as_numpy():
         warnings.simplefilter("always")
         np.polyfit(wg.tensor(X[:3]), Y[:3], 5)
     assert any(issubclass(w.category, np.exceptions.RankWarning) for w in caught)
+
+
+def test_no_roots_is_still_a_traced_value():
+    for p in ([2.0, 0.0], [3.0], [0.0, 0.0]):
+        r = np.roots(wg.tensor(np.array(p)))
+        assert isinstance(r, wg.Tensor) and r.dtype == np.roots(np.array(p)).dtype
+    np.testing.assert_array_equal(wg.grad(lambda p: np.sum(np.roots(p)))(np.array([3.0])), [0.0])

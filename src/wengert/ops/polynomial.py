@@ -47,6 +47,12 @@ def _as_array(x: Any) -> Any:
     return x if is_traced(x) else np.asarray(x)
 
 
+def _no_roots(p: Any) -> Any:
+    """NumPy's empty (float64) array of roots, traced like ``p`` (so a function returning
+    it still returns a traced value)."""
+    return _ew.astype(p[:0], np.float64) if is_traced(p) else np.array([])
+
+
 def roots(p: Any) -> Any:
     """The roots of the polynomial with coefficients ``p`` (highest power first), as
     ``np.roots``: the eigenvalues of its companion matrix.
@@ -66,7 +72,7 @@ def roots(p: Any) -> Any:
         raise TypeError("roots: the coefficients' zero pattern decides the polynomial's "
                         "degree, so it cannot be traced into a graph; call np.roots eagerly")
     if len(nonzero) == 0:
-        return np.array([])
+        return _no_roots(p)
     trailing = len(p) - nonzero[-1] - 1  # roots at zero
     p = p[int(nonzero[0]):int(nonzero[-1]) + 1]
     if _ew.dtype_of(p).kind not in "fc":  # (NumPy's cast; float32 stays float32)
@@ -77,7 +83,7 @@ def roots(p: Any) -> Any:
         below = np.eye(n - 2, n - 1, dtype=_ew.dtype_of(p))
         r = eigvals(_shape.concatenate([first, below], axis=0))
     else:
-        r = np.array([])
+        r = _no_roots(p)
     if trailing:
         r = _shape.concatenate([r, np.zeros(trailing, dtype=_ew.dtype_of(r))])
     return r
