@@ -1,0 +1,78 @@
+"""Bugs found attacking session 19's later additions (i0, histograms, assembly, unique_*,
+in-place writes into fresh tensors and zeros_like of duals, integer powers, slogdet under
+compile)."""
+
+import numpy as np
+import pytest
+
+import wengert as wg
+
+X = np.array([1.5, -2.25, 0.7])
+
+
+# -- in-place writes into a tensor made inside grad ------------------------------------------
+
+
+def test_fresh_tensor_multiplied_in_place_inside_grad():
+    """``a = wg.tensor(ones); a *= x``: the multiply saved the constant tensor ``a`` itself,
+    and the write then put ``x`` in it, so the rule ``g·a`` read ``x`` (the gradient was
+    ``c·x``, and a tensor, instead of ``c``)."""
+    c = np.array([1.0, 2.0, 3.0])
+
+    def f(x):
+        a = wg.tensor(np.ones(3))
+        a *= x
+        return a
+
+    _, pullback = wg.vjp(f, X)
+    (g,) = pullback(c)
+    assert type(g) is np.ndarray
+    np.testing.assert_allclose(g, c)
+
+    def h(x):
+        a = wg.tensor(np.full(3, 2.0))
+        np.multiply(a, x, out=a)
+        np.divide(1.0, a, out=a)
+        a[[0, 2]] *= x[[1, 2]]
+        return np.sum(a)
+
+    def ref(x):
+        a = 1.0 / (2.0 * x)
+        a = a * np.stack([x[1], 1.0 + 0.0 * x[0], x[2]])
+        return np.sum(a)
+
+    np.testing.assert_allclose(wg.grad(h)(X), wg.grad(ref)(X))
+    np.testing.assert_allclose(wg.hessian(h)(X), wg.hessian(ref)(X))
+
+
+def test_fresh_tensor_written_in_place_in_a_nested_grad():
+    """The outer level's node saved the fresh tensor too: its version check failed
+    ("modified by an inplace operation") though the write was the op's own."""
+
+    def f(x):
+        def inner(y):
+            a = wg.tensor(np.full(3, 2.0))
+            a *= y
+            a *= x
+            return np.sum(a * a)
+
+        return np.sum(wg.grad(inner)(x) * x)
+
+    def ref(x):
+        return np.sum(wg.grad(lambda y: np.sum((2.0 * y * x) ** 2))(x) * x)
+
+    np.testing.assert_allclose(wg.grad(f)(X), wg.grad(ref)(X))
+
+
+def test_view_of_a_fresh_tensor_follows_its_base_into_grad():
+    """``v = a[1]`` then ``a[1] = sin(x)``: the base joined grad's level but the view kept
+    the outer one, so ``v`` looked constant and its gradient was silently zero."""
+
+    def f(x):
+        a = wg.tensor(np.zeros((2, 3)))
+        v = a[1]
+        a[1] = np.sin(x)
+        return np.sum(v * v)
+
+    np.testing.assert_allclose(wg.grad(f)(X), 2 * np.sin(X) * np.cos(X))
+    assert wg.check_grads(f, (X,), order=2, modes=("rev",))
