@@ -3,7 +3,6 @@ in-place writes into fresh tensors and zeros_like of duals, integer powers, slog
 compile)."""
 
 import numpy as np
-import pytest
 
 import wengert as wg
 
