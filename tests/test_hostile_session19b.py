@@ -140,3 +140,19 @@ def test_histogramdd_refuses_complex_weights_as_numpy():
         np.histogramdd(s, bins=2, weights=w)
     with pytest.raises(TypeError, match="float64"):
         np.histogramdd(s, bins=2, weights=wg.tensor(w))
+
+
+# -- trim_zeros ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kwargs, error", [
+    ({"trim": "x"}, ValueError),  # was a silent no-op
+    ({"axis": 5}, np.exceptions.AxisError),  # wrapped round to axis 1
+    ({"axis": (0, 0)}, ValueError),
+])
+def test_trim_zeros_refuses_what_numpy_refuses(kwargs, error):
+    a = np.pad(np.ones((2, 2)), 1)
+    with pytest.raises(error):
+        np.trim_zeros(a, **kwargs)
+    with pytest.raises(error):
+        np.trim_zeros(wg.tensor(a), **kwargs)
