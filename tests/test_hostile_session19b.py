@@ -156,3 +156,20 @@ def test_trim_zeros_refuses_what_numpy_refuses(kwargs, error):
         np.trim_zeros(a, **kwargs)
     with pytest.raises(error):
         np.trim_zeros(wg.tensor(a), **kwargs)
+
+
+# -- polyint / polyder ---------------------------------------------------------------------------
+
+
+def test_polyint_reads_k_as_numpy():
+    """One constant in a list (or a (1,) array) serves every integral, as NumPy's (it was
+    refused for m > 1); a complex constant works (float(k) raised); a float m is NumPy's
+    int(m)."""
+    p = np.array([1.0, 2.0, 3.0, 4.0])
+    for k in ([5.0], np.array([5.0]), 1j + 2.0):
+        np.testing.assert_allclose(np.polyint(wg.tensor(p), 2, k).numpy(), np.polyint(p, 2, k))
+    np.testing.assert_allclose(
+        wg.grad(lambda k: np.sum(wg.numpy.polyint(p, 3, k)))(np.array([5.0])),
+        [np.sum(np.polyint(p, 3, [1.0]) - np.polyint(p, 3, [0.0]))])
+    np.testing.assert_allclose(np.polyint(wg.tensor(p), 2.0).numpy(), np.polyint(p, 2.0))
+    np.testing.assert_allclose(np.polyder(wg.tensor(p), 2.0).numpy(), np.polyder(p, 2.0))
