@@ -35,6 +35,7 @@ import numpy as np
 
 from .core.bind import apply, example, is_traced, kind_of, primal, shape_of
 from .core.modes import GRAD_ENABLED, RECORDERS
+from .core.node import new_version
 from .ops import broadcast as _bc
 from .ops import elementwise as _ew
 from .ops import indexing as _ix
@@ -345,6 +346,7 @@ def _rederive_views(base: Any) -> None:
             if new._node is not None:
                 view._node = new._node
                 view._rg = new._rg
+                view._level = new._level  # (the base may have joined a transform)
             if not shares_storage(view._value, new._value) or is_traced(new._value):
                 view._value = new._value
             todo.append(view)
@@ -352,17 +354,46 @@ def _rederive_views(base: Any) -> None:
             b._extra["views"] = [weakref.ref(v) for v in views]
 
 
-def _keep_saved(node: Any, old: Any, counter: Any) -> None:
+def _keep_saved(node: Any, old: Any, counter: Any, t: Any = None) -> None:
     """Before the tensor's value ``old`` is overwritten (or replaced): the in-place op's
     own node keeps private copies of the values it saved from it, and stops checking
-    their version (the bump is the op's own)."""
+    their version (the bump is the op's own). A tensor ``t`` of an outer level (a
+    constant to the op) is saved as itself: it keeps a snapshot of ``t`` as it was, or
+    the rule would read what is written into it (``a *= x``: ``g·a`` read ``x``)."""
     reads = node.op.reads
     for i, r in enumerate(node.inputs()):
-        if r is old and i in reads and isinstance(r, np.ndarray):
+        if i not in reads:
+            continue
+        if r is old and isinstance(r, np.ndarray):
             node.set_input(i, r.copy())
+        elif t is not None and r is t:
+            node.set_input(i, _snapshot(t, old))
     for i in range(node.nin):
         if node.edge(i)[2] is counter:
             node.drop_check(i)
+
+
+def _keep_saved_all(result: Any, old: Any, counter: Any, t: Any) -> None:
+    """:func:`_keep_saved` for ``result``'s node and those of the levels beneath it (a
+    value of nested transforms is a tensor of each level, each node of which saved an
+    outer-level ``t`` as itself)."""
+    v = result
+    while type(v) is type(t):
+        if v._node is not None:
+            _keep_saved(v._node, old, counter, t)
+        v = v._value
+
+
+def _snapshot(t: Any, old: Any) -> Any:
+    """A tensor holding ``t``'s value ``old`` (a copy of its memory) with ``t``'s history."""
+    s = object.__new__(type(t))
+    s._value = old.copy() if isinstance(old, np.ndarray) else old
+    s._node = t._node
+    s._rg = t._rg
+    s._version = new_version()
+    s._extra = None
+    s._level = t._level
+    return s
 
 
 def _writes_memory(old: Any, new: Any) -> bool:
@@ -414,8 +445,7 @@ def _write_through(t: Any, result: Any, what: str) -> None:
         cur = base
         extra = cur._extra
         link = extra.get("view_of") if extra else None
-    if result._node is not None:
-        _keep_saved(result._node, t._value, t._version)
+    _keep_saved_all(result, t._value, t._version, t)
     _check_leaf(cur, what)
     _store(cur, value, what)
 
@@ -436,8 +466,7 @@ def _store(t: Any, result: Any, what: str) -> None:
     new = result._value
     node = result._node
     counter = t._version
-    if node is not None:
-        _keep_saved(node, old, counter)
+    _keep_saved_all(result, old, counter, t)
     if _writes_memory(old, new):
         np.copyto(old, new, casting="same_kind")
         value = old

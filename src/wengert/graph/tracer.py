@@ -46,7 +46,9 @@ __all__ = ["Traced", "Builder", "GraphKind", "TraceError", "STATIC_FUNCTIONS",
 #: NumPy functions that read only shapes and dtypes: answered at trace time. (Not
 #: ``np.zeros_like``: its result may be written into with traced values, so it is a step.)
 STATIC_FUNCTIONS = {np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj, np.isrealobj,
-                    np.may_share_memory, np.shares_memory, np.can_cast, np.min_scalar_type}
+                    np.may_share_memory, np.shares_memory, np.can_cast, np.min_scalar_type,
+                    np.common_type, np.einsum_path, np.diag_indices_from,
+                    np.tril_indices_from, np.triu_indices_from}
 
 
 class TraceError(TypeError):

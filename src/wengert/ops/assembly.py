@@ -18,6 +18,7 @@ import operator
 from typing import Any
 
 import numpy as np
+from numpy.lib.array_utils import normalize_axis_tuple
 
 from . import shape as _shape
 from .base import is_traced, shape_of
@@ -114,9 +115,10 @@ def trim_zeros(filt: Any, trim: str = "fb", axis: Any = None) -> Any:
         raise TypeError("trim_zeros: where the zeros end depends on the values, so it "
                         "cannot be traced into a graph; call it eagerly")
     trim = trim.lower()
+    if trim not in {"fb", "bf", "f", "b"}:  # (NumPy's checks: no silent no-op)
+        raise ValueError(f"unexpected character(s) in `trim`: {trim!r}")
     nd = raw.ndim
-    axes = range(nd) if axis is None else [
-        operator.index(a) % nd for a in (axis if isinstance(axis, (tuple, list)) else (axis,))]
+    axes = range(nd) if axis is None else normalize_axis_tuple(axis, nd, argname="axis")
     index = [slice(None)] * nd
     for ax in axes:
         others = tuple(d for d in range(nd) if d != ax)

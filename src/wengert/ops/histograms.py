@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from ..core.bind import kind_of
+from ..core.bind import dtype_of, kind_of
+from . import elementwise as _ew
 from . import shape as _shape
 from .base import apply, is_traced, shape_of
 from .base import primal as _raw
@@ -89,6 +90,12 @@ def _histogramdd(sample: Any, bins: Any, range: Any, density: Any,  # noqa: A002
     w = _shape.reshape(weights, (-1,))
     if shape_of(w)[0] != n:
         raise ValueError(f"histogramdd: weights has {shape_of(w)[0]} entries for {n} samples")
+    dtype = dtype_of(w)
+    if dtype.kind == "c":  # (NumPy's bincount takes float64 weights)
+        raise TypeError(f"Cannot cast array data from {dtype!r} to dtype('float64') according "
+                        "to the rule 'safe'")
+    if dtype != np.float64:  # (float32 weights: a float64 histogram, summed in float64)
+        w = _ew.astype(w, np.float64)
     flat = _bin_of_each(points, edges)
     padded = tuple(len(e) + 1 for e in edges)
     total = apply(_shape.TAKE_ADD, w, flat, shape=(int(np.prod(padded)),), axis=None)

@@ -214,7 +214,7 @@ def polyder(p: Any, m: int = 1) -> Any:
     >>> np.polyder(wg.tensor([1.0, 2.0, 3.0, 4.0]), 2).numpy()
     array([6., 4.])
     """
-    m = operator.index(m)
+    m = int(m)  # (as NumPy's: 2.0 is 2)
     if m < 0:
         raise ValueError("Order of derivative must be positive (see polyint)")
     p = _as_array(p)
@@ -237,17 +237,20 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
     >>> wg.grad(lambda k: np.sum(wg.numpy.polyint(np.array([3.0, 2.0]), 1, k)))(5.0)
     1.0
     """
-    m = operator.index(m)
+    m = int(m)  # (as NumPy's: 2.0 is 2)
     if m < 0:
         raise ValueError("Order of integral must be positive (see polyder)")
     if k is None:
         ks: list[Any] = [0.0] * m
-    elif is_traced(k) and shape_of(k) == ():
-        ks = [k] * m
-    elif not is_traced(k) and np.ndim(k) == 0:
-        ks = [float(k)] * m
-    else:
-        ks = [k[i] for i in range(shape_of(k)[0] if is_traced(k) else len(k))]
+    else:  # (NumPy's reading: one constant, alone or in a list, serves every integral)
+        k = k if is_traced(k) else np.asarray(k)
+        shape = shape_of(k)
+        if len(shape) > 1:
+            raise ValueError("k must be a scalar or a rank-1 array of length 1 or >m.")
+        if not shape:
+            k = _shape.reshape(k, (1,))
+        n = shape[0] if shape else 1
+        ks = [k[0]] * m if n == 1 else [k[i] for i in range(n)]
         if len(ks) < m:
             raise ValueError("k must be a scalar or a rank-1 array of length 1 or >m.")
     p = _as_array(p)
