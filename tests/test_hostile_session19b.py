@@ -148,7 +148,7 @@ def test_histogramdd_refuses_complex_weights_as_numpy():
 @pytest.mark.parametrize("kwargs, error", [
     ({"trim": "x"}, ValueError),  # was a silent no-op
     ({"axis": 5}, np.exceptions.AxisError),  # wrapped round to axis 1
-    ({"axis": (0, 0)}, ValueError),
+    ({"axis": (0, 0)}, (ValueError, TypeError)),  # (NumPy 2.3: a TypeError)
 ])
 def test_trim_zeros_refuses_what_numpy_refuses(kwargs, error):
     a = np.pad(np.ones((2, 2)), 1)
