@@ -120,7 +120,9 @@ def pairing(a: Any, b: Any) -> tuple[float, float]:
         assert not is_traced(x) and not is_traced(y), (
             f"a transform returned a traced value ({type(x).__name__}, {type(y).__name__})"
         )
-        terms = np.asarray(x, dtype=np.float64) * np.asarray(y, dtype=np.float64)
+        # Re(x·y), no conjugation: wengert's pairing of tangents and cotangents, which
+        # for complex values is Re x Re y − Im x Im y (Re x Re y alone is no identity)
+        terms = np.real(np.asarray(x, dtype=np.complex128) * np.asarray(y, dtype=np.complex128))
         assert terms.shape == np.shape(x), (
             f"pairing values of shapes {np.shape(x)} and {np.shape(y)}"
         )
