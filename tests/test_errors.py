@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
+from wengert.dispatch import tables
 
 
 def test_backward_twice_without_retain_graph():
@@ -69,7 +70,10 @@ def test_shape_mismatch_names_the_op():
         x @ np.ones((4, 2))
 
 
-def test_numpy_function_without_rule_raises_type_error():
+def test_numpy_function_without_rule_raises_type_error(monkeypatch):
+    # (every numeric NumPy function has a rule now: two are taken out of the table)
+    for fn in (np.emath.sqrt, np.emath.arccos):
+        monkeypatch.delitem(tables()[1], fn)
     x = wg.tensor(np.ones(3), requires_grad=True)
     with pytest.raises(TypeError, match=r"np\.lib\.scimath\.sqrt"):
         np.emath.sqrt(x)

@@ -6,8 +6,8 @@ importing a module registers nothing by side effect. The families import only
 it): ``broadcast``, ``elementwise``, ``indexing``, ``shape``, ``reduce``,
 ``linalg``, ``floating``, ``bessel``, ``eigen``, ``svd``, ``qr``, ``lstsq``, ``fft``,
 ``eig``, ``composite``, ``order_statistics``, ``polynomial``, ``partition``, ``conditioning``,
-``array_api_linalg``, ``histograms``, ``assembly`` and ``set_routines`` (NumPy functions
-written with the others, no ops of their own).
+``array_api_linalg``, ``histograms``, ``assembly``, ``set_routines`` and ``emath`` (NumPy
+functions written with the others, no ops of their own).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from . import (
                eig,
                eigen,
                elementwise,
+               emath,
                fft,
                floating,
                histograms,
@@ -41,10 +42,11 @@ from . import (
 
 FAMILIES = (broadcast, elementwise, indexing, shape, reduce, linalg, floating, bessel, eigen,
             svd, qr, lstsq, fft, eig, composite, order_statistics, polynomial, partition,
-            conditioning, array_api_linalg, histograms, assembly, set_routines)
+            conditioning, array_api_linalg, histograms, assembly, set_routines, emath)
 REGISTRY = Registry(op for family in FAMILIES for op in family.OPS)
 
 __all__ = ["REGISTRY", "FAMILIES", "broadcast", "elementwise", "reduce", "shape", "indexing",
            "linalg", "floating", "bessel", "eigen", "svd", "qr", "lstsq", "fft", "eig",
            "composite", "order_statistics", "polynomial", "partition", "conditioning",
-           "array_api_linalg", "histograms", "assembly", "set_routines"]
+           "array_api_linalg", "histograms", "assembly", "set_routines",
+           "emath"]

@@ -132,8 +132,34 @@ def trim_zeros(filt: Any, trim: str = "fb", axis: Any = None) -> Any:
     return filt[tuple(index)]
 
 
+def sliding_window_view(x: Any, window_shape: Any, axis: Any = None, *, subok: bool = False,
+                        writeable: bool = False) -> Any:
+    """Every window of ``window_shape`` slid over ``x`` (along ``axis``), as
+    ``np.lib.stride_tricks.sliding_window_view``: a copy here (NumPy's is a read-only view
+    of the same memory), gathered by index, so each entry's gradient is the sum over the
+    windows it appears in.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> wg.grad(lambda x: np.sum(np.lib.stride_tricks.sliding_window_view(x, 2)))(
+    ...     np.array([1.0, 2.0, 3.0]))
+    array([1., 2., 1.])
+    """
+    if writeable:
+        raise ValueError("sliding_window_view: writeable=True is not supported by wengert "
+                         "(its windows overlap: a write would reach several of them)")
+    x = _as_array(x)
+    shape = tuple(shape_of(x))
+    positions = np.arange(int(np.prod(shape, dtype=np.int64))).reshape(shape)
+    index = np.lib.stride_tricks.sliding_window_view(positions, window_shape, axis)
+    return _shape.take(_shape.ravel(x), np.ascontiguousarray(index))
+
+
 PUBLIC = ("block", "matrix_transpose", "trim_zeros") + (("unstack",) if hasattr(np, "unstack")
                                                         else ())
 #: NumPy function -> function, for ``Tensor.__array_function__``.
 NUMPY = {np.block: block, np.matrix_transpose: matrix_transpose, np.trim_zeros: trim_zeros,
+         np.lib.stride_tricks.sliding_window_view: sliding_window_view,
          **({np.unstack: unstack} if hasattr(np, "unstack") else {})}
