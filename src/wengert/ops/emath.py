@@ -57,24 +57,24 @@ def _beyond_one(v: np.ndarray) -> Any:
     return np.abs(v) > 1
 
 
-def sqrt(x: Any) -> Any:
-    """``np.emath.sqrt``: complex where some entry is negative."""
-    return _ew.sqrt(_complex_if(x, _negative, "sqrt"))
+def _scimath(fn: Any, outside: Any, name: str, domain: str) -> Any:
+    """``np.emath.<name>``: ``fn`` of ``x``, cast to complex first where ``outside``."""
+
+    def scimath(x: Any) -> Any:
+        return fn(_complex_if(x, outside, name))
+
+    scimath.__name__ = scimath.__qualname__ = name
+    scimath.__doc__ = f"``np.emath.{name}``: complex where some entry is {domain}."
+    return scimath
 
 
-def log(x: Any) -> Any:
-    """``np.emath.log``: complex where some entry is negative."""
-    return _ew.log(_complex_if(x, _negative, "log"))
-
-
-def log2(x: Any) -> Any:
-    """``np.emath.log2``: complex where some entry is negative."""
-    return _ew.log2(_complex_if(x, _negative, "log2"))
-
-
-def log10(x: Any) -> Any:
-    """``np.emath.log10``: complex where some entry is negative."""
-    return _ew.log10(_complex_if(x, _negative, "log10"))
+sqrt = _scimath(_ew.sqrt, _negative, "sqrt", "negative")
+log = _scimath(_ew.log, _negative, "log", "negative")
+log2 = _scimath(_ew.log2, _negative, "log2", "negative")
+log10 = _scimath(_ew.log10, _negative, "log10", "negative")
+arccos = _scimath(_ew.arccos, _beyond_one, "arccos", "of magnitude above 1")
+arcsin = _scimath(_ew.arcsin, _beyond_one, "arcsin", "of magnitude above 1")
+arctanh = _scimath(_ew.arctanh, _beyond_one, "arctanh", "of magnitude above 1")
 
 
 def logn(n: Any, x: Any) -> Any:
@@ -91,21 +91,6 @@ def power(x: Any, p: Any) -> Any:
             np.asarray(p_raw) < 0):
         p = _ew.astype(p if is_traced(p) else np.asarray(p), np.float64)
     return _ew.power(_complex_if(x, _negative, "power"), p)
-
-
-def arccos(x: Any) -> Any:
-    """``np.emath.arccos``: complex where some entry has magnitude above 1."""
-    return _ew.arccos(_complex_if(x, _beyond_one, "arccos"))
-
-
-def arcsin(x: Any) -> Any:
-    """``np.emath.arcsin``: complex where some entry has magnitude above 1."""
-    return _ew.arcsin(_complex_if(x, _beyond_one, "arcsin"))
-
-
-def arctanh(x: Any) -> Any:
-    """``np.emath.arctanh``: complex where some entry has magnitude above 1."""
-    return _ew.arctanh(_complex_if(x, _beyond_one, "arctanh"))
 
 
 #: (``wengert.numpy`` keeps NumPy's real ``sqrt``, ``log``, ...: these are reached
