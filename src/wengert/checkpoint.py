@@ -188,6 +188,7 @@ def checkpoint(
         _impl,
         _pullback_rule(_pullback),
         reads=ALL_INPUTS,
+        state_input=True,  # the last input is the _Saved record
         formula=f"{_op_name(fun)}, recomputed in the backward pass",
         complex_rules=True,  # the function's own ops, run again
     )
