@@ -29,7 +29,16 @@ from .explain_broken import not_finite, zero
 from .explain_cut import cut, freed, non_leaf, untracked
 from .explain_result import Explanation
 from .explain_subject import Subject
-from .explain_sweep import SweepFacts, edge_of, is_finite, is_zero, path_of, watched_sweep
+from .explain_sweep import (
+    SweepFacts,
+    edge_of,
+    is_finite,
+    is_zero,
+    kept_record,
+    path_of,
+    watched_record,
+    watched_sweep,
+)
 from .explain_words import op_code
 from .summary import summarize
 
@@ -57,7 +66,8 @@ def explain_one(s: Subject) -> Explanation:
     leaf, eq_index = edge_of(s.tape, s.wrt)
     if leaf is None and eq_index is None:
         return untracked(s) or cut(s)
-    freed_now = any(eq.shape is None for eq in s.tape)
+    record, why = kept_record(s.tape, s.tape.outputs[0] if s.tape.outputs else None)
+    freed_now = record is None and any(eq.freed for eq in s.tape)
     pytorch = s.gradient_tape is None and not s.function
     if pytorch and s.wrt.requires_grad and not s.wrt.is_leaf and _grad(s.wrt) is None:
         reached = None if freed_now else _sweep(s, eq_index)
@@ -66,7 +76,7 @@ def explain_one(s: Subject) -> Explanation:
             gradient = summarize(reached[0].gradient)
         return non_leaf(s, eq_index, gradient)
     if freed_now:
-        return _freed(s)
+        return _freed(s, why)
     result = _sweep(s, eq_index)
     if isinstance(result, Explanation):
         return result
@@ -93,11 +103,14 @@ def _sweep(s: Subject, eq_index: int | None) -> tuple[SweepFacts, list[bool]] | 
     (a freed graph, a value modified in place)."""
     path = path_of(s.tape, s.wrt, None if eq_index is None else s.tape[eq_index].node)
     out = s.tape.outputs[0] if s.tape.outputs else None
+    record, _ = kept_record(s.tape, out)
+    if record is not None:  # the sweep backward() ran, kept: nothing runs again
+        return watched_record(s.tape, record, s.target, s.wrt, path), path
     try:
         return watched_sweep(s.tape, out, s.target, s.wrt, path), path
     except RuntimeError as err:
         if "second time" in str(err):
-            return _freed(s)
+            return _freed(s, kept_record(s.tape, out)[1])
         found = re.search(r"op '(\w+)'", str(err))
         op = f"`{op_code(found.group(1))}`" if found else "an op"
         return Explanation(
@@ -117,12 +130,12 @@ def _grad(t: Tensor) -> Any:
         return t.grad
 
 
-def _freed(s: Subject) -> Explanation:
+def _freed(s: Subject, why: str | None = None) -> Explanation:
     """The graph is freed: say so, with what ``.grad`` still knows."""
     g = _grad(s.wrt) if isinstance(s.wrt, Tensor) else None
     status = "none" if g is None else "nan" if not is_finite(g) else \
         "zero" if is_zero(g) else "ok"
-    return freed(s, status, summarize(g) if g is not None else None)
+    return freed(s, status, summarize(g) if g is not None else None, why)
 
 
 def _plain_target(s: Subject) -> Explanation:

@@ -24,9 +24,16 @@ The data, column by column (lists indexed by node or equation):
   (node ids), ``line`` (an index into ``lines``, ``-1`` when none was
   recorded) and ``params`` (text or ``None``).
 * the timeline (``steps``): one forward step per equation, then, unless
-  ``mode`` is ``"forward"``, the seed (``seeds``, ``seed_note``) and one
-  reverse step per equation the sweep reached: ``reverse`` lists
-  ``[equation, sends]`` in sweep order, a send being ``[input position,
+  ``mode`` is ``"forward"``, the seed (``seeds``, ``seed_note``; ``sweep_note``
+  says where the sweep comes from when there is something to say: the sweep
+  ``backward()`` ran, kept by the view-keeping mode, or a replay in which no hook
+  ran) and one reverse step per equation the sweep reached, plus one per node whose
+  hooks changed (or, in a replay, would change) its cotangent: ``reverse`` lists
+  ``[equation, sends]`` in sweep order, or ``[node, None, h]`` for the hooks of a
+  node (an equation, before its own step; a leaf, after the sweep), ``hooks[h]``
+  being ``[names, before, after]`` (texts; ``after`` is ``None`` when they did not
+  run); ``inner`` gives, per equation (as text), what ran inside its rule (a
+  checkpoint's recomputation). A send is ``[input position,
   contribution, running sum, jacobian]``; the contribution is ``None`` when it
   is all that input ever received (then it reads as its adjoint), the running
   sum is given from an input's second contribution on (fan-out:
@@ -1098,9 +1105,13 @@ def step_view(data: Mapping[str, Any], step: int) -> dict[str, Any]:
     """What the side panel shows at ``step`` (0-based), as text: the ES module builds the
     same from the same data.
 
-    Returns a dict with ``label``, ``phase`` (``"forward"``, ``"seed"`` or
+    Returns a dict with ``label``, ``phase`` (``"forward"``, ``"seed"``, ``"hook"`` or
     ``"reverse"``), ``equation`` (the equation at this step, with its numbers when
-    they are plain), and for a reverse step ``incoming`` (``t̄3 = 2.6``) and
+    they are plain); for the seed ``seeds``, ``note`` and ``sweep_note`` (where the
+    sweep comes from, when there is something to say); for a hook step ``hooks``
+    (their names), ``before`` and ``after`` (``t̄1 = 3``; ``None`` when they did not
+    run: a replay); for a reverse step ``inner`` (what ran inside the rule: a
+    checkpoint's recomputation, or ``None``), ``incoming`` (``t̄3 = 2.6``) and
     ``sends``: per input that received something, ``rule`` (``x̄ += t̄0·w``),
     ``numbers`` (``2.6·0.8``, or ``None``), ``gets`` (the contribution), ``before``
     and ``total`` (the running adjoint around it) and ``sum`` (all three:
@@ -1131,9 +1142,17 @@ def step_view(data: Mapping[str, Any], step: int) -> dict[str, Any]:
         return view
     if step == n_fwd:
         view.update(phase="seed", seeds=[f"{bars[e]} = {text}" for e, text in data["seeds"]],
-                    note=data["seed_note"])
+                    note=data["seed_note"], sweep_note=data.get("sweep_note"))
         return view
-    e, rows = data["reverse"][step - n_fwd - 1]
+    entry = data["reverse"][step - n_fwd - 1]
+    if entry[1] is None:  # a hook step
+        node, _, h = entry
+        names_text, before, after = data["hooks"][h]
+        view.update(phase="hook", node=node, hooks=names_text,
+                    before=f"{bars[node]} = {before}",
+                    after=None if after is None else f"{bars[node]} = {after}")
+        return view
+    e, rows = entry
     ins = eqs["ins"][e]
     rule = eqs["rule"][e]
     template = data["rules"][rule] if rule >= 0 else None
@@ -1146,7 +1165,10 @@ def step_view(data: Mapping[str, Any], step: int) -> dict[str, Any]:
         for seeded, text in data["seeds"]:
             if seeded == target:
                 before = text
-        for past_e, past_rows in data["reverse"][: step - n_fwd - 1]:
+        for past in data["reverse"][: step - n_fwd - 1]:
+            if past[1] is None:  # a hook step sends nothing
+                continue
+            past_e, past_rows = past
             for j, c, s, _jac in past_rows:
                 if eqs["ins"][past_e][j] == target:
                     before = s if s is not None else c if c is not None else adjoints[target]
@@ -1173,5 +1195,6 @@ def step_view(data: Mapping[str, Any], step: int) -> dict[str, Any]:
             "jacobian": data["jacs"][jac],
         })
     view.update(phase="reverse", node=e, equation=equation(e),
-                incoming=f"{bars[e]} = {adjoints[e]}", sends=sends)
+                incoming=f"{bars[e]} = {adjoints[e]}", sends=sends,
+                inner=data.get("inner", {}).get(str(e)))
     return view
