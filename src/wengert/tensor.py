@@ -36,8 +36,8 @@ from . import dispatch as _dispatch
 from .arraylike import ArrayMethods
 from .core.bind import dtype_of, is_traced, kind_of, number_kind, primal, shape_of
 from .core.display import html_of
-from .core.levels import DUAL_TAG, escaped_error, is_open, is_transform_level
 from .core.kept import KEEPER, Keeper
+from .core.levels import DUAL_TAG, escaped_error, is_open, is_transform_level
 from .core.node import GradFn, Node, Version, new_version
 from .core.sweep import backprop, observe_sweep, run_hooks
 from .dual import Dual
