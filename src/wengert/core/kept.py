@@ -84,7 +84,10 @@ def parse_budget(value: Any) -> int:
     elif isinstance(value, str):
         text = value.strip().lower().replace(" ", "")
         digits = text.rstrip("kmgib")
-        number, unit = (float(digits) if digits else -1.0), text[len(digits):]
+        try:
+            number, unit = float(digits), text[len(digits):]
+        except ValueError:
+            number, unit = -1.0, "?"
     else:
         number, unit = -1.0, "?"
     if number < 0 or unit not in _UNITS or number != number:
@@ -394,9 +397,9 @@ class Keeper:
                 r.release(
                     f"the view-keeping mode released what this {r.kind} kept "
                     f"({budget_text(n)}) to stay within its memory budget of "
-                    f"{budget_text(self.budget)} (oldest first; newer backward passes hold "
-                    f"{budget_text(total)}). Raise it with wg.keep_budget('1 GB') (or "
-                    "wg.keep_values(budget=...)), or look before calling backward()."
+                    f"{budget_text(self.budget)} (oldest first; newer sweeps hold "
+                    f"{budget_text(total)}); raise it with wg.keep_budget('1 GB') (or "
+                    "wg.keep_values(budget=...)), or look before calling backward()"
                 )
         self._records = live
 

@@ -306,7 +306,11 @@ def kept_record(tape: Tape, out_index: int | None) -> tuple[Any, str | None]:
     if record.released is not None:
         return None, record.released
     if record.root_seqs != (tape[out_index].node.seq,):
-        return None, "the backward() that swept it started from another output"
+        return None, (f"the {record.kind} that swept it started from another output, so "
+                      "the sweep it kept is not this output's")
+    if record.error is not None:
+        return None, (f"the {record.kind} that freed it stopped with {record.error}, so "
+                      "its sweep never reached the inputs")
     return record, None
 
 

@@ -804,8 +804,8 @@ def _kept_for(eqs: Sequence[Equation], roots: Sequence[int], seed: Any
     if record.released is not None:
         return None, record.released
     if record.root_seqs != tuple(eqs[r].node.seq for r in roots):
-        return None, ("the backward() that swept it started from another output, so the "
-                      "sweep it kept is not this output's")
+        return None, (f"the {record.kind} that swept it started from another output, so "
+                      "the sweep it kept is not this output's")
     if seed is not None and not np.array_equal(np.asarray(seed),
                                                np.asarray(record.roots[0][1])):
         return None, "backward() ran with another cotangent than seed="
@@ -813,17 +813,19 @@ def _kept_for(eqs: Sequence[Equation], roots: Sequence[int], seed: Any
 
 
 def _freed_message(freed: list[int], problem: str | None) -> str:
-    why = f"; nothing of it can be shown: {problem}" if problem else (
-        "; the view-keeping mode was not on when backward() ran, so nothing of its sweep "
-        "was kept")
+    start = (f"explore: a backward pass already freed the graph (t{freed[0]} and "
+             f"{len(freed) - 1} other equations no longer hold their saved values), so its "
+             "reverse sweep cannot be replayed")
+    if problem:
+        return (f"{start}, and what the view-keeping mode kept cannot serve: {problem}. "
+                "mode='forward' shows the values kept.")
     return (
-        f"explore: a backward pass already freed the graph (t{freed[0]} and "
-        f"{len(freed) - 1} other equations no longer hold their saved values), so its "
-        f"reverse sweep cannot be replayed{why}. Turn the view-keeping mode on before "
-        "backward(): `%load_ext wengert` in a notebook (every later cell), or record and "
-        "call backward() inside `with wg.keep_values():`; or call "
-        "backward(retain_graph=True), or explore before calling backward(). "
-        "mode='forward' shows the values kept."
+        f"{start}; nothing of its sweep was kept: the view-keeping mode was not on where "
+        "backward() ran (a thread starts outside it), or the sweep was a transform's own "
+        "(wg.grad, wg.vjp). Turn the view-keeping mode on before backward(): `%load_ext "
+        "wengert` in a notebook (every later cell), or record and call backward() inside "
+        "`with wg.keep_values():`; or call backward(retain_graph=True), or explore before "
+        "calling backward(). mode='forward' shows the values kept."
     )
 
 
