@@ -380,3 +380,39 @@ def test_keeping_in_each_thread_of_its_own():
     for t in threads:
         t.join()
     assert all(adj == {"x0": summarize(g)} for adj, g in results.values())
+
+
+def test_a_leaf_changed_in_place_after_backward_shows_no_value():
+    from wengert.jupyter.dot import tape_dot
+
+    with wg.keep_values():
+        x = wg.tensor([1.0, 2.0], requires_grad=True)
+        y = (x * x).sum()
+        y.backward()
+    with wg.no_grad():
+        x -= 0.5 * x.grad  # an optimizer's step: x is now [0, 0]
+    data = frames_of(y, leaf_names=["x"])
+    assert data["nodes"]["value"] == ["[1, 4]", "5", None]  # not x's value now
+    assert "changed in place since the equations used it" in tape_dot(wg.tape_of(y))
+    assert wg.tape_of(y).changed_leaves() == {0}
+
+
+def test_draw_after_backward_shows_the_kept_adjoints_and_nothing_else():
+    from wengert.jupyter.dot import tape_dot
+    from wengert.jupyter.drawing import kept_adjoints
+
+    with wg.keep_values():
+        x = wg.tensor([1.0, 2.0], requires_grad=True)
+        t = x * 3.0
+        t.register_hook(lambda g: g * 10)
+        y = (t * t).sum()
+        y.backward()
+    adjoints = kept_adjoints(wg.tape_of(y))
+    assert summarize(adjoints[0]) == "[60, 120]"  # after the hook: what its rule used
+    source = wg.draw(y).source
+    assert "[60, 120]" in source and f".grad {summarize(x.grad)}" in source
+    x2 = wg.tensor([1.0, 2.0], requires_grad=True)
+    y2 = (x2 * 3.0).sum()
+    y2.backward()
+    assert kept_adjoints(wg.tape_of(y2)) is None  # plain mode: nothing kept, none shown
+    assert "[3, 3]" not in tape_dot(wg.tape_of(y2)).split(".grad")[0]

@@ -168,6 +168,31 @@ class Tape(Sequence[Equation]):
     def __repr__(self) -> str:
         return f"<Tape of {len(self)} equations, {len(self.leaves)} leaves>"
 
+    def changed_leaves(self) -> set[int]:
+        """The leaves modified in place since an equation read them (an optimizer's step
+        after ``backward()``): their values now are not those the equations used.
+
+        Examples
+        --------
+        >>> import wengert as wg
+        >>> x = wg.tensor([1.0, 2.0], requires_grad=True)
+        >>> tape = wg.tape_of((x * x).sum())
+        >>> with wg.no_grad():
+        ...     x -= 1.0
+        >>> tape.changed_leaves()
+        {0}
+        """
+        changed = set()
+        for eq in self._equations:
+            if eq.node is None:
+                continue
+            for i, inp in enumerate(eq.inputs):
+                if inp.source == "leaf" and inp.index not in changed:
+                    _, _, holder, seen = eq.node.edge(i)
+                    if holder is not None and holder.version != seen:
+                        changed.add(inp.index)
+        return changed
+
     def _repr_html_(self) -> str | None:
         return html_of(self)
 

@@ -323,6 +323,10 @@ def fill_rule(template: str | None, names: Sequence[str], out: str, g: str) -> s
     return template.replace(OUT, out).replace("ḡ", g)
 
 
+#: A leaf modified in place since the equations used it: its value is not shown.
+_CHANGED = object()
+
+
 # -- reading the tape ----------------------------------------------------------
 class _Builder:
     """Reads one tape into columns and records its reverse sweep."""
@@ -365,8 +369,12 @@ class _Builder:
                     const_keys.append((eq.index, i))
                     const_shapes.append(_shape_of(inp.value if inp.value is not None else saved))
             ins.append(refs)
+        for k in tape.changed_leaves():  # modified in place since: not the value used
+            leaf_values[k] = _CHANGED
         for k, leaf in enumerate(leaves):
-            if leaf_values[k] is None:
+            if leaf_values[k] is _CHANGED:
+                leaf_values[k] = None
+            elif leaf_values[k] is None:
                 try:
                     leaf_values[k] = leaf.numpy()
                 except (TypeError, AttributeError):  # a tensor over a dual number
