@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -230,7 +231,8 @@ def test_a_real_kernel_keeps_the_mode_across_cells():
                 return "".join(out)
 
     try:
-        run(f"import sys; sys.path.insert(0, {str(__import__('pathlib').Path(__file__).parents[1] / 'src')!r})")
+        src = str(Path(__file__).parents[1] / "src")
+        run(f"import sys; sys.path.insert(0, {src!r})")
         run("%load_ext wengert")
         run("import numpy as np, wengert as wg\n"
             "x = wg.tensor([1.0, 2.0], requires_grad=True); y = (np.sin(x) * x).sum()\n"

@@ -31,10 +31,10 @@ from . import numpy as wnp
 from .core.bind import apply, is_traced, primal
 from .core.bind import shape_of as _shape
 from .core.display import html_of
+from .core.kept import KEEPER
 from .core.levels import is_transform_level
 from .core.modes import GRAD_ENABLED, RECORDERS, TRANSFORM_DEPTH, Recorder
 from .core.node import Node, Version
-from .core.kept import KEEPER
 from .core.sweep import backprop, observe_sweep
 from .core.tape import Tape, read_tape
 from .core.tree import flatten, unflatten
