@@ -581,12 +581,12 @@ def hook_names(hooks: Sequence[Any]) -> str:
     Examples
     --------
     >>> def double(g): return 2 * g
-    >>> hook_names([double, print]), hook_names(["clip"])
-    ('double, print', 'clip')
+    >>> hook_names([double, print]), hook_names(["f.<locals>.clip", lambda g: g])
+    ('double, print', 'clip, <lambda>')
     """
     names = [h if isinstance(h, str) else getattr(h, "__qualname__", None) or
              getattr(h, "__name__", None) or type(h).__name__ for h in hooks]
-    return _truncate(", ".join(n.replace(".<locals>", "") for n in names), 40)
+    return _truncate(", ".join(n.rsplit(".", 1)[-1] for n in names), 40)
 
 
 def _assigned_names(line_of: list[int], texts: list[str]) -> dict[int, str]:
