@@ -15,7 +15,7 @@ from typing import Any
 
 from .core.kept import KEEPER, Keeper, budget_text
 from .core.modes import RECORDERS, Recorder
-from .core.source import capture_stack, user_frame
+from .core.source import user_line
 from .core.tape import Tape, read_tape
 from .tensor import Tensor
 
@@ -65,7 +65,7 @@ class _SourceRecorder(Recorder):
     __slots__ = ()
 
     def created(self, node: Any) -> None:
-        line = user_frame(capture_stack(1))
+        line = user_line(1)
         if line is not None:
             node.extras()["source"] = line
 

@@ -35,6 +35,7 @@ import numpy as np
 from . import dispatch as _dispatch
 from .arraylike import ArrayMethods
 from .core.bind import dtype_of, is_traced, kind_of, number_kind, primal, shape_of
+from .core.collector import collector_paused
 from .core.display import html_of
 from .core.kept import KEEPER, Keeper
 from .core.levels import DUAL_TAG, escaped_error, is_open, is_transform_level
@@ -775,8 +776,8 @@ def tensor_backward(
                 grad_mode=create_graph,
                 lift=lifter(level) if create_graph else None,
             )
-        else:
-            with observe_sweep(record):
+        else:  # (no cyclic collection meanwhile: the records are acyclic, see collector)
+            with observe_sweep(record), collector_paused():
                 node_cts, reached = backprop(
                     roots,
                     wanted=[t._node for t in wanted],

@@ -151,10 +151,6 @@ def _hook_names(hooks: Iterable[Any]) -> tuple[str, ...]:
                  type(h).__name__ for h in hooks)
 
 
-def _plain_value(value: Any) -> Any:
-    return value
-
-
 class SweepRecord(SweepObserver):
     """The steps of one reverse sweep, as it ran (see the module docstring).
 
@@ -166,7 +162,8 @@ class SweepRecord(SweepObserver):
         In sweep order.
     values : dict of int to (Any, tuple)
         Per node ``seq``: its output and its saved inputs, read before they were freed
-        (``None`` where only a shape stand-in was saved).
+        (shape stand-ins included: :func:`kept_value` and :func:`kept_inputs` leave
+        them out).
     leaves : list of KeptLeaf
         The leaves reached, in the order reached.
     count : int
@@ -197,7 +194,7 @@ class SweepRecord(SweepObserver):
         self.create_graph = create_graph
         self.restricted = restricted
         self.nbytes = 0
-        self._plain = plain or _plain_value
+        self._plain = plain if create_graph else None
         self._depth = 0
         self._inner: list[str] = []
         self._hook: tuple[int, Any, Any, tuple[str, ...]] | None = None
@@ -208,8 +205,8 @@ class SweepRecord(SweepObserver):
         self._depth += 1
         if self._depth == 1:
             plain = self._plain
-            self.roots = [(edge.seq if type(edge) is Node else None, plain(seed))
-                          for edge, seed in roots]
+            self.roots = [(edge.seq if type(edge) is Node else None,
+                           seed if plain is None else plain(seed)) for edge, seed in roots]
             for edge, _ in roots:
                 if type(edge) is Node and edge.extra is not None:
                     old = edge.extra.get("swept")
@@ -230,10 +227,15 @@ class SweepRecord(SweepObserver):
             self._inner.append(node.op.name)
             return
         plain = self._plain
-        kept = KeptStep(node.seq, node.op.name, plain(g), [(i, plain(ct)) for i, _, ct in sent])
+        seq = node.seq
+        if plain is None:  # raw values already (no create_graph): kept as they are
+            kept = KeptStep(seq, node.op.name, g, [(i, ct) for i, _, ct in sent])
+        else:
+            kept = KeptStep(seq, node.op.name, plain(g),
+                            [(i, plain(ct)) for i, _, ct in sent])
         hook = self._hook
-        if hook is not None and hook[0] == node.seq:
-            kept.before = plain(hook[1])
+        if hook is not None and hook[0] == seq:
+            kept.before = hook[1] if plain is None else plain(hook[1])
             kept.ran = hook[2] is not None
             kept.hooks = hook[3]
             self._hook = None
@@ -241,22 +243,27 @@ class SweepRecord(SweepObserver):
             kept.inner = tuple(self._inner)
             self._inner = []
         self.steps.append(kept)
-        out = node.out
-        inputs = node.inputs()
-        if node.op.state_input:  # the rule's own state (a custom rule's): not a value
+        op = node.op
+        n = node.nin
+        # The saved values, read before the sweep frees them (stand-ins are filtered out
+        # when read: see kept_value, kept_inputs).
+        inputs = (node.input0,) if n == 1 else (node.input0, node.input1) if n == 2 \
+            else node.inputs()
+        if op.state_input:  # the rule's own state (a custom rule's): not a value
             inputs = inputs[:-1]
-        self.values[node.seq] = (
-            None if out is None or is_stand_in(out) else out,
-            tuple(None if v is None or is_stand_in(v) else v for v in inputs),
-        )
-        node.extras()["swept"] = self
+        self.values[seq] = (node.out, inputs)
+        extra = node.extra
+        if extra is None:
+            node.extra = {"swept": self}
+        else:
+            extra["swept"] = self
 
     def end(self, leaves: list[tuple[Any, Any]]) -> None:
         self._depth -= 1
         if self._depth == 0:
             plain = self._plain
             for leaf, ct in leaves:
-                kept = KeptLeaf(leaf, plain(ct))
+                kept = KeptLeaf(leaf, ct if plain is None else plain(ct))
                 self.leaves.append(kept)
                 self._leaf_index[id(leaf)] = kept
 
@@ -265,8 +272,9 @@ class SweepRecord(SweepObserver):
         """The hooks of ``leaf`` turned ``before`` into ``after`` (what ``.grad`` got)."""
         kept = self._leaf_index.get(id(leaf))
         if kept is not None:
-            kept.before = self._plain(before)
-            kept.ct = self._plain(after)
+            plain = self._plain or (lambda v: v)
+            kept.before = plain(before)
+            kept.ct = plain(after)
             kept.hooks = _hook_names(hooks)
 
     def not_stored(self, leaf: Any) -> None:
@@ -338,16 +346,20 @@ class SweepRecord(SweepObserver):
         return f"<SweepRecord of {len(self.steps)} steps, {state}>"
 
 
-def _nbytes(values: Iterable[Any]) -> int:
+#: What a kept step costs besides its arrays (the step's own objects), for the count.
+_STEP_BYTES = 240
+
+
+def _nbytes(record: SweepRecord) -> int:
+    """The bytes ``record`` holds: its arrays (each counted once) and its steps."""
+    nd = np.ndarray
     seen: set[int] = set()
-    total = 0
-    for v in values:
-        if type(v) is np.ndarray and id(v) not in seen:
-            seen.add(id(v))
-            base = v.base if v.base is not None else v
-            total += base.nbytes if isinstance(base, np.ndarray) else v.nbytes
-        elif v is not None:
-            total += 8
+    add = seen.add
+    total = _STEP_BYTES * len(record.steps)
+    for v in record.arrays():
+        if type(v) is nd and id(v) not in seen:
+            add(id(v))
+            total += v.nbytes
     return total
 
 
@@ -381,7 +393,7 @@ class Keeper:
 
     def admit(self, record: SweepRecord) -> None:
         """Count ``record``'s bytes; release the oldest records past the budget."""
-        record.nbytes = _nbytes(record.arrays())
+        record.nbytes = _nbytes(record)
         self._records.append((weakref.ref(record), record.nbytes))
         self._trim()
 
@@ -428,7 +440,8 @@ def kept_value(node: Node) -> Any:
     if record is None:
         return None
     got = record.values.get(node.seq)
-    return got[0] if got is not None else None
+    out = got[0] if got is not None else None
+    return None if is_stand_in(out) else out
 
 
 def kept_inputs(node: Node) -> tuple[Any, ...] | None:
@@ -437,4 +450,6 @@ def kept_inputs(node: Node) -> tuple[Any, ...] | None:
     if record is None:
         return None
     got = record.values.get(node.seq)
-    return got[1] if got is not None else None
+    if got is None:
+        return None
+    return tuple(None if is_stand_in(v) else v for v in got[1])
