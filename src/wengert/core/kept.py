@@ -27,7 +27,7 @@ Examples
 ...     y.backward()
 >>> record = kept_sweep(y.grad_fn.node)
 >>> [(step.op, step.g) for step in record.steps]
-[('sum', 1.0), ('sqrt', array([1., 1.]))]
+[('sum', array(1.)), ('sqrt', array([1., 1.]))]
 >>> record.leaves[0].ct
 array([0.5 , 0.25])
 """
