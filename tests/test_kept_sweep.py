@@ -416,3 +416,16 @@ def test_draw_after_backward_shows_the_kept_adjoints_and_nothing_else():
     y2.backward()
     assert kept_adjoints(wg.tape_of(y2)) is None  # plain mode: nothing kept, none shown
     assert "[3, 3]" not in tape_dot(wg.tape_of(y2)).split(".grad")[0]
+
+
+def test_explain_says_when_a_replay_did_not_run_the_hooks():
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    t = x * 3.0
+    t.register_hook(lambda g: g * 0.0)  # backward() would give a zero gradient
+    y = (t * t).sum()
+    e = wg.explain(y, x)
+    assert e.status == "ok" and "did not run in this replay" in e.notes[-1]
+    with wg.keep_values():
+        y.backward(retain_graph=True)
+    e = wg.explain(y, x)  # the kept sweep: what .grad got
+    assert e.status == "zero" and e.gradient == summarize(x.grad) == "[0, 0]"

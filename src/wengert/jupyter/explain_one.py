@@ -17,13 +17,14 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import warnings
 from typing import Any
 
 import numpy as np
 
-from ..tapes import tape_of
+from ..tapes import hooks_of, tape_of
 from ..tensor import Tensor
 from .explain_broken import not_finite, zero
 from .explain_cut import cut, freed, non_leaf, untracked
@@ -49,7 +50,41 @@ _SEVERITY = {"none": 3, "nan": 2, "zero": 1, "ok": 0}
 
 def explain_one(s: Subject) -> Explanation:
     """The explanation for one input (see the module docstring for the order of the
-    questions); fills ``s.tape``.
+    questions, and :func:`_asked` for what is answered); fills ``s.tape``.
+
+    When the answer comes from a replayed sweep and hooks sit on the way, a note says
+    that they did not run (what ``.grad`` gets may differ).
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> x = wg.tensor(2.0, requires_grad=True)
+    >>> y = x * 3.0
+    >>> handle = y.register_hook(lambda g: 0 * g)
+    >>> e = explain_one(Subject(y * y, x, "z", "x"))
+    >>> e.gradient, "did not run in this replay" in e.notes[-1]
+    ('36', True)
+    """
+    e = _asked(s)
+    if s.tape is None or e.status == "none" or not isinstance(s.wrt, Tensor):
+        return e
+    out = s.tape.outputs[0] if s.tape.outputs else None
+    if kept_record(s.tape, out)[0] is not None:
+        return e
+    hooked = [eq.name for eq in s.tape if hooks_of(eq.node)]
+    if hooks_of(s.wrt):
+        hooked.append(f"`{s.wrt_name}`")
+    if not hooked:
+        return e
+    note = (f"Hooks registered with register_hook (on {', '.join(hooked[:3])}"
+            f"{' …' if len(hooked) > 3 else ''}) did not run in this replay; what backward() "
+            "gives .grad may differ. Call backward() in the view-keeping mode (%load_ext "
+            "wengert, or inside wg.keep_values()) and explain after it to see their effect.")
+    return dataclasses.replace(e, notes=e.notes + (note,))
+
+
+def _asked(s: Subject) -> Explanation:
+    """The explanation for one input, the questions in order.
 
     Examples
     --------
