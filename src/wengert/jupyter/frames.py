@@ -2,7 +2,9 @@
 
 :func:`explorer_frames` reads a tape (through the public tape API) and replays
 its reverse sweep under a sweep observer (``backprop(..., retain_graph=True)``
-returns the leaves' cotangents without touching ``.grad``). The result is one
+returns the leaves' cotangents without touching ``.grad``), or, after a
+``backward()`` in the view-keeping mode (:mod:`wengert.core.kept`), reads the
+sweep that ran, as it was kept (``Equation.sweep``). The result is one
 dict of plain lists, strings and numbers that the browser steps through
 without the kernel; :func:`step_view` says, in Python, what the panel shows
 at a step (the ES module computes the same from the same data).
