@@ -429,3 +429,17 @@ def test_explain_says_when_a_replay_did_not_run_the_hooks():
         y.backward(retain_graph=True)
     e = wg.explain(y, x)  # the kept sweep: what .grad got
     assert e.status == "zero" and e.gradient == summarize(x.grad) == "[0, 0]"
+
+
+def test_a_transforms_own_sweep_is_not_kept_and_the_message_says_so():
+    seen = []
+
+    def f(v):
+        y = (v * v).sum()
+        seen.append(y)
+        return y
+
+    with wg.keep_values():
+        assert wg.grad(f)(np.array([1.0, 2.0])).tolist() == [2.0, 4.0]
+    with pytest.raises(RuntimeError, match=r"transform's own \(wg.grad, wg.vjp\)"):
+        frames_of(seen[0])
