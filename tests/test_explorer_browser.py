@@ -339,3 +339,39 @@ def test_time_to_first_draw_of_2000_equations(open_page):
 @pytest.mark.slow
 def test_time_to_first_draw_of_100000_equations_collapsed(open_page):
     timed(open_page, 100_000, "browser_100000")
+
+
+def test_after_backward_the_real_sweep_with_its_hooks(open_page):
+    """Kept by the view-keeping mode: the seed panel says where the sweep comes from, each
+    hook is a step of its own (before → after), and the leaf ends with what .grad got."""
+    with wg.keep_values():
+        x = wg.tensor([1.0, 2.0], requires_grad=True)
+        with wg.source_lines():
+            t = x * 3.0
+            t.register_hook(lambda g: g * 10)
+
+            def clip(g):
+                return np.clip(g, -100.0, 100.0)
+
+            x.register_hook(clip)
+            y = (t * t).sum()
+        y.backward()
+    data = explorer_frames(wg.tape_of(y), leaf_names=["x"])
+    page = open_page(data)
+    n_fwd = data["steps"]["forward"]
+    page.evaluate(f"window.model.set('step', {n_fwd})")
+    assert "backward() ran" in text(page, ".wgx-side")
+    for step in range(n_fwd + 1, data["steps"]["total"]):
+        page.evaluate(f"window.model.set('step', {step})")
+        view = step_view(data, step)
+        if view["phase"] != "hook":
+            check_panel(page, data, step)
+            continue
+        panel = text(page, ".wgx-side")
+        assert view["hooks"] in panel and view["before"] in panel and view["after"] in panel
+        assert page.get_attribute(".wgx-graph", "data-current") == str(view["node"])
+        if view["node"] == 0:
+            shot(page, "browser_hook_step")
+    assert f"x̄ {wg.jupyter.summary.summarize(x.grad)}" in page.text_content(
+        '.wgx-graph [data-item="3"]')
+    shot(page, "browser_hook_leaf")

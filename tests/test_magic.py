@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -142,3 +143,102 @@ def test_complex_misuse_says_what_to_do(ip, cell, message):
     with pytest.raises(UsageError, match=message):
         ip.run_cell_magic("autodiff", cell.split("\n", 1)[0].removeprefix("%%autodiff "),
                           cell.split("\n", 1)[1])
+
+
+# -- the view-keeping mode: backward() first, then look ------------------------------------
+def _ok(ip, cell):
+    r = ip.run_cell(cell)
+    assert r.error_in_exec is None and r.error_before_exec is None, r.error_in_exec
+    return r
+
+
+def test_after_load_ext_explore_and_explain_come_after_backward(ip):
+    _ok(ip, "x = wg.tensor([1.0, 2.0], requires_grad=True); y = (np.sin(x) * x).sum()\n"
+            "y.backward()")
+    _ok(ip, "v = wg.explore(y)")  # a later cell
+    data = ip.user_ns["v"].data
+    assert data["nodes"]["adjoint"][-1] == "[1.382, 0.077]" and "backward() ran" in \
+        data["sweep_note"]
+    _ok(ip, "with np.errstate(divide='ignore'):\n"
+            "    x = wg.tensor([1.0, 2.0], requires_grad=True); y = (np.sqrt(x-1) * x).sum()\n"
+            "    y.backward()")
+    _ok(ip, "e = wg.explain(y, x)")
+    e = ip.user_ns["e"]
+    assert (e.status, e.op) == ("nan", "sqrt") and "np.sqrt(x-1)" in e.source.text
+    _ok(ip, "second = None\ntry:\n    y.backward()\nexcept RuntimeError as err:\n"
+            "    second = str(err)")
+    assert ip.user_ns["second"].startswith("Trying to backward through the graph a second time")
+    for name in ("v", "e", "second"):
+        ip.user_ns.pop(name, None)
+
+
+def test_the_mode_holds_its_budget_across_cells_and_ends_with_unload(ip):
+    _ok(ip, "wg.keep_budget('64 MB')")
+    _ok(ip, "budget = wg.keep_budget()")
+    assert ip.user_ns.pop("budget") == 64 << 20
+    _ok(ip, "wg.keep_budget('256 MB')")
+    ip.run_line_magic("unload_ext", "wengert")
+    r = ip.run_cell("wg.keep_budget()")
+    assert isinstance(r.error_in_exec, RuntimeError)
+    ip.run_line_magic("load_ext", "wengert")
+    ip.run_line_magic("load_ext", "wengert")  # twice: one set of cell hooks
+    from wengert.jupyter.magics import CellHooks
+    hooks = [c for c in ip.events.callbacks["pre_run_cell"]
+             if isinstance(getattr(c, "__self__", None), CellHooks)]
+    assert len(hooks) == 1
+
+
+def test_a_cell_that_raises_leaves_the_mode_for_the_next_cell(ip):
+    r = ip.run_cell("1 / 0")
+    assert isinstance(r.error_in_exec, ZeroDivisionError)
+    _ok(ip, "x = wg.tensor(2.0, requires_grad=True); y = x * x; y.backward()")
+    _ok(ip, "v = wg.explore(y)")
+    assert ip.user_ns.pop("v").data["nodes"]["adjoint"] == ["1", "4"]
+
+
+@pytest.mark.parametrize("kind", ["wg.checkpoint(block)", "double"])
+def test_custom_rules_in_autodiff_and_after_backward(ip, kind):
+    _ok(ip, "def block(v):\n    return np.sin(v) * v\n"
+            "@wg.custom_vjp\ndef double(v):\n    return v * 2.0\n"
+            "double.defvjp(lambda v: (v * 2.0, None), lambda res, g: (g * 2.0,))")
+    _ok(ip, f"%%autodiff x\nx = np.array([1.0, 2.0])\nL = {kind}(x).sum()")
+    res = ip.user_ns["_autodiff"]
+    data = res.explore().data
+    assert data["nodes"]["adjoint"][-1] == ip.user_ns["wg"].jupyter.summary.summarize(
+        res.grads["x"])
+    _ok(ip, f"x = wg.tensor([1.0, 2.0], requires_grad=True); y = {kind}(x).sum(); y.backward()")
+    _ok(ip, "v = wg.explore(y)")
+    assert ip.user_ns.pop("v").data["nodes"]["name"] == ["t0", "t1", "x"]
+
+
+@pytest.mark.slow
+def test_a_real_kernel_keeps_the_mode_across_cells():
+    """Through ipykernel (jupyter_client): the cell hooks enter the mode in each cell."""
+    manager = pytest.importorskip("jupyter_client.manager")
+    km, kc = manager.start_new_kernel(kernel_name="python3")
+
+    def run(code):
+        kc.execute(code)
+        out = []
+        while True:
+            msg = kc.get_iopub_msg(timeout=60)
+            kind = msg["msg_type"]
+            if kind == "stream":
+                out.append(msg["content"]["text"])
+            elif kind == "error":
+                out.append("ERROR " + msg["content"]["ename"] + ": " + msg["content"]["evalue"])
+            elif kind == "status" and msg["content"]["execution_state"] == "idle":
+                return "".join(out)
+
+    try:
+        src = str(Path(__file__).parents[1] / "src")
+        run(f"import sys; sys.path.insert(0, {src!r})")
+        run("%load_ext wengert")
+        run("import numpy as np, wengert as wg\n"
+            "x = wg.tensor([1.0, 2.0], requires_grad=True); y = (np.sin(x) * x).sum()\n"
+            "y.backward()")
+        out = run("print(wg.explore(y).data['nodes']['adjoint'][-1]); print(wg.keep_budget())")
+        assert out.split() == ["[1.382,", "0.077]", str(256 << 20)], out
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)

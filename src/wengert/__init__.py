@@ -30,7 +30,7 @@ from .jupyter import (
     memory_plot,
     unload_ipython_extension,
 )
-from .tapes import keep_values, source_lines, tape_of
+from .tapes import keep_budget, keep_values, source_lines, tape_of
 from .tensor import Tensor, stop_gradient, tensor
 from .testing import GradcheckError, check_grads, gradcheck
 from .transforms import grad, value_and_grad, vjp
@@ -43,7 +43,8 @@ __all__ = [
     "check_grads", "GradcheckError", "Dual", "jvp", "linearize", "derivative", "jacfwd",
     "jacrev", "jacobian", "hessian", "hvp", "custom_vjp", "custom_jvp", "checkpoint",
     "detect_anomaly", "is_anomaly_enabled", "tape_of", "source_lines", "keep_values",
-    "SweepObserver", "observe_sweep", "load_ipython_extension", "unload_ipython_extension",
+    "keep_budget", "SweepObserver", "observe_sweep", "load_ipython_extension",
+    "unload_ipython_extension",
     "draw", "explain", "explore", "trace", "Graph",
     "compile", "grad_graph", "jvp_graph", "placeholder", "Session", "gradients", "graph",
     "draw_pass", "memory_plot",

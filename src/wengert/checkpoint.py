@@ -42,6 +42,7 @@ import numpy as np
 
 from .core import tree as _tree
 from .core.bind import owner
+from .core.levels import is_open
 from .core.modes import GRAD_ENABLED, RECORDERS, Recorder
 from .core.node import next_seq
 from .core.op import ALL_INPUTS, Op
@@ -98,6 +99,9 @@ def _pullback(saved: _Saved, g: Any, ans: Any, xs: tuple[Any, ...], create: bool
     """Re-run ``f`` with recording on and pull ``g`` back to its inputs."""
     n_in = len(xs) - saved.n_free
     edges = saved.edges
+    # A transform that has returned (a viewer replays the node after it): nothing can
+    # differentiate through its level any more, so the recomputation runs at level 0.
+    level = saved.level if is_open(saved.level) else 0.0
     entries: list[Any] = []
     wanted: list[Any] = []
     outer_mode = GRAD_ENABLED.get()
@@ -108,10 +112,10 @@ def _pullback(saved: _Saved, g: Any, ans: Any, xs: tuple[Any, ...], create: bool
         for j in range(n_in):
             x = xs[j]
             if edges[j] is None:
-                entries.append(constant(value_of(x), saved.level) if saved.mask[j]
+                entries.append(constant(value_of(x), level) if saved.mask[j]
                                else value_of(x))
                 continue
-            e = entry_leaf(x, saved.level)  # connected to x when the backward pass is recorded
+            e = entry_leaf(x, level)  # connected to x when the backward pass is recorded
             entries.append(e)
             wanted.append(e._node if e._node is not None else e)
         free = [edges[n_in + k] for k in range(saved.n_free)]
@@ -188,6 +192,7 @@ def checkpoint(
         _impl,
         _pullback_rule(_pullback),
         reads=ALL_INPUTS,
+        state_input=True,  # the last input is the _Saved record
         formula=f"{_op_name(fun)}, recomputed in the backward pass",
         complex_rules=True,  # the function's own ops, run again
     )

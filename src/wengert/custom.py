@@ -556,6 +556,7 @@ class custom_vjp:
             _pullback_rule(self._pullback),
             jvp=self._no_jvp,
             reads=ALL_INPUTS,
+            state_input=True,  # the last input is the _Saved record
             formula=f"custom VJP of {name} (defvjp)",
             complex_rules=True,  # the user's rules, in the documented convention
         )
@@ -727,6 +728,7 @@ class custom_jvp:
             self._impl,
             _pullback_rule(self._pullback),
             reads=ALL_INPUTS,
+            state_input=True,  # the last input is the _Saved record
             formula=f"custom JVP of {name} (defjvp), transposed for reverse mode",
             complex_rules=True,  # the user's rule, in the documented convention
         )

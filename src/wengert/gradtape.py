@@ -31,10 +31,11 @@ from . import numpy as wnp
 from .core.bind import apply, is_traced, primal
 from .core.bind import shape_of as _shape
 from .core.display import html_of
+from .core.kept import KEEPER
 from .core.levels import is_transform_level
 from .core.modes import GRAD_ENABLED, RECORDERS, TRANSFORM_DEPTH, Recorder
 from .core.node import Node, Version
-from .core.sweep import backprop
+from .core.sweep import backprop, observe_sweep
 from .core.tape import Tape, read_tape
 from .core.tree import flatten, unflatten
 from .dual import Dual
@@ -491,7 +492,8 @@ class GradientTape(Recorder):
         if not self.persistent:
             self._done = True
             self._update()
-            self._nodes = []
+            if KEEPER.get() is None:  # the view-keeping mode keeps them for the views
+                self._nodes = []
             self._node_ids = set()
 
     def _check_sources(self, sources: Any, what: str) -> tuple[list[Any], Any]:
@@ -641,11 +643,23 @@ class GradientTape(Recorder):
         if not roots or not wanted:
             return [None] * len(src)
         level = max(s._level for s in src)
-        node_cts, reached = backprop(
-            roots, wanted=[w for w in wanted if type(w) is Node],
-            retain_graph=True, grad_mode=create, lift=lifter(level) if create else None,
-            restrict=self._node_ids,
-        )
+        keeper = KEEPER.get()
+        record = None if keeper is None else keeper.record(
+            retain_graph=True, create_graph=create, plain=value_of,
+            kind="GradientTape.gradient()")
+        try:
+            with observe_sweep(record) if record is not None else contextlib.nullcontext():
+                node_cts, reached = backprop(
+                    roots, wanted=[w for w in wanted if type(w) is Node],
+                    retain_graph=True, grad_mode=create, lift=lifter(level) if create else None,
+                    restrict=self._node_ids,
+                )
+        except BaseException as e:
+            if record is not None:
+                record.finish(e)
+            raise
+        if record is not None:
+            record.finish()
         leaf_cts = {id(leaf): g for leaf, g in reached}
         out = []
         for s, w in zip(src, wanted):

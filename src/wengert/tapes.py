@@ -2,21 +2,24 @@
 
 :func:`tape_of` lists the equations recorded behind some tensors (a
 :class:`~wengert.core.tape.Tape`); inside :func:`source_lines` every recorded
-equation also remembers the line of user code that created it. The explorer
-and explainer of the Jupyter layer read tapes through these and the sweep
-observers of :mod:`wengert.core.sweep` only.
+equation also remembers the line of user code that created it; inside
+:func:`keep_values` (the view-keeping mode, see :mod:`wengert.core.kept`) every
+equation keeps its value and every ``backward()`` keeps the sweep it ran, so the
+views can come after it. The explorer and explainer of the Jupyter layer read
+tapes through these and the sweep observers of :mod:`wengert.core.sweep` only.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from .core.kept import KEEPER, Keeper, budget_text
 from .core.modes import RECORDERS, Recorder
-from .core.source import capture_stack, user_frame
+from .core.source import user_line
 from .core.tape import Tape, read_tape
 from .tensor import Tensor
 
-__all__ = ["tape_of", "source_lines", "keep_values"]
+__all__ = ["tape_of", "source_lines", "keep_values", "keep_budget", "view_mode", "hooks_of"]
 
 
 def tape_of(*tensors: Any) -> Tape:
@@ -42,11 +45,27 @@ def tape_of(*tensors: Any) -> Tape:
     return read_tape(roots)
 
 
+def hooks_of(t: Any) -> list[Any]:
+    """The hooks registered on a leaf tensor, or on the output of a node
+    (``register_hook``), in the order they run.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> x = wg.tensor(1.0, requires_grad=True)
+    >>> handle = x.register_hook(print)
+    >>> hooks_of(x) == [print], hooks_of((x * 2.0).grad_fn.node)
+    (True, [])
+    """
+    extra = t._extra if isinstance(t, Tensor) else getattr(t, "extra", None)
+    return list(extra.get("hooks") or ()) if extra else []
+
+
 class _SourceRecorder(Recorder):
     __slots__ = ()
 
     def created(self, node: Any) -> None:
-        line = user_frame(capture_stack(1))
+        line = user_line(1)
         if line is not None:
             node.extras()["source"] = line
 
@@ -81,23 +100,39 @@ class source_lines:  # noqa: N801 (used as a context manager, like a function)
 
 
 class _ValueKeeper(Recorder):
-    __slots__ = ()
+    __slots__ = ("keeper",)
+
+    def __init__(self, keeper: Keeper) -> None:
+        self.keeper = keeper
 
     def created(self, node: Any) -> None:
-        node.extras()["value"] = node.out
+        extras = node.extras()
+        extras["value"] = node.out
+        extras["keeper"] = self.keeper  # a backward() run outside the block keeps too
 
     def __repr__(self) -> str:
         return "<keep_values>"
 
 
 class keep_values:  # noqa: N801 (used as a context manager, like a function)
-    """Context manager: equations recorded inside keep their output values for viewers.
+    """Context manager: the view-keeping mode, so the views can come after ``backward()``.
 
-    The tape normally keeps only what some rule reads and frees it after
-    ``backward()``; inside this block every equation also keeps its output, so
-    ``Equation.value`` can be shown before and after the backward pass (the
-    explorer, ``%%autodiff``). It holds every intermediate array as long as
-    the graph lives: use it to look at a computation, not to train.
+    The tape normally keeps only what some rule reads and frees it during
+    ``backward()``. Inside this block every equation also keeps its output, so
+    ``Equation.value`` can be shown before and after the backward pass, and every
+    ``backward()`` of a graph recorded or swept here keeps the sweep it ran (the
+    cotangent each equation received, what it sent to each input, what hooks did, what
+    ``.grad`` got), so ``wg.explore(y)`` and ``wg.explain(y, x)`` called after it show
+    the real sweep instead of refusing. ``backward()`` itself is unchanged (a second
+    one still raises). What the sweeps keep is bounded by ``budget`` (oldest released
+    first); the values held by the graph live as long as the graph. Use it to look at a
+    computation, not to train.
+
+    Parameters
+    ----------
+    budget : int or str, optional
+        The most the kept sweeps may hold, in bytes or as text (``"1 GB"``); by default
+        that of the view-keeping mode already on here, else 256 MB.
 
     Examples
     --------
@@ -108,13 +143,103 @@ class keep_values:  # noqa: N801 (used as a context manager, like a function)
     >>> y.backward()
     >>> [eq.value for eq in wg.tape_of(y)]
     [9.0, 10.0]
+    >>> [(step.op, step.g) for step in wg.tape_of(y)[0].sweep.steps]
+    [('add', 1.0), ('multiply', 1.0)]
     """
 
-    __slots__ = ("_token",)
+    __slots__ = ("_token", "_keeper_token", "keeper")
+
+    def __init__(self, budget: Any = None) -> None:
+        outer = KEEPER.get()
+        if budget is None and outer is not None:
+            self.keeper = outer
+        else:
+            self.keeper = Keeper() if budget is None else Keeper(budget)
 
     def __enter__(self) -> keep_values:
-        self._token = RECORDERS.set(RECORDERS.get() + (_ValueKeeper(),))
+        self._keeper_token = KEEPER.set(self.keeper)
+        self._token = RECORDERS.set(RECORDERS.get() + (_ValueKeeper(self.keeper),))
         return self
 
     def __exit__(self, *exc: object) -> None:
         RECORDERS.reset(self._token)
+        KEEPER.reset(self._keeper_token)
+
+
+def keep_budget(budget: Any = None) -> int:
+    """The memory budget of the view-keeping mode on here; given ``budget`` (bytes, or
+    text such as ``"1 GB"``), set it first (kept sweeps past it are released now, oldest
+    first).
+
+    The view-keeping mode is on inside ``wg.keep_values()`` and, in a notebook, in every
+    cell after ``%load_ext wengert``.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> with wg.keep_values(budget="64 MB"):
+    ...     wg.keep_budget(), wg.keep_budget("128 MB")
+    (67108864, 134217728)
+    """
+    keeper = KEEPER.get()
+    if keeper is None:
+        raise RuntimeError(
+            "keep_budget: the view-keeping mode is not on here, so nothing is kept after "
+            "backward(). Turn it on with `with wg.keep_values(budget=...):` (or "
+            "`%load_ext wengert` in a notebook, for every cell)."
+        )
+    if budget is not None:
+        keeper.set_budget(budget)
+    return keeper.budget
+
+
+class view_mode:  # noqa: N801 (used as a context manager, like a function)
+    """The view-keeping mode of ``keeper`` (and, when ``keeper.lines``, the lines of code
+    of every equation): what ``%load_ext wengert`` enters for each cell.
+
+    ``enter()`` and ``exit()`` are the two halves of the ``with`` statement, for code
+    that opens and closes it at two different moments (before and after a cell).
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> from wengert.core.kept import Keeper
+    >>> with view_mode(Keeper(lines=True)):
+    ...     x = wg.tensor(2.0, requires_grad=True)
+    ...     y = x * x
+    >>> wg.tape_of(y)[0].source.text
+    'y = x * x'
+    """
+
+    __slots__ = ("keeper", "_tokens")
+
+    def __init__(self, keeper: Keeper) -> None:
+        self.keeper = keeper
+        self._tokens: list[Any] = []
+
+    def enter(self) -> None:
+        recorders = (_SourceRecorder(),) if self.keeper.lines else ()
+        self._tokens.append((KEEPER.set(self.keeper),
+                             RECORDERS.set(RECORDERS.get() + recorders) if recorders
+                             else None))
+
+    def exit(self) -> None:
+        if not self._tokens:
+            return
+        keeper_token, recorders_token = self._tokens.pop()
+        try:
+            if recorders_token is not None:
+                RECORDERS.reset(recorders_token)
+            KEEPER.reset(keeper_token)
+        except (ValueError, RuntimeError):  # entered in another context: leave it
+            pass
+
+    def __enter__(self) -> view_mode:
+        self.enter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.exit()
+
+    def __repr__(self) -> str:
+        return f"<view_mode: budget {budget_text(self.keeper.budget)}>"

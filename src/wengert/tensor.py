@@ -35,10 +35,12 @@ import numpy as np
 from . import dispatch as _dispatch
 from .arraylike import ArrayMethods
 from .core.bind import dtype_of, is_traced, kind_of, number_kind, primal, shape_of
+from .core.collector import collector_paused
 from .core.display import html_of
+from .core.kept import KEEPER, Keeper
 from .core.levels import DUAL_TAG, escaped_error, is_open, is_transform_level
 from .core.node import GradFn, Node, Version, new_version
-from .core.sweep import backprop, run_hooks
+from .core.sweep import backprop, observe_sweep, run_hooks
 from .dual import Dual
 from .inplace import InPlaceMethods
 
@@ -759,23 +761,64 @@ def tensor_backward(
                 )
         only = {id(t) for t in items}
         wanted = [t for t in items if t._node is not None]
-    node_cts, reached = backprop(
-        roots,
-        wanted=[t._node for t in wanted],
-        need_leaves=only is None or len(wanted) < len(only),
-        retain_graph=retain_graph,
-        grad_mode=create_graph,
-        lift=lifter(level) if create_graph else None,
-    )
-    for leaf, g in reached:
-        if only is not None and id(leaf) not in only:
-            continue
-        extra = leaf._extra
-        if extra is not None and extra.get("hooks"):
-            g = run_hooks(extra["hooks"], g, "a leaf tensor")
-        if leaf._rg:
-            _store_grad(leaf, g, create_graph, given)
-    for t in wanted:
-        g = node_cts.get(id(t._node))
-        if g is not None:
-            _store_grad(t, g, create_graph, given)
+    keeper = KEEPER.get() or keeper_of(roots)
+    record = None
+    if keeper is not None:  # the view-keeping mode: the sweep is kept for the views
+        record = keeper.record(retain_graph=retain_graph, create_graph=create_graph,
+                               plain=value_of, restricted=inputs is not None)
+    try:
+        if record is None:
+            node_cts, reached = backprop(
+                roots,
+                wanted=[t._node for t in wanted],
+                need_leaves=only is None or len(wanted) < len(only),
+                retain_graph=retain_graph,
+                grad_mode=create_graph,
+                lift=lifter(level) if create_graph else None,
+            )
+        else:  # (no cyclic collection meanwhile: the records are acyclic, see collector)
+            with observe_sweep(record), collector_paused():
+                node_cts, reached = backprop(
+                    roots,
+                    wanted=[t._node for t in wanted],
+                    need_leaves=only is None or len(wanted) < len(only),
+                    retain_graph=retain_graph,
+                    grad_mode=create_graph,
+                    lift=lifter(level) if create_graph else None,
+                )
+        for leaf, g in reached:
+            if only is not None and id(leaf) not in only:
+                if record is not None:
+                    record.not_stored(leaf)
+                continue
+            extra = leaf._extra
+            if extra is not None and extra.get("hooks"):
+                before = g
+                g = run_hooks(extra["hooks"], g, "a leaf tensor")
+                if record is not None:
+                    record.leaf_hooked(leaf, before, g, extra["hooks"])
+            if leaf._rg:
+                _store_grad(leaf, g, create_graph, given)
+            elif record is not None:
+                record.not_stored(leaf)
+        for t in wanted:
+            g = node_cts.get(id(t._node))
+            if g is not None:
+                _store_grad(t, g, create_graph, given)
+    except BaseException as e:
+        if record is not None:
+            record.finish(e)
+        raise
+    if record is not None:
+        record.finish()
+
+
+def keeper_of(roots: list[tuple[Any, Any]]) -> Keeper | None:
+    """The view-keeping mode a root was recorded in (``wg.keep_values()``), when the
+    backward pass runs outside it."""
+    for edge, _ in roots:
+        if type(edge) is Node and edge.extra is not None:
+            keeper = edge.extra.get("keeper")
+            if keeper is not None:
+                return keeper
+    return None

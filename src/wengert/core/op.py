@@ -87,6 +87,9 @@ class Op:
         For an op with complex rules that are not its real ones (``abs``: ``ḡ·conj(z)/|z|``
         where the real template says ``ḡ·sign(x)``): the templates shown for complex
         values (see :meth:`adjoint_terms`); holomorphic ops need none.
+    state_input : bool
+        The last input is the rule's own state (what a custom rule or a checkpoint
+        keeps for its backward pass), not a value: the tape's readers leave it out.
     samples : callable, optional
         ``samples(rng)`` returns test cases ``[(args, params), ...]`` inside
         the op's domain and away from kinks; the registry sweep in
@@ -125,6 +128,7 @@ class Op:
         "adjoint",
         "complex_adjoint",
         "complex_rules",
+        "state_input",
         "_defaults",
     )
 
@@ -149,6 +153,7 @@ class Op:
         adjoint: tuple[str | None, ...] | str | None = None,
         complex_rules: bool = False,
         complex_adjoint: tuple[str | None, ...] | str | None = None,
+        state_input: bool = False,
     ) -> None:
         self.name = name
         self.impl = impl
@@ -172,6 +177,7 @@ class Op:
         self.adjoint = _checked_adjoint(name, adjoint, self.vjps, variadic)
         self.complex_rules = complex_rules
         self.complex_adjoint = _checked_adjoint(name, complex_adjoint, self.vjps, variadic)
+        self.state_input = state_input
         self._defaults: dict[str, Any] | None = None  # the forward's param defaults, once read
 
     def show_complex_adjoint(self, adjoint: tuple[str | None, ...] | str) -> None:

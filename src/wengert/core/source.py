@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["SourceLine", "capture_stack", "user_frame", "is_library"]
+__all__ = ["SourceLine", "capture_stack", "user_frame", "user_line", "is_library"]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
@@ -66,6 +66,21 @@ def capture_stack(depth: int) -> list[tuple[str, int, str]]:
             break
         frame = frame.f_back
     return frames
+
+
+def user_line(depth: int) -> SourceLine | None:
+    """The first line of user code from ``depth`` frames above the caller (what
+    ``user_frame(capture_stack(depth))`` gives, without listing the frames around it)."""
+    frame: Any = sys._getframe(depth + 1)
+    while frame is not None:
+        code = frame.f_code
+        filename = code.co_filename
+        if not (filename.startswith(_PKG_DIR) or filename.startswith(_NUMPY_DIR)):
+            lineno = frame.f_lineno
+            return SourceLine(filename, lineno, code.co_name,
+                              linecache.getline(filename, lineno).strip())
+        frame = frame.f_back
+    return None
 
 
 def user_frame(frames: list[tuple[str, int, str]]) -> SourceLine | None:

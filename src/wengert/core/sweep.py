@@ -80,6 +80,11 @@ class SweepObserver:
         ``parent``) for each ``(i, parent, ct)`` in ``sent``; inputs that get no
         gradient are not listed."""
 
+    def hooked(self, node: Node, before: Any, after: Any, hooks: list[Any]) -> None:
+        """The hooks registered on ``node``'s output (``register_hook``) turned its
+        cotangent ``before`` into ``after`` (told just before :meth:`step` of ``node``);
+        ``after`` is ``None`` when they did not run (a viewer's replay)."""
+
     def end(self, leaves: list[tuple[Any, Any]]) -> None:
         """The sweep finished; ``leaves`` are the leaves reached and their cotangents."""
 
@@ -156,16 +161,24 @@ def run_hooks(hooks: list[Any], g: Any, what: str) -> Any:
     return g
 
 
-def _node_extras(node: Node, extra: dict[str, Any], g: Any, replay: bool) -> Any:
-    """Hooks and callbacks of a node (not in a replay); the output check of an in-place op."""
+def _node_extras(node: Node, extra: dict[str, Any], g: Any, replay: bool,
+                 observers: tuple[SweepObserver, ...]) -> Any:
+    """Hooks and callbacks of a node (not in a replay); the output check of an in-place op.
+    The observers are told what the hooks did (or that they did not run)."""
     check = extra.get("out_check")
     if check is not None and check[0].version != check[1]:
         raise version_error(node, -1, check[1], check[0].version)
-    if replay:
-        return g
     hooks = extra.get("hooks")
+    if replay:
+        if hooks:
+            for obs in observers:
+                obs.hooked(node, g, None, list(hooks))
+        return g
     if hooks:
+        before = g
         g = run_hooks(hooks, g, f"the output of {node.name} (#{-node.seq})")
+        for obs in observers:
+            obs.hooked(node, before, g, list(hooks))
     for callback in extra.get("on_grad", ()):
         callback(g)
     return g
@@ -289,7 +302,7 @@ def backprop(
             if out is None:
                 raise RuntimeError(SECOND_TIME)
             if node.extra is not None:
-                g = _node_extras(node, node.extra, g, replay)
+                g = _node_extras(node, node.extra, g, replay, observers)
             if wanted_ids and id(node) in wanted_ids:
                 results[id(node)] = g
             # Before any rule reads a value: was it modified in place? (inlined for

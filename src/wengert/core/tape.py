@@ -31,6 +31,7 @@ import numpy as np
 
 from .bind import dtype_of, shape_of
 from .display import html_of
+from .kept import kept_inputs, kept_sweep, kept_value
 from .node import Node, is_stand_in
 from .source import SourceLine, user_frame
 
@@ -85,8 +86,9 @@ class Equation:
         ``wengert.source_lines()`` or ``wengert.detect_anomaly()``.
     value : Any
         The output's value when it is known: recorded inside ``wengert.keep_values()``,
-        or still held by the node. ``None`` once a backward pass freed it, or for a
-        large value that no rule reads (the tape keeps only its shape).
+        still held by the node, or kept by the view-keeping mode when a backward pass
+        freed it. ``None`` once a backward pass freed it otherwise, or for a large
+        value that no rule reads (the tape keeps only its shape).
     node : Node
         The node itself (its saved values, ``node.out``; ``None`` once freed).
     """
@@ -104,6 +106,28 @@ class Equation:
     @property
     def name(self) -> str:
         return f"t{self.index}"
+
+    @property
+    def freed(self) -> bool:
+        """Whether a backward pass freed this equation's saved values."""
+        return self.node.out is None
+
+    @property
+    def saved_inputs(self) -> tuple[Any, ...]:
+        """The input values this equation saved, one per input (``None`` where only a
+        shape was saved, or once freed unless the view-keeping mode kept them)."""
+        n = len(self.inputs)
+        raw = self.node.inputs() if self.node.out is not None else kept_inputs(self.node)
+        if raw is None:
+            return (None,) * n
+        return tuple(None if v is None or is_stand_in(v) else v for v in raw[:n])
+
+    @property
+    def sweep(self) -> Any:
+        """The record of the last backward pass that swept this equation in the
+        view-keeping mode (``wengert.keep_values()``, ``%load_ext wengert``): a
+        :class:`~wengert.core.kept.SweepRecord`, or ``None``."""
+        return kept_sweep(self.node)
 
     def __str__(self) -> str:
         args = ", ".join(i.name for i in self.inputs)
@@ -144,6 +168,31 @@ class Tape(Sequence[Equation]):
     def __repr__(self) -> str:
         return f"<Tape of {len(self)} equations, {len(self.leaves)} leaves>"
 
+    def changed_leaves(self) -> set[int]:
+        """The leaves modified in place since an equation read them (an optimizer's step
+        after ``backward()``): their values now are not those the equations used.
+
+        Examples
+        --------
+        >>> import wengert as wg
+        >>> x = wg.tensor([1.0, 2.0], requires_grad=True)
+        >>> tape = wg.tape_of((x * x).sum())
+        >>> with wg.no_grad():
+        ...     x -= 1.0
+        >>> tape.changed_leaves()
+        {0}
+        """
+        changed = set()
+        for eq in self._equations:
+            if eq.node is None:
+                continue
+            for i, inp in enumerate(eq.inputs):
+                if inp.source == "leaf" and inp.index not in changed:
+                    _, _, holder, seen = eq.node.edge(i)
+                    if holder is not None and holder.version != seen:
+                        changed.add(inp.index)
+        return changed
+
     def _repr_html_(self) -> str | None:
         return html_of(self)
 
@@ -163,6 +212,8 @@ def _value(node: Node) -> Any:
     if extra and "value" in extra:
         return extra["value"]
     out = node.out
+    if out is None and extra:  # freed: what the view-keeping mode kept, if anything
+        return kept_value(node)
     return None if is_stand_in(out) else out
 
 
@@ -207,7 +258,13 @@ def read_tape(roots: Sequence[Any], nodes: Sequence[Node] | None = None) -> Tape
     get_number = number.get
     for k, node in enumerate(found):
         ins = []
-        for parent, value in zip(node.parents(), node.inputs()):
+        parents = node.parents()
+        values = node.inputs()
+        if node.out is None and node.extra:  # freed: what the view-keeping mode kept
+            values = kept_inputs(node) or values
+        if node.op.state_input:  # the rule's own state: not an input of the equation
+            parents = parents[:-1]
+        for parent, value in zip(parents, values):
             if type(parent) is Node:
                 j = get_number(id(parent))
                 if j is not None:

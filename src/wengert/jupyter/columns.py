@@ -18,7 +18,8 @@ the compact form (:mod:`wengert.jupyter.compact`) change shape on the way:
   another) and ``eqs.ins_count`` (each equation's number of inputs);
 * ``reverse`` travels as ``reverse_e``, ``reverse_i`` and ``reverse_j`` (a plain step
   ``[e, i, j]``; ``i`` is ``-1`` for a step with other sends, which stay in the header's
-  ``reverse_rows``: step number, as text -> sends).
+  ``reverse_rows``: step number, as text -> sends; ``-2`` for a hook step ``[node, None,
+  j]``).
 
 Examples
 --------
@@ -72,7 +73,10 @@ def _split_reverse(reverse: list[list[Any]]) -> tuple[list[int], list[int], list
     e_col = [step[0] for step in reverse]
     i_col, j_col, rows = [], [], {}
     for k, step in enumerate(reverse):
-        if len(step) == 3:
+        if len(step) == 3 and step[1] is None:  # a hook step: [node, None, hook]
+            i_col.append(-2)
+            j_col.append(step[2])
+        elif len(step) == 3:
             i_col.append(step[1])
             j_col.append(step[2])
         else:
@@ -131,7 +135,7 @@ def from_bytes(payload: bytes) -> dict[str, Any]:
         at += c
     eqs["ins"] = ins
     rows = head.pop("reverse_rows")
-    head["reverse"] = [[e, i, j] if i >= 0 else [e, rows[str(k)]]
+    head["reverse"] = [[e, i, j] if i >= 0 else [e, None, j] if i == -2 else [e, rows[str(k)]]
                        for k, (e, i, j) in enumerate(zip(head.pop("reverse_e"),
                                                          head.pop("reverse_i"),
                                                          head.pop("reverse_j")))]

@@ -14,7 +14,8 @@ What changes, under ``"compact": 1``:
   (index, as text -> name);
 * ``nodes.kind``: left out; ``nodes.leaves`` is the number of leaves;
 * ``eqs.params``: only those that are not ``None`` (index, as text -> text);
-* ``reverse``: a step with one plain send is ``[e, i, j]``.
+* ``reverse``: a step with one plain send is ``[e, i, j]`` (a hook step, ``[node, None,
+  hook]``, stays as it is).
 
 Examples
 --------
@@ -49,7 +50,11 @@ def compact(data: Mapping[str, Any]) -> dict[str, Any]:
     eqs = dict(data["eqs"])
     eqs["params"] = {str(k): p for k, p in enumerate(eqs["params"]) if p is not None}
     reverse = []
-    for e, rows in data["reverse"]:
+    for step in data["reverse"]:
+        if step[1] is None:  # a hook step: [node, None, hook], as it is
+            reverse.append(step)
+            continue
+        e, rows = step
         if len(rows) == 1:
             i, c, s, j = rows[0]
             if c is None and s is None:
@@ -81,7 +86,7 @@ def expand(data: Mapping[str, Any]) -> dict[str, Any]:
     for k, p in eqs["params"].items():
         params[int(k)] = p
     eqs["params"] = params
-    reverse = [[r[0], [[r[1], None, None, r[2]]]] if len(r) == 3 else r
+    reverse = [[r[0], [[r[1], None, None, r[2]]]] if len(r) == 3 and r[1] is not None else r
                for r in data["reverse"]]
     out = {k: v for k, v in data.items() if k != "compact"}
     out.update(nodes=nodes, eqs=eqs, reverse=reverse)

@@ -340,6 +340,7 @@ class _Drawing:
 
     def __init__(self, tape: Tape, names: TapeNames, adjoints: Mapping[Any, Any] | None):
         self.tape = tape
+        self.changed = tape.changed_leaves()
         self.names = names
         self.adjoints = adjoints
         self.nodes: list[str] = []
@@ -365,10 +366,13 @@ class _Drawing:
         leaf = self.tape.leaves[i]
         lines = [f"<B>{escape(self.names.leaf(i))}</B>"]
         adjoint = adjoint_of_leaf(self.adjoints, i, self.names.user_leaf(i))
+        value = None if i in self.changed else leaf_value(leaf)
         if adjoint is not None:
-            lines += self._value_lines(leaf_value(leaf), adjoint)
+            lines += self._value_lines(value, adjoint)
         else:  # the leaf's own .grad, when a backward pass filled it
-            lines += self._value_lines(leaf_value(leaf), leaf_grad(leaf), ".grad")
+            lines += self._value_lines(value, leaf_grad(leaf), ".grad")
+        if i in self.changed:
+            lines.append(small("changed in place since the equations used it", GREY))
         if leaf_requires_grad_text(leaf) == "watched":
             lines.append(small("watched by the tape", GREY))
         self.nodes.append(indent + quote(f"x{i}") + " " + attrs(

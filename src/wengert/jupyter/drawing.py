@@ -15,13 +15,14 @@ import subprocess
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..core.tape import Tape
 from ..graph.program import Graph
 from .dot import MAX_NODES, tape_dot
 from .graph_dot import graph_drawing, pass_drawing
 from .render import STYLE, NameKey, tape_html
 from .targets import as_tape
 
-__all__ = ["draw", "draw_pass", "NOT_INSTALLED", "drawing_class"]
+__all__ = ["kept_adjoints", "draw", "draw_pass", "NOT_INSTALLED", "drawing_class"]
 
 #: What a notebook shows above the tape table when ``dot`` cannot be found.
 NOT_INSTALLED = (
@@ -87,6 +88,33 @@ def drawing_class() -> type:
     return TapeDrawing
 
 
+def kept_adjoints(tape: Tape) -> dict[int, Any] | None:
+    """The cotangent each equation received in the sweep ``backward()`` ran from the
+    tape's output, as the view-keeping mode kept it (equation index -> value; after its
+    hooks, as its rule used it); ``None`` when no complete sweep from that output was kept.
+    Equations the sweep did not reach have no entry; leaves keep showing their ``.grad``.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> with wg.keep_values():
+    ...     x = wg.tensor(2.0, requires_grad=True)
+    ...     y = x * x + 1.0
+    ...     y.backward()
+    >>> kept_adjoints(wg.tape_of(y))
+    {1: 1.0, 0: 1.0}
+    """
+    if len(tape.outputs) != 1:
+        return None
+    out = tape[tape.outputs[0]]
+    record = out.sweep
+    if record is None or record.released is not None or not record.complete \
+            or record.root_seqs != (out.node.seq,):
+        return None
+    index = {eq.node.seq: eq.index for eq in tape}
+    return {index[step.seq]: step.g for step in record.steps if step.seq in index}
+
+
 def draw(
     target: Any,
     *,
@@ -138,6 +166,8 @@ def draw(
         names = getattr(target, "names", None)
     if adjoints is None:
         adjoints = getattr(target, "adjoints", None)
+    if adjoints is None:
+        adjoints = kept_adjoints(tape)
     source = tape_dot(tape, adjoints=adjoints, names=names, group=group, expand=expand,
                       max_nodes=max_nodes, legend=legend)
     lines = source.splitlines()

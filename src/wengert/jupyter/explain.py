@@ -112,8 +112,11 @@ def explain(target: Any, *args: Any, argnums: int | tuple[int, ...] = 0,
     Notes
     -----
     ``wg.explain(y, x)`` runs one extra reverse sweep over ``y``'s graph with
-    ``retain_graph=True`` as a replay: no ``.grad`` changes and no hook runs. Call it
-    before ``backward()`` frees the graph, or it can only say that the graph was freed.
+    ``retain_graph=True`` as a replay: no ``.grad`` changes and no hook runs (a note
+    says so when hooks are on the way). After a ``backward()`` in the view-keeping mode
+    (``%load_ext wengert``, ``wg.keep_values()``) it reads the sweep that ran instead,
+    hooks included, so it agrees with ``.grad``; after a plain ``backward()`` it can only
+    say that the graph was freed.
 
     ``wg.explain(f, *args)`` calls ``f`` again, so ``f`` must be repeatable:
     random numbers, global state or I/O inside it may make the second run

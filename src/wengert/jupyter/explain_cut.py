@@ -369,8 +369,11 @@ def non_leaf(s: Subject, eq_index: int | None, gradient: str | None) -> Explanat
         op=eq.op.name if eq else None, source=eq.source if eq else None, gradient=gradient)
 
 
-def freed(s: Subject, status: str, gradient: str | None) -> Explanation:
-    """The target's graph was freed by a ``backward()`` without ``retain_graph=True``.
+def freed(s: Subject, status: str, gradient: str | None, why: str | None = None
+          ) -> Explanation:
+    """The target's graph was freed by a ``backward()`` without ``retain_graph=True``, and
+    the sweep it ran was not kept (``why``: the reason, when one was kept but does not fit
+    or was released).
 
     Examples
     --------
@@ -381,11 +384,18 @@ def freed(s: Subject, status: str, gradient: str | None) -> Explanation:
     w, y = s.wrt_name, s.target_name
     known = (f" `{w}.grad` still holds what the earlier backward pass computed: {gradient}; "
              "which op made it so cannot be looked up any more." if gradient is not None else "")
+    kept = f" What the view-keeping mode kept cannot answer: {why}." if why else (
+        " Its sweep was not kept: the view-keeping mode was not on where it ran (a thread "
+        "starts outside it), or the sweep was a transform's own (`wg.grad`, `wg.vjp`).")
     return Explanation(
         status, "graph_freed",
         f"The graph behind `{y}` was freed by a `backward()` without `retain_graph=True`: its "
         "saved values are gone, so it cannot be swept again (PyTorch: 'Trying to backward "
-        f"through the graph a second time').{known}",
-        f"Pass `retain_graph=True` to the first `backward()` (or compute `{y}` again) and call "
-        "`wg.explain` before that `backward()`; to look at every value afterwards, record "
-        "inside `wg.keep_values()`.", target=y, wrt=w, gradient=gradient)
+        f"through the graph a second time').{kept}{known}",
+        (f"Compute `{y}` again and call `wg.explain` before `backward()` (or pass "
+         "`retain_graph=True` to it)." if why else
+         "Turn the view-keeping mode on before `backward()` (`%load_ext wengert` in a "
+         "notebook, or record and call `backward()` inside `with wg.keep_values():`), so "
+         f"`wg.explain` can come after it; or pass `retain_graph=True` to `backward()` (or "
+         f"compute `{y}` again) and call `wg.explain` before that `backward()`."),
+        target=y, wrt=w, gradient=gradient)

@@ -17,19 +17,29 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import warnings
 from typing import Any
 
 import numpy as np
 
-from ..tapes import tape_of
+from ..tapes import hooks_of, tape_of
 from ..tensor import Tensor
 from .explain_broken import not_finite, zero
 from .explain_cut import cut, freed, non_leaf, untracked
 from .explain_result import Explanation
 from .explain_subject import Subject
-from .explain_sweep import SweepFacts, edge_of, is_finite, is_zero, path_of, watched_sweep
+from .explain_sweep import (
+    SweepFacts,
+    edge_of,
+    is_finite,
+    is_zero,
+    kept_record,
+    path_of,
+    watched_record,
+    watched_sweep,
+)
 from .explain_words import op_code
 from .summary import summarize
 
@@ -40,7 +50,41 @@ _SEVERITY = {"none": 3, "nan": 2, "zero": 1, "ok": 0}
 
 def explain_one(s: Subject) -> Explanation:
     """The explanation for one input (see the module docstring for the order of the
-    questions); fills ``s.tape``.
+    questions, and :func:`_asked` for what is answered); fills ``s.tape``.
+
+    When the answer comes from a replayed sweep and hooks sit on the way, a note says
+    that they did not run (what ``.grad`` gets may differ).
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> x = wg.tensor(2.0, requires_grad=True)
+    >>> y = x * 3.0
+    >>> handle = y.register_hook(lambda g: 0 * g)
+    >>> e = explain_one(Subject(y * y, x, "z", "x"))
+    >>> e.gradient, "did not run in this replay" in e.notes[-1]
+    ('36', True)
+    """
+    e = _asked(s)
+    if s.tape is None or e.status == "none" or not isinstance(s.wrt, Tensor):
+        return e
+    out = s.tape.outputs[0] if s.tape.outputs else None
+    if kept_record(s.tape, out)[0] is not None:
+        return e
+    hooked = [eq.name for eq in s.tape if hooks_of(eq.node)]
+    if hooks_of(s.wrt):
+        hooked.append(f"`{s.wrt_name}`")
+    if not hooked:
+        return e
+    note = (f"Hooks registered with register_hook (on {', '.join(hooked[:3])}"
+            f"{' …' if len(hooked) > 3 else ''}) did not run in this replay; what backward() "
+            "gives .grad may differ. Call backward() in the view-keeping mode (%load_ext "
+            "wengert, or inside wg.keep_values()) and explain after it to see their effect.")
+    return dataclasses.replace(e, notes=e.notes + (note,))
+
+
+def _asked(s: Subject) -> Explanation:
+    """The explanation for one input, the questions in order.
 
     Examples
     --------
@@ -57,7 +101,8 @@ def explain_one(s: Subject) -> Explanation:
     leaf, eq_index = edge_of(s.tape, s.wrt)
     if leaf is None and eq_index is None:
         return untracked(s) or cut(s)
-    freed_now = any(eq.shape is None for eq in s.tape)
+    record, why = kept_record(s.tape, s.tape.outputs[0] if s.tape.outputs else None)
+    freed_now = record is None and any(eq.freed for eq in s.tape)
     pytorch = s.gradient_tape is None and not s.function
     if pytorch and s.wrt.requires_grad and not s.wrt.is_leaf and _grad(s.wrt) is None:
         reached = None if freed_now else _sweep(s, eq_index)
@@ -66,7 +111,7 @@ def explain_one(s: Subject) -> Explanation:
             gradient = summarize(reached[0].gradient)
         return non_leaf(s, eq_index, gradient)
     if freed_now:
-        return _freed(s)
+        return _freed(s, why)
     result = _sweep(s, eq_index)
     if isinstance(result, Explanation):
         return result
@@ -93,11 +138,14 @@ def _sweep(s: Subject, eq_index: int | None) -> tuple[SweepFacts, list[bool]] | 
     (a freed graph, a value modified in place)."""
     path = path_of(s.tape, s.wrt, None if eq_index is None else s.tape[eq_index].node)
     out = s.tape.outputs[0] if s.tape.outputs else None
+    record, _ = kept_record(s.tape, out)
+    if record is not None:  # the sweep backward() ran, kept: nothing runs again
+        return watched_record(s.tape, record, s.target, s.wrt, path), path
     try:
         return watched_sweep(s.tape, out, s.target, s.wrt, path), path
     except RuntimeError as err:
         if "second time" in str(err):
-            return _freed(s)
+            return _freed(s, kept_record(s.tape, out)[1])
         found = re.search(r"op '(\w+)'", str(err))
         op = f"`{op_code(found.group(1))}`" if found else "an op"
         return Explanation(
@@ -117,12 +165,12 @@ def _grad(t: Tensor) -> Any:
         return t.grad
 
 
-def _freed(s: Subject) -> Explanation:
+def _freed(s: Subject, why: str | None = None) -> Explanation:
     """The graph is freed: say so, with what ``.grad`` still knows."""
     g = _grad(s.wrt) if isinstance(s.wrt, Tensor) else None
     status = "none" if g is None else "nan" if not is_finite(g) else \
         "zero" if is_zero(g) else "ok"
-    return freed(s, status, summarize(g) if g is not None else None)
+    return freed(s, status, summarize(g) if g is not None else None, why)
 
 
 def _plain_target(s: Subject) -> Explanation:

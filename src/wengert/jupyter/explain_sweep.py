@@ -41,8 +41,8 @@ from ..core.tape import Tape
 from ..tapes import tape_of
 from ..tensor import Tensor
 
-__all__ = ["SweepFacts", "watched_sweep", "path_of", "edge_of", "as_array", "is_finite",
-           "is_zero", "node_of"]
+__all__ = ["SweepFacts", "watched_sweep", "watched_record", "kept_record", "path_of",
+           "edge_of", "as_array", "is_finite", "is_zero", "node_of"]
 
 
 def as_array(value: Any) -> np.ndarray | None:
@@ -291,4 +291,60 @@ def watched_sweep(tape: Tape, out_index: int | None, target: Any, wrt: Any,
                 watch.facts.gradient = g
     if root is wrt:
         watch.facts.gradient = seed
+    return watch.facts
+
+
+def kept_record(tape: Tape, out_index: int | None) -> tuple[Any, str | None]:
+    """The sweep ``backward()`` ran from equation ``out_index``, as the view-keeping mode
+    kept it (``wg.keep_values()``, ``%load_ext wengert``), or ``None`` and, when a record
+    is there but cannot serve, why."""
+    if out_index is None:
+        return None, None
+    record = tape[out_index].sweep
+    if record is None:
+        return None, None
+    if record.released is not None:
+        return None, record.released
+    if record.root_seqs != (tape[out_index].node.seq,):
+        return None, (f"the {record.kind} that swept it started from another output, so "
+                      "the sweep it kept is not this output's")
+    if record.error is not None:
+        return None, (f"the {record.kind} that freed it stopped with {record.error}, so "
+                      "its sweep never reached the inputs")
+    return record, None
+
+
+def watched_record(tape: Tape, record: Any, target: Any, wrt: Any,
+                   path: Sequence[bool]) -> SweepFacts:
+    """:func:`watched_sweep` over the steps ``backward()`` ran, as kept in ``record``
+    (nothing runs again: the cotangents are those the sweep computed, hooks included).
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> with wg.keep_values(), np.errstate(divide="ignore"):
+    ...     x = wg.tensor([1.0, 4.0], requires_grad=True)
+    ...     y = np.sqrt(x - 1.0).sum()
+    ...     y.backward()
+    >>> tape = wg.tape_of(y)
+    >>> record, _ = kept_record(tape, tape.outputs[0])
+    >>> facts = watched_record(tape, record, y, x, path_of(tape, x))
+    >>> tape[facts.first_bad].op.name, facts.bad_entries
+    ('sqrt', [0])
+    """
+    wrt_node = node_of(wrt)
+    wrt_edge = wrt_node if wrt_node is not None else wrt
+    watch = _Watch(tape, path, wrt_edge)
+    with np.errstate(all="ignore"):
+        reached = record.feed(watch, {eq.node.seq: eq.node for eq in tape})
+    if wrt_node is not None:
+        for step in record.steps:
+            if step.seq == wrt_node.seq:
+                watch.facts.gradient = step.g
+    else:
+        for leaf, g in reached:
+            if leaf is wrt:
+                watch.facts.gradient = g
+    if target is wrt:
+        watch.facts.gradient = record.roots[0][1]
     return watch.facts

@@ -172,7 +172,8 @@ function fromBytes(buffer) {
   const reverse = [];
   for (let k = 0; k < d.reverse_e.length; k++) {
     const i = d.reverse_i[k];
-    reverse.push(i >= 0 ? [d.reverse_e[k], i, d.reverse_j[k]] : [d.reverse_e[k], rows[String(k)]]);
+    reverse.push(i >= 0 ? [d.reverse_e[k], i, d.reverse_j[k]]
+      : i === -2 ? [d.reverse_e[k], null, d.reverse_j[k]] : [d.reverse_e[k], rows[String(k)]]);
   }
   d.reverse = reverse;
   for (const key of ["columns", "reverse_e", "reverse_i", "reverse_j", "reverse_rows"]) delete d[key];
@@ -181,8 +182,10 @@ function fromBytes(buffer) {
   return d;
 }
 
-// A reverse step's sends: ``[e, i, j]`` is the compact form of ``[e, [[i, null, null, j]]]``.
+// A reverse step's sends: ``[e, i, j]`` is the compact form of ``[e, [[i, null, null, j]]]``;
+// a hook step, ``[node, null, h]``, sends nothing.
 function sendsOf(step) {
+  if (step[1] === null) return [];
   return step.length === 3 ? [[step[1], null, null, step[2]]] : step[1];
 }
 
@@ -242,7 +245,7 @@ function prepare(d) {
   // Reverse sweep: the step that sweeps each equation (what each node received when is
   // gathered the first time the reverse phase is shown: see received()).
   X.sweptAt = new Int32Array(n).fill(-1);
-  d.reverse.forEach(([e], k) => { X.sweptAt[e] = k; });
+  d.reverse.forEach(([e, rows], k) => { if (rows !== null) X.sweptAt[e] = k; });
   X.recv = null;
   X.roots = new Set(d.seeds.map(([e]) => e));
   X.leaves = [];
@@ -264,6 +267,11 @@ function received(X) {
   for (const [e, text] of d.seeds) push(e, [-1, text, text]);
   d.reverse.forEach((step, k) => {
     const [e] = step;
+    if (step[1] === null) { // hooks: what they returned replaces the node's adjoint
+      const after = d.hooks[step[2]][2];
+      if (after !== null) push(e, [k, after, after, true]);
+      return;
+    }
     const rows = sendsOf(step);
     for (const [i, c, s] of rows) {
       const target = d.eqs.ins[e][i];
@@ -280,7 +288,7 @@ function where(X, s) {
   if (s < X.nF) return { phase: "forward", eq: s, k: -2 };
   if (s === X.nF) return { phase: "seed", eq: X.d.seeds.length ? X.d.seeds[0][0] : -1, k: -1 };
   const k = s - X.nF - 1;
-  return { phase: "reverse", eq: X.d.reverse[k][0], k };
+  return { phase: X.d.reverse[k][1] === null ? "hook" : "reverse", eq: X.d.reverse[k][0], k };
 }
 
 function label(X, s) {
@@ -330,6 +338,15 @@ function stepView(X, s) {
   if (w.phase === "seed") {
     view.seeds = d.seeds.map(([e, t]) => `${bars[e]} = ${t}`);
     view.note = d.seed_note;
+    view.sweepNote = d.sweep_note ?? null;
+    return view;
+  }
+  if (w.phase === "hook") {
+    const [hooks, before, after] = d.hooks[d.reverse[w.k][2]];
+    view.node = w.eq;
+    view.hooks = hooks;
+    view.before = `${bars[w.eq]} = ${before}`;
+    view.after = after === null ? null : `${bars[w.eq]} = ${after}`;
     return view;
   }
   const e = d.reverse[w.k][0];
@@ -370,6 +387,7 @@ function stepView(X, s) {
       jacobian: d.jacs[jac],
     };
   });
+  view.inner = (d.inner || {})[String(e)] ?? null;
   return view;
 }
 
@@ -482,7 +500,7 @@ function nodeState(X, s) {
       const current = w.eq >= a && w.eq < b;
       return { current, done, count: b - a };
     }
-    if (X.d.nodes.kind[item] !== 0) return { current: false, future: false };
+    if (X.d.nodes.kind[item] !== 0) return { current: w.phase === "hook" && item === w.eq, future: false };
     if (w.phase === "forward") return { current: item === w.eq, future: item > w.eq, done: item < w.eq };
     if (w.phase === "seed") return { current: X.roots.has(item), future: false, done: false };
     const k = X.sweptAt[item];
@@ -817,6 +835,18 @@ function panelHTML(X, s) {
     for (const t of v.seeds) h.push(`<div class="wgx-m wgx-cur">${esc(t)}</div>`);
     h.push(`<div class="wgx-note">The sweep starts at the output: the derivative of the output with respect to itself is 1. From here each step takes one equation, newest first, and sends its adjoint (x̄ = ∂output/∂x) back to the inputs.</div>`);
     if (v.note) h.push(`<div class="wgx-note"><b>Note:</b> ${esc(v.note)}</div>`);
+    if (v.sweepNote) h.push(`<div class="wgx-note wgx-sweep-note"><b>This sweep:</b> ${esc(v.sweepNote)}</div>`);
+    return h.join("");
+  }
+  if (v.phase === "hook") {
+    const leaf = d.nodes.kind[v.node] === 1;
+    h.push(`<h4>reverse · hook on ${esc(names[v.node])}</h4>`);
+    h.push(`<div class="wgx-kv" style="margin-top:6px"><b>hook</b><span class="wgx-m">${esc(v.hooks)}</span>`
+      + `<b>in</b><span class="wgx-m">${esc(v.before)}</span>`
+      + `<b>out</b><span class="wgx-m wgx-cur">${v.after === null ? "<i>not run</i>" : esc(v.after)}</span></div>`);
+    h.push(v.after === null
+      ? `<div class="wgx-note">This view replays the sweep without running hooks. In backward() the hook's return value replaces ${esc(bars[v.node])}${leaf ? ` before it is added to ${esc(names[v.node])}.grad` : " before its rule runs"}, so what follows may differ from what .grad gets.</div>`
+      : `<div class="wgx-note">registered with register_hook: what it returned replaced ${esc(bars[v.node])}${leaf ? `; ${esc(names[v.node])}.grad received it` : ", and the rule of this equation runs on it"}.</div>`);
     return h.join("");
   }
   const e = v.node;
@@ -830,6 +860,7 @@ function panelHTML(X, s) {
   h.push(`<b>rule</b><span>${rules.join("")}</span>`);
   h.push(`<b>out</b><span>${v.sends.map((x) => `<div class="wgx-m">${esc(bars[x.target])} ← ${esc(x.gets)}</div>`).join("")}</span></div>`);
   h.push(`<div class="wgx-note">rule of ${esc(d.ops[d.eqs.op[e]][0])}: <span class="wgx-m">${esc(d.ops[d.eqs.op[e]][2])}</span></div>`);
+  if (v.inner) h.push(`<div class="wgx-note wgx-inner">${esc(v.inner)}</div>`);
   // Each running sum, term by term (arrays by shape and norm: their entries are above).
   const sumText = (x) => {
     if (plain(x.gets)) return x.sum;
@@ -844,7 +875,9 @@ function panelHTML(X, s) {
   if (known.length > 14) chips.push(`<span class="wgx-note">… ${known.length - 14} more</span>`);
   for (const [node, got] of known.slice(-14)) { // the newest last
     const terms = got.filter((g) => g[0] <= w.k);
-    const text = terms.length > 1 && terms.length <= 4
+    const text = terms[terms.length - 1][3] // the hook's return value
+      ? `${bars[node]} = ${terms[terms.length - 1][1]} (hook)`
+      : terms.length > 1 && terms.length <= 4
       ? `${bars[node]} = ${terms.map((g) => g[2]).join(" + ")} = ${terms[terms.length - 1][1]}`
       : `${bars[node]} = ${terms[terms.length - 1][1]}`;
     chips.push(`<span class="wgx-chip${fresh.has(node) ? " new" : ""}">${esc(clip(text, 40))}</span>`);

@@ -2,7 +2,9 @@
 
 :func:`explorer_frames` reads a tape (through the public tape API) and replays
 its reverse sweep under a sweep observer (``backprop(..., retain_graph=True)``
-returns the leaves' cotangents without touching ``.grad``). The result is one
+returns the leaves' cotangents without touching ``.grad``), or, after a
+``backward()`` in the view-keeping mode (:mod:`wengert.core.kept`), reads the
+sweep that ran, as it was kept (``Equation.sweep``). The result is one
 dict of plain lists, strings and numbers that the browser steps through
 without the kernel; :func:`step_view` says, in Python, what the panel shows
 at a step (the ES module computes the same from the same data).
@@ -24,9 +26,16 @@ The data, column by column (lists indexed by node or equation):
   (node ids), ``line`` (an index into ``lines``, ``-1`` when none was
   recorded) and ``params`` (text or ``None``).
 * the timeline (``steps``): one forward step per equation, then, unless
-  ``mode`` is ``"forward"``, the seed (``seeds``, ``seed_note``) and one
-  reverse step per equation the sweep reached: ``reverse`` lists
-  ``[equation, sends]`` in sweep order, a send being ``[input position,
+  ``mode`` is ``"forward"``, the seed (``seeds``, ``seed_note``; ``sweep_note``
+  says where the sweep comes from when there is something to say: the sweep
+  ``backward()`` ran, kept by the view-keeping mode, or a replay in which no hook
+  ran) and one reverse step per equation the sweep reached, plus one per node whose
+  hooks changed (or, in a replay, would change) its cotangent: ``reverse`` lists
+  ``[equation, sends]`` in sweep order, or ``[node, None, h]`` for the hooks of a
+  node (an equation, before its own step; a leaf, after the sweep), ``hooks[h]``
+  being ``[names, before, after]`` (texts; ``after`` is ``None`` when they did not
+  run); ``inner`` gives, per equation (as text), what ran inside its rule (a
+  checkpoint's recomputation). A send is ``[input position,
   contribution, running sum, jacobian]``; the contribution is ``None`` when it
   is all that input ever received (then it reads as its adjoint), the running
   sum is given from an input's second contribution on (fan-out:
@@ -72,6 +81,7 @@ from ..core.node import is_stand_in
 from ..core.sweep import SweepObserver, backprop, observe_sweep
 from ..core.tape import Equation, Tape
 from ..dual import Dual
+from ..tapes import hooks_of
 from .layout import nested_groups, nested_layout
 from .summary import format_number, nbytes_text, shape_text, summarize, summarize_many
 
@@ -315,6 +325,10 @@ def fill_rule(template: str | None, names: Sequence[str], out: str, g: str) -> s
     return template.replace(OUT, out).replace("ḡ", g)
 
 
+#: A leaf modified in place since the equations used it: its value is not shown.
+_CHANGED = object()
+
+
 # -- reading the tape ----------------------------------------------------------
 class _Builder:
     """Reads one tape into columns and records its reverse sweep."""
@@ -324,6 +338,7 @@ class _Builder:
         self.eqs: list[Equation] = list(tape)
         n = self.n = len(self.eqs)
         self.eq_of_node = {id(eq.node): eq.index for eq in self.eqs}
+        self.eq_of_seq = {eq.node.seq: eq.index for eq in self.eqs}
         leaves = list(tape.leaves)
         self.n_leaves = len(leaves)
         self.leaf_number = {id(leaf): k for k, leaf in enumerate(leaves)}
@@ -343,7 +358,7 @@ class _Builder:
                     refs.append(inp.index)
                     continue
                 if raw is None:
-                    raw = eq.node.inputs() if eq.node is not None else ()
+                    raw = eq.saved_inputs if eq.node is not None else ()
                 saved = raw[i] if i < len(raw) else None
                 if source == "leaf":
                     refs.append(n + inp.index)
@@ -356,8 +371,12 @@ class _Builder:
                     const_keys.append((eq.index, i))
                     const_shapes.append(_shape_of(inp.value if inp.value is not None else saved))
             ins.append(refs)
+        for k in tape.changed_leaves():  # modified in place since: not the value used
+            leaf_values[k] = _CHANGED
         for k, leaf in enumerate(leaves):
-            if leaf_values[k] is None:
+            if leaf_values[k] is _CHANGED:
+                leaf_values[k] = None
+            elif leaf_values[k] is None:
                 try:
                     leaf_values[k] = leaf.numpy()
                 except (TypeError, AttributeError):  # a tensor over a dual number
@@ -387,6 +406,8 @@ class _Builder:
         self.adjoint_texts: list[str | None] = [None] * self.n_nodes
         self.sums: dict[int, tuple[int, Any]] = {}
         self.pending: dict[int, tuple[list[Any], Any]] = {}
+        # Hook steps: [hook names, cotangent before, after (None: not run)], as texts.
+        self.hooks: list[list[Any]] = []
         # Texts written at the end, in one batch: the values and where each text goes.
         self.later: list[Any] = []
         self.later_at: list[tuple[list[Any], int]] = []
@@ -454,7 +475,19 @@ class _Builder:
         later, later_at = self.later.append, self.later_at.append
         pop_pending = pending.pop
         frames = []
+        hooks = self.hooks
         for e, g, sent in steps:
+            if sent is None:  # hooks on node e: g is (names, before, after or None)
+                names, before, after = g
+                entry = [names, None, None]
+                later(before)
+                later_at((entry, 1))
+                if after is not None:
+                    later(after)
+                    later_at((entry, 2))
+                frames.append([e, None, len(hooks)])
+                hooks.append(entry)
+                continue
             adjoint[e] = g
             later(g)
             later_at((adjoint_texts, e))
@@ -508,17 +541,54 @@ class _Builder:
 
 
 class _Recorder(SweepObserver):
-    """Keeps each step of the replayed sweep that sweeps an equation of the tape:
-    ``(equation, cotangent, sends)`` (turned into frames afterwards, in one loop)."""
+    """Keeps each step of the sweep (replayed, or fed from a kept record) that sweeps an
+    equation of the tape: ``(equation, cotangent, sends)``, and before it, for hooks,
+    ``(equation, (names, before, after), None)`` (turned into frames afterwards, in one
+    loop); ``inner`` names, per equation, the ops of the sweeps run inside its rules (a
+    checkpoint's recomputation)."""
 
     def __init__(self, eq_of_node: Mapping[int, int]) -> None:
         self.eq_of_node = eq_of_node
-        self.steps: list[tuple[int, Any, list[tuple[int, Any, Any]]]] = []
+        self.steps: list[tuple[int, Any, Any]] = []
+        self.inner: dict[int, tuple[str, ...]] = {}
+        self._depth = 0
+        self._nested: list[str] = []
+
+    def begin(self, roots: list[tuple[Any, Any]]) -> None:
+        self._depth += 1
+
+    def end(self, leaves: list[tuple[Any, Any]]) -> None:
+        self._depth -= 1
+
+    def hooked(self, node: Any, before: Any, after: Any, hooks: list[Any]) -> None:
+        e = self.eq_of_node.get(id(node))
+        if e is not None and self._depth <= 1:
+            self.steps.append((e, (hook_names(hooks), before, after), None))
 
     def step(self, node: Any, g: Any, sent: list[tuple[int, Any, Any]]) -> None:
+        if self._depth > 1:  # a sweep inside a rule (a checkpoint's recomputation)
+            self._nested.append(node.op.name)
+            return
         e = self.eq_of_node.get(id(node))
         if e is not None:
             self.steps.append((e, g, sent))
+            if self._nested:
+                self.inner[e] = tuple(self._nested)
+        self._nested = []
+
+
+def hook_names(hooks: Sequence[Any]) -> str:
+    """The hooks' names, as the panel writes them: ``double, clip``.
+
+    Examples
+    --------
+    >>> def double(g): return 2 * g
+    >>> hook_names([double, print]), hook_names(["f.<locals>.clip", lambda g: g])
+    ('double, print', 'clip, <lambda>')
+    """
+    names = [h if isinstance(h, str) else getattr(h, "__qualname__", None) or
+             getattr(h, "__name__", None) or type(h).__name__ for h in hooks]
+    return _truncate(", ".join(n.rsplit(".", 1)[-1] for n in names), 40)
 
 
 def _assigned_names(line_of: list[int], texts: list[str]) -> dict[int, str]:
@@ -732,6 +802,81 @@ def _seed_value(eq: Equation, seed: Any) -> tuple[Any, str, str | None]:
     )
 
 
+def _kept_for(eqs: Sequence[Equation], roots: Sequence[int], seed: Any
+              ) -> tuple[Any, str | None]:
+    """The kept record of the sweep ``backward()`` ran from these roots (the view-keeping
+    mode), or ``None`` and, when there is a record that does not fit, why."""
+    if not roots:
+        return None, None
+    record = eqs[roots[0]].sweep
+    if record is None:
+        return None, None
+    if record.released is not None:
+        return None, record.released
+    if record.root_seqs != tuple(eqs[r].node.seq for r in roots):
+        return None, (f"the {record.kind} that swept it started from another output, so "
+                      "the sweep it kept is not this output's")
+    if seed is not None and not np.array_equal(np.asarray(seed),
+                                               np.asarray(record.roots[0][1])):
+        return None, "backward() ran with another cotangent than seed="
+    return record, None
+
+
+def _freed_message(freed: list[int], problem: str | None) -> str:
+    start = (f"explore: a backward pass already freed the graph (t{freed[0]} and "
+             f"{len(freed) - 1} other equations no longer hold their saved values), so its "
+             "reverse sweep cannot be replayed")
+    if problem:
+        return (f"{start}, and what the view-keeping mode kept cannot serve: {problem}. "
+                "mode='forward' shows the values kept.")
+    return (
+        f"{start}; nothing of its sweep was kept: the view-keeping mode was not on where "
+        "backward() ran (a thread starts outside it), or the sweep was a transform's own "
+        "(wg.grad, wg.vjp). Turn the view-keeping mode on before backward(): `%load_ext "
+        "wengert` in a notebook (every later cell), or record and call backward() inside "
+        "`with wg.keep_values():`; or call backward(retain_graph=True), or explore before "
+        "calling backward(). mode='forward' shows the values kept."
+    )
+
+
+def _record_note(record: Any, b: _Builder) -> str:
+    """What the panel says about a kept sweep: that it is the real one, and what else
+    happened (several sweeps, a stop, ``inputs=``)."""
+    parts = [f"These are the steps {record.kind} ran, kept by the view-keeping mode: "
+             "nothing was recomputed for this view."]
+    if record.count > 1:
+        parts.append(f"It is the last of {record.count} sweeps from this output "
+                     "(retain_graph=True): .grad holds the sum of all of them.")
+    if record.error is not None:
+        parts.append(f"{record.kind} stopped with {_truncate(record.error, 160)}: the "
+                     "steps after the last one shown never ran, and no .grad was written "
+                     "by the steps that did.")
+    skipped = [b.names[b.n + b.leaf_number[kept.key]] for kept in record.leaves
+               if not kept.stored and kept.key in b.leaf_number]
+    if skipped:
+        parts.append(f"{', '.join(skipped)}: {'their' if len(skipped) > 1 else 'its'} "
+                     "adjoint was computed, but .grad was left unchanged "
+                     "(backward(inputs=...) named other tensors, or it does not require "
+                     "grad).")
+    if record.create_graph:
+        parts.append("With create_graph=True the backward pass was itself recorded; the "
+                     "adjoints are shown by value.")
+    return " ".join(parts)
+
+
+def _inner_text(eq: Equation, names: Sequence[str]) -> str:
+    """What ran inside the rule of ``eq``: a checkpoint's recomputation, a custom rule's
+    own tape."""
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    ops = ", ".join(f"{k} ×{v}" if v > 1 else k for k, v in counts.items())
+    what = "recomputed the function's equations and swept them back" \
+        if eq.op.name.startswith("checkpoint_") else "ran a sweep of its own"
+    return _truncate(f"Inside this rule, {eq.op.name} {what}: {len(names)} step"
+                     f"{'s' * (len(names) != 1)} ({ops}).", 200)
+
+
 def explorer_frames(
     tape: Tape,
     *,
@@ -804,33 +949,67 @@ def _frames(tape: Tape, roots: Sequence[int] | None, seed: Any, mode: str | None
     frames_rev: list[list[Any]] = []
     seeds: list[list[Any]] = []
     note = None
+    inner: dict[str, str] = {}
+    sweep_note: str | None = None
     if reverse:
-        freed = [eq.index for eq in eqs if eq.shape is None]
-        if freed:
-            raise RuntimeError(
-                f"explore: a backward pass already freed the graph (t{freed[0]} and "
-                f"{len(freed) - 1} other equations no longer hold their saved values), so its "
-                "reverse sweep cannot be replayed. Call backward(retain_graph=True), or explore "
-                "before calling backward(); record inside `with wg.keep_values():` to keep "
-                "every intermediate value for display. mode='forward' shows the values kept."
-            )
-        sweep_roots = []
-        for r in roots:
-            value, text, why = _seed_value(eqs[r], seed)
-            sweep_roots.append((eqs[r].node, value))
-            seeds.append([r, text])
-            note = note or why
-        if len(roots) > 1:
-            note = (f"The sweep starts from {len(roots)} outputs at once, each with cotangent "
-                    "1 (ones): it gives the gradient of their sum.")
+        record, problem = _kept_for(eqs, roots, seed)
         recorder = _Recorder(b.eq_of_node)
-        with observe_sweep(recorder), np.errstate(all="ignore"):  # NaN shows in the panel
-            # A whole tape holds every node the sweep can reach from any of its equations.
-            restrict = None if tape.whole else {id(eq.node) for eq in eqs}
-            _, reached = backprop(sweep_roots, retain_graph=True, restrict=restrict,
-                                  replay=True)
-        frames_rev = b.sweep_frames(recorder.steps)
+        leaf_steps: list[tuple[int, Any, Any]] = []
+        if record is not None:  # the sweep backward() ran, as it ran
+            for r, (_, value) in zip(roots, record.roots):
+                seeds.append([r, summarize(value)])
+            if any(np.ndim(value) for _, value in record.roots):
+                note = "backward() started the sweep from the cotangent it was given."
+            reached = record.feed(recorder, {eq.node.seq: eq.node for eq in eqs})
+            for step in record.steps:
+                e = b.eq_of_seq.get(step.seq)
+                if e is not None and step.inner:
+                    recorder.inner[e] = step.inner
+            for kept in record.leaves:
+                k = b.leaf_number.get(kept.key)
+                if k is not None and kept.hooks:
+                    leaf_steps.append((n + k, (hook_names(kept.hooks), kept.before, kept.ct),
+                                       None))
+            sweep_note = _record_note(record, b)
+        else:
+            freed = [eq.index for eq in eqs if eq.freed]
+            if freed:
+                raise RuntimeError(_freed_message(freed, problem))
+            sweep_roots = []
+            for r in roots:
+                value, text, why = _seed_value(eqs[r], seed)
+                sweep_roots.append((eqs[r].node, value))
+                seeds.append([r, text])
+                note = note or why
+            if len(roots) > 1:
+                note = (f"The sweep starts from {len(roots)} outputs at once, each with "
+                        "cotangent 1 (ones): it gives the gradient of their sum.")
+            with observe_sweep(recorder), np.errstate(all="ignore"):  # NaN shows in the panel
+                # A whole tape holds every node the sweep can reach from any of its equations.
+                restrict = None if tape.whole else {id(eq.node) for eq in eqs}
+                _, reached = backprop(sweep_roots, retain_graph=True, restrict=restrict,
+                                      replay=True)
+            for leaf, ct in reached:
+                k = b.leaf_number.get(id(leaf))
+                hooks = hooks_of(leaf)
+                if k is not None and hooks:
+                    leaf_steps.append((n + k, (hook_names(hooks), ct, None), None))
+            if leaf_steps or any(sent is None for _, _, sent in recorder.steps):
+                sweep_note = (
+                    "Replayed for this view: no hook ran and nothing was written to .grad. "
+                    "Each hook is shown as its own step; what it returns replaces the "
+                    "gradient in backward(), so the adjoints after it may differ from "
+                    "what .grad will get. Call backward() in the view-keeping mode "
+                    "(%load_ext wengert, or inside wg.keep_values()) and explore after it "
+                    "to see what the hooks did."
+                )
+        frames_rev = b.sweep_frames(recorder.steps + leaf_steps)
         b.finish(reached)
+        swept = {e for e, _, sent in recorder.steps if sent is not None}
+        for e in range(n):  # never swept: what reached it is in its inputs' rows only
+            if e not in swept:
+                b.adjoint_texts[e] = None
+        inner = {str(e): _inner_text(eqs[e], names) for e, names in recorder.inner.items()}
     nodes: dict[str, Any] = {
         "kind": [0] * n + [1] * b.n_leaves + [2] * len(b.const_values),
         "name": b.names,
@@ -899,6 +1078,12 @@ def _frames(tape: Tape, roots: Sequence[int] | None, seed: Any, mode: str | None
         "jacs": b.jacs,
         "layout": _layout(b, lines, line_of, keys),
     }
+    if reverse and b.hooks:
+        data["hooks"] = b.hooks
+    if reverse and inner:
+        data["inner"] = inner
+    if sweep_note:
+        data["sweep_note"] = sweep_note
     same_rule = bar("t0") == _macron("t0")  # then every tape name (t12) follows it
     named = chain(b.renamed, range(n, n + b.n_leaves)) if same_rule else range(n + b.n_leaves)
     bars = {str(k): bar(b.names[k]) for k in named
@@ -932,9 +1117,13 @@ def step_view(data: Mapping[str, Any], step: int) -> dict[str, Any]:
     """What the side panel shows at ``step`` (0-based), as text: the ES module builds the
     same from the same data.
 
-    Returns a dict with ``label``, ``phase`` (``"forward"``, ``"seed"`` or
+    Returns a dict with ``label``, ``phase`` (``"forward"``, ``"seed"``, ``"hook"`` or
     ``"reverse"``), ``equation`` (the equation at this step, with its numbers when
-    they are plain), and for a reverse step ``incoming`` (``t̄3 = 2.6``) and
+    they are plain); for the seed ``seeds``, ``note`` and ``sweep_note`` (where the
+    sweep comes from, when there is something to say); for a hook step ``hooks``
+    (their names), ``before`` and ``after`` (``t̄1 = 3``; ``None`` when they did not
+    run: a replay); for a reverse step ``inner`` (what ran inside the rule: a
+    checkpoint's recomputation, or ``None``), ``incoming`` (``t̄3 = 2.6``) and
     ``sends``: per input that received something, ``rule`` (``x̄ += t̄0·w``),
     ``numbers`` (``2.6·0.8``, or ``None``), ``gets`` (the contribution), ``before``
     and ``total`` (the running adjoint around it) and ``sum`` (all three:
@@ -965,9 +1154,17 @@ def step_view(data: Mapping[str, Any], step: int) -> dict[str, Any]:
         return view
     if step == n_fwd:
         view.update(phase="seed", seeds=[f"{bars[e]} = {text}" for e, text in data["seeds"]],
-                    note=data["seed_note"])
+                    note=data["seed_note"], sweep_note=data.get("sweep_note"))
         return view
-    e, rows = data["reverse"][step - n_fwd - 1]
+    entry = data["reverse"][step - n_fwd - 1]
+    if entry[1] is None:  # a hook step
+        node, _, h = entry
+        names_text, before, after = data["hooks"][h]
+        view.update(phase="hook", node=node, hooks=names_text,
+                    before=f"{bars[node]} = {before}",
+                    after=None if after is None else f"{bars[node]} = {after}")
+        return view
+    e, rows = entry
     ins = eqs["ins"][e]
     rule = eqs["rule"][e]
     template = data["rules"][rule] if rule >= 0 else None
@@ -980,7 +1177,10 @@ def step_view(data: Mapping[str, Any], step: int) -> dict[str, Any]:
         for seeded, text in data["seeds"]:
             if seeded == target:
                 before = text
-        for past_e, past_rows in data["reverse"][: step - n_fwd - 1]:
+        for past in data["reverse"][: step - n_fwd - 1]:
+            if past[1] is None:  # a hook step sends nothing
+                continue
+            past_e, past_rows = past
             for j, c, s, _jac in past_rows:
                 if eqs["ins"][past_e][j] == target:
                     before = s if s is not None else c if c is not None else adjoints[target]
@@ -1007,5 +1207,6 @@ def step_view(data: Mapping[str, Any], step: int) -> dict[str, Any]:
             "jacobian": data["jacs"][jac],
         })
     view.update(phase="reverse", node=e, equation=equation(e),
-                incoming=f"{bars[e]} = {adjoints[e]}", sends=sends)
+                incoming=f"{bars[e]} = {adjoints[e]}", sends=sends,
+                inner=data.get("inner", {}).get(str(e)))
     return view

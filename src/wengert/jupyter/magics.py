@@ -1,4 +1,14 @@
-"""The IPython extension: ``%load_ext wengert`` registers ``%%autodiff``.
+"""The IPython extension: ``%load_ext wengert`` registers ``%%autodiff`` and turns on the
+view-keeping mode for every later cell.
+
+The view-keeping mode (:mod:`wengert.core.kept`) lives in a context variable, and a
+context variable set by one cell is not seen by the next in every kernel (a kernel may
+run each cell in a task of its own). So the extension registers a ``pre_run_cell``
+event callback that enters the mode -- one :class:`~wengert.core.kept.Keeper` per
+shell, with its budget, and the lines of code of every equation -- before each cell
+runs, and a ``post_run_cell`` one that leaves it afterwards (errors included). In
+those cells ``backward()`` keeps the sweep it ran, so ``wg.explore(y)`` and
+``wg.explain(y, x)`` work after it.
 
 IPython is imported only when the extension is loaded (inside
 :func:`load_ipython_extension` and the class factory), so ``import wengert``
@@ -14,9 +24,11 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from ..core.kept import Keeper
+from ..tapes import view_mode
 from .autodiff import MODES, VIEWS, AutodiffUsageError, run_autodiff
 
-__all__ = ["load_ipython_extension", "unload_ipython_extension", "parse_views"]
+__all__ = ["load_ipython_extension", "unload_ipython_extension", "parse_views", "CellHooks"]
 
 _USAGE = """Differentiate a cell of ordinary NumPy code with respect to some of its names.
 
@@ -106,13 +118,59 @@ def _magics_class() -> type:
     return AutodiffMagics
 
 
+class CellHooks:
+    """The ``pre_run_cell`` / ``post_run_cell`` callbacks that put each cell of a shell in
+    the view-keeping mode (one :class:`Keeper` per shell: its budget holds across cells).
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> hooks = CellHooks()
+    >>> hooks.pre_run_cell(None)
+    >>> wg.keep_budget() == hooks.mode.keeper.budget
+    True
+    >>> hooks.post_run_cell(None)
+    """
+
+    def __init__(self) -> None:
+        self.mode = view_mode(Keeper(lines=True))
+
+    def pre_run_cell(self, info: Any) -> None:
+        self.mode.exit()  # a cell whose post_run_cell never came (interrupted)
+        self.mode.enter()
+
+    def post_run_cell(self, result: Any) -> None:
+        self.mode.exit()
+
+
+def _cell_hooks(ipython: Any) -> list[CellHooks]:
+    """The cell hooks registered on ``ipython`` (by an earlier ``%load_ext``)."""
+    found = []
+    for callback in ipython.events.callbacks.get("pre_run_cell", []):
+        owner = getattr(callback, "__self__", None)
+        if isinstance(owner, CellHooks):
+            found.append(owner)
+    return found
+
+
 def load_ipython_extension(ipython: Any) -> None:
-    """``%load_ext wengert``: register the ``%%autodiff`` cell magic."""
+    """``%load_ext wengert``: register the ``%%autodiff`` cell magic, and put every later
+    cell (and the rest of this one) in the view-keeping mode."""
     ipython.register_magics(_magics_class())
+    if _cell_hooks(ipython):
+        return
+    hooks = CellHooks()
+    ipython.events.register("pre_run_cell", hooks.pre_run_cell)
+    ipython.events.register("post_run_cell", hooks.post_run_cell)
+    hooks.mode.enter()  # the cell that loads the extension: left by its post_run_cell
 
 
 def unload_ipython_extension(ipython: Any) -> None:
-    """``%unload_ext wengert``: remove the magics again."""
+    """``%unload_ext wengert``: remove the magics and the view-keeping mode again."""
     manager = ipython.magics_manager
     manager.magics["cell"].pop("autodiff", None)
     manager.registry.pop("AutodiffMagics", None)
+    for hooks in _cell_hooks(ipython):
+        ipython.events.unregister("pre_run_cell", hooks.pre_run_cell)
+        ipython.events.unregister("post_run_cell", hooks.post_run_cell)
+        hooks.mode.exit()

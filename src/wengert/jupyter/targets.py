@@ -40,7 +40,16 @@ def as_tape(target: Any) -> Tape:
     if isinstance(target, Tensor):
         return tape_of(target)
     if isinstance(target, GradientTape):
-        return target.recorded
+        tape = target.recorded
+        if not len(tape) and target.state == "used":
+            raise RuntimeError(
+                "this non-persistent GradientTape let go of what it recorded when its "
+                "gradient was computed, so there is nothing to show. Pass the target "
+                "instead (wg.explore(z)), use GradientTape(persistent=True), or compute the "
+                "gradient in the view-keeping mode (%load_ext wengert, or inside "
+                "wg.keep_values()), where the tape keeps its equations for the views."
+            )
+        return tape
     tape = getattr(target, "tape", None)
     if isinstance(tape, Tape):
         return tape

@@ -243,7 +243,10 @@ def explore(
     Raises
     ------
     RuntimeError
-        When a backward pass already freed the graph (the message says what to do).
+        When a backward pass already freed the graph and the view-keeping mode did not
+        keep its sweep (the message says why and what to do). After a ``backward()`` in
+        that mode (``%load_ext wengert``, ``wg.keep_values()``) the widget steps through
+        the sweep that ran, hooks included.
 
     Examples
     --------
