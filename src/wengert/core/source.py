@@ -68,17 +68,33 @@ def capture_stack(depth: int) -> list[tuple[str, int, str]]:
     return frames
 
 
+#: filename -> whether it is wengert's or NumPy's (frames of a loop ask the same files).
+_LIBRARY_FILE: dict[str, bool] = {}
+#: (filename, line, function) -> its SourceLine (a loop records the same lines again).
+_LINES: dict[tuple[str, int, str], SourceLine] = {}
+_MAX_LINES = 4096
+
+
 def user_line(depth: int) -> SourceLine | None:
     """The first line of user code from ``depth`` frames above the caller (what
     ``user_frame(capture_stack(depth))`` gives, without listing the frames around it)."""
     frame: Any = sys._getframe(depth + 1)
+    library = _LIBRARY_FILE
     while frame is not None:
         code = frame.f_code
         filename = code.co_filename
-        if not (filename.startswith(_PKG_DIR) or filename.startswith(_NUMPY_DIR)):
-            lineno = frame.f_lineno
-            return SourceLine(filename, lineno, code.co_name,
-                              linecache.getline(filename, lineno).strip())
+        lib = library.get(filename)
+        if lib is None:
+            lib = library[filename] = is_library(filename)
+        if not lib:
+            key = (filename, frame.f_lineno, code.co_name)
+            line = _LINES.get(key)
+            if line is None:
+                if len(_LINES) >= _MAX_LINES:
+                    _LINES.clear()
+                line = _LINES[key] = SourceLine(
+                    filename, key[1], key[2], linecache.getline(filename, key[1]).strip())
+            return line
         frame = frame.f_back
     return None
 
