@@ -176,3 +176,25 @@ def test_a_tape_says_whether_it_holds_everything_its_outputs_depend_on():
         y = c * v
     assert wg.tape_of(y).whole and len(wg.tape_of(y)) == 2
     assert not tape.recorded.whole and len(tape.recorded) == 1
+
+
+@pytest.mark.parametrize("value", [0.5, np.array([0.5, 2.0])], ids=["float", "array"])
+def test_lines_and_values_are_recorded_on_every_path_of_an_op(value):
+    """Unary and binary ops on floats and arrays (each with a path of its own) record
+    the line and the value the same way, and the gradient is the plain one."""
+    x = wg.tensor(value, requires_grad=True)
+    with wg.source_lines(), wg.keep_values():
+        a = np.sin(x)
+        b = a * 3.0
+        c = 2.0 - b
+        d = np.sum(c * x)
+    tape = wg.tape_of(d)
+    assert [eq.op.name for eq in tape] == ["sin", "multiply", "subtract", "multiply", "sum"]
+    assert [eq.source.text for eq in tape] == ["a = np.sin(x)", "b = a * 3.0",
+                                              "c = 2.0 - b", "d = np.sum(c * x)",
+                                              "d = np.sum(c * x)"]
+    assert all(eq.value is not None for eq in tape)
+    np.testing.assert_allclose(tape[2].value, 2.0 - 3.0 * np.sin(value))
+    d.backward()
+    expected = (2.0 - 3.0 * np.sin(value)) - 3.0 * np.cos(value) * value
+    np.testing.assert_allclose(x.grad, expected)

@@ -283,11 +283,11 @@ class TensorKind(Kind):
                 h = beneath.get(tv)
                 out = h(v) if h is not None else public(v)
             recs = _recorders()
-            if recs:
-                active = recorders_tracking((x,), recs)
-                if (x._rg or active) and _grad_on() and _differentiable(op, out):
+            if recs and (active := recorders_tracking((x,), recs)):
+                if _grad_on() and _differentiable(op, out):
                     return record(op, (x,), (v,), out, None, x._rg, active, x._level)
-            elif x._rg and _grad_on():
+                return constant(out, x._level)
+            if x._rg and _grad_on():
                 if (out.dtype.kind != "f") if tv is _ndarray else (
                         tv is not float and tv is not Dual):
                     # (NumPy scalars, outer levels' tensors and graph tracers beneath are
@@ -307,6 +307,9 @@ class TensorKind(Kind):
                     if tv is _ndarray and v.nbytes >= UNREAD_BYTES:
                         v = shape_stand_in(v)  # only its shape is needed
                     node = node1(op, out, None, x._node or x, v, None, 0)
+                if recs:  # recorders that only look (source lines, kept values)
+                    for r in recs:
+                        r.created(node)
                 if not reads_out and type(out) is _ndarray and out.nbytes >= UNREAD_BYTES:
                     node.out = shape_stand_in(out)
                 t = _NEW(Tensor)
@@ -374,12 +377,12 @@ class TensorKind(Kind):
                 h = beneath.get(tvx) or beneath.get(tvy)
                 out = h(vx, vy) if h is not None else public(vx, vy)
             recs = _recorders()
-            if recs:
-                active = recorders_tracking((x, y), recs)
-                if (rx or ry or active) and _grad_on() and _differentiable(op, out):
+            if recs and (active := recorders_tracking((x, y), recs)):
+                if _grad_on() and _differentiable(op, out):
                     return record(op, (x if tx is Tensor else None, y if ty is Tensor else None),
                                   (vx, vy), out, None, rx or ry, active, level)
-            elif (rx or ry) and _grad_on():
+                return constant(out, level)
+            if (rx or ry) and _grad_on():
                 tout = type(out)
                 if tout is not float and not (
                     out.dtype.kind == "f" if tout is _ndarray
@@ -408,6 +411,9 @@ class TensorKind(Kind):
                     (x._node or x) if rx else None, vx, hx, 0 if hx is None else hx.version,
                     (y._node or y) if ry else None, vy, hy, 0 if hy is None else hy.version,
                 )
+                if recs:  # recorders that only look (source lines, kept values)
+                    for r in recs:
+                        r.created(node)
                 if not reads_out and type(out) is _ndarray and out.nbytes >= UNREAD_BYTES:
                     node.out = shape_stand_in(out)
                 t = _NEW(Tensor)
