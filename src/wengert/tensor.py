@@ -24,6 +24,7 @@ lose the derivative.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 import warnings
@@ -767,7 +768,10 @@ def tensor_backward(
         record = keeper.record(retain_graph=retain_graph, create_graph=create_graph,
                                plain=value_of, restricted=inputs is not None)
     try:
-        if record is None:
+        with contextlib.ExitStack() as kept:
+            if record is not None:  # (no cyclic collection meanwhile: records are acyclic)
+                kept.enter_context(observe_sweep(record))
+                kept.enter_context(collector_paused())
             node_cts, reached = backprop(
                 roots,
                 wanted=[t._node for t in wanted],
@@ -776,16 +780,6 @@ def tensor_backward(
                 grad_mode=create_graph,
                 lift=lifter(level) if create_graph else None,
             )
-        else:  # (no cyclic collection meanwhile: the records are acyclic, see collector)
-            with observe_sweep(record), collector_paused():
-                node_cts, reached = backprop(
-                    roots,
-                    wanted=[t._node for t in wanted],
-                    need_leaves=only is None or len(wanted) < len(only),
-                    retain_graph=retain_graph,
-                    grad_mode=create_graph,
-                    lift=lifter(level) if create_graph else None,
-                )
         for leaf, g in reached:
             if only is not None and id(leaf) not in only:
                 if record is not None:
