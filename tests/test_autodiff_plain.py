@@ -151,3 +151,20 @@ def test_the_walk_skips_libraries_and_big_lists_fast():
           "arr": np.zeros(10_000)}
     assert make_plain(ns, convert) == []
     assert calls == [types.ModuleType, list, dict, np.ndarray]  # not the items
+
+
+def test_the_walk_runs_no_code_of_the_users_objects():
+    class Guarded:
+        def __getattribute__(self, name):
+            raise RuntimeError(f"read {name}")
+
+    class Prop:
+        @property
+        def __dict__(self):
+            raise RuntimeError("read __dict__")
+
+    g = Guarded()
+    object.__setattr__(g, "v", "T")
+    ns = {"__name__": Guarded.__module__, "g": g, "p": Prop()}
+    assert make_plain(ns, lambda v: v) == []
+    assert run_autodiff("y = x * 2\nh = g", ns, ["x"], preset={"x": 1.0}).grads["x"] == 2.0

@@ -246,3 +246,24 @@ def test_the_explorer_says_when_hooks_changed_the_sweep_it_replays(ip):
                  "y = q ** 2")
         view = ip.user_ns["_autodiff"].explore()
         assert "not the numbers of the card" in view.data["seed_note"]
+
+
+def test_a_name_bound_by_a_line_magic_is_pointed_to(ip):
+    ip.run_cell("x = 2.0")
+    _run(ip, "%%autodiff x\nt = 2.0\n%time z = x ** 2")
+    res = ip.user_ns["_autodiff"]
+    assert res.output_name == "t" and "but z does" in res.notes[0] and "--of z" in res.notes[0]
+    assert type(ip.user_ns["z"]) is float
+    _run(ip, "%%autodiff x --of z\n%time z = x ** 2")
+    assert ip.user_ns["_autodiff"].grads["x"] == 4.0
+
+
+def test_an_lru_cache_filled_in_the_cell_is_emptied(ip):
+    ip.run_cell("x = 2.0\nimport functools\n@functools.cache\ndef old(a):\n    return a + 1.0\n"
+                "old(1.0)")
+    r = _run(ip, "%%autodiff x\n@functools.lru_cache\ndef f(a):\n    return a * x\ny = f(2.0)")
+    assert r.error_in_exec is None and ip.user_ns["f"].cache_info().currsize == 0
+    assert ip.user_ns["old"].cache_info().currsize == 1  # untouched by the cell: kept
+    assert _run(ip, "q = f(2.0) * 3").error_in_exec is None and ip.user_ns["q"] == 12.0
+    for name in ("f", "old", "functools", "q"):
+        ip.user_ns.pop(name, None)

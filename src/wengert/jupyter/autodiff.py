@@ -84,7 +84,7 @@ from .cell import AT, BIND, OUT, TICK, rewrite_cell
 from .drawing import draw
 from .explain import explain
 from .frames import explorer_frames
-from .plain import make_plain
+from .plain import caches, clear_caches, make_plain
 from .render import names_from_namespace
 from .widget import explore
 
@@ -425,9 +425,12 @@ def _output_of(cell: Any, run: CellRun, ns: Mapping[str, Any], of: str | None
         )
     site = run.last_site(chosen)
     later = order[:order.index(chosen)]
+    unseen = [] if run.traced(ns[chosen]) else [  # bound by code the rewrite cannot see
+        k for k, v in ns.items()
+        if k not in order and k not in run.names and k[:1] != "_" and run.traced(v)]
     textual = max((i for i, s in enumerate(cell.sites) if s.cell_scope and s.tracked),
                   default=None)
-    plain_choice = (expression is None and not later and chosen not in run.names
+    plain_choice = (expression is None and not later and chosen not in run.names and not unseen
                     and site == textual and not cell.sites[site].blocks
                     and not cell.sites[site].scope)
     if plain_choice:
@@ -445,7 +448,11 @@ def _output_of(cell: Any, run: CellRun, ns: Mapping[str, Any], of: str | None
     if chosen in run.names:
         words.append(f"{chosen} is an input: ∂{chosen}/∂{chosen} is the derivative of its "
                      "final value with respect to its leaf (see below).")
-    others = [n for n in order if n != chosen and run.traced(ns[n])]
+    if unseen:
+        words.append(f"It does not depend on the inputs, but {', '.join(unseen)} "
+                     f"{'does' if len(unseen) == 1 else 'do'}, bound where %%autodiff cannot "
+                     "see (a line magic such as %time, exec).")
+    others = [n for n in order if n != chosen and run.traced(ns[n])] + unseen
     words.append("Choose another with --of NAME"
                  + (f" (e.g. --of {others[0]})." if others else "."))
     return chosen, ns[chosen], [" ".join(words)]
@@ -572,6 +579,7 @@ def _run(cell: Any, code: Any, ns: dict[str, Any], names: tuple[str, ...],
         stack.enter_context(keep_values())
         run = CellRun(cell, names, level, tags, ns)
         cleaned: list[str] | None = None
+        cached = caches(ns)  # lru_cache functions, whose caches the walk cannot read
         # numbers the notebook held before the cell: a constant on the tape that is one of
         # them (the same object) is shown under its name (x, y of the data)
         floats_before = {k: v for k, v in ns.items() if type(v) is float and k[:1] != "_"}
@@ -591,6 +599,7 @@ def _run(cell: Any, code: Any, ns: dict[str, Any], names: tuple[str, ...],
             exec(code, ns)  # noqa: S102 (running the user's cell is the point)
             result = _result(cell, run, ns, names, of, mode, views, source, explain_name,
                              floats_before)
+            clear_caches(ns, cached)
             cleaned = make_plain(ns, run.plain, keep)
             if cleaned:
                 result.notes += (_unreached(cleaned),)
@@ -600,6 +609,7 @@ def _run(cell: Any, code: Any, ns: dict[str, Any], names: tuple[str, ...],
                 ns.pop(k, None)
             ns.update(saved)
             if cleaned is None:
+                clear_caches(ns, cached)
                 make_plain(ns, run.plain, keep)
 
 
@@ -666,18 +676,26 @@ def _result(cell: Any, run: CellRun, ns: dict[str, Any], names: tuple[str, ...],
     if hooked:
         lines = sorted({h.source.lineno for h in hooked
                         if not isinstance(h, Tensor) and h.source is not None})
-        at = f" (line {', '.join(map(str, lines))})" if lines else ""
+        on = [f"the input {run.leaf_names[id(h)]}" for h in hooked
+              if isinstance(h, Tensor) and id(h) in run.leaf_names]
+        if lines:
+            on.append(f"values computed at line {', '.join(map(str, lines))}")
+        at = f" (on {' and '.join(on)})" if on else ""
         if mode != "reverse":
             notes.append(f"The cell registers gradient hooks{at}; forward mode runs none: its "
                          "tangents are the derivatives of the code alone"
                          + (", and they differ from reverse mode's where a hook changed a "
                             "gradient." if mode == "both" else "."))
-        if mode != "forward" and tensor_out is not None and (
-                math.prod(out_shape) != 1 or _replay_differs(tensor_out, received, grads, run)):
-            extras["replay_differs"] = (
-                f"The gradient hooks{at} changed the cotangents of the cell's sweep; a replay "
-                "of the sweep runs without hooks (they may have effects), so it shows other "
-                "numbers.")
+        if mode != "forward" and tensor_out is not None:
+            if math.prod(out_shape) != 1:
+                extras["replay_differs"] = (
+                    f"The cell registers gradient hooks{at}; a replay of the sweep runs "
+                    "without hooks (they may have effects), so it may show other numbers.")
+            elif _replay_differs(tensor_out, received, grads, run):
+                extras["replay_differs"] = (
+                    f"The gradient hooks{at} changed the cotangents of the cell's sweep; a "
+                    "replay of the sweep runs without hooks (they may have effects), so it "
+                    "shows other numbers.")
     value_names = names_from_namespace(tape, ns)
     value_names.update(_float_names(tape, ns, floats_before, value_names))
     for i, leaf in enumerate(tape.leaves):

@@ -85,14 +85,16 @@ def plain(v: Any) -> Any:
 
 
 def numeric(v: Any) -> bool:
-    """Whether ``v`` is a number, an array of numbers or a traced value."""
-    if isinstance(v, (Tensor, Dual)):
+    """Whether ``v`` is a number, an array of numbers or a traced value (by its type:
+    ``isinstance`` may run the code of a proxy object)."""
+    t = type(v)
+    if issubclass(t, (Tensor, Dual)):
         return True
-    if isinstance(v, (bool, np.bool_)):
+    if issubclass(t, (bool, np.bool_)):
         return False
-    if isinstance(v, (int, float, complex)):
+    if issubclass(t, (int, float, complex)):
         return True
-    return isinstance(v, (np.ndarray, np.generic)) and v.dtype.kind in "fiuc"
+    return issubclass(t, (np.ndarray, np.generic)) and v.dtype.kind in "fiuc"
 
 
 def input_value(name: str, value: Any, forward: bool = False) -> Any:
@@ -230,7 +232,7 @@ class CellRun:
     # -- leaves -----------------------------------------------------------------------------
     def traced(self, v: Any) -> bool:
         """Whether ``v`` is a tensor of this run that carries a derivative."""
-        return isinstance(v, Tensor) and v._level == self.level and (
+        return issubclass(type(v), Tensor) and v._level == self.level and (
             v._rg or v._node is not None)
 
     def start(self, name: str, value: Any) -> Tensor:
@@ -341,7 +343,7 @@ class CellRun:
         """``v`` as the notebook keeps it after the cell: a tensor or dual number of this
         run becomes its plain value (an input's leaf made from the user's tensor gives that
         tensor back); anything else is kept."""
-        if isinstance(v, Tensor):
+        if issubclass(type(v), Tensor):  # (no isinstance: it may run the object's code)
             if v._level != self.level:
                 return v
             origin = self._origin.get(id(v))

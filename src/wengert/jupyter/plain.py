@@ -16,7 +16,10 @@ plain values):
 
 It does not enter modules, classes and objects of installed libraries (their
 object graphs are large, and a notebook rarely stores a cell's values into
-them), nor wengert's own objects. What it finds but cannot replace (a
+them), nor wengert's own objects. The cache of a ``functools.lru_cache`` (or
+``functools.cache``) function cannot be read: :func:`caches` notes the
+notebook's such functions before a cell, and :func:`clear_caches` empties those
+that computed something new during it. What it finds but cannot replace (a
 generator suspended with such a value in its frame, an immutable object of
 an unknown type) is reported. The walk is iterative (no recursion), visits
 each object once, and skips a large list or dict of numbers and strings at C
@@ -53,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["make_plain"]
+__all__ = ["make_plain", "caches", "clear_caches"]
 
 #: Types whose instances hold no other object.
 _ATOMS = frozenset({int, float, complex, bool, str, bytes, type(None), range, slice,
@@ -146,7 +149,7 @@ class _Walk:
 
     def enter(self, v: Any) -> bool:
         """Whether ``v`` is a container to walk, seen for the first time."""
-        if type(v) in _ATOMS or isinstance(v, _SKIP) or id(v) in self.seen:
+        if type(v) in _ATOMS or _is(v, _SKIP) or id(v) in self.seen:
             return False
         if type(v) is np.ndarray and v.dtype != object:
             return False
@@ -156,22 +159,22 @@ class _Walk:
     def children(self, obj: Any) -> Any:
         """``(slot, child)`` pairs of ``obj`` (an iterator; empty when not walked)."""
         t = type(obj)
-        if isinstance(obj, (list, collections.deque)):
+        if _is(obj, (list, collections.deque)):
             if _only_atoms(obj):
                 return iter(())
             return iter(list(enumerate(obj)))
-        if isinstance(obj, tuple):
+        if _is(obj, tuple):
             pairs: list[tuple[Any, Any]] = list(enumerate(obj))
             if not _only_atoms(obj):
                 return iter(pairs + self.attributes(obj))
             return iter(self.attributes(obj))
-        if isinstance(obj, dict):
+        if _is(obj, dict):
             items = []
             if not (_only_atoms(obj.values()) and _only_atoms(obj.keys())):
                 items = [(("key", k), k) for k in obj if type(k) not in _ATOMS]
                 items += [(("item", k), v) for k, v in obj.items()]
             return iter(items + self.attributes(obj))
-        if isinstance(obj, (set, frozenset)):
+        if _is(obj, (set, frozenset)):
             if _only_atoms(obj):
                 return iter(())
             return iter([(("member", v), v) for v in obj])
@@ -181,14 +184,14 @@ class _Walk:
             return iter(self.function(obj))
         if t is types.MethodType:
             return iter([(("self",), obj.__self__), (("func",), obj.__func__)])
-        if isinstance(obj, functools.partial):
+        if _is(obj, functools.partial):
             return iter([(("partial", "func"), obj.func), (("partial", "args"), obj.args),
                          (("partial", "keywords"), obj.keywords)])
-        if isinstance(obj, (types.GeneratorType, types.CoroutineType,
+        if _is(obj, (types.GeneratorType, types.CoroutineType,
                             types.AsyncGeneratorType)):
             self.suspended(obj)
             return iter(())
-        if isinstance(obj, type):
+        if _is(obj, type):
             if not self.users(obj):
                 return iter(())
             return iter([(("class", k), v) for k, v in list(vars(obj).items())
@@ -203,11 +206,8 @@ class _Walk:
         if t is not types.SimpleNamespace and not self.users(t):
             return []
         out: list[tuple[Any, Any]] = []
-        try:
-            d = object.__getattribute__(obj, "__dict__")
-        except AttributeError:
-            d = None
-        if isinstance(d, dict):
+        d = _instance_dict(obj)
+        if d is not None:
             out += [(("attr", k), v) for k, v in d.items()]
         for cls in t.__mro__:
             slots = cls.__dict__.get("__slots__", ())
@@ -217,6 +217,8 @@ class _Walk:
                 if name.startswith("__") and not name.endswith("__"):
                     name = f"_{cls.__name__.lstrip('_')}{name}"
                 descriptor = cls.__dict__.get(name)
+                if type(descriptor) is not types.MemberDescriptorType:
+                    continue
                 with contextlib.suppress(AttributeError):  # an empty slot
                     out.append((("slot", descriptor), descriptor.__get__(obj, t)))
         return out
@@ -250,14 +252,14 @@ class _Walk:
     # -- replacing ---------------------------------------------------------------------
     def apply(self, obj: Any, where: str, changes: list[tuple[Any, Any]]) -> Any:
         """Put the replacements into ``obj`` (mutable) or build its plain copy."""
-        if isinstance(obj, (list, collections.deque)):
+        if _is(obj, (list, collections.deque)):
             for slot, new in changes:
                 if isinstance(slot, int):
                     obj[slot] = new
                 else:
                     self.set_attribute(obj, slot, new, where)
             return obj
-        if isinstance(obj, dict):
+        if _is(obj, dict):
             for slot, new in changes:
                 kind = slot[0]
                 if kind == "item":
@@ -268,15 +270,15 @@ class _Walk:
                 else:
                     self.set_attribute(obj, slot, new, where)
             return obj
-        if isinstance(obj, set):
+        if _is(obj, set):
             for slot, new in changes:
                 obj.discard(slot[1])
                 obj.add(new)
             return obj
-        if isinstance(obj, frozenset):
+        if _is(obj, frozenset):
             old = {id(slot[1]) for slot, _ in changes}
             return type(obj)([v for v in obj if id(v) not in old] + [new for _, new in changes])
-        if isinstance(obj, tuple):
+        if _is(obj, tuple):
             items = list(obj)
             rest = []
             for slot, new in changes:
@@ -305,11 +307,11 @@ class _Walk:
             parts = {slot[0]: new for slot, new in changes}
             return types.MethodType(parts.get("func", obj.__func__),
                                     parts.get("self", obj.__self__))
-        if isinstance(obj, functools.partial):
+        if _is(obj, functools.partial):
             parts = {slot[1]: new for slot, new in changes}
             return type(obj)(parts.get("func", obj.func), *parts.get("args", obj.args),
                              **parts.get("keywords", obj.keywords))
-        if isinstance(obj, type):
+        if _is(obj, type):
             for slot, new in changes:
                 setattr(obj, slot[1], new)
             return obj
@@ -320,7 +322,7 @@ class _Walk:
     def set_attribute(self, obj: Any, slot: Any, new: Any, where: str) -> None:
         kind, key = slot
         if kind == "attr":
-            object.__getattribute__(obj, "__dict__")[key] = new
+            _instance_dict(obj)[key] = new  # type: ignore[index]
         elif kind == "slot":
             key.__set__(obj, new)
 
@@ -337,6 +339,24 @@ class _Walk:
         for slot, value in rest:
             self.set_attribute(new, slot, value, where)
         return new
+
+
+def _instance_dict(obj: Any) -> dict[str, Any] | None:
+    """``obj``'s own ``__dict__`` (not a property of that name: no user code runs)."""
+    for cls in type(obj).__mro__:
+        d = cls.__dict__.get("__dict__")
+        if d is not None:
+            if type(d) not in (types.GetSetDescriptorType, types.MemberDescriptorType):
+                return None
+            got = d.__get__(obj, type(obj))
+            return got if type(got) is dict else None
+    return None
+
+
+def _is(obj: Any, types_: Any) -> bool:
+    """``isinstance`` by the object's real type (``isinstance`` may read ``__class__``,
+    which runs the user's ``__getattribute__``)."""
+    return issubclass(type(obj), types_)
 
 
 def _only_atoms(values: Any) -> bool:
@@ -398,3 +418,28 @@ def make_plain(namespace: dict[str, Any], convert: Callable[[Any], Any],
         if new is not value:
             namespace[name] = new
     return walk.problems
+
+
+_LRU = type(functools.lru_cache(maxsize=1)(len))
+
+
+def caches(namespace: Mapping[str, Any]) -> dict[int, tuple[Any, int]]:
+    """The ``functools.lru_cache`` functions among ``namespace``'s variables (``id`` ->
+    the function and how many values it has computed so far)."""
+    return {id(v): (v, v.cache_info().misses) for v in list(namespace.values())
+            if type(v) is _LRU}
+
+
+def clear_caches(namespace: Mapping[str, Any], before: Mapping[int, tuple[Any, int]]
+                 ) -> list[str]:
+    """Empty the caches of ``namespace``'s ``lru_cache`` functions that computed values since
+    ``before`` (:func:`caches`): they may hold the cell's traced values. Their names."""
+    cleared = []
+    for name, v in list(namespace.items()):
+        if type(v) is not _LRU:
+            continue
+        then = before.get(id(v))
+        if then is None or then[0] is not v or v.cache_info().misses != then[1]:
+            v.cache_clear()
+            cleared.append(name)
+    return cleared
