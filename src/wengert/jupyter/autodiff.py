@@ -356,6 +356,26 @@ def _sweeps(out: Any, leaves: list[Tensor], names: list[str], out_shape: tuple[i
     return jacobians, {}
 
 
+def _cut_for_reverse_only(tape: Tape, tags: Any) -> list[int]:
+    """The lines of equations with a constant input that carries a tangent of ``tags``:
+    cut from the reverse graph (``no_grad``, ``detach``) but not from forward mode."""
+    ids = {id(t) for t in tags}
+    lines: set[int] = set()
+    for eq in tape:
+        for inp in eq.inputs:
+            if inp.source != "constant":
+                continue
+            v = inp.value
+            while isinstance(v, Tensor):
+                v = v._value
+            while type(v) is Dual:
+                if id(v.tag) in ids and np.any(np.asarray(primal_all(v.tangent)) != 0):
+                    lines.add(eq.source.lineno if eq.source is not None else 0)
+                    break
+                v = v.primal
+    return sorted(lines)
+
+
 def _hooked(tape: Tape) -> list[Any]:
     """The equations and leaves of ``tape`` with gradient hooks (``register_hook``)."""
     found: list[Any] = []
@@ -671,6 +691,15 @@ def _result(cell: Any, run: CellRun, ns: dict[str, Any], names: tuple[str, ...],
                                             - np.asarray(tangents[n], float)), initial=0.0))
                      for n in names if grads[n] is not None and tangents[n] is not None}
     notes += _input_notes(run, names, output_name, mode, earlier, owed, unseen, on_tape)
+    if tags is not None:
+        cut = _cut_for_reverse_only(tape, tags.values())
+        if cut:
+            notes.append(
+                f"At line {', '.join(map(str, cut))} a value computed from the inputs enters "
+                "as a constant (computed under wg.no_grad(), or .detach()ed): reverse mode "
+                "does not differentiate through it, forward mode does (as PyTorch's forward "
+                "AD), so the two modes give different derivatives there; wg.stop_gradient "
+                "cuts both.")
     hooked = _hooked(tape)
     extras: dict[str, Any] = {}
     if hooked:

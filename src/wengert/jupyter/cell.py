@@ -114,7 +114,7 @@ class Site:
         text = f"line {self.lineno}, {_KIND_WORDS.get(self.kind, self.kind)}"
         if self.blocks:
             text += " in " + " in ".join(_BLOCK_WORDS[b] for b in reversed(self.blocks))
-        if self.scope:
+        if self.scope and self.kind != "comprehension variable":
             text += " in " + (self.scope if self.scope != "lambda" else "a lambda")
         return text
 
