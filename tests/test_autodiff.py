@@ -233,3 +233,43 @@ def test_the_notebooks_numbers_are_named_in_the_views():
     assert r.names[(0, 0)] == "x" and r.names[(2, 1)] == "y"
     names = r.explore().data["nodes"]["name"]
     assert {"x", "y", "w", "b", "L"} <= set(names)
+
+
+def test_each_cell_shows_its_own_lines_under_the_default_file_name():
+    first = run_autodiff("y = x * 2", {}, ["x"], preset={"x": 1.0})
+    second = run_autodiff("z = x * 3", {}, ["x"], preset={"x": 1.0})
+    assert first.tape[0].source.text == "y = x * 2"
+    assert second.tape[0].source.text == "z = x * 3"
+
+
+def test_a_value_left_out_of_reach_names_the_cell_when_used_again():
+    import argparse  # an object of a library's class: not searched
+
+    ns = {"argparse": argparse}
+    run_autodiff("holder = argparse.Namespace()\nholder.v = x * 2\ny = x * 1.0", ns, ["x"],
+                 preset={"x": 2.0})
+    with pytest.raises(RuntimeError, match=r"computed in the %%autodiff cell .*x.numpy\(\)"):
+        exec("holder.v * 3", ns)
+
+
+def test_a_cell_run_inside_a_cell_keeps_the_outer_cells_hooks():
+    ns = {"np": np}
+    ns["inner"] = lambda: run_autodiff("q = w * 3.0", ns, ["w"], preset={"w": 1.0})
+    r = run_autodiff("a = x * 2\nres = inner()\nb = x * 5", ns, ["x"], preset={"x": 1.0})
+    assert (r.output_name, r.grads["x"]) == ("b", 5.0) and ns["res"].grads["w"] == 3.0
+
+
+@pytest.mark.parametrize("cut", ["with wg.no_grad():\n    c = x * 2", "c = x.detach() * 2"])
+def test_a_cut_that_stops_only_reverse_mode_is_said_in_forward_mode(cut):
+    # forward mode differentiates through no_grad and detach (as PyTorch's forward AD)
+    ns = {"np": np, "wg": wg}
+    src = cut + "\ny = np.sum(c * x)"
+    x = np.array([0.7, -1.2])
+    r = run_autodiff(src, ns, ["x"], mode="forward", preset={"x": x})
+    np.testing.assert_allclose(r.grads["x"], 4 * x)
+    assert "reverse mode does not differentiate through it, forward mode does" in r.notes[0]
+    r = run_autodiff(src, ns, ["x"], mode="both", preset={"x": x})
+    assert not r.agree and "two modes give different derivatives" in r.notes[0]
+    r = run_autodiff("y = np.sum(wg.stop_gradient(x) * 2 * x)", ns, ["x"], mode="both",
+                     preset={"x": x})
+    assert r.agree and r.notes == ()

@@ -346,3 +346,24 @@ def test_adjoint_names_that_are_one_character_travel_sparsely():
     assert [s["rule"].split(" += ")[0] for s in view["sends"]] == ["ā", "ḡ"]
     plain = frames_of(wg.tensor(2.0, requires_grad=True) * 3.0)
     assert "bars" not in plain
+
+
+@pytest.mark.parametrize("make", ["custom_vjp", "custom_jvp", "checkpoint"])
+def test_a_rules_saved_object_is_no_input_of_its_equation(make):
+    # the object a custom rule saves for its backward pass is not shown as an input
+    if make == "custom_vjp":
+        f = wg.custom_vjp(lambda a: np.sin(a))
+        f.defvjp(lambda a: (np.sin(a), np.cos(a)), lambda c, g: (c * g,))
+    elif make == "custom_jvp":
+        f = wg.custom_jvp(lambda a: np.sin(a))
+        f.defjvp(lambda p, t: (np.sin(p[0]), np.cos(p[0]) * t[0]))
+    else:
+        f = wg.checkpoint(lambda a: np.sin(a))
+    x = wg.tensor(0.7, requires_grad=True)
+    with wg.keep_values():
+        y = f(x) * 2.0
+    data = explorer_frames(wg.tape_of(y))
+    assert not any("Saved" in str(v) for v in data["nodes"]["value"])
+    assert [i.source for i in wg.tape_of(y)[0].inputs] == ["leaf"]
+    last = step_view(data, data["steps"]["total"] - 1)
+    assert last["sends"][0]["total"] == format_number(2 * np.cos(0.7))

@@ -815,3 +815,28 @@ def test_gradient_values_are_writable_arrays():
     assert a.flags.writeable and 0 not in a.strides
     a[0] = 5.0
     np.testing.assert_array_equal(a, [5.0, 1.0, 1.0])
+
+
+@pytest.mark.parametrize("method", ["gradient", "jacobian"])
+def test_tape_inside_wg_grad_refuses_a_variable_it_cannot_differentiate(method):
+    # u depends on x (the transform's input) and on v (a Variable, of no transform): the
+    # tape's sweep at x's level does not reach v, and returned None
+    def f(x):
+        v = Variable(np.array([2.0]))
+        with GradientTape() as tape:
+            tape.watch(x)
+            u = v * x ** 2
+        return getattr(tape, method)(u, v)
+
+    with pytest.raises(RuntimeError, match="a Variable, which belongs to no transform"):
+        wg.grad(lambda x: np.sum(f(x)))(np.array([0.7]))
+
+
+def test_tape_jacobian_inside_wg_grad_refuses_an_unwatched_input():
+    def f(x):
+        with GradientTape() as tape:
+            u = x ** 2
+        return tape.jacobian(u, x)
+
+    with pytest.raises(RuntimeError, match="which the tape does not watch"):
+        wg.grad(lambda x: np.sum(f(x)))(np.array([0.7]))

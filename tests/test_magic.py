@@ -242,3 +242,128 @@ def test_a_real_kernel_keeps_the_mode_across_cells():
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+# -- the namespace after the cell ----------------------------------------------------------
+def test_the_next_cell_runs_after_a_cell_stored_traced_values(ip):
+    ip.run_cell("x = 2.0")
+    r = _run(ip, "%%autodiff x\nclass B:\n    pass\nbox = B()\nbox.val = x * 3\n"
+                 "keep = [x * 2, {'k': (x,)}]\ng = (lambda a: lambda: a)(x * 5)\ny = x * 1.0")
+    assert r.error_in_exec is None
+    r = _run(ip, "z = box.val * 2 + keep[0] + keep[1]['k'][0] + g()")
+    assert r.error_in_exec is None and ip.user_ns["z"] == 28.0
+    assert type(ip.user_ns["box"].val) is float
+    for name in ("B", "box", "keep", "g", "z"):
+        ip.user_ns.pop(name, None)
+
+
+def test_ipythons_own_names_are_left_alone(ip):
+    out = ip.user_ns["Out"]
+    r = _run(ip, "%%autodiff t\nt = 2.0\nz = t ** 2")
+    assert r.error_in_exec is None and ip.user_ns["Out"] is out
+
+
+# -- custom rules, checkpoint, hooks, tapes and variables in a cell --------------------------
+FEATURES = {
+    "custom_vjp": ("@wg.custom_vjp\ndef f(a):\n    return np.sin(a)\n"
+                   "f.defvjp(lambda a: (np.sin(a), np.cos(a)), lambda c, g: (c * g,))\n"
+                   "y = f(x) * 2.0", 2 * np.cos(0.7)),
+    "custom_jvp": ("@wg.custom_jvp\ndef f(a):\n    return np.sin(a)\n@f.defjvp\n"
+                   "def f_jvp(primals, tangents):\n    return np.sin(primals[0]), "
+                   "np.cos(primals[0]) * tangents[0]\ny = f(x) * 2.0", 2 * np.cos(0.7)),
+    "checkpoint": ("g = wg.checkpoint(lambda a: np.sin(a) * a)\ny = g(x) * 2.0",
+                   2 * (np.cos(0.7) * 0.7 + np.sin(0.7))),
+    "hook": ("seen = []\nq = x * 3.0\nq.register_hook(lambda g: seen.append(g))\ny = q ** 2",
+             18 * 0.7),
+    "gradient tape": ("with wg.GradientTape() as tape:\n    tape.watch(x)\n    u = x ** 3\n"
+                      "du = tape.gradient(u, x)\ny = du * 1.0", 6 * 0.7),
+    "variable": ("v = wg.Variable(2.0)\ny = v * x", 2.0),
+}
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward", "both"])
+@pytest.mark.parametrize("feature", list(FEATURES))
+def test_features_inside_a_cell_work_with_every_show_and_mode(ip, feature, mode):
+    pytest.importorskip("anywidget")
+    source, grad = FEATURES[feature]
+    ip.run_cell("x = 0.7")
+    r = _run(ip, f"%%autodiff x --mode {mode} --show all\n{source}")
+    assert r.error_in_exec is None, r.error_in_exec
+    res = ip.user_ns["_autodiff"]
+    assert res.grads["x"] == pytest.approx(grad, rel=1e-12)
+    html = res._repr_html_()
+    assert "Error" not in html and "wg.grad" not in html
+    assert res.explore().frames is not None
+    if mode == "both":
+        assert res.agree
+    import wengert as wg
+    assert wg.explore(res).frames is not None  # the module function too
+    assert _run(ip, "probe = y * 2").error_in_exec is None  # the next cell
+
+
+def test_a_hook_that_changes_the_gradient_is_said_in_every_mode(ip):
+    ip.run_cell("x = 0.7")
+    cell = "q = x * 3.0\nq.register_hook(lambda g: g * 2)\ny = q ** 2"
+    _run(ip, f"%%autodiff x --show all\n{cell}")
+    res = ip.user_ns["_autodiff"]
+    assert res.grads["x"] == pytest.approx(36 * 0.7)  # the hook doubled q's cotangent
+    html = res._repr_html_()
+    assert "a replay of the sweep runs without hooks" in html and "x̄ = 12.6" not in html
+    _run(ip, f"%%autodiff x --mode forward\n{cell}")
+    res = ip.user_ns["_autodiff"]
+    assert res.grads["x"] == pytest.approx(18 * 0.7) and "forward mode runs none" in res.notes[0]
+    _run(ip, f"%%autodiff x --mode both\n{cell}")
+    res = ip.user_ns["_autodiff"]
+    assert not res.agree and "differ from reverse mode's where a hook changed" in res.notes[0]
+
+
+def test_a_hook_on_the_input_runs_as_backward_runs_it(ip):
+    ip.run_cell("x = 0.7")
+    _run(ip, "%%autodiff x\nseen = []\nx.register_hook(lambda g: seen.append(g))\ny = x ** 2")
+    assert ip.user_ns["seen"] == [pytest.approx(1.4)]
+
+
+@pytest.mark.parametrize("cell, message", [
+    ("y = x ** 2\ny.backward()", "backward() was called in the %%autodiff cell"),
+    ("v = wg.Variable(2.0)\nwith wg.GradientTape() as tape:\n    u = v * x ** 2\n"
+     "gv = tape.gradient(u, v)", "computed in the %%autodiff cell from its inputs, which the "
+                                 "tape does not watch"),
+    ("v = wg.Variable(2.0)\nwith wg.GradientTape() as tape:\n    tape.watch(x)\n"
+     "    u = v * x ** 2\ngv = tape.gradient(u, v)", "a Variable, which belongs to no transform"),
+])
+def test_refusals_inside_a_cell_speak_of_the_cell(ip, capsys, cell, message):
+    ip.run_cell("x = 0.7")
+    r = _run(ip, f"%%autodiff x\n{cell}")
+    assert isinstance(r.error_in_exec, RuntimeError) and message in str(r.error_in_exec)
+    assert "wg.grad /" not in str(r.error_in_exec)
+
+
+def test_the_explorer_says_when_hooks_changed_the_sweep_it_replays(ip):
+    pytest.importorskip("anywidget")
+    ip.run_cell("x = 0.7")
+    for mode in ("reverse", "both"):
+        _run(ip, f"%%autodiff x --mode {mode}\nq = x * 3.0\nq.register_hook(lambda g: g * 2)\n"
+                 "y = q ** 2")
+        view = ip.user_ns["_autodiff"].explore()
+        assert "not the numbers of the card" in view.data["seed_note"]
+
+
+def test_a_name_bound_by_a_line_magic_is_pointed_to(ip):
+    ip.run_cell("x = 2.0")
+    _run(ip, "%%autodiff x\nt = 2.0\n%time z = x ** 2")
+    res = ip.user_ns["_autodiff"]
+    assert res.output_name == "t" and "but z does" in res.notes[0] and "--of z" in res.notes[0]
+    assert type(ip.user_ns["z"]) is float
+    _run(ip, "%%autodiff x --of z\n%time z = x ** 2")
+    assert ip.user_ns["_autodiff"].grads["x"] == 4.0
+
+
+def test_an_lru_cache_filled_in_the_cell_is_emptied(ip):
+    ip.run_cell("x = 2.0\nimport functools\n@functools.cache\ndef old(a):\n    return a + 1.0\n"
+                "old(1.0)")
+    r = _run(ip, "%%autodiff x\n@functools.lru_cache\ndef f(a):\n    return a * x\ny = f(2.0)")
+    assert r.error_in_exec is None and ip.user_ns["f"].cache_info().currsize == 0
+    assert ip.user_ns["old"].cache_info().currsize == 1  # untouched by the cell: kept
+    assert _run(ip, "q = f(2.0) * 3").error_in_exec is None and ip.user_ns["q"] == 12.0
+    for name in ("f", "old", "functools", "q"):
+        ip.user_ns.pop(name, None)

@@ -32,7 +32,7 @@ from .core.bind import apply, is_traced, primal
 from .core.bind import shape_of as _shape
 from .core.display import html_of
 from .core.kept import KEEPER
-from .core.levels import is_transform_level
+from .core.levels import is_transform_level, transform_name
 from .core.modes import GRAD_ENABLED, RECORDERS, TRANSFORM_DEPTH, Recorder
 from .core.node import Node, Version
 from .core.sweep import backprop, observe_sweep
@@ -557,7 +557,7 @@ class GradientTape(Recorder):
                     f"The dtype of the target tensor must be floating (e.g. float64) when "
                     f"calling GradientTape.gradient, got {t.dtype}."
                 )
-        self._check_levels(targets)
+        self._check_levels(targets, src)
         level = max((t._level for t in targets if isinstance(t, Tensor)), default=0)
         create = self._start("gradient", level)
         grads = self._gradients(targets, seeds, src, create)
@@ -570,17 +570,36 @@ class GradientTape(Recorder):
                 out.append(_fit(g, s, create))
         return unflatten(spec, out)
 
-    def _check_levels(self, targets: list[Any]) -> None:
-        """Refuse a target traced by a functional transform that this tape did not record:
-        its gradient could not depend on the transform's input."""
+    def _check_levels(self, targets: list[Any], sources: list[Tensor]) -> None:
+        """Refuse a target traced by a functional transform that this tape did not record
+        (its gradient could not depend on the transform's input), or that also depends on
+        a source of an outer level (a Variable: the sweep of this level does not reach it,
+        and the gradient would be None)."""
         for t in targets:
-            if isinstance(t, Tensor) and is_transform_level(t._level) and not self.owns(t):
+            if not (isinstance(t, Tensor) and is_transform_level(t._level)):
+                continue
+            name = transform_name(t._level)
+            where = f"in {name}" if name else "inside a function given to wg.grad / wg.vjp"
+            inputs = "its inputs" if name else "the transform's input"
+            if not self.owns(t):
                 raise RuntimeError(
-                    "GradientTape.gradient: the target was computed inside a function given "
-                    "to wg.grad / wg.vjp from the transform's input, which the tape does not "
-                    "watch, so the gradient could not depend on that input. Watch the "
-                    "transform's input too (tape.watch(x)), or use wg.grad for the inner "
-                    "gradient."
+                    f"GradientTape.gradient: the target was computed {where} from {inputs}, "
+                    "which the tape does not watch, so the gradient could not depend on "
+                    f"{'them' if name else 'that input'}. Watch "
+                    f"{'them' if name else 'the transform' + chr(39) + 's input'} too "
+                    "(tape.watch(x)), or use wg.grad for the inner gradient."
+                )
+            beneath = t._value
+            outer = [s for s in sources if s._level != t._level]
+            if outer and isinstance(beneath, Tensor) and (beneath._rg or beneath._node):
+                what = ("a Variable, which belongs to no transform (even made inside one)"
+                        if isinstance(outer[0], Variable) else "a tensor made outside it")
+                raise RuntimeError(
+                    f"GradientTape.gradient: the target was computed {where} from {inputs} "
+                    f"and from the source, {what}; the tape cannot give the gradient with "
+                    f"respect to that source as a function of {inputs} (it would return "
+                    "None). Compute the inner gradient with wg.grad instead, e.g. "
+                    "wg.grad(lambda v: v * x ** 2)(2.0) for a Variable v = wg.Variable(2.0)."
                 )
 
     def _gradients(self, targets: list[Any], seeds: list[Any], src: list[Tensor],
@@ -703,6 +722,7 @@ class GradientTape(Recorder):
                 f"The dtype of the target tensor must be floating (e.g. float64) when calling "
                 f"GradientTape.jacobian, got {target.dtype}."
             )
+        self._check_levels([target], src)
         create = self._start("jacobian", target._level)
         tshape = target.shape
         n = target.size

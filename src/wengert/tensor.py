@@ -39,7 +39,13 @@ from .core.bind import dtype_of, is_traced, kind_of, number_kind, primal, shape_
 from .core.collector import collector_paused
 from .core.display import html_of
 from .core.kept import KEEPER, Keeper
-from .core.levels import DUAL_TAG, escaped_error, is_open, is_transform_level
+from .core.levels import (
+    DUAL_TAG,
+    escaped_error,
+    is_open,
+    is_transform_level,
+    transform_name,
+)
 from .core.node import GradFn, Node, Version, new_version
 from .core.sweep import backprop, observe_sweep, run_hooks
 from .dual import Dual
@@ -729,6 +735,13 @@ def tensor_backward(
     roots = []
     given: set[int] = set()  # arrays already handed out as seeds or grads (copied if again)
     for out, gradient in zip(outputs, gradients):
+        if is_transform_level(out._level) and (name := transform_name(out._level)):
+            raise RuntimeError(
+                f"backward() was called in {name} on a value computed from its inputs: "
+                f"{name} computes their derivatives itself, and the .grad of tensors made "
+                "inside would not depend on its inputs. Use the derivatives it gives, or call "
+                "backward() where no transform runs."
+            )
         if is_transform_level(out._level):
             raise RuntimeError(
                 "backward() was called on a value traced by a functional transform (inside "

@@ -18,7 +18,7 @@ from contextvars import ContextVar
 
 __all__ = [
     "Tag", "USER_TAG", "next_order", "DUAL_TAG", "is_transform_level", "open_level",
-    "close_level", "is_open", "escaped_error", "OPEN_LEVELS",
+    "close_level", "is_open", "escaped_error", "OPEN_LEVELS", "LEVEL_NAMES", "transform_name",
 ]
 
 next_order = itertools.count(1).__next__
@@ -67,8 +67,26 @@ def is_open(level: float) -> bool:
     return not (type(level) is int and level and level not in OPEN_LEVELS)
 
 
+#: What to call the reverse-transform levels that wg.grad / wg.vjp did not open, in
+#: messages (``"the %%autodiff cell"``), by level. A level is never reused, so an entry
+#: stays true; only such transforms add one (one small entry each).
+LEVEL_NAMES: dict[int, str] = {}
+
+
+def transform_name(level: float) -> str | None:
+    """The name ``level`` was given in :data:`LEVEL_NAMES` (``None``: wg.grad / wg.vjp)."""
+    return LEVEL_NAMES.get(level)  # type: ignore[call-overload]
+
+
 def escaped_error(level: float) -> RuntimeError:
     """The error for a tensor of a finished transform used again."""
+    name = transform_name(level)
+    if name is not None:
+        return RuntimeError(
+            f"a value computed in {name} (transform level {level}) was used after it ended: it "
+            "was stored where it could not be made a plain value, so its gradient would be "
+            "meaningless. Store its value there instead (x.numpy(), or wg.stop_gradient(x))."
+        )
     return RuntimeError(
         f"a value computed inside a finished wg.grad / wg.vjp (transform level {level}) "
         "was used after the transform returned (it was stored outside the function, e.g. "

@@ -70,8 +70,9 @@ def capture_stack(depth: int) -> list[tuple[str, int, str]]:
 
 #: filename -> whether it is wengert's or NumPy's (frames of a loop ask the same files).
 _LIBRARY_FILE: dict[str, bool] = {}
-#: (filename, line, function) -> its SourceLine (a loop records the same lines again).
-_LINES: dict[tuple[str, int, str], SourceLine] = {}
+#: (id of a code object, line) -> the code object and its SourceLine (a loop records the
+#: same lines again; two cells compiled under one file name are two code objects).
+_LINES: dict[tuple[int, int], tuple[Any, SourceLine]] = {}
 _MAX_LINES = 4096
 
 
@@ -87,13 +88,16 @@ def user_line(depth: int) -> SourceLine | None:
         if lib is None:
             lib = library[filename] = is_library(filename)
         if not lib:
-            key = (filename, frame.f_lineno, code.co_name)
-            line = _LINES.get(key)
-            if line is None:
-                if len(_LINES) >= _MAX_LINES:
-                    _LINES.clear()
-                line = _LINES[key] = SourceLine(
-                    filename, key[1], key[2], linecache.getline(filename, key[1]).strip())
+            lineno = frame.f_lineno
+            key = (id(code), lineno)
+            known = _LINES.get(key)
+            if known is not None and known[0] is code:
+                return known[1]
+            if len(_LINES) >= _MAX_LINES:
+                _LINES.clear()
+            line = SourceLine(filename, lineno, code.co_name,
+                              linecache.getline(filename, lineno).strip())
+            _LINES[key] = (code, line)
             return line
         frame = frame.f_back
     return None

@@ -85,14 +85,20 @@ def _inputs_table(result: Any) -> str:
         value = result.input_values[name]
         grad = result.grads[name]
         cells = [f"<b>{_e(name)}</b>", _e(value_text(value)),
-                 f'<span class="wg-adj">{_e(value_text(grad))}</span>',
-                 _e(_shape_note(value, grad))]
+                 f'<span class="wg-adj">{_e(value_text(grad))}</span>' if grad is not None
+                 else '<span class="wg-dim">not known (see the notes)</span>',
+                 _e(_shape_note(value, grad)) if grad is not None else ""]
         if both:
-            diff = result.agreement[name]
-            ok = modes_agree(diff, grad)
-            cells += [_e(value_text(result.tangents[name])),
-                      f'<span class="{"wg-ad-ok" if ok else "wg-ad-bad"}">'
-                      f'{"✓" if ok else "✗"} {diff:.0e}</span>']
+            diff = result.agreement.get(name)
+            tangent = result.tangents[name]
+            if diff is None:
+                check = '<span class="wg-dim">—</span>'
+            else:
+                ok = modes_agree(diff, grad)
+                check = (f'<span class="{"wg-ad-ok" if ok else "wg-ad-bad"}">'
+                         f'{"✓" if ok else "✗"} {diff:.0e}</span>')
+            cells += [_e(value_text(tangent)) if tangent is not None
+                      else '<span class="wg-dim">not known</span>', check]
         rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     header = "".join(f"<th>{_e(h)}</th>" for h in head)
     return (f'<table class="wg-table"><thead><tr>{header}</tr></thead>'
@@ -134,6 +140,11 @@ def card_html(result: Any) -> str:
         f'{_e(value_text(result.value))} <span class="wg-dim">'
         f'{_e(shape_text(np.shape(result.value)))}</span></div>',
     ]
+    notes = getattr(result, "notes", ())
+    if notes:
+        parts.append('<ul class="wg-ad-notes" style="margin:2px 0 6px;padding-left:18px;'
+                     'font-size:12px;max-width:60em">' + "".join(
+            f"<li>{_e(n)}</li>" for n in notes) + "</ul>")
     views = result.views
     if "grads" in views:
         parts.append(_inputs_table(result))

@@ -236,31 +236,44 @@ class _Values:
                 out += f" − {t[1:]}{mono}" if _plain(t) and t.startswith("-") else \
                     f" + {t}{mono}"
             return out
-        return summarize(value)
+        return _summary(value)
 
     def texts(self, values: list[Any]) -> list[str | None]:
         """``[self.text(v) for v in values]``, numbers and short arrays formatted in bulk."""
         if self.labels:
             return [self.text(v) for v in values]
         present = [k for k, v in enumerate(values) if v is not None]
-        if len(present) == len(values):
-            return summarize_many(values)
+        try:
+            if len(present) == len(values):
+                return summarize_many(values)
+            texts = summarize_many([values[k] for k in present])
+        except (TypeError, ValueError, AttributeError):  # a rule's saved object among them
+            return [self.text(v) for v in values]
         # Without the Nones (constants receive no adjoint), a scalar tape's values are
         # all floats: summarize_many formats them with one %.
         out: list[str | None] = [None] * len(values)
-        for k, text in zip(present, summarize_many([values[k] for k in present])):
+        for k, text in zip(present, texts):
             out[k] = text
         return out
 
     def primal(self, value: Any) -> str | None:
         if value is None:
             return None
-        return format_number(value) if type(value) is float else summarize(value)
+        return format_number(value) if type(value) is float else _summary(value)
 
     def tangent(self, value: Any) -> list[list[str]] | None:
         if not isinstance(value, Dual):
             return None
         return [[mono, summarize(v)] for mono, v in _dual_terms(value, self.labels)[1:]]
+
+
+def _summary(value: Any) -> str:
+    """:func:`summarize`, or the type's name for what is not a number (the object a
+    custom rule or a checkpoint saves for its backward pass, an input of its equation)."""
+    try:
+        return summarize(value)
+    except (TypeError, ValueError, AttributeError):
+        return type(value).__name__.lstrip("_")
 
 
 def _rule_template(op: Any, n: int, params: Mapping[str, Any],

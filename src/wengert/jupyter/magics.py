@@ -32,14 +32,18 @@ __all__ = ["load_ipython_extension", "unload_ipython_extension", "parse_views", 
 
 _USAGE = """Differentiate a cell of ordinary NumPy code with respect to some of its names.
 
-Each name in INPUTS, defined before the cell or assigned in it, becomes a leaf that
-requires grad from the moment it is bound. The output is --of NAME, else the cell's
-last expression, else its last assigned name. After the cell runs, a card shows the
-output, its derivative with respect to each input (gradients in reverse mode,
-tangents in forward mode; --mode both checks that they agree) and the views asked
-for with --show. The result is bound to _autodiff (or --as NAME): .value, .grads
-(input name -> NumPy value), .tape, .graph, .explore(). Variables keep plain NumPy
-values after the cell. A trailing ';' hides the card.
+Each name in INPUTS, defined before the cell or bound in it, becomes a leaf that
+requires grad from the moment it is bound (by =, +=, :=, for, with ... as, global in a
+function of the cell, ...); rebinding it to a value computed from it (x = x - lr * g)
+keeps that leaf, so the derivative is with respect to its first value. The output is
+--of NAME, else the cell's last expression, else the last name bound when the cell ran
+(in a loop, a branch, ...) whose value depends on the inputs. After the cell runs, a
+card shows the output, its derivative with respect to each input (gradients in reverse
+mode, tangents in forward mode; --mode both checks that they agree), notes on what the
+numbers mean where the cell leaves a doubt, and the views asked for with --show. The
+result is bound to _autodiff (or --as NAME): .value, .grads (input name -> NumPy
+value), .notes, .tape, .graph, .explore(). Everything the notebook reaches holds plain
+NumPy values after the cell. A trailing ';' hides the card.
 
 Example::
 
@@ -87,7 +91,7 @@ def _magics_class() -> type:
         @argument("inputs", nargs="*", metavar="INPUTS",
                   help="names to differentiate with respect to")
         @argument("--of", metavar="NAME", default=None,
-                  help="the output (default: the last expression, else the last assigned name)")
+                  help="the output (default: the last expression, else the last name bound)")
         @argument("--mode", choices=MODES, default="reverse",
                   help="reverse (default), forward, or both (checks that they agree)")
         @argument("--show", metavar="VIEWS", default="value,grads",
@@ -108,6 +112,7 @@ def _magics_class() -> type:
                 result = run_autodiff(
                     code, shell.user_ns, args.inputs, of=args.of, mode=args.mode,
                     views=views, filename=filename, explain=args.explain,
+                    keep=shell.user_ns_hidden,
                 )
             except AutodiffUsageError as e:
                 raise UsageError(f"{e}\n{_usage(self.autodiff.parser)}") from None

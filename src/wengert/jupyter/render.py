@@ -286,7 +286,7 @@ def names_from_namespace(tape: Tape, namespace: Mapping[str, Any]) -> dict[NameK
         keys: list[NameKey] = []
         if id(obj) in leaf_of:
             keys.append(f"x{leaf_of[id(obj)]}")
-        elif isinstance(obj, Tensor):
+        elif issubclass(type(obj), Tensor):  # (isinstance may run a proxy's code)
             grad_fn = obj.grad_fn
             if grad_fn is not None and id(grad_fn.node) in equation_of:
                 keys.append(f"t{equation_of[id(grad_fn.node)]}")
@@ -295,7 +295,7 @@ def names_from_namespace(tape: Tape, namespace: Mapping[str, Any]) -> dict[NameK
                     # numpy() and a float's item() hand out the value the tape saw.
                     value = obj.item() if obj.shape == () else obj.numpy()
                     keys.extend(constants.get(id(value), ()))
-        elif isinstance(obj, np.ndarray):
+        elif type(obj) is np.ndarray:
             keys.extend(constants.get(id(obj), ()))
         for key in keys:
             found.setdefault(key, name)

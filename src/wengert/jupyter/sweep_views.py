@@ -33,7 +33,8 @@ def frames_of(result: Any) -> Mapping[str, Any] | None:
     if frames is None and result.mode != "forward":
         names = [result.leaf_names.get(id(leaf), f"x{i}")
                  for i, leaf in enumerate(result.tape.leaves)]
-        frames = explorer_frames(result.tape, leaf_names=names, value_names=result.names)
+        with result.replay():  # a checkpoint recomputes at the cell's level
+            frames = explorer_frames(result.tape, leaf_names=names, value_names=result.names)
         result.extras["frames"] = frames
     return frames
 
@@ -44,6 +45,9 @@ def _reverse_views(result: Any) -> tuple[list[dict[str, Any]], str | None]:
                     "--mode both to see it.")
     if len(result.tape) == 0:
         return [], "the output does not depend on the inputs: nothing to sweep."
+    differs = result.extras.get("replay_differs")
+    if differs is not None:
+        return [], differs + " The step-by-step views are not shown."
     if len(result.tape) > MAX_STEPS:
         return [], (f"{len(result.tape):,} equations: too many to list here; step through "
                     "them with _autodiff.explore().")

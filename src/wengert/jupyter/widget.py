@@ -23,6 +23,7 @@ Examples
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import gzip
 import inspect
@@ -259,13 +260,20 @@ def explore(
     >>> view.label
     'reverse · step 1/3'
     """
+    kept = getattr(target, "extras", None)  # an %%autodiff result: its frames, its mode
+    if frames is None and seed is None and mode is None and names is None \
+            and isinstance(kept, Mapping):
+        frames = kept.get("frames")
+    if mode is None and getattr(target, "mode", None) == "forward":
+        mode = "forward"  # (its dual numbers' tags closed with the cell: no sweep over them)
     if frames is not None:
         return explorer_class()(frames=pack(dict(frames)))
     caller = inspect.currentframe()
     frame = caller.f_back if caller is not None else None
     if isinstance(target, Graph):  # a traced graph: step through a run of it on tensors
         target = GraphRun(target)
-    with collector_paused():
+    replay = getattr(target, "replay", None)  # an %%autodiff result reopens its level
+    with collector_paused(), (replay() if callable(replay) else contextlib.nullcontext()):
         try:
             tape, roots = _resolve(target)
             leaf_names = _names_from(target, tape, names, frame)
@@ -273,6 +281,11 @@ def explore(
             del caller, frame
         data = explorer_frames(tape, roots=roots, seed=seed, mode=mode,
                                leaf_names=leaf_names, value_names=getattr(target, "names", None))
+        differs = kept.get("replay_differs") if isinstance(kept, Mapping) else None
+        if differs:
+            data["seed_note"] = " ".join(filter(None, (
+                data.get("seed_note"), differs,
+                "The reverse steps here are that replay, not the numbers of the card.")))
         packed = pack(data)
         # Freed while the collector is off: alive at its end, the millions of lists and
         # records just made would be walked by the full collection that follows.
