@@ -24,6 +24,7 @@ import numpy as np
 from . import numpy as wnp
 from .core.bind import dtype_of, is_traced, shape_of
 from .core.levels import DUAL_TAG, Tag
+from .core.subclasses import refuse_subclass
 from .core.tree import flatten, unflatten
 from .dual import Dual
 from .tensor import Tensor, connected
@@ -79,6 +80,7 @@ def _size(shape: tuple[int, ...]) -> int:
 
 
 def _check_float(p: Any, where: str, what: str) -> tuple[tuple[int, ...], Any]:
+    refuse_subclass(p, f"{where} ({what})")
     if isinstance(p, (str, bytes)):
         raise TypeError(
             f"{where}: {what} is a {type(p).__name__}; only floating point inputs can be "
@@ -95,6 +97,7 @@ def _check_float(p: Any, where: str, what: str) -> tuple[tuple[int, ...], Any]:
 
 def _check_pair(p: Any, t: Any, i: int, where: str) -> None:
     ps, _ = _check_float(p, where, f"primal {i}")
+    refuse_subclass(t, f"{where} (tangent {i})")
     ts, tdt = _shape_dtype(t)
     if tdt.kind not in "biufc":
         raise TypeError(

@@ -23,6 +23,7 @@ import numpy as np
 
 from .core.bind import dtype_of, is_traced, kind_of, primal, shape_of
 from .core.modes import GRAD_ENABLED, transform_scope
+from .core.subclasses import refuse_subclass
 from .core.sweep import backprop
 from .core.tree import flatten, leaves_like, unflatten
 from .tensor import Tensor, constant
@@ -34,6 +35,7 @@ __all__ = [
 
 
 def _check_input(x: Any, where: str, holomorphic: bool = False) -> None:
+    refuse_subclass(x, where)
     if isinstance(x, (str, bytes)) or x is None:
         raise TypeError(
             f"{where}: can only differentiate with respect to floating point numbers and "
