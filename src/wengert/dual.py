@@ -64,6 +64,7 @@ from .core.bind import (
 )
 from .core.display import html_of
 from .core.levels import USER_TAG, Tag
+from .core.op import NoForwardRule
 from .core.source import storing_item
 from .core.subclasses import (
     REFUSED_TYPES,
@@ -481,7 +482,7 @@ def _all_scalars(values: list[Any]) -> bool:
 
 
 def _no_jvp(op: Any) -> TypeError:
-    return TypeError(
+    return NoForwardRule(
         f"the primitive {op.name!r} has no forward-mode (JVP) rule, so dual numbers cannot "
         "pass through it; use reverse mode (wg.grad / wg.vjp) for this function."
     )
