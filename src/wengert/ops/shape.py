@@ -461,12 +461,18 @@ def reshape(x: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
     shape = _int_or_tuple(shape)
     if isinstance(shape, int):
         shape = (shape,)
+    if order == "A":  # as NumPy: Fortran order for an array laid out that way only
+        p = _raw(x)
+        fortran = isinstance(p, np.ndarray) and p.flags.f_contiguous and not p.flags.c_contiguous
+        order = "F" if fortran else "C"
     if order == "F":  # column-major: the C-order reshape of the reversed axes, reversed back
         out = transpose(apply(RESHAPE, transpose(x), shape=tuple(reversed(shape))))
-    elif order in ("C", "A", "K"):  # A and K: a wengert value is laid out in C order
+    elif order == "C":
         out = apply(RESHAPE, x, shape=shape)
+    elif order == "K":
+        raise ValueError("order 'K' is not permitted for reshaping")  # NumPy's words
     else:
-        raise ValueError(f"reshape: order must be 'C', 'F', 'A' or 'K', got {order!r}")
+        raise ValueError(f"reshape: order must be 'C', 'F' or 'A', got {order!r}")
     return _ew.copy(out) if copy else out
 
 
