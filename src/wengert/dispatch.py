@@ -17,6 +17,7 @@ import numpy as np
 from . import numpy as wnp
 from .core.bind import kind_of, primal
 from .core.modes import GRAD_ENABLED
+from .ops import selection as _selection
 
 __all__ = ["array_ufunc", "array_function", "UFUNCS", "FUNCTIONS", "tables", "specialise",
            "lost_in_store"]
@@ -96,13 +97,13 @@ _NONDIFF_FUNCTIONS = {
     np.tril_indices_from,
     np.triu_indices_from,
     np.einsum_path,
-    np.histogram_bin_edges,
     np.isneginf,
     np.isposinf,
     np.ix_,
     np.lexsort,
     np.packbits,
     np.unpackbits,
+    np.isin,
 }
 _LIKE = {np.zeros_like, np.ones_like, np.empty_like}
 #: NumPy functions that write into their first argument.
@@ -171,6 +172,23 @@ def _needs_grad(args: Any) -> bool:
             # A graph tracer records the call instead; differentiating the graph later
             # refuses it there if a derivative would flow through (graph.tracer).
             if kind.connected(a) and not kind.records_calls:
+                return True
+        elif isinstance(a, (list, tuple)):
+            stack.extend(a)
+        elif isinstance(a, dict):
+            stack.extend(a.values())
+    return False
+
+
+def _carries(args: Any) -> bool:
+    """Whether a traced value that carries a derivative, or a graph tracer (which records
+    what happens to it), is among ``args``."""
+    stack = [args]
+    while stack:
+        a = stack.pop()
+        kind = kind_of(a)
+        if kind is not None:
+            if kind.records_calls or kind.connected(a):
                 return True
         elif isinstance(a, (list, tuple)):
             stack.extend(a)
@@ -263,6 +281,16 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
                 "wg.custom_vjp."
             )
     elif method == "at" and inputs and kind_of(inputs[0]) is not None:
+        if GRAD_ENABLED.get() and _carries((inputs, kwargs)):
+            at = _selection.UFUNC_AT.get(ufunc)
+            if at is None or kwargs or len(inputs) != 3:
+                raise TypeError(
+                    f"np.{ufunc.__name__}.at on a value that carries a derivative has no "
+                    "wengert gradient rule (np.add.at and np.subtract.at have one); compute "
+                    "the result out of place (x[i] = f(x[i]) for unique indices, np.where), "
+                    "or write under wg.no_grad() if no gradient should flow."
+                )
+            return at(*inputs)
         return _write_into(inputs[0], f"np.{ufunc.__name__}.at",
                            lambda: ufunc.at(*_unbox(inputs), **kwargs))
     elif method == "at" and inputs and _needs_grad((inputs[1:], kwargs)):
@@ -313,6 +341,9 @@ def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
         return fn(*args, **kwargs)
     if func in _IN_PLACE and args:
         if kind_of(args[0]) is not None:
+            if GRAD_ENABLED.get() and _carries((args, kwargs)):
+                # a derivative flows through the write: x[index] = values, recorded
+                return _selection.IN_PLACE[func](*args, **kwargs)
             return _write_into(args[0], numpy_name(func), lambda: func(
                 *_unbox(args), **{k: _unbox(v) for k, v in kwargs.items()}))
         if _needs_grad((args[1:], kwargs)):

@@ -585,9 +585,12 @@ def pad(x: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
     nd = len(_shape_of(x))
     width = _pairs(pad_width, nd, operator.index)
     if mode == "constant":
-        values = _raw(kwargs.pop("constant_values", 0))
+        values = kwargs.pop("constant_values", 0)
         if kwargs:
             raise TypeError(f"pad: unsupported keyword arguments for mode 'constant': {kwargs}")
+        if _traced_among(values):
+            return _pad_traced_constants(x, width, values)
+        values = _raw(values)
         if np.ndim(values) == 0:
             values = np.asarray(values).item()
         else:
@@ -608,6 +611,48 @@ def pad(x: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
         f"wengert.pad: mode {mode!r} has no gradient rule; use 'constant', 'edge', 'wrap', "
         "'reflect' or 'symmetric'."
     )
+
+
+def _traced_among(values: Any) -> bool:
+    if is_traced(values):
+        return True
+    return isinstance(values, (list, tuple)) and any(_traced_among(v) for v in values)
+
+
+def _leaves_and_shape(values: Any) -> tuple[list[Any], tuple[int, ...]]:
+    """The scalars of a (nested list of, or an array of) constants, row-major, and their
+    shape."""
+    if is_traced(values) or not isinstance(values, (list, tuple)):
+        shape = _shape_of(values)
+        flat = reshape(values, (-1,)) if shape else reshape(values, (1,))
+        return [flat[i] for i in range(int(np.prod(shape, dtype=np.int64)))], shape
+    parts = [_leaves_and_shape(v) for v in values]
+    inner = parts[0][1] if parts else ()
+    if any(p[1] != inner for p in parts):
+        raise ValueError("pad: constant_values must be a scalar, a pair, or one pair per axis")
+    return [leaf for p in parts for leaf in p[0]], (len(values),) + inner
+
+
+def _pad_traced_constants(x: Any, width: Any, values: Any) -> Any:
+    """``pad(x, width, constant_values=values)`` with traced constants: ``x`` padded with
+    zeros, plus each constant where NumPy puts it (found by padding with labels), so the
+    constants get the gradient of the entries they fill."""
+    nd = len(_shape_of(x))
+    flat, shape = _leaves_and_shape(values)
+    where = np.broadcast_to(np.arange(len(flat)).reshape(shape), (nd, 2))  # NumPy's reading
+    pairs = [(flat[b], flat[a]) for b, a in where.tolist()]
+    labels = np.pad(np.zeros(_shape_of(x), dtype=np.int64), width,
+                    constant_values=[(2 * ax + 1, 2 * ax + 2) for ax in range(nd)])
+    out = apply(PAD, x, pad_width=width, constant_values=0)
+    dtype = _ew.dtype_of(out)
+    for ax, (before, after) in enumerate(pairs):
+        for label, value in ((2 * ax + 1, before), (2 * ax + 2, after)):
+            mask = labels == label
+            if mask.any():
+                if _ew.dtype_of(value) != dtype:
+                    value = _ew.astype(value, dtype)
+                out = _ew.where(mask, value, out)
+    return out
 
 
 def diagonal(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
