@@ -105,6 +105,8 @@ _NONDIFF_FUNCTIONS = {
     np.unpackbits,
     np.isin,
 }
+if hasattr(np, "in1d"):  # (NumPy < 2.4: isin's deprecated 1-d form)
+    _NONDIFF_FUNCTIONS.add(np.in1d)
 _LIKE = {np.zeros_like, np.ones_like, np.empty_like}
 #: NumPy functions that write into their first argument.
 _IN_PLACE = {np.copyto, np.put, np.putmask, np.place, np.fill_diagonal, np.put_along_axis}
