@@ -621,7 +621,7 @@ def transpose(vjp_fn: Callable[[Any], tuple[Any, ...]], out: Any, primals: Seque
                 f"{len(primals)} tangent(s); got {len(tangents)}."
             )
         try:
-            t_leaves = leaves_like(tuple(tangents), p_spec, "tangents")
+            t_leaves = leaves_like(tuple(tangents), p_spec, "tangent")
         except ValueError as e:
             raise ValueError(f"{where}: {e}; give one tangent per primal, nested the same "
                              "way.") from None
