@@ -480,7 +480,7 @@ class Tensor(ArrayMethods, InPlaceMethods):
             yield self[i]
 
     def __float__(self) -> float:
-        if storing_item() and _carries_derivative(self):
+        if _carries_derivative(self) and storing_item():
             # buf[i] = x with a NumPy array buf: NumPy asks for float(x) and stores a number
             raise lost_in_store("buf[i] = x (NumPy converts x with float())")
         _refuse_inside_transform(self, "float()")
