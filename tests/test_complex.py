@@ -232,7 +232,7 @@ def test_jacobians_of_complex_functions_refuse():
         wg.jacfwd(np.exp)(Z)
     with pytest.raises(TypeError, match="jacrev requires real-valued outputs"):
         wg.jacrev(lambda x: x * 1j)(np.ones(2))
-    with pytest.raises(TypeError, match="jacfwd requires real-valued inputs"):
+    with pytest.raises(TypeError, match="hessian requires real-valued inputs"):
         wg.hessian(lambda z: np.sum(np.abs(z) ** 2))(Z)
     with pytest.raises(TypeError, match="jacobian requires real-valued"):
         wg.jacobian(np.exp)(Z)

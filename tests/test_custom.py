@@ -191,9 +191,11 @@ def test_fwd_must_return_a_pair_and_defvjp_is_required():
 
 
 def test_forward_mode_raises():
-    with pytest.raises(TypeError, match="custom_vjp functions support reverse mode only; "
-                                        "use custom_jvp"):
+    with pytest.raises(TypeError, match="custom_vjp functions support reverse mode only.*"
+                                        "wg.jacrev instead of wg.jacfwd.*custom_jvp"):
         wg.jvp(softplus, (np.array([1.0]),), (np.array([1.0]),))
+    with pytest.raises(TypeError, match="wg.jacrev instead of wg.jacfwd"):
+        wg.jacfwd(softplus)(np.array([1.0, 2.0]))
     with pytest.raises(TypeError, match="custom_vjp functions support reverse mode only"):
         softplus(wg.Dual(1.0, 1.0))
 

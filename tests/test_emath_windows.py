@@ -85,3 +85,105 @@ def test_sliding_window_misuse_as_numpy():
         SWV(x, 2)  # one window size for two axes
     with pytest.raises(ValueError, match="writeable"):
         SWV(x, (2, 2), writeable=True)
+
+
+# -- the derivative follows NumPy's own branch on both sides of every cut ---------------------
+H = 1e-6
+
+
+def _z(re, im):
+    """A complex number with this real and imaginary part (a signed zero kept)."""
+    z = np.empty((), complex)
+    z.real, z.imag = re, im
+    return z[()]
+
+
+def _derivatives(f, z, across):
+    """(∂f/∂x, ∂f/∂y) of NumPy's f at z: along the cut central differences, across it
+    (``across`` names the part the cut separates: "re" or "im") one-sided ones that stay
+    on the side its signed zero names."""
+    def partial(dim):
+        def at(k):  # (z.imag + 0.0 would turn −0 into +0: a step is added to one part)
+            if k == 0:
+                return f(z)
+            return f(_z(z.real + k, z.imag) if dim == "re" else _z(z.real, z.imag + k))
+        if dim != across:
+            return (at(H) - at(-H)) / (2 * H)
+        s = -H if np.signbit(z.real if dim == "re" else z.imag) else H
+        return (-3 * at(0.0) + 4 * at(s) - at(2 * s)) / (2 * s)
+
+    return partial("re"), partial("im")
+
+
+def _cut(points, across):
+    """Each point on both sides: +0 and −0 in the part that crosses the cut."""
+    if across == "im":
+        return [(_z(x, s), across) for x in points for s in (0.0, -0.0)]
+    return [(_z(s, y), across) for y in points for s in (0.0, -0.0)]
+
+
+CUTS = {
+    "emath.sqrt": (np.emath.sqrt, _cut([-2.0, -0.5], "im")),
+    "emath.log": (np.emath.log, _cut([-2.0], "im")),
+    "emath.log2": (np.emath.log2, _cut([-2.0], "im")),
+    "emath.log10": (np.emath.log10, _cut([-2.0], "im")),
+    "emath.logn": (lambda z: np.emath.logn(3.0, z), _cut([-2.0], "im")),
+    "emath.logn base": (lambda n: np.emath.logn(n, 3.0), _cut([-2.0], "im")),
+    "emath.power": (lambda z: np.emath.power(z, 2.5), _cut([-2.0], "im")),
+    "emath.power exponent": (lambda p: np.emath.power(-2.0, p), [(_z(0.5, 0.3), "none")]),
+    "emath.arccos": (np.emath.arccos, _cut([2.0, -2.0], "im")),
+    "emath.arcsin": (np.emath.arcsin, _cut([2.0, -2.0], "im")),
+    "emath.arctanh": (np.emath.arctanh, _cut([2.0, -2.0], "im")),
+    "arcsinh": (np.arcsinh, _cut([2.0, -2.0], "re")),
+    "arctan": (np.arctan, _cut([2.0, -2.0], "re")),
+    "arccosh": (np.arccosh, _cut([0.5, -0.5, -2.0], "im")),
+    "log1p": (np.log1p, _cut([-3.0], "im")),
+    "arccosh left half-plane": (np.arccosh, [(_z(-2.5, 0.4), "none"), (_z(-0.5, -1.5), "none")]),
+}
+
+
+@pytest.mark.parametrize("name", list(CUTS))
+def test_complex_derivatives_follow_numpys_branch_on_both_sides_of_each_cut(name):
+    # the gradients of the real and imaginary parts, the JVPs along x and y, and the
+    # holomorphic derivative, against differences of NumPy's own function that stay on the
+    # side of the cut that the signed zero names (arccos and arcsin took the other side at
+    # x ± 0j, arcsinh at ±0 + iy and arccosh everywhere left of the imaginary axis)
+    f, points = CUTS[name]
+    for z, across in points:
+        dx, dy = _derivatives(f, z, across)
+        for got, want in (
+            (wg.jvp(f, (z,), (1.0 + 0j,))[1], dx),
+            (wg.jvp(f, (z,), (1j,))[1], dy),
+            (wg.grad(lambda t: np.real(f(t)))(z), dx.real - 1j * dy.real),
+            (wg.grad(lambda t: np.imag(f(t)))(z), dx.imag - 1j * dy.imag),
+            (wg.grad(f, holomorphic=True)(z), dx),
+        ):
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6, err_msg=repr(z))
+
+
+REAL_OUTSIDE = {  # real inputs NumPy casts to complex (+0j: the upper side of each cut)
+    "sqrt": (np.emath.sqrt, [-4.0, -0.5, 2.0]),
+    "log": (np.emath.log, [-4.0, 0.5]),
+    "log10": (np.emath.log10, [-4.0]),
+    "arccos": (np.emath.arccos, [2.0, -2.0, 3.0, 0.5]),
+    "arcsin": (np.emath.arcsin, [2.0, -2.0, 0.5]),
+    "arctanh": (np.emath.arctanh, [2.0, -3.0, 0.5]),
+    "power": (lambda x: np.emath.power(x, 0.5), [-4.0, 2.0]),
+}
+
+
+@pytest.mark.parametrize("name", list(REAL_OUTSIDE))
+def test_real_inputs_outside_the_domain_differentiate_numpys_values(name):
+    f, points = REAL_OUTSIDE[name]
+    x = np.array(points)
+    for part in (np.real, np.imag):
+        want = [(part(f(x + H * e)) - part(f(x - H * e))) @ e / (2 * H) for e in np.eye(len(x))]
+        np.testing.assert_allclose(wg.grad(lambda a, p=part: np.sum(p(f(a))))(x), want,
+                                   rtol=1e-6, atol=1e-7)
+    t = wg.jvp(f, (x,), (np.ones(len(x)),))[1]
+    np.testing.assert_allclose(t, (f(x + H) - f(x - H)) / (2 * H), rtol=1e-6, atol=1e-7)
+    # -0.0 among negative entries: cast with the others, NumPy's value and a finite slope
+    # next to it
+    with_zero = np.array([-0.0, -4.0])
+    with np.errstate(divide="ignore", invalid="ignore"):  # (log of 0: -inf, as NumPy)
+        np.testing.assert_array_equal(f(wg.tensor(with_zero)).numpy(), f(with_zero))

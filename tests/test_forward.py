@@ -511,6 +511,134 @@ def test_linearize():
         f_jvp(np.ones(2), np.ones(2))
 
 
+def test_linearize_evaluates_the_function_once():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return np.sin(x) * x[0]
+
+    x = np.array([0.5, 1.5])
+    y, f_jvp = wg.linearize(f, x)
+    assert len(calls) == 1
+    for v in (np.array([1.0, 0.0]), np.array([0.3, -2.0]), np.ones(2)):
+        np.testing.assert_allclose(f_jvp(v), wg.jvp(f, (x,), (v,))[1], rtol=1e-14)
+    assert len(calls) == 4  # the three jvp calls above; f_jvp called f never
+    np.testing.assert_array_equal(y, np.sin(x) * x[0])
+    # a checkpointed part is recomputed once, when the linear program is recorded
+    calls.clear()
+    _, f_jvp = wg.linearize(lambda x: np.sum(wg.checkpoint(f)(x) ** 2), x)
+    assert len(calls) == 2
+    want = wg.jvp(lambda x: np.sum((np.sin(x) * x[0]) ** 2), (x,), (np.ones(2),))[1]
+    for _ in range(3):
+        assert f_jvp(np.ones(2)) == pytest.approx(want)
+    assert len(calls) == 2
+
+
+def test_linearize_pytrees_complex_integer_outputs_and_aux():
+    def f(p, s):
+        return {"y": p["w"] * s, "n": np.arange(3), "t": (p["b"] ** 2, 1.0)}, p["b"] * 2.0
+
+    p = {"w": np.array([1.0, 2.0]), "b": 3.0}
+    y, f_jvp, aux = wg.linearize(f, p, 2.0, has_aux=True)
+    assert aux == 6.0 and type(aux) is float
+    t = f_jvp({"w": np.array([1.0, 0.0]), "b": 1.0}, 1.0)
+    np.testing.assert_array_equal(t["y"], [3.0, 2.0])
+    np.testing.assert_array_equal(t["n"], [0.0, 0.0, 0.0])  # integers: zero tangents
+    assert t["t"] == (6.0, 0.0)
+    # holomorphic and non-holomorphic complex functions, and a real input to a complex output
+    z = np.array([1 + 2j, 0.5 - 1j])
+    v = np.array([0.3 - 0.1j, 1j])
+    for g in (lambda z: np.sin(z) * z[0], lambda z: np.abs(z) ** 2 + np.conj(z) * z[1]):
+        np.testing.assert_allclose(wg.linearize(g, z)[1](v), wg.jvp(g, (z,), (v,))[1])
+    x = np.array([0.2, 0.7, -1.0])
+    g = lambda x: np.fft.fft(x) * 1j + x  # noqa: E731
+    np.testing.assert_allclose(wg.linearize(g, x)[1](x), wg.jvp(g, (x,), (x,))[1])
+    with pytest.raises(TypeError, match="tangent 0 is complex"):
+        wg.linearize(g, x)[1](x * 1j)
+    with pytest.raises(ValueError, match=r"the tangent has a dict with keys \['w'\]"):
+        wg.linearize(f, p, 2.0, has_aux=True)[1]({"w": np.ones(2)}, 1.0)
+
+
+def test_linearize_nests_and_takes_custom_vjp_functions():
+    assert wg.grad(lambda x: wg.linearize(np.sin, x)[1](1.0))(0.5) == pytest.approx(-SIN(0.5))
+    assert wg.jvp(lambda x: wg.linearize(lambda z: z ** 3, x)[1](1.0), (2.0,), (1.0,)) == (
+        12.0, 12.0)
+    np.testing.assert_allclose(
+        wg.hessian(lambda x: np.sum(wg.linearize(lambda z: z ** 3, x)[1](x)))(np.ones(2)),
+        18.0 * np.eye(2))  # d²/dx² of 3x² · x
+
+    @wg.custom_vjp
+    def cube(x):
+        return x ** 3
+
+    cube.defvjp(lambda x: (x ** 3, x), lambda x, g: (3.0 * x ** 2 * g,))
+    # reverse-mode rule only: linearize transposes its pullback (JAX's linearize refuses)
+    np.testing.assert_allclose(wg.linearize(cube, np.array([1.0, 2.0]))[1](np.ones(2)),
+                               [3.0, 12.0])
+
+
+def test_vjp_jvp_and_linearize_work_at_the_point_of_evaluation():
+    a = np.array([1.0, 2.0])
+    out, f_vjp = wg.vjp(np.sin, a)
+    y, f_jvp = wg.linearize(np.sin, a)
+    a[:] = 5.0  # the caller changes its array afterwards
+    np.testing.assert_array_equal(f_vjp(np.ones(2))[0], np.cos([1.0, 2.0]))
+    np.testing.assert_array_equal(f_jvp(np.ones(2)), np.cos([1.0, 2.0]))
+    np.testing.assert_array_equal(out, np.sin([1.0, 2.0]))
+    # an output that is the input (or a view of it) is the caller's own array, not the
+    # transform's copy nor the caller's input
+    a = np.array([1.0, 2.0])
+    (x_out, s_out), f_vjp = wg.vjp(lambda x: (x, np.sin(x)), a)
+    x_out *= 100.0
+    np.testing.assert_array_equal(f_vjp((np.zeros(2), np.ones(2)))[0], np.cos([1.0, 2.0]))
+    np.testing.assert_array_equal(a, [1.0, 2.0])
+    t = np.ones(2)
+    p_out, t_out = wg.jvp(lambda x: x[:1], (a,), (t,))
+    assert not np.may_share_memory(p_out, a) and not np.may_share_memory(t_out, t)
+    p_out, t_out = wg.jvp(lambda x, s: (x, s), (a, 1.0), (t, 1.0))
+    assert p_out[0] is not a and t_out[0] is not t
+
+
+def test_jacobians_and_hessian_take_has_aux():
+    # the values JAX 0.10 gives for the same calls
+    f = lambda x: (np.sin(x) * x.sum(), {"a": x * 2.0, "n": 3})  # noqa: E731
+    x = np.array([1.0, 2.0])
+    want = np.array([[2.4623779, 0.84147098], [0.90929743, -0.33914308]])
+    for transform in (wg.jacfwd, wg.jacrev, wg.jacobian):
+        jac, aux = transform(f, has_aux=True)(x)
+        np.testing.assert_allclose(jac, want, rtol=1e-7)
+        np.testing.assert_array_equal(aux["a"], [2.0, 4.0])
+        assert aux["n"] == 3 and type(aux["a"]) is np.ndarray
+    h, aux = wg.hessian(lambda x: (np.sum(x ** 3), x * 2.0), has_aux=True)(x)
+    np.testing.assert_array_equal(h, [[6.0, 0.0], [0.0, 12.0]])
+    np.testing.assert_array_equal(aux, [2.0, 4.0])
+    # argnums tuples, the one-at-a-time forward path (two inputs), empty inputs
+    jac, aux = wg.jacfwd(lambda a, b: (a * b, b), (0, 1), True)(x, 3.0)
+    np.testing.assert_array_equal(jac[0], 3.0 * np.eye(2))
+    assert aux == 3.0
+    jac, aux = wg.jacfwd(lambda a: (a * 2.0, "empty"), has_aux=True)(np.ones(0))
+    assert jac.shape == (0, 0) and aux == "empty"
+    with pytest.raises(TypeError, match="has_aux=True needs the function to return a pair"):
+        wg.jacrev(np.sin, has_aux=True)(x)
+
+
+def test_jacobian_of_a_custom_vjp_function_uses_reverse_mode():
+    @wg.custom_vjp
+    def sine(x):
+        return np.sin(x)
+
+    sine.defvjp(lambda x: (np.sin(x), x), lambda x, g: (g * np.cos(x),))
+    x = np.array([1.0, 2.0])
+    tall = lambda x: np.outer(sine(x), x)  # noqa: E731  (4 outputs, 2 inputs: forward first)
+    want = wg.jacrev(lambda x: np.outer(np.sin(x), x))(x)
+    np.testing.assert_allclose(wg.jacobian(tall)(x), want)
+    jac, aux = wg.jacobian(lambda x: (tall(x), "aux"), has_aux=True)(x)
+    np.testing.assert_allclose(jac, want)
+    with pytest.raises(TypeError, match="wg.jacrev instead of wg.jacfwd"):
+        wg.jacfwd(tall)(x)
+
+
 def test_derivative():
     assert wg.derivative(lambda x: x**3)(2.0) == 12.0
     assert type(wg.derivative(np.sin)(0.0)) is float

@@ -266,7 +266,7 @@ REAL_OUTPUT = "with holomorphic=True requires outputs with complex dtype, but go
                                   "hessian"])
 def test_a_real_input_is_refused(name):
     transform = getattr(wg, name)
-    where = {"value_and_grad": "grad", "hessian": "jacfwd"}.get(name, name)  # jacfwd(grad)
+    where = {"value_and_grad": "grad"}.get(name, name)
     for x in (1.0, np.ones(2), {"a": np.ones(2, complex), "b": 3.0}):
         with pytest.raises(TypeError, match=f"{where} {REAL_INPUT}.*1.0 \\+ 0j"):
             transform(lambda x: np.sum(x) if name in ("grad", "value_and_grad") else x,
@@ -307,10 +307,14 @@ def test_without_holomorphic_the_refusals_point_to_it():
         wg.jacobian(np.exp)(np.array([1j]))
 
 
-def test_holomorphic_is_keyword_only_for_the_jacobians():
-    # JAX's third parameter of jacfwd, jacrev, jacobian and hessian is has_aux, which
-    # wengert's lack: a JAX-style positional True must not turn on holomorphic.
-    for transform in (wg.jacfwd, wg.jacrev, wg.jacobian, wg.hessian):
-        with pytest.raises(TypeError, match="positional argument"):
-            transform(np.exp, 0, True)
+def test_the_jacobians_take_has_aux_then_holomorphic_in_jax_order():
+    # JAX's third parameter of jacfwd, jacrev, jacobian and hessian is has_aux, its
+    # fourth holomorphic: a JAX-style positional True asks for the auxiliary output.
+    for transform in (wg.jacfwd, wg.jacrev, wg.jacobian):
+        jac, aux = transform(lambda z: (np.exp(z), "aux"), 0, True)(np.ones(2))
+        np.testing.assert_allclose(jac, np.diag(np.exp(np.ones(2))))
+        assert aux == "aux"
+        assert transform(np.exp, 0, False, True)(0j) == 1
+    assert wg.hessian(lambda z: (z ** 3, "aux"), 0, True)(1.0) == (6.0, "aux")
+    assert wg.hessian(lambda z: z ** 3, 0, False, True)(1j) == 6j
     assert wg.grad(np.exp, 0, False, True)(0j) == 1  # grad's order is JAX's

@@ -268,20 +268,27 @@ def test_missing_rules_name_the_numpy_function_as_written(monkeypatch):
 
 
 # -- NumPy functions that write into their argument -------------------------------------
-@pytest.mark.parametrize("write", [
-    lambda t: np.copyto(t, np.zeros(2)),
-    lambda t: np.put(t, [0], 5.0),
-    lambda t: np.putmask(t, np.array([True, False]), 5.0),
-    lambda t: np.add.at(t, [0], 1.0),
-    lambda t: np.fill_diagonal(t.reshape(1, 2), 7.0),
+@pytest.mark.parametrize("write, adds", [
+    (lambda t: np.copyto(t, np.zeros(2)), False),
+    (lambda t: np.put(t, [0], 5.0), False),
+    (lambda t: np.putmask(t, np.array([True, False]), 5.0), False),
+    (lambda t: np.add.at(t, [0], 1.0), True),  # the old value stays in the sum
+    (lambda t: np.fill_diagonal(t.reshape(1, 2), 7.0), False),
 ])
-def test_numpy_writes_into_a_tensor_that_carries_a_gradient_raise(write):
+def test_numpy_writes_into_a_tensor_that_carries_a_gradient_are_recorded(write, adds):
+    # a leaf that requires grad refuses in-place writes (PyTorch's rule); a computed tensor
+    # is written as y[index] = value would write it, and differentiated through the write
     x = wg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad.*no_grad"):
+        write(x)
     y = x * 2.0
-    for target in (x, y):
-        with pytest.raises(TypeError, match="writes in place.*no_grad"):
-            write(target)
-    np.testing.assert_array_equal(y.numpy(), [2.0, 4.0])  # nothing was written
+    write(y)
+    plain = np.array([2.0, 4.0])
+    write(plain)
+    np.testing.assert_array_equal(y.numpy(), plain)
+    (y * np.array([1.0, 10.0])).sum().backward()
+    overwritten = (plain != np.array([2.0, 4.0])) & (not adds)
+    np.testing.assert_array_equal(x.grad, np.where(overwritten, 0.0, [2.0, 20.0]))
 
 
 def test_numpy_writes_under_no_grad_keep_the_leaf_and_bump_the_version():

@@ -393,3 +393,48 @@ def test_reshape_in_fortran_order_and_its_gradient():
     w = np.random.default_rng(0).normal(size=(4, 6))
     g = wg.grad(lambda x: np.sum(np.reshape(x, (4, 6), order="F") * w))(x)
     np.testing.assert_array_equal(g, np.reshape(w, x.shape, order="F"))
+
+
+def test_reshape_takes_order_and_copy_as_ndarray_reshape():
+    a = np.arange(6.0)
+    w = np.arange(6.0).reshape(2, 3) + 1.0
+    fortran = np.asfortranarray(a.reshape(3, 2))
+    # "A": Fortran order for an array laid out in Fortran order only, as NumPy
+    for value, order, back in ((a, "C", "C"), (a, "F", "F"), (a, "A", "C"),
+                               (fortran, "A", "F"), (fortran, "C", "C")):
+        t = wg.tensor(value, requires_grad=True)
+        r = t.reshape(2, 3, order=order)
+        np.testing.assert_array_equal(r.numpy(), value.reshape(2, 3, order=order))
+        (r * w).sum().backward()
+        np.testing.assert_array_equal(t.grad, np.reshape(w, value.shape, order=back))
+    d = wg.Dual(a, np.arange(6.0) * 10.0)
+    r = d.reshape((3, 2), order="F")
+    np.testing.assert_array_equal(r.primal, a.reshape(3, 2, order="F"))
+    np.testing.assert_array_equal(r.tangent, (a * 10.0).reshape(3, 2, order="F"))
+    f = wg.compile(lambda x: x.reshape(2, 3, order="F") * w)
+    np.testing.assert_array_equal(f(a), a.reshape(2, 3, order="F") * w)
+    t = wg.tensor(a, requires_grad=True)
+    c = t.reshape(6, copy=True)
+    c[0] = 100.0  # a copy: the tensor keeps its value
+    assert t.numpy()[0] == 0.0
+    with pytest.raises(ValueError, match="order must be"):
+        t.reshape(2, 3, order="X")
+    with pytest.raises(ValueError, match="order 'K' is not permitted"):  # as NumPy
+        t.reshape(2, 3, order="K")
+
+
+def test_divmod_of_traced_values():
+    x = np.array([3.5, -4.25, 7.0])
+    t = wg.tensor(x, requires_grad=True)
+    q, r = divmod(t, 2.0)
+    np.testing.assert_array_equal(q.numpy(), x // 2.0)
+    np.testing.assert_array_equal(r.numpy(), x % 2.0)
+    (r * 3.0 + q).sum().backward()
+    np.testing.assert_array_equal(t.grad, [3.0, 3.0, 3.0])  # d(x mod c)/dx = 1, floor: 0
+    q, r = divmod(10.0, t)
+    np.testing.assert_array_equal(r.numpy(), 10.0 % x)
+    g = wg.grad(lambda y: np.sum(divmod(10.0, y)[1]))(x)
+    np.testing.assert_array_equal(g, -(10.0 // x))
+    d = divmod(wg.Dual(5.5, 1.0), 2.0)
+    assert (d[0].primal, d[0].tangent, d[1].primal, d[1].tangent) == (2.0, 0.0, 1.5, 1.0)
+    assert wg.compile(lambda y: divmod(y, 2.0)[1])(x).tolist() == (x % 2.0).tolist()

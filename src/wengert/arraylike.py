@@ -13,6 +13,7 @@ import numpy as np
 
 from .core.bind import kind_of, primal
 from .ops import elementwise as _ew
+from .ops import floating as _floating
 from .ops import indexing as _indexing
 from .ops import linalg as _linalg
 from .ops import reduce as _reduce
@@ -86,6 +87,12 @@ class ArrayMethods:
     def __rfloordiv__(self, other: Any) -> Any:
         return _ew.floor_divide(other, self)
 
+    def __divmod__(self, other: Any) -> Any:
+        return _floating.divmod(self, other)
+
+    def __rdivmod__(self, other: Any) -> Any:
+        return _floating.divmod(other, self)
+
     def __matmul__(self, other: Any) -> Any:
         return _linalg.matmul(self, other)
 
@@ -152,10 +159,12 @@ class ArrayMethods:
     def cumsum(self, axis: Any = None) -> Any:
         return _reduce.cumsum(self, axis=axis)
 
-    def reshape(self, *shape: Any) -> Any:
+    def reshape(self, *shape: Any, order: str = "C", copy: Any = None) -> Any:
+        """As ``ndarray.reshape``: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``, ``order``
+        ``"C"``, ``"F"`` (column-major), ``"A"`` or ``"K"``, ``copy=True`` for a copy."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return _shape.reshape(self, shape)
+        return _shape.reshape(self, shape, order, copy=copy)
 
     def ravel(self, order: str = "C") -> Any:
         return _shape.ravel(self, order)  # a view only where NumPy's is one

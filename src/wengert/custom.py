@@ -64,7 +64,7 @@ from .core.bind import apply, dtype_of, is_traced, owner, primal
 from .core.bind import shape_of as _shape
 from .core.modes import GRAD_ENABLED, RECORDERS
 from .core.node import Node
-from .core.op import ALL_INPUTS, Op, PerInput
+from .core.op import ALL_INPUTS, NoForwardRule, Op, PerInput
 from .core.sweep import backprop
 from .dual import DUAL, Dual
 from .ops.elementwise import POSITIVE
@@ -485,10 +485,11 @@ def entry_leaf(x: Any, level: float) -> Tensor:
 
 
 def _forward_mode_error(name: str) -> TypeError:
-    return TypeError(
-        f"{name!r} got dual numbers (forward mode), but custom_vjp functions support reverse "
-        "mode only; use custom_jvp to give it a forward-mode rule (or differentiate it with "
-        "wg.grad / wg.vjp)."
+    return NoForwardRule(
+        f"{name!r} got dual numbers (forward mode: wg.jvp, wg.jacfwd, wg.derivative), but "
+        "custom_vjp functions support reverse mode only. Differentiate it in reverse mode: "
+        "wg.jacrev instead of wg.jacfwd (wg.jacobian picks reverse mode for it by itself), "
+        "wg.grad, wg.vjp or wg.linearize; or give it a forward-mode rule with custom_jvp."
     )
 
 

@@ -17,8 +17,10 @@ import numpy as np
 from . import numpy as wnp
 from .core.bind import kind_of, primal
 from .core.modes import GRAD_ENABLED
+from .ops import selection as _selection
 
-__all__ = ["array_ufunc", "array_function", "UFUNCS", "FUNCTIONS", "tables", "specialise"]
+__all__ = ["array_ufunc", "array_function", "UFUNCS", "FUNCTIONS", "tables", "specialise",
+           "lost_in_store"]
 
 #: Ufuncs whose results carry no gradient (booleans, integers, tests).
 _NONDIFF_UFUNCS = {
@@ -95,14 +97,16 @@ _NONDIFF_FUNCTIONS = {
     np.tril_indices_from,
     np.triu_indices_from,
     np.einsum_path,
-    np.histogram_bin_edges,
     np.isneginf,
     np.isposinf,
     np.ix_,
     np.lexsort,
     np.packbits,
     np.unpackbits,
+    np.isin,
 }
+if hasattr(np, "in1d"):  # (NumPy < 2.4: isin's deprecated 1-d form)
+    _NONDIFF_FUNCTIONS.add(np.in1d)
 _LIKE = {np.zeros_like, np.ones_like, np.empty_like}
 #: NumPy functions that write into their first argument.
 _IN_PLACE = {np.copyto, np.put, np.putmask, np.place, np.fill_diagonal, np.put_along_axis}
@@ -122,6 +126,20 @@ def _write_into(target: Any, what: str, run: Any) -> Any:
     result = run()
     kind.modified(target)
     return result
+
+def lost_in_store(what: str) -> TypeError:
+    """The error for a value that carries a derivative written into a plain NumPy array
+    (``buf[i] = x``, ``np.copyto(buf, x)``, ``out=buf``)."""
+    return TypeError(
+        f"{what}: this stores a value that carries a derivative into a plain NumPy array, "
+        "which keeps only the numbers, so the gradient would be lost. Make the array a "
+        "wengert value, and the writes are recorded: buf = np.zeros_like(x) (or "
+        "np.zeros_like(x, shape=(n,)) for another shape), then buf[i] = ...; or build the "
+        "result without writing into an array: np.stack([...]), np.concatenate, "
+        "wnp.array([...]) (import wengert.numpy as wnp), np.where. If no gradient should "
+        "flow, store wg.stop_gradient(x) instead."
+    )
+
 
 #: NumPy ufunc -> wengert function; filled from ``wengert.numpy`` on first use
 #: (this module is imported while the op families are still loading).
@@ -156,6 +174,23 @@ def _needs_grad(args: Any) -> bool:
             # A graph tracer records the call instead; differentiating the graph later
             # refuses it there if a derivative would flow through (graph.tracer).
             if kind.connected(a) and not kind.records_calls:
+                return True
+        elif isinstance(a, (list, tuple)):
+            stack.extend(a)
+        elif isinstance(a, dict):
+            stack.extend(a.values())
+    return False
+
+
+def _carries(args: Any) -> bool:
+    """Whether a traced value that carries a derivative, or a graph tracer (which records
+    what happens to it), is among ``args``."""
+    stack = [args]
+    while stack:
+        a = stack.pop()
+        kind = kind_of(a)
+        if kind is not None:
+            if kind.records_calls or kind.connected(a):
                 return True
         elif isinstance(a, (list, tuple)):
             stack.extend(a)
@@ -248,8 +283,20 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
                 "wg.custom_vjp."
             )
     elif method == "at" and inputs and kind_of(inputs[0]) is not None:
+        if GRAD_ENABLED.get() and _carries((inputs, kwargs)):
+            at = _selection.UFUNC_AT.get(ufunc)
+            if at is None or kwargs or len(inputs) != 3:
+                raise TypeError(
+                    f"np.{ufunc.__name__}.at on a value that carries a derivative has no "
+                    "wengert gradient rule (np.add.at and np.subtract.at have one); compute "
+                    "the result out of place (x[i] = f(x[i]) for unique indices, np.where), "
+                    "or write under wg.no_grad() if no gradient should flow."
+                )
+            return at(*inputs)
         return _write_into(inputs[0], f"np.{ufunc.__name__}.at",
                            lambda: ufunc.at(*_unbox(inputs), **kwargs))
+    elif method == "at" and inputs and _needs_grad((inputs[1:], kwargs)):
+        raise lost_in_store(f"np.{ufunc.__name__}.at(ndarray, ...)")
     elif method == "reduce" and ufunc in wnp.REDUCE_TABLE:
         result = wnp.REDUCE_TABLE[ufunc](*inputs, **kwargs)
     elif method == "accumulate" and ufunc in wnp.ACCUMULATE_TABLE:
@@ -281,10 +328,8 @@ def _write_out(ufunc: Any, target: Any, result: Any) -> Any:
     if kind is not None:
         return kind.write(target, result, f"np.{ufunc.__name__}(..., out=)")
     if _needs_grad((result,)):
-        raise TypeError(
-            f"np.{ufunc.__name__}(..., out=ndarray) would drop the gradient; assign the "
-            "result instead (y = np.f(x))."
-        )
+        raise lost_in_store(f"np.{ufunc.__name__}(..., out=ndarray) (assign the result "
+                            "instead: y = np.f(x))")
     np.copyto(target, primal(result))
     return target
 
@@ -296,9 +341,15 @@ def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     fn = tables()[1].get(func)
     if fn is not None:
         return fn(*args, **kwargs)
-    if func in _IN_PLACE and args and kind_of(args[0]) is not None:
-        return _write_into(args[0], numpy_name(func), lambda: func(
-            *_unbox(args), **{k: _unbox(v) for k, v in kwargs.items()}))
+    if func in _IN_PLACE and args:
+        if kind_of(args[0]) is not None:
+            if GRAD_ENABLED.get() and _carries((args, kwargs)):
+                # a derivative flows through the write: x[index] = values, recorded
+                return _selection.IN_PLACE[func](*args, **kwargs)
+            return _write_into(args[0], numpy_name(func), lambda: func(
+                *_unbox(args), **{k: _unbox(v) for k, v in kwargs.items()}))
+        if _needs_grad((args[1:], kwargs)):
+            raise lost_in_store(f"{numpy_name(func)}(ndarray, ...)")
     if func in _NONDIFF_FUNCTIONS or not _needs_grad((args, kwargs)):
         return _plain_call(func, args, kwargs, numpy_name(func), func in _LIKE,
                            func in _NONDIFF_FUNCTIONS)

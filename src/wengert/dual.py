@@ -64,6 +64,16 @@ from .core.bind import (
 )
 from .core.display import html_of
 from .core.levels import USER_TAG, Tag
+from .core.op import NoForwardRule
+from .core.source import storing_item
+from .core.subclasses import (
+    REFUSED_TYPES,
+    masked_caller,
+    masked_message,
+    refuse_subclass,
+    refused_subclass,
+)
+from .dispatch import lost_in_store
 from .inplace import keep_layout, link_view, rederive_views, shares_storage, write_back
 from .ops import elementwise as _ew
 from .ops import indexing as _ix
@@ -89,6 +99,7 @@ def _numeric(value: Any, what: str) -> Any:
     """``value`` as a float or a float array (integers and bools become float)."""
     if type(value) is float or is_traced(value):
         return value
+    refuse_subclass(value, f"Dual ({what})")
     arr = np.asarray(value)
     if arr.dtype.kind not in "biufc":
         raise TypeError(
@@ -182,6 +193,8 @@ class Dual(ArrayMethods):
 
     # -- the tangent must not be dropped silently ----------------------
     def __float__(self) -> float:
+        if storing_item():  # buf[i] = d with a NumPy array buf
+            raise lost_in_store("buf[i] = d (NumPy converts the dual number with float())")
         raise TypeError(
             "float() of a dual number would drop its tangent. Use d.primal for the value (and "
             "d.tangent for the derivative)."
@@ -191,6 +204,8 @@ class Dual(ArrayMethods):
         raise TypeError("int() of a dual number would drop its tangent; use d.primal.")
 
     def __complex__(self) -> complex:
+        if storing_item():
+            raise lost_in_store("buf[i] = d (NumPy converts the dual number with complex())")
         raise TypeError("complex() of a dual number would drop its tangent; use d.primal.")
 
     def __index__(self) -> int:
@@ -216,6 +231,11 @@ class Dual(ArrayMethods):
             # derivative is zero, as for d.astype(int) and for tensors; the primal's values
             arr = np.asarray(self.primal, dtype=dtype)
             return arr.copy() if copy and arr is self.primal else arr
+        if storing_item():  # buf[...] = d, NumPy converting d for an array buf
+            raise lost_in_store("buf[...] = d (NumPy converts the dual number with np.asarray())")
+        if masked_caller():
+            raise TypeError(masked_message("a masked array meeting a dual number (np.ma "
+                                           "converts the dual number to an array)"))
         raise TypeError(
             "np.asarray() of a dual number would drop its tangent. Use d.primal for the value, "
             "or call a wengert-supported NumPy function on the dual itself (to build an array "
@@ -462,7 +482,7 @@ def _all_scalars(values: list[Any]) -> bool:
 
 
 def _no_jvp(op: Any) -> TypeError:
-    return TypeError(
+    return NoForwardRule(
         f"the primitive {op.name!r} has no forward-mode (JVP) rule, so dual numbers cannot "
         "pass through it; use reverse mode (wg.grad / wg.vjp) for this function."
     )
@@ -534,6 +554,9 @@ class DualKind(Kind):
                 tangents.append(a.tangent)
             else:
                 p = a
+                tp = type(a)
+                if tp is not _ndarray and tp is not float and isinstance(a, REFUSED_TYPES):
+                    raise refused_subclass(a, f"{op.name} of a dual number and this operand")
                 tangents.append(None)
             primals.append(p)
             if plain and type(p) is not _ndarray and is_traced(p):

@@ -24,10 +24,20 @@ import numpy as np
 from . import numpy as wnp
 from .core.bind import dtype_of, is_traced, shape_of
 from .core.levels import DUAL_TAG, Tag
+from .core.op import NoForwardRule
+from .core.subclasses import refuse_subclass
 from .core.tree import flatten, unflatten
 from .dual import Dual
 from .tensor import Tensor, connected
-from .transforms import argnums_at, check_holomorphic_input, grad, grad_of, vjp
+from .transforms import (
+    argnums_at,
+    check_holomorphic_input,
+    grad,
+    grad_of,
+    pullback_of,
+    transpose,
+    unalias,
+)
 
 __all__ = [
     "jvp", "linearize", "derivative", "jacfwd", "jacrev", "jacobian", "hessian", "hvp",
@@ -79,6 +89,7 @@ def _size(shape: tuple[int, ...]) -> int:
 
 
 def _check_float(p: Any, where: str, what: str) -> tuple[tuple[int, ...], Any]:
+    refuse_subclass(p, f"{where} ({what})")
     if isinstance(p, (str, bytes)):
         raise TypeError(
             f"{where}: {what} is a {type(p).__name__}; only floating point inputs can be "
@@ -95,6 +106,7 @@ def _check_float(p: Any, where: str, what: str) -> tuple[tuple[int, ...], Any]:
 
 def _check_pair(p: Any, t: Any, i: int, where: str) -> None:
     ps, _ = _check_float(p, where, f"primal {i}")
+    refuse_subclass(t, f"{where} (tangent {i})")
     ts, tdt = _shape_dtype(t)
     if tdt.kind not in "biufc":
         raise TypeError(
@@ -185,9 +197,10 @@ def _jvp(fun: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool, wh
                 if type(out) is Dual and out.tag is tag:
                     po, to = out.primal, out.tangent
                     if not isinstance(po, _BOXES) and not isinstance(to, _BOXES):
-                        return po, to
+                        return unalias(po, primals + tangents), unalias(to, primals + tangents)
                 primals_out, tangents_out = _unwrap(out, tag)
-            return _plain_tree(primals_out), _plain_tree(tangents_out)
+            return (unalias(_plain_tree(primals_out), primals + tangents),
+                    unalias(_plain_tree(tangents_out), primals + tangents))
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError(
             f"{where}: primals and tangents must be tuples (one entry per argument of fun), "
@@ -217,8 +230,10 @@ def _jvp(fun: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool, wh
         else:
             out, aux = result, None
         primals_out, tangents_out = _unwrap(out, tag)
-    primals_out = _plain_tree(primals_out)
-    tangents_out = _plain_tree(tangents_out)
+    # (results that are the caller's arrays, or views of them, are copied: the caller
+    # may change those in place later)
+    primals_out = unalias(_plain_tree(primals_out), p_leaves + t_leaves)
+    tangents_out = unalias(_plain_tree(tangents_out), p_leaves + t_leaves)
     if has_aux:
         return primals_out, tangents_out, aux
     return primals_out, tangents_out
@@ -265,11 +280,18 @@ def jvp(
     return _jvp(fun, primals, tangents, has_aux, "jvp")
 
 
-def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
-    """``fun(*primals)`` and a function computing its JVP at that point.
+def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+    """``fun(*primals)`` and the linear function computing its JVP at that point.
 
-    ``f_jvp(*tangents)`` takes one tangent per primal. Each call runs ``fun``
-    forward again with dual numbers (the linear map is not stored).
+    As JAX's ``linearize``: ``fun`` is evaluated once, here, and
+    ``f_jvp(*tangents)`` (one tangent per primal, the same pytrees and shapes)
+    returns ``J · tangents`` in the output's pytree without ever calling ``fun``
+    again. It evaluates the linearized program: the reverse pass of ``fun`` is
+    recorded once as a program linear in the output's cotangent, and each call
+    sweeps that program back from the tangents (the transpose of the VJP is the
+    JVP). The arrays given as ``primals`` are copied, so changing them in place
+    later changes nothing. With ``has_aux`` (``fun`` returns ``(output, aux)``) the
+    result is ``(output, f_jvp, aux)``.
 
     Examples
     --------
@@ -278,19 +300,16 @@ def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[...
     >>> y, f_jvp = wg.linearize(np.exp, 0.0)
     >>> float(y), f_jvp(2.0)
     (1.0, 2.0)
+    >>> y, f_jvp = wg.linearize(lambda x: np.sin(x) * x[0], np.array([0.0, 1.0]))
+    >>> f_jvp(np.array([1.0, 0.0]))
+    array([0.        , 0.84147098])
     """
     for i, p in enumerate(flatten(list(primals))[0]):
         _check_float(p, "linearize", f"primal {i}")
-    out = fun(*primals)
-
-    def f_jvp(*tangents: Any) -> Any:
-        if len(tangents) != len(primals):
-            raise TypeError(
-                f"linearize: the function was linearized at {len(primals)} primal(s), so it "
-                f"takes {len(primals)} tangent(s); got {len(tangents)}."
-            )
-        return _jvp(fun, primals, tangents, False, "linearize")[1]
-
+    out, f_vjp, aux = pullback_of(fun, primals, has_aux, "linearize")
+    f_jvp = transpose(f_vjp, out, primals, "linearize")
+    if has_aux:
+        return out, f_jvp, aux
     return out, f_jvp
 
 
@@ -418,7 +437,19 @@ def _assemble(blocks: list[list[Any]], out_spec: Any, in_spec: Any, single: bool
     return unflatten(out_spec, per_out)
 
 
-def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
+def _split(result: Any, has_aux: bool, where: str) -> tuple[Any, Any]:
+    """``(output, aux)`` of a function called with ``has_aux`` (``aux`` ``None`` without)."""
+    if not has_aux:
+        return result, None
+    if not (isinstance(result, (tuple, list)) and len(result) == 2):
+        raise TypeError(
+            f"{where}: has_aux=True needs the function to return a pair (output, aux), got "
+            f"{type(result).__name__}."
+        )
+    return result[0], result[1]
+
+
+def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
            holomorphic: bool = False) -> Callable[..., Any]:
     """The Jacobian by forward mode.
 
@@ -428,12 +459,14 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
     For an array input and output the result has shape
     ``output.shape + input.shape``; pytrees give pytrees (see the module).
 
-    With ``holomorphic=True`` (as in JAX; keyword-only here, as wengert's
-    Jacobians have no ``has_aux``, JAX's third parameter) the inputs and
-    outputs must be complex and the result is the complex Jacobian ``∂f/∂z``
-    of a holomorphic ``fun``, pushing the tangents ``1 + 0j``. Holomorphy is
-    assumed, not checked: for another function the result is the derivative
-    along the real axes, ``∂f/∂z + ∂f/∂z̄``.
+    With ``has_aux`` (as in JAX) ``fun`` returns ``(output, aux)`` and the new
+    function returns ``(jacobian, aux)``, ``aux`` holding values (no dual
+    numbers). With ``holomorphic=True`` the inputs and outputs must be complex
+    and the result is the complex Jacobian ``∂f/∂z`` of a holomorphic ``fun``,
+    pushing the tangents ``1 + 0j``. Holomorphy is assumed, not checked: for
+    another function the result is the derivative along the real axes,
+    ``∂f/∂z + ∂f/∂z̄``. A ``custom_vjp`` function inside ``fun`` has no
+    forward-mode rule: use :func:`jacrev` (or :func:`jacobian`) for it.
 
     Examples
     --------
@@ -445,20 +478,33 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
     >>> wg.jacfwd(lambda z: z ** 2, holomorphic=True)(np.array([1j, 2.0 + 0j]))
     array([[0.+2.j, 0.+0.j],
            [0.+0.j, 4.+0.j]])
+    >>> wg.jacfwd(lambda x: (x ** 2, x.sum()), has_aux=True)(np.array([1.0, 2.0]))
+    (array([[2., 0.],
+           [0., 4.]]), np.float64(3.0))
     """
+    return _jacfwd(fun, argnums, has_aux, holomorphic, "jacfwd")
+
+
+def _jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool,
+            holomorphic: bool, where: str) -> Callable[..., Any]:
+    """:func:`jacfwd`, its errors naming ``where``."""
 
     @functools.wraps(fun)
     def jac(*args: Any) -> Any:
-        nums, single = argnums_at(argnums, len(args), "jacfwd")
-        sel, leaves, spec, infos = _inputs(args, nums, "jacfwd", holomorphic)
+        nums, single = argnums_at(argnums, len(args), where)
+        sel, leaves, spec, infos = _inputs(args, nums, where, holomorphic)
         f_sel = _select(fun, args, nums)
         if (len(leaves) == 1 and type(leaves[0]) is np.ndarray and infos[0][1].kind in "fc"
                 and leaves[0].size):
-            blocks_out = _jacfwd_batched(f_sel, spec, leaves[0], infos[0], holomorphic)
-            if blocks_out is not None:
-                return _assemble(blocks_out[0], blocks_out[1], spec, single)
+            found = _jacfwd_batched(f_sel, spec, leaves[0], infos[0], holomorphic, has_aux,
+                                    where)
+            if found is not None:
+                blocks, out_spec, aux = found
+                result = _assemble(blocks, out_spec, spec, single)
+                return (result, aux) if has_aux else result
         cols: list[list[list[Any]]] = []
         out: Any = None
+        aux: Any = None
         have_out = False
         for j, (shape, dtype) in enumerate(infos):
 
@@ -469,13 +515,16 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
 
             cj = []
             for e in _basis(shape, dtype):
-                out, t = _jvp(f_leaf, (leaves[j],), (e,), False, "jacfwd")
-                have_out = True
-                cj.append(flatten(t)[0])
+                pushed = _jvp(f_leaf, (leaves[j],), (e,), has_aux, where)
+                if not have_out:
+                    out = pushed[0]
+                    aux = pushed[2] if has_aux else None
+                    have_out = True
+                cj.append(flatten(pushed[1])[0])
             cols.append(cj)
-        if not have_out:
-            out = f_sel(*sel)
-        _check_outputs(out, "jacfwd", holomorphic, real=False)
+        if not have_out:  # no input entries: the function's value only
+            out, aux = _split(f_sel(*sel), has_aux, where)
+        _check_outputs(out, where, holomorphic, real=False)
         out_leaves, out_spec = flatten(out)
         blocks = []
         for o, ol in enumerate(out_leaves):
@@ -485,27 +534,28 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
                 rdtype = np.result_type(dtype, odtype if odtype.kind in "fc" else dtype)
                 row.append(_stack_jac([c[o] for c in cols[j]], oshape, shape, True, rdtype))
             blocks.append(row)
-        return _assemble(blocks, out_spec, spec, single)
+        result = _assemble(blocks, out_spec, spec, single)
+        return (result, aux) if has_aux else result
 
     return jac
 
 
 def _jacfwd_batched(
     f_sel: Callable[..., Any], spec: Any, x: np.ndarray, info: tuple[Any, Any],
-    holomorphic: bool,
-) -> tuple[list[list[Any]], Any] | None:
+    holomorphic: bool, has_aux: bool, where: str,
+) -> tuple[list[list[Any]], Any, Any] | None:
     """All columns of the Jacobian in one pass: the identity as a batch of tangents.
 
-    Returns ``(blocks, output spec)``, or ``None`` when the function's output is
+    Returns ``(blocks, output spec, aux)``, or ``None`` when the function's output is
     not plain arrays (then the caller pushes the basis one vector at a time).
     """
     shape, dtype = info
     n = _size(shape)
     eye = np.eye(n, dtype=dtype).reshape((n,) + shape)
-    with perturbation("jacfwd") as tag:
+    with perturbation(where) as tag:
         tag.batch = n
-        out = f_sel(*unflatten(spec, [Dual(x, eye, tag)]))
-        _check_outputs(out, "jacfwd", holomorphic, real=False)
+        out, aux = _split(f_sel(*unflatten(spec, [Dual(x, eye, tag)])), has_aux, where)
+        _check_outputs(out, where, holomorphic, real=False)
         out_leaves, out_spec = flatten(out)
         blocks = []
         for leaf in out_leaves:
@@ -522,7 +572,9 @@ def _jacfwd_batched(
                 blocks.append([np.zeros(oshape + shape, dtype=np.result_type(dtype, leaf))])
             else:
                 return None
-    return blocks, out_spec
+        if has_aux:
+            aux = unalias(_strip(aux, tag), (x,))
+    return blocks, out_spec, aux
 
 
 def _jacrev_from(
@@ -548,11 +600,12 @@ def _jacrev_from(
     return _assemble(blocks, out_spec, spec, single)
 
 
-def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
+def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
            holomorphic: bool = False) -> Callable[..., Any]:
     """The Jacobian by reverse mode: one VJP per output entry.
 
-    Same result layout as :func:`jacfwd`. The outputs must be real, unless
+    Same result layout as :func:`jacfwd`, and ``has_aux`` as there (the new
+    function returns ``(jacobian, aux)``). The outputs must be real, unless
     ``holomorphic=True`` (as in JAX): then inputs and outputs must be complex
     and the result is the complex Jacobian ``∂f/∂z`` of a holomorphic
     ``fun``, pulling back the cotangents ``1 + 0j`` (wengert's cotangents
@@ -570,20 +623,23 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
     >>> wg.jacrev(np.fft.fft, holomorphic=True)(np.zeros(2, complex))  # the DFT matrix
     array([[ 1.+0.j,  1.+0.j],
            [ 1.+0.j, -1.+0.j]])
+    >>> wg.jacrev(lambda x: (x * 3.0, {"x": x}), has_aux=True)(np.array([1.0]))
+    (array([[3.]]), {'x': array([1.])})
     """
 
     @functools.wraps(fun)
     def jac(*args: Any) -> Any:
         nums, single = argnums_at(argnums, len(args), "jacrev")
         sel, _, spec, infos = _inputs(args, nums, "jacrev", holomorphic)
-        out, f_vjp = vjp(_select(fun, args, nums), *sel)
+        out, f_vjp, aux = pullback_of(_select(fun, args, nums), sel, has_aux, "jacrev")
         _check_outputs(out, "jacrev", holomorphic, real=True)
-        return _jacrev_from(out, f_vjp, infos, spec, single)
+        result = _jacrev_from(out, f_vjp, infos, spec, single)
+        return (result, aux) if has_aux else result
 
     return jac
 
 
-def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
+def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
              holomorphic: bool = False) -> Callable[..., Any]:
     """The Jacobian, by whichever mode is cheaper.
 
@@ -592,8 +648,11 @@ def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
     learn the output's size); it then uses :func:`jacfwd` when the
     differentiated inputs have fewer entries than the output (a tall
     Jacobian), and otherwise finishes in reverse mode (:func:`jacrev`),
-    reusing that pass. Both give the same result layout, and ``holomorphic``
-    means what it does for them.
+    reusing that pass. A function without a forward-mode rule (a
+    ``custom_vjp`` function inside it) is finished in reverse mode whatever
+    its shape. Both give the same result layout, and ``has_aux`` and
+    ``holomorphic`` mean what they do for them. (JAX's ``jacobian`` is its
+    ``jacrev``.)
 
     Examples
     --------
@@ -607,25 +666,31 @@ def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
     def jac(*args: Any) -> Any:
         nums, single = argnums_at(argnums, len(args), "jacobian")
         sel, _, spec, infos = _inputs(args, nums, "jacobian", holomorphic)
-        out, f_vjp = vjp(_select(fun, args, nums), *sel)
+        out, f_vjp, aux = pullback_of(_select(fun, args, nums), sel, has_aux, "jacobian")
         _check_outputs(out, "jacobian", holomorphic, real=True)
         n_in = sum(_size(shape) for shape, _ in infos)
         n_out = sum(_size(_shape_dtype(leaf)[0]) for leaf in flatten(out)[0])
         if n_in < n_out:
-            return jacfwd(fun, argnums, holomorphic=holomorphic)(*args)
-        return _jacrev_from(out, f_vjp, infos, spec, single)
+            try:
+                return _jacfwd(fun, argnums, has_aux, holomorphic, "jacobian")(*args)
+            except NoForwardRule:
+                pass  # a custom_vjp function (or an op) without a JVP: reverse mode after all
+        result = _jacrev_from(out, f_vjp, infos, spec, single)
+        return (result, aux) if has_aux else result
 
     return jac
 
 
-def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
+def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
             holomorphic: bool = False) -> Callable[..., Any]:
     """The Hessian of a scalar function: forward over reverse (``jacfwd(grad(f))``).
 
     With a tuple ``argnums`` the result is nested: ``H[i][j]`` is the block of
     second derivatives in arguments ``argnums[i]`` and ``argnums[j]``. With
-    ``holomorphic=True`` (see :func:`grad`) the inputs and the output are
-    complex and ``H`` holds the complex second derivatives ``∂²f/∂z_i∂z_j``.
+    ``has_aux`` (as in JAX) ``fun`` returns ``(output, aux)`` and the new function
+    ``(hessian, aux)``. With ``holomorphic=True`` (see :func:`grad`) the inputs and
+    the output are complex and ``H`` holds the complex second derivatives
+    ``∂²f/∂z_i∂z_j``.
 
     Examples
     --------
@@ -636,9 +701,11 @@ def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
            [2., 0.]])
     >>> wg.hessian(lambda z: z ** 3, holomorphic=True)(2j)  # 6z
     12j
+    >>> wg.hessian(lambda x: (x ** 3, x * 2.0), has_aux=True)(1.0)
+    (6.0, 2.0)
     """
-    return jacfwd(grad(fun, argnums, holomorphic=holomorphic), argnums,
-                  holomorphic=holomorphic)
+    return _jacfwd(grad(fun, argnums, has_aux=has_aux, holomorphic=holomorphic), argnums,
+                   has_aux, holomorphic, "hessian")
 
 
 def hvp(fun: Callable[..., Any], x: Any, v: Any) -> Any:

@@ -38,6 +38,7 @@ from .core.bind import (
 from .core.levels import OPEN_LEVELS, escaped_error
 from .core.modes import GRAD_ENABLED, RECORDERS
 from .core.node import new_node, node1, node2, shape_stand_in
+from .core.subclasses import REFUSED_TYPES, refused_subclass
 from .dual import Dual
 from .inplace import assign_result, shares_storage, track_view
 from .ops.elementwise import real as _real_part
@@ -180,7 +181,10 @@ class TensorKind(Kind):
         if x._rg or x._node is not None:
             return True
         kind = kind_of(x._value)
-        return kind is not None and kind.connected(x._value)
+        if kind is not None and kind.connected(x._value):
+            return True
+        recs = _recorders()  # a GradientTape recording the ops on it (a watched tensor)
+        return bool(recs) and bool(recorders_tracking((x,), recs))
 
     def constant(self, value: Any, level: float | None = None, example: Any = None) -> Tensor:
         return constant(value, level)
@@ -208,6 +212,9 @@ class TensorKind(Kind):
                 if a._rg:
                     rg = True
             else:
+                ta = type(a)
+                if ta is not _ndarray and ta is not float and isinstance(a, REFUSED_TYPES):
+                    raise refused_subclass(a, f"{op.name} of a tensor and this operand")
                 raws.append(a)
                 own.append(None)
         raws_t = tuple(raws)

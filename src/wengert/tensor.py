@@ -46,8 +46,12 @@ from .core.levels import (
     is_transform_level,
     transform_name,
 )
+from .core.modes import RECORDERS
 from .core.node import GradFn, Node, Version, new_version
+from .core.source import storing_item
+from .core.subclasses import masked_caller, masked_message, refuse_subclass
 from .core.sweep import backprop, observe_sweep, run_hooks
+from .dispatch import lost_in_store
 from .dual import Dual
 from .inplace import InPlaceMethods
 
@@ -127,6 +131,7 @@ def as_value(data: Any, dtype: Any = None) -> Any:
                 "on purpose."
             )
         data = data._value
+    refuse_subclass(data, "wg.tensor")
     if dtype is None and is_traced(data):
         return data  # a tensor over a traced value (a tape inside wg.jvp)
     if dtype is None and type(data) is float:
@@ -484,6 +489,9 @@ class Tensor(ArrayMethods, InPlaceMethods):
             yield self[i]
 
     def __float__(self) -> float:
+        if _carries_derivative(self) and storing_item():
+            # buf[i] = x with a NumPy array buf: NumPy asks for float(x) and stores a number
+            raise lost_in_store("buf[i] = x (NumPy converts x with float())")
         _refuse_inside_transform(self, "float()")
         return float(self.item())
 
@@ -517,7 +525,12 @@ class Tensor(ArrayMethods, InPlaceMethods):
             # derivative is zero, as for t.astype(int); NumPy's values, no gradient dropped
             arr = np.asarray(self._value, dtype=dtype)
             return arr.copy() if copy and arr is self._value else arr
-        if self._rg or self._node is not None or is_traced(self._value):
+        if _carries_derivative(self):
+            if storing_item():  # buf[...] = x, NumPy converting x for an array buf
+                raise lost_in_store("buf[...] = x (NumPy converts x with np.asarray())")
+            if masked_caller():
+                raise TypeError(masked_message("a masked array meeting a tensor that requires "
+                                               "grad (np.ma converts the tensor to an array)"))
             raise TypeError(
                 "Can't convert a tensor that requires grad to a NumPy array: the gradient would "
                 "be lost. To build an array from tensors use np.stack / np.concatenate (or "
@@ -595,6 +608,15 @@ def _plain(x: Any) -> Any:
         if kind is None or kind.opaque:  # a graph tracer: compared as a recorded step
             return x
         x = kind.primal(x)
+
+
+def _carries_derivative(t: Tensor) -> bool:
+    """Whether ``t`` carries a derivative: it requires grad, was recorded, holds a traced
+    value, or an open ``GradientTape`` records the ops on it (a watched tensor)."""
+    if t._rg or t._node is not None or is_traced(t._value):
+        return True
+    recs = RECORDERS.get()
+    return bool(recs) and any(r.recording and r.tracks(t) for r in recs)
 
 
 def _refuse_inside_transform(t: Tensor, what: str) -> None:

@@ -23,17 +23,19 @@ import numpy as np
 
 from .core.bind import dtype_of, is_traced, kind_of, primal, shape_of
 from .core.modes import GRAD_ENABLED, transform_scope
+from .core.subclasses import refuse_subclass
 from .core.sweep import backprop
 from .core.tree import flatten, leaves_like, unflatten
 from .tensor import Tensor, constant
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "leaf_for", "unbox_level", "of_level", "pullback",
-    "argnums_at", "check_holomorphic_input",
+    "argnums_at", "check_holomorphic_input", "pullback_of", "transpose", "unalias",
 ]
 
 
 def _check_input(x: Any, where: str, holomorphic: bool = False) -> None:
+    refuse_subclass(x, where)
     if isinstance(x, (str, bytes)) or x is None:
         raise TypeError(
             f"{where}: can only differentiate with respect to floating point numbers and "
@@ -182,11 +184,21 @@ def argnums_at(argnums: int | Sequence[int], nargs: int, where: str
     return nums, single
 
 
+def _snapshot(x: Any) -> Any:
+    """A copy of an array the caller could change in place later (plain arrays, a constant
+    tensor's array); anything else (numbers, traced values) as it is."""
+    if isinstance(x, Tensor) and not (x._rg or x._node is not None or is_traced(x._value)):
+        x = x._value
+    return x.copy() if type(x) is np.ndarray else x
+
+
 def _prepare(args: tuple[Any, ...], argnums: tuple[int, ...], where: str, level: float,
-             holomorphic: bool = False):
+             holomorphic: bool = False, snapshot: bool = False):
     """The arguments with the differentiated ones replaced by tensors of ``level``;
     per differentiated argument, its leaves (tensors) and pytree spec. With
-    ``holomorphic`` every leaf must be complex."""
+    ``holomorphic`` every leaf must be complex; with ``snapshot`` the tensors hold
+    copies of the caller's arrays (a pullback called later must not see the caller's
+    in-place changes)."""
     args = list(args)
     leaves_per_arg = []
     argnums = argnums_at(argnums, len(args), where)[0]
@@ -194,7 +206,7 @@ def _prepare(args: tuple[Any, ...], argnums: tuple[int, ...], where: str, level:
         leaves, spec = flatten(args[i])
         for leaf in leaves:
             _check_input(leaf, where, holomorphic)
-        boxed = [leaf_for(v, level) for v in leaves]
+        boxed = [leaf_for(_snapshot(v) if snapshot else v, level) for v in leaves]
         args[i] = unflatten(spec, boxed)
         leaves_per_arg.append((boxed, spec, leaves))
     return args, leaves_per_arg
@@ -474,7 +486,9 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
 
     Returns ``(out, vjp_fn)`` (plus ``aux`` with ``has_aux``); ``vjp_fn(g)``
     returns a tuple with one cotangent per primal, as in JAX. ``vjp_fn`` can
-    be called many times, and its result is differentiable in ``g`` too.
+    be called many times, and its result is differentiable in ``g`` too. It
+    pulls back at the point ``fun`` was evaluated: the arrays given as
+    ``primals`` are copied, so changing them in place afterwards changes nothing.
 
     Examples
     --------
@@ -484,21 +498,58 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     >>> f_vjp(np.array([1.0, 10.0]))
     (array([ 2., 20.]),)
     """
+    out, vjp_fn, aux = pullback_of(fun, primals, has_aux, "vjp")
+    if has_aux:
+        return out, vjp_fn, aux
+    return out, vjp_fn
+
+
+def unalias(tree: Any, inputs: Sequence[Any]) -> Any:
+    """``tree`` with each array that may share memory with one of ``inputs`` copied: a
+    result the caller changes in place must not change what a transform holds (or
+    what the caller passed in).
+
+    Examples
+    --------
+    >>> a = np.ones(2)
+    >>> unalias((a, a * 2), [a])[0] is a
+    False
+    """
+    if type(tree) is np.ndarray:  # the common case: one array out
+        return _unaliased(tree, inputs)
+    if type(tree) is float:
+        return tree
+    leaves, spec = flatten(tree)
+    return unflatten(spec, [_unaliased(v, inputs) for v in leaves])
+
+
+def _unaliased(v: Any, inputs: Sequence[Any]) -> Any:
+    if type(v) is np.ndarray:
+        for a in inputs:
+            if type(a) is np.ndarray and np.may_share_memory(v, a):
+                return v.copy()
+    return v
+
+
+def pullback_of(fun: Callable[..., Any], primals: Sequence[Any], has_aux: bool, where: str
+                ) -> tuple[Any, Callable[[Any], tuple[Any, ...]], Any]:
+    """``(out, vjp_fn, aux)`` of ``fun`` at ``primals`` (``aux`` is ``None`` without
+    ``has_aux``): :func:`vjp` for the transforms built on it, errors naming ``where``."""
     nums = tuple(range(len(primals)))
     with transform_scope() as level:
         token = GRAD_ENABLED.set(True)
         try:
-            bargs, leaves = _prepare(primals, nums, "vjp", level)
+            bargs, leaves = _prepare(primals, nums, where, level, snapshot=True)
             result = fun(*bargs)
         finally:
             GRAD_ENABLED.reset(token)
-    out, aux = _split_aux(result, has_aux, "vjp")
+    out, aux = _split_aux(result, has_aux, where)
     out_leaves, out_spec = flatten(out)
     for k, o in enumerate(out_leaves):
         if not _is_numeric_output(o):
             raise TypeError(
-                f"vjp: output leaf {k} of the function is a {type(o).__name__}; it must return "
-                "arrays or numbers (or tuples/lists/dicts of them)."
+                f"{where}: output leaf {k} of the function is a {type(o).__name__}; it must "
+                "return arrays or numbers (or tuples/lists/dicts of them)."
             )
 
     def vjp_fn(cotangent: Any) -> tuple[Any, ...]:
@@ -506,15 +557,15 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
             ct_leaves = leaves_like(cotangent, out_spec, "cotangent")
         except ValueError as e:
             raise ValueError(
-                f"vjp: {e}. Pass one array per output of the function, in the same structure "
-                "(the same dict keys, a tuple for a tuple, a list for a list)."
+                f"{where}: {e}. Pass one array per output of the function, in the same "
+                "structure (the same dict keys, a tuple for a tuple, a list for a list)."
             ) from None
         roots = []
         seeds = []
         for o, c in zip(out_leaves, ct_leaves):
             if shape_of(c) != shape_of(o):
                 raise ValueError(
-                    f"vjp: cotangent shape {shape_of(c)} does not match the output shape "
+                    f"{where}: cotangent shape {shape_of(c)} does not match the output shape "
                     f"{shape_of(o)}."
                 )
             if _own_output(o, level):
@@ -525,8 +576,100 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
             cts = _sweep(roots, leaves, retain=True, grad_mode=GRAD_ENABLED.get())
         return tuple(_gradients(leaves, cts, seeds))
 
-    out_plain = unflatten(out_spec, [unbox_level(o, level) for o in out_leaves])
-    if has_aux:
-        return out_plain, vjp_fn, _unbox_tree(aux, level)
-    return out_plain, vjp_fn
+    values = [unbox_level(o, level) for o in out_leaves]
+    if any(type(v) is np.ndarray for v in values):  # none may alias the copies the tape holds
+        held = [leaf._value for boxed, _, _ in leaves for leaf in boxed]
+        values = [_unaliased(v, held) for v in values]
+    out_plain = unflatten(out_spec, values)
+    return out_plain, vjp_fn, (_unbox_tree(aux, level) if has_aux else None)
 
+
+def transpose(vjp_fn: Callable[[Any], tuple[Any, ...]], out: Any, primals: Sequence[Any],
+              where: str) -> Callable[..., Any]:
+    """The linear map whose transpose is ``vjp_fn``: the JVP of the function that ``vjp_fn``
+    pulls back, without evaluating that function again.
+
+    ``vjp_fn`` (from :func:`pullback_of`, for a function with output ``out`` at
+    ``primals``) is run once here on cotangents that are tensors of a new level,
+    which records the backward pass as a program linear in them; each call of the
+    returned map sweeps that program backward from the tangents, which gives
+    ``J · tangents`` (the transpose of a transpose). Its arguments are one tangent per
+    primal (their pytrees, shapes and dtypes checked); it returns the output's pytree.
+
+    Examples
+    --------
+    >>> out, pull = pullback_of(lambda x: x * x, (3.0,), False, "demo")[:2]
+    >>> transpose(pull, out, (3.0,), "demo")(1.0)
+    6.0
+    """
+    out_leaves, out_spec = flatten(out)
+    p_leaves, p_spec = flatten(tuple(primals))
+    with transform_scope() as level:
+        token = GRAD_ENABLED.set(True)
+        try:
+            cts = [leaf_for(_zero_like(o), level) for o in out_leaves]
+            grads = flatten(vjp_fn(unflatten(out_spec, cts)))[0]
+        finally:
+            GRAD_ENABLED.reset(token)
+    boxed = [(cts, out_spec, out_leaves)]
+    differentiable = [dtype_of(o).kind in "fc" for o in out_leaves]
+
+    def linear(*tangents: Any) -> Any:
+        if len(tangents) != len(primals):
+            raise TypeError(
+                f"{where}: the function was linearized at {len(primals)} primal(s), so it takes "
+                f"{len(primals)} tangent(s); got {len(tangents)}."
+            )
+        try:
+            t_leaves = leaves_like(tuple(tangents), p_spec, "tangent")
+        except ValueError as e:
+            raise ValueError(f"{where}: {e}; give one tangent per primal, nested the same "
+                             "way.") from None
+        roots = []
+        seeds = []
+        for i, (p, t, g) in enumerate(zip(p_leaves, t_leaves, grads)):
+            _check_tangent(p, t, i, where)
+            if _own_output(g, level):
+                seed = _seed_like(t, g)
+                roots.append((_edge(g), seed))
+                seeds.append(seed)
+        with transform_scope(level):
+            swept = _sweep(roots, boxed, retain=True, grad_mode=GRAD_ENABLED.get())
+        result = _gradients(boxed, swept, seeds)[0]
+        if all(differentiable):
+            return result
+        leaves = flatten(result)[0]  # integer and boolean outputs: float zeros
+        return unflatten(out_spec, [v if d else _zero_float(o) for v, d, o
+                                    in zip(leaves, differentiable, out_leaves)])
+
+    return linear
+
+
+def _zero_float(v: Any) -> Any:
+    """The zero tangent of an integer or boolean output (float: JAX's float0 has no
+    NumPy counterpart)."""
+    shape = shape_of(v)
+    return 0.0 if shape == () and not isinstance(primal(v), np.ndarray) else np.zeros(shape)
+
+
+def _check_tangent(p: Any, t: Any, i: int, where: str) -> None:
+    """A tangent for primal ``p``: numeric, of its shape, real for a real primal."""
+    refuse_subclass(t, f"{where} (tangent {i})")
+    if isinstance(t, (str, bytes)) or t is None:
+        raise TypeError(f"{where}: tangent {i} is a {type(t).__name__}; tangents are numbers "
+                        "or arrays with the primal's shape.")
+    tdt = dtype_of(t) if is_traced(t) or type(t) is float else np.asarray(t).dtype
+    if tdt.kind not in "biufc":
+        raise TypeError(f"{where}: tangent {i} has dtype {tdt}; tangents must be numbers with "
+                        "the primal's shape.")
+    if tdt.kind == "c" and dtype_of(p).kind != "c":
+        raise TypeError(
+            f"{where}: tangent {i} is complex ({tdt}) but its primal is real: a real value "
+            "can only move in real directions. Make the primal complex (primal + 0j) to push "
+            "a complex tangent."
+        )
+    if shape_of(t) != shape_of(p):
+        raise ValueError(
+            f"{where}: primal {i} has shape {shape_of(p)} but its tangent has shape "
+            f"{shape_of(t)}; each tangent must have exactly its primal's shape."
+        )

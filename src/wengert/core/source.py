@@ -7,6 +7,7 @@ done only when asked for (``wengert.source_lines()``, ``wengert.detect_anomaly()
 
 from __future__ import annotations
 
+import dis
 import linecache
 import os
 import sys
@@ -15,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["SourceLine", "capture_stack", "user_frame", "user_line", "is_library"]
+__all__ = ["SourceLine", "capture_stack", "user_frame", "user_line", "is_library",
+           "storing_item"]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
@@ -110,3 +112,25 @@ def user_frame(frames: list[tuple[str, int, str]]) -> SourceLine | None:
             text = linecache.getline(filename, lineno).strip()
             return SourceLine(filename, lineno, function, text)
     return None
+
+
+_STORE_SUBSCR = dis.opmap.get("STORE_SUBSCR")
+
+
+def storing_item(depth: int = 1) -> bool:
+    """Whether the Python code ``depth`` frames above the caller is executing an item
+    assignment (``buf[i] = x``): a conversion such as ``float(x)`` or ``np.asarray(x)``
+    that NumPy makes from C code while storing ``x`` into an array, rather than one the
+    user asked for. Asked only where a conversion would drop a derivative.
+
+    Examples
+    --------
+    >>> storing_item(0)
+    False
+    """
+    frame: Any = sys._getframe(depth + 1)
+    if frame is None or _STORE_SUBSCR is None:
+        return False
+    code = frame.f_code.co_code
+    i = frame.f_lasti
+    return 0 <= i < len(code) and code[i] == _STORE_SUBSCR

@@ -26,6 +26,7 @@ import numpy as np
 from ..core.bind import is_traced, kind_of
 from ..core.collector import collector_paused
 from ..core.modes import GRAD_ENABLED
+from ..core.subclasses import refuse_subclass
 from ..core.tree import flatten, unflatten
 from .ir import Literal, Var
 from .program import Graph
@@ -115,6 +116,7 @@ def _example(x: Any, name: str) -> Any:
             raise TraceError(f"trace: argument {name} is a value being traced by another "
                              "trace; graphs do not nest this way")
         x = kind_of(x).primal(x)
+    refuse_subclass(x, f"trace: argument {name}")
     if type(x) in (float, int, bool, complex) or isinstance(x, (np.ndarray, np.generic)):
         return x
     try:

@@ -33,7 +33,8 @@ from ..core.bind import Kind, apply, forward, is_traced, kind_of, primal, regist
 from ..core.levels import next_order
 from ..core.modes import GRAD_ENABLED
 from ..core.op import Op
-from ..core.source import SourceLine, is_library
+from ..core.source import SourceLine, is_library, storing_item
+from ..core.subclasses import refuse_subclass
 from ..core.tree import flatten, unflatten
 from ..inplace import link_view, shares_storage
 from .ir import Equation, Guard, Literal, Var
@@ -237,6 +238,15 @@ class Traced(InPlaceTraced, ArrayMethods):
         return id(self)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if storing_item():  # buf[...] = x with a NumPy array buf
+            raise TraceError(
+                f"buf[...] = x stores a traced value ({self.var.name}: {self.var.aval}) into a "
+                f"plain NumPy array inside {self.builder.name}(): the graph would freeze it as "
+                "a constant (and a gradient would be lost). Make the array a traced value: "
+                "buf = np.zeros_like(x) (np.zeros_like(x, shape=(n,)) for another shape), "
+                "then buf[i] = ... is recorded; or build the result with np.stack, "
+                "np.concatenate or np.where."
+            )
         raise TraceError(
             f"np.asarray() of a traced value ({self.var.name}: {self.var.aval}) inside "
             f"{self.builder.name}(): the graph would freeze its traced value as a constant. "
@@ -336,6 +346,7 @@ def _constant(a: Any, builder: Builder) -> Literal:
         if kind.connected(a):
             raise _outer_error(a, builder)
         a = kind.primal(a)
+    refuse_subclass(a, f"trace of {builder.name}(): an operand of a traced value")
     return snapshot(a)
 
 

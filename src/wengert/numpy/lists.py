@@ -38,6 +38,7 @@ SEQUENCE_ARGUMENTS: dict[str, tuple[Any, ...]] = {
     "hstack": (0, "tup"), "vstack": (0, "tup"), "dstack": (0, "tup"),
     "column_stack": (0, "tup"), "select": (0, 1, "condlist", "choicelist"),
     "multi_dot": (0, "arrays"), "piecewise": (1, 2, "condlist", "funclist"),
+    "choose": (1, "choices"),
 }
 
 #: Function name -> the arguments that are nested lists of blocks, given as they are.

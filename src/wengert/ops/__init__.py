@@ -6,8 +6,8 @@ importing a module registers nothing by side effect. The families import only
 it): ``broadcast``, ``elementwise``, ``indexing``, ``shape``, ``reduce``,
 ``linalg``, ``floating``, ``bessel``, ``eigen``, ``svd``, ``qr``, ``lstsq``, ``fft``,
 ``eig``, ``composite``, ``order_statistics``, ``polynomial``, ``partition``, ``conditioning``,
-``array_api_linalg``, ``histograms``, ``assembly``, ``set_routines`` and ``emath`` (NumPy
-functions written with the others, no ops of their own).
+``array_api_linalg``, ``histograms``, ``assembly``, ``set_routines``, ``selection`` and
+``emath`` (NumPy functions written with the others, no ops of their own).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from . import (
                polynomial,
                qr,
                reduce,
+               selection,
                set_routines,
                shape,
                svd,
@@ -42,11 +43,12 @@ from . import (
 
 FAMILIES = (broadcast, elementwise, indexing, shape, reduce, linalg, floating, bessel, eigen,
             svd, qr, lstsq, fft, eig, composite, order_statistics, polynomial, partition,
-            conditioning, array_api_linalg, histograms, assembly, set_routines, emath)
+            conditioning, array_api_linalg, histograms, assembly, set_routines, selection,
+            emath)
 REGISTRY = Registry(op for family in FAMILIES for op in family.OPS)
 
 __all__ = ["REGISTRY", "FAMILIES", "broadcast", "elementwise", "reduce", "shape", "indexing",
            "linalg", "floating", "bessel", "eigen", "svd", "qr", "lstsq", "fft", "eig",
            "composite", "order_statistics", "polynomial", "partition", "conditioning",
-           "array_api_linalg", "histograms", "assembly", "set_routines",
+           "array_api_linalg", "histograms", "assembly", "set_routines", "selection",
            "emath"]

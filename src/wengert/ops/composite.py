@@ -28,6 +28,7 @@ array([2., 0., 6.])
 from __future__ import annotations
 
 import operator
+import warnings
 from typing import Any
 
 import numpy as np
@@ -275,12 +276,15 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
     n = _ndim(f)
     axes = list(range(n)) if axis is None else [
         _axis(a, n, "gradient") for a in (axis if isinstance(axis, (tuple, list)) else [axis])]
+    def scalar(h: Any) -> Any:  # (a traced spacing stays traced: f' scales with 1/h)
+        return h if is_traced(h) else float(h)
+
     if len(varargs) == 0:
         spacing = [1.0] * len(axes)
     elif len(varargs) == 1 and np.ndim(varargs[0]) == 0:
-        spacing = [float(varargs[0])] * len(axes)
+        spacing = [scalar(varargs[0])] * len(axes)
     elif len(varargs) == len(axes) and all(np.ndim(v) == 0 for v in varargs):
-        spacing = [float(v) for v in varargs]
+        spacing = [scalar(v) for v in varargs]
     else:
         raise NotImplementedError("gradient: only scalar spacings are supported by wengert")
     out = []
@@ -329,6 +333,42 @@ def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: 
     """``base ** linspace(start, stop, num)``."""
     y = _ew.power(base, linspace(start, stop, num, endpoint, axis=axis))
     return y if dtype is None else _ew.astype(y, dtype)
+
+
+def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None,
+              axis: int = 0) -> Any:
+    """``num`` values from ``start`` to ``stop`` spaced evenly on a log scale, as NumPy
+    computes them (rotated to the positive reals by the sign of ``start``, the endpoints
+    exact): differentiable in ``start`` and ``stop``."""
+    start = _ew.multiply(_as_array(start), 1.0)
+    stop = _ew.multiply(_as_array(stop), 1.0)
+    if np.any(_raw(start) == 0) or np.any(_raw(stop) == 0):
+        raise ValueError("Geometric sequence cannot include zero")
+    dt = np.result_type(_ew.dtype_of(start), _ew.dtype_of(stop), float(num),
+                        np.zeros((), dtype))
+    # (as NumPy, the computation runs in the inexact type dt, cast to dtype at the end;
+    # a complex number's sign is z / |z|, differentiable)
+    dtype = dt if dtype is None else np.dtype(dtype)
+    sign = _ew.divide(start, _ew.abs(start)) if dt.kind == "c" else np.sign(_raw(start))
+    start = _ew.divide(start, sign)
+    stop = _ew.divide(stop, sign)
+    result = logspace(_ew.log10(start), _ew.log10(stop), num, endpoint, 10.0, dt)
+    if num > 0:  # the endpoints are start and stop themselves, as NumPy makes them
+        shape = shape_of(result)
+        pieces = [_bc.broadcast_to(_shape.reshape(start, (1,) + shape_of(start)),
+                                   (1,) + shape[1:])]
+        if num > 1 and endpoint:
+            pieces.append(_slice(result, 0, slice(1, -1)))
+            pieces.append(_bc.broadcast_to(_shape.reshape(stop, (1,) + shape_of(stop)),
+                                           (1,) + shape[1:]))
+        else:
+            pieces.append(_slice(result, 0, slice(1, None)))
+        result = _shape.concatenate([_ew.astype(q, dt) if _ew.dtype_of(q) != dt else q
+                                     for q in pieces], axis=0)
+    result = _ew.multiply(sign, result)
+    if axis != 0:
+        result = _shape.moveaxis(result, 0, axis)
+    return _ew.astype(result, dtype) if _ew.dtype_of(result) != dtype else result
 
 
 def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
@@ -615,10 +655,12 @@ def sort_complex(a: Any) -> Any:
 # -- covariance -------------------------------------------------------------------------
 def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: Any = None,
         fweights: Any = None, aweights: Any = None, *, dtype: Any = None) -> Any:
-    """The covariance matrix of the rows (variables) of ``m`` (and ``y``)."""
-    if fweights is not None or aweights is not None:
-        raise NotImplementedError("cov: fweights= and aweights= are not supported by wengert")
+    """The covariance matrix of the rows (variables) of ``m`` (and ``y``), as NumPy
+    computes it: with frequency weights ``fweights`` (integers: no gradient, as an
+    integer cast) and observation weights ``aweights`` (differentiable)."""
     x = _as_array(m)
+    if dtype is not None:
+        x = _ew.astype(x, dtype)
     if _ndim(x) > 2:
         raise ValueError("m has more than 2 dimensions")
     x = _shape.reshape(x, (1, -1)) if _ndim(x) < 2 else x
@@ -633,10 +675,54 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
     if ddof is None:
         ddof = 0 if bias else 1
     n = shape_of(x)[1]
-    centred = x - _reduce.mean(x, axis=1, keepdims=True)
-    other = _ew.conj(centred) if _ew.dtype_of(centred).kind == "c" else centred  # as NumPy
-    c = _linalg.matmul(centred, _shape.transpose(other)) / float(n - ddof)
+    w = _cov_weights(fweights, aweights, n)
+    if w is None:
+        centred = x - _reduce.mean(x, axis=1, keepdims=True)
+        fact: Any = float(n - ddof)
+        weighted = centred
+    else:
+        w_sum = _reduce.sum(w)
+        centred = x - _reduce.sum(x * w, axis=1, keepdims=True) / w_sum
+        if ddof == 0:
+            fact = w_sum
+        elif aweights is None:
+            fact = w_sum - ddof
+        else:
+            fact = w_sum - ddof * _reduce.sum(w * _as_array(aweights)) / w_sum
+        weighted = centred * w
+    if np.any(_raw(fact) <= 0):
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
+        fact = 0.0
+    other = _ew.conj(weighted) if _ew.dtype_of(weighted).kind == "c" else weighted  # NumPy's
+    c = _linalg.matmul(centred, _shape.transpose(other)) / fact
     return _shape.squeeze(c) if shape_of(c) == (1, 1) else c
+
+
+def _cov_weights(fweights: Any, aweights: Any, n: int) -> Any:
+    """The weights of ``cov``'s observations (checked as NumPy checks them), or ``None``."""
+    w = None
+    if fweights is not None:
+        f = np.asarray(_raw(fweights), dtype=float)  # integer counts: no derivative
+        if not np.all(f == np.around(f)):
+            raise TypeError("fweights must be integer")
+        if f.ndim > 1:
+            raise RuntimeError("cannot handle multidimensional fweights")
+        if f.shape[0] != n:
+            raise RuntimeError("incompatible numbers of samples and fweights")
+        if np.any(f < 0):
+            raise ValueError("fweights cannot be negative")
+        w = f
+    if aweights is not None:
+        a = _as_array(aweights)
+        if _ndim(a) > 1:
+            raise RuntimeError("cannot handle multidimensional aweights")
+        if shape_of(a)[0] != n:
+            raise RuntimeError("incompatible numbers of samples and aweights")
+        if np.any(np.asarray(_raw(a)) < 0):
+            raise ValueError("aweights cannot be negative")
+        a = _ew.astype(a, np.float64) if _ew.dtype_of(a).kind not in "fc" else a
+        w = a if w is None else _ew.multiply(w, a)
+    return w
 
 
 def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -> Any:
@@ -795,7 +881,7 @@ NUMPY = {
     np.piecewise: piecewise, np.trapezoid: trapezoid, np.nanvar: nanvar, np.nanstd: nanstd,
     np.nancumsum: nancumsum, np.nancumprod: nancumprod, np.ediff1d: ediff1d,
     np.vander: vander, np.sort_complex: sort_complex,
-    np.resize: resize,
+    np.resize: resize, np.geomspace: geomspace,
 }
 #: ufunc name -> function.
 UFUNCS = {"fabs": fabs}

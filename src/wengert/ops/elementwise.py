@@ -431,10 +431,36 @@ TAN = _unary(
     dscalar=lambda ans, x: 1.0 + ans * ans,
     adjoint="ḡ·(1 + {out}²)",
 )
+def _one_minus_square(x: Any) -> Any:
+    """``1 − x²``; of a complex ``x`` computed as ``−(x² − 1)``, which keeps the sign of a
+    zero imaginary part as C99's ``1 − z²`` does. (NumPy computes ``1 − w`` as
+    ``(1 + 0j) − w``, whose imaginary part ``0 − (−0)`` is ``+0``: on a branch cut of
+    ``√(1 − z²)`` that picks the other side than NumPy's ``arcsin`` and ``arccos`` take at
+    ``x ± 0j``, and the derivative there would be that of the other side. Subtracting a
+    real constant, ``w − 1``, keeps ``Im w`` exactly.)"""
+    return negative(square(x) - 1.0) if _is_complex(x) else 1.0 - square(x)
+
+
+def _square_plus_one(x: Any) -> Any:
+    """``x² + 1``; of a complex ``x`` as ``x² − (−1)`` (see :func:`_one_minus_square`: the
+    sign of a zero imaginary part is kept on ``arcsinh``'s cuts)."""
+    return square(x) - (-1.0) if _is_complex(x) else square(x) + 1.0
+
+
+def _arccosh_denominator(x: Any) -> Any:
+    """``√(x² − 1)`` for a real ``x``; ``√(z − 1)·√(z + 1)`` for a complex one (the
+    principal branch of ``arccosh``, whose cut is the real axis left of 1, as NumPy's:
+    ``√(z² − 1)`` has the opposite sign where ``Re z < 0``), ``z + 1`` written ``z − (−1)``
+    to keep the sign of a zero imaginary part."""
+    if _is_complex(x):
+        return sqrt(x - 1.0) * sqrt(x - (-1.0))
+    return sqrt(square(x) - 1.0)
+
+
 ARCSIN = _unary(
     "arcsin",
     np.arcsin,
-    lambda g, ans, x: divide(g, sqrt(1.0 - square(x))),
+    lambda g, ans, x: divide(g, sqrt(_one_minus_square(x))),
     scalar=math.asin,
     formula="d asin(x) = dx / √(1 - x²)",
     domain="unit",
@@ -444,7 +470,7 @@ ARCSIN = _unary(
 ARCCOS = _unary(
     "arccos",
     np.arccos,
-    lambda g, ans, x: -divide(g, sqrt(1.0 - square(x))),
+    lambda g, ans, x: -divide(g, sqrt(_one_minus_square(x))),
     scalar=math.acos,
     formula="d acos(x) = -dx / √(1 - x²)",
     domain="unit",
@@ -492,7 +518,7 @@ TANH = _unary(
 ARCSINH = _unary(
     "arcsinh",
     np.arcsinh,
-    lambda g, ans, x: divide(g, sqrt(square(x) + 1.0)),
+    lambda g, ans, x: divide(g, sqrt(_square_plus_one(x))),
     scalar=math.asinh,
     formula="d asinh(x) = dx / √(x² + 1)",
     adjoint="ḡ / √({0}² + 1)",
@@ -500,7 +526,7 @@ ARCSINH = _unary(
 ARCCOSH = _unary(
     "arccosh",
     np.arccosh,
-    lambda g, ans, x: divide(g, sqrt(square(x) - 1.0)),
+    lambda g, ans, x: divide(g, _arccosh_denominator(x)),
     scalar=math.acosh,
     formula="d acosh(x) = dx / √(x² - 1)",
     domain="gt1",

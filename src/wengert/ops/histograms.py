@@ -29,6 +29,9 @@ from . import elementwise as _ew
 from . import shape as _shape
 from .base import apply, is_traced, shape_of
 from .base import primal as _raw
+from .composite import linspace
+from .reduce import max as _max
+from .reduce import min as _min
 from .reduce import sum as _sum
 
 OPS: tuple[Any, ...] = ()
@@ -122,6 +125,35 @@ def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None,  # noqa: A002
     return hist, edges[0], edges[1]
 
 
+def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None,  # noqa: A002 (NumPy's)
+                        weights: Any = None) -> Any:
+    """The bin edges ``np.histogram`` uses, as ``np.histogram_bin_edges``: evenly spaced
+    from the smallest to the largest value of ``a`` (or over ``range``), so they are
+    differentiable in those (the number of bins is NumPy's, found from the values); edges
+    given as an array come back as they are."""
+    raw_bins = _raw(bins)
+    if is_traced(raw_bins) or np.ndim(raw_bins) == 1:  # the edges themselves
+        edges = np.histogram_bin_edges(np.asarray(_raw(a)), raw_bins)  # (NumPy's checks)
+        return bins if is_traced(bins) else edges
+    raw_range = None if range is None else tuple(_raw(r) for r in range)
+    edges = np.histogram_bin_edges(np.asarray(_raw(a)), raw_bins, raw_range,
+                                   None if weights is None else _raw(weights))
+    if range is not None:
+        first, last = range
+        if not (is_traced(first) or is_traced(last)):
+            return edges  # (they do not depend on a)
+    else:
+        values = _raw(a)
+        if not is_traced(a) or np.size(values) == 0:
+            return edges
+        flat = _shape.reshape(a, (-1,))
+        first, last = _min(flat), _max(flat)
+        if np.min(values) == np.max(values):  # as NumPy: a unit-wide range around the value
+            first, last = _ew.subtract(first, 0.5), _ew.add(last, 0.5)
+    return linspace(first, last, edges.shape[0], dtype=edges.dtype)
+
+
 PUBLIC = ("histogramdd", "histogram2d")
 #: NumPy function -> function, for ``Tensor.__array_function__``.
-NUMPY = {np.histogramdd: histogramdd, np.histogram2d: histogram2d}
+NUMPY = {np.histogramdd: histogramdd, np.histogram2d: histogram2d,
+         np.histogram_bin_edges: histogram_bin_edges}

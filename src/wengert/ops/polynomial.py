@@ -32,7 +32,7 @@ import numpy as np
 
 from . import elementwise as _ew
 from . import shape as _shape
-from .base import is_traced, shape_of
+from .base import dtype_of, is_traced, shape_of
 from .base import primal as _raw
 from .composite import convolve, vander
 from .eig import eigvals
@@ -261,7 +261,71 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
     return p
 
 
+# -- arithmetic of coefficient arrays -------------------------------------------------------
+def _coefficients(p: Any, what: str) -> Any:
+    """``p`` as a 1-d coefficient array (highest power first; a scalar is one coefficient)."""
+    p = _as_array(p)
+    shape = shape_of(p)
+    if not shape:
+        return _shape.reshape(p, (1,))
+    if len(shape) != 1:
+        raise ValueError(f"np.{what}: the coefficients must be one-dimensional")
+    return p
+
+
+def _aligned(a1: Any, a2: Any, what: str) -> tuple[Any, Any]:
+    """Both coefficient arrays padded at the front (the high powers) to one length."""
+    a1, a2 = _coefficients(a1, what), _coefficients(a2, what)
+    diff = shape_of(a2)[0] - shape_of(a1)[0]
+    if diff > 0:
+        a1 = _shape.pad(a1, ((diff, 0),))
+    elif diff < 0:
+        a2 = _shape.pad(a2, ((-diff, 0),))
+    return a1, a2
+
+
+def polyadd(a1: Any, a2: Any) -> Any:
+    """The coefficients of the sum of two polynomials, as ``np.polyadd`` (the shorter one
+    padded with leading zeros; a ``poly1d`` comes back as an array)."""
+    a1, a2 = _aligned(a1, a2, "polyadd")
+    return _ew.add(a1, a2)
+
+
+def polysub(a1: Any, a2: Any) -> Any:
+    """The coefficients of ``a1 - a2``, as ``np.polysub``."""
+    a1, a2 = _aligned(a1, a2, "polysub")
+    return _ew.subtract(a1, a2)
+
+
+def polymul(a1: Any, a2: Any) -> Any:
+    """The coefficients of the product of two polynomials (their convolution), as
+    ``np.polymul``."""
+    return convolve(_coefficients(a1, "polymul"), _coefficients(a2, "polymul"))
+
+
+def polydiv(u: Any, v: Any) -> tuple[Any, Any]:
+    """The quotient and remainder of ``u / v``, as ``np.polydiv`` computes them (long
+    division; the remainder's leading entries that NumPy finds zero are dropped, which
+    depends on the values, not on their derivatives)."""
+    u = _ew.add(_coefficients(u, "polydiv"), 0.0)
+    v = _ew.add(_coefficients(v, "polydiv"), 0.0)
+    m, n = shape_of(u)[0] - 1, shape_of(v)[0] - 1
+    scale = _ew.divide(1.0, v[0])
+    dtype = np.result_type(dtype_of(u), dtype_of(v))
+    r = _ew.astype(u, dtype) if dtype_of(u) != dtype else u
+    quotient = []
+    for k in range(m - n + 1):
+        d = _ew.multiply(scale, r[k])
+        quotient.append(d)
+        r = _ew.subtract(r, _shape.pad(_ew.multiply(d, v), ((k, m - n - k),)))
+    q = _shape.stack(quotient) if quotient else np.zeros(1, dtype)
+    while shape_of(r)[0] > 1 and np.allclose(_raw(r[0]), 0, rtol=1e-14):
+        r = r[1:]
+    return q, r
+
+
 PUBLIC = ("roots", "poly", "polyfit", "polyder", "polyint")
 #: NumPy function -> function, for ``Tensor.__array_function__``.
 NUMPY = {np.roots: roots, np.poly: poly, np.polyfit: polyfit, np.polyder: polyder,
-         np.polyint: polyint}
+         np.polyint: polyint, np.polyadd: polyadd, np.polysub: polysub, np.polymul: polymul,
+         np.polydiv: polydiv}

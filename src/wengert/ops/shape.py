@@ -461,12 +461,18 @@ def reshape(x: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
     shape = _int_or_tuple(shape)
     if isinstance(shape, int):
         shape = (shape,)
+    if order == "A":  # as NumPy: Fortran order for an array laid out that way only
+        p = _raw(x)
+        fortran = isinstance(p, np.ndarray) and p.flags.f_contiguous and not p.flags.c_contiguous
+        order = "F" if fortran else "C"
     if order == "F":  # column-major: the C-order reshape of the reversed axes, reversed back
         out = transpose(apply(RESHAPE, transpose(x), shape=tuple(reversed(shape))))
-    elif order in ("C", "A", "K"):  # A and K: a wengert value is laid out in C order
+    elif order == "C":
         out = apply(RESHAPE, x, shape=shape)
+    elif order == "K":
+        raise ValueError("order 'K' is not permitted for reshaping")  # NumPy's words
     else:
-        raise ValueError(f"reshape: order must be 'C', 'F', 'A' or 'K', got {order!r}")
+        raise ValueError(f"reshape: order must be 'C', 'F' or 'A', got {order!r}")
     return _ew.copy(out) if copy else out
 
 
@@ -579,9 +585,12 @@ def pad(x: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
     nd = len(_shape_of(x))
     width = _pairs(pad_width, nd, operator.index)
     if mode == "constant":
-        values = _raw(kwargs.pop("constant_values", 0))
+        values = kwargs.pop("constant_values", 0)
         if kwargs:
             raise TypeError(f"pad: unsupported keyword arguments for mode 'constant': {kwargs}")
+        if _traced_among(values):
+            return _pad_traced_constants(x, width, values)
+        values = _raw(values)
         if np.ndim(values) == 0:
             values = np.asarray(values).item()
         else:
@@ -602,6 +611,48 @@ def pad(x: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
         f"wengert.pad: mode {mode!r} has no gradient rule; use 'constant', 'edge', 'wrap', "
         "'reflect' or 'symmetric'."
     )
+
+
+def _traced_among(values: Any) -> bool:
+    if is_traced(values):
+        return True
+    return isinstance(values, (list, tuple)) and any(_traced_among(v) for v in values)
+
+
+def _leaves_and_shape(values: Any) -> tuple[list[Any], tuple[int, ...]]:
+    """The scalars of a (nested list of, or an array of) constants, row-major, and their
+    shape."""
+    if is_traced(values) or not isinstance(values, (list, tuple)):
+        shape = _shape_of(values)
+        flat = reshape(values, (-1,)) if shape else reshape(values, (1,))
+        return [flat[i] for i in range(int(np.prod(shape, dtype=np.int64)))], shape
+    parts = [_leaves_and_shape(v) for v in values]
+    inner = parts[0][1] if parts else ()
+    if any(p[1] != inner for p in parts):
+        raise ValueError("pad: constant_values must be a scalar, a pair, or one pair per axis")
+    return [leaf for p in parts for leaf in p[0]], (len(values),) + inner
+
+
+def _pad_traced_constants(x: Any, width: Any, values: Any) -> Any:
+    """``pad(x, width, constant_values=values)`` with traced constants: ``x`` padded with
+    zeros, plus each constant where NumPy puts it (found by padding with labels), so the
+    constants get the gradient of the entries they fill."""
+    nd = len(_shape_of(x))
+    flat, shape = _leaves_and_shape(values)
+    where = np.broadcast_to(np.arange(len(flat)).reshape(shape), (nd, 2))  # NumPy's reading
+    pairs = [(flat[b], flat[a]) for b, a in where.tolist()]
+    labels = np.pad(np.zeros(_shape_of(x), dtype=np.int64), width,
+                    constant_values=[(2 * ax + 1, 2 * ax + 2) for ax in range(nd)])
+    out = apply(PAD, x, pad_width=width, constant_values=0)
+    dtype = _ew.dtype_of(out)
+    for ax, (before, after) in enumerate(pairs):
+        for label, value in ((2 * ax + 1, before), (2 * ax + 2, after)):
+            mask = labels == label
+            if mask.any():
+                if _ew.dtype_of(value) != dtype:
+                    value = _ew.astype(value, dtype)
+                out = _ew.where(mask, value, out)
+    return out
 
 
 def diagonal(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
