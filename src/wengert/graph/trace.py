@@ -132,9 +132,11 @@ def _example(x: Any, name: str) -> Any:
 
 
 def trace_into(builder: Builder, f: Callable[..., Any], args: Sequence[Any],
-               static: tuple[int, ...] = ()) -> Graph:
-    """Trace ``f(*args)`` with ``builder`` (the positions in ``static`` are passed as they
-    are and are not inputs of the graph)."""
+               static: tuple[int, ...] = (),
+               static_leaf: Callable[[Any], bool] | None = None) -> Graph:
+    """Trace ``f(*args)`` with ``builder`` (the positions in ``static``, and the leaves of
+    the other arguments for which ``static_leaf`` is true, are passed as they are and are
+    not inputs of the graph: the graph's input tree has ``None`` in their place)."""
     dynamic = [a for i, a in enumerate(args) if i not in static]
     leaves, in_tree = flatten(tuple(dynamic))
     names = argument_names(f, args)
@@ -144,8 +146,15 @@ def trace_into(builder: Builder, f: Callable[..., Any], args: Sequence[Any],
         if i not in static:
             names_dyn += names[:n_leaves]
         names = names[n_leaves:]
-    tracers = [builder.input(_example(x, n), n) for x, n in zip(leaves, names_dyn)]
-    rebuilt = list(unflatten(in_tree, tracers))
+    fixed = [static_leaf is not None and static_leaf(x) for x in leaves]
+    tracers = [builder.input(_example(x, n), n)
+               for x, n, s in zip(leaves, names_dyn, fixed) if not s]
+    if any(fixed):
+        it = iter(tracers)
+        rebuilt = list(unflatten(in_tree, [x if s else next(it) for x, s in zip(leaves, fixed)]))
+        in_tree = flatten(unflatten(in_tree, [None if s else 0 for s in fixed]))[1]
+    else:
+        rebuilt = list(unflatten(in_tree, tracers))
     call_args = []
     for i, a in enumerate(args):
         call_args.append(a if i in static else rebuilt.pop(0))
