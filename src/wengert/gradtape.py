@@ -41,7 +41,7 @@ from .dual import Dual
 from .ops.broadcast import broadcast_to
 from .ops.elementwise import POSITIVE
 from .ops.shape import reshape
-from .tensor import Tensor, as_value, constant, is_float_value, lifter, value_of
+from .tensor import Tensor, as_value, constant, is_float_value, level_over, lifter, value_of
 
 __all__ = ["GradientTape", "Variable"]
 
@@ -109,7 +109,7 @@ class Variable(Tensor):
         self._rg = False
         self._version = Version()
         self._extra = None
-        self._level = 0
+        self._level = level_over(self._value)
         self.trainable = bool(trainable)
         self.name = "Variable" if name is None else str(name)
 

@@ -36,7 +36,7 @@ from . import dispatch as _dispatch
 from .arraylike import ArrayMethods
 from .core.bind import dtype_of, is_traced, kind_of, number_kind, primal, shape_of
 from .core.display import html_of
-from .core.levels import DUAL_TAG, escaped_error, is_open, is_transform_level
+from .core.levels import DUAL_TAG, TRACE_LEVEL, escaped_error, is_open, is_transform_level
 from .core.node import GradFn, Node, Version, new_version
 from .core.sweep import backprop, run_hooks
 from .dual import Dual
@@ -83,10 +83,11 @@ def is_float_value(value: Any) -> bool:
 def level_over(value: Any) -> float:
     """The level of a user's tensor holding ``value``: 0 over a plain value (or a dual
     number the user made); just inside the level of a traced value of a transform
-    (a dual number of a running ``wg.jvp``)."""
+    (a dual number of a running ``wg.jvp``), or of the graph trace running the
+    function that makes it."""
     kind = kind_of(value)
     if kind is None:
-        return 0
+        return TRACE_LEVEL.get()  # (made inside a traced function: just inside its level)
     level = kind.level(value)
     return level + 0.5 if level else 0
 
@@ -588,12 +589,20 @@ def _plain(x: Any) -> Any:
         x = kind.primal(x)
 
 
+def _carries_beneath(value: Any) -> bool:
+    """Whether a tensor's value is itself a derivative carrier (a dual number, an outer
+    level's tensor); a plain value or a graph tracer's (which records the conversion as
+    a guard) is not."""
+    kind = kind_of(value)
+    return kind is not None and not kind.opaque
+
+
 def _refuse_inside_transform(t: Tensor, what: str) -> None:
     """``float(t)`` and friends drop the derivative: fine for a user's tensor (as in
     PyTorch), an error for a value a functional transform differentiates."""
     if t._level and not is_open(t._level):
         raise escaped_error(t._level)
-    if t._level:
+    if t._level and (is_transform_level(t._level) or _carries_beneath(t._value)):
         raise TypeError(
             f"{what} of a traced value inside a wengert transform (wg.grad, wg.vjp, wg.jvp, "
             "wg.hessian, ...) would drop its derivative, so the transform would return a wrong "

@@ -61,7 +61,7 @@ from ..core.collector import collector_paused
 from ..core.display import html_of
 from ..core.tree import flatten, unflatten
 from .codegen import compile_graph
-from .ir import GuardFailed
+from .ir import GuardFailed, Var
 from .keys import static_key
 from .passes.pipeline import COMPILE_PASSES
 from .program import Graph, GuardError, evaluate, guard_message, refuse_lost_derivatives
@@ -129,7 +129,7 @@ def _leaf_signature(x: Any) -> tuple[Any, ...]:
 class TraceInfo:
     """One cached trace: its signature, guards, size and use."""
 
-    __slots__ = ("graph", "traced", "calls", "runner", "statics", "shapes")
+    __slots__ = ("graph", "traced", "calls", "runner", "statics", "shapes", "floats")
 
     def __init__(self, graph: Graph, traced: Graph, runner: Callable[..., Any],
                  statics: Sequence[tuple[str, Any]] = (), shapes: Any = None) -> None:
@@ -139,6 +139,9 @@ class TraceInfo:
         self.calls = 0
         self.statics = tuple(statics)  # (name, value) of each static argument or leaf
         self.shapes = shapes  # the cache key without the static values
+        # outputs that the trace computed as Python floats (eagerly, floats too)
+        self.floats = tuple(i for i, v in enumerate(graph.outputs)
+                            if type(v) is Var and v.scalar and v.dtype == np.float64)
 
     @property
     def signature(self) -> str:
@@ -375,7 +378,7 @@ class Compiled:
                 except GuardFailed:
                     continue
                 info.calls += 1
-                return _outputs(info.graph, out)
+                return _outputs(info, out)
         with self._lock:
             for info in self._cache.get(key, [])[tried:]:  # traced by another thread meanwhile
                 try:
@@ -383,7 +386,7 @@ class Compiled:
                 except GuardFailed:
                     continue
                 info.calls += 1
-                return _outputs(info.graph, out)
+                return _outputs(info, out)
             if self._full():
                 eager = True
             else:
@@ -397,7 +400,7 @@ class Compiled:
         except GuardFailed as e:  # the trace itself did not pass its guards: a bug
             raise GuardError(guard_message(info.graph, e.guard, e.got)) from None
         info.calls += 1
-        return _outputs(info.graph, out)
+        return _outputs(info, out)
 
     def _call_traced(self, args: tuple[Any, ...], static: tuple[int, ...], key: Any,
                      shapes: Any, leaves: list[Any], infos: list[TraceInfo] | None) -> Any:
@@ -472,8 +475,12 @@ def _short_repr(v: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _outputs(graph: Graph, out: Any) -> Any:
+def _outputs(info: TraceInfo, out: Any) -> Any:
+    graph = info.graph
     outs = [out] if len(graph.outputs) == 1 else list(out)
+    for i in info.floats:
+        if type(outs[i]) is not float:
+            outs[i] = float(outs[i])
     return unflatten(graph.out_tree, outs)
 
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..core.bind import is_traced, kind_of
 from ..core.collector import collector_paused
+from ..core.levels import OPEN_TRACE_LEVELS, TRACE_LEVEL
 from ..core.modes import GRAD_ENABLED
 from ..core.tree import flatten, unflatten
 from .ir import Literal, Var
@@ -161,9 +162,14 @@ def trace_into(builder: Builder, f: Callable[..., Any], args: Sequence[Any],
     # The graph is the function's own: a no_grad around the call that traces it is not
     # part of it (only a no_grad inside the function marks its equations).
     token = GRAD_ENABLED.set(True)
+    level = builder.level + 0.25  # tensors made inside are inner to the trace
+    OPEN_TRACE_LEVELS.add(level)
+    inside = TRACE_LEVEL.set(level)
     try:
         result = f(*call_args)
     finally:
+        TRACE_LEVEL.reset(inside)
+        OPEN_TRACE_LEVELS.discard(level)
         GRAD_ENABLED.reset(token)
         builder.closed = True
     out_leaves, out_tree = flatten(result)
@@ -177,6 +183,16 @@ def trace_into(builder: Builder, f: Callable[..., Any], args: Sequence[Any],
         elif is_traced(o):
             kind = kind_of(o)
             if kind.connected(o):
+                if kind.level(o) > builder.level:
+                    raise TraceError(
+                        f"trace: {builder.name}() returned a {kind.name} that carries a "
+                        f"derivative, made inside it (requires_grad=True, a Variable on a "
+                        "tape): a graph returns arrays, so the record of how to "
+                        "differentiate it would be lost. Return its value (y.detach()), or "
+                        "the gradients (call y.backward() or tape.gradient inside and "
+                        "return x.grad), or differentiate the compiled function from outside "
+                        "(wg.grad(wg.compile(f)))."
+                    )
                 raise TraceError(
                     f"trace: {builder.name}() returned a {kind.name} from outside its arguments "
                     "(a closure or a global): its derivative would be lost. Pass it as an "
