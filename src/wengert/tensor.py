@@ -120,6 +120,11 @@ def as_value(data: Any, dtype: Any = None) -> Any:
             )
         data = data._value
     if dtype is None and is_traced(data):
+        kind = kind_of(data)
+        if kind.records_calls:
+            # a graph tracer: the copy is a step of its graph that does, when the graph
+            # is differentiated, what wg.tensor does eagerly (cut, or refuse inside wg.grad)
+            return kind.record_call(as_value, (data,), {}, "wg.tensor", False, True)
         return data  # a tensor over a traced value (a tape inside wg.jvp)
     if dtype is None and type(data) is float:
         return data

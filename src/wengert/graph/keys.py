@@ -79,6 +79,9 @@ def static_key(value: Any) -> Any:
     if t is tuple or t is frozenset:
         items = [static_key(v) for v in value]  # (as deep as the value: a few levels)
         return (t, frozenset(items) if t is frozenset else tuple(items))
+    if t is slice:  # (not hashable before Python 3.12)
+        return (slice, static_key(value.start), static_key(value.stop),
+                static_key(value.step))
     hash(value)
     return (t, value)
 

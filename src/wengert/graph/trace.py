@@ -175,6 +175,9 @@ def trace_into(builder: Builder, f: Callable[..., Any], args: Sequence[Any],
     out_leaves, out_tree = flatten(result)
     outputs: list[Var | Literal] = []
     for o in out_leaves:
+        if is_traced(o) and type(o) is not Traced and not kind_of(o).connected(o):
+            while is_traced(o) and type(o) is not Traced:  # a tensor without grad over a
+                o = kind_of(o).primal(o)                   # traced value: that value
         if type(o) is Traced:
             if o.builder is not builder:
                 raise TraceError(f"trace: {builder.name}() returned a value traced by another "

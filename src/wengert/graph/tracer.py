@@ -249,7 +249,11 @@ class Traced(InPlaceTraced, ArrayMethods):
 
     def __round__(self, ndigits: int | None = None) -> Any:
         if ndigits is not None:
-            return np.round(self, ndigits)
+            out = np.round(self, ndigits)
+            if self.var.scalar and type(out) is Traced and type(out.value) is np.float64:
+                out.value = float(out.value)  # round(x, n) of a Python float is one
+                out.var.scalar = True
+            return out
         if self.var.shape != ():
             raise TypeError("type numpy.ndarray doesn't define __round__ method (round() "
                             f"of a traced array {self.var.name}: {self.var.aval}; use "
@@ -266,6 +270,8 @@ class Traced(InPlaceTraced, ArrayMethods):
         return [v.tolist() for v in self]
 
     def __hash__(self) -> int:
+        if self.builder.abstract:  # a placeholder or a define-and-run value: a feed's key
+            return id(self)
         raise TypeError(
             f"unhashable type: a traced value ({self.var.name}: {self.var.aval}) inside "
             f"{self.builder.name}() cannot be a dict key or a set member (as NumPy arrays "
