@@ -201,3 +201,20 @@ def test_a_tensor_of_an_argument_cuts_or_refuses_as_eagerly_when_differentiated(
     t = wg.tensor(x, requires_grad=True)
     wg.compile(f)(t).backward()
     np.testing.assert_array_equal(t.grad, [1.0, 1.0])  # the copy is cut, as eagerly
+
+
+def test_a_variable_made_inside_is_assigned_traced_values_and_read_back():
+    def f(x):
+        v = wg.Variable(np.ones(2))
+        v.assign_add(x)
+        with wg.GradientTape() as tape:
+            y = np.sum(v * v)
+        return v.numpy() * 1.0, tape.gradient(y, v)
+
+    cf = wg.compile(f)
+    for x in (np.arange(2.0), np.array([3.0, -1.0])):
+        for got, want in zip(cf(x), f(x)):
+            np.testing.assert_array_equal(got, want)
+    outside = wg.Variable(np.ones(2))
+    with pytest.raises(TypeError, match="made outside the traced function"):
+        wg.compile(lambda x: outside.assign(x) and x)(np.arange(2.0))

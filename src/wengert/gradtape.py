@@ -31,7 +31,7 @@ from . import numpy as wnp
 from .core.bind import apply, is_traced, primal
 from .core.bind import shape_of as _shape
 from .core.display import html_of
-from .core.levels import is_transform_level
+from .core.levels import TRACE_LEVEL, is_transform_level
 from .core.modes import GRAD_ENABLED, RECORDERS, TRANSFORM_DEPTH, Recorder
 from .core.node import Node, Version
 from .core.sweep import backprop
@@ -122,6 +122,8 @@ class Variable(Tensor):
 
     def numpy(self) -> np.ndarray:
         """A copy of the value as a NumPy array (later assignments do not change it)."""
+        if is_traced(self._value):  # a Variable made inside a traced function
+            return np.copy(super().numpy())
         return np.array(self._value)
 
     # -- writing (never recorded) -----------------------------------------
@@ -135,6 +137,8 @@ class Variable(Tensor):
         """
         new = value_of(value)
         old = self._value
+        if is_traced(new) or is_traced(old):
+            return self._assign_traced(new)
         if type(old) is float:
             if np.shape(new) != ():
                 raise ValueError(self._shape_error(np.shape(new)))
@@ -160,6 +164,27 @@ class Variable(Tensor):
     def assign_sub(self, delta: Any) -> Variable:
         """Subtract ``delta`` from the value in place (not recorded); returns the variable."""
         return self.assign(np.subtract(self._value, value_of(delta)))
+
+    def _assign_traced(self, new: Any) -> Variable:
+        """``assign`` inside a traced function: a Variable made there holds the new traced
+        value; one made outside cannot be written by the graph."""
+        level = TRACE_LEVEL.get()
+        if not level or self._level != level:
+            raise TypeError(
+                f"Variable '{self.name}' was made outside the traced function (wg.compile, "
+                "wg.trace) and is assigned a value computed inside it: a graph cannot write "
+                "into its caller's Variables. Return the new value and assign it outside, or "
+                "make the Variable inside the function."
+            )
+        if _shape(new) != _shape(self._value):
+            raise ValueError(self._shape_error(_shape(new)))
+        dtype = np.result_type(primal(self._value)) if not is_traced(self._value) \
+            else self._value.dtype
+        if np.dtype(getattr(new, "dtype", np.result_type(new))) != dtype:
+            new = wnp.asarray(new).astype(dtype)
+        self._value = new
+        self._version.version += 1
+        return self
 
     def _shape_error(self, shape: tuple[int, ...]) -> str:
         return (

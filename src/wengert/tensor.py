@@ -414,6 +414,8 @@ class Tensor(ArrayMethods, InPlaceMethods):
     def numpy(self) -> np.ndarray:
         """The value as a NumPy array (shares memory where possible)."""
         v = self._value
+        if is_traced(v) and kind_of(v).opaque:
+            return v  # a graph tracer's value: the graph computes it (inside wg.compile)
         if is_traced(v):
             raise TypeError(
                 "numpy() of a tensor over a traced value (inside wg.jvp) would drop its "
