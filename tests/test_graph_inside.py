@@ -218,3 +218,28 @@ def test_a_variable_made_inside_is_assigned_traced_values_and_read_back():
     outside = wg.Variable(np.ones(2))
     with pytest.raises(TypeError, match="made outside the traced function"):
         wg.compile(lambda x: outside.assign(x) and x)(np.arange(2.0))
+
+
+def test_numpy_functions_that_write_into_a_traced_value_are_refused_with_the_fix():
+    def add_at(x):
+        y = x * 1.0
+        np.add.at(y, [0, 0], 1.0)
+        return y
+
+    def copy_into(x):
+        y = x * 1.0
+        np.copyto(y, x * 3.0)
+        return y
+
+    for f in (add_at, copy_into):
+        with pytest.raises(TypeError, match="writes in place into a traced value"):
+            wg.compile(f)(np.arange(3.0))
+
+
+def test_multidimensional_histograms_of_traced_samples_are_refused_and_of_constants_trace():
+    s = np.array([[0.1, 0.2], [0.6, 0.9], [0.7, 0.1]])
+    with pytest.raises(TypeError, match="inside wg.compile"):
+        wg.compile(lambda s: np.histogramdd(s, bins=2)[0])(s)
+    f = lambda w: np.histogramdd(s, bins=2, weights=w)[0]  # noqa: E731
+    np.testing.assert_array_equal(wg.compile(f)(np.array([1.0, 2.0, 3.0])),
+                                  f(np.array([1.0, 2.0, 3.0])))

@@ -113,6 +113,12 @@ def _write_into(target: Any, what: str, run: Any) -> Any:
     constant, whose version is bumped so the tape sees the change; refused where a
     gradient would flow through ``target``."""
     kind = kind_of(target)
+    if kind.opaque:  # a graph tracer: only its own operators are steps of the graph
+        raise TypeError(
+            f"{what} writes in place into a traced value (inside wg.compile / wg.trace), "
+            "which the graph cannot record: compute the new array out of place (np.where, "
+            "np.concatenate, y = y + v) or with y[i] = v and y[i] += v, which are recorded."
+        )
     if kind.connected(target) and GRAD_ENABLED.get():
         raise TypeError(
             f"{what} writes in place into a value that carries a gradient, which would be "

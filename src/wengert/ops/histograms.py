@@ -27,7 +27,7 @@ import numpy as np
 from ..core.bind import dtype_of, kind_of
 from . import elementwise as _ew
 from . import shape as _shape
-from .base import apply, is_traced, shape_of
+from .base import apply, is_traced, primal, shape_of
 from .base import primal as _raw
 from .reduce import sum as _sum
 
@@ -35,6 +35,13 @@ OPS: tuple[Any, ...] = ()
 
 
 def _refuse_traced_samples(sample: Any, what: str) -> None:
+    kind = kind_of(primal(sample)) if is_traced(sample) else None
+    if kind is not None and kind.opaque:
+        raise TypeError(
+            f"np.{what} of samples computed inside wg.compile / wg.trace is not supported (the "
+            "bin of each sample would be a step of the graph): compute the histogram outside "
+            "the traced function, or pass the samples as constants (the weights= may be "
+            "traced), or use np.histogram, which traces.")
     kind = kind_of(sample)
     if kind is not None and kind.connected(sample):
         raise TypeError(
