@@ -117,6 +117,13 @@ def _write_into(target: Any, what: str, run: Any) -> Any:
     constant, whose version is bumped so the tape sees the change; refused where a
     gradient would flow through ``target``."""
     kind = kind_of(target)
+    if kind.opaque:  # a graph tracer: only what is recorded is a step of the graph
+        raise TypeError(
+            f"{what} writes in place into a traced value (inside wg.compile / wg.trace), "
+            "and wengert has no rule that records it: compute the new array out of place "
+            "(np.where, np.concatenate, y = y + v) or with y[i] = v and y[i] += v, which "
+            "are recorded."
+        )
     if kind.connected(target) and GRAD_ENABLED.get():
         raise TypeError(
             f"{what} writes in place into a value that carries a gradient, which would be "
@@ -283,8 +290,11 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
                 "wg.custom_vjp."
             )
     elif method == "at" and inputs and kind_of(inputs[0]) is not None:
-        if GRAD_ENABLED.get() and _carries((inputs, kwargs)):
-            at = _selection.UFUNC_AT.get(ufunc)
+        at = _selection.UFUNC_AT.get(ufunc)
+        opaque = kind_of(inputs[0]).opaque  # a graph tracer: records the write, or refuses
+        if at is not None and not kwargs and len(inputs) == 3 and opaque:
+            return at(*inputs)
+        if not opaque and GRAD_ENABLED.get() and _carries((inputs, kwargs)):
             if at is None or kwargs or len(inputs) != 3:
                 raise TypeError(
                     f"np.{ufunc.__name__}.at on a value that carries a derivative has no "
@@ -343,8 +353,9 @@ def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
         return fn(*args, **kwargs)
     if func in _IN_PLACE and args:
         if kind_of(args[0]) is not None:
-            if GRAD_ENABLED.get() and _carries((args, kwargs)):
-                # a derivative flows through the write: x[index] = values, recorded
+            if kind_of(args[0]).opaque or GRAD_ENABLED.get() and _carries((args, kwargs)):
+                # a derivative flows through the write, or a graph records it:
+                # x[index] = values, recorded
                 return _selection.IN_PLACE[func](*args, **kwargs)
             return _write_into(args[0], numpy_name(func), lambda: func(
                 *_unbox(args), **{k: _unbox(v) for k, v in kwargs.items()}))

@@ -32,7 +32,7 @@ from .core.bind import apply, is_traced, primal
 from .core.bind import shape_of as _shape
 from .core.display import html_of
 from .core.kept import KEEPER
-from .core.levels import is_transform_level, transform_name
+from .core.levels import TRACE_LEVEL, is_transform_level, transform_name
 from .core.modes import GRAD_ENABLED, RECORDERS, TRANSFORM_DEPTH, Recorder
 from .core.node import Node, Version
 from .core.sweep import backprop, observe_sweep
@@ -42,7 +42,7 @@ from .dual import Dual
 from .ops.broadcast import broadcast_to
 from .ops.elementwise import POSITIVE
 from .ops.shape import reshape
-from .tensor import Tensor, as_value, constant, is_float_value, lifter, value_of
+from .tensor import Tensor, as_value, constant, is_float_value, level_over, lifter, value_of
 
 __all__ = ["GradientTape", "Variable"]
 
@@ -110,7 +110,7 @@ class Variable(Tensor):
         self._rg = False
         self._version = Version()
         self._extra = None
-        self._level = 0
+        self._level = level_over(self._value)
         self.trainable = bool(trainable)
         self.name = "Variable" if name is None else str(name)
 
@@ -123,6 +123,8 @@ class Variable(Tensor):
 
     def numpy(self) -> np.ndarray:
         """A copy of the value as a NumPy array (later assignments do not change it)."""
+        if is_traced(self._value):  # a Variable made inside a traced function
+            return np.copy(super().numpy())
         return np.array(self._value)
 
     # -- writing (never recorded) -----------------------------------------
@@ -136,6 +138,8 @@ class Variable(Tensor):
         """
         new = value_of(value)
         old = self._value
+        if is_traced(new) or is_traced(old):
+            return self._assign_traced(new)
         if type(old) is float:
             if np.shape(new) != ():
                 raise ValueError(self._shape_error(np.shape(new)))
@@ -161,6 +165,27 @@ class Variable(Tensor):
     def assign_sub(self, delta: Any) -> Variable:
         """Subtract ``delta`` from the value in place (not recorded); returns the variable."""
         return self.assign(np.subtract(self._value, value_of(delta)))
+
+    def _assign_traced(self, new: Any) -> Variable:
+        """``assign`` inside a traced function: a Variable made there holds the new traced
+        value; one made outside cannot be written by the graph."""
+        level = TRACE_LEVEL.get()
+        if not level or self._level != level:
+            raise TypeError(
+                f"Variable '{self.name}' was made outside the traced function (wg.compile, "
+                "wg.trace) and is assigned a value computed inside it: a graph cannot write "
+                "into its caller's Variables. Return the new value and assign it outside, or "
+                "make the Variable inside the function."
+            )
+        if _shape(new) != _shape(self._value):
+            raise ValueError(self._shape_error(_shape(new)))
+        dtype = np.result_type(primal(self._value)) if not is_traced(self._value) \
+            else self._value.dtype
+        if np.dtype(getattr(new, "dtype", np.result_type(new))) != dtype:
+            new = wnp.asarray(new).astype(dtype)
+        self._value = new
+        self._version.version += 1
+        return self
 
     def _shape_error(self, shape: tuple[int, ...]) -> str:
         return (

@@ -534,7 +534,7 @@ def setitem(t: Any, index: Any, value: Any) -> None:
     )
     index = _ix.raw_index(index)
     old = t._value
-    if not needs and not is_traced(old) and (kind is None or not is_traced(kind.primal(value))):
+    if not needs and not is_traced(old) and not is_traced(primal(value)):
         if isinstance(old, np.ndarray):
             old[index] = primal(value)  # a view's base sees it (shared memory)
             t._version.version += 1

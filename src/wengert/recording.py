@@ -35,7 +35,7 @@ from .core.bind import (
     number_kind,
     register,
 )
-from .core.levels import OPEN_LEVELS, escaped_error
+from .core.levels import OPEN_LEVELS, escaped_error, trace_escaped_error, trace_level_closed
 from .core.modes import GRAD_ENABLED, RECORDERS
 from .core.node import new_node, node1, node2, shape_stand_in
 from .core.subclasses import REFUSED_TYPES, refused_subclass
@@ -202,6 +202,8 @@ class TensorKind(Kind):
         level), and record the result."""
         if len(args) == 1 and not _recorders():
             return self._process_one(op, args[0], params)
+        if level.__class__ is float and trace_level_closed(level):
+            raise trace_escaped_error()
         raws = []
         own: list[Any] = []
         rg = False

@@ -41,6 +41,7 @@ from .core.display import html_of
 from .core.kept import KEEPER, Keeper
 from .core.levels import (
     DUAL_TAG,
+    TRACE_LEVEL,
     escaped_error,
     is_open,
     is_transform_level,
@@ -96,10 +97,11 @@ def is_float_value(value: Any) -> bool:
 def level_over(value: Any) -> float:
     """The level of a user's tensor holding ``value``: 0 over a plain value (or a dual
     number the user made); just inside the level of a traced value of a transform
-    (a dual number of a running ``wg.jvp``)."""
+    (a dual number of a running ``wg.jvp``), or of the graph trace running the
+    function that makes it."""
     kind = kind_of(value)
     if kind is None:
-        return 0
+        return TRACE_LEVEL.get()  # (made inside a traced function: just inside its level)
     level = kind.level(value)
     return level + 0.5 if level else 0
 
@@ -133,6 +135,11 @@ def as_value(data: Any, dtype: Any = None) -> Any:
         data = data._value
     refuse_subclass(data, "wg.tensor")
     if dtype is None and is_traced(data):
+        kind = kind_of(data)
+        if kind.records_calls:
+            # a graph tracer: the copy is a step of its graph that does, when the graph
+            # is differentiated, what wg.tensor does eagerly (cut, or refuse inside wg.grad)
+            return kind.record_call(as_value, (data,), {}, "wg.tensor", False, True)
         return data  # a tensor over a traced value (a tape inside wg.jvp)
     if dtype is None and type(data) is float:
         return data
@@ -422,6 +429,8 @@ class Tensor(ArrayMethods, InPlaceMethods):
     def numpy(self) -> np.ndarray:
         """The value as a NumPy array (shares memory where possible)."""
         v = self._value
+        if is_traced(v) and kind_of(v).opaque:
+            return v  # a graph tracer's value: the graph computes it (inside wg.compile)
         if is_traced(v):
             raise TypeError(
                 "numpy() of a tensor over a traced value (inside wg.jvp) would drop its "
@@ -619,12 +628,20 @@ def _carries_derivative(t: Tensor) -> bool:
     return bool(recs) and any(r.recording and r.tracks(t) for r in recs)
 
 
+def _carries_beneath(value: Any) -> bool:
+    """Whether a tensor's value is itself a derivative carrier (a dual number, an outer
+    level's tensor); a plain value or a graph tracer's (which records the conversion as
+    a guard) is not."""
+    kind = kind_of(value)
+    return kind is not None and not kind.opaque
+
+
 def _refuse_inside_transform(t: Tensor, what: str) -> None:
     """``float(t)`` and friends drop the derivative: fine for a user's tensor (as in
     PyTorch), an error for a value a functional transform differentiates."""
     if t._level and not is_open(t._level):
         raise escaped_error(t._level)
-    if t._level:
+    if t._level and (is_transform_level(t._level) or _carries_beneath(t._value)):
         raise TypeError(
             f"{what} of a traced value inside a wengert transform (wg.grad, wg.vjp, wg.jvp, "
             "wg.hessian, ...) would drop its derivative, so the transform would return a wrong "

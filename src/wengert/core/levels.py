@@ -19,6 +19,7 @@ from contextvars import ContextVar
 __all__ = [
     "Tag", "USER_TAG", "next_order", "DUAL_TAG", "is_transform_level", "open_level",
     "close_level", "is_open", "escaped_error", "OPEN_LEVELS", "LEVEL_NAMES", "transform_name",
+    "TRACE_LEVEL", "OPEN_TRACE_LEVELS", "trace_level_closed", "trace_escaped_error",
 ]
 
 next_order = itertools.count(1).__next__
@@ -132,3 +133,35 @@ USER_TAG.order = 0
 #: given to ``wg.jvp``) holds a dual number of this tag, so that a backward pass
 #: run there carries tangents (forward over the user's reverse mode).
 DUAL_TAG: ContextVar[Tag | None] = ContextVar("wengert_dual_tag", default=None)
+
+#: The level of the tensors made inside the innermost graph trace running the user's
+#: function (0: none): a quarter inside the trace's level. A tensor or Variable made
+#: there from plain values belongs to it (as a leaf made inside ``wg.jvp`` does), so
+#: ops on it record on its tape and run on the trace's values beneath: ``.backward()``,
+#: a GradientTape and Variables work inside a compiled function.
+TRACE_LEVEL: ContextVar[float] = ContextVar("wengert_trace_level", default=0)
+#: The :data:`TRACE_LEVEL` of every trace running now (in any thread).
+OPEN_TRACE_LEVELS: set[float] = set()
+
+
+def trace_level_closed(level: float) -> bool:
+    """Whether ``level`` is that of tensors made inside a graph trace that has ended
+    (such a tensor escaped the traced function: mixed with other tensors, its gradient
+    would not reach them).
+
+    Examples
+    --------
+    >>> trace_level_closed(0), trace_level_closed(7.25), trace_level_closed(7.5)
+    (False, True, False)
+    """
+    return level.__class__ is float and level % 1.0 == 0.25 and level not in OPEN_TRACE_LEVELS
+
+
+def trace_escaped_error() -> RuntimeError:
+    """The error for a tensor made inside a traced function used after the trace."""
+    return RuntimeError(
+        "a tensor made inside a traced function (wg.compile, wg.trace) was used after the "
+        "trace ended (it was stored outside the function, e.g. in a list or a global): "
+        "mixed with other tensors its gradient would not reach them. Return what you need "
+        "from the function, or make the tensor outside it."
+    )

@@ -384,7 +384,9 @@ def _guard_lines(guards: list[Any], var: str, ns: Namespace, indent: str) -> lis
                          "passed in by Graph.namespace()"
         ns.use_runtime("GuardFailed")
         e = g.expected
-        if g.how == "bool":
+        if g.how == "shape":  # a NumPy call whose result's shape depends on the values
+            test = f"np.shape({var}) != {e!r}"
+        elif g.how == "bool":
             test = f"not {var}" if e else f"{var}"
         elif isinstance(e, float) and e != e:
             test = f"{var} == {var}"  # expected NaN

@@ -7,12 +7,26 @@ into a graph, optimises it and compiles it to Python source
 (:mod:`wengert.graph.codegen`); later calls with that signature run the
 compiled code.
 
+Arrays, NumPy scalars, Python floats and complex numbers are the graph's
+inputs. Every other argument (at any place in a pytree) is *static*, as
+``torch.compile`` treats them: a Python ``int`` or ``bool``, a string,
+``None``, an enum, a function, a frozen dataclass is passed to ``f`` as it is
+and is part of the cache key, so Python code computes with it exactly as it
+would eagerly (an ``int`` never wraps around, ``range(n)``, ``x[:n]`` and
+``axis=n`` just work) and each new value traces again. ``1``, ``1.0`` and
+``True`` are three keys. Pass ``np.int64(n)`` (or a 0-d array) to have an
+integer traced as data instead, with NumPy's integer arithmetic as eagerly.
+
 Python control flow on traced values is never replayed blindly: each
 conversion the trace made (``if x > 0``, ``float(y)``) is a guard checked by
 the compiled code, and a call whose guard fails traces again and keeps both
 traces (one per branch). A function that keeps retracing (its Python code
 branches on values that change every call) triggers a warning naming the
 line.
+
+A compiled function keeps at most ``cache_limit`` traces (64 by default): past
+that it warns once and calls ``f`` itself for new signatures, as
+``torch.compile`` falls back to eager code at its recompile limit.
 
 Arguments that are tensors, dual numbers or tracers run the cached graph op
 by op, so ``grad(compile(f))``, ``jvp(compile(f))`` and ``compile`` inside
@@ -47,16 +61,23 @@ from ..core.collector import collector_paused
 from ..core.display import html_of
 from ..core.tree import flatten, unflatten
 from .codegen import compile_graph
-from .ir import GuardFailed
+from .ir import GuardFailed, Var
+from .keys import static_key
 from .passes.pipeline import COMPILE_PASSES
 from .program import Graph, GuardError, evaluate, guard_message, refuse_lost_derivatives
-from .trace import function_name, static_positions, trace_into
+from .trace import argument_names, function_name, static_positions, trace_into
 from .tracer import Builder, Traced
 
-__all__ = ["compile", "Compiled", "TraceInfo", "RETRACE_WARNING"]
+__all__ = ["compile", "Compiled", "TraceInfo", "RETRACE_WARNING", "CACHE_LIMIT",
+           "is_static_leaf"]
 
-#: Traces of one signature after which a warning says the function keeps retracing.
+#: Traces of one set of argument shapes (differing in guards or static values) after
+#: which a warning says the function keeps retracing.
 RETRACE_WARNING = 8
+#: Traces a compiled function keeps by default; new signatures past it run eagerly.
+CACHE_LIMIT = 64
+
+_STATIC = object()  # marks a static leaf in a cache key's per-leaf entries
 
 
 def _plain(x: Any) -> Any:
@@ -73,6 +94,27 @@ def _hashable(spec: Any) -> Any:
     return spec
 
 
+def is_static_leaf(x: Any) -> bool:
+    """Whether a leaf of a compiled function's arguments is passed to it as it is (part
+    of the cache key) rather than traced: anything but arrays, NumPy scalars, Python
+    floats and complex numbers, array-likes and traced values.
+
+    Examples
+    --------
+    >>> [is_static_leaf(v) for v in (3, True, "relu", None, 3.0, np.int64(3), np.ones(2))]
+    [True, True, True, True, False, False, False]
+    """
+    if isinstance(x, (np.ndarray, np.generic)):
+        return False
+    if isinstance(x, int):  # (bool, IntEnum)
+        return True
+    if isinstance(x, (float, complex)) or is_traced(x):
+        return False
+    t = type(x)
+    return not (hasattr(t, "__array__") or hasattr(t, "__array_interface__")
+                or hasattr(t, "__array_struct__"))
+
+
 def _leaf_signature(x: Any) -> tuple[Any, ...]:
     x = _plain(x)
     t = type(x)
@@ -87,17 +129,27 @@ def _leaf_signature(x: Any) -> tuple[Any, ...]:
 class TraceInfo:
     """One cached trace: its signature, guards, size and use."""
 
-    __slots__ = ("graph", "traced", "calls", "runner")
+    __slots__ = ("graph", "traced", "calls", "runner", "statics", "shapes", "floats")
 
-    def __init__(self, graph: Graph, traced: Graph, runner: Callable[..., Any]) -> None:
+    def __init__(self, graph: Graph, traced: Graph, runner: Callable[..., Any],
+                 statics: Sequence[tuple[str, Any]] = (), shapes: Any = None) -> None:
         self.graph = graph  # the optimised graph that runs
         self.traced = traced  # the graph as traced
         self.runner = runner
         self.calls = 0
+        self.statics = tuple(statics)  # (name, value) of each static argument or leaf
+        self.shapes = shapes  # the cache key without the static values
+        # outputs that the trace computed as Python floats (eagerly, floats too)
+        self.floats = tuple(i for i, v in enumerate(graph.outputs)
+                            if type(v) is Var and v.scalar and v.dtype == np.float64)
 
     @property
     def signature(self) -> str:
-        return self.graph.signature()
+        """``f(x: f64[3])``, and the static values: ``f(x: f64[3]) with n=2``."""
+        sig = self.graph.signature()
+        if self.statics:
+            sig += " with " + ", ".join(f"{n}={_short_repr(v)}" for n, v in self.statics)
+        return sig
 
     @property
     def guards(self) -> list[str]:
@@ -115,14 +167,22 @@ class Compiled:
     """A compiled function (see :func:`compile`)."""
 
     def __init__(self, fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
-                 optimize: bool | Sequence[Any] = True) -> None:
+                 optimize: bool | Sequence[Any] = True, cache_limit: int = CACHE_LIMIT
+                 ) -> None:
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.static_argnums = static_argnums
         self.optimize = optimize
+        if not isinstance(cache_limit, int) or isinstance(cache_limit, bool) \
+                or cache_limit < 1:
+            raise ValueError(f"compile: cache_limit={cache_limit!r} must be a positive int")
+        self.cache_limit = cache_limit
         self._cache: dict[Any, list[TraceInfo]] = {}
+        self._count = 0  # traces kept
+        self._per_shapes: dict[Any, int] = {}  # traces kept per key without static values
         self._lock = threading.Lock()
         self._warned = False
+        self._full_warned = False
         try:
             self._signature: inspect.Signature | None = inspect.signature(fun)
         except (TypeError, ValueError):
@@ -149,24 +209,73 @@ class Compiled:
             else tuple(self.static_argnums)
         return self._signature is not None and any(k >= nargs for k in nums if k >= 0)
 
-    def _key(self, args: tuple[Any, ...], static: tuple[int, ...]) -> tuple[Any, list[Any]]:
+    def _key(self, args: tuple[Any, ...], static: tuple[int, ...]
+             ) -> tuple[Any, Any, list[Any]]:
+        """The cache key, the key without static values, and the traced leaves."""
         statics = []
         for i in static:
             try:
-                hash(args[i])
+                statics.append((i, static_key(args[i])))
             except TypeError:
                 raise TypeError(
                     f"compile: static argument {i} of {function_name(self.fun)}() is a "
                     f"{type(args[i]).__name__}, which is not hashable; static arguments are "
                     "cache keys (use a tuple instead of a list)") from None
-            statics.append((i, args[i]))
-        dynamic = tuple(a for i, a in enumerate(args) if i not in static)
-        leaves, tree = flatten(dynamic)
-        key = (_hashable(tree), tuple(_leaf_signature(x) for x in leaves), tuple(statics))
-        return key, leaves
+        leaves, tree = flatten(tuple(a for i, a in enumerate(args) if i not in static)
+                               if static else args)
+        per_leaf: list[Any] = []
+        dynamic = []
+        for k, x in enumerate(leaves):
+            if is_static_leaf(x):
+                try:
+                    per_leaf.append((_STATIC, static_key(x)))
+                except TypeError:
+                    raise TypeError(self._unhashable(args, static, k, x)) from None
+            else:
+                per_leaf.append(_leaf_signature(x))
+                dynamic.append(x)
+        tree = _hashable(tree)
+        key = (tree, tuple(per_leaf), tuple(statics))
+        if len(dynamic) == len(leaves) and not statics:
+            return key, key, dynamic
+        shapes = (tree, tuple(_STATIC if type(e) is tuple and e and e[0] is _STATIC else e
+                              for e in per_leaf))
+        return key, shapes, dynamic
+
+    def _unhashable(self, args: tuple[Any, ...], static: tuple[int, ...], k: int, x: Any
+                    ) -> str:
+        name = self._static_names(args, static)[1][k]
+        return (
+            f"compile: argument {name} of {function_name(self.fun)}() is a "
+            f"{type(x).__name__}, not an array or a number, so it is passed to "
+            f"{function_name(self.fun)}() as it is and is part of the cache key (each new "
+            "value traces again, as with static_argnums); but it is not hashable. Make it "
+            "hashable (a tuple instead of a set or list, a frozen dataclass), or pass the "
+            "arrays it holds as arguments."
+        )
+
+    def _static_names(self, args: tuple[Any, ...], static: tuple[int, ...]
+                      ) -> tuple[dict[int, str], list[str]]:
+        """Names of the static positions, and of every leaf of the other arguments."""
+        names = argument_names(self.fun, args)
+        try:
+            params = [p.name for p in inspect.signature(self.fun).parameters.values()]
+        except (TypeError, ValueError):
+            params = []
+        by_position: dict[int, str] = {}
+        leaf_names: list[str] = []
+        for i, a in enumerate(args):
+            n = len(flatten(a)[0])
+            if i in static:
+                by_position[i] = params[i] if i < len(params) else f"argument {i}"
+            else:
+                leaf_names += names[:n]
+            names = names[n:]
+        return by_position, leaf_names
 
     # -- tracing --------------------------------------------------------------
-    def _trace(self, args: tuple[Any, ...], static: tuple[int, ...]) -> TraceInfo:
+    def _trace(self, args: tuple[Any, ...], static: tuple[int, ...], shapes: Any = None
+               ) -> TraceInfo:
         plain = tuple(a if i in static else unflatten(flatten(a)[1],
                                                        [_plain(x) for x in flatten(a)[0]])
                       for i, a in enumerate(args))
@@ -174,36 +283,94 @@ class Compiled:
         builder = Builder(function_name(self.fun), lines=False)
         with collector_paused():  # tracing and compiling build no cycles worth collecting
             # The example values are not kept: a cached trace must not hold a batch alive.
-            traced = trace_into(builder, self.fun, plain, static).replace(examples=None)
+            traced = trace_into(builder, self.fun, plain, static,
+                                is_static_leaf).replace(examples=None)
             graph = traced
             if self.optimize:
                 graph = _optimized(traced, self.optimize)
             runner = compile_graph(graph)
-        return TraceInfo(graph, traced, runner)
+        return TraceInfo(graph, traced, runner, self._statics(args, static), shapes)
 
-    def _retrace_warning(self, infos: list[TraceInfo]) -> None:
-        if self._warned or len(infos) < RETRACE_WARNING:
+    def _statics(self, args: tuple[Any, ...], static: tuple[int, ...]
+                 ) -> list[tuple[str, Any]]:
+        """(name, value) of each static argument and static leaf, in argument order."""
+        if not static and not any(is_static_leaf(x) for x in flatten(args)[0]):
+            return []
+        by_position, leaf_names = self._static_names(args, static)
+        out = []
+        names = iter(leaf_names)
+        for i, a in enumerate(args):
+            if i in static:
+                out.append((by_position[i], a))
+                continue
+            for x in flatten(a)[0]:
+                name = next(names)
+                if is_static_leaf(x):
+                    out.append((name, x))
+        return out
+
+    def _keep(self, key: Any, info: TraceInfo) -> None:
+        """Cache a new trace (under the lock) and warn when the function keeps retracing."""
+        infos = self._cache.setdefault(key, [])
+        infos.append(info)
+        self._count += 1
+        n = self._per_shapes[info.shapes] = self._per_shapes.get(info.shapes, 0) + 1
+        if self._warned or n < RETRACE_WARNING:
             return
         self._warned = True
-        lines = sorted({g.where() for info in infos for g in info.graph.guards})
+        same = [i for i in self.cache_info() if i.shapes == info.shapes]
+        causes = []
+        lines = sorted({g.where() for i in same for g in i.graph.guards})
+        if lines:
+            causes.append("its Python code turns traced values into Python values at "
+                          f"{', '.join(lines)} and they change between calls")
+        values: dict[str, list[Any]] = {}
+        for i in same:
+            for name, v in i.statics:
+                seen = values.setdefault(name, [])
+                if not any(type(v) is type(w) and static_key(v) == static_key(w)
+                           for w in seen):
+                    seen.append(v)
+        changing = [f"{name} ({', '.join(_short_repr(v) for v in vs[:4])}"
+                    f"{', ...' if len(vs) > 4 else ''})" for name, vs in values.items()
+                    if len(vs) > 1]
+        if changing:
+            causes.append("its static arguments change between calls: "
+                          + "; ".join(changing))
         warnings.warn(
-            f"compile: {function_name(self.fun)}() was traced {len(infos)} times for the same "
-            f"argument shapes, because its Python code turns traced values into Python "
-            f"values at {', '.join(lines) or 'some line'} and they change between calls. Each "
-            "new value traces again. Use np.where for data-dependent choices, or pass such "
-            "values as static arguments (static_argnums).",
+            f"compile: {function_name(self.fun)}() was traced {n} times for the same "
+            f"argument shapes, because {' and '.join(causes) or 'of its guards'}. Each new "
+            "value traces again. Use np.where for data-dependent choices; pass an integer "
+            "that is data as np.int64(n) or a 0-d array (traced, not static); or pass such "
+            "values as static arguments (static_argnums) on purpose. After "
+            f"{self.cache_limit} traces (cache_limit) new ones run eagerly.",
             RuntimeWarning, stacklevel=3)
+
+    def _full(self) -> bool:
+        """Whether the cache holds ``cache_limit`` traces (warns the first time)."""
+        if self._count < self.cache_limit:
+            return False
+        if not self._full_warned:
+            self._full_warned = True
+            warnings.warn(
+                f"compile: {function_name(self.fun)}() has {self._count} traces, its "
+                f"cache_limit: calls with new argument shapes, static values or branches "
+                "now run the Python function itself (eagerly, not compiled). See "
+                "cache_info() for what changes between traces; raise the limit with "
+                "wg.compile(f, cache_limit=...) or clear_cache().",
+                RuntimeWarning, stacklevel=3)
+        return True
 
     # -- calling --------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         args = self._positional(args, kwargs)
         static = static_positions(self.static_argnums, len(args), "compile") \
             if self.static_argnums != () else ()
-        key, leaves = self._key(args, static)
+        key, shapes, leaves = self._key(args, static)
         infos = self._cache.get(key)
         tried = len(infos) if infos is not None else 0  # the list may grow meanwhile
         if any(is_traced(x) for x in leaves):
-            return self._call_traced(args, static, key, leaves, infos)
+            return self._call_traced(args, static, key, shapes, leaves, infos)
         if infos is not None:
             for info in infos[:tried]:
                 try:
@@ -211,7 +378,7 @@ class Compiled:
                 except GuardFailed:
                     continue
                 info.calls += 1
-                return _outputs(info.graph, out)
+                return _outputs(info, out)
         with self._lock:
             for info in self._cache.get(key, [])[tried:]:  # traced by another thread meanwhile
                 try:
@@ -219,20 +386,24 @@ class Compiled:
                 except GuardFailed:
                     continue
                 info.calls += 1
-                return _outputs(info.graph, out)
-            info = self._trace(args, static)
-            infos = self._cache.setdefault(key, [])
-            infos.append(info)
-            self._retrace_warning(infos)
+                return _outputs(info, out)
+            if self._full():
+                eager = True
+            else:
+                eager = False
+                info = self._trace(args, static, shapes)
+                self._keep(key, info)
+        if eager:
+            return self.fun(*args)
         try:
             out = info.runner(*leaves)
         except GuardFailed as e:  # the trace itself did not pass its guards: a bug
             raise GuardError(guard_message(info.graph, e.guard, e.got)) from None
         info.calls += 1
-        return _outputs(info.graph, out)
+        return _outputs(info, out)
 
     def _call_traced(self, args: tuple[Any, ...], static: tuple[int, ...], key: Any,
-                     leaves: list[Any], infos: list[TraceInfo] | None) -> Any:
+                     shapes: Any, leaves: list[Any], infos: list[TraceInfo] | None) -> Any:
         """Tensors, dual numbers or tracers among the arguments: the graph runs op by op
         (differentiated or traced again)."""
         for info in infos or ():
@@ -244,10 +415,14 @@ class Compiled:
             info.calls += 1
             return unflatten(info.traced.out_tree, outs)
         with self._lock:
-            info = self._trace(args, static)
-            infos = self._cache.setdefault(key, [])
-            infos.append(info)
-            self._retrace_warning(infos)
+            if self._full():
+                eager = True
+            else:
+                eager = False
+                info = self._trace(args, static, shapes)
+                self._keep(key, info)
+        if eager:
+            return self.fun(*args)
         refuse_lost_derivatives(info.traced, leaves)
         outs = evaluate(info.traced, leaves)
         info.calls += 1
@@ -263,7 +438,7 @@ class Compiled:
         args = self._positional(args, kwargs)
         static = static_positions(self.static_argnums, len(args), "compile") \
             if self.static_argnums != () else ()
-        key, leaves = self._key(args, static)
+        key, shapes, leaves = self._key(args, static)
         for info in self._cache.get(key, ()):
             try:
                 info.runner(*[_plain(x) for x in leaves])
@@ -271,8 +446,8 @@ class Compiled:
                 continue
             return info.graph
         with self._lock:
-            info = self._trace(args, static)
-            self._cache.setdefault(key, []).append(info)
+            info = self._trace(args, static, shapes)
+            self._keep(key, info)
         return info.graph
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
@@ -284,6 +459,9 @@ class Compiled:
         """Forget every trace."""
         with self._lock:
             self._cache.clear()
+            self._per_shapes.clear()
+            self._count = 0
+            self._warned = self._full_warned = False
 
     def __repr__(self) -> str:
         return f"<compiled {function_name(self.fun)}: {len(self.cache_info())} trace(s)>"
@@ -292,8 +470,17 @@ class Compiled:
         return html_of(self)
 
 
-def _outputs(graph: Graph, out: Any) -> Any:
+def _short_repr(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _outputs(info: TraceInfo, out: Any) -> Any:
+    graph = info.graph
     outs = [out] if len(graph.outputs) == 1 else list(out)
+    for i in info.floats:
+        if type(outs[i]) is not float:
+            outs[i] = float(outs[i])
     return unflatten(graph.out_tree, outs)
 
 
@@ -304,7 +491,7 @@ def _optimized(graph: Graph, how: bool | Sequence[Any]) -> Graph:
 
 
 def compile(fun: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[int] = (),
-            optimize: bool | Sequence[Any] = True) -> Any:
+            optimize: bool | Sequence[Any] = True, cache_limit: int = CACHE_LIMIT) -> Any:
     """Compile ``fun``: trace it per input signature, optimise the graph, run generated code.
 
     Parameters
@@ -312,18 +499,23 @@ def compile(fun: Callable[..., Any] | None = None, *, static_argnums: int | Sequ
     fun : callable
         NumPy code (and wengert transforms: ``wg.compile(wg.grad(loss))``).
     static_argnums : int or sequence of int
-        Arguments that are Python values (layer counts, flags): part of the cache key,
-        passed to ``fun`` as they are.
+        Arguments passed to ``fun`` as they are, as part of the cache key (any hashable
+        value, a float too). Leaves that are not arrays or numbers (Python ints and
+        bools, strings, None, enums, functions) are static without it; arrays, NumPy
+        scalars, Python floats and complex numbers are traced.
     optimize : bool or sequence of passes
         ``True``: the rewrites of ``graph.optimize()``, then ``fuse`` and ``plan_memory``
         (:data:`~wengert.graph.passes.pipeline.COMPILE_PASSES`); ``False``: run the graph
         as traced; or the passes to run, in order (names or functions).
+    cache_limit : int
+        Traces kept at most; past it, calls that would trace again run ``fun`` eagerly
+        (with one warning).
 
     Returns
     -------
     Compiled
-        Callable like ``fun``; ``.cache_info()`` lists the traces, ``.graph_for(*args)``
-        gives the graph that runs.
+        Callable like ``fun``; ``.cache_info()`` lists the traces (``len`` of it is the
+        cache size), ``.graph_for(*args)`` gives the graph that runs.
 
     Examples
     --------
@@ -331,7 +523,12 @@ def compile(fun: Callable[..., Any] | None = None, *, static_argnums: int | Sequ
     >>> df = wg.compile(wg.grad(lambda x: x ** 3))
     >>> df(2.0)
     12.0
+    >>> head = wg.compile(lambda x, n: x[:n].sum())   # n: a Python int, static
+    >>> head(np.arange(5.0), 2), head(np.arange(5.0), 3)
+    (np.float64(1.0), np.float64(3.0))
+    >>> [info.signature for info in head.cache_info()]
+    ['f(x: f64[5]) with n=2', 'f(x: f64[5]) with n=3']
     """
     if fun is None:
-        return lambda f: Compiled(f, static_argnums, optimize)
-    return Compiled(fun, static_argnums, optimize)
+        return lambda f: Compiled(f, static_argnums, optimize, cache_limit)
+    return Compiled(fun, static_argnums, optimize, cache_limit)

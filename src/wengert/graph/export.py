@@ -1229,11 +1229,14 @@ class _Writer:
 
     def source(self) -> str:
         g = self.graph
-        if g.guards:
-            shown = "; ".join(f"{gd.how}({gd.var.name}) at {gd.where()}" for gd in g.guards[:3])
-            more = f" and {len(g.guards) - 3} more" if len(g.guards) > 3 else ""
+        # (a guard on the shape of a NumPy call's result is that call's: it is exported, or
+        # refused by name, as the call is)
+        guards = [gd for gd in g.guards if gd.how != "shape"]
+        if guards:
+            shown = "; ".join(f"{gd.how}({gd.var.name}) at {gd.where()}" for gd in guards[:3])
+            more = f" and {len(guards) - 3} more" if len(guards) > 3 else ""
             raise NotExportable(
-                f"graph {g.name} has {len(g.guards)} guard(s) ({shown}{more}): Python control "
+                f"graph {g.name} has {len(guards)} guard(s) ({shown}{more}): Python control "
                 "flow on traced values, which JAX cannot replay (its traced values have no "
                 "Python value). Write the choice with np.where(cond, a, b) (exported as "
                 "jnp.where), or avoid converting traced values to Python numbers, then trace "

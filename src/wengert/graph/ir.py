@@ -238,7 +238,8 @@ class Guard:
     var : Var
         The value converted.
     how : str
-        ``"bool"``, ``"int"``, ``"float"``, ``"index"`` or ``"complex"``.
+        ``"bool"``, ``"int"``, ``"float"``, ``"index"`` or ``"complex"`` (or ``"shape"``:
+        the result of a NumPy call without a rule, whose shape depends on its values).
     expected : bool, int, float or complex
         What it gave when traced.
     source : SourceLine or None
@@ -255,6 +256,8 @@ class Guard:
 
     def convert(self, value: Any) -> Any:
         """What the traced code's conversion gives for ``value``."""
+        if self.how == "shape":  # (the result of a recorded NumPy call)
+            return tuple(np.shape(value))
         if self.how == "bool":
             return bool(value)
         if self.how == "complex":

@@ -1,5 +1,6 @@
-"""Keys equal for values an op cannot tell apart: to merge equal equations (``cse``) and
-to reuse one op for repeated identical NumPy calls while tracing."""
+"""Keys equal for values an op cannot tell apart: to merge equal equations (``cse``), to
+reuse one op for repeated identical NumPy calls while tracing, and to look up a compiled
+function's traces by the values of its static arguments."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["value_key", "MAX_KEYED_BYTES"]
+__all__ = ["value_key", "static_key", "MAX_KEYED_BYTES"]
 
 #: Arrays larger than this (in bytes) compare by identity, not by content.
 MAX_KEYED_BYTES = 65536
@@ -57,6 +58,32 @@ def value_key(value: Any) -> Any:
     if isinstance(value, type):
         return (type, value)
     return (_Identity, id(value))
+
+
+def static_key(value: Any) -> Any:
+    """A cache key for a static argument: equal only for values that Python code cannot
+    tell apart by what they compute with (``1``, ``1.0`` and ``True`` are three keys,
+    ``0.0`` and ``-0.0`` two, NaN equals NaN); any other hashable object is its own key
+    (compared with ``==``). Raises ``TypeError`` for an unhashable value.
+
+    Examples
+    --------
+    >>> len({static_key(1), static_key(1.0), static_key(True)})
+    3
+    >>> static_key((2, "a")) == static_key((2, "a")), static_key((1,)) == static_key((True,))
+    (True, False)
+    """
+    t = type(value)
+    if t in _SIMPLE or t is float or t is complex:
+        return value_key(value)
+    if t is tuple or t is frozenset:
+        items = [static_key(v) for v in value]  # (as deep as the value: a few levels)
+        return (t, frozenset(items) if t is frozenset else tuple(items))
+    if t is slice:  # (not hashable before Python 3.12)
+        return (slice, static_key(value.start), static_key(value.stop),
+                static_key(value.step))
+    hash(value)
+    return (t, value)
 
 
 class _Identity:

@@ -128,7 +128,11 @@ def evaluate(graph: Any, leaves: Sequence[Any]) -> list[Any]:
             # Beneath tensors and duals; a tracer of an outer trace converts itself, so
             # the outer graph records the same guard.
             plain = primal(value)
-            if type(plain) is Traced:  # recorded again, at the line that made the guard
+            if g.how == "shape":  # (an outer trace knows the shape: its own guard checks)
+                got = tuple(np.shape(plain.value if type(plain) is Traced else plain))
+                if got != g.expected:
+                    raise GuardError(guard_message(graph, g, got))
+            elif type(plain) is Traced:  # recorded again, at the line that made the guard
                 got = plain.builder.guard(plain, g.how, g.source)
                 if not g.holds(got):
                     raise GuardError(guard_message(graph, g, got))

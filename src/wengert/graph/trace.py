@@ -25,6 +25,7 @@ import numpy as np
 
 from ..core.bind import is_traced, kind_of
 from ..core.collector import collector_paused
+from ..core.levels import OPEN_TRACE_LEVELS, TRACE_LEVEL
 from ..core.modes import GRAD_ENABLED
 from ..core.subclasses import refuse_subclass
 from ..core.tree import flatten, unflatten
@@ -134,9 +135,11 @@ def _example(x: Any, name: str) -> Any:
 
 
 def trace_into(builder: Builder, f: Callable[..., Any], args: Sequence[Any],
-               static: tuple[int, ...] = ()) -> Graph:
-    """Trace ``f(*args)`` with ``builder`` (the positions in ``static`` are passed as they
-    are and are not inputs of the graph)."""
+               static: tuple[int, ...] = (),
+               static_leaf: Callable[[Any], bool] | None = None) -> Graph:
+    """Trace ``f(*args)`` with ``builder`` (the positions in ``static``, and the leaves of
+    the other arguments for which ``static_leaf`` is true, are passed as they are and are
+    not inputs of the graph: the graph's input tree has ``None`` in their place)."""
     dynamic = [a for i, a in enumerate(args) if i not in static]
     leaves, in_tree = flatten(tuple(dynamic))
     names = argument_names(f, args)
@@ -146,22 +149,37 @@ def trace_into(builder: Builder, f: Callable[..., Any], args: Sequence[Any],
         if i not in static:
             names_dyn += names[:n_leaves]
         names = names[n_leaves:]
-    tracers = [builder.input(_example(x, n), n) for x, n in zip(leaves, names_dyn)]
-    rebuilt = list(unflatten(in_tree, tracers))
+    fixed = [static_leaf is not None and static_leaf(x) for x in leaves]
+    tracers = [builder.input(_example(x, n), n)
+               for x, n, s in zip(leaves, names_dyn, fixed) if not s]
+    if any(fixed):
+        it = iter(tracers)
+        rebuilt = list(unflatten(in_tree, [x if s else next(it) for x, s in zip(leaves, fixed)]))
+        in_tree = flatten(unflatten(in_tree, [None if s else 0 for s in fixed]))[1]
+    else:
+        rebuilt = list(unflatten(in_tree, tracers))
     call_args = []
     for i, a in enumerate(args):
         call_args.append(a if i in static else rebuilt.pop(0))
     # The graph is the function's own: a no_grad around the call that traces it is not
     # part of it (only a no_grad inside the function marks its equations).
     token = GRAD_ENABLED.set(True)
+    level = builder.level + 0.25  # tensors made inside are inner to the trace
+    OPEN_TRACE_LEVELS.add(level)
+    inside = TRACE_LEVEL.set(level)
     try:
         result = f(*call_args)
     finally:
+        TRACE_LEVEL.reset(inside)
+        OPEN_TRACE_LEVELS.discard(level)
         GRAD_ENABLED.reset(token)
         builder.closed = True
     out_leaves, out_tree = flatten(result)
     outputs: list[Var | Literal] = []
     for o in out_leaves:
+        if is_traced(o) and type(o) is not Traced and not kind_of(o).connected(o):
+            while is_traced(o) and type(o) is not Traced:  # a tensor without grad over a
+                o = kind_of(o).primal(o)                   # traced value: that value
         if type(o) is Traced:
             if o.builder is not builder:
                 raise TraceError(f"trace: {builder.name}() returned a value traced by another "
@@ -170,6 +188,16 @@ def trace_into(builder: Builder, f: Callable[..., Any], args: Sequence[Any],
         elif is_traced(o):
             kind = kind_of(o)
             if kind.connected(o):
+                if kind.level(o) > builder.level:
+                    raise TraceError(
+                        f"trace: {builder.name}() returned a {kind.name} that carries a "
+                        f"derivative, made inside it (requires_grad=True, a Variable on a "
+                        "tape): a graph returns arrays, so the record of how to "
+                        "differentiate it would be lost. Return its value (y.detach()), or "
+                        "the gradients (call y.backward() or tape.gradient inside and "
+                        "return x.grad), or differentiate the compiled function from outside "
+                        "(wg.grad(wg.compile(f)))."
+                    )
                 raise TraceError(
                     f"trace: {builder.name}() returned a {kind.name} from outside its arguments "
                     "(a closure or a global): its derivative would be lost. Pass it as an "

@@ -31,12 +31,13 @@ from .. import dispatch as _dispatch
 from ..arraylike import ArrayMethods
 from ..core.bind import Kind, apply, forward, is_traced, kind_of, primal, register
 from ..core.levels import next_order
-from ..core.modes import GRAD_ENABLED
+from ..core.modes import GRAD_ENABLED, RECORDERS
 from ..core.op import Op
 from ..core.source import SourceLine, is_library, storing_item
 from ..core.subclasses import refuse_subclass
 from ..core.tree import flatten, unflatten
 from ..inplace import link_view, shares_storage
+from ..recording import recorders_tracking
 from .ir import Equation, Guard, Literal, Var
 from .keys import value_key
 from .mutation import InPlaceTraced
@@ -50,6 +51,18 @@ STATIC_FUNCTIONS = {np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj,
                     np.may_share_memory, np.shares_memory, np.can_cast, np.min_scalar_type,
                     np.common_type, np.einsum_path, np.diag_indices_from,
                     np.tril_indices_from, np.triu_indices_from}
+
+
+#: NumPy functions without a gradient rule whose result's shape depends on the values
+#: of their inputs (not only on their shapes): a trace records a guard on that shape.
+VALUE_SHAPED = {np.flatnonzero, np.argwhere, np.nonzero, np.extract, np.compress,
+                np.unique, np.trim_zeros, np.setdiff1d, np.intersect1d, np.union1d,
+                np.setxor1d, np.histogram_bin_edges, np.histogram, np.histogram2d,
+                np.histogramdd, np.arange, np.linspace, np.logspace, np.geomspace,
+                np.repeat, np.delete, np.insert, np.roots, np.eye, np.identity, np.tri,
+                np.zeros, np.ones, np.empty, np.full, np.indices, np.tril_indices,
+                np.triu_indices, np.diag_indices, np.mask_indices, np.split,
+                np.array_split, np.resize, np.bincount, np.pad, np.tile, np.polydiv}
 
 
 class TraceError(TypeError):
@@ -159,6 +172,12 @@ class Builder:
         return result
 
 
+    def shape_guard(self, t: Traced) -> None:
+        """The result of a NumPy call whose shape depends on its inputs' values
+        (``np.flatnonzero``): a guard that the graph holds for this shape only."""
+        self.guards.append(Guard(t.var, "shape", t.var.shape, self.source(always=True)))
+
+
 def escaped(t: Traced) -> TraceError:
     return TraceError(
         f"A traced value ({t.var.name}: {t.var.aval}) was used after its trace of "
@@ -229,13 +248,39 @@ class Traced(InPlaceTraced, ArrayMethods):
         return self.builder.guard(self, "bool" if kind == "b" else "int" if kind in "iu"
                                   else "complex" if kind == "c" else "float")
 
+    def __round__(self, ndigits: int | None = None) -> Any:
+        if ndigits is not None:
+            out = np.round(self, ndigits)
+            if self.var.scalar and type(out) is Traced and type(out.value) is np.float64:
+                out.value = float(out.value)  # round(x, n) of a Python float is one
+                out.var.scalar = True
+            return out
+        if self.var.shape != ():
+            raise TypeError("type numpy.ndarray doesn't define __round__ method (round() "
+                            f"of a traced array {self.var.name}: {self.var.aval}; use "
+                            "np.round)")
+        # round(x) of a number is a Python int, as for Python and NumPy scalars: the
+        # rounded example's value, guarded
+        rounded = np.round(self)
+        return rounded.builder.guard(rounded, "int") if type(rounded) is Traced \
+            else int(rounded)
+
     def tolist(self) -> Any:
         if not self.var.shape:
             return self.item()
         return [v.tolist() for v in self]
 
     def __hash__(self) -> int:
-        return id(self)
+        if self.builder.abstract:  # a placeholder or a define-and-run value: a feed's key
+            return id(self)
+        raise TypeError(
+            f"unhashable type: a traced value ({self.var.name}: {self.var.aval}) inside "
+            f"{self.builder.name}() cannot be a dict key or a set member (as NumPy arrays "
+            "and jax.jit's tracers cannot): keyed by identity, the graph would look it up "
+            "wrongly on the next call. Key by a Python value instead (int(x) or float(x) of "
+            "a 0-d value: traced again for each value), or pass the key as a static "
+            "argument (a Python int or string is static in wg.compile)."
+        )
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         if storing_item():  # buf[...] = x with a NumPy array buf
@@ -247,6 +292,12 @@ class Traced(InPlaceTraced, ArrayMethods):
                 "then buf[i] = ... is recorded; or build the result with np.stack, "
                 "np.concatenate or np.where."
             )
+        if self.var.shape == () and self.var.dtype.kind in "iub" and not self.builder.abstract:
+            # an integer where NumPy needs one (a size, a count, an index list): the
+            # example's value, guarded (the graph holds while it is the same)
+            value = np.asarray(self.builder.guard(self, "bool" if self.var.dtype.kind == "b"
+                                                  else "index"), dtype=self.var.dtype)
+            return value if dtype is None else value.astype(dtype)
         raise TraceError(
             f"np.asarray() of a traced value ({self.var.name}: {self.var.aval}) inside "
             f"{self.builder.name}(): the graph would freeze its traced value as a constant. "
@@ -302,9 +353,15 @@ class Traced(InPlaceTraced, ArrayMethods):
         return np.bitwise_xor(self, other)
 
 
-def _outer_error(a: Any, builder: Builder) -> TraceError:
+def _what(a: Any) -> str:
+    if type(a).__name__ == "Variable":
+        return "Variable"
     kind = kind_of(a)
-    what = kind.name if kind is not None else type(a).__name__
+    return kind.name if kind is not None else type(a).__name__
+
+
+def _outer_error(a: Any, builder: Builder) -> TraceError:
+    what = _what(a)
     return TraceError(
         f"{builder.name}() reads a {what} from outside its arguments (a closure or a "
         f"global) while being traced: its derivative would be lost in the graph. Pass it as "
@@ -345,6 +402,15 @@ def _constant(a: Any, builder: Builder) -> Literal:
             )
         if kind.connected(a):
             raise _outer_error(a, builder)
+        recorders = RECORDERS.get()
+        if recorders and recorders_tracking((a,), recorders):
+            raise TraceError(
+                f"{builder.name}() reads a {_what(a)} from outside its arguments (a closure "
+                "or a global) that an open GradientTape watches: the graph would hold its "
+                "value as a constant, so the tape would see no gradient. Pass its value as "
+                "an argument (and watch a tensor made from it inside), or create the "
+                "Variable inside the function."
+            )
         a = kind.primal(a)
     refuse_subclass(a, f"trace of {builder.name}(): an operand of a traced value")
     return snapshot(a)
@@ -366,6 +432,12 @@ class GraphKind(Kind):
     def shape(self, x: Traced) -> tuple[int, ...]:
         return x.var.shape
 
+    def connected(self, x: Traced) -> bool:
+        """A graph tracer carries no derivative itself (differentiating the graph later
+        runs it on tensors or dual numbers, which are checked then): a tensor or a dual
+        number over one carries a derivative only when it does at its own level."""
+        return False
+
     def process(self, op: Any, args: tuple[Any, ...], params: dict[str, Any] | None,
                 level: float) -> Any:
         builder = None
@@ -376,6 +448,13 @@ class GraphKind(Kind):
         assert builder is not None
         if builder.closed:
             raise escaped(next(a for a in args if type(a) is Traced))
+        if params:
+            for v in params.values():
+                t = type(v)
+                if t is Traced or t is slice or (t is tuple and any(
+                        type(e) is Traced or type(e) is slice for e in v)):
+                    params = _static_params(params, op)
+                    break
         ins: list[Var | Literal] = []
         values = []
         for a in args:
@@ -388,6 +467,8 @@ class GraphKind(Kind):
                 values.append(lit.value)
         with np.errstate(all="ignore") if builder.abstract else _NO_CONTEXT:
             value = forward(op, tuple(values), params)
+        if type(value) is np.float64 and not params and _python_numbers(values):
+            value = float(value)  # a Python float with an int is a Python float, eagerly
         out = builder.record(op, ins, params, value)
         if op.view and type(args[0]) is Traced and args[0].builder is builder \
                 and shares_storage(value, values[0]):
@@ -417,6 +498,13 @@ class GraphKind(Kind):
         values: list[Any] = []
         fixed = list(leaves)
         for k, a in enumerate(leaves):
+            if derivative_free and not replay:
+                # a comparison of a value that a transform inside the trace differentiates
+                # (``if a > b:`` in ``grad(f, argnums=1)``): no derivative flows through
+                # it, so it reads the traced value beneath
+                while is_traced(a) and type(a) is not Traced \
+                        and kind_of(a).level(a) > builder.level:
+                    a = kind_of(a).primal(a)
             if type(a) is Traced and a.builder is builder:
                 ins.append(a.var)
             elif is_traced(a):
@@ -428,27 +516,81 @@ class GraphKind(Kind):
             positions.append(k)
             values.append(a.value if type(a) is Traced else ins[-1].value)
             fixed[k] = None
-        try:  # the same call again (a mask recomputed by each rule) reuses its op, for cse
-            key: Any = (func, name, repr(spec), value_key(fixed), tuple(positions),
-                         derivative_free, replay)
-            op = builder.call_ops.get(key)
-        except TypeError:
-            key, op = None, None
-        if op is None:
-            op = _call_op(func, name, spec, fixed, positions, None, derivative_free, replay)
-            if key is not None:
-                builder.call_ops[key] = op
+        call = _Call(func, spec, fixed, positions, None, derivative_free, replay)
         with np.errstate(all="ignore") if builder.abstract else _NO_CONTEXT:
-            value = op.impl(*values)
+            value = call(*values)
         if isinstance(value, (tuple, list, dict)):  # np.nonzero, a custom function's
             out_leaves, out_spec = flatten(value)   # tree: one equation per leaf
             parts = []
             for i, leaf in enumerate(out_leaves):
                 part = _call_op(func, f"{name}[{i}]", spec, fixed, positions, i,
-                                derivative_free, replay)
+                                derivative_free, replay, np.shape(leaf))
                 parts.append(builder.record(part, list(ins), None, leaf))
+                if func in VALUE_SHAPED:
+                    builder.shape_guard(parts[-1])
             return unflatten(out_spec, parts)
-        return builder.record(op, ins, None, value)
+        # The same call again (a mask recomputed by each rule) reuses its op, for cse; its
+        # result's shape is part of the key (the op checks it when it runs again).
+        try:
+            key: Any = (func, name, repr(spec), value_key(fixed), tuple(positions),
+                        derivative_free, replay, np.shape(value))
+            op = builder.call_ops.get(key)
+        except TypeError:
+            key, op = None, None
+        if op is None:
+            op = _call_op(func, name, spec, fixed, positions, None, derivative_free, replay,
+                          np.shape(value))
+            if key is not None:
+                builder.call_ops[key] = op
+        out = builder.record(op, ins, None, value)
+        if func in VALUE_SHAPED:
+            builder.shape_guard(out)
+        return out
+
+
+def static_value(t: Traced, what: str) -> Any:
+    """A traced number where NumPy needs a Python value (an ``axis=``, a slice bound, a
+    ``decimals=``, a size): the example's value, recorded as a guard, so the graph holds
+    for inputs that give it and a compiled function traces again for others."""
+    if t.var.shape != ():
+        raise TraceError(
+            f"{what} is a traced array ({t.var.name}: {t.var.aval}), but it is a fixed "
+            "parameter of the step, not an input of the graph: it cannot follow the traced "
+            "values. Pass it as a plain NumPy array (a constant), or compute it outside the "
+            "traced function."
+        )
+    kind = t.var.dtype.kind
+    how = "index" if kind in "iu" else "bool" if kind == "b" else \
+        "complex" if kind == "c" else "float"
+    return t.builder.guard(t, how)
+
+
+def _python_numbers(values: list[Any]) -> bool:
+    """Python floats and ints (a float among them): Python's arithmetic gives a float."""
+    floats = False
+    for v in values:
+        t = type(v)
+        if t is float:
+            floats = True
+        elif t is not int and t is not bool:
+            return False
+    return floats
+
+
+def _static_params(params: dict[str, Any], op: Any) -> dict[str, Any]:
+    """``params`` with traced numbers (in tuples and slices too) replaced by guarded Python
+    values (see :func:`static_value`)."""
+    def one(v: Any, what: str) -> Any:
+        t = type(v)
+        if t is Traced:
+            return static_value(v, what)
+        if t is slice:
+            return slice(one(v.start, what), one(v.stop, what), one(v.step, what))
+        if t is tuple:
+            return tuple(one(e, what) for e in v)
+        return v
+
+    return {k: one(v, f"{op.name}'s parameter {k}=") for k, v in params.items()}
 
 
 class _NoContext:
@@ -463,13 +605,15 @@ _NO_CONTEXT = _NoContext()
 
 
 class _Call:
-    """The forward of a recorded call: ``func`` with the traced leaves filled in."""
+    """The forward of a recorded call: ``func`` with the traced leaves filled in (``shape``:
+    its result's shape when traced)."""
 
     __slots__ = ("func", "spec", "fixed", "positions", "part", "derivative_free", "replay",
-                 "__name__")
+                 "shape", "__name__")
 
     def __init__(self, func: Any, spec: Any, fixed: list[Any], positions: list[int],
-                 part: int | None, derivative_free: bool = True, replay: bool = False) -> None:
+                 part: int | None, derivative_free: bool = True, replay: bool = False,
+                 shape: tuple[int, ...] | None = None) -> None:
         self.derivative_free = derivative_free
         self.replay = replay
         self.func = func
@@ -477,6 +621,7 @@ class _Call:
         self.fixed = fixed
         self.positions = positions
         self.part = part
+        self.shape = shape
         self.__name__ = getattr(func, "__name__", "call")
 
     def __call__(self, *values: Any) -> Any:
@@ -485,15 +630,15 @@ class _Call:
             leaves[k] = v
         args, kwargs = unflatten(self.spec, leaves)
         out = self.func(*args, **kwargs)
-        if self.part is None:
-            return out
-        return flatten(out)[0][self.part]
+        if self.part is not None:
+            out = flatten(out)[0][self.part]
+        return out
 
 
 def _call_op(func: Any, name: str, spec: Any, fixed: list[Any], positions: list[int],
-             part: int | None = None, derivative_free: bool = True, replay: bool = False
-             ) -> Op:
-    impl = _Call(func, spec, fixed, positions, part, derivative_free, replay)
+             part: int | None = None, derivative_free: bool = True, replay: bool = False,
+             shape: tuple[int, ...] | None = None) -> Op:
+    impl = _Call(func, spec, fixed, positions, part, derivative_free, replay, shape)
     return Op(name.removeprefix("np."), impl, (None,) * len(positions),
               symbol=name.removeprefix("np."),
               formula="its own rule (custom)" if replay else "no derivative")

@@ -10,6 +10,7 @@ values only through :func:`primal` (masks, signs, shapes), never with
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,7 @@ from ..core.bind import (
     dtype_of,
     forward,
     is_traced,
+    kind_of,
     primal,
     shape_of,
     unary_function,
@@ -39,7 +41,21 @@ __all__ = [
     "linear_variadic",
     "float_dtype",
     "no_out",
+    "concrete",
 ]
+
+
+def concrete(v: Any) -> Any:
+    """A graph tracer's 0-d number where an op needs its value (a ``kth``, a quantile, an
+    index that sets a shape): the traced example's value as a Python number (the trace
+    records a guard, so a compiled function traces again for another value); anything
+    else as it is."""
+    if is_traced(v):
+        kind = kind_of(v)
+        if kind is not None and kind.opaque and shape_of(v) == ():
+            k = dtype_of(v).kind
+            return operator.index(v) if k in "iub" else complex(v) if k == "c" else float(v)
+    return v
 
 
 def linear(op: Op, **fixed: Any) -> Op:

@@ -39,7 +39,7 @@ from . import linalg as _linalg
 from . import reduce as _reduce
 from . import shape as _shape
 from . import svd as _svd
-from .base import is_traced, shape_of
+from .base import concrete, is_traced, shape_of
 from .base import primal as _raw
 
 OPS: tuple[Any, ...] = ()
@@ -211,6 +211,7 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> Any:
 def delete(arr: Any, obj: Any, axis: Any = None) -> Any:
     """``arr`` without the entries ``obj`` (an int, a slice or a list) along ``axis``."""
     arr = _as_array(arr)
+    obj = concrete(obj)
     if is_traced(obj):
         raise TypeError("delete: obj must be plain indices (the result's shape depends on it)")
     if axis is None:
@@ -225,6 +226,7 @@ def insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> Any:
     """``values`` inserted before index ``obj`` (an int: one block; a list: one entry
     before each index) along ``axis``."""
     arr = _as_array(arr)
+    obj = concrete(obj)
     if is_traced(obj):
         raise TypeError("insert: obj must be plain indices (the result's shape depends on it)")
     if axis is None:

@@ -27,7 +27,7 @@ import numpy as np
 from ..core.bind import dtype_of, kind_of
 from . import elementwise as _ew
 from . import shape as _shape
-from .base import apply, is_traced, shape_of
+from .base import apply, is_traced, primal, shape_of
 from .base import primal as _raw
 from .composite import linspace
 from .reduce import max as _max
@@ -38,6 +38,13 @@ OPS: tuple[Any, ...] = ()
 
 
 def _refuse_traced_samples(sample: Any, what: str) -> None:
+    kind = kind_of(primal(sample)) if is_traced(sample) else None
+    if kind is not None and kind.opaque:
+        raise TypeError(
+            f"np.{what} of samples computed inside wg.compile / wg.trace is not supported (the "
+            "bin of each sample would be a step of the graph): compute the histogram outside "
+            "the traced function, or pass the samples as constants (the weights= may be "
+            "traced), or use np.histogram, which traces.")
     kind = kind_of(sample)
     if kind is not None and kind.connected(sample):
         raise TypeError(
@@ -125,6 +132,16 @@ def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None,  # noqa: A002
     return hist, edges[0], edges[1]
 
 
+def _numpy_edges(values: Any, bins: Any, range: Any, weights: Any) -> Any:  # noqa: A002
+    """NumPy's bin edges of ``values``; for values a static graph traces, a step of that
+    graph (how many edges there are is guarded: it may depend on the values)."""
+    if is_traced(values) and kind_of(values).opaque:
+        return kind_of(values).record_call(np.histogram_bin_edges,
+                                           (values, bins, range, weights), {},
+                                           "np.histogram_bin_edges")
+    return np.histogram_bin_edges(np.asarray(values), bins, range, weights)
+
+
 def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None,  # noqa: A002 (NumPy's)
                         weights: Any = None) -> Any:
     """The bin edges ``np.histogram`` uses, as ``np.histogram_bin_edges``: evenly spaced
@@ -133,11 +150,11 @@ def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None,  # noqa: A002
     given as an array come back as they are."""
     raw_bins = _raw(bins)
     if is_traced(raw_bins) or np.ndim(raw_bins) == 1:  # the edges themselves
-        edges = np.histogram_bin_edges(np.asarray(_raw(a)), raw_bins)  # (NumPy's checks)
+        edges = _numpy_edges(_raw(a), raw_bins, None, None)  # (NumPy's checks)
         return bins if is_traced(bins) else edges
     raw_range = None if range is None else tuple(_raw(r) for r in range)
-    edges = np.histogram_bin_edges(np.asarray(_raw(a)), raw_bins, raw_range,
-                                   None if weights is None else _raw(weights))
+    edges = _numpy_edges(_raw(a), raw_bins, raw_range,
+                         None if weights is None else _raw(weights))
     if range is not None:
         first, last = range
         if not (is_traced(first) or is_traced(last)):

@@ -29,6 +29,11 @@ from .broadcast import reshape_to, sum_to
 
 
 def _raw_one(i: Any) -> Any:
+    if type(i) is slice:
+        if is_traced(i.start) or is_traced(i.stop) or is_traced(i.step):
+            return slice(*[None if b is None else operator.index(_raw_one(b))
+                           for b in (i.start, i.stop, i.step)])
+        return i
     if is_traced(i):
         i = _raw(i)
         if is_traced(i):  # a graph tracer's value (opaque): the index must be static here

@@ -42,7 +42,7 @@ import numpy as np
 from . import elementwise as _ew
 from . import reduce as _reduce
 from . import shape as _shape
-from .base import is_traced, shape_of
+from .base import concrete, is_traced, shape_of
 from .base import primal as _raw
 
 OPS: tuple[Any, ...] = ()
@@ -183,6 +183,7 @@ def _order_statistic(a: Any, q: Any, axis: Any, keepdims: bool, method: str, wha
     if method not in METHODS:
         raise ValueError(f"{what}: {method!r} is not a valid method. Use one of: "
                          f"{', '.join(METHODS)}")
+    q = concrete(q)
     if is_traced(q):
         raise TypeError(f"{what}: q must be plain numbers (no gradient flows to it)")
     qs = np.asarray(q, dtype=np.float64)
@@ -249,6 +250,7 @@ def _numpy_dtype(fn: Any, a: Any, q: Any, **kwargs: Any) -> Any:
     """The dtype NumPy's ``fn`` gives for ``a``'s dtype and this ``q`` (a Python number
     weighs less than an array in NumPy's promotion, and integers interpolate as floats):
     asked of NumPy itself, on one entry, so it follows the installed version."""
+    q = concrete(q)
     if is_traced(q):
         raise TypeError(f"{fn.__name__}: q must be plain numbers (no gradient flows to it)")
     one = np.zeros(1, dtype=_ew.dtype_of(a))
@@ -270,6 +272,7 @@ def _refuse(what: str, out: Any, weights: Any) -> None:
 
 
 def _percent(q: Any, what: str) -> np.ndarray:
+    q = concrete(q)
     if is_traced(q):
         raise TypeError(f"{what}: q must be plain numbers (no gradient flows to it)")
     qs = np.true_divide(np.asarray(q, dtype=np.float64), 100.0)

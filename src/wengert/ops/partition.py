@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import is_traced, shape_of
+from .base import concrete, is_traced, shape_of
 from .shape import ravel, take_along_axis
 
 OPS: tuple[Any, ...] = ()
@@ -63,6 +63,7 @@ def partition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect",
     if order is not None:
         raise NotImplementedError("wengert.partition does not support order= (structured "
                                   "arrays)")
+    kth = concrete(kth)
     if is_traced(kth):
         raise TypeError("partition: kth must be plain integers (the result's layout depends "
                         "on it)")

@@ -32,7 +32,7 @@ import numpy as np
 from . import broadcast as _bc
 from . import elementwise as _ew
 from . import shape as _shape
-from .base import apply, dtype_of, is_traced, no_out, shape_of
+from .base import apply, dtype_of, is_traced, kind_of, no_out, shape_of
 from .base import primal as _raw
 
 OPS: tuple[Any, ...] = ()
@@ -78,28 +78,40 @@ def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Any:
     return _shape.reshape(picked, shape)
 
 
+def _where_true(condition: Any, what: str) -> Any:
+    """The flat indices where ``condition`` holds: plain values, or, for a condition a
+    static graph traces, a step of that graph (how many there are is guarded, as for
+    ``np.flatnonzero`` there)."""
+    raw = _raw(condition)
+    if is_traced(raw) and kind_of(raw).opaque:
+        return np.flatnonzero(raw)
+    return np.flatnonzero(_plain(condition, what))
+
+
 def compress(condition: Any, a: Any, axis: Any = None, out: Any = None) -> Any:
     """The slices of ``a`` along ``axis`` (of the flattened ``a`` by default) where
     ``condition`` holds, as ``np.compress``."""
     no_out("compress", out)
-    cond = _plain(condition, "np.compress: the condition")
-    if cond.ndim != 1:
+    if len(shape_of(condition) if is_traced(condition) else np.shape(condition)) != 1:
         raise ValueError("condition must be a 1-d array")
+    picked = _where_true(condition, "np.compress: the condition")
     a = _as_array(a)
     if axis is None:
         a, axis = _shape.ravel(a), 0
     axis = operator.index(axis) % max(len(shape_of(a)), 1)
-    picked = np.flatnonzero(cond)
     n = shape_of(a)[axis]
-    if picked.size and picked[-1] >= n:
-        raise IndexError(f"index {picked[-1]} is out of bounds for axis {axis} with size {n}")
+    count = shape_of(picked)[0]
+    if count and shape_of(condition if is_traced(condition) else np.asarray(condition))[0] > n:
+        last = int(picked[-1])  # (a traced condition: its value is guarded)
+        if last >= n:
+            raise IndexError(f"index {last} is out of bounds for axis {axis} with size {n}")
     return _shape.take(a, picked, axis=axis)
 
 
 def extract(condition: Any, arr: Any) -> Any:
     """The entries of ``arr`` where ``condition`` is nonzero, flattened, as ``np.extract``."""
-    cond = _plain(condition, "np.extract: the condition")
-    return _shape.take(_shape.ravel(_as_array(arr)), np.flatnonzero(cond.ravel()))
+    picked = _where_true(condition, "np.extract: the condition")
+    return _shape.take(_shape.ravel(_as_array(arr)), picked)
 
 
 # -- writing into a traced array -------------------------------------------------------

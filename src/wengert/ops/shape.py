@@ -768,19 +768,30 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,
             "if that is what you mean (the weights= may carry a gradient)."
         )
     raw = _raw(a)
-    edges = np.histogram_bin_edges(raw, bins, range, None if weights is None else _raw(weights))
+    # (the weights only have their shape checked there: a stand-in of that shape keeps
+    # the edges a function of the values alone)
+    stand_in = None if weights is None else \
+        np.broadcast_to(np.zeros((), _ew.dtype_of(weights)), _shape_of(weights))
+    edges = np.histogram_bin_edges(raw, bins, range, stand_in)
     if weights is None or not is_traced(weights):
-        return np.histogram(raw, edges, density=density,
-                            weights=None if weights is None else _raw(weights))
+        w_raw = None if weights is None else _raw(weights)
+        if is_traced(raw):  # a graph tracer's values: the counts are a step of its graph
+            return kind_of(raw).record_call(np.histogram, (raw, edges),
+                                            {"density": density, "weights": w_raw},
+                                            "np.histogram")
+        return np.histogram(raw, edges, density=density, weights=w_raw)
     if density:
         raise TypeError("np.histogram: density=True with traced weights is not supported; "
                         "divide the weighted counts by their sum and the bin widths instead.")
-    index = np.searchsorted(edges, raw.ravel(), side="right") - 1
-    index[raw.ravel() == edges[-1]] = len(edges) - 2  # the last bin is closed
-    inside = (index >= 0) & (index < len(edges) - 1)
-    w = reshape(weights, (-1,))
-    counts = apply(TAKE_ADD, take(w, np.flatnonzero(inside)), index[inside],
-                   shape=(len(edges) - 1,), axis=None)
+    # Shapes that do not depend on the values (the values may be traced too): each weight
+    # goes to its bin, or is zeroed outside the range.
+    nbins = len(edges) - 1
+    flat = reshape(raw, (-1,)) if is_traced(raw) else raw.ravel()
+    index = np.searchsorted(edges, flat, side="right") - 1
+    index = np.where(flat == edges[-1], nbins - 1, index)  # the last bin is closed
+    inside = (index >= 0) & (index < nbins)
+    w = _ew.where(inside, reshape(weights, (-1,)), 0)
+    counts = apply(TAKE_ADD, w, np.clip(index, 0, nbins - 1), shape=(nbins,), axis=None)
     return counts, edges
 
 
