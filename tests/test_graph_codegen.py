@@ -22,6 +22,7 @@ from wengert.core.bind import apply
 from wengert.graph.codegen import float_equation, is_scalar_program
 from wengert.graph.program import evaluate
 from wengert.ops import REGISTRY
+from wengert.ops.elementwise import OPS as ELEMENTWISE
 
 POINTS = (0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 1e-300, 1e300, np.inf, -np.inf, np.nan,
           710.0, -745.5)
@@ -42,9 +43,18 @@ def outcome(fn: Any, args: tuple[Any, ...], err: str | None) -> Any:
     messages = sorted((w.category.__name__, str(w.message).replace("scalar ", ""))
                       for w in caught)
     leaves = result if isinstance(result, tuple) else (result,)
-    values = [(type(v).__name__, np.asarray(v).dtype.name,
-               "nan" if np.isnan(v) else np.asarray(v).tobytes()) for v in leaves]
+    values = [(type(v).__name__, np.asarray(v).dtype.name, _bits(np.asarray(v)))
+              for v in leaves]
     return values, messages
+
+
+def _bits(a: np.ndarray) -> tuple[bytes, bytes]:
+    """The bits of ``a``, every NaN read as one NaN (NumPy's scalar and array loops may
+    set a NaN's sign differently), and where the NaNs are."""
+    if a.dtype.kind not in "fc":
+        return a.tobytes(), b""
+    nan = np.isnan(a)
+    return np.where(nan, np.zeros((), a.dtype), a).tobytes(), nan.tobytes()
 
 
 def programs(op: Any) -> list[Any]:
@@ -86,6 +96,45 @@ def test_generated_code_runs_as_the_graph_on_edge_values(name):
                     where = f"{name} {kind} {f.__name__}{point} errstate={err}"
                     assert outcome(g, args, err) == want, where
                     assert outcome(compiled, args, err) == want, where
+
+
+INTEGER_POINTS = (0, 1, -1, 2, -3, 7)
+FLOAT32_POINTS = (0.0, -0.0, 1.5, -2.5, np.inf, np.nan)
+OTHER_KINDS = {
+    "int": (int, INTEGER_POINTS), "int64": (np.int64, INTEGER_POINTS),
+    "int32 array": (lambda v: np.array([v, 3], np.int32), INTEGER_POINTS),
+    "float32": (np.float32, FLOAT32_POINTS),
+    "float32 array": (lambda v: np.array([v, 1.0], np.float32), FLOAT32_POINTS),
+}
+
+
+@pytest.mark.parametrize("name", sorted(op.name for op in ELEMENTWISE if op.nin in (1, 2)))
+def test_generated_code_runs_as_the_graph_on_integers_and_float32(name):
+    # Integer division and remainder by zero, integer powers, NumPy's promotion of the
+    # Python float 2.5 with float32 (it stays float32) and with integers.
+    op = REGISTRY[name]
+    for kind, (convert, points) in OTHER_KINDS.items():
+        example = tuple(convert(v) for v in (points[1], points[3])[:op.nin])
+
+        def f(*xs: Any, op: Any = op) -> Any:
+            y = apply(op, *xs)
+            return y, y * 2.5
+
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                g = wg.trace(f, *example)
+        except TypeError:  # (an op without integer or real values: complex parts)
+            continue
+        namespace = g.namespace()
+        exec(g.to_source(), namespace)
+        for point in itertools.product(points, repeat=op.nin):
+            args = tuple(convert(v) for v in point)
+            for err in (None, "raise"):
+                want = outcome(lambda *a, g=g: tuple(evaluate(g, list(a))), args, err)
+                where = f"{name} {kind}{point} errstate={err}"
+                assert outcome(g, args, err) == want, where
+                assert outcome(namespace[g.name], args, err) == want, where
 
 
 def test_division_by_zero_and_domain_errors_give_numpy_answers_in_exec_source():
