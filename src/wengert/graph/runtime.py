@@ -58,14 +58,14 @@ def float_forward(record: Any) -> Callable[..., Any]:
 
 
 def raise_reported() -> Any:
-    """``np.errstate`` under which every floating-point condition that NumPy would report
-    with the current settings (warn, raise, call, log) raises ``FloatingPointError``
-    instead; the ignored ones stay ignored.
+    """``np.errstate`` under which division by zero, overflow and invalid operations raise
+    ``FloatingPointError`` (underflow keeps the current setting, NumPy's default ignoring
+    it).
 
     Float code runs its equations on NumPy scalars under it, so that a first run reports
-    nothing: where it raises, the second run reports what eager mode reports, once."""
-    return np.errstate(**{k: "ignore" if v == "ignore" else "raise"
-                          for k, v in np.geterr().items()})
+    nothing: where it raises, the second run reports what eager mode reports, once (and
+    computes what eager mode computes, also where these conditions are ignored)."""
+    return np.errstate(divide="raise", over="raise", invalid="raise")
 
 
 def as_returned(value: Any, t: type) -> Any:
