@@ -142,7 +142,9 @@ np.allclose(w_bar, wg.grad(loss)(w0, x0, y0))"""),
 A pass is a pure function from a graph to a graph that computes the same values:
 
 * `dce` removes equations nothing needs;
-* `fold_constants` computes equations whose inputs are all constants;
+* `fold_constants` computes equations whose inputs are all constants, and what depends
+  only on shapes and dtypes (`np.ones_like(x)`, `zeros_like`, `full_like`, and
+  `empty_like`, whose values are unspecified, as zeros), as TensorFlow's Grappler does;
 * `cse` computes a repeated expression once;
 * `simplify` applies identities (`x * 1`, `x + 0`, `-(-x)`, a transpose of a transpose,
   reshape chains); `x * 0` only for integers, since for floats it is NaN when `x` is
@@ -174,6 +176,18 @@ for one_pass in (simplify, cse, dce):
     after = one_pass(step)
     display(wg.draw_pass(step, after))
     step = after"""),
+    ("md", """What depends only on shapes and dtypes is known before any value is: a zeros array
+to fill, ones to scale by. `fold_constants` turns them into constants (one value
+broadcast to the shape, whatever its size), and what reads them folds or simplifies in
+turn:"""),
+    ("code", """def shifted(x):
+    out = np.zeros_like(x)              # x's shape and dtype, not its values
+    out[1:] = x[:-1] * np.ones_like(x[:-1])
+    return out + np.full_like(x, 0.5)
+
+shift_report = wg.trace(shifted, np.arange(4.0)).optimize(report=True)
+print(shift_report)
+print(shift_report.after.to_source())"""),
     ("md", """Programs written by the computer have more to remove than programs written by
 hand. The Hessian of a small energy is traced through reverse mode twice (the rules'
 masks, their dtype casts and the seeds' multiplications by one are recomputed at each
@@ -246,6 +260,20 @@ t_compiled = min(timeit.repeat(lambda: compiled(0.3), number=50, repeat=3)) / 50
 print(f"eager tape {t_eager * 1e3:.2f} ms, compiled {t_compiled * 1e3:.3f} ms: "
       f"{t_eager / t_compiled:.0f}x faster")"""),
     ("code", """print(compiled.graph_for(0.3).to_source()[:600])"""),
+    ("md", """`math.log(-1.0)` and `1.0 / 0.0` raise where NumPy gives NaN or inf with a warning.
+The float code keeps eager mode's answers: its steps stand in `try`, and where one
+raises, `except FLOAT_ERRORS` computes them again as eager mode does (the float path,
+NumPy's answer where that raises). The source alone behaves the same:"""),
+    ("code", """import warnings
+
+ratio = wg.trace(lambda x: np.log(x) / x, 2.0)
+print(ratio.to_source())
+namespace = {}
+exec(ratio.to_source(), namespace)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    print(namespace["f"](0.0), namespace["f"](-1.0), ratio(-1.0))
+print(sorted({str(w.message) for w in caught}))"""),
     ("md", """## 8. Past one machine: export to JAX
 
 A graph can be written as a `jax.numpy` function, so a model prototyped here moves to

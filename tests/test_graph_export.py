@@ -236,6 +236,73 @@ def test_recorded_numpy_calls(jax):
     close(jax.jit(fj)(x), f(x))
 
 
+def test_recorded_calls_with_a_jax_form(jax):
+    """The recorded NumPy calls that jax.numpy has: values, shapes and dtypes as NumPy's."""
+    mask = np.array([True, False, True, True])
+    edges = np.array([0.0, 1.0, 2.5])
+
+    def f(x, n):
+        bad = np.isneginf(x) | np.isposinf(x)
+        likes = (np.zeros_like(x), np.ones_like(x, dtype=np.float32),
+                 np.full_like(x, 2.5), np.empty_like(x, shape=(2,)))
+        ints = (np.gcd(n, 6), np.lcm(n, 4), np.bitwise_count(n), np.isin(n, [2, 3]))
+        rows, cols = np.ix_(n[:2] % 2, n[1:] % 3)
+        picks = (np.choose(np.array([0, 1, 0, 1]), [x, -x]), np.compress(mask, x),
+                 np.extract(mask, x * 2.0), rows + cols)
+        numbers = (np.nanargmax(x), np.nanargmin(x, axis=0), np.geomspace(1.0, 3.0, 3),
+                   np.polyadd(x, edges), np.polysub(x[:2], x),
+                   np.histogram_bin_edges(x, bins=3), np.linalg.matrix_rank(np.outer(x, x)),
+                   np.astype(x, np.float32))
+        bits = np.unpackbits(np.packbits(x > 1.0))
+        return bad, likes, ints, picks, numbers, bits
+
+    x = np.array([0.5, 3.0, 1.5, 2.0])
+    n = np.array([4, 9, 2, 3])
+    graph = wg.trace(f, x, n)
+    names = {eq.op.name for eq in graph}
+    # (choose, compress, extract, geomspace and polysub are written with primitives)
+    assert {"isneginf", "zeros_like", "gcd", "ix_[0]", "take", "nanargmax",
+            "linalg.matrix_rank", "astype", "packbits"} <= names, names
+    fj = to_jax(graph)
+
+    def want(x, n):  # np.empty_like's values are unspecified: zeros exported and folded
+        bad, likes, *rest = f(x, n)
+        return (bad, (*likes[:3], np.zeros(2)), *rest)
+
+    close(jax.jit(fj)(x, n), want(x, n))
+
+    def special(x):
+        return np.isneginf(x) | np.isposinf(x), np.nanargmax(x), np.nanargmin(x)
+
+    y = np.array([-np.inf, 0.0, np.nan, np.inf])
+    close(jax.jit(to_jax(wg.trace(special, x)))(y), special(y))
+
+
+@pytest.mark.parametrize("f, why", [
+    (lambda x: np.compress(x > 1.0, x), "shape depends on the values"),
+    (lambda x: np.polydiv(x, [1.0, 2.0])[0], "guard"),  # the remainder's leading zeros
+    (lambda x: np.polymul(x, [1.0, 2.0]), "guard"),  # poly1d's leading zeros
+    (lambda x: np.geomspace(1.0, x[1], 3), "guard"),  # NumPy raises at a zero endpoint
+    (lambda x: np.histogram_bin_edges(x, bins="auto"), "bins='auto'"),
+])
+def test_recorded_calls_without_a_faithful_jax_form(f, why):
+    with pytest.raises(NotExportable, match=why):
+        to_jax_source(wg.trace(f, np.array([0.5, 3.0, 1.5])))
+
+
+def test_set_routines_of_traced_values_are_refused_by_the_trace():
+    with pytest.raises(TypeError, match="intersect1d.*depends on the values"):
+        wg.trace(lambda x: np.intersect1d(x, [1.0, 2.0]), np.array([0.5, 3.0, 1.5]))
+
+
+def test_folded_shape_constants_export(jax):
+    x = np.arange(6.0).reshape(2, 3)
+    f = lambda x: x * np.ones_like(x) + np.full_like(x, 0.5) + np.empty_like(x)  # noqa: E731
+    graph = wg.trace(f, x).optimize()
+    assert "ones_like" not in str(graph) and "np.full((2, 3), 0.5" in to_jax_source(graph)
+    close(to_jax(graph)(x), x + 0.5)
+
+
 def test_promotion_follows_numpy(jax):
     """int with float32 is float64 in NumPy, float32 in JAX: the export casts."""
 
@@ -473,6 +540,40 @@ def test_random_programs(jax, steps, seed):
     fj = to_jax(wg.trace(f, x))
     np.testing.assert_allclose(fj(x), f(x), rtol=1e-11)
     np.testing.assert_allclose(jax.grad(fj)(x), wg.grad(f)(x), rtol=1e-9, atol=1e-12)
+
+
+# -- decompositions and lists of tensors ------------------------------------------------
+_A = np.random.default_rng(23).normal(size=(3, 3))
+_WIDE = np.random.default_rng(23).normal(size=(2, 4)) + np.eye(2, 4) * 2.0
+_COUNT = np.arange(9.0).reshape(3, 3)
+
+DECOMPOSITIONS = {
+    "eigh UPLO": (lambda a: np.sum(np.linalg.eigvalsh(a, UPLO="U") ** 2)
+                  + np.sum(np.linalg.eigh(a)[1][0] ** 2), _A),
+    "qr wide": (lambda a: np.sum(np.linalg.qr(a)[1] ** 2) + np.sum(np.linalg.qr(a)[0] ** 3),
+                _WIDE),
+    "svd hermitian": (lambda a: np.sum(np.linalg.svd(a, hermitian=True)[2] * _COUNT)
+                      + np.sum(np.linalg.svd(a, hermitian=True, compute_uv=False)),
+                      _A + _A.T),
+    "cond": (lambda a: np.linalg.cond(a) + np.linalg.cond(a, "fro"), _A),
+    "r_ c_": (lambda a: np.sum(wg.numpy.r_[a[0], 1.0, a[1]] ** 2)
+              + np.sum(wg.numpy.c_[a[0], a[1]] ** 3), _A),
+    "mean of a list": (lambda a: wg.numpy.mean([a[0], a[1] * 2.0]), _A),
+    "matrix_rank": (lambda a: np.linalg.matrix_rank(a) * np.sum(a), _A),
+}
+
+
+@pytest.mark.parametrize("name", list(DECOMPOSITIONS))
+def test_decompositions_export_values_and_gradients(jax, name):
+    f, x = DECOMPOSITIONS[name]
+    fj = to_jax(wg.trace(f, x))
+    np.testing.assert_allclose(fj(x), f(x), rtol=1e-12)
+    np.testing.assert_allclose(jax.grad(fj)(x), wg.grad(f)(x), rtol=1e-10, atol=1e-12)
+
+
+def test_partition_is_refused_with_the_reason():
+    with pytest.raises(NotExportable, match="argpartition"):
+        to_jax_source(wg.trace(lambda a: np.sum(np.partition(a, 1)), _A))
 
 
 # -- constants ----------------------------------------------------------------------------

@@ -291,6 +291,62 @@ def test_fold_after_simplify_of_integer_times_zero():
     assert_same(h(np.arange(3) + 7, 0.5), f(np.arange(3) + 7, 0.5))
 
 
+def test_fold_what_depends_only_on_shapes_and_dtypes():
+    def f(x):
+        n = x.shape[0] * 2 + x.size + x.ndim + len(x) + np.shape(x)[0]  # Python ints
+        ones, zeros = np.ones_like(x), np.zeros_like(x)
+        full, empty = np.full_like(x, 2.5), np.empty_like(x)
+        return x * ones + zeros + full * n + empty, np.ones_like(x, dtype=np.int32, shape=(2,))
+
+    x = np.arange(4.0)
+    g = wg.trace(f, x)
+    assert [e.op.name for e in g][:4] == ["ones_like", "zeros_like", "full_like", "empty_like"]
+    result = g.optimize(report=True)
+    fold = result.reports[0]
+    assert fold.changes == {"ones_like": 2, "zeros_like": 1, "full_like": 1, "empty_like": 1,
+                            "multiply": 1}, str(fold)
+    assert str(result.after) == "\n".join([  # x * 1 and + 0 simplified away
+        "graph f(x: f64[4]):",
+        "    t7: f64[4] = add(x, array(f64[4]))",
+        "    return t7, array(i32[2])"])
+    total, ints = result.after(x + 1.0)
+    assert_same(total, x + 1.0 + 2.5 * 21)  # (empty_like folds to zeros)
+    assert_same(ints, np.ones(2, np.int32))
+    assert ints.flags.writeable and ints.flags.owndata  # the caller's own array
+
+
+def test_folded_shape_constants_are_one_broadcast_value():
+    x = np.zeros((1000, 1000))
+    g = fold_constants(wg.trace(lambda x: np.full_like(x, 3.0), x))
+    (lit,) = g.outputs
+    assert type(lit) is Literal and lit.value.shape == x.shape and not any(lit.value.strides)
+    source = g.to_source()
+    assert "c0 = np.broadcast_to(np.float64(3.0), (1000, 1000))" in source
+    namespace = {}
+    exec(source, namespace)  # written out: the source runs on its own
+    out = namespace["f"](x)
+    assert out.flags.writeable and out.shape == x.shape and (out == 3.0).all()
+
+
+def test_fold_leaves_like_functions_of_traced_fill_values():
+    g = wg.trace(lambda x, c: np.full_like(x, c), np.ones(3), 2.0)
+    assert [e.op.name for e in fold_constants(g)] == ["add"]  # zeros folded, plus c
+    assert_same(fold_constants(g)(np.ones(3), 5.0), np.full(3, 5.0))
+
+
+def test_folded_zeros_written_in_place_stay_constant():
+    def f(x):
+        y = np.zeros_like(x)
+        y[1:] = x[:-1] * 2.0
+        y += 1.0
+        return y
+
+    cf = wg.compile(f)
+    for x in (np.arange(5.0), np.ones(5)):
+        assert_same(cf(x), f(x))
+    assert "zeros_like" not in cf.graph_for(np.ones(5)).to_source()
+
+
 # -- cse ------------------------------------------------------------------------------------
 def test_cse_merges_duplicates_and_commuted_inputs():
     def f(x, y):

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from . import numpy as wnp
-from .core.bind import dtype_of, is_traced, shape_of
+from .core.bind import dtype_of, is_traced, kind_of, shape_of
 from .core.levels import DUAL_TAG, Tag
 from .core.op import NoForwardRule
 from .core.subclasses import refuse_subclass
@@ -351,24 +351,55 @@ def _stack_jac(
     in_shape: tuple[int, ...],
     axis_in_last: bool,
     dtype: Any,
+    scalar_form: bool = True,
 ) -> Any:
     """Columns (forward mode, stacked last) or rows (reverse mode, stacked first)
-    of one Jacobian block, as an array of shape ``out_shape + in_shape``."""
+    of one Jacobian block, as an array of shape ``out_shape + in_shape`` (a 0-d float64
+    or complex128 block as a Python number, unless not ``scalar_form``)."""
     full = out_shape + in_shape
     if not cols:
         return np.zeros(full, dtype=dtype)
     if any(is_traced(c) for c in cols):
         stacked = wnp.stack(cols, axis=-1 if axis_in_last else 0)
-        return wnp.reshape(stacked, full)
+        block = wnp.reshape(stacked, full)
+        return _scalar_form(block) if scalar_form else block
     arrs = [np.asarray(c) for c in cols]
     arr = np.stack(arrs, axis=-1 if axis_in_last else 0).reshape(full)
     if arr.dtype.kind not in "fc":
         arr = arr.astype(dtype)
-    if arr.shape == () and arr.dtype == np.float64:
+    if arr.shape == () and arr.dtype == np.float64 and scalar_form:
         return float(arr)
-    if arr.shape == () and arr.dtype == np.complex128:
+    if arr.shape == () and arr.dtype == np.complex128 and scalar_form:
         return complex(arr)
     return arr
+
+
+def _example(x: Any) -> Any:
+    """``x``, or a graph tracer's example value (what it stands for when traced)."""
+    kind = kind_of(x)
+    while kind is not None and kind.opaque:
+        x = kind.primal(x)
+        kind = kind_of(x)
+    return x
+
+
+def _scalar_form(x: Any) -> Any:
+    """A traced 0-d float64 (complex128) block as eager mode gives it: a Python float
+    (complex). A graph tracer takes that value as its example, so the compiled function
+    returns that type; other traced values are as they are."""
+    kind = kind_of(x)
+    with_example = getattr(kind, "with_example", None)
+    if with_example is None:
+        return x
+    example = kind.primal(x)
+    if np.shape(example) != ():
+        return x
+    dtype = np.result_type(example)
+    if dtype == np.float64 and type(example) is not float:
+        return with_example(x, float(example))
+    if dtype == np.complex128 and type(example) is not complex:
+        return with_example(x, complex(example))
+    return x
 
 
 def _select(
@@ -502,6 +533,10 @@ def _jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool
                 blocks, out_spec, aux = found
                 result = _assemble(blocks, out_spec, spec, single)
                 return (result, aux) if has_aux else result
+        # A traced array input would have taken the batched path eagerly, which gives
+        # arrays (also 0-d): so does its graph.
+        batched = (len(leaves) == 1 and type(_example(leaves[0])) is np.ndarray
+                   and infos[0][1].kind in "fc" and _size(infos[0][0]) > 0)
         cols: list[list[list[Any]]] = []
         out: Any = None
         aux: Any = None
@@ -532,7 +567,8 @@ def _jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool
             row = []
             for j, (shape, dtype) in enumerate(infos):
                 rdtype = np.result_type(dtype, odtype if odtype.kind in "fc" else dtype)
-                row.append(_stack_jac([c[o] for c in cols[j]], oshape, shape, True, rdtype))
+                row.append(_stack_jac([c[o] for c in cols[j]], oshape, shape, True, rdtype,
+                                      not batched))
             blocks.append(row)
         result = _assemble(blocks, out_spec, spec, single)
         return (result, aux) if has_aux else result

@@ -26,6 +26,7 @@ from .core.modes import GRAD_ENABLED, transform_scope
 from .core.subclasses import refuse_subclass
 from .core.sweep import backprop
 from .core.tree import flatten, leaves_like, unflatten
+from .ops.elementwise import astype as _astype
 from .tensor import Tensor, constant
 
 __all__ = [
@@ -111,6 +112,28 @@ def _zero_like(v: Any) -> Any:
     if isinstance(b, np.generic):
         return b.dtype.type(0)
     return np.zeros(np.shape(b), dtype=np.result_type(b))
+
+
+def _as_dtype(g: Any, target: np.dtype) -> Any:
+    """A plain gradient in the input's float ``target`` dtype (of the same kind of value)."""
+    if target.kind not in "fc" or np.result_type(g) == target or type(g) in (float, complex):
+        return g
+    if isinstance(g, np.generic):
+        return target.type(g)
+    return np.asarray(g).astype(target)
+
+
+def _with_form(g: Any, v: Any, given: Any) -> Any:
+    """A graph tracer's cotangent whose example has the type eager mode gives the
+    gradient (:func:`_plain_ct`: a Python float for a Python float ...), so the graph
+    returns that type."""
+    kind = kind_of(g)
+    with_example = getattr(kind, "with_example", None)
+    if with_example is None:
+        return g
+    example = kind.primal(g)
+    want = _plain_ct(example, _example(v), _example(given))
+    return g if type(want) is type(example) else with_example(g, want)
 
 
 def _opaque(x: Any) -> bool:
@@ -240,13 +263,20 @@ def _gradients(leaves_per_arg: list, cts: dict[int, Any], seeds: Any = ()) -> li
             v = leaf._value
             if g is None:
                 given_scalar = isinstance(original, np.generic) or type(original) is complex
-                g = _zero_like(original if given_scalar else v)
+                g = _zero_like(original if given_scalar else _example(v))
             elif not is_traced(g) and not is_traced(v):
                 g = _plain_ct(g, v, original)
-            elif _opaque(g):  # a graph tracer's cotangent: the input's float dtype too
-                target = np.dtype(getattr(v, "dtype", np.result_type(primal(v))))
-                if target.kind in "fc" and g.dtype != target:
-                    g = g.astype(target)
+            elif not is_traced(g) and _opaque(v):  # a constant gradient of a traced input
+                g = _plain_ct(g, _example(v), _example(original))
+            elif not is_traced(g):  # a constant gradient of a dual number: its dtype too
+                g = _as_dtype(g, np.dtype(dtype_of(v)))
+            elif is_traced(g):  # a traced cotangent (a dual number under jvp or hessian, a
+                # graph tracer): the input's float dtype too, as a plain one and as JAX's
+                target = np.dtype(dtype_of(v))
+                if target.kind in "fc" and dtype_of(g) != target:
+                    g = _astype(g, target)
+                if _opaque(g):
+                    g = _with_form(g, v, original)
             if type(g) is np.ndarray:
                 if id(g) in given:
                     g = g.copy()
@@ -342,9 +372,18 @@ def _scalar_seed(out: Any, level: float, where: str, holomorphic: bool = False) 
         )
     if not _own_output(out, level):
         return None
-    if shape == () and type(primal(out)) is float:
+    if shape == () and type(_example(primal(out))) is float:
         return 1.0
     return np.ones(shape, dtype=dt)
+
+
+def _example(x: Any) -> Any:
+    """``x``, or for a graph tracer the value it was traced with: a program traced on
+    Python floats is seeded with ``1.0`` as eager mode is, so its backward program runs
+    on Python floats too."""
+    while _opaque(x):
+        x = kind_of(x).primal(x)
+    return x
 
 
 def value_and_grad(
@@ -473,7 +512,7 @@ def _seed_like(c: Any, o: Any) -> Any:
     """The cotangent ``c`` given for output ``o``, as the sweep's seed."""
     if is_traced(c):
         return c
-    if type(c) is float and type(primal(o)) is float:
+    if type(c) is float and type(_example(primal(o))) is float:
         return c
     dt = dtype_of(o)
     if dt.kind != "c" and np.iscomplexobj(c):

@@ -10,11 +10,22 @@ Two flavours of the same program:
 
 * **arrays**: NumPy calls (``np.sin(x)``, ``op.sum(t1, axis=0, keepdims=False)``
   for ops whose forward is wengert's own ``op.<name>``);
-* **scalars**: when every value of the graph is a Python float and every op
-  has a float fast path, straight-line code on floats (``t1 = t0 * 0.9``,
-  ``t2 = sin(t1)`` with ``sin`` bound to ``math.sin``). A float path that
-  raises (``log(-1.0)``, ``1.0 / 0.0``) falls back to the arrays flavour,
-  which gives NumPy's NaN or inf as eager mode does.
+* **floats**: when every value of the graph is a float64 scalar, straight-line code on
+  floats (``t1 = t0 * 0.9``, ``t2 = sin(t1)`` with ``sin`` bound to ``math.sin``) for the
+  equations eager mode ran on Python floats (each input was one when traced,
+  :attr:`Var.scalar <wengert.graph.ir.Var>`, and the op has a float fast path), and
+  NumPy for those on NumPy scalars, as eagerly (``c0 * t5`` on a ``float64`` is NumPy's
+  multiply; ``np.tanh(t6)``), under ``raise_reported()``. Where a float path raises
+  (``log(-1.0)``, ``1.0 / 0.0``, ``exp(1000.0)``) eager mode gives NumPy's answer, NaN
+  or inf with NumPy's warning; so does the code: its equations stand in ``try``, and
+  ``except FLOAT_ERRORS`` returns what ``f_fallback`` computes, the same equations with
+  ``fallback.<op>`` (the float path, and NumPy where it raises,
+  :mod:`wengert.graph.runtime`). Compiled, ``f_fallback`` is compiled at its first call.
+
+In the arrays flavour too, an equation whose inputs were all Python floats when traced
+runs as eager mode ran it, with ``fallback.<op>``: its result is a Python float
+computed by the float path, not a NumPy scalar. NumPy scalars and 0-d arrays are
+never computed with ``math``: they take NumPy's functions, as eagerly.
 
 Guards (see :class:`~wengert.graph.ir.Guard`) become ``if`` lines that raise
 :class:`~wengert.graph.ir.GuardFailed` right after the value they test.
@@ -27,13 +38,27 @@ Examples
 >>> print(to_source(g))
 import numpy as np
 from math import sin
+from wengert.graph.runtime import FLOAT_ERRORS, fallback
 <BLANKLINE>
 <BLANKLINE>
 def f(x):
-    t0 = sin(x)  # sin
-    t1 = t0 * 2.0  # multiply
+    try:
+        t0 = sin(x)  # sin
+        t1 = t0 * 2.0  # multiply
+    except FLOAT_ERRORS:  # NumPy's inf or nan and its warning, as eagerly
+        return f_fallback(x)
     return t1
 <BLANKLINE>
+<BLANKLINE>
+def f_fallback(x):
+    t0 = fallback.sin(x)
+    t1 = fallback.multiply(t0, 2.0)
+    return t1
+<BLANKLINE>
+>>> import warnings
+>>> with warnings.catch_warnings(record=True):  # math.sin(inf) raises, np.sin warns
+...     g(np.inf)
+nan
 """
 
 from __future__ import annotations
@@ -42,20 +67,21 @@ import keyword
 import math
 import operator
 import re
+import threading
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ..core.bind import SCALAR_FALLBACK
 from ..core.modes import no_grad
 from ..core.tree import unflatten
 from . import runtime
 from .ir import Literal, Var, aval_text
 from .tracer import is_recorded_call
 
-__all__ = ["to_source", "namespace", "compile_graph", "is_scalar_program", "Namespace",
-           "INLINE_CONSTANT", "BLOCK", "SCALAR_FORMS", "SCALAR_MATH"]
+__all__ = ["to_source", "namespace", "compile_graph", "is_scalar_program", "float_equation",
+           "Namespace", "INLINE_CONSTANT", "BLOCK", "SCALAR_FORMS", "SCALAR_MATH",
+           "NEVER_RAISE"]
 
 _INFIX = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/"}
 _SCALAR_INFIX = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/"}
@@ -83,6 +109,17 @@ class Namespace:
         self._count = 0
         self.taken: set[str] = set()  # the graph's variables' names in the code
         self.local: dict[int, str] = {}  # a variable whose name the code must change
+        self.fallbacks: dict[int, Any] = {}  # id(op) -> its forward on floats
+        self.keep: list[Any] = []  # (the ops of those ids, kept alive)
+        self._floats: dict[int, bool] = {}  # id(equation) -> float_equation(equation)
+        self.deferred: dict[str, Callable[[], list[str]]] | None = None  # see _exec
+
+    def float_equation(self, eq: Any) -> bool:
+        """:func:`float_equation`, once per equation."""
+        known = self._floats.get(id(eq))
+        if known is None:
+            known = self._floats[id(eq)] = float_equation(eq)
+        return known
 
     def reserve(self, graph: Any) -> None:
         """Keep the graph's variable names for them; a variable named like a module the
@@ -201,7 +238,8 @@ class Namespace:
 
 
 #: Names the generated code uses for modules and helpers: a variable never takes them.
-_FIXED = frozenset({"np", "math", "op", "floats", "GuardFailed"})
+_FIXED = frozenset({"np", "math", "op", "floats", "fallback", "FLOAT_ERRORS", "raise_reported",
+                    "as_returned", "GuardFailed"})
 _NOT_IDENT = re.compile(r"[^A-Za-z0-9_]")
 
 #: Small constants are written out in the header (at most this many entries).
@@ -209,6 +247,16 @@ INLINE_CONSTANT = 16
 
 
 def _constant_line(name: str, value: Any) -> str:
+    if isinstance(value, np.generic) and getattr(np, value.dtype.name, None) is type(value) \
+            and value.dtype.kind in "fiub" and np.isfinite(value):
+        return f"{name} = np.{value.dtype.name}({value.item()!r})"
+    if isinstance(value, np.ndarray) and value.ndim and value.size and not any(value.strides) \
+            and value.dtype.kind in "fiub" and getattr(np, value.dtype.name, None) is not None:
+        one = value.reshape(-1)[0]  # one value broadcast (a folded np.ones_like(x) ...)
+        item = one.item()
+        if type(item) is not float or math.isfinite(item):
+            return (f"{name} = np.broadcast_to(np.{value.dtype.name}({item!r}), "
+                    f"{value.shape!r})")
     if isinstance(value, np.ndarray) and value.size <= INLINE_CONSTANT \
             and value.dtype.kind in "fiub" and np.all(np.isfinite(value)):
         return f"{name} = np.array({value.tolist()!r}, dtype=np.{value.dtype.name})"
@@ -245,39 +293,64 @@ def _op_call(op: Any, ns: Namespace) -> str:
 
 
 def is_scalar_program(graph: Any) -> bool:
-    """Whether every value of ``graph`` is a float64 scalar (a Python float, a NumPy
-    float64 or a 0-d array) and every op has a float path without parameters: then it
-    compiles to straight-line float code (whose results are Python floats)."""
-    if not graph.inputs and not graph.equations:
+    """Whether ``graph`` compiles to float code: every value a float64 scalar (a Python
+    float, a NumPy ``float64`` or a 0-d array) and some equation runs on Python floats as
+    eager mode does (:func:`float_equation`, written with ``math`` and Python's
+    operators; the others as NumPy computes them, eagerly too)."""
+    if not graph.equations:
         return False
     for v in graph.inputs:
-        if v.shape != () or v.dtype != np.float64:
+        if v.shape != () or v.dtype != _F64:
             return False
+    floats = False
     for eq in graph.equations:
         out = eq.out
-        if eq.params or eq.op.scalar_impl is None or out.shape != () \
-                or out.dtype != np.float64:
+        if out.shape != () or out.dtype != _F64:
             return False
         for v in eq.ins:
-            if type(v) is Literal and not _float_like(v.value):
+            if type(v) is Literal and np.ndim(v.value) != 0:
                 return False
-    return True
+        floats = floats or float_equation(eq)
+    return floats
 
 
-def _float_like(value: Any) -> bool:
-    """A literal the float flavour may write as a Python float (same value, same result)."""
-    t = type(value)
-    if t is float or t is int or t is np.float64:
-        return True
-    return t is np.ndarray and value.ndim == 0 and value.dtype == np.float64
+_F64 = np.dtype(np.float64)
+
+
+def _numpy_scalar(v: Any) -> bool:
+    """A value that is a NumPy scalar or a 0-d array when the code runs (Python's
+    operators on it run NumPy's)."""
+    if type(v) is Var:
+        return not v.scalar
+    return isinstance(v.value, np.ndarray | np.generic)
+
+
+def _python_float(v: Any) -> bool:
+    """A variable traced as a Python float, or a Python float literal."""
+    if type(v) is Var:
+        return v.scalar and v.shape == () and v.dtype == np.float64
+    return type(v.value) is float
+
+
+def float_equation(eq: Any) -> bool:
+    """Whether eager mode ran ``eq`` with its op's float path: every input a Python float,
+    no parameters (:func:`wengert.core.bind.forward`), and a Python float came out."""
+    if eq.params or eq.op.scalar_impl is None or not _python_float(eq.out):
+        return False
+    return all(_python_float(v) for v in eq.ins)
 
 
 def _name(v: Any, ns: Namespace, scalar: bool) -> str:
+    """A variable's name, or a literal as source (in the float flavour a NumPy scalar is a
+    constant of the header, ``c0 = np.float64(1.5)``, not a call on every run)."""
     if type(v) is Var:
         return ns.var(v)
     value = v.value
-    if scalar and type(value) is not float:
-        return ns.expr(float(value))
+    if scalar and isinstance(value, np.ndarray | np.generic):
+        if type(value) is np.ndarray:
+            value = value[()]
+        if isinstance(value, np.generic) and value.dtype.kind in "fiub":
+            return ns.constant(value)
     return ns.expr(value)
 
 
@@ -287,9 +360,27 @@ SCALAR_FORMS = {"square": "{0} * {0}", "reciprocal": "1.0 / {0}", "copy": "{0}",
                  "exp2": "2.0 ** {0}"}
 #: Registered ops whose float path is a ``math`` function.
 SCALAR_MATH = {"power": math.pow}
+#: Registered ops written with Python's operator also on NumPy scalars: ``t * 2.0`` on a
+#: ``float64`` computes what ``np.multiply`` does (value, type, warnings), at a fraction
+#: of the call's cost.
+NUMPY_INFIX = {"add": "{0} + {1}", "subtract": "{0} - {1}", "multiply": "{0} * {1}",
+               "divide": "{0} / {1}", "negative": "-{0}", "positive": "+{0}"}
+#: Registered ops whose float path never raises (Python's ``+``, ``-``, ``*`` on floats give
+#: inf or NaN silently, as the float path does eagerly): a program of only these needs no
+#: ``try``.
+NEVER_RAISE = frozenset({"add", "subtract", "multiply", "negative", "positive", "abs",
+                         "square", "copy"})
 
 
 def _scalar_line(eq: Any, ns: Namespace) -> str:
+    """The float flavour's right-hand side: ``math`` and operators for an equation on
+    Python floats, NumPy for one on NumPy scalars (an operator where that is the same)."""
+    if not ns.float_equation(eq):
+        form = NUMPY_INFIX.get(eq.op.name)
+        if form is not None and not eq.params and runtime.registered(eq.op) \
+                and len(eq.ins) == form.count("}") and any(_numpy_scalar(v) for v in eq.ins):
+            return form.format(*[_name(v, ns, True) for v in eq.ins])
+        return _array_line(eq, ns, scalar=True)
     f = eq.op.scalar_impl
     args = [_name(v, ns, True) for v in eq.ins]
     if runtime.registered(eq.op):
@@ -313,6 +404,22 @@ def _scalar_line(eq: Any, ns: Namespace) -> str:
                         "# {name}: the float path of op " + repr(eq.op.name)
                         + ", passed in by Graph.namespace()")
     return f"{fname}({', '.join(args)})"
+
+
+def _fallback_line(eq: Any, ns: Namespace) -> str:
+    """``fallback.log(x)``: the equation as eager mode runs it on floats (the float path,
+    NumPy's answer and warning where it raises)."""
+    args = ", ".join(_name(v, ns, True) for v in eq.ins)
+    if runtime.registered(eq.op) and _IDENT.fullmatch(eq.op.name):
+        return f"{ns.use_runtime('fallback')}.{eq.op.name}({args})"
+    fn = ns.fallbacks.get(id(eq.op))
+    if fn is None:
+        fn = ns.fallbacks[id(eq.op)] = runtime.float_forward(eq.op)
+        ns.keep.append(eq.op)
+    base = eq.op.name if _IDENT.fullmatch(eq.op.name) else "fn"
+    name = ns.bind(f"{base}_fallback", fn, "# {name}: the forward of op " + repr(eq.op.name)
+                   + " on floats, passed in by Graph.namespace()")
+    return f"{name}({args})"
 
 
 class _Code(str):
@@ -358,12 +465,14 @@ def _recorded_call_line(eq: Any, ns: Namespace) -> str | None:
     return f"{call}({', '.join(parts)})"
 
 
-def _array_line(eq: Any, ns: Namespace, into: Any = None) -> str:
+def _array_line(eq: Any, ns: Namespace, into: Any = None, scalar: bool = False) -> str:
+    if ns.float_equation(eq):  # floats in, a float out: as eager mode computed it
+        return _fallback_line(eq, ns)
     if is_recorded_call(eq.op):
         line = _recorded_call_line(eq, ns)
         if line is not None:
             return line
-    args = [_name(v, ns, False) for v in eq.ins]
+    args = [_name(v, ns, scalar) for v in eq.ins]
     args += [f"{k}={ns.expr(v)}" for k, v in eq.params.items()]
     call = _op_call(eq.op, ns)
     if into is not None and (call.startswith("np.") or _kernel(eq.op) is not None):
@@ -426,46 +535,120 @@ def _body(graph: Any, ns: Namespace, scalar: bool, name: str, comments: bool = T
     ns.reserve(graph)
     if len(graph.equations) > BLOCK:
         return _blocks(graph, ns, scalar, name, comments, guards)
-    params = [ns.var(v) for v in graph.inputs]
-    lines = [f"def {name}({', '.join(params)}):"]
+    params = ", ".join(ns.var(v) for v in graph.inputs)
     indent = "    "
+    head = [f"def {name}({params}):"]
     for v in graph.inputs:
-        lines += _guard_lines(guards.get(id(v), []), ns.var(v), ns, indent)
-    lines += _equation_lines(graph.equations, ns, scalar, comments, guards, indent,
-                             _plan(graph, scalar))
-    outs = _outputs(graph, [_name(v, ns, scalar) for v in graph.outputs])
-    lines.append(f"{indent}return {_tuple(outs)}")
-    return lines
+        head += _guard_lines(guards.get(id(v), []), ns.var(v), ns, indent)
+    outs = _outputs(graph, [_name(v, ns, scalar) for v in graph.outputs], ns, scalar)
+    end = f"{indent}return {_tuple(outs)}"
+    if not scalar:
+        return head + _equation_lines(graph.equations, ns, "arrays", comments, guards, indent,
+                                      _plan(graph, scalar)) + [end]
+    fast, again = _float_lines(graph.equations, ns, comments, guards, indent,
+                               [f"{indent}    return {name}_fallback({params})"])
+    if again is None:
+        return head + fast + [end]
+    return head + fast + [end] + _function(ns, f"{name}_fallback({params})",
+                                           lambda: again() + [end])
 
 
-def _outputs(graph: Any, texts: list[str]) -> list[str]:
+def _function(ns: Namespace, signature: str, body: Callable[[], list[str]]) -> list[str]:
+    """The lines of ``def <signature>:`` with ``body()``; when compiling (``ns.deferred``),
+    none: the function is written at its first call."""
+    if ns.deferred is not None:
+        ns.deferred[signature[:signature.index("(")]] = lambda: [f"def {signature}:"] + body()
+        return []
+    return ["", "", f"def {signature}:"] + body()
+
+
+def _float_lines(equations: Any, ns: Namespace, comments: bool,
+                 guards: dict[int, list[Any]], indent: str, on_error: list[str]
+                 ) -> tuple[list[str], Callable[[], list[str]] | None]:
+    """The float flavour's equations, in ``try`` (none when no float path can raise), with
+    ``on_error`` in ``except FLOAT_ERRORS``; and the same equations as eager mode runs them
+    (``fallback.<op>``: the float path, NumPy's answer where it raises), for the function
+    ``on_error`` calls. Equations on NumPy scalars run under ``raise_reported()`` in ``try``
+    (an ``np.errstate``), so that the first run reports nothing: a condition NumPy would
+    report sends the run to the second, which reports it as eager mode does, once."""
+    numpy = not all(ns.float_equation(eq) for eq in equations)
+    if not numpy and all(runtime.registered(eq.op) and eq.op.name in NEVER_RAISE
+                         for eq in equations):
+        return _equation_lines(equations, ns, "floats", comments, guards, indent), None
+    inner = indent + "    "
+    lines = [f"{indent}try:"]
+    if numpy:
+        lines.append(f"{inner}with {ns.use_runtime('raise_reported')}():")
+        lines += _equation_lines(equations, ns, "floats", comments, guards, inner + "    ")
+    else:
+        lines += _equation_lines(equations, ns, "floats", comments, guards, inner)
+    errors = ns.use_runtime("FLOAT_ERRORS")
+    lines.append(f"{indent}except {errors}:  # NumPy's inf or nan and its warning, as eagerly")
+
+    def again() -> list[str]:
+        return _equation_lines(equations, ns, "fallback", False, guards, indent)
+
+    return lines + on_error, again
+
+
+def _outputs(graph: Any, texts: list[str], ns: Namespace, scalar: bool = False) -> list[str]:
     """The returned values, copied where the caller would otherwise get an array it does
     not own: an input (``x * 1`` simplified to ``x``), a constant (the same array on every
-    call), or a value returned twice (merged by cse)."""
+    call), or a value returned twice (merged by cse); a 0-d value as the type the traced
+    function returned (``float(t3)``: eagerly a Python float, where NumPy gives a
+    ``float64``)."""
     inputs = {id(v) for v in graph.inputs}
+    types = graph.out_types or (None,) * len(graph.outputs)
     seen: set[int] = set()
     out = []
-    for v, text in zip(graph.outputs, texts):
+    for v, text, t in zip(graph.outputs, texts, types):
         if type(v) is Var:
             shared = id(v) in inputs or id(v) in seen
             seen.add(id(v))
             array = v.shape != ()
+            if not array and t is not None:
+                text = _as_type(v, text, t, scalar and id(v) not in inputs, ns)
         else:
             shared = isinstance(v.value, np.ndarray)
             array = shared and v.value.ndim > 0
+            value = v.value
+            if type(value) is np.ndarray and value.ndim == 0:
+                value = value[()]  # (written as the scalar it holds)
+            if not array and t is not None and type(value) is not t \
+                    and isinstance(value, (int, float, complex, np.generic)):
+                text = _as_type(v, text, t, False, ns)
         out.append(f"{text}.copy()" if shared and array else text)
     return out
+
+
+def _as_type(v: Any, text: str, t: type, known: bool, ns: Namespace) -> str:
+    """``text`` (a 0-d value) as a value of type ``t`` (``as_returned(t3, float)``); as it
+    is where the code already gives that type (``known``: in the float flavour a value
+    traced as a Python float is one)."""
+    if known and t is float and type(v) is Var and v.scalar:
+        return text
+    if t in (float, int, bool, complex):
+        name = t.__name__
+    elif t is np.ndarray:
+        name = "np.ndarray"
+    elif issubclass(t, np.generic) and getattr(np, t.__name__, None) is t:
+        name = f"np.{t.__name__}"
+    else:
+        return text
+    return f"{ns.use_runtime('as_returned')}({text}, {name})"
 
 
 def _tuple(items: list[str]) -> str:
     return items[0] if len(items) == 1 else f"({', '.join(items)})"
 
 
-def _equation_lines(equations: Any, ns: Namespace, scalar: bool, comments: bool,
+def _equation_lines(equations: Any, ns: Namespace, flavour: str, comments: bool,
                     guards: dict[int, list[Any]], indent: str, plan: Any = None,
                     start: int = 0) -> list[str]:
-    """One line per equation (and its guards); with a memory plan (arrays flavour), the
-    ``out=`` buffer it names and a ``del`` of the values that die after it."""
+    """One line per equation (and its guards) in ``flavour`` (``"arrays"``, ``"floats"``,
+    or ``"fallback"``: each float equation as eager mode runs it); with a memory plan
+    (arrays flavour), the ``out=`` buffer it names and a ``del`` of the values that die
+    after it."""
     lines = []
     previous = None
     inside = False  # in a ``with no_grad():`` block (equations traced inside one)
@@ -476,8 +659,12 @@ def _equation_lines(equations: Any, ns: Namespace, scalar: bool, comments: bool,
             if inside:
                 lines.append(f"{outer}with {_no_grad_name(ns)}():")
             indent = outer + "    " if inside else outer
-        into = plan.into[k] if plan is not None else None
-        rhs = _scalar_line(eq, ns) if scalar else _array_line(eq, ns, into)
+        if flavour == "floats":
+            rhs = _scalar_line(eq, ns)
+        elif flavour == "fallback":
+            rhs = _fallback_line(eq, ns) if ns.float_equation(eq) else _scalar_line(eq, ns)
+        else:
+            rhs = _array_line(eq, ns, plan.into[k] if plan is not None else None)
         out = ns.var(eq.out)
         line = f"{indent}{out} = {rhs}"
         lines.append(f"{line}  {_comment(eq, previous)}" if comments else line)
@@ -539,17 +726,28 @@ def _blocks(graph: Any, ns: Namespace, scalar: bool, name: str, comments: bool,
             lines.append(f"{indent}env[{slot[id(v)]}] = {ns.var(v)}")
     lines += [f"{indent}{name}_block{b}(env)" for b in range(n_blocks)]
     outs = _outputs(graph, [f"env[{slot[id(v)]}]" if type(v) is Var and home[id(v)] >= 0
-                            else _name(v, ns, scalar) for v in graph.outputs])
+                            else _name(v, ns, scalar) for v in graph.outputs], ns, scalar)
     lines.append(f"{indent}return {_tuple(outs)}")
     for b in range(n_blocks):
-        lines.append(f"def {name}_block{b}(env):")
-        for key, v in reads[b].items():
-            lines.append(f"{indent}{ns.var(v)} = env[{slot[key]}]")
-            if last[key] == b and key not in returned:
-                lines.append(f"{indent}env[{slot[key]}] = None  # last read")
-        lines += _equation_lines(eqs[b * BLOCK:(b + 1) * BLOCK], ns, scalar, comments, guards,
-                                 indent, _plan(graph, scalar), b * BLOCK)
-        lines += [f"{indent}env[{slot[id(v)]}] = {ns.var(v)}" for v in writes[b]]
+        block = eqs[b * BLOCK:(b + 1) * BLOCK]
+        read = [f"{indent}{ns.var(v)} = env[{slot[key]}]" for key, v in reads[b].items()]
+        done = [f"{indent}env[{slot[key]}] = None  # last read" for key in reads[b]
+                if last[key] == b and key not in returned]
+        write = [f"{indent}env[{slot[id(v)]}] = {ns.var(v)}" for v in writes[b]]
+        lines += ["", "", f"def {name}_block{b}(env):"] + read
+        if not scalar:
+            lines += done + _equation_lines(block, ns, "arrays", comments, guards, indent,
+                                            _plan(graph, scalar), b * BLOCK) + write
+            continue
+        # (the values read are cleared after the equations: a fallback reads them again)
+        fast, again = _float_lines(block, ns, comments, guards, indent,
+                                   [f"{indent}    {name}_block{b}_fallback(env)",
+                                    f"{indent}    return"])
+        lines += fast + write + done
+        if again is not None:
+            lines += _function(ns, f"{name}_block{b}_fallback(env)",
+                               lambda again=again, read=read, write=write, done=done:
+                               read + again() + write + done)
     return lines
 
 
@@ -594,12 +792,13 @@ def namespace(graph: Any, scalar: bool | None = None) -> dict[str, Any]:
 
 def _exec(graph: Any, scalar: bool) -> tuple[Callable[..., Any], str]:
     ns = Namespace()
+    ns.deferred = {}  # the fallbacks of float code: written and compiled at their first call
     name = _function_name(graph)
     lines = _body(graph, ns, scalar, name, comments=False)
     env = dict(ns.values)
     if scalar:  # the float functions become default arguments: local lookups
         bound = sorted(k for k, v in env.items() if callable(v) and not isinstance(v, type)
-                       and k not in ("np", "math", "op", "floats", "GuardFailed"))
+                       and k not in _FIXED)
         if bound:
             extra = ", ".join(f"{k}={k}" for k in bound)
             for i, line in enumerate(lines):
@@ -608,32 +807,37 @@ def _exec(graph: Any, scalar: bool) -> tuple[Callable[..., Any], str]:
                     lines[i] = line[:-2] + (", " if has_params else "") + extra + "):"
     text = "\n".join(lines) + "\n"
     # One compile per function: the syntax tree of a 10^6-equation program compiled at
-    # once takes tens of GB; per block it is a few hundred MB at a time.
+    # once takes tens of GB; per block it is a few hundred MB at a time. The fallbacks of
+    # float code are written and compiled when first called (most programs never raise).
     starts = [k for k, line in enumerate(lines) if line.startswith("def ")] + [len(lines)]
+    filename = f"<wengert graph {graph.name}>"
     for a, b in zip(starts, starts[1:]):
-        chunk = "\n".join(lines[a:b]) + "\n"
-        exec(compile(chunk, f"<wengert graph {graph.name}>", "exec"), env)
+        exec(compile("\n".join(lines[a:b]) + "\n", filename, "exec"), env)
+    for function, write in ns.deferred.items():
+        env[function] = _compiled_when_called(function, write, ns, filename, env)
     return env[name], text
+
+
+def _compiled_when_called(function: str, write: Callable[[], list[str]], ns: Namespace,
+                          filename: str, env: dict[str, Any]) -> Callable[..., Any]:
+    """A stand-in for ``function`` (whose lines ``write`` gives) that writes and compiles
+    it on its first call, puts it in its place in ``env`` and calls it."""
+    lock = threading.Lock()
+
+    def first_call(*args: Any) -> Any:
+        with lock:
+            if env[function] is first_call:
+                chunk = "\n".join(write()) + "\n"
+                for k, v in ns.values.items():  # (names the lines bound)
+                    env.setdefault(k, v)
+                exec(compile(chunk, filename, "exec"), env)
+        return env[function](*args)
+
+    return first_call
 
 
 def compile_graph(graph: Any) -> Callable[..., Any]:
     """A function of the graph's flat inputs that returns its flat outputs (one value for
-    one output, else a tuple), compiled from :func:`to_source`'s code.
-
-    A scalar program runs as float code and falls back to the arrays flavour when a
-    float path raises (domain errors, division by zero, overflow)."""
-    if not is_scalar_program(graph):
-        return _exec(graph, False)[0]
-    scalar_fn, _ = _exec(graph, True)
-    array_fn: list[Callable[..., Any]] = []  # compiled on the first fallback
-
-    def run(*args: Any) -> Any:
-        try:
-            return scalar_fn(*args)
-        except SCALAR_FALLBACK:  # NumPy's NaN or inf, and its warning, as eager mode
-            if not array_fn:
-                array_fn.append(_exec(graph, False)[0])
-            return array_fn[0](*args)
-
-    run.__name__ = scalar_fn.__name__
-    return run
+    one output, else a tuple), compiled from :func:`to_source`'s code (the float flavour
+    for a program of Python floats)."""
+    return _exec(graph, is_scalar_program(graph))[0]

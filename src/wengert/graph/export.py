@@ -91,7 +91,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.tree import unflatten
+from ..core.tree import flatten, unflatten
 from ..ops import REGISTRY
 from .ir import Literal, Var
 from .tracer import is_recorded_call
@@ -301,12 +301,14 @@ _HELPER_NAMES = set(_HELPERS) | {"_logaddexp_jvp", "_logaddexp2_jvp", "_nextafte
 
 
 class _Code:
-    """Source text standing in a parameter structure (an argument, a constant's name)."""
+    """Source text standing in a parameter structure (an argument, a constant's name);
+    ``traced`` when it names a variable of the graph (not a constant)."""
 
-    __slots__ = ("text",)
+    __slots__ = ("text", "traced")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, traced: bool = False) -> None:
         self.text = text
+        self.traced = traced
 
 
 def _float_text(v: float) -> str:
@@ -948,7 +950,8 @@ def _params(op: Any, params: dict[str, Any]) -> dict[str, Any]:
 _UFUNCS = {np.greater, np.greater_equal, np.less, np.less_equal, np.equal, np.not_equal,
            np.logical_and, np.logical_or, np.logical_xor, np.logical_not, np.isnan, np.isinf,
            np.isfinite, np.signbit, np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert,
-           np.left_shift, np.right_shift}
+           np.left_shift, np.right_shift, np.gcd, np.lcm, np.bitwise_count}
+_LIKE_DEFAULTS = {"order": "K", "subok": True, "device": None}
 #: NumPy function -> (its array parameters, the keyword parameters passed on, the ones
 #: allowed only at their default).
 _FUNCTIONS: dict[Any, tuple[tuple[str, ...], tuple[str, ...], dict[str, Any]]] = {
@@ -966,7 +969,37 @@ _FUNCTIONS: dict[Any, tuple[tuple[str, ...], tuple[str, ...], dict[str, Any]]] =
     np.digitize: (("x", "bins"), ("right",), {}),
     np.iscomplex: (("x",), (), {}),
     np.isreal: (("x",), (), {}),
+    np.isneginf: (("x",), (), {"out": None}),
+    np.isposinf: (("x",), (), {"out": None}),
+    np.nanargmax: (("a",), ("axis", "keepdims"), {"out": None}),
+    np.nanargmin: (("a",), ("axis", "keepdims"), {"out": None}),
+    # (memory order and subclasses do not change values; np.empty_like's unspecified
+    # values are jnp.empty_like's zeros, as wengert's fold_constants gives)
+    np.zeros_like: (("a",), ("dtype", "shape"), _LIKE_DEFAULTS),
+    np.ones_like: (("a",), ("dtype", "shape"), _LIKE_DEFAULTS),
+    np.empty_like: (("prototype",), ("dtype", "shape"), _LIKE_DEFAULTS),
+    np.full_like: (("a", "fill_value"), ("dtype", "shape"), _LIKE_DEFAULTS),
+    np.histogram_bin_edges: (("a",), ("bins", "range", "weights"), {}),
+    np.choose: (("a", "choices"), ("mode",), {"out": None}),
+    np.compress: (("condition", "a"), ("axis",), {"out": None}),
+    np.extract: (("condition", "arr"), (), {}),
+    np.geomspace: (("start", "stop"), ("num", "endpoint", "dtype", "axis"), {}),
+    np.isin: (("element", "test_elements"), ("assume_unique", "invert"), {"kind": None}),
+    np.ix_: (("args",), (), {}),
+    np.packbits: (("a",), ("axis", "bitorder"), {}),
+    np.unpackbits: (("a",), ("axis", "count", "bitorder"), {}),
+    np.polyadd: (("a1", "a2"), (), {}),
+    np.polysub: (("a1", "a2"), (), {}),
+    np.linalg.matrix_rank: (("A",), ("tol", "hermitian", "rtol"), {}),
+    np.astype: (("x",), ("dtype",), {"copy": True, "device": None}),
 }
+#: Calls whose arguments are not promoted to a common dtype (indices, conditions, a fill
+#: value cast to the prototype's dtype).
+_NOT_PROMOTED = {np.choose, np.compress, np.extract, np.ix_, np.full_like, np.zeros_like,
+                 np.ones_like, np.empty_like}
+#: Arguments that must be constants of the graph for the result's shape to be static
+#: (``np.compress(mask, x)`` with a traced ``mask`` has a shape that depends on it).
+_CONSTANT_ARGUMENTS = {np.compress: "condition", np.extract: "condition"}
 #: Recorded NumPy calls that the export refuses, and why.
 _REFUSED = {
     "nonzero": "its output's shape depends on the values, which JAX's static shapes cannot "
@@ -977,6 +1010,14 @@ _REFUSED = {
     "argpartition": "JAX orders the entries inside the two parts differently from NumPy, so "
                     "the exported values would not be wengert's; use np.sort (or np.argsort) "
                     "where the order matters",
+    "intersect1d": "its output's shape depends on the values (see nonzero)",
+    "union1d": "its output's shape depends on the values (see nonzero)",
+    "setdiff1d": "its output's shape depends on the values (see nonzero)",
+    "setxor1d": "its output's shape depends on the values (see nonzero)",
+    "polydiv": "NumPy trims the remainder's leading zeros, so its shape depends on the "
+               "values; use np.polysub and np.convolve where the degrees are known",
+    "polymul": "NumPy trims the factors' leading zeros, so its shape depends on the values; "
+               "use np.convolve, the same product without the trimming",
 }
 #: NumPy function names the export writes with ``jax.numpy`` when a graph records a call.
 JAX_CALLS = tuple(sorted({f.__name__ for f in _UFUNCS} | {f.__name__ for f in _FUNCTIONS}))
@@ -1000,12 +1041,12 @@ def _call_source(eq: Any, args: list[str], m: _Module) -> str:
     if name in _REFUSED and getattr(np, name, None) is func:
         raise NotExportable(f"equation {eq.out.name} = {label}(...) cannot be exported to JAX: "
                             f"{_REFUSED[name]}.")
-    if impl.part is not None:
+    if impl.part is not None and func is not np.ix_:
         raise NotExportable(f"equation {eq.out.name} takes part {impl.part} of {label}'s "
                             "result, whose shape depends on the values: no JAX form.")
     leaves = list(impl.fixed)
-    for k, text in zip(impl.positions, args):
-        leaves[k] = _Code(text)
+    for k, text, v in zip(impl.positions, args, eq.ins):
+        leaves[k] = _Code(text, type(v) is Var)
     call_args, call_kwargs = unflatten(impl.spec, leaves)
     if name == "stop_gradient" and getattr(func, "__module__", "").startswith("wengert"):
         return f"jax.lax.stop_gradient({args[0]})"  # wg.stop_gradient: the same cut
@@ -1018,26 +1059,46 @@ def _call_source(eq: Any, args: list[str], m: _Module) -> str:
     if spec is None:
         raise NotExportable(
             f"equation {eq.out.name} = {label}(...) (a NumPy call recorded without a gradient "
-            f"rule) has no JAX form in wengert's export; the calls it writes are "
-            f"{', '.join(JAX_CALLS)}."
+            f"rule) has no JAX form in wengert's export; the calls it writes are listed in "
+            f"wengert.graph.export.JAX_CALLS."
         )
     arrays, passed, fixed_only = spec
     bound = inspect.signature(func).bind(*call_args, **call_kwargs).arguments
-    parts = [_array_arg(bound[a], m) for a in arrays]
+    constant = _CONSTANT_ARGUMENTS.get(func)
+    if constant is not None and any(c.traced for c in flatten(bound.get(constant))[0]
+                                    if type(c) is _Code):
+        raise NotExportable(f"equation {eq.out.name} = {label}(...) has a traced {constant}: "
+                            "its output's shape depends on the values (see nonzero); use "
+                            "np.where(mask, x, 0) instead.")
+    if func is np.astype:  # (its dtype is positional only in JAX)
+        return f"jnp.astype({_array_arg(bound['x'], m)}, {m.value(bound['dtype'])})"
+    if func is np.ix_:  # (its arrays are positional: *args)
+        parts = [_array_arg(a, m) for a in bound["args"]]
+        return f"jnp.ix_({', '.join(parts)})[{impl.part}]"
+    parts = [_array_arg(bound[a], m) for a in arrays if a in bound]
+    if constant is not None:  # the number selected, known from the constant: a static shape
+        axis = bound.get("axis")
+        parts.append(f"size={eq.out.shape[0 if axis is None else axis]}")
+    if func is np.choose and bound.get("mode", "raise") == "raise":
+        bound["mode"] = "clip"  # (JAX cannot raise: the same values wherever NumPy does not)
     for key, value in bound.items():
         if key in arrays:
             continue
+        if key == "bins" and isinstance(value, str):
+            raise NotExportable(f"equation {eq.out.name} = {label}(..., bins={value!r}): JAX "
+                                "takes a number of bins or their edges only")
         if key in passed:
             parts.append(f"{key}={m.value(value)}")
         elif key in ("kind", "stable") and func is np.argsort:
             continue  # JAX's argsort is stable: one of the orders every NumPy kind allows
         elif key in fixed_only and (value is fixed_only[key] or (
-                type(value) in (bool, int, float) and value == fixed_only[key])):
+                type(value) in (bool, int, float, str) and value == fixed_only[key])):
             continue
         else:
             raise NotExportable(f"equation {eq.out.name} = {label}(..., {key}=...) has no "
                                 "JAX form in wengert's export")
-    return f"jnp.{name}({', '.join(parts)})"
+    where = "jnp.linalg" if getattr(np.linalg, name, None) is func else "jnp"
+    return f"{where}.{name}({', '.join(parts)})"
 
 
 # -- the whole program ---------------------------------------------------------------------
@@ -1128,7 +1189,7 @@ class _Writer:
         if is_recorded_call(op):
             dtypes = [v.dtype if type(v) is Var else v.value.dtype for v in eq.ins
                       if type(v) is Var or isinstance(v.value, np.ndarray | np.generic)]
-            if len(set(dtypes)) > 1:  # NumPy's promotion, not JAX's
+            if len(set(dtypes)) > 1 and op.impl.func not in _NOT_PROMOTED:  # NumPy's, not JAX's
                 common = np.result_type(*dtypes)
                 args = [self._cast(v, a, common) for v, a in zip(eq.ins, args)]
             text = _call_source(eq, args, self.m)

@@ -192,15 +192,21 @@ class Graph:
         (:func:`wengert.graph.passes.memory.plan_memory`); the generated code follows it.
     examples : tuple, optional
         The input values it was traced with (to trace it again: :func:`grad_graph`).
+    out_types : tuple, optional
+        For each output, the type of the value the traced function returned (``float``,
+        ``np.float64``, ``np.ndarray`` ...): a 0-d output is returned as that type, so a
+        compiled function gives a Python float, a NumPy scalar or a 0-d array where the
+        function did (``None``: as computed).
     """
 
     __slots__ = ("inputs", "equations", "outputs", "in_tree", "out_tree", "guards", "name",
-                 "plan", "examples", "_runner", "__weakref__")
+                 "plan", "examples", "out_types", "_runner", "__weakref__")
 
     def __init__(self, inputs: Sequence[Var], equations: Sequence[Equation],
                  outputs: Sequence[Var | Literal], in_tree: Any, out_tree: Any,
                  guards: Sequence[Guard] = (), name: str = "f", plan: Any = None,
-                 examples: Sequence[Any] | None = None) -> None:
+                 examples: Sequence[Any] | None = None,
+                 out_types: Sequence[type | None] | None = None) -> None:
         self.inputs = tuple(inputs)
         self.equations = tuple(equations)
         self.outputs = tuple(outputs)
@@ -210,6 +216,9 @@ class Graph:
         self.name = name
         self.plan = plan
         self.examples = tuple(examples) if examples is not None else None
+        self.out_types = tuple(out_types) if out_types is not None else None
+        if self.out_types is not None and len(self.out_types) != len(self.outputs):
+            raise ValueError("Graph: one entry of out_types per output")
         self._runner: Any = None
 
     def replace(self, **changes: Any) -> Graph:
@@ -217,9 +226,12 @@ class Graph:
         the equations drops the memory plan unless it gives a new one."""
         fields = {k: getattr(self, k) for k in ("inputs", "equations", "outputs", "in_tree",
                                                 "out_tree", "guards", "name", "plan",
-                                                "examples")}
+                                                "examples", "out_types")}
         if "equations" in changes and "plan" not in changes:
             fields["plan"] = None
+        if "outputs" in changes and "out_types" not in changes and self.out_types is not None \
+                and len(changes["outputs"]) != len(self.out_types):
+            fields["out_types"] = None  # (other outputs: their types are not known)
         fields.update(changes)
         return Graph(**fields)
 

@@ -176,6 +176,7 @@ def trace_into(builder: Builder, f: Callable[..., Any], args: Sequence[Any],
         builder.closed = True
     out_leaves, out_tree = flatten(result)
     outputs: list[Var | Literal] = []
+    out_types: list[type | None] = []  # the returned values' types (float, np.float64 ...)
     for o in out_leaves:
         if is_traced(o) and type(o) is not Traced and not kind_of(o).connected(o):
             while is_traced(o) and type(o) is not Traced:  # a tensor without grad over a
@@ -185,7 +186,9 @@ def trace_into(builder: Builder, f: Callable[..., Any], args: Sequence[Any],
                 raise TraceError(f"trace: {builder.name}() returned a value traced by another "
                                  "trace")
             outputs.append(o.var)
-        elif is_traced(o):
+            out_types.append(type(o.value))
+            continue
+        if is_traced(o):
             kind = kind_of(o)
             if kind.connected(o):
                 if kind.level(o) > builder.level:
@@ -205,11 +208,11 @@ def trace_into(builder: Builder, f: Callable[..., Any], args: Sequence[Any],
                 )
             while is_traced(o):
                 o = kind_of(o).primal(o)
-            outputs.append(snapshot(o))
-        else:
-            outputs.append(snapshot(o))
+        outputs.append(snapshot(o))
+        out_types.append(type(o))
     return Graph([t.var for t in tracers], builder.equations, outputs, in_tree, out_tree,
-                 builder.guards, builder.name, examples=[t.value for t in tracers])
+                 builder.guards, builder.name, examples=[t.value for t in tracers],
+                 out_types=out_types)
 
 
 def trace(f: Callable[..., Any], *example_args: Any, static_argnums: int | Sequence[int] = (),

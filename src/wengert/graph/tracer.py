@@ -438,6 +438,12 @@ class GraphKind(Kind):
         number over one carries a derivative only when it does at its own level."""
         return False
 
+    def with_example(self, x: Traced, value: Any) -> Traced:
+        """``x`` holding ``value`` as its example: the same variable of the graph, with the
+        type eager mode gives (a transform's gradient of a Python float is a Python
+        float); a graph returns its 0-d outputs as the type of their examples."""
+        return Traced(x.var, value, x.builder)
+
     def process(self, op: Any, args: tuple[Any, ...], params: dict[str, Any] | None,
                 level: float) -> Any:
         builder = None

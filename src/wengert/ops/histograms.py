@@ -165,9 +165,12 @@ def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None,  # noqa: A002
             return edges
         flat = _shape.reshape(a, (-1,))
         first, last = _min(flat), _max(flat)
-        if np.min(values) == np.max(values):  # as NumPy: a unit-wide range around the value
-            first, last = _ew.subtract(first, 0.5), _ew.add(last, 0.5)
-    return linspace(first, last, edges.shape[0], dtype=edges.dtype)
+        # as NumPy: one value makes a unit-wide range around it (a choice written with
+        # where, so a static graph needs no guard on it)
+        same = np.equal(_raw(first), _raw(last))
+        first = _ew.where(same, _ew.subtract(first, 0.5), first)
+        last = _ew.where(same, _ew.add(last, 0.5), last)
+    return linspace(first, last, shape_of(edges)[0], dtype=dtype_of(edges))
 
 
 PUBLIC = ("histogramdd", "histogram2d")

@@ -297,10 +297,32 @@ def polysub(a1: Any, a2: Any) -> Any:
     return _ew.subtract(a1, a2)
 
 
+def _as_poly1d(p: Any) -> Any:
+    """The coefficients as ``np.poly1d`` reads them: leading zeros dropped (all zeros: one
+    zero). How many are dropped depends on the values (a static graph guards them)."""
+    p = _coefficients(p, "polymul")
+    n = shape_of(p)[0]
+    values = _raw(p)
+    k = 0
+    while k < n and not bool(values[k] != 0):
+        k += 1
+    if k == n:  # (an empty p: one zero, which gets no gradient)
+        return p[n - 1:] if n else _shape.pad(p, ((1, 0),))
+    return p[k:] if k else p
+
+
 def polymul(a1: Any, a2: Any) -> Any:
     """The coefficients of the product of two polynomials (their convolution), as
-    ``np.polymul``."""
-    return convolve(_coefficients(a1, "polymul"), _coefficients(a2, "polymul"))
+    ``np.polymul``: its inputs read as ``np.poly1d`` reads them (leading zeros dropped).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> wg.grad(lambda a: np.sum(np.polymul(a, [1.0, 2.0])))(np.array([0.0, 2.0, 3.0]))
+    array([0., 3., 3.])
+    """
+    return convolve(_as_poly1d(a1), _as_poly1d(a2))
 
 
 def polydiv(u: Any, v: Any) -> tuple[Any, Any]:

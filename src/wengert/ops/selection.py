@@ -314,6 +314,15 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, order: str = "K",
     """An array like ``a`` (its shape and dtype, or ``shape`` and ``dtype``) filled with
     ``fill_value``, as ``np.full_like``: a traced fill value gives its gradient to each
     entry; ``a`` only lends its shape."""
+    if is_traced(a) and kind_of(a).opaque and not is_traced(fill_value):
+        # a static graph's step that depends only on a's shape and dtype (constant folding
+        # turns it into one broadcast value)
+        given = {"dtype": dtype, "order": order, "subok": subok, "shape": shape}
+        defaults = {"dtype": None, "order": "K", "subok": True, "shape": None}
+        return kind_of(a).record_call(
+            np.full_like, (a, fill_value),
+            {k: v for k, v in given.items() if v is not defaults[k] and v != defaults[k]},
+            "np.full_like")
     # (zeros like a traced a are a constant of its kind, as np.zeros_like gives them: a
     # dual number with a zero tangent takes dual numbers written into it later)
     base = np.zeros_like(a, dtype=dtype, shape=shape)

@@ -31,7 +31,20 @@ result. A result for a variable traced as a Python number (``Var.scalar``)
 becomes a Python number, NumPy values stay NumPy values, so NumPy's
 promotion rules treat the literal as they treated the traced value.
 
-Traced programs compute their constants eagerly (NumPy on plain values is not
+**What depends only on shapes and dtypes** folds too, as TensorFlow's Grappler folds
+``ZerosLike``, ``OnesLike`` and ``Fill``: ``np.zeros_like(x)``, ``np.ones_like(x)``,
+``np.full_like(x, 3.0)`` and ``np.empty_like(x)`` of a variable ``x`` become a literal of
+``x``'s (or the given) shape and dtype, whatever ``x`` holds, so what reads them folds or
+simplifies in turn (``x * np.ones_like(x)`` is ``x``). The literal is one value
+broadcast to the shape (a read-only view of one element, whatever the size), written
+``np.broadcast_to(np.float64(1.0), (1000,))`` in generated code. ``np.empty_like`` folds to
+zeros: its values are unspecified, eagerly whatever its memory held, and the compiled
+function gives zeros on every call (as ``jnp.empty_like`` does). The report counts these
+by function name (``ones_like: 1``). Shape arithmetic itself (``x.shape[0] * 2``,
+``x.size``, ``x.ndim``, ``len(x)``, ``np.shape(x)``) never becomes an equation: shapes
+are Python numbers while tracing.
+
+Traced programs compute their other constants eagerly (NumPy on plain values is not
 recorded), so constant equations appear when a graph is built by hand or
 when another pass turns a variable into a literal (:func:`~.simplify.simplify`
 rewrites an integer ``n * 0`` to zeros, say).
@@ -62,13 +75,16 @@ array([-1., -2.])
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
 
 from ...core.bind import forward
+from ...core.tree import unflatten
 from ..ir import GraphLike as Graph
 from ..ir import Literal, Var
+from ..tracer import is_recorded_call
 from .rewrite import (
     PassReport,
     Substitution,
@@ -80,7 +96,7 @@ from .rewrite import (
     substitute_ins,
 )
 
-__all__ = ["fold_constants", "MAX_FOLDED_SIZE"]
+__all__ = ["fold_constants", "MAX_FOLDED_SIZE", "SHAPE_FUNCTIONS"]
 
 #: The largest result (in elements) that folding stores in a graph.
 MAX_FOLDED_SIZE = 1_000_000
@@ -141,12 +157,51 @@ def fold_constants(graph: Graph, *, reports: list[PassReport] | None = None) -> 
     return out
 
 
+#: NumPy functions of a prototype's shape and dtype only, and the value they fill with
+#: (``None``: their ``fill_value``; ``np.empty_like``'s unspecified values are zeros).
+SHAPE_FUNCTIONS: dict[Any, Any] = {np.zeros_like: 0, np.ones_like: 1, np.empty_like: 0,
+                                   np.full_like: None}
+
+
+def _like(eq: Any) -> Any:
+    """For ``np.ones_like(x)`` (and the others of :data:`SHAPE_FUNCTIONS`) of a variable
+    ``x`` and literals: its result, one value broadcast to the output's shape; else
+    ``None``."""
+    if not is_recorded_call(eq.op):
+        return None
+    impl = eq.op.impl
+    fill = SHAPE_FUNCTIONS.get(impl.func)
+    if (fill is None and impl.func is not np.full_like) or impl.part is not None \
+            or impl.replay:
+        return None
+    leaves = list(impl.fixed)
+    for k, v in zip(impl.positions, eq.ins):
+        leaves[k] = v
+    args, kwargs = unflatten(impl.spec, leaves)
+    try:
+        bound = inspect.signature(impl.func).bind(*args, **kwargs).arguments
+    except TypeError:
+        return None
+    if any(type(value) is Var for value in list(bound.values())[1:]):
+        return None  # (the prototype, first, may be a variable; nothing else)
+    if fill is None:
+        fill = bound.get("fill_value")
+        fill = fill.value if type(fill) is Literal else fill
+        if np.ndim(fill) != 0:
+            return None
+    out = eq.out
+    return np.broadcast_to(np.full((), fill, dtype=out.dtype), out.shape)
+
+
 def _fold(eq: Any, mapping: Substitution, guards: dict[Var, list[Any]]) -> str | None:
     """Fold ``eq`` into ``mapping``: ``None`` when done, else why not (``""``: it reads
     a variable)."""
     for v in eq.ins:
         if type(v) is not Literal:
-            return ""
+            value = _like(eq)
+            if value is None:
+                return ""
+            return _bind(eq.out, value, mapping, guards)
     out = eq.out
     if int(np.prod(out.shape, dtype=np.int64)) > MAX_FOLDED_SIZE:
         return "too large"
@@ -155,6 +210,12 @@ def _fold(eq: Any, mapping: Substitution, guards: dict[Var, list[Any]]) -> str |
             value = forward(eq.op, tuple(v.value for v in eq.ins), eq.params)
     except Exception:  # noqa: BLE001 - any failure leaves the equation to run (and fail) later
         return "error"
+    return _bind(out, value, mapping, guards)
+
+
+def _bind(out: Var, value: Any, mapping: Substitution, guards: dict[Var, list[Any]]
+          ) -> str | None:
+    """``out`` replaced by the literal ``value`` in ``mapping``; else why not."""
     lit = literal_for(out, value)
     if lit is None:
         return "mismatch"
