@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as _np
 
 from ..ops import FAMILIES as _FAMILIES
-from .index_tricks import c_, r_
+from .index_tricks import c_, ix_, r_
 from .lists import as_array_args as _as_array_args
 from .namespace import complete as _complete
 
@@ -97,9 +97,9 @@ from .creation import (  # noqa: E402
 from .functional import apply_along_axis, apply_over_axes, vectorize  # noqa: E402
 
 for _f, _fn in ((_np.full_like, full_like), (_np.apply_along_axis, apply_along_axis),
-                (_np.apply_over_axes, apply_over_axes)):
+                (_np.apply_over_axes, apply_over_axes), (_np.ix_, ix_)):
     FUNCTION_TABLE.setdefault(_f, _fn)
-__all__ += ["r_", "c_", "array", "asarray", "asanyarray", "ascontiguousarray",
+__all__ += ["r_", "c_", "ix_", "array", "asarray", "asanyarray", "ascontiguousarray",
             "asfortranarray", "asarray_chkfinite", "require", "full", "full_like", "isscalar",
             "apply_along_axis", "apply_over_axes", "vectorize"]
 

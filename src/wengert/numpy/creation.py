@@ -22,7 +22,7 @@ array([[1., 0.],
 >>> y = wnp.full((2, 2), x) * wnp.asarray([x, 1.0])
 >>> np.sum(y).backward()
 >>> x.grad
-array(10.)
+10.0
 """
 
 from __future__ import annotations
@@ -182,8 +182,6 @@ def require(a: Any, dtype: Any = None, requirements: Any = None, *, like: Any = 
     only."""
     if like is not None or not holds_traced(a):
         return np.require(a, dtype=dtype, requirements=requirements, **_like(like))
-    if isinstance(requirements, str):
-        requirements = [requirements]
     reqs = {_REQUIREMENTS[r.upper()] for r in (requirements or ())}
     if "C" in reqs and "F" in reqs:
         raise ValueError("Cannot specify both C and Fortran contiguous.")
