@@ -62,7 +62,7 @@ def _public(fn, name):
     """``fn`` as ``wengert.numpy`` and the dispatch tables give it: elementwise functions
     as they are (their fast paths), the others taking lists and tuples that hold traced
     values as arrays (:mod:`wengert.numpy.lists`)."""
-    if id(fn) in _ufunc_functions or name == "array" or not callable(fn):
+    if id(fn) in _ufunc_functions or not callable(fn):
         return fn
     if id(fn) not in _wrapped:
         _wrapped[id(fn)] = _as_array_args(fn, name)
@@ -80,7 +80,7 @@ for _family in _FAMILIES:
     ACCUMULATE_TABLE.update(getattr(_family, "ACCUMULATE", {}))
 
 # NumPy's functions that convert their argument, written for traced values (creation,
-# functional, index_tricks: ``array`` replaces the op families' simpler one); those NumPy
+# functional, index_tricks); those NumPy
 # dispatches on are routed to them too, unless an op family has a rule of its own
 from .creation import (  # noqa: E402
     array,
