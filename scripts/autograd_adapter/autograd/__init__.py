@@ -20,7 +20,8 @@ from .wrap_util import unary_to_nary
 
 @unary_to_nary
 def grad(fun, x):
-    """Returns a function which computes the gradient of `fun` with respect to
+    """
+    Returns a function which computes the gradient of `fun` with respect to
     positional argument number `argnum` (wengert: ``wg.grad``)."""
     return wg.grad(fun)(x)
 

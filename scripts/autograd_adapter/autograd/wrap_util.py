@@ -21,7 +21,12 @@ def unary_to_nary(unary_operator):
             x = args[argnum] if isinstance(argnum, int) else tuple(args[i] for i in argnum)
             return unary_operator(unary_f, x, *op_args, **op_kwargs)
 
-        nary_f.__name__ = f"{unary_operator.__name__}_of_{getattr(fun, '__name__', '?')}"
+        # autograd's names and docstrings of the functions it makes
+        name = getattr(fun, "__name__", "[unknown name]")
+        nary_f.__name__ = f"{unary_operator.__name__}_of_{name}_wrt_argnum_{argnum}"
+        nary_f.__doc__ = (f"    {unary_operator.__name__} of function {name} with respect to "
+                          f"argument number {argnum}. Takes the\n    same arguments as "
+                          f"{name} but returns the {unary_operator.__name__}.\n    ")
         return nary_f
 
     return nary_operator
