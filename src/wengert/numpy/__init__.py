@@ -12,7 +12,7 @@ raise on a value that carries a derivative, random numbers, dtypes, classes and 
 are NumPy's. Where NumPy's function would convert its argument, and so cannot be
 intercepted, ``wengert.numpy`` has its own (:mod:`~wengert.numpy.creation`: ``array``,
 ``asarray``, ``full`` ...; :mod:`~wengert.numpy.functional`: ``apply_along_axis``,
-``vectorize`` ...; :mod:`~wengert.numpy.index_tricks`: ``r_``, ``c_``).
+``vectorize`` ...; :mod:`~wengert.numpy.index_tricks`: ``r_``, ``c_``, ``ix_``).
 
 The elementwise functions take their inputs only (positionally), for speed: NumPy's ufunc
 keywords (``out=``, ``where=``, ``dtype=``) go through NumPy's ufunc, ``np.add(x, y,
@@ -37,6 +37,19 @@ from __future__ import annotations
 import numpy as _np
 
 from ..ops import FAMILIES as _FAMILIES
+from .creation import (
+    array,
+    asanyarray,
+    asarray,
+    asarray_chkfinite,
+    ascontiguousarray,
+    asfortranarray,
+    full,
+    full_like,
+    isscalar,
+    require,
+)
+from .functional import apply_along_axis, apply_over_axes, vectorize
 from .index_tricks import c_, ix_, r_
 from .lists import as_array_args as _as_array_args
 from .namespace import complete as _complete
@@ -80,22 +93,8 @@ for _family in _FAMILIES:
     ACCUMULATE_TABLE.update(getattr(_family, "ACCUMULATE", {}))
 
 # NumPy's functions that convert their argument, written for traced values (creation,
-# functional, index_tricks); those NumPy
-# dispatches on are routed to them too, unless an op family has a rule of its own
-from .creation import (  # noqa: E402
-    array,
-    asanyarray,
-    asarray,
-    asarray_chkfinite,
-    ascontiguousarray,
-    asfortranarray,
-    full,
-    full_like,
-    isscalar,
-    require,
-)
-from .functional import apply_along_axis, apply_over_axes, vectorize  # noqa: E402
-
+# functional, index_tricks); those NumPy dispatches on are routed to them too, unless an
+# op family has a rule of its own
 for _f, _fn in ((_np.full_like, full_like), (_np.apply_along_axis, apply_along_axis),
                 (_np.apply_over_axes, apply_over_axes), (_np.ix_, ix_)):
     FUNCTION_TABLE.setdefault(_f, _fn)
