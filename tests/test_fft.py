@@ -4,6 +4,8 @@ order; the registry sweep (tests/test_rules.py) checks the primitives on their s
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -115,7 +117,8 @@ def test_round_trips_and_dtypes():
 
 
 def test_namespace_dispatch_graphs_and_errors():
-    assert wnp.fft.fft is wg.ops.fft.fft if hasattr(wg, "ops") else True
+    # (wengert.numpy's functions take lists of traced values as arrays: a wrapper)
+    assert inspect.unwrap(wnp.fft.fft) is wg.ops.fft.fft
     x = wg.tensor(X, requires_grad=True)
     np.sum(np.abs(wnp.fft.rfft(x)) ** 2).backward()
     assert x.grad.dtype == np.float64

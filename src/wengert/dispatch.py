@@ -10,6 +10,7 @@ nothing it gets carries a derivative, and raises otherwise.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
@@ -99,7 +100,6 @@ _NONDIFF_FUNCTIONS = {
     np.einsum_path,
     np.isneginf,
     np.isposinf,
-    np.ix_,
     np.lexsort,
     np.packbits,
     np.unpackbits,
@@ -344,6 +344,37 @@ def _write_out(ufunc: Any, target: Any, result: Any) -> Any:
     return target
 
 
+#: NumPy function -> the position of its ``out`` parameter (``None``: it has none).
+_OUT_POSITION: dict[Any, int | None] = {}
+
+
+def _out_position(func: Any) -> int | None:
+    if func not in _OUT_POSITION:
+        try:
+            names = list(inspect.signature(func).parameters)
+        except (TypeError, ValueError):  # no signature: out= by keyword only
+            names = []
+        _OUT_POSITION[func] = names.index("out") if "out" in names else None
+    return _OUT_POSITION[func]
+
+
+def _split_out(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+               ) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
+    """The traced ``out=`` target of a call (or ``None``), and the arguments without it:
+    NumPy would write into the value beneath the traced one behind its back (no version
+    bump, no refusal for a value that carries a gradient), so the result is written by
+    its kind instead, as for a ufunc's ``out=``."""
+    target = kwargs.get("out")
+    if target is not None:
+        if kind_of(target) is None:
+            return None, args, kwargs
+        return target, args, {k: v for k, v in kwargs.items() if k != "out"}
+    at = _out_position(func)
+    if at is None or at >= len(args) or kind_of(args[at]) is None:
+        return None, args, kwargs
+    return args[at], args[:at] + (None,) + args[at + 1:], kwargs
+
+
 def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """``Tensor.__array_function__``: run the wengert function for ``func``."""
     if func is np.shape and len(args) == 1 and not kwargs:
@@ -362,8 +393,16 @@ def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
         if _needs_grad((args[1:], kwargs)):
             raise lost_in_store(f"{numpy_name(func)}(ndarray, ...)")
     if func in _NONDIFF_FUNCTIONS or not _needs_grad((args, kwargs)):
-        return _plain_call(func, args, kwargs, numpy_name(func), func in _LIKE,
-                           func in _NONDIFF_FUNCTIONS)
+        target, args, kwargs = _split_out(func, args, kwargs)
+        result = _plain_call(func, args, kwargs, numpy_name(func), func in _LIKE,
+                             func in _NONDIFF_FUNCTIONS)
+        if target is None:
+            return result
+        kind = kind_of(target)
+        if kind is not None:
+            return kind.write(target, result, f"{numpy_name(func)}(..., out=)")
+        np.copyto(target, primal(result))
+        return target
     raise TypeError(
         f"{numpy_name(func)} has no wengert gradient rule, and one of its inputs requires grad: "
         "the gradient would be lost. Use a supported function (see wengert.numpy), wrap the "

@@ -42,3 +42,11 @@ def combo_check(fun, *args, **kwargs):
                 checker(fun)(*_args, **dict(_kwargs))
 
     return _combo_check
+
+
+TOL = 1e-6
+RTOL = 1e-6
+
+
+def scalar_close(a, b):
+    return abs(a - b) < TOL or abs(a - b) / abs(a + b) < RTOL

@@ -1,8 +1,22 @@
-"""NumPy's API on wengert values: ``import wengert.numpy as wnp``.
+"""NumPy's API on wengert values: ``import wengert.numpy as wnp``, a drop-in for ``import
+numpy as np`` (as ``autograd.numpy`` is).
 
-Every function here works on tensors (recording gradients) and on plain NumPy
-values (returning plain NumPy values). The same tables route ``np.*`` calls on
-tensors, so ``np.sin(x)`` and ``wnp.sin(x)`` are the same op.
+Every public name of NumPy's namespace is here, and of ``numpy.linalg``, ``numpy.fft``,
+``numpy.emath`` and ``numpy.random`` in ``wnp.linalg``, ``wnp.fft``, ``wnp.emath`` and
+``wnp.random``. The differentiable functions are wengert's (recording on tensors, dual
+numbers and graph values; on plain NumPy values they return plain NumPy values), and the
+same tables route ``np.*`` calls on traced values, so ``np.sin(x)`` and ``wnp.sin(x)`` are
+the same op. The others are NumPy's own (see :mod:`wengert.numpy.namespace`): functions
+without a derivative answer on the values (``wnp.argmax(x)``), functions without a rule
+raise on a value that carries a derivative, random numbers, dtypes, classes and constants
+are NumPy's. Where NumPy's function would convert its argument, and so cannot be
+intercepted, ``wengert.numpy`` has its own (:mod:`~wengert.numpy.creation`: ``array``,
+``asarray``, ``full`` ...; :mod:`~wengert.numpy.functional`: ``apply_along_axis``,
+``vectorize`` ...; :mod:`~wengert.numpy.index_tricks`: ``r_``, ``c_``, ``ix_``).
+
+The elementwise functions take their inputs only (positionally), for speed: NumPy's ufunc
+keywords (``out=``, ``where=``, ``dtype=``) go through NumPy's ufunc, ``np.add(x, y,
+out=z)``.
 
 Examples
 --------
@@ -14,6 +28,8 @@ Examples
 >>> y.backward()
 >>> np.round(x.grad, 4)
 array([0.    , 1.3818])
+>>> wnp.argmax(x), wnp.pi, wnp.random.normal is np.random.normal
+(np.int64(1), 3.141592653589793, True)
 """
 
 from __future__ import annotations
@@ -21,8 +37,22 @@ from __future__ import annotations
 import numpy as _np
 
 from ..ops import FAMILIES as _FAMILIES
-from .index_tricks import c_, r_
+from .creation import (
+    array,
+    asanyarray,
+    asarray,
+    asarray_chkfinite,
+    ascontiguousarray,
+    asfortranarray,
+    full,
+    full_like,
+    isscalar,
+    require,
+)
+from .functional import apply_along_axis, apply_over_axes, vectorize
+from .index_tricks import c_, ix_, r_
 from .lists import as_array_args as _as_array_args
+from .namespace import complete as _complete
 
 #: ufunc name -> wengert function (``np.sin`` -> :func:`sin`)
 UFUNC_TABLE: dict = {}
@@ -37,7 +67,7 @@ __all__: list[str] = []
 _ufunc_functions = set()
 for _family in _FAMILIES:
     _ufunc_functions.update(id(f) for f in getattr(_family, "UFUNCS", {}).values())
-#: family function -> the same taking lists and tuples of traced values as arrays
+#: function -> the same taking lists and tuples of traced values as arrays
 _wrapped: dict = {}
 
 
@@ -45,7 +75,7 @@ def _public(fn, name):
     """``fn`` as ``wengert.numpy`` and the dispatch tables give it: elementwise functions
     as they are (their fast paths), the others taking lists and tuples that hold traced
     values as arrays (:mod:`wengert.numpy.lists`)."""
-    if id(fn) in _ufunc_functions or name == "array" or not callable(fn):
+    if id(fn) in _ufunc_functions or not callable(fn):
         return fn
     if id(fn) not in _wrapped:
         _wrapped[id(fn)] = _as_array_args(fn, name)
@@ -62,13 +92,20 @@ for _family in _FAMILIES:
     REDUCE_TABLE.update(getattr(_family, "REDUCE", {}))
     ACCUMULATE_TABLE.update(getattr(_family, "ACCUMULATE", {}))
 
-pi = _np.pi
-e = _np.e
-inf = _np.inf
-nan = _np.nan
-newaxis = None
-float64 = _np.float64
-float32 = _np.float32
-__all__ += ["r_", "c_"]
+# NumPy's functions that convert their argument, written for traced values (creation,
+# functional, index_tricks); those NumPy dispatches on are routed to them too, unless an
+# op family has a rule of its own
+for _f, _fn in ((_np.full_like, full_like), (_np.apply_along_axis, apply_along_axis),
+                (_np.apply_over_axes, apply_over_axes), (_np.ix_, ix_)):
+    FUNCTION_TABLE.setdefault(_f, _fn)
+__all__ += ["r_", "c_", "ix_", "array", "asarray", "asanyarray", "ascontiguousarray",
+            "asfortranarray", "asarray_chkfinite", "require", "full", "full_like", "isscalar",
+            "apply_along_axis", "apply_over_axes", "vectorize"]
 
-from . import fft, linalg  # noqa: E402
+from . import emath, fft, linalg, random  # noqa: E402 (they read the tables above)
+
+# Every other public name of NumPy: an alias of a function above, or NumPy's own
+_ufunc_objects = {getattr(_np, _n): _fn for _n, _fn in UFUNC_TABLE.items()}
+__all__ = list(dict.fromkeys(__all__ + _complete(globals(), _np, FUNCTION_TABLE,
+                                                 _ufunc_objects, _wrapped)))
+__version__ = _np.__version__

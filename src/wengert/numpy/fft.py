@@ -2,6 +2,7 @@
 
 The transforms are linear; their VJPs are transforms of the cotangent (see
 :mod:`wengert.ops.fft` for the convention and the Hermitian weights of ``irfft``).
+``fftfreq`` and ``rfftfreq`` are NumPy's (a traced ``d`` scales their result).
 
 Examples
 --------
@@ -15,8 +16,15 @@ array([ 8.,  0., -8.,  4.])
 
 from __future__ import annotations
 
+import numpy as _np
+
 from ..ops import fft as _fft
+from . import FUNCTION_TABLE as _FUNCTION_TABLE
+from . import _public, _wrapped
+from .namespace import complete as _complete
 
 __all__: list[str] = list(_fft.FFT_PUBLIC)
 for _name in _fft.FFT_PUBLIC:
-    globals()[_name] = getattr(_fft, _name)
+    globals()[_name] = _public(getattr(_fft, _name), _name)
+__all__ = list(dict.fromkeys(__all__ + _complete(globals(), _np.fft, _FUNCTION_TABLE, {},
+                                                 _wrapped)))

@@ -1,4 +1,5 @@
-"""``wengert.numpy.r_`` and ``c_``: NumPy's index tricks on values that carry gradients.
+"""``wengert.numpy.r_``, ``c_`` and ``ix_``: NumPy's index tricks on values that carry
+gradients.
 
 ``np.r_[a, b]`` cannot be intercepted on tensors: NumPy turns each item into an array
 itself, which would drop the gradients (and so raises). ``wnp.r_`` and ``wnp.c_`` read
@@ -36,7 +37,7 @@ from ..ops.elementwise import astype
 from ..ops.shape import concatenate, reshape, transpose
 from .lists import holds_traced
 
-__all__ = ["AxisConcatenator", "r_", "c_"]
+__all__ = ["AxisConcatenator", "r_", "c_", "ix_"]
 
 
 def _directive(item: str, axis: int, ndmin: int, trans1d: int) -> tuple[int, int, int]:
@@ -149,3 +150,38 @@ r_ = AxisConcatenator(np.r_, 0)
 #: ``np.c_`` for values that carry gradients: joins along the last axis, 1-d items as
 #: columns.
 c_ = AxisConcatenator(np.c_, -1, ndmin=2, trans1d=0)
+
+
+def ix_(*args: Any) -> tuple[Any, ...]:
+    """``np.ix_``: the open mesh of 1-d sequences, each reshaped to its own axis (a boolean
+    one by its ``nonzero`` indices). Meant for indices, it also reshapes float values; a
+    traced one keeps its derivative (``np.ix_`` on a tensor comes here too).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> import wengert.numpy as wnp
+    >>> a, b = wnp.ix_(wg.tensor([1.0, 2.0]), [0, 1, 2])
+    >>> a.shape, b.shape
+    ((2, 1), (1, 3))
+    >>> wg.grad(lambda x: np.sum(wnp.ix_(x, x)[0] * wnp.ix_(x, x)[1]))(np.array([1.0, 2.0]))
+    array([6., 6.])
+    """
+    out = []
+    nd = len(args)
+    for k, new in enumerate(args):
+        if isinstance(new, (list, tuple)) and holds_traced(new):
+            new = array(new)
+        if not is_traced(new):
+            new = np.asarray(new)
+            if new.size == 0:
+                new = new.astype(np.intp)
+        shape = tuple(shape_of(new))
+        if len(shape) != 1:
+            raise ValueError("Cross index must be 1 dimensional")
+        if np.dtype(dtype_of(new)) == np.bool_:
+            new = np.nonzero(new)[0]  # (plain indices, or recorded by a graph)
+            shape = tuple(shape_of(new))
+        out.append(reshape(new, (1,) * k + shape + (1,) * (nd - k - 1)))
+    return tuple(out)

@@ -1,5 +1,8 @@
 """``numpy.linalg`` on wengert values: ``import wengert.numpy.linalg as wla``.
 
+Every public name of ``numpy.linalg``: the differentiable functions are wengert's,
+``matrix_rank`` (an integer) answers on the values, ``LinAlgError`` is NumPy's.
+
 Examples
 --------
 >>> import numpy as np
@@ -13,14 +16,16 @@ array([[ 3., -1.],
 
 from __future__ import annotations
 
-from numpy.linalg import matrix_rank  # an integer: NumPy's own, on tensors too
+import numpy as _np
 
 from ..ops import FAMILIES as _FAMILIES
 from ..ops.composite import norm as _norm
-from . import _public
+from . import FUNCTION_TABLE as _FUNCTION_TABLE
+from . import _public, _wrapped
+from .namespace import complete as _complete
 
 norm = _public(_norm, "norm")
-__all__: list[str] = ["norm", "matrix_rank"]
+__all__: list[str] = ["norm"]
 for _family in _FAMILIES:
     for _name in getattr(_family, "LINALG_PUBLIC", ()):
         globals()[_name] = _public(getattr(_family, _name), _name)
@@ -33,3 +38,5 @@ for _name in ("matmul", "tensordot", "vecdot", "outer"):
             globals()[_name] = _public(getattr(_family, _name), _name)
             __all__.append(_name)
             break
+__all__ = list(dict.fromkeys(__all__ + _complete(globals(), _np.linalg, _FUNCTION_TABLE, {},
+                                                 _wrapped)))

@@ -859,11 +859,13 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
     return _reduce.sum(d * (y[tuple(upper)] + y[tuple(lower)]) / 2.0, axis=axis)
 
 
+#: Names exported by ``wengert.numpy`` (its ``array`` is wengert.numpy.creation's, with
+#: NumPy's whole signature, built with :func:`array` here).
 PUBLIC = ("diff", "append", "fabs", "nan_to_num", "rollaxis", "polyval", "meshgrid", "cross",
           "select", "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "cov", "corrcoef",
           "delete", "insert", "gradient",
           "linspace", "logspace", "interp", "convolve", "correlate", "unwrap",
-          "real_if_close", "norm", "dsplit", "piecewise", "array", "trapezoid", "nanvar",
+          "real_if_close", "norm", "dsplit", "piecewise", "trapezoid", "nanvar",
           "nanstd", "nancumsum", "nancumprod", "ediff1d", "vander", "sort_complex",
           "resize")
 #: Names exported by ``wengert.numpy.linalg``.

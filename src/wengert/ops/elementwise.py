@@ -1502,7 +1502,6 @@ PUBLIC = (
     "relu",
     "sigmoid",
     "copy",
-    "astype",
     "real",
     "imag",
     "conjugate",

@@ -9,8 +9,9 @@
   NumPy writes one position twice, the last write wins, as in NumPy, and only it gets a
   gradient. They run for a traced target when some argument carries a derivative
   (:mod:`wengert.dispatch` decides; under ``no_grad`` NumPy writes the values);
-* ``apply_along_axis`` and ``apply_over_axes`` call the function on traced slices;
-* ``astype`` and ``full_like`` (a traced fill value gives its gradient to every entry).
+* ``astype`` with ``np.astype``'s signature (``apply_along_axis``, ``apply_over_axes`` and
+  ``full_like`` are in :mod:`wengert.numpy`, with NumPy's other functions that convert
+  their arguments).
 
 Examples
 --------
@@ -258,49 +259,7 @@ def add_at(a: Any, indices: Any, b: Any, sign: float = 1.0) -> None:
 UFUNC_AT = {np.add: add_at, np.subtract: lambda a, i, b: add_at(a, i, b, -1.0)}
 
 
-# -- functions applied to slices --------------------------------------------------------
-def apply_along_axis(func1d: Any, axis: Any, arr: Any, *args: Any, **kwargs: Any) -> Any:
-    """``func1d`` applied to each 1-d slice of ``arr`` along ``axis``, its results in
-    place of that axis, as ``np.apply_along_axis``."""
-    arr = _as_array(arr)
-    nd = len(shape_of(arr))
-    axis = operator.index(axis)
-    if not -nd <= axis < nd:
-        raise np.exceptions.AxisError(f"axis {axis} is out of bounds for array of dimension "
-                                      f"{nd}")
-    axis %= nd
-    moved = _shape.moveaxis(arr, axis, -1)
-    outer = shape_of(moved)[:-1]
-    if not int(np.prod(outer, dtype=np.int64)):
-        raise ValueError("Cannot apply_along_axis when any iteration dimensions are 0")
-    results = [_as_array(func1d(moved[index], *args, **kwargs)) for index in np.ndindex(outer)]
-    inner = shape_of(results[0])
-    out = _shape.reshape(_shape.stack(results), outer + inner)
-    k = len(inner)
-    if k and axis != nd - 1:
-        out = _shape.moveaxis(out, tuple(range(nd - 1, nd - 1 + k)),
-                              tuple(range(axis, axis + k)))
-    return out
-
-
-def apply_over_axes(func: Any, a: Any, axes: Any) -> Any:
-    """``func(a, axis)`` for each axis in turn, keeping the dimensions, as
-    ``np.apply_over_axes``."""
-    val = _as_array(a)
-    n = len(shape_of(val))
-    for axis in (axes,) if np.ndim(axes) == 0 else axes:
-        axis = operator.index(axis)
-        axis = axis + n if axis < 0 else axis
-        res = _as_array(func(val, axis))
-        if len(shape_of(res)) != len(shape_of(val)):
-            res = _shape.expand_dims(res, axis)
-            if len(shape_of(res)) != len(shape_of(val)):
-                raise ValueError("function is not returning an array of the correct shape")
-        val = res
-    return val
-
-
-# -- dtypes and fills -------------------------------------------------------------------
+# -- dtypes ----------------------------------------------------------------------------
 def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Any:
     """``x`` as ``dtype`` (``np.astype``): an integer or boolean result has no gradient."""
     x = _as_array(x)
@@ -309,35 +268,10 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> A
     return _ew.astype(x, dtype)
 
 
-def full_like(a: Any, fill_value: Any, dtype: Any = None, order: str = "K",
-              subok: bool = True, shape: Any = None, *, device: Any = None) -> Any:
-    """An array like ``a`` (its shape and dtype, or ``shape`` and ``dtype``) filled with
-    ``fill_value``, as ``np.full_like``: a traced fill value gives its gradient to each
-    entry; ``a`` only lends its shape."""
-    if is_traced(a) and kind_of(a).opaque and not is_traced(fill_value):
-        # a static graph's step that depends only on a's shape and dtype (constant folding
-        # turns it into one broadcast value)
-        given = {"dtype": dtype, "order": order, "subok": subok, "shape": shape}
-        defaults = {"dtype": None, "order": "K", "subok": True, "shape": None}
-        return kind_of(a).record_call(
-            np.full_like, (a, fill_value),
-            {k: v for k, v in given.items() if v is not defaults[k] and v != defaults[k]},
-            "np.full_like")
-    # (zeros like a traced a are a constant of its kind, as np.zeros_like gives them: a
-    # dual number with a zero tangent takes dual numbers written into it later)
-    base = np.zeros_like(a, dtype=dtype, shape=shape)
-    target = dtype_of(base)
-    out = _ew.add(base, _as_array(fill_value))
-    if dtype_of(out) != target:
-        out = _ew.astype(out, target)
-    return out
-
-
-PUBLIC: tuple[str, ...] = ()
+#: ``np.astype``'s signature (``copy=``) for ``wengert.numpy.astype`` too.
+PUBLIC = ("astype",)
 #: NumPy function -> function, for ``Tensor.__array_function__``.
-NUMPY = {np.choose: choose, np.compress: compress, np.extract: extract,
-         np.apply_along_axis: apply_along_axis, np.apply_over_axes: apply_over_axes,
-         np.astype: astype, np.full_like: full_like}
+NUMPY = {np.choose: choose, np.compress: compress, np.extract: extract, np.astype: astype}
 #: NumPy functions that write into their first argument -> the function writing into a
 #: traced value (:mod:`wengert.dispatch` calls it when a derivative would flow).
 IN_PLACE = {np.copyto: copyto, np.put: put, np.putmask: putmask, np.place: place,

@@ -1,1 +1,2 @@
-from numpy.fft import *  # noqa
+"""autograd.numpy.fft -> wengert.numpy.fft."""
+from wengert.numpy.fft import *  # noqa: F403

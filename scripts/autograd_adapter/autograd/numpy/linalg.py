@@ -1,15 +1,7 @@
-"""autograd.numpy.linalg -> numpy.linalg, with wengert.numpy.linalg's functions where
-NumPy has the name (they take lists of traced values as arrays, as autograd's do)."""
-import numpy.linalg as _la
-from numpy import matmul as _dot  # noqa: F401 - autograd's batched-matmul helper
-from numpy import swapaxes as _swapaxes
-from numpy.linalg import *  # noqa: F401,F403
-
-import wengert.numpy.linalg as _wla
-
-for _name in _wla.__all__:
-    if hasattr(_la, _name):
-        globals()[_name] = getattr(_wla, _name)
+"""autograd.numpy.linalg -> wengert.numpy.linalg, with autograd's two helpers."""
+from wengert.numpy import matmul as _dot  # noqa: F401 - autograd's batched-matmul helper
+from wengert.numpy import swapaxes as _swapaxes
+from wengert.numpy.linalg import *  # noqa: F403
 
 
 def T(x):  # noqa: N802 - autograd's helper: the transpose of the last two axes

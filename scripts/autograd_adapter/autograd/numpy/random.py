@@ -1,1 +1,2 @@
-from numpy.random import *  # noqa
+"""autograd.numpy.random -> wengert.numpy.random (NumPy's own)."""
+from wengert.numpy.random import *  # noqa: F403
