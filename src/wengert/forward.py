@@ -35,6 +35,7 @@ from .transforms import (
     grad,
     grad_of,
     pullback_of,
+    split_aux,
     transpose,
     unalias,
 )
@@ -468,18 +469,6 @@ def _assemble(blocks: list[list[Any]], out_spec: Any, in_spec: Any, single: bool
     return unflatten(out_spec, per_out)
 
 
-def _split(result: Any, has_aux: bool, where: str) -> tuple[Any, Any]:
-    """``(output, aux)`` of a function called with ``has_aux`` (``aux`` ``None`` without)."""
-    if not has_aux:
-        return result, None
-    if not (isinstance(result, (tuple, list)) and len(result) == 2):
-        raise TypeError(
-            f"{where}: has_aux=True needs the function to return a pair (output, aux), got "
-            f"{type(result).__name__}."
-        )
-    return result[0], result[1]
-
-
 def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
            holomorphic: bool = False) -> Callable[..., Any]:
     """The Jacobian by forward mode.
@@ -558,7 +547,7 @@ def _jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool
                 cj.append(flatten(pushed[1])[0])
             cols.append(cj)
         if not have_out:  # no input entries: the function's value only
-            out, aux = _split(f_sel(*sel), has_aux, where)
+            out, aux = split_aux(f_sel(*sel), has_aux, where)
         _check_outputs(out, where, holomorphic, real=False)
         out_leaves, out_spec = flatten(out)
         blocks = []
@@ -590,7 +579,7 @@ def _jacfwd_batched(
     eye = np.eye(n, dtype=dtype).reshape((n,) + shape)
     with perturbation(where) as tag:
         tag.batch = n
-        out, aux = _split(f_sel(*unflatten(spec, [Dual(x, eye, tag)])), has_aux, where)
+        out, aux = split_aux(f_sel(*unflatten(spec, [Dual(x, eye, tag)])), has_aux, where)
         _check_outputs(out, where, holomorphic, real=False)
         out_leaves, out_spec = flatten(out)
         blocks = []

@@ -410,7 +410,8 @@ def value_and_grad(
     return wrapped
 
 
-def _split_aux(result: Any, has_aux: bool, where: str) -> tuple[Any, Any]:
+def split_aux(result: Any, has_aux: bool, where: str) -> tuple[Any, Any]:
+    """``(output, aux)`` of a function called with ``has_aux`` (``aux`` ``None`` without)."""
     if not has_aux:
         return result, None
     if not (isinstance(result, (tuple, list)) and len(result) == 2):
@@ -434,7 +435,7 @@ def _value_and_grad(fun: Callable[..., Any], nums: tuple[int, ...], single: bool
             result = fun(*bargs, **kwargs)
         finally:
             GRAD_ENABLED.reset(token)
-        out, aux = _split_aux(result, has_aux, "grad")
+        out, aux = split_aux(result, has_aux, "grad")
         seed = _scalar_seed(out, level, "grad", holomorphic)
         roots = [] if seed is None else [(_edge(out), seed)]
         cts = _sweep(roots, leaves, retain=False, grad_mode=outer_mode)
@@ -582,7 +583,7 @@ def pullback_of(fun: Callable[..., Any], primals: Sequence[Any], has_aux: bool, 
             result = fun(*bargs)
         finally:
             GRAD_ENABLED.reset(token)
-    out, aux = _split_aux(result, has_aux, where)
+    out, aux = split_aux(result, has_aux, where)
     out_leaves, out_spec = flatten(out)
     for k, o in enumerate(out_leaves):
         if not _is_numeric_output(o):

@@ -387,13 +387,8 @@ class Compiled:
                     continue
                 info.calls += 1
                 return _outputs(info, out)
-            if self._full():
-                eager = True
-            else:
-                eager = False
-                info = self._trace(args, static, shapes)
-                self._keep(key, info)
-        if eager:
+            info = self._new_trace(args, static, shapes, key)
+        if info is None:  # past the cache limit: eagerly
             return self.fun(*args)
         try:
             out = info.runner(*leaves)
@@ -401,6 +396,16 @@ class Compiled:
             raise GuardError(guard_message(info.graph, e.guard, e.got)) from None
         info.calls += 1
         return _outputs(info, out)
+
+    def _new_trace(self, args: tuple[Any, ...], static: tuple[int, ...], shapes: Any,
+                   key: Any) -> TraceInfo | None:
+        """A new trace for these arguments, kept under ``key`` (the lock held); ``None``
+        past the cache limit."""
+        if self._full():
+            return None
+        info = self._trace(args, static, shapes)
+        self._keep(key, info)
+        return info
 
     def _call_traced(self, args: tuple[Any, ...], static: tuple[int, ...], key: Any,
                      shapes: Any, leaves: list[Any], infos: list[TraceInfo] | None) -> Any:
@@ -415,13 +420,8 @@ class Compiled:
             info.calls += 1
             return unflatten(info.traced.out_tree, outs)
         with self._lock:
-            if self._full():
-                eager = True
-            else:
-                eager = False
-                info = self._trace(args, static, shapes)
-                self._keep(key, info)
-        if eager:
+            info = self._new_trace(args, static, shapes, key)
+        if info is None:  # past the cache limit: eagerly
             return self.fun(*args)
         refuse_lost_derivatives(info.traced, leaves)
         outs = evaluate(info.traced, leaves)
