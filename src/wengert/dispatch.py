@@ -170,40 +170,34 @@ def _unbox(x: Any) -> Any:
     return primal(x)
 
 
-def _needs_grad(args: Any) -> bool:
-    """Whether a traced value that carries a derivative is among ``args`` (searched through
-    lists, tuples and dicts)."""
+def _find(args: Any, test: Any) -> bool:
+    """Whether ``test(kind, value)`` holds for a traced value among ``args`` (searched
+    through lists, tuples and dicts)."""
     stack = [args]
     while stack:
         a = stack.pop()
         kind = kind_of(a)
         if kind is not None:
-            # A graph tracer records the call instead; differentiating the graph later
-            # refuses it there if a derivative would flow through (graph.tracer).
-            if kind.connected(a) and not kind.records_calls:
+            if test(kind, a):
                 return True
         elif isinstance(a, (list, tuple)):
             stack.extend(a)
         elif isinstance(a, dict):
             stack.extend(a.values())
     return False
+
+
+def _needs_grad(args: Any) -> bool:
+    """Whether a traced value that carries a derivative is among ``args``. (A graph tracer
+    records the call instead; differentiating the graph later refuses it there if a
+    derivative would flow through: graph.tracer.)"""
+    return _find(args, lambda kind, a: kind.connected(a) and not kind.records_calls)
 
 
 def _carries(args: Any) -> bool:
     """Whether a traced value that carries a derivative, or a graph tracer (which records
     what happens to it), is among ``args``."""
-    stack = [args]
-    while stack:
-        a = stack.pop()
-        kind = kind_of(a)
-        if kind is not None:
-            if kind.records_calls or kind.connected(a):
-                return True
-        elif isinstance(a, (list, tuple)):
-            stack.extend(a)
-        elif isinstance(a, dict):
-            stack.extend(a.values())
-    return False
+    return _find(args, lambda kind, a: kind.records_calls or kind.connected(a))
 
 
 def _box(result: Any, inputs: Any) -> Any:
