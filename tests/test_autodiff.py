@@ -273,3 +273,29 @@ def test_a_cut_that_stops_only_reverse_mode_is_said_in_forward_mode(cut):
     r = run_autodiff("y = np.sum(wg.stop_gradient(x) * 2 * x)", ns, ["x"], mode="both",
                      preset={"x": x})
     assert r.agree and r.notes == ()
+
+
+def test_the_results_numbers_do_not_follow_later_changes_of_the_notebooks_arrays():
+    # the notebook keeps using its arrays after the cell; what the card shows stays what
+    # the cell computed
+    x = np.array([1.0, 2.0])
+    ns = {"np": np, "x": x}
+    r = run_autodiff("y = x * 3.0\nL = np.sum(y ** 2)", ns, ["x"], views=("value", "grads",
+                                                                           "tape"))
+    before = r._repr_html_()
+    x[0] = 100.0
+    ns["y"][0] = 999.0
+    np.testing.assert_array_equal(r.input_values["x"], [1.0, 2.0])
+    np.testing.assert_array_equal(r.tape[0].value, [3.0, 6.0])
+    np.testing.assert_array_equal(r.tape.leaves[0].numpy(), [1.0, 2.0])
+    assert r._repr_html_() == before
+
+
+def test_an_input_changed_in_place_through_another_name_is_refused():
+    # NumPy would change the input while the cell differentiates at it: its value would be
+    # no single point
+    a = np.array([1.0, 2.0])
+    ns = {"np": np, "a": a, "x": a}
+    with pytest.raises(AutodiffUsageError, match=r"'x' .*changed in place.*\ba\b"):
+        run_autodiff("L1 = np.sum(x * 2)\na[0] = 100.0\nL = L1 + np.sum(x ** 2)", ns, ["x"])
+    assert ns["x"] is a

@@ -168,3 +168,21 @@ def test_the_walk_runs_no_code_of_the_users_objects():
     ns = {"__name__": Guarded.__module__, "g": g, "p": Prop()}
     assert make_plain(ns, lambda v: v) == []
     assert run_autodiff("y = x * 2\nh = g", ns, ["x"], preset={"x": 1.0}).grads["x"] == 2.0
+
+
+@pytest.mark.parametrize("value", [
+    3, np.array([1, 2]), np.float32(2.0), np.array([1.0, 2.0], np.float32), np.array(2.0),
+    np.int64(4),
+], ids=["int", "int array", "float32 scalar", "float32 array", "0-d array", "int64 scalar"])
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_an_input_the_cell_does_not_rebind_keeps_its_object(value, mode):
+    # the leaf is made of a float64 copy, but the notebook's variable is left as it was
+    ns = {"np": np, "x": value}
+    run_autodiff("y = np.sum(x * x)\nkept = [x]", ns, ["x"], mode=mode)
+    assert ns["x"] is value and ns["kept"][0] is value
+
+
+def test_an_input_bound_in_the_cell_keeps_the_object_it_was_bound_to():
+    ns = {"np": np}
+    run_autodiff("x = 3\ny = x * x", ns, ["x"])
+    assert type(ns["x"]) is int and ns["x"] == 3

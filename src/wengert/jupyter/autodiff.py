@@ -617,6 +617,9 @@ def _run(cell: Any, code: Any, ns: dict[str, Any], names: tuple[str, ...],
                         raise
             ns.update(run.hooks())
             exec(code, ns)  # noqa: S102 (running the user's cell is the point)
+            changed = run.changed_inputs()
+            if changed:
+                raise AutodiffUsageError(_changed_in_place(*changed[0]))
             result = _result(cell, run, ns, names, of, mode, views, source, explain_name,
                              floats_before)
             clear_caches(ns, cached)
@@ -631,6 +634,17 @@ def _run(cell: Any, code: Any, ns: dict[str, Any], names: tuple[str, ...],
             if cleaned is None:
                 clear_caches(ns, cached)
                 make_plain(ns, run.plain, keep)
+
+
+def _changed_in_place(name: str, other: str | None) -> str:
+    through = f"through {other!r}, which holds the same array" if other else \
+        "through another reference to its array"
+    return (f"%%autodiff: the input {name!r} was changed in place while the cell ran "
+            f"({through}). An input is never changed in place: its value is the point the "
+            f"derivative is taken at, and NumPy would have changed it halfway through the "
+            "cell. " + (f"Work on a copy ({other} = {other}.copy(), or {name} = "
+                        f"{name}.copy() before the cell)" if other else
+                        "Work on a copy of the array") + ", or make the change out of place.")
 
 
 def _unreached(places: list[str]) -> str:
