@@ -299,3 +299,15 @@ def test_an_input_changed_in_place_through_another_name_is_refused():
     with pytest.raises(AutodiffUsageError, match=r"'x' .*changed in place.*\ba\b"):
         run_autodiff("L1 = np.sum(x * 2)\na[0] = 100.0\nL = L1 + np.sum(x ** 2)", ns, ["x"])
     assert ns["x"] is a
+
+
+def test_the_sweep_tables_of_a_non_scalar_output_say_which_sweep_they_show():
+    # the card's Jacobian took one sweep per output entry; the step tables show one sweep
+    # from ones, the gradient of the sum: they say so
+    r = run_autodiff("L = np.sin(x) * 3.0", {"np": np}, ["x"], preset={"x": np.array([0.5, 1.0])},
+                     views=("value", "grads", "adjoint", "vjp"))
+    html = r._repr_html_()
+    assert html.count("the gradient of the sum of its 2 entries") == 2
+    r = run_autodiff("L = np.sum(np.sin(x))", {"np": np}, ["x"],
+                     preset={"x": np.array([0.5, 1.0])}, views=("value", "adjoint"))
+    assert "the gradient of the sum" not in r._repr_html_()

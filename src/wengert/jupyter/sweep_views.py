@@ -14,6 +14,8 @@ import html
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from .frames import explorer_frames, step_view
 
 __all__ = ["frames_of", "adjoint_table_html", "vjp_table_html"]
@@ -57,6 +59,19 @@ def _reverse_views(result: Any) -> tuple[list[dict[str, Any]], str | None]:
     return [step_view(frames, k) for k in range(first, steps["total"])], None
 
 
+def _seed_html(result: Any) -> str:
+    """What the step tables of a non-scalar output show (one sweep from ones, not the
+    sweeps of the card's Jacobian), or nothing for a scalar output."""
+    size = int(np.size(result.value))
+    if size == 1:
+        return ""
+    return ('<div class="wg-dim">'
+            f"The output has {size:,} entries: the card's Jacobian took one sweep per entry; "
+            f"the steps below are one sweep from ones, which gives the "
+            f"gradient of the sum of its {size:,} entries (the sum of the Jacobian's "
+            "rows).</div>")
+
+
 def _table(head: list[str], rows: list[list[str]]) -> str:
     header = "".join(f"<th>{_e(h)}</th>" for h in head)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
@@ -82,7 +97,8 @@ def adjoint_table_html(result: Any) -> str:
                 _e(rule),
                 _e(_running(send)),
             ])
-    return _table(["step", "equation", "received", "rule", "adjoint so far"], rows)
+    return _seed_html(result) + _table(
+        ["step", "equation", "received", "rule", "adjoint so far"], rows)
 
 
 def _running(send: Mapping[str, Any]) -> str:
@@ -110,5 +126,5 @@ def vjp_table_html(result: Any) -> str:
                 _e(f"{m:,} in, {n:,} out"),
                 _e(f"{shape}: {entries} entries, {size}"),
             ])
-    return _table(["step", "equation", "VJP", "numbers it used", "Jacobian never built"],
-                  rows)
+    return _seed_html(result) + _table(
+        ["step", "equation", "VJP", "numbers it used", "Jacobian never built"], rows)
