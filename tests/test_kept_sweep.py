@@ -200,6 +200,27 @@ def test_backward_inputs_on_a_non_leaf_shows_no_adjoint_where_the_sweep_stopped(
     assert data["nodes"]["adjoint"][1] == summarize(h.grad)
 
 
+@pytest.mark.parametrize("computed", [True, False], ids=["swept to it", "stopped before"])
+def test_explain_after_backward_inputs_says_why_grad_stayed_none(computed):
+    # .grad of a leaf backward(inputs=...) did not name stays None: no "OK", no "zero"
+    with wg.keep_values():
+        x = wg.tensor([1.0, 2.0], requires_grad=True)
+        w = wg.tensor(3.0, requires_grad=True)
+        h = np.sin(x) * w
+        y = (h * h).sum()
+        y.backward(inputs=[w] if computed else [h])
+    assert x.grad is None
+    e = wg.explain(y, x)
+    assert (e.status, e.cause) == ("none", "not_in_inputs")
+    assert "inputs=" in e.message and "x.grad" in e.message and "inputs=" in e.fix
+    if computed:  # the sweep reached x: what it computed, said as such
+        expected = 2 * (np.sin([1.0, 2.0]) * 3.0) * np.cos([1.0, 2.0]) * 3.0
+        assert e.gradient == summarize(expected) and "not stored" in e.message
+    else:
+        assert e.gradient is None and "stopped before" in e.message
+    assert wg.explain(y, w if computed else h).status == "ok"
+
+
 def test_a_non_scalar_backward_shows_the_gradient_it_was_given():
     with wg.keep_values():
         x = wg.tensor([1.0, 2.0], requires_grad=True)

@@ -27,7 +27,7 @@ import numpy as np
 from ..tapes import hooks_of, tape_of
 from ..tensor import Tensor
 from .explain_broken import not_finite, zero
-from .explain_cut import cut, freed, non_leaf, untracked
+from .explain_cut import cut, freed, non_leaf, not_in_inputs, untracked
 from .explain_result import Explanation
 from .explain_subject import Subject
 from .explain_sweep import (
@@ -112,6 +112,12 @@ def _asked(s: Subject) -> Explanation:
         return non_leaf(s, eq_index, gradient)
     if freed_now:
         return _freed(s, why)
+    if record is not None and record.restricted and leaf is not None:
+        kept = record.leaf(s.wrt)
+        if kept is None or not kept.stored:  # backward(inputs=...) named other tensors
+            g = _grad(s.wrt)
+            return not_in_inputs(s, summarize(kept.ct) if kept is not None else None,
+                                 summarize(g) if g is not None else None)
     result = _sweep(s, eq_index)
     if isinstance(result, Explanation):
         return result
