@@ -256,6 +256,37 @@ def test_explore_of_an_intermediate_swept_from_another_output_refuses():
     assert frames_of(z)["nodes"]["adjoint"][:2] == ["12", "1"]
 
 
+def test_explain_of_an_intermediate_swept_from_another_output_gives_no_number_of_that_one():
+    # x.grad holds dz/dx = 36, not dh/dx = 3: it is not shown as h's gradient
+    with wg.keep_values():
+        x = wg.tensor(2.0, requires_grad=True)
+        h = x * 3.0
+        z = h * h
+        z.backward()
+    e = wg.explain(h, x)
+    assert (e.status, e.cause, e.gradient) == ("none", "graph_freed", None)
+    assert "started from another output" in e.message and "not the gradient of `h`" in e.message
+
+
+def test_a_graph_freed_by_the_backward_of_another_output_says_so():
+    # y1 and y2 share t: y1.backward() freed t's equation; y2 was never swept
+    with wg.keep_values():
+        x = wg.tensor([1.0, 4.0], requires_grad=True)
+        t = np.sqrt(x)
+        y1 = (t * 2.0).sum()
+        y2 = (t * 3.0).sum()
+        y1.backward()
+    with pytest.raises(RuntimeError, match=r"t0 .*freed by the backward\(\) of another output"):
+        frames_of(y2)
+    e = wg.explain(y2, x)
+    assert (e.status, e.cause, e.gradient) == ("none", "graph_freed", None)
+    assert "freed by the backward() of another output" in e.message
+    assert "not the gradient of `y2`" in e.message and "view-keeping mode was not on" \
+        not in e.message
+    with pytest.raises(RuntimeError, match="second time"):  # PyTorch refuses it too
+        y2.backward()
+
+
 # -- custom rules and checkpoints --------------------------------------------------------------
 def custom_functions():
     def block(v):

@@ -36,13 +36,14 @@ from typing import Any
 
 import numpy as np
 
+from ..core.kept import foreign_sweep
 from ..core.sweep import SweepObserver, backprop, observe_sweep
 from ..core.tape import Tape
 from ..tapes import tape_of
 from ..tensor import Tensor
 
-__all__ = ["SweepFacts", "watched_sweep", "watched_record", "kept_record", "path_of",
-           "edge_of", "as_array", "is_finite", "is_zero", "node_of"]
+__all__ = ["SweepFacts", "watched_sweep", "watched_record", "kept_record", "foreign_record",
+           "path_of", "edge_of", "as_array", "is_finite", "is_zero", "node_of"]
 
 
 def as_array(value: Any) -> np.ndarray | None:
@@ -302,7 +303,12 @@ def kept_record(tape: Tape, out_index: int | None) -> tuple[Any, str | None]:
         return None, None
     record = tape[out_index].sweep
     if record is None:
-        return None, None
+        other, node = foreign_sweep((eq.node for eq in tape), (tape[out_index].node.seq,))
+        if other is None:
+            return None, None
+        name = next(eq.name for eq in tape if eq.node is node)
+        return None, (f"{name} was freed by the {other.kind} of another output that shares "
+                      "it, and this output itself was never swept")
     if record.released is not None:
         return None, record.released
     if record.root_seqs != (tape[out_index].node.seq,):
@@ -312,6 +318,19 @@ def kept_record(tape: Tape, out_index: int | None) -> tuple[Any, str | None]:
         return None, (f"the {record.kind} that freed it stopped with {record.error}, so "
                       "its sweep never reached the inputs")
     return record, None
+
+
+def foreign_record(tape: Tape, out_index: int | None) -> Any:
+    """The kept record of a ``backward()`` from another output that swept (and freed) the
+    graph of equation ``out_index`` (``None``: there is none): what ``.grad`` got from it
+    is that output's gradient, not this one's."""
+    if out_index is None:
+        return None
+    root = tape[out_index].node
+    record = tape[out_index].sweep
+    if record is not None:
+        return record if record.root_seqs != (root.seq,) else None
+    return foreign_sweep((eq.node for eq in tape), (root.seq,))[0]
 
 
 def watched_record(tape: Tape, record: Any, target: Any, wrt: Any,

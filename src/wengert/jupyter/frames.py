@@ -77,6 +77,7 @@ import numpy as np
 
 from ..core import op as op_records
 from ..core.collector import collector_paused
+from ..core.kept import foreign_sweep
 from ..core.node import is_stand_in
 from ..core.sweep import SweepObserver, backprop, observe_sweep
 from ..core.tape import Equation, Tape
@@ -823,7 +824,13 @@ def _kept_for(eqs: Sequence[Equation], roots: Sequence[int], seed: Any
         return None, None
     record = eqs[roots[0]].sweep
     if record is None:
-        return None, None
+        other, node = foreign_sweep((eq.node for eq in eqs),
+                                    tuple(eqs[r].node.seq for r in roots))
+        if other is None:
+            return None, None
+        name = next(eq.name for eq in eqs if eq.node is node)
+        return None, (f"{name} was freed by the {other.kind} of another output that shares "
+                      "it, and this output itself was never swept")
     if record.released is not None:
         return None, record.released
     if record.root_seqs != tuple(eqs[r].node.seq for r in roots):
