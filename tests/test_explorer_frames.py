@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import numpy as np
@@ -210,6 +211,41 @@ def test_values_not_kept_are_none_with_their_shape():
     shapes = data["shapes"]
     assert shapes[data["nodes"]["shape"][0]] == ["10000", 10000]
     assert data["nodes"]["adjoint"][0].startswith("[1, 1, 1, 1, …, 1]  (10000,)")
+
+
+def test_a_value_written_in_place_after_its_equation_shows_no_value():
+    # h = x * 2 computed [2, 8]; h += 1 wrote [3, 9] into the same memory
+    x = wg.tensor([1.0, 4.0], requires_grad=True)
+    h = x * 2.0
+    h += 1.0
+    y = (h * h).sum()
+    data = frames_of(y, leaf_names=["x"])
+    assert data["nodes"]["value"][:4] == [None, "[3, 9]", "[9, 81]", "90"]
+    assert step_view(data, 0)["equation"] == "t0 = x × 2"  # and no numbers
+    assert wg.tape_of(y)[0].value is None
+    y.backward()
+    np.testing.assert_array_equal(x.grad, [12.0, 36.0])
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_a_slice_written_through_to_its_base_shows_no_stale_values(keep):
+    # y[:, 0] += 1 writes into y's memory: t0 = x * 10 and the slice t1 = y[:, 0] no longer
+    # hold what their ops computed; every other equation shows its own value
+    with wg.keep_values() if keep else contextlib.nullcontext():
+        x = wg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        y = x * 10.0
+        y[:, 0] += 1.0
+        L = (y * y).sum()
+    tape = wg.tape_of(L)
+    assert [eq.op.name for eq in tape][:3] == ["multiply", "getitem", "add"]
+    values = [eq.value for eq in tape]
+    assert values[0] is None
+    if keep:  # the view's memory is told by the view-keeping mode
+        assert values[1] is None
+    np.testing.assert_array_equal(values[2], [11.0, 31.0])
+    np.testing.assert_array_equal(values[-2], [[121.0, 400.0], [961.0, 1600.0]])
+    shown = frames_of(L)["nodes"]["value"]
+    assert shown[0] is None and (shown[1] is None or not keep)
 
 
 def test_jacobian_free_sizes_of_a_matrix_vector_product():
