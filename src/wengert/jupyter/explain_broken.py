@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.tape import Equation, Tape
+from ..core.tape import Equation, Tape, stale_input
 from ..ops import REGISTRY
 from .explain_result import Explanation, where_text
 from .explain_subject import Subject, equation_text, input_text
@@ -69,11 +69,18 @@ def at_equation(eq: Equation, code: bool = False) -> str:
 
 
 def _value_of_input(tape: Tape, eq: Equation, i: int) -> Any:
+    """The value input ``i`` of ``eq`` had when the op ran (``None`` when not known: not
+    kept, or written in place since)."""
     inp = eq.inputs[i]
     if inp.source == "constant":
         return inp.value
     if inp.source == "equation":
         return tape[inp.index].value
+    if stale_input(eq.node, i):
+        return None  # the leaf was changed in place since (an optimizer's step)
+    saved = eq.saved_inputs[i]
+    if saved is not None:
+        return saved
     try:
         return inp.leaf.detach().numpy()
     except (AttributeError, TypeError):
@@ -333,10 +340,14 @@ def _point(tape: Tape, eq: Equation, facts: SweepFacts) -> str:
     where = (f" ({'entries' if len(entries) > 1 else 'entry'} "
              f"{', '.join(str(j) for j in entries)})") if shaped else ""
     i = facts.bad_input
-    value = as_array(_value_of_input(tape, eq, i))
+    raw = _value_of_input(tape, eq, i)
+    value = as_array(raw)
     name = "b" if eq.op.name == "divide" and i == 1 else "x"
+    if raw is None:  # not the op's bad point by default: a number it may never have seen
+        return (f"an input the tape no longer holds{where} (not kept, or changed in place "
+                "since)")
     if value is None or not entries:
-        return f"{infinite_derivative_words(eq.op.name)[1]}{where}"
+        return f"an input that is no number here{where} (a traced value)"
     flat = value.reshape(-1)
     j = entries[0] if flat.size > entries[0] else 0
     return f"{name} = {format_number(flat[j])}{where}"
