@@ -344,10 +344,9 @@ def _point(tape: Tape, eq: Equation, facts: SweepFacts) -> str:
     value = as_array(raw)
     name = "b" if eq.op.name == "divide" and i == 1 else "x"
     if raw is None:  # not the op's bad point by default: a number it may never have seen
-        return (f"an input the tape no longer holds{where} (not kept, or changed in place "
-                "since)")
+        return f"an input the tape no longer holds{where}: not kept, or changed in place since"
     if value is None or not entries:
-        return f"an input that is no number here{where} (a traced value)"
+        return f"an input that is no number here{where}: a traced value"
     flat = value.reshape(-1)
     j = entries[0] if flat.size > entries[0] else 0
     return f"{name} = {format_number(flat[j])}{where}"
