@@ -221,8 +221,12 @@ def test_a_value_written_in_place_after_its_equation_shows_no_value():
     y = (h * h).sum()
     data = frames_of(y, leaf_names=["x"])
     assert data["nodes"]["value"][:4] == [None, "[3, 9]", "[9, 81]", "90"]
+    assert data["changed"] == [0]  # said as such, not "not kept"
     assert step_view(data, 0)["equation"] == "t0 = x × 2"  # and no numbers
-    assert wg.tape_of(y)[0].value is None
+    tape = wg.tape_of(y)
+    assert tape[0].value is None and tape[0].written and not tape[1].written
+    assert "written in place since" in wg.draw(y).source
+    assert "written in place since" in tape._repr_html_()
     y.backward()
     np.testing.assert_array_equal(x.grad, [12.0, 36.0])
 

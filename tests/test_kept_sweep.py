@@ -460,12 +460,15 @@ def test_a_leaf_no_rule_reads_changed_in_place_after_backward_shows_no_value(mod
         y = np.sqrt(x).sum()
         y.backward()
         with wg.no_grad():
-            x -= 0.1 * x.grad  # an optimizer's step: x is now [0.95, 3.9875]
+            x -= 0.1 * x.grad  # an optimizer's step: x is now [0.95, 3.975]
         data = frames_of(y, leaf_names=["x"])
-        assert data["nodes"]["value"] == ["[1, 2]", "3", None]
+        assert data["nodes"]["value"] == ["[1, 2]", "3", None] and data["changed"] == [2]
         assert wg.tape_of(y).changed_leaves() == {0}
         assert "changed in place since the equations used it" in tape_dot(wg.tape_of(y))
         assert "0.95" not in wg.draw(y).source
+        # the tape's card shows the leaf as it is now, and says it is not what was used
+        assert "[0.95, 3.975] now (changed in place since the equations used it)" in \
+            wg.tape_of(y)._repr_html_()
 
 
 def test_draw_after_backward_shows_the_kept_adjoints_and_nothing_else():

@@ -127,6 +127,17 @@ class Equation:
                      for i, v in enumerate(raw[:n]))
 
     @property
+    def written(self) -> bool:
+        """Whether the output's memory was written in place after the op computed it (then
+        ``value`` is ``None``: the array holds another value now; see :func:`overwritten`)."""
+        node = self.node
+        extra = node.extra
+        raw = extra["value"] if extra and "value" in extra else node.out
+        if raw is None and extra:
+            raw = kept_value(node)
+        return type(raw) is np.ndarray and overwritten(node)
+
+    @property
     def sweep(self) -> Any:
         """The record of the last backward pass that swept this equation in the
         view-keeping mode (``wengert.keep_values()``, ``%load_ext wengert``): a

@@ -404,6 +404,8 @@ class _Drawing:
         lines += self._value_lines(eq.value, adjoint)
         if eq.value is None and adjoint is None and eq.shape not in (None, ()):
             lines.append(small(shape_text(eq.shape), GREY))
+        if eq.value is None and eq.written:
+            lines.append(small("written in place since", GREY))
         output = eq.index in self.outputs
         notes = [eq.name] if user is not None else []
         if output:
