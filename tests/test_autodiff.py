@@ -311,3 +311,31 @@ def test_the_sweep_tables_of_a_non_scalar_output_say_which_sweep_they_show():
     r = run_autodiff("L = np.sum(np.sin(x))", {"np": np}, ["x"],
                      preset={"x": np.array([0.5, 1.0])}, views=("value", "adjoint"))
     assert "the gradient of the sum" not in r._repr_html_()
+
+
+def test_a_constant_the_notebook_changes_in_place_after_the_cell_is_not_replayed():
+    # the explorer would replay the sweep with X's new values: -303 where the card says -6
+    pytest.importorskip("anywidget")
+    X = np.array([[1.0, 2.0], [3.0, 4.0]])
+    ns = {"np": np, "X": X, "yv": np.array([1.0, 0.0])}
+    r = run_autodiff("L = np.sum((X @ w - yv) ** 2)", ns, ["w"],
+                     preset={"w": np.array([0.5, -0.5])}, views=("value", "grads", "graph",
+                                                                 "tape", "adjoint"))
+    np.testing.assert_array_equal(r.grads["w"], [-6.0, -10.0])
+    X[0, 0] = 100.0
+    with pytest.raises(RuntimeError, match=r"X\b.*changed in place since the cell ran"):
+        r.explore()
+    with pytest.raises(RuntimeError, match=r"X\b.*changed in place since the cell ran"):
+        wg.explore(r)
+    html = r._repr_html_()
+    assert "[[100," not in html and "changed in place since the cell ran" in html
+    assert "[[100," not in r.graph.source
+    assert r.tape[0].inputs[0].value is None  # the tape no longer shows it
+    # a result whose frames were made before the change keeps them
+    X2 = np.array([[1.0, 2.0], [3.0, 4.0]])
+    ns["X"] = X2
+    r2 = run_autodiff("L = np.sum((X @ w - yv) ** 2)", ns, ["w"],
+                      preset={"w": np.array([0.5, -0.5])}, views=("value", "adjoint"))
+    r2._repr_html_()
+    X2[0, 0] = 100.0
+    assert "-303" not in str(r2.explore().frames)

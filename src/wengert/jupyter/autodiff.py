@@ -54,8 +54,10 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import linecache
 import math
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,7 +67,7 @@ import numpy as np
 from ..core.levels import LEVEL_NAMES
 from ..core.modes import enable_grad, transform_scope
 from ..core.sweep import SweepObserver, backprop, observe_sweep, run_hooks
-from ..core.tape import Tape
+from ..core.tape import Input, Tape
 from ..dual import Dual
 from ..forward import perturbation
 from ..tapes import keep_values, source_lines, tape_of
@@ -181,7 +183,25 @@ class AutodiffResult:
     def replay(self) -> Any:
         """A context in which the cell's sweep can run again (a checkpoint's rule
         recomputes its function at the cell's level, which closed with the cell)."""
+        if self.mode != "forward" and self.changed_constants():  # (forward mode: no sweep)
+            raise RuntimeError(_changed_constants_text(self.changed_constants()))
         return transform_scope(self.level) if self.level else contextlib.nullcontext()
+
+    def changed_constants(self) -> list[str]:
+        """The constants of the cell (arrays the notebook holds, such as its data) that were
+        changed in place since the cell ran. The views show no value for them, and the
+        cell's sweep is not replayed with their new values (it would show numbers the
+        cell never computed)."""
+        stamps = self.extras.get("constants")
+        if stamps:
+            changed = [(e, p) for e, p, array, crc in stamps if _fingerprint(array) != crc]
+            if changed:
+                gone = set(changed)
+                self.extras["constants"] = [s for s in stamps if (s[0], s[1]) not in gone]
+                names = [self.names.get((e, p)) or f"input {p} of t{e}" for e, p in changed]
+                self.extras.setdefault("changed", []).extend(names)
+                self.tape = _without_values(self.tape, gone)
+        return self.extras.get("changed", [])
 
     def explore(self, **options: Any) -> Any:
         """The explorer widget (``wg.explore``) stepping through this cell's computation."""
@@ -227,6 +247,44 @@ def _text(v: Any) -> str:
         return f"{a.item():.6g}"
     with np.printoptions(precision=6, threshold=20, edgeitems=3):
         return np.array2string(a, separator=", ").replace("\n", " ")
+
+
+# -- constants the notebook holds -----------------------------------------------------------
+def _fingerprint(a: np.ndarray) -> int:
+    """A checksum of an array's bytes (and shape and dtype): whether it changed."""
+    c = np.ascontiguousarray(a)
+    return zlib.crc32(c.view(np.uint8) if c.size else b"",
+                      zlib.crc32(repr((a.shape, a.dtype.str)).encode()))
+
+
+def _stamps(tape: Tape) -> list[tuple[int, int, np.ndarray, int]]:
+    """``(equation, input position, array, checksum)`` of each array constant of ``tape``
+    that could be changed in place afterwards (writeable, not of objects)."""
+    out = []
+    for eq in tape:
+        for position, inp in enumerate(eq.inputs):
+            v = inp.value
+            if inp.source == "constant" and type(v) is np.ndarray and v.flags.writeable \
+                    and v.dtype != object:
+                out.append((eq.index, position, v, _fingerprint(v)))
+    return out
+
+
+def _without_values(tape: Tape, gone: set[tuple[int, int]]) -> Tape:
+    """``tape`` with no value for the constants at ``gone`` (equation, input position)."""
+    blank = Input("constant")
+    eqs = [dataclasses.replace(eq, inputs=tuple(
+        blank if (eq.index, p) in gone else inp for p, inp in enumerate(eq.inputs)))
+        if any(e == eq.index for e, _ in gone) else eq for eq in tape]
+    return Tape(eqs, tape.leaves, tape.outputs, whole=tape.whole)
+
+
+def _changed_constants_text(names: Sequence[str]) -> str:
+    which = ", ".join(names[:3]) + (" …" if len(names) > 3 else "")
+    return (f"{which}, used by this %%autodiff cell as a constant, was changed in place "
+            "since the cell ran (the notebook wrote into its array): a replay of the cell's "
+            "sweep would use the new values, and show numbers the cell never computed. Run "
+            "the cell again to step through it.")
 
 
 # -- values -------------------------------------------------------------------------------
@@ -759,6 +817,7 @@ def _result(cell: Any, run: CellRun, ns: dict[str, Any], names: tuple[str, ...],
     if explain_name is not None:
         extras["explanation"] = explain(out, run.leaves[explain_name], source=source,
                                         namespace=ns)
+    extras["constants"] = _stamps(tape)
     return AutodiffResult(
         output_name=output_name, value=plain(value), grads=grads, mode=mode,
         inputs=names, input_values={n: run.values[n] for n in names},

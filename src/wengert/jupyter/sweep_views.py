@@ -50,6 +50,11 @@ def _reverse_views(result: Any) -> tuple[list[dict[str, Any]], str | None]:
     differs = result.extras.get("replay_differs")
     if differs is not None:
         return [], differs + " The step-by-step views are not shown."
+    if result.extras.get("frames") is None and result.changed_constants():
+        try:
+            result.replay()
+        except RuntimeError as e:
+            return [], str(e)
     if len(result.tape) > MAX_STEPS:
         return [], (f"{len(result.tape):,} equations: too many to list here; step through "
                     "them with _autodiff.explore().")
