@@ -64,6 +64,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.kept import KEEPER, Keeper
 from ..core.levels import LEVEL_NAMES
 from ..core.modes import enable_grad, transform_scope
 from ..core.sweep import SweepObserver, backprop, observe_sweep, run_hooks
@@ -186,6 +187,13 @@ class AutodiffResult:
         if self.mode != "forward" and self.changed_constants():  # (forward mode: no sweep)
             raise RuntimeError(_changed_constants_text(self.changed_constants()))
         return transform_scope(self.level) if self.level else contextlib.nullcontext()
+
+    def sweep_kept(self) -> bool:
+        """Whether the views show the cell's own reverse sweep, as it ran (hooks
+        included), not a replay: a scalar output in reverse mode, while the view-keeping
+        mode holds it (a notebook's budget may release it)."""
+        record = self.extras.get("record")
+        return record is not None and record.released is None and record.complete
 
     def changed_constants(self) -> list[str]:
         """The constants of the cell (arrays the notebook holds, such as its data) that were
@@ -370,33 +378,43 @@ def _maybe_float(a: np.ndarray) -> Any:
 
 
 # -- the reverse sweeps -------------------------------------------------------------------
-def _leaf_hooks(leaf: Tensor, g: Any, name: str) -> Any:
+def _leaf_hooks(leaf: Tensor, g: Any, name: str, record: Any = None) -> Any:
     """``g`` after the hooks registered on an input's leaf (``x.register_hook``), as
-    ``backward()`` runs them."""
+    ``backward()`` runs them (``record``: the kept sweep, told what they did)."""
     extra = leaf._extra
     hooks = extra.get("hooks") if extra else None
-    return run_hooks(hooks, g, f"the input {name}") if hooks else g
+    if not hooks:
+        return g
+    after = run_hooks(hooks, g, f"the input {name}")
+    if record is not None:
+        record.leaf_hooked(leaf, g, after, hooks)
+    return after
 
 
 def _reverse(out: Any, leaves: list[Tensor], names: list[str], out_shape: tuple[int, ...],
-             in_values: list[Any]) -> tuple[list[Any], dict[int, Any]]:
+             in_values: list[Any], record: Any = None) -> tuple[list[Any], dict[int, Any]]:
     """Gradients (a scalar output) or Jacobians by reverse sweeps; the cotangents the
     nodes received (scalar outputs only). NumPy's floating point warnings are silenced:
-    an inf or NaN shows in the card (and ``--explain`` says where it came from)."""
+    an inf or NaN shows in the card (and ``--explain`` says where it came from).
+    ``record``: a :class:`~wengert.core.kept.SweepRecord` that keeps the sweep of a scalar
+    output for the views (hooks included: a replay would run none)."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return _sweeps(out, leaves, names, out_shape, in_values)
+        return _sweeps(out, leaves, names, out_shape, in_values, record)
 
 
 def _sweeps(out: Any, leaves: list[Tensor], names: list[str], out_shape: tuple[int, ...],
-            in_values: list[Any]) -> tuple[list[Any], dict[int, Any]]:
+            in_values: list[Any], record: Any = None) -> tuple[list[Any], dict[int, Any]]:
     size = math.prod(out_shape)
     if size == 1:
         seed = 1.0 if out_shape == () else np.ones(out_shape)
         recorder = _AdjointRecorder()
-        with observe_sweep(recorder):
+        with observe_sweep(recorder), (observe_sweep(record) if record is not None
+                                       else contextlib.nullcontext()):
             cts = pullback(out, leaves, seed)
-        return ([plain(_leaf_hooks(leaf, g, n)) for leaf, g, n in zip(leaves, cts, names)],
-                recorder.received)
+        got = [plain(_leaf_hooks(leaf, g, n, record)) for leaf, g, n in zip(leaves, cts, names)]
+        if record is not None:
+            record.finish()
+        return got, recorder.received
     if size > MAX_JACOBIAN_ROWS:
         raise AutodiffUsageError(
             f"%%autodiff: the output has {size:,} entries; reverse mode would sweep once per "
@@ -738,12 +756,16 @@ def _result(cell: Any, run: CellRun, ns: dict[str, Any], names: tuple[str, ...],
     owed: dict[int, Any] = {}
     tangents = agreement = None
     received: dict[int, Any] = {}
+    record = None
     if mode != "forward":
         extra = [h for n in names for h in earlier[n]]
+        if mode == "reverse" and tensor_out is not None and math.prod(out_shape) == 1:
+            # the sweep the views show, hooks included (a replay would run none)
+            record = (KEEPER.get() or Keeper()).record(kind="the %%autodiff cell")
         got, received = _reverse(
             out, leaves + [h.tensor for h in extra],
             list(names) + [run.leaf_names[id(h.tensor)] for h in extra], out_shape,
-            in_values + [h.value for h in extra])
+            in_values + [h.value for h in extra], record)
         grads = dict(zip(names, got[:len(names)]))
         owed = {id(h.tensor): g for h, g in zip(extra, got[len(names):])}
         adjoints = {eq.index: plain(received[id(eq.node)]) for eq in tape
@@ -773,7 +795,7 @@ def _result(cell: Any, run: CellRun, ns: dict[str, Any], names: tuple[str, ...],
                 "AD), so the two modes give different derivatives there; wg.stop_gradient "
                 "cuts both.")
     hooked = _hooked(tape)
-    extras: dict[str, Any] = {}
+    extras: dict[str, Any] = {"record": record} if mode == "reverse" else {}
     if hooked:
         lines = sorted({h.source.lineno for h in hooked
                         if not isinstance(h, Tensor) and h.source is not None})

@@ -48,7 +48,7 @@ def _reverse_views(result: Any) -> tuple[list[dict[str, Any]], str | None]:
     if len(result.tape) == 0:
         return [], "the output does not depend on the inputs: nothing to sweep."
     differs = result.extras.get("replay_differs")
-    if differs is not None:
+    if differs is not None and not result.sweep_kept():
         return [], differs + " The step-by-step views are not shown."
     if result.extras.get("frames") is None and result.changed_constants():
         try:
