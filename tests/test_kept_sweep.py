@@ -471,6 +471,25 @@ def test_a_leaf_no_rule_reads_changed_in_place_after_backward_shows_no_value(mod
             wg.tape_of(y)._repr_html_()
 
 
+@pytest.mark.parametrize("on", ["intermediate", "input"])
+def test_explain_after_backward_names_the_hook_that_zeroed_the_gradient(on):
+    with wg.keep_values():
+        x = wg.tensor([1.0, 2.0], requires_grad=True)
+        with wg.source_lines():
+            q = x * 3.0
+            (q if on == "intermediate" else x).register_hook(lambda g: g * 0)  # zeroes
+            y = (q ** 2).sum()
+        y.backward()
+    np.testing.assert_array_equal(x.grad, [0.0, 0.0])
+    e = wg.explain(y, x)
+    assert (e.status, e.cause) == ("zero", "hook")
+    assert "<lambda>" in e.message and "register_hook" in e.message
+    # what it received, made 0: q̄ = 2q, or x̄ = 3 q̄
+    assert ("[6, 12]" if on == "intermediate" else "[18, 36]") in e.message
+    if on == "intermediate":
+        assert e.equation == 0 and e.source.text == "q = x * 3.0"
+
+
 def test_draw_after_backward_shows_the_kept_adjoints_and_nothing_else():
     from wengert.jupyter.dot import tape_dot
     from wengert.jupyter.drawing import kept_adjoints

@@ -29,7 +29,8 @@ that does not watch it), ``before_tape`` (computed before the tape opened),
 ``inplace``, ``integer_input`` and ``error`` (``f`` raised).
 Zero: ``relu_dead``, ``lost_comparison``, ``piecewise_constant`` (round,
 floor, sign...), ``clipped``, ``where_branch``, ``zero_factor``, ``kink``,
-``overwritten``, ``cancelled``, ``zero_derivative``.
+``overwritten``, ``cancelled``, ``hook`` (a gradient hook returned 0, seen after a
+``backward()`` in the view-keeping mode), ``zero_derivative``.
 NaN or infinite: ``nan_forward``, ``nan_input``, ``where_nan`` (0 · inf
 through ``np.where``), ``masked_nan``, ``infinite_derivative``,
 ``nan_backward``.

@@ -40,7 +40,7 @@ from .explain_words import (
     op_code,
     safe_value,
 )
-from .summary import format_number
+from .summary import format_number, summarize
 
 __all__ = ["zero", "not_finite", "at_equation"]
 
@@ -143,6 +143,8 @@ def zero(s: Subject, facts: SweepFacts, path: list[bool], wrt_leaf: int | None,
     w, y = s.wrt_name, s.target_name
     tape = s.tape
     common: dict[str, Any] = dict(target=y, wrt=w, gradient=gradient, notes=_lines_note(s))
+    if facts.hook is not None:
+        return _hook(s, facts.hook, common)
     if not facts.blockers:
         terms = [t for t in facts.terms if not is_zero(t)]
         if len(terms) >= 2:
@@ -331,6 +333,27 @@ def not_finite(s: Subject, facts: SweepFacts, path: list[bool], gradient: str) -
         f"At {at}, `{op_code(op)}` is evaluated at {point}, where its derivative {derivative} "
         f"is infinite, so the gradient it sends back is {word}.",
         f"{op_fix[0].upper() + op_fix[1:]}.", **common, **base)
+
+
+def _hook(s: Subject, hook: tuple[int | None, tuple[str, ...], Any],
+          common: dict[str, Any]) -> Explanation:
+    """A gradient hook returned 0 for a cotangent that was not: the sweep that ran (kept by
+    the view-keeping mode) shows it."""
+    k, names, before = hook
+    which = ", ".join(f"`{n}`" for n in names)
+    if k is None:
+        on, fields = f"`{s.wrt_name}` itself", {}
+    else:
+        eq = s.tape[k]
+        on = f"the value computed at {at_equation(eq)}"
+        fields = dict(equation=k, equation_text=equation_text(eq), source=eq.source)
+    return Explanation(
+        "zero", "hook",
+        f"A gradient hook registered with register_hook on {on} ({which}) received "
+        f"{summarize(before)} and returned 0, which replaced the gradient in the sweep "
+        "that ran.",
+        "Check what the hook returns: its result replaces the gradient (return None, or "
+        "nothing, to leave it unchanged).", **common, **fields)
 
 
 def _point(tape: Tape, eq: Equation, facts: SweepFacts) -> str:
