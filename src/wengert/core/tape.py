@@ -342,8 +342,9 @@ def read_tape(roots: Sequence[Any], nodes: Sequence[Node] | None = None) -> Tape
                     from_leaf.append(Input("leaf", i, parent))
                 ins.append(from_leaf[i])
                 continue
-            if is_stand_in(value) or (value is not None and stale_input(node, len(ins))):
-                value = None
+            if type(value) is np.ndarray and (is_stand_in(value)
+                                              or stale_input(node, len(ins))):
+                value = None  # only its shape was kept, or it was written in place since
             ins.append(Input("constant", None, None, value))
         out = node.out
         params = node.params
