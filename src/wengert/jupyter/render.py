@@ -220,6 +220,14 @@ class TapeNames:
             f"x{i}" if name is None else name if seen[name] == 1 else f"{name} (x{i})"
             for i, name in enumerate(leaf_names)
         ]
+        # A user's name of a result that is also a leaf's or another result's (x, rebound
+        # in a loop) would not say which value a formula reads: those keep the tape's name.
+        taken = [name for key, name in given.items() if isinstance(key, str)
+                 and key[:1] == "t"] + [n for n in leaf_names if n is not None]
+        counts: dict[str, int] = {}
+        for name in taken:
+            counts[name] = counts.get(name, 0) + 1
+        self._ambiguous = {name for name, c in counts.items() if c > 1}
 
     def leaf(self, i: int) -> str:
         """The name of leaf ``i`` (``w``, or ``x0``)."""
@@ -231,8 +239,10 @@ class TapeNames:
         return None if name == f"x{i}" else name
 
     def equation(self, k: int) -> str:
-        """The name of equation ``k``'s output (the user's, or ``t3``)."""
-        return self._given.get(f"t{k}", f"t{k}")
+        """The name of equation ``k``'s output (the user's, or ``t3``: also when another
+        value has the same user name)."""
+        name = self._given.get(f"t{k}")
+        return f"t{k}" if name is None or name in self._ambiguous else name
 
     def user_equation(self, k: int) -> str | None:
         """The user's name of equation ``k``'s output, ``None`` when it has none."""
