@@ -307,6 +307,19 @@ def test_names_from_the_code_and_collisions():
     assert worse["nodes"]["name"][:4] == ["t0", "t1", "t2", "x0"]
 
 
+def test_a_clash_keeps_the_tape_name_of_those_values_only():
+    # after the loop the notebook's x is the last update (a clash with the leaf x), its g
+    # the last gradient: g names its value, x only the leaf
+    from wengert.jupyter.autodiff import run_autodiff
+
+    r = run_autodiff("for i in range(2):\n    g = 2 * x\n    x = x - 0.1 * g\n"
+                     "loss = np.sum(x ** 2)", {"np": np}, ["x"],
+                     preset={"x": np.array([1.0, 2.0])})
+    names = explorer_frames(r.tape, leaf_names=["x"], value_names=r.names)["nodes"]["name"]
+    assert names.count("x") == 1 and names[3] == "g" and names[5] == "t5"
+    assert "loss" in names
+
+
 def test_a_lambda_assigned_on_a_line_does_not_name_its_body():
     x = wg.tensor(np.array([1.0, 2.0]), requires_grad=True)
     with wg.source_lines():

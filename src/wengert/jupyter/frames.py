@@ -449,12 +449,24 @@ class _Builder:
         #: The equations whose names are not their tape names (``t12``).
         self.renamed: list[int] = []
         if user:
+            # a name two values would have (x rebound in a loop, x also a leaf) would not
+            # say which one a step reads: those keep their tape names, the others are used
             trial = names.copy()
             for k, name in user.items():
                 trial[k] = name
+            for _ in range(len(user) + 1):
+                counts: dict[str, int] = {}
+                for name in chain(trial, leaves):
+                    counts[name] = counts.get(name, 0) + 1
+                clashes = [k for k in user if counts[trial[k]] > 1 and trial[k] != f"t{k}"]
+                if not clashes:
+                    break
+                for k in clashes:
+                    trial[k] = f"t{k}"
             if len(set(trial + leaves)) == n + n_leaves:
                 names = trial
-                self.renamed = sorted(k for k, name in user.items() if name != f"t{k}")
+                self.renamed = sorted(k for k, name in user.items()
+                                      if names[k] == name and name != f"t{k}")
         if len(set(names + leaves)) != n + n_leaves:
             leaves = [f"x{k}" for k in range(n_leaves)]
         consts = []
