@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -312,6 +313,10 @@ def test_a_hook_that_changes_the_gradient_is_said_in_every_mode(ip):
     assert res.grads["x"] == pytest.approx(36 * 0.7)  # the hook doubled q's cotangent
     html = res._repr_html_()  # the steps of the cell's own sweep, the hook's effect in them
     assert "x̄ = 25.2" in html and "x̄ = 12.6" not in html and "replay" not in html
+    # the hook is a row of its own in both tables: no step number is skipped
+    rows = re.findall(r"<tr><td>(\d*)</td>", html)
+    assert [r for r in rows if r] == ["1", "2", "3", "1", "2", "3"]
+    assert "q̄ = 4.2 → q̄ = 8.4" in html and "1×1: 1 entry," in html
     _run(ip, f"%%autodiff x --mode forward\n{cell}")
     res = ip.user_ns["_autodiff"]
     assert res.grads["x"] == pytest.approx(18 * 0.7) and "forward mode runs none" in res.notes[0]

@@ -92,6 +92,11 @@ def adjoint_table_html(result: Any) -> str:
         return f'<div class="wg-dim">{_e(note)}</div>'
     rows = []
     for k, view in enumerate(views, start=1):
+        if view["phase"] == "hook":  # what the hook returned replaces the adjoint
+            rows.append([str(k), _e(f"gradient hook {view['hooks']} (register_hook)"),
+                         _e(view["before"]), _e(_hook_effect(view)),
+                         _e(view["after"] or view["before"])])
+            continue
         sends = view.get("sends", [])
         for j, send in enumerate(sends):
             rule = send["rule"] + (f" = {send['numbers']}" if send.get("numbers") else "")
@@ -104,6 +109,13 @@ def adjoint_table_html(result: Any) -> str:
             ])
     return _seed_html(result) + _table(
         ["step", "equation", "received", "rule", "adjoint so far"], rows)
+
+
+def _hook_effect(view: Mapping[str, Any]) -> str:
+    """``q̄ = 4.2 → q̄ = 8.4``: what a hook step did (or that a replay ran no hook)."""
+    if view["after"] is None:
+        return f"{view['before']}: not run in this replay"
+    return f"{view['before']} → {view['after']}"
 
 
 def _running(send: Mapping[str, Any]) -> str:
@@ -121,6 +133,10 @@ def vjp_table_html(result: Any) -> str:
         return f'<div class="wg-dim">{_e(note)}</div>'
     rows = []
     for k, view in enumerate(views, start=1):
+        if view["phase"] == "hook":
+            rows.append([str(k), _e(f"gradient hook {view['hooks']} (register_hook)"),
+                         _e(_hook_effect(view)), "", "none: its result replaces the adjoint"])
+            continue
         for j, send in enumerate(view.get("sends", [])):
             shape, entries, size = send["jacobian"]
             m, n = (int(v) for v in shape.split("×"))
@@ -129,7 +145,7 @@ def vjp_table_html(result: Any) -> str:
                 _e(view["equation"]) if j == 0 else "",
                 _e(send["rule"]),
                 _e(f"{m:,} in, {n:,} out"),
-                _e(f"{shape}: {entries} entries, {size}"),
+                _e(f"{shape}: {entries} entr{'y' if entries == '1' else 'ies'}, {size}"),
             ])
     return _seed_html(result) + _table(
         ["step", "equation", "VJP", "numbers it used", "Jacobian never built"], rows)
