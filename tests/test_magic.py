@@ -84,11 +84,18 @@ def test_an_exception_propagates_at_the_users_line_and_state_is_restored(ip, cap
     ("%%autodiff t --mode sideways", "invalid choice"),
     ("%%autodiff t --show tape,pictures", "--show pictures"),
     ("%%autodiff nothing_here", "neither defined"),
+    # the result would replace the input or a variable of the cell, or bind no variable
+    ("%%autodiff t --as t", "--as t: t is an input"),
+    ("%%autodiff t --as z", "--as z: the cell binds z"),
+    ("%%autodiff t --as 1abc", "--as 1abc: not a variable name"),
+    ("%%autodiff t --as for", "--as for: not a variable name"),
 ])
 def test_misuse_raises_usage_error_with_the_usage_line(ip, line, message):
+    ip.user_ns.pop("z", None)
     r = _run(ip, line + "\nt = 1.0\nz = t * 2")
     err = r.error_in_exec or r.error_before_exec
     assert isinstance(err, UsageError) and message in str(err)
+    assert "z" not in ip.user_ns and "1abc" not in ip.user_ns  # refused before it ran
 
 
 def test_usage_error_shows_the_usage_line(ip):

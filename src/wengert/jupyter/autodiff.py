@@ -55,6 +55,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import keyword
 import linecache
 import math
 import zlib
@@ -585,6 +586,7 @@ def run_autodiff(
     preset: Mapping[str, Any] | None = None,
     explain: str | None = None,
     keep: Mapping[str, Any] | None = None,
+    result_name: str | None = None,
 ) -> AutodiffResult:
     """Run ``source`` in ``namespace`` with ``inputs`` as differentiable leaves.
 
@@ -613,6 +615,10 @@ def run_autodiff(
     keep : mapping, optional
         Names of ``namespace`` not to search for the cell's values afterwards while they
         hold the given objects (IPython's own, such as ``Out``).
+    result_name : str, optional
+        The variable the caller binds the result to (``--as``): refused when it is no
+        variable name, an input, or a variable the cell binds (the result would replace
+        it).
 
     Returns
     -------
@@ -644,6 +650,8 @@ def run_autodiff(
         namespace.update(preset)
     defined = [n for n in names if n in namespace]
     cell = rewrite_cell(source, names, filename, defined=defined)
+    if result_name is not None:
+        _check_result_name(result_name, names, cell)
     followed = {s.name for s in cell.sites if s.tracked}
     missing = [n for n in names if n not in namespace and n not in followed]
     if missing:  # (every binding recorded, for the message)
@@ -710,6 +718,21 @@ def _run(cell: Any, code: Any, ns: dict[str, Any], names: tuple[str, ...],
             if cleaned is None:
                 clear_caches(ns, cached)
                 make_plain(ns, run.plain, keep)
+
+
+def _check_result_name(name: str, inputs: Sequence[str], cell: Any) -> None:
+    """Refuse an ``--as`` name the result could not be bound to without breaking the
+    notebook (see :func:`run_autodiff`)."""
+    if not name.isidentifier() or keyword.iskeyword(name):
+        raise AutodiffUsageError(f"%%autodiff --as {name}: not a variable name.")
+    if name in inputs:
+        raise AutodiffUsageError(
+            f"%%autodiff --as {name}: {name} is an input; the result would replace its value. "
+            "Name another variable (the default is _autodiff).")
+    if any(site.name == name and site.cell_scope for site in cell.sites):
+        raise AutodiffUsageError(
+            f"%%autodiff --as {name}: the cell binds {name}; the result would replace its "
+            "value. Name another variable (the default is _autodiff).")
 
 
 def _changed_in_place(name: str, other: str | None) -> str:
