@@ -339,3 +339,15 @@ def test_a_constant_the_notebook_changes_in_place_after_the_cell_is_not_replayed
     r2._repr_html_()
     X2[0, 0] = 100.0
     assert "-303" not in str(r2.explore().frames)
+
+
+@pytest.mark.parametrize("name", ["autodiff", "bindings", "plain", "cell", "card",
+                                  "sweep_views", "targets"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    module = importlib.import_module(f"wengert.jupyter.{name}")
+    with np.printoptions(legacy=False):
+        result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"

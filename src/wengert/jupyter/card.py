@@ -128,7 +128,7 @@ def card_html(result: Any) -> str:
     --------
     >>> from wengert.jupyter.autodiff import run_autodiff
     >>> r = run_autodiff("y = x ** 2", {}, ["x"], preset={"x": 3.0})
-    >>> "∂y/∂x" in card_html(r) and ">6<" in card_html(r)
+    >>> "∂y/∂input" in card_html(r) and ">6<" in card_html(r)
     True
     """
     changed = result.changed_constants()  # (then the views show no value for them)
