@@ -273,3 +273,81 @@ def test_a_cut_that_stops_only_reverse_mode_is_said_in_forward_mode(cut):
     r = run_autodiff("y = np.sum(wg.stop_gradient(x) * 2 * x)", ns, ["x"], mode="both",
                      preset={"x": x})
     assert r.agree and r.notes == ()
+
+
+def test_the_results_numbers_do_not_follow_later_changes_of_the_notebooks_arrays():
+    # the notebook keeps using its arrays after the cell; what the card shows stays what
+    # the cell computed
+    x = np.array([1.0, 2.0])
+    ns = {"np": np, "x": x}
+    r = run_autodiff("y = x * 3.0\nL = np.sum(y ** 2)", ns, ["x"], views=("value", "grads",
+                                                                           "tape"))
+    before = r._repr_html_()
+    x[0] = 100.0
+    ns["y"][0] = 999.0
+    np.testing.assert_array_equal(r.input_values["x"], [1.0, 2.0])
+    np.testing.assert_array_equal(r.tape[0].value, [3.0, 6.0])
+    np.testing.assert_array_equal(r.tape.leaves[0].numpy(), [1.0, 2.0])
+    assert r._repr_html_() == before
+
+
+def test_an_input_changed_in_place_through_another_name_is_refused():
+    # NumPy would change the input while the cell differentiates at it: its value would be
+    # no single point
+    a = np.array([1.0, 2.0])
+    ns = {"np": np, "a": a, "x": a}
+    with pytest.raises(AutodiffUsageError, match=r"'x' .*changed in place.*\ba\b"):
+        run_autodiff("L1 = np.sum(x * 2)\na[0] = 100.0\nL = L1 + np.sum(x ** 2)", ns, ["x"])
+    assert ns["x"] is a
+
+
+def test_the_sweep_tables_of_a_non_scalar_output_say_which_sweep_they_show():
+    # the card's Jacobian took one sweep per output entry; the step tables show one sweep
+    # from ones, the gradient of the sum: they say so
+    r = run_autodiff("L = np.sin(x) * 3.0", {"np": np}, ["x"], preset={"x": np.array([0.5, 1.0])},
+                     views=("value", "grads", "adjoint", "vjp"))
+    html = r._repr_html_()
+    assert html.count("the gradient of the sum of its 2 entries") == 2
+    r = run_autodiff("L = np.sum(np.sin(x))", {"np": np}, ["x"],
+                     preset={"x": np.array([0.5, 1.0])}, views=("value", "adjoint"))
+    assert "the gradient of the sum" not in r._repr_html_()
+
+
+def test_a_constant_the_notebook_changes_in_place_after_the_cell_is_not_replayed():
+    # the explorer would replay the sweep with X's new values: -303 where the card says -6
+    pytest.importorskip("anywidget")
+    X = np.array([[1.0, 2.0], [3.0, 4.0]])
+    ns = {"np": np, "X": X, "yv": np.array([1.0, 0.0])}
+    r = run_autodiff("L = np.sum((X @ w - yv) ** 2)", ns, ["w"],
+                     preset={"w": np.array([0.5, -0.5])}, views=("value", "grads", "graph",
+                                                                 "tape", "adjoint"))
+    np.testing.assert_array_equal(r.grads["w"], [-6.0, -10.0])
+    X[0, 0] = 100.0
+    with pytest.raises(RuntimeError, match=r"X\b.*changed in place since the cell ran"):
+        r.explore()
+    with pytest.raises(RuntimeError, match=r"X\b.*changed in place since the cell ran"):
+        wg.explore(r)
+    html = r._repr_html_()
+    assert "[[100," not in html and "changed in place since the cell ran" in html
+    assert "[[100," not in r.graph.source
+    assert r.tape[0].inputs[0].value is None  # the tape no longer shows it
+    # a result whose frames were made before the change keeps them
+    X2 = np.array([[1.0, 2.0], [3.0, 4.0]])
+    ns["X"] = X2
+    r2 = run_autodiff("L = np.sum((X @ w - yv) ** 2)", ns, ["w"],
+                      preset={"w": np.array([0.5, -0.5])}, views=("value", "adjoint"))
+    r2._repr_html_()
+    X2[0, 0] = 100.0
+    assert "-303" not in str(r2.explore().frames)
+
+
+@pytest.mark.parametrize("name", ["autodiff", "bindings", "plain", "cell", "card",
+                                  "sweep_views", "targets"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    module = importlib.import_module(f"wengert.jupyter.{name}")
+    with np.printoptions(legacy=False):
+        result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"

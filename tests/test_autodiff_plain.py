@@ -168,3 +168,67 @@ def test_the_walk_runs_no_code_of_the_users_objects():
     ns = {"__name__": Guarded.__module__, "g": g, "p": Prop()}
     assert make_plain(ns, lambda v: v) == []
     assert run_autodiff("y = x * 2\nh = g", ns, ["x"], preset={"x": 1.0}).grads["x"] == 2.0
+
+
+def test_the_walk_runs_no_code_of_the_users_container_subclasses():
+    # a subclass of list, dict, set, frozenset or tuple holding a value of the cell is made
+    # plain through the base type: its own methods (which may raise) never run
+    class Loud:
+        def __init__(self, *a, **k):
+            raise RuntimeError("user code ran")
+
+        __setitem__ = __iter__ = __getitem__ = add = discard = items = keys = values = \
+            __len__ = __contains__ = __init__
+
+    class LoudList(Loud, list):
+        pass
+
+    class LoudDict(Loud, dict):
+        pass
+
+    class LoudSet(Loud, set):
+        pass
+
+    class LoudFrozen(frozenset):
+        def __new__(cls, *a):
+            raise RuntimeError("user code ran")
+
+        __iter__ = __contains__ = __len__ = Loud.__init__
+
+    class LoudTuple(tuple):
+        def __new__(cls, *a):
+            raise RuntimeError("user code ran")
+
+        __iter__ = __getitem__ = __len__ = Loud.__init__
+
+    ns = {"np": np, "__name__": Loud.__module__}
+    for name, cls in [("ll", LoudList), ("ld", LoudDict), ("ls", LoudSet)]:
+        ns[name] = cls.__new__(cls)
+    cell = ("list.append(ll, x * 2)\ndict.__setitem__(ld, 'k', x * 3)\nset.add(ls, x * 4)\n"
+            "lf = frozenset.__new__(LoudFrozen, [x * 5])\nlt = tuple.__new__(LoudTuple, (x * 6,))\n"
+            "y = x * 7")
+    ns.update(LoudFrozen=LoudFrozen, LoudTuple=LoudTuple)
+    r = run_autodiff(cell, ns, ["x"], preset={"x": 1.0})
+    assert r.grads["x"] == 7.0 and r.notes == () and _traced_reachable(ns) == []
+    assert list.__getitem__(ns["ll"], 0) == 2.0 and dict.__getitem__(ns["ld"], "k") == 3.0
+    assert set(set.__iter__(ns["ls"])) == {4.0} and type(ns["lf"]) is LoudFrozen
+    assert set(frozenset.__iter__(ns["lf"])) == {5.0}
+    assert type(ns["lt"]) is LoudTuple and tuple.__getitem__(ns["lt"], 0) == 6.0
+
+
+@pytest.mark.parametrize("value", [
+    3, np.array([1, 2]), np.float32(2.0), np.array([1.0, 2.0], np.float32), np.array(2.0),
+    np.int64(4),
+], ids=["int", "int array", "float32 scalar", "float32 array", "0-d array", "int64 scalar"])
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_an_input_the_cell_does_not_rebind_keeps_its_object(value, mode):
+    # the leaf is made of a float64 copy, but the notebook's variable is left as it was
+    ns = {"np": np, "x": value}
+    run_autodiff("y = np.sum(x * x)\nkept = [x]", ns, ["x"], mode=mode)
+    assert ns["x"] is value and ns["kept"][0] is value
+
+
+def test_an_input_bound_in_the_cell_keeps_the_object_it_was_bound_to():
+    ns = {"np": np}
+    run_autodiff("x = 3\ny = x * x", ns, ["x"])
+    assert type(ns["x"]) is int and ns["x"] == 3

@@ -119,3 +119,17 @@ def test_docstring_examples_run():
     with np.printoptions(legacy=False):
         result = doctest.testmod(draw_module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0 and result.attempted >= 3
+
+
+def test_a_name_that_two_values_have_is_not_used_in_the_drawing():
+    # x is the cell's input (a leaf) and, after the loop, the variable x holds the last
+    # update: "x ** 2" would not say which; the drawing keeps the tape's names there
+    from wengert.jupyter.autodiff import run_autodiff
+
+    r = run_autodiff("for i in range(2):\n    x = x - 0.1 * 2 * x\nloss = np.sum(x ** 2)",
+                     {"np": np}, ["x"], preset={"x": np.array([1.0, 2.0])})
+    source = draw(r).source
+    labels = re.findall(r"<B>([^<]*)</B>", source)
+    assert labels.count("x") == 1  # the leaf only
+    assert "t3 ** 2" in source and "x ** 2" not in source
+    assert "loss" in labels  # a name no other value has is used

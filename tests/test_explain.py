@@ -466,6 +466,32 @@ def test_sqrt_at_zero_has_an_infinite_gradient():
     assert e.gradient == "[inf, 0.25]" and plain(e).splitlines()[0].endswith(": inf")
 
 
+def test_the_point_named_is_the_value_the_op_saw_not_one_written_since():
+    # sqrt saw x = [0, 4]; an optimizer's step then changed x in place
+    with wg.keep_values():
+        x = wg.tensor([0.0, 4.0], requires_grad=True)
+        y = np.sqrt(x).sum()
+        y.backward()
+    with wg.no_grad():
+        x += 1.0
+    e = explain(y, x)
+    assert (e.cause, e.gradient) == ("infinite_derivative", "[inf, 0.25]")
+    assert "x = 1" not in e.message and "changed in place since" in e.message
+    # h = x * 1 saw [-1, 4]; h += 10 overwrote it: no made-up "x = 0" either
+    x = wg.tensor([-1.0, 4.0], requires_grad=True)
+    h = x * 1.0
+    with np.errstate(invalid="ignore"):
+        y = np.where(h > 0, np.sqrt(h), 0.0).sum()
+    with wg.no_grad():
+        h += 10.0
+    e = explain(y, x)
+    assert e.cause == "where_nan" and "x = " not in e.message
+    x = wg.tensor([-1.0, 4.0], requires_grad=True)
+    with np.errstate(invalid="ignore"):
+        y = np.where(x > 0, np.sqrt(x * 1.0), 0.0).sum()
+    assert "evaluated at x = -1 (entry 0)" in explain(y, x).message  # what it saw
+
+
 def test_log_of_zero_is_a_forward_problem():
     z = wg.tensor([0.0, 1.0], requires_grad=True)
     with np.errstate(divide="ignore"), wg.source_lines():

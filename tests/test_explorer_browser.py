@@ -375,3 +375,26 @@ def test_after_backward_the_real_sweep_with_its_hooks(open_page):
     assert f"x̄ {wg.jupyter.summary.summarize(x.grad)}" in page.text_content(
         '.wgx-graph [data-item="3"]')
     shot(page, "browser_hook_leaf")
+
+
+def test_a_value_written_in_place_since_says_so_instead_of_not_kept(open_page):
+    """h = x * 2 then h += 1: the first equation's memory holds another value now, and an
+    optimizer's step changed the leaf: the graph, the panel and the table say so."""
+    with wg.keep_values():
+        x = wg.tensor([1.0, 4.0], requires_grad=True)
+        with wg.source_lines():
+            h = x * 2.0
+            h += 1.0
+            y = (np.sqrt(h)).sum()
+        y.backward()
+        with wg.no_grad():
+            x -= 0.1 * x.grad
+    data = explorer_frames(wg.tape_of(y), leaf_names=["x"])
+    assert data["changed"] == [0, 4]  # x * 2 and the leaf
+    page = open_page(data)
+    assert "changed since" in page.text_content('.wgx-graph [data-item="0"]')
+    assert "changed since" in page.text_content('.wgx-graph [data-item="4"]')
+    assert "an in-place operation wrote another value" in text(page, ".wgx-side")
+    assert "not kept" not in page.text_content(".wgx")
+    assert data["shapes"][data["nodes"]["shape"][0]][0] == "2"  # its shape is still known
+    shot(page, "browser_changed_since")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import numpy as np
@@ -212,6 +213,45 @@ def test_values_not_kept_are_none_with_their_shape():
     assert data["nodes"]["adjoint"][0].startswith("[1, 1, 1, 1, …, 1]  (10000,)")
 
 
+def test_a_value_written_in_place_after_its_equation_shows_no_value():
+    # h = x * 2 computed [2, 8]; h += 1 wrote [3, 9] into the same memory
+    x = wg.tensor([1.0, 4.0], requires_grad=True)
+    h = x * 2.0
+    h += 1.0
+    y = (h * h).sum()
+    data = frames_of(y, leaf_names=["x"])
+    assert data["nodes"]["value"][:4] == [None, "[3, 9]", "[9, 81]", "90"]
+    assert data["changed"] == [0]  # said as such, not "not kept"
+    assert step_view(data, 0)["equation"] == "t0 = x × 2"  # and no numbers
+    tape = wg.tape_of(y)
+    assert tape[0].value is None and tape[0].written and not tape[1].written
+    assert "written in place since" in wg.draw(y).source
+    assert "written in place since" in tape._repr_html_()
+    y.backward()
+    np.testing.assert_array_equal(x.grad, [12.0, 36.0])
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_a_slice_written_through_to_its_base_shows_no_stale_values(keep):
+    # y[:, 0] += 1 writes into y's memory: t0 = x * 10 and the slice t1 = y[:, 0] no longer
+    # hold what their ops computed; every other equation shows its own value
+    with wg.keep_values() if keep else contextlib.nullcontext():
+        x = wg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        y = x * 10.0
+        y[:, 0] += 1.0
+        L = (y * y).sum()
+    tape = wg.tape_of(L)
+    assert [eq.op.name for eq in tape][:3] == ["multiply", "getitem", "add"]
+    values = [eq.value for eq in tape]
+    assert values[0] is None
+    if keep:  # the view's memory is told by the view-keeping mode
+        assert values[1] is None
+    np.testing.assert_array_equal(values[2], [11.0, 31.0])
+    np.testing.assert_array_equal(values[-2], [[121.0, 400.0], [961.0, 1600.0]])
+    shown = frames_of(L)["nodes"]["value"]
+    assert shown[0] is None and (shown[1] is None or not keep)
+
+
 def test_jacobian_free_sizes_of_a_matrix_vector_product():
     W = wg.tensor(np.eye(512), requires_grad=True)
     x = wg.tensor(np.ones(512), requires_grad=True)
@@ -265,6 +305,19 @@ def test_names_from_the_code_and_collisions():
     assert clash["nodes"]["name"][2:4] == ["t2", "z"]
     worse = frames_of(z, leaf_names=["t0"])  # like an equation's tape name: tape names
     assert worse["nodes"]["name"][:4] == ["t0", "t1", "t2", "x0"]
+
+
+def test_a_clash_keeps_the_tape_name_of_those_values_only():
+    # after the loop the notebook's x is the last update (a clash with the leaf x), its g
+    # the last gradient: g names its value, x only the leaf
+    from wengert.jupyter.autodiff import run_autodiff
+
+    r = run_autodiff("for i in range(2):\n    g = 2 * x\n    x = x - 0.1 * g\n"
+                     "loss = np.sum(x ** 2)", {"np": np}, ["x"],
+                     preset={"x": np.array([1.0, 2.0])})
+    names = explorer_frames(r.tape, leaf_names=["x"], value_names=r.names)["nodes"]["name"]
+    assert names.count("x") == 1 and names[3] == "g" and names[5] == "t5"
+    assert "loss" in names
 
 
 def test_a_lambda_assigned_on_a_line_does_not_name_its_body():

@@ -200,6 +200,27 @@ def test_backward_inputs_on_a_non_leaf_shows_no_adjoint_where_the_sweep_stopped(
     assert data["nodes"]["adjoint"][1] == summarize(h.grad)
 
 
+@pytest.mark.parametrize("computed", [True, False], ids=["swept to it", "stopped before"])
+def test_explain_after_backward_inputs_says_why_grad_stayed_none(computed):
+    # .grad of a leaf backward(inputs=...) did not name stays None: no "OK", no "zero"
+    with wg.keep_values():
+        x = wg.tensor([1.0, 2.0], requires_grad=True)
+        w = wg.tensor(3.0, requires_grad=True)
+        h = np.sin(x) * w
+        y = (h * h).sum()
+        y.backward(inputs=[w] if computed else [h])
+    assert x.grad is None
+    e = wg.explain(y, x)
+    assert (e.status, e.cause) == ("none", "not_in_inputs")
+    assert "inputs=" in e.message and "x.grad" in e.message and "inputs=" in e.fix
+    if computed:  # the sweep reached x: what it computed, said as such
+        expected = 2 * (np.sin([1.0, 2.0]) * 3.0) * np.cos([1.0, 2.0]) * 3.0
+        assert e.gradient == summarize(expected) and "not stored" in e.message
+    else:
+        assert e.gradient is None and "stopped before" in e.message
+    assert wg.explain(y, w if computed else h).status == "ok"
+
+
 def test_a_non_scalar_backward_shows_the_gradient_it_was_given():
     with wg.keep_values():
         x = wg.tensor([1.0, 2.0], requires_grad=True)
@@ -233,6 +254,37 @@ def test_explore_of_an_intermediate_swept_from_another_output_refuses():
     with pytest.raises(RuntimeError, match="started from another output"):
         frames_of(h)
     assert frames_of(z)["nodes"]["adjoint"][:2] == ["12", "1"]
+
+
+def test_explain_of_an_intermediate_swept_from_another_output_gives_no_number_of_that_one():
+    # x.grad holds dz/dx = 36, not dh/dx = 3: it is not shown as h's gradient
+    with wg.keep_values():
+        x = wg.tensor(2.0, requires_grad=True)
+        h = x * 3.0
+        z = h * h
+        z.backward()
+    e = wg.explain(h, x)
+    assert (e.status, e.cause, e.gradient) == ("none", "graph_freed", None)
+    assert "started from another output" in e.message and "not the gradient of `h`" in e.message
+
+
+def test_a_graph_freed_by_the_backward_of_another_output_says_so():
+    # y1 and y2 share t: y1.backward() freed t's equation; y2 was never swept
+    with wg.keep_values():
+        x = wg.tensor([1.0, 4.0], requires_grad=True)
+        t = np.sqrt(x)
+        y1 = (t * 2.0).sum()
+        y2 = (t * 3.0).sum()
+        y1.backward()
+    with pytest.raises(RuntimeError, match=r"t0 .*freed by the backward\(\) of another output"):
+        frames_of(y2)
+    e = wg.explain(y2, x)
+    assert (e.status, e.cause, e.gradient) == ("none", "graph_freed", None)
+    assert "freed by the backward() of another output" in e.message
+    assert "not the gradient of `y2`" in e.message and "view-keeping mode was not on" \
+        not in e.message
+    with pytest.raises(RuntimeError, match="second time"):  # PyTorch refuses it too
+        y2.backward()
 
 
 # -- custom rules and checkpoints --------------------------------------------------------------
@@ -395,6 +447,47 @@ def test_a_leaf_changed_in_place_after_backward_shows_no_value():
     assert data["nodes"]["value"] == ["[1, 4]", "5", None]  # not x's value now
     assert "changed in place since the equations used it" in tape_dot(wg.tape_of(y))
     assert wg.tape_of(y).changed_leaves() == {0}
+
+
+@pytest.mark.parametrize("mode", ["keep_values", "view_mode"])
+def test_a_leaf_no_rule_reads_changed_in_place_after_backward_shows_no_value(mode):
+    # sqrt's rule reads its output, not x: the version x had is noted when recording
+    from wengert.jupyter.dot import tape_dot
+    from wengert.tapes import view_mode
+
+    with wg.keep_values() if mode == "keep_values" else view_mode(Keeper(lines=True)):
+        x = wg.tensor([1.0, 4.0], requires_grad=True)
+        y = np.sqrt(x).sum()
+        y.backward()
+        with wg.no_grad():
+            x -= 0.1 * x.grad  # an optimizer's step: x is now [0.95, 3.975]
+        data = frames_of(y, leaf_names=["x"])
+        assert data["nodes"]["value"] == ["[1, 2]", "3", None] and data["changed"] == [2]
+        assert wg.tape_of(y).changed_leaves() == {0}
+        assert "changed in place since the equations used it" in tape_dot(wg.tape_of(y))
+        assert "0.95" not in wg.draw(y).source
+        # the tape's card shows the leaf as it is now, and says it is not what was used
+        assert "[0.95, 3.975] now (changed in place since the equations used it)" in \
+            wg.tape_of(y)._repr_html_()
+
+
+@pytest.mark.parametrize("on", ["intermediate", "input"])
+def test_explain_after_backward_names_the_hook_that_zeroed_the_gradient(on):
+    with wg.keep_values():
+        x = wg.tensor([1.0, 2.0], requires_grad=True)
+        with wg.source_lines():
+            q = x * 3.0
+            (q if on == "intermediate" else x).register_hook(lambda g: g * 0)  # zeroes
+            y = (q ** 2).sum()
+        y.backward()
+    np.testing.assert_array_equal(x.grad, [0.0, 0.0])
+    e = wg.explain(y, x)
+    assert (e.status, e.cause) == ("zero", "hook")
+    assert "<lambda>" in e.message and "register_hook" in e.message
+    # what it received, made 0: q̄ = 2q, or x̄ = 3 q̄
+    assert ("[6, 12]" if on == "intermediate" else "[18, 36]") in e.message
+    if on == "intermediate":
+        assert e.equation == 0 and e.source.text == "q = x * 3.0"
 
 
 def test_draw_after_backward_shows_the_kept_adjoints_and_nothing_else():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,9 @@ import pytest
 pytest.importorskip("IPython")
 from IPython.core.error import UsageError  # noqa: E402
 from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
+
+from wengert.jupyter.frames import step_view  # noqa: E402
+from wengert.jupyter.summary import format_number  # noqa: E402
 
 
 @pytest.fixture()
@@ -80,11 +84,18 @@ def test_an_exception_propagates_at_the_users_line_and_state_is_restored(ip, cap
     ("%%autodiff t --mode sideways", "invalid choice"),
     ("%%autodiff t --show tape,pictures", "--show pictures"),
     ("%%autodiff nothing_here", "neither defined"),
+    # the result would replace the input or a variable of the cell, or bind no variable
+    ("%%autodiff t --as t", "--as t: t is an input"),
+    ("%%autodiff t --as z", "--as z: the cell binds z"),
+    ("%%autodiff t --as 1abc", "--as 1abc: not a variable name"),
+    ("%%autodiff t --as for", "--as for: not a variable name"),
 ])
 def test_misuse_raises_usage_error_with_the_usage_line(ip, line, message):
+    ip.user_ns.pop("z", None)
     r = _run(ip, line + "\nt = 1.0\nz = t * 2")
     err = r.error_in_exec or r.error_before_exec
     assert isinstance(err, UsageError) and message in str(err)
+    assert "z" not in ip.user_ns and "1abc" not in ip.user_ns  # refused before it ran
 
 
 def test_usage_error_shows_the_usage_line(ip):
@@ -307,8 +318,12 @@ def test_a_hook_that_changes_the_gradient_is_said_in_every_mode(ip):
     _run(ip, f"%%autodiff x --show all\n{cell}")
     res = ip.user_ns["_autodiff"]
     assert res.grads["x"] == pytest.approx(36 * 0.7)  # the hook doubled q's cotangent
-    html = res._repr_html_()
-    assert "a replay of the sweep runs without hooks" in html and "x̄ = 12.6" not in html
+    html = res._repr_html_()  # the steps of the cell's own sweep, the hook's effect in them
+    assert "x̄ = 25.2" in html and "x̄ = 12.6" not in html and "replay" not in html
+    # the hook is a row of its own in both tables: no step number is skipped
+    rows = re.findall(r"<tr><td>(\d*)</td>", html)
+    assert [r for r in rows if r] == ["1", "2", "3", "1", "2", "3"]
+    assert "q̄ = 4.2 → q̄ = 8.4" in html and "1×1: 1 entry," in html
     _run(ip, f"%%autodiff x --mode forward\n{cell}")
     res = ip.user_ns["_autodiff"]
     assert res.grads["x"] == pytest.approx(18 * 0.7) and "forward mode runs none" in res.notes[0]
@@ -338,14 +353,33 @@ def test_refusals_inside_a_cell_speak_of_the_cell(ip, capsys, cell, message):
     assert "wg.grad /" not in str(r.error_in_exec)
 
 
-def test_the_explorer_says_when_hooks_changed_the_sweep_it_replays(ip):
+def test_the_explorer_steps_through_the_cells_own_sweep_with_its_hooks(ip):
+    # reverse mode keeps the sweep the cell ran; both mode, and a sweep the budget
+    # released, show a replay, which says it is not the card's numbers
     pytest.importorskip("anywidget")
     ip.run_cell("x = 0.7")
-    for mode in ("reverse", "both"):
-        _run(ip, f"%%autodiff x --mode {mode}\nq = x * 3.0\nq.register_hook(lambda g: g * 2)\n"
-                 "y = q ** 2")
-        view = ip.user_ns["_autodiff"].explore()
-        assert "not the numbers of the card" in view.data["seed_note"]
+    cell = "q = x * 3.0\nq.register_hook(lambda g: g * 2)\ny = q ** 2"
+    _run(ip, f"%%autodiff x --show all\n{cell}")
+    res = ip.user_ns["_autodiff"]
+    data = res.explore().data
+    assert res.sweep_kept() and "the %%autodiff cell ran" in data["sweep_note"]
+    assert data["seed_note"] is None
+    hook = next(step_view(data, k) for k in range(data["steps"]["total"])
+                if step_view(data, k)["phase"] == "hook")
+    assert (hook["before"], hook["after"]) == ("q̄ = 4.2", "q̄ = 8.4")
+    leaf = data["nodes"]["name"].index("x")
+    assert data["nodes"]["adjoint"][leaf] == "25.2" == format_number(res.grads["x"])
+    _run(ip, f"%%autodiff x --mode both\n{cell}")
+    assert "not the numbers of the card" in ip.user_ns["_autodiff"].explore().data["seed_note"]
+    ip.run_cell("wg.keep_budget(0)")
+    try:
+        _run(ip, f"%%autodiff x --show all\n{cell}")
+        res = ip.user_ns["_autodiff"]
+        assert not res.sweep_kept()
+        assert "not the numbers of the card" in res.explore().data["seed_note"]
+        assert "a replay of the sweep runs without hooks" in res._repr_html_()
+    finally:
+        ip.run_cell("wg.keep_budget('256 MB')")
 
 
 def test_a_name_bound_by_a_line_magic_is_pointed_to(ip):

@@ -288,7 +288,12 @@ def track_view(base: Any, view: Any, op: Any, params: Any) -> None:
     The view holds its base (as a NumPy view holds ``.base``); the base holds
     weak references to its views.
     """
-    view._version = base._version
+    holder = view._version = base._version
+    node = view._node
+    if node is not None and node.extra is not None:
+        # Its output is the base's memory: a viewer checks the base's version (see
+        # core.tape.overwritten). Nodes recorded in the view-keeping mode have extras.
+        node.extra["out_seen"] = (holder, holder.version)
     link = (base, op, params)
     extra = view._extra
     if extra is None:

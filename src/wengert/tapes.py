@@ -61,6 +61,24 @@ def hooks_of(t: Any) -> list[Any]:
     return list(extra.get("hooks") or ()) if extra else []
 
 
+def note_versions(node: Any) -> None:
+    """Note, for the views, the version of each leaf input of ``node`` that no rule reads
+    (``in_seen``; a read one is checked through its saved version already), so that a
+    leaf changed in place afterwards (an optimizer step) is not shown with its new value
+    as the one the equation used (:func:`wengert.core.tape.stale_input`)."""
+    n = node.nin
+    noted = None
+    for i in range(n):
+        parent, _, holder, _ = node.edge(i)
+        if holder is None and isinstance(parent, Tensor):
+            version = parent._version
+            if noted is None:
+                noted = []
+            noted.append((i, version, version.version))
+    if noted is not None:
+        node.extras()["in_seen"] = tuple(noted)
+
+
 class _SourceRecorder(Recorder):
     __slots__ = ()
 
@@ -71,6 +89,27 @@ class _SourceRecorder(Recorder):
 
     def __repr__(self) -> str:
         return "<source_lines>"
+
+
+class _ViewRecorder(Recorder):
+    """The view-keeping mode's recorder: the versions the views check and, when ``lines``,
+    the user's line of each equation."""
+
+    __slots__ = ("lines",)
+
+    def __init__(self, lines: bool) -> None:
+        self.lines = lines
+
+    def created(self, node: Any) -> None:
+        extras = node.extras()  # (a view's output notes its memory's version there)
+        note_versions(node)
+        if self.lines:
+            line = user_line(1)
+            if line is not None:
+                extras["source"] = line
+
+    def __repr__(self) -> str:
+        return "<view_mode>"
 
 
 class source_lines:  # noqa: N801 (used as a context manager, like a function)
@@ -109,6 +148,7 @@ class _ValueKeeper(Recorder):
         extras = node.extras()
         extras["value"] = node.out
         extras["keeper"] = self.keeper  # a backward() run outside the block keeps too
+        note_versions(node)
 
     def __repr__(self) -> str:
         return "<keep_values>"
@@ -218,18 +258,15 @@ class view_mode:  # noqa: N801 (used as a context manager, like a function)
         self._tokens: list[Any] = []
 
     def enter(self) -> None:
-        recorders = (_SourceRecorder(),) if self.keeper.lines else ()
         self._tokens.append((KEEPER.set(self.keeper),
-                             RECORDERS.set(RECORDERS.get() + recorders) if recorders
-                             else None))
+                             RECORDERS.set(RECORDERS.get() + (_ViewRecorder(self.keeper.lines),))))
 
     def exit(self) -> None:
         if not self._tokens:
             return
         keeper_token, recorders_token = self._tokens.pop()
         try:
-            if recorders_token is not None:
-                RECORDERS.reset(recorders_token)
+            RECORDERS.reset(recorders_token)
             KEEPER.reset(keeper_token)
         except (ValueError, RuntimeError):  # entered in another context: leave it
             pass

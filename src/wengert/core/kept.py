@@ -46,7 +46,7 @@ from .sweep import SweepObserver
 
 __all__ = [
     "KEEPER", "DEFAULT_BUDGET", "Keeper", "SweepRecord", "KeptStep", "KeptLeaf",
-    "kept_sweep", "kept_inputs", "kept_value", "budget_text", "parse_budget",
+    "kept_sweep", "kept_inputs", "kept_value", "budget_text", "parse_budget", "foreign_sweep",
 ]
 
 #: The budget of a new keeper: what its records may hold after ``backward()``.
@@ -453,3 +453,28 @@ def kept_inputs(node: Node) -> tuple[Any, ...] | None:
     if got is None:
         return None
     return tuple(None if is_stand_in(v) else v for v in got[1])
+
+
+def foreign_sweep(nodes: Iterable[Any], roots: tuple[int | None, ...]) -> Any:
+    """The kept record of a sweep started from other roots than ``roots`` (their ``seq``)
+    that freed one of ``nodes`` (two outputs sharing part of a graph: the backward pass of
+    one frees it for the other), and that node; ``(None, None)`` when there is none.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> with wg.keep_values():
+    ...     x = wg.tensor(2.0, requires_grad=True)
+    ...     t = x * 3.0
+    ...     y1, y2 = t * 2.0, t * 5.0
+    ...     y1.backward()
+    >>> record, node = foreign_sweep([t.grad_fn.node, y2.grad_fn.node], (y2.grad_fn.node.seq,))
+    >>> record.root_seqs == (y1.grad_fn.node.seq,), node is t.grad_fn.node
+    (True, True)
+    """
+    for node in nodes:
+        if type(node) is Node and node.out is None:
+            record = kept_sweep(node)
+            if record is not None and record.root_seqs != roots:
+                return record, node
+    return None, None

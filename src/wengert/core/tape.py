@@ -35,7 +35,7 @@ from .kept import kept_inputs, kept_sweep, kept_value
 from .node import Node, is_stand_in
 from .source import SourceLine, user_frame
 
-__all__ = ["Equation", "Input", "Tape", "read_tape"]
+__all__ = ["Equation", "Input", "Tape", "read_tape", "overwritten", "stale_input"]
 
 
 @dataclass(slots=True)
@@ -87,8 +87,9 @@ class Equation:
     value : Any
         The output's value when it is known: recorded inside ``wengert.keep_values()``,
         still held by the node, or kept by the view-keeping mode when a backward pass
-        freed it. ``None`` once a backward pass freed it otherwise, or for a large
-        value that no rule reads (the tape keeps only its shape).
+        freed it. ``None`` once a backward pass freed it otherwise, for a large
+        value that no rule reads (the tape keeps only its shape), or once its memory was
+        written in place (:func:`overwritten`).
     node : Node
         The node itself (its saved values, ``node.out``; ``None`` once freed).
     """
@@ -115,12 +116,26 @@ class Equation:
     @property
     def saved_inputs(self) -> tuple[Any, ...]:
         """The input values this equation saved, one per input (``None`` where only a
-        shape was saved, or once freed unless the view-keeping mode kept them)."""
+        shape was saved, once freed unless the view-keeping mode kept them, or where the
+        value was written in place since: :func:`stale_input`)."""
         n = len(self.inputs)
-        raw = self.node.inputs() if self.node.out is not None else kept_inputs(self.node)
+        node = self.node
+        raw = node.inputs() if node.out is not None else kept_inputs(node)
         if raw is None:
             return (None,) * n
-        return tuple(None if v is None or is_stand_in(v) else v for v in raw[:n])
+        return tuple(None if v is None or is_stand_in(v) or stale_input(node, i) else v
+                     for i, v in enumerate(raw[:n]))
+
+    @property
+    def written(self) -> bool:
+        """Whether the output's memory was written in place after the op computed it (then
+        ``value`` is ``None``: the array holds another value now; see :func:`overwritten`)."""
+        node = self.node
+        extra = node.extra
+        raw = extra["value"] if extra and "value" in extra else node.out
+        if raw is None and extra:
+            raw = kept_value(node)
+        return type(raw) is np.ndarray and overwritten(node)
 
     @property
     def sweep(self) -> Any:
@@ -187,10 +202,9 @@ class Tape(Sequence[Equation]):
             if eq.node is None:
                 continue
             for i, inp in enumerate(eq.inputs):
-                if inp.source == "leaf" and inp.index not in changed:
-                    _, _, holder, seen = eq.node.edge(i)
-                    if holder is not None and holder.version != seen:
-                        changed.add(inp.index)
+                if inp.source == "leaf" and inp.index not in changed and \
+                        stale_input(eq.node, i):
+                    changed.add(inp.index)
         return changed
 
     def _repr_html_(self) -> str | None:
@@ -207,14 +221,61 @@ def _source(node: Node) -> SourceLine | None:
     return line
 
 
+def overwritten(node: Node) -> bool:
+    """Whether the memory of ``node``'s output was written in place after the op computed
+    it (``h += 1`` after ``h = x * 2``; a slice written through to its base): the array it
+    holds then is not the op's result.
+
+    A node is the version holder of its output; a view's output shares the memory of its
+    base, whose holder and version at the view's creation are noted in the view-keeping
+    mode (``out_seen``; outside it a view's memory is not followed).
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> x = wg.tensor([1.0, 2.0], requires_grad=True)
+    >>> h = x * 2.0
+    >>> node = h.grad_fn.node
+    >>> h += 1.0
+    >>> overwritten(node), overwritten(h.grad_fn.node)
+    (True, False)
+    """
+    extra = node.extra
+    seen = extra.get("out_seen") if extra else None
+    if seen is not None:
+        return seen[0].version != seen[1]
+    return node.version != 0
+
+
+def stale_input(node: Node, i: int) -> bool:
+    """Whether the value ``node`` holds for input ``i`` was written in place since the op
+    read it: checked through the input's version holder, kept for the inputs its rules
+    read and, in the view-keeping mode, for the leaves it does not read (``in_seen``)."""
+    _, _, holder, seen = node.edge(i)
+    if holder is not None:
+        return holder.version != seen
+    extra = node.extra
+    noted = extra.get("in_seen") if extra else None
+    if noted:
+        for j, holder, seen in noted:
+            if j == i:
+                return holder.version != seen
+    return False
+
+
 def _value(node: Node) -> Any:
     extra = node.extra
     if extra and "value" in extra:
-        return extra["value"]
-    out = node.out
-    if out is None and extra:  # freed: what the view-keeping mode kept, if anything
-        return kept_value(node)
-    return None if is_stand_in(out) else out
+        value = extra["value"]
+    else:
+        value = node.out
+        if value is None and extra:  # freed: what the view-keeping mode kept, if anything
+            value = kept_value(node)
+        elif is_stand_in(value):
+            return None
+    if type(value) is np.ndarray and (node.version or extra) and overwritten(node):
+        return None  # not the op's result any more: the memory was written since
+    return value
 
 
 _FLOAT64 = np.dtype(np.float64)
@@ -281,7 +342,10 @@ def read_tape(roots: Sequence[Any], nodes: Sequence[Node] | None = None) -> Tape
                     from_leaf.append(Input("leaf", i, parent))
                 ins.append(from_leaf[i])
                 continue
-            ins.append(Input("constant", None, None, None if is_stand_in(value) else value))
+            if type(value) is np.ndarray and (is_stand_in(value)
+                                              or stale_input(node, len(ins))):
+                value = None  # only its shape was kept, or it was written in place since
+            ins.append(Input("constant", None, None, value))
         out = node.out
         params = node.params
         extra = node.extra

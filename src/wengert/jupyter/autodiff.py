@@ -54,18 +54,22 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
+import keyword
 import linecache
 import math
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ..core.kept import KEEPER, Keeper
 from ..core.levels import LEVEL_NAMES
 from ..core.modes import enable_grad, transform_scope
 from ..core.sweep import SweepObserver, backprop, observe_sweep, run_hooks
-from ..core.tape import Tape
+from ..core.tape import Input, Tape
 from ..dual import Dual
 from ..forward import perturbation
 from ..tapes import keep_values, source_lines, tape_of
@@ -181,7 +185,32 @@ class AutodiffResult:
     def replay(self) -> Any:
         """A context in which the cell's sweep can run again (a checkpoint's rule
         recomputes its function at the cell's level, which closed with the cell)."""
+        if self.mode != "forward" and self.changed_constants():  # (forward mode: no sweep)
+            raise RuntimeError(_changed_constants_text(self.changed_constants()))
         return transform_scope(self.level) if self.level else contextlib.nullcontext()
+
+    def sweep_kept(self) -> bool:
+        """Whether the views show the cell's own reverse sweep, as it ran (hooks
+        included), not a replay: a scalar output in reverse mode, while the view-keeping
+        mode holds it (a notebook's budget may release it)."""
+        record = self.extras.get("record")
+        return record is not None and record.released is None and record.complete
+
+    def changed_constants(self) -> list[str]:
+        """The constants of the cell (arrays the notebook holds, such as its data) that were
+        changed in place since the cell ran. The views show no value for them, and the
+        cell's sweep is not replayed with their new values (it would show numbers the
+        cell never computed)."""
+        stamps = self.extras.get("constants")
+        if stamps:
+            changed = [(e, p) for e, p, array, crc in stamps if _fingerprint(array) != crc]
+            if changed:
+                gone = set(changed)
+                self.extras["constants"] = [s for s in stamps if (s[0], s[1]) not in gone]
+                names = [self.names.get((e, p)) or f"input {p} of t{e}" for e, p in changed]
+                self.extras.setdefault("changed", []).extend(names)
+                self.tape = _without_values(self.tape, gone)
+        return self.extras.get("changed", [])
 
     def explore(self, **options: Any) -> Any:
         """The explorer widget (``wg.explore``) stepping through this cell's computation."""
@@ -227,6 +256,44 @@ def _text(v: Any) -> str:
         return f"{a.item():.6g}"
     with np.printoptions(precision=6, threshold=20, edgeitems=3):
         return np.array2string(a, separator=", ").replace("\n", " ")
+
+
+# -- constants the notebook holds -----------------------------------------------------------
+def _fingerprint(a: np.ndarray) -> int:
+    """A checksum of an array's bytes (and shape and dtype): whether it changed."""
+    c = np.ascontiguousarray(a)
+    return zlib.crc32(c.view(np.uint8) if c.size else b"",
+                      zlib.crc32(repr((a.shape, a.dtype.str)).encode()))
+
+
+def _stamps(tape: Tape) -> list[tuple[int, int, np.ndarray, int]]:
+    """``(equation, input position, array, checksum)`` of each array constant of ``tape``
+    that could be changed in place afterwards (writeable, not of objects)."""
+    out = []
+    for eq in tape:
+        for position, inp in enumerate(eq.inputs):
+            v = inp.value
+            if inp.source == "constant" and type(v) is np.ndarray and v.flags.writeable \
+                    and v.dtype != object:
+                out.append((eq.index, position, v, _fingerprint(v)))
+    return out
+
+
+def _without_values(tape: Tape, gone: set[tuple[int, int]]) -> Tape:
+    """``tape`` with no value for the constants at ``gone`` (equation, input position)."""
+    blank = Input("constant")
+    eqs = [dataclasses.replace(eq, inputs=tuple(
+        blank if (eq.index, p) in gone else inp for p, inp in enumerate(eq.inputs)))
+        if any(e == eq.index for e, _ in gone) else eq for eq in tape]
+    return Tape(eqs, tape.leaves, tape.outputs, whole=tape.whole)
+
+
+def _changed_constants_text(names: Sequence[str]) -> str:
+    which = ", ".join(names[:3]) + (" …" if len(names) > 3 else "")
+    return (f"{which}, used by this %%autodiff cell as a constant, was changed in place "
+            "since the cell ran (the notebook wrote into its array): a replay of the cell's "
+            "sweep would use the new values, and show numbers the cell never computed. Run "
+            "the cell again to step through it.")
 
 
 # -- values -------------------------------------------------------------------------------
@@ -312,33 +379,43 @@ def _maybe_float(a: np.ndarray) -> Any:
 
 
 # -- the reverse sweeps -------------------------------------------------------------------
-def _leaf_hooks(leaf: Tensor, g: Any, name: str) -> Any:
+def _leaf_hooks(leaf: Tensor, g: Any, name: str, record: Any = None) -> Any:
     """``g`` after the hooks registered on an input's leaf (``x.register_hook``), as
-    ``backward()`` runs them."""
+    ``backward()`` runs them (``record``: the kept sweep, told what they did)."""
     extra = leaf._extra
     hooks = extra.get("hooks") if extra else None
-    return run_hooks(hooks, g, f"the input {name}") if hooks else g
+    if not hooks:
+        return g
+    after = run_hooks(hooks, g, f"the input {name}")
+    if record is not None:
+        record.leaf_hooked(leaf, g, after, hooks)
+    return after
 
 
 def _reverse(out: Any, leaves: list[Tensor], names: list[str], out_shape: tuple[int, ...],
-             in_values: list[Any]) -> tuple[list[Any], dict[int, Any]]:
+             in_values: list[Any], record: Any = None) -> tuple[list[Any], dict[int, Any]]:
     """Gradients (a scalar output) or Jacobians by reverse sweeps; the cotangents the
     nodes received (scalar outputs only). NumPy's floating point warnings are silenced:
-    an inf or NaN shows in the card (and ``--explain`` says where it came from)."""
+    an inf or NaN shows in the card (and ``--explain`` says where it came from).
+    ``record``: a :class:`~wengert.core.kept.SweepRecord` that keeps the sweep of a scalar
+    output for the views (hooks included: a replay would run none)."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return _sweeps(out, leaves, names, out_shape, in_values)
+        return _sweeps(out, leaves, names, out_shape, in_values, record)
 
 
 def _sweeps(out: Any, leaves: list[Tensor], names: list[str], out_shape: tuple[int, ...],
-            in_values: list[Any]) -> tuple[list[Any], dict[int, Any]]:
+            in_values: list[Any], record: Any = None) -> tuple[list[Any], dict[int, Any]]:
     size = math.prod(out_shape)
     if size == 1:
         seed = 1.0 if out_shape == () else np.ones(out_shape)
         recorder = _AdjointRecorder()
-        with observe_sweep(recorder):
+        with observe_sweep(recorder), (observe_sweep(record) if record is not None
+                                       else contextlib.nullcontext()):
             cts = pullback(out, leaves, seed)
-        return ([plain(_leaf_hooks(leaf, g, n)) for leaf, g, n in zip(leaves, cts, names)],
-                recorder.received)
+        got = [plain(_leaf_hooks(leaf, g, n, record)) for leaf, g, n in zip(leaves, cts, names)]
+        if record is not None:
+            record.finish()
+        return got, recorder.received
     if size > MAX_JACOBIAN_ROWS:
         raise AutodiffUsageError(
             f"%%autodiff: the output has {size:,} entries; reverse mode would sweep once per "
@@ -509,6 +586,7 @@ def run_autodiff(
     preset: Mapping[str, Any] | None = None,
     explain: str | None = None,
     keep: Mapping[str, Any] | None = None,
+    result_name: str | None = None,
 ) -> AutodiffResult:
     """Run ``source`` in ``namespace`` with ``inputs`` as differentiable leaves.
 
@@ -537,6 +615,10 @@ def run_autodiff(
     keep : mapping, optional
         Names of ``namespace`` not to search for the cell's values afterwards while they
         hold the given objects (IPython's own, such as ``Out``).
+    result_name : str, optional
+        The variable the caller binds the result to (``--as``): refused when it is no
+        variable name, an input, or a variable the cell binds (the result would replace
+        it).
 
     Returns
     -------
@@ -568,6 +650,8 @@ def run_autodiff(
         namespace.update(preset)
     defined = [n for n in names if n in namespace]
     cell = rewrite_cell(source, names, filename, defined=defined)
+    if result_name is not None:
+        _check_result_name(result_name, names, cell)
     followed = {s.name for s in cell.sites if s.tracked}
     missing = [n for n in names if n not in namespace and n not in followed]
     if missing:  # (every binding recorded, for the message)
@@ -617,6 +701,9 @@ def _run(cell: Any, code: Any, ns: dict[str, Any], names: tuple[str, ...],
                         raise
             ns.update(run.hooks())
             exec(code, ns)  # noqa: S102 (running the user's cell is the point)
+            changed = run.changed_inputs()
+            if changed:
+                raise AutodiffUsageError(_changed_in_place(*changed[0]))
             result = _result(cell, run, ns, names, of, mode, views, source, explain_name,
                              floats_before)
             clear_caches(ns, cached)
@@ -631,6 +718,32 @@ def _run(cell: Any, code: Any, ns: dict[str, Any], names: tuple[str, ...],
             if cleaned is None:
                 clear_caches(ns, cached)
                 make_plain(ns, run.plain, keep)
+
+
+def _check_result_name(name: str, inputs: Sequence[str], cell: Any) -> None:
+    """Refuse an ``--as`` name the result could not be bound to without breaking the
+    notebook (see :func:`run_autodiff`)."""
+    if not name.isidentifier() or keyword.iskeyword(name):
+        raise AutodiffUsageError(f"%%autodiff --as {name}: not a variable name.")
+    if name in inputs:
+        raise AutodiffUsageError(
+            f"%%autodiff --as {name}: {name} is an input; the result would replace its value. "
+            "Name another variable (the default is _autodiff).")
+    if any(site.name == name and site.cell_scope for site in cell.sites):
+        raise AutodiffUsageError(
+            f"%%autodiff --as {name}: the cell binds {name}; the result would replace its "
+            "value. Name another variable (the default is _autodiff).")
+
+
+def _changed_in_place(name: str, other: str | None) -> str:
+    through = f"through {other!r}, which holds the same array" if other else \
+        "through another reference to its array"
+    return (f"%%autodiff: the input {name!r} was changed in place while the cell ran "
+            f"({through}). An input is never changed in place: its value is the point the "
+            f"derivative is taken at, and NumPy would have changed it halfway through the "
+            "cell. " + (f"Work on a copy ({other} = {other}.copy(), or {name} = "
+                        f"{name}.copy() before the cell)" if other else
+                        "Work on a copy of the array") + ", or make the change out of place.")
 
 
 def _unreached(places: list[str]) -> str:
@@ -666,12 +779,16 @@ def _result(cell: Any, run: CellRun, ns: dict[str, Any], names: tuple[str, ...],
     owed: dict[int, Any] = {}
     tangents = agreement = None
     received: dict[int, Any] = {}
+    record = None
     if mode != "forward":
         extra = [h for n in names for h in earlier[n]]
+        if mode == "reverse" and tensor_out is not None and math.prod(out_shape) == 1:
+            # the sweep the views show, hooks included (a replay would run none)
+            record = (KEEPER.get() or Keeper()).record(kind="the %%autodiff cell")
         got, received = _reverse(
             out, leaves + [h.tensor for h in extra],
             list(names) + [run.leaf_names[id(h.tensor)] for h in extra], out_shape,
-            in_values + [h.value for h in extra])
+            in_values + [h.value for h in extra], record)
         grads = dict(zip(names, got[:len(names)]))
         owed = {id(h.tensor): g for h, g in zip(extra, got[len(names):])}
         adjoints = {eq.index: plain(received[id(eq.node)]) for eq in tape
@@ -701,7 +818,7 @@ def _result(cell: Any, run: CellRun, ns: dict[str, Any], names: tuple[str, ...],
                 "AD), so the two modes give different derivatives there; wg.stop_gradient "
                 "cuts both.")
     hooked = _hooked(tape)
-    extras: dict[str, Any] = {}
+    extras: dict[str, Any] = {"record": record} if mode == "reverse" else {}
     if hooked:
         lines = sorted({h.source.lineno for h in hooked
                         if not isinstance(h, Tensor) and h.source is not None})
@@ -745,6 +862,7 @@ def _result(cell: Any, run: CellRun, ns: dict[str, Any], names: tuple[str, ...],
     if explain_name is not None:
         extras["explanation"] = explain(out, run.leaves[explain_name], source=source,
                                         namespace=ns)
+    extras["constants"] = _stamps(tape)
     return AutodiffResult(
         output_name=output_name, value=plain(value), grads=grads, mode=mode,
         inputs=names, input_values={n: run.values[n] for n in names},

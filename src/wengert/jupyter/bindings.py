@@ -98,9 +98,11 @@ def numeric(v: Any) -> bool:
 
 
 def input_value(name: str, value: Any, forward: bool = False) -> Any:
-    """The value an input's leaf starts from: numbers and float or complex arrays as given
-    (integers and booleans become float64); anything else is refused, and complex values
-    in forward mode (``forward``), which pushes one real tangent per entry."""
+    """The value an input's leaf starts from: numbers, and float or complex arrays as a copy
+    of their own (integers become float64), so that nothing the notebook does to its
+    arrays changes the point the derivative is taken at; anything else is refused, and
+    complex values in forward mode (``forward``), which pushes one real tangent per
+    entry."""
     if isinstance(value, Tensor):
         return value
     if isinstance(value, (bool, np.bool_, str, bytes)) or value is None:
@@ -126,9 +128,11 @@ def input_value(name: str, value: Any, forward: bool = False) -> Any:
                 "complex convention (df/dx − i·df/dy), or make the real and imaginary parts "
                 "two real inputs."
             )
-        return a if a.ndim else complex(a)
+        return a.copy() if a.ndim else complex(a)
     if a.dtype.kind in "biu":
         return a.astype(np.float64)
+    if a.dtype.kind == "f" and isinstance(value, np.ndarray):
+        return a.copy()
     if a.dtype.kind != "f":
         what = type(value).__name__ + (f" of dtype {a.dtype}" if a.dtype != object else "")
         raise AutodiffUsageError(
@@ -182,7 +186,10 @@ class CellRun:
         self.updates: dict[str, list[Any]] = {}
         self.leaf_names: dict[int, str] = {}
         self.values: dict[str, Any] = {}
-        self._origin: dict[int, Tensor] = {}  # id of a leaf -> the user's tensor it lifts
+        self._origin: dict[int, Any] = {}  # id of a leaf -> the object it was made from
+        # (name, the notebook's array, the leaf's copy of it) per leaf made from an array
+        self._copies: list[tuple[str, np.ndarray, np.ndarray]] = []
+        self._plain: dict[int, tuple[Any, Any]] = {}  # id of a value -> (it, its plain copy)
         self._tag_ids = {id(t) for t in tags.values()} if tags else set()
 
     def hooks(self) -> dict[str, Any]:
@@ -250,7 +257,8 @@ class CellRun:
     def _leaf(self, name: str, value: Any, site: int | None) -> Tensor:
         try:
             start = input_value(name, value, forward=self.tags is not None)
-            kept = plain(start) if not isinstance(start, Tensor) else start
+            kept = plain(start) if not isinstance(start, Tensor) else _snapshot(start)
+            copy = start if type(start) is np.ndarray else None
             if self.tags is not None:
                 start = self._dual(name, start, kept)
         except AutodiffUsageError as e:
@@ -259,8 +267,13 @@ class CellRun:
             raise AutodiffUsageError(f"{e} (Its binding: {self.where(site)}.)") from None
         self.values[name] = kept
         leaf = leaf_for(start, self.level)
-        if isinstance(value, Tensor) and value._level != self.level:
+        if not issubclass(type(value), Tensor) or value._level != self.level:
+            # the leaf stands for this object: wherever the cell put the leaf, the notebook
+            # gets the object back (its type, its dtype, the user's tensor), not the
+            # leaf's float64 copy
             self._origin[id(leaf)] = value
+            if issubclass(type(value), np.ndarray) and copy is not None:
+                self._copies.append((name, value, copy))
         self.leaves[name] = leaf
         self.history.setdefault(name, []).append(Leaf(leaf, kept, site))
         self.updates.pop(name, None)
@@ -341,16 +354,51 @@ class CellRun:
 
     def plain(self, v: Any) -> Any:
         """``v`` as the notebook keeps it after the cell: a tensor or dual number of this
-        run becomes its plain value (an input's leaf made from the user's tensor gives that
-        tensor back); anything else is kept."""
+        run becomes its plain value, an array of its own (the tape keeps the value the
+        views show); an input's leaf gives back the object it was made from (the user's
+        number, array or tensor); anything else is kept."""
         if issubclass(type(v), Tensor):  # (no isinstance: it may run the object's code)
             if v._level != self.level:
                 return v
             origin = self._origin.get(id(v))
-            return origin if origin is not None else plain(unbox_level(v, self.level))
+            if origin is not None:
+                return origin
+            return self._copy(v, unbox_level(v, self.level))
         if type(v) is Dual and id(v.tag) in self._tag_ids:
-            return plain(v)
+            return self._copy(v, v)
         return v
+
+    def _copy(self, v: Any, value: Any) -> Any:
+        """The plain value of ``v``, a copy when it is an array (the same copy for every
+        place holding ``v``)."""
+        done = self._plain.get(id(v))
+        if done is not None and done[0] is v:
+            return done[1]
+        value = plain(value)
+        if type(value) is np.ndarray:
+            value = value.copy()
+        self._plain[id(v)] = (v, value)
+        return value
+
+    def changed_inputs(self) -> list[tuple[str, str | None]]:
+        """The inputs whose array the notebook holds was changed in place while the cell
+        ran (through another name holding it): ``(input, that other name)``."""
+        changed = []
+        for name, array, copy in self._copies:
+            kind = copy.dtype.kind
+            same = np.array_equal(np.asarray(array, dtype=copy.dtype), copy,
+                                  equal_nan=kind in "fc")
+            if not same:
+                others = [k for k, v in self.namespace.items()
+                          if v is array and not k.startswith("_")]
+                changed.append((name, others[0] if others else None))
+        return changed
+
+
+def _snapshot(t: Tensor) -> Any:
+    """The value of a user's tensor now, as a plain number or an array of its own."""
+    value = plain(t)
+    return value.copy() if type(value) is np.ndarray else value
 
 
 _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "matmul": "@", "truediv": "/",

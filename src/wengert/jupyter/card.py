@@ -128,9 +128,10 @@ def card_html(result: Any) -> str:
     --------
     >>> from wengert.jupyter.autodiff import run_autodiff
     >>> r = run_autodiff("y = x ** 2", {}, ["x"], preset={"x": 3.0})
-    >>> "∂y/∂x" in card_html(r) and ">6<" in card_html(r)
+    >>> "∂y/∂input" in card_html(r) and ">6<" in card_html(r)
     True
     """
+    changed = result.changed_constants()  # (then the views show no value for them)
     mode = {"reverse": "reverse mode", "forward": "forward mode",
             "both": "forward and reverse mode"}[result.mode]
     parts = [
@@ -141,6 +142,9 @@ def card_html(result: Any) -> str:
         f'{_e(shape_text(np.shape(result.value)))}</span></div>',
     ]
     notes = getattr(result, "notes", ())
+    if changed:
+        notes = (*notes, f"{', '.join(changed)} changed in place since the cell ran: the "
+                 "views show no value for it (the numbers above are the cell's).")
     if notes:
         parts.append('<ul class="wg-ad-notes" style="margin:2px 0 6px;padding-left:18px;'
                      'font-size:12px;max-width:60em">' + "".join(

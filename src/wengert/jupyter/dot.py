@@ -397,13 +397,16 @@ class _Drawing:
 
     def equation(self, eq: Equation, indent: str = "  ") -> None:
         names = self.names
-        user = names.user_equation(eq.index)
-        head = f"<B>{escape(user or eq.name)}</B>{NBSP}={NBSP}{escape(equation_formula(eq, names))}"
+        shown = names.equation(eq.index)  # (the tape's name where the user's is ambiguous)
+        user = shown if shown != eq.name else None
+        head = f"<B>{escape(shown)}</B>{NBSP}={NBSP}{escape(equation_formula(eq, names))}"
         lines = [head]
         adjoint = adjoint_of_equation(self.adjoints, eq.index)
         lines += self._value_lines(eq.value, adjoint)
         if eq.value is None and adjoint is None and eq.shape not in (None, ()):
             lines.append(small(shape_text(eq.shape), GREY))
+        if eq.value is None and eq.written:
+            lines.append(small("written in place since", GREY))
         output = eq.index in self.outputs
         notes = [eq.name] if user is not None else []
         if output:

@@ -25,10 +25,12 @@ that does not watch it), ``before_tape`` (computed before the tape opened),
 ``.data``), ``to_python`` (``float()``, ``.item()``...), ``to_numpy``
 (``.numpy()``, ``np.asarray``), ``integer_dtype``, ``comparison``,
 ``disconnected`` (cut somewhere the explainer cannot see), ``target_not_tensor``,
-``graph_freed``, ``inplace``, ``integer_input`` and ``error`` (``f`` raised).
+``graph_freed``, ``not_in_inputs`` (``backward(inputs=...)`` named other tensors),
+``inplace``, ``integer_input`` and ``error`` (``f`` raised).
 Zero: ``relu_dead``, ``lost_comparison``, ``piecewise_constant`` (round,
 floor, sign...), ``clipped``, ``where_branch``, ``zero_factor``, ``kink``,
-``overwritten``, ``cancelled``, ``zero_derivative``.
+``overwritten``, ``cancelled``, ``hook`` (a gradient hook returned 0, seen after a
+``backward()`` in the view-keeping mode), ``zero_derivative``.
 NaN or infinite: ``nan_forward``, ``nan_input``, ``where_nan`` (0 · inf
 through ``np.where``), ``masked_nan``, ``infinite_derivative``,
 ``nan_backward``.

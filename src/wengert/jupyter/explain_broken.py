@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.tape import Equation, Tape
+from ..core.tape import Equation, Tape, stale_input
 from ..ops import REGISTRY
 from .explain_result import Explanation, where_text
 from .explain_subject import Subject, equation_text, input_text
@@ -40,7 +40,7 @@ from .explain_words import (
     op_code,
     safe_value,
 )
-from .summary import format_number
+from .summary import format_number, summarize
 
 __all__ = ["zero", "not_finite", "at_equation"]
 
@@ -69,11 +69,18 @@ def at_equation(eq: Equation, code: bool = False) -> str:
 
 
 def _value_of_input(tape: Tape, eq: Equation, i: int) -> Any:
+    """The value input ``i`` of ``eq`` had when the op ran (``None`` when not known: not
+    kept, or written in place since)."""
     inp = eq.inputs[i]
     if inp.source == "constant":
         return inp.value
     if inp.source == "equation":
         return tape[inp.index].value
+    if stale_input(eq.node, i):
+        return None  # the leaf was changed in place since (an optimizer's step)
+    saved = eq.saved_inputs[i]
+    if saved is not None:
+        return saved
     try:
         return inp.leaf.detach().numpy()
     except (AttributeError, TypeError):
@@ -136,6 +143,8 @@ def zero(s: Subject, facts: SweepFacts, path: list[bool], wrt_leaf: int | None,
     w, y = s.wrt_name, s.target_name
     tape = s.tape
     common: dict[str, Any] = dict(target=y, wrt=w, gradient=gradient, notes=_lines_note(s))
+    if facts.hook is not None:
+        return _hook(s, facts.hook, common)
     if not facts.blockers:
         terms = [t for t in facts.terms if not is_zero(t)]
         if len(terms) >= 2:
@@ -326,6 +335,27 @@ def not_finite(s: Subject, facts: SweepFacts, path: list[bool], gradient: str) -
         f"{op_fix[0].upper() + op_fix[1:]}.", **common, **base)
 
 
+def _hook(s: Subject, hook: tuple[int | None, tuple[str, ...], Any],
+          common: dict[str, Any]) -> Explanation:
+    """A gradient hook returned 0 for a cotangent that was not: the sweep that ran (kept by
+    the view-keeping mode) shows it."""
+    k, names, before = hook
+    which = ", ".join(f"`{n}`" for n in names)
+    if k is None:
+        on, fields = f"`{s.wrt_name}` itself", {}
+    else:
+        eq = s.tape[k]
+        on = f"the value computed at {at_equation(eq)}"
+        fields = dict(equation=k, equation_text=equation_text(eq), source=eq.source)
+    return Explanation(
+        "zero", "hook",
+        f"A gradient hook registered with register_hook on {on} ({which}) received "
+        f"{summarize(before)} and returned 0, which replaced the gradient in the sweep "
+        "that ran.",
+        "Check what the hook returns: its result replaces the gradient (return None, or "
+        "nothing, to leave it unchanged).", **common, **fields)
+
+
 def _point(tape: Tape, eq: Equation, facts: SweepFacts) -> str:
     """``x = 0 (entry 3)``: the input value of ``eq`` where the first bad gradient was sent."""
     entries = facts.bad_entries
@@ -333,10 +363,13 @@ def _point(tape: Tape, eq: Equation, facts: SweepFacts) -> str:
     where = (f" ({'entries' if len(entries) > 1 else 'entry'} "
              f"{', '.join(str(j) for j in entries)})") if shaped else ""
     i = facts.bad_input
-    value = as_array(_value_of_input(tape, eq, i))
+    raw = _value_of_input(tape, eq, i)
+    value = as_array(raw)
     name = "b" if eq.op.name == "divide" and i == 1 else "x"
+    if raw is None:  # not the op's bad point by default: a number it may never have seen
+        return f"an input the tape no longer holds{where}: not kept, or changed in place since"
     if value is None or not entries:
-        return f"{infinite_derivative_words(eq.op.name)[1]}{where}"
+        return f"an input that is no number here{where}: a traced value"
     flat = value.reshape(-1)
     j = entries[0] if flat.size > entries[0] else 0
     return f"{name} = {format_number(flat[j])}{where}"

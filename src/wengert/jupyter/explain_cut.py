@@ -35,7 +35,8 @@ from .explain_source import Site
 from .explain_subject import Subject, equation_text, site_line
 from .explain_words import op_code
 
-__all__ = ["Copy", "copies_of", "untracked", "cut", "non_leaf", "freed", "site_phrase"]
+__all__ = ["Copy", "copies_of", "untracked", "cut", "non_leaf", "not_in_inputs", "freed",
+           "site_phrase"]
 
 #: What a site kind tells about the cause (the cause code).
 CAUSE_OF_SITE = {
@@ -369,11 +370,39 @@ def non_leaf(s: Subject, eq_index: int | None, gradient: str | None) -> Explanat
         op=eq.op.name if eq else None, source=eq.source if eq else None, gradient=gradient)
 
 
-def freed(s: Subject, status: str, gradient: str | None, why: str | None = None
-          ) -> Explanation:
+def not_in_inputs(s: Subject, computed: str | None, held: str | None) -> Explanation:
+    """``backward(inputs=...)`` named other tensors, so ``wrt``'s ``.grad`` was left as it
+    was: ``computed`` is what the sweep computed for it (``None``: it stopped before
+    reaching it), ``held`` what ``.grad`` holds (``None``: nothing).
+
+    Examples
+    --------
+    >>> e = not_in_inputs(Subject(None, None, "y", "x"), "[2, 4]", None)
+    >>> e.status, e.cause, e.gradient
+    ('none', 'not_in_inputs', '[2, 4]')
+    """
+    w, y = s.wrt_name, s.target_name
+    left = f"`{w}.grad` was left unchanged ({held if held is not None else 'None'})"
+    if computed is not None:
+        what = (f"the sweep computed `{w}`'s gradient, {computed}, on its way, but "
+                f"{left}: it was not stored")
+    else:
+        what = f"the sweep stopped before reaching `{w}`, and {left}"
+    return Explanation(
+        "none", "not_in_inputs",
+        f"`{y}.backward(inputs=...)` named other tensors than `{w}`: {what} (PyTorch does "
+        "the same).",
+        f"Name `{w}` among them (`{y}.backward(inputs=[..., {w}])`), or call "
+        f"`{y}.backward()` without `inputs=` to fill the `.grad` of every leaf.",
+        target=y, wrt=w, gradient=computed)
+
+
+def freed(s: Subject, status: str, gradient: str | None, why: str | None = None,
+          held: str | None = None) -> Explanation:
     """The target's graph was freed by a ``backward()`` without ``retain_graph=True``, and
     the sweep it ran was not kept (``why``: the reason, when one was kept but does not fit
-    or was released).
+    or was released). ``held``: what ``.grad`` holds when it came from the backward pass of
+    another output (not the target's gradient: ``gradient`` is then ``None``).
 
     Examples
     --------
@@ -384,6 +413,9 @@ def freed(s: Subject, status: str, gradient: str | None, why: str | None = None
     w, y = s.wrt_name, s.target_name
     known = (f" `{w}.grad` still holds what the earlier backward pass computed: {gradient}; "
              "which op made it so cannot be looked up any more." if gradient is not None else "")
+    if held is not None:
+        known = (f" `{w}.grad` holds {held}, from the backward pass of that other output: "
+                 f"not the gradient of `{y}`.")
     kept = f" What the view-keeping mode kept cannot answer: {why}." if why else (
         " Its sweep was not kept: the view-keeping mode was not on where it ran (a thread "
         "starts outside it), or the sweep was a transform's own (`wg.grad`, `wg.vjp`).")

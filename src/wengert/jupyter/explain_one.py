@@ -27,12 +27,13 @@ import numpy as np
 from ..tapes import hooks_of, tape_of
 from ..tensor import Tensor
 from .explain_broken import not_finite, zero
-from .explain_cut import cut, freed, non_leaf, untracked
+from .explain_cut import cut, freed, non_leaf, not_in_inputs, untracked
 from .explain_result import Explanation
 from .explain_subject import Subject
 from .explain_sweep import (
     SweepFacts,
     edge_of,
+    foreign_record,
     is_finite,
     is_zero,
     kept_record,
@@ -111,7 +112,14 @@ def _asked(s: Subject) -> Explanation:
             gradient = summarize(reached[0].gradient)
         return non_leaf(s, eq_index, gradient)
     if freed_now:
-        return _freed(s, why)
+        return _freed(s, why, foreign_record(s.tape, s.tape.outputs[0] if s.tape.outputs
+                                             else None) is not None)
+    if record is not None and record.restricted and leaf is not None:
+        kept = record.leaf(s.wrt)
+        if kept is None or not kept.stored:  # backward(inputs=...) named other tensors
+            g = _grad(s.wrt)
+            return not_in_inputs(s, summarize(kept.ct) if kept is not None else None,
+                                 summarize(g) if g is not None else None)
     result = _sweep(s, eq_index)
     if isinstance(result, Explanation):
         return result
@@ -165,9 +173,12 @@ def _grad(t: Tensor) -> Any:
         return t.grad
 
 
-def _freed(s: Subject, why: str | None = None) -> Explanation:
-    """The graph is freed: say so, with what ``.grad`` still knows."""
+def _freed(s: Subject, why: str | None = None, foreign: bool = False) -> Explanation:
+    """The graph is freed: say so, with what ``.grad`` still knows (``foreign``: the sweep
+    that freed it came from another output, so ``.grad`` holds that one's gradient)."""
     g = _grad(s.wrt) if isinstance(s.wrt, Tensor) else None
+    if foreign:
+        return freed(s, "none", None, why, held=summarize(g) if g is not None else None)
     status = "none" if g is None else "nan" if not is_finite(g) else \
         "zero" if is_zero(g) else "ok"
     return freed(s, status, summarize(g) if g is not None else None, why)

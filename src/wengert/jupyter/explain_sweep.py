@@ -36,13 +36,14 @@ from typing import Any
 
 import numpy as np
 
+from ..core.kept import foreign_sweep
 from ..core.sweep import SweepObserver, backprop, observe_sweep
 from ..core.tape import Tape
 from ..tapes import tape_of
 from ..tensor import Tensor
 
-__all__ = ["SweepFacts", "watched_sweep", "watched_record", "kept_record", "path_of",
-           "edge_of", "as_array", "is_finite", "is_zero", "node_of"]
+__all__ = ["SweepFacts", "watched_sweep", "watched_record", "kept_record", "foreign_record",
+           "path_of", "edge_of", "as_array", "is_finite", "is_zero", "node_of"]
 
 
 def as_array(value: Any) -> np.ndarray | None:
@@ -200,6 +201,10 @@ class SweepFacts:
         Flat positions of the first non-finite entries it sent (at most 5).
     terms : list of Any
         The contributions the input received, one per step that sent it one.
+    hook : tuple or None
+        A gradient hook on the path (``register_hook``) that turned a non-zero, finite
+        cotangent into 0 before any op blocked it: ``(equation index or None for the
+        input itself, hook names, the cotangent before)``.
     """
 
     gradient: Any = None
@@ -210,6 +215,7 @@ class SweepFacts:
     bad_where_zero: bool = False
     bad_entries: list[int] = field(default_factory=list)
     terms: list[Any] = field(default_factory=list)
+    hook: tuple[int | None, tuple[str, ...], Any] | None = None
 
 
 class _Watch(SweepObserver):
@@ -224,6 +230,21 @@ class _Watch(SweepObserver):
             return True
         k = self.index.get(id(parent))
         return k is not None and self.path[k]
+
+    def hooked(self, node: Any, before: Any, after: Any, hooks: list[Any]) -> None:
+        k = self.index.get(id(node))
+        if k is not None and self.path[k]:
+            self.zeroed_by_hook(k, before, after, hooks)
+
+    def zeroed_by_hook(self, k: int | None, before: Any, after: Any, hooks: Any) -> None:
+        """Hooks turned ``before`` into ``after``: note it when they zeroed a gradient
+        before any op on the path did (``after`` is ``None`` when they did not run)."""
+        facts = self.facts
+        if facts.hook is None and not facts.blockers and after is not None \
+                and is_zero(after) and not is_zero(before) and is_finite(before):
+            names = tuple(h if isinstance(h, str) else getattr(h, "__qualname__", None)
+                          or type(h).__name__ for h in hooks)
+            facts.hook = (k, names, before)
 
     def step(self, node: Any, g: Any, sent: list[tuple[int, Any, Any]]) -> None:
         k = self.index.get(id(node))
@@ -302,7 +323,12 @@ def kept_record(tape: Tape, out_index: int | None) -> tuple[Any, str | None]:
         return None, None
     record = tape[out_index].sweep
     if record is None:
-        return None, None
+        other, node = foreign_sweep((eq.node for eq in tape), (tape[out_index].node.seq,))
+        if other is None:
+            return None, None
+        name = next(eq.name for eq in tape if eq.node is node)
+        return None, (f"{name} was freed by the {other.kind} of another output that shares "
+                      "it, and this output itself was never swept")
     if record.released is not None:
         return None, record.released
     if record.root_seqs != (tape[out_index].node.seq,):
@@ -312,6 +338,19 @@ def kept_record(tape: Tape, out_index: int | None) -> tuple[Any, str | None]:
         return None, (f"the {record.kind} that freed it stopped with {record.error}, so "
                       "its sweep never reached the inputs")
     return record, None
+
+
+def foreign_record(tape: Tape, out_index: int | None) -> Any:
+    """The kept record of a ``backward()`` from another output that swept (and freed) the
+    graph of equation ``out_index`` (``None``: there is none): what ``.grad`` got from it
+    is that output's gradient, not this one's."""
+    if out_index is None:
+        return None
+    root = tape[out_index].node
+    record = tape[out_index].sweep
+    if record is not None:
+        return record if record.root_seqs != (root.seq,) else None
+    return foreign_sweep((eq.node for eq in tape), (root.seq,))[0]
 
 
 def watched_record(tape: Tape, record: Any, target: Any, wrt: Any,
@@ -337,6 +376,9 @@ def watched_record(tape: Tape, record: Any, target: Any, wrt: Any,
     watch = _Watch(tape, path, wrt_edge)
     with np.errstate(all="ignore"):
         reached = record.feed(watch, {eq.node.seq: eq.node for eq in tape})
+    kept = record.leaf(wrt) if wrt_node is None else None
+    if kept is not None and kept.hooks:  # the input's own hooks, after the sweep
+        watch.zeroed_by_hook(None, kept.before, kept.ct, kept.hooks)
     if wrt_node is not None:
         for step in record.steps:
             if step.seq == wrt_node.seq:

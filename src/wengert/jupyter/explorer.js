@@ -251,7 +251,13 @@ function prepare(d) {
   X.leaves = [];
   d.nodes.kind.forEach((k, v) => { if (k === 1) X.leaves.push(v); });
   X.leafCount = X.leaves.length;
+  X.changed = new Set(d.changed || []);
   return X;
+}
+
+// What the place of a value that is not shown says: why it is not.
+function missing(X, node) {
+  return X.changed.has(node) ? "changed since" : "not kept";
 }
 
 // node -> [[reverse step, running sum text, contribution text], ...] in sweep order.
@@ -537,7 +543,7 @@ function sceneAt(X, L, s) {
       const room = kind === "leaf" ? 14 : 17; // an ellipse is narrower below its middle
       if (kind !== "const") {
         if (st.future) it.lines.push(["·", "m"]);
-        else if (value == null) it.lines.push(["not kept", "i"]);
+        else if (value == null) it.lines.push([missing(X, item), "i"]);
         else it.lines.push([brief(X, item, value, room), "v"]);
         if (!reverse && d.dual && !st.future) {
           const tan = d.nodes.tangent[item];
@@ -814,10 +820,12 @@ function panelHTML(X, s) {
     h.push(`<h4>forward · equation ${e}</h4><div class="wgx-m wgx-cur">${esc(v.equation)}</div>`);
     const origin = (r) => (d.nodes.kind[r] === 1 ? "an input that requires grad"
       : d.nodes.kind[r] === 2 ? "a constant" : `computed at step ${r + 1}`);
-    const from = d.eqs.ins[e].map((r) => `<div><span class="wgx-m">${esc(names[r])} = ${esc(d.nodes.value[r] ?? "not kept")}</span> <span class="wgx-note">${origin(r)}</span></div>`);
+    const from = d.eqs.ins[e].map((r) => `<div><span class="wgx-m">${esc(names[r])} = ${esc(d.nodes.value[r] ?? missing(X, r))}</span> <span class="wgx-note">${origin(r)}</span></div>`);
     h.push(`<div class="wgx-kv" style="margin-top:6px"><b>from</b><span>${from.join("")}</span><b>op</b><span>${esc(op[0])}${d.eqs.params[e] ? ` <span class="wgx-m">(${esc(d.eqs.params[e])})</span>` : ""}</span>`
       + `<b>shape</b><span class="wgx-m">${esc(d.shapes[d.nodes.shape[e]][0])}</span>`
-      + `<b>value</b><span class="wgx-m">${d.nodes.value[e] == null ? `<i>not kept</i> (record inside <code>wg.keep_values()</code> to see it)` : esc(d.nodes.value[e])}</span></div>`);
+      + `<b>value</b><span class="wgx-m">${d.nodes.value[e] != null ? esc(d.nodes.value[e])
+        : X.changed.has(e) ? "<i>changed since</i> (an in-place operation wrote another value into its memory after this step)"
+          : `<i>not kept</i> (record inside <code>wg.keep_values()</code> to see it)`}</span></div>`);
     if (d.dual) {
       h.push(`<h4>tangents (forward mode)</h4>`);
       const tan = d.nodes.tangent[e] || [];
@@ -1069,7 +1077,7 @@ function render({ model, el }) {
       const isEq = r >= X.leafCount;
       const future = isEq && w.phase === "forward" && node > w.eq;
       const cls = `wgx-tr${r === curRow ? " cur" : ""}${future ? " future" : ""}`;
-      const value = future ? "·" : d.nodes.value[node] ?? "not kept";
+      const value = future ? "·" : d.nodes.value[node] ?? missing(X, node);
       const adj = tangents ? (future ? "" : (d.nodes.tangent[node] || []).map(([m, t]) => signed(t, m)).join(" "))
         : w.phase === "forward" ? "" : adjointAt(X, node, w.k) ?? "";
       const op = isEq ? d.ops[d.eqs.op[node]][0] : "input";

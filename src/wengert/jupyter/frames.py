@@ -48,7 +48,9 @@ The data, column by column (lists indexed by node or equation):
   ``eps`` (the perturbations' names), ``shapes``, ``lines``, and ``bars``: the
   adjoints' names (node index, as text -> name) where they are not the name with
   a combining macron on its first character, which the browser writes itself
-  (``ȳ`` is one precomposed character).
+  (``ȳ`` is one precomposed character), and ``changed``: the nodes whose value is not
+  shown because it was written in place since their equation (a leaf changed by an
+  optimizer's step, ``h += 1``), when there are any.
 
 Examples
 --------
@@ -77,6 +79,7 @@ import numpy as np
 
 from ..core import op as op_records
 from ..core.collector import collector_paused
+from ..core.kept import foreign_sweep, kept_value
 from ..core.node import is_stand_in
 from ..core.sweep import SweepObserver, backprop, observe_sweep
 from ..core.tape import Equation, Tape
@@ -384,8 +387,12 @@ class _Builder:
                     const_keys.append((eq.index, i))
                     const_shapes.append(_shape_of(inp.value if inp.value is not None else saved))
             ins.append(refs)
-        for k in tape.changed_leaves():  # modified in place since: not the value used
+        changed_leaves = tape.changed_leaves()
+        for k in changed_leaves:  # modified in place since: not the value used
             leaf_values[k] = _CHANGED
+        #: Nodes whose value is not shown because it was written in place since.
+        self.changed = [eq.index for eq in self.eqs if eq.value is None and eq.written] + \
+            sorted(n + k for k in changed_leaves)
         for k, leaf in enumerate(leaves):
             if leaf_values[k] is _CHANGED:
                 leaf_values[k] = None
@@ -403,7 +410,9 @@ class _Builder:
         self.names = self._names(leaf_names, value_names or {}, line_texts)
         self.shapes: list[list[Any]] = []
         self.shape_index: dict[tuple[int, ...] | None, int] = {}
-        shapes = [eq.shape if eq.shape is not None else _shape_of(eq.value) for eq in self.eqs]
+        # (a value freed by backward() and written in place since still tells its shape)
+        shapes = [eq.shape if eq.shape is not None else _shape_of(
+            eq.value if eq.value is not None else kept_value(eq.node)) for eq in self.eqs]
         shapes += [tuple(getattr(leaf, "shape", ())) for leaf in leaves] + const_shapes
         known, shape_id = self.shape_index, self._shape_id
         self.node_shapes = [known[s] if s in known else shape_id(s) for s in shapes]
@@ -440,12 +449,24 @@ class _Builder:
         #: The equations whose names are not their tape names (``t12``).
         self.renamed: list[int] = []
         if user:
+            # a name two values would have (x rebound in a loop, x also a leaf) would not
+            # say which one a step reads: those keep their tape names, the others are used
             trial = names.copy()
             for k, name in user.items():
                 trial[k] = name
+            for _ in range(len(user) + 1):
+                counts: dict[str, int] = {}
+                for name in chain(trial, leaves):
+                    counts[name] = counts.get(name, 0) + 1
+                clashes = [k for k in user if counts[trial[k]] > 1 and trial[k] != f"t{k}"]
+                if not clashes:
+                    break
+                for k in clashes:
+                    trial[k] = f"t{k}"
             if len(set(trial + leaves)) == n + n_leaves:
                 names = trial
-                self.renamed = sorted(k for k, name in user.items() if name != f"t{k}")
+                self.renamed = sorted(k for k, name in user.items()
+                                      if names[k] == name and name != f"t{k}")
         if len(set(names + leaves)) != n + n_leaves:
             leaves = [f"x{k}" for k in range(n_leaves)]
         consts = []
@@ -823,7 +844,13 @@ def _kept_for(eqs: Sequence[Equation], roots: Sequence[int], seed: Any
         return None, None
     record = eqs[roots[0]].sweep
     if record is None:
-        return None, None
+        other, node = foreign_sweep((eq.node for eq in eqs),
+                                    tuple(eqs[r].node.seq for r in roots))
+        if other is None:
+            return None, None
+        name = next(eq.name for eq in eqs if eq.node is node)
+        return None, (f"{name} was freed by the {other.kind} of another output that shares "
+                      "it, and this output itself was never swept")
     if record.released is not None:
         return None, record.released
     if record.root_seqs != tuple(eqs[r].node.seq for r in roots):
@@ -1091,6 +1118,8 @@ def _frames(tape: Tape, roots: Sequence[int] | None, seed: Any, mode: str | None
         "jacs": b.jacs,
         "layout": _layout(b, lines, line_of, keys),
     }
+    if b.changed:
+        data["changed"] = b.changed
     if reverse and b.hooks:
         data["hooks"] = b.hooks
     if reverse and inner:

@@ -112,7 +112,7 @@ def _magics_class() -> type:
                 result = run_autodiff(
                     code, shell.user_ns, args.inputs, of=args.of, mode=args.mode,
                     views=views, filename=filename, explain=args.explain,
-                    keep=shell.user_ns_hidden,
+                    keep=shell.user_ns_hidden, result_name=args.as_name,
                 )
             except AutodiffUsageError as e:
                 raise UsageError(f"{e}\n{_usage(self.autodiff.parser)}") from None

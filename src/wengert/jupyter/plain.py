@@ -158,26 +158,32 @@ class _Walk:
 
     def children(self, obj: Any) -> Any:
         """``(slot, child)`` pairs of ``obj`` (an iterator; empty when not walked)."""
+        # (containers are read through their base type: a subclass's own methods, which
+        # may do anything, never run)
         t = type(obj)
         if _is(obj, (list, collections.deque)):
-            if _only_atoms(obj):
+            values = list(list.__iter__(obj) if _is(obj, list)
+                          else collections.deque.__iter__(obj))
+            if _only_atoms(values):
                 return iter(())
-            return iter(list(enumerate(obj)))
+            return iter(list(enumerate(values)))
         if _is(obj, tuple):
-            pairs: list[tuple[Any, Any]] = list(enumerate(obj))
-            if not _only_atoms(obj):
-                return iter(pairs + self.attributes(obj))
+            values = list(tuple.__iter__(obj))
+            if not _only_atoms(values):
+                return iter(list(enumerate(values)) + self.attributes(obj))
             return iter(self.attributes(obj))
         if _is(obj, dict):
+            pairs = list(dict.items(obj))
             items = []
-            if not (_only_atoms(obj.values()) and _only_atoms(obj.keys())):
-                items = [(("key", k), k) for k in obj if type(k) not in _ATOMS]
-                items += [(("item", k), v) for k, v in obj.items()]
+            if not (_only_atoms(v for _, v in pairs) and _only_atoms(k for k, _ in pairs)):
+                items = [(("key", k), k) for k, _ in pairs if type(k) not in _ATOMS]
+                items += [(("item", k), v) for k, v in pairs]
             return iter(items + self.attributes(obj))
         if _is(obj, (set, frozenset)):
-            if _only_atoms(obj):
+            values = list(set.__iter__(obj) if _is(obj, set) else frozenset.__iter__(obj))
+            if _only_atoms(values):
                 return iter(())
-            return iter([(("member", v), v) for v in obj])
+            return iter([(("member", v), v) for v in values])
         if t is np.ndarray:  # of objects
             return iter([(("flat", i), v) for i, v in enumerate(obj.flat)])
         if t is types.FunctionType:
@@ -253,9 +259,10 @@ class _Walk:
     def apply(self, obj: Any, where: str, changes: list[tuple[Any, Any]]) -> Any:
         """Put the replacements into ``obj`` (mutable) or build its plain copy."""
         if _is(obj, (list, collections.deque)):
+            setitem = list.__setitem__ if _is(obj, list) else collections.deque.__setitem__
             for slot, new in changes:
                 if isinstance(slot, int):
-                    obj[slot] = new
+                    setitem(obj, slot, new)
                 else:
                     self.set_attribute(obj, slot, new, where)
             return obj
@@ -272,14 +279,18 @@ class _Walk:
             return obj
         if _is(obj, set):
             for slot, new in changes:
-                obj.discard(slot[1])
-                obj.add(new)
+                set.discard(obj, slot[1])
+                set.add(obj, new)
             return obj
         if _is(obj, frozenset):
             old = {id(slot[1]) for slot, _ in changes}
-            return type(obj)([v for v in obj if id(v) not in old] + [new for _, new in changes])
+            new_set = frozenset.__new__(type(obj), [v for v in frozenset.__iter__(obj)
+                                                    if id(v) not in old]
+                                        + [new for _, new in changes])
+            _copy_state(obj, new_set)
+            return new_set
         if _is(obj, tuple):
-            items = list(obj)
+            items = list(tuple.__iter__(obj))
             rest = []
             for slot, new in changes:
                 if isinstance(slot, int):
@@ -313,7 +324,7 @@ class _Walk:
                              **parts.get("keywords", obj.keywords))
         if _is(obj, type):
             for slot, new in changes:
-                setattr(obj, slot[1], new)
+                type.__setattr__(obj, slot[1], new)  # (not a metaclass's own)
             return obj
         for slot, new in changes:
             self.set_attribute(obj, slot, new, where)
@@ -331,14 +342,33 @@ class _Walk:
         t = type(obj)
         if t is tuple:
             return tuple(items)
-        try:
-            new = t._make(items) if hasattr(t, "_make") else t(items)
-        except Exception:  # noqa: BLE001 (an unknown tuple type: reported)
-            self.problems.append(f"{where} (a {t.__name__}, which cannot be rebuilt)")
-            return obj
+        # a subclass (a named tuple, the user's): built as a tuple of its type, its own
+        # __new__ not run, its attributes carried over
+        new = tuple.__new__(t, items)
+        _copy_state(obj, new)
         for slot, value in rest:
             self.set_attribute(new, slot, value, where)
         return new
+
+
+def _copy_state(obj: Any, new: Any) -> None:
+    """Give ``new`` (a rebuilt immutable container of ``obj``'s type) ``obj``'s attributes
+    (``__dict__`` and ``__slots__``), reading and writing them without running its code."""
+    d = _instance_dict(obj)
+    if d:
+        target = _instance_dict(new)
+        if target is not None:
+            target.update(d)
+    t = type(obj)
+    for cls in t.__mro__:
+        slots = cls.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name.startswith("__") and not name.endswith("__"):
+                name = f"_{cls.__name__.lstrip('_')}{name}"
+            descriptor = cls.__dict__.get(name)
+            if type(descriptor) is types.MemberDescriptorType:
+                with contextlib.suppress(AttributeError):  # an empty slot
+                    descriptor.__set__(new, descriptor.__get__(obj, t))
 
 
 def _instance_dict(obj: Any) -> dict[str, Any] | None:

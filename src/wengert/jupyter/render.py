@@ -220,6 +220,14 @@ class TapeNames:
             f"x{i}" if name is None else name if seen[name] == 1 else f"{name} (x{i})"
             for i, name in enumerate(leaf_names)
         ]
+        # A user's name of a result that is also a leaf's or another result's (x, rebound
+        # in a loop) would not say which value a formula reads: those keep the tape's name.
+        taken = [name for key, name in given.items() if isinstance(key, str)
+                 and key[:1] == "t"] + [n for n in leaf_names if n is not None]
+        counts: dict[str, int] = {}
+        for name in taken:
+            counts[name] = counts.get(name, 0) + 1
+        self._ambiguous = {name for name, c in counts.items() if c > 1}
 
     def leaf(self, i: int) -> str:
         """The name of leaf ``i`` (``w``, or ``x0``)."""
@@ -231,8 +239,10 @@ class TapeNames:
         return None if name == f"x{i}" else name
 
     def equation(self, k: int) -> str:
-        """The name of equation ``k``'s output (the user's, or ``t3``)."""
-        return self._given.get(f"t{k}", f"t{k}")
+        """The name of equation ``k``'s output (the user's, or ``t3``: also when another
+        value has the same user name)."""
+        name = self._given.get(f"t{k}")
+        return f"t{k}" if name is None or name in self._ambiguous else name
 
     def user_equation(self, k: int) -> str | None:
         """The user's name of equation ``k``'s output, ``None`` when it has none."""
@@ -470,6 +480,8 @@ def equation_cells(eq: Equation, names: TapeNames, adjoints: Mapping[Any, Any] |
         value = value_text(eq.value)
         if shape is None:  # freed by backward(), but kept by wg.keep_values()
             shape, dtype = value_shape_dtype(eq.value)
+    elif eq.written:
+        value = "written in place since"
     elif shape is None:
         value = "freed by backward()"
     else:
@@ -491,8 +503,10 @@ def equation_cells(eq: Equation, names: TapeNames, adjoints: Mapping[Any, Any] |
 
 
 def leaf_cells(tape: Tape, i: int, names: TapeNames, adjoints: Mapping[Any, Any] | None,
-               ) -> dict[str, str]:
-    """The text of each cell of leaf ``i``'s row.
+               changed: set[int] | None = None) -> dict[str, str]:
+    """The text of each cell of leaf ``i``'s row (``changed``: the leaves changed in place
+    since the equations used them, :meth:`~wengert.core.tape.Tape.changed_leaves`; their
+    value now is said to be another than the one the equations used).
 
     Examples
     --------
@@ -516,7 +530,9 @@ def leaf_cells(tape: Tape, i: int, names: TapeNames, adjoints: Mapping[Any, Any]
         "shape": shape_text(shape),
         "dtype": "?" if dtype is None else str(dtype),
         "requires_grad": leaf_requires_grad_text(leaf),
-        "value": value_text(leaf_value(leaf)),
+        "value": value_text(leaf_value(leaf)) + (
+            " now (changed in place since the equations used it)"
+            if changed is not None and i in changed else ""),
         ".grad": "—" if grad is None else value_text(grad),
         "adjoint": "—" if adjoint is None else value_text(adjoint),
     }
@@ -579,13 +595,14 @@ def tape_text(tape: Tape, adjoints: Mapping[Any, Any] | None = None, *,
             headers.append("adjoint")
         head, hidden, tail = shown_rows(len(tape.leaves), max_rows)
         rows: list[Sequence[str] | str] = []
+        changed = tape.changed_leaves()
         for i in head:
-            cells = leaf_cells(tape, i, table_names, adjoints)
+            cells = leaf_cells(tape, i, table_names, adjoints, changed)
             rows.append([cells[h] for h in headers])
         if hidden:
             rows.append(f"… {hidden:,} more leaves …")
         for i in tail:
-            cells = leaf_cells(tape, i, table_names, adjoints)
+            cells = leaf_cells(tape, i, table_names, adjoints, changed)
             rows.append([cells[h] for h in headers])
         blocks.append("\n".join(_text_table(headers, rows)))
     if len(tape) == 0:
@@ -707,7 +724,8 @@ COLUMN_HELP = {
     "requires_grad": "True: a leaf you made with requires_grad=True; watched: a variable "
                      "or tensor a GradientTape watches",
     "value": "the value computed in the forward pass (not kept: the tape did not keep it; "
-             "record inside wg.keep_values() to see it)",
+             "record inside wg.keep_values() to see it; written in place since: an in-place "
+             "operation wrote another value into its memory afterwards)",
     "line": "the line of your code that recorded the equation",
     "inputs": "where each input comes from: an earlier equation (t3), a leaf, or a constant",
 }
@@ -731,8 +749,10 @@ def _leaves_table(tape: Tape, names: TapeNames, adjoints: Mapping[Any, Any] | No
     if adjoints:
         headers.append("adjoint")
 
+    changed = tape.changed_leaves()
+
     def row(i: int) -> str:
-        c = leaf_cells(tape, i, names, adjoints)
+        c = leaf_cells(tape, i, names, adjoints, changed)
         user = names.user_leaf(i)
         shown = user.removesuffix(f" (x{i})") if user else f"x{i}"
         label = (f'<span class="wg-in-rg wg-name">{_e(shown)}</span>'

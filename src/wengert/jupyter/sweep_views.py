@@ -14,6 +14,8 @@ import html
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from .frames import explorer_frames, step_view
 
 __all__ = ["frames_of", "adjoint_table_html", "vjp_table_html"]
@@ -46,8 +48,13 @@ def _reverse_views(result: Any) -> tuple[list[dict[str, Any]], str | None]:
     if len(result.tape) == 0:
         return [], "the output does not depend on the inputs: nothing to sweep."
     differs = result.extras.get("replay_differs")
-    if differs is not None:
+    if differs is not None and not result.sweep_kept():
         return [], differs + " The step-by-step views are not shown."
+    if result.extras.get("frames") is None and result.changed_constants():
+        try:
+            result.replay()
+        except RuntimeError as e:
+            return [], str(e)
     if len(result.tape) > MAX_STEPS:
         return [], (f"{len(result.tape):,} equations: too many to list here; step through "
                     "them with _autodiff.explore().")
@@ -55,6 +62,19 @@ def _reverse_views(result: Any) -> tuple[list[dict[str, Any]], str | None]:
     steps = frames["steps"]
     first = steps["forward"] + 1  # the forward steps, then the seed
     return [step_view(frames, k) for k in range(first, steps["total"])], None
+
+
+def _seed_html(result: Any) -> str:
+    """What the step tables of a non-scalar output show (one sweep from ones, not the
+    sweeps of the card's Jacobian), or nothing for a scalar output."""
+    size = int(np.size(result.value))
+    if size == 1:
+        return ""
+    return ('<div class="wg-dim">'
+            f"The output has {size:,} entries: the card's Jacobian took one sweep per entry; "
+            f"the steps below are one sweep from ones, which gives the "
+            f"gradient of the sum of its {size:,} entries (the sum of the Jacobian's "
+            "rows).</div>")
 
 
 def _table(head: list[str], rows: list[list[str]]) -> str:
@@ -72,6 +92,11 @@ def adjoint_table_html(result: Any) -> str:
         return f'<div class="wg-dim">{_e(note)}</div>'
     rows = []
     for k, view in enumerate(views, start=1):
+        if view["phase"] == "hook":  # what the hook returned replaces the adjoint
+            rows.append([str(k), _e(f"gradient hook {view['hooks']} (register_hook)"),
+                         _e(view["before"]), _e(_hook_effect(view)),
+                         _e(view["after"] or view["before"])])
+            continue
         sends = view.get("sends", [])
         for j, send in enumerate(sends):
             rule = send["rule"] + (f" = {send['numbers']}" if send.get("numbers") else "")
@@ -82,7 +107,15 @@ def adjoint_table_html(result: Any) -> str:
                 _e(rule),
                 _e(_running(send)),
             ])
-    return _table(["step", "equation", "received", "rule", "adjoint so far"], rows)
+    return _seed_html(result) + _table(
+        ["step", "equation", "received", "rule", "adjoint so far"], rows)
+
+
+def _hook_effect(view: Mapping[str, Any]) -> str:
+    """``q̄ = 4.2 → q̄ = 8.4``: what a hook step did (or that a replay ran no hook)."""
+    if view["after"] is None:
+        return f"{view['before']}: not run in this replay"
+    return f"{view['before']} → {view['after']}"
 
 
 def _running(send: Mapping[str, Any]) -> str:
@@ -100,6 +133,10 @@ def vjp_table_html(result: Any) -> str:
         return f'<div class="wg-dim">{_e(note)}</div>'
     rows = []
     for k, view in enumerate(views, start=1):
+        if view["phase"] == "hook":
+            rows.append([str(k), _e(f"gradient hook {view['hooks']} (register_hook)"),
+                         _e(_hook_effect(view)), "", "none: its result replaces the adjoint"])
+            continue
         for j, send in enumerate(view.get("sends", [])):
             shape, entries, size = send["jacobian"]
             m, n = (int(v) for v in shape.split("×"))
@@ -108,7 +145,7 @@ def vjp_table_html(result: Any) -> str:
                 _e(view["equation"]) if j == 0 else "",
                 _e(send["rule"]),
                 _e(f"{m:,} in, {n:,} out"),
-                _e(f"{shape}: {entries} entries, {size}"),
+                _e(f"{shape}: {entries} entr{'y' if entries == '1' else 'ies'}, {size}"),
             ])
-    return _table(["step", "equation", "VJP", "numbers it used", "Jacobian never built"],
-                  rows)
+    return _seed_html(result) + _table(
+        ["step", "equation", "VJP", "numbers it used", "Jacobian never built"], rows)

@@ -50,6 +50,9 @@ def as_tape(target: Any) -> Tape:
                 "wg.keep_values()), where the tape keeps its equations for the views."
             )
         return tape
+    check = getattr(target, "changed_constants", None)
+    if callable(check):  # an %%autodiff result: no value of a constant changed since
+        check()
     tape = getattr(target, "tape", None)
     if isinstance(tape, Tape):
         return tape

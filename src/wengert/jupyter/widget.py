@@ -282,7 +282,8 @@ def explore(
         data = explorer_frames(tape, roots=roots, seed=seed, mode=mode,
                                leaf_names=leaf_names, value_names=getattr(target, "names", None))
         differs = kept.get("replay_differs") if isinstance(kept, Mapping) else None
-        if differs:
+        own = getattr(target, "sweep_kept", None)
+        if differs and not (callable(own) and own()):  # (else: the cell's own sweep)
             data["seed_note"] = " ".join(filter(None, (
                 data.get("seed_note"), differs,
                 "The reverse steps here are that replay, not the numbers of the card.")))
