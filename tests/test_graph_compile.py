@@ -174,3 +174,15 @@ def test_repr_and_cache_info_text_are_deterministic():
         "<trace branchy(x: f64[]): 2 equations, 1 guard, 1 call>",
         "<trace branchy(x: f64[]): 3 equations, 1 guard, 1 call>"]
     assert "if x > 0" in f.cache_info()[0].guards[0]
+
+
+def test_int_of_a_traced_float_guards_on_the_int_it_gives():
+    f = wg.compile(lambda x: x * int(x))
+    for x in (2.7, 2.2, 3.5, -0.5, 0.9, 2.0):
+        assert f(x) == x * int(x)
+    assert len(f.cache_info()) == 3  # int(x) gave 2, 3 and 0
+    g = wg.compile(lambda x: x * int(x[0]))
+    np.testing.assert_array_equal(g(np.array([1.5, 4.0])), np.array([1.5, 4.0]))
+    np.testing.assert_array_equal(g(np.array([1.7, 4.0])), np.array([1.7, 4.0]))
+    with pytest.raises(ValueError, match="NaN"):  # as int(nan) eagerly
+        f(float("nan"))

@@ -497,6 +497,8 @@ def _guard_lines(guards: list[Any], var: str, ns: Namespace, indent: str) -> lis
             test = f"np.shape({var}) != {e!r}"
         elif g.how == "bool":
             test = f"not {var}" if e else f"{var}"
+        elif g.how == "int" and g.var.dtype.kind not in "iub":  # int(x) of a float: 2
+            test = f"int({var}) != {e!r}"                         # for 2.7 and 2.2 too
         elif isinstance(e, float) and e != e:
             test = f"{var} == {var}"  # expected NaN
         elif type(e) is float and e == 0.0:  # 0.0 and -0.0 compare equal but divide apart
