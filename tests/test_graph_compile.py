@@ -186,3 +186,29 @@ def test_int_of_a_traced_float_guards_on_the_int_it_gives():
     np.testing.assert_array_equal(g(np.array([1.7, 4.0])), np.array([1.7, 4.0]))
     with pytest.raises(ValueError, match="NaN"):  # as int(nan) eagerly
         f(float("nan"))
+
+
+def _within(seconds, fun):
+    """``fun()``'s result, run in a thread that must finish within ``seconds``."""
+    out = []
+    t = threading.Thread(target=lambda: out.append(fun()), daemon=True)
+    t.start()
+    t.join(seconds)
+    assert not t.is_alive(), "did not finish (a deadlock)"
+    return out[0]
+
+
+def test_a_compiled_function_calling_itself_while_traced():
+    @wg.compile
+    def power(x, n):
+        return x if n == 0 else x * power(x, n - 1)
+
+    assert _within(60, lambda: power(np.full(2, 3.0), 3)).tolist() == [81.0, 81.0]
+    assert _within(60, lambda: power(2.0, 2)) == 8.0
+
+    @wg.compile
+    def countdown(x):  # recursion on a traced value: each depth a trace, guarded
+        return x if x <= 0 else countdown(x - 1.0) + 1.0
+
+    assert _within(60, lambda: countdown(2.0)) == 2.0
+    assert _within(60, lambda: countdown(-1.0)) == -1.0

@@ -180,7 +180,7 @@ class Compiled:
         self._cache: dict[Any, list[TraceInfo]] = {}
         self._count = 0  # traces kept
         self._per_shapes: dict[Any, int] = {}  # traces kept per key without static values
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # (f may call itself while traced)
         self._warned = False
         self._full_warned = False
         try:
