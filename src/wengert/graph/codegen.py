@@ -12,8 +12,10 @@ Two flavours of the same program:
   for ops whose forward is wengert's own ``op.<name>``);
 * **floats**: when every value of the graph is a float64 scalar, straight-line code on
   floats (``t1 = t0 * 0.9``, ``t2 = sin(t1)`` with ``sin`` bound to ``math.sin``) for the
-  equations eager mode ran on Python floats (each input was one when traced,
-  :attr:`Var.scalar <wengert.graph.ir.Var>`, and the op has a float fast path), and
+  equations eager mode ran on Python floats (operators, and wengert's functions such as
+  ``wg.numpy.sin``: each input was one when traced, :attr:`Var.scalar
+  <wengert.graph.ir.Var>`, and the op has a float fast path; NumPy's own ``np.sin`` of a
+  Python float gives a NumPy scalar, computed by NumPy as eagerly), and
   NumPy for those on NumPy scalars, as eagerly (``c0 * t5`` on a ``float64`` is NumPy's
   multiply; ``np.tanh(t6)``), under ``raise_reported()``. Where a float path raises
   (``log(-1.0)``, ``1.0 / 0.0``, ``exp(1000.0)``) eager mode gives NumPy's answer, NaN
@@ -34,7 +36,8 @@ Examples
 --------
 >>> import numpy as np
 >>> import wengert as wg
->>> g = wg.trace(lambda x: np.sin(x) * 2.0, 0.5, source_lines=False)
+>>> import wengert.numpy as wnp
+>>> g = wg.trace(lambda x: wnp.sin(x) * 2.0, 0.5, source_lines=False)
 >>> print(to_source(g))
 import numpy as np
 from math import sin

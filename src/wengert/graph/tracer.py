@@ -310,29 +310,44 @@ class Traced(InPlaceTraced, ArrayMethods):
 
     # NumPy dispatch: every np.* call is routed to wengert (and recorded).
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        return _dispatch.array_ufunc(ufunc, method, inputs, kwargs)
+        n = len(self.builder.equations)
+        return _numpy_result(_dispatch.array_ufunc(ufunc, method, inputs, kwargs),
+                             self.builder, n)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
-        return _dispatch.array_function(func, args, kwargs)
+        n = len(self.builder.equations)
+        return _numpy_result(_dispatch.array_function(func, args, kwargs), self.builder, n)
 
     # comparisons and bitwise operators: no gradient, recorded
     def __eq__(self, other: Any) -> Any:  # type: ignore[override]
-        return np.equal(self, other)
+        return _python_result(np.equal(self, other), self, other)
 
     def __ne__(self, other: Any) -> Any:  # type: ignore[override]
-        return np.not_equal(self, other)
+        return _python_result(np.not_equal(self, other), self, other)
 
     def __lt__(self, other: Any) -> Any:
-        return np.less(self, other)
+        return _python_result(np.less(self, other), self, other)
 
     def __le__(self, other: Any) -> Any:
-        return np.less_equal(self, other)
+        return _python_result(np.less_equal(self, other), self, other)
 
     def __gt__(self, other: Any) -> Any:
-        return np.greater(self, other)
+        return _python_result(np.greater(self, other), self, other)
 
     def __ge__(self, other: Any) -> Any:
-        return np.greater_equal(self, other)
+        return _python_result(np.greater_equal(self, other), self, other)
+
+    @property
+    def real(self) -> Any:
+        out = super().real
+        return _python_result(out, self) if out is not self else out
+
+    @property
+    def imag(self) -> Any:
+        return _python_result(super().imag, self)
+
+    def conjugate(self) -> Any:
+        return _python_result(self.conj(), self)
 
     def __invert__(self) -> Any:
         return np.invert(self)
@@ -351,6 +366,40 @@ class Traced(InPlaceTraced, ArrayMethods):
 
     def __xor__(self, other: Any) -> Any:
         return np.bitwise_xor(self, other)
+
+
+#: The types of Python numbers: their operators give Python numbers, NumPy's functions
+#: NumPy scalars.
+_PYTHON_NUMBERS = (float, int, bool, complex)
+
+
+def _numpy_result(out: Any, builder: Builder, start: int) -> Any:
+    """What a NumPy function gives: a NumPy scalar where its operands were Python numbers
+    (``np.sinh(x)`` of a Python float is a ``np.float64``, though ``x * 2.0`` is a Python
+    float), for the variables recorded by this call (from equation ``start`` on)."""
+    leaves = [out] if type(out) is Traced else flatten(out)[0] \
+        if isinstance(out, (tuple, list)) else ()
+    fresh = None
+    for t in leaves:
+        if type(t) is Traced and type(t.value) in _PYTHON_NUMBERS and t.builder is builder:
+            if fresh is None:
+                fresh = {id(eq.out) for eq in builder.equations[start:]}
+            if id(t.var) in fresh:
+                t.value = t.var.dtype.type(t.value)
+                t.var.scalar = False
+    return out
+
+
+def _python_result(out: Any, *operands: Any) -> Any:
+    """What an operator or attribute of Python numbers gives: a Python number (``x > 0``
+    of a Python float is a ``bool``, ``z.real`` of a complex a ``float``)."""
+    if type(out) is Traced and isinstance(out.value, (np.generic, np.ndarray)) \
+            and out.value.ndim == 0 \
+            and all(type(a.value if type(a) is Traced else a) in _PYTHON_NUMBERS
+                    for a in operands):
+        out.value = out.value.item()
+        out.var.scalar = True  # (a fresh variable: operators and attributes record one)
+    return out
 
 
 def _what(a: Any) -> str:
@@ -473,8 +522,9 @@ class GraphKind(Kind):
                 values.append(lit.value)
         with np.errstate(all="ignore") if builder.abstract else _NO_CONTEXT:
             value = forward(op, tuple(values), params)
-        if type(value) is np.float64 and not params and _python_numbers(values):
-            value = float(value)  # a Python float with an int is a Python float, eagerly
+        if not params and type(value) in (np.float64, np.complex128) \
+                and _python_numbers(values):
+            value = value.item()  # a Python float with an int is a Python float, eagerly
         out = builder.record(op, ins, params, value)
         if op.view and type(args[0]) is Traced and args[0].builder is builder \
                 and shares_storage(value, values[0]):
@@ -572,11 +622,12 @@ def static_value(t: Traced, what: str) -> Any:
 
 
 def _python_numbers(values: list[Any]) -> bool:
-    """Python floats and ints (a float among them): Python's arithmetic gives a float."""
+    """Python numbers (a float or complex among them): Python's arithmetic gives a float
+    or a complex."""
     floats = False
     for v in values:
         t = type(v)
-        if t is float:
+        if t is float or t is complex:
             floats = True
         elif t is not int and t is not bool:
             return False
