@@ -234,6 +234,19 @@ def test_python_complex_numbers_compute_as_python_complex_numbers():
             same(g, w)
 
 
+def test_round_of_an_array_raises_as_eagerly_and_of_a_number_rounds():
+    for x in (np.array(3.14159), np.array([3.14159]), np.array(3, np.int32)):
+        for f in (lambda x: round(x), lambda x: round(x, 2)):
+            with pytest.raises(TypeError, match="doesn't define __round__"):
+                f(x)
+            with pytest.raises(TypeError, match="doesn't define __round__"):
+                wg.compile(f)(x)
+    f = lambda x, y: (round(x.sum(), 2), round(y[0]), round(np.float32(1.5) * y[0], 1))  # noqa: E731
+    args = (np.array([1.23456, 2.0]), np.array([2.5, 1.0]))
+    for g, w in zip(wg.compile(f)(*args), f(*args)):
+        same(g, w)
+
+
 def test_tensors_with_python_int_arguments_differentiate():
     f = wg.compile(lambda x, n: np.sum(x[:n] ** 2))
     x = wg.tensor([1.0, 2.0, 3.0], requires_grad=True)

@@ -249,16 +249,16 @@ class Traced(InPlaceTraced, ArrayMethods):
                                   else "complex" if kind == "c" else "float")
 
     def __round__(self, ndigits: int | None = None) -> Any:
+        if type(self.value) is np.ndarray:  # (a 0-d array too; NumPy scalars round)
+            raise TypeError("type numpy.ndarray doesn't define __round__ method (round() "
+                            f"of a traced array {self.var.name}: {self.var.aval}; use "
+                            "np.round)")
         if ndigits is not None:
             out = np.round(self, ndigits)
             if self.var.scalar and type(out) is Traced and type(out.value) is np.float64:
                 out.value = float(out.value)  # round(x, n) of a Python float is one
                 out.var.scalar = True
             return out
-        if self.var.shape != ():
-            raise TypeError("type numpy.ndarray doesn't define __round__ method (round() "
-                            f"of a traced array {self.var.name}: {self.var.aval}; use "
-                            "np.round)")
         # round(x) of a number is a Python int, as for Python and NumPy scalars: the
         # rounded example's value, guarded
         rounded = np.round(self)
