@@ -247,6 +247,33 @@ def test_round_of_an_array_raises_as_eagerly_and_of_a_number_rounds():
         same(g, w)
 
 
+def test_keyword_only_arguments_and_var_keywords():
+    def f(x, y=2.0, *, z=3.0, n=1):
+        return x[:n] * y + z
+
+    cf = wg.compile(f)
+    x = np.arange(3.0)
+    for kwargs in ({}, {"z": 1.0}, {"z": np.ones(2), "n": 2}, {"y": np.ones(3), "n": 3},
+                   {"n": 2}, {"z": 5.0}):
+        same(cf(x, **kwargs), f(x, **kwargs))
+    assert [i.signature for i in cf.cache_info()] == [
+        "f(x: f64[3])", "f(x: f64[3], z: f64[])", "f(x: f64[3], z: f64[2]) with n=2",
+        "f(x: f64[3], y: f64[3]) with n=3", "f(x: f64[3]) with n=2"]
+
+    def g(*args, **kwargs):
+        return sum(args) + sum(v * 2.0 for v in kwargs.values())
+
+    cg = wg.compile(g)
+    same(cg(x, 1.0, a=x, b=2.0), g(x, 1.0, a=x, b=2.0))
+    same(cg(x, 1.0, b=x, a=2.0), g(x, 1.0, b=x, a=2.0))
+    same(cg(x, a=x), g(x, a=x))
+    same(wg.grad(lambda x: cf(x, z=x[1]).sum())(x), np.array([2.0, 1.0, 0.0]))
+    # a dict passed by position is another call than keywords
+    d = wg.compile(lambda x, *args, **kwargs: x + (args[0]["z"] if args else kwargs["z"]))
+    same(d(x, {"z": 1.0}), x + 1.0)
+    same(d(x, z=2.0), x + 2.0)
+
+
 def test_tensors_with_python_int_arguments_differentiate():
     f = wg.compile(lambda x, n: np.sum(x[:n] ** 2))
     x = wg.tensor([1.0, 2.0, 3.0], requires_grad=True)

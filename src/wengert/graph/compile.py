@@ -47,6 +47,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import threading
@@ -181,6 +182,7 @@ class Compiled:
         self._count = 0  # traces kept
         self._per_shapes: dict[Any, int] = {}  # traces kept per key without static values
         self._lock = threading.RLock()  # (f may call itself while traced)
+        self._keyword_functions: dict[Any, Callable[..., Any]] = {}
         self._warned = False
         self._full_warned = False
         try:
@@ -189,19 +191,32 @@ class Compiled:
             self._signature = None
 
     # -- arguments ------------------------------------------------------------
-    def _positional(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    def _positional(self, args: tuple[Any, ...], kwargs: dict[str, Any]
+                    ) -> tuple[tuple[Any, ...], tuple[str, ...]]:
+        """The arguments as positions: those ``fun`` takes by position, then the values of
+        its keyword-only arguments (and ``**kwargs``) passed, whose names are returned."""
         if not kwargs and not self._needs_defaults(len(args)):
-            return args
-        if self._signature is None:
-            raise TypeError(f"compile: {function_name(self.fun)}() takes positional arguments "
-                            "only (its signature is unknown)")
+            return args, ()
+        if self._signature is None:  # (passed on by name)
+            return args + tuple(kwargs.values()), tuple(kwargs)
         bound = self._signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        if bound.kwargs:
-            raise TypeError(f"compile: keyword-only arguments {sorted(bound.kwargs)} of "
-                            f"{function_name(self.fun)}() are not supported; make them "
-                            "positional")
-        return tuple(bound.args)
+        if self._needs_defaults(len(bound.args)):
+            bound.apply_defaults()
+        keywords = bound.kwargs
+        return tuple(bound.args) + tuple(keywords.values()), tuple(keywords)
+
+    def _function(self, keywords: tuple[str, ...], nargs: int = 0) -> Callable[..., Any]:
+        """``fun``, or for keyword arguments ``keywords`` (``nargs`` arguments in all) a
+        function taking them last by position (named after them, so a trace names its
+        inputs ``z``, ``opts_lr``)."""
+        if not keywords:
+            return self.fun
+        npos = nargs - len(keywords)
+        fun = self._keyword_functions.get((npos, keywords))
+        if fun is None:
+            fun = self._keyword_functions[npos, keywords] = _by_position(self.fun, npos,
+                                                                         keywords)
+        return fun
 
     def _needs_defaults(self, nargs: int) -> bool:
         """Whether a static argument names a parameter left at its default."""
@@ -209,8 +224,8 @@ class Compiled:
             else tuple(self.static_argnums)
         return self._signature is not None and any(k >= nargs for k in nums if k >= 0)
 
-    def _key(self, args: tuple[Any, ...], static: tuple[int, ...]
-             ) -> tuple[Any, Any, list[Any]]:
+    def _key(self, args: tuple[Any, ...], static: tuple[int, ...],
+             keywords: tuple[str, ...] = ()) -> tuple[Any, Any, list[Any]]:
         """The cache key, the key without static values, and the traced leaves."""
         statics = []
         for i in static:
@@ -230,11 +245,13 @@ class Compiled:
                 try:
                     per_leaf.append((_STATIC, static_key(x)))
                 except TypeError:
-                    raise TypeError(self._unhashable(args, static, k, x)) from None
+                    raise TypeError(self._unhashable(args, static, k, x, keywords)) from None
             else:
                 per_leaf.append(_leaf_signature(x))
                 dynamic.append(x)
         tree = _hashable(tree)
+        if keywords:  # f(x, {"z": 1.0}) and f(x, z=1.0) are two calls
+            tree = (tree, keywords)
         key = (tree, tuple(per_leaf), tuple(statics))
         if len(dynamic) == len(leaves) and not statics:
             return key, key, dynamic
@@ -242,9 +259,9 @@ class Compiled:
                               for e in per_leaf))
         return key, shapes, dynamic
 
-    def _unhashable(self, args: tuple[Any, ...], static: tuple[int, ...], k: int, x: Any
-                    ) -> str:
-        name = self._static_names(args, static)[1][k]
+    def _unhashable(self, args: tuple[Any, ...], static: tuple[int, ...], k: int, x: Any,
+                    keywords: tuple[str, ...]) -> str:
+        name = self._static_names(args, static, self._function(keywords, len(args)))[1][k]
         return (
             f"compile: argument {name} of {function_name(self.fun)}() is a "
             f"{type(x).__name__}, not an array or a number, so it is passed to "
@@ -254,12 +271,12 @@ class Compiled:
             "arrays it holds as arguments."
         )
 
-    def _static_names(self, args: tuple[Any, ...], static: tuple[int, ...]
-                      ) -> tuple[dict[int, str], list[str]]:
+    def _static_names(self, args: tuple[Any, ...], static: tuple[int, ...],
+                      fun: Callable[..., Any]) -> tuple[dict[int, str], list[str]]:
         """Names of the static positions, and of every leaf of the other arguments."""
-        names = argument_names(self.fun, args)
+        names = argument_names(fun, args)
         try:
-            params = [p.name for p in inspect.signature(self.fun).parameters.values()]
+            params = [p.name for p in inspect.signature(fun).parameters.values()]
         except (TypeError, ValueError):
             params = []
         by_position: dict[int, str] = {}
@@ -274,8 +291,8 @@ class Compiled:
         return by_position, leaf_names
 
     # -- tracing --------------------------------------------------------------
-    def _trace(self, args: tuple[Any, ...], static: tuple[int, ...], shapes: Any = None
-               ) -> TraceInfo:
+    def _trace(self, args: tuple[Any, ...], static: tuple[int, ...], shapes: Any = None,
+               keywords: tuple[str, ...] = ()) -> TraceInfo:
         plain = tuple(a if i in static else unflatten(flatten(a)[1],
                                                        [_plain(x) for x in flatten(a)[0]])
                       for i, a in enumerate(args))
@@ -283,20 +300,21 @@ class Compiled:
         builder = Builder(function_name(self.fun), lines=False)
         with collector_paused():  # tracing and compiling build no cycles worth collecting
             # The example values are not kept: a cached trace must not hold a batch alive.
-            traced = trace_into(builder, self.fun, plain, static,
+            fun = self._function(keywords, len(args))
+            traced = trace_into(builder, fun, plain, static,
                                 is_static_leaf).replace(examples=None)
             graph = traced
             if self.optimize:
                 graph = _optimized(traced, self.optimize)
             runner = compile_graph(graph)
-        return TraceInfo(graph, traced, runner, self._statics(args, static), shapes)
+        return TraceInfo(graph, traced, runner, self._statics(args, static, fun), shapes)
 
-    def _statics(self, args: tuple[Any, ...], static: tuple[int, ...]
-                 ) -> list[tuple[str, Any]]:
+    def _statics(self, args: tuple[Any, ...], static: tuple[int, ...],
+                 fun: Callable[..., Any]) -> list[tuple[str, Any]]:
         """(name, value) of each static argument and static leaf, in argument order."""
         if not static and not any(is_static_leaf(x) for x in flatten(args)[0]):
             return []
-        by_position, leaf_names = self._static_names(args, static)
+        by_position, leaf_names = self._static_names(args, static, fun)
         out = []
         names = iter(leaf_names)
         for i, a in enumerate(args):
@@ -363,14 +381,13 @@ class Compiled:
 
     # -- calling --------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        args = self._positional(args, kwargs)
-        static = static_positions(self.static_argnums, len(args), "compile") \
-            if self.static_argnums != () else ()
-        key, shapes, leaves = self._key(args, static)
+        args, keywords = self._positional(args, kwargs)
+        static = self._static(args, keywords)
+        key, shapes, leaves = self._key(args, static, keywords)
         infos = self._cache.get(key)
         tried = len(infos) if infos is not None else 0  # the list may grow meanwhile
         if any(is_traced(x) for x in leaves):
-            return self._call_traced(args, static, key, shapes, leaves, infos)
+            return self._call_traced(args, static, key, shapes, leaves, infos, keywords)
         if infos is not None:
             for info in infos[:tried]:
                 try:
@@ -391,10 +408,10 @@ class Compiled:
                 eager = True
             else:
                 eager = False
-                info = self._trace(args, static, shapes)
+                info = self._trace(args, static, shapes, keywords)
                 self._keep(key, info)
         if eager:
-            return self.fun(*args)
+            return self._function(keywords, len(args))(*args)
         try:
             out = info.runner(*leaves)
         except GuardFailed as e:  # the trace itself did not pass its guards: a bug
@@ -403,7 +420,8 @@ class Compiled:
         return _outputs(info, out)
 
     def _call_traced(self, args: tuple[Any, ...], static: tuple[int, ...], key: Any,
-                     shapes: Any, leaves: list[Any], infos: list[TraceInfo] | None) -> Any:
+                     shapes: Any, leaves: list[Any], infos: list[TraceInfo] | None,
+                     keywords: tuple[str, ...]) -> Any:
         """Tensors, dual numbers or tracers among the arguments: the graph runs op by op
         (differentiated or traced again)."""
         for info in infos or ():
@@ -419,10 +437,10 @@ class Compiled:
                 eager = True
             else:
                 eager = False
-                info = self._trace(args, static, shapes)
+                info = self._trace(args, static, shapes, keywords)
                 self._keep(key, info)
         if eager:
-            return self.fun(*args)
+            return self._function(keywords, len(args))(*args)
         refuse_lost_derivatives(info.traced, leaves)
         outs = evaluate(info.traced, leaves)
         info.calls += 1
@@ -435,10 +453,9 @@ class Compiled:
 
     def graph_for(self, *args: Any, **kwargs: Any) -> Graph:
         """The optimised graph that runs for these arguments (tracing it if needed)."""
-        args = self._positional(args, kwargs)
-        static = static_positions(self.static_argnums, len(args), "compile") \
-            if self.static_argnums != () else ()
-        key, shapes, leaves = self._key(args, static)
+        args, keywords = self._positional(args, kwargs)
+        static = self._static(args, keywords)
+        key, shapes, leaves = self._key(args, static, keywords)
         for info in self._cache.get(key, ()):
             try:
                 info.runner(*[_plain(x) for x in leaves])
@@ -446,9 +463,15 @@ class Compiled:
                 continue
             return info.graph
         with self._lock:
-            info = self._trace(args, static, shapes)
+            info = self._trace(args, static, shapes, keywords)
             self._keep(key, info)
         return info.graph
+
+    def _static(self, args: tuple[Any, ...], keywords: tuple[str, ...]) -> tuple[int, ...]:
+        """The static positions among ``args`` (static_argnums count positional ones)."""
+        if self.static_argnums == ():
+            return ()
+        return static_positions(self.static_argnums, len(args) - len(keywords), "compile")
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         """``@wg.compile`` on a method: the instance is the first argument (make it static
@@ -468,6 +491,32 @@ class Compiled:
 
     def _repr_html_(self) -> str | None:
         return html_of(self)
+
+
+def _by_position(fun: Callable[..., Any], npos: int, keywords: tuple[str, ...]
+                 ) -> Callable[..., Any]:
+    """``fun`` taking the values of keyword arguments ``keywords`` after its ``npos``
+    positional arguments (its signature names them all, for the names of a trace's
+    inputs: ``x``, ``args0``, ``z``)."""
+    n = len(keywords)
+
+    def call(*args: Any) -> Any:
+        return fun(*args[:-n], **dict(zip(keywords, args[-n:])))
+
+    call.__name__ = call.__qualname__ = getattr(fun, "__name__", "f")
+    try:
+        params = [p.name for p in inspect.signature(fun).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        star = next((p.name for p in inspect.signature(fun).parameters.values()
+                     if p.kind == p.VAR_POSITIONAL), "x")
+    except (TypeError, ValueError):
+        params, star = [], "x"
+    names = [params[i] if i < len(params) else f"{star}{i - len(params)}"
+             for i in range(npos)] + list(keywords)
+    with contextlib.suppress(ValueError):  # (a name twice, or not an identifier)
+        call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [inspect.Parameter(k, inspect.Parameter.POSITIONAL_ONLY) for k in names])
+    return call
 
 
 def _short_repr(v: Any) -> str:
