@@ -212,3 +212,86 @@ def test_a_compiled_function_calling_itself_while_traced():
 
     assert _within(60, lambda: countdown(2.0)) == 2.0
     assert _within(60, lambda: countdown(-1.0)) == -1.0
+
+
+def _outcome(fn, *args):
+    """What a call gives: its value (or the exception's type) and the warnings."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            value = fn(*args)
+        except Exception as e:  # noqa: BLE001 - compared by type
+            value = type(e)
+    return value, sorted(str(w.message) for w in caught)
+
+
+def _same_outcomes(f, calls):
+    cf = wg.compile(f)
+    for args in calls:
+        (got, warned), (want, want_warned) = _outcome(cf, *args), _outcome(f, *args)
+        if isinstance(want, type):
+            assert got is want, (args, got, want)
+        else:
+            np.testing.assert_array_equal(got, want)
+        assert warned == want_warned, (args, warned, want_warned)
+    return cf
+
+
+def test_np_errstate_set_inside_the_function_holds_in_compiled_code():
+    def quiet(x):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            y = np.log(x) / x
+        return y * 2.0  # warns as the caller's errstate says
+
+    def strict(x):
+        with np.errstate(divide="raise"):
+            return 1.0 / x
+
+    def silenced(x):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return np.log(x)
+
+    zeros, ones = np.zeros(2), np.ones(2)
+    for f in (quiet, strict, silenced):
+        _same_outcomes(f, [(ones,), (zeros,), (ones,), (zeros,)])
+    assert "np.errstate(divide='ignore'" in wg.compile(quiet).graph_for(ones).to_source()
+    with np.errstate(all="raise"):  # the caller's errstate still counts outside the block
+        _same_outcomes(quiet, [(ones,), (np.full(2, np.inf),)])
+    for x in (ones, np.array([0.0, 1.0])):  # differentiated: run op by op, as traced
+        got, warned = _outcome(wg.grad(wg.compile(lambda x: np.sum(quiet(x)))), x)
+        want, want_warned = _outcome(wg.grad(lambda x: np.sum(quiet(x))), x)
+        np.testing.assert_array_equal(got, want)
+        assert warned == want_warned
+
+
+def test_an_error_the_function_catches_is_part_of_the_trace():
+    def safe_inverse(x):
+        with np.errstate(divide="raise"):
+            try:
+                return 1.0 / x
+            except FloatingPointError:
+                return x
+
+    def factor(a):
+        try:
+            return np.linalg.cholesky(a)
+        except np.linalg.LinAlgError:
+            return np.zeros_like(a)
+
+    def whole(x):
+        try:
+            return x * int(x)
+        except ValueError:  # int(nan)
+            return x
+
+    for f, good, bad in ((safe_inverse, 2.0 * np.ones(2), np.zeros(2)),
+                         (factor, np.eye(2), -np.eye(2)), (whole, 2.5, float("nan"))):
+        _same_outcomes(f, [(good,), (bad,), (good,), (bad,)])  # traced where it works
+        cf = _same_outcomes(f, [(bad,), (good,), (bad,), (good,)])  # where it raises
+        assert len(cf.cache_info()) == 2
+    cf = wg.compile(lambda a: np.linalg.cholesky(a))  # not caught: raised, nothing kept
+    cf(np.eye(2))
+    with pytest.raises(np.linalg.LinAlgError):
+        cf(-np.eye(2))
+    assert len(cf.cache_info()) == 1

@@ -656,14 +656,23 @@ def _equation_lines(equations: Any, ns: Namespace, flavour: str, comments: bool,
     after it."""
     lines = []
     previous = None
-    inside = False  # in a ``with no_grad():`` block (equations traced inside one)
+    # in a ``with no_grad():`` block (equations traced inside one), or under the
+    # np.errstate the traced function set (``with np.errstate(divide='ignore'):``)
+    inside: tuple[bool, Any] = (False, None)
     outer = indent
     for k, eq in enumerate(equations, start):
-        if eq.grad_off != inside:
-            inside = eq.grad_off
-            if inside:
-                lines.append(f"{outer}with {_no_grad_name(ns)}():")
-            indent = outer + "    " if inside else outer
+        if eq.context is not inside[1] and eq.context == inside[1]:
+            inside = (inside[0], eq.context)  # (an equal context: the same block)
+        if eq.grad_off != inside[0] or eq.context is not inside[1]:
+            inside = (eq.grad_off, eq.context)
+            managers = []
+            if eq.grad_off:
+                managers.append(f"{_no_grad_name(ns)}()")
+            if eq.context is not None:
+                managers.append(_context_text(eq.context, ns))
+            if managers:
+                lines.append(f"{outer}with {', '.join(managers)}:")
+            indent = outer + "    " if managers else outer
         if flavour == "floats":
             rhs = _scalar_line(eq, ns)
         elif flavour == "fallback":
@@ -678,6 +687,17 @@ def _equation_lines(equations: Any, ns: Namespace, flavour: str, comments: bool,
         if plan is not None and plan.frees[k]:
             lines.append(f"{indent}del {', '.join(ns.var(v) for v in plan.frees[k])}")
     return lines
+
+
+def _context_text(context: Any, ns: Namespace) -> str:
+    """``np.errstate(divide='ignore', ...)`` (or ``ctx0()``, a context with warning filters,
+    from :meth:`Graph.namespace`): what the equations were traced under."""
+    if context.filters is None:
+        return "np.errstate(" + ", ".join(f"{k}={v!r}" for k, v in context.errstate.items()) \
+            + ")"
+    name = ns.constant(context, "ctx")
+    ns.defs[name] = f"# {name}: {context}, passed in by Graph.namespace()"
+    return f"{name}()"
 
 
 def _no_grad_name(ns: Namespace) -> str:

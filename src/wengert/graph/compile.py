@@ -388,11 +388,13 @@ class Compiled:
         tried = len(infos) if infos is not None else 0  # the list may grow meanwhile
         if any(is_traced(x) for x in leaves):
             return self._call_traced(args, static, key, shapes, leaves, infos, keywords)
+        # A trace whose guard fails, or whose code raises (where the function may catch
+        # the error: eagerly it decides), gives way to the next, and then to a new trace.
         if infos is not None:
             for info in infos[:tried]:
                 try:
                     out = info.runner(*leaves)
-                except GuardFailed:
+                except Exception:  # noqa: BLE001 - GuardFailed, or an error: see above
                     continue
                 info.calls += 1
                 return _outputs(info, out)
@@ -400,7 +402,7 @@ class Compiled:
             for info in self._cache.get(key, [])[tried:]:  # traced by another thread meanwhile
                 try:
                     out = info.runner(*leaves)
-                except GuardFailed:
+                except Exception:  # noqa: BLE001 - as above
                     continue
                 info.calls += 1
                 return _outputs(info, out)
@@ -415,9 +417,22 @@ class Compiled:
         try:
             out = info.runner(*leaves)
         except GuardFailed as e:  # the trace itself did not pass its guards: a bug
+            self._drop(key, info)
             raise GuardError(guard_message(info.graph, e.guard, e.got)) from None
+        except Exception:
+            self._drop(key, info)  # (it does not hold for these arguments)
+            raise
         info.calls += 1
         return _outputs(info, out)
+
+    def _drop(self, key: Any, info: TraceInfo) -> None:
+        """Forget a trace just kept."""
+        with self._lock:
+            infos = self._cache.get(key, [])
+            if info in infos:
+                infos.remove(info)
+                self._count -= 1
+                self._per_shapes[info.shapes] -= 1
 
     def _call_traced(self, args: tuple[Any, ...], static: tuple[int, ...], key: Any,
                      shapes: Any, leaves: list[Any], infos: list[TraceInfo] | None,
@@ -428,7 +443,7 @@ class Compiled:
             refuse_lost_derivatives(info.traced, leaves)
             try:
                 outs = evaluate(info.traced, leaves)
-            except GuardError:
+            except Exception:  # noqa: BLE001 - GuardError, or an error (see __call__)
                 continue
             info.calls += 1
             return unflatten(info.traced.out_tree, outs)
@@ -442,7 +457,11 @@ class Compiled:
         if eager:
             return self._function(keywords, len(args))(*args)
         refuse_lost_derivatives(info.traced, leaves)
-        outs = evaluate(info.traced, leaves)
+        try:
+            outs = evaluate(info.traced, leaves)
+        except Exception:
+            self._drop(key, info)
+            raise
         info.calls += 1
         return unflatten(info.traced.out_tree, outs)
 

@@ -164,6 +164,7 @@ def trace_into(builder: Builder, f: Callable[..., Any], args: Sequence[Any],
     # The graph is the function's own: a no_grad around the call that traces it is not
     # part of it (only a no_grad inside the function marks its equations).
     token = GRAD_ENABLED.set(True)
+    builder.start()  # (the caller's np.errstate and warning filters)
     level = builder.level + 0.25  # tensors made inside are inner to the trace
     OPEN_TRACE_LEVELS.add(level)
     inside = TRACE_LEVEL.set(level)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import linecache
 import sys
+import warnings
 from typing import Any
 
 import numpy as np
@@ -38,12 +39,12 @@ from ..core.subclasses import refuse_subclass
 from ..core.tree import flatten, unflatten
 from ..inplace import link_view, shares_storage
 from ..recording import recorders_tracking
-from .ir import Equation, Guard, Literal, Var
+from .ir import Context, Equation, Guard, Literal, Var
 from .keys import value_key
 from .mutation import InPlaceTraced
 
 __all__ = ["Traced", "Builder", "GraphKind", "TraceError", "STATIC_FUNCTIONS",
-           "is_recorded_call", "run_equation", "snapshot"]
+           "is_recorded_call", "run_equation", "snapshot", "raised_error"]
 
 #: NumPy functions that read only shapes and dtypes: answered at trace time. (Not
 #: ``np.zeros_like``: its result may be written into with traced values, so it is a step.)
@@ -95,6 +96,35 @@ class Builder:
         self._library: dict[Any, bool] = {}  # code object -> inside wengert or NumPy
         self.call_ops: dict[Any, Op] = {}  # one op per identical recorded NumPy call
         self.input_ids: set[int] = set()  # (in-place updates of these are refused)
+        self.start()
+
+    def start(self) -> None:
+        """Take NumPy's error state and the warning filters now as the caller's: an
+        equation recorded under others (the traced code's ``with np.errstate(...)``) keeps
+        them (:class:`~wengert.graph.ir.Context`)."""
+        self._state = _numpy_state()
+        self._errors = np.geterr()
+        self._filters = tuple(warnings.filters)
+        self._contexts: dict[Any, Any] = {}
+
+    def context(self) -> Context | None:
+        """The context of an equation recorded now (``None``: the caller's)."""
+        state = _numpy_state()
+        if state[0] is self._state[0] and state[1] is self._state[1] \
+                and state[0] is not None:
+            return None
+        key = (id(state[0]), id(state[1]))
+        known = self._contexts.get(key)
+        if known is not None and known[0] is state[0] and known[1] is state[1]:
+            return known[2]
+        errors = np.geterr()
+        filters = tuple(warnings.filters)
+        context = None
+        if errors != self._errors or filters != self._filters:
+            context = Context(errors if errors != self._errors else None,
+                              filters if filters != self._filters else None)
+        self._contexts[key] = (state[0], state[1], context)  # (keeps them alive: ids stay)
+        return context
 
     # -- variables ------------------------------------------------------------
     def fresh(self) -> str:
@@ -146,7 +176,7 @@ class Builder:
         """Append ``out = op(*ins)`` whose traced value is ``value``."""
         out = self._var(value)
         self.equations.append(Equation(op, ins, params, out, self.source(),
-                                       not GRAD_ENABLED.get()))
+                                       not GRAD_ENABLED.get(), self.context()))
         return Traced(out, value, self)
 
     # -- conversions to Python values -----------------------------------------
@@ -166,16 +196,45 @@ class Builder:
             raise TypeError(f"only size-1 arrays can be converted to Python scalars "
                             f"({t.var.name} has shape {t.var.shape})")
         guard = Guard(t.var, how, None, source or self.source(always=True))
-        result = guard.convert(value)
+        try:
+            result = guard.convert(value)
+        except Exception as e:  # int(nan): the traced code may catch it
+            self.raised(guard.convert, f"{how}", [t.var], e)
+            raise
         guard.expected = result
         self.guards.append(guard)
         return result
+
+    def raised(self, fn: Any, name: str, ins: list[Var | Literal], error: Exception) -> None:
+        """``fn(*ins)`` raised ``error`` while traced: the traced code may catch it and go on
+        (``try: ... except np.linalg.LinAlgError:``), so the graph holds only where it
+        raises again. An equation that tells whether it does, and a guard on it."""
+        if self.abstract or self.closed:
+            return
+        check = _Raises(fn, type(error), name)
+        positions = list(range(len(ins)))
+        spec = flatten((tuple(positions), {}))[1]
+        op = _call_op(check, f"raises_{name}", spec, [None] * len(ins), positions, None,
+                      True, False, ())
+        out = self.record(op, list(ins), None, np.True_)
+        self.guards.append(Guard(out.var, "bool", True, self.source(always=True)))
 
 
     def shape_guard(self, t: Traced) -> None:
         """The result of a NumPy call whose shape depends on its inputs' values
         (``np.flatnonzero``): a guard that the graph holds for this shape only."""
         self.guards.append(Guard(t.var, "shape", t.var.shape, self.source(always=True)))
+
+
+try:  # NumPy's error state lives in a ContextVar: its value's identity is cheap to compare
+    from numpy._core._ufunc_config import _extobj_contextvar as _ERRSTATE
+except ImportError:  # pragma: no cover - another NumPy: compared by np.geterr()
+    _ERRSTATE = None
+
+
+def _numpy_state() -> tuple[Any, Any]:
+    """Identities of NumPy's error state (``None`` when unknown) and the warning filters."""
+    return (_ERRSTATE.get() if _ERRSTATE is not None else None, warnings.filters)
 
 
 def escaped(t: Traced) -> TraceError:
@@ -520,8 +579,12 @@ class GraphKind(Kind):
                 lit = _constant(a, builder)
                 ins.append(lit)
                 values.append(lit.value)
-        with np.errstate(all="ignore") if builder.abstract else _NO_CONTEXT:
-            value = forward(op, tuple(values), params)
+        try:
+            with np.errstate(all="ignore") if builder.abstract else _NO_CONTEXT:
+                value = forward(op, tuple(values), params)
+        except Exception as e:  # the traced code may catch it
+            builder.raised(_Forward(op, params), op.name, ins, e)
+            raise
         if not params and type(value) in (np.float64, np.complex128) \
                 and _python_numbers(values):
             value = value.item()  # a Python float with an int is a Python float, eagerly
@@ -573,8 +636,12 @@ class GraphKind(Kind):
             values.append(a.value if type(a) is Traced else ins[-1].value)
             fixed[k] = None
         call = _Call(func, spec, fixed, positions, None, derivative_free, replay)
-        with np.errstate(all="ignore") if builder.abstract else _NO_CONTEXT:
-            value = call(*values)
+        try:
+            with np.errstate(all="ignore") if builder.abstract else _NO_CONTEXT:
+                value = call(*values)
+        except Exception as e:  # the traced code may catch it
+            builder.raised(call, name.removeprefix("np."), ins, e)
+            raise
         if isinstance(value, (tuple, list, dict)):  # np.nonzero, a custom function's
             out_leaves, out_spec = flatten(value)   # tree: one equation per leaf
             parts = []
@@ -692,6 +759,51 @@ class _Call:
         return out
 
 
+class _Forward:
+    """An op's forward with fixed parameters, as eager mode runs it."""
+
+    __slots__ = ("op", "params", "__name__")
+
+    def __init__(self, op: Any, params: dict[str, Any] | None) -> None:
+        self.op = op
+        self.params = params
+        self.__name__ = op.name
+
+    def __call__(self, *values: Any) -> Any:
+        return forward(self.op, values, self.params)
+
+
+class _Raises:
+    """Whether ``fn`` raises ``error`` (or a subclass) on these values: ``np.True_`` or
+    ``np.False_`` (a graph step whose guard holds where the traced run raised)."""
+
+    __slots__ = ("fn", "error", "__name__")
+
+    def __init__(self, fn: Any, error: type[BaseException], name: str) -> None:
+        self.fn = fn
+        self.error = error
+        self.__name__ = f"raises_{name}"
+
+    def __call__(self, *values: Any) -> Any:
+        try:
+            self.fn(*values)
+        except self.error:
+            return np.True_
+        except Exception:  # noqa: BLE001 - another error: not the traced run's path
+            return np.False_
+        return np.False_
+
+
+def raised_error(eq: Equation) -> str | None:
+    """For the equation that tells whether a step raises again (see
+    :meth:`Builder.raised`): ``inv raised LinAlgError``; else ``None``."""
+    impl = eq.op.impl
+    if type(impl) is not _Call or type(impl.func) is not _Raises:
+        return None
+    check = impl.func
+    return f"{check.__name__.removeprefix('raises_')} raised {check.error.__name__}"
+
+
 def _call_op(func: Any, name: str, spec: Any, fixed: list[Any], positions: list[int],
              part: int | None = None, derivative_free: bool = True, replay: bool = False,
              shape: tuple[int, ...] | None = None) -> Op:
@@ -715,6 +827,13 @@ def run_equation(eq: Equation, values: list[Any]) -> Any:
     A recorded NumPy call carries no derivative: it runs on the values beneath tensors
     and dual numbers (an outer trace's tracers record it again). An equation traced
     inside ``no_grad`` runs inside it again."""
+    if eq.context is not None:
+        with eq.context():
+            return _run_grad(eq, values)
+    return _run_grad(eq, values)
+
+
+def _run_grad(eq: Equation, values: list[Any]) -> Any:
     if eq.grad_off:
         token = GRAD_ENABLED.set(False)
         try:

@@ -310,7 +310,8 @@ def _writer(eq: Equation, cache: dict[int, _Writer | None] | None = None) -> _Wr
     the writers of ops whose writer does not depend on the equation (ufuncs)."""
     op = eq.op
     out = eq.out
-    if out.scalar or out.shape == () or len(eq.ins) == 0 or eq.grad_off:
+    if out.scalar or out.shape == () or len(eq.ins) == 0 or eq.grad_off \
+            or eq.context is not None:
         return None
     key = id(op)
     if cache is not None and key in cache:
