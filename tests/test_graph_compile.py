@@ -295,3 +295,18 @@ def test_an_error_the_function_catches_is_part_of_the_trace():
     with pytest.raises(np.linalg.LinAlgError):
         cf(-np.eye(2))
     assert len(cf.cache_info()) == 1
+
+
+def test_a_call_that_traces_warns_once_as_eagerly():
+    def f(x):
+        return np.log(x), np.var(x, ddof=1), 1.0 / x
+
+    cf = wg.compile(f)
+    for x in (np.zeros(1), np.zeros(1), np.ones(1), np.full(1, -1.0)):
+        (got, warned), (want, want_warned) = _outcome(cf, x), _outcome(f, x)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+            assert type(g) is type(w)
+        assert warned == want_warned
+    out = cf(np.zeros(1))  # arrays the caller owns, also from the call that traced
+    assert out[0].flags.writeable and not np.shares_memory(out[0], cf(np.zeros(1))[0])

@@ -65,7 +65,8 @@ from .codegen import compile_graph
 from .ir import GuardFailed, Var
 from .keys import static_key
 from .passes.pipeline import COMPILE_PASSES
-from .program import Graph, GuardError, evaluate, guard_message, refuse_lost_derivatives
+from .program import Graph, evaluate, refuse_lost_derivatives
+from .runtime import as_returned
 from .trace import argument_names, function_name, static_positions, trace_into
 from .tracer import Builder, Traced
 
@@ -292,7 +293,8 @@ class Compiled:
 
     # -- tracing --------------------------------------------------------------
     def _trace(self, args: tuple[Any, ...], static: tuple[int, ...], shapes: Any = None,
-               keywords: tuple[str, ...] = ()) -> TraceInfo:
+               keywords: tuple[str, ...] = ()) -> tuple[TraceInfo, list[Any]]:
+        """A new trace, and the values its run returned (the outputs eager mode gives)."""
         plain = tuple(a if i in static else unflatten(flatten(a)[1],
                                                        [_plain(x) for x in flatten(a)[0]])
                       for i, a in enumerate(args))
@@ -307,7 +309,8 @@ class Compiled:
             if self.optimize:
                 graph = _optimized(traced, self.optimize)
             runner = compile_graph(graph)
-        return TraceInfo(graph, traced, runner, self._statics(args, static, fun), shapes)
+        return (TraceInfo(graph, traced, runner, self._statics(args, static, fun), shapes),
+                builder.results)
 
     def _statics(self, args: tuple[Any, ...], static: tuple[int, ...],
                  fun: Callable[..., Any]) -> list[tuple[str, Any]]:
@@ -410,20 +413,14 @@ class Compiled:
                 eager = True
             else:
                 eager = False
-                info = self._trace(args, static, shapes, keywords)
+                info, results = self._trace(args, static, shapes, keywords)
                 self._keep(key, info)
         if eager:
             return self._function(keywords, len(args))(*args)
-        try:
-            out = info.runner(*leaves)
-        except GuardFailed as e:  # the trace itself did not pass its guards: a bug
-            self._drop(key, info)
-            raise GuardError(guard_message(info.graph, e.guard, e.got)) from None
-        except Exception:
-            self._drop(key, info)  # (it does not hold for these arguments)
-            raise
+        # The trace ran the function: what it returned is this call's result (its warnings
+        # were given once, as eagerly; the compiled code runs from the next call on).
         info.calls += 1
-        return _outputs(info, out)
+        return _traced_outputs(info, results, leaves)
 
     def _drop(self, key: Any, info: TraceInfo) -> None:
         """Forget a trace just kept."""
@@ -452,7 +449,7 @@ class Compiled:
                 eager = True
             else:
                 eager = False
-                info = self._trace(args, static, shapes, keywords)
+                info = self._trace(args, static, shapes, keywords)[0]
                 self._keep(key, info)
         if eager:
             return self._function(keywords, len(args))(*args)
@@ -482,7 +479,7 @@ class Compiled:
                 continue
             return info.graph
         with self._lock:
-            info = self._trace(args, static, shapes, keywords)
+            info = self._trace(args, static, shapes, keywords)[0]
             self._keep(key, info)
         return info.graph
 
@@ -549,6 +546,28 @@ def _outputs(info: TraceInfo, out: Any) -> Any:
     for i in info.floats:
         if type(outs[i]) is not float:
             outs[i] = float(outs[i])
+    return unflatten(graph.out_tree, outs)
+
+
+def _traced_outputs(info: TraceInfo, results: list[Any], leaves: list[Any]) -> Any:
+    """What the run while tracing returned, as the compiled code returns it: arrays the
+    caller owns (an argument, a constant or a value returned twice is copied), 0-d values
+    of the types the function returned."""
+    graph = info.traced
+    seen: set[int] = set()
+    inputs = {id(x) for x in leaves}
+    outs = []
+    for v, value in zip(graph.outputs, results):
+        if type(value) is np.ndarray and value.ndim > 0 and (
+                type(v) is not Var or id(value) in inputs or id(value) in seen):
+            value = value.copy()
+        elif type(v) is not Var and type(value) is np.ndarray:
+            value = value[()]
+        seen.add(id(value))
+        outs.append(value)
+    if graph.out_types is not None:
+        outs = [as_returned(o, t) if t is not None and np.ndim(o) == 0 else o
+                for o, t in zip(outs, graph.out_types)]
     return unflatten(graph.out_tree, outs)
 
 

@@ -178,6 +178,7 @@ def trace_into(builder: Builder, f: Callable[..., Any], args: Sequence[Any],
     out_leaves, out_tree = flatten(result)
     outputs: list[Var | Literal] = []
     out_types: list[type | None] = []  # the returned values' types (float, np.float64 ...)
+    builder.results = []  # what the run while tracing returned (a compiled first call's)
     for o in out_leaves:
         if is_traced(o) and type(o) is not Traced and not kind_of(o).connected(o):
             while is_traced(o) and type(o) is not Traced:  # a tensor without grad over a
@@ -188,6 +189,7 @@ def trace_into(builder: Builder, f: Callable[..., Any], args: Sequence[Any],
                                  "trace")
             outputs.append(o.var)
             out_types.append(type(o.value))
+            builder.results.append(o.value)
             continue
         if is_traced(o):
             kind = kind_of(o)
@@ -211,6 +213,7 @@ def trace_into(builder: Builder, f: Callable[..., Any], args: Sequence[Any],
                 o = kind_of(o).primal(o)
         outputs.append(snapshot(o))
         out_types.append(type(o))
+        builder.results.append(outputs[-1].value)
     return Graph([t.var for t in tracers], builder.equations, outputs, in_tree, out_tree,
                  builder.guards, builder.name, examples=[t.value for t in tracers],
                  out_types=out_types)

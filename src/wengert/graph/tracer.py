@@ -96,6 +96,7 @@ class Builder:
         self._library: dict[Any, bool] = {}  # code object -> inside wengert or NumPy
         self.call_ops: dict[Any, Op] = {}  # one op per identical recorded NumPy call
         self.input_ids: set[int] = set()  # (in-place updates of these are refused)
+        self.results: list[Any] = []  # the outputs' values when the trace ended
         self.start()
 
     def start(self) -> None:
@@ -368,14 +369,15 @@ class Traced(InPlaceTraced, ArrayMethods):
         return f"Traced({self.var.name}: {self.var.aval})"
 
     # NumPy dispatch: every np.* call is routed to wengert (and recorded).
+    # A Python number taken by a NumPy function is a NumPy scalar (np.tanh(x) of a Python
+    # float is NumPy's float64, not the float path's Python float).
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        n = len(self.builder.equations)
-        return _numpy_result(_dispatch.array_ufunc(ufunc, method, inputs, kwargs),
-                             self.builder, n)
+        inputs, kwargs = _as_numpy((inputs, kwargs))
+        return _dispatch.array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
-        n = len(self.builder.equations)
-        return _numpy_result(_dispatch.array_function(func, args, kwargs), self.builder, n)
+        args, kwargs = _as_numpy((args, kwargs))
+        return _dispatch.array_function(func, args, kwargs)
 
     # comparisons and bitwise operators: no gradient, recorded
     def __eq__(self, other: Any) -> Any:  # type: ignore[override]
@@ -432,21 +434,15 @@ class Traced(InPlaceTraced, ArrayMethods):
 _PYTHON_NUMBERS = (float, int, bool, complex)
 
 
-def _numpy_result(out: Any, builder: Builder, start: int) -> Any:
-    """What a NumPy function gives: a NumPy scalar where its operands were Python numbers
-    (``np.sinh(x)`` of a Python float is a ``np.float64``, though ``x * 2.0`` is a Python
-    float), for the variables recorded by this call (from equation ``start`` on)."""
-    leaves = [out] if type(out) is Traced else flatten(out)[0] \
-        if isinstance(out, (tuple, list)) else ()
-    fresh = None
-    for t in leaves:
-        if type(t) is Traced and type(t.value) in _PYTHON_NUMBERS and t.builder is builder:
-            if fresh is None:
-                fresh = {id(eq.out) for eq in builder.equations[start:]}
-            if id(t.var) in fresh:
-                t.value = t.var.dtype.type(t.value)
-                t.var.scalar = False
-    return out
+def _as_numpy(tree: Any) -> Any:
+    """``tree`` with each traced Python number as the NumPy scalar NumPy's functions make
+    of it (the same variable: ``np.sinh(x)`` of a Python float computes and gives a
+    ``np.float64``, as eagerly, though ``x * 2.0`` is a Python float)."""
+    leaves, spec = flatten(tree)
+    for k, t in enumerate(leaves):
+        if type(t) is Traced and type(t.value) in _PYTHON_NUMBERS:
+            leaves[k] = Traced(t.var, np.asarray(t.value)[()], t.builder)
+    return unflatten(spec, leaves)
 
 
 def _python_result(out: Any, *operands: Any) -> Any:
