@@ -243,7 +243,7 @@ def _order_statistic(a: Any, q: Any, axis: Any, keepdims: bool, method: str, wha
         out = _shape.reshape(out, qs.shape + kept_shape)
     if result_dtype is not None and result_dtype != _ew.dtype_of(out):
         out = _ew.astype(out, result_dtype)
-    return out
+    return out[()] if shape_of(out) == () else out  # (a NumPy scalar, as NumPy gives)
 
 
 def _numpy_dtype(fn: Any, a: Any, q: Any, **kwargs: Any) -> Any:
