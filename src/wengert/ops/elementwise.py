@@ -683,7 +683,8 @@ def _cast(v: Any, dtype: np.dtype) -> Any:
 
 
 def _astype_impl(x: Any, dtype: Any) -> Any:
-    x = np.asarray(x)
+    if not isinstance(x, (np.ndarray, np.generic)):  # (a NumPy scalar stays one, as NumPy's)
+        x = np.asarray(x)
     if x.dtype.kind == "c" and np.dtype(dtype).kind not in "cO":
         return x.real.astype(dtype)  # NumPy's cast drops the imaginary part (and warns)
     return x.astype(dtype)
@@ -1428,7 +1429,7 @@ around = round
 def astype(x: Any, dtype: Any) -> Any:
     """Cast to ``dtype``; gradients are cast back to the input's dtype."""
     if not is_traced(x):
-        return np.asarray(x).astype(dtype)
+        return _astype_impl(x, dtype)
     return apply(ASTYPE, x, dtype=np.dtype(dtype))
 
 
