@@ -214,6 +214,8 @@ def test_numpy_functions_of_python_numbers_give_numpy_scalars_as_eagerly():
         lambda x: (x == 1.0, x <= 0.0, (x > 0.0) * 2.0),
         # float64 keeps a float32 from promoting it (a Python float would not)
         lambda x: np.nextafter(np.heaviside(x, 0.5), np.float32(0.5)),
+        # beside a NumPy value a Python float is weak: float32
+        lambda x: (np.hypot(x, np.float32(0.5)), np.add(x, np.ones(2, np.float32))),
     ]
     for f in cases:
         cf = wg.compile(f)

@@ -437,8 +437,20 @@ _PYTHON_NUMBERS = (float, int, bool, complex)
 def _as_numpy(tree: Any) -> Any:
     """``tree`` with each traced Python number as the NumPy scalar NumPy's functions make
     of it (the same variable: ``np.sinh(x)`` of a Python float computes and gives a
-    ``np.float64``, as eagerly, though ``x * 2.0`` is a Python float)."""
+    ``np.float64``, as eagerly, though ``x * 2.0`` is a Python float), where every
+    operand is a Python number; beside a NumPy value a Python number stays one, weak in
+    NumPy's promotion (``np.hypot(x, np.float32(0.5))`` is a float32), and NumPy
+    computes anyway."""
     leaves, spec = flatten(tree)
+    found = False
+    for t in leaves:
+        v = t.value if type(t) is Traced else t
+        if type(v) in _PYTHON_NUMBERS:
+            found = found or type(t) is Traced
+        elif isinstance(v, (np.ndarray, np.generic)) or is_traced(v):
+            return tree
+    if not found:
+        return tree
     for k, t in enumerate(leaves):
         if type(t) is Traced and type(t.value) in _PYTHON_NUMBERS:
             leaves[k] = Traced(t.var, np.asarray(t.value)[()], t.builder)
