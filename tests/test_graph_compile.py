@@ -310,3 +310,39 @@ def test_a_call_that_traces_warns_once_as_eagerly():
         assert warned == want_warned
     out = cf(np.zeros(1))  # arrays the caller owns, also from the call that traced
     assert out[0].flags.writeable and not np.shares_memory(out[0], cf(np.zeros(1))[0])
+
+
+def test_differentiating_a_compiled_function_warns_once_as_eagerly():
+    def f(x):
+        return np.sum(np.log1p(x) + np.sqrt(x))
+
+    x = np.array([-2.0, 0.5])
+    cf = wg.grad(wg.compile(f))
+    for _ in range(2):
+        (got, warned), (want, want_warned) = _outcome(cf, x), _outcome(wg.grad(f), x)
+        np.testing.assert_array_equal(got, want)
+        assert warned == want_warned
+
+
+def test_np_errstate_inside_the_function_sets_only_what_it_names():
+    def f(x):
+        with np.errstate(divide="ignore"):
+            y = 1.0 / x
+        return y * np.log(x - 1.0)  # invalid: as the caller says
+
+    cf = _same_outcomes(f, [(np.zeros(2),), (np.zeros(2),)])
+    with np.errstate(invalid="raise"):  # only divide is the function's own
+        with pytest.raises(FloatingPointError):
+            f(np.zeros(2))
+        with pytest.raises(FloatingPointError):
+            cf(np.zeros(2))
+    assert "np.errstate(divide='ignore')" in cf.graph_for(np.zeros(2)).to_source()
+
+
+
+def test_a_compiled_function_traced_inside_another_keeps_the_outer_ones_warnings():
+    inner = wg.compile(lambda x: np.log(x))
+    outer = wg.compile(lambda x: inner(x) * 2.0)
+    outer(np.zeros(1))
+    assert "errstate" not in outer.graph_for(np.zeros(1)).to_source()
+    assert _outcome(outer, np.zeros(1))[1] == ["divide by zero encountered in log"]

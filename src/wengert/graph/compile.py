@@ -454,8 +454,14 @@ class Compiled:
         if eager:
             return self._function(keywords, len(args))(*args)
         refuse_lost_derivatives(info.traced, leaves)
+        # The trace warned as eagerly: this run of the same steps is quiet (but for the
+        # function's own np.errstate blocks, whose settings its steps keep), unless it
+        # records into another trace (which would keep the quiet state).
+        quietly = contextlib.nullcontext() if any(_graph_traced(x) for x in leaves) \
+            else np.errstate(all="ignore")
         try:
-            outs = evaluate(info.traced, leaves)
+            with quietly:
+                outs = evaluate(info.traced, leaves)
         except Exception:
             self._drop(key, info)
             raise
@@ -533,6 +539,15 @@ def _by_position(fun: Callable[..., Any], npos: int, keywords: tuple[str, ...]
         call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
             [inspect.Parameter(k, inspect.Parameter.POSITIONAL_ONLY) for k in names])
     return call
+
+
+def _graph_traced(x: Any) -> bool:
+    """Whether a graph tracer lies beneath ``x`` (a tensor or dual number of one)."""
+    while is_traced(x):
+        if type(x) is Traced:
+            return True
+        x = kind_of(x).primal(x)
+    return False
 
 
 def _short_repr(v: Any) -> str:

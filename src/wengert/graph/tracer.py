@@ -102,8 +102,7 @@ class Builder:
     def start(self) -> None:
         """Take NumPy's error state and the warning filters now as the caller's: an
         equation recorded under others (the traced code's ``with np.errstate(...)``) keeps
-        them (:class:`~wengert.graph.ir.Context`)."""
-        self._state = _numpy_state()
+        what differs (:class:`~wengert.graph.ir.Context`)."""
         self._errors = np.geterr()
         self._filters = tuple(warnings.filters)
         self._contexts: dict[Any, Any] = {}
@@ -111,18 +110,17 @@ class Builder:
     def context(self) -> Context | None:
         """The context of an equation recorded now (``None``: the caller's)."""
         state = _numpy_state()
-        if state[0] is self._state[0] and state[1] is self._state[1] \
-                and state[0] is not None:
-            return None
         key = (id(state[0]), id(state[1]))
         known = self._contexts.get(key)
-        if known is not None and known[0] is state[0] and known[1] is state[1]:
+        if known is not None and known[0] is state[0] and known[1] is state[1] \
+                and state[0] is not None:
             return known[2]
         errors = np.geterr()
         filters = tuple(warnings.filters)
+        changed = {k: v for k, v in errors.items() if v != self._errors.get(k)}
         context = None
-        if errors != self._errors or filters != self._filters:
-            context = Context(errors if errors != self._errors else None,
+        if changed or filters != self._filters:  # (the settings the function changed:
+            context = Context(changed or None,  # the others stay the caller's at each run)
                               filters if filters != self._filters else None)
         self._contexts[key] = (state[0], state[1], context)  # (keeps them alive: ids stay)
         return context
