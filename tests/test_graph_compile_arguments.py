@@ -282,3 +282,14 @@ def test_tensors_with_python_int_arguments_differentiate():
     f(x, 2).backward()
     np.testing.assert_array_equal(x.grad, [2.0, 4.0, 0.0])
     np.testing.assert_array_equal(wg.grad(f)(np.array([1.0, 2.0, 3.0]), 1), [2.0, 0.0, 0.0])
+
+
+def test_a_returned_object_that_would_be_shared_between_calls_is_refused():
+    for f, what in ((lambda x: (x * k for k in range(2)), "generator"),
+                    (lambda x: (x, {1, 2}), "set"), (lambda x: [x, bytearray(2)], "bytearray")):
+        with pytest.raises(wg.graph.TraceError, match=what):
+            wg.compile(f)(np.ones(2))
+    cf = wg.compile(lambda x: {"n": len(x), "s": "hi", "t": np.float64, "l": [1, 2]})
+    first = cf(np.ones(1))
+    first["l"].append(3)  # containers are new on each call
+    assert cf(np.ones(1)) == {"n": 1, "s": "hi", "t": np.float64, "l": [1, 2]}
