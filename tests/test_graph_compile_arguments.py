@@ -293,3 +293,31 @@ def test_a_returned_object_that_would_be_shared_between_calls_is_refused():
     first = cf(np.ones(1))
     first["l"].append(3)  # containers are new on each call
     assert cf(np.ones(1)) == {"n": 1, "s": "hi", "t": np.float64, "l": [1, 2]}
+
+
+def test_a_rebound_attribute_of_a_static_object_traces_again():
+    class Model:
+        def __init__(self):
+            self.lr = 0.1
+            self.w = np.ones(2)
+            self.name = "m"
+
+        @wg.compile
+        def step(self, x):
+            return x * self.lr * self.w
+
+    m = Model()
+    x = np.ones(2)
+    same(m.step(x), x * 0.1)
+    m.lr = 0.01  # eagerly read again on each call: so here
+    same(m.step(x), x * 0.01)
+    m.w = np.full(2, 3.0)
+    same(m.step(x), x * 0.03)
+    same(m.step(x), x * 0.03)
+    assert len(Model.step.cache_info()) == 3
+    m.w[:] = 5.0  # changed in place: read as traced, as a closure's array (jax.jit's rule)
+    same(m.step(x), x * 0.03)
+    with pytest.warns(RuntimeWarning, match="self's attributes lr"):
+        for k in range(RETRACE_WARNING + 1):
+            m.lr = float(k)
+            m.step(x)

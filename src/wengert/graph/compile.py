@@ -63,7 +63,7 @@ from ..core.display import html_of
 from ..core.tree import flatten, unflatten
 from .codegen import compile_graph
 from .ir import GuardFailed, Var
-from .keys import static_key
+from .keys import changed_attributes, static_key
 from .passes.pipeline import COMPILE_PASSES
 from .program import Graph, evaluate, refuse_lost_derivatives
 from .runtime import as_returned
@@ -139,7 +139,8 @@ class TraceInfo:
         self.traced = traced  # the graph as traced
         self.runner = runner
         self.calls = 0
-        self.statics = tuple(statics)  # (name, value) of each static argument or leaf
+        # (name, value, key when traced) of each static argument or leaf
+        self.statics = tuple(statics)
         self.shapes = shapes  # the cache key without the static values
         # outputs that the trace computed as Python floats (eagerly, floats too)
         self.floats = tuple(i for i, v in enumerate(graph.outputs)
@@ -150,7 +151,7 @@ class TraceInfo:
         """``f(x: f64[3])``, and the static values: ``f(x: f64[3]) with n=2``."""
         sig = self.graph.signature()
         if self.statics:
-            sig += " with " + ", ".join(f"{n}={_short_repr(v)}" for n, v in self.statics)
+            sig += " with " + ", ".join(f"{n}={_short_repr(v)}" for n, v, _ in self.statics)
         return sig
 
     @property
@@ -313,8 +314,9 @@ class Compiled:
                 builder.results)
 
     def _statics(self, args: tuple[Any, ...], static: tuple[int, ...],
-                 fun: Callable[..., Any]) -> list[tuple[str, Any]]:
-        """(name, value) of each static argument and static leaf, in argument order."""
+                 fun: Callable[..., Any]) -> list[tuple[str, Any, Any]]:
+        """(name, value, key) of each static argument and static leaf, in argument
+        order."""
         if not static and not any(is_static_leaf(x) for x in flatten(args)[0]):
             return []
         by_position, leaf_names = self._static_names(args, static, fun)
@@ -322,12 +324,12 @@ class Compiled:
         names = iter(leaf_names)
         for i, a in enumerate(args):
             if i in static:
-                out.append((by_position[i], a))
+                out.append((by_position[i], a, static_key(a)))
                 continue
             for x in flatten(a)[0]:
                 name = next(names)
                 if is_static_leaf(x):
-                    out.append((name, x))
+                    out.append((name, x, static_key(x)))
         return out
 
     def _keep(self, key: Any, info: TraceInfo) -> None:
@@ -345,16 +347,23 @@ class Compiled:
         if lines:
             causes.append("its Python code turns traced values into Python values at "
                           f"{', '.join(lines)} and they change between calls")
-        values: dict[str, list[Any]] = {}
+        values: dict[str, list[tuple[Any, Any]]] = {}
         for i in same:
-            for name, v in i.statics:
+            for name, v, k in i.statics:
                 seen = values.setdefault(name, [])
-                if not any(type(v) is type(w) and static_key(v) == static_key(w)
-                           for w in seen):
-                    seen.append(v)
-        changing = [f"{name} ({', '.join(_short_repr(v) for v in vs[:4])}"
-                    f"{', ...' if len(vs) > 4 else ''})" for name, vs in values.items()
-                    if len(vs) > 1]
+                if not any(k == w for _, w in seen):
+                    seen.append((v, k))
+        changing = []
+        for name, vks in values.items():
+            if len(vks) < 2:
+                continue
+            attributes = sorted({a for _, k in vks[1:] for a in
+                                 changed_attributes(vks[0][1], k)})
+            if attributes:
+                changing.append(f"{name}'s attributes {', '.join(attributes)}")
+            else:
+                changing.append(f"{name} ({', '.join(_short_repr(v) for v, _ in vks[:4])}"
+                                f"{', ...' if len(vks) > 4 else ''})")
         if changing:
             causes.append("its static arguments change between calls: "
                           + "; ".join(changing))
