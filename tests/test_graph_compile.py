@@ -174,3 +174,175 @@ def test_repr_and_cache_info_text_are_deterministic():
         "<trace branchy(x: f64[]): 2 equations, 1 guard, 1 call>",
         "<trace branchy(x: f64[]): 3 equations, 1 guard, 1 call>"]
     assert "if x > 0" in f.cache_info()[0].guards[0]
+
+
+def test_int_of_a_traced_float_guards_on_the_int_it_gives():
+    f = wg.compile(lambda x: x * int(x))
+    for x in (2.7, 2.2, 3.5, -0.5, 0.9, 2.0):
+        assert f(x) == x * int(x)
+    assert len(f.cache_info()) == 3  # int(x) gave 2, 3 and 0
+    g = wg.compile(lambda x: x * int(x[0]))
+    np.testing.assert_array_equal(g(np.array([1.5, 4.0])), np.array([1.5, 4.0]))
+    np.testing.assert_array_equal(g(np.array([1.7, 4.0])), np.array([1.7, 4.0]))
+    with pytest.raises(ValueError, match="NaN"):  # as int(nan) eagerly
+        f(float("nan"))
+
+
+def _within(seconds, fun):
+    """``fun()``'s result, run in a thread that must finish within ``seconds``."""
+    out = []
+    t = threading.Thread(target=lambda: out.append(fun()), daemon=True)
+    t.start()
+    t.join(seconds)
+    assert not t.is_alive(), "did not finish (a deadlock)"
+    return out[0]
+
+
+def test_a_compiled_function_calling_itself_while_traced():
+    @wg.compile
+    def power(x, n):
+        return x if n == 0 else x * power(x, n - 1)
+
+    assert _within(60, lambda: power(np.full(2, 3.0), 3)).tolist() == [81.0, 81.0]
+    assert _within(60, lambda: power(2.0, 2)) == 8.0
+
+    @wg.compile
+    def countdown(x):  # recursion on a traced value: each depth a trace, guarded
+        return x if x <= 0 else countdown(x - 1.0) + 1.0
+
+    assert _within(60, lambda: countdown(2.0)) == 2.0
+    assert _within(60, lambda: countdown(-1.0)) == -1.0
+
+
+def _outcome(fn, *args):
+    """What a call gives: its value (or the exception's type) and the warnings."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            value = fn(*args)
+        except Exception as e:  # noqa: BLE001 - compared by type
+            value = type(e)
+    return value, sorted(str(w.message) for w in caught)
+
+
+def _same_outcomes(f, calls):
+    cf = wg.compile(f)
+    for args in calls:
+        (got, warned), (want, want_warned) = _outcome(cf, *args), _outcome(f, *args)
+        if isinstance(want, type):
+            assert got is want, (args, got, want)
+        else:
+            np.testing.assert_array_equal(got, want)
+        assert warned == want_warned, (args, warned, want_warned)
+    return cf
+
+
+def test_np_errstate_set_inside_the_function_holds_in_compiled_code():
+    def quiet(x):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            y = np.log(x) / x
+        return y * 2.0  # warns as the caller's errstate says
+
+    def strict(x):
+        with np.errstate(divide="raise"):
+            return 1.0 / x
+
+    def silenced(x):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return np.log(x)
+
+    zeros, ones = np.zeros(2), np.ones(2)
+    for f in (quiet, strict, silenced):
+        _same_outcomes(f, [(ones,), (zeros,), (ones,), (zeros,)])
+    assert "np.errstate(divide='ignore'" in wg.compile(quiet).graph_for(ones).to_source()
+    with np.errstate(all="raise"):  # the caller's errstate still counts outside the block
+        _same_outcomes(quiet, [(ones,), (np.full(2, np.inf),)])
+    for x in (ones, np.array([0.0, 1.0])):  # differentiated: run op by op, as traced
+        got, warned = _outcome(wg.grad(wg.compile(lambda x: np.sum(quiet(x)))), x)
+        want, want_warned = _outcome(wg.grad(lambda x: np.sum(quiet(x))), x)
+        np.testing.assert_array_equal(got, want)
+        assert warned == want_warned
+
+
+def test_an_error_the_function_catches_is_part_of_the_trace():
+    def safe_inverse(x):
+        with np.errstate(divide="raise"):
+            try:
+                return 1.0 / x
+            except FloatingPointError:
+                return x
+
+    def factor(a):
+        try:
+            return np.linalg.cholesky(a)
+        except np.linalg.LinAlgError:
+            return np.zeros_like(a)
+
+    def whole(x):
+        try:
+            return x * int(x)
+        except ValueError:  # int(nan)
+            return x
+
+    for f, good, bad in ((safe_inverse, 2.0 * np.ones(2), np.zeros(2)),
+                         (factor, np.eye(2), -np.eye(2)), (whole, 2.5, float("nan"))):
+        _same_outcomes(f, [(good,), (bad,), (good,), (bad,)])  # traced where it works
+        cf = _same_outcomes(f, [(bad,), (good,), (bad,), (good,)])  # where it raises
+        assert len(cf.cache_info()) == 2
+    cf = wg.compile(lambda a: np.linalg.cholesky(a))  # not caught: raised, nothing kept
+    cf(np.eye(2))
+    with pytest.raises(np.linalg.LinAlgError):
+        cf(-np.eye(2))
+    assert len(cf.cache_info()) == 1
+
+
+def test_a_call_that_traces_warns_once_as_eagerly():
+    def f(x):
+        return np.log(x), np.var(x, ddof=1), 1.0 / x
+
+    cf = wg.compile(f)
+    for x in (np.zeros(1), np.zeros(1), np.ones(1), np.full(1, -1.0)):
+        (got, warned), (want, want_warned) = _outcome(cf, x), _outcome(f, x)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+            assert type(g) is type(w)
+        assert warned == want_warned
+    out = cf(np.zeros(1))  # arrays the caller owns, also from the call that traced
+    assert out[0].flags.writeable and not np.shares_memory(out[0], cf(np.zeros(1))[0])
+
+
+def test_differentiating_a_compiled_function_warns_once_as_eagerly():
+    def f(x):
+        return np.sum(np.log1p(x) + np.sqrt(x))
+
+    x = np.array([-2.0, 0.5])
+    cf = wg.grad(wg.compile(f))
+    for _ in range(2):
+        (got, warned), (want, want_warned) = _outcome(cf, x), _outcome(wg.grad(f), x)
+        np.testing.assert_array_equal(got, want)
+        assert warned == want_warned
+
+
+def test_np_errstate_inside_the_function_sets_only_what_it_names():
+    def f(x):
+        with np.errstate(divide="ignore"):
+            y = 1.0 / x
+        return y * np.log(x - 1.0)  # invalid: as the caller says
+
+    cf = _same_outcomes(f, [(np.zeros(2),), (np.zeros(2),)])
+    with np.errstate(invalid="raise"):  # only divide is the function's own
+        with pytest.raises(FloatingPointError):
+            f(np.zeros(2))
+        with pytest.raises(FloatingPointError):
+            cf(np.zeros(2))
+    assert "np.errstate(divide='ignore')" in cf.graph_for(np.zeros(2)).to_source()
+
+
+
+def test_a_compiled_function_traced_inside_another_keeps_the_outer_ones_warnings():
+    inner = wg.compile(lambda x: np.log(x))
+    outer = wg.compile(lambda x: inner(x) * 2.0)
+    outer(np.zeros(1))
+    assert "errstate" not in outer.graph_for(np.zeros(1)).to_source()
+    assert _outcome(outer, np.zeros(1))[1] == ["divide by zero encountered in log"]

@@ -204,9 +204,120 @@ def test_python_floats_compute_as_python_floats():
             same(g, w)
 
 
+def test_numpy_functions_of_python_numbers_give_numpy_scalars_as_eagerly():
+    # np.tanh of a Python float is NumPy's float64 (math.tanh differs in the last bit
+    # at x); operators and attributes of Python numbers give Python numbers.
+    x = -0.39631458987390566
+    cases = [
+        lambda x: np.tanh(x), lambda x: np.tanh(x) * 2.0, lambda x: np.multiply(x, 2.0),
+        lambda x: (np.sinh(x), x * 2.0, -x, abs(x)), lambda x: x > 0.0,
+        lambda x: (x == 1.0, x <= 0.0, (x > 0.0) * 2.0),
+        # float64 keeps a float32 from promoting it (a Python float would not)
+        lambda x: np.nextafter(np.heaviside(x, 0.5), np.float32(0.5)),
+        # beside a NumPy value a Python float is weak: float32
+        lambda x: (np.hypot(x, np.float32(0.5)), np.add(x, np.ones(2, np.float32))),
+    ]
+    for f in cases:
+        cf = wg.compile(f)
+        for a in (x, 1.0, 0.0):
+            got, want = cf(a), f(a)
+            for g, w in zip(got if isinstance(want, tuple) else [got],
+                            want if isinstance(want, tuple) else [want]):
+                same(g, w)
+                assert np.asarray(g).tobytes() == np.asarray(w).tobytes()
+
+
+def test_python_complex_numbers_compute_as_python_complex_numbers():
+    z = 3.0 + 4.0j
+    f = lambda z: (z * 2, abs(z), z.real, z.imag, z.conjugate(), z + 1.0, np.abs(z))  # noqa: E731
+    cf = wg.compile(f)
+    for a in (z, -1.5j, 0j):
+        for g, w in zip(cf(a), f(a)):
+            same(g, w)
+
+
+def test_round_of_an_array_raises_as_eagerly_and_of_a_number_rounds():
+    for x in (np.array(3.14159), np.array([3.14159]), np.array(3, np.int32)):
+        for f in (lambda x: round(x), lambda x: round(x, 2)):
+            with pytest.raises(TypeError, match="doesn't define __round__"):
+                f(x)
+            with pytest.raises(TypeError, match="doesn't define __round__"):
+                wg.compile(f)(x)
+    f = lambda x, y: (round(x.sum(), 2), round(y[0]), round(np.float32(1.5) * y[0], 1))  # noqa: E731
+    args = (np.array([1.23456, 2.0]), np.array([2.5, 1.0]))
+    for g, w in zip(wg.compile(f)(*args), f(*args)):
+        same(g, w)
+
+
+def test_keyword_only_arguments_and_var_keywords():
+    def f(x, y=2.0, *, z=3.0, n=1):
+        return x[:n] * y + z
+
+    cf = wg.compile(f)
+    x = np.arange(3.0)
+    for kwargs in ({}, {"z": 1.0}, {"z": np.ones(2), "n": 2}, {"y": np.ones(3), "n": 3},
+                   {"n": 2}, {"z": 5.0}):
+        same(cf(x, **kwargs), f(x, **kwargs))
+    assert [i.signature for i in cf.cache_info()] == [
+        "f(x: f64[3])", "f(x: f64[3], z: f64[])", "f(x: f64[3], z: f64[2]) with n=2",
+        "f(x: f64[3], y: f64[3]) with n=3", "f(x: f64[3]) with n=2"]
+
+    def g(*args, **kwargs):
+        return sum(args) + sum(v * 2.0 for v in kwargs.values())
+
+    cg = wg.compile(g)
+    same(cg(x, 1.0, a=x, b=2.0), g(x, 1.0, a=x, b=2.0))
+    same(cg(x, 1.0, b=x, a=2.0), g(x, 1.0, b=x, a=2.0))
+    same(cg(x, a=x), g(x, a=x))
+    same(wg.grad(lambda x: cf(x, z=x[1]).sum())(x), np.array([2.0, 1.0, 0.0]))
+    # a dict passed by position is another call than keywords
+    d = wg.compile(lambda x, *args, **kwargs: x + (args[0]["z"] if args else kwargs["z"]))
+    same(d(x, {"z": 1.0}), x + 1.0)
+    same(d(x, z=2.0), x + 2.0)
+
+
 def test_tensors_with_python_int_arguments_differentiate():
     f = wg.compile(lambda x, n: np.sum(x[:n] ** 2))
     x = wg.tensor([1.0, 2.0, 3.0], requires_grad=True)
     f(x, 2).backward()
     np.testing.assert_array_equal(x.grad, [2.0, 4.0, 0.0])
     np.testing.assert_array_equal(wg.grad(f)(np.array([1.0, 2.0, 3.0]), 1), [2.0, 0.0, 0.0])
+
+
+def test_a_returned_object_that_would_be_shared_between_calls_is_refused():
+    for f, what in ((lambda x: (x * k for k in range(2)), "generator"),
+                    (lambda x: (x, {1, 2}), "set"), (lambda x: [x, bytearray(2)], "bytearray")):
+        with pytest.raises(wg.graph.TraceError, match=what):
+            wg.compile(f)(np.ones(2))
+    cf = wg.compile(lambda x: {"n": len(x), "s": "hi", "t": np.float64, "l": [1, 2]})
+    first = cf(np.ones(1))
+    first["l"].append(3)  # containers are new on each call
+    assert cf(np.ones(1)) == {"n": 1, "s": "hi", "t": np.float64, "l": [1, 2]}
+
+
+def test_a_rebound_attribute_of_a_static_object_traces_again():
+    class Model:
+        def __init__(self):
+            self.lr = 0.1
+            self.w = np.ones(2)
+            self.name = "m"
+
+        @wg.compile
+        def step(self, x):
+            return x * self.lr * self.w
+
+    m = Model()
+    x = np.ones(2)
+    same(m.step(x), x * 0.1)
+    m.lr = 0.01  # eagerly read again on each call: so here
+    same(m.step(x), x * 0.01)
+    m.w = np.full(2, 3.0)
+    same(m.step(x), x * 0.03)
+    same(m.step(x), x * 0.03)
+    assert len(Model.step.cache_info()) == 3
+    m.w[:] = 5.0  # changed in place: read as traced, as a closure's array (jax.jit's rule)
+    same(m.step(x), x * 0.03)
+    with pytest.warns(RuntimeWarning, match="self's attributes lr"):
+        for k in range(RETRACE_WARNING + 1):
+            m.lr = float(k)
+            m.step(x)

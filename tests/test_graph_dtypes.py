@@ -124,3 +124,21 @@ def test_second_derivatives_keep_float32_as_jax():
         results += [how(wg.hessian(g))(x), how(lambda x: wg.hvp(g, x, t))(x)]
     assert [np.result_type(r) for r in results] == [np.float32] * len(results)
     np.testing.assert_allclose(results[0], np.diag(-2.0 * np.sin(x)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("f, x", [
+    (lambda x: np.einsum("...->...", x), np.array([True, False])),
+    (lambda x: np.einsum("i->", x), np.array([True, False])),
+    (lambda x: np.einsum("ii->", x), np.arange(4).reshape(2, 2)),
+    (lambda x: np.einsum("ij->j", x), np.arange(6.0, dtype=np.float32).reshape(2, 3)),
+    (lambda x: x.astype(np.int64), np.float32(2.5)),
+    (lambda x: x.astype(np.float32), np.array(2.5)),
+    (lambda x: x.astype(np.int8), np.complex128(3 + 1j)),
+], ids=["einsum bool", "einsum bool sum", "einsum int trace", "einsum float32",
+        "astype of a numpy scalar", "astype of a 0-d array", "astype of a complex scalar"])
+def test_compiled_numpy_calls_keep_numpys_dtype_and_type(f, x):
+    cf = wg.compile(f)
+    for _ in range(2):  # the call that traces, and the compiled code
+        got, want = cf(x), f(x)
+        assert type(got) is type(want) and got.dtype == want.dtype, (got, want)
+        np.testing.assert_array_equal(got, want)

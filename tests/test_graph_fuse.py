@@ -1,6 +1,7 @@
 """fuse: elementwise chains and trees become one kernel; values and gradients unchanged."""
 
 import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
@@ -365,3 +366,30 @@ def test_random_elementwise_programs_keep_their_values(program, seed):
                 np.testing.assert_array_equal(a, b)
     for x, x0 in zip(new, keep):
         np.testing.assert_array_equal(x, x0)  # the caller's arrays are never written
+
+
+def test_a_chunked_kernel_warns_once_per_step_as_eagerly():
+    f = lambda x: np.log(np.sin(x) * 2.0 + 0.5) * np.sqrt(x)  # noqa: E731
+    x = -np.ones(300_000)
+    cf = wg.compile(f)
+    cf(x)
+    assert "for i in range" in cf.graph_for(x).to_source()  # (chunked)
+    for run in (f, cf):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = run(x)
+        assert sorted(str(w.message) for w in caught) == [
+            "invalid value encountered in log", "invalid value encountered in sqrt"]
+        np.testing.assert_array_equal(got, f(x))
+    reported = []
+    with np.errstate(all="call"):
+        old = np.seterrcall(lambda *a: reported.append(a))
+        try:
+            f(x)
+            cf(x)
+        finally:
+            np.seterrcall(old)
+    assert len(reported) == 4  # two per run
+    with np.errstate(all="raise"), pytest.raises(FloatingPointError):
+        cf(x)
+    np.testing.assert_array_equal(cf(np.abs(x)), f(np.abs(x)))  # (no condition: chunks)

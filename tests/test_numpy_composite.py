@@ -4,6 +4,8 @@ pullback also differentiated with respect to its cotangent), eager and compiled.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -256,3 +258,45 @@ def test_printing_and_index_helpers_of_a_tensor_that_requires_grad():
     np.testing.assert_array_equal(np.lexsort([x.detach()]), [1, 0, 2])
     m = wg.tensor(np.ones((3, 3)), requires_grad=True)
     assert len(np.tril_indices_from(m)) == 2 and len(np.diag_indices_from(m)) == 2
+
+
+@pytest.mark.parametrize("name", ["nansum", "nanprod", "nanmean", "nanmax", "nanmin", "nanvar",
+                                  "nanstd", "nancumsum", "nancumprod"])
+def test_nan_reductions_give_numpys_values_dtypes_and_types(name):
+    """Integer and boolean arrays reduce as NumPy's plain reductions (no float64), float32
+    stays float32, an all-NaN slice is NaN (with NumPy's warning), a full reduction is a
+    NumPy scalar."""
+    ours, numpys = getattr(wg.numpy, name), getattr(np, name)
+    for x in (np.array([np.nan]), np.array([[np.nan, 1.0], [np.nan, np.nan]]),
+              np.array([1, 2, 5]), np.array([True, False]), np.float32(2.0),
+              np.array([1.0, np.nan, 2.0], np.float32), np.array([1 + 1j, np.nan])):
+        for kwargs in ({}, {"axis": 0}):
+            if kwargs and np.ndim(x) == 0:
+                continue
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                want = numpys(x, **kwargs)
+                got = ours(x, **kwargs)
+            assert type(got) is type(want) and got.dtype == want.dtype, (x, got, want)
+            np.testing.assert_allclose(got, want, rtol=1e-6)
+            messages = [str(w.message) for w in caught]
+            assert messages[:len(messages) // 2] == messages[len(messages) // 2:]
+
+
+@pytest.mark.parametrize("name", ["median", "nanmedian", "quantile", "nanquantile",
+                                  "percentile", "nanpercentile", "nan_to_num", "clip"])
+def test_scalar_results_and_integer_dtypes_are_numpys(name):
+    """A full reduction of an array, a 0-d array or a number is a NumPy scalar (not a 0-d
+    array); integers stay integers where NumPy keeps them (``np.clip(x, 0, None)``); and
+    ``nan_to_num`` of an integer array is a new array."""
+    ours, numpys = getattr(wg.numpy, name), getattr(np, name)
+    extra = {"quantile": (0.5,), "nanquantile": (0.5,), "percentile": (50,),
+             "nanpercentile": (50,), "clip": (0, None)}.get(name, ())
+    for x in (np.array([1.0, 2.0, 4.0]), 1.5, np.float32(2.0), np.array([1, 2, 5]),
+              np.array([1, 2], np.int8), np.array(2.5), np.array(3), np.array([np.nan, 1.0])):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want, got = numpys(x, *extra), ours(x, *extra)
+        assert type(got) is type(want) and got.dtype == want.dtype, (x, got, want)
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+        assert not np.shares_memory(got, x)

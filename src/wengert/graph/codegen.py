@@ -12,8 +12,10 @@ Two flavours of the same program:
   for ops whose forward is wengert's own ``op.<name>``);
 * **floats**: when every value of the graph is a float64 scalar, straight-line code on
   floats (``t1 = t0 * 0.9``, ``t2 = sin(t1)`` with ``sin`` bound to ``math.sin``) for the
-  equations eager mode ran on Python floats (each input was one when traced,
-  :attr:`Var.scalar <wengert.graph.ir.Var>`, and the op has a float fast path), and
+  equations eager mode ran on Python floats (operators, and wengert's functions such as
+  ``wg.numpy.sin``: each input was one when traced, :attr:`Var.scalar
+  <wengert.graph.ir.Var>`, and the op has a float fast path; NumPy's own ``np.sin`` of a
+  Python float gives a NumPy scalar, computed by NumPy as eagerly), and
   NumPy for those on NumPy scalars, as eagerly (``c0 * t5`` on a ``float64`` is NumPy's
   multiply; ``np.tanh(t6)``), under ``raise_reported()``. Where a float path raises
   (``log(-1.0)``, ``1.0 / 0.0``, ``exp(1000.0)``) eager mode gives NumPy's answer, NaN
@@ -34,7 +36,8 @@ Examples
 --------
 >>> import numpy as np
 >>> import wengert as wg
->>> g = wg.trace(lambda x: np.sin(x) * 2.0, 0.5, source_lines=False)
+>>> import wengert.numpy as wnp
+>>> g = wg.trace(lambda x: wnp.sin(x) * 2.0, 0.5, source_lines=False)
 >>> print(to_source(g))
 import numpy as np
 from math import sin
@@ -497,6 +500,8 @@ def _guard_lines(guards: list[Any], var: str, ns: Namespace, indent: str) -> lis
             test = f"np.shape({var}) != {e!r}"
         elif g.how == "bool":
             test = f"not {var}" if e else f"{var}"
+        elif g.how == "int" and g.var.dtype.kind not in "iub":  # int(x) of a float: 2
+            test = f"int({var}) != {e!r}"                         # for 2.7 and 2.2 too
         elif isinstance(e, float) and e != e:
             test = f"{var} == {var}"  # expected NaN
         elif type(e) is float and e == 0.0:  # 0.0 and -0.0 compare equal but divide apart
@@ -651,14 +656,23 @@ def _equation_lines(equations: Any, ns: Namespace, flavour: str, comments: bool,
     after it."""
     lines = []
     previous = None
-    inside = False  # in a ``with no_grad():`` block (equations traced inside one)
+    # in a ``with no_grad():`` block (equations traced inside one), or under the
+    # np.errstate the traced function set (``with np.errstate(divide='ignore'):``)
+    inside: tuple[bool, Any] = (False, None)
     outer = indent
     for k, eq in enumerate(equations, start):
-        if eq.grad_off != inside:
-            inside = eq.grad_off
-            if inside:
-                lines.append(f"{outer}with {_no_grad_name(ns)}():")
-            indent = outer + "    " if inside else outer
+        if eq.context is not inside[1] and eq.context == inside[1]:
+            inside = (inside[0], eq.context)  # (an equal context: the same block)
+        if eq.grad_off != inside[0] or eq.context is not inside[1]:
+            inside = (eq.grad_off, eq.context)
+            managers = []
+            if eq.grad_off:
+                managers.append(f"{_no_grad_name(ns)}()")
+            if eq.context is not None:
+                managers.append(_context_text(eq.context, ns))
+            if managers:
+                lines.append(f"{outer}with {', '.join(managers)}:")
+            indent = outer + "    " if managers else outer
         if flavour == "floats":
             rhs = _scalar_line(eq, ns)
         elif flavour == "fallback":
@@ -673,6 +687,17 @@ def _equation_lines(equations: Any, ns: Namespace, flavour: str, comments: bool,
         if plan is not None and plan.frees[k]:
             lines.append(f"{indent}del {', '.join(ns.var(v) for v in plan.frees[k])}")
     return lines
+
+
+def _context_text(context: Any, ns: Namespace) -> str:
+    """``np.errstate(divide='ignore', ...)`` (or ``ctx0()``, a context with warning filters,
+    from :meth:`Graph.namespace`): what the equations were traced under."""
+    if context.filters is None:
+        return "np.errstate(" + ", ".join(f"{k}={v!r}" for k, v in context.errstate.items()) \
+            + ")"
+    name = ns.constant(context, "ctx")
+    ns.defs[name] = f"# {name}: {context}, passed in by Graph.namespace()"
+    return f"{name}()"
 
 
 def _no_grad_name(ns: Namespace) -> str:

@@ -47,6 +47,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import threading
@@ -62,9 +63,10 @@ from ..core.display import html_of
 from ..core.tree import flatten, unflatten
 from .codegen import compile_graph
 from .ir import GuardFailed, Var
-from .keys import static_key
+from .keys import changed_attributes, static_key
 from .passes.pipeline import COMPILE_PASSES
-from .program import Graph, GuardError, evaluate, guard_message, refuse_lost_derivatives
+from .program import Graph, evaluate, refuse_lost_derivatives
+from .runtime import as_returned
 from .trace import argument_names, function_name, static_positions, trace_into
 from .tracer import Builder, Traced
 
@@ -137,7 +139,8 @@ class TraceInfo:
         self.traced = traced  # the graph as traced
         self.runner = runner
         self.calls = 0
-        self.statics = tuple(statics)  # (name, value) of each static argument or leaf
+        # (name, value, key when traced) of each static argument or leaf
+        self.statics = tuple(statics)
         self.shapes = shapes  # the cache key without the static values
         # outputs that the trace computed as Python floats (eagerly, floats too)
         self.floats = tuple(i for i, v in enumerate(graph.outputs)
@@ -148,7 +151,7 @@ class TraceInfo:
         """``f(x: f64[3])``, and the static values: ``f(x: f64[3]) with n=2``."""
         sig = self.graph.signature()
         if self.statics:
-            sig += " with " + ", ".join(f"{n}={_short_repr(v)}" for n, v in self.statics)
+            sig += " with " + ", ".join(f"{n}={_short_repr(v)}" for n, v, _ in self.statics)
         return sig
 
     @property
@@ -180,7 +183,8 @@ class Compiled:
         self._cache: dict[Any, list[TraceInfo]] = {}
         self._count = 0  # traces kept
         self._per_shapes: dict[Any, int] = {}  # traces kept per key without static values
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # (f may call itself while traced)
+        self._keyword_functions: dict[Any, Callable[..., Any]] = {}
         self._warned = False
         self._full_warned = False
         try:
@@ -189,19 +193,32 @@ class Compiled:
             self._signature = None
 
     # -- arguments ------------------------------------------------------------
-    def _positional(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    def _positional(self, args: tuple[Any, ...], kwargs: dict[str, Any]
+                    ) -> tuple[tuple[Any, ...], tuple[str, ...]]:
+        """The arguments as positions: those ``fun`` takes by position, then the values of
+        its keyword-only arguments (and ``**kwargs``) passed, whose names are returned."""
         if not kwargs and not self._needs_defaults(len(args)):
-            return args
-        if self._signature is None:
-            raise TypeError(f"compile: {function_name(self.fun)}() takes positional arguments "
-                            "only (its signature is unknown)")
+            return args, ()
+        if self._signature is None:  # (passed on by name)
+            return args + tuple(kwargs.values()), tuple(kwargs)
         bound = self._signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        if bound.kwargs:
-            raise TypeError(f"compile: keyword-only arguments {sorted(bound.kwargs)} of "
-                            f"{function_name(self.fun)}() are not supported; make them "
-                            "positional")
-        return tuple(bound.args)
+        if self._needs_defaults(len(bound.args)):
+            bound.apply_defaults()
+        keywords = bound.kwargs
+        return tuple(bound.args) + tuple(keywords.values()), tuple(keywords)
+
+    def _function(self, keywords: tuple[str, ...], nargs: int = 0) -> Callable[..., Any]:
+        """``fun``, or for keyword arguments ``keywords`` (``nargs`` arguments in all) a
+        function taking them last by position (named after them, so a trace names its
+        inputs ``z``, ``opts_lr``)."""
+        if not keywords:
+            return self.fun
+        npos = nargs - len(keywords)
+        fun = self._keyword_functions.get((npos, keywords))
+        if fun is None:
+            fun = self._keyword_functions[npos, keywords] = _by_position(self.fun, npos,
+                                                                         keywords)
+        return fun
 
     def _needs_defaults(self, nargs: int) -> bool:
         """Whether a static argument names a parameter left at its default."""
@@ -209,8 +226,8 @@ class Compiled:
             else tuple(self.static_argnums)
         return self._signature is not None and any(k >= nargs for k in nums if k >= 0)
 
-    def _key(self, args: tuple[Any, ...], static: tuple[int, ...]
-             ) -> tuple[Any, Any, list[Any]]:
+    def _key(self, args: tuple[Any, ...], static: tuple[int, ...],
+             keywords: tuple[str, ...] = ()) -> tuple[Any, Any, list[Any]]:
         """The cache key, the key without static values, and the traced leaves."""
         statics = []
         for i in static:
@@ -230,11 +247,13 @@ class Compiled:
                 try:
                     per_leaf.append((_STATIC, static_key(x)))
                 except TypeError:
-                    raise TypeError(self._unhashable(args, static, k, x)) from None
+                    raise TypeError(self._unhashable(args, static, k, x, keywords)) from None
             else:
                 per_leaf.append(_leaf_signature(x))
                 dynamic.append(x)
         tree = _hashable(tree)
+        if keywords:  # f(x, {"z": 1.0}) and f(x, z=1.0) are two calls
+            tree = (tree, keywords)
         key = (tree, tuple(per_leaf), tuple(statics))
         if len(dynamic) == len(leaves) and not statics:
             return key, key, dynamic
@@ -242,9 +261,9 @@ class Compiled:
                               for e in per_leaf))
         return key, shapes, dynamic
 
-    def _unhashable(self, args: tuple[Any, ...], static: tuple[int, ...], k: int, x: Any
-                    ) -> str:
-        name = self._static_names(args, static)[1][k]
+    def _unhashable(self, args: tuple[Any, ...], static: tuple[int, ...], k: int, x: Any,
+                    keywords: tuple[str, ...]) -> str:
+        name = self._static_names(args, static, self._function(keywords, len(args)))[1][k]
         return (
             f"compile: argument {name} of {function_name(self.fun)}() is a "
             f"{type(x).__name__}, not an array or a number, so it is passed to "
@@ -254,12 +273,12 @@ class Compiled:
             "arrays it holds as arguments."
         )
 
-    def _static_names(self, args: tuple[Any, ...], static: tuple[int, ...]
-                      ) -> tuple[dict[int, str], list[str]]:
+    def _static_names(self, args: tuple[Any, ...], static: tuple[int, ...],
+                      fun: Callable[..., Any]) -> tuple[dict[int, str], list[str]]:
         """Names of the static positions, and of every leaf of the other arguments."""
-        names = argument_names(self.fun, args)
+        names = argument_names(fun, args)
         try:
-            params = [p.name for p in inspect.signature(self.fun).parameters.values()]
+            params = [p.name for p in inspect.signature(fun).parameters.values()]
         except (TypeError, ValueError):
             params = []
         by_position: dict[int, str] = {}
@@ -274,8 +293,9 @@ class Compiled:
         return by_position, leaf_names
 
     # -- tracing --------------------------------------------------------------
-    def _trace(self, args: tuple[Any, ...], static: tuple[int, ...], shapes: Any = None
-               ) -> TraceInfo:
+    def _trace(self, args: tuple[Any, ...], static: tuple[int, ...], shapes: Any = None,
+               keywords: tuple[str, ...] = ()) -> tuple[TraceInfo, list[Any]]:
+        """A new trace, and the values its run returned (the outputs eager mode gives)."""
         plain = tuple(a if i in static else unflatten(flatten(a)[1],
                                                        [_plain(x) for x in flatten(a)[0]])
                       for i, a in enumerate(args))
@@ -283,30 +303,33 @@ class Compiled:
         builder = Builder(function_name(self.fun), lines=False)
         with collector_paused():  # tracing and compiling build no cycles worth collecting
             # The example values are not kept: a cached trace must not hold a batch alive.
-            traced = trace_into(builder, self.fun, plain, static,
+            fun = self._function(keywords, len(args))
+            traced = trace_into(builder, fun, plain, static,
                                 is_static_leaf).replace(examples=None)
             graph = traced
             if self.optimize:
                 graph = _optimized(traced, self.optimize)
             runner = compile_graph(graph)
-        return TraceInfo(graph, traced, runner, self._statics(args, static), shapes)
+        return (TraceInfo(graph, traced, runner, self._statics(args, static, fun), shapes),
+                builder.results)
 
-    def _statics(self, args: tuple[Any, ...], static: tuple[int, ...]
-                 ) -> list[tuple[str, Any]]:
-        """(name, value) of each static argument and static leaf, in argument order."""
+    def _statics(self, args: tuple[Any, ...], static: tuple[int, ...],
+                 fun: Callable[..., Any]) -> list[tuple[str, Any, Any]]:
+        """(name, value, key) of each static argument and static leaf, in argument
+        order."""
         if not static and not any(is_static_leaf(x) for x in flatten(args)[0]):
             return []
-        by_position, leaf_names = self._static_names(args, static)
+        by_position, leaf_names = self._static_names(args, static, fun)
         out = []
         names = iter(leaf_names)
         for i, a in enumerate(args):
             if i in static:
-                out.append((by_position[i], a))
+                out.append((by_position[i], a, static_key(a)))
                 continue
             for x in flatten(a)[0]:
                 name = next(names)
                 if is_static_leaf(x):
-                    out.append((name, x))
+                    out.append((name, x, static_key(x)))
         return out
 
     def _keep(self, key: Any, info: TraceInfo) -> None:
@@ -324,16 +347,23 @@ class Compiled:
         if lines:
             causes.append("its Python code turns traced values into Python values at "
                           f"{', '.join(lines)} and they change between calls")
-        values: dict[str, list[Any]] = {}
+        values: dict[str, list[tuple[Any, Any]]] = {}
         for i in same:
-            for name, v in i.statics:
+            for name, v, k in i.statics:
                 seen = values.setdefault(name, [])
-                if not any(type(v) is type(w) and static_key(v) == static_key(w)
-                           for w in seen):
-                    seen.append(v)
-        changing = [f"{name} ({', '.join(_short_repr(v) for v in vs[:4])}"
-                    f"{', ...' if len(vs) > 4 else ''})" for name, vs in values.items()
-                    if len(vs) > 1]
+                if not any(k == w for _, w in seen):
+                    seen.append((v, k))
+        changing = []
+        for name, vks in values.items():
+            if len(vks) < 2:
+                continue
+            attributes = sorted({a for _, k in vks[1:] for a in
+                                 changed_attributes(vks[0][1], k)})
+            if attributes:
+                changing.append(f"{name}'s attributes {', '.join(attributes)}")
+            else:
+                changing.append(f"{name} ({', '.join(_short_repr(v) for v, _ in vks[:4])}"
+                                f"{', ...' if len(vks) > 4 else ''})")
         if changing:
             causes.append("its static arguments change between calls: "
                           + "; ".join(changing))
@@ -363,19 +393,20 @@ class Compiled:
 
     # -- calling --------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        args = self._positional(args, kwargs)
-        static = static_positions(self.static_argnums, len(args), "compile") \
-            if self.static_argnums != () else ()
-        key, shapes, leaves = self._key(args, static)
+        args, keywords = self._positional(args, kwargs)
+        static = self._static(args, keywords)
+        key, shapes, leaves = self._key(args, static, keywords)
         infos = self._cache.get(key)
         tried = len(infos) if infos is not None else 0  # the list may grow meanwhile
         if any(is_traced(x) for x in leaves):
-            return self._call_traced(args, static, key, shapes, leaves, infos)
+            return self._call_traced(args, static, key, shapes, leaves, infos, keywords)
+        # A trace whose guard fails, or whose code raises (where the function may catch
+        # the error: eagerly it decides), gives way to the next, and then to a new trace.
         if infos is not None:
             for info in infos[:tried]:
                 try:
                     out = info.runner(*leaves)
-                except GuardFailed:
+                except Exception:  # noqa: BLE001 - GuardFailed, or an error: see above
                     continue
                 info.calls += 1
                 return _outputs(info, out)
@@ -383,48 +414,66 @@ class Compiled:
             for info in self._cache.get(key, [])[tried:]:  # traced by another thread meanwhile
                 try:
                     out = info.runner(*leaves)
-                except GuardFailed:
+                except Exception:  # noqa: BLE001 - as above
                     continue
                 info.calls += 1
                 return _outputs(info, out)
-            info = self._new_trace(args, static, shapes, key)
-        if info is None:  # past the cache limit: eagerly
-            return self.fun(*args)
-        try:
-            out = info.runner(*leaves)
-        except GuardFailed as e:  # the trace itself did not pass its guards: a bug
-            raise GuardError(guard_message(info.graph, e.guard, e.got)) from None
+            if self._full():
+                eager = True
+            else:
+                eager = False
+                info, results = self._trace(args, static, shapes, keywords)
+                self._keep(key, info)
+        if eager:
+            return self._function(keywords, len(args))(*args)
+        # The trace ran the function: what it returned is this call's result (its warnings
+        # were given once, as eagerly; the compiled code runs from the next call on).
         info.calls += 1
-        return _outputs(info, out)
+        return _traced_outputs(info, results, leaves)
 
-    def _new_trace(self, args: tuple[Any, ...], static: tuple[int, ...], shapes: Any,
-                   key: Any) -> TraceInfo | None:
-        """A new trace for these arguments, kept under ``key`` (the lock held); ``None``
-        past the cache limit."""
-        if self._full():
-            return None
-        info = self._trace(args, static, shapes)
-        self._keep(key, info)
-        return info
+    def _drop(self, key: Any, info: TraceInfo) -> None:
+        """Forget a trace just kept."""
+        with self._lock:
+            infos = self._cache.get(key, [])
+            if info in infos:
+                infos.remove(info)
+                self._count -= 1
+                self._per_shapes[info.shapes] -= 1
 
     def _call_traced(self, args: tuple[Any, ...], static: tuple[int, ...], key: Any,
-                     shapes: Any, leaves: list[Any], infos: list[TraceInfo] | None) -> Any:
+                     shapes: Any, leaves: list[Any], infos: list[TraceInfo] | None,
+                     keywords: tuple[str, ...]) -> Any:
         """Tensors, dual numbers or tracers among the arguments: the graph runs op by op
         (differentiated or traced again)."""
         for info in infos or ():
             refuse_lost_derivatives(info.traced, leaves)
             try:
                 outs = evaluate(info.traced, leaves)
-            except GuardError:
+            except Exception:  # noqa: BLE001 - GuardError, or an error (see __call__)
                 continue
             info.calls += 1
             return unflatten(info.traced.out_tree, outs)
         with self._lock:
-            info = self._new_trace(args, static, shapes, key)
-        if info is None:  # past the cache limit: eagerly
-            return self.fun(*args)
+            if self._full():
+                eager = True
+            else:
+                eager = False
+                info = self._trace(args, static, shapes, keywords)[0]
+                self._keep(key, info)
+        if eager:
+            return self._function(keywords, len(args))(*args)
         refuse_lost_derivatives(info.traced, leaves)
-        outs = evaluate(info.traced, leaves)
+        # The trace warned as eagerly: this run of the same steps is quiet (but for the
+        # function's own np.errstate blocks, whose settings its steps keep), unless it
+        # records into another trace (which would keep the quiet state).
+        quietly = contextlib.nullcontext() if any(_graph_traced(x) for x in leaves) \
+            else np.errstate(all="ignore")
+        try:
+            with quietly:
+                outs = evaluate(info.traced, leaves)
+        except Exception:
+            self._drop(key, info)
+            raise
         info.calls += 1
         return unflatten(info.traced.out_tree, outs)
 
@@ -435,10 +484,9 @@ class Compiled:
 
     def graph_for(self, *args: Any, **kwargs: Any) -> Graph:
         """The optimised graph that runs for these arguments (tracing it if needed)."""
-        args = self._positional(args, kwargs)
-        static = static_positions(self.static_argnums, len(args), "compile") \
-            if self.static_argnums != () else ()
-        key, shapes, leaves = self._key(args, static)
+        args, keywords = self._positional(args, kwargs)
+        static = self._static(args, keywords)
+        key, shapes, leaves = self._key(args, static, keywords)
         for info in self._cache.get(key, ()):
             try:
                 info.runner(*[_plain(x) for x in leaves])
@@ -446,9 +494,15 @@ class Compiled:
                 continue
             return info.graph
         with self._lock:
-            info = self._trace(args, static, shapes)
+            info = self._trace(args, static, shapes, keywords)[0]
             self._keep(key, info)
         return info.graph
+
+    def _static(self, args: tuple[Any, ...], keywords: tuple[str, ...]) -> tuple[int, ...]:
+        """The static positions among ``args`` (static_argnums count positional ones)."""
+        if self.static_argnums == ():
+            return ()
+        return static_positions(self.static_argnums, len(args) - len(keywords), "compile")
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         """``@wg.compile`` on a method: the instance is the first argument (make it static
@@ -470,6 +524,41 @@ class Compiled:
         return html_of(self)
 
 
+def _by_position(fun: Callable[..., Any], npos: int, keywords: tuple[str, ...]
+                 ) -> Callable[..., Any]:
+    """``fun`` taking the values of keyword arguments ``keywords`` after its ``npos``
+    positional arguments (its signature names them all, for the names of a trace's
+    inputs: ``x``, ``args0``, ``z``)."""
+    n = len(keywords)
+
+    def call(*args: Any) -> Any:
+        return fun(*args[:-n], **dict(zip(keywords, args[-n:])))
+
+    call.__name__ = call.__qualname__ = getattr(fun, "__name__", "f")
+    try:
+        params = [p.name for p in inspect.signature(fun).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        star = next((p.name for p in inspect.signature(fun).parameters.values()
+                     if p.kind == p.VAR_POSITIONAL), "x")
+    except (TypeError, ValueError):
+        params, star = [], "x"
+    names = [params[i] if i < len(params) else f"{star}{i - len(params)}"
+             for i in range(npos)] + list(keywords)
+    with contextlib.suppress(ValueError):  # (a name twice, or not an identifier)
+        call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [inspect.Parameter(k, inspect.Parameter.POSITIONAL_ONLY) for k in names])
+    return call
+
+
+def _graph_traced(x: Any) -> bool:
+    """Whether a graph tracer lies beneath ``x`` (a tensor or dual number of one)."""
+    while is_traced(x):
+        if type(x) is Traced:
+            return True
+        x = kind_of(x).primal(x)
+    return False
+
+
 def _short_repr(v: Any) -> str:
     text = repr(v)
     return text if len(text) <= 40 else text[:37] + "..."
@@ -481,6 +570,28 @@ def _outputs(info: TraceInfo, out: Any) -> Any:
     for i in info.floats:
         if type(outs[i]) is not float:
             outs[i] = float(outs[i])
+    return unflatten(graph.out_tree, outs)
+
+
+def _traced_outputs(info: TraceInfo, results: list[Any], leaves: list[Any]) -> Any:
+    """What the run while tracing returned, as the compiled code returns it: arrays the
+    caller owns (an argument, a constant or a value returned twice is copied), 0-d values
+    of the types the function returned."""
+    graph = info.traced
+    seen: set[int] = set()
+    inputs = {id(x) for x in leaves}
+    outs = []
+    for v, value in zip(graph.outputs, results):
+        if type(value) is np.ndarray and value.ndim > 0 and (
+                type(v) is not Var or id(value) in inputs or id(value) in seen):
+            value = value.copy()
+        elif type(v) is not Var and type(value) is np.ndarray:
+            value = value[()]
+        seen.add(id(value))
+        outs.append(value)
+    if graph.out_types is not None:
+        outs = [as_returned(o, t) if t is not None and np.ndim(o) == 0 else o
+                for o, t in zip(outs, graph.out_types)]
     return unflatten(graph.out_tree, outs)
 
 

@@ -27,6 +27,7 @@ graph f(x: f64[3], w: f64[]):
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -34,8 +35,8 @@ import numpy as np
 
 from ..core.source import SourceLine
 
-__all__ = ["Var", "Literal", "Equation", "Guard", "aval_text", "dtype_text", "literal_text",
-           "GuardFailed", "GraphLike"]
+__all__ = ["Var", "Literal", "Equation", "Guard", "Context", "aval_text", "dtype_text",
+           "literal_text", "GuardFailed", "GraphLike"]
 
 _SHORT = {"float64": "f64", "float32": "f32", "float16": "f16", "int64": "i64", "int32": "i32",
           "int16": "i16", "int8": "i8", "uint8": "u8", "uint64": "u64", "uint32": "u32",
@@ -157,18 +158,24 @@ class Equation:
         It was traced inside ``with wg.no_grad():``. Run on tensors (when the graph is
         differentiated) it runs under ``no_grad`` again, so no gradient flows through it
         in reverse mode, as eagerly; forward mode is not affected, as eagerly.
+    context : Context or None
+        The ``np.errstate`` (and warning filters) it was traced under, where the traced
+        function set its own (``with np.errstate(divide="ignore"):``): it runs under them
+        again, so it warns or raises as eagerly.
     """
 
-    __slots__ = ("op", "ins", "params", "out", "source", "grad_off")
+    __slots__ = ("op", "ins", "params", "out", "source", "grad_off", "context")
 
     def __init__(self, op: Any, ins: Sequence[Var | Literal], params: dict[str, Any] | None,
-                 out: Var, source: SourceLine | None = None, grad_off: bool = False) -> None:
+                 out: Var, source: SourceLine | None = None, grad_off: bool = False,
+                 context: Context | None = None) -> None:
         self.op = op
         self.ins = tuple(ins)
         self.params = dict(params) if params else {}
         self.out = out
         self.source = source
         self.grad_off = grad_off
+        self.context = context
 
     def replace(self, **changes: Any) -> Equation:
         """A copy with some fields changed (``eq.replace(ins=...)``)."""
@@ -180,10 +187,89 @@ class Equation:
         args = [v.name if type(v) is Var else literal_text(v.value) for v in self.ins]
         args += [f"{k}={_param_text(v, k)}" for k, v in self.params.items()]
         text = f"{self.out.name}: {self.out.aval} = {self.op.name}({', '.join(args)})"
+        if self.context is not None:
+            text += f"  # {self.context}"
         return text + "  # no_grad" if self.grad_off else text
 
     def __repr__(self) -> str:
         return f"<Equation {self}>"
+
+
+class Context:
+    """What NumPy computes under besides the values: an ``np.errstate`` (``errstate``, the
+    dict ``np.geterr()`` gives) and the warning filters (``filters``, as
+    ``warnings.filters`` holds them), each ``None`` where it is the caller's. Called, a
+    context manager that sets them (the filters inside ``warnings.catch_warnings()``, as
+    the traced code set them).
+
+    Examples
+    --------
+    >>> ctx = Context({"divide": "ignore", "over": "warn", "under": "ignore",
+    ...                "invalid": "warn"})
+    >>> with ctx():
+    ...     np.float64(1.0) / 0.0
+    np.float64(inf)
+    >>> str(ctx)
+    "np.errstate(divide='ignore', over='warn', under='ignore', invalid='warn')"
+    """
+
+    __slots__ = ("errstate", "filters")
+
+    def __init__(self, errstate: dict[str, str] | None = None,
+                 filters: Sequence[Any] | None = None) -> None:
+        self.errstate = dict(errstate) if errstate is not None else None
+        self.filters = tuple(filters) if filters is not None else None
+
+    def _key(self) -> Any:
+        return (tuple(sorted(self.errstate.items())) if self.errstate is not None else None,
+                self.filters)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Context and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __call__(self) -> Any:
+        if self.filters is None:
+            return np.errstate(**(self.errstate or {}))
+        return _Entered(self)
+
+    def __str__(self) -> str:
+        parts = []
+        if self.errstate is not None:
+            parts.append("np.errstate(" + ", ".join(f"{k}={v!r}"
+                                                   for k, v in self.errstate.items()) + ")")
+        if self.filters is not None:
+            parts.append(f"warnings.filters ({len(self.filters)})")
+        return ", ".join(parts)
+
+    def __repr__(self) -> str:
+        return f"<Context {self}>"
+
+
+class _Entered:
+    """One use of a :class:`Context` with warning filters."""
+
+    __slots__ = ("context", "errstate", "caught")
+
+    def __init__(self, context: Context) -> None:
+        self.context = context
+        self.errstate = np.errstate(**context.errstate) if context.errstate is not None \
+            else None
+        self.caught = warnings.catch_warnings()
+
+    def __enter__(self) -> None:
+        if self.errstate is not None:
+            self.errstate.__enter__()
+        self.caught.__enter__()
+        warnings.filters[:] = self.context.filters  # type: ignore[index]
+        warnings._filters_mutated()  # type: ignore[attr-defined]
+
+    def __exit__(self, *exc: Any) -> None:
+        self.caught.__exit__(*exc)
+        if self.errstate is not None:
+            self.errstate.__exit__(*exc)
 
 
 def _param_text(v: Any, key: str = "") -> str:

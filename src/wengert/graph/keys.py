@@ -4,12 +4,14 @@ function's traces by the values of its static arguments."""
 
 from __future__ import annotations
 
+import functools
 import math
+import types
 from typing import Any
 
 import numpy as np
 
-__all__ = ["value_key", "static_key", "MAX_KEYED_BYTES"]
+__all__ = ["value_key", "static_key", "changed_attributes", "MAX_KEYED_BYTES"]
 
 #: Arrays larger than this (in bytes) compare by identity, not by content.
 MAX_KEYED_BYTES = 65536
@@ -83,7 +85,70 @@ def static_key(value: Any) -> Any:
         return (slice, static_key(value.start), static_key(value.stop),
                 static_key(value.step))
     hash(value)
+    attributes = _attributes(value)
+    if attributes is not None:
+        return (t, value, attributes)
     return (t, value)
+
+
+#: Objects keyed by identity alone, whatever attributes they carry.
+_OPAQUE = (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+           types.ModuleType, functools.partial)
+
+
+def _attributes(value: Any) -> tuple[Any, ...] | None:
+    """For an object compared by identity (a class's instance without ``__eq__``), what
+    its attributes are bound to: Python code reads them as it runs (``self.lr``), so a
+    new binding (``model.lr = 0.01``, ``model.w = new_array``) is a new key. Numbers and
+    strings by value, other objects by identity (held, so the identity stays theirs;
+    an array changed in place is the same key). ``None`` for other values."""
+    t = type(value)
+    if t.__hash__ is not object.__hash__ or t.__eq__ is not object.__eq__ \
+            or isinstance(value, _OPAQUE):
+        return None
+    attributes = getattr(value, "__dict__", None)
+    if type(attributes) is not dict:
+        return None
+    return tuple((k, value_key(v) if type(v) in _SIMPLE or type(v) in (float, complex)
+                  else _Held(v)) for k, v in attributes.items())
+
+
+class _Held:
+    """An object in a key, equal only to itself (held: its identity stays its own)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: Any) -> None:
+        self.obj = obj
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _Held and other.obj is self.obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+
+def changed_attributes(a: Any, b: Any) -> list[str]:
+    """The attributes bound otherwise in two keys of one object (see :func:`static_key`).
+
+    Examples
+    --------
+    >>> class Model:
+    ...     pass
+    >>> m = Model()
+    >>> m.lr = 0.1
+    >>> before = static_key(m)
+    >>> m.lr = 0.01
+    >>> changed_attributes(before, static_key(m))
+    ['lr']
+    """
+    if len(a) != 3 or len(b) != 3 or a[1] is not b[1]:
+        return []
+    old, new = dict(a[2]), dict(b[2])
+    return [k for k in {**old, **new} if old.get(k, _MISSING) != new.get(k, _MISSING)]
+
+
+_MISSING = object()
 
 
 class _Identity:

@@ -31,7 +31,7 @@ from .export import to_jax_source
 from .ir import Equation, Guard, GuardFailed, Literal, Var, aval_text, literal_text
 from .passes.memory import memory_timeline, peak_bytes
 from .passes.pipeline import optimize
-from .tracer import Traced, run_equation
+from .tracer import Traced, raised_error, run_equation
 
 __all__ = ["Graph", "GuardError", "evaluate", "check_arguments"]
 
@@ -54,6 +54,15 @@ class _Name(str):
 
 
 def guard_message(graph: Any, guard: Guard, got: Any) -> str:
+    raised = next((raised_error(eq) for eq in graph.equations if eq.out is guard.var), None) \
+        if guard.how == "bool" else None
+    if raised is not None:
+        return (
+            f"graph {graph.name} was traced where {raised} at {guard.where()} (and the "
+            "function went on: its code caught the error); for these arguments it does "
+            "not, so the function would take another path. Use wg.compile(f), which traces "
+            "again for each path."
+        )
     return (
         f"graph {graph.name} was traced where {guard.how}({guard.var.name}) at "
         f"{guard.where()} gave {guard.expected!r}; for these arguments it gives {got!r}, so "

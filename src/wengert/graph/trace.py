@@ -18,7 +18,7 @@ from __future__ import annotations
 import inspect
 import keyword
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -164,6 +164,7 @@ def trace_into(builder: Builder, f: Callable[..., Any], args: Sequence[Any],
     # The graph is the function's own: a no_grad around the call that traces it is not
     # part of it (only a no_grad inside the function marks its equations).
     token = GRAD_ENABLED.set(True)
+    builder.start()  # (the caller's np.errstate and warning filters)
     level = builder.level + 0.25  # tensors made inside are inner to the trace
     OPEN_TRACE_LEVELS.add(level)
     inside = TRACE_LEVEL.set(level)
@@ -177,6 +178,7 @@ def trace_into(builder: Builder, f: Callable[..., Any], args: Sequence[Any],
     out_leaves, out_tree = flatten(result)
     outputs: list[Var | Literal] = []
     out_types: list[type | None] = []  # the returned values' types (float, np.float64 ...)
+    builder.results = []  # what the run while tracing returned (a compiled first call's)
     for o in out_leaves:
         if is_traced(o) and type(o) is not Traced and not kind_of(o).connected(o):
             while is_traced(o) and type(o) is not Traced:  # a tensor without grad over a
@@ -187,6 +189,7 @@ def trace_into(builder: Builder, f: Callable[..., Any], args: Sequence[Any],
                                  "trace")
             outputs.append(o.var)
             out_types.append(type(o.value))
+            builder.results.append(o.value)
             continue
         if is_traced(o):
             kind = kind_of(o)
@@ -208,11 +211,36 @@ def trace_into(builder: Builder, f: Callable[..., Any], args: Sequence[Any],
                 )
             while is_traced(o):
                 o = kind_of(o).primal(o)
+        _refuse_shared_output(o, builder.name)
         outputs.append(snapshot(o))
         out_types.append(type(o))
+        builder.results.append(outputs[-1].value)
     return Graph([t.var for t in tracers], builder.equations, outputs, in_tree, out_tree,
                  builder.guards, builder.name, examples=[t.value for t in tracers],
                  out_types=out_types)
+
+
+def _refuse_shared_output(o: Any, name: str) -> None:
+    """A returned value that is not computed from the arguments is a constant of the
+    graph, the same object on every run: refuse one that can change (or be used up), as
+    eagerly each call returns a new one (arrays are copied; numbers, strings, ``None``,
+    dtypes, slices and other hashable values are fine)."""
+    if isinstance(o, (np.ndarray, np.generic)):
+        return
+    if isinstance(o, Iterator):
+        what = "an iterator (a generator)"
+    else:
+        try:
+            hash(o)
+            return
+        except TypeError:
+            what = f"a {type(o).__name__}, which can change"
+    raise TraceError(
+        f"trace: {name}() returned {what}: a graph would return that same object on "
+        "every run (eagerly each call makes a new one), and it may hold traced values. "
+        "Return arrays, numbers and tuples, lists or dicts of them (a list instead of a "
+        "generator)."
+    )
 
 
 def trace(f: Callable[..., Any], *example_args: Any, static_argnums: int | Sequence[int] = (),

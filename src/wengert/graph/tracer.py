@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import linecache
 import sys
+import warnings
 from typing import Any
 
 import numpy as np
@@ -38,12 +39,12 @@ from ..core.subclasses import refuse_subclass
 from ..core.tree import flatten, unflatten
 from ..inplace import link_view, shares_storage
 from ..recording import recorders_tracking
-from .ir import Equation, Guard, Literal, Var
+from .ir import Context, Equation, Guard, Literal, Var
 from .keys import value_key
 from .mutation import InPlaceTraced
 
 __all__ = ["Traced", "Builder", "GraphKind", "TraceError", "STATIC_FUNCTIONS",
-           "is_recorded_call", "run_equation", "snapshot"]
+           "is_recorded_call", "run_equation", "snapshot", "raised_error"]
 
 #: NumPy functions that read only shapes and dtypes: answered at trace time. (Not
 #: ``np.zeros_like``: its result may be written into with traced values, so it is a step.)
@@ -95,6 +96,34 @@ class Builder:
         self._library: dict[Any, bool] = {}  # code object -> inside wengert or NumPy
         self.call_ops: dict[Any, Op] = {}  # one op per identical recorded NumPy call
         self.input_ids: set[int] = set()  # (in-place updates of these are refused)
+        self.results: list[Any] = []  # the outputs' values when the trace ended
+        self.start()
+
+    def start(self) -> None:
+        """Take NumPy's error state and the warning filters now as the caller's: an
+        equation recorded under others (the traced code's ``with np.errstate(...)``) keeps
+        what differs (:class:`~wengert.graph.ir.Context`)."""
+        self._errors = np.geterr()
+        self._filters = tuple(warnings.filters)
+        self._contexts: dict[Any, Any] = {}
+
+    def context(self) -> Context | None:
+        """The context of an equation recorded now (``None``: the caller's)."""
+        state = _numpy_state()
+        key = (id(state[0]), id(state[1]))
+        known = self._contexts.get(key)
+        if known is not None and known[0] is state[0] and known[1] is state[1] \
+                and state[0] is not None:
+            return known[2]
+        errors = np.geterr()
+        filters = tuple(warnings.filters)
+        changed = {k: v for k, v in errors.items() if v != self._errors.get(k)}
+        context = None
+        if changed or filters != self._filters:  # (the settings the function changed:
+            context = Context(changed or None,  # the others stay the caller's at each run)
+                              filters if filters != self._filters else None)
+        self._contexts[key] = (state[0], state[1], context)  # (keeps them alive: ids stay)
+        return context
 
     # -- variables ------------------------------------------------------------
     def fresh(self) -> str:
@@ -146,7 +175,7 @@ class Builder:
         """Append ``out = op(*ins)`` whose traced value is ``value``."""
         out = self._var(value)
         self.equations.append(Equation(op, ins, params, out, self.source(),
-                                       not GRAD_ENABLED.get()))
+                                       not GRAD_ENABLED.get(), self.context()))
         return Traced(out, value, self)
 
     # -- conversions to Python values -----------------------------------------
@@ -166,16 +195,45 @@ class Builder:
             raise TypeError(f"only size-1 arrays can be converted to Python scalars "
                             f"({t.var.name} has shape {t.var.shape})")
         guard = Guard(t.var, how, None, source or self.source(always=True))
-        result = guard.convert(value)
+        try:
+            result = guard.convert(value)
+        except Exception as e:  # int(nan): the traced code may catch it
+            self.raised(guard.convert, f"{how}", [t.var], e)
+            raise
         guard.expected = result
         self.guards.append(guard)
         return result
+
+    def raised(self, fn: Any, name: str, ins: list[Var | Literal], error: Exception) -> None:
+        """``fn(*ins)`` raised ``error`` while traced: the traced code may catch it and go on
+        (``try: ... except np.linalg.LinAlgError:``), so the graph holds only where it
+        raises again. An equation that tells whether it does, and a guard on it."""
+        if self.abstract or self.closed:
+            return
+        check = _Raises(fn, type(error), name)
+        positions = list(range(len(ins)))
+        spec = flatten((tuple(positions), {}))[1]
+        op = _call_op(check, f"raises_{name}", spec, [None] * len(ins), positions, None,
+                      True, False, ())
+        out = self.record(op, list(ins), None, np.True_)
+        self.guards.append(Guard(out.var, "bool", True, self.source(always=True)))
 
 
     def shape_guard(self, t: Traced) -> None:
         """The result of a NumPy call whose shape depends on its inputs' values
         (``np.flatnonzero``): a guard that the graph holds for this shape only."""
         self.guards.append(Guard(t.var, "shape", t.var.shape, self.source(always=True)))
+
+
+try:  # NumPy's error state lives in a ContextVar: its value's identity is cheap to compare
+    from numpy._core._ufunc_config import _extobj_contextvar as _ERRSTATE
+except ImportError:  # pragma: no cover - another NumPy: compared by np.geterr()
+    _ERRSTATE = None
+
+
+def _numpy_state() -> tuple[Any, Any]:
+    """Identities of NumPy's error state (``None`` when unknown) and the warning filters."""
+    return (_ERRSTATE.get() if _ERRSTATE is not None else None, warnings.filters)
 
 
 def escaped(t: Traced) -> TraceError:
@@ -249,16 +307,16 @@ class Traced(InPlaceTraced, ArrayMethods):
                                   else "complex" if kind == "c" else "float")
 
     def __round__(self, ndigits: int | None = None) -> Any:
+        if type(self.value) is np.ndarray:  # (a 0-d array too; NumPy scalars round)
+            raise TypeError("type numpy.ndarray doesn't define __round__ method (round() "
+                            f"of a traced array {self.var.name}: {self.var.aval}; use "
+                            "np.round)")
         if ndigits is not None:
             out = np.round(self, ndigits)
             if self.var.scalar and type(out) is Traced and type(out.value) is np.float64:
                 out.value = float(out.value)  # round(x, n) of a Python float is one
                 out.var.scalar = True
             return out
-        if self.var.shape != ():
-            raise TypeError("type numpy.ndarray doesn't define __round__ method (round() "
-                            f"of a traced array {self.var.name}: {self.var.aval}; use "
-                            "np.round)")
         # round(x) of a number is a Python int, as for Python and NumPy scalars: the
         # rounded example's value, guarded
         rounded = np.round(self)
@@ -309,30 +367,46 @@ class Traced(InPlaceTraced, ArrayMethods):
         return f"Traced({self.var.name}: {self.var.aval})"
 
     # NumPy dispatch: every np.* call is routed to wengert (and recorded).
+    # A Python number taken by a NumPy function is a NumPy scalar (np.tanh(x) of a Python
+    # float is NumPy's float64, not the float path's Python float).
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        inputs, kwargs = _as_numpy((inputs, kwargs))
         return _dispatch.array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        args, kwargs = _as_numpy((args, kwargs))
         return _dispatch.array_function(func, args, kwargs)
 
     # comparisons and bitwise operators: no gradient, recorded
     def __eq__(self, other: Any) -> Any:  # type: ignore[override]
-        return np.equal(self, other)
+        return _python_result(np.equal(self, other), self, other)
 
     def __ne__(self, other: Any) -> Any:  # type: ignore[override]
-        return np.not_equal(self, other)
+        return _python_result(np.not_equal(self, other), self, other)
 
     def __lt__(self, other: Any) -> Any:
-        return np.less(self, other)
+        return _python_result(np.less(self, other), self, other)
 
     def __le__(self, other: Any) -> Any:
-        return np.less_equal(self, other)
+        return _python_result(np.less_equal(self, other), self, other)
 
     def __gt__(self, other: Any) -> Any:
-        return np.greater(self, other)
+        return _python_result(np.greater(self, other), self, other)
 
     def __ge__(self, other: Any) -> Any:
-        return np.greater_equal(self, other)
+        return _python_result(np.greater_equal(self, other), self, other)
+
+    @property
+    def real(self) -> Any:
+        out = super().real
+        return _python_result(out, self) if out is not self else out
+
+    @property
+    def imag(self) -> Any:
+        return _python_result(super().imag, self)
+
+    def conjugate(self) -> Any:
+        return _python_result(self.conj(), self)
 
     def __invert__(self) -> Any:
         return np.invert(self)
@@ -351,6 +425,46 @@ class Traced(InPlaceTraced, ArrayMethods):
 
     def __xor__(self, other: Any) -> Any:
         return np.bitwise_xor(self, other)
+
+
+#: The types of Python numbers: their operators give Python numbers, NumPy's functions
+#: NumPy scalars.
+_PYTHON_NUMBERS = (float, int, bool, complex)
+
+
+def _as_numpy(tree: Any) -> Any:
+    """``tree`` with each traced Python number as the NumPy scalar NumPy's functions make
+    of it (the same variable: ``np.sinh(x)`` of a Python float computes and gives a
+    ``np.float64``, as eagerly, though ``x * 2.0`` is a Python float), where every
+    operand is a Python number; beside a NumPy value a Python number stays one, weak in
+    NumPy's promotion (``np.hypot(x, np.float32(0.5))`` is a float32), and NumPy
+    computes anyway."""
+    leaves, spec = flatten(tree)
+    found = False
+    for t in leaves:
+        v = t.value if type(t) is Traced else t
+        if type(v) in _PYTHON_NUMBERS:
+            found = found or type(t) is Traced
+        elif isinstance(v, (np.ndarray, np.generic)) or is_traced(v):
+            return tree
+    if not found:
+        return tree
+    for k, t in enumerate(leaves):
+        if type(t) is Traced and type(t.value) in _PYTHON_NUMBERS:
+            leaves[k] = Traced(t.var, np.asarray(t.value)[()], t.builder)
+    return unflatten(spec, leaves)
+
+
+def _python_result(out: Any, *operands: Any) -> Any:
+    """What an operator or attribute of Python numbers gives: a Python number (``x > 0``
+    of a Python float is a ``bool``, ``z.real`` of a complex a ``float``)."""
+    if type(out) is Traced and isinstance(out.value, (np.generic, np.ndarray)) \
+            and out.value.ndim == 0 \
+            and all(type(a.value if type(a) is Traced else a) in _PYTHON_NUMBERS
+                    for a in operands):
+        out.value = out.value.item()
+        out.var.scalar = True  # (a fresh variable: operators and attributes record one)
+    return out
 
 
 def _what(a: Any) -> str:
@@ -471,10 +585,15 @@ class GraphKind(Kind):
                 lit = _constant(a, builder)
                 ins.append(lit)
                 values.append(lit.value)
-        with np.errstate(all="ignore") if builder.abstract else _NO_CONTEXT:
-            value = forward(op, tuple(values), params)
-        if type(value) is np.float64 and not params and _python_numbers(values):
-            value = float(value)  # a Python float with an int is a Python float, eagerly
+        try:
+            with np.errstate(all="ignore") if builder.abstract else _NO_CONTEXT:
+                value = forward(op, tuple(values), params)
+        except Exception as e:  # the traced code may catch it
+            builder.raised(_Forward(op, params), op.name, ins, e)
+            raise
+        if not params and type(value) in (np.float64, np.complex128) \
+                and _python_numbers(values):
+            value = value.item()  # a Python float with an int is a Python float, eagerly
         out = builder.record(op, ins, params, value)
         if op.view and type(args[0]) is Traced and args[0].builder is builder \
                 and shares_storage(value, values[0]):
@@ -523,8 +642,12 @@ class GraphKind(Kind):
             values.append(a.value if type(a) is Traced else ins[-1].value)
             fixed[k] = None
         call = _Call(func, spec, fixed, positions, None, derivative_free, replay)
-        with np.errstate(all="ignore") if builder.abstract else _NO_CONTEXT:
-            value = call(*values)
+        try:
+            with np.errstate(all="ignore") if builder.abstract else _NO_CONTEXT:
+                value = call(*values)
+        except Exception as e:  # the traced code may catch it
+            builder.raised(call, name.removeprefix("np."), ins, e)
+            raise
         if isinstance(value, (tuple, list, dict)):  # np.nonzero, a custom function's
             out_leaves, out_spec = flatten(value)   # tree: one equation per leaf
             parts = []
@@ -572,11 +695,12 @@ def static_value(t: Traced, what: str) -> Any:
 
 
 def _python_numbers(values: list[Any]) -> bool:
-    """Python floats and ints (a float among them): Python's arithmetic gives a float."""
+    """Python numbers (a float or complex among them): Python's arithmetic gives a float
+    or a complex."""
     floats = False
     for v in values:
         t = type(v)
-        if t is float:
+        if t is float or t is complex:
             floats = True
         elif t is not int and t is not bool:
             return False
@@ -641,6 +765,51 @@ class _Call:
         return out
 
 
+class _Forward:
+    """An op's forward with fixed parameters, as eager mode runs it."""
+
+    __slots__ = ("op", "params", "__name__")
+
+    def __init__(self, op: Any, params: dict[str, Any] | None) -> None:
+        self.op = op
+        self.params = params
+        self.__name__ = op.name
+
+    def __call__(self, *values: Any) -> Any:
+        return forward(self.op, values, self.params)
+
+
+class _Raises:
+    """Whether ``fn`` raises ``error`` (or a subclass) on these values: ``np.True_`` or
+    ``np.False_`` (a graph step whose guard holds where the traced run raised)."""
+
+    __slots__ = ("fn", "error", "__name__")
+
+    def __init__(self, fn: Any, error: type[BaseException], name: str) -> None:
+        self.fn = fn
+        self.error = error
+        self.__name__ = f"raises_{name}"
+
+    def __call__(self, *values: Any) -> Any:
+        try:
+            self.fn(*values)
+        except self.error:
+            return np.True_
+        except Exception:  # noqa: BLE001 - another error: not the traced run's path
+            return np.False_
+        return np.False_
+
+
+def raised_error(eq: Equation) -> str | None:
+    """For the equation that tells whether a step raises again (see
+    :meth:`Builder.raised`): ``inv raised LinAlgError``; else ``None``."""
+    impl = eq.op.impl
+    if type(impl) is not _Call or type(impl.func) is not _Raises:
+        return None
+    check = impl.func
+    return f"{check.__name__.removeprefix('raises_')} raised {check.error.__name__}"
+
+
 def _call_op(func: Any, name: str, spec: Any, fixed: list[Any], positions: list[int],
              part: int | None = None, derivative_free: bool = True, replay: bool = False,
              shape: tuple[int, ...] | None = None) -> Op:
@@ -664,6 +833,13 @@ def run_equation(eq: Equation, values: list[Any]) -> Any:
     A recorded NumPy call carries no derivative: it runs on the values beneath tensors
     and dual numbers (an outer trace's tracers record it again). An equation traced
     inside ``no_grad`` runs inside it again."""
+    if eq.context is not None:
+        with eq.context():
+            return _run_grad(eq, values)
+    return _run_grad(eq, values)
+
+
+def _run_grad(eq: Equation, values: list[Any]) -> Any:
     if eq.grad_off:
         token = GRAD_ENABLED.set(False)
         try:

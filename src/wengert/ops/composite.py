@@ -117,11 +117,18 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,
     """NaN, +inf and -inf replaced (by 0 and the dtype's largest values by default); the
     replaced entries get no gradient."""
     x = _as_array(x)
+    if shape_of(x) == ():  # as NumPy: a NumPy scalar (also of a 0-d array)
+        return _nan_to_num(_shape.reshape(x, (1,)), nan, posinf, neginf)[0]
+    out = _nan_to_num(x, nan, posinf, neginf)
+    return _ew.copy(out) if out is x and copy else out  # (a new array, as NumPy's)
+
+
+def _nan_to_num(x: Any, nan: float, posinf: Any, neginf: Any) -> Any:
     dtype = np.dtype(getattr(x, "dtype", np.float64))
     if dtype.kind not in "fc":
         return x
     if dtype.kind == "c":  # as NumPy: the real and imaginary parts, each on its own
-        parts = [nan_to_num(p, copy, nan, posinf, neginf) for p in (_ew.real(x), _ew.imag(x))]
+        parts = [_nan_to_num(p, nan, posinf, neginf) for p in (_ew.real(x), _ew.imag(x))]
         return parts[0] + parts[1] * 1j
     big = np.finfo(dtype)
     plain = _raw(x)
@@ -541,51 +548,103 @@ def array(obj: Any, dtype: Any = None) -> Any:
 
 
 # -- reductions that skip NaN ----------------------------------------------------------
+# As NumPy's: an integer or boolean array has no NaN, so each is its plain reduction (the
+# same dtype); a float array keeps its dtype (float32 in, float32 out).
 def _filled(a: Any, fill: float) -> Any:
     a = _as_array(a)
     return _ew.where(np.isnan(_raw(a)), fill, a)
 
 
+def _exact(a: Any) -> bool:
+    """Whether ``a`` holds no NaN by its dtype (integers, booleans)."""
+    return _ew.dtype_of(a).kind not in "fc"
+
+
+def _counted(count: Any, a: Any) -> Any:
+    """A count of entries in ``a``'s real floating dtype (so dividing by it keeps that)."""
+    dtype = _ew.dtype_of(a)
+    real = np.dtype(dtype.char.lower()) if dtype.kind == "c" else dtype
+    return _ew.astype(count, real) if real.kind == "f" else count
+
+
 def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
            keepdims: bool = False) -> Any:
     """Sum treating NaN as zero."""
+    a = _as_array(a)
+    if _exact(a):
+        return _reduce.sum(a, axis=axis, keepdims=keepdims, dtype=dtype, out=out)
     return _reduce.sum(_filled(a, 0.0), axis=axis, keepdims=keepdims, dtype=dtype, out=out)
 
 
 def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
             keepdims: bool = False) -> Any:
     """Product treating NaN as one."""
-    return _reduce.prod(_filled(a, 1.0), axis=axis, keepdims=keepdims)
+    a = _as_array(a)
+    return _reduce.prod(a if _exact(a) else _filled(a, 1.0), axis=axis, keepdims=keepdims)
 
 
 def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
             keepdims: bool = False) -> Any:
     """Mean of the entries that are not NaN."""
     a = _as_array(a)
+    if _exact(a):
+        return _reduce.mean(a, axis=axis, keepdims=keepdims)
     count = np.sum(~np.isnan(_raw(a)), axis=axis, keepdims=keepdims)
-    return nansum(a, axis=axis, keepdims=keepdims) / count
+    _warn_empty(count, "Mean of empty slice")
+    with np.errstate(divide="ignore", invalid="ignore"):  # (NumPy's warning just above)
+        return nansum(a, axis=axis, keepdims=keepdims) / _counted(count, a)
+
+
+def _warn_empty(count: Any, message: str) -> None:
+    """NumPy's warning where a slice has no entries left (``count <= 0``), for plain
+    values (a traced count is not branched on: compiled code does not warn here)."""
+    if not is_traced(count) and np.any(np.asarray(count) <= 0):
+        warnings.warn(message, RuntimeWarning, stacklevel=4)
+
+
+def _nan_extreme(a: Any, axis: Any, keepdims: bool, largest: bool) -> Any:
+    a = _as_array(a)
+    reduce = _reduce.max if largest else _reduce.min
+    if _exact(a):
+        return reduce(a, axis=axis, keepdims=keepdims)
+    nan = np.isnan(_raw(a))
+    out = reduce(_ew.where(nan, -np.inf if largest else np.inf, a), axis=axis,
+                 keepdims=keepdims)
+    empty = np.all(nan, axis=axis, keepdims=keepdims)  # (a traced mask when a is traced)
+    if not is_traced(empty) and not np.any(empty):
+        return out
+    if not is_traced(empty):
+        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
+    out = _ew.where(empty, np.nan, out)  # as NumPy: NaN where every entry is NaN
+    return out[()] if shape_of(out) == () else out  # (a NumPy scalar, as reductions give)
 
 
 def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
-    """Maximum of the entries that are not NaN."""
-    return _reduce.max(_filled(a, -np.inf), axis=axis, keepdims=keepdims)
+    """Maximum of the entries that are not NaN (NaN, with NumPy's warning, where all are)."""
+    return _nan_extreme(a, axis, keepdims, True)
 
 
 def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
-    """Minimum of the entries that are not NaN."""
-    return _reduce.min(_filled(a, np.inf), axis=axis, keepdims=keepdims)
+    """Minimum of the entries that are not NaN (NaN, with NumPy's warning, where all are)."""
+    return _nan_extreme(a, axis, keepdims, False)
 
 
 def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
            keepdims: bool = False) -> Any:
     """Variance of the entries that are not NaN (``|a − mean|²`` for complex values)."""
     a = _as_array(a)
+    if _exact(a):
+        return _reduce.var(a, axis=axis, ddof=ddof, keepdims=keepdims)
     nan = np.isnan(_raw(a))
     count = np.sum(~nan, axis=axis, keepdims=keepdims)
-    d = _ew.where(nan, 0.0, a - nanmean(a, axis=axis, keepdims=True))
-    square = _ew.real(d * _ew.conjugate(d)) if np.iscomplexobj(_raw(a)) else d * d
+    _warn_empty(count - ddof, "Degrees of freedom <= 0 for slice.")
     with np.errstate(divide="ignore", invalid="ignore"):  # as NumPy: NaN where none is left
-        return _reduce.sum(square, axis=axis, keepdims=keepdims) / np.maximum(count - ddof, 0)
+        mean = nansum(a, axis=axis, keepdims=True) / \
+            _counted(np.sum(~nan, axis=axis, keepdims=True), a)
+        d = _ew.where(nan, 0.0, a - mean)
+        square = _ew.real(d * _ew.conjugate(d)) if np.iscomplexobj(_raw(a)) else d * d
+        return _reduce.sum(square, axis=axis, keepdims=keepdims) / \
+            _counted(np.maximum(count - ddof, 0), a)
 
 
 def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
@@ -596,12 +655,14 @@ def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: A
 
 def nancumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
     """Cumulative sum treating NaN as zero."""
-    return _reduce.cumsum(_filled(a, 0.0), axis=axis)
+    a = _as_array(a)
+    return _reduce.cumsum(a if _exact(a) else _filled(a, 0.0), axis=axis)
 
 
 def nancumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
     """Cumulative product treating NaN as one."""
-    return _reduce.cumprod(_filled(a, 1.0), axis=axis)
+    a = _as_array(a)
+    return _reduce.cumprod(a if _exact(a) else _filled(a, 1.0), axis=axis)
 
 
 def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:

@@ -683,7 +683,8 @@ def _cast(v: Any, dtype: np.dtype) -> Any:
 
 
 def _astype_impl(x: Any, dtype: Any) -> Any:
-    x = np.asarray(x)
+    if not isinstance(x, (np.ndarray, np.generic)):  # (a NumPy scalar stays one, as NumPy's)
+        x = np.asarray(x)
     if x.dtype.kind == "c" and np.dtype(dtype).kind not in "cO":
         return x.real.astype(dtype)  # NumPy's cast drops the imaginary part (and warns)
     return x.astype(dtype)
@@ -1428,7 +1429,7 @@ around = round
 def astype(x: Any, dtype: Any) -> Any:
     """Cast to ``dtype``; gradients are cast back to the input's dtype."""
     if not is_traced(x):
-        return np.asarray(x).astype(dtype)
+        return _astype_impl(x, dtype)
     return apply(ASTYPE, x, dtype=np.dtype(dtype))
 
 
@@ -1437,9 +1438,22 @@ def clip(x: Any, a_min: Any = None, a_max: Any = None) -> Any:
     (bounds included) and to a tensor bound where it is active."""
     if a_min is None and a_max is None:
         raise ValueError("clip: one of a_min or a_max must be given")
-    lo = -np.inf if a_min is None else a_min
-    hi = np.inf if a_max is None else a_max
+    lo = _unbounded(x, -1) if a_min is None else a_min
+    hi = _unbounded(x, 1) if a_max is None else a_max
     return apply(CLIP, x, lo, hi)
+
+
+def _unbounded(x: Any, side: int) -> Any:
+    """A bound that clips nothing and keeps ``x``'s dtype, as NumPy's ``None`` bound does:
+    ``±inf`` for floats, the dtype's range for integers (Python numbers: weak in NumPy's
+    promotion, so an integer array stays one)."""
+    dtype = dtype_of(x)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return int(info.min if side < 0 else info.max)
+    if dtype.kind == "b":
+        return side > 0
+    return side * math.inf
 
 
 def where(condition: Any, x: Any = None, y: Any = None) -> Any:

@@ -882,8 +882,8 @@ def einsum(*operands: Any, optimize: Any = "greedy", **kwargs: Any) -> Any:
     ops = [o if is_traced(o) else np.asarray(o) for o in ops]
     shapes = [_shape(o) for o in ops]
     terms, out = _einsum_parse(subscripts, shapes)
-    if len(ops) == 1:
-        return _einsum_pair(ops[0], 1.0, terms[0], "", out)
+    if len(ops) == 1:  # (a one of the operand's dtype: a boolean or integer einsum keeps it)
+        return _einsum_pair(ops[0], np.ones((), dtype_of(ops[0])), terms[0], "", out)
     if len(ops) == 2:
         return _einsum_pair(ops[0], ops[1], terms[0], terms[1], out)
     path = np.einsum_path(",".join(terms) + "->" + out, *[np.broadcast_to(0.0, s) for s in shapes],

@@ -125,6 +125,23 @@ def _lerp(low: Any, high: Any, gamma: Any, work: Any = None) -> Any:
                      low + step * _ew.astype(gamma, dtype))
 
 
+def _middle(low: Any, high: Any, gamma: Any, dtype: Any) -> Any:
+    """NumPy's median of the middle entries ``low`` and ``high`` (``gamma``: ½ where there
+    are two, 0 where one): their mean as ``np.mean`` takes it, ``(0 + low + high) / 2`` or
+    ``(0 + low) / 1`` in ``dtype`` (float16 summed in float32, as NumPy's mean), so the
+    bits are NumPy's (``-0.0`` alone gives ``0.0``) and not an interpolation's."""
+    dtype = np.dtype(dtype if dtype is not None else _ew.dtype_of(low))
+    work = np.dtype(np.float32) if dtype == np.float16 else dtype
+    low, high = (v if _ew.dtype_of(v) == work else _ew.astype(v, work) for v in (low, high))
+    one = low + 0.0
+    two = (one + high) / 2.0
+    if type(gamma) is float:
+        out = one if gamma == 0.0 else two
+    else:
+        out = _ew.where(gamma == 0.5, two, one)
+    return out if work == dtype else _ew.astype(out, dtype)
+
+
 def _lanes_last(a: Any, axis: Any, what: str) -> tuple[Any, tuple[int, ...]]:
     """``a`` with the reduced axes moved last and merged into one, and the shape
     ``keepdims`` gives the result (without the quantiles' axes)."""
@@ -201,6 +218,7 @@ def _order_statistic(a: Any, q: Any, axis: Any, keepdims: bool, method: str, wha
         return _empty_axis(lanes, qs, kept_shape, keepdims, what, result_dtype)
     s = _shape.sort(lanes, axis=-1)
     raw = _raw(s)
+    median = what in ("median", "nanmedian")  # (np.mean of the middle entries)
     dtype = _ew.dtype_of(s)
     inexact = dtype.kind in "fc"
     work = None if weak or result_dtype is None or dtype.kind != "f" else np.dtype(result_dtype)
@@ -221,16 +239,21 @@ def _order_statistic(a: Any, q: Any, axis: Any, keepdims: bool, method: str, wha
                 value = lo_value
             else:
                 hi = np.minimum(lo + 1, np.maximum(count, 1) - 1)
-                value = _lerp(lo_value, _shape.take_along_axis(s, hi, axis=-1), gamma[k],
-                              work or dtype)
+                high = _shape.take_along_axis(s, hi, axis=-1)
+                value = _middle(lo_value, high, gamma[k], result_dtype) if median else \
+                    _lerp(lo_value, high, gamma[k], work or dtype)
             value = _ew.where(empty, np.nan, value)
             value = _shape.squeeze(value, axis=-1)
         else:
             lo = int(low if np.ndim(low) == 0 else low[k])
             lo_value = _shape.take(s, lo, axis=-1)
             g = 0.0 if gamma is None else float(gamma if np.ndim(gamma) == 0 else gamma[k])
-            value = lo_value if g == 0.0 else _lerp(
-                lo_value, _shape.take(s, min(lo + 1, n - 1), axis=-1), g, work)
+            if median:
+                value = _middle(lo_value, _shape.take(s, min(lo + 1, n - 1), axis=-1), g,
+                                result_dtype)
+            else:
+                value = lo_value if g == 0.0 else _lerp(
+                    lo_value, _shape.take(s, min(lo + 1, n - 1), axis=-1), g, work)
             if inexact:
                 last = _shape.take(s, n - 1, axis=-1)  # NaN sorts last
                 nan = np.isnan(_raw(last))
@@ -243,7 +266,7 @@ def _order_statistic(a: Any, q: Any, axis: Any, keepdims: bool, method: str, wha
         out = _shape.reshape(out, qs.shape + kept_shape)
     if result_dtype is not None and result_dtype != _ew.dtype_of(out):
         out = _ew.astype(out, result_dtype)
-    return out
+    return out[()] if shape_of(out) == () else out  # (a NumPy scalar, as NumPy gives)
 
 
 def _numpy_dtype(fn: Any, a: Any, q: Any, **kwargs: Any) -> Any:

@@ -97,8 +97,9 @@ def equation_key(eq: Any) -> Any:
     out = eq.out
     if params:
         params_key = tuple([(k, value_key(v)) for k, v in params.items()])
-        return (op, ins_key, params_key, out.shape, out.dtype, out.scalar, eq.grad_off)
-    return (op, ins_key, (), out.shape, out.dtype, out.scalar, eq.grad_off)
+        return (op, ins_key, params_key, out.shape, out.dtype, out.scalar, eq.grad_off,
+                eq.context)
+    return (op, ins_key, (), out.shape, out.dtype, out.scalar, eq.grad_off, eq.context)
 
 
 def cse(graph: Graph, *, reports: list[PassReport] | None = None) -> Graph:

@@ -310,7 +310,8 @@ def _writer(eq: Equation, cache: dict[int, _Writer | None] | None = None) -> _Wr
     the writers of ops whose writer does not depend on the equation (ufuncs)."""
     op = eq.op
     out = eq.out
-    if out.scalar or out.shape == () or len(eq.ins) == 0 or eq.grad_off:
+    if out.scalar or out.shape == () or len(eq.ins) == 0 or eq.grad_off \
+            or eq.context is not None:
         return None
     key = id(op)
     if cache is not None and key in cache:
@@ -422,6 +423,30 @@ class _Kernel:
         return bool(self.rows) and len(shape) == len(root) and shape[0] == root[0]
 
     def build(self, name: str) -> tuple[str, str, tuple[int, ...]]:
+        args_of, formula = self._args()
+        body = self._body(args_of)
+        params = ", ".join(f"x{p}" for p in range(len(self.params)))
+        head = [f"def {name}({params}, out=None):", f'    """out = {formula}"""',
+                "    if out is None:",
+                f"        out = np.empty({_shape_code(self.root.shape)}, "
+                f"dtype={_dtype_code(self.root.dtype)})"]
+        if self.rows:
+            # Chunk by chunk, a condition NumPy reports (invalid, divide by zero,
+            # overflow) would warn once per chunk: the chunks run where it raises, and
+            # then the steps run again over the whole arrays, warning once each (or
+            # raising) as eagerly. (So no input may be ``out``: the chunks wrote it.)
+            whole = _Kernel(self.eqs, self.writers, 0)
+            body = ["    try:",
+                    '        with np.errstate(divide="raise", over="raise", invalid="raise"):'] \
+                + [f"        {line}" for line in body] \
+                + ["    except FloatingPointError:  # once over the whole arrays, as eagerly"] \
+                + [f"    {line}" for line in whole._body(whole._args()[0])]
+        source = "\n".join(head + body + ["    return out"]) + "\n"
+        return source, formula, () if self.rows else self._out_aliases()
+
+    def _args(self) -> tuple[list[list[str]], str]:
+        """Each member's arguments (``@k``: member ``k``'s value, ``%p``: input ``p``, or
+        a literal's source), and the group's formula."""
         inside = {id(eq.out): k for k, eq in enumerate(self.eqs)}
         param_of: dict[int, int] = {}
         args_of: list[list[str]] = []
@@ -448,15 +473,7 @@ class _Kernel:
                 pieces.append((f"x{p}", _ATOM))
             args_of.append(args)
             exprs.append(self.writers[k].expr(pieces))
-        formula = exprs[-1][0]
-        body = self._body(args_of)
-        params = ", ".join(f"x{p}" for p in range(len(self.params)))
-        head = [f"def {name}({params}, out=None):", f'    """out = {formula}"""',
-                "    if out is None:",
-                f"        out = np.empty({_shape_code(self.root.shape)}, "
-                f"dtype={_dtype_code(self.root.dtype)})"]
-        source = "\n".join(head + body + ["    return out"]) + "\n"
-        return source, formula, self._out_aliases()
+        return args_of, exprs[-1][0]
 
     def _out_aliases(self) -> tuple[int, ...]:
         """Inputs that may be passed as ``out``: the root is the only step writing

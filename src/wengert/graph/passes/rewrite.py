@@ -137,7 +137,7 @@ def substitute_ins(eq: Equation, mapping: Substitution) -> Equation:
         return eq
     get = mapping.get
     return Equation(eq.op, tuple([get(v, v) for v in eq.ins]), eq.params, eq.out, eq.source,
-                    eq.grad_off)
+                    eq.grad_off, eq.context)
 
 
 def finish(graph: Graph, equations: Iterable[Equation], mapping: Substitution) -> Graph:
