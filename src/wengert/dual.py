@@ -191,6 +191,20 @@ class Dual(ArrayMethods):
         for i in range(len(self)):
             yield self[i]
 
+    # -- copies and pickles: the same perturbation ----------------------
+    def __copy__(self) -> Any:
+        return self.copy()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        """``copy.deepcopy(d)``: a recorded copy (the primal and tangent copied, the tag,
+        the identity of the perturbation, kept)."""
+        new = memo[id(self)] = self.copy()
+        return new
+
+    def __reduce__(self) -> Any:
+        # the tag pickles as wg.Dual's own, or refuses (a running transform's)
+        return (Dual, (self.primal, self.tangent, self.tag))
+
     # -- the tangent must not be dropped silently ----------------------
     def __float__(self) -> float:
         if storing_item():  # buf[i] = d with a NumPy array buf

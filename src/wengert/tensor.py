@@ -25,6 +25,7 @@ lose the derivative.
 from __future__ import annotations
 
 import contextlib
+import copy
 import math
 import threading
 import warnings
@@ -424,6 +425,51 @@ class Tensor(ArrayMethods, InPlaceMethods):
         """
         tensor_backward([self], [gradient], retain_graph=retain_graph,
                         create_graph=create_graph, inputs=inputs)
+
+    # -- copies and pickles ---------------------------------------------
+    def _on_a_graph(self) -> bool:
+        """Whether this tensor carries how it was computed (a non-leaf, or a value of a
+        transform or a trace), rather than being a user's leaf."""
+        return self._node is not None or bool(self._level) or is_traced(self._value)
+
+    def __copy__(self) -> Tensor:
+        return self.__deepcopy__({})
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+        """``copy.copy(t)`` and ``copy.deepcopy(t)``: a user's leaf copies into a new leaf
+        (its value, ``requires_grad`` and ``.grad``, as in PyTorch); a tensor on a graph (a
+        non-leaf, a value a transform differentiates) into a recorded copy, so its
+        derivative flows through the copy (as through a JAX tracer's)."""
+        if self._on_a_graph():
+            new = self.copy()
+        else:
+            new = _NEW(type(self))
+            new._value = copy.deepcopy(self._value, memo)
+            new._node = None
+            new._rg = self._rg
+            new._version = new_version()
+            extra = self._extra
+            new._extra = ({"grad": copy.deepcopy(extra["grad"], memo)}
+                          if extra and "grad" in extra else None)
+            new._level = self._level
+            for cls in type(self).__mro__[:-1]:
+                if cls is Tensor:
+                    break
+                for slot in getattr(cls, "__slots__", ()):
+                    if hasattr(self, slot):
+                        setattr(new, slot, copy.deepcopy(getattr(self, slot), memo))
+        memo[id(self)] = new
+        return new
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        if self._on_a_graph():
+            raise TypeError(
+                "cannot pickle a tensor that carries a graph (a non-leaf, or a value a wengert "
+                "transform differentiates): a pickle keeps values, not how they were computed, "
+                "so its gradient would be lost. Pickle t.detach() for the value (or the leaves "
+                "the graph starts from)."
+            )
+        return super().__reduce_ex__(protocol)
 
     # -- data access ----------------------------------------------------
     def numpy(self) -> np.ndarray:
