@@ -42,7 +42,15 @@ from typing import Any
 import numpy as np
 
 from ..core.op import Op
-from .base import apply, binary_function, dtype_of, float_dtype, is_traced, unary_function
+from .base import (
+    apply,
+    binary_function,
+    dtype_of,
+    float_dtype,
+    is_traced,
+    kind_of,
+    unary_function,
+)
 from .base import primal as _raw
 from .broadcast import broadcast_to, unbroadcast
 
@@ -1429,7 +1437,15 @@ def astype(x: Any, dtype: Any) -> Any:
     """Cast to ``dtype``; gradients are cast back to the input's dtype."""
     if not is_traced(x):
         return np.asarray(x).astype(dtype)
-    return apply(ASTYPE, x, dtype=np.dtype(dtype))
+    dtype = np.dtype(dtype)
+    if dtype.kind == "O" and kind_of(x).connected(x):
+        raise TypeError(
+            f"astype(object) of a {type(x).__name__} that carries a derivative: an object "
+            "array holds plain Python numbers, which arithmetic keeps using without the "
+            "derivative (it would be silently zero). Keep a float dtype; cast "
+            "wg.stop_gradient(x) if no derivative should flow."
+        )
+    return apply(ASTYPE, x, dtype=dtype)
 
 
 def clip(x: Any, a_min: Any = None, a_max: Any = None) -> Any:
