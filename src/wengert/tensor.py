@@ -474,6 +474,8 @@ class Tensor(ArrayMethods, InPlaceMethods):
     # -- data access ----------------------------------------------------
     def numpy(self) -> np.ndarray:
         """The value as a NumPy array (shares memory where possible)."""
+        if self._level and is_open(self._level):  # (an escaped value is only read)
+            _refuse_inside_transform(self, "numpy()")
         v = self._value
         if is_traced(v) and kind_of(v).opaque:
             return v  # a graph tracer's value: the graph computes it (inside wg.compile)
