@@ -291,6 +291,39 @@ def test_numpy_writes_into_a_tensor_that_carries_a_gradient_are_recorded(write, 
     np.testing.assert_array_equal(x.grad, np.where(overwritten, 0.0, [2.0, 20.0]))
 
 
+@pytest.mark.parametrize("write", [
+    lambda x, o: np.equal(x, x, out=o),
+    lambda x, o: np.equal(x, x, o),
+    lambda x, o: np.isnan(x, out=o),
+    lambda x, o: np.signbit(x, o),
+    lambda x, o: np.greater(x, 1.5, out=o),
+])
+def test_a_result_without_derivative_written_into_a_tensor_with_one_cuts_its_history(write):
+    # out= holds the new numbers, whose derivative is zero: the history the target had
+    # before must not flow back (forward mode and NumPy agree)
+    x0 = np.array([1.0, 2.0, 3.0])
+    weights = np.array([1.0, 10.0, 100.0])
+
+    def f(x):
+        o = x * 1.0
+        write(x, o)
+        return np.sum(o * weights)
+
+    np.testing.assert_array_equal(wg.grad(f)(x0), np.zeros(3))
+    assert wg.jvp(f, (x0,), (np.ones(3),))[1] == 0.0
+    np.testing.assert_array_equal(wg.compile(wg.grad(f))(x0), np.zeros(3))
+    x = wg.tensor(x0, requires_grad=True)
+    y = f(x)
+    assert y == f(x0)
+    y.backward()
+    np.testing.assert_array_equal(x.grad, np.zeros(3))
+    v = wg.Variable(x0)
+    with wg.GradientTape() as tape:
+        y = f(v)
+    np.testing.assert_array_equal(tape.gradient(y, v, unconnected_gradients="zero").numpy(),
+                                  np.zeros(3))
+
+
 def test_numpy_writes_under_no_grad_keep_the_leaf_and_bump_the_version():
     x = wg.tensor([1.0, 2.0], requires_grad=True)
     y = (x * x).sum()  # saves x for its VJP
