@@ -773,6 +773,8 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,
     stand_in = None if weights is None else \
         np.broadcast_to(np.zeros((), _ew.dtype_of(weights)), _shape_of(weights))
     edges = np.histogram_bin_edges(raw, bins, range, stand_in)
+    if is_traced(bins) and _shape_of(bins):  # traced edges given as bins
+        return _histogram_of_traced_edges(a, edges, density, weights)
     if weights is None or not is_traced(weights):
         w_raw = None if weights is None else _raw(weights)
         if is_traced(raw):  # a graph tracer's values: the counts are a step of its graph
@@ -780,9 +782,6 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,
                                             {"density": density, "weights": w_raw},
                                             "np.histogram")
         return np.histogram(raw, edges, density=density, weights=w_raw)
-    if density:
-        raise TypeError("np.histogram: density=True with traced weights is not supported; "
-                        "divide the weighted counts by their sum and the bin widths instead.")
     # Shapes that do not depend on the values (the values may be traced too): each weight
     # goes to its bin, or is zeroed outside the range.
     nbins = len(edges) - 1
@@ -792,6 +791,27 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,
     inside = (index >= 0) & (index < nbins)
     w = _ew.where(inside, reshape(weights, (-1,)), 0)
     counts = apply(TAKE_ADD, w, np.clip(index, 0, nbins - 1), shape=(nbins,), axis=None)
+    if density:  # as NumPy: n / widths / n.sum()
+        counts = _ew.divide(_ew.divide(counts, np.diff(edges).astype(float)), counts.sum())
+    return counts, edges
+
+
+def _histogram_of_traced_edges(a: Any, edges: Any, density: Any, weights: Any) -> Any:
+    """``np.histogram(a, bins=edges)`` with traced edges: each count is piecewise constant
+    in the edges (zero derivative), the density divides by the traced bin widths, and the
+    edges come back as NumPy returns the array it was given, with their derivative."""
+    plain = _raw(edges)
+    if is_traced(plain):  # a graph tracer's edges: the histogram is a step of its graph
+        return kind_of(plain).record_call(
+            np.histogram, (_raw(a), plain),
+            {"density": density, "weights": None if weights is None else _raw(weights)},
+            "np.histogram")
+    counts = histogram(a, plain, weights=weights)[0]
+    if density:
+        widths = _ew.subtract(_ix.getitem(edges, slice(1, None)),
+                              _ix.getitem(edges, slice(None, -1)))
+        total = counts.sum() if is_traced(counts) else np.sum(counts)
+        counts = _ew.divide(_ew.divide(counts, widths), total)
     return counts, edges
 
 
