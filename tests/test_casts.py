@@ -87,3 +87,25 @@ def test_a_cast_to_object_of_a_value_with_a_derivative_raises():
     # values without a derivative cast as NumPy casts them
     assert wg.tensor([1.0, 2.0]).astype(object).dtype == object
     assert wnp.asarray(np.ones(2), dtype=object).dtype == object
+
+
+def test_an_object_array_operand_of_a_value_with_a_derivative_raises():
+    import wengert.numpy as wnp
+
+    o = np.array([1.0, 2.0, 3.0], dtype=object)
+    x0 = np.array([0.3, 1.2, -0.7])
+    for f in (lambda x: wnp.sum(x * o), lambda x: wnp.sum(o * x), lambda x: wnp.sum(x + o),
+              lambda x: wnp.sum(wnp.maximum(x, o))):
+        with pytest.raises(TypeError, match="object array"):
+            wg.grad(f)(x0)
+        with pytest.raises(TypeError, match="object array"):
+            wg.jvp(f, (x0,), (np.ones(3),))
+        with pytest.raises(TypeError, match="object array"):
+            f(wg.tensor(x0, requires_grad=True))
+        with pytest.raises(TypeError, match="object array"):
+            f(Dual(x0, np.ones(3)))
+    v = wg.Variable(x0)
+    with wg.GradientTape(), pytest.raises(TypeError, match="object array"):
+        v * o
+    # without a derivative, NumPy's object arithmetic
+    assert (wg.tensor(x0) * o).dtype == object

@@ -58,6 +58,7 @@ from .core.bind import (
     is_complex,
     is_traced,
     number_kind,
+    object_error,
     primal,
     register,
     shape_of,
@@ -583,6 +584,8 @@ class DualKind(Kind):
             else number_kind(ans)
         if k != "f":
             if k != "c":
+                if dtype_of(ans).kind == "O":
+                    raise object_error(op)
                 return ans  # an integer or boolean result (a cast) carries no tangent
             if not op.complex_rules:
                 raise complex_error(op)

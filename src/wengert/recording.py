@@ -33,6 +33,7 @@ from .core.bind import (
     is_complex,
     kind_of,
     number_kind,
+    object_error,
     register,
 )
 from .core.levels import OPEN_LEVELS, escaped_error, trace_escaped_error, trace_level_closed
@@ -150,6 +151,8 @@ def _differentiable(op: Any, out: Any) -> Any:
         if not op.complex_rules:
             raise complex_error(op)
         return "c"
+    if k != "f" and dtype_of(out).kind == "O":
+        raise object_error(op)
     return k == "f"
 
 
