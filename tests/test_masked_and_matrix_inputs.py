@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
+import wengert.numpy as wnp
 
 pytestmark = pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
 
@@ -100,3 +101,21 @@ def test_the_conversions_the_messages_name_work():
     np.testing.assert_allclose(g, wg.jacrev(lambda x: np.sum(x @ x))(m))
     # plain tensors (no gradient) still meet masked arrays as NumPy does
     assert isinstance(MASKED + wg.tensor([1.0, 1.0]), np.ma.MaskedArray)
+
+
+def test_vectorize_and_apply_along_axis_refuse_them_beside_traced_values():
+    # NumPy's loops keep the masked (matrix) arithmetic; wengert's, which run where a
+    # derivative flows, would read the data beneath
+    ma = np.ma.masked_array([1.0, 2.0, 3.0], mask=[0, 1, 0])
+    mat = np.matrix([[1.0, 2.0, 3.0]])
+    x = np.array([0.5, 1.0, 2.0])
+    for other in (ma, mat):
+        with pytest.raises(TypeError, match="masked|np.matrix"):
+            wg.grad(lambda x, o=other: np.sum(wnp.vectorize(lambda a, b: a * b)(x, o)))(x)
+    with pytest.raises(TypeError, match="masked"):
+        wg.grad(lambda x: np.sum(wnp.apply_along_axis(lambda r, m: r * 2.0, 0, x, ma)))(x)
+    with pytest.raises(TypeError, match="masked"):
+        wg.grad(lambda x: np.sum(wnp.vectorize(
+            lambda a: a * 2.0 if a > 1.0 else np.ma.masked)(x)))(x)
+    # without a traced value, NumPy's own
+    assert np.ma.is_masked(wnp.vectorize(lambda a, b: a * b)(x, ma))
