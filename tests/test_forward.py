@@ -600,6 +600,26 @@ def test_vjp_jvp_and_linearize_work_at_the_point_of_evaluation():
     assert p_out[0] is not a and t_out[0] is not t
 
 
+def test_changing_an_output_or_aux_in_place_changes_no_pullback():
+    # np.exp's rules read its output: the array vjp and linearize return must not be the
+    # one the tape holds (nor an intermediate given back as aux)
+    a = np.array([1.0, 2.0])
+    want = np.exp(a) * 2.0
+    out, f_vjp = wg.vjp(lambda x: np.exp(x) * 2.0, a)
+    y, f_jvp = wg.linearize(np.exp, a)
+    z, g_vjp, aux = wg.vjp(lambda x: (np.sum(np.exp(x)), np.exp(x)), a, has_aux=True)
+    w, g_jvp, aux2 = wg.linearize(lambda x: (np.exp(x), {"e": np.exp(x) * 1.0}), a,
+                                  has_aux=True)
+    e_out, e_vjp = wg.vjp(np.exp, a)
+    for v in (out, y, aux, w, aux2["e"], e_out):
+        v[:] = 0.0
+    np.testing.assert_allclose(f_vjp(np.ones(2))[0], want)
+    np.testing.assert_allclose(f_jvp(np.ones(2) * 2.0), want)
+    np.testing.assert_allclose(g_vjp(1.0)[0] * 2.0, want)
+    np.testing.assert_allclose(g_jvp(np.ones(2) * 2.0), want)
+    np.testing.assert_allclose(e_vjp(np.ones(2) * 2.0)[0], want)
+
+
 def test_jacobians_and_hessian_take_has_aux():
     # the values JAX 0.10 gives for the same calls
     f = lambda x: (np.sin(x) * x.sum(), {"a": x * 2.0, "n": 3})  # noqa: E731
