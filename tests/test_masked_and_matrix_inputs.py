@@ -119,3 +119,44 @@ def test_vectorize_and_apply_along_axis_refuse_them_beside_traced_values():
             lambda a: a * 2.0 if a > 1.0 else np.ma.masked)(x)))(x)
     # without a traced value, NumPy's own
     assert np.ma.is_masked(wnp.vectorize(lambda a, b: a * b)(x, ma))
+
+
+def test_cotangents_seeds_and_checks_refuse_them():
+    x = np.array([1.0, 2.0])
+    with pytest.raises(TypeError, match="vjp \\(cotangent\\).*masked"):
+        wg.vjp(lambda x: x * 2.0, x)[1](MASKED)
+    with pytest.raises(TypeError, match="backward.*masked"):
+        (wg.tensor(x, requires_grad=True) * 2.0).backward(MASKED)
+    t = wg.tensor(x, requires_grad=True)
+    with pytest.raises(TypeError, match="grad = .*masked"):
+        t.grad = MASKED
+    v = wg.Variable(x)
+    with wg.GradientTape() as tape:
+        y = v * 2.0
+    with pytest.raises(TypeError, match="output_gradients.*masked"):
+        tape.gradient(y, v, output_gradients=MASKED)
+    with pytest.raises(TypeError, match="gradcheck.*masked"):
+        wg.check_grads(lambda a: np.sum(a * 2.0), (MASKED,))
+
+
+def test_custom_rules_refuse_them_beside_traced_values():
+    @wg.custom_vjp
+    def times(a, b):
+        return a * b
+
+    times.defvjp(lambda a, b: (times(a, b), (a, b)), lambda r, g: (g * r[1], g * r[0]))
+
+    @wg.custom_jvp
+    def plus(a, b):
+        return a + b
+
+    plus.defjvp(lambda p, t: (p[0] + p[1], t[0] + t[1]))
+    x = np.array([1.0, 2.0])
+    for other in (MASKED, MATRIX[:1]):
+        with pytest.raises(TypeError, match="masked|np.matrix"):
+            wg.grad(lambda a, o=other: np.sum(times(a, o)))(x)
+        with pytest.raises(TypeError, match="masked|np.matrix"):
+            wg.grad(lambda a, o=other: np.sum(plus(a, o)))(x)
+        with pytest.raises(TypeError, match="masked|np.matrix"):
+            wg.jvp(lambda a, o=other: np.sum(plus(a, o)), (x,), (x,))
+    assert np.ma.is_masked(times(x, MASKED))  # on plain values, the function itself

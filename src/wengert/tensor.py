@@ -341,6 +341,7 @@ class Tensor(ArrayMethods, InPlaceMethods):
             if self._extra is not None:
                 self._extra.pop("grad", None)
             return
+        refuse_subclass(value, "tensor.grad = ...")
         value = value._value if isinstance(value, Tensor) and not value._rg else value
         if shape_of(value) != self.shape:
             raise RuntimeError(
@@ -750,6 +751,7 @@ def check_seed(out: Tensor, gradient: Any) -> Any:
             return 1.0
         return np.ones(shape, dtype=out.dtype)
     g = gradient
+    refuse_subclass(g, "backward(gradient=...)")
     gv = value_of(g)
     if shape_of(gv) != shape:
         raise RuntimeError(

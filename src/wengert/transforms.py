@@ -602,6 +602,7 @@ def pullback_of(fun: Callable[..., Any], primals: Sequence[Any], has_aux: bool, 
         roots = []
         seeds = []
         for o, c in zip(out_leaves, ct_leaves):
+            refuse_subclass(c, f"{where} (cotangent)")
             if shape_of(c) != shape_of(o):
                 raise ValueError(
                     f"{where}: cotangent shape {shape_of(c)} does not match the output shape "
