@@ -106,9 +106,11 @@ def record(op: Any, args: tuple[Any, ...], raws: tuple[Any, ...], out: Any,
     if level and level.__class__ is int and level not in OPEN_LEVELS:
         raise escaped_error(level)
     reads = op.reads
+    crossed = op.crossed
     edges = []
     for i, (a, raw) in enumerate(zip(args, raws)):
-        read = i in reads
+        # (a crossed op's input is read by the other input's rule only)
+        read = i in reads and (not crossed or args[1 - i] is not None)
         if not read and type(raw) is _ndarray and raw.nbytes >= UNREAD_BYTES:
             raw = shape_stand_in(raw)  # only its shape and dtype are needed
         holder = None
@@ -343,6 +345,7 @@ class TensorKind(Kind):
         scalar = op.scalar_impl
         reads0 = 0 in op.reads
         reads1 = 1 in op.reads
+        crossed = op.crossed
         reads_out = op.reads_out
         beneath = public.handlers  # the kinds' functions for the values beneath, by type
 
@@ -411,8 +414,9 @@ class TensorKind(Kind):
                                       (vx, vy), out, None, True, (), level)
                 if level and level.__class__ is int and level not in OPEN_LEVELS:
                     raise escaped_error(level)
-                hx = x._version if reads0 and tx is Tensor else None
-                hy = y._version if reads1 and ty is Tensor else None
+                # (a crossed op's input is read by the other input's rule only)
+                hx = x._version if reads0 and tx is Tensor and (ry or not crossed) else None
+                hy = y._version if reads1 and ty is Tensor and (rx or not crossed) else None
                 # Large arrays no rule reads: the node keeps their shape only.
                 if not reads0 and tvx is _ndarray and vx.nbytes >= UNREAD_BYTES:
                     vx = shape_stand_in(vx)
