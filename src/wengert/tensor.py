@@ -158,8 +158,13 @@ def as_value(data: Any, dtype: Any = None) -> Any:
             "Convert it to numbers first (np.asarray(data, dtype=float)); to build an array "
             "from tensors, use np.stack or np.concatenate."
         )
-    if arr.dtype.kind in "USV":
+    if arr.dtype.kind in "US":
         raise TypeError(f"wengert tensors hold numeric data, not {arr.dtype} strings.")
+    if arr.dtype.kind == "V":
+        raise TypeError(
+            f"wengert tensors hold numeric data, not records ({arr.dtype}): take a field "
+            "(data['a'], a record array's data.a) or np.lib.recfunctions."
+            "structured_to_unstructured(data).")
     return arr
 
 
