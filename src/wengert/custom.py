@@ -301,7 +301,7 @@ class _Saved:
     """
 
     __slots__ = ("fun", "args", "kwargs", "mask", "edges", "residuals", "cache", "last",
-                 "single", "out_spec", "rng", "n_free", "level")
+                 "single", "out_spec", "rng", "n_free", "level", "fingerprint")
 
     def __init__(self, fun: Any, args: _Args, kwargs: dict[str, Any], mask: list[bool]) -> None:
         self.fun = fun
@@ -317,6 +317,7 @@ class _Saved:
         self.rng: Any = None
         self.n_free = 0
         self.level = 0.0
+        self.fingerprint: Any = None
 
     def __repr__(self) -> str:
         return f"<saved by {getattr(self.fun, '__name__', 'a custom rule')}>"
