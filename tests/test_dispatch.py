@@ -65,3 +65,17 @@ def test_mixed_ndarray_and_tensor_operands():
     a = np.array([10.0, 20.0])
     for y in (a * x, x * a, a + x, a - x, a / x, np.multiply(a, x)):
         assert isinstance(y, wg.Tensor) and y.requires_grad
+
+
+def test_fractional_diagonal_and_rotation_counts_read_as_numpy_reads_them():
+    # np.tril/np.triu/np.rot90 accept a float k; their values are NumPy's reading of it,
+    # and the gradient that of the same (linear) function: NumPy's, entry by entry
+    a = np.arange(16.0).reshape(4, 4) + 1.0
+    weights = np.cos(np.arange(16.0)).reshape(4, 4)
+    basis = np.eye(16).reshape(16, 4, 4)
+    for k in (0.7, -0.5, 1.5, -1.2, 2.0, np.int64(1)):
+        for f in (np.tril, np.triu, np.rot90):
+            np.testing.assert_array_equal(f(wg.tensor(a), k).numpy(), f(a, k))
+            want = np.array([np.sum(f(e, k) * weights) for e in basis]).reshape(4, 4)
+            g = wg.grad(lambda x, f=f, k=k: np.sum(f(x, k) * weights))(a)
+            np.testing.assert_array_equal(g, want)

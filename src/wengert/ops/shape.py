@@ -543,7 +543,7 @@ def flipud(x: Any) -> Any:
 def rot90(x: Any, k: int = 1, axes: Any = (0, 1)) -> Any:
     """Rotate by 90 degrees ``k`` times in the plane of ``axes``."""
     a0, a1 = (int(a) for a in axes)
-    k = int(k) % 4
+    k = k % 4  # (NumPy's reading of a fractional k: 3 unless it is 0, 1 or 2)
     if k == 0:
         return x
     if k == 2:
@@ -684,14 +684,20 @@ def diagflat(v: Any, k: int = 0) -> Any:
     return diag(ravel(v), k)
 
 
+def _diagonal_k(k: Any) -> Any:
+    """``k`` as an int; a fractional one as it is (NumPy's mask of it is its own, and
+    the cotangent's is the same)."""
+    return int(k) if k == int(k) else float(k)
+
+
 def triu(x: Any, k: int = 0) -> Any:
     """Upper triangle (on and above diagonal ``k``) of the last two axes."""
-    return apply(TRIU, x, k=int(k))
+    return apply(TRIU, x, k=_diagonal_k(k))
 
 
 def tril(x: Any, k: int = 0) -> Any:
     """Lower triangle (on and below diagonal ``k``) of the last two axes."""
-    return apply(TRIL, x, k=int(k))
+    return apply(TRIL, x, k=_diagonal_k(k))
 
 
 def _index_array(indices: Any) -> Any:
