@@ -109,12 +109,13 @@ def record(op: Any, args: tuple[Any, ...], raws: tuple[Any, ...], out: Any,
     crossed = op.crossed
     edges = []
     for i, (a, raw) in enumerate(zip(args, raws)):
-        # (a crossed op's input is read by the other input's rule only)
-        read = i in reads and (not crossed or args[1 - i] is not None)
+        read = i in reads
         if not read and type(raw) is _ndarray and raw.nbytes >= UNREAD_BYTES:
             raw = shape_stand_in(raw)  # only its shape and dtype are needed
         holder = None
-        if read:  # (a tensor of an outer level is a value here: it is checked too)
+        # (a tensor of an outer level is a value here: it is checked too; a crossed op's
+        # input is read by the other input's rule only)
+        if read and (not crossed or args[1 - i] is not None):
             holder = a._version if isinstance(a, Tensor) else \
                 raw._version if isinstance(raw, Tensor) else None
         edges.append((_edge(a, active) if isinstance(a, Tensor) else None, raw, holder,
