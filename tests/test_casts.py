@@ -61,3 +61,51 @@ def test_dropping_a_tangent_or_a_gradient_still_raises():
         np.asarray(wg.tensor([1.0, 2.0], requires_grad=True), dtype=float)
     with pytest.raises(TypeError, match="would drop its derivative"):
         wg.grad(lambda x: float(int(x)) * x)(2.0)
+
+
+def test_a_cast_to_object_of_a_value_with_a_derivative_raises():
+    # an object array holds Python numbers that arithmetic keeps using: a cast to it
+    # would be a constant, its derivative silently zero
+    import wengert.numpy as wnp
+
+    casts = {
+        "astype": lambda v: v.astype(object),
+        "np.astype": lambda v: np.astype(v, object),
+        "wnp.asarray": lambda v: wnp.asarray(v, dtype=object),
+        "wnp.array": lambda v: wnp.array(v, dtype=object),
+    }
+    for cast in casts.values():
+        def f(x, cast=cast):
+            return wnp.sum(cast(x * 2.0).astype(float))
+
+        with pytest.raises(TypeError, match="object"):
+            wg.grad(f)(np.ones(2))
+        with pytest.raises(TypeError, match="object"):
+            wg.jvp(f, (np.ones(2),), (np.ones(2),))
+        with pytest.raises(TypeError, match="object"):
+            f(wg.tensor(np.ones(2), requires_grad=True))
+    # values without a derivative cast as NumPy casts them
+    assert wg.tensor([1.0, 2.0]).astype(object).dtype == object
+    assert wnp.asarray(np.ones(2), dtype=object).dtype == object
+
+
+def test_an_object_array_operand_of_a_value_with_a_derivative_raises():
+    import wengert.numpy as wnp
+
+    o = np.array([1.0, 2.0, 3.0], dtype=object)
+    x0 = np.array([0.3, 1.2, -0.7])
+    for f in (lambda x: wnp.sum(x * o), lambda x: wnp.sum(o * x), lambda x: wnp.sum(x + o),
+              lambda x: wnp.sum(wnp.maximum(x, o))):
+        with pytest.raises(TypeError, match="object array"):
+            wg.grad(f)(x0)
+        with pytest.raises(TypeError, match="object array"):
+            wg.jvp(f, (x0,), (np.ones(3),))
+        with pytest.raises(TypeError, match="object array"):
+            f(wg.tensor(x0, requires_grad=True))
+        with pytest.raises(TypeError, match="object array"):
+            f(Dual(x0, np.ones(3)))
+    v = wg.Variable(x0)
+    with wg.GradientTape(), pytest.raises(TypeError, match="object array"):
+        v * o
+    # without a derivative, NumPy's object arithmetic
+    assert (wg.tensor(x0) * o).dtype == object

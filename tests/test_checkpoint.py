@@ -230,6 +230,44 @@ def test_random_state_is_replayed():
     np.testing.assert_array_equal(np.random.get_state()[1], after)  # and the state is restored
 
 
+def test_a_recomputation_that_gives_other_values_raises():
+    # a Generator (or a closure array changed in place, or preserve_rng_state=False) makes
+    # the backward pass's run differ from the forward pass's: the pullback would be that
+    # of another function
+    x0 = np.array([0.5, 1.5])
+    rng = np.random.default_rng(3)
+
+    def drawn(x):
+        return np.sin(x * rng.normal(size=np.shape(x)))
+
+    with pytest.raises(RuntimeError, match="other values.*Generator"):
+        wg.grad(lambda x: np.sum(wg.checkpoint(drawn)(x) ** 2))(x0)
+    scale = np.array([2.0, 3.0])
+
+    def scaled(x):
+        return np.sin(x * scale)
+
+    t = wg.tensor(x0, requires_grad=True)
+    y = np.sum(wg.checkpoint(scaled)(t) ** 2)
+    scale[:] = 7.0
+    with pytest.raises(RuntimeError, match="other values"):
+        y.backward()
+
+    def noisy(x):
+        return x * np.random.uniform(0.5, 1.5, size=np.shape(x))
+
+    t = wg.tensor(x0, requires_grad=True)
+    y = np.sum(wg.checkpoint(noisy, preserve_rng_state=False)(t))
+    with pytest.raises(RuntimeError, match="other values"):
+        y.backward()
+    # a deterministic function, with NaN in its output too, recomputes to the same values
+    t = wg.tensor(np.array([0.5, -1.0]), requires_grad=True)
+    with np.errstate(invalid="ignore"):
+        y = np.nansum(wg.checkpoint(lambda x: np.sqrt(x) * 2.0)(t))
+        y.backward()
+    assert t.grad[0] == pytest.approx(1 / np.sqrt(0.5))
+
+
 def test_plain_values_no_grad_and_duals_just_call():
     calls = []
 

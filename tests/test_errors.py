@@ -55,6 +55,9 @@ def test_tensor_from_strings_or_objects():
         wg.tensor(["a", "b"])
     with pytest.raises(TypeError, match="numeric"):
         wg.tensor([object()])
+    records = np.rec.fromarrays([np.array([1.0, 2.0])], names="a")
+    with pytest.raises(TypeError, match=r"not records.*data\['a'\]"):
+        wg.tensor(records)
 
 
 def test_grad_of_non_scalar_output_suggests_sum_or_jacobian():

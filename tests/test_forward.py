@@ -600,6 +600,57 @@ def test_vjp_jvp_and_linearize_work_at_the_point_of_evaluation():
     assert p_out[0] is not a and t_out[0] is not t
 
 
+def test_changing_an_output_or_aux_in_place_changes_no_pullback():
+    # np.exp's rules read its output: the array vjp and linearize return must not be the
+    # one the tape holds (nor an intermediate given back as aux)
+    a = np.array([1.0, 2.0])
+    want = np.exp(a) * 2.0
+    out, f_vjp = wg.vjp(lambda x: np.exp(x) * 2.0, a)
+    y, f_jvp = wg.linearize(np.exp, a)
+    z, g_vjp, aux = wg.vjp(lambda x: (np.sum(np.exp(x)), np.exp(x)), a, has_aux=True)
+    w, g_jvp, aux2 = wg.linearize(lambda x: (np.exp(x), {"e": np.exp(x) * 1.0}), a,
+                                  has_aux=True)
+    e_out, e_vjp = wg.vjp(np.exp, a)
+    for v in (out, y, aux, w, aux2["e"], e_out):
+        v[:] = 0.0
+    np.testing.assert_allclose(f_vjp(np.ones(2))[0], want)
+    np.testing.assert_allclose(f_jvp(np.ones(2) * 2.0), want)
+    np.testing.assert_allclose(g_vjp(1.0)[0] * 2.0, want)
+    np.testing.assert_allclose(g_jvp(np.ones(2) * 2.0), want)
+    np.testing.assert_allclose(e_vjp(np.ones(2) * 2.0)[0], want)
+
+
+def test_jacfwd_calling_the_function_per_input_entry_sees_one_function():
+    # several inputs (or a pytree) are pushed one entry at a time, each a call of the
+    # function: np.random's state is replayed for each (so dropout masks are the same, as
+    # in a single call), and calls that give other values (a Generator) raise
+    def dropout(a, b):
+        mask = np.random.uniform(size=2) > 0.3
+        return np.where(mask, a * b, 0.0) + np.sin(a)
+
+    a, b = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    np.random.seed(5)
+    want = wg.jacrev(dropout, (0, 1))(a, b)
+    after_one_call = np.random.get_state()[1].copy()
+    np.random.seed(5)
+    got = wg.jacfwd(dropout, (0, 1))(a, b)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+    np.testing.assert_array_equal(np.random.get_state()[1], after_one_call)
+    np.random.seed(5)
+    h = wg.hessian(lambda p: np.sum(dropout(p["a"], p["b"]) ** 2))({"a": a, "b": b})
+    assert np.all(np.isfinite(h["a"]["b"]))
+    rng = np.random.default_rng(0)
+
+    def drawn(a, b):
+        return a * b * rng.normal(size=2)
+
+    with pytest.raises(RuntimeError, match="other values"):
+        wg.jacfwd(drawn, (0, 1))(a, b)
+    with pytest.raises(RuntimeError, match="other values"):
+        wg.hessian(lambda a, b: np.sum(drawn(a, b) ** 2), (0, 1))(a, b)
+
+
 def test_jacobians_and_hessian_take_has_aux():
     # the values JAX 0.10 gives for the same calls
     f = lambda x: (np.sin(x) * x.sum(), {"a": x * 2.0, "n": 3})  # noqa: E731

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
+from numeric_gradient import real_gradient
 from wengert.testing import check_grads
 
 RNG = np.random.default_rng(3)
@@ -71,3 +72,76 @@ def test_plain_weights_give_numpys_result_and_differentiated_samples_are_refused
         wg.grad(lambda s: np.sum(np.histogramdd(s, weights=W)[0]))(S)
     with pytest.raises(ValueError, match="weights"):
         np.histogramdd(S, weights=wg.tensor(W[:5]))
+
+
+def test_histogram_with_traced_bin_edges():
+    # the counts are piecewise constant in the edges, the density divides by the bin
+    # widths, and the edges come back as given, with their derivative (NumPy returns them)
+    sample = np.array([0.2, 0.6, 0.7, 1.1, 0.65])
+    w = np.array([1.0, 2.0, 0.5, 3.0, 1.5])
+    edges0 = np.array([0.1, 0.5, 0.9, 1.3])
+
+    def f(edges, density=False, weights=None):
+        counts, e = np.histogram(sample, bins=edges, density=density, weights=weights)
+        return np.sum(counts * np.array([1.0, 3.0, 7.0])) + np.sum(e * np.arange(4.0))
+
+    for density in (False, True):
+        for weights in (None, w):
+            want = real_gradient(lambda e, d=density, ww=weights: f(e, d, ww), edges0)
+            got = wg.grad(lambda e, d=density, ww=weights: f(e, d, ww))(edges0)
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+            _, tangent = wg.jvp(lambda e, d=density, ww=weights: f(e, d, ww), (edges0,),
+                                (np.ones(4),))
+            np.testing.assert_allclose(tangent, want.sum(), rtol=1e-6)
+    counts, e = np.histogram(sample, bins=wg.tensor(edges0, requires_grad=True))
+    np.testing.assert_array_equal(np.asarray(counts), np.histogram(sample, edges0)[0])
+    assert e.requires_grad
+    # weights carrying a derivative alongside traced edges
+    np.testing.assert_allclose(
+        wg.grad(lambda ww: np.sum(np.histogram(sample, wg.stop_gradient(edges0) * 1.0,
+                                               weights=ww, density=True)[0]))(w),
+        real_gradient(lambda ww: np.sum(np.histogram(sample, edges0, weights=ww,
+                                                    density=True)[0]), w), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["2d list", "2d one array", "2d weights", "2d edges",
+                                  "dd", "dd tuple", "dd edges"])
+def test_multidimensional_histograms_with_traced_bin_edges(name):
+    s = np.array([0.2, 0.6, 0.7, 1.1])
+    w = np.array([1.0, 2.0, 3.0, 4.0])
+    e0 = np.array([0.1, 0.5, 0.9, 1.3])
+    k = np.arange(9.0).reshape(3, 3) + 1.0
+    two = np.stack([s, s[::-1]], 1)
+    f = {
+        "2d list": lambda e: np.sum(np.histogram2d(s, s[::-1], bins=[e, e0], density=True)[0]
+                                    * k),
+        "2d one array": lambda e: np.sum(np.histogram2d(s, s[::-1], bins=e, density=True)[0]
+                                         * k),
+        "2d weights": lambda e: np.sum(np.histogram2d(s, s[::-1], bins=[e0, e], density=True,
+                                                      weights=w)[0] * k),
+        "2d edges": lambda e: np.sum(np.histogram2d(s, s, bins=[e, e])[1] * 2.0
+                                     + np.histogram2d(s, s, bins=[e, e])[2]),
+        "dd": lambda e: np.sum(np.histogramdd(s[:, None], bins=[e], density=True)[0]
+                               * np.arange(3.0)),
+        "dd tuple": lambda e: np.sum(np.histogramdd(two, bins=(e, e * 1.1), density=True)[0]
+                                     * k),
+        "dd edges": lambda e: np.sum(np.histogramdd(two, bins=(e, e * 1.1))[1][1]),
+    }[name]
+    want = real_gradient(f, e0)
+    np.testing.assert_allclose(wg.grad(f)(e0), want, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(wg.jvp(f, (e0,), (np.ones(4),))[1], want.sum(), rtol=1e-6,
+                               atol=1e-6)
+
+
+def test_bin_edges_traced_inside_a_compiled_function():
+    # np.histogram's is a step of the graph; the multidimensional ones refuse
+    s = np.array([0.2, 0.6, 0.7, 1.1])
+    e0 = np.array([0.1, 0.5, 0.9, 1.3])
+    np.testing.assert_array_equal(wg.compile(lambda e: np.histogram(s, e)[0])(e0),
+                                  np.histogram(s, e0)[0])
+    np.testing.assert_array_equal(wg.compile(lambda e: np.histogram(s, e + 0.05)[0])(e0),
+                                  np.histogram(s, e0 + 0.05)[0])
+    with pytest.raises(TypeError, match="bin edges traced inside wg.compile"):
+        wg.compile(lambda e: np.sum(np.histogram2d(s, s, bins=[e, e])[0]))(e0)
+    np.testing.assert_array_equal(  # the edges alone are the edges given
+        wg.compile(lambda e: np.histogram_bin_edges(s, bins=e) * 2.0)(e0), e0 * 2.0)

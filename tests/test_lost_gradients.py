@@ -207,6 +207,40 @@ def test_in_place_on_a_tensor_after_a_view_was_taken():
     np.testing.assert_array_equal(x.grad, [72.0, 0.0])
 
 
+def test_writing_into_a_value_a_product_read_checks_it_only_where_a_rule_reads_it():
+    # x * c and x @ C with constant c, C: the rule for x reads c only, so x may be written
+    # afterwards (NumPy's shift idioms, as in PyTorch); where the other factor gets a
+    # gradient, its rule reads x, and the write is refused
+    x0 = np.array([0.5, 1.5, 2.5, 3.5])
+    m = np.array([[0.9, 0.1], [0.0, 0.8]])
+
+    def shift(x):
+        y = x * 1.0
+        y[1:] = y[:-1] * 2.0
+        return np.sum(y * np.array([1.0, 10.0, 100.0, 1000.0]))
+
+    def rows(x):
+        h = np.zeros_like(x, shape=(3, 2))
+        h[0] = x[:2]
+        for t in range(2):
+            h[t + 1] = h[t] @ m + x[2 + t]
+        return np.sum(h ** 2)
+
+    def numeric(f, x):
+        return np.array([(f(x + e) - f(x - e)) / 2e-6 for e in np.eye(4) * 1e-6])
+
+    for f in (shift, rows):
+        np.testing.assert_allclose(wg.grad(f)(x0), numeric(f, x0), rtol=1e-6)
+        t = wg.tensor(x0, requires_grad=True)
+        f(t).backward()
+        np.testing.assert_allclose(t.grad, numeric(f, x0), rtol=1e-6)
+    w = wg.tensor(2.0, requires_grad=True)
+    y = wg.tensor(x0, requires_grad=True) * 1.0
+    y[1:] = y[:-1] * w
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
 def test_in_place_on_a_tensor_after_detach_is_version_checked():
     x = wg.tensor([1.0, 2.0], requires_grad=True)
     y = x * 2.0
@@ -289,6 +323,39 @@ def test_numpy_writes_into_a_tensor_that_carries_a_gradient_are_recorded(write, 
     (y * np.array([1.0, 10.0])).sum().backward()
     overwritten = (plain != np.array([2.0, 4.0])) & (not adds)
     np.testing.assert_array_equal(x.grad, np.where(overwritten, 0.0, [2.0, 20.0]))
+
+
+@pytest.mark.parametrize("write", [
+    lambda x, o: np.equal(x, x, out=o),
+    lambda x, o: np.equal(x, x, o),
+    lambda x, o: np.isnan(x, out=o),
+    lambda x, o: np.signbit(x, o),
+    lambda x, o: np.greater(x, 1.5, out=o),
+])
+def test_a_result_without_derivative_written_into_a_tensor_with_one_cuts_its_history(write):
+    # out= holds the new numbers, whose derivative is zero: the history the target had
+    # before must not flow back (forward mode and NumPy agree)
+    x0 = np.array([1.0, 2.0, 3.0])
+    weights = np.array([1.0, 10.0, 100.0])
+
+    def f(x):
+        o = x * 1.0
+        write(x, o)
+        return np.sum(o * weights)
+
+    np.testing.assert_array_equal(wg.grad(f)(x0), np.zeros(3))
+    assert wg.jvp(f, (x0,), (np.ones(3),))[1] == 0.0
+    np.testing.assert_array_equal(wg.compile(wg.grad(f))(x0), np.zeros(3))
+    x = wg.tensor(x0, requires_grad=True)
+    y = f(x)
+    assert y == f(x0)
+    y.backward()
+    np.testing.assert_array_equal(x.grad, np.zeros(3))
+    v = wg.Variable(x0)
+    with wg.GradientTape() as tape:
+        y = f(v)
+    np.testing.assert_array_equal(tape.gradient(y, v, unconnected_gradients="zero").numpy(),
+                                  np.zeros(3))
 
 
 def test_numpy_writes_under_no_grad_keep_the_leaf_and_bump_the_version():

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
+import wengert.numpy as wnp
 
 pytestmark = pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
 
@@ -100,3 +101,62 @@ def test_the_conversions_the_messages_name_work():
     np.testing.assert_allclose(g, wg.jacrev(lambda x: np.sum(x @ x))(m))
     # plain tensors (no gradient) still meet masked arrays as NumPy does
     assert isinstance(MASKED + wg.tensor([1.0, 1.0]), np.ma.MaskedArray)
+
+
+def test_vectorize_and_apply_along_axis_refuse_them_beside_traced_values():
+    # NumPy's loops keep the masked (matrix) arithmetic; wengert's, which run where a
+    # derivative flows, would read the data beneath
+    ma = np.ma.masked_array([1.0, 2.0, 3.0], mask=[0, 1, 0])
+    mat = np.matrix([[1.0, 2.0, 3.0]])
+    x = np.array([0.5, 1.0, 2.0])
+    for other in (ma, mat):
+        with pytest.raises(TypeError, match="masked|np.matrix"):
+            wg.grad(lambda x, o=other: np.sum(wnp.vectorize(lambda a, b: a * b)(x, o)))(x)
+    with pytest.raises(TypeError, match="masked"):
+        wg.grad(lambda x: np.sum(wnp.apply_along_axis(lambda r, m: r * 2.0, 0, x, ma)))(x)
+    with pytest.raises(TypeError, match="masked"):
+        wg.grad(lambda x: np.sum(wnp.vectorize(
+            lambda a: a * 2.0 if a > 1.0 else np.ma.masked)(x)))(x)
+    # without a traced value, NumPy's own
+    assert np.ma.is_masked(wnp.vectorize(lambda a, b: a * b)(x, ma))
+
+
+def test_cotangents_seeds_and_checks_refuse_them():
+    x = np.array([1.0, 2.0])
+    with pytest.raises(TypeError, match="vjp \\(cotangent\\).*masked"):
+        wg.vjp(lambda x: x * 2.0, x)[1](MASKED)
+    with pytest.raises(TypeError, match="backward.*masked"):
+        (wg.tensor(x, requires_grad=True) * 2.0).backward(MASKED)
+    t = wg.tensor(x, requires_grad=True)
+    with pytest.raises(TypeError, match="grad = .*masked"):
+        t.grad = MASKED
+    v = wg.Variable(x)
+    with wg.GradientTape() as tape:
+        y = v * 2.0
+    with pytest.raises(TypeError, match="output_gradients.*masked"):
+        tape.gradient(y, v, output_gradients=MASKED)
+    with pytest.raises(TypeError, match="gradcheck.*masked"):
+        wg.check_grads(lambda a: np.sum(a * 2.0), (MASKED,))
+
+
+def test_custom_rules_refuse_them_beside_traced_values():
+    @wg.custom_vjp
+    def times(a, b):
+        return a * b
+
+    times.defvjp(lambda a, b: (times(a, b), (a, b)), lambda r, g: (g * r[1], g * r[0]))
+
+    @wg.custom_jvp
+    def plus(a, b):
+        return a + b
+
+    plus.defjvp(lambda p, t: (p[0] + p[1], t[0] + t[1]))
+    x = np.array([1.0, 2.0])
+    for other in (MASKED, MATRIX[:1]):
+        with pytest.raises(TypeError, match="masked|np.matrix"):
+            wg.grad(lambda a, o=other: np.sum(times(a, o)))(x)
+        with pytest.raises(TypeError, match="masked|np.matrix"):
+            wg.grad(lambda a, o=other: np.sum(plus(a, o)))(x)
+        with pytest.raises(TypeError, match="masked|np.matrix"):
+            wg.jvp(lambda a, o=other: np.sum(plus(a, o)), (x,), (x,))
+    assert np.ma.is_masked(times(x, MASKED))  # on plain values, the function itself

@@ -77,6 +77,7 @@ CASES = {
     "convolve full": (lambda a, v: np.convolve(a, v), (V, W)),
     "convolve same": (lambda a, v: np.convolve(a, v, mode="same"), (W, V)),
     "convolve valid": (lambda a, v: np.convolve(a, v, mode="valid"), (V, W)),
+    "convolve with a number": (lambda a, s: np.convolve(a, s), (V, 1.7)),
     "correlate": (lambda a, v: np.correlate(a, v), (V, W)),
     "correlate full": (lambda a, v: np.correlate(a, v, "full"), (W, V)),
     "unwrap": (lambda x: np.unwrap(x * 4.0), (V,)),

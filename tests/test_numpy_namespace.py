@@ -224,6 +224,20 @@ def test_full_and_full_like():
                                   [2.0, 2.0])
 
 
+def test_full_like_of_a_traced_array_with_an_array_fill_broadcasts_as_numpy():
+    c = np.array([5.0, 6.0, 7.0])
+    x0 = np.arange(6.0).reshape(2, 3)
+    for f in (wnp.full_like, np.full_like):
+        got = f(wg.tensor(x0, requires_grad=True), c)
+        np.testing.assert_array_equal(got.numpy(), np.full_like(x0, c))
+        assert not got.requires_grad
+        np.testing.assert_array_equal(f(wg.tensor(x0), c, dtype=int).numpy(),
+                                      np.full_like(x0, c, dtype=int))
+        assert wg.grad(lambda x, f=f: np.sum(f(x, c) * x))(x0).tolist() == [[5.0, 6.0, 7.0]] * 2
+        with pytest.raises(ValueError, match="could not broadcast"):
+            f(wg.tensor(x0), np.ones(2))
+
+
 # -- functions that call a Python function ------------------------------------------------
 M = np.arange(6.0).reshape(2, 3) + 0.5
 A3 = np.arange(24.0).reshape(2, 3, 4) / 10

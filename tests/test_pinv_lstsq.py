@@ -82,3 +82,34 @@ def test_complex_pinv_and_lstsq(shape):
                     modes=("rev", "fwd"))
         assert wg.grad(lambda b: np.sum(np.linalg.lstsq(a.real, b, rcond=None)[1]))(
             b.real).dtype == np.float64
+
+
+def test_a_cutoff_that_drops_singular_values_that_are_not_zero_refuses_the_derivative():
+    # pinv(a, rcond) then drops a singular value the matrix has: NumPy's function is the
+    # inverse of the best rank-r approximation, whose derivative couples the kept and the
+    # dropped singular vectors; Golub-Pereyra's formula (JAX's and PyTorch's too) is exact
+    # only where the dropped ones are zero, so it would be silently wrong here
+    a = np.diag([3.5, 2.4, 1.9]) + RNG.normal(size=(3, 3)) * 0.1
+    s = np.linalg.svd(a, compute_uv=False)
+    rcond = (s[1] / s[0] + 1.0) / 2.0  # drops the two smaller ones
+
+    def f(a):
+        return np.sum(np.linalg.pinv(a, rcond) * np.arange(9.0).reshape(3, 3))
+
+    with pytest.raises(ValueError, match="drops singular values that are not zero"):
+        wg.grad(f)(a)
+    with pytest.raises(ValueError, match="drops singular values that are not zero"):
+        wg.jvp(f, (a,), (np.ones((3, 3)),))
+    with pytest.raises(ValueError, match="drops singular values that are not zero"):
+        wg.grad(lambda a: np.sum(np.linalg.lstsq(a, np.ones(3), rcond=rcond)[0]))(a)
+    with pytest.raises(ValueError, match="drops singular values that are not zero"):
+        wg.grad(lambda a: np.sum(np.linalg.pinv(a, rtol=rcond)))(a)
+    # the values are NumPy's, and a cutoff that drops nothing or only zeros differentiates
+    np.testing.assert_allclose(np.linalg.pinv(wg.tensor(a), rcond).numpy(),
+                               np.linalg.pinv(a, rcond))
+    assert check_grads(lambda a: np.linalg.pinv(a, 0.3), (a,), order=2, modes=("rev", "fwd"))
+    rank_one = np.outer([1.0, 2.0, 0.5], [0.3, -1.0, 2.0])
+    g = wg.grad(lambda a: np.sum(np.linalg.pinv(a, 0.5) * np.arange(9.0).reshape(3, 3)))
+    np.testing.assert_allclose(
+        g(rank_one),
+        wg.grad(lambda a: np.sum(np.linalg.pinv(a) * np.arange(9.0).reshape(3, 3)))(rank_one))

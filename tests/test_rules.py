@@ -523,6 +523,28 @@ def test_rules_read_only_the_declared_values(name):
             )
 
 
+@pytest.mark.parametrize("name", [n for n in NAMES if REGISTRY[n].crossed])
+def test_crossed_rules_read_only_the_other_input(name):
+    """``Op.crossed``: the rule for each input reads only the other input's value (its own
+    is version-checked only when the other one gets a gradient)."""
+    op = REGISTRY[name]
+    assert op.nin == 2
+    for k, (args, params) in enumerate(cases(name)):
+        ans = op.impl(*args, **params)
+        g = np.random.default_rng(k).normal(size=np.shape(ans))
+        g = g.astype(np.result_type(ans)) if np.ndim(g) else float(g)
+        for i in diff_positions(op, args):
+            hidden = tuple(_unread(a) if j == i else a for j, a in enumerate(args))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                want = np.asarray(op.vjps[i](g, ans, *args, **params))
+                got = np.asarray(op.vjps[i](g, _unread(ans), *hidden, **params))
+            np.testing.assert_allclose(
+                got, want, rtol=1e-12, atol=1e-14,
+                err_msg=f"op {name}, sample {k}, input {i}: the rule reads its own input "
+                f"(crossed=True; {describe(args, params)})")
+
+
 # -- complex values ----------------------------------------------------------------------
 #: The ops whose rules hold for complex values (``Op.complex_rules``).
 COMPLEX_NAMES = [n for n in NAMES if REGISTRY[n].complex_rules]

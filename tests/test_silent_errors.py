@@ -335,3 +335,19 @@ def test_wg_tensor_of_a_value_differentiated_by_a_reverse_transform_raises():
     np.testing.assert_allclose(wg.jacfwd(lambda x: wg.tensor(x) ** 2)(X), np.diag(2 * X))
     t = wg.tensor(X, requires_grad=True)  # a user's tensor is copied and cut, as in PyTorch
     assert not wg.tensor(t).requires_grad
+
+
+def test_numpy_method_of_a_value_a_transform_differentiates_raises():
+    # .numpy() drops the derivative as float() and .item() do (PyTorch refuses it on a
+    # tensor that requires grad; JAX's tracers refuse np.asarray)
+    def f(x):
+        return np.sum(x.numpy() ** 2) + np.sum(x)
+
+    with pytest.raises(TypeError, match=r"numpy\(\) of a traced value"):
+        wg.grad(f)(np.array([1.0, 2.0]))
+    with pytest.raises(TypeError, match=r"numpy\(\) of a traced value"):
+        wg.value_and_grad(f)(np.array([1.0, 2.0]))
+    # the user's tensors and the values of stop_gradient still read as arrays
+    np.testing.assert_array_equal(wg.tensor([1.0], requires_grad=True).numpy(), [1.0])
+    g = wg.grad(lambda x: np.sum(x * wg.stop_gradient(x).numpy()))(np.array([1.0, 2.0]))
+    np.testing.assert_array_equal(g, [1.0, 2.0])

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from .core import tree as _tree
-from .core.bind import owner
+from .core.bind import is_traced, owner, primal
 from .core.levels import is_open
 from .core.modes import GRAD_ENABLED, RECORDERS, Recorder
 from .core.node import next_seq
@@ -89,6 +89,39 @@ class _FreeVariables(Recorder):
         return False
 
 
+def _fingerprint(out: Any) -> list[tuple[Any, ...]] | None:
+    """Per output leaf: its shape and two sums (of the values and of their squared
+    magnitudes), to tell whether running the function again gave the same values
+    (``None`` for a graph's values, which are not known while it is traced)."""
+    prints = []
+    for leaf in _tree.flatten(out)[0]:
+        v = primal(value_of(leaf))
+        if is_traced(v):
+            return None
+        a = np.asarray(v)
+        if a.dtype.kind not in "biufc":
+            prints.append((a.shape, None, None))
+            continue
+        with np.errstate(all="ignore"):
+            prints.append((a.shape, complex(np.sum(a)), float(np.sum(np.abs(a) ** 2))))
+    return prints
+
+
+def _same_values(before: list[tuple[Any, ...]], after: list[tuple[Any, ...]]) -> bool:
+    if len(before) != len(after):
+        return False
+    for (shape0, s0, q0), (shape1, s1, q1) in zip(before, after):
+        if shape0 != shape1:
+            return False
+        if s0 is None:
+            continue
+        scale = max(abs(q0), abs(q1), 1e-300) ** 0.5
+        if not (np.allclose([s0, q0], [s1, q1], rtol=1e-9, atol=1e-12 * scale,
+                            equal_nan=True)):
+            return False
+    return True
+
+
 def _impl(*inputs: Any) -> Any:
     saved = inputs[-1]
     n = len(inputs) - 1 - saved.n_free
@@ -126,6 +159,16 @@ def _pullback(saved: _Saved, g: Any, ans: Any, xs: tuple[Any, ...], create: bool
         if current_rng is not None:
             np.random.set_state(current_rng)
             current_rng = None
+        again = None if saved.fingerprint is None else _fingerprint(out)
+        if again is not None and not _same_values(saved.fingerprint, again):
+            raise RuntimeError(
+                f"wg.checkpoint({_op_name(saved.fun)}): running the function again in the "
+                "backward pass gave other values than in the forward pass, so the gradient "
+                "would be that of another function. It depends on something besides its "
+                "arguments that changed: random numbers from a np.random.Generator (draw "
+                "them outside and pass them in, or reseed it inside), np.random with "
+                "preserve_rng_state=False, or an array it reads that was changed in place "
+                "(pass a copy). Make it a function of its arguments.")
         outs = _leaves_like(saved.out_spec, out, "checkpoint: the recomputed output")
         cts = sweep_region(outs, _out_cotangents(saved, g), start, wanted + free, create,
                            outer_mode)
@@ -161,7 +204,9 @@ def checkpoint(
         Save NumPy's global random state (``np.random``) before the forward
         pass and restore it for the recomputation, so random draws (dropout
         masks) are the same both times. ``Generator`` objects are yours to
-        reseed.
+        reseed: a recomputation that gives other values than the forward pass (told
+        by two sums of each output) raises, since the gradient would be that of
+        another function.
 
     Returns
     -------
@@ -237,6 +282,7 @@ def checkpoint(
             return out  # nothing here is differentiated: the constant result
         saved = _Saved(fun, spec, kwargs, mine)
         saved.rng = rng
+        saved.fingerprint = _fingerprint(out)
         saved.n_free = len(free)
         saved.level = level
         raws = [a._value if isinstance(a, Tensor) and a._level == level else a

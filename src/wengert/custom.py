@@ -65,6 +65,7 @@ from .core.bind import shape_of as _shape
 from .core.modes import GRAD_ENABLED, RECORDERS
 from .core.node import Node
 from .core.op import ALL_INPUTS, NoForwardRule, Op, PerInput
+from .core.subclasses import refuse_subclass
 from .core.sweep import backprop
 from .dual import DUAL, Dual
 from .ops.elementwise import POSITIVE
@@ -92,6 +93,13 @@ def _is_numeric(v: Any) -> bool:
     return is_float_value(v) or is_traced(v) or isinstance(v, (int, np.integer)) or (
         isinstance(v, np.ndarray) and v.dtype.kind in "biu"
     )
+
+
+def _refuse_subclasses(leaves: Sequence[Any], name: str) -> None:
+    """A masked array or an ``np.matrix`` beside traced values: the rules would see the
+    data beneath (the masked entries counted, ``*`` elementwise)."""
+    for k, a in enumerate(leaves):
+        refuse_subclass(a, f"{name}: argument leaf {k}")
 
 
 def _refuse_differentiable(x: Any, what: str) -> None:
@@ -293,7 +301,7 @@ class _Saved:
     """
 
     __slots__ = ("fun", "args", "kwargs", "mask", "edges", "residuals", "cache", "last",
-                 "single", "out_spec", "rng", "n_free", "level")
+                 "single", "out_spec", "rng", "n_free", "level", "fingerprint")
 
     def __init__(self, fun: Any, args: _Args, kwargs: dict[str, Any], mask: list[bool]) -> None:
         self.fun = fun
@@ -309,6 +317,7 @@ class _Saved:
         self.rng: Any = None
         self.n_free = 0
         self.level = 0.0
+        self.fingerprint: Any = None
 
     def __repr__(self) -> str:
         return f"<saved by {getattr(self.fun, '__name__', 'a custom rule')}>"
@@ -591,6 +600,7 @@ class custom_vjp:
         kind, _ = owner(leaves)
         if kind is None:
             return self.fun(*args, **kwargs)
+        _refuse_subclasses(leaves, self.op.name)
         if kind.records_calls:  # a graph being traced: one step that calls this function
             return kind.record_call(self, args, kwargs, self.op.name, derivative_free=False,
                                     replay=True)
@@ -762,10 +772,11 @@ class custom_jvp:
         spec = _Args(args, self.nondiff_argnums, self.op.name)
         leaves = spec.leaves
         kind, _ = owner(leaves)
-        if kind is DUAL:
-            return self._forward(spec, kwargs)
         if kind is None:
             return self.fun(*args, **kwargs)
+        _refuse_subclasses(leaves, self.op.name)
+        if kind is DUAL:
+            return self._forward(spec, kwargs)
         if kind.records_calls:  # a graph being traced: one step that calls this function
             return kind.record_call(self, args, kwargs, self.op.name, derivative_free=False,
                                     replay=True)

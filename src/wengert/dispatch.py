@@ -328,13 +328,20 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
 def _write_out(ufunc: Any, target: Any, result: Any) -> Any:
     """``result`` written into ``out=target`` (a traced value records the write; an
     ndarray is refused where the gradient would be dropped)."""
+    return _write_result(f"np.{ufunc.__name__}", target, result)
+
+
+def _write_result(name: str, target: Any, result: Any) -> Any:
+    """``result`` of ``name`` written into ``out=target``, as :func:`_write_out`."""
+    if isinstance(target, tuple) and len(target) == 1:
+        target = target[0]
     kind = kind_of(target)
     if kind is not None:
-        return kind.write(target, result, f"np.{ufunc.__name__}(..., out=)")
+        return kind.write(target, result, f"{name}(..., out=)")
     if _needs_grad((result,)):
-        raise lost_in_store(f"np.{ufunc.__name__}(..., out=ndarray) (assign the result "
-                            "instead: y = np.f(x))")
-    np.copyto(target, primal(result))
+        raise lost_in_store(f"{name}(..., out=ndarray) (assign the result instead: "
+                            "y = np.f(x))")
+    np.copyto(target, primal(result), casting="same_kind")
     return target
 
 
@@ -345,9 +352,14 @@ _OUT_POSITION: dict[Any, int | None] = {}
 def _out_position(func: Any) -> int | None:
     if func not in _OUT_POSITION:
         try:
-            names = list(inspect.signature(func).parameters)
+            params = list(inspect.signature(func).parameters.values())
         except (TypeError, ValueError):  # no signature: out= by keyword only
-            names = []
+            params = []
+        names = []
+        for p in params:  # the positional ones (np.einsum's out= follows *operands)
+            if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                break
+            names.append(p.name)
         _OUT_POSITION[func] = names.index("out") if "out" in names else None
     return _OUT_POSITION[func]
 
@@ -375,7 +387,19 @@ def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
         return args[0].shape  # asked often, by rules too: answer without dispatching
     fn = tables()[1].get(func)
     if fn is not None:
-        return fn(*args, **kwargs)
+        at = _out_position(func) if "out" not in kwargs else None
+        if kwargs.get("out") is None and (at is None or at >= len(args) or args[at] is None):
+            return fn(*args, **kwargs)
+        # out=: wengert's function computes the result, written into the target as a
+        # ufunc's out= is (recorded into a traced value; refused where it would drop a
+        # derivative): np.clip(w, -1.0, 1.0, out=w) under no_grad, as NumPy code does
+        if "out" in kwargs:
+            target = kwargs["out"]
+            kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+        else:
+            target = args[at]
+            args = args[:at] + args[at + 1:]
+        return _write_result(numpy_name(func), target, fn(*args, **kwargs))
     if func in _IN_PLACE and args:
         if kind_of(args[0]) is not None:
             if kind_of(args[0]).opaque or GRAD_ENABLED.get() and _carries((args, kwargs)):

@@ -58,6 +58,7 @@ from .core.bind import (
     is_complex,
     is_traced,
     number_kind,
+    object_error,
     primal,
     register,
     shape_of,
@@ -190,6 +191,20 @@ class Dual(ArrayMethods):
     def __iter__(self):
         for i in range(len(self)):
             yield self[i]
+
+    # -- copies and pickles: the same perturbation ----------------------
+    def __copy__(self) -> Any:
+        return self.copy()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        """``copy.deepcopy(d)``: a recorded copy (the primal and tangent copied, the tag,
+        the identity of the perturbation, kept)."""
+        new = memo[id(self)] = self.copy()
+        return new
+
+    def __reduce__(self) -> Any:
+        # the tag pickles as wg.Dual's own, or refuses (a running transform's)
+        return (Dual, (self.primal, self.tangent, self.tag))
 
     # -- the tangent must not be dropped silently ----------------------
     def __float__(self) -> float:
@@ -569,6 +584,8 @@ class DualKind(Kind):
             else number_kind(ans)
         if k != "f":
             if k != "c":
+                if dtype_of(ans).kind == "O":
+                    raise object_error(op)
                 return ans  # an integer or boolean result (a cast) carries no tangent
             if not op.complex_rules:
                 raise complex_error(op)

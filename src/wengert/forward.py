@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from . import numpy as wnp
-from .core.bind import dtype_of, is_traced, kind_of, shape_of
+from .core.bind import dtype_of, is_traced, kind_of, primal, shape_of
 from .core.levels import DUAL_TAG, Tag
 from .core.op import NoForwardRule
 from .core.subclasses import refuse_subclass
@@ -530,22 +530,35 @@ def _jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool
         out: Any = None
         aux: Any = None
         have_out = False
-        for j, (shape, dtype) in enumerate(infos):
+        # One call of the function per input entry, all at the same point: np.random's
+        # state replayed for each (as one call would draw), and their values compared.
+        state = np.random.get_state()
+        after = None
+        try:
+            for j, (shape, dtype) in enumerate(infos):
 
-            def f_leaf(x: Any, j: int = j) -> Any:
-                ls = list(leaves)
-                ls[j] = x
-                return f_sel(*unflatten(spec, ls))
+                def f_leaf(x: Any, j: int = j) -> Any:
+                    ls = list(leaves)
+                    ls[j] = x
+                    return f_sel(*unflatten(spec, ls))
 
-            cj = []
-            for e in _basis(shape, dtype):
-                pushed = _jvp(f_leaf, (leaves[j],), (e,), has_aux, where)
-                if not have_out:
-                    out = pushed[0]
-                    aux = pushed[2] if has_aux else None
-                    have_out = True
-                cj.append(flatten(pushed[1])[0])
-            cols.append(cj)
+                cj = []
+                for e in _basis(shape, dtype):
+                    if have_out:
+                        np.random.set_state(state)
+                    pushed = _jvp(f_leaf, (leaves[j],), (e,), has_aux, where)
+                    if not have_out:
+                        out = pushed[0]
+                        aux = pushed[2] if has_aux else None
+                        have_out = True
+                        after = np.random.get_state()
+                    else:
+                        _same_call(out, pushed[0], where)
+                    cj.append(flatten(pushed[1])[0])
+                cols.append(cj)
+        finally:
+            if after is not None:
+                np.random.set_state(after)
         if not have_out:  # no input entries: the function's value only
             out, aux = split_aux(f_sel(*sel), has_aux, where)
         _check_outputs(out, where, holomorphic, real=False)
@@ -563,6 +576,30 @@ def _jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool
         return (result, aux) if has_aux else result
 
     return jac
+
+
+def _same_call(first: Any, again: Any, where: str) -> None:
+    """Refuse calls of the function at the same point that gave other values."""
+    a_leaves, b_leaves = flatten(first)[0], flatten(again)[0]
+    same = len(a_leaves) == len(b_leaves)
+    for a, b in zip(a_leaves, b_leaves) if same else ():
+        a, b = primal(a), primal(b)
+        if is_traced(a) or is_traced(b):  # a graph's values: not known while traced
+            continue
+        a, b = np.asarray(a), np.asarray(b)
+        nan = a.dtype.kind in "fc" and b.dtype.kind in "fc"
+        if a.shape != b.shape or not np.array_equal(a, b, equal_nan=nan):
+            same = False
+            break
+    if not same:
+        raise RuntimeError(
+            f"{where}: the function is called once per input entry here (several inputs, "
+            "or a pytree), all at the same point, and the calls gave other values: the "
+            "Jacobian would mix several functions. It depends on something besides its "
+            "arguments that changed between calls: random numbers from a "
+            "np.random.Generator (draw them outside and pass them in; np.random's own state "
+            "is replayed for each call), or state it changes itself. Make it a function of "
+            "its arguments, or differentiate with wg.jacrev (one call).")
 
 
 def _jacfwd_batched(

@@ -35,6 +35,7 @@ from .core.kept import KEEPER
 from .core.levels import TRACE_LEVEL, is_transform_level, transform_name
 from .core.modes import GRAD_ENABLED, RECORDERS, TRANSFORM_DEPTH, Recorder
 from .core.node import Node, Version
+from .core.subclasses import refuse_subclass
 from .core.sweep import backprop, observe_sweep
 from .core.tape import Tape, read_tape
 from .core.tree import flatten, unflatten
@@ -668,6 +669,7 @@ class GradientTape(Recorder):
             if type(primal(v)) is float:
                 return 1.0
             return np.ones(shape, dtype=np.result_type(primal(v)))
+        refuse_subclass(seed, f"GradientTape.gradient (output_gradients[{i}])")
         sv = value_of(seed)
         if _shape(sv) != shape:
             raise ValueError(

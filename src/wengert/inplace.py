@@ -423,6 +423,12 @@ def assign_result(t: Any, result: Any, what: str) -> Any:
             f"{kind.name} ({type(result).__name__}), whose derivative it would lose. Make "
             "the array from the traced values instead: a = np.zeros_like(x) (then a[i] = "
             "... works), or build it out of place (np.where, np.concatenate, wnp.array).")
+    if result._node is None and not result._rg and GRAD_ENABLED.get() \
+            and kind_of(t).connected(t):
+        # numbers without a derivative (np.equal(x, y, out=t)) replace a value that
+        # carries one: recorded as t[...] = result, so t's history stops flowing back
+        # (it is kept only under no_grad: an optimizer step)
+        result = apply(_ix.SETITEM, t, result, index=Ellipsis)
     extra = t._extra
     view_of = extra.get("view_of") if extra else None
     if view_of is not None and (

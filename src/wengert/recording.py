@@ -33,6 +33,7 @@ from .core.bind import (
     is_complex,
     kind_of,
     number_kind,
+    object_error,
     register,
 )
 from .core.levels import OPEN_LEVELS, escaped_error, trace_escaped_error, trace_level_closed
@@ -105,13 +106,16 @@ def record(op: Any, args: tuple[Any, ...], raws: tuple[Any, ...], out: Any,
     if level and level.__class__ is int and level not in OPEN_LEVELS:
         raise escaped_error(level)
     reads = op.reads
+    crossed = op.crossed
     edges = []
     for i, (a, raw) in enumerate(zip(args, raws)):
         read = i in reads
         if not read and type(raw) is _ndarray and raw.nbytes >= UNREAD_BYTES:
             raw = shape_stand_in(raw)  # only its shape and dtype are needed
         holder = None
-        if read:  # (a tensor of an outer level is a value here: it is checked too)
+        # (a tensor of an outer level is a value here: it is checked too; a crossed op's
+        # input is read by the other input's rule only)
+        if read and (not crossed or args[1 - i] is not None):
             holder = a._version if isinstance(a, Tensor) else \
                 raw._version if isinstance(raw, Tensor) else None
         edges.append((_edge(a, active) if isinstance(a, Tensor) else None, raw, holder,
@@ -150,6 +154,8 @@ def _differentiable(op: Any, out: Any) -> Any:
         if not op.complex_rules:
             raise complex_error(op)
         return "c"
+    if k != "f" and dtype_of(out).kind == "O":
+        raise object_error(op)
     return k == "f"
 
 
@@ -340,6 +346,7 @@ class TensorKind(Kind):
         scalar = op.scalar_impl
         reads0 = 0 in op.reads
         reads1 = 1 in op.reads
+        crossed = op.crossed
         reads_out = op.reads_out
         beneath = public.handlers  # the kinds' functions for the values beneath, by type
 
@@ -408,8 +415,9 @@ class TensorKind(Kind):
                                       (vx, vy), out, None, True, (), level)
                 if level and level.__class__ is int and level not in OPEN_LEVELS:
                     raise escaped_error(level)
-                hx = x._version if reads0 and tx is Tensor else None
-                hy = y._version if reads1 and ty is Tensor else None
+                # (a crossed op's input is read by the other input's rule only)
+                hx = x._version if reads0 and tx is Tensor and (ry or not crossed) else None
+                hy = y._version if reads1 and ty is Tensor and (rx or not crossed) else None
                 # Large arrays no rule reads: the node keeps their shape only.
                 if not reads0 and tvx is _ndarray and vx.nbytes >= UNREAD_BYTES:
                     vx = shape_stand_in(vx)

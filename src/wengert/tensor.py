@@ -25,6 +25,7 @@ lose the derivative.
 from __future__ import annotations
 
 import contextlib
+import copy
 import math
 import threading
 import warnings
@@ -157,8 +158,13 @@ def as_value(data: Any, dtype: Any = None) -> Any:
             "Convert it to numbers first (np.asarray(data, dtype=float)); to build an array "
             "from tensors, use np.stack or np.concatenate."
         )
-    if arr.dtype.kind in "USV":
+    if arr.dtype.kind in "US":
         raise TypeError(f"wengert tensors hold numeric data, not {arr.dtype} strings.")
+    if arr.dtype.kind == "V":
+        raise TypeError(
+            f"wengert tensors hold numeric data, not records ({arr.dtype}): take a field "
+            "(data['a'], a record array's data.a) or np.lib.recfunctions."
+            "structured_to_unstructured(data).")
     return arr
 
 
@@ -340,6 +346,7 @@ class Tensor(ArrayMethods, InPlaceMethods):
             if self._extra is not None:
                 self._extra.pop("grad", None)
             return
+        refuse_subclass(value, "tensor.grad = ...")
         value = value._value if isinstance(value, Tensor) and not value._rg else value
         if shape_of(value) != self.shape:
             raise RuntimeError(
@@ -425,9 +432,56 @@ class Tensor(ArrayMethods, InPlaceMethods):
         tensor_backward([self], [gradient], retain_graph=retain_graph,
                         create_graph=create_graph, inputs=inputs)
 
+    # -- copies and pickles ---------------------------------------------
+    def _on_a_graph(self) -> bool:
+        """Whether this tensor carries how it was computed (a non-leaf, or a value of a
+        transform or a trace), rather than being a user's leaf."""
+        return self._node is not None or bool(self._level) or is_traced(self._value)
+
+    def __copy__(self) -> Tensor:
+        return self.__deepcopy__({})
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+        """``copy.copy(t)`` and ``copy.deepcopy(t)``: a user's leaf copies into a new leaf
+        (its value, ``requires_grad`` and ``.grad``, as in PyTorch); a tensor on a graph (a
+        non-leaf, a value a transform differentiates) into a recorded copy, so its
+        derivative flows through the copy (as through a JAX tracer's)."""
+        if self._on_a_graph():
+            new = self.copy()
+        else:
+            new = _NEW(type(self))
+            new._value = copy.deepcopy(self._value, memo)
+            new._node = None
+            new._rg = self._rg
+            new._version = new_version()
+            extra = self._extra
+            new._extra = ({"grad": copy.deepcopy(extra["grad"], memo)}
+                          if extra and "grad" in extra else None)
+            new._level = self._level
+            for cls in type(self).__mro__[:-1]:
+                if cls is Tensor:
+                    break
+                for slot in getattr(cls, "__slots__", ()):
+                    if hasattr(self, slot):
+                        setattr(new, slot, copy.deepcopy(getattr(self, slot), memo))
+        memo[id(self)] = new
+        return new
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        if self._on_a_graph():
+            raise TypeError(
+                "cannot pickle a tensor that carries a graph (a non-leaf, or a value a wengert "
+                "transform differentiates): a pickle keeps values, not how they were computed, "
+                "so its gradient would be lost. Pickle t.detach() for the value (or the leaves "
+                "the graph starts from)."
+            )
+        return super().__reduce_ex__(protocol)
+
     # -- data access ----------------------------------------------------
     def numpy(self) -> np.ndarray:
         """The value as a NumPy array (shares memory where possible)."""
+        if self._level and is_open(self._level):  # (an escaped value is only read)
+            _refuse_inside_transform(self, "numpy()")
         v = self._value
         if is_traced(v) and kind_of(v).opaque:
             return v  # a graph tracer's value: the graph computes it (inside wg.compile)
@@ -702,6 +756,7 @@ def check_seed(out: Tensor, gradient: Any) -> Any:
             return 1.0
         return np.ones(shape, dtype=out.dtype)
     g = gradient
+    refuse_subclass(g, "backward(gradient=...)")
     gv = value_of(g)
     if shape_of(gv) != shape:
         raise RuntimeError(

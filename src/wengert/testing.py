@@ -37,6 +37,7 @@ import numpy as np
 
 from .core.bind import primal
 from .core.bind import shape_of as _shape
+from .core.subclasses import refuse_subclass
 from .core.tree import flatten, unflatten
 from .forward import jvp as _jvp
 from .transforms import vjp as _vjp
@@ -59,6 +60,7 @@ class GradcheckError(AssertionError):
 def _as_input(x: Any, i: int) -> Any:
     """Input ``i`` as float64 (complex128): a Python float stays a float, the rest become
     arrays."""
+    refuse_subclass(x, f"gradcheck (input {i})")
     x = primal(x)
     if isinstance(x, (bool, np.bool_)):
         raise TypeError(f"gradcheck: input {i} is a bool; only numbers can be checked")

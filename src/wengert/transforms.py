@@ -603,6 +603,7 @@ def pullback_of(fun: Callable[..., Any], primals: Sequence[Any], has_aux: bool, 
         roots = []
         seeds = []
         for o, c in zip(out_leaves, ct_leaves):
+            refuse_subclass(c, f"{where} (cotangent)")
             if shape_of(c) != shape_of(o):
                 raise ValueError(
                     f"{where}: cotangent shape {shape_of(c)} does not match the output shape "
@@ -616,12 +617,31 @@ def pullback_of(fun: Callable[..., Any], primals: Sequence[Any], has_aux: bool, 
             cts = _sweep(roots, leaves, retain=True, grad_mode=GRAD_ENABLED.get())
         return tuple(_gradients(leaves, cts, seeds))
 
-    values = [unbox_level(o, level) for o in out_leaves]
-    if any(type(v) is np.ndarray for v in values):  # none may alias the copies the tape holds
-        held = [leaf._value for boxed, _, _ in leaves for leaf in boxed]
-        values = [_unaliased(v, held) for v in values]
-    out_plain = unflatten(out_spec, values)
-    return out_plain, vjp_fn, (_unbox_tree(aux, level) if has_aux else None)
+    out_plain = unflatten(out_spec, _returned(out_leaves, level, leaves))
+    if has_aux:
+        aux_leaves, aux_spec = flatten(aux)
+        aux = unflatten(aux_spec, _returned(aux_leaves, level, leaves))
+    return out_plain, vjp_fn, (aux if has_aux else None)
+
+
+def _returned(values: list[Any], level: float, leaves: list) -> list[Any]:
+    """The values a pullback's function gave, as the caller gets them: arrays computed at
+    ``level`` copied (the tape may hold them: np.exp's rules read its output), and none
+    aliasing the copies of the inputs the tape holds; the caller's own arrays as they
+    are."""
+    out = []
+    held = None
+    for o in values:
+        v = unbox_level(o, level)
+        if type(v) is np.ndarray:
+            if of_level(o, level):
+                v = v.copy()
+            else:
+                if held is None:
+                    held = [leaf._value for boxed, _, _ in leaves for leaf in boxed]
+                v = _unaliased(v, held)
+        out.append(v)
+    return out
 
 
 def transpose(vjp_fn: Callable[[Any], tuple[Any, ...]], out: Any, primals: Sequence[Any],

@@ -355,6 +355,18 @@ def complex_error(op: Any) -> TypeError:
     )
 
 
+def object_error(op: Any) -> TypeError:
+    """The error for an op on a value that carries a derivative whose result is a NumPy
+    object array (an operand of dtype object): it holds plain Python numbers, so the
+    derivative would silently be zero."""
+    return TypeError(
+        f"{op.name} of a value that carries a derivative gives an object array (an operand "
+        "has dtype object), which holds plain Python numbers without the derivative: the "
+        "gradient would silently be zero. Convert the object array to numbers first: "
+        "np.asarray(a, dtype=float)."
+    )
+
+
 def is_complex(v: Any) -> bool:
     """Whether a value (through every traced layer) is complex.
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 from contextvars import ContextVar
+from typing import Any
 
 __all__ = [
     "Tag", "USER_TAG", "next_order", "DUAL_TAG", "is_transform_level", "open_level",
@@ -122,6 +123,22 @@ class Tag:
 
     def __repr__(self) -> str:
         return f"<Tag {self.name} #{self.order}{'' if self.active else ' closed'}>"
+
+    # A tag is an identity: a copy would be another perturbation (a copied dual number
+    # multiplied by its original would nest instead of adding tangents).
+    def __copy__(self) -> Tag:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> Tag:
+        return self
+
+    def __reduce__(self) -> Any:
+        if self.order == 0:
+            return "USER_TAG"  # the dual numbers made with wg.Dual(primal, tangent)
+        raise TypeError(
+            f"cannot pickle a dual number of a running transform ({self.name}): its tangent "
+            "belongs to that transform. Pickle its primal (d.primal) and tangent (d.tangent)."
+        )
 
 
 #: The tag of dual numbers made directly with ``wg.Dual(primal, tangent)``.

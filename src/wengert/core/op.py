@@ -53,6 +53,11 @@ class Op:
     reads_out : bool
         Whether the rules read the output value ``ans`` (otherwise, as for an
         unread input, shape and dtype only).
+    crossed : bool
+        A two-input op whose rule for each input reads only the *other* input's value
+        (a bilinear op: ``x * y``, ``x @ y``). An input is then read only when the
+        other one gets a gradient, and only then is it version-checked: ``y[1:] =
+        y[:-1] * 2.0`` differentiates (as in PyTorch).
     broadcasting : bool
         Elementwise op under NumPy broadcasting: each input's cotangent may
         come out with the output's shape.
@@ -124,6 +129,7 @@ class Op:
         "scalar_impl",
         "reads",
         "reads_out",
+        "crossed",
         "broadcasting",
         "unbroadcast",
         "symbol",
@@ -148,6 +154,7 @@ class Op:
         scalar_impl: Callable[..., Any] | None = None,
         reads: tuple[int, ...] | _AllInputs = (),
         reads_out: bool = False,
+        crossed: bool = False,
         broadcasting: bool = False,
         unbroadcast: Callable[[Any, tuple[int, ...]], Any] | None = None,
         symbol: str | None = None,
@@ -169,6 +176,7 @@ class Op:
         self.scalar_impl = scalar_impl
         self.reads = reads if reads is ALL_INPUTS else tuple(reads)
         self.reads_out = reads_out
+        self.crossed = crossed
         self.broadcasting = broadcasting
         if broadcasting and unbroadcast is None:
             raise ValueError(f"op {name!r}: a broadcasting op needs unbroadcast=")

@@ -114,14 +114,17 @@ def user_frame(frames: list[tuple[str, int, str]]) -> SourceLine | None:
     return None
 
 
-_STORE_SUBSCR = dis.opmap.get("STORE_SUBSCR")
+#: The opcodes of an item assignment: ``STORE_SUBSCR``, and from Python 3.12 on
+#: ``STORE_SLICE`` for ``buf[a:b] = x``.
+_STORES = bytes(dis.opmap[name] for name in ("STORE_SUBSCR", "STORE_SLICE")
+                if name in dis.opmap)
 
 
 def storing_item(depth: int = 1) -> bool:
     """Whether the Python code ``depth`` frames above the caller is executing an item
-    assignment (``buf[i] = x``): a conversion such as ``float(x)`` or ``np.asarray(x)``
-    that NumPy makes from C code while storing ``x`` into an array, rather than one the
-    user asked for. Asked only where a conversion would drop a derivative.
+    assignment (``buf[i] = x``, ``buf[a:b] = x``): a conversion such as ``float(x)`` or
+    ``np.asarray(x)`` that NumPy makes from C code while storing ``x`` into an array,
+    rather than one the user asked for. Asked only where a conversion would drop a derivative.
 
     Examples
     --------
@@ -129,8 +132,8 @@ def storing_item(depth: int = 1) -> bool:
     False
     """
     frame: Any = sys._getframe(depth + 1)
-    if frame is None or _STORE_SUBSCR is None:
+    if frame is None:
         return False
     code = frame.f_code.co_code
     i = frame.f_lasti
-    return 0 <= i < len(code) and code[i] == _STORE_SUBSCR
+    return 0 <= i < len(code) and code[i] in _STORES

@@ -328,6 +328,20 @@ class Traced(InPlaceTraced, ArrayMethods):
             return self.item()
         return [v.tolist() for v in self]
 
+    def __copy__(self) -> Any:
+        return self.copy()  # a recorded copy (the builder is the trace's, never copied)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        new = memo[id(self)] = self.copy()
+        return new
+
+    def __reduce__(self) -> Any:
+        raise TraceError(
+            f"cannot pickle a traced value ({self.var.name}: {self.var.aval}) inside "
+            f"{self.builder.name}(): it stands for a value the graph computes on each call. "
+            "Pickle the function's results, after the call."
+        )
+
     def __hash__(self) -> int:
         if self.builder.abstract:  # a placeholder or a define-and-run value: a feed's key
             return id(self)

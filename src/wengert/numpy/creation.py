@@ -254,7 +254,9 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, order: str = "K",
     # np.zeros_like boxes its result as a constant of a's kind (a dual number's zero
     # tangent takes dual numbers written into it later)
     zeros = np.zeros_like(a, dtype=dtype, order=order, subok=subok, shape=shape, **kwargs)
-    return zeros + np.full((), fill_value, dtype=dtype_of(zeros))
+    fill = np.empty(shape_of(zeros), dtype=dtype_of(zeros))
+    np.copyto(fill, fill_value, casting="unsafe")  # (NumPy's: an array fill broadcast)
+    return zeros + fill
 
 
 

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..core.bind import is_traced, shape_of
+from ..core.subclasses import refuse_subclass
 from ..ops import elementwise as _ew
 from ..ops import shape as _shape
 from ..ops.broadcast import broadcast_to
@@ -62,6 +63,9 @@ def _probing(func: Any) -> Any:
 
 
 def _stacked(results: list[Any]) -> Any:
+    for r in results:
+        refuse_subclass(r, "a result of the function (joined with values that carry a "
+                           "derivative)")
     return _shape.stack([r if is_traced(r) else np.asarray(r) for r in results])
 
 
@@ -86,6 +90,9 @@ def apply_along_axis(func1d: Any, axis: int, arr: Any, *args: Any, **kwargs: Any
             return np.apply_along_axis(_probing(func1d), axis, arr, *args, **kwargs)
         except _TracedResult:
             pass  # func1d's results carry a derivative: joined below
+    for a in (arr, *args, *kwargs.values()):
+        refuse_subclass(a, "wengert.numpy.apply_along_axis (with values that carry a "
+                           "derivative)")
     arr = asarray(arr)
     shape = tuple(shape_of(arr))
     axis = np.lib.array_utils.normalize_axis_index(axis, len(shape))
@@ -119,7 +126,7 @@ def apply_over_axes(func: Any, a: Any, axes: Any) -> Any:
     """
     if not holds_traced(a):
         return np.apply_over_axes(func, a, axes)
-    val = asarray(a)
+    val = asarray(a)  # (a holds traced values: neither a masked array nor an np.matrix)
     n = len(shape_of(val))
     for axis in (axes,) if np.ndim(axes) == 0 else axes:
         if axis < 0:
@@ -151,6 +158,8 @@ def _core_dims(signature: str) -> tuple[list[tuple[str, ...]], list[tuple[str, .
 
 def _vectorized(func: Any, args: list[Any], signature: Any, otypes: Any) -> Any:
     """``func`` over the broadcast loop dimensions of ``args``, its results joined."""
+    for a in args:  # (NumPy's loop keeps their arithmetic; asarray would drop it)
+        refuse_subclass(a, "wengert.numpy.vectorize (with values that carry a derivative)")
     args = [asarray(a) for a in args]
     if signature is None:
         ins: list[tuple[str, ...]] = [()] * len(args)

@@ -413,6 +413,9 @@ def _full_convolution(a: Any, v: Any) -> Any:
 def convolve(a: Any, v: Any, mode: str = "full") -> Any:
     """The discrete linear convolution of two 1-d sequences (modes full, same, valid)."""
     a, v = _as_array(a), _as_array(v)
+    # (NumPy reads a number as a sequence of one: ndmin=1)
+    a = _shape.reshape(a, (1,)) if _ndim(a) == 0 else a
+    v = _shape.reshape(v, (1,)) if _ndim(v) == 0 else v
     if _ndim(a) != 1 or _ndim(v) != 1:
         raise ValueError("object too deep for desired array")
     n, m = shape_of(a)[0], shape_of(v)[0]
@@ -434,6 +437,8 @@ def correlate(a: Any, v: Any, mode: str = "valid") -> Any:
     """The cross-correlation of two 1-d sequences, ``Σ_n a[n + k]·conj(v[n])`` (``convolve``
     of ``conj(v)`` reversed, as NumPy's)."""
     v = _as_array(v)
+    if _ndim(_as_array(a)) == 0 or _ndim(v) == 0:  # (NumPy's: no ndmin here)
+        raise ValueError("object of too small depth for desired array")
     if np.dtype(getattr(v, "dtype", np.float64)).kind == "c":
         v = _ew.conj(v)
     return convolve(a, v[::-1], mode)

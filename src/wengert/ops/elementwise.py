@@ -42,7 +42,15 @@ from typing import Any
 import numpy as np
 
 from ..core.op import Op
-from .base import apply, binary_function, dtype_of, float_dtype, is_traced, unary_function
+from .base import (
+    apply,
+    binary_function,
+    dtype_of,
+    float_dtype,
+    is_traced,
+    kind_of,
+    unary_function,
+)
 from .base import primal as _raw
 from .broadcast import broadcast_to, unbroadcast
 
@@ -197,6 +205,7 @@ def _binary(
     scalar: Any = None,
     reads: tuple[int, ...] = (0, 1),
     reads_out: bool = False,
+    crossed: bool = False,
     formula: str = "",
     symbol: str | None = None,
     domain: tuple[str, str] = ("real", "real"),
@@ -214,6 +223,7 @@ def _binary(
         scalar_impl=scalar,
         reads=reads,
         reads_out=reads_out,
+        crossed=crossed,
         broadcasting=True,
         unbroadcast=unbroadcast,
         formula=formula,
@@ -991,6 +1001,7 @@ MULTIPLY = _binary(
     lambda g, ans, x, y: g * x,
     jvp=_multiply_jvp,
     scalar=operator.mul,
+    crossed=True,
     formula="d(x·y) = y dx + x dy",
     symbol="*",
     dscalar=(lambda ans, x, y: float(y), lambda ans, x, y: float(x)),
@@ -1430,7 +1441,15 @@ def astype(x: Any, dtype: Any) -> Any:
     """Cast to ``dtype``; gradients are cast back to the input's dtype."""
     if not is_traced(x):
         return _astype_impl(x, dtype)
-    return apply(ASTYPE, x, dtype=np.dtype(dtype))
+    dtype = np.dtype(dtype)
+    if dtype.kind == "O" and kind_of(x).connected(x):
+        raise TypeError(
+            f"astype(object) of a {type(x).__name__} that carries a derivative: an object "
+            "array holds plain Python numbers, which arithmetic keeps using without the "
+            "derivative (it would be silently zero). Keep a float dtype; cast "
+            "wg.stop_gradient(x) if no derivative should flow."
+        )
+    return apply(ASTYPE, x, dtype=dtype)
 
 
 def clip(x: Any, a_min: Any = None, a_max: Any = None) -> Any:

@@ -88,6 +88,10 @@ def _histogramdd(sample: Any, bins: Any, range: Any, density: Any,  # noqa: A002
     parts = sample if isinstance(sample, (list, tuple)) else (sample,)
     for part in parts:
         _refuse_traced_samples(part, what)
+    if is_traced(bins) and shape_of(bins):  # (one array of bins per axis, stacked)
+        bins = list(bins)
+    if isinstance(bins, (list, tuple)) and any(is_traced(b) for b in bins):
+        return _histogramdd_of_traced_edges(sample, bins, range, density, weights, what)
     raw = [_raw(p) for p in parts] if isinstance(sample, (list, tuple)) else _raw(sample)
     if weights is None or not is_traced(weights):
         return np.histogramdd(raw, bins, range, density,
@@ -118,6 +122,35 @@ def _histogramdd(sample: Any, bins: Any, range: Any, density: Any,  # noqa: A002
     return hist, edges
 
 
+def refuse_graph_edges(edges: Any, what: str) -> Any:
+    """The plain values of traced bin edges; edges a graph traces are refused (which bin
+    each sample falls in would be a step the graph cannot hold)."""
+    plain = primal(edges)
+    if is_traced(plain):
+        raise TypeError(
+            f"np.{what}: bin edges traced inside wg.compile / wg.trace decide which bin each "
+            "value falls in, which the graph cannot hold; pass the edges as a constant (a "
+            "closure or a NumPy array), or call it outside the traced function.")
+    return plain
+
+
+def _histogramdd_of_traced_edges(sample: Any, bins: Any, range: Any,  # noqa: A002
+                                 density: Any, weights: Any, what: str) -> Any:
+    """:func:`histogramdd` with traced edges along some axes: the counts are piecewise
+    constant in the edges (zero derivative), the density divides by the traced bin widths,
+    and the edges come back as given (as NumPy gives back the arrays it was given)."""
+    plain = [refuse_graph_edges(b, what) if is_traced(b) else b for b in bins]
+    hist, edges = _histogramdd(sample, plain, range, False, weights, what)
+    edges = [b if is_traced(b) else e for b, e in zip(bins, edges)]
+    if density:
+        hist = _ew.divide(hist, _sum(hist) if is_traced(hist) else np.sum(hist))
+        for i, e in enumerate(edges):
+            widths = _ew.subtract(e[1:], e[:-1]) if is_traced(e) else np.diff(e)
+            hist = _ew.divide(hist, _shape.reshape(
+                widths, [-1 if j == i else 1 for j, _ in enumerate(edges)]))
+    return hist, edges
+
+
 def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None,  # noqa: A002
                 density: Any = None, weights: Any = None) -> tuple[Any, np.ndarray, np.ndarray]:
     """The two-dimensional histogram of ``x`` and ``y``, as ``np.histogram2d``,
@@ -127,7 +160,7 @@ def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None,  # noqa: A002
     except TypeError:
         n = 1
     if n != 1 and n != 2:  # (NumPy's reading: one array of edges for both axes)
-        bins = [np.asarray(bins), np.asarray(bins)]
+        bins = [bins, bins] if is_traced(bins) else [np.asarray(bins), np.asarray(bins)]
     hist, edges = _histogramdd([x, y], bins, range, density, weights, "histogram2d")
     return hist, edges[0], edges[1]
 
@@ -149,7 +182,9 @@ def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None,  # noqa: A002
     differentiable in those (the number of bins is NumPy's, found from the values); edges
     given as an array come back as they are."""
     raw_bins = _raw(bins)
-    if is_traced(raw_bins) or np.ndim(raw_bins) == 1:  # the edges themselves
+    if is_traced(raw_bins):  # edges a graph traces: given back as they are
+        return bins
+    if np.ndim(raw_bins) == 1:  # the edges themselves
         edges = _numpy_edges(_raw(a), raw_bins, None, None)  # (NumPy's checks)
         return bins if is_traced(bins) else edges
     raw_range = None if range is None else tuple(_raw(r) for r in range)

@@ -176,7 +176,7 @@ def _lead(t: Any, rank: int) -> Any:
     return reshape(t, shape[:1] + (1,) * (rank - len(shape)) + shape[1:])
 
 
-MATMUL = Op("matmul", np.matmul, (_matmul_dx, _matmul_dy), reads=(0, 1),
+MATMUL = Op("matmul", np.matmul, (_matmul_dx, _matmul_dy), reads=(0, 1), crossed=True,
             jvp=_matmul_jvp,
             formula="d(X@Y) = dX@Y + X@dY; x̄ = ḡ@Yᵀ, ȳ = Xᵀ@ḡ", symbol="@",
             adjoint=("ḡ @ {1}ᵀ", "{0}ᵀ @ ḡ"),
@@ -251,6 +251,7 @@ def _tensordot_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]
 
 
 TENSORDOT = Op("tensordot", _tensordot_impl, (_tensordot_da, _tensordot_db), reads=(0, 1),
+               crossed=True,
                jvp=_bilinear_jvp(lambda a, b, axes=2: apply(TENSORDOT, a, b, axes=axes)),
                formula="contraction; each adjoint contracts ḡ with the other input",
                adjoint=("ḡ contracted with {1}", "{0} contracted with ḡ"),
@@ -279,8 +280,8 @@ def _contraction(name: str, impl: Any, axes_of: Any, formula: str, samples: Any,
         na, nb = np.ndim(_raw(a)), np.ndim(_raw(b))
         return _contract_db(g, a, nb, *axes_of(na, nb))
 
-    op = Op(name, impl, (da, db), reads=(0, 1), formula=formula, samples=samples,
-            adjoint=adjoint)
+    op = Op(name, impl, (da, db), reads=(0, 1), crossed=True, formula=formula,
+            samples=samples, adjoint=adjoint)
     op.jvp = _bilinear_jvp(lambda a, b: apply(op, a, b))
     return op
 
@@ -318,7 +319,7 @@ def _outer_db(g: Any, ans: Any, a: Any, b: Any) -> Any:
     return reshape_to(matmul(av, g), _shape(b))
 
 
-OUTER = Op("outer", _outer_impl, (_outer_da, _outer_db), reads=(0, 1),
+OUTER = Op("outer", _outer_impl, (_outer_da, _outer_db), reads=(0, 1), crossed=True,
            jvp=_bilinear_jvp(lambda a, b: apply(OUTER, a, b)),
            formula="ā = ḡ b, b̄ = ḡᵀ a (inputs flattened)", symbol="⊗",
            adjoint=("ḡ @ {1}  (flattened)", "ḡᵀ @ {0}  (flattened)"),
@@ -352,7 +353,7 @@ def _kron_db(g: Any, ans: Any, a: Any, b: Any) -> Any:
     return reshape_to(prod, _shape(b))
 
 
-KRON = Op("kron", np.kron, (_kron_da, _kron_db), reads=(0, 1), symbol="⊗",
+KRON = Op("kron", np.kron, (_kron_da, _kron_db), reads=(0, 1), crossed=True, symbol="⊗",
           jvp=_bilinear_jvp(lambda a, b: apply(KRON, a, b)),
           formula="blocks a[i]·b; each adjoint sums ḡ's blocks against the other input",
           adjoint=("Σ (ḡ's block i)·{1}, for each i", "Σᵢ {0}ᵢ·(ḡ's block i)"),

@@ -49,7 +49,7 @@ import numpy as np
 
 from ..core.op import Op
 from . import elementwise as _ew
-from .base import apply
+from .base import apply, is_traced
 from .base import dtype_of as _dtype
 from .base import primal as _raw
 from .base import shape_of as _shape
@@ -88,7 +88,46 @@ def _herm(x: Any) -> Any:
     return (x + _adjoint(x)) * 0.5
 
 
+def _refuse_truncation(a: Any, rcond: Any) -> None:
+    """Refuse the derivative where the cutoff drops singular values that are not zero.
+
+    ``pinv(a, rcond)`` is then the pseudo-inverse of ``a``'s best rank-``r``
+    approximation, whose derivative couples the kept singular vectors with the dropped
+    ones (through ``1/(sᵢ ∓ sⱼ)``); the Golub-Pereyra rules are that derivative only where
+    the dropped values are 0 (off by about ``sⱼ/sᵢ``, so they are kept below ``eps^(1/3)``
+    of the smallest kept value, 6e-6 in float64: a perturbation of a rank-deficient
+    matrix, as finite differences make). Dropped values at round-off level (NumPy's
+    default cutoffs) are a zero computed inexactly. (The values of a graph tracer are not
+    known here: not checked.)"""
+    if rcond is None:
+        return
+    raw = _raw(a)
+    if is_traced(raw) or 0 in _shape(raw)[-2:]:
+        return
+    s = np.linalg.svd(raw, compute_uv=False)
+    eps = np.finfo(s.dtype).eps
+    top = np.max(s, axis=-1, keepdims=True)
+    kept = s > np.asarray(rcond)[..., None] * top
+    dropped = np.max(np.where(kept, 0.0, s), axis=-1)
+    smallest_kept = np.min(np.where(kept, s, np.inf), axis=-1)
+    roundoff = 10.0 * max(_shape(raw)[-2:]) * eps * top[..., 0]
+    bad = (dropped > roundoff) & (dropped > eps ** (1.0 / 3.0) * smallest_kept)
+    if np.any(bad):
+        i = np.unravel_index(np.argmax(bad), bad.shape) if bad.ndim else ()
+        raise ValueError(
+            f"np.linalg.pinv's cutoff (rcond={rcond}) drops singular values that are not "
+            f"zero (the largest dropped is {dropped[i]:.3g}, the smallest kept "
+            f"{smallest_kept[i]:.3g}): the pseudo-inverse is then that of the best "
+            "lower-rank approximation, whose derivative the Golub-Pereyra rules wengert "
+            "uses (as JAX and PyTorch) do not give; they hold only where the dropped "
+            "singular values are 0. For the truncated inverse, write it with the SVD: u, s, "
+            "vh = np.linalg.svd(a, full_matrices=False); k = number kept; x = (vh[:k].T / "
+            "s[:k]) @ u[:, :k].T (differentiated through the singular vectors); or lower "
+            "rcond so it drops only zeros.")
+
+
 def _pinv_vjp(g: Any, ans: Any, a: Any, rcond: Any = None, hermitian: bool = False) -> Any:
+    _refuse_truncation(a, rcond)
     if hermitian:  # the pseudo-inverse of herm(a)
         return _herm(_golub_pereyra_vjp(g, ans, _herm(a)))
     return _golub_pereyra_vjp(g, ans, a)
@@ -114,6 +153,7 @@ def _pinv_jvp(tangents: tuple[Any, ...], ans: Any, a: Any, rcond: Any = None,
     (t,) = tangents
     if t is None:
         return zero_tangent(ans)
+    _refuse_truncation(a, rcond)
     if hermitian:  # the pseudo-inverse of herm(a), along herm(t)
         a, t = _herm(a), _herm(t)
     x = ans

@@ -543,7 +543,7 @@ def flipud(x: Any) -> Any:
 def rot90(x: Any, k: int = 1, axes: Any = (0, 1)) -> Any:
     """Rotate by 90 degrees ``k`` times in the plane of ``axes``."""
     a0, a1 = (int(a) for a in axes)
-    k = int(k) % 4
+    k = k % 4  # (NumPy's reading of a fractional k: 3 unless it is 0, 1 or 2)
     if k == 0:
         return x
     if k == 2:
@@ -684,14 +684,20 @@ def diagflat(v: Any, k: int = 0) -> Any:
     return diag(ravel(v), k)
 
 
+def _diagonal_k(k: Any) -> Any:
+    """``k`` as an int; a fractional one as it is (NumPy's mask of it is its own, and
+    the cotangent's is the same)."""
+    return int(k) if k == int(k) else float(k)
+
+
 def triu(x: Any, k: int = 0) -> Any:
     """Upper triangle (on and above diagonal ``k``) of the last two axes."""
-    return apply(TRIU, x, k=int(k))
+    return apply(TRIU, x, k=_diagonal_k(k))
 
 
 def tril(x: Any, k: int = 0) -> Any:
     """Lower triangle (on and below diagonal ``k``) of the last two axes."""
-    return apply(TRIL, x, k=int(k))
+    return apply(TRIL, x, k=_diagonal_k(k))
 
 
 def _index_array(indices: Any) -> Any:
@@ -773,6 +779,8 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,
     stand_in = None if weights is None else \
         np.broadcast_to(np.zeros((), _ew.dtype_of(weights)), _shape_of(weights))
     edges = np.histogram_bin_edges(raw, bins, range, stand_in)
+    if is_traced(bins) and _shape_of(bins):  # traced edges given as bins
+        return _histogram_of_traced_edges(a, edges, density, weights)
     if weights is None or not is_traced(weights):
         w_raw = None if weights is None else _raw(weights)
         if is_traced(raw):  # a graph tracer's values: the counts are a step of its graph
@@ -780,9 +788,6 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,
                                             {"density": density, "weights": w_raw},
                                             "np.histogram")
         return np.histogram(raw, edges, density=density, weights=w_raw)
-    if density:
-        raise TypeError("np.histogram: density=True with traced weights is not supported; "
-                        "divide the weighted counts by their sum and the bin widths instead.")
     # Shapes that do not depend on the values (the values may be traced too): each weight
     # goes to its bin, or is zeroed outside the range.
     nbins = len(edges) - 1
@@ -792,6 +797,27 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,
     inside = (index >= 0) & (index < nbins)
     w = _ew.where(inside, reshape(weights, (-1,)), 0)
     counts = apply(TAKE_ADD, w, np.clip(index, 0, nbins - 1), shape=(nbins,), axis=None)
+    if density:  # as NumPy: n / widths / n.sum()
+        counts = _ew.divide(_ew.divide(counts, np.diff(edges).astype(float)), counts.sum())
+    return counts, edges
+
+
+def _histogram_of_traced_edges(a: Any, edges: Any, density: Any, weights: Any) -> Any:
+    """``np.histogram(a, bins=edges)`` with traced edges: each count is piecewise constant
+    in the edges (zero derivative), the density divides by the traced bin widths, and the
+    edges come back as NumPy returns the array it was given, with their derivative."""
+    plain = _raw(edges)
+    if is_traced(plain):  # a graph tracer's edges: the histogram is a step of its graph
+        return kind_of(plain).record_call(
+            np.histogram, (_raw(a), plain),
+            {"density": density, "weights": None if weights is None else _raw(weights)},
+            "np.histogram")
+    counts = histogram(a, plain, weights=weights)[0]
+    if density:
+        widths = _ew.subtract(_ix.getitem(edges, slice(1, None)),
+                              _ix.getitem(edges, slice(None, -1)))
+        total = counts.sum() if is_traced(counts) else np.sum(counts)
+        counts = _ew.divide(_ew.divide(counts, widths), total)
     return counts, edges
 
 
