@@ -1,4 +1,4 @@
-"""Forward mode and the full transform set, as a user meets them (issue 3 §1, §2, §3, §5, §6).
+"""Forward mode and the full transform set, as a user meets them.
 
 * Dual numbers over floats and arrays: every operator, ``np.*`` on duals, the repr;
 * nesting without perturbation confusion, third derivatives in all eight
@@ -8,7 +8,7 @@
   ``jacobian`` (argnums, pytrees, shapes, the mode choice), ``hessian``, ``hvp``;
 * hypothesis properties: forward = reverse, symmetric Hessians, ``hvp = H v``,
   the chain rule for Jacobians;
-* the errors of §5, each naming the problem and the fix.
+* the errors, each naming the problem and the fix.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def third(x):
     return -3.0 * SIN(x) - x * COS(x)
 
 
-# -- §1 dual numbers: scalars -------------------------------------------------------------
+# -- dual numbers: scalars ----------------------------------------------------------------
 def test_dual_scalar_fields_and_defaults():
     d = Dual(2.0, 1.0)
     assert (d.primal, d.tangent) == (2.0, 1.0)
@@ -129,7 +129,7 @@ def test_comparisons_act_on_primals_and_carry_no_tangent():
     assert (lambda x: x * 2.0 if x > 1.0 else x)(d).tangent == 2.0
 
 
-# -- §1 dual numbers: arrays --------------------------------------------------------------
+# -- dual numbers: arrays -----------------------------------------------------------------
 X = np.array([1.0, 2.0, 3.0])
 U = np.array([1.0, 0.0, 2.0])
 
@@ -228,7 +228,7 @@ def test_dual_repr_is_stable():
     assert repr(wg.tensor(Dual(1.0, 2.0))) == "tensor(Dual(1.0, 2.0))"
 
 
-# -- §2 nesting without perturbation confusion ------------------------------------------
+# -- nesting without perturbation confusion -----------------------------------------------
 def test_perturbation_confusion_classic():
     d = wg.derivative
     assert d(lambda x: x * d(lambda y: x + y)(1.0))(1.0) == 1.0
@@ -272,7 +272,7 @@ def test_third_derivative_through_jacfwd_jacrev_and_hessian():
         np.testing.assert_allclose(got, expect, rtol=1e-14, atol=1e-15)
 
 
-# -- §2 compositions of modes -------------------------------------------------------------
+# -- compositions of modes ----------------------------------------------------------------
 def rosen(x):
     return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
 
@@ -452,7 +452,7 @@ def test_tensor_backward_and_jvp():
     assert (w.grad.primal, w.grad.tangent) == (4.0, 4.0)
 
 
-# -- §3 jvp, linearize, derivative -------------------------------------------------------
+# -- jvp, linearize, derivative -----------------------------------------------------------
 def test_jvp_scalar_and_array():
     out, t = wg.jvp(lambda x: np.sin(x) * x, (0.5,), (1.0,))
     assert type(out) is float and type(t) is float
@@ -696,7 +696,7 @@ def test_derivative():
     np.testing.assert_array_equal(wg.derivative(lambda x: np.stack([x, x * x]))(2.0), [1.0, 4.0])
 
 
-# -- §3 Jacobians ------------------------------------------------------------------------
+# -- Jacobians ----------------------------------------------------------------------------
 def f2(x, y):
     return np.sin(x)[:, None] * y[None, :]
 
@@ -812,7 +812,7 @@ def test_hvp():
     assert hv["b"] == 2.0 * np.sum(p["a"])
 
 
-# -- §6 properties -----------------------------------------------------------------------
+# -- properties ---------------------------------------------------------------------------
 SETTINGS = settings(max_examples=25, deadline=None)
 floats = st.floats(-1.5, 1.5, allow_nan=False, allow_infinity=False, width=64)
 vectors = st.integers(1, 4).flatmap(lambda n: hnp.arrays(np.float64, (n,), elements=floats))
@@ -871,7 +871,7 @@ def test_property_chain_rule_for_jacobians(p, q, x):
     np.testing.assert_allclose(lhs, rhs, rtol=1e-9, atol=1e-11)
 
 
-# -- §5 errors ---------------------------------------------------------------------------
+# -- errors -------------------------------------------------------------------------------
 def test_error_jvp_shapes_differ():
     with pytest.raises(
         ValueError,
@@ -992,7 +992,7 @@ def test_error_tape_watch_dual_points_to_tensor():
         tape.watch(Dual(1.0, 1.0))
 
 
-# -- §3 tensors: higher orders ------------------------------------------------------------
+# -- tensors: higher orders ---------------------------------------------------------------
 def test_backward_create_graph_higher_orders():
     x = wg.tensor(2.0, requires_grad=True)
     (x**4).backward(create_graph=True)

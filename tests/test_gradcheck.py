@@ -260,7 +260,7 @@ _sin_cut_cotangent.defvjp(lambda x: (np.sin(x), x),
 
 def test_check_grads_second_order_differentiates_with_respect_to_the_cotangent():
     """HIPS autograd's check_grads perturbs the cotangent too; holding it fixed missed
-    a pullback that is wrong as a function of v (issue 13, section 1)."""
+    a pullback that is wrong as a function of v."""
     x = np.array([0.5, -1.2])
     assert gradcheck(_sin_cut_cotangent, x)
     with pytest.raises(GradcheckError, match="order-2"):

@@ -33,8 +33,9 @@ def leaf_adjoints(data):
             if kind == 1}
 
 
-# -- the two examples ----------------------------------------------------------------
+# -- backward() first, then explore and explain ----------------------------------------
 def test_explore_and_explain_after_backward_in_keep_values():
+    pytest.importorskip("anywidget")
     with wg.keep_values():
         x = wg.tensor([1.0, 2.0], requires_grad=True)
         y = (np.sin(x) * x).sum()
@@ -381,6 +382,7 @@ def test_budget_texts_and_misuse():
 
 # -- other front ends, threads ----------------------------------------------------------------
 def test_a_non_persistent_gradient_tape_then_explore():
+    pytest.importorskip("anywidget")
     c = wg.tensor([1.0, 2.0])
     with wg.GradientTape() as tape:
         tape.watch(c)
@@ -451,6 +453,7 @@ def test_a_leaf_changed_in_place_after_backward_shows_no_value():
 
 @pytest.mark.parametrize("mode", ["keep_values", "view_mode"])
 def test_a_leaf_no_rule_reads_changed_in_place_after_backward_shows_no_value(mode):
+    pytest.importorskip("graphviz")
     # sqrt's rule reads its output, not x: the version x had is noted when recording
     from wengert.jupyter.dot import tape_dot
     from wengert.tapes import view_mode
@@ -491,6 +494,7 @@ def test_explain_after_backward_names_the_hook_that_zeroed_the_gradient(on):
 
 
 def test_draw_after_backward_shows_the_kept_adjoints_and_nothing_else():
+    pytest.importorskip("graphviz")
     from wengert.jupyter.dot import tape_dot
     from wengert.jupyter.drawing import kept_adjoints
 

@@ -1,6 +1,6 @@
 """Gradients that used to be lost or shared: optimizer steps, aliasing ``.grad``, transforms
 of outer tensors and closures, ``backward(inputs=)`` on non-leaves, concurrent backward
-passes, in-place updates after views and ``detach()`` (issue 10, §1 and §2)."""
+passes, in-place updates after views and ``detach()``."""
 
 from __future__ import annotations
 

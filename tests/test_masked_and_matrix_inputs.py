@@ -117,8 +117,13 @@ def test_vectorize_and_apply_along_axis_refuse_them_beside_traced_values():
     with pytest.raises(TypeError, match="masked"):
         wg.grad(lambda x: np.sum(wnp.vectorize(
             lambda a: a * 2.0 if a > 1.0 else np.ma.masked)(x)))(x)
-    # without a traced value, NumPy's own
-    assert np.ma.is_masked(wnp.vectorize(lambda a, b: a * b)(x, ma))
+    # without a traced value, NumPy's own (which NumPy < 2.4 cannot do either)
+    try:
+        expected = np.vectorize(lambda a, b: a * b)(x, ma)
+    except AttributeError:
+        return
+    got = wnp.vectorize(lambda a, b: a * b)(x, ma)
+    assert np.ma.is_masked(got) and np.ma.allequal(got, expected)
 
 
 def test_cotangents_seeds_and_checks_refuse_them():

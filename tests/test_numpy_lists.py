@@ -117,7 +117,7 @@ def test_functions_taking_sequences_keep_their_items_apart():
     np.testing.assert_array_equal(x.grad, [1.0, 1.0, 2.0])
 
 
-# -- the other functions issue 13 lists, which already had rules: pinned here -----------
+# -- functions of lists and tuples that already had rules: pinned here -------------------
 M3 = RNG.normal(size=(4, 3))
 MORE = {
     "average weights": (lambda x, w: np.average(x, axis=0, weights=w ** 2 + 0.5),

@@ -1,7 +1,7 @@
 """Never a silently wrong or lost gradient: casts, complex values, Python numbers, outputs.
 
 Each class of mistake gives the right value or a clear error naming the fix
-(issue 10, §1); the conventions follow PyTorch and JAX where they agree.
+; the conventions follow PyTorch and JAX where they agree.
 """
 
 from __future__ import annotations

@@ -163,6 +163,21 @@ SHAPE_FUNCTIONS: dict[Any, Any] = {np.zeros_like: 0, np.ones_like: 1, np.empty_l
                                    np.full_like: None}
 
 
+def _like_signature(func: Any) -> inspect.Signature:
+    """The signature of one of :data:`SHAPE_FUNCTIONS` (NumPy < 2.4's ``empty_like`` is a
+    builtin without one: NumPy's documented parameters)."""
+    try:
+        return inspect.signature(func)
+    except ValueError:
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        names = ["prototype", "dtype", "order", "subok", "shape"]
+        params = [inspect.Parameter(n, kind, **({} if i == 0 else {"default": None}))
+                  for i, n in enumerate(names)]
+        params.append(inspect.Parameter("device", inspect.Parameter.KEYWORD_ONLY,
+                                        default=None))
+        return inspect.Signature(params)
+
+
 def _like(eq: Any) -> Any:
     """For ``np.ones_like(x)`` (and the others of :data:`SHAPE_FUNCTIONS`) of a variable
     ``x`` and literals: its result, one value broadcast to the output's shape; else
@@ -179,7 +194,7 @@ def _like(eq: Any) -> Any:
         leaves[k] = v
     args, kwargs = unflatten(impl.spec, leaves)
     try:
-        bound = inspect.signature(impl.func).bind(*args, **kwargs).arguments
+        bound = _like_signature(impl.func).bind(*args, **kwargs).arguments
     except TypeError:
         return None
     if any(type(value) is Var for value in list(bound.values())[1:]):
