@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 import wengert as wg  # noqa: E402
 from wengert.core.collector import collector_paused  # noqa: E402
-from wengert.jupyter.frames import explorer_frames  # noqa: E402
-from wengert.jupyter.widget import pack  # noqa: E402
+from wengert.jupyter.explorer.frames import explorer_frames  # noqa: E402
+from wengert.jupyter.explorer.widget import pack  # noqa: E402
 
 CELL = """\
 a = np.tanh(X @ W1 + b1)

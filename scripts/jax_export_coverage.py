@@ -3,7 +3,7 @@
     .venv/bin/python scripts/jax_export_coverage.py [-v]
 
 Goes over everything a wengert graph records and exports each, on small realistic
-arguments, with :func:`wengert.graph.export.to_jax`, runs the export under ``jax.jit``
+arguments, with :func:`wengert.graph.backends.export.to_jax`, runs the export under ``jax.jit``
 (64-bit mode) and compares with eager NumPy (values to 1e-10, shapes, dtypes):
 
 1. every primitive of the registry, on each of its own samples (one equation each);
@@ -36,10 +36,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 import wengert as wg  # noqa: E402
 import wengert.numpy as wnp  # noqa: E402
-from wengert import dispatch  # noqa: E402
 from wengert.core.tree import flatten  # noqa: E402
 from wengert.graph import Equation, Graph, Literal, Var  # noqa: E402
-from wengert.graph.export import NotExportable, to_jax  # noqa: E402
+from wengert.graph.backends.export import NotExportable, to_jax  # noqa: E402
+from wengert.interop import dispatch  # noqa: E402
 from wengert.ops import REGISTRY  # noqa: E402
 
 RTOL = 1e-10

@@ -146,7 +146,7 @@ with wg.source_lines():
 wg.explain(act, z)"""),
     ("md", """## 7. Pictures
 
-`wengert.jupyter.plots` draws with matplotlib. A function and its derivative (from
+`wengert.jupyter.views.plots` draws with matplotlib. A function and its derivative (from
 forward mode) with tangent lines:"""),
     ("code", """from wengert.jupyter import plots
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-import numpy as np
 import pytest
 
+import numpy as np
 from wengert.ops import REGISTRY
 
 #: Where the float fast paths must agree with the rules: kinks, domain edges,

@@ -4,9 +4,9 @@ import doctest
 import importlib
 import pkgutil
 
-import numpy as np
 import pytest
 
+import numpy as np
 import wengert
 
 MODULES = sorted(

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import collections
 
-import numpy as np
 import pytest
 
+import numpy as np
 import wengert as wg
 import wengert.numpy as wnp
 

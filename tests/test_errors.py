@@ -1,10 +1,10 @@
 """Misuse raises an error that names the problem and the fix."""
 
-import numpy as np
 import pytest
 
+import numpy as np
 import wengert as wg
-from wengert.dispatch import tables
+from wengert.interop.dispatch import tables
 
 
 def test_backward_twice_without_retain_graph():

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import warnings
 
-import numpy as np
 import pytest
 
+import numpy as np
 import wengert as wg
 
 

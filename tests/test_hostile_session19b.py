@@ -4,9 +4,9 @@ compile)."""
 
 import math
 
-import numpy as np
 import pytest
 
+import numpy as np
 import wengert as wg
 
 X = np.array([1.5, -2.25, 0.7])

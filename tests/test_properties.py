@@ -8,11 +8,11 @@ same program runs on NumPy arrays (the reference) and on wengert tensors.
 
 from __future__ import annotations
 
-import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+import numpy as np
 import wengert as wg
 
 SETTINGS = settings(max_examples=30, deadline=None)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 
+import numpy as np
 import wengert as wg
 import wengert.numpy as wnp
 from wengert import Dual

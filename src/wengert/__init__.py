@@ -11,17 +11,23 @@ Examples
 array([1.3818, 0.077 ])
 """
 
-from . import graph, numpy, recording
-from .anomaly import detect_anomaly, is_anomaly_enabled
-from .checkpoint import checkpoint
-from .core.modes import enable_grad, is_grad_enabled, no_grad
-from .core.sweep import SweepObserver, observe_sweep
-from .custom import custom_jvp, custom_vjp
-from .dual import Dual
-from .forward import derivative, hessian, hvp, jacfwd, jacobian, jacrev, jvp, linearize
-from .gradtape import GradientTape, Variable
-from .graph import Graph, Session, compile, grad_graph, gradients, jvp_graph, placeholder, trace
-from .jupyter import (
+from wengert import graph, numpy
+from wengert.core.modes import enable_grad, is_grad_enabled, no_grad
+from wengert.core.sweep import SweepObserver, observe_sweep
+from wengert.custom.checkpoint import checkpoint
+from wengert.custom.rules import custom_jvp, custom_vjp
+from wengert.forward.dual import Dual
+from wengert.graph import (
+    Graph,
+    Session,
+    compile,
+    grad_graph,
+    gradients,
+    jvp_graph,
+    placeholder,
+    trace,
+)
+from wengert.jupyter import (
     draw,
     draw_pass,
     explain,
@@ -30,10 +36,23 @@ from .jupyter import (
     memory_plot,
     unload_ipython_extension,
 )
-from .tapes import keep_budget, keep_values, source_lines, tape_of
-from .tensor import Tensor, stop_gradient, tensor
-from .testing import GradcheckError, check_grads, gradcheck
-from .transforms import grad, value_and_grad, vjp
+from wengert.reverse import recording
+from wengert.reverse.anomaly import detect_anomaly, is_anomaly_enabled
+from wengert.reverse.gradient_tape import GradientTape, Variable
+from wengert.reverse.tape_reading import keep_budget, keep_values, source_lines, tape_of
+from wengert.reverse.tensor import Tensor, stop_gradient, tensor
+from wengert.testing import GradcheckError, check_grads, gradcheck
+from wengert.transforms.forward import (
+    derivative,
+    hessian,
+    hvp,
+    jacfwd,
+    jacobian,
+    jacrev,
+    jvp,
+    linearize,
+)
+from wengert.transforms.reverse import grad, value_and_grad, vjp
 
 __version__ = "0.1.0"
 

@@ -34,13 +34,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-
-from .core.bind import primal
-from .core.bind import shape_of as _shape
-from .core.subclasses import refuse_subclass
-from .core.tree import flatten, unflatten
-from .forward import jvp as _jvp
-from .transforms import vjp as _vjp
+from wengert.core.bind import primal
+from wengert.core.bind import shape_of as _shape
+from wengert.core.subclasses import refuse_subclass
+from wengert.core.tree import flatten, unflatten
+from wengert.transforms.forward import jvp as _jvp
+from wengert.transforms.reverse import vjp as _vjp
 
 __all__ = ["GradcheckError", "gradcheck", "check_grads"]
 

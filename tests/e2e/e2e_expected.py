@@ -1,6 +1,6 @@
 """What the browser should show, computed in Python: the test notebook's cells run in an
 in-process IPython shell (no kernel, no browser), and the explorer's data read from the
-widget they make; ``wengert.jupyter.frames.step_label`` / ``step_view`` give the label
+widget they make; ``wengert.jupyter.explorer.frames.step_label`` / ``step_view`` give the label
 and side panel of each step from that data (``explorer.js`` builds the same from the
 same data, so a mismatch is a bug on one side).
 """

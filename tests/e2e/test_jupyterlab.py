@@ -123,7 +123,7 @@ def test_explorer_draws_one_shape_per_node(lab_page, cells, expected):
 
 
 def test_the_step_set_from_python_shows_in_the_browser(lab_page, cells, expected):
-    from wengert.jupyter.frames import step_label
+    from wengert.jupyter.explorer.frames import step_label
 
     root = _explorer(lab_page, cells)
     press(root, "first")  # the browser goes to step 0 (and tells the kernel) ...
@@ -137,7 +137,7 @@ def test_the_step_set_from_python_shows_in_the_browser(lab_page, cells, expected
 
 def test_each_step_moves_the_highlight_and_rewrites_the_adjoint_panel(
         lab_page, cells, expected, shots_dir, report):
-    from wengert.jupyter.frames import step_label, step_view
+    from wengert.jupyter.explorer.frames import step_label, step_view
 
     root = _explorer(lab_page, cells)
     root.scroll_into_view_if_needed()

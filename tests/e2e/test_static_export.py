@@ -75,7 +75,7 @@ def test_the_executed_notebook_keeps_the_widget_state(export):
 
 
 def test_the_export_embeds_the_explorer_and_its_module(export, expected):
-    from wengert.jupyter.widget import esm_source
+    from wengert.jupyter.explorer.widget import esm_source
 
     state = embedded_widget_state(export.html)
     models = _explorer_models(state)
@@ -113,7 +113,7 @@ def static_tab(browser: Any, export: Export) -> Iterator[tuple[Tab, CdnRequests]
 
 def test_the_static_page_draws_and_steps_without_a_kernel(static_tab, expected, shots_dir,
                                                          report):
-    from wengert.jupyter.frames import step_label, step_view
+    from wengert.jupyter.explorer.frames import step_label, step_view
 
     tab, requests = static_tab
     page = tab.page

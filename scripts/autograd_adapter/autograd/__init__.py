@@ -9,9 +9,9 @@ without a faithful wengert equivalent skip the test that calls them.
 """
 import warnings
 
-import numpy as _onp
 import pytest
 
+import numpy as _onp
 import wengert as wg
 import wengert.numpy as _wnp
 

@@ -2,7 +2,6 @@
 from itertools import product
 
 import numpy as np
-
 import wengert as wg
 
 

@@ -40,9 +40,8 @@ from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
-
-from .node import Node, is_stand_in
-from .sweep import SweepObserver
+from wengert.core.node import Node, is_stand_in
+from wengert.core.sweep import SweepObserver
 
 __all__ = [
     "KEEPER", "DEFAULT_BUDGET", "Keeper", "SweepRecord", "KeptStep", "KeptLeaf",

@@ -10,7 +10,7 @@ import contextlib
 from contextvars import ContextVar
 from typing import Any
 
-from .levels import close_level, open_level
+from wengert.core.levels import close_level, open_level
 
 __all__ = [
     "GRAD_ENABLED",

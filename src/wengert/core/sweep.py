@@ -42,10 +42,9 @@ from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
-
-from .bind import SCALAR_FALLBACK, shape_of
-from .modes import GRAD_ENABLED
-from .node import Node
+from wengert.core.bind import SCALAR_FALLBACK, shape_of
+from wengert.core.modes import GRAD_ENABLED
+from wengert.core.node import Node
 
 __all__ = [
     "backprop",

@@ -7,23 +7,23 @@ The pieces (imports flow downward): :mod:`.ir` (variables, equations, guards),
 ``Session``).
 """
 
-from .autodiff import grad_graph, jvp_graph
-from .compile import Compiled, compile
-from .export import NotExportable, to_jax, to_jax_source
-from .ir import Equation, Guard, GuardFailed, Literal, Var
-from .program import Graph, GuardError
-from .session import (
-    GraphDefinition,
-    Session,
-    SessionCacheInfo,
-    default_graph,
-    define,
-    gradients,
-    placeholder,
-    reset_default_graph,
+from wengert.graph.backends.compile import Compiled, compile
+from wengert.graph.backends.export import NotExportable, to_jax, to_jax_source
+from wengert.graph.derivatives import grad_graph, jvp_graph
+from wengert.graph.ir import Equation, Guard, GuardFailed, Literal, Var
+from wengert.graph.program import Graph, GuardError
+from wengert.graph.session import (
+           GraphDefinition,
+           Session,
+           SessionCacheInfo,
+           default_graph,
+           define,
+           gradients,
+           placeholder,
+           reset_default_graph,
 )
-from .trace import trace
-from .tracer import Traced, TraceError
+from wengert.graph.trace import trace
+from wengert.graph.tracer import Traced, TraceError
 
 __all__ = ["Graph", "Equation", "Var", "Literal", "Guard", "GuardError", "GuardFailed",
            "TraceError", "Traced", "trace", "grad_graph", "jvp_graph", "compile", "Compiled",

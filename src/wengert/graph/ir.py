@@ -32,8 +32,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 import numpy as np
-
-from ..core.source import SourceLine
+from wengert.core.source import SourceLine
 
 __all__ = ["Var", "Literal", "Equation", "Guard", "Context", "aval_text", "dtype_text",
            "literal_text", "GuardFailed", "GraphLike"]

@@ -32,18 +32,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
-from ..core.bind import apply, is_traced, kind_of
-from ..core.modes import GRAD_ENABLED
-from ..inplace import (
-    masked_write,
-    rederive_views,
-    traced_mask,
-    write_back,
-)
-from ..ops import elementwise as _ew
-from ..ops import indexing as _ix
-from ..ops import linalg as _linalg
+from wengert.core.bind import apply, is_traced, kind_of
+from wengert.core.modes import GRAD_ENABLED
+from wengert.ops import elementwise as _ew
+from wengert.ops import indexing as _ix
+from wengert.ops.linalg import basic as _linalg
+from wengert.reverse.inplace import masked_write, rederive_views, traced_mask, write_back
 
 __all__ = ["InPlaceTraced", "assign", "TraceMutationError"]
 

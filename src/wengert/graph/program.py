@@ -21,17 +21,16 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
-
-from ..core.bind import is_traced, kind_of, primal
-from ..core.display import html_of
-from ..core.tree import flatten, unflatten
-from ..ops.elementwise import copy
-from .codegen import compile_graph, namespace, to_source
-from .export import to_jax_source
-from .ir import Equation, Guard, GuardFailed, Literal, Var, aval_text, literal_text
-from .passes.memory import memory_timeline, peak_bytes
-from .passes.pipeline import optimize
-from .tracer import Traced, raised_error, run_equation
+from wengert.core.bind import is_traced, kind_of, primal
+from wengert.core.display import html_of
+from wengert.core.tree import flatten, unflatten
+from wengert.graph.backends.codegen import compile_graph, namespace, to_source
+from wengert.graph.backends.export import to_jax_source
+from wengert.graph.ir import Equation, Guard, GuardFailed, Literal, Var, aval_text, literal_text
+from wengert.graph.passes.memory import memory_timeline, peak_bytes
+from wengert.graph.passes.pipeline import optimize
+from wengert.graph.tracer import Traced, raised_error, run_equation
+from wengert.ops.elementwise import copy
 
 __all__ = ["Graph", "GuardError", "evaluate", "check_arguments"]
 
@@ -307,9 +306,9 @@ class Graph:
     def to_source(self, target: str = "numpy") -> str:
         """Python source of the program: imports, then one line per equation, each with a
         comment naming its op (and the user's line); what ``graph(*args)`` runs (see
-        :mod:`wengert.graph.codegen`). ``exec(source, graph.namespace())`` defines it.
+        :mod:`wengert.graph.backends.codegen`). ``exec(source, graph.namespace())`` defines it.
         ``target="jax"`` writes the same program with ``jax.numpy``
-        (:func:`wengert.graph.export.to_jax_source`: it needs no wengert to run).
+        (:func:`wengert.graph.backends.export.to_jax_source`: it needs no wengert to run).
 
         Examples
         --------

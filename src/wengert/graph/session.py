@@ -48,14 +48,13 @@ from contextvars import ContextVar
 from typing import Any, NamedTuple
 
 import numpy as np
-
-from ..core.bind import is_traced, kind_of
-from ..core.tree import flatten, unflatten
-from ..transforms import vjp
-from .codegen import Namespace
-from .ir import Equation, Literal, Var, aval_text
-from .program import Graph
-from .tracer import Builder, Traced, run_equation
+from wengert.core.bind import is_traced, kind_of
+from wengert.core.tree import flatten, unflatten
+from wengert.graph.backends.codegen import Namespace
+from wengert.graph.ir import Equation, Literal, Var, aval_text
+from wengert.graph.program import Graph
+from wengert.graph.tracer import Builder, Traced, run_equation
+from wengert.transforms.reverse import vjp
 
 __all__ = ["placeholder", "Session", "gradients", "define", "default_graph",
            "reset_default_graph", "GraphDefinition", "SessionCacheInfo"]

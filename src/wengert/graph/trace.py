@@ -22,16 +22,15 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
-
-from ..core.bind import is_traced, kind_of
-from ..core.collector import collector_paused
-from ..core.levels import OPEN_TRACE_LEVELS, TRACE_LEVEL
-from ..core.modes import GRAD_ENABLED
-from ..core.subclasses import refuse_subclass
-from ..core.tree import flatten, unflatten
-from .ir import Literal, Var
-from .program import Graph
-from .tracer import Builder, Traced, TraceError, escaped, snapshot
+from wengert.core.bind import is_traced, kind_of
+from wengert.core.collector import collector_paused
+from wengert.core.levels import OPEN_TRACE_LEVELS, TRACE_LEVEL
+from wengert.core.modes import GRAD_ENABLED
+from wengert.core.subclasses import refuse_subclass
+from wengert.core.tree import flatten, unflatten
+from wengert.graph.ir import Literal, Var
+from wengert.graph.program import Graph
+from wengert.graph.tracer import Builder, Traced, TraceError, escaped, snapshot
 
 __all__ = ["trace", "trace_into", "function_name", "argument_names", "static_positions"]
 

@@ -27,21 +27,20 @@ import warnings
 from typing import Any
 
 import numpy as np
-
-from .. import dispatch as _dispatch
-from ..arraylike import ArrayMethods
-from ..core.bind import Kind, apply, forward, is_traced, kind_of, primal, register
-from ..core.levels import next_order
-from ..core.modes import GRAD_ENABLED, RECORDERS
-from ..core.op import Op
-from ..core.source import SourceLine, is_library, storing_item
-from ..core.subclasses import refuse_subclass
-from ..core.tree import flatten, unflatten
-from ..inplace import link_view, shares_storage
-from ..recording import recorders_tracking
-from .ir import Context, Equation, Guard, Literal, Var
-from .keys import value_key
-from .mutation import InPlaceTraced
+from wengert.core.bind import Kind, apply, forward, is_traced, kind_of, primal, register
+from wengert.core.levels import next_order
+from wengert.core.modes import GRAD_ENABLED, RECORDERS
+from wengert.core.op import Op
+from wengert.core.source import SourceLine, is_library, storing_item
+from wengert.core.subclasses import refuse_subclass
+from wengert.core.tree import flatten, unflatten
+from wengert.graph.ir import Context, Equation, Guard, Literal, Var
+from wengert.graph.keys import value_key
+from wengert.graph.mutation import InPlaceTraced
+from wengert.interop import dispatch as _dispatch
+from wengert.interop.arraylike import ArrayMethods
+from wengert.reverse.inplace import link_view, shares_storage
+from wengert.reverse.recording import recorders_tracking
 
 __all__ = ["Traced", "Builder", "GraphKind", "TraceError", "STATIC_FUNCTIONS",
            "is_recorded_call", "run_equation", "snapshot", "raised_error"]

@@ -9,21 +9,18 @@ NumPy; IPython, ipywidgets, anywidget, matplotlib and graphviz (the
 so ``import wengert`` imports none of them.
 
 Importing this package registers the rich HTML reprs of tensors, dual numbers,
-gradient tapes and tapes (:mod:`wengert.jupyter.render`), and of traced graphs and
-compiled functions (:mod:`wengert.jupyter.graph_html`).
+gradient tapes and tapes (:mod:`wengert.jupyter.views.render`), and of traced graphs and
+compiled functions (:mod:`wengert.jupyter.views.graph_html`).
 """
 
-from . import (
-    graph_html,  # noqa: F401 - registers the HTML of graphs and compiled functions
-    render,
-)
-from .drawing import draw, draw_pass
-from .explain import explain
-from .explain_result import Explanation
-from .graph_plots import memory_plot
-from .magics import load_ipython_extension, unload_ipython_extension
-from .targets import as_tape
-from .widget import explore
+from wengert.jupyter.explainer.explain import explain
+from wengert.jupyter.explainer.result import Explanation
+from wengert.jupyter.explorer.widget import explore
+from wengert.jupyter.magic.extension import load_ipython_extension, unload_ipython_extension
+from wengert.jupyter.views import graph_html, render
+from wengert.jupyter.views.drawing import draw, draw_pass
+from wengert.jupyter.views.graph_plots import memory_plot
+from wengert.jupyter.views.targets import as_tape
 
 __all__ = [
     "load_ipython_extension", "unload_ipython_extension", "as_tape", "draw", "render",

@@ -35,9 +35,7 @@ array([0.    , 1.3818])
 from __future__ import annotations
 
 import numpy as _np
-
-from ..ops import FAMILIES as _FAMILIES
-from .creation import (
+from wengert.numpy.creation import (
     array,
     asanyarray,
     asarray,
@@ -49,10 +47,11 @@ from .creation import (
     isscalar,
     require,
 )
-from .functional import apply_along_axis, apply_over_axes, vectorize
-from .index_tricks import c_, ix_, r_
-from .lists import as_array_args as _as_array_args
-from .namespace import complete as _complete
+from wengert.numpy.functional import apply_along_axis, apply_over_axes, vectorize
+from wengert.numpy.index_tricks import c_, ix_, r_
+from wengert.numpy.lists import as_array_args as _as_array_args
+from wengert.numpy.namespace import complete as _complete
+from wengert.ops import FAMILIES as _FAMILIES
 
 #: ufunc name -> wengert function (``np.sin`` -> :func:`sin`)
 UFUNC_TABLE: dict = {}
@@ -102,7 +101,7 @@ __all__ += ["r_", "c_", "ix_", "array", "asarray", "asanyarray", "ascontiguousar
             "asfortranarray", "asarray_chkfinite", "require", "full", "full_like", "isscalar",
             "apply_along_axis", "apply_over_axes", "vectorize"]
 
-from . import emath, fft, linalg, random  # noqa: E402 (they read the tables above)
+from wengert.numpy import emath, fft, linalg, random  # noqa: E402 (they read the tables above)
 
 # Every other public name of NumPy: an alias of a function above, or NumPy's own
 _ufunc_objects = {getattr(_np, _n): _fn for _n, _fn in UFUNC_TABLE.items()}

@@ -31,13 +31,12 @@ import operator
 from typing import Any
 
 import numpy as np
-
-from ..core.bind import dtype_of, example, is_traced, kind_of, shape_of
-from ..ops import elementwise as _ew
-from ..ops import shape as _shape
-from ..ops.broadcast import broadcast_to
-from ..ops.composite import array as _build
-from .lists import holds_traced
+from wengert.core.bind import dtype_of, example, is_traced, kind_of, shape_of
+from wengert.numpy.lists import holds_traced
+from wengert.ops import elementwise as _ew
+from wengert.ops import shape as _shape
+from wengert.ops.broadcast import broadcast_to
+from wengert.ops.decompositions.composite import array as _build
 
 __all__ = ["array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray",
            "asarray_chkfinite", "require", "full", "full_like", "isscalar"]

@@ -17,11 +17,10 @@ array([ 8.,  0., -8.,  4.])
 from __future__ import annotations
 
 import numpy as _np
-
-from ..ops import fft as _fft
-from . import FUNCTION_TABLE as _FUNCTION_TABLE
-from . import _public, _wrapped
-from .namespace import complete as _complete
+from wengert.numpy import FUNCTION_TABLE as _FUNCTION_TABLE
+from wengert.numpy import _public, _wrapped
+from wengert.numpy.namespace import complete as _complete
+from wengert.ops import fft as _fft
 
 __all__: list[str] = list(_fft.FFT_PUBLIC)
 for _name in _fft.FFT_PUBLIC:

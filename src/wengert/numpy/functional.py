@@ -31,14 +31,13 @@ import re
 from typing import Any
 
 import numpy as np
-
-from ..core.bind import is_traced, shape_of
-from ..core.subclasses import refuse_subclass
-from ..ops import elementwise as _ew
-from ..ops import shape as _shape
-from ..ops.broadcast import broadcast_to
-from .creation import asarray
-from .lists import holds_traced
+from wengert.core.bind import is_traced, shape_of
+from wengert.core.subclasses import refuse_subclass
+from wengert.numpy.creation import asarray
+from wengert.numpy.lists import holds_traced
+from wengert.ops import elementwise as _ew
+from wengert.ops import shape as _shape
+from wengert.ops.broadcast import broadcast_to
 
 __all__ = ["apply_along_axis", "apply_over_axes", "vectorize"]
 

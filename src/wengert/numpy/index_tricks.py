@@ -30,12 +30,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
-from ..core.bind import dtype_of, is_traced, shape_of
-from ..ops.composite import array
-from ..ops.elementwise import astype
-from ..ops.shape import concatenate, reshape, transpose
-from .lists import holds_traced
+from wengert.core.bind import dtype_of, is_traced, shape_of
+from wengert.numpy.lists import holds_traced
+from wengert.ops.decompositions.composite import array
+from wengert.ops.elementwise import astype
+from wengert.ops.shape import concatenate, reshape, transpose
 
 __all__ = ["AxisConcatenator", "r_", "c_", "ix_"]
 

@@ -17,12 +17,11 @@ array([[ 3., -1.],
 from __future__ import annotations
 
 import numpy as _np
-
-from ..ops import FAMILIES as _FAMILIES
-from ..ops.composite import norm as _norm
-from . import FUNCTION_TABLE as _FUNCTION_TABLE
-from . import _public, _wrapped
-from .namespace import complete as _complete
+from wengert.numpy import FUNCTION_TABLE as _FUNCTION_TABLE
+from wengert.numpy import _public, _wrapped
+from wengert.numpy.namespace import complete as _complete
+from wengert.ops import FAMILIES as _FAMILIES
+from wengert.ops.decompositions.composite import norm as _norm
 
 norm = _public(_norm, "norm")
 __all__: list[str] = ["norm"]

@@ -26,8 +26,8 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from ..core.bind import is_traced
-from ..ops.composite import array
+from wengert.core.bind import is_traced
+from wengert.ops.decompositions.composite import array
 
 __all__ = ["holds_traced", "as_array_args", "SEQUENCE_ARGUMENTS", "NESTED_ARGUMENTS"]
 

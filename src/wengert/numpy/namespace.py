@@ -28,8 +28,7 @@ import types
 from typing import Any
 
 import numpy as np
-
-from .lists import as_array_args
+from wengert.numpy.lists import as_array_args
 
 __all__ = ["complete", "UFUNC_ATTRIBUTES"]
 

@@ -14,7 +14,6 @@ True
 from __future__ import annotations
 
 import numpy as _np
-
-from .namespace import complete as _complete
+from wengert.numpy.namespace import complete as _complete
 
 __all__: list[str] = _complete(globals(), _np.random, {}, {}, {})

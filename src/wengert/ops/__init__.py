@@ -12,34 +12,24 @@ it): ``broadcast``, ``elementwise``, ``indexing``, ``shape``, ``reduce``,
 
 from __future__ import annotations
 
-from ..core.op import Registry
-from . import (
-               array_api_linalg,
-               assembly,
-               bessel,
-               broadcast,
-               composite,
-               conditioning,
-               eig,
-               eigen,
-               elementwise,
-               emath,
-               fft,
-               floating,
-               histograms,
-               indexing,
-               linalg,
-               lstsq,
-               order_statistics,
-               partition,
-               polynomial,
-               qr,
-               reduce,
-               selection,
-               set_routines,
-               shape,
-               svd,
+from wengert.core.op import Registry
+from wengert.ops import bessel, broadcast, elementwise, fft, floating, indexing, reduce, shape
+from wengert.ops.decompositions import (
+            array_api_linalg,
+            assembly,
+            composite,
+            conditioning,
+            emath,
+            histograms,
+            order_statistics,
+            partition,
+            polynomial,
+            selection,
+            set_routines,
 )
+from wengert.ops.linalg import basic as linalg
+from wengert.ops.linalg import eig, lstsq, qr, svd
+from wengert.ops.linalg import eigh as eigen
 
 FAMILIES = (broadcast, elementwise, indexing, shape, reduce, linalg, floating, bessel, eigen,
             svd, qr, lstsq, fft, eig, composite, order_statistics, polynomial, partition,

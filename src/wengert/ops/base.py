@@ -14,8 +14,7 @@ import operator
 from typing import Any
 
 import numpy as np
-
-from ..core.bind import (
+from wengert.core.bind import (
     apply,
     binary_function,
     dtype_of,
@@ -26,7 +25,7 @@ from ..core.bind import (
     shape_of,
     unary_function,
 )
-from ..core.op import Op
+from wengert.core.op import Op
 
 __all__ = [
     "apply",

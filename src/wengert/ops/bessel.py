@@ -22,10 +22,9 @@ import math
 from typing import Any
 
 import numpy as np
-
-from . import elementwise as _ew
-from .base import primal as _raw
-from .base import unary_function
+from wengert.ops import elementwise as _ew
+from wengert.ops.base import primal as _raw
+from wengert.ops.base import unary_function
 
 OPS: tuple[Any, ...] = ()
 

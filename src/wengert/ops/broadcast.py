@@ -12,9 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
-from ..core.op import Op
-from .base import apply, forward, is_traced, linear, shape_of
+from wengert.core.op import Op
+from wengert.ops.base import apply, forward, is_traced, linear, shape_of
 
 __all__ = ["broadcast_to", "broadcast_arrays", "sum_to", "unbroadcast", "reshape_to", "sum_along",
            "expand", "keep_shape", "norm_axis", "axis_samples"]

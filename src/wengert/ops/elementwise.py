@@ -40,9 +40,8 @@ import operator
 from typing import Any
 
 import numpy as np
-
-from ..core.op import Op
-from .base import (
+from wengert.core.op import Op
+from wengert.ops.base import (
     apply,
     binary_function,
     dtype_of,
@@ -51,8 +50,8 @@ from .base import (
     kind_of,
     unary_function,
 )
-from .base import primal as _raw
-from .broadcast import broadcast_to, unbroadcast
+from wengert.ops.base import primal as _raw
+from wengert.ops.broadcast import broadcast_to, unbroadcast
 
 
 def _zeros(g: Any, ans: Any, *args: Any, **params: Any) -> Any:

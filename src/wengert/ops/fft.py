@@ -33,14 +33,13 @@ import operator
 from typing import Any
 
 import numpy as np
-
-from ..core.op import Op
-from . import elementwise as _ew
-from . import shape as _sh
-from .base import apply, dtype_of, linear
-from .base import primal as _raw
-from .base import shape_of as _shape
-from .indexing import getitem
+from wengert.core.op import Op
+from wengert.ops import elementwise as _ew
+from wengert.ops import shape as _sh
+from wengert.ops.base import apply, dtype_of, linear
+from wengert.ops.base import primal as _raw
+from wengert.ops.base import shape_of as _shape
+from wengert.ops.indexing import getitem
 
 __all__ = ["FFTN", "IFFTN", "RFFT", "IRFFT"]
 

@@ -13,7 +13,7 @@ Written with them and other ops: ``modf`` (its integral part is ``trunc``), ``fr
 (``floor_divide`` and ``mod``), ``float_power`` (``power`` in float64, or complex128),
 and NumPy 2.2's ``matvec`` and ``vecmat`` (``vecmat`` conjugates its vector, as
 ``vdot``). The integer ufuncs ``gcd``, ``lcm`` and ``bitwise_count`` carry no gradient
-(see :mod:`wengert.dispatch`).
+(see :mod:`wengert.interop.dispatch`).
 
 Examples
 --------
@@ -30,13 +30,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
-from ..core.op import Op
-from . import elementwise as _ew
-from .base import binary_function, dtype_of, is_traced, shape_of, unary_function
-from .base import primal as _raw
-from .broadcast import unbroadcast
-from .linalg import matmul
+from wengert.core.op import Op
+from wengert.ops import elementwise as _ew
+from wengert.ops.base import binary_function, dtype_of, is_traced, shape_of, unary_function
+from wengert.ops.base import primal as _raw
+from wengert.ops.broadcast import unbroadcast
+from wengert.ops.linalg.basic import matmul
 
 __all__ = ["spacing", "nextafter", "copysign", "heaviside", "fmod", "ldexp", "modf",
            "frexp", "float_power", "matvec", "vecmat"]

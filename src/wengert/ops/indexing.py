@@ -21,11 +21,10 @@ import operator
 from typing import Any
 
 import numpy as np
-
-from ..core.op import Op
-from .base import apply, forward, is_traced, shape_of
-from .base import primal as _raw
-from .broadcast import reshape_to, sum_to
+from wengert.core.op import Op
+from wengert.ops.base import apply, forward, is_traced, shape_of
+from wengert.ops.base import primal as _raw
+from wengert.ops.broadcast import reshape_to, sum_to
 
 
 def _raw_one(i: Any) -> Any:

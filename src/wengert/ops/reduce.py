@@ -17,14 +17,21 @@ import math
 from typing import Any
 
 import numpy as np
-
-from ..core.op import Op
-from . import elementwise as _ew
-from . import indexing as _ix
-from . import shape as _sh
-from .base import apply, linear, shape_of
-from .base import primal as _raw
-from .broadcast import SUM, axis_samples, broadcast_to, expand, keep_shape, norm_axis, reshape_to
+from wengert.core.op import Op
+from wengert.ops import elementwise as _ew
+from wengert.ops import indexing as _ix
+from wengert.ops import shape as _sh
+from wengert.ops.base import apply, linear, shape_of
+from wengert.ops.base import primal as _raw
+from wengert.ops.broadcast import (
+    SUM,
+    axis_samples,
+    broadcast_to,
+    expand,
+    keep_shape,
+    norm_axis,
+    reshape_to,
+)
 
 _shape_of = shape_of
 _norm_axis = norm_axis
@@ -668,7 +675,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     ``0``, ``1``, ``2``, ...), and for the matrix norms ``'fro'``, ``1``,
     ``-1``, ``inf`` and ``-inf``; the spectral and nuclear norms compute but raise
     when differentiated here (``wengert.numpy.linalg.norm``, in
-    :mod:`wengert.ops.composite`, differentiates them through the SVD). The 2-norm's
+    :mod:`wengert.ops.decompositions.composite`, differentiates them through the SVD). The 2-norm's
     gradient at zero is zero; ties in the ``inf``-norms split the gradient evenly.
     """
     if isinstance(axis, (list, tuple)):

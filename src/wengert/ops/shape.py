@@ -18,15 +18,14 @@ import operator
 from typing import Any
 
 import numpy as np
-
-from ..core.bind import kind_of
-from ..core.op import Op, PerInput
-from . import elementwise as _ew
-from . import indexing as _ix
-from .base import apply, is_traced, linear, linear_variadic, no_out
-from .base import primal as _raw
-from .base import shape_of as _shape_of
-from .broadcast import reshape_to, sum_along, sum_to
+from wengert.core.bind import kind_of
+from wengert.core.op import Op, PerInput
+from wengert.ops import elementwise as _ew
+from wengert.ops import indexing as _ix
+from wengert.ops.base import apply, is_traced, linear, linear_variadic, no_out
+from wengert.ops.base import primal as _raw
+from wengert.ops.base import shape_of as _shape_of
+from wengert.ops.broadcast import reshape_to, sum_along, sum_to
 
 
 def _axis_tuple(axis: Any, ndim: int) -> tuple[int, ...]:

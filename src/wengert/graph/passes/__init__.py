@@ -6,15 +6,21 @@ differentiable; ``graph.optimize()`` runs them), ``fuse`` and ``plan_memory`` (w
 the pipeline (:mod:`.pipeline`).
 """
 
-from .cse import cse
-from .dce import dce
-from .fold import fold_constants
-from .fuse import fuse
-from .memory import memory_timeline, peak_bytes, plan_memory
-from .pipeline import COMPILE_PASSES, DEFAULT_PASSES, Optimized, checkpointed, optimize
-from .remat import BudgetError, remat
-from .rewrite import PassReport
-from .simplify import simplify
+from wengert.graph.passes.cse import cse
+from wengert.graph.passes.dce import dce
+from wengert.graph.passes.fold import fold_constants
+from wengert.graph.passes.fuse import fuse
+from wengert.graph.passes.memory import memory_timeline, peak_bytes, plan_memory
+from wengert.graph.passes.pipeline import (
+           COMPILE_PASSES,
+           DEFAULT_PASSES,
+           Optimized,
+           checkpointed,
+           optimize,
+)
+from wengert.graph.passes.remat import BudgetError, remat
+from wengert.graph.passes.rewrite import PassReport
+from wengert.graph.passes.simplify import simplify
 
 __all__ = ["dce", "fold_constants", "cse", "simplify", "fuse", "plan_memory", "remat",
            "peak_bytes", "memory_timeline", "optimize", "Optimized", "PassReport",

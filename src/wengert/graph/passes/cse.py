@@ -54,12 +54,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...core.collector import collector_paused
-from ...ops import REGISTRY
-from ..ir import GraphLike as Graph
-from ..ir import Var
-from ..keys import MAX_KEYED_BYTES, value_key
-from .rewrite import PassReport, Substitution, add_report, finish, substitute_ins
+from wengert.core.collector import collector_paused
+from wengert.graph.ir import GraphLike as Graph
+from wengert.graph.ir import Var
+from wengert.graph.keys import MAX_KEYED_BYTES, value_key
+from wengert.graph.passes.rewrite import (
+    PassReport,
+    Substitution,
+    add_report,
+    finish,
+    substitute_ins,
+)
+from wengert.ops import REGISTRY
 
 __all__ = ["cse", "value_key", "equation_key", "COMMUTATIVE", "MAX_KEYED_BYTES"]
 

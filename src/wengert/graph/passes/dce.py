@@ -32,9 +32,9 @@ dce: 3 → 2 equations; removed 1 (exp: 1)
 
 from __future__ import annotations
 
-from ..ir import GraphLike as Graph
-from ..ir import Var
-from .rewrite import PassReport, add_report
+from wengert.graph.ir import GraphLike as Graph
+from wengert.graph.ir import Var
+from wengert.graph.passes.rewrite import PassReport, add_report
 
 __all__ = ["dce", "live_variables"]
 

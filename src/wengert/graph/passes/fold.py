@@ -79,13 +79,11 @@ import inspect
 from typing import Any
 
 import numpy as np
-
-from ...core.bind import forward
-from ...core.tree import unflatten
-from ..ir import GraphLike as Graph
-from ..ir import Literal, Var
-from ..tracer import is_recorded_call
-from .rewrite import (
+from wengert.core.bind import forward
+from wengert.core.tree import unflatten
+from wengert.graph.ir import GraphLike as Graph
+from wengert.graph.ir import Literal, Var
+from wengert.graph.passes.rewrite import (
     PassReport,
     Substitution,
     add_report,
@@ -95,6 +93,7 @@ from .rewrite import (
     literal_for,
     substitute_ins,
 )
+from wengert.graph.tracer import is_recorded_call
 
 __all__ = ["fold_constants", "MAX_FOLDED_SIZE", "SHAPE_FUNCTIONS"]
 

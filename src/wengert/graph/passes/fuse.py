@@ -25,7 +25,7 @@ Limits
   not supported (differentiating through a fused kernel raises a ``TypeError``
   that says to fuse after differentiating).
 * Scalar programs (every value a Python float, see
-  :func:`~wengert.graph.codegen.is_scalar_program`) are left as they are: their
+  :func:`~wengert.graph.backends.codegen.is_scalar_program`) are left as they are: their
   float code is faster unfused.
 * Values of shape ``()`` are not fused (the kernel would turn a NumPy scalar
   into a 0-d array); ``sinc`` is not fused (``np.sinc`` has no ``out=``).
@@ -65,13 +65,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-
-from ...core.op import Op
-from ...core.tree import unflatten
-from ...ops.elementwise import OPS as ELEMENTWISE_OPS
-from ..codegen import is_scalar_program
-from ..ir import Equation, Literal, Var
-from ..tracer import is_recorded_call
+from wengert.core.op import Op
+from wengert.core.tree import unflatten
+from wengert.graph.backends.codegen import is_scalar_program
+from wengert.graph.ir import Equation, Literal, Var
+from wengert.graph.tracer import is_recorded_call
+from wengert.ops.elementwise import OPS as ELEMENTWISE_OPS
 
 __all__ = ["fuse", "FusedOp", "fused_kernels", "fusable", "CHUNK_ELEMENTS"]
 

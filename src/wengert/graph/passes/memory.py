@@ -50,13 +50,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-
-from ...core.bind import apply
-from ...ops import REGISTRY
-from ...ops.elementwise import OPS as ELEMENTWISE_OPS
-from ..codegen import is_scalar_program
-from ..ir import Equation, GuardFailed, Var
-from .fuse import FusedOp
+from wengert.core.bind import apply
+from wengert.graph.backends.codegen import is_scalar_program
+from wengert.graph.ir import Equation, GuardFailed, Var
+from wengert.graph.passes.fuse import FusedOp
+from wengert.ops import REGISTRY
+from wengert.ops.elementwise import OPS as ELEMENTWISE_OPS
 
 __all__ = ["MemoryPlan", "memory_plan", "plan_memory", "peak_bytes", "memory_timeline",
            "deaths", "buffer_of", "run_planned", "accepts_out", "view_inputs", "planned"]

@@ -28,16 +28,16 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ...core.display import html_of
-from ..ir import GraphLike
-from .cse import cse
-from .dce import dce
-from .fold import fold_constants
-from .fuse import fuse
-from .memory import plan_memory
-from .remat import remat
-from .rewrite import PassReport
-from .simplify import simplify
+from wengert.core.display import html_of
+from wengert.graph.ir import GraphLike
+from wengert.graph.passes.cse import cse
+from wengert.graph.passes.dce import dce
+from wengert.graph.passes.fold import fold_constants
+from wengert.graph.passes.fuse import fuse
+from wengert.graph.passes.memory import plan_memory
+from wengert.graph.passes.remat import remat
+from wengert.graph.passes.rewrite import PassReport
+from wengert.graph.passes.simplify import simplify
 
 __all__ = ["optimize", "Optimized", "PASSES", "DEFAULT_PASSES", "COMPILE_PASSES",
            "MIN_FUSED_ELEMENTS",

@@ -53,8 +53,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..ir import Equation, Var
-from .memory import MemoryPlan, buffer_of, planned
+from wengert.graph.ir import Equation, Var
+from wengert.graph.passes.memory import MemoryPlan, buffer_of, planned
 
 __all__ = ["remat", "BudgetError", "waiting_values", "ROUNDS"]
 

@@ -43,9 +43,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
-from ..ir import Equation, Guard, Literal, Var
-from ..ir import GraphLike as Graph
+from wengert.graph.ir import Equation, Guard, Literal, Var
+from wengert.graph.ir import GraphLike as Graph
 
 __all__ = ["PassReport", "Substitution", "Atom", "substitute_ins", "finish", "use_counts",
            "guards_by_var", "guards_hold", "interchangeable", "add_report", "literal_for"]

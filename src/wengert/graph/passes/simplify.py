@@ -90,14 +90,11 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-
-from ...core.collector import collector_paused
-from ...ops import REGISTRY
-from ...ops.broadcast import norm_axis
-from ..ir import Equation, Literal, Var
-from ..ir import GraphLike as Graph
-from .cse import value_key
-from .rewrite import (
+from wengert.core.collector import collector_paused
+from wengert.graph.ir import Equation, Literal, Var
+from wengert.graph.ir import GraphLike as Graph
+from wengert.graph.passes.cse import value_key
+from wengert.graph.passes.rewrite import (
     Atom,
     PassReport,
     Substitution,
@@ -109,6 +106,8 @@ from .rewrite import (
     literal_for,
     substitute_ins,
 )
+from wengert.ops import REGISTRY
+from wengert.ops.broadcast import norm_axis
 
 __all__ = ["simplify", "RULES", "is_constant"]
 

@@ -1,0 +1,1 @@
+"""Forward mode's front end: dual numbers, one tangent riding on each value."""

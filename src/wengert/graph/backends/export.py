@@ -1,0 +1,1432 @@
+"""Export a graph to JAX: the same program as ``jax.numpy`` source, one line per equation.
+
+:func:`to_jax_source` writes a self-contained Python module whose function
+computes what the graph computes, with the graph's variable names, one
+assignment per equation and a comment naming the op (and the user's line), as
+:func:`wengert.graph.backends.codegen.to_source` does for NumPy: ``t0 = jnp.sin(x)``.
+:func:`to_jax` executes that source and returns the function, which
+``jax.jit``, ``jax.grad`` and ``jax.vmap`` take like any JAX function, so a
+model prototyped with wengert moves to XLA (GPU, TPU, sharding) unchanged.
+
+What the exported function keeps:
+
+* **the calling convention**: the graph's arguments, pytrees included
+  (``f(params, x)`` with ``params`` a dict), and its result's structure, so
+  ``jax.grad(f)(params, x)`` returns a dict like ``params``;
+* **values**: each op is written with the ``jax.numpy`` function of the same
+  NumPy semantics (the table :data:`JAX_FORMS`), inputs are cast where NumPy's
+  and JAX's type promotion differ, and constants (literal arrays, index
+  arrays) become module-level NumPy arrays, written out exactly;
+* **gradients**: where JAX's derivative convention differs from wengert's at
+  a non-differentiable point, the export calls a small helper defined in the
+  module that follows wengert's: ``abs'(0) = 0`` (JAX: 1, also inside the
+  1- and inf-norms), ``0 ** 0`` has gradient 0 (JAX: NaN), ``clip``'s bounds
+  are inclusive, ``fmax``/``fmin`` split ties, ``hypot``, ``std`` and the
+  2-norm have gradient 0 at 0, ``logaddexp`` splits equal infinities.
+  ``relu'(0) = 0``, ``sqrt'(0) = inf`` and the even split of ties in
+  ``maximum``/``max`` are JAX's own conventions too.
+
+What it refuses (:class:`NotExportable`, a ``NotImplementedError`` naming
+the op and what to do): graphs with guards (Python control flow on traced
+values: JAX cannot replay a Python branch; write the choice with
+``np.where``), ops that are not registry primitives (custom rules), recorded
+NumPy calls without a faithful JAX form (``np.nonzero``, whose output shape
+depends on the values), and a namedtuple as the result.
+
+Dtypes: a graph that computes in 64 bits needs JAX's 64-bit mode
+(``jax.config.update("jax_enable_x64", True)``); the exported function checks
+and raises otherwise, instead of silently computing in float32. Products
+(``matmul``, ``einsum``) use JAX's default precision, which on CPU is full
+precision; on TPU pass ``jax.default_matmul_precision("highest")`` for float32
+products as exact as NumPy's.
+
+Examples
+--------
+>>> import numpy as np
+>>> import wengert as wg
+>>> g = wg.trace(lambda x, w: np.sum(np.sin(x) * w), np.ones(3), 2.0, source_lines=False)
+>>> print(to_jax_source(g))
+# f(x: f64[3], w: f64[]) exported from a wengert graph (3 equations) to jax.numpy.
+# It computes in 64 bits: turn on JAX's 64-bit mode first,
+#     jax.config.update("jax_enable_x64", True)
+# (f raises otherwise).
+import jax
+import jax.numpy as jnp
+import numpy as np
+<BLANKLINE>
+<BLANKLINE>
+def _check_x64():
+    if jax.dtypes.canonicalize_dtype(np.float64) != np.float64:
+        raise RuntimeError(
+            "This function was exported from a wengert graph that computes in 64 bits, and "
+            "JAX is in 32-bit mode: it would compute in float32. Turn 64-bit mode on first: "
+            'jax.config.update("jax_enable_x64", True).')
+<BLANKLINE>
+<BLANKLINE>
+def f(x, w):
+    _check_x64()
+    x = jnp.asarray(x)
+    w = jnp.asarray(w)
+    t0 = jnp.sin(x)  # sin
+    t1 = jnp.multiply(t0, w)  # multiply
+    t2 = jnp.sum(t1, axis=None, keepdims=False)  # sum
+    return t2
+<BLANKLINE>
+>>> fj = to_jax(g)  # doctest: +SKIP
+>>> import jax; jax.grad(fj)(np.zeros(3), 2.0)  # doctest: +SKIP
+Array([2., 2., 2.], dtype=float64)
+"""
+
+from __future__ import annotations
+
+import base64
+import inspect
+import io
+import keyword
+import math
+import re
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+from wengert.core.tree import flatten, unflatten
+from wengert.graph.ir import Literal, Var
+from wengert.graph.tracer import is_recorded_call
+from wengert.ops import REGISTRY
+
+__all__ = ["to_jax_source", "to_jax", "NotExportable", "JAX_FORMS", "JAX_CALLS",
+           "REFUSED_CALLS", "REFUSED_FORMS", "INLINE_LIMIT"]
+
+#: Constant arrays up to this many elements are written as literals in the source; larger
+#: ones (that are not one value repeated) as base64 ``.npy`` text.
+INLINE_LIMIT = 1000
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NP_TYPES = {"bool": "bool_", "float16": "float16", "float32": "float32", "float64": "float64",
+             "complex64": "complex64", "complex128": "complex128", "int8": "int8",
+             "int16": "int16", "int32": "int32", "int64": "int64", "uint8": "uint8",
+             "uint16": "uint16", "uint32": "uint32", "uint64": "uint64"}
+
+
+class NotExportable(NotImplementedError):
+    """A graph (or one of its equations) that has no faithful JAX form; the message says
+    which and what to do instead."""
+
+
+# -- helpers the exported module defines when it uses them --------------------------------
+_HELPERS = {
+    "_check_x64": '''
+def _check_x64():
+    if jax.dtypes.canonicalize_dtype(np.float64) != np.float64:
+        raise RuntimeError(
+            "This function was exported from a wengert graph that computes in 64 bits, and "
+            "JAX is in 32-bit mode: it would compute in float32. Turn 64-bit mode on first: "
+            'jax.config.update("jax_enable_x64", True).')
+''',
+    "_npy": '''
+def _npy(text):
+    # A constant array, from the base64 text of its .npy file.
+    return np.load(io.BytesIO(base64.b64decode(text)), allow_pickle=False)
+''',
+    "_abs": '''
+def _abs(x):
+    # np.abs with abs'(0) = 0 (as wengert's; JAX's is 1): x * sign(x) is |x| exactly.
+    return x * jnp.sign(x)
+''',
+    "_power": '''
+def _power(x, y):
+    # np.power; the gradient at 0 ** 0 is 0 (as wengert's; JAX's is NaN).
+    return jnp.power(jnp.where((x == 0) & (y == 0), 1, x), y)
+''',
+    "_share": '''
+def _share(x, y, ans, exp):
+    # The weight exp(x - ans) of x in ans = log(exp(x) + exp(y)), also where x is
+    # infinite and so is ans: 1, or 1/2 when y is the same infinity (as wengert's).
+    same = jnp.isinf(x) & (x == ans)
+    split = jnp.where(y == x, 0.5, 1.0)
+    return jnp.where(same, split, exp(jnp.where(same, 0.0, x) - jnp.where(same, 0.0, ans)))
+''',
+    "_logaddexp": '''
+@jax.custom_jvp
+def _logaddexp(x, y):
+    # np.logaddexp; at equal infinities the gradient splits evenly (as wengert's).
+    return jnp.logaddexp(x, y)
+
+
+@_logaddexp.defjvp
+def _logaddexp_jvp(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    ans = _logaddexp(x, y)
+    return ans, tx * _share(x, y, ans, jnp.exp) + ty * _share(y, x, ans, jnp.exp)
+''',
+    "_logaddexp2": '''
+@jax.custom_jvp
+def _logaddexp2(x, y):
+    # np.logaddexp2; at equal infinities the gradient splits evenly (as wengert's).
+    return jnp.logaddexp2(x, y)
+
+
+@_logaddexp2.defjvp
+def _logaddexp2_jvp(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    ans = _logaddexp2(x, y)
+    return ans, tx * _share(x, y, ans, jnp.exp2) + ty * _share(y, x, ans, jnp.exp2)
+''',
+    "_clip": '''
+def _clip(x, lo, hi):
+    # np.clip; the gradient goes to x inside [lo, hi], bounds included (as wengert's).
+    x, lo, hi = jnp.asarray(x), jnp.asarray(lo), jnp.asarray(hi)
+    inside = (x >= lo) & (x <= hi)
+    below = (x < lo) & (lo <= hi)
+    above = (x > hi) | (lo > hi)
+    rest = jax.lax.stop_gradient(jnp.minimum(jnp.maximum(x, lo), hi))  # NaN: no gradient
+    return jnp.where(inside, x, jnp.where(below, lo, jnp.where(above, hi, rest)))
+''',
+    "_spacing": '''
+def _spacing(x):
+    # np.spacing: a step function, no gradient (as wengert's).
+    x = jax.lax.stop_gradient(x)
+    return jnp.nextafter(x, jnp.copysign(jnp.inf, x)) - x
+''',
+    "_nextafter": '''
+@jax.custom_jvp
+def _nextafter(x, y):
+    # np.nextafter; its derivative is 1 in x and 0 in y (as wengert's; JAX has none).
+    return jnp.nextafter(x, y)
+
+
+@_nextafter.defjvp
+def _nextafter_jvp(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    return _nextafter(x, y), jnp.broadcast_to(tx, jnp.broadcast_shapes(jnp.shape(x),
+                                                                       jnp.shape(y)))
+''',
+    "_copysign": '''
+@jax.custom_jvp
+def _copysign(x, y):
+    # np.copysign; the derivative in x is -1 where the sign flips, 1 elsewhere (-0.0
+    # included), 0 in y (as wengert's).
+    return jnp.copysign(x, y)
+
+
+@_copysign.defjvp
+def _copysign_jvp(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    same = jnp.signbit(x) == jnp.signbit(y)
+    return _copysign(x, y), jnp.where(same, tx, -tx)
+''',
+    "_fmax": '''
+def _fmax(x, y):
+    # np.fmax (a NaN loses); ties split the gradient evenly (as wengert's).
+    return jnp.where(jnp.isnan(y), x, jnp.where(jnp.isnan(x), y, jnp.maximum(x, y)))
+''',
+    "_fmin": '''
+def _fmin(x, y):
+    # np.fmin (a NaN loses); ties split the gradient evenly (as wengert's).
+    return jnp.where(jnp.isnan(y), x, jnp.where(jnp.isnan(x), y, jnp.minimum(x, y)))
+''',
+    "_hypot": '''
+def _hypot(x, y):
+    # np.hypot; the gradient at (0, 0) is 0 (as wengert's).
+    zero = (x == 0) & (y == 0)
+    return jnp.where(zero, 0.0, jnp.hypot(jnp.where(zero, 1.0, x), y))
+''',
+    "_std": '''
+def _std(x, axis, ddof, keepdims):
+    # np.std; the gradient where the input is constant is 0 (as wengert's).
+    v = jnp.var(x, axis=axis, ddof=ddof, keepdims=keepdims)
+    zero = v == 0
+    return jnp.where(zero, 0.0, jnp.sqrt(jnp.where(zero, 1.0, v)))
+''',
+    "_norm2": '''
+def _norm2(x, axis, keepdims):
+    # The 2-norm (Frobenius for matrices) as np.linalg.norm; gradient 0 at 0 (as wengert's).
+    s = jnp.sum(x * x, axis=axis, keepdims=keepdims)
+    zero = s == 0
+    return jnp.where(zero, 0.0, jnp.sqrt(jnp.where(zero, 1.0, s)))
+''',
+    "_diagonal_embed": '''
+def _diagonal_embed(d, shape, offset, axis1, axis2):
+    # Zeros of `shape` with d on a diagonal of the axis1/axis2 planes.
+    a1, a2 = axis1 % len(shape), axis2 % len(shape)
+    rest = tuple(n for i, n in enumerate(shape) if i not in (a1, a2))
+    k = d.shape[-1]
+    rows = np.arange(k) + max(-offset, 0)
+    cols = np.arange(k) + max(offset, 0)
+    out = jnp.zeros(rest + (shape[a1], shape[a2]), d.dtype).at[..., rows, cols].set(d)
+    return jnp.moveaxis(out, (-2, -1), (a1, a2))
+''',
+    "_take_add": '''
+def _take_add(g, indices, shape, axis):
+    # Zeros of `shape` with g added at `indices` along `axis` (repeats add up).
+    if axis is None:
+        return jnp.zeros(math.prod(shape), g.dtype).at[indices].add(g).reshape(shape)
+    return jnp.zeros(shape, g.dtype).at[(slice(None),) * axis + (indices,)].add(g)
+''',
+    "_take_along_axis_add": '''
+def _take_along_axis_add(g, indices, shape, axis):
+    # Zeros of `shape` with g added where take_along_axis(., indices, axis) reads.
+    if axis is None:
+        return jnp.zeros(math.prod(shape), g.dtype).at[indices].add(g).reshape(shape)
+    index = []
+    for d in range(len(shape)):
+        if d == axis:
+            index.append(jnp.broadcast_to(indices, g.shape))
+        else:
+            r = np.arange(g.shape[d]) if shape[d] != 1 else np.zeros(g.shape[d], np.intp)
+            index.append(r.reshape((1,) * d + (-1,) + (1,) * (len(shape) - d - 1)))
+    return jnp.zeros(shape, g.dtype).at[tuple(index)].add(g)
+''',
+    "_setitem_last": '''
+def _setitem_last(x, v, written, slots, shape):
+    # x[index] = v for an index that repeats places: as in NumPy the last write wins
+    # (`written` marks the places written, `slots` which element of v lands there).
+    v = jnp.asarray(v, x.dtype)
+    if v.ndim > len(shape):
+        v = v.reshape(v.shape[v.ndim - len(shape):])
+    values = jnp.take(jnp.ravel(jnp.broadcast_to(v, shape)), slots)
+    return jnp.where(written, values, x)
+''',
+}
+#: Module imports a helper needs beyond jax, jnp and np.
+_HELPER_IMPORTS = {"_npy": ("base64", "io"), "_take_add": ("math",),
+                   "_take_along_axis_add": ("math",)}
+#: Helpers a helper calls.
+_HELPER_NEEDS = {"_logaddexp": ("_share",), "_logaddexp2": ("_share",)}
+#: Every module-level name the helpers define.
+_HELPER_NAMES = set(_HELPERS) | {"_logaddexp_jvp", "_logaddexp2_jvp", "_nextafter_jvp",
+                                  "_copysign_jvp"}
+
+
+class _Code:
+    """Source text standing in a parameter structure (an argument, a constant's name);
+    ``traced`` when it names a variable of the graph (not a constant)."""
+
+    __slots__ = ("text", "traced")
+
+    def __init__(self, text: str, traced: bool = False) -> None:
+        self.text = text
+        self.traced = traced
+
+
+def _float_text(v: float) -> str:
+    if math.isfinite(v):
+        return repr(v)
+    return "np.nan" if v != v else "np.inf" if v > 0 else "-np.inf"
+
+
+def _np_dtype_text(dtype: Any) -> str:
+    name = np.dtype(dtype).name
+    return f"np.{_NP_TYPES[name]}" if name in _NP_TYPES else f"np.dtype({np.dtype(dtype).str!r})"
+
+
+def _jnp_dtype_text(dtype: Any) -> str:
+    name = np.dtype(dtype).name
+    return f"jnp.{_NP_TYPES[name]}" if name in _NP_TYPES else f"np.dtype({np.dtype(dtype).str!r})"
+
+
+def _element_text(v: Any, kind: str) -> str | None:
+    """One array element as a Python literal, or None when it has none that round-trips."""
+    if kind == "b":
+        return "True" if v else "False"
+    if kind in "iu":
+        return repr(int(v))
+    if kind == "f":
+        return _float_text(float(v))
+    if kind == "c":
+        c = complex(v)
+        return repr(c) if math.isfinite(c.real) and math.isfinite(c.imag) else None
+    return None
+
+
+def _wrap(items: list[str], indent: str, width: int = 96) -> list[str]:
+    """``items`` joined by commas in lines of at most ``width`` characters."""
+    lines: list[str] = []
+    line = indent
+    for item in items:
+        piece = item + ","
+        if len(line) + len(piece) + 1 > width and line.strip():
+            lines.append(line.rstrip())
+            line = indent
+        line += piece + " "
+    if line.strip():
+        lines.append(line.rstrip())
+    return lines
+
+
+class _Module:
+    """The names, constants and helpers of the module being written."""
+
+    def __init__(self, taken: set[str]) -> None:
+        self.taken = taken  # names the function's variables use
+        self.constants: list[tuple[str, str]] = []  # (name, defining source)
+        self._by_id: dict[int, tuple[str, Any]] = {}
+        self.helpers: set[str] = set()
+        self.imports: set[str] = set()
+
+    def helper(self, name: str) -> str:
+        self.helpers.add(name)
+        self.imports.update(_HELPER_IMPORTS.get(name, ()))
+        for other in _HELPER_NEEDS.get(name, ()):
+            self.helper(other)
+        return name
+
+    def constant(self, value: np.ndarray) -> str:
+        """A module-level name for the array ``value`` (one per object)."""
+        known = self._by_id.get(id(value))
+        if known is not None:
+            return known[0]
+        name = f"_c{len(self.constants)}"
+        k = 0
+        while name in self.taken:
+            k += 1
+            name = f"_c{len(self.constants)}_{k}"
+        self.taken.add(name)
+        self._by_id[id(value)] = (name, value)  # (the value is kept alive with its id)
+        self.constants.append((name, self._array_source(name, value)))
+        return name
+
+    def _array_source(self, name: str, a: np.ndarray) -> str:
+        dtype = _np_dtype_text(a.dtype)
+        note = f"  # {a.dtype.name}{list(a.shape)}"
+        if a.dtype.kind not in "biufc":
+            raise NotExportable(f"a constant array of dtype {a.dtype} has no JAX form")
+        flat = a.reshape(-1)
+        if a.size > 1:
+            raw = np.ascontiguousarray(flat).view(np.uint8).reshape(a.size, a.dtype.itemsize)
+            text = _element_text(flat[0], a.dtype.kind)
+            if text is not None and bool((raw == raw[0]).all()):  # one value (bit for bit)
+                return f"{name} = np.full({a.shape!r}, {text}, dtype={dtype}){note}"
+        if a.size <= INLINE_LIMIT:
+            items = [_element_text(v, a.dtype.kind) for v in flat.tolist()]
+            if all(t is not None for t in items):
+                if a.ndim == 0:
+                    return f"{name} = np.array({items[0]}, dtype={dtype}){note}"
+                shape = "" if a.ndim == 1 else f".reshape({a.shape!r})"
+                body = _wrap([t for t in items if t is not None], "    ")
+                return "\n".join([f"{name} = np.array([{note}", *body,
+                                  f"], dtype={dtype}){shape}"])
+        buffer = io.BytesIO()
+        np.save(buffer, np.ascontiguousarray(a), allow_pickle=False)
+        text = base64.b64encode(buffer.getvalue()).decode("ascii")
+        self.helper("_npy")
+        chunks = [f'    "{text[i:i + 88]}"' for i in range(0, len(text), 88)]
+        return "\n".join([f"{name} = _npy({note}", *chunks, ")"])
+
+    def value(self, v: Any) -> str:
+        """Python source for a parameter or literal value (nested tuples, lists and dicts
+        written without recursion)."""
+        out: list[str] = []
+        work: list[tuple[str, Any]] = [("open", v)]
+        while work:
+            what, node = work.pop()
+            if what == "close":
+                kind, keys, n = node
+                parts = out[len(out) - n:] if n else []
+                del out[len(out) - n:]
+                if kind is dict:
+                    out.append("{" + ", ".join(f"{k}: {p}" for k, p in zip(keys, parts)) + "}")
+                elif kind is list:
+                    out.append("[" + ", ".join(parts) + "]")
+                else:
+                    out.append("(" + ", ".join(parts) + ("," if n == 1 else "") + ")")
+                continue
+            if isinstance(node, (tuple, list)) and type(node) not in (tuple, list):
+                raise NotExportable(f"a {type(node).__name__} (a namedtuple) in the program's "
+                                    "parameters or result has no JAX source form")
+            if type(node) in (tuple, list):
+                work.append(("close", (type(node), None, len(node))))
+                work.extend(("open", c) for c in reversed(node))
+            elif isinstance(node, dict):  # (an OrderedDict is written as a dict)
+                keys = [self.scalar(k) for k in node]
+                work.append(("close", (dict, keys, len(node))))
+                work.extend(("open", c) for c in reversed(list(node.values())))
+            else:
+                out.append(self.scalar(node))
+        return out[0]
+
+    def scalar(self, v: Any) -> str:
+        t = type(v)
+        if t is _Code:
+            return v.text
+        if v is None or t is bool or t is int or t is str:
+            return repr(v)
+        if t is float:
+            return _float_text(v)
+        if t is complex and math.isfinite(v.real) and math.isfinite(v.imag):
+            return repr(v)
+        if v is Ellipsis:
+            return "Ellipsis"
+        if t is slice:
+            return f"slice({self.scalar(v.start)}, {self.scalar(v.stop)}, {self.scalar(v.step)})"
+        if isinstance(v, np.dtype) or (isinstance(v, type) and issubclass(v, np.generic)):
+            return _jnp_dtype_text(v)
+        if isinstance(v, np.generic):
+            text = _element_text(v, v.dtype.kind)
+            if v.dtype.name in _NP_TYPES and text is not None:
+                if v.dtype.kind == "b":
+                    return "np.True_" if v else "np.False_"
+                return f"{_np_dtype_text(v.dtype)}({text})"
+            return f"{self.constant(np.asarray(v))}[()]"
+        if isinstance(v, np.ndarray):
+            return self.constant(v)
+        if isinstance(v, (tuple, list, dict)):
+            return self.value(v)  # (containers are written by value, which calls back here)
+        raise NotExportable(f"a parameter of type {t.__name__} has no JAX source form")
+
+    def index(self, index: Any) -> str:
+        """An index as it reads inside brackets: ``1:3, ..., None, _c0``."""
+        parts = index if type(index) is tuple else (index,)
+        texts = []
+        for part in parts:
+            if type(part) is slice:
+                bounds = ["" if b is None else repr(int(b)) for b in
+                          (part.start, part.stop, part.step)]
+                texts.append(":".join(bounds[:2]) + (f":{bounds[2]}" if bounds[2] else ""))
+            elif part is Ellipsis:
+                texts.append("...")
+            elif isinstance(part, (int, np.integer)) and not isinstance(part, (bool, np.bool_)):
+                texts.append(repr(int(part)))
+            else:
+                texts.append(self.scalar(part))
+        if type(index) is not tuple:
+            return texts[0]
+        if not texts:
+            return "()"
+        return ", ".join(texts) + ("," if len(texts) == 1 else "")
+
+
+# -- one equation ------------------------------------------------------------------------
+class _Step:
+    """What a form needs to write one equation: its inputs as source, its params (with
+    the forward's defaults), its equation and the module."""
+
+    __slots__ = ("eq", "a", "p", "m")
+
+    def __init__(self, eq: Any, a: list[str], p: dict[str, Any], m: _Module) -> None:
+        self.eq = eq
+        self.a = a
+        self.p = p
+        self.m = m
+
+    def v(self, key: str) -> str:
+        """A param as source."""
+        return self.m.value(self.p[key])
+
+    def kw(self, *keys: str) -> str:
+        """``, axis=0, keepdims=False`` for the named params."""
+        return "".join(f", {k}={self.v(k)}" for k in keys)
+
+    def shape_of(self, i: int) -> tuple[int, ...]:
+        return tuple(self.eq.ins[i].shape)
+
+    @property
+    def out(self) -> Var:
+        return self.eq.out
+
+
+def _eigh_part(part: int) -> Callable[[_Step], str]:
+    """``jnp.linalg.eigh(a)[part]`` (0: the eigenvalues, 1: the eigenvectors)."""
+
+    def form(s: _Step) -> str:
+        uplo = s.eq.params.get("uplo", "L")
+        return f"jnp.linalg.eigh({s.a[0]}, UPLO={uplo!r})[{part}]"
+
+    form.__doc__ = f"jnp.linalg.eigh(a, UPLO=uplo)[{part}]"
+    return form
+
+
+def _call_part(name: str, part: int) -> Callable[[_Step], str]:
+    """``name(a)[part]``."""
+
+    def form(s: _Step) -> str:
+        return f"{name}({s.a[0]})[{part}]"
+
+    form.__doc__ = f"{name}(a)[{part}]"
+    return form
+
+
+def _qr_completion(s: _Step) -> str:
+    """``jnp.linalg.qr(a, mode="complete")[0][..., :, n:]`` (JAX 0.10 differentiates the
+    completion as wengert does)."""
+    n = s.shape_of(0)[-1]
+    return f'jnp.linalg.qr({s.a[0]}, mode="complete")[0][..., :, {n}:]'
+
+
+def _pinv(s: _Step) -> str:
+    """``jnp.linalg.pinv(a)`` (``rtol=`` for an explicit cutoff; JAX's own default cutoff
+    is NumPy's)."""
+    hermitian = ", hermitian=True" if s.eq.params.get("hermitian") else ""
+    if s.eq.params.get("rcond") is None:
+        return f"jnp.linalg.pinv({s.a[0]}{hermitian})"
+    return f"jnp.linalg.pinv({s.a[0]}, rtol={s.v('rcond')}{hermitian})"
+
+
+def _svd_part(part: int | None) -> Callable[[_Step], str]:
+    """``jnp.linalg.svd(a, full_matrices=False)[part]`` (0: U, 2: Vh; ``None``: the
+    singular values, ``compute_uv=False``)."""
+    text = ("jnp.linalg.svd({}, compute_uv=False)" if part is None
+            else "jnp.linalg.svd({}, full_matrices=False)[" + str(part) + "]")
+
+    def form(s: _Step) -> str:
+        return text.format(s.a[0])
+
+    form.__doc__ = text.format("a")
+    return form
+
+
+def _eig_part(part: int) -> Callable[[_Step], str]:
+    """``jax.lax.linalg.eig(a)[part]`` with eigenvector derivatives on (JAX's opt-in; its
+    eigenvectors' derivatives fix the norm but not NumPy's phase, so they agree with
+    wengert's for phase-invariant functions), its real part where NumPy's result is
+    real (a real matrix with real eigenvalues; JAX's is always complex)."""
+
+    def form(s: _Step) -> str:
+        text = (f"jax.lax.linalg.eig({s.a[0]}, compute_left_eigenvectors=False, "
+                f"enable_eigvec_derivs=True)[{part}]")
+        return f"jnp.real({text})" if s.eq.out.dtype.kind == "f" else text
+
+    form.__doc__ = f"jax.lax.linalg.eig(a, ...)[{part}]"
+    return form
+
+
+def _call(name: str, *keys: str) -> Callable[[_Step], str]:
+    """``name(inputs..., key=param, ...)``."""
+
+    def form(s: _Step) -> str:
+        return f"{name}({', '.join(s.a)}{s.kw(*keys)})"
+
+    form.__doc__ = f"{name}(...{''.join(', ' + k + '=' for k in keys)})"
+    return form
+
+
+def _helper(name: str, *keys: str) -> Callable[[_Step], str]:
+    """A helper of the module, ``name(inputs..., key=param, ...)``."""
+
+    def form(s: _Step) -> str:
+        s.m.helper(name)
+        return f"{name}({', '.join(s.a)}{s.kw(*keys)})"
+
+    form.__doc__ = f"{name}(...) (a helper of the exported module)"
+    return form
+
+
+def _part(name: str, k: int) -> Callable[[_Step], str]:
+    """``name(x)[k]``: one result of a function with two."""
+
+    def form(s: _Step) -> str:
+        return f"{name}({s.a[0]})[{k}]"
+
+    form.__doc__ = f"{name}(...)[{k}]"
+    return form
+
+
+def _sigmoid(s: _Step) -> str:
+    """0.5 * (tanh(0.5 x) + 1), wengert's formula (exactly 0 far left, as wengert's)."""
+    return f"0.5 * (jnp.tanh(0.5 * jnp.asarray({s.a[0]})) + 1.0)"
+
+
+def _astype(s: _Step) -> str:
+    return f"jnp.asarray({s.a[0]}).astype({s.v('dtype')})"
+
+
+def _sum_to(s: _Step) -> str:
+    """The sum over the broadcast axes, written with the static axes."""
+    xs, shape = s.shape_of(0), tuple(s.p["shape"])
+    lead = len(xs) - len(shape)
+    axes = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape)
+                                      if n == 1 and xs[i + lead] != 1)
+    x = f"jnp.sum({s.a[0]}, axis={axes!r}, keepdims=True)" if axes else s.a[0]
+    return f"jnp.reshape({x}, {shape!r})"
+
+
+def _getitem(s: _Step) -> str:
+    return f"{_subject(s)}[{s.m.index(s.p['index'])}]"
+
+
+def _subject(s: _Step) -> str:
+    """Input 0 as an expression that can be indexed (a literal becomes a JAX array)."""
+    return s.a[0] if type(s.eq.ins[0]) is Var else f"jnp.asarray({s.a[0]})"
+
+
+def _scatter_add(s: _Step) -> str:
+    index = s.m.index(s.p["index"])
+    shape = tuple(s.p["shape"])
+    return f"jnp.zeros({shape!r}, {_jnp_dtype_text(s.out.dtype)}).at[{index}].add({s.a[0]})"
+
+
+def _setitem(s: _Step) -> str:
+    index = s.p["index"]
+    xshape = s.shape_of(0)
+    slots = np.full(xshape, -1, dtype=np.intp)
+    target = slots[index].shape
+    ids = np.arange(int(np.prod(target, dtype=np.int64)), dtype=np.intp).reshape(target)
+    slots[index] = ids
+    kept = slots[index] == ids
+    if not kept.all():  # a repeated integer index: the last write wins
+        s.m.helper("_setitem_last")
+        written = s.m.constant(slots >= 0)
+        where = s.m.constant(np.maximum(slots, 0))
+        return f"_setitem_last({_subject(s)}, {s.a[1]}, {written}, {where}, {target!r})"
+    v = s.a[1]
+    vshape = s.shape_of(1)
+    if len(vshape) > len(target):  # NumPy accepts leading unit axes on the value
+        v = f"jnp.reshape({v}, {vshape[len(vshape) - len(target):]!r})"
+    return f"{_subject(s)}.at[{s.m.index(index)}].set({v})"
+
+
+def _take(s: _Step) -> str:
+    """np.take with the indices made non-negative when they are a constant."""
+    x, idx = s.a
+    lit = s.eq.ins[1]
+    axis = s.p["axis"]
+    if type(lit) is Literal and isinstance(lit.value, np.ndarray | np.integer | int):
+        n = int(np.prod(s.shape_of(0), dtype=np.int64)) if axis is None else \
+            s.shape_of(0)[axis]
+        value = np.asarray(lit.value)
+        if n and (value < 0).any():
+            idx = s.m.value(np.asarray(value % n, dtype=value.dtype))
+    return f"jnp.take({x}, {idx}, axis={s.v('axis')})"
+
+
+def _repeat(s: _Step) -> str:
+    repeats = s.p["repeats"]
+    axis = s.p["axis"]
+    if isinstance(repeats, int):
+        return f"jnp.repeat({s.a[0]}, {repeats!r}, axis={axis!r})"
+    return (f"jnp.repeat({s.a[0]}, np.array({list(repeats)!r}), axis={axis!r}, "
+            f"total_repeat_length={sum(repeats)})")
+
+
+def _pad(s: _Step) -> str:
+    return (f"jnp.pad({s.a[0]}, {s.v('pad_width')}, mode='constant', "
+            f"constant_values={s.v('constant_values')})")
+
+
+def _tri(name: str) -> Callable[[_Step], str]:
+    def form(s: _Step) -> str:
+        shape = s.shape_of(0)
+        x = s.a[0]
+        if len(shape) < 2:  # NumPy broadcasts a vector to a square matrix
+            n = shape[0] if shape else 1
+            x = f"jnp.broadcast_to({x}, {(n, n)!r})"
+        return f"jnp.{name}({x}, k={s.v('k')})"
+
+    form.__doc__ = f"jnp.{name}(x, k) (a vector is broadcast to a square first, as NumPy does)"
+    return form
+
+
+def _variadic(name: str) -> Callable[[_Step], str]:
+    def form(s: _Step) -> str:
+        return f"{name}([{', '.join(s.a)}]{s.kw('axis')})"
+
+    form.__doc__ = f"{name}([...], axis=)"
+    return form
+
+
+def _std(s: _Step) -> str:
+    s.m.helper("_std")
+    return f"_std({s.a[0]}{s.kw('axis', 'ddof', 'keepdims')})"
+
+
+def _logsumexp(s: _Step) -> str:
+    s.m.imports.add("jax.scipy.special")
+    return f"jax.scipy.special.logsumexp({s.a[0]}{s.kw('axis', 'keepdims')})"
+
+
+def _norm(s: _Step) -> str:
+    """The 2-norms through a helper (gradient 0 at 0, as wengert's), the others with
+    ``jnp.linalg.norm``."""
+    ord_, axis = s.p["ord"], s.p["axis"]
+    nd = len(s.shape_of(0))
+    matrix = (isinstance(axis, tuple) and len(axis) == 2) or (axis is None and ord_ is not None
+                                                                and nd == 2)
+    two = ord_ is None or ord_ == "fro" or (ord_ == 2 and not matrix)
+    real = s.eq.ins[0].dtype.kind in "fiub"
+    if two and real:
+        s.m.helper("_norm2")
+        return f"_norm2({s.a[0]}{s.kw('axis', 'keepdims')})"
+    x = s.a[0]
+    if real and s.eq.ins[0].dtype.kind == "f" and not (matrix and ord_ in (2, -2, "nuc")):
+        x = f"{s.m.helper('_abs')}({x})"  # these norms read |x| only: abs'(0) = 0 as wengert's
+    return f"jnp.linalg.norm({x}{s.kw('ord', 'axis', 'keepdims')})"
+
+
+def _einsum(s: _Step) -> str:
+    """``jnp.einsum(subscripts, a, b)``; a one-operand einsum's ``1.0`` is left out."""
+    subscripts = s.p["subscripts"]
+    lhs, out = subscripts.split("->")
+    terms = lhs.split(",")
+    b = s.eq.ins[1]
+    if terms[1] == "" and type(b) is Literal and type(b.value) is float and b.value == 1.0:
+        return f"jnp.einsum({terms[0] + '->' + out!r}, {s.a[0]})"
+    return f"jnp.einsum({subscripts!r}, {s.a[0]}, {s.a[1]})"
+
+
+def _slogdet(s: _Step) -> str:
+    return f"jnp.linalg.slogdet({s.a[0]})[1]"
+
+
+def _diagonal_embed(s: _Step) -> str:
+    s.m.helper("_diagonal_embed")
+    return f"_diagonal_embed({s.a[0]}{s.kw('shape', 'offset', 'axis1', 'axis2')})"
+
+
+def _index_helper(name: str) -> Callable[[_Step], str]:
+    def form(s: _Step) -> str:
+        s.m.helper(name)
+        axis = s.p["axis"]
+        if axis is not None:
+            axis %= max(len(s.p["shape"]), 1)
+        return f"{name}({s.a[0]}, {s.a[1]}, shape={tuple(s.p['shape'])!r}, axis={axis!r})"
+
+    form.__doc__ = f"{name}(g, indices, shape, axis) (a helper of the exported module)"
+    return form
+
+
+def _abs(s: _Step) -> str:
+    """``_abs(x)`` (abs'(0) = 0) for real floats, ``jnp.abs`` otherwise."""
+    if s.eq.ins[0].dtype.kind == "f":
+        return f"{s.m.helper('_abs')}({s.a[0]})"
+    return f"jnp.abs({s.a[0]})"
+
+
+def _power(s: _Step) -> str:
+    """``jnp.power`` for a nonzero number as exponent, else ``_power`` (0 ** 0 has
+    gradient 0, as wengert's)."""
+    y = s.eq.ins[1]
+    if type(y) is Literal and type(y.value) in (int, float) and y.value != 0:
+        return f"jnp.power({s.a[0]}, {s.a[1]})"
+    return f"{s.m.helper('_power')}({s.a[0]}, {s.a[1]})"
+
+
+_UNARY = ("negative", "positive", "sign", "exp", "exp2", "expm1", "log", "log2", "log10",
+          "log1p", "sqrt", "cbrt", "square", "reciprocal", "sin", "cos", "tan", "arcsin",
+          "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh",
+          "deg2rad", "rad2deg", "sinc", "floor", "ceil", "rint", "trunc", "copy", "real",
+          "imag", "conjugate")
+_BINARY = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "arctan2", "mod",
+           "floor_divide", "heaviside", "fmod", "ldexp")
+
+_FORMS: dict[str, Callable[[_Step], str]] = {
+    **{name: _call(f"jnp.{name}") for name in _UNARY + _BINARY},
+    # broadcasting and summation
+    "sum": _call("jnp.sum", "axis", "keepdims"),
+    "broadcast_to": _call("jnp.broadcast_to", "shape"),
+    "sum_to": _sum_to,
+    "reshape_to": _call("jnp.reshape", "shape"),
+    # elementwise with a parameter, or a convention of wengert's
+    "abs": _abs,
+    "power": _power,
+    "logaddexp": _helper("_logaddexp"),
+    "logaddexp2": _helper("_logaddexp2"),
+    "round": _call("jnp.round", "decimals"),
+    "relu": _call("jax.nn.relu"),
+    "sigmoid": _sigmoid,
+    "astype": _astype,
+    "angle": _call("jnp.angle", "deg"),
+    "eig_values": _eig_part(0),
+    "fftn": _call("jnp.fft.fftn", "s", "axes", "norm"),
+    "ifftn": _call("jnp.fft.ifftn", "s", "axes", "norm"),
+    "rfft": _call("jnp.fft.rfft", "n", "axis", "norm"),
+    "irfft": _call("jnp.fft.irfft", "n", "axis", "norm"),
+    "fmax": _helper("_fmax"),
+    "i0": _call("jnp.i0"),
+    "slogdet_sign": _part("jnp.linalg.slogdet", 0),
+    "bessel_i1": _call("jax.scipy.special.i1"),
+    "spacing": _helper("_spacing"),
+    "nextafter": _helper("_nextafter"),
+    "copysign": _helper("_copysign"),
+    "fraction": _part("jnp.modf", 0),
+    "frexp_exponent": _part("jnp.frexp", 1),
+    "fmin": _helper("_fmin"),
+    "hypot": _helper("_hypot"),
+    "clip": _helper("_clip"),
+    "where": _call("jnp.where"),
+    # indexing
+    "getitem": _getitem,
+    "scatter_add": _scatter_add,
+    "setitem": _setitem,
+    # shapes
+    "reshape": _call("jnp.reshape", "shape"),
+    "transpose": _call("jnp.transpose", "axes"),
+    "swapaxes": _call("jnp.swapaxes", "axis1", "axis2"),
+    "moveaxis": _call("jnp.moveaxis", "source", "destination"),
+    "expand_dims": _call("jnp.expand_dims", "axis"),
+    "squeeze": _call("jnp.squeeze", "axis"),
+    "flip": _call("jnp.flip", "axis"),
+    "roll": _call("jnp.roll", "shift", "axis"),
+    "tile": _call("jnp.tile", "reps"),
+    "repeat": _repeat,
+    "pad": _pad,
+    "diagonal": _call("jnp.diagonal", "offset", "axis1", "axis2"),
+    "diagonal_embed": _diagonal_embed,
+    "triu": _tri("triu"),
+    "tril": _tri("tril"),
+    "take": _take,
+    "take_add": _index_helper("_take_add"),
+    "take_along_axis": _call("jnp.take_along_axis", "axis"),
+    "take_along_axis_add": _index_helper("_take_along_axis_add"),
+    "sort": _call("jnp.sort", "axis"),
+    "concatenate": _variadic("jnp.concatenate"),
+    "stack": _variadic("jnp.stack"),
+    # reductions and scans
+    "mean": _call("jnp.mean", "axis", "keepdims"),
+    "prod": _call("jnp.prod", "axis", "keepdims"),
+    "cumsum": _call("jnp.cumsum", "axis"),
+    "cumprod": _call("jnp.cumprod", "axis"),
+    "max": _call("jnp.max", "axis", "keepdims"),
+    "min": _call("jnp.min", "axis", "keepdims"),
+    "var": _call("jnp.var", "axis", "ddof", "keepdims"),
+    "std": _std,
+    "logsumexp": _logsumexp,
+    "norm": _norm,
+    "trace": _call("jnp.trace", "offset", "axis1", "axis2"),
+    # linear algebra
+    "matmul": _call("jnp.matmul"),
+    "tensordot": _call("jnp.tensordot", "axes"),
+    "dot": _call("jnp.dot"),
+    "inner": _call("jnp.inner"),
+    "outer": _call("jnp.outer"),
+    "kron": _call("jnp.kron"),
+    "einsum": _einsum,
+    "inv": _call("jnp.linalg.inv"),
+    "det": _call("jnp.linalg.det"),
+    "slogdet": _slogdet,
+    "solve": _call("jnp.linalg.solve"),
+    # (its input is Hermitian, the triangle NumPy reads mirrored: JAX symmetrises it again)
+    "cholesky": _call("jnp.linalg.cholesky", "upper"),
+    "eigh_values": _eigh_part(0),  # jnp.linalg.eigh symmetrises its input, as wengert's
+    "eigh_vectors": _eigh_part(1),
+    "pinv": _pinv,
+    "qr_q": _call_part("jnp.linalg.qr", 0),
+    "qr_r": _call_part("jnp.linalg.qr", 1),
+    "qr_completion": _qr_completion,
+    "svd_values": _svd_part(None),
+    "svd_u": _svd_part(0),
+    "svd_vt": _svd_part(2),
+}
+#: Registry op name -> the function that writes it in ``jax.numpy`` (its docstring says how).
+JAX_FORMS: Mapping[str, Callable[[_Step], str]] = MappingProxyType(_FORMS)
+#: Primitives with no faithful JAX form, and why.
+REFUSED_FORMS = {
+    "eig_vectors": "JAX's eigenvectors of a non-symmetric matrix differ from NumPy's by a "
+                   "phase per column (NumPy's LAPACK makes the largest entry real with "
+                   "either sign), and so do their derivatives",
+}
+
+_PHASE = ("JAX's derivatives of complex eigenvectors (singular vectors) leave out the phase "
+          "term that makes wengert's those of NumPy's own vectors, so they differ on "
+          "phase-dependent functions")
+#: Primitives with no faithful JAX form for complex values, and why.
+COMPLEX_REFUSED_FORMS = {"eigh_vectors": _PHASE, "svd_u": _PHASE, "svd_vt": _PHASE}
+
+#: Inputs that are indices or conditions: never cast to the output's dtype.
+_NOT_CAST = {"where": (0,), "take": (1,), "take_add": (1,), "take_along_axis": (1,),
+             "take_along_axis_add": (1,), "rfft": (0,),  # (rfft: a real signal, complex out)
+             "ldexp": (1,), "frexp_exponent": (0,)}  # (integer exponents; a float in)
+
+_DEFAULTS: dict[str, dict[str, Any]] = {}
+
+
+def _params(op: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """The equation's params over the keyword defaults of the op's forward."""
+    defaults = _DEFAULTS.get(op.name)
+    if defaults is None:
+        try:
+            sig = inspect.signature(op.impl)
+            defaults = {p.name: p.default for p in sig.parameters.values()
+                        if p.default is not inspect.Parameter.empty}
+        except (TypeError, ValueError):
+            defaults = {}
+        _DEFAULTS[op.name] = defaults
+    return {**defaults, **params}
+
+
+# -- recorded NumPy calls -------------------------------------------------------------------
+#: Ufuncs without a gradient whose ``jax.numpy`` namesake has the same semantics.
+_UFUNCS = {np.greater, np.greater_equal, np.less, np.less_equal, np.equal, np.not_equal,
+           np.logical_and, np.logical_or, np.logical_xor, np.logical_not, np.isnan, np.isinf,
+           np.isfinite, np.signbit, np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert,
+           np.left_shift, np.right_shift, np.gcd, np.lcm, np.bitwise_count}
+_LIKE_DEFAULTS = {"order": "K", "subok": True, "device": None}
+#: NumPy function -> (its array parameters, the keyword parameters passed on, the ones
+#: allowed only at their default).
+_FUNCTIONS: dict[Any, tuple[tuple[str, ...], tuple[str, ...], dict[str, Any]]] = {
+    np.argmax: (("a",), ("axis", "keepdims"), {"out": None}),
+    np.argmin: (("a",), ("axis", "keepdims"), {"out": None}),
+    np.argsort: (("a",), ("axis",), {"order": None}),
+    np.any: (("a",), ("axis", "keepdims"), {"out": None, "where": True}),
+    np.all: (("a",), ("axis", "keepdims"), {"out": None, "where": True}),
+    np.count_nonzero: (("a",), ("axis", "keepdims"), {}),
+    np.isclose: (("a", "b"), ("rtol", "atol", "equal_nan"), {}),
+    np.allclose: (("a", "b"), ("rtol", "atol", "equal_nan"), {}),
+    np.array_equal: (("a1", "a2"), ("equal_nan",), {}),
+    np.array_equiv: (("a1", "a2"), (), {}),
+    np.searchsorted: (("a", "v"), ("side", "sorter"), {}),
+    np.digitize: (("x", "bins"), ("right",), {}),
+    np.iscomplex: (("x",), (), {}),
+    np.isreal: (("x",), (), {}),
+    np.isneginf: (("x",), (), {"out": None}),
+    np.isposinf: (("x",), (), {"out": None}),
+    np.nanargmax: (("a",), ("axis", "keepdims"), {"out": None}),
+    np.nanargmin: (("a",), ("axis", "keepdims"), {"out": None}),
+    # (memory order and subclasses do not change values; np.empty_like's unspecified
+    # values are jnp.empty_like's zeros, as wengert's fold_constants gives)
+    np.zeros_like: (("a",), ("dtype", "shape"), _LIKE_DEFAULTS),
+    np.ones_like: (("a",), ("dtype", "shape"), _LIKE_DEFAULTS),
+    np.empty_like: (("prototype",), ("dtype", "shape"), _LIKE_DEFAULTS),
+    np.full_like: (("a", "fill_value"), ("dtype", "shape"), _LIKE_DEFAULTS),
+    np.histogram_bin_edges: (("a",), ("bins", "range", "weights"), {}),
+    np.choose: (("a", "choices"), ("mode",), {"out": None}),
+    np.compress: (("condition", "a"), ("axis",), {"out": None}),
+    np.extract: (("condition", "arr"), (), {}),
+    np.geomspace: (("start", "stop"), ("num", "endpoint", "dtype", "axis"), {}),
+    np.isin: (("element", "test_elements"), ("assume_unique", "invert"), {"kind": None}),
+    np.ix_: (("args",), (), {}),
+    np.packbits: (("a",), ("axis", "bitorder"), {}),
+    np.unpackbits: (("a",), ("axis", "count", "bitorder"), {}),
+    np.polyadd: (("a1", "a2"), (), {}),
+    np.polysub: (("a1", "a2"), (), {}),
+    np.linalg.matrix_rank: (("A",), ("tol", "hermitian", "rtol"), {}),
+    np.astype: (("x",), ("dtype",), {"copy": True, "device": None}),
+}
+#: Calls whose arguments are not promoted to a common dtype (indices, conditions, a fill
+#: value cast to the prototype's dtype).
+_NOT_PROMOTED = {np.choose, np.compress, np.extract, np.ix_, np.full_like, np.zeros_like,
+                 np.ones_like, np.empty_like}
+#: Arguments that must be constants of the graph for the result's shape to be static
+#: (``np.compress(mask, x)`` with a traced ``mask`` has a shape that depends on it).
+_CONSTANT_ARGUMENTS = {np.compress: "condition", np.extract: "condition"}
+#: Recorded NumPy calls that the export refuses, and why.
+_REFUSED = {
+    "nonzero": "its output's shape depends on the values, which JAX's static shapes cannot "
+               "follow; use np.where(mask, x, 0) or a masked sum instead",
+    "flatnonzero": "its output's shape depends on the values (see nonzero)",
+    "argwhere": "its output's shape depends on the values (see nonzero)",
+    "sort_complex": "it has no JAX form with NumPy's ordering of complex numbers",
+    "argpartition": "JAX orders the entries inside the two parts differently from NumPy, so "
+                    "the exported values would not be wengert's; use np.sort (or np.argsort) "
+                    "where the order matters",
+    "intersect1d": "its output's shape depends on the values (see nonzero)",
+    "union1d": "its output's shape depends on the values (see nonzero)",
+    "setdiff1d": "its output's shape depends on the values (see nonzero)",
+    "setxor1d": "its output's shape depends on the values (see nonzero)",
+    "polydiv": "NumPy trims the remainder's leading zeros, so its shape depends on the "
+               "values; use np.polysub and np.convolve where the degrees are known",
+    "polymul": "NumPy trims the factors' leading zeros, so its shape depends on the values; "
+               "use np.convolve, the same product without the trimming",
+}
+#: NumPy function names the export writes with ``jax.numpy`` when a graph records a call.
+JAX_CALLS = tuple(sorted({f.__name__ for f in _UFUNCS} | {f.__name__ for f in _FUNCTIONS}))
+#: Recorded NumPy calls refused by name, with the reason.
+REFUSED_CALLS: Mapping[str, str] = MappingProxyType(_REFUSED)
+
+
+def _array_arg(value: Any, m: _Module) -> str:
+    """An array argument of a call as source (a list or tuple becomes an array: JAX
+    functions take no lists)."""
+    text = m.value(value)
+    return f"jnp.asarray({text})" if isinstance(value, list | tuple) else text
+
+
+def _call_source(eq: Any, args: list[str], m: _Module) -> str:
+    """A recorded NumPy call (``np.greater(x, 0)``) as ``jax.numpy`` source."""
+    impl = eq.op.impl
+    func = impl.func
+    name = getattr(func, "__name__", repr(func))
+    label = f"np.{name}" if getattr(np, name, None) is func else name
+    if name in _REFUSED and getattr(np, name, None) is func:
+        raise NotExportable(f"equation {eq.out.name} = {label}(...) cannot be exported to JAX: "
+                            f"{_REFUSED[name]}.")
+    if impl.part is not None and func is not np.ix_:
+        raise NotExportable(f"equation {eq.out.name} takes part {impl.part} of {label}'s "
+                            "result, whose shape depends on the values: no JAX form.")
+    leaves = list(impl.fixed)
+    for k, text, v in zip(impl.positions, args, eq.ins):
+        leaves[k] = _Code(text, type(v) is Var)
+    call_args, call_kwargs = unflatten(impl.spec, leaves)
+    if name == "stop_gradient" and getattr(func, "__module__", "").startswith("wengert"):
+        return f"jax.lax.stop_gradient({args[0]})"  # wg.stop_gradient: the same cut
+    if func in _UFUNCS:
+        if call_kwargs:
+            raise NotExportable(f"equation {eq.out.name} = {label}(...) passes "
+                                f"{sorted(call_kwargs)}: only plain calls of a ufunc export")
+        return f"jnp.{name}({', '.join(_array_arg(a, m) for a in call_args)})"
+    spec = _FUNCTIONS.get(func)
+    if spec is None:
+        raise NotExportable(
+            f"equation {eq.out.name} = {label}(...) (a NumPy call recorded without a gradient "
+            f"rule) has no JAX form in wengert's export; the calls it writes are listed in "
+            f"wengert.graph.backends.export.JAX_CALLS."
+        )
+    arrays, passed, fixed_only = spec
+    bound = inspect.signature(func).bind(*call_args, **call_kwargs).arguments
+    constant = _CONSTANT_ARGUMENTS.get(func)
+    if constant is not None and any(c.traced for c in flatten(bound.get(constant))[0]
+                                    if type(c) is _Code):
+        raise NotExportable(f"equation {eq.out.name} = {label}(...) has a traced {constant}: "
+                            "its output's shape depends on the values (see nonzero); use "
+                            "np.where(mask, x, 0) instead.")
+    if func is np.astype:  # (its dtype is positional only in JAX)
+        return f"jnp.astype({_array_arg(bound['x'], m)}, {m.value(bound['dtype'])})"
+    if func is np.ix_:  # (its arrays are positional: *args)
+        parts = [_array_arg(a, m) for a in bound["args"]]
+        return f"jnp.ix_({', '.join(parts)})[{impl.part}]"
+    parts = [_array_arg(bound[a], m) for a in arrays if a in bound]
+    if constant is not None:  # the number selected, known from the constant: a static shape
+        axis = bound.get("axis")
+        parts.append(f"size={eq.out.shape[0 if axis is None else axis]}")
+    if func is np.choose and bound.get("mode", "raise") == "raise":
+        bound["mode"] = "clip"  # (JAX cannot raise: the same values wherever NumPy does not)
+    for key, value in bound.items():
+        if key in arrays:
+            continue
+        if key == "bins" and isinstance(value, str):
+            raise NotExportable(f"equation {eq.out.name} = {label}(..., bins={value!r}): JAX "
+                                "takes a number of bins or their edges only")
+        if key in passed:
+            parts.append(f"{key}={m.value(value)}")
+        elif key in ("kind", "stable") and func is np.argsort:
+            continue  # JAX's argsort is stable: one of the orders every NumPy kind allows
+        elif key in fixed_only and (value is fixed_only[key] or (
+                type(value) in (bool, int, float, str) and value == fixed_only[key])):
+            continue
+        else:
+            raise NotExportable(f"equation {eq.out.name} = {label}(..., {key}=...) has no "
+                                "JAX form in wengert's export")
+    where = "jnp.linalg" if getattr(np.linalg, name, None) is func else "jnp"
+    return f"{where}.{name}({', '.join(parts)})"
+
+
+# -- the whole program ---------------------------------------------------------------------
+_RESERVED = {"jax", "jnp", "np", "math", "io", "base64", "slice", "Ellipsis", "None", "True",
+             "False"} | _HELPER_NAMES
+
+
+def _identifier(name: str) -> bool:
+    return bool(_IDENT.fullmatch(name)) and not keyword.iskeyword(name)
+
+
+def _leaf_paths(spec: Any) -> list[tuple[str, str]]:
+    """For each leaf of a pytree spec, in order: how to read it from the argument
+    (``["w"][0]``) and the suffix the tracer gave its name (``_w_0``)."""
+    out: list[tuple[str, str]] = []
+    stack: list[tuple[Any, str, str]] = [(spec, "", "")]
+    while stack:
+        node, access, suffix = stack.pop()
+        if node == "leaf":
+            out.append((access, suffix))
+            continue
+        kind, keys, children = node
+        if kind is type(None):
+            continue
+        if issubclass(kind, dict):
+            for key, child in reversed(list(zip(keys, children))):
+                if type(key) not in (str, int, float, bool):
+                    raise NotExportable(f"an argument has a dict key of type "
+                                        f"{type(key).__name__}, which source cannot name")
+                stack.append((child, f"{access}[{key!r}]", f"{suffix}_{key}"))
+        else:
+            for i in range(len(children) - 1, -1, -1):
+                label = keys[i] if keys else i
+                stack.append((children[i], f"{access}[{i}]", f"{suffix}_{label}"))
+    return out
+
+
+class _Writer:
+    """Writes one graph as a JAX module."""
+
+    def __init__(self, graph: Any) -> None:
+        self.graph = graph
+        self.names: dict[int, str] = {}
+        taken: set[str] = set(_RESERVED)
+        for v in list(graph.inputs) + [eq.out for eq in graph.equations]:
+            name = v.name if _identifier(v.name) else "v"
+            base, k = name, 0
+            while name in taken:
+                k += 1
+                name = f"{base}_{k}"
+            taken.add(name)
+            self.names[id(v)] = name
+        self.m = _Module(taken)
+        fname = graph.name if _identifier(graph.name) else "f"
+        while fname in taken:
+            fname += "_"
+        self.function_name = fname
+        taken.add(fname)
+
+    def arg(self, v: Any) -> str:
+        if type(v) is Var:
+            return self.names[id(v)]
+        return self.m.scalar(v.value)
+
+    def _cast(self, v: Any, text: str, dtype: np.dtype) -> str:
+        """``text`` cast to ``dtype`` where NumPy would have cast it (JAX may promote
+        differently: int64 with float32 is float32 there)."""
+        if type(v) is Var:
+            have = v.dtype
+        elif isinstance(v.value, np.ndarray | np.generic):
+            have = v.value.dtype
+        else:
+            return text  # Python numbers are weak in both
+        if have == dtype or not np.can_cast(have, dtype, "safe"):
+            return text
+        return f"jnp.asarray({text}, dtype={_jnp_dtype_text(dtype)})"
+
+    def line(self, eq: Any) -> str:
+        op = eq.op
+        args = [self.arg(v) for v in eq.ins]
+        if is_recorded_call(op) and op.impl.replay:
+            raise NotExportable(
+                f"equation {eq.out.name} calls {op.impl.__name__}, a wg.custom_vjp or "
+                "wg.custom_jvp function: its body and its rule are Python code the graph "
+                "does not hold, so it has no JAX form. Write it with jax.custom_vjp / "
+                "jax.custom_jvp, or trace the function without the custom rule."
+            )
+        if is_recorded_call(op):
+            dtypes = [v.dtype if type(v) is Var else v.value.dtype for v in eq.ins
+                      if type(v) is Var or isinstance(v.value, np.ndarray | np.generic)]
+            if len(set(dtypes)) > 1 and op.impl.func not in _NOT_PROMOTED:  # NumPy's, not JAX's
+                common = np.result_type(*dtypes)
+                args = [self._cast(v, a, common) for v, a in zip(eq.ins, args)]
+            text = _call_source(eq, args, self.m)
+            if eq.out.dtype.kind in "iu":  # JAX's index dtype may differ (searchsorted: int32)
+                text = f"jnp.asarray({text}, dtype={_jnp_dtype_text(eq.out.dtype)})"
+            return text
+        form = _FORMS.get(op.name)
+        if op.name in REFUSED_FORMS and REGISTRY[op.name] is op:
+            raise NotExportable(
+                f"equation {eq.out.name} applies {op.name}, which has no JAX form: "
+                f"{REFUSED_FORMS[op.name]}. Export a phase-invariant function of it computed "
+                "outside the graph, or only the eigenvalues."
+            )
+        if (op.name in COMPLEX_REFUSED_FORMS and REGISTRY[op.name] is op
+                and eq.out.dtype.kind == "c"):
+            raise NotExportable(
+                f"equation {eq.out.name} applies {op.name} to a complex matrix: "
+                f"{COMPLEX_REFUSED_FORMS[op.name]}. Export a phase-invariant function of it "
+                "computed outside the graph, or only the real or the singular values."
+            )
+        if form is None or op.name not in REGISTRY or REGISTRY[op.name] is not op:
+            raise NotExportable(
+                f"equation {eq.out.name} applies op {op.name!r}, which is not one of wengert's "
+                "primitives (a custom_vjp / custom_jvp rule, or a kernel made by a pass such "
+                "as fuse): its NumPy forward has no JAX form. Export the graph before that "
+                "pass, or trace the function without the custom rule."
+            )
+        if op.name != "astype":
+            keep = _NOT_CAST.get(op.name, ())
+            args = [a if i in keep else self._cast(v, a, eq.out.dtype)
+                    for i, (v, a) in enumerate(zip(eq.ins, args))]
+        return form(_Step(eq, args, _params(op, eq.params), self.m))
+
+    def comment(self, eq: Any, previous: Any) -> str:
+        text = f"# {eq.op.name}"
+        if is_recorded_call(eq.op):
+            text += " (no derivative)"
+        src = eq.source
+        if src is not None and getattr(src, "text", None) and src != previous:
+            text += f"  (line {src.lineno}: {src.text})"
+        return text
+
+    def needs_x64(self) -> bool:
+        g = self.graph
+        for v in list(g.inputs) + [eq.out for eq in g.equations]:
+            if v.dtype.itemsize >= 8 and v.dtype.kind in "fciu":
+                return True
+        return False
+
+    def prologue(self) -> tuple[list[str], list[str]]:
+        """The function's parameters, and the lines that read the inputs from them."""
+        g = self.graph
+        tree = g.in_tree
+        children = tree[2] if tree != "leaf" and tree[0] is tuple else [tree]
+        inputs = list(g.inputs)
+        params: list[str] = []
+        lines: list[str] = []
+        k = 0
+        taken = self.m.taken
+        for i, child in enumerate(children):
+            paths = _leaf_paths(child)
+            mine = inputs[k:k + len(paths)]
+            k += len(paths)
+            if child == "leaf":
+                name = self.names[id(mine[0])]
+                params.append(name)
+                lines.append(f"{name} = jnp.asarray({name})")
+                continue
+            arg = f"arg{i}"
+            if paths:
+                first = mine[0].name
+                suffix = paths[0][1]
+                if first.endswith(suffix) and _identifier(first[: len(first) - len(suffix)]):
+                    arg = first[: len(first) - len(suffix)]
+            base, n = arg, 0
+            while arg in taken or arg in params:
+                n += 1
+                arg = f"{base}_{n}"
+            taken.add(arg)
+            params.append(arg)
+            for v, (access, _) in zip(mine, paths):
+                lines.append(f"{self.names[id(v)]} = jnp.asarray({arg}{access})")
+        return params, lines
+
+    def result(self) -> str:
+        g = self.graph
+        texts = []
+        for v in g.outputs:
+            if type(v) is Var:
+                texts.append(self.names[id(v)])
+            elif isinstance(v.value, np.ndarray):
+                texts.append(f"jnp.asarray({self.m.constant(v.value)})")
+            else:
+                texts.append(self.m.scalar(v.value))
+        if g.out_tree == "leaf":
+            return texts[0]
+        return self.m.value(unflatten(g.out_tree, [_Code(t) for t in texts]))
+
+    def source(self) -> str:
+        g = self.graph
+        # (a guard on the shape of a NumPy call's result is that call's: it is exported, or
+        # refused by name, as the call is)
+        guards = [gd for gd in g.guards if gd.how != "shape"]
+        if guards:
+            shown = "; ".join(f"{gd.how}({gd.var.name}) at {gd.where()}" for gd in guards[:3])
+            more = f" and {len(guards) - 3} more" if len(guards) > 3 else ""
+            raise NotExportable(
+                f"graph {g.name} has {len(guards)} guard(s) ({shown}{more}): Python control "
+                "flow on traced values, which JAX cannot replay (its traced values have no "
+                "Python value). Write the choice with np.where(cond, a, b) (exported as "
+                "jnp.where), or avoid converting traced values to Python numbers, then trace "
+                "again."
+            )
+        params, body = self.prologue()
+        previous = None
+        for eq in g.equations:
+            rhs = self.line(eq)
+            if eq.grad_off:  # traced inside wg.no_grad(): no gradient through it
+                rhs = f"jax.lax.stop_gradient({rhs})"
+            body.append(f"{self.names[id(eq.out)]} = {rhs}  {self.comment(eq, previous)}")
+            previous = eq.source
+        body.append(f"return {self.result()}")
+        x64 = self.needs_x64()
+        if x64:
+            self.m.helper("_check_x64")
+            body.insert(0, "_check_x64()")
+        n = len(g.equations)
+        head = [f"# {g.signature()} exported from a wengert graph ({n} equation"
+                f"{'s' * (n != 1)}) to jax.numpy."]
+        if x64:
+            head += ["# It computes in 64 bits: turn on JAX's 64-bit mode first,",
+                     '#     jax.config.update("jax_enable_x64", True)',
+                     f"# ({self.function_name} raises otherwise)."]
+        imports = ["import jax"] + [f"import {name}" for name in sorted(self.m.imports)]
+        imports += ["import jax.numpy as jnp", "import numpy as np"]
+        lines = head + sorted(set(imports), key=_import_order)
+        for name in sorted(self.m.helpers):
+            lines += ["", "", _HELPERS[name].strip("\n")]
+        if self.m.constants:
+            lines += ["", ""] + [text for _, text in self.m.constants]
+        lines += ["", "", f"def {self.function_name}({', '.join(params)}):"]
+        lines += [f"    {line}" for line in body]
+        return "\n".join(lines) + "\n"
+
+
+def _import_order(line: str) -> tuple[int, str]:
+    """``import jax`` first, then the standard library, then jnp and np."""
+    name = line.split()[1]
+    order = {"jax": 0, "jax.numpy": 3, "numpy": 4}.get(name, 2 if name.startswith("jax.") else 1)
+    return order, name
+
+
+def to_jax_source(graph: Any) -> str:
+    """The source of a Python module whose function computes ``graph`` with ``jax.numpy``.
+
+    Parameters
+    ----------
+    graph : Graph
+        Without guards; every equation a wengert primitive or a recorded NumPy call with
+        a JAX form (:data:`JAX_FORMS`, :data:`JAX_CALLS`).
+
+    Returns
+    -------
+    str
+        The module: imports, the helpers and constants it uses, and ``def <name>(...)``
+        taking the graph's arguments (pytrees as they were traced) and returning its
+        result, one line per equation named as in the graph. Executing it needs JAX
+        (and, for a 64-bit graph, JAX's 64-bit mode).
+
+    Raises
+    ------
+    NotExportable
+        For a graph with guards, an op that is not a wengert primitive, or a NumPy call
+        without a faithful JAX form; the message names it and says what to do.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> w = np.array([[1.0, -2.0], [0.5, 3.0]], np.float32)
+    >>> g = wg.trace(lambda x: np.abs(np.maximum(x, 0.0)[1:] @ w), np.ones(3, np.float32),
+    ...              source_lines=False)
+    >>> print(to_jax_source(g))
+    # f(x: f32[3]) exported from a wengert graph (4 equations) to jax.numpy.
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    <BLANKLINE>
+    <BLANKLINE>
+    def _abs(x):
+        # np.abs with abs'(0) = 0 (as wengert's; JAX's is 1): x * sign(x) is |x| exactly.
+        return x * jnp.sign(x)
+    <BLANKLINE>
+    <BLANKLINE>
+    _c0 = np.array([  # float32[2, 2]
+        1.0, -2.0, 0.5, 3.0,
+    ], dtype=np.float32).reshape((2, 2))
+    <BLANKLINE>
+    <BLANKLINE>
+    def f(x):
+        x = jnp.asarray(x)
+        t0 = jnp.maximum(x, 0.0)  # maximum
+        t1 = t0[1:]  # getitem
+        t2 = jnp.matmul(t1, _c0)  # matmul
+        t3 = _abs(t2)  # abs
+        return t3
+    <BLANKLINE>
+    """
+    return _Writer(graph).source()
+
+
+def to_jax(graph: Any) -> Callable[..., Any]:
+    """The function :func:`to_jax_source` writes, executed (needs JAX installed).
+
+    ``jax.jit(to_jax(graph))`` compiles it with XLA; ``jax.grad`` differentiates it.
+    The module's source is the function's ``__wengert_source__``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> g = wg.trace(lambda x: np.sum(np.tanh(x) ** 2), np.ones(3))
+    >>> import jax  # doctest: +SKIP
+    >>> jax.config.update("jax_enable_x64", True)  # doctest: +SKIP
+    >>> jax.grad(to_jax(g))(np.zeros(3))  # doctest: +SKIP
+    Array([0., 0., 0.], dtype=float64)
+    """
+    writer = _Writer(graph)
+    source = writer.source()
+    namespace: dict[str, Any] = {"__name__": f"wengert_jax_{writer.function_name}"}
+    try:
+        exec(compile(source, f"<wengert graph {graph.name} as JAX>", "exec"), namespace)
+    except ModuleNotFoundError as e:
+        if e.name and e.name.split(".")[0] == "jax":
+            raise ModuleNotFoundError(
+                "to_jax runs the exported source, which needs JAX: pip install jax "
+                "(to_jax_source writes the source without it)", name=e.name) from None
+        raise
+    fn = namespace[writer.function_name]
+    fn.__wengert_source__ = source
+    return fn

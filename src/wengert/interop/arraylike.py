@@ -1,0 +1,354 @@
+"""Operators and ndarray-like methods shared by every kind of traced value.
+
+Each one calls the differentiable wengert function, which finds the kind of
+its operands (tensor, dual number, plain NumPy value; see
+:mod:`wengert.core.bind`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from wengert.core.bind import kind_of, primal
+from wengert.ops import elementwise as _ew
+from wengert.ops import floating as _floating
+from wengert.ops import indexing as _indexing
+from wengert.ops import reduce as _reduce
+from wengert.ops import shape as _shape
+from wengert.ops.linalg import basic as _linalg
+
+__all__ = ["ArrayMethods", "FlatIter"]
+
+
+class ArrayMethods:
+    """Mixin: arithmetic operators, indexing and NumPy-style methods."""
+
+    __slots__ = ()
+    __array_priority__ = 1000
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def T(self) -> Any:
+        return _shape.transpose(self)
+
+    @property
+    def mT(self) -> Any:
+        return _shape.swapaxes(self, -1, -2)
+
+    # -- arithmetic -----------------------------------------------------
+    def __add__(self, other: Any) -> Any:
+        return _ew.add(self, other)
+
+    def __radd__(self, other: Any) -> Any:
+        return _ew.add(other, self)
+
+    def __sub__(self, other: Any) -> Any:
+        return _ew.subtract(self, other)
+
+    def __rsub__(self, other: Any) -> Any:
+        return _ew.subtract(other, self)
+
+    def __mul__(self, other: Any) -> Any:
+        return _ew.multiply(self, other)
+
+    def __rmul__(self, other: Any) -> Any:
+        return _ew.multiply(other, self)
+
+    def __truediv__(self, other: Any) -> Any:
+        return _ew.divide(self, other)
+
+    def __rtruediv__(self, other: Any) -> Any:
+        return _ew.divide(other, self)
+
+    def __pow__(self, other: Any) -> Any:
+        return _ew.power(self, other)
+
+    def __rpow__(self, other: Any) -> Any:
+        return _ew.power(other, self)
+
+    def __mod__(self, other: Any) -> Any:
+        return _ew.mod(self, other)
+
+    def __rmod__(self, other: Any) -> Any:
+        return _ew.mod(other, self)
+
+    def __floordiv__(self, other: Any) -> Any:
+        return _ew.floor_divide(self, other)
+
+    def __rfloordiv__(self, other: Any) -> Any:
+        return _ew.floor_divide(other, self)
+
+    def __divmod__(self, other: Any) -> Any:
+        return _floating.divmod(self, other)
+
+    def __rdivmod__(self, other: Any) -> Any:
+        return _floating.divmod(other, self)
+
+    def __matmul__(self, other: Any) -> Any:
+        return _linalg.matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> Any:
+        return _linalg.matmul(other, self)
+
+    def __neg__(self) -> Any:
+        return _ew.negative(self)
+
+    def __pos__(self) -> Any:
+        return _ew.positive(self)  # a new value, as NumPy's (y = +x; y += 1 leaves x)
+
+    def __abs__(self) -> Any:
+        return _ew.abs(self)
+
+    def __getitem__(self, index: Any) -> Any:
+        kind = kind_of(index)
+        if kind is not None and kind.opaque and np.dtype(index.dtype).kind in "iu":
+            # integers computed by a graph tracer (x[np.argmax(x)]): a take, so the graph
+            # follows the new index instead of freezing the traced one
+            return _shape.take(self, index, axis=0)
+        return _indexing.getitem(self, index)
+
+    # -- methods mirroring ndarray ----------------------------------------
+    def astype(self, dtype: Any, copy: bool = True) -> Any:
+        """A new value of ``dtype``; with ``copy=False`` and the same dtype, this value
+        itself (as NumPy: an in-place update of the result updates it)."""
+        if not copy and np.dtype(dtype) == np.dtype(self.dtype):
+            return self
+        return _ew.astype(self, dtype)
+
+    def view(self, dtype: Any = None) -> Any:
+        """A view of the same data (``x[...]``): in-place updates of either reach the other.
+        A view as another dtype (reading the bytes again) is refused."""
+        if dtype is not None and np.dtype(dtype) != np.dtype(self.dtype):
+            raise TypeError(
+                f"{type(self).__name__}.view({np.dtype(dtype)}) would read the bytes of a "
+                f"{np.dtype(self.dtype)} array as another type, which has no derivative; use "
+                ".astype() to convert the values."
+            )
+        return _indexing.getitem(self, Ellipsis)
+
+    def sum(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _reduce.sum(self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _reduce.mean(self, axis=axis, keepdims=keepdims)
+
+    def prod(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _reduce.prod(self, axis=axis, keepdims=keepdims)
+
+    def max(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _reduce.max(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _reduce.min(self, axis=axis, keepdims=keepdims)
+
+    def var(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
+        return _reduce.var(self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+    def std(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
+        return _reduce.std(self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+    def cumsum(self, axis: Any = None) -> Any:
+        return _reduce.cumsum(self, axis=axis)
+
+    def reshape(self, *shape: Any, order: str = "C", copy: Any = None) -> Any:
+        """As ``ndarray.reshape``: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``, ``order``
+        ``"C"``, ``"F"`` (column-major), ``"A"`` or ``"K"``, ``copy=True`` for a copy."""
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return _shape.reshape(self, shape, order, copy=copy)
+
+    def ravel(self, order: str = "C") -> Any:
+        return _shape.ravel(self, order)  # a view only where NumPy's is one
+
+    def flatten(self, order: str = "C") -> Any:
+        return _ew.copy(_shape.ravel(self, order))  # always a copy, as NumPy's (never a view)
+
+    @property
+    def flat(self) -> FlatIter:
+        """The entries in row-major order, as NumPy's ``x.flat``: ``x.flat[i]`` reads a copy,
+        ``x.flat[i] = v`` writes into ``x`` (whatever its memory layout)."""
+        return FlatIter(self)
+
+    def _is_complex(self) -> bool:
+        return np.dtype(getattr(self, "dtype", np.float64)).kind == "c"
+
+    @property
+    def real(self) -> Any:
+        """The real part (a real value is its own, returned as it is)."""
+        return _ew.real(self) if self._is_complex() else self
+
+    @property
+    def imag(self) -> Any:
+        """The imaginary part (zeros for a real value)."""
+        return _ew.imag(self) if self._is_complex() else _ew.multiply(self, 0.0)
+
+    def conj(self) -> Any:
+        """The complex conjugate (a real value is its own, returned as it is)."""
+        return _ew.conjugate(self) if self._is_complex() else self
+
+    conjugate = conj
+
+    def swapaxes(self, axis1: int, axis2: int) -> Any:
+        return _shape.swapaxes(self, axis1, axis2)
+
+    def repeat(self, repeats: Any, axis: Any = None) -> Any:
+        return _shape.repeat(self, repeats, axis)
+
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+        return _shape.diagonal(self, offset, axis1, axis2)
+
+    def trace(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+        return _reduce.trace(self, offset, axis1, axis2)
+
+    def cumprod(self, axis: Any = None) -> Any:
+        return _reduce.cumprod(self, axis=axis)
+
+    def take(self, indices: Any, axis: Any = None) -> Any:
+        return _shape.take(self, indices, axis)
+
+    def round(self, decimals: int = 0) -> Any:
+        return _ew.round(self, decimals)
+
+    def __round__(self, ndigits: int | None = None) -> Any:
+        return _ew.round(self, ndigits or 0)
+
+    # Integer and boolean results carry no gradient: NumPy computes them on the values.
+    def argmax(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return np.argmax(primal(self), axis=axis, keepdims=keepdims)
+
+    def argmin(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return np.argmin(primal(self), axis=axis, keepdims=keepdims)
+
+    def argsort(self, axis: Any = -1, kind: Any = None) -> Any:
+        return np.argsort(primal(self), axis=axis, kind=kind)
+
+    def nonzero(self) -> Any:
+        return np.nonzero(primal(self))
+
+    def any(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return np.any(primal(self), axis=axis, keepdims=keepdims)
+
+    def all(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return np.all(primal(self), axis=axis, keepdims=keepdims)
+
+    # NumPy's in-place methods have no traced equivalent: say what to write instead.
+    def sort(self, axis: Any = -1, kind: Any = None) -> None:
+        raise TypeError(f"{type(self).__name__}.sort() sorts in place, which a traced value "
+                        "cannot do; write x = np.sort(x) instead.")
+
+    def fill(self, value: Any) -> None:
+        raise TypeError(f"{type(self).__name__}.fill() writes in place, which a traced value "
+                        "cannot do; write x = np.full_like(x, value) (no gradient to x) instead.")
+
+    def resize(self, *shape: Any) -> None:
+        raise TypeError(f"{type(self).__name__}.resize() changes the array in place, which a "
+                        "traced value cannot do; write x = np.resize(x, shape) or "
+                        "x.reshape(shape) instead.")
+
+    def transpose(self, *axes: Any) -> Any:
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        return _shape.transpose(self, axes or None)
+
+    def squeeze(self, axis: Any = None) -> Any:
+        return _shape.squeeze(self, axis)
+
+    def dot(self, other: Any) -> Any:
+        return _linalg.dot(self, other)
+
+    def clip(self, a_min: Any = None, a_max: Any = None) -> Any:
+        return _ew.clip(self, a_min, a_max)
+
+    def exp(self) -> Any:
+        return _ew.exp(self)
+
+    def log(self) -> Any:
+        return _ew.log(self)
+
+    def sin(self) -> Any:
+        return _ew.sin(self)
+
+    def cos(self) -> Any:
+        return _ew.cos(self)
+
+    def tanh(self) -> Any:
+        return _ew.tanh(self)
+
+    def sqrt(self) -> Any:
+        return _ew.sqrt(self)
+
+    def abs(self) -> Any:
+        return _ew.abs(self)
+
+    def relu(self) -> Any:
+        return _ew.relu(self)
+
+    def sigmoid(self) -> Any:
+        return _ew.sigmoid(self)
+
+    def clone(self) -> Any:
+        return _ew.copy(self)
+
+    def copy(self) -> Any:
+        return _ew.copy(self)
+
+
+class FlatIter:
+    """``x.flat`` of a traced value: reads give copies, writes go into ``x`` in place.
+
+    Parameters
+    ----------
+    base : traced value
+        The tensor or dual number whose entries are read and written in row-major
+        order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> d = wg.Dual(np.zeros((2, 2)), np.zeros((2, 2)))
+    >>> d.T.flat[1] = wg.Dual(5.0, 1.0)  # (0, 1) of d.T: d[1, 0]
+    >>> d
+    Dual([[0., 0.],
+          [5., 0.]], [[0., 0.],
+          [1., 0.]])
+    >>> len(d.flat), d.flat[2].primal
+    (4, np.float64(5.0))
+    """
+
+    __slots__ = ("base",)
+
+    def __init__(self, base: Any) -> None:
+        self.base = base
+
+    def __len__(self) -> int:
+        return self.base.size
+
+    def __getitem__(self, index: Any) -> Any:
+        out = _indexing.getitem(_shape.ravel(self.base), index)
+        return _ew.copy(out) if len(out.shape) else out  # NumPy's flat reads copy
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        # The flat positions, as an index of the base: the base is written in place.
+        positions = np.arange(self.base.size)[_indexing.raw_index(index)]
+        self.base[np.unravel_index(positions, self.base.shape)] = value
+
+    def __iter__(self) -> Any:
+        flat = _shape.ravel(self.base)
+        for i in range(self.base.size):
+            yield flat[i]
+
+    def copy(self) -> Any:
+        """The entries as a new 1-d value."""
+        return _ew.copy(_shape.ravel(self.base))
+
+    def __repr__(self) -> str:
+        return f"<flat iterator of {type(self.base).__name__} {self.base.shape}>"

@@ -1,0 +1,1 @@
+"""The explorer widget: frames computed up front, their layout and packing, and ``explorer.js``."""

@@ -1,0 +1,432 @@
+"""Where the explorer draws each node: layered graph layout in NumPy, and collapsible groups.
+
+The tape's execution order is already a topological order, so the layers come
+for free: a node's *rank* is the length of the longest path reaching it (one
+pass over the edges in order, never a recursion), and the nodes of a rank are
+ordered by the barycenter heuristic (each node moves towards the mean position
+of its neighbours in the rank above, then below, a few times). Sources that
+are not computed (leaves, constants) *float*: they sit one rank above their
+first consumer, next to where they are used.
+
+Large tapes are drawn as nested *groups*: contiguous runs of equations (a
+function, a loop iteration, a source line, or plain chunks of consecutive
+equations), each drawn collapsed as one box with a count until clicked. Every
+group is laid out on its own (its children and the edges between them), so the
+browser can expand any group from this precomputed data, without the kernel,
+by stacking rows of known sizes.
+
+Everything is O(nodes + edges) NumPy apart from one Python loop over the edges
+(the longest path), and runs on 10⁵ equations in well under a second.
+
+Examples
+--------
+>>> rank, order = layered_layout(4, [0, 0, 1, 2], [1, 2, 3, 3])
+>>> rank.tolist(), order.tolist()
+([0, 1, 1, 2], [0, 0, 1, 0])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import repeat
+
+from numpy.typing import ArrayLike
+
+import numpy as np
+
+__all__ = ["layered_layout", "Groups", "nested_groups", "nested_layout"]
+
+#: Alternating down/up barycenter passes.
+SWEEPS = 6
+
+
+def _as_index(a: ArrayLike) -> np.ndarray:
+    return np.asarray(a, dtype=np.int64).reshape(-1)
+
+
+def _longest_path(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Rank of each node: 0 without predecessors, else 1 + the largest rank of one (edges
+    must point forward in index order)."""
+    rank = [0] * n
+    by_dst = np.argsort(dst, kind="stable")
+    # Sorted by destination, every edge into a node comes after every edge into any of
+    # its predecessors (they have smaller indices), so each rank is final when read.
+    for s, d in zip(src[by_dst].tolist(), dst[by_dst].tolist()):
+        r = rank[s] + 1
+        if r > rank[d]:
+            rank[d] = r
+    return np.asarray(rank, dtype=np.int64)
+
+
+def _positions(key: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """Centered x of each node from its order in its layer (``key`` names the layer)."""
+    width = np.bincount(key, minlength=int(key.max()) + 1 if key.size else 0)
+    return order - (width[key] - 1) / 2.0
+
+
+def _order_by(key: np.ndarray, value: np.ndarray, tie: np.ndarray) -> np.ndarray:
+    """Position of each node in its layer ``key`` when sorted by ``value``, then ``tie``."""
+    n = key.size
+    perm = np.lexsort((tie, value, key))
+    sorted_key = key[perm]
+    first = np.ones(n, dtype=bool)
+    first[1:] = sorted_key[1:] != sorted_key[:-1]
+    start = np.maximum.accumulate(np.where(first, np.arange(n), 0))
+    order = np.empty(n, dtype=np.int64)
+    order[perm] = np.arange(n) - start
+    return order
+
+
+def layered_layout(
+    n: int,
+    src: ArrayLike,
+    dst: ArrayLike,
+    floating: ArrayLike | None = None,
+    part: ArrayLike | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Rank (layer) and order (position in the layer) of the nodes of a DAG.
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes, ``0 .. n-1``.
+    src, dst : array_like of int
+        The edges ``src[k] -> dst[k]``. Index order must be a topological order:
+        ``src < dst`` for every edge whose source is not floating.
+    floating : array_like of bool, optional
+        Sources placed one rank above their first (lowest-ranked) consumer instead
+        of at rank 0 (leaves and constants); they must have no incoming edge.
+    part : array_like of int, optional
+        Independent parts laid out side by side in one call (the groups of a nested
+        layout): ranks are counted from 0 in each part and orders within each
+        (part, rank); edges must not cross parts.
+
+    Returns
+    -------
+    rank, order : ndarray of int
+        Every edge goes from a lower to a higher rank; ``(part, rank, order)`` is
+        unique per node.
+
+    Examples
+    --------
+    A diamond with a constant feeding its last node:
+
+    >>> rank, order = layered_layout(5, [0, 0, 1, 2, 4], [1, 2, 3, 3, 3],
+    ...                              floating=[0, 0, 0, 0, 1])
+    >>> rank.tolist()
+    [0, 1, 1, 2, 1]
+    """
+    src, dst = _as_index(src), _as_index(dst)
+    if src.shape != dst.shape:
+        raise ValueError("layered_layout: src and dst must have the same length")
+    if src.size and (src.min() < 0 or dst.min() < 0 or max(src.max(), dst.max()) >= n):
+        raise ValueError(f"layered_layout: an edge names a node outside 0..{n - 1}")
+    float_mask = np.zeros(n, dtype=bool) if floating is None else \
+        np.asarray(floating, dtype=bool).reshape(-1)
+    parts = np.zeros(n, dtype=np.int64) if part is None else _as_index(part)
+    if float_mask.size != n or parts.size != n:
+        raise ValueError("layered_layout: floating and part need one entry per node")
+    if parts.size and parts.min() < 0:
+        parts = parts - parts.min()
+    if np.any(float_mask[dst]):
+        raise ValueError("layered_layout: a floating node has an incoming edge")
+    fixed = ~float_mask[src]
+    if np.any(src[fixed] >= dst[fixed]):
+        raise ValueError("layered_layout: index order is not topological (an edge points back)")
+    if np.any(parts[src] != parts[dst]):
+        raise ValueError("layered_layout: an edge crosses parts")
+
+    rank = _longest_path(n, src[fixed], dst[fixed])
+    if float_mask.any():
+        big = np.iinfo(np.int64).max
+        first_use = np.full(n, big, dtype=np.int64)
+        np.minimum.at(first_use, src[~fixed], rank[dst[~fixed]])
+        floats = np.flatnonzero(float_mask)
+        used = first_use[floats] != big
+        rank[floats] = np.where(used, first_use[floats] - 1, 0)
+        # A part whose ranks went below 0 is shifted down by one.
+        low = np.zeros(int(parts.max()) + 1 if n else 0, dtype=np.int64)
+        np.minimum.at(low, parts, rank)
+        rank -= low[parts]
+
+    # Layers are (part, rank) pairs, numbered densely.
+    layer = np.unique(parts * (int(rank.max()) + 1 if n else 1) + rank, return_inverse=True)[1] \
+        if n else np.zeros(0, dtype=np.int64)
+    index = np.arange(n)
+    order = _order_by(layer, index.astype(float), index)
+    x = _positions(layer, order)
+    if src.size:
+        for sweep in range(SWEEPS):
+            # Down: move towards the predecessors; up: towards the successors.
+            a, b = (src, dst) if sweep % 2 == 0 else (dst, src)
+            total = np.bincount(b, weights=x[a], minlength=n)
+            count = np.bincount(b, minlength=n)
+            center = np.where(count > 0, total / np.maximum(count, 1), x)
+            order = _order_by(layer, center, order)
+            x = _positions(layer, order)
+    return rank, order
+
+
+@dataclass(frozen=True)
+class Groups:
+    """Nested contiguous runs of equations ``[start, end)``.
+
+    Attributes
+    ----------
+    start, end : ndarray of int
+        The equations of each group.
+    parent : ndarray of int
+        The enclosing group (``-1``: the whole tape); parents come before children.
+    level : ndarray of int
+        Which key made the group (an index into the ``keys`` given to
+        :func:`nested_groups`), or ``-1`` for a chunk of consecutive children.
+    container : ndarray of int
+        The innermost group of each equation (``-1``: none).
+    """
+
+    start: np.ndarray
+    end: np.ndarray
+    parent: np.ndarray
+    level: np.ndarray
+    container: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.start.size)
+
+    @property
+    def depth(self) -> np.ndarray:
+        """Nesting depth of each group (1 for a child of the whole tape)."""
+        depth = np.zeros(len(self), dtype=np.int64)
+        for g, p in enumerate(self.parent.tolist()):  # parents come first
+            depth[g] = 1 if p < 0 else depth[p] + 1
+        return depth
+
+
+def _runs(key: np.ndarray, cut: np.ndarray) -> np.ndarray:
+    """Starts of the maximal runs of equal ``key`` that do not cross a ``cut``."""
+    change = np.ones(key.size, dtype=bool)
+    change[1:] = (key[1:] != key[:-1]) | cut[1:]
+    return np.flatnonzero(change)
+
+
+def nested_groups(
+    n: int, keys: Sequence[ArrayLike] = (), max_children: int = 40
+) -> Groups:
+    """Group ``n`` equations into nested runs, then chunk any container that stays too wide.
+
+    Parameters
+    ----------
+    n : int
+        Number of equations (in tape order).
+    keys : sequence of array_like of int
+        One key per equation for each level, outermost first (a function, a loop
+        iteration, a source line): a group is a maximal run of equal keys inside
+        its parent group. Runs of one equation, and runs as large as their
+        parent, make no group.
+    max_children : int
+        A container (the tape or a group) with more children is split into chunks
+        of ``max_children`` consecutive children, repeatedly.
+
+    Returns
+    -------
+    Groups
+
+    Examples
+    --------
+    Three source lines, the middle one recorded three times in a row:
+
+    >>> g = nested_groups(5, [[7, 8, 8, 8, 9]])
+    >>> g.start.tolist(), g.end.tolist(), g.container.tolist()
+    ([1], [4], [-1, 0, 0, 0, -1])
+    >>> g = nested_groups(100, max_children=10)
+    >>> len(g), g.end[:3].tolist(), int(g.container[99])
+    (10, [10, 20, 30], 9)
+    """
+    if max_children < 2:
+        raise ValueError("nested_groups: max_children must be at least 2")
+    starts: list[int] = []
+    ends: list[int] = []
+    parents: list[int] = []
+    levels: list[int] = []
+    cut = np.zeros(n, dtype=bool)
+    if n:
+        cut[0] = True
+    # For each equation: the group created by the deepest level so far (-1: none).
+    owner = np.full(n, -1, dtype=np.int64)
+    for lvl, key in enumerate(keys):
+        key = _as_index(key)
+        if key.size != n:
+            raise ValueError("nested_groups: every key needs one entry per equation")
+        run_start = _runs(key, cut)
+        run_end = np.append(run_start[1:], n)
+        parent = owner[run_start]
+        # The parent's extent: the whole tape when there is none yet.
+        p_start = np.where(parent >= 0, np.asarray(starts + [0], dtype=np.int64)[parent], 0)
+        p_end = np.where(parent >= 0, np.asarray(ends + [n], dtype=np.int64)[parent], n)
+        make = (run_end - run_start >= 2) & ~((run_start == p_start) & (run_end == p_end))
+        for s, e, p in zip(run_start[make].tolist(), run_end[make].tolist(),
+                           parent[make].tolist()):
+            owner[s:e] = len(starts)
+            starts.append(s)
+            ends.append(e)
+            parents.append(p)
+            levels.append(lvl)
+        cut[run_start] = True
+    # Children of each container (tape = -1), in tape order: groups and loose equations.
+    children: dict[int, list[tuple[int, int, int]]] = {}  # (start, end, group or -1)
+    for g in range(len(starts)):
+        children.setdefault(parents[g], []).append((starts[g], ends[g], g))
+    loose = np.flatnonzero(owner == -1) if n else np.zeros(0, dtype=np.int64)
+    children.setdefault(-1, []).extend(zip(loose.tolist(), (loose + 1).tolist(),
+                                           repeat(-1)))
+    for g in range(len(starts)):
+        inside = np.arange(starts[g], ends[g])
+        mine = inside[owner[inside] == g]
+        if mine.size:
+            children.setdefault(g, []).extend(zip(mine.tolist(), (mine + 1).tolist(),
+                                                  repeat(-1)))
+    # Chunk wide containers (repeatedly: chunks of chunks), widest levels first.
+    todo = sorted(children)
+    while todo:
+        c = todo.pop()
+        kids = sorted(children.get(c, []))
+        while len(kids) > max_children:
+            chunked = []
+            for k in range(0, len(kids), max_children):
+                part = kids[k:k + max_children]
+                if len(part) == 1:
+                    chunked.append(part[0])
+                    continue
+                g = len(starts)
+                starts.append(part[0][0])
+                ends.append(part[-1][1])
+                parents.append(c)
+                levels.append(-1)
+                for _s, _e, child in part:
+                    if child >= 0:
+                        parents[child] = g
+                children[g] = part
+                chunked.append((part[0][0], part[-1][1], g))
+            kids = chunked
+        children[c] = kids
+    # Number groups so that parents come before children (by start, then outermost).
+    count = len(starts)
+    start_a = np.asarray(starts, dtype=np.int64)
+    end_a = np.asarray(ends, dtype=np.int64)
+    perm = np.lexsort((-end_a, start_a)) if count else np.zeros(0, dtype=np.int64)
+    new_id = np.empty(count, dtype=np.int64)
+    new_id[perm] = np.arange(count)
+    parent_a = np.asarray(parents, dtype=np.int64)
+    parent_a = np.where(parent_a >= 0, new_id[np.maximum(parent_a, 0)], -1)[perm] if count \
+        else parent_a
+    container = np.full(n, -1, dtype=np.int64)
+    for g, (s, e) in enumerate(zip(start_a[perm].tolist(), end_a[perm].tolist())):
+        container[s:e] = g  # later (deeper) groups overwrite their parents
+    return Groups(start=start_a[perm], end=end_a[perm], parent=parent_a,
+                  level=np.asarray(levels, dtype=np.int64)[perm] if count else
+                  np.zeros(0, dtype=np.int64), container=container)
+
+
+def nested_layout(
+    n: int,
+    src: ArrayLike,
+    dst: ArrayLike,
+    groups: Groups,
+    node_container: ArrayLike | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Lay out each group's children on their own: the data to draw any set of expanded groups.
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes: equations ``0 .. len(groups.container) - 1`` (in tape order),
+        then sources (leaves, constants) that float above their first consumer.
+    src, dst : array_like of int
+        Edges between nodes; every ``dst`` is an equation.
+    groups : Groups
+        The groups of the equations (:func:`nested_groups`).
+    node_container : array_like of int, optional
+        The container of each source node (``-1``: the top level); by default
+        the container of its first consumer.
+
+    Returns
+    -------
+    container, rank, order : ndarray of int
+        For each *item* (the ``n`` nodes, then the groups): the group it is drawn in
+        (``-1``: the top level) and its rank and order there. An edge between two
+        items of one container goes from a lower to a higher rank.
+
+    Examples
+    --------
+    A chain of 6 equations in chunks of 3: two boxes at the top level, each laid
+    out inside as a chain.
+
+    >>> g = nested_groups(6, max_children=3)
+    >>> container, rank, order = nested_layout(6, [0, 1, 2, 3, 4], [1, 2, 3, 4, 5], g)
+    >>> container.tolist(), rank.tolist()
+    ([0, 0, 0, 1, 1, 1, -1, -1], [0, 1, 2, 0, 1, 2, 0, 1])
+    """
+    src, dst = _as_index(src), _as_index(dst)
+    n_eq = groups.container.size
+    n_groups = len(groups)
+    eq_container = groups.container
+    if src.size and dst.min() < 0:
+        raise ValueError("nested_layout: an edge ends outside the nodes")
+    if src.size and dst.max() >= n_eq:
+        raise ValueError("nested_layout: every edge must end at an equation")
+    # Container of every node.
+    container = np.full(n + n_groups, -1, dtype=np.int64)
+    container[:n_eq] = eq_container
+    if node_container is not None:
+        container[n_eq:n] = _as_index(node_container)
+    elif src.size:
+        sources = src >= n_eq
+        first = np.full(n, n_eq, dtype=np.int64)
+        np.minimum.at(first, src[sources], dst[sources])
+        used = first[n_eq:] < n_eq
+        container[n_eq:n] = np.where(used, eq_container[np.minimum(first[n_eq:], n_eq - 1)]
+                                     if n_eq else -1, -1)
+    container[n:] = groups.parent
+    # Each edge joins the two items that are children of the deepest common container.
+    depth = np.concatenate([groups.depth, [0]])  # depth[-1] is the top level
+    a, b = src.copy(), dst.copy()
+    ca, cb = container[a], container[b]
+    while True:
+        differ = np.flatnonzero(ca != cb)
+        if differ.size == 0:
+            break
+        lift_a = depth[ca[differ]] >= depth[cb[differ]]
+        lift_b = depth[cb[differ]] >= depth[ca[differ]]
+        ia, ib = differ[lift_a], differ[lift_b]
+        a[ia] = n + ca[ia]
+        ca[ia] = container[a[ia]]
+        b[ib] = n + cb[ib]
+        cb[ib] = container[b[ib]]
+    keep = a != b
+    a, b = a[keep], b[keep]
+    # Items in a topological index order: equations and groups by start (equations of
+    # one container and its child groups never share a start), sources last.
+    items = n + n_groups
+    start = np.empty(items, dtype=np.int64)
+    start[:n_eq] = np.arange(n_eq)
+    start[n_eq:n] = n_eq  # sources float: their position is irrelevant
+    start[n:] = groups.start
+    floating = np.zeros(items, dtype=bool)
+    floating[n_eq:n] = True
+    # Sort: by start, groups (outer first) before equations of equal start, sources by id.
+    kind = np.zeros(items, dtype=np.int64)
+    kind[:n_eq] = 1
+    kind[n:] = -(groups.end - groups.start)
+    perm = np.lexsort((np.arange(items), kind, start))
+    pos = np.empty(items, dtype=np.int64)
+    pos[perm] = np.arange(items)
+    if a.size:  # distinct edges: one int64 key per pair (a 1-d sort, not a row sort)
+        keys = np.sort(pos[a] * items + pos[b])
+        keys = keys[np.append(True, keys[1:] != keys[:-1])]
+        pa, pb = keys // items, keys % items
+    else:
+        pa = pb = np.zeros(0, dtype=np.int64)
+    rank_p, order_p = layered_layout(items, pa, pb, floating=floating[perm],
+                                     part=container[perm])
+    return container, rank_p[pos], order_p[pos]

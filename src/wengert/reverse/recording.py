@@ -1,0 +1,452 @@
+"""Tensors as a kind of traced value: how ops on tensors are computed and recorded.
+
+Applying an op to tensors runs it on their values and, when some input
+requires grad (or is tracked by an open recorder such as a
+:class:`~wengert.GradientTape`), appends a :class:`~wengert.core.node.Node` to
+the tape. Tensors have *levels* (:mod:`wengert.core.levels`): a user's tensors
+are at level 0; a functional transform (``wg.grad``, ``wg.vjp``) works at a
+level of its own, whose tensors hold the values of the level below (plain
+arrays, dual numbers, or the user's tensors). An op meeting tensors of several
+levels is recorded at the innermost one; tensors of outer levels are constants
+there, and the op is applied to them again at their own level, so a transform's
+result stays on an outer tensor's graph (as ``torch.func`` does).
+
+The per-op path here is the project's speed: :meth:`TensorKind.unary` and
+:meth:`TensorKind.binary` build, once per op, functions that compute and record
+one- and two-input ops on tensors without the general dispatch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from wengert.core.bind import (
+    SCALAR_FALLBACK,
+    Kind,
+    apply,
+    complex_error,
+    dtype_of,
+    forward,
+    is_complex,
+    kind_of,
+    number_kind,
+    object_error,
+    register,
+)
+from wengert.core.levels import OPEN_LEVELS, escaped_error, trace_escaped_error, trace_level_closed
+from wengert.core.modes import GRAD_ENABLED, RECORDERS
+from wengert.core.node import new_node, node1, node2, shape_stand_in
+from wengert.core.subclasses import REFUSED_TYPES, refused_subclass
+from wengert.forward.dual import Dual
+from wengert.interop import dispatch as _dispatch
+from wengert.ops.elementwise import real as _real_part
+from wengert.reverse.inplace import assign_result, shares_storage, track_view
+from wengert.reverse.tensor import FAST_UFUNCS, Tensor, constant
+
+__all__ = ["TensorKind", "TENSOR", "record", "recorders_tracking", "UNREAD_BYTES",
+           "shape_stand_in"]
+
+_ndarray = np.ndarray
+_NEW = object.__new__
+_recorders = RECORDERS.get
+_grad_on = GRAD_ENABLED.get
+_OP_ERRORS = (ValueError, TypeError, IndexError, np.linalg.LinAlgError)
+
+#: Arrays at least this large that no rule reads are not kept by the tape (see
+#: ``Op.reads``): the node holds a stand-in with their shape and dtype.
+UNREAD_BYTES = 1 << 15
+
+
+def recorders_tracking(args: tuple[Any, ...], recorders: tuple[Any, ...]) -> list[Any]:
+    """The open, recording recorders that track (directly or through recorded ops) one
+    of the tensors among ``args``."""
+    found = []
+    for r in recorders:
+        if r.recording and any(isinstance(a, Tensor) and r.tracks(a) for a in args):
+            found.append(r)
+    return found
+
+
+def _edge(a: Tensor, active: Any) -> Any:
+    """Where the cotangent of input ``a`` goes: its node, the leaf itself, or nowhere."""
+    if a._rg:
+        return a._node if a._node is not None else a
+    for r in active:
+        if r.tracks(a):
+            return a._node if a._node is not None else a
+    return None
+
+
+def _annotated(op: Any, raws: tuple[Any, ...], e: Exception) -> Exception:
+    shapes = ", ".join(str(np.shape(r)) for r in raws)
+    return type(e)(f"{op.name}: {e} (input shapes: {shapes})")
+
+
+def _new(value: Any, node: Any, rg: bool, level: float) -> Tensor:
+    """A tensor produced by ``node`` (its version holder too, see ``core.node``)."""
+    t = _NEW(Tensor)
+    t._value = value
+    t._node = node
+    t._rg = rg
+    t._version = node
+    t._extra = None
+    t._level = level
+    return t
+
+
+def record(op: Any, args: tuple[Any, ...], raws: tuple[Any, ...], out: Any,
+           params: dict[str, Any] | None, rg: bool, active: Any, level: float) -> Tensor:
+    """Append ``out = op(args)`` to the tape at ``level`` and return the output tensor.
+
+    ``args`` holds the tensors of this level (others are ``None``: constants here),
+    ``raws`` the values the op ran on, ``active`` the recorders tracking an input.
+    """
+    if level and level.__class__ is int and level not in OPEN_LEVELS:
+        raise escaped_error(level)
+    reads = op.reads
+    crossed = op.crossed
+    edges = []
+    for i, (a, raw) in enumerate(zip(args, raws)):
+        read = i in reads
+        if not read and type(raw) is _ndarray and raw.nbytes >= UNREAD_BYTES:
+            raw = shape_stand_in(raw)  # only its shape and dtype are needed
+        holder = None
+        # (a tensor of an outer level is a value here: it is checked too; a crossed op's
+        # input is read by the other input's rule only)
+        if read and (not crossed or args[1 - i] is not None):
+            holder = a._version if isinstance(a, Tensor) else \
+                raw._version if isinstance(raw, Tensor) else None
+        edges.append((_edge(a, active) if isinstance(a, Tensor) else None, raw, holder,
+                      0 if holder is None else holder.version))
+    node = new_node(op, out, params, edges)
+    if not op.complex_rules:
+        if any(is_complex(raw) for a, raw in zip(args, raws) if a is not None):
+            raise complex_error(op)
+    elif is_complex(out):
+        mark_real_inputs(node)
+    for r in active:
+        r.add(node)
+    for r in _recorders():
+        r.created(node)
+    if not op.reads_out and type(out) is _ndarray and out.nbytes >= UNREAD_BYTES:
+        node.out = shape_stand_in(out)
+    return _new(out, node, rg, level)
+
+
+def _differentiable(op: Any, out: Any) -> Any:
+    """Whether a recorded op's output carries a gradient: floating point values do
+    (``True``), and complex ones (``"c"``, a true value) when the op's rules hold for
+    them (``Op.complex_rules``; otherwise it raises); integers and booleans (a cast, a
+    comparison) are constants, as in PyTorch and JAX. A traced value beneath (a dual
+    number, an outer level's tensor) goes by its dtype too: an integer cast of an outer
+    level's value is a constant at every level."""
+    t = type(out)
+    if t is float or (t is _ndarray and out.dtype.kind == "f"):
+        return True
+    if t is Dual:
+        p = out.primal
+        if type(p) is float or (type(p) is _ndarray and p.dtype.kind == "f"):
+            return True
+    k = dtype_of(out).kind if t is Dual or kind_of(out) is not None else number_kind(out)
+    if k == "c":
+        if not op.complex_rules:
+            raise complex_error(op)
+        return "c"
+    if k != "f" and dtype_of(out).kind == "O":
+        raise object_error(op)
+    return k == "f"
+
+
+def mark_real_inputs(node: Any) -> None:
+    """Note on a node with a complex output which of its differentiated inputs are real:
+    the sweep gives them the real part of the cotangent their rule returns (a real
+    input gets a real gradient; the imaginary part is the derivative along a direction
+    the input cannot move in)."""
+    real = tuple(i for i, (p, x) in enumerate(zip(node.parents(), node.inputs()))
+                 if p is not None and not is_complex(x))
+    if real:
+        node.extras()["real_inputs"] = (real, _real_part)
+
+
+class TensorKind(Kind):
+    """Tensors as a kind of traced value (see :mod:`wengert.core.bind`)."""
+
+    name = "tensor"
+    priority = 0
+    value_attribute = "_value"
+
+    def level(self, x: Tensor) -> float:
+        return x._level
+
+    def primal(self, x: Tensor) -> Any:
+        return x._value
+
+    def connected(self, x: Tensor) -> bool:
+        if x._rg or x._node is not None:
+            return True
+        kind = kind_of(x._value)
+        if kind is not None and kind.connected(x._value):
+            return True
+        recs = _recorders()  # a GradientTape recording the ops on it (a watched tensor)
+        return bool(recs) and bool(recorders_tracking((x,), recs))
+
+    def constant(self, value: Any, level: float | None = None, example: Any = None) -> Tensor:
+        return constant(value, level)
+
+    def write(self, target: Tensor, result: Any, what: str) -> Tensor:
+        return assign_result(target, result, what)
+
+    def modified(self, x: Tensor) -> None:
+        x._version.version += 1
+
+    def process(self, op: Any, args: tuple[Any, ...], params: dict[str, Any] | None,
+                level: float) -> Any:
+        """Apply ``op`` at ``level``: unbox this level's tensors, apply the op to the
+        values (tensors of outer levels are constants here, and record at their own
+        level), and record the result."""
+        if len(args) == 1 and not _recorders():
+            return self._process_one(op, args[0], params)
+        if level.__class__ is float and trace_level_closed(level):
+            raise trace_escaped_error()
+        raws = []
+        own: list[Any] = []
+        rg = False
+        for a in args:
+            if isinstance(a, Tensor) and a._level == level:
+                raws.append(a._value)
+                own.append(a)
+                if a._rg:
+                    rg = True
+            else:
+                ta = type(a)
+                if ta is not _ndarray and ta is not float and isinstance(a, REFUSED_TYPES):
+                    raise refused_subclass(a, f"{op.name} of a tensor and this operand")
+                raws.append(a)
+                own.append(None)
+        raws_t = tuple(raws)
+        out = apply(op, *raws_t, **params) if params else apply(op, *raws_t)
+        own_t = tuple(own)
+        recs = _recorders()
+        active = recorders_tracking(own_t, recs) if recs else ()
+        if _grad_on() and (rg or active) and _differentiable(op, out):
+            result = record(op, own_t, raws_t, out, params, rg, active, level)
+        else:
+            result = constant(out, level)
+        if op.view and isinstance(args[0], Tensor) and shares_storage(out, raws_t[0]):
+            track_view(args[0], result, op, params)
+        return result
+
+    def _process_one(self, op: Any, x: Tensor, params: dict[str, Any] | None) -> Any:
+        """:meth:`process` for one tensor and no open recorder (reductions, reshapes,
+        indexing: most ops with params)."""
+        v = x._value
+        tv = type(v)
+        if tv is _ndarray or tv is float:
+            out = forward(op, (v,), params)
+        else:  # a traced value beneath
+            out = apply(op, v, **params) if params else apply(op, v)
+        level = x._level
+        if x._rg and _grad_on() and (d := _differentiable(op, out)):
+            if not op.complex_rules and is_complex(v):
+                raise complex_error(op)  # a real result of a complex input (var, svd)
+            if level and level.__class__ is int and level not in OPEN_LEVELS:
+                raise escaped_error(level)
+            if 0 in op.reads:
+                h = x._version
+                node = node1(op, out, params, x._node or x, v, h, h.version)
+            else:
+                if tv is _ndarray and v.nbytes >= UNREAD_BYTES:
+                    v = shape_stand_in(v)  # only its shape is needed
+                node = node1(op, out, params, x._node or x, v, None, 0)
+            if not op.reads_out and type(out) is _ndarray and out.nbytes >= UNREAD_BYTES:
+                node.out = shape_stand_in(out)
+            if d is not True and not is_complex(v):
+                mark_real_inputs(node)
+            result = _new(out, node, True, level)
+        else:
+            result = constant(out, level)
+        if op.view and shares_storage(out, x._value):
+            # (the values beneath may be traced: a dual number, an outer level's tensor)
+            track_view(x, result, op, params)
+        return result
+
+    def unary(self, op: Any, cls: type, public: Any) -> Any:
+        if cls is not Tensor:
+            return None  # subclasses (Variable) take the general path
+        impl = op.impl
+        scalar = op.scalar_impl
+        reads = bool(op.reads)
+        reads_out = op.reads_out
+        beneath = public.handlers  # the kinds' functions for the values beneath, by type
+
+        def fn(x: Tensor) -> Any:
+            v = x._value
+            tv = type(v)
+            if tv is float and scalar is not None:
+                try:
+                    out = scalar(v)
+                except SCALAR_FALLBACK:
+                    out = float(impl(v))
+            elif tv is _ndarray:
+                try:
+                    out = impl(v)
+                except _OP_ERRORS as e:
+                    raise _annotated(op, (v,), e) from e
+            else:  # a traced value beneath (a dual number, an outer tensor)
+                h = beneath.get(tv)
+                out = h(v) if h is not None else public(v)
+            recs = _recorders()
+            if recs and (active := recorders_tracking((x,), recs)):
+                if _grad_on() and _differentiable(op, out):
+                    return record(op, (x,), (v,), out, None, x._rg, active, x._level)
+                return constant(out, x._level)
+            if x._rg and _grad_on():
+                if (out.dtype.kind != "f") if tv is _ndarray else (
+                        tv is not float and tv is not Dual):
+                    # (NumPy scalars, outer levels' tensors and graph tracers beneath are
+                    # checked; a dual number checks its own results, and no one-input op
+                    # without params turns a real input complex)
+                    d = _differentiable(op, out)
+                    if not d:
+                        return constant(out, x._level)
+                    if d is not True:  # complex: the general path marks real inputs
+                        return record(op, (x,), (v,), out, None, True, (), x._level)
+                if x._level and x._level.__class__ is int and x._level not in OPEN_LEVELS:
+                    raise escaped_error(x._level)
+                if reads:
+                    h = x._version
+                    node = node1(op, out, None, x._node or x, v, h, h.version)
+                else:
+                    if tv is _ndarray and v.nbytes >= UNREAD_BYTES:
+                        v = shape_stand_in(v)  # only its shape is needed
+                    node = node1(op, out, None, x._node or x, v, None, 0)
+                if recs:  # recorders that only look (source lines, kept values)
+                    for r in recs:
+                        r.created(node)
+                if not reads_out and type(out) is _ndarray and out.nbytes >= UNREAD_BYTES:
+                    node.out = shape_stand_in(out)
+                t = _NEW(Tensor)
+                t._value = out
+                t._node = node
+                t._rg = True
+                t._version = node
+                t._extra = None
+                t._level = x._level
+                return t
+            return constant(out, x._level)
+
+        return fn
+
+    def binary(self, op: Any, cls: type, public: Any) -> Any:
+        if cls is not Tensor:
+            return None
+        impl = op.impl
+        scalar = op.scalar_impl
+        reads0 = 0 in op.reads
+        reads1 = 1 in op.reads
+        crossed = op.crossed
+        reads_out = op.reads_out
+        beneath = public.handlers  # the kinds' functions for the values beneath, by type
+
+        def fn(x: Any, y: Any) -> Any:
+            tx = type(x)
+            ty = type(y)
+            if tx is Tensor:
+                vx = x._value
+                rx = x._rg
+                level = x._level
+                if ty is Tensor:
+                    if y._level != level:
+                        return apply(op, x, y)  # two levels: the general path
+                    vy = y._value
+                    ry = y._rg
+                elif ty is float or ty is int:
+                    vy = y
+                    ry = False
+                else:
+                    return apply(op, x, y)
+            elif ty is Tensor and (tx is float or tx is int):
+                vx = x
+                rx = False
+                vy = y._value
+                ry = y._rg
+                level = y._level
+            else:
+                return apply(op, x, y)
+            tvx = type(vx)
+            tvy = type(vy)
+            if tvx is _ndarray and (tvy is _ndarray or tvy is float or tvy is int):
+                try:
+                    out = impl(vx, vy)
+                except _OP_ERRORS as e:
+                    raise _annotated(op, (vx, vy), e) from e
+            elif scalar is not None and (
+                (tvx is float and (tvy is float or tvy is int)) or (tvy is float and tvx is int)
+            ):
+                try:
+                    out = scalar(vx, vy)
+                except SCALAR_FALLBACK:
+                    out = float(impl(vx, vy))
+            else:  # traced values beneath, or other plain values
+                h = beneath.get(tvx) or beneath.get(tvy)
+                out = h(vx, vy) if h is not None else public(vx, vy)
+            recs = _recorders()
+            if recs and (active := recorders_tracking((x, y), recs)):
+                if _grad_on() and _differentiable(op, out):
+                    return record(op, (x if tx is Tensor else None, y if ty is Tensor else None),
+                                  (vx, vy), out, None, rx or ry, active, level)
+                return constant(out, level)
+            if (rx or ry) and _grad_on():
+                tout = type(out)
+                if tout is not float and not (
+                    out.dtype.kind == "f" if tout is _ndarray
+                    else tout is Dual and (  # reverse over forward: its primal decides
+                        type(p := out.primal) is float
+                        or type(p) is _ndarray and p.dtype.kind == "f")
+                ):
+                    d = _differentiable(op, out)
+                    if not d:
+                        return constant(out, level)
+                    if d is not True:  # complex: the general path marks real inputs
+                        return record(op, (x if tx is Tensor else None,
+                                           y if ty is Tensor else None),
+                                      (vx, vy), out, None, True, (), level)
+                if level and level.__class__ is int and level not in OPEN_LEVELS:
+                    raise escaped_error(level)
+                # (a crossed op's input is read by the other input's rule only)
+                hx = x._version if reads0 and tx is Tensor and (ry or not crossed) else None
+                hy = y._version if reads1 and ty is Tensor and (rx or not crossed) else None
+                # Large arrays no rule reads: the node keeps their shape only.
+                if not reads0 and tvx is _ndarray and vx.nbytes >= UNREAD_BYTES:
+                    vx = shape_stand_in(vx)
+                if not reads1 and tvy is _ndarray and vy.nbytes >= UNREAD_BYTES:
+                    vy = shape_stand_in(vy)
+                node = node2(
+                    op, out, None,
+                    (x._node or x) if rx else None, vx, hx, 0 if hx is None else hx.version,
+                    (y._node or y) if ry else None, vy, hy, 0 if hy is None else hy.version,
+                )
+                if recs:  # recorders that only look (source lines, kept values)
+                    for r in recs:
+                        r.created(node)
+                if not reads_out and type(out) is _ndarray and out.nbytes >= UNREAD_BYTES:
+                    node.out = shape_stand_in(out)
+                t = _NEW(Tensor)
+                t._value = out
+                t._node = node
+                t._rg = True
+                t._version = node
+                t._extra = None
+                t._level = level
+                return t
+            return constant(out, level)
+
+        return fn
+
+
+#: The tensor kind (registered for :class:`~wengert.Tensor` and its subclasses).
+TENSOR = TensorKind()
+register(Tensor, TENSOR)
+# Tensors' operators and np.* ufuncs call the tensor kind's functions directly.
+_dispatch.specialise(Tensor, TENSOR, FAST_UFUNCS)

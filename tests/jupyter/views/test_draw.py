@@ -1,0 +1,135 @@
+"""wg.draw (wengert.jupyter.views.drawing): a graphviz.Digraph of the tape, shown as SVG, and the
+tape table with one clear line when Graphviz's dot is missing or fails."""
+
+from __future__ import annotations
+
+import doctest
+import os
+import re
+import shutil
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+from test_render import abc, assert_clean, assert_well_formed, loss
+
+import numpy as np
+import wengert as wg
+from wengert.jupyter.views import drawing as draw_module
+from wengert.jupyter.views.drawing import NOT_INSTALLED, draw
+from wengert.jupyter.views.render import names_from_namespace
+from wengert.jupyter.views.tape_dot import tape_dot
+
+graphviz = pytest.importorskip("graphviz")
+HAS_DOT = shutil.which("dot") is not None
+
+
+def test_draw_returns_a_digraph_with_the_tapes_dot_source():
+    tape, adjoints, ns = abc()
+    drawing = draw(ns["y"], adjoints=adjoints, names=names_from_namespace(tape, ns))
+    assert isinstance(drawing, graphviz.Digraph)
+    expected = tape_dot(tape, adjoints=adjoints, names=names_from_namespace(tape, ns))
+    assert drawing.source == expected
+    assert repr(drawing) == "<wg.draw: 2 equations, 3 leaves>"
+    copy = drawing.copy()
+    assert repr(copy) == repr(drawing) and copy.source == drawing.source
+
+
+@pytest.mark.skipif(not HAS_DOT, reason="Graphviz's dot is not installed")
+def test_the_notebook_shows_svg():
+    tape, adjoints, ns = loss()
+    drawing = draw(tape, adjoints=adjoints, names=names_from_namespace(tape, ns))
+    bundle = drawing._repr_mimebundle_()
+    assert set(bundle) == {"image/svg+xml", "text/plain"}
+    svg = bundle["image/svg+xml"]
+    assert svg.lstrip().startswith("<?xml") and "grad 3.9" in svg and "1.69" in svg
+    assert bundle["text/plain"] == "<wg.draw: 4 equations, 2 leaves>"
+    assert not re.search(r"0x[0-9a-fA-F]{3,}", svg)
+    assert draw(tape)._repr_mimebundle_() == draw(tape)._repr_mimebundle_()  # deterministic
+
+
+def test_without_dot_the_notebook_shows_one_line_and_the_table(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty directory: no dot anywhere
+    tape, adjoints, ns = loss()
+    drawing = draw(tape, adjoints=adjoints, names=names_from_namespace(tape, ns))
+    bundle = drawing._repr_mimebundle_()
+    assert set(bundle) == {"text/html", "text/plain"}
+    page = bundle["text/html"]
+    assert NOT_INSTALLED.replace("`", "") in page.replace("`", "")
+    assert "apt-get install graphviz" in page and "brew install graphviz" in page
+    assert "conda install graphviz" in page
+    assert "t1 = t0 + b" in page and ">3.9<" in page and ">1.69<" in page  # the table
+    assert page.count("Graphviz") == 1 and "Traceback" not in page
+    assert_well_formed(page)
+    assert_clean(page)
+    with pytest.raises(graphviz.ExecutableNotFound):  # graphviz's own API still raises
+        drawing.pipe()
+
+
+def test_when_dot_fails_the_notebook_says_so_and_shows_the_table(monkeypatch, tmp_path):
+    fake = tmp_path / "dot"
+    fake.write_text("#!/bin/sh\necho 'Error: syntax error in line 1' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path) + os.pathsep + os.environ.get("PATH", ""))
+    tape, _, _ = abc()
+    page = draw(tape)._repr_mimebundle_()["text/html"]
+    assert "`dot` failed on this drawing (Error: syntax error in line 1)" in page
+    assert "add" in page and "multiply" in page
+
+
+def test_an_autodiff_result_passes_its_names_and_adjoints():
+    tape, adjoints, ns = loss()
+    result = SimpleNamespace(tape=tape, names={"x0": "weight"}, adjoints=adjoints)
+    source = draw(result).source
+    assert "<B>weight</B>" in source and "grad 3.9" in source
+    overridden = draw(result, names={"x0": "w2"}, adjoints={}).source
+    assert "<B>w2</B>" in overridden and "<I>grad 3.9" not in overridden
+    assert ".grad 3.9" in overridden  # the leaf's own .grad still shows
+
+
+def test_draw_targets_and_options():
+    w = wg.Variable(2.0, name="w")
+    with wg.GradientTape() as g:
+        w * 3.0 + 1.0
+    assert "<B>w</B>" in draw(g).source
+    x = wg.tensor(1.0, requires_grad=True)
+    y = x
+    for _ in range(400):
+        y = y * 1.01
+    assert '"g0"' in draw(y).source
+    assert '"t399"' in draw(y, group=None).source
+    assert '"t0"' in draw(y, expand=["t0–t19"]).source
+    assert "blue double ring" not in draw(x * 2.0, legend=False).source
+    with pytest.raises(TypeError, match="expected a tensor"):
+        draw(np.ones(3))
+
+
+def test_no_graphviz_import_until_draw_is_called():
+    code = ("import sys, wengert.jupyter.views.drawing as d, wengert as wg; "
+            "print('graphviz' in sys.modules); "
+            "d.draw(wg.tensor(1.0, requires_grad=True) * 2.0); "
+            "print('graphviz' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "True"]
+
+
+def test_docstring_examples_run():
+    with np.printoptions(legacy=False):
+        result = doctest.testmod(draw_module, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted >= 3
+
+
+def test_a_name_that_two_values_have_is_not_used_in_the_drawing():
+    # x is the cell's input (a leaf) and, after the loop, the variable x holds the last
+    # update: "x ** 2" would not say which; the drawing keeps the tape's names there
+    from wengert.jupyter.magic.runner import run_autodiff
+
+    r = run_autodiff("for i in range(2):\n    x = x - 0.1 * 2 * x\nloss = np.sum(x ** 2)",
+                     {"np": np}, ["x"], preset={"x": np.array([1.0, 2.0])})
+    source = draw(r).source
+    labels = re.findall(r"<B>([^<]*)</B>", source)
+    assert labels.count("x") == 1  # the leaf only
+    assert "t3 ** 2" in source and "x ** 2" not in source
+    assert "loss" in labels  # a name no other value has is used

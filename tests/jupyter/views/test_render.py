@@ -1,0 +1,349 @@
+"""The tape table and the rich reprs (wengert.jupyter.views.render): right numbers, names,
+adjoints, shortening, determinism, no addresses."""
+
+from __future__ import annotations
+
+import doctest
+import html.parser
+import re
+import subprocess
+import sys
+import warnings
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import numpy as np
+import wengert as wg
+from wengert.core.levels import Tag
+from wengert.jupyter.views import render
+from wengert.jupyter.views.render import (
+    AdjointCollector,
+    TapeNames,
+    dual_html,
+    epsilon_text,
+    gradient_tape_html,
+    names_from_namespace,
+    shown_rows,
+    tape_html,
+    tape_text,
+    tensor_html,
+    variable_html,
+)
+
+#: What must never appear in anything a person sees: addresses, ids, object reprs.
+FORBIDDEN = [re.compile(p) for p in (r"0x[0-9a-fA-F]{3,}", r"\bid\s*=", r" object at ",
+                                     r"<function ", r"\bid\(")]
+
+
+def assert_clean(text: str) -> None:
+    for pattern in FORBIDDEN:
+        assert not pattern.search(text), f"{pattern.pattern!r} in output:\n{text[:2000]}"
+
+
+class _Balance(html.parser.HTMLParser):
+    """Checks that every opened element is closed, in order."""
+
+    VOID = {"br", "img", "hr", "meta", "input", "wbr"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag not in self.VOID:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag):
+        assert self.stack and self.stack[-1] == tag, f"</{tag}> closes {self.stack[-1:]}"
+        self.stack.pop()
+
+
+def assert_well_formed(page: str) -> None:
+    parser = _Balance()
+    parser.feed(page)
+    parser.close()
+    assert parser.stack == [], f"unclosed: {parser.stack}"
+
+
+def abc():
+    """y = (a + b) · c at a=2, b=3, c=4: t0 = 5, y = 20; ȳ = 1, t̄0 = c = 4, ā = b̄ = 4,
+    c̄ = t0 = 5."""
+    a = wg.tensor(2.0, requires_grad=True)
+    b = wg.tensor(3.0, requires_grad=True)
+    c = wg.tensor(4.0, requires_grad=True)
+    with wg.keep_values():
+        y = (a + b) * c
+    tape = wg.tape_of(y)
+    collector = AdjointCollector(tape)
+    with wg.observe_sweep(collector):
+        y.backward()
+    return tape, collector.adjoints, dict(a=a, b=b, c=c, y=y)
+
+
+def loss():
+    """L = (x·w + b − y)² at x=1.5, w=0.8, b=0.2, y=0.1: t0 = 1.2, t1 = 1.4, t2 = 1.3,
+    L = 1.69; L̄ = 1, t̄2 = 2·1.3 = 2.6 = t̄1 = t̄0 = b̄, w̄ = 2.6·1.5 = 3.9."""
+    x, w = wg.tensor(1.5), wg.tensor(0.8, requires_grad=True)
+    b, y = wg.tensor(0.2, requires_grad=True), wg.tensor(0.1)
+    with wg.source_lines(), wg.keep_values():
+        t0 = x * w
+        t1 = t0 + b
+        t2 = t1 - y
+        L = t2 ** 2
+    tape = wg.tape_of(L)
+    collector = AdjointCollector(tape)
+    with wg.observe_sweep(collector):
+        L.backward()
+    namespace = dict(x=x, w=w, b=b, y=y, L=L)
+    return tape, collector.adjoints, namespace
+
+
+def rows(text: str) -> dict[str, list[str]]:
+    """The rows of a text table by their first cell."""
+    return {line.split()[0]: line.split() for line in text.splitlines() if line.strip()}
+
+
+def test_abc_text_has_the_hand_checked_values_and_adjoints():
+    tape, adjoints, ns = abc()
+    assert adjoints == {1: 1.0, 0: 4.0, "x0": 4.0, "x1": 4.0, "x2": 5.0}
+    names = names_from_namespace(tape, ns)
+    assert names == {"x0": "a", "x1": "b", "x2": "c", "t1": "y"}
+    text = tape_text(tape, adjoints, names=names)
+    r = rows(text)
+    assert r["t0"][:6] == ["t0", "+", "add", "a,", "b", "scalar"]
+    assert r["t0"][7:9] == ["5", "4"]  # value, adjoint
+    assert r["t1"][:6] == ["t1", "(y)", "*", "multiply", "t0,", "c"]
+    assert "20" in r["t1"] and "◀" in r["t1"]
+    # leaves: value, .grad, adjoint
+    assert r["a"][-3:] == ["2", "4", "4"]
+    assert r["b"][-3:] == ["3", "4", "4"]
+    assert r["c"][-3:] == ["4", "5", "5"]
+
+
+def test_loss_text_and_html_have_the_hand_checked_numbers():
+    tape, adjoints, ns = loss()
+    names = names_from_namespace(tape, ns)
+    # x and y are constants the tape saw as the very same values: named too.
+    assert names == {(0, 0): "x", "x0": "w", "x1": "b", (2, 1): "y", "t3": "L"}
+    text = tape_text(tape, adjoints, names=names)
+    r = rows(text)
+    assert r["t0"][3:5] == ["x,", "w"] and r["t0"][7:9] == ["1.2", "2.6"]
+    assert r["t1"][3:5] == ["t0,", "b"] and r["t1"][7:9] == ["1.4", "2.6"]
+    assert r["t2"][3:5] == ["t1,", "y"] and r["t2"][7:9] == ["1.3", "2.6"]
+    assert r["t3"][1] == "(L)" and "1.69" in r["t3"] and "t2," in r["t3"]
+    assert r["w"][-2:] == ["3.9", "3.9"] and r["b"][-2:] == ["2.6", "2.6"]
+    assert "line " in text or "test_render.py:" in text
+    assert "t2 = t1 - y" in text  # the user's line
+    page = tape_html(tape, adjoints, names=names)
+    assert_well_formed(page)
+    for number in ("1.2", "1.4", "1.3", "1.69", "2.6", "3.9"):
+        assert f">{number}<" in page
+    assert "t1 = t0 + b" in page and "after backward()" in page
+    assert_clean(text)
+    assert_clean(page)
+
+
+def test_tables_without_adjoints_or_lines_drop_those_columns():
+    tape, _, _ = abc()
+    text = tape_text(tape)
+    assert "adjoint" not in text and "line" not in text.splitlines()[3]
+    page = tape_html(tape)
+    assert ">adjoint<" not in page and ">line<" not in page
+
+
+def test_the_leaf_table_shows_grad_and_requires_grad():
+    tape, _, _ = loss()
+    text = tape_text(tape)  # without names: x0, x1
+    r = rows(text)
+    assert r["x0"][1:5] == ["scalar", "float64", "True", "0.8"] and r["x0"][5] == "3.9"
+    assert r["x1"][5] == "2.6"
+
+
+def test_values_not_kept_and_values_freed():
+    x = wg.tensor(np.ones((300, 300)), requires_grad=True)
+    y = (x @ np.ones((300, 300)) + 1.0).sum()
+    tape = wg.tape_of(y)
+    text = tape_text(tape)
+    assert rows(text)["t0"][-2:] == ["not", "kept"]
+    y.backward()
+    freed = tape_text(wg.tape_of(y))
+    assert "freed by backward()" in freed and "?" in rows(freed)["t0"]
+
+
+def test_kept_values_survive_backward_with_their_shape():
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    with wg.keep_values():
+        y = (x * 3.0).sum()
+    y.backward()
+    line = next(line for line in tape_text(wg.tape_of(y)).splitlines() if line.startswith("t0"))
+    assert re.search(r"\b2\s+float64\s+\[3, 6\]", line), line
+
+
+def chain(n: int):
+    x = wg.tensor(1.0, requires_grad=True)
+    y = x
+    for _ in range(n):
+        y = y * 1.0001
+    return wg.tape_of(y)
+
+
+def test_long_tapes_show_first_and_last_rows():
+    tape = chain(10_000)
+    text = tape_text(tape, max_rows=6)
+    lines = text.splitlines()
+    assert "… 9,994 more equations …" in lines
+    shown = [line.split()[0] for line in lines if re.match(r"t\d+ ", line)]
+    assert shown == ["t0", "t1", "t2", "t9997", "t9998", "t9999"]
+    page = tape_html(tape, max_rows=6)
+    assert page.count("<tr") == 1 + 1 + 1 + 7  # leaves: head + row; equations: head + 7
+    assert "… 9,994 more equations …" in page
+    assert_well_formed(page)
+    assert tape_text(tape, max_rows=0).count("\n") > 10_000
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 60), st.integers(0, 20))
+def test_shown_rows_cover_every_row_once(n, max_rows):
+    head, hidden, tail = shown_rows(n, max_rows)
+    indices = list(head) + list(tail)
+    assert len(indices) + hidden == n
+    assert indices == sorted(set(indices))
+    if max_rows and n > max_rows:
+        assert len(indices) == max_rows and indices[0] == 0
+        assert indices[-1] == n - 1 or max_rows == 1
+    else:
+        assert hidden == 0
+
+
+def test_output_is_deterministic_for_separately_recorded_tapes():
+    first, adj1, ns1 = loss()
+    second, adj2, ns2 = loss()
+    n1, n2 = names_from_namespace(first, ns1), names_from_namespace(second, ns2)
+    assert tape_text(first, adj1, names=n1) == tape_text(second, adj2, names=n2)
+    assert tape_html(first, adj1, names=n1) == tape_html(second, adj2, names=n2)
+    assert tape_html(first) == tape_html(first)
+    a, b = abc(), abc()
+    assert tensor_html(a[2]["y"]) == tensor_html(b[2]["y"])
+    assert tensor_html(a[2]["a"]) == tensor_html(b[2]["a"])
+
+
+def test_variables_show_their_names_and_duplicates_keep_tape_names():
+    w = wg.Variable(2.0, name="w")
+    v = wg.Variable(3.0, name="w")
+    u = wg.Variable(1.0)
+    with wg.GradientTape() as g:
+        y = w * v + u
+    names = TapeNames(g.recorded)
+    assert [names.leaf(i) for i in range(3)] == ["w (x0)", "w (x1)", "x2"]
+    assert names.user_leaf(2) is None
+    lines = tape_text(g.recorded).splitlines()
+    assert lines[1].split()[:6] == ["w", "(x0)", "scalar", "float64", "watched", "2"]
+    assert lines[2].split()[:2] == ["w", "(x1)"] and lines[3].split()[0] == "x2"
+    assert y is not None
+
+
+def test_names_by_index_and_for_constants():
+    tape, _, _ = abc()
+    names = TapeNames(tape, {0: "alpha", "t0": "s", (1, 1): "ignored"})
+    assert names.leaf(0) == "alpha" and names.equation(0) == "s"
+    assert names.input(tape[1], 0) == "s"
+
+
+def test_constants_read_as_their_value_or_const_and_shape():
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    y = x * np.array([3.0, 4.0]) + 2.0
+    text = tape_text(wg.tape_of(y))
+    assert "x0, const (2,)" in text and "t0, 2" in text
+
+
+def test_tensor_cards():
+    tape, adjoints, ns = abc()
+    a, y = ns["a"], ns["y"]
+    card = tensor_html(a)
+    assert_well_formed(card)
+    assert "leaf · requires grad" in card and ">2<" in card and ".grad" in card and ">4<" in card
+    card = tensor_html(y)
+    assert "result of an op" in card and "MultiplyBackward" in card and ">20<" in card
+    assert ".grad" not in card  # a non-leaf without retain_grad has none (and no warning)
+    const = tensor_html(wg.tensor([1.0, 2.0]))
+    assert "constant" in const and "[1, 2]" in const
+    fresh = tensor_html(wg.tensor(1.0, requires_grad=True))
+    assert "None (call backward())" in fresh
+    for page in (card, const, fresh):
+        assert_clean(page)
+
+
+def test_retained_grad_of_a_non_leaf_is_shown_without_a_warning():
+    x = wg.tensor(2.0, requires_grad=True)
+    y = x * x
+    y.retain_grad()
+    (y * 3.0).backward()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # reading .grad must not warn here
+        card = tensor_html(y)
+    assert ".grad" in card and ">3<" in card
+
+
+def test_variable_and_dual_cards():
+    card = variable_html(wg.Variable(np.arange(3.0), name="w"))
+    assert_well_formed(card)
+    assert "Variable &#x27;w&#x27;" in card and "[0, 1, 2]" in card and "trainable" in card
+    assert "not trainable" in variable_html(wg.Variable(1.0, trainable=False))
+    card = dual_html(wg.Dual(2.0, 1.0))
+    assert_well_formed(card)
+    assert "2 + 1·ε" in card and "made by you" in card
+    card = dual_html(wg.Dual(np.array([1.0, 2.0]), np.array([0.5, 0.0])))
+    assert "[1, 2]" in card and "[0.5, 0]" in card
+    tag = Tag("jvp")
+    assert epsilon_text(tag) == "ε" + str(tag.order).translate(str.maketrans(
+        "0123456789", "₀₁₂₃₄₅₆₇₈₉"))
+    inner = []
+    wg.jvp(lambda x: inner.append(dual_html(x)) or x, (1.0,), (1.0,))
+    assert len(inner) == 1  # the transform hands the function a dual of its own tag
+    assert "perturbation of jvp" in inner[0] and "ε₀" not in inner[0]
+    assert_clean(inner[0])
+
+
+def test_gradient_tape_card():
+    w = wg.Variable(2.0, name="w")
+    g = wg.GradientTape(persistent=True)
+    assert "new" in gradient_tape_html(g) and "no equations recorded" in gradient_tape_html(g)
+    with g:
+        y = (w * 3.0 - 1.0) ** 2
+        assert "recording" in gradient_tape_html(g)
+    card = gradient_tape_html(g)
+    assert_well_formed(card)
+    assert "closed" in card and "persistent" in card and "watched variables" in card
+    assert ">25<" in card and "subtract" in card
+    g.gradient(y, w)
+    assert_clean(card)
+
+
+def test_registered_as_html_reprs():
+    x = wg.tensor(2.0, requires_grad=True)
+    y = x * x
+    assert y._repr_html_() == tensor_html(y)
+    assert wg.tape_of(y)._repr_html_() == tape_html(wg.tape_of(y))
+    assert wg.Dual(1.0, 2.0)._repr_html_() == dual_html(wg.Dual(1.0, 2.0))
+    w = wg.Variable(1.0, name="w")
+    assert w._repr_html_() == variable_html(w)
+    with wg.GradientTape() as g:
+        w * 2.0
+    assert g._repr_html_() == gradient_tape_html(g)
+
+
+def test_no_third_party_jupyter_import():
+    code = ("import sys, wengert.jupyter.views.render, wengert.jupyter.views.tape_dot, "
+            "wengert.jupyter.views.drawing; "
+            "bad = [m for m in ('IPython', 'ipywidgets', 'anywidget', 'traitlets', "
+            "'matplotlib', 'graphviz') if m in sys.modules]; print(bad)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]"
+
+
+def test_docstring_examples_run():
+    with np.printoptions(legacy=False):
+        result = doctest.testmod(render, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted > 20

@@ -1,0 +1,440 @@
+"""Tensors: the leaf table, .grad semantics, hooks, in-place safety."""
+
+import warnings
+
+import pytest
+
+import numpy as np
+import wengert as wg
+
+
+def test_leaf_table():
+    user_no_grad = wg.tensor([1.0, 2.0])
+    op_no_grad = user_no_grad * 2
+    user_grad = wg.tensor([1.0, 2.0], requires_grad=True)
+    op_grad = user_grad * 2
+    assert (user_no_grad.is_leaf, user_no_grad.requires_grad) == (True, False)
+    assert (op_no_grad.is_leaf, op_no_grad.requires_grad) == (True, False)
+    assert (user_grad.is_leaf, user_grad.requires_grad) == (True, True)
+    assert (op_grad.is_leaf, op_grad.requires_grad) == (False, True)
+    op_grad.sum().backward()
+    assert user_no_grad.grad is None
+    np.testing.assert_array_equal(user_grad.grad, [2.0, 2.0])
+    with pytest.warns(UserWarning, match="retain_grad"):
+        assert op_grad.grad is None
+
+
+def test_grad_is_ndarray_with_leaf_shape_and_dtype():
+    x = wg.tensor(np.ones((2, 3), dtype=np.float32), requires_grad=True)
+    (x * 3.0).sum().backward()
+    assert isinstance(x.grad, np.ndarray)
+    assert x.grad.shape == (2, 3) and x.grad.dtype == np.float32
+    np.testing.assert_array_equal(x.grad, np.full((2, 3), 3.0, np.float32))
+
+
+def test_gradients_accumulate_and_reset():
+    x = wg.tensor([1.0, -1.0], requires_grad=True)
+    for _ in range(3):
+        (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad, [6.0, -6.0])
+    x.grad = None
+    assert x.grad is None
+    (x * 5.0).sum().backward()
+    np.testing.assert_array_equal(x.grad, [5.0, 5.0])
+
+
+def test_retain_grad_on_non_leaf():
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    y.retain_grad()
+    (y * 3.0).sum().backward()
+    np.testing.assert_array_equal(y.grad, [3.0, 3.0])
+    np.testing.assert_array_equal(x.grad, [6.0, 12.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _ = y.grad  # no warning once retained
+
+
+def test_requires_grad_only_for_floats():
+    with pytest.raises(RuntimeError, match="floating point"):
+        wg.tensor([1, 2], requires_grad=True)
+    t = wg.tensor([1, 2])
+    with pytest.raises(RuntimeError, match="floating point"):
+        t.requires_grad_()
+    assert wg.tensor([1, 2], dtype=float, requires_grad=True).requires_grad
+
+
+def test_requires_grad_on_non_leaf_cannot_be_switched_off():
+    x = wg.tensor(1.0, requires_grad=True)
+    y = x * 2
+    with pytest.raises(RuntimeError, match="leaf variables"):
+        y.requires_grad = False
+
+
+def test_accessors():
+    x = wg.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    assert x.shape == (2, 3) and x.ndim == 2 and x.size == 6 and x.dtype == np.float64
+    assert x.T.shape == (3, 2)
+    assert len(x) == 2
+    assert x.astype(np.float32).dtype == np.float32
+    assert wg.tensor(3.5).item() == 3.5
+    assert x.sum().item() == 21.0
+    np.testing.assert_array_equal(x.detach().numpy(), x.numpy())
+    d = x.detach()
+    assert not d.requires_grad and d.is_leaf
+    assert x.tolist() == [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+    with pytest.raises(ValueError, match="cannot be converted"):
+        x.item()
+
+
+def test_data_is_copied():
+    a = np.array([1.0, 2.0])
+    t = wg.tensor(a, requires_grad=True)
+    a[0] = 100.0
+    assert t.numpy()[0] == 1.0
+
+
+def test_operators_and_reflected():
+    x = wg.tensor(3.0, requires_grad=True)
+    y = 2.0 + x - 1.0 * x / 2.0 + 2.0 ** x + x**2 - (1.0 - x) + 6.0 / x + (-x) + abs(x)
+    y.backward()
+    expected = 1 - 0.5 + np.log(2) * 8 + 6 + 1 - 6 / 9 - 1 + 1
+    np.testing.assert_allclose(x.grad, expected)
+
+
+def test_matmul_operators():
+    a = wg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    b = wg.tensor(np.ones((3, 2)), requires_grad=True)
+    (a @ b).sum().backward()
+    np.testing.assert_array_equal(a.grad, np.full((2, 3), 2.0))
+    np.testing.assert_array_equal(b.grad, np.array([[3.0, 3.0], [5.0, 5.0], [7.0, 7.0]]))
+    c = np.ones((2, 2)) @ wg.tensor(np.eye(2), requires_grad=True)
+    assert isinstance(c, wg.Tensor) and c.requires_grad
+
+
+def test_comparisons_give_bool_without_grad():
+    x = wg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    for r in (x > 2, x >= 2, x < 2, x <= 2, x == 2, x != 2):
+        assert r.dtype == bool and not r.requires_grad
+    np.testing.assert_array_equal((x > 1.5).numpy(), [False, True, True])
+
+
+def test_hooks_modify_gradient_and_can_be_removed():
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    seen = []
+    h = x.register_hook(lambda g: seen.append(np.array(g)) or g * 10)
+    (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad, [20.0, 40.0])
+    h.remove()
+    x.grad = None
+    (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad, [2.0, 4.0])
+    assert len(seen) == 1
+    y = x * 3
+    y.register_hook(lambda g: g * 0.5)
+    x.grad = None
+    (y * y).sum().backward()
+    np.testing.assert_allclose(x.grad, 0.5 * 2 * 9 * x.numpy())
+
+
+def test_backward_with_gradient_and_inputs():
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    w = wg.tensor([3.0, 4.0], requires_grad=True)
+    y = x * w
+    y.backward(gradient=np.array([1.0, 10.0]), inputs=[x])
+    np.testing.assert_array_equal(x.grad, [3.0, 40.0])
+    assert w.grad is None
+
+
+@pytest.mark.parametrize("graph", ["same parent twice", "chain joins a branch", "diamond"])
+def test_sweep_sums_every_path(graph):
+    # The sweep hands a lone pending node straight on (a chain); these graphs
+    # make that node receive a second edge or share the heap with another.
+    # Small integers keep every product exact.
+    x = wg.tensor([1.0, 2.0, -3.0], requires_grad=True)
+    a = x * 3.0
+    if graph == "same parent twice":
+        y = a * a  # both edges of one node reach a, the pending node
+        expected = 18.0 * x.numpy()
+    elif graph == "chain joins a branch":
+        b = a * 2.0  # a chain a -> b, and x reaches y by a second path
+        y = b * x
+        expected = 12.0 * x.numpy()
+    else:
+        b, c = a * 2.0, a * 5.0  # two pending parents: the heap orders them
+        y = b * c
+        expected = 2.0 * 10.0 * 9.0 * x.numpy()
+    y.backward(gradient=np.ones(3))
+    np.testing.assert_array_equal(x.grad, expected)
+
+
+def test_create_graph_gives_second_derivative():
+    x = wg.tensor(2.0, requires_grad=True)
+    y = x**3
+    y.backward(create_graph=True)
+    g = x.grad
+    assert isinstance(g, wg.Tensor) and g.requires_grad
+    np.testing.assert_allclose(g.item(), 12.0)
+    x.grad = None
+    g.backward()
+    np.testing.assert_allclose(x.grad, 12.0)
+
+
+def test_retain_graph_allows_second_backward():
+    x = wg.tensor(1.5, requires_grad=True)
+    y = wg.numpy.sin(x) * x
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_allclose(x.grad, 2 * (np.sin(1.5) + 1.5 * np.cos(1.5)))
+
+
+def test_no_grad_and_enable_grad():
+    x = wg.tensor(1.0, requires_grad=True)
+    with wg.no_grad():
+        y = x * 2
+        with wg.enable_grad():
+            z = x * 2
+    assert not y.requires_grad and z.requires_grad
+    assert wg.is_grad_enabled()
+
+    @wg.no_grad()
+    def f(t):
+        return t * 2
+
+    assert not f(x).requires_grad
+
+
+def test_stop_gradient():
+    x = wg.tensor(3.0, requires_grad=True)
+    y = x * wg.stop_gradient(x * x)
+    y.backward()
+    np.testing.assert_allclose(x.grad, 9.0)
+    assert wg.stop_gradient(2.0) == 2.0
+
+
+def test_inplace_ops_on_unsaved_values_are_recorded():
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1.0
+    y += x  # add does not read its inputs' values
+    y -= 0.5
+    y *= 3.0
+    y /= 2.0
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad, [3.0, 3.0])
+
+
+def test_inplace_keeps_storage():
+    x = wg.tensor(np.zeros(3))
+    before = x.numpy()
+    x += 1.0
+    assert x.numpy() is before
+    np.testing.assert_array_equal(before, [1.0, 1.0, 1.0])
+
+
+def test_inplace_on_leaf_requiring_grad_raises():
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    for op in ("x += 1", "x -= 1", "x *= 2", "x /= 2", "x @= np.eye(2)", "x[0] = 5.0"):
+        with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+            exec(op, {"x": x, "np": np})
+    with wg.no_grad():
+        x -= 0.5  # an optimizer step is allowed
+    np.testing.assert_array_equal(x.numpy(), [0.5, 1.5])
+
+
+def test_modifying_a_saved_value_makes_backward_raise():
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    a = x * 1.0
+    b = a * a  # multiply saves a
+    a += 1.0
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation.*version 1.*0"):
+        b.sum().backward()
+    y = wg.numpy.exp(x * 1.0)  # exp saves its output
+    z = y.sum()
+    y *= 2.0
+    with pytest.raises(RuntimeError, match="modified by an inplace operation.*output"):
+        z.backward()
+
+
+@pytest.mark.parametrize("which", [0, 1])
+def test_the_error_names_the_modified_input_of_a_two_input_op(which):
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    a, b = x * 1.0, x * 2.0
+    c = a * b  # multiply saves both inputs
+    (a if which == 0 else b).__iadd__(1.0)
+    with pytest.raises(RuntimeError, match=rf"input {which} of .*is at version 1; expected "
+                                           r"version 0"):
+        c.sum().backward()
+
+
+def test_modifying_a_saved_leaf_under_no_grad_raises():
+    w = wg.tensor([1.0, 2.0], requires_grad=True)
+    loss = (w * w).sum()
+    with wg.no_grad():
+        w -= 0.1
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+
+
+def test_setitem_gradients():
+    x = wg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    v = wg.tensor(10.0, requires_grad=True)
+    y = x * 1.0
+    y[1] = v * 2.0
+    (y * wg.tensor([1.0, 2.0, 3.0])).sum().backward()
+    np.testing.assert_array_equal(x.grad, [1.0, 0.0, 3.0])
+    np.testing.assert_array_equal(v.grad, 4.0)
+    buf = wg.tensor(np.zeros(3))
+    for i in range(3):
+        buf[i] = x[i] * x[i]
+    x.grad = None
+    buf.sum().backward()
+    np.testing.assert_array_equal(x.grad, [2.0, 4.0, 6.0])
+
+
+def test_inplace_on_a_slice_writes_through_its_base():
+    # As in PyTorch: y's history becomes "y with the slice replaced", and v's is
+    # re-derived from the new y.
+    x = wg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 1.0
+    v = y[0:2]
+    v *= 3.0
+    np.testing.assert_array_equal(y.detach().numpy(), [3.0, 6.0, 3.0])
+    ((y * y).sum() + v.sum()).backward()  # 9x0² + 9x1² + x2² + 3x0 + 3x1
+    np.testing.assert_array_equal(x.grad, [21.0, 39.0, 6.0])
+    x.grad = None
+    y = x * 1.0
+    y[0] = x[1]
+    (y * y).sum().backward()
+    np.testing.assert_array_equal(x.grad, [0.0, 8.0, 6.0])
+
+
+def test_view_modified_under_no_grad_is_detected():
+    x = wg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 1.0
+    v = y.reshape(3)
+    z = (v * v).sum()
+    with wg.no_grad():
+        y += 1.0
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.backward()
+
+
+def test_repr_is_stable():
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    assert repr(x) == "tensor([1., 2.], requires_grad=True)"
+    assert repr(x * 2) == "tensor([2., 4.], grad_fn=<MultiplyBackward>)"
+    assert repr(wg.tensor(1.5)) == "tensor(1.5)"
+
+
+def test_grad_fn_and_next_functions():
+    x = wg.tensor(1.0, requires_grad=True)
+    y = wg.numpy.sin(x * 2.0)
+    assert y.grad_fn.name == "SinBackward"
+    (mul,) = y.grad_fn.next_functions
+    assert mul.name == "MultiplyBackward"
+    assert mul.next_functions == (x, None)
+    assert x.grad_fn is None
+
+
+def test_numpy_conversion_of_grad_tensor_raises():
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(TypeError, match="detach"):
+        np.asarray(x)
+    np.testing.assert_array_equal(np.asarray(wg.tensor([1.0])), [1.0])
+
+
+def test_sibling_views_share_one_version():
+    x = wg.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    y = wg.numpy.exp(x * 1.0)  # exp reads its output
+    a = y[0:2]
+    b = y[1:3]
+    z = (b * b).sum()  # multiply saves b
+    w = y.sum()
+    with wg.no_grad():
+        a += 1.0  # writes y's memory, seen through b
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.backward()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation.*output"):
+        w.backward()
+
+
+@pytest.mark.parametrize("code", [
+    "x.argmax()", "x.argmin(axis=0)", "x.argsort()", "x.any()", "x.all(axis=1)",
+    "x.round(1)", "round(x[0, 0], 1)", "x.swapaxes(0, 1)", "x.repeat(2)", "x.diagonal()",
+    "x.trace()", "x.real", "x.imag", "x.conj()", "x.flatten(order='F')", "x.ravel()",
+    "x.flat[1]", "x.cumprod()", "x.take([0, 3])", "x.nonzero()[0]",
+])
+def test_ndarray_methods_work_on_tensors_and_duals(code):
+    x = np.array([[1.0, 3.0], [2.0, 0.5]])
+    expected = eval(code)
+    for traced in (wg.tensor(x, requires_grad=True), wg.Dual(x, np.ones_like(x))):
+        got = eval(code, {"x": traced, "np": np})
+        np.testing.assert_allclose(np.asarray(wg.stop_gradient(got)), expected)
+    f = eval("lambda x: " + code)
+    g = wg.grad(lambda x: np.sum(f(x) * 1.0))(x)
+    gf = wg.jacfwd(lambda x: np.sum(f(x) * 1.0))(x)
+    np.testing.assert_allclose(g, gf)
+
+
+@pytest.mark.parametrize("code, fix", [("x.sort()", "np.sort"), ("x.fill(1.0)", "full_like"),
+                                       ("x.resize(4)", "np.resize")])
+def test_in_place_ndarray_methods_name_the_spelling_to_use(code, fix):
+    x = wg.tensor(np.ones(4), requires_grad=True)
+    with pytest.raises(TypeError, match=fix):
+        eval(code, {"x": x})
+
+
+def test_reshape_in_fortran_order_and_its_gradient():
+    x = np.arange(24.0).reshape(2, 3, 4)
+    for order in "CF":
+        for shape in [(4, 6), (-1,), (3, 2, 4)]:
+            got = wg.numpy.reshape(wg.tensor(x), shape, order=order).numpy()
+            np.testing.assert_array_equal(got, np.reshape(x, shape, order=order))
+    w = np.random.default_rng(0).normal(size=(4, 6))
+    g = wg.grad(lambda x: np.sum(np.reshape(x, (4, 6), order="F") * w))(x)
+    np.testing.assert_array_equal(g, np.reshape(w, x.shape, order="F"))
+
+
+def test_reshape_takes_order_and_copy_as_ndarray_reshape():
+    a = np.arange(6.0)
+    w = np.arange(6.0).reshape(2, 3) + 1.0
+    fortran = np.asfortranarray(a.reshape(3, 2))
+    # "A": Fortran order for an array laid out in Fortran order only, as NumPy
+    for value, order, back in ((a, "C", "C"), (a, "F", "F"), (a, "A", "C"),
+                               (fortran, "A", "F"), (fortran, "C", "C")):
+        t = wg.tensor(value, requires_grad=True)
+        r = t.reshape(2, 3, order=order)
+        np.testing.assert_array_equal(r.numpy(), value.reshape(2, 3, order=order))
+        (r * w).sum().backward()
+        np.testing.assert_array_equal(t.grad, np.reshape(w, value.shape, order=back))
+    d = wg.Dual(a, np.arange(6.0) * 10.0)
+    r = d.reshape((3, 2), order="F")
+    np.testing.assert_array_equal(r.primal, a.reshape(3, 2, order="F"))
+    np.testing.assert_array_equal(r.tangent, (a * 10.0).reshape(3, 2, order="F"))
+    f = wg.compile(lambda x: x.reshape(2, 3, order="F") * w)
+    np.testing.assert_array_equal(f(a), a.reshape(2, 3, order="F") * w)
+    t = wg.tensor(a, requires_grad=True)
+    c = t.reshape(6, copy=True)
+    c[0] = 100.0  # a copy: the tensor keeps its value
+    assert t.numpy()[0] == 0.0
+    with pytest.raises(ValueError, match="order must be"):
+        t.reshape(2, 3, order="X")
+    with pytest.raises(ValueError, match="order 'K' is not permitted"):  # as NumPy
+        t.reshape(2, 3, order="K")
+
+
+def test_divmod_of_traced_values():
+    x = np.array([3.5, -4.25, 7.0])
+    t = wg.tensor(x, requires_grad=True)
+    q, r = divmod(t, 2.0)
+    np.testing.assert_array_equal(q.numpy(), x // 2.0)
+    np.testing.assert_array_equal(r.numpy(), x % 2.0)
+    (r * 3.0 + q).sum().backward()
+    np.testing.assert_array_equal(t.grad, [3.0, 3.0, 3.0])  # d(x mod c)/dx = 1, floor: 0
+    q, r = divmod(10.0, t)
+    np.testing.assert_array_equal(r.numpy(), 10.0 % x)
+    g = wg.grad(lambda y: np.sum(divmod(10.0, y)[1]))(x)
+    np.testing.assert_array_equal(g, -(10.0 // x))
+    d = divmod(wg.Dual(5.5, 1.0), 2.0)
+    assert (d[0].primal, d[0].tangent, d[1].primal, d[1].tangent) == (2.0, 0.0, 1.5, 1.0)
+    assert wg.compile(lambda y: divmod(y, 2.0)[1])(x).tolist() == (x % 2.0).tolist()
