@@ -17,12 +17,12 @@ from wengert.jupyter.explainer.explain import explain
 from wengert.jupyter.explainer.result import Explanation
 from wengert.jupyter.explorer.widget import explore
 from wengert.jupyter.magic.extension import load_ipython_extension, unload_ipython_extension
-from wengert.jupyter.views import graph_html, render
+from wengert.jupyter.views import graph_html, plots, render
 from wengert.jupyter.views.drawing import draw, draw_pass
 from wengert.jupyter.views.graph_plots import memory_plot
 from wengert.jupyter.views.targets import as_tape
 
 __all__ = [
     "load_ipython_extension", "unload_ipython_extension", "as_tape", "draw", "render",
-    "explain", "Explanation", "explore", "draw_pass", "memory_plot",
+    "explain", "Explanation", "explore", "draw_pass", "memory_plot", "plots",
 ]
