@@ -28,7 +28,7 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import repeat
 
 from numpy.typing import ArrayLike
@@ -210,6 +210,113 @@ def _runs(key: np.ndarray, cut: np.ndarray) -> np.ndarray:
     return np.flatnonzero(change)
 
 
+@dataclass
+class _GroupList:
+    """The groups made so far, in creation order (``nested_groups`` numbers them last)."""
+
+    starts: list[int] = field(default_factory=list)
+    ends: list[int] = field(default_factory=list)
+    parents: list[int] = field(default_factory=list)
+    levels: list[int] = field(default_factory=list)
+
+    def add(self, start: int, end: int, parent: int, level: int) -> int:
+        self.starts.append(start)
+        self.ends.append(end)
+        self.parents.append(parent)
+        self.levels.append(level)
+        return len(self.starts) - 1
+
+
+def _key_groups(n: int, keys: Sequence[ArrayLike], made: _GroupList) -> np.ndarray:
+    """Make the groups of each key level (outermost first) into ``made``; return the owner
+    of each equation: the group of the deepest level that holds it (``-1``: none)."""
+    cut = np.zeros(n, dtype=bool)
+    if n:
+        cut[0] = True
+    owner = np.full(n, -1, dtype=np.int64)
+    for lvl, key in enumerate(keys):
+        key = _as_index(key)
+        if key.size != n:
+            raise ValueError("nested_groups: every key needs one entry per equation")
+        run_start = _runs(key, cut)
+        run_end = np.append(run_start[1:], n)
+        parent = owner[run_start]
+        # The parent's extent: the whole tape when there is none yet.
+        p_start = np.where(parent >= 0, np.asarray(made.starts + [0], dtype=np.int64)[parent], 0)
+        p_end = np.where(parent >= 0, np.asarray(made.ends + [n], dtype=np.int64)[parent], n)
+        make = (run_end - run_start >= 2) & ~((run_start == p_start) & (run_end == p_end))
+        for s, e, p in zip(run_start[make].tolist(), run_end[make].tolist(),
+                           parent[make].tolist()):
+            owner[s:e] = made.add(s, e, p, lvl)
+        cut[run_start] = True
+    return owner
+
+
+Child = tuple[int, int, int]  # (start, end, group or -1 for one equation)
+
+
+def _children(n: int, made: _GroupList, owner: np.ndarray) -> dict[int, list[Child]]:
+    """The children of each container (the tape is ``-1``): its groups and the equations
+    no deeper group holds."""
+    children: dict[int, list[Child]] = {}
+    for g in range(len(made.starts)):
+        children.setdefault(made.parents[g], []).append((made.starts[g], made.ends[g], g))
+    loose = np.flatnonzero(owner == -1) if n else np.zeros(0, dtype=np.int64)
+    children.setdefault(-1, []).extend(zip(loose.tolist(), (loose + 1).tolist(),
+                                           repeat(-1)))
+    for g in range(len(made.starts)):
+        inside = np.arange(made.starts[g], made.ends[g])
+        mine = inside[owner[inside] == g]
+        if mine.size:
+            children.setdefault(g, []).extend(zip(mine.tolist(), (mine + 1).tolist(),
+                                                  repeat(-1)))
+    return children
+
+
+def _chunk_wide(children: dict[int, list[Child]], made: _GroupList, max_children: int) -> None:
+    """Split every container with more than ``max_children`` children into chunks of
+    consecutive children (repeatedly: chunks of chunks), each chunk a new group."""
+    todo = sorted(children)
+    while todo:
+        c = todo.pop()
+        kids = sorted(children.get(c, []))
+        while len(kids) > max_children:
+            chunked = []
+            for k in range(0, len(kids), max_children):
+                part = kids[k:k + max_children]
+                if len(part) == 1:
+                    chunked.append(part[0])
+                    continue
+                g = made.add(part[0][0], part[-1][1], c, -1)
+                for _s, _e, child in part:
+                    if child >= 0:
+                        made.parents[child] = g
+                children[g] = part
+                chunked.append((part[0][0], part[-1][1], g))
+            kids = chunked
+        children[c] = kids
+
+
+def _numbered(n: int, made: _GroupList) -> Groups:
+    """The groups numbered so that parents come before children (by start, then
+    outermost), with the innermost group of each equation."""
+    count = len(made.starts)
+    start_a = np.asarray(made.starts, dtype=np.int64)
+    end_a = np.asarray(made.ends, dtype=np.int64)
+    perm = np.lexsort((-end_a, start_a)) if count else np.zeros(0, dtype=np.int64)
+    new_id = np.empty(count, dtype=np.int64)
+    new_id[perm] = np.arange(count)
+    parent_a = np.asarray(made.parents, dtype=np.int64)
+    parent_a = np.where(parent_a >= 0, new_id[np.maximum(parent_a, 0)], -1)[perm] if count \
+        else parent_a
+    container = np.full(n, -1, dtype=np.int64)
+    for g, (s, e) in enumerate(zip(start_a[perm].tolist(), end_a[perm].tolist())):
+        container[s:e] = g  # later (deeper) groups overwrite their parents
+    return Groups(start=start_a[perm], end=end_a[perm], parent=parent_a,
+                  level=np.asarray(made.levels, dtype=np.int64)[perm] if count else
+                  np.zeros(0, dtype=np.int64), container=container)
+
+
 def nested_groups(
     n: int, keys: Sequence[ArrayLike] = (), max_children: int = 40
 ) -> Groups:
@@ -245,87 +352,11 @@ def nested_groups(
     """
     if max_children < 2:
         raise ValueError("nested_groups: max_children must be at least 2")
-    starts: list[int] = []
-    ends: list[int] = []
-    parents: list[int] = []
-    levels: list[int] = []
-    cut = np.zeros(n, dtype=bool)
-    if n:
-        cut[0] = True
-    # For each equation: the group created by the deepest level so far (-1: none).
-    owner = np.full(n, -1, dtype=np.int64)
-    for lvl, key in enumerate(keys):
-        key = _as_index(key)
-        if key.size != n:
-            raise ValueError("nested_groups: every key needs one entry per equation")
-        run_start = _runs(key, cut)
-        run_end = np.append(run_start[1:], n)
-        parent = owner[run_start]
-        # The parent's extent: the whole tape when there is none yet.
-        p_start = np.where(parent >= 0, np.asarray(starts + [0], dtype=np.int64)[parent], 0)
-        p_end = np.where(parent >= 0, np.asarray(ends + [n], dtype=np.int64)[parent], n)
-        make = (run_end - run_start >= 2) & ~((run_start == p_start) & (run_end == p_end))
-        for s, e, p in zip(run_start[make].tolist(), run_end[make].tolist(),
-                           parent[make].tolist()):
-            owner[s:e] = len(starts)
-            starts.append(s)
-            ends.append(e)
-            parents.append(p)
-            levels.append(lvl)
-        cut[run_start] = True
-    # Children of each container (tape = -1), in tape order: groups and loose equations.
-    children: dict[int, list[tuple[int, int, int]]] = {}  # (start, end, group or -1)
-    for g in range(len(starts)):
-        children.setdefault(parents[g], []).append((starts[g], ends[g], g))
-    loose = np.flatnonzero(owner == -1) if n else np.zeros(0, dtype=np.int64)
-    children.setdefault(-1, []).extend(zip(loose.tolist(), (loose + 1).tolist(),
-                                           repeat(-1)))
-    for g in range(len(starts)):
-        inside = np.arange(starts[g], ends[g])
-        mine = inside[owner[inside] == g]
-        if mine.size:
-            children.setdefault(g, []).extend(zip(mine.tolist(), (mine + 1).tolist(),
-                                                  repeat(-1)))
-    # Chunk wide containers (repeatedly: chunks of chunks), widest levels first.
-    todo = sorted(children)
-    while todo:
-        c = todo.pop()
-        kids = sorted(children.get(c, []))
-        while len(kids) > max_children:
-            chunked = []
-            for k in range(0, len(kids), max_children):
-                part = kids[k:k + max_children]
-                if len(part) == 1:
-                    chunked.append(part[0])
-                    continue
-                g = len(starts)
-                starts.append(part[0][0])
-                ends.append(part[-1][1])
-                parents.append(c)
-                levels.append(-1)
-                for _s, _e, child in part:
-                    if child >= 0:
-                        parents[child] = g
-                children[g] = part
-                chunked.append((part[0][0], part[-1][1], g))
-            kids = chunked
-        children[c] = kids
-    # Number groups so that parents come before children (by start, then outermost).
-    count = len(starts)
-    start_a = np.asarray(starts, dtype=np.int64)
-    end_a = np.asarray(ends, dtype=np.int64)
-    perm = np.lexsort((-end_a, start_a)) if count else np.zeros(0, dtype=np.int64)
-    new_id = np.empty(count, dtype=np.int64)
-    new_id[perm] = np.arange(count)
-    parent_a = np.asarray(parents, dtype=np.int64)
-    parent_a = np.where(parent_a >= 0, new_id[np.maximum(parent_a, 0)], -1)[perm] if count \
-        else parent_a
-    container = np.full(n, -1, dtype=np.int64)
-    for g, (s, e) in enumerate(zip(start_a[perm].tolist(), end_a[perm].tolist())):
-        container[s:e] = g  # later (deeper) groups overwrite their parents
-    return Groups(start=start_a[perm], end=end_a[perm], parent=parent_a,
-                  level=np.asarray(levels, dtype=np.int64)[perm] if count else
-                  np.zeros(0, dtype=np.int64), container=container)
+    made = _GroupList()
+    owner = _key_groups(n, keys, made)
+    children = _children(n, made, owner)
+    _chunk_wide(children, made, max_children)
+    return _numbered(n, made)
 
 
 def nested_layout(
@@ -369,14 +400,36 @@ def nested_layout(
     """
     src, dst = _as_index(src), _as_index(dst)
     n_eq = groups.container.size
-    n_groups = len(groups)
-    eq_container = groups.container
     if src.size and dst.min() < 0:
         raise ValueError("nested_layout: an edge ends outside the nodes")
     if src.size and dst.max() >= n_eq:
         raise ValueError("nested_layout: every edge must end at an equation")
-    # Container of every node.
-    container = np.full(n + n_groups, -1, dtype=np.int64)
+    container = _item_containers(n, src, dst, groups, node_container)
+    a, b = _lifted_edges(n, src, dst, groups, container)
+    perm = _topological_items(n, groups)
+    items = perm.size
+    pos = np.empty(items, dtype=np.int64)
+    pos[perm] = np.arange(items)
+    if a.size:  # distinct edges: one int64 key per pair (a 1-d sort, not a row sort)
+        keys = np.sort(pos[a] * items + pos[b])
+        keys = keys[np.append(True, keys[1:] != keys[:-1])]
+        pa, pb = keys // items, keys % items
+    else:
+        pa = pb = np.zeros(0, dtype=np.int64)
+    floating = np.zeros(items, dtype=bool)
+    floating[n_eq:n] = True  # sources float above their first consumer
+    rank_p, order_p = layered_layout(items, pa, pb, floating=floating[perm],
+                                     part=container[perm])
+    return container, rank_p[pos], order_p[pos]
+
+
+def _item_containers(n: int, src: np.ndarray, dst: np.ndarray, groups: Groups,
+                     node_container: ArrayLike | None) -> np.ndarray:
+    """The container of every item (nodes, then groups): equations and groups as
+    ``groups`` says, sources as given or else with their first consumer."""
+    n_eq = groups.container.size
+    eq_container = groups.container
+    container = np.full(n + len(groups), -1, dtype=np.int64)
     container[:n_eq] = eq_container
     if node_container is not None:
         container[n_eq:n] = _as_index(node_container)
@@ -388,7 +441,14 @@ def nested_layout(
         container[n_eq:n] = np.where(used, eq_container[np.minimum(first[n_eq:], n_eq - 1)]
                                      if n_eq else -1, -1)
     container[n:] = groups.parent
-    # Each edge joins the two items that are children of the deepest common container.
+    return container
+
+
+def _lifted_edges(n: int, src: np.ndarray, dst: np.ndarray, groups: Groups,
+                  container: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each edge moved to the two items it joins inside the deepest container holding
+    both ends (an end inside a deeper group becomes that group); edges that fall inside
+    one item are dropped."""
     depth = np.concatenate([groups.depth, [0]])  # depth[-1] is the top level
     a, b = src.copy(), dst.copy()
     ca, cb = container[a], container[b]
@@ -404,29 +464,20 @@ def nested_layout(
         b[ib] = n + cb[ib]
         cb[ib] = container[b[ib]]
     keep = a != b
-    a, b = a[keep], b[keep]
-    # Items in a topological index order: equations and groups by start (equations of
-    # one container and its child groups never share a start), sources last.
-    items = n + n_groups
+    return a[keep], b[keep]
+
+
+def _topological_items(n: int, groups: Groups) -> np.ndarray:
+    """The items in a topological index order: equations and groups by start, groups
+    (outer first) before the equation they start with, sources last by id (equations of
+    one container and its child groups never share a start)."""
+    n_eq = groups.container.size
+    items = n + len(groups)
     start = np.empty(items, dtype=np.int64)
     start[:n_eq] = np.arange(n_eq)
     start[n_eq:n] = n_eq  # sources float: their position is irrelevant
     start[n:] = groups.start
-    floating = np.zeros(items, dtype=bool)
-    floating[n_eq:n] = True
-    # Sort: by start, groups (outer first) before equations of equal start, sources by id.
     kind = np.zeros(items, dtype=np.int64)
     kind[:n_eq] = 1
     kind[n:] = -(groups.end - groups.start)
-    perm = np.lexsort((np.arange(items), kind, start))
-    pos = np.empty(items, dtype=np.int64)
-    pos[perm] = np.arange(items)
-    if a.size:  # distinct edges: one int64 key per pair (a 1-d sort, not a row sort)
-        keys = np.sort(pos[a] * items + pos[b])
-        keys = keys[np.append(True, keys[1:] != keys[:-1])]
-        pa, pb = keys // items, keys % items
-    else:
-        pa = pb = np.zeros(0, dtype=np.int64)
-    rank_p, order_p = layered_layout(items, pa, pb, floating=floating[perm],
-                                     part=container[perm])
-    return container, rank_p[pos], order_p[pos]
+    return np.lexsort((np.arange(items), kind, start))
