@@ -75,7 +75,7 @@ def test_the_executed_notebook_keeps_the_widget_state(export):
 
 
 def test_the_export_embeds_the_explorer_and_its_module(export, expected):
-    from wengert.jupyter.explorer.widget import esm_source
+    from wengert.jupyter.explorer.widget import css_source, esm_source
 
     state = embedded_widget_state(export.html)
     models = _explorer_models(state)
@@ -83,8 +83,10 @@ def test_the_export_embeds_the_explorer_and_its_module(export, expected):
     (model_id, model), = models.items()
     assert embedded_widget_views(export.html) == [model_id]
     assert model["model_module"] == "anywidget"
-    # wengert's ES module travels inside the state: nothing of wengert is fetched.
+    # wengert's ES module and style sheet travel inside the state: nothing of wengert is
+    # fetched.
     assert model["state"]["_esm"] == esm_source()
+    assert model["state"]["_css"] == css_source()
     assert model["state"]["frames"]["steps"] == expected["steps"]
     assert model["state"]["step"] == SAVED_STEP
 

@@ -1,17 +1,21 @@
 """explorer.js in a real browser: a static page renders it with a fake anywidget model.
 
 The page (written to a temporary directory, served to Chromium by Playwright's request
-routing: nothing listens on a socket) imports the shipped ``explorer.js`` as an ES module and
-calls its ``render`` with an object implementing anywidget's model interface (``get``,
-``set``, ``on``, ``off``, ``save_changes``), fed with real frames from Python. The panel's
+routing: nothing listens on a socket) links the shipped ``explorer.css`` (as anywidget adds
+the widget's ``_css``), imports the shipped ``explorer.js`` as an ES module and calls its
+``render`` with an object implementing anywidget's model interface (``get``, ``set``,
+``on``, ``off``, ``save_changes``), fed with real frames from Python; packed frames reach it
+as a ``DataView``, as the widget manager hands over a binary buffer. The panel's
 text is checked against :func:`wengert.jupyter.explorer.frames.step_view`, the Python statement of
 what each step shows. Times to first draw are printed, not asserted. Screenshots go to
-``/tmp/shots/explorer/``.
+``/tmp/shots/explorer/`` (``$WENGERT_E2E_SHOTS/explorer/`` when set).
 """
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 import shutil
 import time
 from pathlib import Path
@@ -21,7 +25,7 @@ import pytest
 import numpy as np
 import wengert as wg
 from wengert.jupyter.explorer.frames import explorer_frames, step_view
-from wengert.jupyter.explorer.widget import ESM_PATH, pack
+from wengert.jupyter.explorer.widget import CSS_PATH, ESM_PATH, pack
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = [pytest.mark.browser,
@@ -29,7 +33,7 @@ pytestmark = [pytest.mark.browser,
                                  reason="needs Chromium at /usr/bin/chromium for Playwright")]
 sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright for Python")
 
-SHOTS = Path("/tmp/shots/explorer")
+SHOTS = Path(os.environ.get("WENGERT_E2E_SHOTS", "/tmp/shots")) / "explorer"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 
@@ -68,18 +72,30 @@ THEMES = {
 
 
 def write_page(directory: Path, frames: dict, theme: str = "light") -> None:
-    """index.html, explorer.js (the shipped file) and frames.json in ``directory``."""
+    """index.html, explorer.js and explorer.css (the shipped files) and frames.json in
+    ``directory``; binary ``packed`` frames go as base64 and become a DataView again."""
     shutil.copy(ESM_PATH, directory / "explorer.js")
+    shutil.copy(CSS_PATH, directory / "explorer.css")
+    blob = frames.get("packed")
+    if isinstance(blob, bytes):
+        frames = {**frames, "packed": {"base64": base64.b64encode(blob).decode("ascii")}}
     (directory / "frames.json").write_text(json.dumps(frames, ensure_ascii=False),
                                            encoding="utf-8")
     (directory / "index.html").write_text(f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>explorer</title>
+<link rel="stylesheet" href="./explorer.css">
 <style>:root {{ {THEMES[theme]} }} body {{ margin: 12px; width: 1100px; }}</style></head>
 <body><div id="el"></div>
 <script type="module">
 {FAKE_MODEL}
 import explorer from "./explorer.js";
 const frames = await (await fetch("./frames.json")).json();
+if (frames.packed && frames.packed.base64) {{  // a binary buffer, as the widget manager gives it
+  const text = atob(frames.packed.base64);
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  frames.packed = new DataView(bytes.buffer);
+}}
 window.model = new FakeModel({{ frames, step: 0 }});
 document.addEventListener("wgx-drawn", () => {{ window.drawnAt = performance.now(); }});
 explorer.render({{ model: window.model, el: document.getElementById("el") }});
@@ -319,13 +335,14 @@ def test_many_visible_nodes_are_drawn_on_a_canvas(open_page):
 def timed(open_page, n_eq: int, name: str) -> None:
     data, build = loop_frames(n_eq)
     frames = pack(data)
-    size = len(json.dumps(frames).encode())
+    blob = frames.get("packed", b"")
+    size = len(json.dumps({k: v for k, v in frames.items() if k != "packed"}).encode()) + len(blob)
     page = open_page(frames, name=name)
     drawn = page.evaluate("window.drawnAt")
     own = page.evaluate("document.querySelector('.wgx').dataset.drawnMs")
     print(f"\n[explorer timing] {n_eq} equations: Python frames+layout {build:.2f} s, "
           f"{size / n_eq:.0f} bytes/equation as sent ({size / 1e6:.1f} MB, "
-          f"{'packed' if 'packed' in frames else 'plain'} JSON); page load to drawn "
+          f"{'packed binary' if 'packed' in frames else 'plain JSON'}); page load to drawn "
           f"{drawn:.0f} ms (render {own} ms)")
     assert page.locator(".wgx-graph [data-item]").count() > 2
     assert text(page, ".wgx-label") == f"forward · step 1/{n_eq}"

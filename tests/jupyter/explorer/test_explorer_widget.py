@@ -1,5 +1,5 @@
 """The explorer widget (wengert.jupyter.explorer.widget): traits, steps, text form, the shipped
-ESM."""
+ES module and style sheet, packed frames as binary buffers (live and in saved widget state)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,9 @@ import wengert as wg
 from wengert.core.equations import Tape
 from wengert.jupyter.explorer.frames import explorer_frames
 from wengert.jupyter.explorer.widget import (
+    CSS_PATH,
     ESM_PATH,
+    css_source,
     esm_source,
     explore,
     explorer_class,
@@ -91,16 +93,36 @@ def test_forward_mode_only():
     assert view.frames["nodes"]["tangent"][0] == [["ε₁", "4"]]
 
 
-def test_the_esm_is_the_shipped_file():
+def test_the_esm_and_css_are_the_shipped_files():
     cls = explorer_class()
-    assert cls._esm == ESM_PATH.read_text(encoding="utf-8") == esm_source()
+    assert str(cls._esm) == ESM_PATH.read_text(encoding="utf-8") == esm_source()
+    assert str(cls._css) == CSS_PATH.read_text(encoding="utf-8") == css_source()
     assert ESM_PATH.name == "explorer.js" and ESM_PATH.parent.name == "explorer"
+    assert CSS_PATH.name == "explorer.css" and CSS_PATH.parent == ESM_PATH.parent
     text = esm_source()
     assert "export default" in text and "render" in text
     # No dependency: nothing imported, nothing fetched from a URL.
     assert not re.search(r"^\s*import\s", text, re.M)
     assert not re.search(r"\bimport\(|https?://(?!www\.w3\.org/2000/svg)", text)
+    # The style lives in the style sheet, not in strings of the module.
+    assert "<style" not in text and "createElement(\"style\")" not in text
+    assert ".wgx {" in css_source() and "@import" not in css_source()
     assert explorer_class() is cls  # made once
+
+
+def test_the_widget_state_carries_the_module_and_style_as_text():
+    """In a notebook's saved state (and so in a static HTML export) the module and the
+    style travel as text: nothing is read from wengert's files by the page."""
+    state = explore(seed_example()[-1]).get_state()
+    assert state["_esm"] == esm_source() and state["_css"] == css_source()
+
+
+def test_the_files_are_watched_only_in_a_development_setup(monkeypatch):
+    """anywidget watches a path given as _esm/_css for changes (hot reload) only with
+    ANYWIDGET_HMR=1: by default no thread is started."""
+    monkeypatch.delenv("ANYWIDGET_HMR", raising=False)
+    cls = explorer_class()
+    assert cls._esm._background_thread is None and cls._css._background_thread is None
 
 
 def test_names_of_the_leaves_come_from_the_caller():
@@ -169,11 +191,62 @@ def test_large_frames_travel_packed():
     data = explorer_state(np.sum(y), leaf_names=["x"])
     packed = pack(data, limit=len(data["eqs"]["op"]) - 1)
     assert "packed" in packed and "nodes" not in packed and unpack(packed) == data
+    assert isinstance(packed["packed"], bytes) and packed["packed"][:2] == b"\x1f\x8b"  # gzip
     assert pack(data, limit=10) == packed  # deterministic: no timestamp in the gzip header
     assert pack(data) == data and unpack(data) == data  # small: as it is
     old = {k: v for k, v in packed.items() if k != "packing"}  # an earlier version's form
     with pytest.raises(ValueError, match=r"another version of wengert.*run explore\(\) again"):
         unpack(old)
+    as_text = {**packed, "packed": "H4sIAAAA"}  # base64 text where bytes belong
+    with pytest.raises(ValueError, match=r"'packed' must be bytes.*got str"):
+        unpack(as_text)
+
+
+def _packed_view():
+    x = wg.tensor(np.array([0.5, 1.5]), requires_grad=True)
+    y = x
+    for _ in range(20):
+        y = np.sin(y) * 1.5 + x
+    data = explorer_state(np.sum(y), leaf_names=["x"])
+    return explorer_class()(frames=pack(data, limit=1)), data
+
+
+def test_packed_frames_travel_as_a_binary_buffer():
+    """The packed bytes leave the JSON of the state: ipywidgets sends them as a buffer of
+    the comm message, at the path frames.packed."""
+    from ipywidgets.widgets.widget import _remove_buffers
+
+    view, data = _packed_view()
+    state, paths, buffers = _remove_buffers(view.get_state())
+    assert paths == [["frames", "packed"]]
+    assert bytes(buffers[0]) == view.frames["packed"]
+    assert "packed" not in state["frames"] and state["frames"]["packing"] == 3
+    json.dumps(state)  # the rest is JSON
+    assert view.data == data
+
+
+def test_a_binary_buffer_from_the_front_end_becomes_bytes_again():
+    view, data = _packed_view()
+    blob = view.frames["packed"]
+    view.set_state({"frames": {**view.frames, "packed": memoryview(blob)}})
+    assert isinstance(view.frames["packed"], bytes) and view.data == data
+
+
+def test_saved_widget_state_keeps_packed_frames_as_base64_buffers():
+    """What a notebook saved with its widget state holds (ipywidgets' embed format, as
+    nbclient's store_widget_state writes): the buffer base64-encoded under ``buffers``,
+    from which the frames come back unchanged."""
+    import base64
+
+    import ipywidgets
+
+    view, data = _packed_view()
+    saved = ipywidgets.Widget.get_manager_state(widgets=[view])["state"][view.model_id]
+    (buffer,) = saved["buffers"]
+    assert buffer["path"] == ["frames", "packed"] and buffer["encoding"] == "base64"
+    json.dumps(saved)
+    frames = {**saved["state"]["frames"], "packed": base64.b64decode(buffer["data"])}
+    assert unpack(frames) == data
 
 
 def _packable_tapes():

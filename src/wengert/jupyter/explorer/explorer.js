@@ -3,12 +3,13 @@
 // layout.py); this module only lays rows out, draws and steps. It imports nothing and loads
 // nothing from any URL, so it works live, in a static HTML export and in JupyterLite.
 // anywidget API: export default { render({ model, el }) }, with model.get / set / on /
-// save_changes; the synced traits are `frames` (the data) and `step` (0-based).
+// save_changes; the synced traits are `frames` (the data) and `step` (0-based). Its style
+// is explorer.css, which anywidget adds to the page (the widget's _css).
 
 const FORMAT = 1;
-const PACKING = 2; // the packed form of large tapes (wengert/jupyter/columns.py)
+const PACKING = 3; // the packed form of large tapes (wengert/jupyter/explorer/columns.py)
 const SVG_LIMIT = 300; // more visible items than this: draw on a canvas
-const ROW = 22; // table row height (px)
+const ROW = 22; // table row height (px): .wgx-tr's height in explorer.css
 const SIZE = { eq: [112, 58], leaf: [120, 58], const: [64, 30], group: [188, 58] };
 const GAP_X = 22;
 const GAP_Y = 34;
@@ -29,90 +30,6 @@ const ICON = {
 };
 const icon = (name) => `<svg width="14" height="14" viewBox="0 0 16 16" aria-hidden="true"><path d="${ICON[name]}"/></svg>`;
 
-const CSS = `
-.wgx { --wgx-fg: var(--jp-content-font-color1, #1f2328);
-  --wgx-muted: var(--jp-content-font-color2, #59636e);
-  --wgx-faint: var(--jp-content-font-color3, #8c959f);
-  --wgx-bg: var(--jp-layout-color0, #ffffff);
-  --wgx-panel: var(--jp-layout-color1, #f6f8fa);
-  --wgx-sunk: var(--jp-layout-color2, #eaeef2);
-  --wgx-line: var(--jp-border-color1, #afb8c1);
-  --wgx-edge: var(--jp-border-color0, #8c959f);
-  --wgx-leaf: var(--jp-brand-color1, #1f6feb);
-  --wgx-leaf-soft: var(--jp-brand-color3, #b6d4fe);
-  --wgx-current: var(--jp-warn-color1, #d65d0e);
-  --wgx-current-soft: var(--jp-warn-color3, #ffe0b2);
-  --wgx-on-current: #1f2328; /* the current fill is light in every JupyterLab theme */
-  --wgx-done: color-mix(in srgb, #8250df 72%, var(--wgx-fg));
-  --wgx-font: var(--jp-ui-font-family, system-ui, -apple-system, "Segoe UI", sans-serif);
-  --wgx-mono: var(--jp-code-font-family, ui-monospace, "SFMono-Regular", Menlo, monospace);
-  font-family: var(--wgx-font); font-size: 13px; color: var(--wgx-fg);
-  background: var(--wgx-bg); border: 1px solid var(--wgx-line); border-radius: 6px;
-  outline: none; max-width: 100%; overflow: hidden; }
-.wgx:focus-visible { box-shadow: 0 0 0 2px var(--wgx-leaf); }
-.wgx * { box-sizing: border-box; }
-.wgx .wgx-head { display: flex; align-items: baseline; gap: 12px; padding: 6px 10px;
-  border-bottom: 1px solid var(--wgx-line); background: var(--wgx-panel); }
-.wgx .wgx-title { font-weight: 600; flex: 1; white-space: nowrap; overflow: hidden;
-  text-overflow: ellipsis; }
-.wgx .wgx-title code { font-family: var(--wgx-mono); font-weight: 400; }
-.wgx .wgx-label { font-family: var(--wgx-mono); white-space: nowrap; }
-.wgx .wgx-controls { display: flex; align-items: center; gap: 6px; padding: 6px 10px;
-  border-bottom: 1px solid var(--wgx-line); flex-wrap: wrap; }
-.wgx button { font: inherit; color: var(--wgx-fg); background: var(--wgx-panel);
-  border: 1px solid var(--wgx-line); border-radius: 4px; padding: 2px 8px; cursor: pointer;
-  min-width: 32px; line-height: 20px; }
-.wgx button:hover { border-color: var(--wgx-fg); }
-.wgx button:disabled { opacity: 0.4; cursor: default; }
-.wgx input[type=range] { flex: 1; min-width: 160px; accent-color: var(--wgx-current); }
-.wgx .wgx-phases { display: inline-flex; border: 1px solid var(--wgx-line); border-radius: 4px;
-  overflow: hidden; font-size: 12px; }
-.wgx .wgx-phases span { padding: 2px 8px; color: var(--wgx-muted); }
-.wgx .wgx-phases span.on { background: var(--wgx-fg); color: var(--wgx-bg); font-weight: 600; }
-.wgx .wgx-phases span.off { text-decoration: line-through; opacity: 0.5; }
-.wgx .wgx-main { display: flex; min-height: 260px; }
-.wgx .wgx-graph { flex: 1 1 60%; position: relative; overflow: auto; max-height: 520px;
-  min-width: 0; background: var(--wgx-bg); }
-.wgx .wgx-graph > svg, .wgx .wgx-graph > div { display: block; margin: 0 auto; }
-.wgx button svg { display: block; margin: 2px auto; fill: currentColor; }
-.wgx .wgx-side { flex: 0 0 340px; max-width: 45%; border-left: 1px solid var(--wgx-line);
-  background: var(--wgx-panel); padding: 8px 10px; overflow: auto; max-height: 520px; }
-.wgx .wgx-side h4 { margin: 10px 0 4px; font-size: 11px; text-transform: uppercase;
-  letter-spacing: 0.04em; color: var(--wgx-muted); font-weight: 600; }
-.wgx .wgx-side h4:first-child { margin-top: 0; }
-.wgx .wgx-kv { display: grid; grid-template-columns: 52px 1fr; gap: 2px 8px; }
-.wgx .wgx-kv > b { color: var(--wgx-muted); font-weight: 500; }
-.wgx .wgx-m { font-family: var(--wgx-mono); font-size: 12.5px; overflow-wrap: anywhere; }
-.wgx .wgx-note { color: var(--wgx-muted); font-size: 12px; margin-top: 4px; }
-.wgx .wgx-sums { display: flex; flex-wrap: wrap; gap: 4px; }
-.wgx .wgx-chip { font-family: var(--wgx-mono); font-size: 12px; border: 1px solid var(--wgx-line);
-  border-radius: 10px; padding: 0 7px; background: var(--wgx-bg); }
-.wgx .wgx-chip.new { border: 2px solid var(--wgx-current); }
-.wgx .wgx-jac { margin-top: 8px; border: 1px dashed var(--wgx-line); border-radius: 4px;
-  padding: 6px 8px; background: var(--wgx-bg); }
-.wgx .wgx-cur { color: color-mix(in srgb, var(--wgx-current) 62%, var(--wgx-fg)); font-weight: 600; }
-.wgx .wgx-adj { color: var(--wgx-done); }
-.wgx .wgx-table .wgx-tr.cur .wgx-adj { color: var(--wgx-on-current); }
-.wgx .wgx-table { border-top: 1px solid var(--wgx-line); height: 178px; overflow: auto;
-  position: relative; font-size: 12px; }
-.wgx .wgx-table .wgx-tr { position: absolute; left: 0; right: 0; height: ${ROW}px;
-  display: grid; grid-template-columns: 64px 70px 90px 120px 70px minmax(90px, 1fr)
-  minmax(90px, 1fr) minmax(120px, 1.2fr); align-items: center; white-space: nowrap;
-  border-bottom: 1px solid var(--wgx-sunk); cursor: pointer; min-width: 720px; }
-.wgx .wgx-table .wgx-tr > span { overflow: hidden; text-overflow: ellipsis; padding: 0 6px; }
-.wgx .wgx-table .wgx-th { position: sticky; top: 0; z-index: 2; background: var(--wgx-panel);
-  font-weight: 600; color: var(--wgx-muted); cursor: default; }
-.wgx .wgx-table .wgx-tr.cur { background: var(--wgx-current-soft); color: var(--wgx-on-current);
-  box-shadow: inset 4px 0 0 var(--wgx-current); font-weight: 600; }
-.wgx .wgx-table .wgx-tr.future { color: var(--wgx-faint); }
-.wgx .wgx-legend { display: flex; flex-wrap: wrap; gap: 4px 14px; padding: 4px 10px;
-  font-size: 11.5px; color: var(--wgx-muted); border-top: 1px solid var(--wgx-line); }
-.wgx .wgx-legend svg { vertical-align: middle; margin-right: 4px; }
-.wgx svg text { font-family: var(--wgx-font); }
-.wgx .wgx-graph [data-item] { cursor: pointer; }
-.wgx .wgx-empty { padding: 24px; color: var(--wgx-muted); }
-`;
-
 // -- small helpers -------------------------------------------------------------------------
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) =>
   ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
@@ -129,16 +46,14 @@ const fillRule = (t, names, out, g) =>
   t.replace(SLOT, (_, i) => names[+i]).replace(OUT, out).replace(/ḡ/g, g);
 
 // -- the data, prepared once ---------------------------------------------------------------
-// Large tapes travel gzip-compressed (base64 in `packed`): inflate with the browser's own
-// DecompressionStream.
+// Large tapes travel gzip-compressed in `packed`, a binary buffer of the comm message (or
+// of the saved widget state), which the widget manager hands over as a DataView: inflate
+// it with the browser's own DecompressionStream.
+const bytesOf = (b) => (b instanceof ArrayBuffer ? new Uint8Array(b)
+  : ArrayBuffer.isView(b) ? new Uint8Array(b.buffer, b.byteOffset, b.byteLength) : null);
 async function unpack(raw) {
-  let bytes;
-  if (Uint8Array.fromBase64) bytes = Uint8Array.fromBase64(raw.packed);
-  else {
-    const text = atob(raw.packed);
-    bytes = new Uint8Array(text.length);
-    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-  }
+  const bytes = bytesOf(raw.packed);
+  if (!bytes) throw new Error(`packed frames must be binary, got ${typeof raw.packed}`);
   const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
   return expand(fromBytes(await new Response(stream).arrayBuffer()));
 }
@@ -821,7 +736,7 @@ function panelHTML(X, s) {
     const origin = (r) => (d.nodes.kind[r] === 1 ? "an input that requires grad"
       : d.nodes.kind[r] === 2 ? "a constant" : `computed at step ${r + 1}`);
     const from = d.eqs.ins[e].map((r) => `<div><span class="wgx-m">${esc(names[r])} = ${esc(d.nodes.value[r] ?? missing(X, r))}</span> <span class="wgx-note">${origin(r)}</span></div>`);
-    h.push(`<div class="wgx-kv" style="margin-top:6px"><b>from</b><span>${from.join("")}</span><b>op</b><span>${esc(op[0])}${d.eqs.params[e] ? ` <span class="wgx-m">(${esc(d.eqs.params[e])})</span>` : ""}</span>`
+    h.push(`<div class="wgx-kv wgx-next"><b>from</b><span>${from.join("")}</span><b>op</b><span>${esc(op[0])}${d.eqs.params[e] ? ` <span class="wgx-m">(${esc(d.eqs.params[e])})</span>` : ""}</span>`
       + `<b>shape</b><span class="wgx-m">${esc(d.shapes[d.nodes.shape[e]][0])}</span>`
       + `<b>value</b><span class="wgx-m">${d.nodes.value[e] != null ? esc(d.nodes.value[e])
         : X.changed.has(e) ? "<i>changed since</i> (an in-place operation wrote another value into its memory after this step)"
@@ -849,7 +764,7 @@ function panelHTML(X, s) {
   if (v.phase === "hook") {
     const leaf = d.nodes.kind[v.node] === 1;
     h.push(`<h4>reverse · hook on ${esc(names[v.node])}</h4>`);
-    h.push(`<div class="wgx-kv" style="margin-top:6px"><b>hook</b><span class="wgx-m">${esc(v.hooks)}</span>`
+    h.push(`<div class="wgx-kv wgx-next"><b>hook</b><span class="wgx-m">${esc(v.hooks)}</span>`
       + `<b>in</b><span class="wgx-m">${esc(v.before)}</span>`
       + `<b>out</b><span class="wgx-m wgx-cur">${v.after === null ? "<i>not run</i>" : esc(v.after)}</span></div>`);
     h.push(v.after === null
@@ -859,7 +774,7 @@ function panelHTML(X, s) {
   }
   const e = v.node;
   h.push(`<h4>reverse · equation ${e}</h4><div class="wgx-m">${esc(v.equation)}</div>`);
-  h.push(`<div class="wgx-kv" style="margin-top:6px"><b>in</b><span class="wgx-m wgx-cur">${esc(v.incoming)}</span>`);
+  h.push(`<div class="wgx-kv wgx-next"><b>in</b><span class="wgx-m wgx-cur">${esc(v.incoming)}</span>`);
   const rules = v.sends.map((x) => `<div class="wgx-m">${esc(x.rule)}${x.numbers ? ` <span class="wgx-note">= ${esc(x.numbers)}</span>` : ""}</div>`);
   const got = new Set(v.sends.map((x) => x.target));
   d.eqs.ins[e].forEach((r) => {
@@ -890,7 +805,7 @@ function panelHTML(X, s) {
       : `${bars[node]} = ${terms[terms.length - 1][1]}`;
     chips.push(`<span class="wgx-chip${fresh.has(node) ? " new" : ""}">${esc(clip(text, 40))}</span>`);
   }
-  h.push(`<div class="wgx-sums" style="margin-top:4px">${chips.join("")}</div>`);
+  h.push(`<div class="wgx-sums wgx-next-sums">${chips.join("")}</div>`);
   const jac = [];
   const outSize = d.shapes[d.nodes.shape[e]][1];
   const count = (k) => (k == null ? "?" : k.toLocaleString("en-US"));
@@ -912,9 +827,7 @@ function render({ model, el }) {
   root.className = "wgx";
   root.tabIndex = 0;
   root.setAttribute("data-lm-suppress-shortcuts", "true"); // arrows step, not move cells
-  const style = document.createElement("style");
-  style.textContent = CSS;
-  el.replaceChildren(style, root);
+  el.replaceChildren(root);
   let X = null;
   let L = null;
   let timer = null;
@@ -980,11 +893,11 @@ function render({ model, el }) {
       phases: root.querySelectorAll(".wgx-phases span"),
     };
     const tbody = document.createElement("div");
-    tbody.style.position = "relative";
+    tbody.className = "wgx-tbody";
     X.els.table.appendChild(tbody);
     X.els.tbody = tbody;
     const probe = document.createElement("span");
-    probe.style.display = "none";
+    probe.className = "wgx-probe";
     root.appendChild(probe);
     X.els.probe = probe;
     relayout();
@@ -1000,13 +913,10 @@ function render({ model, el }) {
     g.innerHTML = "";
     if (mode === "canvas") {
       const spacer = document.createElement("div");
+      spacer.className = "wgx-spacer";
       spacer.style.width = `${L.width}px`;
       spacer.style.height = `${L.height}px`;
-      spacer.style.position = "relative";
       const canvas = document.createElement("canvas");
-      canvas.style.position = "absolute";
-      canvas.style.left = "0";
-      canvas.style.top = "0";
       spacer.appendChild(canvas);
       g.appendChild(spacer);
       X.els.canvas = canvas;

@@ -9,7 +9,9 @@ dict of plain lists, strings and numbers that the browser steps through
 without the kernel; :func:`step_view` says, in Python, what the panel shows
 at a step (the ES module computes the same from the same data).
 
-The data, column by column (lists indexed by node or equation):
+The data, column by column (lists indexed by node or equation; typed by
+:class:`~wengert.jupyter.explorer.schema.Frames` and checked by
+:func:`~wengert.jupyter.explorer.schema.check_frames`):
 
 * ``nodes``: every node of the graph (equations first, then leaves, then one
   constant per use): ``kind`` (0 equation, 1 leaf, 2 constant), ``name``,
@@ -84,6 +86,7 @@ from wengert.core.node import is_stand_in
 from wengert.core.sweep import SweepObserver, backprop, observe_sweep
 from wengert.forward.dual import Dual
 from wengert.jupyter.explorer.layout import nested_groups, nested_layout
+from wengert.jupyter.explorer.schema import FORMAT, Frames, Nodes
 from wengert.jupyter.views.summary import (
     format_number,
     nbytes_text,
@@ -98,8 +101,6 @@ __all__ = [
     "FORMAT", "EXPAND_LIMIT", "MAX_CHILDREN", "SLOT", "OUT",
 ]
 
-#: Version of the data layout (the ES module checks it).
-FORMAT = 1
 #: Tapes of at most this many equations start with every group expanded.
 EXPAND_LIMIT = 120
 #: A group (or the tape) with more children is drawn as chunks of this many.
@@ -930,8 +931,9 @@ def explorer_frames(
     mode: str | None = None,
     leaf_names: Sequence[str] | None = None,
     value_names: Mapping[Any, str] | None = None,
-) -> dict[str, Any]:
-    """Everything the explorer shows for ``tape``, as JSON-able data (see the module doc).
+) -> Frames:
+    """Everything the explorer shows for ``tape``, as JSON-able data (see the module doc;
+    :mod:`wengert.jupyter.explorer.schema` states its structure and checks it).
 
     Parameters
     ----------
@@ -956,8 +958,9 @@ def explorer_frames(
 
     Returns
     -------
-    dict
-        JSON-able: ``json.dumps`` takes it as it is.
+    Frames
+        A dict (typed by :class:`~wengert.jupyter.explorer.schema.Frames`), JSON-able:
+        ``json.dumps`` takes it as it is.
 
     Raises
     ------
@@ -982,7 +985,7 @@ def explorer_frames(
 
 def _frames(tape: Tape, roots: Sequence[int] | None, seed: Any, mode: str | None,
             leaf_names: Sequence[str] | None, value_names: Mapping[Any, str] | None
-            ) -> dict[str, Any]:
+            ) -> Frames:
     b = _Builder(tape, leaf_names, value_names)
     n, eqs = b.n, b.eqs
     reverse = mode != "forward" and n > 0
@@ -991,71 +994,134 @@ def _frames(tape: Tape, roots: Sequence[int] | None, seed: Any, mode: str | None
         raise ValueError(f"explore: roots must be equations 0..{n - 1}, got {roots}")
     if seed is not None and len(roots) != 1:
         raise ValueError("explore: seed= needs a single output to start the sweep from")
-    frames_rev: list[list[Any]] = []
-    seeds: list[list[Any]] = []
-    note = None
-    inner: dict[str, str] = {}
-    sweep_note: str | None = None
+    sweep = _Sweep()
     if reverse:
-        record, problem = _kept_for(eqs, roots, seed)
-        recorder = _Recorder(b.eq_of_node)
-        leaf_steps: list[tuple[int, Any, Any]] = []
-        if record is not None:  # the sweep backward() ran, as it ran
-            for r, (_, value) in zip(roots, record.roots):
-                seeds.append([r, summarize(value)])
-            if any(np.ndim(value) for _, value in record.roots):
-                note = "backward() started the sweep from the cotangent it was given."
-            reached = record.feed(recorder, {eq.node.seq: eq.node for eq in eqs})
-            for step in record.steps:
-                e = b.eq_of_seq.get(step.seq)
-                if e is not None and step.inner:
-                    recorder.inner[e] = step.inner
-            for kept in record.leaves:
-                k = b.leaf_number.get(kept.key)
-                if k is not None and kept.hooks:
-                    leaf_steps.append((n + k, (hook_names(kept.hooks), kept.before, kept.ct),
-                                       None))
-            sweep_note = _record_note(record, b)
-        else:
-            freed = [eq.index for eq in eqs if eq.freed]
-            if freed:
-                raise RuntimeError(_freed_message(freed, problem))
-            sweep_roots = []
-            for r in roots:
-                value, text, why = _seed_value(eqs[r], seed)
-                sweep_roots.append((eqs[r].node, value))
-                seeds.append([r, text])
-                note = note or why
-            if len(roots) > 1:
-                note = (f"The sweep starts from {len(roots)} outputs at once, each with "
-                        "cotangent 1 (ones): it gives the gradient of their sum.")
-            with observe_sweep(recorder), np.errstate(all="ignore"):  # NaN shows in the panel
-                # A whole tape holds every node the sweep can reach from any of its equations.
-                restrict = None if tape.whole else {id(eq.node) for eq in eqs}
-                _, reached = backprop(sweep_roots, retain_graph=True, restrict=restrict,
-                                      replay=True)
-            for leaf, ct in reached:
-                k = b.leaf_number.get(id(leaf))
-                hooks = hooks_of(leaf)
-                if k is not None and hooks:
-                    leaf_steps.append((n + k, (hook_names(hooks), ct, None), None))
-            if leaf_steps or any(sent is None for _, _, sent in recorder.steps):
-                sweep_note = (
-                    "Replayed for this view: no hook ran and nothing was written to .grad. "
-                    "Each hook is shown as its own step; what it returns replaces the "
-                    "gradient in backward(), so the adjoints after it may differ from "
-                    "what .grad will get. Call backward() in the view-keeping mode "
-                    "(%load_ext wengert, or inside wg.keep_values()) and explore after it "
-                    "to see what the hooks did."
-                )
-        frames_rev = b.sweep_frames(recorder.steps + leaf_steps)
-        b.finish(reached)
-        swept = {e for e, _, sent in recorder.steps if sent is not None}
-        for e in range(n):  # never swept: what reached it is in its inputs' rows only
-            if e not in swept:
-                b.adjoint_texts[e] = None
-        inner = {str(e): _inner_text(eqs[e], names) for e, names in recorder.inner.items()}
-    nodes: dict[str, Any] = {
+        sweep = _reverse_sweep(b, tape, roots, seed)
+    ops, rules, eq_ops, eq_rules = _ops_and_rules(eqs)
+    lines, line_of, keys = b.lines, b.line_of, b.group_keys
+    title = eqs[-1].source.text if n and eqs[-1].source is not None else None
+    n_fwd = n if mode != "reverse" else 0
+    data: Frames = {
+        "format": FORMAT,
+        "title": _truncate(title) if title else f"{n} equation{'s' * (n != 1)}",
+        "equations": n,
+        "mode": mode if mode in ("forward", "reverse") else "both",
+        "dual": bool(b.labels),
+        "eps": sorted(set(b.labels.values()), key=lambda s: (len(s), s)),
+        "ops": ops,
+        "rules": rules,
+        "shapes": b.shapes,
+        "lines": lines,
+        "nodes": _node_columns(b),
+        "eqs": {"op": eq_ops, "rule": eq_rules, "ins": b.ins, "line": line_of,
+                "params": [_params_text(eq.params) if eq.params else None for eq in eqs]},
+        "steps": {"forward": n_fwd, "reverse": len(sweep.frames),
+                  "total": n_fwd + (1 + len(sweep.frames) if reverse else 0)},
+        "seeds": sweep.seeds,
+        "seed_note": sweep.note,
+        "reverse": sweep.frames,
+        "jacs": b.jacs,
+        "layout": _layout(b, lines, line_of, keys),
+    }
+    if b.changed:
+        data["changed"] = b.changed
+    if reverse and b.hooks:
+        data["hooks"] = b.hooks
+    if reverse and sweep.inner:
+        data["inner"] = sweep.inner
+    if sweep.sweep_note:
+        data["sweep_note"] = sweep.sweep_note
+    bars = _bars(b)
+    if bars:
+        data["bars"] = bars  # where the browser's rule would differ: ȳ is one character
+    return data
+
+
+class _Sweep:
+    """What the reverse sweep gives the frames: its steps, seeds and notes."""
+
+    def __init__(self) -> None:
+        self.frames: list[list[Any]] = []
+        self.seeds: list[list[Any]] = []
+        self.note: str | None = None
+        self.inner: dict[str, str] = {}
+        self.sweep_note: str | None = None
+
+
+def _reverse_sweep(b: _Builder, tape: Tape, roots: list[int], seed: Any) -> _Sweep:
+    """The reverse sweep from ``roots``: as ``backward()`` ran it when kept, else replayed
+    under a sweep observer; fills ``b``'s adjoints."""
+    n, eqs = b.n, b.eqs
+    out = _Sweep()
+    seeds = out.seeds
+    note = None
+    sweep_note: str | None = None
+    record, problem = _kept_for(eqs, roots, seed)
+    recorder = _Recorder(b.eq_of_node)
+    leaf_steps: list[tuple[int, Any, Any]] = []
+    if record is not None:  # the sweep backward() ran, as it ran
+        for r, (_, value) in zip(roots, record.roots):
+            seeds.append([r, summarize(value)])
+        if any(np.ndim(value) for _, value in record.roots):
+            note = "backward() started the sweep from the cotangent it was given."
+        reached = record.feed(recorder, {eq.node.seq: eq.node for eq in eqs})
+        for step in record.steps:
+            e = b.eq_of_seq.get(step.seq)
+            if e is not None and step.inner:
+                recorder.inner[e] = step.inner
+        for kept in record.leaves:
+            k = b.leaf_number.get(kept.key)
+            if k is not None and kept.hooks:
+                leaf_steps.append((n + k, (hook_names(kept.hooks), kept.before, kept.ct),
+                                   None))
+        sweep_note = _record_note(record, b)
+    else:
+        freed = [eq.index for eq in eqs if eq.freed]
+        if freed:
+            raise RuntimeError(_freed_message(freed, problem))
+        sweep_roots = []
+        for r in roots:
+            value, text, why = _seed_value(eqs[r], seed)
+            sweep_roots.append((eqs[r].node, value))
+            seeds.append([r, text])
+            note = note or why
+        if len(roots) > 1:
+            note = (f"The sweep starts from {len(roots)} outputs at once, each with "
+                    "cotangent 1 (ones): it gives the gradient of their sum.")
+        with observe_sweep(recorder), np.errstate(all="ignore"):  # NaN shows in the panel
+            # A whole tape holds every node the sweep can reach from any of its equations.
+            restrict = None if tape.whole else {id(eq.node) for eq in eqs}
+            _, reached = backprop(sweep_roots, retain_graph=True, restrict=restrict,
+                                  replay=True)
+        for leaf, ct in reached:
+            k = b.leaf_number.get(id(leaf))
+            hooks = hooks_of(leaf)
+            if k is not None and hooks:
+                leaf_steps.append((n + k, (hook_names(hooks), ct, None), None))
+        if leaf_steps or any(sent is None for _, _, sent in recorder.steps):
+            sweep_note = (
+                "Replayed for this view: no hook ran and nothing was written to .grad. "
+                "Each hook is shown as its own step; what it returns replaces the "
+                "gradient in backward(), so the adjoints after it may differ from "
+                "what .grad will get. Call backward() in the view-keeping mode "
+                "(%load_ext wengert, or inside wg.keep_values()) and explore after it "
+                "to see what the hooks did."
+            )
+    out.frames = b.sweep_frames(recorder.steps + leaf_steps)
+    b.finish(reached)
+    swept = {e for e, _, sent in recorder.steps if sent is not None}
+    for e in range(n):  # never swept: what reached it is in its inputs' rows only
+        if e not in swept:
+            b.adjoint_texts[e] = None
+    out.inner = {str(e): _inner_text(eqs[e], names) for e, names in recorder.inner.items()}
+    out.note, out.sweep_note = note, sweep_note
+    return out
+
+
+def _node_columns(b: _Builder) -> Nodes:
+    """The ``nodes`` columns (after the sweep filled the adjoints)."""
+    n = b.n
+    nodes: Nodes = {
         "kind": [0] * n + [1] * b.n_leaves + [2] * len(b.const_values),
         "name": b.names,
         "shape": b.node_shapes,
@@ -1064,6 +1130,12 @@ def _frames(tape: Tape, roots: Sequence[int] | None, seed: Any, mode: str | None
     }
     if b.labels:
         nodes["tangent"] = [b.values.tangent(v) for v in b.node_values]
+    return nodes
+
+
+def _ops_and_rules(eqs: Sequence[Equation]
+                   ) -> tuple[list[list[str]], list[list[str | None]], list[int], list[int]]:
+    """The distinct ops and rule templates, and each equation's index into them."""
     ops: list[list[str]] = []
     rules: list[list[str | None]] = []
     op_index: dict[int, int] = {}
@@ -1098,47 +1170,18 @@ def _frames(tape: Tape, roots: Sequence[int] | None, seed: Any, mode: str | None
         eq_rules.append(r)
         if not params and not on_complex:
             plain[(id(eq.op), len(eq.inputs))] = (k, r)
-    lines, line_of, keys = b.lines, b.line_of, b.group_keys
-    title = eqs[-1].source.text if n and eqs[-1].source is not None else None
-    n_fwd = n if mode != "reverse" else 0
-    data: dict[str, Any] = {
-        "format": FORMAT,
-        "title": _truncate(title) if title else f"{n} equation{'s' * (n != 1)}",
-        "equations": n,
-        "mode": mode if mode in ("forward", "reverse") else "both",
-        "dual": bool(b.labels),
-        "eps": sorted(set(b.labels.values()), key=lambda s: (len(s), s)),
-        "ops": ops,
-        "rules": rules,
-        "shapes": b.shapes,
-        "lines": lines,
-        "nodes": nodes,
-        "eqs": {"op": eq_ops, "rule": eq_rules, "ins": b.ins, "line": line_of,
-                "params": [_params_text(eq.params) if eq.params else None for eq in eqs]},
-        "steps": {"forward": n_fwd, "reverse": len(frames_rev),
-                  "total": n_fwd + (1 + len(frames_rev) if reverse else 0)},
-        "seeds": seeds,
-        "seed_note": note,
-        "reverse": frames_rev,
-        "jacs": b.jacs,
-        "layout": _layout(b, lines, line_of, keys),
-    }
-    if b.changed:
-        data["changed"] = b.changed
-    if reverse and b.hooks:
-        data["hooks"] = b.hooks
-    if reverse and inner:
-        data["inner"] = inner
-    if sweep_note:
-        data["sweep_note"] = sweep_note
+    return ops, rules, eq_ops, eq_rules
+
+
+def _bars(b: _Builder) -> dict[str, str]:
+    """The adjoints' names where the browser's rule (a combining macron on the first
+    character) would differ from :func:`bar`."""
+    n = b.n
     same_rule = bar("t0") == _macron("t0")  # then every tape name (t12) follows it
     named = chain(b.renamed, range(n, n + b.n_leaves)) if same_rule else range(n + b.n_leaves)
-    bars = {str(k): bar(b.names[k]) for k in named
+    return {str(k): bar(b.names[k]) for k in named
             if not (same_rule and _TAPE_NAME.fullmatch(b.names[k]))
             and bar(b.names[k]) != _macron(b.names[k])}
-    if bars:
-        data["bars"] = bars  # where the browser's rule would differ: ȳ is one character
-    return data
 
 
 # -- what the panel shows ---------------------------------------------------------

@@ -3,10 +3,20 @@
 :func:`explore` computes everything up front in Python (the frames of
 :mod:`wengert.jupyter.explorer.frames`, the layout of :mod:`wengert.jupyter.explorer.layout`)
 and returns an ipywidgets widget built with anywidget whose ES module,
-``explorer.js`` next to this file, only draws and steps. The module loads
-nothing from any URL, so the widget also works in a static HTML export of the
-notebook and in JupyterLite. The step is a synced trait: set ``w.step`` from
-Python and the view follows; step in the browser and ``w.step`` follows.
+``explorer.js`` next to this file, only draws and steps, styled by
+``explorer.css`` next to it (both given to anywidget as paths: it reads them when
+the class is made, and watches them for changes only in a development install
+with ``ANYWIDGET_HMR=1``). The module loads nothing from any URL, so the widget
+also works in a static HTML export of the notebook (the module, the style and the
+frames travel in the saved widget state) and in JupyterLite. The step is a synced
+trait: set ``w.step`` from Python and the view follows; step in the browser and
+``w.step`` follows.
+
+Large tapes travel packed (:func:`pack`): their ``frames`` hold the gzip-compressed
+binary form as ``bytes`` under ``packed``, which ipywidgets sends to the browser as
+a binary buffer of the comm message (the ES module reads it as a ``DataView``),
+never as text; a notebook saved with its widget state keeps it base64-encoded in the
+state's ``buffers``, as the widget-state format does for every binary buffer.
 
 anywidget and traitlets are imported only when a widget is made
 (:func:`explorer_class`), so ``import wengert`` imports neither.
@@ -22,7 +32,6 @@ Examples
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import functools
 import gzip
@@ -42,22 +51,26 @@ from wengert.jupyter.views.targets import as_tape
 from wengert.reverse.tensor import Tensor
 
 __all__ = ["explore", "explorer_state", "explorer_text", "explorer_class", "esm_source",
-           "pack", "unpack", "ESM_PATH", "PACK_LIMIT", "PACKING"]
+           "css_source", "pack", "unpack", "ESM_PATH", "CSS_PATH", "PACK_LIMIT", "PACKING"]
 
-#: The ES module the widget ships (read at widget creation).
+#: The ES module the widget ships (anywidget reads it when the class is made).
 ESM_PATH = Path(__file__).with_name("explorer.js")
-#: Frames of tapes with more equations travel gzip-compressed (the browser inflates them
-#: with its own DecompressionStream): a 10⁵-equation tape is a few MB instead of ~15 MB.
+#: The widget's style sheet (anywidget adds it to the page once for every explorer).
+CSS_PATH = Path(__file__).with_name("explorer.css")
+#: Frames of tapes with more equations travel gzip-compressed as a binary buffer (the
+#: browser inflates them with its own DecompressionStream): a 10⁵-equation tape is under
+#: 1 MB instead of ~15 MB of JSON.
 PACK_LIMIT = 20_000
-#: Version of the packed form (:mod:`wengert.jupyter.explorer.columns`); the ES module checks it.
-PACKING = 2
+#: Version of the packed form (:mod:`wengert.jupyter.explorer.columns`, as raw bytes);
+#: the ES module checks it.
+PACKING = 3
 
 
 def pack(data: Mapping[str, Any], limit: int = PACK_LIMIT) -> dict[str, Any]:
     """The widget's ``frames`` trait for ``data``: as it is, or above ``limit`` equations
     its compact form (:mod:`wengert.jupyter.explorer.compact`), its integer columns as binary
-    (:mod:`wengert.jupyter.explorer.columns`), gzip-compressed in base64 (``packed``), next to
-    what the text form needs.
+    (:mod:`wengert.jupyter.explorer.columns`), gzip-compressed (``packed``: ``bytes``, sent
+    as a binary buffer), next to what the text form needs.
 
     Examples
     --------
@@ -71,7 +84,7 @@ def pack(data: Mapping[str, Any], limit: int = PACK_LIMIT) -> dict[str, Any]:
     if data.get("equations", 0) <= limit:
         return dict(data)
     payload = to_bytes(compact(data))
-    blob = base64.b64encode(gzip.compress(payload, compresslevel=1, mtime=0)).decode("ascii")
+    blob = gzip.compress(payload, compresslevel=1, mtime=0)
     return {"format": data["format"], "title": data["title"], "equations": data["equations"],
             "steps": data["steps"], "packing": PACKING, "packed": blob}
 
@@ -85,12 +98,40 @@ def unpack(frames: Mapping[str, Any]) -> dict[str, Any]:
             f"these explorer frames were packed by another version of wengert (packing "
             f"{frames.get('packing', 1)}, this version reads {PACKING}); run explore() again."
         )
-    return expand(from_bytes(gzip.decompress(base64.b64decode(frames["packed"]))))
+    blob = frames["packed"]
+    if not isinstance(blob, (bytes, bytearray, memoryview)):
+        raise ValueError("explorer frames: 'packed' must be bytes (the gzip-compressed "
+                         f"binary form), got {type(blob).__name__}; run explore() again.")
+    return expand(from_bytes(gzip.decompress(blob)))
 
 
 def esm_source() -> str:
     """The text of ``explorer.js``, the widget's ES module."""
     return ESM_PATH.read_text(encoding="utf-8")
+
+
+def css_source() -> str:
+    """The text of ``explorer.css``, the widget's style sheet."""
+    return CSS_PATH.read_text(encoding="utf-8")
+
+
+def _frames_to_json(frames: Mapping[str, Any], widget: Any = None) -> dict[str, Any]:
+    """The ``frames`` trait as the widget's state carries it: the packed form's bytes as a
+    ``memoryview``, which ipywidgets takes out of the JSON and sends as a binary buffer
+    (the browser gets a ``DataView`` in its place); everything else as it is."""
+    blob = frames.get("packed")
+    if isinstance(blob, (bytes, bytearray)):
+        return {**frames, "packed": memoryview(blob)}
+    return dict(frames)
+
+
+def _frames_from_json(state: Mapping[str, Any], widget: Any = None) -> dict[str, Any]:
+    """The ``frames`` trait from the widget's state (the inverse of :func:`_frames_to_json`:
+    a binary buffer, as ipywidgets puts it back, becomes ``bytes``)."""
+    blob = state.get("packed")
+    if isinstance(blob, (bytearray, memoryview)):
+        return {**state, "packed": bytes(blob)}
+    return dict(state)
 
 
 def explorer_text(data: Mapping[str, Any], step: int) -> str:
@@ -173,12 +214,15 @@ def explorer_class() -> type:
         """Steps through the forward trace, then the reverse sweep, of a recorded computation.
 
         ``frames`` holds everything shown (JSON, see :mod:`wengert.jupyter.explorer.frames`;
-        gzip-packed for large tapes, see :func:`pack`), ``data`` the same unpacked (in
-        Python only); ``step`` is the current step (0-based), synced both ways.
+        gzip-packed for large tapes, sent as a binary buffer, see :func:`pack`), ``data``
+        the same unpacked (in Python only); ``step`` is the current step (0-based), synced
+        both ways.
         """
 
-        _esm = esm_source()
-        frames = traitlets.Dict().tag(sync=True)
+        _esm = ESM_PATH
+        _css = CSS_PATH
+        frames = traitlets.Dict().tag(sync=True, to_json=_frames_to_json,
+                                      from_json=_frames_from_json)
         step = traitlets.Int(0).tag(sync=True)
 
         @traitlets.validate("step")
