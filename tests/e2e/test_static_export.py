@@ -6,7 +6,10 @@ nbconvert --execute`` does) and exported with nbconvert's HTML exporter. The pag
 require.js, the widgets' html-manager and anywidget's AMD build from public CDNs; here
 they come from the local npm copies in ``tests/e2e/node_modules`` through Playwright's
 request interception (:mod:`e2e_cdn`), as a user online gets them. wengert's own ES module
-is not among them: it travels inside the widget state, which this test checks too.
+and style sheet are not among them: they travel inside the widget state, which this test
+checks too. A second notebook (``explorer_packed.ipynb``) holds an explorer whose frames are
+packed: their binary buffer is saved base64-encoded in the widget state and the static page
+unpacks it and steps.
 """
 
 from __future__ import annotations
@@ -157,3 +160,75 @@ def test_the_static_page_draws_and_steps_without_a_kernel(static_tab, expected, 
     assert served == ["@jupyter-widgets/html-manager", "anywidget", "requirejs"], served
     assert not [u for u in requests.blocked if cdn_package(u) is not None]
     assert tab.errors == []
+
+
+# -- packed frames: a binary buffer in the saved state, drawn from the static page ----------
+PACKED_NOTEBOOK = NOTEBOOK.with_name("explorer_packed.ipynb")
+#: The step its last cell sets from Python (the seed of its 60 equations).
+PACKED_STEP = 60
+
+
+@pytest.fixture(scope="module")
+def packed_export(tmp_path_factory: pytest.TempPathFactory) -> Export:
+    folder = tmp_path_factory.mktemp("packed")
+    executed = folder / PACKED_NOTEBOOK.name
+    nb = execute_with_widget_state(PACKED_NOTEBOOK, executed)
+    html_path = folder / "explorer_packed.html"
+    html = export_html(nb, html_path)
+    return Export(executed, html_path, html, nb)
+
+
+def _packed_model(state: dict[str, Any]) -> dict[str, Any]:
+    models = [v for v in state.values()
+              if v["model_name"] == "AnyModel" and "frames" in v["state"]]
+    assert len(models) == 1, f"expected one explorer model, got {sorted(state)}"
+    return models[0]
+
+
+def test_packed_frames_are_saved_as_a_base64_buffer_of_the_widget_state(packed_export):
+    """nbclient keeps the binary buffer of the packed frames as the widget-state format
+    does: base64 under ``buffers``, at the path ``frames.packed``, out of the JSON state."""
+    import base64
+    import gzip
+
+    from wengert.jupyter.explorer.widget import PACKING
+
+    saved = packed_export.nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]
+    for state in (saved["state"], embedded_widget_state(packed_export.html)):
+        model = _packed_model(state)
+        assert model["state"]["frames"]["packing"] == PACKING
+        assert "packed" not in model["state"]["frames"]  # not a string in the JSON
+        (buffer,) = model["buffers"]
+        assert buffer["path"] == ["frames", "packed"] and buffer["encoding"] == "base64"
+        assert gzip.decompress(base64.b64decode(buffer["data"]))  # the gzip-compressed form
+        assert model["state"]["step"] == PACKED_STEP
+
+
+def test_the_static_page_unpacks_the_buffer_and_steps(browser: Any, packed_export, shots_dir,
+                                                      report):
+    from wengert.jupyter.explorer.frames import step_label, step_view
+
+    if missing_packages():
+        pytest.skip(f"no local copies of {', '.join(missing_packages())} in {NODE_MODULES}: "
+                    "run scripts/e2e_setup.sh (npm ci --prefix tests/e2e)")
+    expected = notebook_explorer_data(PACKED_NOTEBOOK, until="explore")
+    requests = CdnRequests()
+    tab = open_tab(browser, 1300, 1000, route=requests)
+    try:
+        tab.page.goto(packed_export.html_path.as_uri())
+        root = wait_drawn(tab.page)
+        view = read_view(root)
+        assert view.label == step_label(expected, PACKED_STEP)
+        for step in (PACKED_STEP + 1, PACKED_STEP + 2):
+            press(root, "next")
+            view = wait_step_label(root, step_label(expected, step))
+            want = step_view(expected, step)
+            assert view.current == want["node"]
+            for text in panel_texts(want):
+                assert text in view.side, f"step {step}: {text!r} missing from {view.side!r}"
+        shot = shots_dir / "static_export_packed.png"
+        root.screenshot(path=str(shot))
+        report(f"screenshot (static HTML export, packed frames): {shot}")
+        assert tab.errors == []
+    finally:
+        tab.close()
