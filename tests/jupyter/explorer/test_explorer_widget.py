@@ -225,6 +225,14 @@ def test_packed_frames_travel_as_a_binary_buffer():
     assert view.data == data
 
 
+def test_frames_packed_already_are_not_packed_again():
+    """explore(frames=view.frames) with the frames of a packed view: they stay as they are."""
+    view, data = _packed_view()
+    assert pack(view.frames, limit=1) == view.frames
+    again = explore(None, frames=view.frames)
+    assert again.frames == view.frames and again.data == data
+
+
 def test_a_binary_buffer_from_the_front_end_becomes_bytes_again():
     view, data = _packed_view()
     blob = view.frames["packed"]

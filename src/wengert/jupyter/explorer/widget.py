@@ -81,7 +81,7 @@ def pack(data: Mapping[str, Any], limit: int = PACK_LIMIT) -> dict[str, Any]:
     >>> sorted(packed), unpack(packed) == data
     (['equations', 'format', 'packed', 'packing', 'steps', 'title'], True)
     """
-    if data.get("equations", 0) <= limit:
+    if data.get("equations", 0) <= limit or "packed" in data:  # (packed already: as it is)
         return dict(data)
     payload = to_bytes(compact(data))
     blob = gzip.compress(payload, compresslevel=1, mtime=0)
