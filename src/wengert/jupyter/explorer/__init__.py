@@ -1,1 +1,2 @@
-"""The explorer widget: frames computed up front, their layout and packing, and ``explorer.js``."""
+"""The explorer widget: frames computed up front (their schema), their layout and packing,
+``explorer.js`` and ``explorer.css``."""
