@@ -1,5 +1,5 @@
-"""Reading and driving the explorer widget's DOM (``src/wengert/jupyter/explorer.js``), the
-same in JupyterLab and in a static HTML export.
+"""Reading and driving the explorer widget's DOM (``src/wengert/jupyter/explorer/explorer.js``,
+styled by ``explorer.css``), the same in JupyterLab and in a static HTML export.
 
 The module draws into ``div.wgx``: a label (``.wgx-label``, "reverse · step 2/4"), step
 buttons (``button[data-do=first|prev|play|next|last]``), the graph
