@@ -255,21 +255,28 @@ def _key_groups(n: int, keys: Sequence[ArrayLike], made: _GroupList) -> np.ndarr
 Child = tuple[int, int, int]  # (start, end, group or -1 for one equation)
 
 
-def _children(n: int, made: _GroupList, owner: np.ndarray) -> dict[int, list[Child]]:
-    """The children of each container (the tape is ``-1``): its groups and the equations
-    no deeper group holds."""
-    children: dict[int, list[Child]] = {}
-    for g in range(len(made.starts)):
-        children.setdefault(made.parents[g], []).append((made.starts[g], made.ends[g], g))
-    loose = np.flatnonzero(owner == -1) if n else np.zeros(0, dtype=np.int64)
-    children.setdefault(-1, []).extend(zip(loose.tolist(), (loose + 1).tolist(),
-                                           repeat(-1)))
-    for g in range(len(made.starts)):
-        inside = np.arange(made.starts[g], made.ends[g])
-        mine = inside[owner[inside] == g]
-        if mine.size:
-            children.setdefault(g, []).extend(zip(mine.tolist(), (mine + 1).tolist(),
-                                                  repeat(-1)))
+def _wide_children(n: int, made: _GroupList, owner: np.ndarray,
+                   max_children: int) -> dict[int, list[Child]]:
+    """The children of each container (the tape is ``-1``) that has more than
+    ``max_children``: its groups and the equations no deeper group holds (the others
+    need no chunking, and their lists are never made)."""
+    count = len(made.starts)
+    parents = np.asarray(made.parents, dtype=np.int64).reshape(-1)
+    width = np.bincount(parents + 1, minlength=count + 1) + \
+        np.bincount(owner + 1, minlength=count + 1)
+    children: dict[int, list[Child]] = {
+        c: [] for c in (np.flatnonzero(width > max_children) - 1).tolist()}
+    if not children:
+        return children
+    for g in np.flatnonzero(np.isin(parents, list(children))).tolist():
+        children[made.parents[g]].append((made.starts[g], made.ends[g], g))
+    for c, kids in children.items():
+        if c < 0:
+            mine = np.flatnonzero(owner == -1)
+        else:
+            inside = np.arange(made.starts[c], made.ends[c])
+            mine = inside[owner[inside] == c]
+        kids.extend(zip(mine.tolist(), (mine + 1).tolist(), repeat(-1)))
     return children
 
 
@@ -279,7 +286,7 @@ def _chunk_wide(children: dict[int, list[Child]], made: _GroupList, max_children
     todo = sorted(children)
     while todo:
         c = todo.pop()
-        kids = sorted(children.get(c, []))
+        kids = sorted(children[c])
         while len(kids) > max_children:
             chunked = []
             for k in range(0, len(kids), max_children):
@@ -354,7 +361,7 @@ def nested_groups(
         raise ValueError("nested_groups: max_children must be at least 2")
     made = _GroupList()
     owner = _key_groups(n, keys, made)
-    children = _children(n, made, owner)
+    children = _wide_children(n, made, owner, max_children)
     _chunk_wide(children, made, max_children)
     return _numbered(n, made)
 
