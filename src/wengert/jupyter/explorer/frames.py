@@ -79,18 +79,18 @@ import numpy as np
 from wengert.core import op as op_records
 from wengert.core.collector import collector_paused
 from wengert.core.equations import Equation, Tape
-from wengert.core.kept import foreign_sweep, kept_value
-from wengert.core.node import is_stand_in
-from wengert.core.sweep import SweepObserver, backprop, observe_sweep
-from wengert.forward.dual import Dual
-from wengert.jupyter.explorer.layout import nested_groups, nested_layout
-from wengert.jupyter.views.summary import (
+from wengert.core.formatting import (
     format_number,
     nbytes_text,
     shape_text,
     summarize,
     summarize_many,
 )
+from wengert.core.kept import foreign_sweep, kept_value
+from wengert.core.node import is_stand_in
+from wengert.core.sweep import SweepObserver, backprop, observe_sweep
+from wengert.forward.dual import Dual
+from wengert.jupyter.explorer.layout import nested_groups, nested_layout
 from wengert.reverse.tape_reading import hooks_of
 
 __all__ = [

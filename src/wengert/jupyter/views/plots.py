@@ -38,9 +38,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from wengert.core.formatting import format_number
 from wengert.core.sweep import SweepObserver, observe_sweep
 from wengert.forward.dual import Dual
-from wengert.jupyter.views.summary import format_number
 from wengert.transforms.forward import derivative, jacfwd, jacobian, jacrev, jvp
 from wengert.transforms.reverse import grad
 

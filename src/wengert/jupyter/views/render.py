@@ -48,11 +48,11 @@ from typing import Any
 import numpy as np
 from wengert.core.display import register_html
 from wengert.core.equations import Equation, Input, Tape
+from wengert.core.formatting import shape_text, summarize
 from wengert.core.levels import USER_TAG
 from wengert.core.source import SourceLine
 from wengert.core.sweep import SweepObserver
 from wengert.forward.dual import Dual
-from wengert.jupyter.views.summary import shape_text, summarize
 from wengert.reverse.gradient_tape import GradientTape, Variable
 from wengert.reverse.tensor import Tensor
 

@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 from wengert.core.equations import Equation, Tape
+from wengert.core.formatting import format_number, shape_text, summarize
 from wengert.jupyter.views.dot_text import attrs, escape, html_label, quote, small
 from wengert.jupyter.views.render import (
     NameKey,
@@ -54,7 +55,6 @@ from wengert.jupyter.views.render import (
     leaf_value,
     value_text,
 )
-from wengert.jupyter.views.summary import format_number, shape_text, summarize
 
 __all__ = [
     "tape_dot",
