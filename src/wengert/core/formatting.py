@@ -29,7 +29,7 @@ import numpy as np
 
 __all__ = ["format_number", "summarize", "summarize_many", "shape_text", "nbytes_text",
            "dtype_text", "aval_text", "literal_text", "index_text", "param_text",
-           "params_text", "short_text", "constant_text"]
+           "params_text", "short_text", "constant_text", "value_text", "without_address"]
 
 
 def format_number(x: Any, digits: int = 4) -> str:
@@ -269,10 +269,15 @@ def _index_part(i: Any) -> str:
         return "..."
     if i is None:
         return "None"
-    if isinstance(i, (np.ndarray, np.generic)):
-        if np.ndim(i) == 0:
-            return repr(np.asarray(i).item())
-        return literal_text(i)
+    if isinstance(i, (np.ndarray, np.generic, list)):
+        a = np.asarray(i)
+        if a.ndim == 0:
+            return repr(a.item())
+        if a.dtype == bool:
+            return f"mask({shape_text(a.shape)})"
+        if a.size <= 4:
+            return str(a.tolist()).replace(" ", "")
+        return literal_text(a)
     return repr(i)
 
 
@@ -284,12 +289,23 @@ def index_text(index: Any, brackets: bool = True) -> str:
     --------
     >>> index_text((slice(None), 0)), index_text(slice(1, None, 2)), index_text(Ellipsis)
     ('[:, 0]', '[1::2]', '[...]')
-    >>> index_text((np.int64(1), np.array([True, False])), brackets=False)
-    '1, array(bool[2])'
+    >>> index_text((np.int64(1), np.array([True, False]), np.arange(9)), brackets=False)
+    '1, mask(2), array(i64[9])'
     """
     parts = index if type(index) is tuple else (index,)
     text = ", ".join(_index_part(i) for i in parts)
     return f"[{text}]" if brackets else text
+
+
+def without_address(text: str) -> str:
+    """``text`` without the object addresses a repr writes (`` at 0x7f...``).
+
+    Examples
+    --------
+    >>> without_address("<function f at 0x7f00deadbeef>")
+    '<function f>'
+    """
+    return _ADDRESS.sub("", text)
 
 
 def param_text(value: Any, key: str = "") -> str:
@@ -306,6 +322,8 @@ def param_text(value: Any, key: str = "") -> str:
         return index_text(value)
     if isinstance(value, np.ndarray):
         return literal_text(value)
+    if isinstance(value, np.dtype):
+        return str(value)
     if callable(value) and not isinstance(value, type) and hasattr(value, "__name__"):
         return value.__name__  # a function by its name (its repr has an address)
     return _ADDRESS.sub("", repr(value))
@@ -318,9 +336,9 @@ def params_text(params: Any, width: int | None = None, skip_unset: bool = False)
     Examples
     --------
     >>> params_text({"axis": 0, "index": np.arange(3)})
-    'axis=0, index=[array(i64[3])]'
+    'axis=0, index=[[0,1,2]]'
     >>> params_text({"reduce": np.add, "dtype": np.dtype("float32")})
-    "reduce=add, dtype=dtype('float32')"
+    'reduce=add, dtype=float32'
     >>> params_text({"axis": None, "keepdims": False, "ord": 2}, skip_unset=True)
     'ord=2'
     """
@@ -329,6 +347,26 @@ def params_text(params: Any, width: int | None = None, skip_unset: bool = False)
     if width is not None and len(text) > width:
         return text[: width - 1] + "…"
     return text
+
+
+def value_text(value: Any, max_items: int = 6) -> str:
+    """A one-line summary of a value, a tensor or a cotangent (``—`` for ``None``).
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> value_text(np.arange(3.0)), value_text(wg.tensor(2.0)), value_text(None)
+    ('[0, 1, 2]', '2', '—')
+    """
+    if hasattr(value, "requires_grad") and hasattr(value, "numpy"):  # a tensor
+        try:
+            value = value.numpy()
+        except TypeError:  # a tensor over a traced value (inside wg.jvp)
+            return f"traced {shape_text(tuple(value.shape))}"
+    try:
+        return summarize(value, max_items=max_items)
+    except (TypeError, ValueError, AttributeError):  # not a number (a rule's saved object)
+        return type(value).__name__.lstrip("_")
 
 
 def constant_text(value: Any) -> str:
@@ -344,10 +382,7 @@ def constant_text(value: Any) -> str:
         return "const"
     shape = np.shape(value) if not hasattr(value, "primal") else np.shape(value.primal)
     if shape == ():
-        try:
-            return summarize(value)
-        except (TypeError, ValueError, AttributeError):
-            return type(value).__name__.lstrip("_")
+        return value_text(value)
     return f"const {shape}"
 
 

@@ -144,7 +144,7 @@ def test_formulas():
     tape = wg.tape_of(*ys)
     names = TapeNames(tape, {"x0": "x"})
     formulas = {eq.op.name: equation_formula(eq, names) for eq in tape}
-    assert formulas["getitem"] in ("x[0, 1:]", "x[…, None]")
+    assert formulas["getitem"] in ("x[0, 1:]", "x[..., None]")
     assert formulas["transpose"] == "xᵀ" and formulas["negative"] == "−x"
     assert formulas["norm"] == "‖x‖" and formulas["sin"] == "sin(x)"
     assert formulas["reshape"] == "reshape(x, shape=(3, 2))"
@@ -152,7 +152,7 @@ def test_formulas():
     assert formulas["astype"] == "astype(x, dtype=float32)"
     picks = wg.tape_of(x[x > 0], x[[0, 1], [1, 2]], x[np.arange(2).repeat(3)])
     assert [equation_formula(eq, names) for eq in picks] == [
-        "x[mask 2×3]", "x[[0,1], [1,2]]", "x[index 6]"]
+        "x[mask(2×3)]", "x[[0,1], [1,2]]", "x[array(i64[6])]"]
 
 
 def test_node_values():

@@ -82,6 +82,7 @@ from wengert.core.equations import Equation, Tape
 from wengert.core.formatting import (
     format_number,
     nbytes_text,
+    params_text,
     shape_text,
     summarize,
     summarize_many,
@@ -167,17 +168,6 @@ def _form(op: Any) -> str:
     if n < 0:
         return f"{op.name}({{*}})"
     return f"{op.name}({', '.join(f'{{{i}}}' for i in range(n))})"
-
-
-def _params_text(params: Mapping[str, Any]) -> str | None:
-    if not params:
-        return None
-    parts = []
-    for k, v in params.items():
-        if isinstance(v, np.ndarray):
-            v = v.tolist() if v.size <= 4 else f"array({shape_text(v.shape)})"
-        parts.append(f"{k}={v!r}")
-    return _truncate(", ".join(parts))
 
 
 def _shape_of(value: Any) -> tuple[int, ...] | None:
@@ -1114,7 +1104,7 @@ def _frames(tape: Tape, roots: Sequence[int] | None, seed: Any, mode: str | None
         "lines": lines,
         "nodes": nodes,
         "eqs": {"op": eq_ops, "rule": eq_rules, "ins": b.ins, "line": line_of,
-                "params": [_params_text(eq.params) if eq.params else None for eq in eqs]},
+                "params": [params_text(eq.params, MAX_TEXT) if eq.params else None for eq in eqs]},
         "steps": {"forward": n_fwd, "reverse": len(frames_rev),
                   "total": n_fwd + (1 + len(frames_rev) if reverse else 0)},
         "seeds": seeds,

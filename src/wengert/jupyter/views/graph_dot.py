@@ -57,18 +57,19 @@ from wengert.jupyter.views.graph_html import (
     passes_html,
     returns_text,
 )
-from wengert.jupyter.views.render import is_notebook_cell
 from wengert.jupyter.views.tape_dot import (
     BLUE,
-    CHUNKS,
     EDGE,
     FONT,
     GREY,
+    GROUPINGS,
     INK,
     MAX_NODES,
     NBSP,
     Grouping,
+    auto_grouping,
     equation_formula,
+    group_equations,
     node_value_lines,
 )
 
@@ -88,8 +89,8 @@ GRAPH_LEGEND = ("blue double ring: an input · grey dashed: a literal · box: t 
                 "with its dtype[shape]; thick border: an output · amber: a guard")
 PASS_LEGEND = ("red dashed, struck (−): removed by the pass · green (+): new · "
                "amber (~): rewritten, the old formula struck below · plain: unchanged")
-#: How ``group=`` may split a graph.
-GRAPH_GROUPINGS = ("line", "chunk")
+#: How ``group=`` may split a graph (as a tape).
+GRAPH_GROUPINGS = GROUPINGS
 #: Characters of a formula shown on a box.
 FORMULA_WIDTH = 48
 #: Guards drawn one by one in a grouped drawing (more become one node with a count).
@@ -162,84 +163,8 @@ def graph_formula(eq: Equation) -> str:
 # -- grouping -------------------------------------------------------------------------------
 
 
-def _common_line(eqs: Sequence[Equation], start: int, stop: int) -> str:
-    first = eqs[start].source
-    if first is None:
-        return ""
-    for k in range(start + 1, stop):
-        line = eqs[k].source
-        if line is None or line.lineno != first.lineno or line.filename != first.filename:
-            return ""
-    return first.text
-
-
-def group_graph_equations(equations: Sequence[Equation], by: str, chunks: int = CHUNKS
-                          ) -> Grouping:
-    """Cut a list of equations into groups, in one pass: ``by="line"`` (the user's line;
-    equations without one form the group ``"no line recorded"``) or ``"chunk"``
-    (``chunks`` consecutive runs of equal length, labelled by their first and last
-    names).
-
-    Examples
-    --------
-    >>> import wengert as wg
-    >>> def f(x):
-    ...     for _ in range(10):
-    ...         x = x * 2.0
-    ...     return x
-    >>> g = group_graph_equations(wg.trace(f, 1.0).equations, "chunk", chunks=3)
-    >>> g.labels, g.sizes
-    (['t0–t3', 't4–t7', 't8–t9'], [4, 4, 2])
-    """
-    if by not in GRAPH_GROUPINGS:
-        raise ValueError(f"group={by!r}: use one of {', '.join(map(repr, GRAPH_GROUPINGS))}, "
-                         "'auto' or None")
-    n = len(equations)
-    of: list[int] = []
-    labels: list[str] = []
-    code: list[str] = []
-    sizes: list[int] = []
-    if by == "chunk":
-        size = max(1, -(-n // max(1, chunks)))
-        for start in range(0, n, size):
-            stop = min(n, start + size)
-            first, last = equations[start].out.name, equations[stop - 1].out.name
-            labels.append(f"{first}–{last}" if stop - start > 1 else first)
-            code.append(_common_line(equations, start, stop))
-            sizes.append(stop - start)
-            of.extend([len(labels) - 1] * (stop - start))
-        return Grouping(by, of, labels, code, sizes)
-    files = {eq.source.filename for eq in equations if eq.source is not None}
-    single_file = len(files) <= 1
-    number: dict[Any, int] = {}
-    for eq in equations:
-        line = eq.source
-        key = None if line is None else (line.filename, line.lineno)
-        j = number.get(key)
-        if j is None:
-            j = number[key] = len(labels)
-            if line is None:
-                labels.append("no line recorded")
-                code.append("")
-            else:
-                name = "" if single_file or is_notebook_cell(line.filename) else \
-                    line.filename.replace("\\", "/").rsplit("/", 1)[-1] + ":"
-                labels.append(f"{name}{line.lineno}" if name else f"line {line.lineno}")
-                code.append(line.text)
-            sizes.append(0)
-        of.append(j)
-        sizes[j] += 1
-    return Grouping(by, of, labels, code, sizes)
-
-
-def _auto_grouping(equations: Sequence[Equation], max_nodes: int) -> Grouping:
-    """Source lines when they give a few groups, else consecutive runs."""
-    limit = max(2, max_nodes // 4)
-    if any(eq.source is not None for eq in equations):
-        grouping = group_graph_equations(equations, "line")
-        if 1 < len(grouping.labels) <= limit:
-            return grouping
-    return group_graph_equations(equations, "chunk")
+#: Grouping a graph's equations is grouping a tape's (one IR): the same cuts and labels.
+group_graph_equations = group_equations
 
 
 # -- the drawing ----------------------------------------------------------------------------
@@ -622,7 +547,7 @@ def _draw(scene: _Scene, group: str | None, expand: Iterable[str], max_nodes: in
     eqs = scene.eqs
     with collector_paused():  # many small acyclic objects: see wengert.core.collector
         if group == "auto":
-            grouping = _auto_grouping(eqs, max_nodes) if len(eqs) > max_nodes else None
+            grouping = auto_grouping(eqs, max_nodes) if len(eqs) > max_nodes else None
         elif group is None:
             grouping = None
         else:

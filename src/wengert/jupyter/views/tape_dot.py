@@ -36,13 +36,13 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from wengert.core.equations import Equation, Tape
-from wengert.core.formatting import format_number, shape_text, summarize
+from wengert.core.formatting import format_number, index_text, params_text, shape_text, summarize
 from wengert.jupyter.views.dot_text import attrs, escape, html_label, quote, small
 from wengert.jupyter.views.render import (
     NameKey,
@@ -62,6 +62,7 @@ __all__ = [
     "node_value_lines",
     "Grouping",
     "group_equations",
+    "auto_grouping",
     "MAX_NODES",
     "GROUPINGS",
     "LEGEND",
@@ -96,43 +97,6 @@ _ARGS_SHOWN = 4
 # -- formulas -------------------------------------------------------------------------------
 
 
-def _index_text(index: Any) -> str:
-    parts = index if isinstance(index, tuple) else (index,)
-    shown = []
-    for part in parts:
-        if isinstance(part, slice):
-            text = ":".join("" if v is None else str(v) for v in (part.start, part.stop))
-            shown.append(text + ("" if part.step is None else f":{part.step}"))
-        elif part is Ellipsis:
-            shown.append("…")
-        elif part is None:
-            shown.append("None")
-        elif isinstance(part, (int, np.integer)):
-            shown.append(str(int(part)))
-        elif np.ndim(part) == 0:
-            shown.append(str(part))
-        elif np.asarray(part).dtype == bool:
-            shown.append(f"mask {shape_text(np.shape(part))}")
-        elif np.size(part) <= _ARGS_SHOWN:
-            shown.append(str(np.asarray(part).tolist()).replace(" ", ""))
-        else:
-            shown.append(f"index {shape_text(np.shape(part))}")
-    return ", ".join(shown)
-
-
-def _params_text(params: Mapping[str, Any]) -> str:
-    shown = []
-    for key, value in params.items():
-        if value is None or value is False:
-            continue
-        text = str(value) if isinstance(value, np.dtype) else repr(value)
-        if isinstance(value, np.ndarray):
-            text = f"[{shape_text(value.shape)}]"
-        shown.append(f"{key}={text}")
-    text = ", ".join(shown)
-    return text if len(text) <= _PARAM_WIDTH else text[: _PARAM_WIDTH - 1] + "…"
-
-
 def equation_formula(eq: Equation, names: TapeNames) -> str:
     """The right-hand side of an equation as a student reads it: ``t2 − y``, ``sin(t0)``,
     ``t1ᵀ``, ``x[0, 1:]``, ``Σ(t3, axis=0)``.
@@ -149,10 +113,10 @@ def equation_formula(eq: Equation, names: TapeNames) -> str:
     symbol = eq.op.symbol
     args = [names.input(eq, p) for p in range(len(eq.inputs))]
     if eq.op.name == "getitem" and len(args) == 1 and "index" in eq.params:
-        return f"{args[0]}[{_index_text(eq.params['index'])}]"
+        return f"{args[0]}[{index_text(eq.params['index'], brackets=False)}]"
     if len(args) == 2 and symbol in _INFIX:
         return f"{args[0]} {_INFIX[symbol]} {args[1]}"
-    params = _params_text(eq.params)
+    params = params_text(eq.params, _PARAM_WIDTH, skip_unset=True)
     if len(args) == 1 and not params:
         if symbol in _PREFIX:
             return f"{_PREFIX[symbol]}{args[0]}"
@@ -182,27 +146,28 @@ class Grouping:
 
 
 def _line_label(filename: str, lineno: int, single_file: bool) -> str:
-    if single_file:
+    if single_file or is_notebook_cell(filename):
         return f"line {lineno}"
     name = filename.replace("\\", "/").rsplit("/", 1)[-1]
     return f"{name}:{lineno}"
 
 
-def _common_line(tape: Tape, start: int, stop: int) -> str:
-    """The code of the line that recorded all of ``tape[start:stop]``, or ``""``."""
-    first = tape[start].source
+def _common_line(equations: Sequence[Equation], start: int, stop: int) -> str:
+    """The code of the line that made all of ``equations[start:stop]``, or ``""``."""
+    first = equations[start].source
     if first is None:
         return ""
     for k in range(start + 1, stop):
-        line = tape[k].source
+        line = equations[k].source
         if line is None or line.lineno != first.lineno or line.filename != first.filename:
             return ""
     return first.text
 
 
-def group_equations(tape: Tape, by: str, chunks: int = CHUNKS) -> Grouping:
-    """Cut ``tape`` into groups, in one pass: ``by="line"`` (the user's line of code),
-    ``"function"`` (the function that line is in) or ``"chunk"`` (``chunks``
+def group_equations(equations: Sequence[Equation], by: str, chunks: int = CHUNKS
+                    ) -> Grouping:
+    """Cut a tape's or a graph's equations into groups, in one pass: ``by="line"`` (the
+    user's line of code), ``"function"`` (the function that line is in) or ``"chunk"`` (``chunks``
     consecutive runs of equal length). Equations without a recorded line form the group
     ``"no line recorded"``. Groups are numbered in order of first appearance.
 
@@ -219,6 +184,7 @@ def group_equations(tape: Tape, by: str, chunks: int = CHUNKS) -> Grouping:
     if by not in GROUPINGS:
         raise ValueError(f"group={by!r}: use one of {', '.join(map(repr, GROUPINGS))}, "
                          "'auto' or None")
+    tape = equations
     n = len(tape)
     of: list[int] = []
     labels: list[str] = []
@@ -228,7 +194,8 @@ def group_equations(tape: Tape, by: str, chunks: int = CHUNKS) -> Grouping:
         size = max(1, math.ceil(n / max(1, chunks)))
         for start in range(0, n, size):
             stop = min(n, start + size)
-            labels.append(f"t{start}–t{stop - 1}" if stop - start > 1 else f"t{start}")
+            first, last = tape[start].out.name, tape[stop - 1].out.name
+            labels.append(f"{first}–{last}" if stop - start > 1 else first)
             code.append(_common_line(tape, start, stop))
             sizes.append(stop - start)
             of.extend([len(labels) - 1] * (stop - start))
@@ -270,7 +237,7 @@ def group_equations(tape: Tape, by: str, chunks: int = CHUNKS) -> Grouping:
     return Grouping(by, of, labels, code, sizes)
 
 
-def _auto_grouping(tape: Tape, max_nodes: int) -> Grouping:
+def auto_grouping(tape: Sequence[Equation], max_nodes: int) -> Grouping:
     """Source lines when they give a few groups, else functions, else chunks."""
     limit = max(2, max_nodes // 4)
     if any(eq.source is not None for eq in tape):
@@ -509,7 +476,7 @@ def tape_dot(
     drawing = _Drawing(tape, table_names, adjoints)
     note = [LEGEND] if legend else []
     if group == "auto":
-        grouping = _auto_grouping(tape, max_nodes) if len(tape) > max_nodes else None
+        grouping = auto_grouping(tape, max_nodes) if len(tape) > max_nodes else None
     elif group is None:
         grouping = None
     else:
