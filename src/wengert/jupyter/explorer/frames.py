@@ -970,90 +970,76 @@ def explorer_frames(
         return _frames(tape, roots, seed, mode, leaf_names, value_names)
 
 
-def _frames(tape: Tape, roots: Sequence[int] | None, seed: Any, mode: str | None,
-            leaf_names: Sequence[str] | None, value_names: Mapping[Any, str] | None
-            ) -> dict[str, Any]:
-    b = _Builder(tape, leaf_names, value_names)
+def _reverse(b: _Builder, tape: Tape, roots: list[int], seed: Any) -> tuple[Any, ...]:
+    """The reverse frames of :func:`_frames`: the sweep ``backward()`` ran (kept), or one
+    replayed for the view; with the seeds, the notes and the rules' inner steps."""
     n, eqs = b.n, b.eqs
-    reverse = mode != "forward" and n > 0
-    roots = [int(r) for r in (roots if roots is not None else tape.outputs or _sinks(tape))]
-    if any(not 0 <= r < n for r in roots):
-        raise ValueError(f"explore: roots must be equations 0..{n - 1}, got {roots}")
-    if seed is not None and len(roots) != 1:
-        raise ValueError("explore: seed= needs a single output to start the sweep from")
-    frames_rev: list[list[Any]] = []
     seeds: list[list[Any]] = []
     note = None
-    inner: dict[str, str] = {}
     sweep_note: str | None = None
-    if reverse:
-        record, problem = _kept_for(eqs, roots, seed)
-        recorder = _Recorder(b.eq_of_node)
-        leaf_steps: list[tuple[int, Any, Any]] = []
-        if record is not None:  # the sweep backward() ran, as it ran
-            for r, (_, value) in zip(roots, record.roots):
-                seeds.append([r, summarize(value)])
-            if any(np.ndim(value) for _, value in record.roots):
-                note = "backward() started the sweep from the cotangent it was given."
-            reached = record.feed(recorder, {eq.node.seq: eq.node for eq in eqs})
-            for step in record.steps:
-                e = b.eq_of_seq.get(step.seq)
-                if e is not None and step.inner:
-                    recorder.inner[e] = step.inner
-            for kept in record.leaves:
-                k = b.leaf_number.get(kept.key)
-                if k is not None and kept.hooks:
-                    leaf_steps.append((n + k, (hook_names(kept.hooks), kept.before, kept.ct),
-                                       None))
-            sweep_note = _record_note(record, b)
-        else:
-            freed = [eq.index for eq in eqs if eq.freed]
-            if freed:
-                raise RuntimeError(_freed_message(freed, problem))
-            sweep_roots = []
-            for r in roots:
-                value, text, why = _seed_value(eqs[r], seed)
-                sweep_roots.append((eqs[r].node, value))
-                seeds.append([r, text])
-                note = note or why
-            if len(roots) > 1:
-                note = (f"The sweep starts from {len(roots)} outputs at once, each with "
-                        "cotangent 1 (ones): it gives the gradient of their sum.")
-            with observe_sweep(recorder), np.errstate(all="ignore"):  # NaN shows in the panel
-                # A whole tape holds every node the sweep can reach from any of its equations.
-                restrict = None if tape.whole else {id(eq.node) for eq in eqs}
-                _, reached = backprop(sweep_roots, retain_graph=True, restrict=restrict,
-                                      replay=True)
-            for leaf, ct in reached:
-                k = b.leaf_number.get(id(leaf))
-                hooks = hooks_of(leaf)
-                if k is not None and hooks:
-                    leaf_steps.append((n + k, (hook_names(hooks), ct, None), None))
-            if leaf_steps or any(sent is None for _, _, sent in recorder.steps):
-                sweep_note = (
-                    "Replayed for this view: no hook ran and nothing was written to .grad. "
-                    "Each hook is shown as its own step; what it returns replaces the "
-                    "gradient in backward(), so the adjoints after it may differ from "
-                    "what .grad will get. Call backward() in the view-keeping mode "
-                    "(%load_ext wengert, or inside wg.keep_values()) and explore after it "
-                    "to see what the hooks did."
-                )
-        frames_rev = b.sweep_frames(recorder.steps + leaf_steps)
-        b.finish(reached)
-        swept = {e for e, _, sent in recorder.steps if sent is not None}
-        for e in range(n):  # never swept: what reached it is in its inputs' rows only
-            if e not in swept:
-                b.adjoint_texts[e] = None
-        inner = {str(e): _inner_text(eqs[e], names) for e, names in recorder.inner.items()}
-    nodes: dict[str, Any] = {
-        "kind": [0] * n + [1] * b.n_leaves + [2] * len(b.const_values),
-        "name": b.names,
-        "shape": b.node_shapes,
-        "value": [b.values.primal(v) for v in b.node_values] if b.labels else b.value_texts,
-        "adjoint": b.adjoint_texts,
-    }
-    if b.labels:
-        nodes["tangent"] = [b.values.tangent(v) for v in b.node_values]
+    record, problem = _kept_for(eqs, roots, seed)
+    recorder = _Recorder(b.eq_of_node)
+    leaf_steps: list[tuple[int, Any, Any]] = []
+    if record is not None:  # the sweep backward() ran, as it ran
+        for r, (_, value) in zip(roots, record.roots):
+            seeds.append([r, summarize(value)])
+        if any(np.ndim(value) for _, value in record.roots):
+            note = "backward() started the sweep from the cotangent it was given."
+        reached = record.feed(recorder, {eq.node.seq: eq.node for eq in eqs})
+        for step in record.steps:
+            e = b.eq_of_seq.get(step.seq)
+            if e is not None and step.inner:
+                recorder.inner[e] = step.inner
+        for kept in record.leaves:
+            k = b.leaf_number.get(kept.key)
+            if k is not None and kept.hooks:
+                leaf_steps.append((n + k, (hook_names(kept.hooks), kept.before, kept.ct),
+                                   None))
+        sweep_note = _record_note(record, b)
+    else:
+        freed = [eq.index for eq in eqs if eq.freed]
+        if freed:
+            raise RuntimeError(_freed_message(freed, problem))
+        sweep_roots = []
+        for r in roots:
+            value, text, why = _seed_value(eqs[r], seed)
+            sweep_roots.append((eqs[r].node, value))
+            seeds.append([r, text])
+            note = note or why
+        if len(roots) > 1:
+            note = (f"The sweep starts from {len(roots)} outputs at once, each with "
+                    "cotangent 1 (ones): it gives the gradient of their sum.")
+        with observe_sweep(recorder), np.errstate(all="ignore"):  # NaN shows in the panel
+            # A whole tape holds every node the sweep can reach from any of its equations.
+            restrict = None if tape.whole else {id(eq.node) for eq in eqs}
+            _, reached = backprop(sweep_roots, retain_graph=True, restrict=restrict,
+                                  replay=True)
+        for leaf, ct in reached:
+            k = b.leaf_number.get(id(leaf))
+            hooks = hooks_of(leaf)
+            if k is not None and hooks:
+                leaf_steps.append((n + k, (hook_names(hooks), ct, None), None))
+        if leaf_steps or any(sent is None for _, _, sent in recorder.steps):
+            sweep_note = (
+                "Replayed for this view: no hook ran and nothing was written to .grad. "
+                "Each hook is shown as its own step; what it returns replaces the "
+                "gradient in backward(), so the adjoints after it may differ from "
+                "what .grad will get. Call backward() in the view-keeping mode "
+                "(%load_ext wengert, or inside wg.keep_values()) and explore after it "
+                "to see what the hooks did."
+            )
+    frames_rev = b.sweep_frames(recorder.steps + leaf_steps)
+    b.finish(reached)
+    swept = {e for e, _, sent in recorder.steps if sent is not None}
+    for e in range(n):  # never swept: what reached it is in its inputs' rows only
+        if e not in swept:
+            b.adjoint_texts[e] = None
+    inner = {str(e): _inner_text(eqs[e], names) for e, names in recorder.inner.items()}
+    return frames_rev, seeds, note, inner, sweep_note
+
+
+def _op_tables(eqs: Sequence[Equation]) -> tuple[list[Any], list[Any], list[int], list[int]]:
+    """The ops and rule templates of the equations, each once, and each equation's."""
     ops: list[list[str]] = []
     rules: list[list[str | None]] = []
     op_index: dict[int, int] = {}
@@ -1088,6 +1074,37 @@ def _frames(tape: Tape, roots: Sequence[int] | None, seed: Any, mode: str | None
         eq_rules.append(r)
         if not params and not on_complex:
             plain[(id(eq.op), len(eq.inputs))] = (k, r)
+    return ops, rules, eq_ops, eq_rules
+
+
+def _frames(tape: Tape, roots: Sequence[int] | None, seed: Any, mode: str | None,
+            leaf_names: Sequence[str] | None, value_names: Mapping[Any, str] | None
+            ) -> dict[str, Any]:
+    b = _Builder(tape, leaf_names, value_names)
+    n, eqs = b.n, b.eqs
+    reverse = mode != "forward" and n > 0
+    roots = [int(r) for r in (roots if roots is not None else tape.outputs or _sinks(tape))]
+    if any(not 0 <= r < n for r in roots):
+        raise ValueError(f"explore: roots must be equations 0..{n - 1}, got {roots}")
+    if seed is not None and len(roots) != 1:
+        raise ValueError("explore: seed= needs a single output to start the sweep from")
+    frames_rev: list[list[Any]] = []
+    seeds: list[list[Any]] = []
+    note = None
+    inner: dict[str, str] = {}
+    sweep_note: str | None = None
+    if reverse:
+        frames_rev, seeds, note, inner, sweep_note = _reverse(b, tape, roots, seed)
+    nodes: dict[str, Any] = {
+        "kind": [0] * n + [1] * b.n_leaves + [2] * len(b.const_values),
+        "name": b.names,
+        "shape": b.node_shapes,
+        "value": [b.values.primal(v) for v in b.node_values] if b.labels else b.value_texts,
+        "adjoint": b.adjoint_texts,
+    }
+    if b.labels:
+        nodes["tangent"] = [b.values.tangent(v) for v in b.node_values]
+    ops, rules, eq_ops, eq_rules = _op_tables(eqs)
     lines, line_of, keys = b.lines, b.line_of, b.group_keys
     title = eqs[-1].source.text if n and eqs[-1].source is not None else None
     n_fwd = n if mode != "reverse" else 0
