@@ -60,7 +60,6 @@ from wengert.jupyter.views.graph_html import (
 from wengert.jupyter.views.tape_dot import (
     BLUE,
     EDGE,
-    FONT,
     GREY,
     GROUPINGS,
     INK,
@@ -68,8 +67,12 @@ from wengert.jupyter.views.tape_dot import (
     NBSP,
     Grouping,
     auto_grouping,
+    cluster_lines,
+    dot_header,
     equation_formula,
     group_equations,
+    grouped_note,
+    many_inputs_node,
     node_value_lines,
 )
 
@@ -313,22 +316,6 @@ class _Drawing:
         self.edges.append(f"  {quote(source)} -> {quote(target)}{extra}")
 
 
-def _header(note: Sequence[str]) -> list[str]:
-    label = ""
-    if note:
-        label = ", label=<" + '<BR ALIGN="LEFT"/>'.join(escape(n) for n in note) + \
-            '<BR ALIGN="LEFT"/>>'
-    return [
-        "digraph program {",
-        f'  graph [rankdir="TB", bgcolor="transparent", nodesep="0.3", ranksep="0.35", '
-        f'fontname="{FONT}", fontsize="9", fontcolor="{GREY}", labelloc="b", '
-        f'labeljust="l"{label}]',
-        f'  node [fontname="{FONT}", fontsize="10", fontcolor="{INK}", margin="0.1,0.04", '
-        'height="0.3"]',
-        f'  edge [color="{EDGE}", arrowsize="0.6", penwidth="1.1", fontname="{FONT}"]',
-    ]
-
-
 @dataclass
 class _Scene:
     """What a drawing shows: inputs, equations (with their marks), outputs, guards.
@@ -382,7 +369,7 @@ def _full_dot(scene: _Scene, note: list[str]) -> str:
     if not scene.eqs and not scene.inputs:
         d.nodes.append(f'  "empty" [label="no equations", shape="plaintext", '
                        f'fontcolor="{GREY}"]')
-    return "\n".join([*_header(note), *d.nodes, *d.edges, "}"]) + "\n"
+    return "\n".join([*dot_header(note, "program"), *d.nodes, *d.edges, "}"]) + "\n"
 
 
 class _Tally:
@@ -452,25 +439,15 @@ def _grouped_dot(scene: _Scene, grouping: Grouping, expand: set[str], max_nodes:
                 tally.edge((source, target, "same"))
 
     if many_inputs:
-        last = scene.inputs[-1].name
-        d.nodes.append('  ":inputs" ' + attrs(
-            label=html_label([f"<B>{len(scene.inputs):,} inputs</B>",
-                          small(f"{scene.inputs[0].name} … {last}")]),
-            shape="ellipse", style="filled", fillcolor="#dbe7ff", color=BLUE, penwidth="2",
-            peripheries="2"))
+        d.nodes.append(many_inputs_node(":inputs", len(scene.inputs), "inputs",
+                                        scene.inputs[0].name, scene.inputs[-1].name))
     else:
         for v in scene.inputs:
             d.input(v)
     output_groups = {source_of(v) for v in scene.outputs if type(v) is Var}
     for j in range(n_groups):
         if expanded[j]:
-            d.nodes.append(f"  subgraph {quote(f'cluster_g{j}')} {{")
-            d.nodes.append(
-                f'    graph [label={quote(grouping.labels[j] + "  " + grouping.code[j])}, '
-                f'style="rounded,dashed", color="{GREY}", fontcolor="{GREY}", fontsize="9", '
-                'labelloc="t", labeljust="l"]')
-            d.nodes.extend(clusters[j])
-            d.nodes.append("  }")
+            d.nodes.extend(cluster_lines(j, grouping, clusters[j]))
         else:
             d.group(j, grouping, Counter(tally.ops[j]), tally.literals[j], tally.marks[j],
                     group_names[j] in output_groups)
@@ -493,8 +470,9 @@ def _grouped_dot(scene: _Scene, grouping: Grouping, expand: set[str], max_nodes:
         d.edge(source, target, mark=mark)
     for (source, target, mark), count in tally.edges.items():
         d.edge(source, target, count, mark)
-    note = _grouped_note(note, len(scene.eqs), grouping, expanded, unknown, max_nodes)
-    return "\n".join([*_header(note), *d.nodes, *d.edges, "}"]) + "\n"
+    note = note[:1] + grouped_note(len(scene.eqs), grouping, expanded, unknown,
+                                   max_nodes) + note[1:]
+    return "\n".join([*dot_header(note, "program"), *d.nodes, *d.edges, "}"]) + "\n"
 
 
 def _expanded_equation(scene: _Scene, d: _Drawing, k: int, eq: Equation, mark: str,
@@ -517,28 +495,6 @@ def _expanded_equation(scene: _Scene, d: _Drawing, k: int, eq: Equation, mark: s
             plain.append((source, target, mark))
     cluster.extend(d.nodes[before:])
     del d.nodes[before:]
-
-
-def _grouped_note(note: list[str], n: int, grouping: Grouping, expanded: list[bool],
-                  unknown: list[str], max_nodes: int) -> list[str]:
-    """The drawing's label: title, how it was grouped, how to expand, then the legend."""
-    n_groups = len(grouping.labels)
-    by = {"line": "source line", "chunk": "consecutive runs"}[grouping.by]
-    collapsed = [label for label, e in zip(grouping.labels, expanded) if not e]
-    out = note[:1]
-    out.append(f"{n:,} equations in {n_groups:,} group{'s' if n_groups != 1 else ''} "
-               f"(by {by}); each 3-d box stands for a group, with its count and commonest "
-               "ops.")
-    if collapsed:
-        out.append(f'Draw a group in full: expand=["{collapsed[0]}"]; everything: '
-                   "group=None (slow above ~300 equations).")
-    if unknown:
-        out.append(f"No group is labelled {', '.join(map(repr, unknown))}.")
-    drawn = sum(size for size, e in zip(grouping.sizes, expanded) if e)
-    if drawn > max_nodes:
-        out.append(f"The expanded groups hold {drawn:,} equations: dot may take minutes "
-                   "(about 16 s for 1,000 nodes).")
-    return out + note[1:]
 
 
 def _draw(scene: _Scene, group: str | None, expand: Iterable[str], max_nodes: int,

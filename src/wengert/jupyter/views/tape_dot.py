@@ -63,6 +63,10 @@ __all__ = [
     "Grouping",
     "group_equations",
     "auto_grouping",
+    "dot_header",
+    "cluster_lines",
+    "many_inputs_node",
+    "grouped_note",
     "MAX_NODES",
     "GROUPINGS",
     "LEGEND",
@@ -409,18 +413,63 @@ class _Drawing:
         self.edges.append(f"  {quote(source)} -> {quote(target)}{extra}")
 
 
-def _header(note: list[str]) -> list[str]:
-    lines = [
-        "digraph tape {",
+def dot_header(note: Sequence[str], name: str = "tape") -> list[str]:
+    """The first lines of a drawing of a tape or a graph: its styles and its label
+    (``note``, one line each, under the drawing)."""
+    label = ""
+    if note:
+        label = ", label=<" + '<BR ALIGN="LEFT"/>'.join(escape(n) for n in note) + \
+            '<BR ALIGN="LEFT"/>>'
+    return [
+        f"digraph {name} {{",
         f'  graph [rankdir="TB", bgcolor="transparent", nodesep="0.3", ranksep="0.35", '
-        f'fontname="{FONT}", fontsize="9", fontcolor="{GREY}", labelloc="b", labeljust="l"'
-        + (", label=<" + '<BR ALIGN="LEFT"/>'.join(escape(n) for n in note)
-           + '<BR ALIGN="LEFT"/>>' if note else "") + "]",
+        f'fontname="{FONT}", fontsize="9", fontcolor="{GREY}", labelloc="b", '
+        f'labeljust="l"{label}]',
         f'  node [fontname="{FONT}", fontsize="10", fontcolor="{INK}", margin="0.1,0.04", '
         'height="0.3"]',
         f'  edge [color="{EDGE}", arrowsize="0.6", penwidth="1.1", fontname="{FONT}"]',
     ]
-    return lines
+
+
+def cluster_lines(j: int, grouping: Grouping, body: list[str]) -> list[str]:
+    """Group ``j`` of a grouped drawing drawn in full: a dashed cluster of ``body``."""
+    return [f"  subgraph {quote(f'cluster_g{j}')} {{",
+            f'    graph [label={quote(grouping.labels[j] + "  " + grouping.code[j])}, '
+            f'style="rounded,dashed", color="{GREY}", fontcolor="{GREY}", fontsize="9", '
+            'labelloc="t", labeljust="l"]', *body, "  }"]
+
+
+def many_inputs_node(node: str, count: int, noun: str, first: str, last: str) -> str:
+    """The one node standing for the many leaves (inputs) of a grouped drawing."""
+    return f"  {quote(node)} " + attrs(
+        label=html_label([f"<B>{count:,} {noun}</B>", small(f"{first} … {last}")]),
+        shape="ellipse", style="filled", fillcolor="#dbe7ff", color=BLUE, penwidth="2",
+        peripheries="2")
+
+
+_BY = {"line": "source line", "function": "function", "chunk": "consecutive runs"}
+
+
+def grouped_note(n: int, grouping: Grouping, expanded: list[bool], unknown: list[str],
+                 max_nodes: int, call: str = "{}") -> list[str]:
+    """What a grouped drawing's label says of its groups: how it was grouped, how to draw
+    a group (``call`` writes the arguments as a user passes them) or everything."""
+    n_groups = len(grouping.labels)
+    collapsed = [label for label, e in zip(grouping.labels, expanded) if not e]
+    out = [f"{n:,} equations in {n_groups:,} group{'s' if n_groups != 1 else ''} "
+           f"(by {_BY[grouping.by]}); each 3-d box stands for a group, with its count and "
+           "commonest ops."]
+    if collapsed:
+        expand = 'expand=["' + collapsed[0] + '"]'
+        out.append(f"Draw a group in full: {call.format(expand)}; "
+                   f"everything: {call.format('group=None')} (slow above ~300 equations).")
+    if unknown:
+        out.append(f"No group is labelled {', '.join(map(repr, unknown))}.")
+    drawn = sum(size for size, e in zip(grouping.sizes, expanded) if e)
+    if drawn > max_nodes:
+        out.append(f"The expanded groups hold {drawn:,} equations: dot may take minutes "
+                   "(about 16 s for 1,000 nodes).")
+    return out
 
 
 LEGEND = ("blue double ring: a leaf that requires grad · grey dashed: a constant · "
@@ -497,7 +546,7 @@ def tape_dot(
         if len(tape) == 0 and not tape.leaves:
             drawing.nodes.append('  "empty" [label="no equations recorded", shape="plaintext", '
                                  f'fontcolor="{GREY}"]')
-        return "\n".join([*_header(note), *drawing.nodes, *drawing.edges, "}"]) + "\n"
+        return "\n".join([*dot_header(note), *drawing.nodes, *drawing.edges, "}"]) + "\n"
     return _grouped_dot(tape, drawing, grouping, set(expand), max_nodes, note)
 
 
@@ -553,24 +602,15 @@ def _grouped_dot(tape: Tape, drawing: _Drawing, grouping: Grouping, expand: set[
                 edges[(source, target)] = edges.get((source, target), 0) + 1
 
     if many_leaves:
-        last = f"x{len(tape.leaves) - 1}"
-        drawing.nodes.append('  "leaves" ' + attrs(
-            label=html_label([f"<B>{len(tape.leaves):,} leaves</B>", small(f"x0 … {last}")]),
-            shape="ellipse", style="filled", fillcolor="#dbe7ff", color=BLUE, penwidth="2",
-            peripheries="2"))
+        drawing.nodes.append(many_inputs_node("leaves", len(tape.leaves), "leaves", "x0",
+                                              f"x{len(tape.leaves) - 1}"))
     else:
         for i in range(len(tape.leaves)):
             drawing.leaf(i)
     outputs = {of[k] for k in tape.outputs}
     for j in range(n_groups):
         if expanded[j]:
-            drawing.nodes.append(f"  subgraph {quote(f'cluster_g{j}')} {{")
-            drawing.nodes.append(
-                f'    graph [label={quote(grouping.labels[j] + "  " + grouping.code[j])}, '
-                f'style="rounded,dashed", color="{GREY}", fontcolor="{GREY}", fontsize="9", '
-                'labelloc="t", labeljust="l"]')
-            drawing.nodes.extend(clusters[j])
-            drawing.nodes.append("  }")
+            drawing.nodes.extend(cluster_lines(j, grouping, clusters[j]))
         else:
             drawing.group(j, grouping, ops[j], constants[j], j in outputs)
     for source, target in plain_edges:
@@ -578,21 +618,6 @@ def _grouped_dot(tape: Tape, drawing: _Drawing, grouping: Grouping, expand: set[
     for (source, target), count in edges.items():
         drawing.edge(source, target, count)
 
-    by = {"line": "source line", "function": "function", "chunk": "consecutive runs"}[
-        grouping.by]
-    collapsed = [label for label, e in zip(grouping.labels, expanded) if not e]
-    legend = note
-    note = [f"{len(tape):,} equations in {n_groups:,} group{'s' if n_groups != 1 else ''} "
-            f"(by {by}); "
-            "each 3-d box stands for a group, with its count and commonest ops."]
-    if collapsed:
-        note.append(f'Draw a group in full: wg.draw(…, expand=["{collapsed[0]}"]); '
-                    "everything: wg.draw(…, group=None) (slow above ~300 equations).")
-    if unknown:
-        note.append(f"No group is labelled {', '.join(map(repr, unknown))}.")
-    drawn = sum(size for size, e in zip(grouping.sizes, expanded) if e)
-    if drawn > max_nodes:
-        note.append(f"The expanded groups hold {drawn:,} equations: dot may take minutes "
-                    "(about 16 s for 1,000 nodes).")
-    note += legend
-    return "\n".join([*_header(note), *drawing.nodes, *drawing.edges, "}"]) + "\n"
+    note = grouped_note(len(tape), grouping, expanded, unknown, max_nodes,
+                        "wg.draw(…, {})") + note
+    return "\n".join([*dot_header(note), *drawing.nodes, *drawing.edges, "}"]) + "\n"
