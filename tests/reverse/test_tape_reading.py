@@ -229,6 +229,7 @@ def test_the_parts_of_one_decomposition_read_as_one_equation_with_several_output
     eq = next(eq for eq in grouped if len(eq.outs) > 1)
     assert [n.op.name for n in eq.nodes] == parts
     assert eq.op.name == parts[0] and len(eq.outs) == len(parts)
+    assert str(eq).split(" = ")[1].startswith("/".join(parts) + "(")
     names = {eq.out.name for eq in flat}
     assert {v.name for v in eq.outs} <= names  # the names of the per-node reading
     users = [e for e in grouped if any(v in eq.outs for v in e.ins)]

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 from wengert.core.bind import dtype_of, shape_of
+from wengert.core.collector import collector_paused
 from wengert.core.display import html_of
 from wengert.core.ir import Equation, Literal, Var, overwritten, stale_input
 from wengert.core.kept import kept_inputs, kept_value
@@ -233,8 +234,13 @@ def read_tape(roots: Sequence[Any], nodes: Sequence[Node] | None = None,
     decomposition (``eigh``'s values and vectors, ``svd``'s, ``qr``'s) read as one
     equation with several outputs; their variables keep the names they have otherwise.
     """
-    found = _found(roots) if nodes is None else list(nodes)
-    groups = _groups(found) if group else [[k] for k in range(len(found))]
+    with collector_paused():  # many small acyclic records: see wengert.core.collector
+        found = _found(roots) if nodes is None else list(nodes)
+        return _read(roots, found, _groups(found) if group else None, nodes is None)
+
+
+def _read(roots: Sequence[Any], found: list[Node], groups: list[list[int]] | None,
+          whole: bool) -> Tape:
     outs: list[Var | None] = [None] * len(found)  # the output variable of each node
     number = {id(n): k for k, n in enumerate(found)}
     leaves: list[Any] = []
@@ -243,8 +249,10 @@ def read_tape(roots: Sequence[Any], nodes: Sequence[Node] | None = None,
     equations = []
     append = equations.append
     get_number = number.get
-    for e, members in enumerate(groups):
-        node = found[members[0]]
+    single = groups is None
+    for e in range(len(found) if single else len(groups)):  # type: ignore[arg-type]
+        members = None if single else groups[e]  # type: ignore[index]
+        node = found[e] if members is None else found[members[0]]
         ins: list[Var | Literal] = []
         parents = node.parents()
         values = node.inputs()
@@ -270,14 +278,18 @@ def read_tape(roots: Sequence[Any], nodes: Sequence[Node] | None = None,
                                               or stale_input(node, len(ins))):
                 value = None  # only its shape was kept, or it was written in place since
             ins.append(Literal(value))
-        for k in members:
-            outs[k] = _output(found[k], k, e)
         params = node.params
         extra = node.extra
+        if members is None:
+            out = outs[e] = _output(node, e, e)
+            append(Equation(node.op, ins, params, out, _source(node) if extra else None,
+                            index=e, nodes=(node,)))
+            continue
+        for k in members:
+            outs[k] = _output(found[k], k, e)
         append(Equation(
-            node.op, ins, dict(params) if params else None,
-            [outs[k] for k in members], _source(node) if extra else None,  # type: ignore
-            index=e, nodes=[found[k] for k in members]))
+            node.op, ins, params, [outs[k] for k in members],  # type: ignore[misc]
+            _source(node) if extra else None, index=e, nodes=[found[k] for k in members]))
     outputs = []
     for r in roots:
         if type(r) is Node and id(r) in number:
@@ -289,7 +301,7 @@ def read_tape(roots: Sequence[Any], nodes: Sequence[Node] | None = None,
             leaf_number[id(r)] = len(leaves)
             leaves.append(r)
             inputs.append(Input("leaf", len(inputs), r))  # type: ignore[arg-type]
-    return Tape(equations, leaves, outputs, whole=nodes is None, inputs=inputs)
+    return Tape(equations, leaves, outputs, whole=whole, inputs=inputs)
 
 
 def _output(node: Node, k: int, e: int) -> Var:

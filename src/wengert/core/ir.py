@@ -249,7 +249,8 @@ class Equation:
         if self.params:
             args.append(params_text(self.params))
         outs = ", ".join(f"{v.name}: {v.aval}" for v in self.outs)
-        text = f"{outs} = {self.op.name}({', '.join(args)})"
+        op = self.op.name if len(self.nodes) < 2 else "/".join(n.op.name for n in self.nodes)
+        text = f"{outs} = {op}({', '.join(args)})"
         if self.context is not None:
             text += f"  # {self.context}"
         return text + "  # no_grad" if self.grad_off else text
