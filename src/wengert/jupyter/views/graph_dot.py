@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wengert.core.collector import collector_paused
+from wengert.core.equations import Tape
 from wengert.graph.ir import Equation, Guard, Literal, Var
 from wengert.graph.program import Graph
 from wengert.jupyter.views.dot_text import attrs, escape, html_label, quote, small
@@ -154,6 +155,8 @@ def graph_formula(eq: Equation) -> str:
     >>> [graph_formula(eq) for eq in g]
     ['x @ w', 'tanh(t0)', 't1 ** 2', 'Σ(t2, axis=0)']
     """
+    if len(eq.outs) > 1:  # the parts of one decomposition, read from a tape
+        return str(eq).split(" = ", 1)[1]
     view = _FormulaView(eq)
     if getattr(eq.op, "kernel_source", None) is not None and eq.op.formula:
         texts = view.inputs
@@ -237,7 +240,8 @@ class _Drawing:
     def equation(self, eq: Equation, mark: str = "same", old: Equation | None = None,
                  instead: Var | Literal | None = None, indent: str = "  ") -> None:
         struck = mark == "removed"
-        head = f"<B>{escape(eq.out.name)}</B>{NBSP}={NBSP}{escape(_cut(graph_formula(eq)))}"
+        names = ", ".join(v.name for v in eq.outs)
+        head = f"<B>{escape(names)}</B>{NBSP}={NBSP}{escape(_cut(graph_formula(eq)))}"
         if struck:
             head = f"<S>{head}</S>"
         lines = [(escape(_MARK[mark]) if mark != "same" else "") + head]
@@ -517,15 +521,16 @@ def _graph_title(graph: Graph) -> str:
     return _cut(f"graph {graph.signature()} → {returns_text(graph)}", 120)
 
 
-def graph_dot(graph: Graph, *, group: str | None = "auto", expand: Iterable[str] = (),
+def graph_dot(graph: Graph | Tape, *, group: str | None = "auto", expand: Iterable[str] = (),
               max_nodes: int = MAX_NODES, legend: bool = True) -> str:
     """DOT source drawing a graph (see the module docstring for what is drawn how).
 
     Parameters
     ----------
-    graph : Graph
-        From ``wg.trace``, ``wg.grad_graph``, a pass.
-    group : {"auto", "line", "chunk", None}
+    graph : Graph or Tape
+        From ``wg.trace``, ``wg.grad_graph``, a pass; or a tape (``wg.tape_of(y)``), read
+        as the same IR and drawn as a program (without values: :func:`tape_dot` shows them).
+    group : {"auto", "line", "function", "chunk", None}
         ``"auto"`` draws every equation up to ``max_nodes`` equations and groups a longer
         graph (by the user's line, else into consecutive runs); ``"line"`` or ``"chunk"``
         forces a grouping; ``None`` draws every equation whatever the size.
@@ -547,9 +552,21 @@ def graph_dot(graph: Graph, *, group: str | None = "auto", expand: Iterable[str]
     >>> '"g:0"' in source and "400 equations in 20 groups" in source
     True
     """
+    if isinstance(graph, Tape):
+        return _draw(_tape_scene(graph), group, expand, max_nodes, legend)
     scene = _Scene(_graph_title(graph), graph.inputs, graph.equations, None, {}, {},
                    graph.outputs, [(g, "same") for g in graph.guards], {}, GRAPH_LEGEND)
     return _draw(scene, group, expand, max_nodes, legend)
+
+
+def _tape_scene(tape: Tape) -> _Scene:
+    """A tape drawn as a program: its leaves are the inputs, and every output of an
+    equation with several is drawn as that equation's node."""
+    canonical = {v: eq.out for eq in tape.equations for v in eq.outs[1:]}
+    outputs = tape.output_vars
+    title = f"tape of {len(tape):,} equations → {', '.join(v.name for v in outputs)}"
+    return _Scene(_cut(title, 120), tape.inputs, tape.equations, None, {}, {}, outputs, [],
+                  canonical, GRAPH_LEGEND)
 
 
 def _pass_scene(diff: GraphDiff) -> _Scene:
