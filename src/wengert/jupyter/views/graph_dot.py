@@ -72,6 +72,7 @@ from wengert.jupyter.views.tape_dot import (
     dot_header,
     equation_formula,
     group_equations,
+    group_lines,
     grouped_note,
     many_inputs_node,
     node_value_lines,
@@ -284,17 +285,7 @@ class _Drawing:
 
     def group(self, j: int, grouping: Grouping, ops: Counter, literals: int,
               marks: Counter, output: bool, indent: str = "  ") -> None:
-        lines = [f"<B>{escape(grouping.labels[j])}</B>"]
-        if grouping.code[j]:
-            lines.append(escape(_cut(grouping.code[j])))
-        count = f"{grouping.sizes[j]:,} equation{'s' if grouping.sizes[j] != 1 else ''}"
-        if literals:
-            count += f", {literals:,} literal{'s' if literals != 1 else ''}"
-        lines.append(small(count))
-        common = ", ".join(f"{symbol} ×{n:,}" for symbol, n in ops.most_common(3))
-        if len(ops) > 3:
-            common += ", …"
-        lines.append(small(common, GREY))
+        lines = group_lines(j, grouping, ops, literals, "literal")
         for mark, word in (("removed", "removed"), ("added", "new"), ("changed", "rewritten")):
             if marks[mark]:
                 lines.append(small(f"{_MARK[mark]}{marks[mark]:,} {word}", _STYLE[mark][1]))

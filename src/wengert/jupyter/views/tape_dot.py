@@ -64,6 +64,7 @@ __all__ = [
     "group_equations",
     "auto_grouping",
     "dot_header",
+    "group_lines",
     "cluster_lines",
     "many_inputs_node",
     "grouped_note",
@@ -389,18 +390,7 @@ class _Drawing:
 
     def group(self, j: int, grouping: Grouping, ops: Counter, constants: int,
               output: bool, indent: str = "  ") -> None:
-        lines = [f"<B>{escape(grouping.labels[j])}</B>"]
-        if grouping.code[j]:
-            code = grouping.code[j]
-            lines.append(escape(code if len(code) <= 48 else code[:47] + "…"))
-        count = f"{grouping.sizes[j]:,} equation{'s' if grouping.sizes[j] != 1 else ''}"
-        if constants:
-            count += f", {constants:,} constant{'s' if constants != 1 else ''}"
-        lines.append(small(count))
-        common = ", ".join(f"{symbol} ×{n:,}" for symbol, n in ops.most_common(3))
-        if len(ops) > 3:
-            common += ", …"
-        lines.append(small(common, GREY))
+        lines = group_lines(j, grouping, ops, constants, "constant")
         if output:
             lines.append(small("output", GREY))
         self.nodes.append(indent + quote(f"g{j}") + " " + attrs(
@@ -411,6 +401,26 @@ class _Drawing:
     def edge(self, source: str, target: str, count: int = 1) -> None:
         extra = f' [label="×{count:,}", fontsize="8", fontcolor="{GREY}"]' if count > 1 else ""
         self.edges.append(f"  {quote(source)} -> {quote(target)}{extra}")
+
+
+def group_lines(j: int, grouping: Grouping, ops: Counter, others: int, noun: str
+                ) -> list[str]:
+    """The first lines of a collapsed group's box: its label, its line of code, how many
+    equations (and ``others`` constants or literals, as ``noun`` says) and the commonest
+    ops."""
+    lines = [f"<B>{escape(grouping.labels[j])}</B>"]
+    code = grouping.code[j]
+    if code:
+        lines.append(escape(code if len(code) <= 48 else code[:47] + "…"))
+    count = f"{grouping.sizes[j]:,} equation{'s' if grouping.sizes[j] != 1 else ''}"
+    if others:
+        count += f", {others:,} {noun}{'s' if others != 1 else ''}"
+    lines.append(small(count))
+    common = ", ".join(f"{symbol} ×{n:,}" for symbol, n in ops.most_common(3))
+    if len(ops) > 3:
+        common += ", …"
+    lines.append(small(common, GREY))
+    return lines
 
 
 def dot_header(note: Sequence[str], name: str = "tape") -> list[str]:
