@@ -361,7 +361,7 @@ def value_text(value: Any, max_items: int = 6) -> str:
     if hasattr(value, "requires_grad") and hasattr(value, "numpy"):  # a tensor
         try:
             value = value.numpy()
-        except TypeError:  # a tensor over a traced value (inside wg.jvp)
+        except (TypeError, RuntimeError):  # a tensor over a traced value (inside wg.jvp)
             return f"traced {shape_text(tuple(value.shape))}"
     try:
         return summarize(value, max_items=max_items)
