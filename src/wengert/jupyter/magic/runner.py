@@ -283,7 +283,7 @@ def _without_values(tape: Tape, gone: set[tuple[int, int]]) -> Tape:
     eqs = [eq.replace(ins=tuple(
         blank if (eq.index, p) in gone else inp for p, inp in enumerate(eq.inputs)))
         if any(e == eq.index for e, _ in gone) else eq for eq in tape]
-    return Tape(eqs, tape.leaves, tape.outputs, whole=tape.whole)
+    return Tape(eqs, tape.leaves, tape.outputs, whole=tape.whole, inputs=tape.inputs)
 
 
 def _changed_constants_text(names: Sequence[str]) -> str:
