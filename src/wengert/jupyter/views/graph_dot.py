@@ -523,8 +523,9 @@ def graph_dot(graph: Graph | Tape, *, group: str | None = "auto", expand: Iterab
         as the same IR and drawn as a program (without values: :func:`tape_dot` shows them).
     group : {"auto", "line", "function", "chunk", None}
         ``"auto"`` draws every equation up to ``max_nodes`` equations and groups a longer
-        graph (by the user's line, else into consecutive runs); ``"line"`` or ``"chunk"``
-        forces a grouping; ``None`` draws every equation whatever the size.
+        graph (by the user's line, else function, else into consecutive runs), as
+        :func:`~wengert.jupyter.views.tape_dot.tape_dot` does; a grouping name forces it;
+        ``None`` draws every equation whatever the size.
     expand : iterable of str
         Labels of groups (``"line 12"``, ``"t0–t499"``) to draw in full, as clusters.
     max_nodes : int
