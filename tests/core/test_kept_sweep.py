@@ -16,10 +16,10 @@ import pytest
 
 import numpy as np
 import wengert as wg
+from wengert.core.formatting import summarize
 from wengert.core.kept import KEEPER, Keeper, budget_text, kept_sweep, parse_budget
 from wengert.core.sweep import SECOND_TIME
 from wengert.jupyter.explorer.frames import explorer_frames, step_view
-from wengert.jupyter.views.summary import summarize
 
 
 def frames_of(y, **kw):

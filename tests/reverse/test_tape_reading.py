@@ -36,7 +36,7 @@ def test_equations_in_execution_order_with_inputs_shapes_and_lines():
     assert [eq.source.text for eq in tape] == ["t1 = x * w", "t2 = t1 + b", "t3 = t2 - y",
                                               "loss = t3 ** 2"]
     assert tape[3].op.symbol == "**" and "d(x^y)" in tape[3].op.formula
-    assert str(tape).splitlines()[0].startswith("t0 = multiply(x0, x1)")
+    assert str(tape).splitlines()[0] == "t0: f64[] = multiply(x0, x1)"
 
 
 def test_lines_are_recorded_only_when_asked():
@@ -198,3 +198,51 @@ def test_lines_and_values_are_recorded_on_every_path_of_an_op(value):
     d.backward()
     expected = (2.0 - 3.0 * np.sin(value)) - 3.0 * np.cos(value) * value
     np.testing.assert_allclose(x.grad, expected)
+
+
+def test_a_tape_reads_as_the_same_ir_a_graph_is_made_of():
+    from wengert.core import ir
+    from wengert.graph import ir as graph_ir
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    tape = wg.tape_of((np.sin(x) * 2.0).sum())
+    assert graph_ir.Equation is ir.Equation and graph_ir.Var is ir.Var
+    assert all(type(eq) is ir.Equation for eq in tape.equations)
+    assert [v.name for v in tape.inputs] == ["x0"] and tape.inputs[0].leaf is x
+    assert tape[1].ins[0] is tape[0].out and type(tape[1].ins[1]) is ir.Literal
+    assert [v.name for v in tape.output_vars] == ["t2"]
+    assert str(tape[1]) == "t1: f64[2] = multiply(t0, 2.0)"
+
+
+@pytest.mark.parametrize("fn, parts", [
+    (lambda a: np.linalg.eigh(a), ["eigh_values", "eigh_vectors"]),
+    (lambda a: np.linalg.svd(a), ["svd_u", "svd_values", "svd_vt"]),
+    (lambda a: np.linalg.qr(a), ["qr_q", "qr_r"]),
+])
+def test_the_parts_of_one_decomposition_read_as_one_equation_with_several_outputs(fn, parts):
+    from wengert.core.equations import read_tape
+    a = wg.tensor(np.array([[2.0, 1.0], [1.0, 3.0]]), requires_grad=True)
+    outs = fn(a)
+    y = sum(np.sum(o) for o in outs)
+    flat = wg.tape_of(y)
+    grouped = read_tape([y.grad_fn.node], group=True)
+    assert len(grouped) == len(flat) - len(parts) + 1
+    eq = next(eq for eq in grouped if len(eq.outs) > 1)
+    assert [n.op.name for n in eq.nodes] == parts
+    assert eq.op.name == parts[0] and len(eq.outs) == len(parts)
+    assert str(eq).split(" = ")[1].startswith("/".join(parts) + "(")
+    names = {eq.out.name for eq in flat}
+    assert {v.name for v in eq.outs} <= names  # the names of the per-node reading
+    users = [e for e in grouped if any(v in eq.outs for v in e.ins)]
+    assert len(users) == len(parts)
+    assert [e.index for e in grouped] == list(range(len(grouped)))
+
+
+def test_one_decomposition_used_twice_on_different_inputs_is_two_equations():
+    from wengert.core.equations import read_tape
+    a = wg.tensor(np.eye(2) * 2.0, requires_grad=True)
+    b = a * 3.0
+    w1, v1 = np.linalg.eigh(a)
+    w2, _ = np.linalg.eigh(b)
+    y = np.sum(w1) + np.sum(v1) + np.sum(w2)
+    grouped = read_tape([y.grad_fn.node], group=True)
+    assert sorted(len(eq.outs) for eq in grouped if eq.op.name.startswith("eigh")) == [1, 2]

@@ -14,6 +14,8 @@ import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from wengert.core.formatting import short_text
+
 __all__ = ["Op", "PerInput", "Registry", "ALL_INPUTS", "ADJOINT_NAMES", "bar", "placeholders",
            "NoForwardRule"]
 
@@ -322,7 +324,7 @@ def _fill(template: str, slots: Mapping[str, str], params: Mapping[str, Any]) ->
         if key in slots:
             return slots[key]
         if key in params:
-            return _shown(params[key], index=key == "index")
+            return short_text(params[key], index=key == "index")
         return match.group(0)
 
     return _PLACEHOLDER.sub(replace, template)
@@ -339,47 +341,6 @@ def _param_defaults(fn: Callable[..., Any]) -> dict[str, Any]:
         for p in signature.parameters.values()
         if p.default is not inspect.Parameter.empty
     }
-
-
-def _shown(value: Any, index: bool = False, depth: int = 0) -> str:
-    """A param value in a few deterministic characters (never a repr with an address).
-
-    ``index=True`` writes a tuple as the parts of a subscript (``1:3, 0``).
-    """
-    if depth > 2:
-        return "…"
-    if value is None or isinstance(value, (bool, int, str)):
-        return str(value)
-    if value is Ellipsis:
-        return "..."
-    if isinstance(value, slice):
-        parts = ["" if v is None else _shown(v, depth=depth + 1)
-                 for v in (value.start, value.stop, value.step)]
-        return ":".join(parts[:2]) + (f":{parts[2]}" if value.step is not None else "")
-    if isinstance(value, float):
-        return format(value, "g")
-    if isinstance(value, (tuple, list)):
-        parts = [_shown(v, index=index, depth=depth + 1) for v in value]
-        if index and isinstance(value, tuple):
-            return ", ".join(parts)
-        inner = ", ".join(parts) + ("," if len(parts) == 1 and isinstance(value, tuple) else "")
-        return f"({inner})" if isinstance(value, tuple) else f"[{inner}]"
-    if isinstance(value, type):  # a scalar type (np.float64)
-        return value.__name__
-    shape = getattr(value, "shape", None)
-    dtype = getattr(value, "dtype", None)
-    if dtype is None and hasattr(value, "kind") and hasattr(value, "itemsize"):  # a dtype
-        return str(getattr(value, "name", type(value).__name__))
-    if isinstance(shape, tuple) and dtype is not None:  # a NumPy array or scalar
-        if not shape and hasattr(value, "item"):
-            return _shown(value.item(), index=index, depth=depth + 1)
-        dims = "×".join(str(n) for n in shape)
-        if getattr(dtype, "kind", "") == "b":
-            return f"mask({dims})"
-        if len(shape) == 1 and shape[0] <= 8 and hasattr(value, "tolist"):
-            return _shown(value.tolist(), depth=depth + 1)
-        return f"array({dims})"
-    return type(value).__name__
 
 
 def _checked_adjoint(

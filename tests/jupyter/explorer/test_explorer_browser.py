@@ -389,7 +389,7 @@ def test_after_backward_the_real_sweep_with_its_hooks(open_page):
         assert page.get_attribute(".wgx-graph", "data-current") == str(view["node"])
         if view["node"] == 0:
             shot(page, "browser_hook_step")
-    assert f"x̄ {wg.jupyter.views.summary.summarize(x.grad)}" in page.text_content(
+    assert f"x̄ {wg.core.formatting.summarize(x.grad)}" in page.text_content(
         '.wgx-graph [data-item="3"]')
     shot(page, "browser_hook_leaf")
 

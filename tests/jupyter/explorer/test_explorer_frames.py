@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 import numpy as np
 import wengert as wg
+from wengert.core.formatting import format_number
 from wengert.core.levels import Tag
 from wengert.jupyter.explorer.frames import explorer_frames, step_view
-from wengert.jupyter.views.summary import format_number
 
 HAS_RULES = hasattr(wg.tape_of(wg.tensor(1.0, requires_grad=True) * 2.0)[0].op, "adjoint_terms")
 

@@ -15,8 +15,8 @@ pytest.importorskip("IPython")
 from IPython.core.error import UsageError  # noqa: E402
 from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 
+from wengert.core.formatting import format_number  # noqa: E402
 from wengert.jupyter.explorer.frames import step_view  # noqa: E402
-from wengert.jupyter.views.summary import format_number  # noqa: E402
 
 
 @pytest.fixture()
@@ -216,7 +216,7 @@ def test_custom_rules_in_autodiff_and_after_backward(ip, kind):
     _ok(ip, f"%%autodiff x\nx = np.array([1.0, 2.0])\nL = {kind}(x).sum()")
     res = ip.user_ns["_autodiff"]
     data = res.explore().data
-    assert data["nodes"]["adjoint"][-1] == ip.user_ns["wg"].jupyter.views.summary.summarize(
+    assert data["nodes"]["adjoint"][-1] == ip.user_ns["wg"].core.formatting.summarize(
         res.grads["x"])
     _ok(ip, f"x = wg.tensor([1.0, 2.0], requires_grad=True); y = {kind}(x).sum(); y.backward()")
     _ok(ip, "v = wg.explore(y)")

@@ -14,7 +14,8 @@ from test_render import abc, assert_clean, chain, loss
 
 import numpy as np
 import wengert as wg
-from wengert.core.equations import Equation, Input, Tape
+from wengert.core.equations import Tape
+from wengert.core.ir import Equation, Literal, Var
 from wengert.core.source import SourceLine
 from wengert.jupyter.views import tape_dot as dot_module
 from wengert.jupyter.views.render import AdjointCollector, TapeNames, names_from_namespace
@@ -143,7 +144,7 @@ def test_formulas():
     tape = wg.tape_of(*ys)
     names = TapeNames(tape, {"x0": "x"})
     formulas = {eq.op.name: equation_formula(eq, names) for eq in tape}
-    assert formulas["getitem"] in ("x[0, 1:]", "x[…, None]")
+    assert formulas["getitem"] in ("x[0, 1:]", "x[..., None]")
     assert formulas["transpose"] == "xᵀ" and formulas["negative"] == "−x"
     assert formulas["norm"] == "‖x‖" and formulas["sin"] == "sin(x)"
     assert formulas["reshape"] == "reshape(x, shape=(3, 2))"
@@ -151,7 +152,7 @@ def test_formulas():
     assert formulas["astype"] == "astype(x, dtype=float32)"
     picks = wg.tape_of(x[x > 0], x[[0, 1], [1, 2]], x[np.arange(2).repeat(3)])
     assert [equation_formula(eq, names) for eq in picks] == [
-        "x[mask 2×3]", "x[[0,1], [1,2]]", "x[index 6]"]
+        "x[mask(2×3)]", "x[[0,1], [1,2]]", "x[array(i64[6])]"]
 
 
 def test_node_values():
@@ -255,14 +256,14 @@ def synthetic_tape(n: int, lines: int = 0) -> Tape:
     leaf = wg.tensor(1.0, requires_grad=True)
     code = [SourceLine("/tmp/ipykernel_1/1.py", 10 + j, "<module>", f"h = h * {j}")
             for j in range(lines)]
-    constant = Input("constant", value=1.0)
+    constant = Literal(1.0)
     equations = []
+    first = Var("x0", (), np.float64, source="leaf", index=0, leaf=leaf)
     for k in range(n):
-        first = Input("leaf", 0, leaf=leaf) if k == 0 else Input("equation", k - 1)
-        equations.append(Equation(
-            index=k, op=multiply, inputs=(first, constant), shape=(),
-            dtype=np.dtype(float), params={}, source=code[k % lines] if lines else None,
-            value=1.0, node=None))
+        out = Var(f"t{k}", (), np.float64, source="equation", index=k, value=1.0)
+        equations.append(Equation(multiply, (first, constant), None, out,
+                                  code[k % lines] if lines else None, index=k))
+        first = out
     return Tape(equations, [leaf], [n - 1])
 
 

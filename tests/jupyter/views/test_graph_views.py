@@ -669,3 +669,43 @@ def test_the_views_in_chromium_in_both_jupyterlab_themes(tmp_path):
         browser.close()
     assert not errors, errors
     assert colours["light"] != colours["dark"]  # the red is lighter on the dark theme
+
+
+def _layer(x):
+    return np.tanh(x) * 2.0
+
+
+def test_a_graph_groups_by_function_as_a_tape_does():
+    def model(x):
+        return np.sum(_layer(_layer(x)))
+
+    g = wg.trace(model, np.ones(3))
+    grouping = group_graph_equations(g.equations, "function")
+    assert grouping.labels == ["_layer()", "model()"] and grouping.sizes == [4, 1]
+    source = graph_dot(g, group="function", max_nodes=2)
+    assert "(by function)" in source and 'expand=[&quot;_layer()&quot;]' in source
+
+
+def test_a_tape_and_a_graph_of_one_function_list_the_same_equations():
+    x = wg.tensor(np.ones(3), requires_grad=True)
+    tape = wg.tape_of(np.sum(np.sin(x) * 2.0))
+    g = wg.trace(lambda x: np.sum(np.sin(x) * 2.0), np.ones(3))
+    strip = [str(eq).split("=", 1)[1].replace("x0", "x") for eq in tape]
+    assert strip == [str(eq).split("=", 1)[1].replace("x0", "x") for eq in g.equations]
+
+
+def test_a_tape_draws_as_a_program_with_the_graph_renderer():
+    x = wg.tensor(np.array([[2.0, 1.0], [1.0, 3.0]]), requires_grad=True)
+    w, v = np.linalg.eigh(x)
+    tape = wg.tape_of(np.sum(w) + np.sum(v))
+    source = graph_dot(tape)
+    assert source.startswith("digraph program {") and '"x0"' in source
+    assert "Σ(t" in source and "f64[2,2]" in source
+    from wengert.core.equations import read_tape
+    grouped = read_tape([eq.node for eq in tape if eq.index == tape.outputs[0]], group=True)
+    drawn = graph_dot(grouped)
+    nodes = {line.split()[0] for line in drawn.splitlines() if "->" in line}
+    defined = {line.split()[0] for line in drawn.splitlines()
+               if line.startswith('  "') and "->" not in line}
+    assert nodes <= defined  # every edge starts at a drawn node: the parts share one
+    assert "t2, t3</B>" in drawn and "eigh_values/eigh_vectors(t1" in drawn

@@ -12,8 +12,8 @@ from hypothesis.extra import numpy as hnp
 import numpy as np
 import wengert as wg
 from wengert.core.collector import collector_paused
+from wengert.core.formatting import summarize, summarize_many
 from wengert.jupyter.explorer.frames import explorer_frames
-from wengert.jupyter.views.summary import summarize, summarize_many
 
 floats = st.floats(allow_nan=True, allow_infinity=True, width=64)
 values = st.one_of(

@@ -70,7 +70,7 @@ graph f(x: f64[2,3]):
     t6: f64[2,3] = reshape(t5, shape=(2, 3))
     t7: f64[3,2] = transpose(t6)
     t8: f64[2,3] = transpose(t7)
-    t9: f64[2,3] = astype(t8, dtype=dtype('float64'))
+    t9: f64[2,3] = astype(t8, dtype=float64)
     return t9
 >>> reports = []
 >>> h = simplify(g, reports=reports)

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 from wengert.core.equations import Equation, Tape, stale_input
+from wengert.core.formatting import format_number, summarize
 from wengert.jupyter.explainer.result import Explanation, where_text
 from wengert.jupyter.explainer.subject import Subject, equation_text, input_text
 from wengert.jupyter.explainer.sweep import SweepFacts, as_array, is_finite, is_zero
@@ -38,7 +39,6 @@ from wengert.jupyter.explainer.words import (
     op_code,
     safe_value,
 )
-from wengert.jupyter.views.summary import format_number, summarize
 from wengert.ops import REGISTRY
 
 __all__ = ["zero", "not_finite", "at_equation"]

@@ -23,6 +23,7 @@ import warnings
 from typing import Any
 
 import numpy as np
+from wengert.core.formatting import summarize
 from wengert.jupyter.explainer.broken import not_finite, zero
 from wengert.jupyter.explainer.cut import cut, freed, non_leaf, not_in_inputs, untracked
 from wengert.jupyter.explainer.result import Explanation
@@ -39,7 +40,6 @@ from wengert.jupyter.explainer.sweep import (
     watched_sweep,
 )
 from wengert.jupyter.explainer.words import op_code
-from wengert.jupyter.views.summary import summarize
 from wengert.reverse.tape_reading import hooks_of, tape_of
 from wengert.reverse.tensor import Tensor
 

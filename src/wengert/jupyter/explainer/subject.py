@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 from wengert.core.equations import Equation, Tape
+from wengert.core.formatting import format_number
 from wengert.core.source import SourceLine
 from wengert.jupyter.explainer.source import Site
-from wengert.jupyter.views.summary import format_number
 
 __all__ = ["Subject", "equation_text", "site_line", "input_text"]
 

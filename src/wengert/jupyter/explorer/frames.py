@@ -81,19 +81,20 @@ import numpy as np
 from wengert.core import op as op_records
 from wengert.core.collector import collector_paused
 from wengert.core.equations import Equation, Tape
+from wengert.core.formatting import (
+    format_number,
+    nbytes_text,
+    params_text,
+    shape_text,
+    summarize,
+    summarize_many,
+)
 from wengert.core.kept import foreign_sweep, kept_value
 from wengert.core.node import is_stand_in
 from wengert.core.sweep import SweepObserver, backprop, observe_sweep
 from wengert.forward.dual import Dual
 from wengert.jupyter.explorer.layout import nested_groups, nested_layout
 from wengert.jupyter.explorer.schema import FORMAT, Frames, Nodes
-from wengert.jupyter.views.summary import (
-    format_number,
-    nbytes_text,
-    shape_text,
-    summarize,
-    summarize_many,
-)
 from wengert.reverse.tape_reading import hooks_of
 
 __all__ = [
@@ -168,17 +169,6 @@ def _form(op: Any) -> str:
     if n < 0:
         return f"{op.name}({{*}})"
     return f"{op.name}({', '.join(f'{{{i}}}' for i in range(n))})"
-
-
-def _params_text(params: Mapping[str, Any]) -> str | None:
-    if not params:
-        return None
-    parts = []
-    for k, v in params.items():
-        if isinstance(v, np.ndarray):
-            v = v.tolist() if v.size <= 4 else f"array({shape_text(v.shape)})"
-        parts.append(f"{k}={v!r}")
-    return _truncate(", ".join(parts))
 
 
 def _shape_of(value: Any) -> tuple[int, ...] | None:
@@ -1014,7 +1004,8 @@ def _frames(tape: Tape, roots: Sequence[int] | None, seed: Any, mode: str | None
         "lines": lines,
         "nodes": _node_columns(b),
         "eqs": {"op": eq_ops, "rule": eq_rules, "ins": b.ins, "line": line_of,
-                "params": [_params_text(eq.params) if eq.params else None for eq in eqs]},
+                "params": [params_text(eq.params, MAX_TEXT) if eq.params else None
+                           for eq in eqs]},
         "steps": {"forward": n_fwd, "reverse": len(sweep.frames),
                   "total": n_fwd + (1 + len(sweep.frames) if reverse else 0)},
         "seeds": sweep.seeds,

@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import dataclasses
 import keyword
 import linecache
 import math
@@ -281,10 +280,10 @@ def _stamps(tape: Tape) -> list[tuple[int, int, np.ndarray, int]]:
 def _without_values(tape: Tape, gone: set[tuple[int, int]]) -> Tape:
     """``tape`` with no value for the constants at ``gone`` (equation, input position)."""
     blank = Input("constant")
-    eqs = [dataclasses.replace(eq, inputs=tuple(
+    eqs = [eq.replace(ins=tuple(
         blank if (eq.index, p) in gone else inp for p, inp in enumerate(eq.inputs)))
         if any(e == eq.index for e, _ in gone) else eq for eq in tape]
-    return Tape(eqs, tape.leaves, tape.outputs, whole=tape.whole)
+    return Tape(eqs, tape.leaves, tape.outputs, whole=tape.whole, inputs=tape.inputs)
 
 
 def _changed_constants_text(names: Sequence[str]) -> str:

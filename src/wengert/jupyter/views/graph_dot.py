@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wengert.core.collector import collector_paused
+from wengert.core.equations import Tape
 from wengert.graph.ir import Equation, Guard, Literal, Var
 from wengert.graph.program import Graph
 from wengert.jupyter.views.dot_text import attrs, escape, html_label, quote, small
@@ -57,18 +58,23 @@ from wengert.jupyter.views.graph_html import (
     passes_html,
     returns_text,
 )
-from wengert.jupyter.views.render import is_notebook_cell
 from wengert.jupyter.views.tape_dot import (
     BLUE,
-    CHUNKS,
     EDGE,
-    FONT,
     GREY,
+    GROUPINGS,
     INK,
     MAX_NODES,
     NBSP,
     Grouping,
+    auto_grouping,
+    cluster_lines,
+    dot_header,
     equation_formula,
+    group_equations,
+    group_lines,
+    grouped_note,
+    many_inputs_node,
     node_value_lines,
 )
 
@@ -88,8 +94,8 @@ GRAPH_LEGEND = ("blue double ring: an input · grey dashed: a literal · box: t 
                 "with its dtype[shape]; thick border: an output · amber: a guard")
 PASS_LEGEND = ("red dashed, struck (−): removed by the pass · green (+): new · "
                "amber (~): rewritten, the old formula struck below · plain: unchanged")
-#: How ``group=`` may split a graph.
-GRAPH_GROUPINGS = ("line", "chunk")
+#: How ``group=`` may split a graph (as a tape).
+GRAPH_GROUPINGS = GROUPINGS
 #: Characters of a formula shown on a box.
 FORMULA_WIDTH = 48
 #: Guards drawn one by one in a grouped drawing (more become one node with a count).
@@ -150,6 +156,8 @@ def graph_formula(eq: Equation) -> str:
     >>> [graph_formula(eq) for eq in g]
     ['x @ w', 'tanh(t0)', 't1 ** 2', 'Σ(t2, axis=0)']
     """
+    if len(eq.outs) > 1:  # the parts of one decomposition, read from a tape
+        return str(eq).split(" = ", 1)[1]
     view = _FormulaView(eq)
     if getattr(eq.op, "kernel_source", None) is not None and eq.op.formula:
         texts = view.inputs
@@ -162,84 +170,8 @@ def graph_formula(eq: Equation) -> str:
 # -- grouping -------------------------------------------------------------------------------
 
 
-def _common_line(eqs: Sequence[Equation], start: int, stop: int) -> str:
-    first = eqs[start].source
-    if first is None:
-        return ""
-    for k in range(start + 1, stop):
-        line = eqs[k].source
-        if line is None or line.lineno != first.lineno or line.filename != first.filename:
-            return ""
-    return first.text
-
-
-def group_graph_equations(equations: Sequence[Equation], by: str, chunks: int = CHUNKS
-                          ) -> Grouping:
-    """Cut a list of equations into groups, in one pass: ``by="line"`` (the user's line;
-    equations without one form the group ``"no line recorded"``) or ``"chunk"``
-    (``chunks`` consecutive runs of equal length, labelled by their first and last
-    names).
-
-    Examples
-    --------
-    >>> import wengert as wg
-    >>> def f(x):
-    ...     for _ in range(10):
-    ...         x = x * 2.0
-    ...     return x
-    >>> g = group_graph_equations(wg.trace(f, 1.0).equations, "chunk", chunks=3)
-    >>> g.labels, g.sizes
-    (['t0–t3', 't4–t7', 't8–t9'], [4, 4, 2])
-    """
-    if by not in GRAPH_GROUPINGS:
-        raise ValueError(f"group={by!r}: use one of {', '.join(map(repr, GRAPH_GROUPINGS))}, "
-                         "'auto' or None")
-    n = len(equations)
-    of: list[int] = []
-    labels: list[str] = []
-    code: list[str] = []
-    sizes: list[int] = []
-    if by == "chunk":
-        size = max(1, -(-n // max(1, chunks)))
-        for start in range(0, n, size):
-            stop = min(n, start + size)
-            first, last = equations[start].out.name, equations[stop - 1].out.name
-            labels.append(f"{first}–{last}" if stop - start > 1 else first)
-            code.append(_common_line(equations, start, stop))
-            sizes.append(stop - start)
-            of.extend([len(labels) - 1] * (stop - start))
-        return Grouping(by, of, labels, code, sizes)
-    files = {eq.source.filename for eq in equations if eq.source is not None}
-    single_file = len(files) <= 1
-    number: dict[Any, int] = {}
-    for eq in equations:
-        line = eq.source
-        key = None if line is None else (line.filename, line.lineno)
-        j = number.get(key)
-        if j is None:
-            j = number[key] = len(labels)
-            if line is None:
-                labels.append("no line recorded")
-                code.append("")
-            else:
-                name = "" if single_file or is_notebook_cell(line.filename) else \
-                    line.filename.replace("\\", "/").rsplit("/", 1)[-1] + ":"
-                labels.append(f"{name}{line.lineno}" if name else f"line {line.lineno}")
-                code.append(line.text)
-            sizes.append(0)
-        of.append(j)
-        sizes[j] += 1
-    return Grouping(by, of, labels, code, sizes)
-
-
-def _auto_grouping(equations: Sequence[Equation], max_nodes: int) -> Grouping:
-    """Source lines when they give a few groups, else consecutive runs."""
-    limit = max(2, max_nodes // 4)
-    if any(eq.source is not None for eq in equations):
-        grouping = group_graph_equations(equations, "line")
-        if 1 < len(grouping.labels) <= limit:
-            return grouping
-    return group_graph_equations(equations, "chunk")
+#: Grouping a graph's equations is grouping a tape's (one IR): the same cuts and labels.
+group_graph_equations = group_equations
 
 
 # -- the drawing ----------------------------------------------------------------------------
@@ -309,7 +241,8 @@ class _Drawing:
     def equation(self, eq: Equation, mark: str = "same", old: Equation | None = None,
                  instead: Var | Literal | None = None, indent: str = "  ") -> None:
         struck = mark == "removed"
-        head = f"<B>{escape(eq.out.name)}</B>{NBSP}={NBSP}{escape(_cut(graph_formula(eq)))}"
+        names = ", ".join(v.name for v in eq.outs)
+        head = f"<B>{escape(names)}</B>{NBSP}={NBSP}{escape(_cut(graph_formula(eq)))}"
         if struck:
             head = f"<S>{head}</S>"
         lines = [(escape(_MARK[mark]) if mark != "same" else "") + head]
@@ -352,17 +285,7 @@ class _Drawing:
 
     def group(self, j: int, grouping: Grouping, ops: Counter, literals: int,
               marks: Counter, output: bool, indent: str = "  ") -> None:
-        lines = [f"<B>{escape(grouping.labels[j])}</B>"]
-        if grouping.code[j]:
-            lines.append(escape(_cut(grouping.code[j])))
-        count = f"{grouping.sizes[j]:,} equation{'s' if grouping.sizes[j] != 1 else ''}"
-        if literals:
-            count += f", {literals:,} literal{'s' if literals != 1 else ''}"
-        lines.append(small(count))
-        common = ", ".join(f"{symbol} ×{n:,}" for symbol, n in ops.most_common(3))
-        if len(ops) > 3:
-            common += ", …"
-        lines.append(small(common, GREY))
+        lines = group_lines(j, grouping, ops, literals, "literal")
         for mark, word in (("removed", "removed"), ("added", "new"), ("changed", "rewritten")):
             if marks[mark]:
                 lines.append(small(f"{_MARK[mark]}{marks[mark]:,} {word}", _STYLE[mark][1]))
@@ -386,22 +309,6 @@ class _Drawing:
             parts += ['style="dashed"', f'color="{_GUARD_LINE}"', 'arrowhead="none"']
         extra = f" [{', '.join(parts)}]" if parts else ""
         self.edges.append(f"  {quote(source)} -> {quote(target)}{extra}")
-
-
-def _header(note: Sequence[str]) -> list[str]:
-    label = ""
-    if note:
-        label = ", label=<" + '<BR ALIGN="LEFT"/>'.join(escape(n) for n in note) + \
-            '<BR ALIGN="LEFT"/>>'
-    return [
-        "digraph program {",
-        f'  graph [rankdir="TB", bgcolor="transparent", nodesep="0.3", ranksep="0.35", '
-        f'fontname="{FONT}", fontsize="9", fontcolor="{GREY}", labelloc="b", '
-        f'labeljust="l"{label}]',
-        f'  node [fontname="{FONT}", fontsize="10", fontcolor="{INK}", margin="0.1,0.04", '
-        'height="0.3"]',
-        f'  edge [color="{EDGE}", arrowsize="0.6", penwidth="1.1", fontname="{FONT}"]',
-    ]
 
 
 @dataclass
@@ -457,7 +364,7 @@ def _full_dot(scene: _Scene, note: list[str]) -> str:
     if not scene.eqs and not scene.inputs:
         d.nodes.append(f'  "empty" [label="no equations", shape="plaintext", '
                        f'fontcolor="{GREY}"]')
-    return "\n".join([*_header(note), *d.nodes, *d.edges, "}"]) + "\n"
+    return "\n".join([*dot_header(note, "program"), *d.nodes, *d.edges, "}"]) + "\n"
 
 
 class _Tally:
@@ -527,25 +434,15 @@ def _grouped_dot(scene: _Scene, grouping: Grouping, expand: set[str], max_nodes:
                 tally.edge((source, target, "same"))
 
     if many_inputs:
-        last = scene.inputs[-1].name
-        d.nodes.append('  ":inputs" ' + attrs(
-            label=html_label([f"<B>{len(scene.inputs):,} inputs</B>",
-                          small(f"{scene.inputs[0].name} … {last}")]),
-            shape="ellipse", style="filled", fillcolor="#dbe7ff", color=BLUE, penwidth="2",
-            peripheries="2"))
+        d.nodes.append(many_inputs_node(":inputs", len(scene.inputs), "inputs",
+                                        scene.inputs[0].name, scene.inputs[-1].name))
     else:
         for v in scene.inputs:
             d.input(v)
     output_groups = {source_of(v) for v in scene.outputs if type(v) is Var}
     for j in range(n_groups):
         if expanded[j]:
-            d.nodes.append(f"  subgraph {quote(f'cluster_g{j}')} {{")
-            d.nodes.append(
-                f'    graph [label={quote(grouping.labels[j] + "  " + grouping.code[j])}, '
-                f'style="rounded,dashed", color="{GREY}", fontcolor="{GREY}", fontsize="9", '
-                'labelloc="t", labeljust="l"]')
-            d.nodes.extend(clusters[j])
-            d.nodes.append("  }")
+            d.nodes.extend(cluster_lines(j, grouping, clusters[j]))
         else:
             d.group(j, grouping, Counter(tally.ops[j]), tally.literals[j], tally.marks[j],
                     group_names[j] in output_groups)
@@ -568,8 +465,9 @@ def _grouped_dot(scene: _Scene, grouping: Grouping, expand: set[str], max_nodes:
         d.edge(source, target, mark=mark)
     for (source, target, mark), count in tally.edges.items():
         d.edge(source, target, count, mark)
-    note = _grouped_note(note, len(scene.eqs), grouping, expanded, unknown, max_nodes)
-    return "\n".join([*_header(note), *d.nodes, *d.edges, "}"]) + "\n"
+    note = note[:1] + grouped_note(len(scene.eqs), grouping, expanded, unknown,
+                                   max_nodes) + note[1:]
+    return "\n".join([*dot_header(note, "program"), *d.nodes, *d.edges, "}"]) + "\n"
 
 
 def _expanded_equation(scene: _Scene, d: _Drawing, k: int, eq: Equation, mark: str,
@@ -594,35 +492,13 @@ def _expanded_equation(scene: _Scene, d: _Drawing, k: int, eq: Equation, mark: s
     del d.nodes[before:]
 
 
-def _grouped_note(note: list[str], n: int, grouping: Grouping, expanded: list[bool],
-                  unknown: list[str], max_nodes: int) -> list[str]:
-    """The drawing's label: title, how it was grouped, how to expand, then the legend."""
-    n_groups = len(grouping.labels)
-    by = {"line": "source line", "chunk": "consecutive runs"}[grouping.by]
-    collapsed = [label for label, e in zip(grouping.labels, expanded) if not e]
-    out = note[:1]
-    out.append(f"{n:,} equations in {n_groups:,} group{'s' if n_groups != 1 else ''} "
-               f"(by {by}); each 3-d box stands for a group, with its count and commonest "
-               "ops.")
-    if collapsed:
-        out.append(f'Draw a group in full: expand=["{collapsed[0]}"]; everything: '
-                   "group=None (slow above ~300 equations).")
-    if unknown:
-        out.append(f"No group is labelled {', '.join(map(repr, unknown))}.")
-    drawn = sum(size for size, e in zip(grouping.sizes, expanded) if e)
-    if drawn > max_nodes:
-        out.append(f"The expanded groups hold {drawn:,} equations: dot may take minutes "
-                   "(about 16 s for 1,000 nodes).")
-    return out + note[1:]
-
-
 def _draw(scene: _Scene, group: str | None, expand: Iterable[str], max_nodes: int,
           legend: bool) -> str:
     note = [scene.title] + ([scene.legend] if legend else [])
     eqs = scene.eqs
     with collector_paused():  # many small acyclic objects: see wengert.core.collector
         if group == "auto":
-            grouping = _auto_grouping(eqs, max_nodes) if len(eqs) > max_nodes else None
+            grouping = auto_grouping(eqs, max_nodes) if len(eqs) > max_nodes else None
         elif group is None:
             grouping = None
         else:
@@ -636,18 +512,20 @@ def _graph_title(graph: Graph) -> str:
     return _cut(f"graph {graph.signature()} → {returns_text(graph)}", 120)
 
 
-def graph_dot(graph: Graph, *, group: str | None = "auto", expand: Iterable[str] = (),
+def graph_dot(graph: Graph | Tape, *, group: str | None = "auto", expand: Iterable[str] = (),
               max_nodes: int = MAX_NODES, legend: bool = True) -> str:
     """DOT source drawing a graph (see the module docstring for what is drawn how).
 
     Parameters
     ----------
-    graph : Graph
-        From ``wg.trace``, ``wg.grad_graph``, a pass.
-    group : {"auto", "line", "chunk", None}
+    graph : Graph or Tape
+        From ``wg.trace``, ``wg.grad_graph``, a pass; or a tape (``wg.tape_of(y)``), read
+        as the same IR and drawn as a program (without values: :func:`tape_dot` shows them).
+    group : {"auto", "line", "function", "chunk", None}
         ``"auto"`` draws every equation up to ``max_nodes`` equations and groups a longer
-        graph (by the user's line, else into consecutive runs); ``"line"`` or ``"chunk"``
-        forces a grouping; ``None`` draws every equation whatever the size.
+        graph (by the user's line, else function, else into consecutive runs), as
+        :func:`~wengert.jupyter.views.tape_dot.tape_dot` does; a grouping name forces it;
+        ``None`` draws every equation whatever the size.
     expand : iterable of str
         Labels of groups (``"line 12"``, ``"t0–t499"``) to draw in full, as clusters.
     max_nodes : int
@@ -666,9 +544,21 @@ def graph_dot(graph: Graph, *, group: str | None = "auto", expand: Iterable[str]
     >>> '"g:0"' in source and "400 equations in 20 groups" in source
     True
     """
+    if isinstance(graph, Tape):
+        return _draw(_tape_scene(graph), group, expand, max_nodes, legend)
     scene = _Scene(_graph_title(graph), graph.inputs, graph.equations, None, {}, {},
                    graph.outputs, [(g, "same") for g in graph.guards], {}, GRAPH_LEGEND)
     return _draw(scene, group, expand, max_nodes, legend)
+
+
+def _tape_scene(tape: Tape) -> _Scene:
+    """A tape drawn as a program: its leaves are the inputs, and every output of an
+    equation with several is drawn as that equation's node."""
+    canonical = {v: eq.out for eq in tape.equations for v in eq.outs[1:]}
+    outputs = tape.output_vars
+    title = f"tape of {len(tape):,} equations → {', '.join(v.name for v in outputs)}"
+    return _Scene(_cut(title, 120), tape.inputs, tape.equations, None, {}, {}, outputs, [],
+                  canonical, GRAPH_LEGEND)
 
 
 def _pass_scene(diff: GraphDiff) -> _Scene:

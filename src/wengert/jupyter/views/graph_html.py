@@ -55,9 +55,10 @@ from typing import Any, NamedTuple
 import numpy as np
 from wengert.core.collector import collector_paused
 from wengert.core.display import register_html
+from wengert.core.formatting import literal_text, params_text, without_address
 from wengert.core.tree import unflatten
 from wengert.graph.backends.compile import Compiled, TraceInfo
-from wengert.graph.ir import Equation, Guard, Literal, Var, literal_text
+from wengert.graph.ir import Equation, Guard, Literal, Var
 from wengert.graph.passes.pipeline import Optimized
 from wengert.graph.program import Graph
 from wengert.jupyter.views.render import MAX_ROWS, STYLE, shown_rows, source_text
@@ -142,7 +143,6 @@ body[data-jp-theme-light="false"] .wg-card .wg-chip.wg-chg{color:#fec84b;border-
 MARKS = {"same": "", "removed": "−", "added": "+", "changed": "~"}
 _ROW_CLASS = {"same": "", "removed": "wg-del", "added": "wg-ins", "changed": "wg-chg"}
 _TEXT_MARKS = {"same": " ", "removed": "-", "added": "+", "changed": "~"}
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def _e(text: str) -> str:
@@ -173,28 +173,6 @@ def atom_text(atom: Var | Literal) -> str:
     return atom.name if type(atom) is Var else literal_text(atom.value)
 
 
-def _param_value_text(value: Any) -> str:
-    if isinstance(value, np.ndarray):
-        return literal_text(value)
-    if callable(value) and not isinstance(value, type) and hasattr(value, "__name__"):
-        return value.__name__  # a function by its name (its repr has an address)
-    return _ADDRESS.sub("", repr(value))
-
-
-def params_text(params: Mapping[str, Any]) -> str:
-    """An equation's parameters as ``axis=None, keepdims=False`` (arrays by shape and
-    dtype, never an object's address).
-
-    Examples
-    --------
-    >>> params_text({"axis": 0, "index": np.arange(3)})
-    'axis=0, index=array(i64[3])'
-    >>> params_text({"reduce": np.add, "dtype": np.dtype("float32")})
-    "reduce=add, dtype=dtype('float32')"
-    """
-    return ", ".join(f"{k}={_param_value_text(v)}" for k, v in params.items())
-
-
 class _Named:
     """A leaf that prints as a name (to show an output's pytree with variable names)."""
 
@@ -221,7 +199,7 @@ def returns_text(graph: Graph) -> str:
     if not names:
         return "None"
     try:
-        return _ADDRESS.sub("", repr(unflatten(graph.out_tree, names)))
+        return without_address(repr(unflatten(graph.out_tree, names)))
     except (TypeError, ValueError, IndexError, KeyError, AttributeError):
         return ", ".join(n.text for n in names)
 
@@ -730,7 +708,7 @@ def _code_html(graph: Graph, what: str = "generated Python") -> str:
         source = graph.to_source()
     except Exception as error:  # noqa: BLE001 - a repr must not raise; say why instead
         return (f'<div class="wg-dim">graph.to_source() failed: {_e(type(error).__name__)}: '
-                f"{_e(_ADDRESS.sub('', str(error)))}</div>")
+                f"{_e(without_address(str(error)))}</div>")
     return (f"<details><summary>{_e(what)} · graph.to_source()</summary>"
             f'<pre class="wg-code">{_e(source.rstrip())}</pre></details>')
 

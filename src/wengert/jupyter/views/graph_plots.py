@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from wengert.core.formatting import format_number
 from wengert.jupyter.views.plots import (
     BLACK,
     BLUE,
@@ -33,7 +34,6 @@ from wengert.jupyter.views.plots import (
     _attach,
     _new_figure,
 )
-from wengert.jupyter.views.summary import format_number
 
 __all__ = ["memory_plot", "byte_unit", "bytes_text", "MAX_POINTS"]
 

@@ -38,9 +38,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from wengert.core.formatting import format_number
 from wengert.core.sweep import SweepObserver, observe_sweep
 from wengert.forward.dual import Dual
-from wengert.jupyter.views.summary import format_number
 from wengert.transforms.forward import derivative, jacfwd, jacobian, jacrev, jvp
 from wengert.transforms.reverse import grad
 
@@ -262,6 +262,25 @@ def derivative_plot(
     True
     """
     lo, hi = _check_range(x_range, "derivative_plot: x_range")
+    points = _tangent_points(at, lo, hi, n)
+    _scalar_output(f((lo + hi) / 2), "derivative_plot", "R")
+    xs = np.linspace(lo, hi, n)
+    values, slopes, vectorised = _derivative_on_grid(f, xs)
+    d = derivative(f)
+    marked = [(a, float(f(a)), float(d(a))) for a in points]
+    name = _function_name(f, label)
+
+    how = (f"forward mode: 1 pass for {n} points" if vectorised
+           else f"forward mode: wg.derivative at each of {n} points")
+    top, bottom = _derivative_panels(ax, xs, values, slopes, marked, name, how)
+    data = {"x": xs, "f": values, "df": slopes, "at": marked, "vectorised": vectorised}
+    if bottom is not top:
+        bottom.wengert_data = data
+    return _attach(top, data)
+
+
+def _tangent_points(at: Any, lo: float, hi: float, n: int) -> list[float]:
+    """The points of ``at`` of :func:`derivative_plot`, checked against the interval."""
     if n < 2:
         raise ValueError(f"derivative_plot: n must be at least 2 grid points, got {n}")
     points = [] if at is None else [float(a) for a in np.atleast_1d(np.asarray(at, float))]
@@ -272,15 +291,14 @@ def derivative_plot(
         if not lo <= a <= hi:
             raise ValueError(f"derivative_plot: the point at={format_number(a)} is outside "
                              f"x_range ({format_number(lo)}, {format_number(hi)})")
-    _scalar_output(f((lo + hi) / 2), "derivative_plot", "R")
-    xs = np.linspace(lo, hi, n)
-    values, slopes, vectorised = _derivative_on_grid(f, xs)
-    d = derivative(f)
-    marked = [(a, float(f(a)), float(d(a))) for a in points]
-    name = _function_name(f, label)
+    return points
 
-    how = (f"forward mode: 1 pass for {n} points" if vectorised
-           else f"forward mode: wg.derivative at each of {n} points")
+
+def _derivative_panels(ax: Any, xs: np.ndarray, values: np.ndarray, slopes: np.ndarray,
+                       marked: list[tuple[float, float, float]], name: str, how: str
+                       ) -> tuple[Any, Any]:
+    """The curves of :func:`derivative_plot`: on ``ax``, or on two new panels."""
+    lo, hi = float(xs[0]), float(xs[-1])
     if ax is None:
         fig = _new_figure((7.0, 6.4))
         top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
@@ -311,10 +329,7 @@ def derivative_plot(
                       fontsize=12, loc="left")
         bottom.set_title(f"its derivative {name}′(x): the height here is the slope above",
                          fontsize=11, loc="left")
-    data = {"x": xs, "f": values, "df": slopes, "at": marked, "vectorised": vectorised}
-    if bottom is not top:
-        bottom.wengert_data = data
-    return _attach(top, data)
+    return top, bottom
 
 
 def _draw_tangents(top: Any, bottom: Any, marked: list[tuple[float, float, float]], name: str,
@@ -521,65 +536,89 @@ def gradient_field(
     >>> gradient_field(rosenbrock, (-2, 2), (-1, 3), path=[(-1.5, 2.5), (1, 1)])
     <Figure size 700x630 with 2 Axes>
     """
-    x0, x1 = _check_range(xlim, "gradient_field: xlim")
-    y0, y1 = _check_range(ylim, "gradient_field: ylim")
+    fxy, (x0, x1), (y0, y1) = _field_ranges(f, xlim, ylim, n, arrows)
+    trail = None if path is None else np.asarray(path, float).reshape(-1, 2)
+    ratio = (y1 - y0) / (x1 - x0)
+    square = 0.25 <= ratio <= 4  # then equal scales: arrows look perpendicular to contours
+    nx, ny = _arrow_counts(n, ratio if square else 1.0)
+    X, Y = np.meshgrid(np.linspace(x0, x1, nx), np.linspace(y0, y1, ny))
+    gx, gy, vectorised = _gradient_on_grid(fxy, X, Y)
+    contours = _contour_grid(fxy, (x0, x1, y0, y1))
+    bands = _contour_levels(contours[2], levels)
+    cell = min((x1 - x0) / (nx - 1), (y1 - y0) / (ny - 1))
+    arrows, (u, v, scale) = _arrow_lengths(gx, gy, arrows, cell)
+    ax, colourbar_axes = _field_axes(ratio if square else 1.0) if ax is None else (ax, None)
+    name = _function_name(f, label)
+    _draw_contours(ax, colourbar_axes, contours, bands, name)
+    ax.quiver(X, Y, u, v, angles="xy", scale_units="xy", scale=scale, color="black",
+              edgecolor="white", linewidth=0.5, units="inches", width=0.02, headwidth=3.5,
+              headlength=4, headaxislength=3.5, pivot="tail", zorder=3)
+    if trail is not None:
+        _draw_path(ax, trail)
+    _label_field(ax, name, arrows, (X.size, vectorised), (x0, x1, y0, y1), square)
+    return _attach(ax, {"x": X, "y": Y, "dfdx": gx, "dfdy": gy, "levels": bands,
+                        "arrows": arrows, "vectorised": vectorised, "path": trail})
+
+
+def _field_ranges(f: Callable[..., Any], xlim: Any, ylim: Any, n: int, arrows: str
+                  ) -> tuple[Callable[[Any, Any], Any], tuple[float, float], tuple[float, float]]:
+    """``f`` as ``f(x, y)`` and the rectangle of :func:`gradient_field`, its other
+    arguments checked."""
+    xs = _check_range(xlim, "gradient_field: xlim")
+    ys = _check_range(ylim, "gradient_field: ylim")
     if n < 2:
         raise ValueError(f"gradient_field: n must be at least 2 arrows per axis, got {n}")
     if arrows not in ("auto", "scaled", "direction"):
         raise ValueError(f"gradient_field: arrows must be 'auto', 'scaled' or 'direction', "
                          f"got {arrows!r}")
     fxy = _as_xy(f)
-    _scalar_output(fxy((x0 + x1) / 2, (y0 + y1) / 2), "gradient_field", "R²")
-    trail = None if path is None else np.asarray(path, float).reshape(-1, 2)
+    _scalar_output(fxy((xs[0] + xs[1]) / 2, (ys[0] + ys[1]) / 2), "gradient_field", "R²")
+    return fxy, xs, ys
 
-    ratio = (y1 - y0) / (x1 - x0)
-    square = 0.25 <= ratio <= 4  # then equal scales: arrows look perpendicular to contours
-    nx, ny = _arrow_counts(n, ratio if square else 1.0)
-    X, Y = np.meshgrid(np.linspace(x0, x1, nx), np.linspace(y0, y1, ny))
-    gx, gy, vectorised = _gradient_on_grid(fxy, X, Y)
-    CX, CY = np.meshgrid(np.linspace(x0, x1, CONTOUR_POINTS), np.linspace(y0, y1, CONTOUR_POINTS))
-    Z = _values_on_grid(fxy, CX, CY)
-    bands = _contour_levels(Z, levels)
 
-    cell = min((x1 - x0) / (nx - 1), (y1 - y0) / (ny - 1))
-    arrows, (u, v, scale) = _arrow_lengths(gx, gy, arrows, cell)
+def _contour_grid(fxy: Callable[[Any, Any], Any], box: tuple[float, float, float, float]
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The fine grid of :func:`gradient_field`'s contours and ``f`` on it."""
+    CX, CY = np.meshgrid(np.linspace(box[0], box[1], CONTOUR_POINTS),
+                         np.linspace(box[2], box[3], CONTOUR_POINTS))
+    return CX, CY, _values_on_grid(fxy, CX, CY)
 
-    colourbar_axes = None
-    if ax is None:
-        ax, colourbar_axes = _field_axes(ratio if square else 1.0)
-    fig = ax.get_figure()
+
+def _draw_contours(ax: Any, colourbar_axes: Any, grid: tuple[np.ndarray, ...],
+                   bands: np.ndarray, name: str) -> None:
+    """The filled contours of :func:`gradient_field` and their colour bar."""
     from matplotlib.colors import BoundaryNorm
 
+    fig = ax.get_figure()
+    CX, CY, Z = grid
     # one colour per band, evenly spread over viridis whatever the spacing of the levels
     norm = BoundaryNorm(bands, ncolors=256)
     filled = ax.contourf(CX, CY, Z, levels=bands, cmap="viridis", norm=norm)
-    name = _function_name(f, label)
     bar = (fig.colorbar(filled, ax=ax) if colourbar_axes is None
            else fig.colorbar(filled, cax=colourbar_axes))
     bar.set_label(f"{name}(x, y)")
     step = max(1, len(bands) // 6)
     bar.set_ticks(bands[::step])
     bar.set_ticklabels([format_number(b, 3) for b in bands[::step]])
-    ax.quiver(X, Y, u, v, angles="xy", scale_units="xy", scale=scale, color="black",
-              edgecolor="white", linewidth=0.5, units="inches", width=0.02, headwidth=3.5,
-              headlength=4, headaxislength=3.5, pivot="tail", zorder=3)
-    if trail is not None:
-        _draw_path(ax, trail)
-    ax.set_xlim(x0, x1)
-    ax.set_ylim(y0, y1)
+
+
+def _label_field(ax: Any, name: str, arrows: str, count: tuple[int, bool],
+                 box: tuple[float, float, float, float], square: bool) -> None:
+    """The axes' limits, labels, title and note of :func:`gradient_field` (``count``: how
+    many gradients, and whether one reverse pass gave them)."""
+    how = (f"{count[0]} gradients from one reverse pass" if count[1]
+           else f"wg.grad at each of {count[0]} points")
+    ax.set_xlim(box[0], box[1])
+    ax.set_ylim(box[2], box[3])
     if square:
         ax.set_aspect("equal")
     ax.set_xlabel("x")
     ax.set_ylabel("y")
     length = "length ∝ |∇f|" if arrows == "scaled" else "direction only, all one length"
-    how = (f"{X.size} gradients from one reverse pass" if vectorised
-           else f"wg.grad at each of {X.size} points")
     ax.set_title(f"{name}(x, y): contours and gradient ∇f", fontsize=12, loc="left", pad=32)
     ax.annotate(f"arrows: ∇f, pointing uphill (descent goes against them)\n{length};  {how}",
                 (0, 1), xycoords="axes fraction", xytext=(0, 5), textcoords="offset points",
                 va="bottom", fontsize=9, color="0.25")
-    return _attach(ax, {"x": X, "y": Y, "dfdx": gx, "dfdy": gy, "levels": bands,
-                        "arrows": arrows, "vectorised": vectorised, "path": trail})
 
 
 def _arrow_lengths(
@@ -711,27 +750,8 @@ def jacobian_heatmap(
         annotate = n_out <= ANNOTATE_UP_TO and n_in <= ANNOTATE_UP_TO
 
     if ax is None:
-        fig = _new_figure((6.4, 5.2))
-        ax = fig.add_subplot()
-    fig = ax.get_figure()
-    finite = np.abs(M[np.isfinite(M)])
-    top = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
-    image = ax.imshow(M, cmap="RdBu_r", vmin=-top, vmax=top, aspect="auto",
-                      interpolation="nearest")
-    bar = fig.colorbar(image, ax=ax, shrink=0.9)
-    bar.set_label("∂fᵢ/∂xⱼ   (red +, blue −, white 0)")
-    from matplotlib.ticker import MaxNLocator
-
-    for axis in (ax.xaxis, ax.yaxis):
-        axis.set_major_locator(MaxNLocator(nbins=12, integer=True))
-    if annotate:
-        ax.set_xticks(np.arange(n_in) - 0.5, minor=True)
-        ax.set_yticks(np.arange(n_out) - 0.5, minor=True)
-        ax.grid(which="minor", color="white", linewidth=1.5)
-        ax.tick_params(which="minor", length=0)
-        for (i, j), value in np.ndenumerate(M):
-            ax.text(j, i, format_number(value, 3), ha="center", va="center", fontsize=9,
-                    color="white" if abs(value) > 0.6 * top else "black")
+        ax = _new_figure((6.4, 5.2)).add_subplot()
+    _draw_matrix(ax, M, annotate)
     flat_in = "xⱼ" if point.ndim <= 1 else f"x of shape {point.shape}, flattened"
     flat_out = "fᵢ" if len(out_shape) <= 1 else f"f(x) of shape {out_shape}, flattened"
     ax.set_xlabel(f"input index j   ({flat_in})")
@@ -743,6 +763,30 @@ def jacobian_heatmap(
     ax.set_title(f"Jacobian  J[i, j] = ∂fᵢ/∂xⱼ   ({n_out} outputs × {n_in} inputs)\n{passes}",
                  fontsize=10, loc="left", pad=12)
     return _attach(ax, {"jacobian": J, "matrix": M, "inputs": n_in, "outputs": n_out})
+
+
+def _draw_matrix(ax: Any, M: np.ndarray, annotate: bool) -> None:
+    """The heatmap of :func:`jacobian_heatmap` (with ``annotate``, a number in each cell)."""
+    from matplotlib.ticker import MaxNLocator
+
+    n_out, n_in = M.shape
+    fig = ax.get_figure()
+    finite = np.abs(M[np.isfinite(M)])
+    top = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+    image = ax.imshow(M, cmap="RdBu_r", vmin=-top, vmax=top, aspect="auto",
+                      interpolation="nearest")
+    bar = fig.colorbar(image, ax=ax, shrink=0.9)
+    bar.set_label("∂fᵢ/∂xⱼ   (red +, blue −, white 0)")
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_locator(MaxNLocator(nbins=12, integer=True))
+    if annotate:
+        ax.set_xticks(np.arange(n_in) - 0.5, minor=True)
+        ax.set_yticks(np.arange(n_out) - 0.5, minor=True)
+        ax.grid(which="minor", color="white", linewidth=1.5)
+        ax.tick_params(which="minor", length=0)
+        for (i, j), value in np.ndenumerate(M):
+            ax.text(j, i, format_number(value, 3), ha="center", va="center", fontsize=9,
+                    color="white" if abs(value) > 0.6 * top else "black")
 
 
 # --------------------------------------------------------------------------- mode_cost_plot

@@ -47,12 +47,12 @@ from typing import Any
 
 import numpy as np
 from wengert.core.display import register_html
-from wengert.core.equations import Equation, Input, Tape
+from wengert.core.equations import Equation, Tape
+from wengert.core.formatting import constant_text, shape_text, value_text
 from wengert.core.levels import USER_TAG
 from wengert.core.source import SourceLine
 from wengert.core.sweep import SweepObserver
 from wengert.forward.dual import Dual
-from wengert.jupyter.views.summary import shape_text, summarize
 from wengert.reverse.gradient_tape import GradientTape, Variable
 from wengert.reverse.tensor import Tensor
 
@@ -94,46 +94,6 @@ MAX_ROWS = 40
 SOURCE_WIDTH = 60
 
 # -- values ---------------------------------------------------------------------------------
-
-
-def value_text(value: Any, max_items: int = 6) -> str:
-    """A one-line summary of a value, a tensor or a cotangent (``—`` for ``None``).
-
-    Examples
-    --------
-    >>> import wengert as wg
-    >>> value_text(np.arange(3.0)), value_text(wg.tensor(2.0)), value_text(None)
-    ('[0, 1, 2]', '2', '—')
-    """
-    if isinstance(value, Tensor):
-        try:
-            value = value.numpy()
-        except TypeError:  # a tensor over a traced value (inside wg.jvp): show its repr
-            return f"traced {shape_text(value.shape)}"
-    try:
-        return summarize(value, max_items=max_items)
-    except (TypeError, ValueError, AttributeError):  # not a number (a rule's saved object)
-        return type(value).__name__.lstrip("_")
-
-
-def constant_text(inp: Input) -> str:
-    """How a constant input reads in a table or a formula: its value when it is a number
-    (``2``, ``1.5``), else ``const`` (with its NumPy shape when known).
-
-    Examples
-    --------
-    >>> constant_text(Input("constant", value=2)), constant_text(Input("constant"))
-    ('2', 'const')
-    >>> constant_text(Input("constant", value=np.zeros((3, 4))))
-    'const (3, 4)'
-    """
-    value = inp.value
-    if value is None:
-        return "const"
-    shape = np.shape(value) if not hasattr(value, "primal") else np.shape(value.primal)
-    if shape == ():
-        return value_text(value)
-    return f"const {shape}"
 
 
 def source_text(line: SourceLine | None, width: int = SOURCE_WIDTH) -> str:
@@ -258,7 +218,7 @@ class TapeNames:
             return self.equation(inp.index)
         if inp.source == "leaf":
             return self.leaf(inp.index)
-        return self.constant(eq.index, position) or constant_text(inp)
+        return self.constant(eq.index, position) or constant_text(inp.value)
 
 
 #: Names IPython puts in a user namespace that are never the user's own variables.

@@ -36,12 +36,13 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from wengert.core.equations import Equation, Tape
+from wengert.core.formatting import format_number, index_text, params_text, shape_text, summarize
 from wengert.jupyter.views.dot_text import attrs, escape, html_label, quote, small
 from wengert.jupyter.views.render import (
     NameKey,
@@ -54,7 +55,6 @@ from wengert.jupyter.views.render import (
     leaf_value,
     value_text,
 )
-from wengert.jupyter.views.summary import format_number, shape_text, summarize
 
 __all__ = [
     "tape_dot",
@@ -62,6 +62,12 @@ __all__ = [
     "node_value_lines",
     "Grouping",
     "group_equations",
+    "auto_grouping",
+    "dot_header",
+    "group_lines",
+    "cluster_lines",
+    "many_inputs_node",
+    "grouped_note",
     "MAX_NODES",
     "GROUPINGS",
     "LEGEND",
@@ -96,43 +102,6 @@ _ARGS_SHOWN = 4
 # -- formulas -------------------------------------------------------------------------------
 
 
-def _index_text(index: Any) -> str:
-    parts = index if isinstance(index, tuple) else (index,)
-    shown = []
-    for part in parts:
-        if isinstance(part, slice):
-            text = ":".join("" if v is None else str(v) for v in (part.start, part.stop))
-            shown.append(text + ("" if part.step is None else f":{part.step}"))
-        elif part is Ellipsis:
-            shown.append("…")
-        elif part is None:
-            shown.append("None")
-        elif isinstance(part, (int, np.integer)):
-            shown.append(str(int(part)))
-        elif np.ndim(part) == 0:
-            shown.append(str(part))
-        elif np.asarray(part).dtype == bool:
-            shown.append(f"mask {shape_text(np.shape(part))}")
-        elif np.size(part) <= _ARGS_SHOWN:
-            shown.append(str(np.asarray(part).tolist()).replace(" ", ""))
-        else:
-            shown.append(f"index {shape_text(np.shape(part))}")
-    return ", ".join(shown)
-
-
-def _params_text(params: Mapping[str, Any]) -> str:
-    shown = []
-    for key, value in params.items():
-        if value is None or value is False:
-            continue
-        text = str(value) if isinstance(value, np.dtype) else repr(value)
-        if isinstance(value, np.ndarray):
-            text = f"[{shape_text(value.shape)}]"
-        shown.append(f"{key}={text}")
-    text = ", ".join(shown)
-    return text if len(text) <= _PARAM_WIDTH else text[: _PARAM_WIDTH - 1] + "…"
-
-
 def equation_formula(eq: Equation, names: TapeNames) -> str:
     """The right-hand side of an equation as a student reads it: ``t2 − y``, ``sin(t0)``,
     ``t1ᵀ``, ``x[0, 1:]``, ``Σ(t3, axis=0)``.
@@ -149,10 +118,10 @@ def equation_formula(eq: Equation, names: TapeNames) -> str:
     symbol = eq.op.symbol
     args = [names.input(eq, p) for p in range(len(eq.inputs))]
     if eq.op.name == "getitem" and len(args) == 1 and "index" in eq.params:
-        return f"{args[0]}[{_index_text(eq.params['index'])}]"
+        return f"{args[0]}[{index_text(eq.params['index'], brackets=False)}]"
     if len(args) == 2 and symbol in _INFIX:
         return f"{args[0]} {_INFIX[symbol]} {args[1]}"
-    params = _params_text(eq.params)
+    params = params_text(eq.params, _PARAM_WIDTH, skip_unset=True)
     if len(args) == 1 and not params:
         if symbol in _PREFIX:
             return f"{_PREFIX[symbol]}{args[0]}"
@@ -182,27 +151,28 @@ class Grouping:
 
 
 def _line_label(filename: str, lineno: int, single_file: bool) -> str:
-    if single_file:
+    if single_file or is_notebook_cell(filename):
         return f"line {lineno}"
     name = filename.replace("\\", "/").rsplit("/", 1)[-1]
     return f"{name}:{lineno}"
 
 
-def _common_line(tape: Tape, start: int, stop: int) -> str:
-    """The code of the line that recorded all of ``tape[start:stop]``, or ``""``."""
-    first = tape[start].source
+def _common_line(equations: Sequence[Equation], start: int, stop: int) -> str:
+    """The code of the line that made all of ``equations[start:stop]``, or ``""``."""
+    first = equations[start].source
     if first is None:
         return ""
     for k in range(start + 1, stop):
-        line = tape[k].source
+        line = equations[k].source
         if line is None or line.lineno != first.lineno or line.filename != first.filename:
             return ""
     return first.text
 
 
-def group_equations(tape: Tape, by: str, chunks: int = CHUNKS) -> Grouping:
-    """Cut ``tape`` into groups, in one pass: ``by="line"`` (the user's line of code),
-    ``"function"`` (the function that line is in) or ``"chunk"`` (``chunks``
+def group_equations(equations: Sequence[Equation], by: str, chunks: int = CHUNKS
+                    ) -> Grouping:
+    """Cut a tape's or a graph's equations into groups, in one pass: ``by="line"`` (the
+    user's line of code), ``"function"`` (the function that line is in) or ``"chunk"`` (``chunks``
     consecutive runs of equal length). Equations without a recorded line form the group
     ``"no line recorded"``. Groups are numbered in order of first appearance.
 
@@ -219,6 +189,7 @@ def group_equations(tape: Tape, by: str, chunks: int = CHUNKS) -> Grouping:
     if by not in GROUPINGS:
         raise ValueError(f"group={by!r}: use one of {', '.join(map(repr, GROUPINGS))}, "
                          "'auto' or None")
+    tape = equations
     n = len(tape)
     of: list[int] = []
     labels: list[str] = []
@@ -228,7 +199,8 @@ def group_equations(tape: Tape, by: str, chunks: int = CHUNKS) -> Grouping:
         size = max(1, math.ceil(n / max(1, chunks)))
         for start in range(0, n, size):
             stop = min(n, start + size)
-            labels.append(f"t{start}–t{stop - 1}" if stop - start > 1 else f"t{start}")
+            first, last = tape[start].out.name, tape[stop - 1].out.name
+            labels.append(f"{first}–{last}" if stop - start > 1 else first)
             code.append(_common_line(tape, start, stop))
             sizes.append(stop - start)
             of.extend([len(labels) - 1] * (stop - start))
@@ -270,7 +242,7 @@ def group_equations(tape: Tape, by: str, chunks: int = CHUNKS) -> Grouping:
     return Grouping(by, of, labels, code, sizes)
 
 
-def _auto_grouping(tape: Tape, max_nodes: int) -> Grouping:
+def auto_grouping(tape: Sequence[Equation], max_nodes: int) -> Grouping:
     """Source lines when they give a few groups, else functions, else chunks."""
     limit = max(2, max_nodes // 4)
     if any(eq.source is not None for eq in tape):
@@ -418,18 +390,7 @@ class _Drawing:
 
     def group(self, j: int, grouping: Grouping, ops: Counter, constants: int,
               output: bool, indent: str = "  ") -> None:
-        lines = [f"<B>{escape(grouping.labels[j])}</B>"]
-        if grouping.code[j]:
-            code = grouping.code[j]
-            lines.append(escape(code if len(code) <= 48 else code[:47] + "…"))
-        count = f"{grouping.sizes[j]:,} equation{'s' if grouping.sizes[j] != 1 else ''}"
-        if constants:
-            count += f", {constants:,} constant{'s' if constants != 1 else ''}"
-        lines.append(small(count))
-        common = ", ".join(f"{symbol} ×{n:,}" for symbol, n in ops.most_common(3))
-        if len(ops) > 3:
-            common += ", …"
-        lines.append(small(common, GREY))
+        lines = group_lines(j, grouping, ops, constants, "constant")
         if output:
             lines.append(small("output", GREY))
         self.nodes.append(indent + quote(f"g{j}") + " " + attrs(
@@ -442,18 +403,83 @@ class _Drawing:
         self.edges.append(f"  {quote(source)} -> {quote(target)}{extra}")
 
 
-def _header(note: list[str]) -> list[str]:
-    lines = [
-        "digraph tape {",
+def group_lines(j: int, grouping: Grouping, ops: Counter, others: int, noun: str
+                ) -> list[str]:
+    """The first lines of a collapsed group's box: its label, its line of code, how many
+    equations (and ``others`` constants or literals, as ``noun`` says) and the commonest
+    ops."""
+    lines = [f"<B>{escape(grouping.labels[j])}</B>"]
+    code = grouping.code[j]
+    if code:
+        lines.append(escape(code if len(code) <= 48 else code[:47] + "…"))
+    count = f"{grouping.sizes[j]:,} equation{'s' if grouping.sizes[j] != 1 else ''}"
+    if others:
+        count += f", {others:,} {noun}{'s' if others != 1 else ''}"
+    lines.append(small(count))
+    common = ", ".join(f"{symbol} ×{n:,}" for symbol, n in ops.most_common(3))
+    if len(ops) > 3:
+        common += ", …"
+    lines.append(small(common, GREY))
+    return lines
+
+
+def dot_header(note: Sequence[str], name: str = "tape") -> list[str]:
+    """The first lines of a drawing of a tape or a graph: its styles and its label
+    (``note``, one line each, under the drawing)."""
+    label = ""
+    if note:
+        label = ", label=<" + '<BR ALIGN="LEFT"/>'.join(escape(n) for n in note) + \
+            '<BR ALIGN="LEFT"/>>'
+    return [
+        f"digraph {name} {{",
         f'  graph [rankdir="TB", bgcolor="transparent", nodesep="0.3", ranksep="0.35", '
-        f'fontname="{FONT}", fontsize="9", fontcolor="{GREY}", labelloc="b", labeljust="l"'
-        + (", label=<" + '<BR ALIGN="LEFT"/>'.join(escape(n) for n in note)
-           + '<BR ALIGN="LEFT"/>>' if note else "") + "]",
+        f'fontname="{FONT}", fontsize="9", fontcolor="{GREY}", labelloc="b", '
+        f'labeljust="l"{label}]',
         f'  node [fontname="{FONT}", fontsize="10", fontcolor="{INK}", margin="0.1,0.04", '
         'height="0.3"]',
         f'  edge [color="{EDGE}", arrowsize="0.6", penwidth="1.1", fontname="{FONT}"]',
     ]
-    return lines
+
+
+def cluster_lines(j: int, grouping: Grouping, body: list[str]) -> list[str]:
+    """Group ``j`` of a grouped drawing drawn in full: a dashed cluster of ``body``."""
+    return [f"  subgraph {quote(f'cluster_g{j}')} {{",
+            f'    graph [label={quote(grouping.labels[j] + "  " + grouping.code[j])}, '
+            f'style="rounded,dashed", color="{GREY}", fontcolor="{GREY}", fontsize="9", '
+            'labelloc="t", labeljust="l"]', *body, "  }"]
+
+
+def many_inputs_node(node: str, count: int, noun: str, first: str, last: str) -> str:
+    """The one node standing for the many leaves (inputs) of a grouped drawing."""
+    return f"  {quote(node)} " + attrs(
+        label=html_label([f"<B>{count:,} {noun}</B>", small(f"{first} … {last}")]),
+        shape="ellipse", style="filled", fillcolor="#dbe7ff", color=BLUE, penwidth="2",
+        peripheries="2")
+
+
+_BY = {"line": "source line", "function": "function", "chunk": "consecutive runs"}
+
+
+def grouped_note(n: int, grouping: Grouping, expanded: list[bool], unknown: list[str],
+                 max_nodes: int, call: str = "{}") -> list[str]:
+    """What a grouped drawing's label says of its groups: how it was grouped, how to draw
+    a group (``call`` writes the arguments as a user passes them) or everything."""
+    n_groups = len(grouping.labels)
+    collapsed = [label for label, e in zip(grouping.labels, expanded) if not e]
+    out = [f"{n:,} equations in {n_groups:,} group{'s' if n_groups != 1 else ''} "
+           f"(by {_BY[grouping.by]}); each 3-d box stands for a group, with its count and "
+           "commonest ops."]
+    if collapsed:
+        expand = 'expand=["' + collapsed[0] + '"]'
+        out.append(f"Draw a group in full: {call.format(expand)}; "
+                   f"everything: {call.format('group=None')} (slow above ~300 equations).")
+    if unknown:
+        out.append(f"No group is labelled {', '.join(map(repr, unknown))}.")
+    drawn = sum(size for size, e in zip(grouping.sizes, expanded) if e)
+    if drawn > max_nodes:
+        out.append(f"The expanded groups hold {drawn:,} equations: dot may take minutes "
+                   "(about 16 s for 1,000 nodes).")
+    return out
 
 
 LEGEND = ("blue double ring: a leaf that requires grad · grey dashed: a constant · "
@@ -509,7 +535,7 @@ def tape_dot(
     drawing = _Drawing(tape, table_names, adjoints)
     note = [LEGEND] if legend else []
     if group == "auto":
-        grouping = _auto_grouping(tape, max_nodes) if len(tape) > max_nodes else None
+        grouping = auto_grouping(tape, max_nodes) if len(tape) > max_nodes else None
     elif group is None:
         grouping = None
     else:
@@ -530,7 +556,7 @@ def tape_dot(
         if len(tape) == 0 and not tape.leaves:
             drawing.nodes.append('  "empty" [label="no equations recorded", shape="plaintext", '
                                  f'fontcolor="{GREY}"]')
-        return "\n".join([*_header(note), *drawing.nodes, *drawing.edges, "}"]) + "\n"
+        return "\n".join([*dot_header(note), *drawing.nodes, *drawing.edges, "}"]) + "\n"
     return _grouped_dot(tape, drawing, grouping, set(expand), max_nodes, note)
 
 
@@ -586,24 +612,15 @@ def _grouped_dot(tape: Tape, drawing: _Drawing, grouping: Grouping, expand: set[
                 edges[(source, target)] = edges.get((source, target), 0) + 1
 
     if many_leaves:
-        last = f"x{len(tape.leaves) - 1}"
-        drawing.nodes.append('  "leaves" ' + attrs(
-            label=html_label([f"<B>{len(tape.leaves):,} leaves</B>", small(f"x0 … {last}")]),
-            shape="ellipse", style="filled", fillcolor="#dbe7ff", color=BLUE, penwidth="2",
-            peripheries="2"))
+        drawing.nodes.append(many_inputs_node("leaves", len(tape.leaves), "leaves", "x0",
+                                              f"x{len(tape.leaves) - 1}"))
     else:
         for i in range(len(tape.leaves)):
             drawing.leaf(i)
     outputs = {of[k] for k in tape.outputs}
     for j in range(n_groups):
         if expanded[j]:
-            drawing.nodes.append(f"  subgraph {quote(f'cluster_g{j}')} {{")
-            drawing.nodes.append(
-                f'    graph [label={quote(grouping.labels[j] + "  " + grouping.code[j])}, '
-                f'style="rounded,dashed", color="{GREY}", fontcolor="{GREY}", fontsize="9", '
-                'labelloc="t", labeljust="l"]')
-            drawing.nodes.extend(clusters[j])
-            drawing.nodes.append("  }")
+            drawing.nodes.extend(cluster_lines(j, grouping, clusters[j]))
         else:
             drawing.group(j, grouping, ops[j], constants[j], j in outputs)
     for source, target in plain_edges:
@@ -611,21 +628,6 @@ def _grouped_dot(tape: Tape, drawing: _Drawing, grouping: Grouping, expand: set[
     for (source, target), count in edges.items():
         drawing.edge(source, target, count)
 
-    by = {"line": "source line", "function": "function", "chunk": "consecutive runs"}[
-        grouping.by]
-    collapsed = [label for label, e in zip(grouping.labels, expanded) if not e]
-    legend = note
-    note = [f"{len(tape):,} equations in {n_groups:,} group{'s' if n_groups != 1 else ''} "
-            f"(by {by}); "
-            "each 3-d box stands for a group, with its count and commonest ops."]
-    if collapsed:
-        note.append(f'Draw a group in full: wg.draw(…, expand=["{collapsed[0]}"]); '
-                    "everything: wg.draw(…, group=None) (slow above ~300 equations).")
-    if unknown:
-        note.append(f"No group is labelled {', '.join(map(repr, unknown))}.")
-    drawn = sum(size for size, e in zip(grouping.sizes, expanded) if e)
-    if drawn > max_nodes:
-        note.append(f"The expanded groups hold {drawn:,} equations: dot may take minutes "
-                    "(about 16 s for 1,000 nodes).")
-    note += legend
-    return "\n".join([*_header(note), *drawing.nodes, *drawing.edges, "}"]) + "\n"
+    note = grouped_note(len(tape), grouping, expanded, unknown, max_nodes,
+                        "wg.draw(…, {})") + note
+    return "\n".join([*dot_header(note), *drawing.nodes, *drawing.edges, "}"]) + "\n"
