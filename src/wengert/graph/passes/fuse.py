@@ -69,6 +69,7 @@ from wengert.core.op import Op
 from wengert.core.tree import unflatten
 from wengert.graph.backends.codegen import is_scalar_program
 from wengert.graph.ir import Equation, Literal, Var
+from wengert.graph.passes.rewrite import PassReport, add_report
 from wengert.graph.tracer import is_recorded_call
 from wengert.ops.elementwise import OPS as ELEMENTWISE_OPS
 
@@ -596,7 +597,8 @@ def _size(shape: tuple[int, ...]) -> int:
 
 
 
-def fuse(graph: Any, chunk_elements: int = CHUNK_ELEMENTS, min_elements: int = 0) -> Any:
+def fuse(graph: Any, *, reports: list[PassReport] | None = None,
+         chunk_elements: int = CHUNK_ELEMENTS, min_elements: int = 0) -> Any:
     """Fuse chains and trees of elementwise equations into one kernel each.
 
     A value joins the kernel of its consumer when that consumer is elementwise too and
@@ -609,6 +611,9 @@ def fuse(graph: Any, chunk_elements: int = CHUNK_ELEMENTS, min_elements: int = 0
     Parameters
     ----------
     graph : Graph
+    reports : list of PassReport, optional
+        When given, a :class:`~wengert.graph.passes.rewrite.PassReport` is appended
+        (the equations each kernel holds, by kernel name).
     chunk_elements : int
         A kernel whose output has at least four times this many elements walks it in
         chunks of about this many (whole rows of its first axis); 0 never chunks.
@@ -636,7 +641,9 @@ def fuse(graph: Any, chunk_elements: int = CHUNK_ELEMENTS, min_elements: int = 0
     >>> np.array_equal(f(x), g(x))
     True
     """
+    n = len(graph.equations)
     if is_scalar_program(graph):
+        add_report(reports, PassReport("fuse", n, n, {}, verb="fused"))
         return graph
     eqs = graph.equations
     cache: dict[int, _Writer | None] = {}
@@ -644,7 +651,9 @@ def fuse(graph: Any, chunk_elements: int = CHUNK_ELEMENTS, min_elements: int = 0
                for eq in eqs]
     groups = _groups(graph, writers)
     if not groups:
+        add_report(reports, PassReport("fuse", n, n, {}, verb="fused"))
         return graph
+    fused: dict[str, int] = {}
     fused_at: dict[int, Equation] = {}
     skipped: set[int] = set()
     by_body: dict[str, FusedOp] = {}  # kernel source (before naming) -> its op
@@ -664,6 +673,7 @@ def fuse(graph: Any, chunk_elements: int = CHUNK_ELEMENTS, min_elements: int = 0
             op = by_body[body] = FusedOp(name, source, len(kernel.params),
                                          [eqs[i].op.name for i in members], aliases,
                                          formula, _symbol(group_writers))  # type: ignore[arg-type]
+        fused[op.name] = fused.get(op.name, 0) + len(members)
         root = eqs[members[-1]]
         fused_at[members[-1]] = Equation(op, kernel.params, None, root.out, root.source)
         skipped.update(members[:-1])
@@ -672,6 +682,7 @@ def fuse(graph: Any, chunk_elements: int = CHUNK_ELEMENTS, min_elements: int = 0
         if i in skipped:
             continue
         new_eqs.append(fused_at.get(i, eq))
+    add_report(reports, PassReport("fuse", n, len(new_eqs), fused, verb="fused"))
     return graph.replace(equations=new_eqs)
 
 

@@ -54,6 +54,7 @@ from wengert.core.bind import apply
 from wengert.graph.backends.codegen import is_scalar_program
 from wengert.graph.ir import Equation, GuardFailed, Var
 from wengert.graph.passes.fuse import FusedOp
+from wengert.graph.passes.rewrite import PassReport, add_report
 from wengert.ops import REGISTRY
 from wengert.ops.elementwise import OPS as ELEMENTWISE_OPS
 
@@ -407,20 +408,27 @@ def memory_plan(graph: Any) -> MemoryPlan:
     return MemoryPlan(graph.equations, buffers.deaths(graph), buffers.into, graph.name)
 
 
-def plan_memory(graph: Any) -> Any:
+def plan_memory(graph: Any, *, reports: list[PassReport] | None = None) -> Any:
     """``graph`` with its :class:`MemoryPlan` attached (``graph.plan``), for the code
     generator to emit ``del`` lines and ``out=`` arguments.
 
     A scalar program (Python floats only) is returned as it is: its values are floats,
     with nothing to reuse. Needs a ``Graph`` with a ``plan`` field; until then use
-    :func:`memory_plan`.
+    :func:`memory_plan`. With ``reports``, a
+    :class:`~wengert.graph.passes.rewrite.PassReport` counts the outputs written into a
+    dying input's buffer.
     """
+    n = len(graph.equations)
     if is_scalar_program(graph):
+        add_report(reports, PassReport("plan_memory", n, n, {}, verb="reused"))
         return graph
     if "plan" not in getattr(type(graph), "__slots__", ()):
         raise TypeError("plan_memory: this Graph has no plan field; use memory_plan(graph) "
                         "and pass the plan to peak_bytes, memory_timeline or run_planned")
-    return graph.replace(plan=memory_plan(graph))
+    plan = memory_plan(graph)
+    reused = {"buffers": plan.reused} if plan.reused else {}
+    add_report(reports, PassReport("plan_memory", n, n, reused, verb="reused"))
+    return graph.replace(plan=plan)
 
 
 def _plan_of(graph: Any, plan: MemoryPlan | None) -> MemoryPlan | None:
