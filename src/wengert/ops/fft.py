@@ -91,11 +91,13 @@ def _fft_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 FFTN = linear(Op("fftn", _fftn_impl, (_fftn_vjp,), symbol="fft",
                  formula="linear; adjoint: fftn of ḡ (the DFT matrix is symmetric)",
                  adjoint=("fftn(ḡ) cropped or padded to the shape of {0}",),
-                 samples=_fft_samples, complex_rules=True))
+                 samples=_fft_samples, complex_rules=True,
+                 jax="jnp.fft.fftn({0}, s={s}, axes={axes}, norm={norm})"))
 IFFTN = linear(Op("ifftn", _ifftn_impl, (_ifftn_vjp,), symbol="ifft",
                   formula="linear; adjoint: ifftn of ḡ (its matrix is symmetric)",
                   adjoint=("ifftn(ḡ) cropped or padded to the shape of {0}",),
-                  samples=_fft_samples, complex_rules=True))
+                  samples=_fft_samples, complex_rules=True,
+                  jax="jnp.fft.ifftn({0}, s={s}, axes={axes}, norm={norm})"))
 
 
 # -- rfft, irfft: real signals -----------------------------------------------------------
@@ -156,11 +158,13 @@ def _irfft_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 RFFT = linear(Op("rfft", _rfft_impl, (_rfft_vjp,), symbol="rfft",
                  formula="linear; adjoint: Re fft of ḡ zero-padded to n",
                  adjoint=("Re fft(ḡ padded to n), cropped or padded to the shape of {0}",),
-                 samples=_rfft_samples, complex_rules=True))
+                 samples=_rfft_samples, complex_rules=True,
+                 jax="jnp.fft.rfft({0}, n={n}, axis={axis}, norm={norm})"))
 IRFFT = linear(Op("irfft", _irfft_impl, (_irfft_vjp,), symbol="irfft",
                   formula="real-linear; adjoint: c·ifft(ḡ), c = 2 but 1 at 0 and n/2",
                   adjoint=("c·ifft(ḡ)[: n//2 + 1], c = 2 but 1 at 0 and n/2",),
-                  samples=_irfft_samples, complex_rules=True))
+                  samples=_irfft_samples, complex_rules=True,
+                  jax="jnp.fft.irfft({0}, n={n}, axis={axis}, norm={norm})"))
 
 OPS = (FFTN, IFFTN, RFFT, IRFFT)
 
