@@ -555,6 +555,10 @@ class Registry:
     def __contains__(self, name: object) -> bool:
         return name in self._ops
 
+    def get(self, name: str, default: Op | None = None) -> Op | None:
+        """The op named ``name``, or ``default``."""
+        return self._ops.get(name, default)
+
     def __iter__(self):
         return iter(self._ops.values())
 

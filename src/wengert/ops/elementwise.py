@@ -40,7 +40,7 @@ import operator
 from typing import Any
 
 import numpy as np
-from wengert.core.op import Op
+from wengert.core.op import Op, Words
 from wengert.ops.base import (
     apply,
     binary_function,
@@ -258,6 +258,7 @@ NEGATIVE = _unary(
     dscalar=lambda ans, x: -1.0,
     adjoint="−ḡ",
     jax="jnp.negative({0})",
+    spelling="unary -",
 )
 POSITIVE = _unary(
     "positive",
@@ -269,6 +270,7 @@ POSITIVE = _unary(
     symbol="+",
     adjoint="ḡ",
     jax="jnp.positive({0})",
+    spelling="unary +",
 )
 def _abs_vjp(g: Any, ans: Any, x: Any) -> Any:
     if _is_complex(x):  # d|z| = Re(conj(z) dz)/|z|: the gradient conj(z)/|z| (0 at 0)
@@ -316,6 +318,14 @@ EXP = _unary(
     dscalar=lambda ans, x: ans,
     adjoint="ḡ·{out}",
     jax="jnp.exp({0})",
+    words=Words(
+        nonfinite="exp overflows to inf above about 709",
+        derivative="exp(x)",
+        infinite_at="x above about 709 (it overflows)",
+        fix="subtract the maximum first (`np.exp(x - x.max())`), or work with logs "
+            "(`wg.numpy.logsumexp`)",
+        safe="0.0",
+    ),
 )
 EXP2 = _unary(
     "exp2",
@@ -339,6 +349,10 @@ EXPM1 = _unary(
     dscalar=lambda ans, x: ans + 1.0,
     adjoint="ḡ·({out} + 1)",
     jax="jnp.expm1({0})",
+    words=Words(
+        nonfinite="expm1 overflows to inf above about 709",
+        safe="0.0",
+    ),
 )
 LOG = _unary(
     "log",
@@ -350,6 +364,14 @@ LOG = _unary(
     dscalar=lambda ans, x: 1.0 / x,
     adjoint="ḡ / {0}",
     jax="jnp.log({0})",
+    words=Words(
+        nonfinite="the log of 0 is -inf and of a negative number NaN",
+        derivative="1/x",
+        infinite_at="x = 0",
+        fix="keep the argument positive: `np.log(x + 1e-12)` or `np.log(np.clip(x, 1e-12, "
+            "None))`; for the log of a softmax or of a sum of exponentials use a log-sum-exp "
+            "form (`wg.numpy.logsumexp`)",
+    ),
 )
 LOG2 = _unary(
     "log2",
@@ -360,6 +382,12 @@ LOG2 = _unary(
     domain="positive",
     adjoint="ḡ / ({0}·ln 2)",
     jax="jnp.log2({0})",
+    words=Words(
+        nonfinite="the log of 0 is -inf and of a negative number NaN",
+        derivative="1/(x·ln 2)",
+        infinite_at="x = 0",
+        fix="keep the argument positive: `np.log2(x + 1e-12)`",
+    ),
 )
 LOG10 = _unary(
     "log10",
@@ -370,6 +398,12 @@ LOG10 = _unary(
     domain="positive",
     adjoint="ḡ / ({0}·ln 10)",
     jax="jnp.log10({0})",
+    words=Words(
+        nonfinite="the log of 0 is -inf and of a negative number NaN",
+        derivative="1/(x·ln 10)",
+        infinite_at="x = 0",
+        fix="keep the argument positive: `np.log10(x + 1e-12)`",
+    ),
 )
 LOG1P = _unary(
     "log1p",
@@ -381,6 +415,13 @@ LOG1P = _unary(
     dscalar=lambda ans, x: 1.0 / (1.0 + x),
     adjoint="ḡ / (1 + {0})",
     jax="jnp.log1p({0})",
+    words=Words(
+        nonfinite="log1p(-1) is -inf and below -1 NaN",
+        derivative="1/(1 + x)",
+        infinite_at="x = -1",
+        fix="keep the argument above -1",
+        safe="0.0",
+    ),
 )
 SQRT = _unary(
     "sqrt",
@@ -394,6 +435,13 @@ SQRT = _unary(
     dscalar=lambda ans, x: 0.5 / ans,
     adjoint="ḡ / (2·{out})",
     jax="jnp.sqrt({0})",
+    words=Words(
+        nonfinite="the square root of a negative number is NaN",
+        derivative="1/(2·√x)",
+        infinite_at="x = 0",
+        fix="keep its argument away from 0: `np.sqrt(x + 1e-12)`, or `np.sqrt(np.maximum(x, "
+            "1e-12))`",
+    ),
 )
 CBRT = _unary(
     "cbrt",
@@ -406,6 +454,11 @@ CBRT = _unary(
     domain="nonzero",
     adjoint="ḡ / (3·{out}²)",
     jax="jnp.cbrt({0})",
+    words=Words(
+        derivative="1/(3·∛x²)",
+        infinite_at="x = 0",
+        fix="keep its argument away from 0",
+    ),
 )
 SQUARE = _unary(
     "square",
@@ -429,6 +482,12 @@ RECIPROCAL = _unary(
     dscalar=lambda ans, x: -ans * ans,
     adjoint="−ḡ·{out}²",
     jax="jnp.reciprocal({0})",
+    words=Words(
+        nonfinite="1/0 is inf",
+        derivative="-1/x²",
+        infinite_at="x = 0",
+        fix="keep the argument away from 0",
+    ),
 )
 SIN = _unary(
     "sin",
@@ -462,6 +521,10 @@ TAN = _unary(
     dscalar=lambda ans, x: 1.0 + ans * ans,
     adjoint="ḡ·(1 + {out}²)",
     jax="jnp.tan({0})",
+    words=Words(
+        nonfinite="tan is infinite at odd multiples of π/2",
+        safe="0.0",
+    ),
 )
 def _one_minus_square(x: Any) -> Any:
     """``1 − x²``; of a complex ``x`` computed as ``−(x² − 1)``, which keeps the sign of a
@@ -499,6 +562,14 @@ ARCSIN = _unary(
     dscalar=lambda ans, x: 1.0 / math.sqrt(1.0 - x * x),
     adjoint="ḡ / √(1 − {0}²)",
     jax="jnp.arcsin({0})",
+    words=Words(
+        nonfinite="arcsin outside [-1, 1] is NaN",
+        derivative="1/√(1 - x²)",
+        infinite_at="x = ±1",
+        fix="clip the argument into the open interval: `np.arcsin(np.clip(x, -1 + 1e-7, 1 - "
+            "1e-7))`",
+        safe="0.0",
+    ),
 )
 ARCCOS = _unary(
     "arccos",
@@ -510,6 +581,14 @@ ARCCOS = _unary(
     dscalar=lambda ans, x: -1.0 / math.sqrt(1.0 - x * x),
     adjoint="−ḡ / √(1 − {0}²)",
     jax="jnp.arccos({0})",
+    words=Words(
+        nonfinite="arccos outside [-1, 1] is NaN",
+        derivative="-1/√(1 - x²)",
+        infinite_at="x = ±1",
+        fix="clip the argument into the open interval: `np.arccos(np.clip(x, -1 + 1e-7, 1 - "
+            "1e-7))`",
+        safe="0.0",
+    ),
 )
 ARCTAN = _unary(
     "arctan",
@@ -530,6 +609,10 @@ SINH = _unary(
     dscalar=lambda ans, x: math.cosh(x),
     adjoint="ḡ·cosh({0})",
     jax="jnp.sinh({0})",
+    words=Words(
+        nonfinite="sinh overflows to inf beyond about ±710",
+        safe="0.0",
+    ),
 )
 COSH = _unary(
     "cosh",
@@ -540,6 +623,10 @@ COSH = _unary(
     dscalar=lambda ans, x: math.sinh(x),
     adjoint="ḡ·sinh({0})",
     jax="jnp.cosh({0})",
+    words=Words(
+        nonfinite="cosh overflows to inf beyond about ±710",
+        safe="0.0",
+    ),
 )
 TANH = _unary(
     "tanh",
@@ -571,6 +658,13 @@ ARCCOSH = _unary(
     domain="gt1",
     adjoint="ḡ / √({0}² − 1)",
     jax="jnp.arccosh({0})",
+    words=Words(
+        nonfinite="arccosh below 1 is NaN",
+        derivative="1/√(x² - 1)",
+        infinite_at="x = 1",
+        fix="keep the argument above 1",
+        safe="2.0",
+    ),
 )
 ARCTANH = _unary(
     "arctanh",
@@ -581,6 +675,13 @@ ARCTANH = _unary(
     domain="unit",
     adjoint="ḡ / (1 − {0}²)",
     jax="jnp.arctanh({0})",
+    words=Words(
+        nonfinite="arctanh(±1) is ±inf and beyond it NaN",
+        derivative="1/(1 - x²)",
+        infinite_at="x = ±1",
+        fix="clip the argument into (-1, 1)",
+        safe="0.0",
+    ),
 )
 DEG2RAD = _unary(
     "deg2rad",
@@ -750,6 +851,7 @@ ASTYPE = Op(
     adjoint=("ḡ cast back to the dtype of {0}",),
     samples=lambda rng: [((rng.normal(size=(3,)),), {"dtype": np.dtype(np.float64)})],
     jax="jnp.asarray({0}).astype({dtype})",
+    spelling=".astype",
 )
 
 
@@ -1027,6 +1129,10 @@ ADD = _binary(
     dscalar=(lambda ans, x, y: 1.0, lambda ans, x, y: 1.0),
     adjoint=("ḡ", "ḡ"),
     jax="jnp.add({0}, {1})",
+    spelling="+",
+    words=Words(
+        nonfinite="inf + (-inf) is NaN",
+    ),
 )
 SUBTRACT = _binary(
     "subtract",
@@ -1041,6 +1147,10 @@ SUBTRACT = _binary(
     dscalar=(lambda ans, x, y: 1.0, lambda ans, x, y: -1.0),
     adjoint=("ḡ", "−ḡ"),
     jax="jnp.subtract({0}, {1})",
+    spelling="-",
+    words=Words(
+        nonfinite="inf - inf is NaN",
+    ),
 )
 MULTIPLY = _binary(
     "multiply",
@@ -1055,6 +1165,10 @@ MULTIPLY = _binary(
     dscalar=(lambda ans, x, y: float(y), lambda ans, x, y: float(x)),
     adjoint=("ḡ·{1}", "ḡ·{0}"),
     jax="jnp.multiply({0}, {1})",
+    spelling="*",
+    words=Words(
+        nonfinite="0 · inf is NaN, and a product can overflow to inf",
+    ),
 )
 DIVIDE = _binary(
     "divide",
@@ -1070,6 +1184,14 @@ DIVIDE = _binary(
     dscalar=(lambda ans, x, y: 1.0 / y, lambda ans, x, y: -ans / y),
     adjoint=("ḡ / {1}", "−ḡ·{0} / {1}²"),
     jax="jnp.divide({0}, {1})",
+    spelling="/",
+    words=Words(
+        nonfinite="a division by 0 gives inf (and 0/0 NaN)",
+        derivative="1/b in a and -a/b² in b",
+        infinite_at="b = 0",
+        fix="keep the denominator away from 0 (`a / (b + 1e-12)`), or mask it with a double "
+            "where: `np.where(b != 0, a / np.where(b != 0, b, 1.0), 0.0)`",
+    ),
 )
 POWER = _binary(
     "power",
@@ -1083,6 +1205,14 @@ POWER = _binary(
     domain=("positive", "real"),
     dscalar=(_scalar_pow_dx, lambda ans, x, y: ans * math.log(x)),
     adjoint=("ḡ·{1}·{0}^({1} − 1)", "ḡ·{out}·ln {0}  (0 where {0} = 0)"),
+    spelling="**",
+    words=Words(
+        nonfinite="0 to a negative power is inf, a negative base to a fractional power NaN",
+        derivative="p·x^(p-1) in x and log(x)·x^p in p",
+        infinite_at="x = 0 when p < 1 (and log(x) needs x > 0)",
+        fix="keep the base positive (`(x + 1e-12) ** p`), or write `np.sqrt` / `np.abs` if that "
+            "is what is meant",
+    ),
 )
 MAXIMUM = _binary(
     "maximum",
@@ -1203,6 +1333,7 @@ MOD = _binary(
     domain=("positive", "positive"),
     adjoint=("ḡ", "−ḡ·floor({0} / {1})"),
     jax="jnp.mod({0}, {1})",
+    spelling="%",
 )
 FLOOR_DIVIDE = _binary(
     "floor_divide",
@@ -1216,6 +1347,7 @@ FLOOR_DIVIDE = _binary(
     domain=("positive", "positive"),
     adjoint=("0", "0"),
     jax="jnp.floor_divide({0}, {1})",
+    spelling="//",
 )
 
 

@@ -74,7 +74,8 @@ RESHAPE = linear(Op("reshape", lambda x, shape: np.reshape(x, shape),
                                           ((_n(rng, 2, 3, 2),), {"shape": (-1,)}),
                                           ((_n(rng, 4),), {"shape": (2, -1, 1)}),
                                           ((np.float64(rng.normal()),), {"shape": (1, 1)})],
-                                          jax="jnp.reshape({0}, shape={shape})"))
+                                          jax="jnp.reshape({0}, shape={shape})",
+                                          spelling=".reshape"))
 
 
 def _transpose_vjp(g: Any, ans: Any, x: Any, axes: Any = None) -> Any:
@@ -89,7 +90,8 @@ TRANSPOSE = linear(Op("transpose", lambda x, axes=None: np.transpose(x, axes), (
                        samples=lambda rng: [((_n(rng, 2, 3),), {}),
                                             ((_n(rng, 2, 3, 4),), {"axes": (1, 2, 0)}),
                                             ((_n(rng, 2, 3, 4),), {"axes": None})],
-                                            jax="jnp.transpose({0}, axes={axes})"))
+                                            jax="jnp.transpose({0}, axes={axes})",
+                                            spelling=".T"))
 SWAPAXES = linear(Op("swapaxes", lambda x, axis1, axis2: np.swapaxes(x, axis1, axis2),
                       (lambda g, ans, x, axis1, axis2: swapaxes(g, axis1, axis2),),
                       formula="adjoint: swap back", view=True,

@@ -179,7 +179,8 @@ MATMUL = Op("matmul", np.matmul, (_matmul_dx, _matmul_dy), reads=(0, 1), crossed
             jvp=_matmul_jvp,
             formula="d(X@Y) = dX@Y + X@dY; x̄ = ḡ@Yᵀ, ȳ = Xᵀ@ḡ", symbol="@",
             adjoint=("ḡ @ {1}ᵀ", "{0}ᵀ @ ḡ"),
-            samples=_matmul_samples, batch_jvp=True, jax="jnp.matmul({0}, {1})")
+            samples=_matmul_samples, batch_jvp=True, jax="jnp.matmul({0}, {1})",
+            spelling="@")
 
 
 # -- tensordot and the products built on it -------------------------------
