@@ -56,7 +56,9 @@ from wengert.graph.ir import Equation, GuardFailed, Var
 from wengert.graph.passes.fuse import FusedOp
 from wengert.graph.passes.rewrite import PassReport, add_report
 from wengert.ops import REGISTRY
+from wengert.ops.broadcast import SUM_TO
 from wengert.ops.elementwise import OPS as ELEMENTWISE_OPS
+from wengert.ops.indexing import GETITEM
 
 __all__ = ["MemoryPlan", "memory_plan", "plan_memory", "peak_bytes", "memory_timeline",
            "deaths", "buffer_of", "run_planned", "accepts_out", "view_inputs", "planned"]
@@ -159,12 +161,12 @@ def view_inputs(eq: Equation) -> tuple[int, ...]:
     op = eq.op
     if id(op) in _REGISTERED:
         if not op.view:
-            if op.name == "sum_to":  # sums nothing when the size stays: a reshape
+            if op is SUM_TO:  # sums nothing when the size stays: a reshape
                 x = eq.ins[0]
                 return (0,) if type(x) is Var and \
                     math.prod(x.shape) == math.prod(eq.out.shape) else ()
             return ()
-        if op.name == "getitem" and _advanced(eq.params.get("index")):
+        if op is GETITEM and _advanced(eq.params.get("index")):
             return ()
         return (0,)
     if isinstance(op, FusedOp) or _is_ufunc_call(op):
