@@ -161,32 +161,6 @@ def _share(x, y, ans, exp):
     split = jnp.where(y == x, 0.5, 1.0)
     return jnp.where(same, split, exp(jnp.where(same, 0.0, x) - jnp.where(same, 0.0, ans)))
 ''',
-    "_logaddexp": '''
-@jax.custom_jvp
-def _logaddexp(x, y):
-    # np.logaddexp; at equal infinities the gradient splits evenly (as wengert's).
-    return jnp.logaddexp(x, y)
-
-
-@_logaddexp.defjvp
-def _logaddexp_jvp(primals, tangents):
-    (x, y), (tx, ty) = primals, tangents
-    ans = _logaddexp(x, y)
-    return ans, tx * _share(x, y, ans, jnp.exp) + ty * _share(y, x, ans, jnp.exp)
-''',
-    "_logaddexp2": '''
-@jax.custom_jvp
-def _logaddexp2(x, y):
-    # np.logaddexp2; at equal infinities the gradient splits evenly (as wengert's).
-    return jnp.logaddexp2(x, y)
-
-
-@_logaddexp2.defjvp
-def _logaddexp2_jvp(primals, tangents):
-    (x, y), (tx, ty) = primals, tangents
-    ans = _logaddexp2(x, y)
-    return ans, tx * _share(x, y, ans, jnp.exp2) + ty * _share(y, x, ans, jnp.exp2)
-''',
     "_clip": '''
 def _clip(x, lo, hi):
     # np.clip; the gradient goes to x inside [lo, hi], bounds included (as wengert's).
@@ -229,16 +203,6 @@ def _copysign_jvp(primals, tangents):
     (x, y), (tx, ty) = primals, tangents
     same = jnp.signbit(x) == jnp.signbit(y)
     return _copysign(x, y), jnp.where(same, tx, -tx)
-''',
-    "_fmax": '''
-def _fmax(x, y):
-    # np.fmax (a NaN loses); ties split the gradient evenly (as wengert's).
-    return jnp.where(jnp.isnan(y), x, jnp.where(jnp.isnan(x), y, jnp.maximum(x, y)))
-''',
-    "_fmin": '''
-def _fmin(x, y):
-    # np.fmin (a NaN loses); ties split the gradient evenly (as wengert's).
-    return jnp.where(jnp.isnan(y), x, jnp.where(jnp.isnan(x), y, jnp.minimum(x, y)))
 ''',
     "_hypot": '''
 def _hypot(x, y):
@@ -303,6 +267,26 @@ def _setitem_last(x, v, written, slots, shape):
     return jnp.where(written, values, x)
 ''',
 }
+_LOGADDEXP = '''
+@jax.custom_jvp
+def _logaddexp{n}(x, y):
+    # np.logaddexp{n}; at equal infinities the gradient splits evenly (as wengert's).
+    return jnp.logaddexp{n}(x, y)
+
+
+@_logaddexp{n}.defjvp
+def _logaddexp{n}_jvp(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    ans = _logaddexp{n}(x, y)
+    return ans, tx * _share(x, y, ans, jnp.exp{n}) + ty * _share(y, x, ans, jnp.exp{n})
+'''
+_FMAX = '''
+def _f{m}(x, y):
+    # np.f{m} (a NaN loses); ties split the gradient evenly (as wengert's).
+    return jnp.where(jnp.isnan(y), x, jnp.where(jnp.isnan(x), y, jnp.{m}imum(x, y)))
+'''
+_HELPERS.update({"_logaddexp": _LOGADDEXP.format(n=""), "_logaddexp2": _LOGADDEXP.format(n="2"),
+                 "_fmax": _FMAX.format(m="max"), "_fmin": _FMAX.format(m="min")})
 #: Module imports a helper needs beyond jax, jnp and np.
 _HELPER_IMPORTS = {"_npy": ("base64", "io"), "_take_add": ("math",),
                    "_take_along_axis_add": ("math",)}
