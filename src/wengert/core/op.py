@@ -12,17 +12,55 @@ import operator
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from wengert.core.formatting import short_text
 
 __all__ = ["Op", "PerInput", "Registry", "ALL_INPUTS", "ADJOINT_NAMES", "bar", "placeholders",
-           "NoForwardRule"]
+           "NoForwardRule", "Words"]
 
 
 class NoForwardRule(TypeError):
     """A dual number (forward mode) reached an op or a ``custom_vjp`` function that has no
     forward-mode rule. ``wg.jacobian`` catches it and finishes in reverse mode."""
+
+
+@dataclass(frozen=True)
+class Words:
+    """What the explainer says about an op whose values or derivatives can stop being finite.
+
+    Attributes
+    ----------
+    nonfinite : str, optional
+        How the forward makes an infinity or a NaN (``"1/0 is inf"``).
+    derivative : str, optional
+        The derivative, written for a reader (``"1/(2·√x)"``), when it is infinite
+        somewhere (the op is *singular*).
+    infinite_at : str, optional
+        Where that derivative is infinite (``"x = 0"``).
+    fix : str, optional
+        How to keep the arguments where the derivative is finite.
+    safe : str, optional
+        A value (Python source) where the derivative is finite: what a "double where"
+        puts in the branch it does not select (``"1.0"`` when not given).
+
+    Examples
+    --------
+    >>> Words(nonfinite="1/0 is inf", derivative="-1/x²", infinite_at="x = 0").singular
+    True
+    """
+
+    nonfinite: str | None = None
+    derivative: str | None = None
+    infinite_at: str | None = None
+    fix: str | None = None
+    safe: str | None = None
+
+    @property
+    def singular(self) -> bool:
+        """Whether the derivative is infinite somewhere (``derivative`` is given)."""
+        return self.derivative is not None
 
 
 class Op:
@@ -108,6 +146,21 @@ class Op:
         the op's domain and away from kinks; the registry sweep in
         ``tests/test_rules.py`` checks every op's rules on them, so an op
         without samples fails the sweep.
+    jax : str, optional
+        The op in ``jax.numpy`` source, for the JAX export: a template where ``{0}``,
+        ``{1}``, ... stand for the inputs, ``{*}`` for all of them separated by commas,
+        and ``{key}`` for the param ``key`` (``"jnp.sum({0}, axis={axis},
+        keepdims={keepdims})"``). A name ``_helper(`` of the export's helpers is
+        defined in the exported module when used. Ops whose form depends on the
+        equation (a dtype, a shape) are written by code of the export instead.
+    jax_refused, jax_complex_refused : str, optional
+        Why the op has no faithful JAX form (for complex values only: the second); the
+        export refuses it with these words.
+    spelling : str, optional
+        How user code writes the op when it is not ``np.<name>`` (``"*"``, ``"@"``,
+        ``"indexing x[...]"``), for the explainer.
+    words : Words, optional
+        What the explainer says of the op's infinities and NaNs (see :class:`Words`).
 
     Examples
     --------
@@ -143,6 +196,11 @@ class Op:
         "complex_adjoint",
         "complex_rules",
         "state_input",
+        "jax",
+        "jax_refused",
+        "jax_complex_refused",
+        "spelling",
+        "words",
         "_defaults",
     )
 
@@ -169,6 +227,11 @@ class Op:
         complex_rules: bool = False,
         complex_adjoint: tuple[str | None, ...] | str | None = None,
         state_input: bool = False,
+        jax: str | None = None,
+        jax_refused: str | None = None,
+        jax_complex_refused: str | None = None,
+        spelling: str | None = None,
+        words: Words | None = None,
     ) -> None:
         self.name = name
         self.impl = impl
@@ -194,6 +257,11 @@ class Op:
         self.complex_rules = complex_rules
         self.complex_adjoint = _checked_adjoint(name, complex_adjoint, self.vjps, variadic)
         self.state_input = state_input
+        self.jax = jax
+        self.jax_refused = jax_refused
+        self.jax_complex_refused = jax_complex_refused
+        self.spelling = spelling
+        self.words = words
         self._defaults: dict[str, Any] | None = None  # the forward's param defaults, once read
 
     def show_complex_adjoint(self, adjoint: tuple[str | None, ...] | str) -> None:
@@ -447,6 +515,10 @@ class Registry:
 
     def __contains__(self, name: object) -> bool:
         return name in self._ops
+
+    def get(self, name: str, default: Op | None = None) -> Op | None:
+        """The op named ``name``, or ``default``."""
+        return self._ops.get(name, default)
 
     def __iter__(self):
         return iter(self._ops.values())

@@ -117,12 +117,12 @@ def _samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 
 
 I0 = _ew.unary_op("i0", np.i0, _i0_rule, formula="d I₀(x) = I₁(x) dx", symbol="I₀",
-                  adjoint="ḡ·I₁({0})")
+                  adjoint="ḡ·I₁({0})", jax="jnp.i0({0})")
 I0.samples = _samples
 I1 = _ew.unary_op("bessel_i1", _i1_impl, _i1_rule,
                   formula="d I₁(x) = (I₀(x) − I₁(x)/x) dx (its series for |x| < 2)",
                   symbol="I₁",
-                  adjoint="ḡ·(I₀({0}) − {out}/{0})")
+                  adjoint="ḡ·(I₀({0}) − {out}/{0})", jax="jax.scipy.special.i1({0})")
 I1.samples = _samples
 
 OPS = (I0, I1)

@@ -76,7 +76,8 @@ SUM = linear(Op(
     "sum", _sum_impl,
     (_sum_vjp,), formula="∂/∂x sum(x) = 1 (broadcast back)", symbol="Σ",
     adjoint=("ḡ broadcast to the shape of {0}",),
-    samples=axis_samples(lambda rng, shape: rng.normal(size=shape))))
+    samples=axis_samples(lambda rng, shape: rng.normal(size=shape)),
+    jax="jnp.sum({0}, axis={axis}, keepdims={keepdims})"))
 
 
 def sum_along(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
@@ -114,7 +115,7 @@ BROADCAST_TO = linear(Op(
         ((rng.normal(size=(3,)),), {"shape": (2, 3)}),
         ((rng.normal(size=(2, 1)),), {"shape": (4, 2, 3)}),
         ((np.float64(rng.normal()),), {"shape": (2, 2)}),
-    ]))
+    ], jax="jnp.broadcast_to({0}, shape={shape})"))
 
 
 def _sum_to_impl(x: Any, shape: Any) -> Any:
@@ -147,7 +148,8 @@ RESHAPE_TO = linear(Op(
     formula="adjoint: reshape back", view=True,
     adjoint=("ḡ reshaped to the shape of {0}",),
     samples=lambda rng: [((rng.normal(size=(2, 3)),), {"shape": (3, 2)}),
-                         ((rng.normal(size=(4,)),), {"shape": (2, 1, 2)})]))
+                         ((rng.normal(size=(4,)),), {"shape": (2, 1, 2)})],
+                         jax="jnp.reshape({0}, shape={shape})"))
 
 OPS = (SUM, BROADCAST_TO, SUM_TO, RESHAPE_TO)
 

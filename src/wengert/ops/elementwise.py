@@ -40,7 +40,7 @@ import operator
 from typing import Any
 
 import numpy as np
-from wengert.core.op import Op
+from wengert.core.op import Op, Words
 from wengert.ops.base import (
     apply,
     binary_function,
@@ -172,11 +172,13 @@ def _unary(
     domain: str = "real",
     dscalar: Any = None,
     adjoint: str | None = None,
+    **facts: Any,
 ) -> Op:
     """An elementwise one-input op; ``rule(g, ans, x)`` is ``g * f'(x)``, its VJP and JVP.
 
     ``dscalar(ans, x)`` is ``f'(x)`` on Python floats (the dual-number fast path);
-    ``adjoint`` is the template of ``x̄``'s term (``"ḡ·cos({0})"``, see ``Op``).
+    ``adjoint`` is the template of ``x̄``'s term (``"ḡ·cos({0})"``, see ``Op``);
+    ``facts`` are the op's other declarations (``jax=``, ``spelling=``, ``words=``).
     """
     return Op(
         name,
@@ -192,6 +194,7 @@ def _unary(
         scalar_deriv=None if dscalar is None else (dscalar,),
         batch_jvp=True,
         adjoint=None if adjoint is None else (adjoint,),
+        **facts,
     )
 
 
@@ -211,9 +214,11 @@ def _binary(
     jvp: Any = None,
     dscalar: Any = None,
     adjoint: tuple[str, str] | None = None,
+    **facts: Any,
 ) -> Op:
     """A broadcasting two-input op; ``dx``/``dy`` give its VJPs and, together, its JVP;
-    ``adjoint`` holds the templates of ``x̄``'s and ``ȳ``'s terms (see ``Op``)."""
+    ``adjoint`` holds the templates of ``x̄``'s and ``ȳ``'s terms (see ``Op``); ``facts``
+    the op's other declarations (``jax=``, ``spelling=``, ``words=``)."""
     return Op(
         name,
         impl,
@@ -231,6 +236,7 @@ def _binary(
         scalar_deriv=dscalar,
         batch_jvp=True,
         adjoint=adjoint,
+        **facts,
     )
 
 
@@ -251,6 +257,8 @@ NEGATIVE = _unary(
     symbol="-",
     dscalar=lambda ans, x: -1.0,
     adjoint="−ḡ",
+    jax="jnp.negative({0})",
+    spelling="unary -",
 )
 POSITIVE = _unary(
     "positive",
@@ -261,6 +269,8 @@ POSITIVE = _unary(
     formula="d(+x) = dx",
     symbol="+",
     adjoint="ḡ",
+    jax="jnp.positive({0})",
+    spelling="unary +",
 )
 def _abs_vjp(g: Any, ans: Any, x: Any) -> Any:
     if _is_complex(x):  # d|z| = Re(conj(z) dz)/|z|: the gradient conj(z)/|z| (0 at 0)
@@ -295,6 +305,7 @@ SIGN = _unary(
     formula="d sign(x) = 0",
     domain="nonzero",
     adjoint="0",
+    jax="jnp.sign({0})",
 )
 EXP = _unary(
     "exp",
@@ -306,6 +317,15 @@ EXP = _unary(
     formula="d exp(x) = exp(x) dx",
     dscalar=lambda ans, x: ans,
     adjoint="ḡ·{out}",
+    jax="jnp.exp({0})",
+    words=Words(
+        nonfinite="exp overflows to inf above about 709",
+        derivative="exp(x)",
+        infinite_at="x above about 709 (it overflows)",
+        fix="subtract the maximum first (`np.exp(x - x.max())`), or work with logs "
+            "(`wg.numpy.logsumexp`)",
+        safe="0.0",
+    ),
 )
 EXP2 = _unary(
     "exp2",
@@ -316,6 +336,7 @@ EXP2 = _unary(
     reads_x=False,
     formula="d 2^x = ln 2 · 2^x dx",
     adjoint="ḡ·{out}·ln 2",
+    jax="jnp.exp2({0})",
 )
 EXPM1 = _unary(
     "expm1",
@@ -327,6 +348,11 @@ EXPM1 = _unary(
     formula="d expm1(x) = exp(x) dx",
     dscalar=lambda ans, x: ans + 1.0,
     adjoint="ḡ·({out} + 1)",
+    jax="jnp.expm1({0})",
+    words=Words(
+        nonfinite="expm1 overflows to inf above about 709",
+        safe="0.0",
+    ),
 )
 LOG = _unary(
     "log",
@@ -337,6 +363,15 @@ LOG = _unary(
     domain="positive",
     dscalar=lambda ans, x: 1.0 / x,
     adjoint="ḡ / {0}",
+    jax="jnp.log({0})",
+    words=Words(
+        nonfinite="the log of 0 is -inf and of a negative number NaN",
+        derivative="1/x",
+        infinite_at="x = 0",
+        fix="keep the argument positive: `np.log(x + 1e-12)` or `np.log(np.clip(x, 1e-12, "
+            "None))`; for the log of a softmax or of a sum of exponentials use a log-sum-exp "
+            "form (`wg.numpy.logsumexp`)",
+    ),
 )
 LOG2 = _unary(
     "log2",
@@ -346,6 +381,13 @@ LOG2 = _unary(
     formula="d log2(x) = dx / (x ln 2)",
     domain="positive",
     adjoint="ḡ / ({0}·ln 2)",
+    jax="jnp.log2({0})",
+    words=Words(
+        nonfinite="the log of 0 is -inf and of a negative number NaN",
+        derivative="1/(x·ln 2)",
+        infinite_at="x = 0",
+        fix="keep the argument positive: `np.log2(x + 1e-12)`",
+    ),
 )
 LOG10 = _unary(
     "log10",
@@ -355,6 +397,13 @@ LOG10 = _unary(
     formula="d log10(x) = dx / (x ln 10)",
     domain="positive",
     adjoint="ḡ / ({0}·ln 10)",
+    jax="jnp.log10({0})",
+    words=Words(
+        nonfinite="the log of 0 is -inf and of a negative number NaN",
+        derivative="1/(x·ln 10)",
+        infinite_at="x = 0",
+        fix="keep the argument positive: `np.log10(x + 1e-12)`",
+    ),
 )
 LOG1P = _unary(
     "log1p",
@@ -365,6 +414,14 @@ LOG1P = _unary(
     domain="positive",
     dscalar=lambda ans, x: 1.0 / (1.0 + x),
     adjoint="ḡ / (1 + {0})",
+    jax="jnp.log1p({0})",
+    words=Words(
+        nonfinite="log1p(-1) is -inf and below -1 NaN",
+        derivative="1/(1 + x)",
+        infinite_at="x = -1",
+        fix="keep the argument above -1",
+        safe="0.0",
+    ),
 )
 SQRT = _unary(
     "sqrt",
@@ -377,6 +434,14 @@ SQRT = _unary(
     domain="positive",
     dscalar=lambda ans, x: 0.5 / ans,
     adjoint="ḡ / (2·{out})",
+    jax="jnp.sqrt({0})",
+    words=Words(
+        nonfinite="the square root of a negative number is NaN",
+        derivative="1/(2·√x)",
+        infinite_at="x = 0",
+        fix="keep its argument away from 0: `np.sqrt(x + 1e-12)`, or `np.sqrt(np.maximum(x, "
+            "1e-12))`",
+    ),
 )
 CBRT = _unary(
     "cbrt",
@@ -388,6 +453,12 @@ CBRT = _unary(
     formula="d ∛x = dx / (3 ∛x²)",
     domain="nonzero",
     adjoint="ḡ / (3·{out}²)",
+    jax="jnp.cbrt({0})",
+    words=Words(
+        derivative="1/(3·∛x²)",
+        infinite_at="x = 0",
+        fix="keep its argument away from 0",
+    ),
 )
 SQUARE = _unary(
     "square",
@@ -397,6 +468,7 @@ SQUARE = _unary(
     formula="d x² = 2x dx",
     dscalar=lambda ans, x: 2.0 * x,
     adjoint="ḡ·2·{0}",
+    jax="jnp.square({0})",
 )
 RECIPROCAL = _unary(
     "reciprocal",
@@ -409,6 +481,13 @@ RECIPROCAL = _unary(
     domain="nonzero",
     dscalar=lambda ans, x: -ans * ans,
     adjoint="−ḡ·{out}²",
+    jax="jnp.reciprocal({0})",
+    words=Words(
+        nonfinite="1/0 is inf",
+        derivative="-1/x²",
+        infinite_at="x = 0",
+        fix="keep the argument away from 0",
+    ),
 )
 SIN = _unary(
     "sin",
@@ -418,6 +497,7 @@ SIN = _unary(
     formula="d sin(x) = cos(x) dx",
     dscalar=lambda ans, x: math.cos(x),
     adjoint="ḡ·cos({0})",
+    jax="jnp.sin({0})",
 )
 COS = _unary(
     "cos",
@@ -427,6 +507,7 @@ COS = _unary(
     formula="d cos(x) = -sin(x) dx",
     dscalar=lambda ans, x: -math.sin(x),
     adjoint="−ḡ·sin({0})",
+    jax="jnp.cos({0})",
 )
 TAN = _unary(
     "tan",
@@ -439,6 +520,11 @@ TAN = _unary(
     domain="unit",
     dscalar=lambda ans, x: 1.0 + ans * ans,
     adjoint="ḡ·(1 + {out}²)",
+    jax="jnp.tan({0})",
+    words=Words(
+        nonfinite="tan is infinite at odd multiples of π/2",
+        safe="0.0",
+    ),
 )
 def _one_minus_square(x: Any) -> Any:
     """``1 − x²``; of a complex ``x`` computed as ``−(x² − 1)``, which keeps the sign of a
@@ -475,6 +561,15 @@ ARCSIN = _unary(
     domain="unit",
     dscalar=lambda ans, x: 1.0 / math.sqrt(1.0 - x * x),
     adjoint="ḡ / √(1 − {0}²)",
+    jax="jnp.arcsin({0})",
+    words=Words(
+        nonfinite="arcsin outside [-1, 1] is NaN",
+        derivative="1/√(1 - x²)",
+        infinite_at="x = ±1",
+        fix="clip the argument into the open interval: `np.arcsin(np.clip(x, -1 + 1e-7, 1 - "
+            "1e-7))`",
+        safe="0.0",
+    ),
 )
 ARCCOS = _unary(
     "arccos",
@@ -485,6 +580,15 @@ ARCCOS = _unary(
     domain="unit",
     dscalar=lambda ans, x: -1.0 / math.sqrt(1.0 - x * x),
     adjoint="−ḡ / √(1 − {0}²)",
+    jax="jnp.arccos({0})",
+    words=Words(
+        nonfinite="arccos outside [-1, 1] is NaN",
+        derivative="-1/√(1 - x²)",
+        infinite_at="x = ±1",
+        fix="clip the argument into the open interval: `np.arccos(np.clip(x, -1 + 1e-7, 1 - "
+            "1e-7))`",
+        safe="0.0",
+    ),
 )
 ARCTAN = _unary(
     "arctan",
@@ -494,6 +598,7 @@ ARCTAN = _unary(
     formula="d atan(x) = dx / (1 + x²)",
     dscalar=lambda ans, x: 1.0 / (1.0 + x * x),
     adjoint="ḡ / (1 + {0}²)",
+    jax="jnp.arctan({0})",
 )
 SINH = _unary(
     "sinh",
@@ -503,6 +608,11 @@ SINH = _unary(
     formula="d sinh(x) = cosh(x) dx",
     dscalar=lambda ans, x: math.cosh(x),
     adjoint="ḡ·cosh({0})",
+    jax="jnp.sinh({0})",
+    words=Words(
+        nonfinite="sinh overflows to inf beyond about ±710",
+        safe="0.0",
+    ),
 )
 COSH = _unary(
     "cosh",
@@ -512,6 +622,11 @@ COSH = _unary(
     formula="d cosh(x) = sinh(x) dx",
     dscalar=lambda ans, x: math.sinh(x),
     adjoint="ḡ·sinh({0})",
+    jax="jnp.cosh({0})",
+    words=Words(
+        nonfinite="cosh overflows to inf beyond about ±710",
+        safe="0.0",
+    ),
 )
 TANH = _unary(
     "tanh",
@@ -523,6 +638,7 @@ TANH = _unary(
     formula="d tanh(x) = (1 - tanh²x) dx",
     dscalar=lambda ans, x: 1.0 - ans * ans,
     adjoint="ḡ·(1 − {out}²)",
+    jax="jnp.tanh({0})",
 )
 ARCSINH = _unary(
     "arcsinh",
@@ -531,6 +647,7 @@ ARCSINH = _unary(
     scalar=math.asinh,
     formula="d asinh(x) = dx / √(x² + 1)",
     adjoint="ḡ / √({0}² + 1)",
+    jax="jnp.arcsinh({0})",
 )
 ARCCOSH = _unary(
     "arccosh",
@@ -540,6 +657,14 @@ ARCCOSH = _unary(
     formula="d acosh(x) = dx / √(x² - 1)",
     domain="gt1",
     adjoint="ḡ / √({0}² − 1)",
+    jax="jnp.arccosh({0})",
+    words=Words(
+        nonfinite="arccosh below 1 is NaN",
+        derivative="1/√(x² - 1)",
+        infinite_at="x = 1",
+        fix="keep the argument above 1",
+        safe="2.0",
+    ),
 )
 ARCTANH = _unary(
     "arctanh",
@@ -549,6 +674,14 @@ ARCTANH = _unary(
     formula="d atanh(x) = dx / (1 - x²)",
     domain="unit",
     adjoint="ḡ / (1 − {0}²)",
+    jax="jnp.arctanh({0})",
+    words=Words(
+        nonfinite="arctanh(±1) is ±inf and beyond it NaN",
+        derivative="1/(1 - x²)",
+        infinite_at="x = ±1",
+        fix="clip the argument into (-1, 1)",
+        safe="0.0",
+    ),
 )
 DEG2RAD = _unary(
     "deg2rad",
@@ -558,6 +691,7 @@ DEG2RAD = _unary(
     reads_x=False,
     formula="d rad(x) = π/180 dx",
     adjoint="ḡ·π/180",
+    jax="jnp.deg2rad({0})",
 )
 RAD2DEG = _unary(
     "rad2deg",
@@ -567,6 +701,7 @@ RAD2DEG = _unary(
     reads_x=False,
     formula="d deg(x) = 180/π dx",
     adjoint="ḡ·180/π",
+    jax="jnp.rad2deg({0})",
 )
 
 
@@ -590,7 +725,7 @@ def _sinc_rule(g: Any, ans: Any, x: Any) -> Any:
 
 
 SINC = _unary("sinc", np.sinc, _sinc_rule, formula="d sinc(x) = (cos πx - sinc x)/x dx",
-              adjoint="ḡ·(cos(π·{0}) − {out}) / {0}  (0 at 0)")
+              adjoint="ḡ·(cos(π·{0}) − {out}) / {0}  (0 at 0)", jax="jnp.sinc({0})")
 SINC.samples = lambda rng: [
     ((rng.uniform(-2.0, 2.0, shape),), {}) for shape in [(), (3,), (2, 3)]
 ] + [((np.array([0.0, 0.05, -0.09, 0.11]),), {})]  # the series near 0, and past it
@@ -604,6 +739,7 @@ FLOOR = _unary(
     formula="d floor(x) = 0",
     domain="offgrid",
     adjoint="0",
+    jax="jnp.floor({0})",
 )
 CEIL = _unary(
     "ceil",
@@ -615,6 +751,7 @@ CEIL = _unary(
     formula="d ceil(x) = 0",
     domain="offgrid",
     adjoint="0",
+    jax="jnp.ceil({0})",
 )
 RINT = _unary(
     "rint",
@@ -625,6 +762,7 @@ RINT = _unary(
     formula="d rint(x) = 0",
     domain="offgrid",
     adjoint="0",
+    jax="jnp.rint({0})",
 )
 ROUND = Op(
     "round",
@@ -637,6 +775,7 @@ ROUND = Op(
         ((_DOMAINS["offgrid"](rng, (3,)),), {}),
         ((rng.uniform(-2, 2, (2, 2)).round(1) + 0.025,), {"decimals": 1}),
     ],
+    jax="jnp.round({0}, decimals={decimals})",
 )
 TRUNC = _unary(
     "trunc",
@@ -647,6 +786,7 @@ TRUNC = _unary(
     formula="d trunc(x) = 0",
     domain="offgrid",
     adjoint="0",
+    jax="jnp.trunc({0})",
 )
 RELU = _unary(
     "relu",
@@ -656,6 +796,7 @@ RELU = _unary(
     formula="d relu(x) = [x > 0] dx  (0 at 0)",
     domain="nonzero",
     adjoint="ḡ·[{0} > 0]",
+    jax="jax.nn.relu({0})",
 )
 
 
@@ -673,6 +814,7 @@ SIGMOID = _unary(
     formula="d σ(x) = σ(x)(1 - σ(x)) dx",
     dscalar=lambda ans, x: ans * (1.0 - ans),
     adjoint="ḡ·{out}·(1 − {out})",
+    jax="0.5 * (jnp.tanh(0.5 * jnp.asarray({0})) + 1.0)",
 )
 COPY = _unary(
     "copy",
@@ -682,6 +824,7 @@ COPY = _unary(
     reads_x=False,
     formula="d copy(x) = dx",
     adjoint="ḡ",
+    jax="jnp.copy({0})",
 )
 def _cast(v: Any, dtype: np.dtype) -> Any:
     """``v`` cast to ``dtype``, through its real part when a complex ``v`` goes real (what
@@ -707,6 +850,8 @@ ASTYPE = Op(
     formula="d x.astype(t) = dx cast back (complex to real: the real part)",
     adjoint=("ḡ cast back to the dtype of {0}",),
     samples=lambda rng: [((rng.normal(size=(3,)),), {"dtype": np.dtype(np.float64)})],
+    jax="jnp.asarray({0}).astype({dtype})",
+    spelling=".astype",
 )
 
 
@@ -790,6 +935,7 @@ REAL = Op(
     samples=_complex_samples,
     batch_jvp=True,
     complex_rules=True,
+    jax="jnp.real({0})",
 )
 IMAG = Op(
     "imag",
@@ -801,6 +947,7 @@ IMAG = Op(
     samples=_complex_samples,
     batch_jvp=True,
     complex_rules=True,
+    jax="jnp.imag({0})",
 )
 CONJ = Op(
     "conjugate",
@@ -813,6 +960,7 @@ CONJ = Op(
     samples=_complex_samples,
     batch_jvp=True,
     complex_rules=True,
+    jax="jnp.conjugate({0})",
 )
 ANGLE = Op(
     "angle",
@@ -825,6 +973,7 @@ ANGLE = Op(
     samples=lambda rng: [((rng.uniform(0.3, 2.0, (3,)),), {}),
                          ((rng.uniform(0.3, 2.0, (2, 2)),), {"deg": True})],
     complex_rules=True,
+    jax="jnp.angle({0}, deg={deg})",
 )
 
 
@@ -979,6 +1128,11 @@ ADD = _binary(
     symbol="+",
     dscalar=(lambda ans, x, y: 1.0, lambda ans, x, y: 1.0),
     adjoint=("ḡ", "ḡ"),
+    jax="jnp.add({0}, {1})",
+    spelling="+",
+    words=Words(
+        nonfinite="inf + (-inf) is NaN",
+    ),
 )
 SUBTRACT = _binary(
     "subtract",
@@ -992,6 +1146,11 @@ SUBTRACT = _binary(
     symbol="-",
     dscalar=(lambda ans, x, y: 1.0, lambda ans, x, y: -1.0),
     adjoint=("ḡ", "−ḡ"),
+    jax="jnp.subtract({0}, {1})",
+    spelling="-",
+    words=Words(
+        nonfinite="inf - inf is NaN",
+    ),
 )
 MULTIPLY = _binary(
     "multiply",
@@ -1005,6 +1164,11 @@ MULTIPLY = _binary(
     symbol="*",
     dscalar=(lambda ans, x, y: float(y), lambda ans, x, y: float(x)),
     adjoint=("ḡ·{1}", "ḡ·{0}"),
+    jax="jnp.multiply({0}, {1})",
+    spelling="*",
+    words=Words(
+        nonfinite="0 · inf is NaN, and a product can overflow to inf",
+    ),
 )
 DIVIDE = _binary(
     "divide",
@@ -1019,6 +1183,15 @@ DIVIDE = _binary(
     domain=("real", "nonzero"),
     dscalar=(lambda ans, x, y: 1.0 / y, lambda ans, x, y: -ans / y),
     adjoint=("ḡ / {1}", "−ḡ·{0} / {1}²"),
+    jax="jnp.divide({0}, {1})",
+    spelling="/",
+    words=Words(
+        nonfinite="a division by 0 gives inf (and 0/0 NaN)",
+        derivative="1/b in a and -a/b² in b",
+        infinite_at="b = 0",
+        fix="keep the denominator away from 0 (`a / (b + 1e-12)`), or mask it with a double "
+            "where: `np.where(b != 0, a / np.where(b != 0, b, 1.0), 0.0)`",
+    ),
 )
 POWER = _binary(
     "power",
@@ -1032,6 +1205,14 @@ POWER = _binary(
     domain=("positive", "real"),
     dscalar=(_scalar_pow_dx, lambda ans, x, y: ans * math.log(x)),
     adjoint=("ḡ·{1}·{0}^({1} − 1)", "ḡ·{out}·ln {0}  (0 where {0} = 0)"),
+    spelling="**",
+    words=Words(
+        nonfinite="0 to a negative power is inf, a negative base to a fractional power NaN",
+        derivative="p·x^(p-1) in x and log(x)·x^p in p",
+        infinite_at="x = 0 when p < 1 (and log(x) needs x > 0)",
+        fix="keep the base positive (`(x + 1e-12) ** p`), or write `np.sqrt` / `np.abs` if that "
+            "is what is meant",
+    ),
 )
 MAXIMUM = _binary(
     "maximum",
@@ -1042,6 +1223,7 @@ MAXIMUM = _binary(
     formula="ties split the gradient evenly",
     domain=("real", "real"),
     adjoint=("ḡ·[{0} > {1}], ½ on ties", "ḡ·[{1} > {0}], ½ on ties"),
+    jax="jnp.maximum({0}, {1})",
 )
 MINIMUM = _binary(
     "minimum",
@@ -1050,6 +1232,7 @@ MINIMUM = _binary(
     lambda g, ans, x, y: g * _tie_mask(x, y),
     formula="ties split the gradient evenly",
     adjoint=("ḡ·[{0} < {1}], ½ on ties", "ḡ·[{1} < {0}], ½ on ties"),
+    jax="jnp.minimum({0}, {1})",
 )
 FMAX = _binary(
     "fmax",
@@ -1059,6 +1242,7 @@ FMAX = _binary(
     formula="NaN-ignoring maximum",
     adjoint=("ḡ·[{0} > {1} or {1} is NaN], ½ on ties",
              "ḡ·[{1} > {0} or {0} is NaN], ½ on ties"),
+    jax="_fmax({0}, {1})",
 )
 FMIN = _binary(
     "fmin",
@@ -1068,6 +1252,7 @@ FMIN = _binary(
     formula="NaN-ignoring minimum",
     adjoint=("ḡ·[{0} < {1} or {1} is NaN], ½ on ties",
              "ḡ·[{1} < {0} or {0} is NaN], ½ on ties"),
+    jax="_fmin({0}, {1})",
 )
 ARCTAN2 = _binary(
     "arctan2",
@@ -1078,6 +1263,7 @@ ARCTAN2 = _binary(
     formula="d atan2(y, x) = (x dy - y dx)/(x² + y²)",
     domain=("nonzero", "nonzero"),
     adjoint=("ḡ·{1} / ({0}² + {1}²)", "−ḡ·{0} / ({0}² + {1}²)"),
+    jax="jnp.arctan2({0}, {1})",
 )
 
 
@@ -1103,6 +1289,7 @@ HYPOT = _binary(
     formula="d hypot(x, y) = (x dx + y dy)/hypot  (0 at (0, 0))",
     domain=("nonzero", "nonzero"),
     adjoint=("ḡ·{0} / {out}  (0 where {out} = 0)", "ḡ·{1} / {out}  (0 where {out} = 0)"),
+    jax="_hypot({0}, {1})",
 )
 def _softmax_weight(x: Any, y: Any, ans: Any, exp_fn: Any) -> Any:
     """The weight of ``x`` in ``ans = log(e^x + e^y)``: ``exp(x - ans)``, also where ``x`` is
@@ -1124,6 +1311,7 @@ LOGADDEXP = _binary(
     reads_out=True,
     formula="d log(eˣ + eʸ) = eˣ⁻ᵃ dx + eʸ⁻ᵃ dy",
     adjoint=("ḡ·exp({0} − {out})", "ḡ·exp({1} − {out})"),
+    jax="_logaddexp({0}, {1})",
 )
 LOGADDEXP2 = _binary(
     "logaddexp2",
@@ -1133,6 +1321,7 @@ LOGADDEXP2 = _binary(
     reads_out=True,
     formula="d log2(2ˣ + 2ʸ) = 2ˣ⁻ᵃ dx + 2ʸ⁻ᵃ dy",
     adjoint=("ḡ·2^({0} − {out})", "ḡ·2^({1} − {out})"),
+    jax="_logaddexp2({0}, {1})",
 )
 MOD = _binary(
     "mod",
@@ -1143,6 +1332,8 @@ MOD = _binary(
     symbol="%",
     domain=("positive", "positive"),
     adjoint=("ḡ", "−ḡ·floor({0} / {1})"),
+    jax="jnp.mod({0}, {1})",
+    spelling="%",
 )
 FLOOR_DIVIDE = _binary(
     "floor_divide",
@@ -1155,6 +1346,8 @@ FLOOR_DIVIDE = _binary(
     symbol="//",
     domain=("positive", "positive"),
     adjoint=("0", "0"),
+    jax="jnp.floor_divide({0}, {1})",
+    spelling="//",
 )
 
 
@@ -1221,6 +1414,7 @@ CLIP = Op(
     formula="gradient flows to x inside [lo, hi] (bounds included)",
     adjoint=("ḡ·[{1} ≤ {0} ≤ {2}]", "ḡ·[{0} < {1} ≤ {2}]", "ḡ·[{0} > {2} or {1} > {2}]"),
     samples=_clip_samples,
+    jax="_clip({0}, {1}, {2})",
 )
 
 
@@ -1248,6 +1442,7 @@ WHERE = Op(
         ((np.array([True, False, True]), rng.normal(size=3), rng.normal(size=(2, 3))), {}),
         ((np.array([[True], [False]]), rng.normal(size=(2, 2)), 0.5), {}),
     ],
+    jax="jnp.where({0}, {1}, {2})",
 )
 
 OPS = (

@@ -88,15 +88,21 @@ def _fft_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
             ((n(size=(2, 3, 2)),), {"s": (4, 2), "axes": (2, 0), "norm": "ortho"})]
 
 
-FFTN = linear(Op("fftn", _fftn_impl, (_fftn_vjp,), symbol="fft",
-                 formula="linear; adjoint: fftn of ḡ (the DFT matrix is symmetric)",
-                 adjoint=("fftn(ḡ) cropped or padded to the shape of {0}",),
-                 samples=_fft_samples, complex_rules=True))
-IFFTN = linear(Op("ifftn", _ifftn_impl, (_ifftn_vjp,), symbol="ifft",
-                  formula="linear; adjoint: ifftn of ḡ (its matrix is symmetric)",
-                  adjoint=("ifftn(ḡ) cropped or padded to the shape of {0}",),
-                  samples=_fft_samples, complex_rules=True))
+def _fft_op(name: str, symbol: str, impl: Any, vjp: Any, formula: str, adjoint: str,
+            samples: Any, *keys: str) -> Op:
+    """A linear transform of one input; its JAX form is ``jnp.fft.<name>`` with ``keys``."""
+    jax = f"jnp.fft.{name}({{0}}{''.join(f', {k}={{{k}}}' for k in keys)})"
+    return linear(Op(name, impl, (vjp,), symbol=symbol, formula=formula, adjoint=(adjoint,),
+                     samples=samples, complex_rules=True, jax=jax))
 
+
+FFTN = _fft_op("fftn", "fft", _fftn_impl, _fftn_vjp,
+               "linear; adjoint: fftn of ḡ (the DFT matrix is symmetric)",
+               "fftn(ḡ) cropped or padded to the shape of {0}", _fft_samples, "s", "axes", "norm")
+IFFTN = _fft_op("ifftn", "ifft", _ifftn_impl, _ifftn_vjp,
+                "linear; adjoint: ifftn of ḡ (its matrix is symmetric)",
+                "ifftn(ḡ) cropped or padded to the shape of {0}", _fft_samples, "s", "axes",
+                "norm")
 
 # -- rfft, irfft: real signals -----------------------------------------------------------
 def _rfft_impl(x: Any, n: int, axis: int, norm: str | None) -> Any:
@@ -153,14 +159,14 @@ def _irfft_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
             ((r(size=(6,)),), {"n": 3, "axis": 0, "norm": None})]
 
 
-RFFT = linear(Op("rfft", _rfft_impl, (_rfft_vjp,), symbol="rfft",
-                 formula="linear; adjoint: Re fft of ḡ zero-padded to n",
-                 adjoint=("Re fft(ḡ padded to n), cropped or padded to the shape of {0}",),
-                 samples=_rfft_samples, complex_rules=True))
-IRFFT = linear(Op("irfft", _irfft_impl, (_irfft_vjp,), symbol="irfft",
-                  formula="real-linear; adjoint: c·ifft(ḡ), c = 2 but 1 at 0 and n/2",
-                  adjoint=("c·ifft(ḡ)[: n//2 + 1], c = 2 but 1 at 0 and n/2",),
-                  samples=_irfft_samples, complex_rules=True))
+RFFT = _fft_op("rfft", "rfft", _rfft_impl, _rfft_vjp,
+               "linear; adjoint: Re fft of ḡ zero-padded to n",
+               "Re fft(ḡ padded to n), cropped or padded to the shape of {0}", _rfft_samples,
+               "n", "axis", "norm")
+IRFFT = _fft_op("irfft", "irfft", _irfft_impl, _irfft_vjp,
+                "real-linear; adjoint: c·ifft(ḡ), c = 2 but 1 at 0 and n/2",
+                "c·ifft(ḡ)[: n//2 + 1], c = 2 but 1 at 0 and n/2", _irfft_samples, "n", "axis",
+                "norm")
 
 OPS = (FFTN, IFFTN, RFFT, IRFFT)
 

@@ -56,33 +56,34 @@ def _ldexp_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 
 
 SPACING = _ew.unary_op("spacing", np.spacing, _ew.zero_rule, jvp=_ew.zero_jvp,
-                       reads_x=False, formula="d spacing(x) = 0", adjoint="0")
+                       reads_x=False, formula="d spacing(x) = 0", adjoint="0", jax="_spacing({0})")
 #: frexp's exponent: an integer, never differentiated (an input of a graph step, so a
 #: compiled ``frexp`` follows new inputs).
 EXPONENT = Op("frexp_exponent", lambda x: np.frexp(x)[1], (None,), jvp=_ew.zero_jvp,
               formula="an integer: no derivative", adjoint=(None,),
-              samples=lambda rng: [((rng.uniform(-4.0, 4.0, s),), {}) for s in [(), (3,)]])
+              samples=lambda rng: [((rng.uniform(-4.0, 4.0, s),), {}) for s in [(), (3,)]],
+              jax="jnp.frexp({0})[1]")
 FRACTION = _ew.unary_op("fraction", lambda x: np.modf(x)[0], lambda g, ans, x: g,
                         reads_x=False, formula="d (x − trunc x) = dx", domain="offgrid",
-                        adjoint="ḡ")
+                        adjoint="ḡ", jax="jnp.modf({0})[0]")
 NEXTAFTER = _ew.binary_op(
     "nextafter", np.nextafter, lambda g, ans, x, y: g, _ew.zero_rule, reads=(),
-    formula="d nextafter(x, y) = dx", adjoint=("ḡ", "0"))
+    formula="d nextafter(x, y) = dx", adjoint=("ḡ", "0"), jax="_nextafter({0}, {1})")
 COPYSIGN = _ew.binary_op(
     "copysign", np.copysign, lambda g, ans, x, y: _ew.where(_same_sign(x, y), g, -g),
     _ew.zero_rule,
     formula="d copysign(x, y) = ±dx (− where the sign flips)", domain=("nonzero", "nonzero"),
-    adjoint=("±ḡ", "0"))
+    adjoint=("±ḡ", "0"), jax="_copysign({0}, {1})")
 HEAVISIDE = _ew.binary_op(
     "heaviside", np.heaviside, _ew.zero_rule,
     lambda g, ans, x, y: _ew.where(_raw(x) == 0, g, 0.0),
     formula="d H(x, h₀) = [x = 0]·dh₀", domain=("nonzero", "real"),
-    adjoint=("0", "ḡ·[{0} = 0]"))
+    adjoint=("0", "ḡ·[{0} = 0]"), jax="jnp.heaviside({0}, {1})")
 FMOD = _ew.binary_op(
     "fmod", np.fmod, lambda g, ans, x, y: g,
     lambda g, ans, x, y: -g * _ew.trunc(_ew.divide(x, y)),
     formula="d fmod(x, y) = dx − trunc(x/y) dy", domain=("positive", "positive"),
-    adjoint=("ḡ", "−ḡ·trunc({0} / {1})"))
+    adjoint=("ḡ", "−ḡ·trunc({0} / {1})"), jax="jnp.fmod({0}, {1})")
 def _ldexp_jvp(tangents: tuple[Any, ...], ans: Any, x: Any, n: Any) -> Any:
     tx = tangents[0]
     return _ew.zero_jvp(tangents, ans, x, n) if tx is None else ldexp(tx, n)
@@ -92,7 +93,7 @@ def _ldexp_jvp(tangents: tuple[Any, ...], ans: Any, x: Any, n: Any) -> Any:
 LDEXP = Op("ldexp", np.ldexp, (lambda g, ans, x, n: ldexp(g, n), None), jvp=_ldexp_jvp,
            reads=(1,), broadcasting=True, unbroadcast=unbroadcast,
            formula="d (x·2ⁿ) = 2ⁿ·dx", adjoint=("ldexp(ḡ, {1})", None),
-           samples=_ldexp_samples)
+           samples=_ldexp_samples, jax="jnp.ldexp({0}, {1})")
 
 OPS = (SPACING, EXPONENT, FRACTION, NEXTAFTER, COPYSIGN, HEAVISIDE, FMOD, LDEXP)
 

@@ -176,7 +176,8 @@ def _scatter_add_jvp(tangents: Any, ans: Any, h: Any, shape: Any, index: Any) ->
 GETITEM = Op("getitem", _getitem_impl, (_getitem_vjp,), jvp=_getitem_jvp, symbol="[]", view=True,
              formula="adjoint: scatter-add ḡ into zeros (repeats add up)",
              adjoint=("ḡ scattered into zeros at [{index}]",),
-             samples=_getitem_samples)
+             samples=_getitem_samples,
+             spelling="indexing x[...]")
 SCATTER_ADD = Op("scatter_add", _scatter_add_impl,
                  (lambda g, ans, h, shape, index: apply(GETITEM, g, index=index),),
                  jvp=_scatter_add_jvp,
@@ -252,7 +253,8 @@ SETITEM = Op("setitem", _setitem_impl, (_setitem_dx, _setitem_dv), jvp=_setitem_
              formula="x̄ = ḡ with the written places zeroed; v̄ = ḡ[index] (last write wins) "
                      "summed to v's shape",
              adjoint=("ḡ with [{index}] zeroed", "ḡ[{index}] summed to the shape of {1}"),
-             samples=_setitem_samples)
+             samples=_setitem_samples,
+             spelling="item assignment x[...] = v")
 
 OPS = (GETITEM, SCATTER_ADD, SETITEM)
 

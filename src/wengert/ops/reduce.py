@@ -101,7 +101,7 @@ MEAN = linear(Op(
     "mean", lambda x, axis=None, keepdims=False: np.mean(x, axis=axis, keepdims=keepdims),
     (_mean_vjp,), formula="∂/∂x mean(x) = 1/n (broadcast back)", symbol="mean",
     adjoint=("ḡ / n broadcast to the shape of {0}",),
-    samples=_axis_samples(_normal)))
+    samples=_axis_samples(_normal), jax="jnp.mean({0}, axis={axis}, keepdims={keepdims})"))
 
 
 # -- prod and cumulative scans -----------------------------------------------------------
@@ -222,7 +222,8 @@ def _prod_jvp(ts: tuple[Any, ...], ans: Any, x: Any, axis: Any = None,
 PROD = Op("prod", lambda x, axis=None, keepdims=False: np.prod(x, axis=axis, keepdims=keepdims),
           (_prod_vjp,), jvp=_prod_jvp, reads=(0,),
           formula="∂/∂xᵢ Πx = Π_{j≠i} xⱼ (exact with zeros)", symbol="Π", samples=_prod_samples,
-          adjoint=("ḡ·(the product of the other entries)",))
+          adjoint=("ḡ·(the product of the other entries)",),
+          jax="jnp.prod({0}, axis={axis}, keepdims={keepdims})")
 
 
 def _cumsum_vjp(g: Any, ans: Any, x: Any, axis: Any = None) -> Any:
@@ -245,14 +246,15 @@ def _scan_samples(draw: Any) -> Any:
 CUMSUM = linear(Op("cumsum", lambda x, axis=None: np.cumsum(x, axis=axis), (_cumsum_vjp,),
                     formula="adjoint: reversed cumulative sum", symbol="cumsum",
                     adjoint=("ḡ summed from the end (reversed cumsum)",),
-                    samples=_scan_samples(_normal)))
+                    samples=_scan_samples(_normal), jax="jnp.cumsum({0}, axis={axis})"))
 CUMPROD = Op("cumprod", lambda x, axis=None: np.cumprod(x, axis=axis), (_cumprod_vjp,),
              jvp=_cumprod_jvp, reads=(0,), reads_out=True,
              formula="x̄ⱼ = Π_{k<j} xₖ · Σ_{i≥j} ḡᵢ Π_{j<k≤i} xₖ (no division)", symbol="cumprod",
              adjoint=("Σ_(i≥j) ḡᵢ·Π_(k≤i, k≠j) {0}ₖ, for each j",),
              samples=lambda rng: _scan_samples(_normal)(rng) + [
                  ((np.array([1.2, 0.0, -0.8, 1.5, 0.0, 0.7]),), {"axis": 0}),
-                 ((np.array([[0.0, 1.1, 0.9], [1.3, 0.0, -1.2]]),), {"axis": -1})])
+                 ((np.array([[0.0, 1.1, 0.9], [1.3, 0.0, -1.2]]),), {"axis": -1})],
+                 jax="jnp.cumprod({0}, axis={axis})")
 
 
 # -- max, min ----------------------------------------------------------------------------
@@ -281,12 +283,12 @@ MAX = Op("max", lambda x, axis=None, keepdims=False: np.max(x, axis=axis, keepdi
          (_extreme_vjp,), jvp=_extreme_jvp, reads=(0,), reads_out=True,
          formula="gradient to the maximum; ties split it evenly", symbol="max",
          adjoint=("ḡ at the max of {0}, split evenly on ties",),
-         samples=_axis_samples(_distinct))
+         samples=_axis_samples(_distinct), jax="jnp.max({0}, axis={axis}, keepdims={keepdims})")
 MIN = Op("min", lambda x, axis=None, keepdims=False: np.min(x, axis=axis, keepdims=keepdims),
          (_extreme_vjp,), jvp=_extreme_jvp, reads=(0,), reads_out=True,
          formula="gradient to the minimum; ties split it evenly", symbol="min",
          adjoint=("ḡ at the min of {0}, split evenly on ties",),
-         samples=_axis_samples(_distinct))
+         samples=_axis_samples(_distinct), jax="jnp.min({0}, axis={axis}, keepdims={keepdims})")
 
 
 # -- var, std ----------------------------------------------------------------------------
@@ -351,11 +353,12 @@ def _var_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 
 VAR = Op("var", _var_impl, (_var_vjp,), jvp=_var_jvp, reads=(0,),
          formula="∂/∂x var(x) = 2 (x - mean) / (n - ddof)", symbol="var", samples=_var_samples,
-         adjoint=("ḡ·2·({0} − mean) / (n − {ddof})",))
+         adjoint=("ḡ·2·({0} − mean) / (n − {ddof})",),
+         jax="jnp.var({0}, axis={axis}, ddof={ddof}, keepdims={keepdims})")
 STD = Op("std", _std_impl, (_std_vjp,), jvp=_std_jvp, reads=(0,), reads_out=True,
          formula="∂/∂x std(x) = (x - mean) / ((n - ddof) std)", symbol="std",
          adjoint=("ḡ·({0} − mean) / ((n − {ddof})·{out})  (0 where {out} = 0)",),
-         samples=_var_samples)
+         samples=_var_samples, jax="_std({0}, axis={axis}, ddof={ddof}, keepdims={keepdims})")
 
 
 # -- logsumexp ---------------------------------------------------------------------------
@@ -386,7 +389,8 @@ LOGSUMEXP = Op("logsumexp", _logsumexp_impl, (_logsumexp_vjp,), jvp=_logsumexp_j
                reads=(0,), reads_out=True,
                formula="∂/∂x log Σ eˣ = softmax(x)", symbol="logsumexp",
                adjoint=("ḡ·exp({0} − {out})",),
-               samples=_axis_samples(_normal))
+               samples=_axis_samples(_normal),
+               jax="jax.scipy.special.logsumexp({0}, axis={axis}, keepdims={keepdims})")
 
 
 # -- norms -------------------------------------------------------------------------------
@@ -522,7 +526,7 @@ TRACE = linear(Op(
         ((rng.normal(size=(4, 3)),), {"offset": -2, "axis1": 0, "axis2": 1}),
         ((rng.normal(size=(2, 3, 4)),), {"offset": 0, "axis1": -1, "axis2": 0}),
         ((rng.normal(size=(3, 2, 3)),), {"offset": -1, "axis1": 2, "axis2": 0}),
-    ]))
+    ], jax="jnp.trace({0}, offset={offset}, axis1={axis1}, axis2={axis2})"))
 
 
 OPS = (MEAN, PROD, CUMSUM, CUMPROD, MAX, MIN, VAR, STD, LOGSUMEXP, NORM, TRACE)

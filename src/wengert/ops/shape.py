@@ -73,7 +73,9 @@ RESHAPE = linear(Op("reshape", lambda x, shape: np.reshape(x, shape),
                      samples=lambda rng: [((_n(rng, 2, 3),), {"shape": (3, 2)}),
                                           ((_n(rng, 2, 3, 2),), {"shape": (-1,)}),
                                           ((_n(rng, 4),), {"shape": (2, -1, 1)}),
-                                          ((np.float64(rng.normal()),), {"shape": (1, 1)})]))
+                                          ((np.float64(rng.normal()),), {"shape": (1, 1)})],
+                                          jax="jnp.reshape({0}, shape={shape})",
+                                          spelling=".reshape"))
 
 
 def _transpose_vjp(g: Any, ans: Any, x: Any, axes: Any = None) -> Any:
@@ -87,13 +89,16 @@ TRANSPOSE = linear(Op("transpose", lambda x, axes=None: np.transpose(x, axes), (
                        adjoint=("ḡᵀ (axes permuted back)",),
                        samples=lambda rng: [((_n(rng, 2, 3),), {}),
                                             ((_n(rng, 2, 3, 4),), {"axes": (1, 2, 0)}),
-                                            ((_n(rng, 2, 3, 4),), {"axes": None})]))
+                                            ((_n(rng, 2, 3, 4),), {"axes": None})],
+                                            jax="jnp.transpose({0}, axes={axes})",
+                                            spelling=".T"))
 SWAPAXES = linear(Op("swapaxes", lambda x, axis1, axis2: np.swapaxes(x, axis1, axis2),
                       (lambda g, ans, x, axis1, axis2: swapaxes(g, axis1, axis2),),
                       formula="adjoint: swap back", view=True,
                       adjoint=("ḡ with axes {axis1} and {axis2} swapped back",),
                       samples=lambda rng: [((_n(rng, 2, 3),), {"axis1": 0, "axis2": 1}),
-                                           ((_n(rng, 2, 3, 4),), {"axis1": -1, "axis2": 0})]))
+                                           ((_n(rng, 2, 3, 4),), {"axis1": -1, "axis2": 0})],
+                                           jax="jnp.swapaxes({0}, axis1={axis1}, axis2={axis2})"))
 MOVEAXIS = linear(Op(
     "moveaxis", lambda x, source, destination: np.moveaxis(x, source, destination),
     (lambda g, ans, x, source, destination: moveaxis(g, destination, source),),
@@ -102,7 +107,7 @@ MOVEAXIS = linear(Op(
     samples=lambda rng: [
         ((_n(rng, 2, 3, 4),), {"source": 0, "destination": -1}),
         ((_n(rng, 2, 3, 4),), {"source": (0, -1), "destination": (-1, 1)}),
-    ]))
+    ], jax="jnp.moveaxis({0}, source={source}, destination={destination})"))
 EXPAND_DIMS = linear(Op("expand_dims", lambda x, axis: np.expand_dims(x, axis),
                          (lambda g, ans, x, axis: reshape(g, _shape_of(x)),),
                          formula="adjoint: reshape back", view=True,
@@ -110,7 +115,8 @@ EXPAND_DIMS = linear(Op("expand_dims", lambda x, axis: np.expand_dims(x, axis),
                          samples=lambda rng: [((_n(rng, 3),), {"axis": 0}),
                                               ((_n(rng, 2, 3),), {"axis": -1}),
                                               ((_n(rng, 2, 3),), {"axis": (0, 2)}),
-                                              ((np.float64(rng.normal()),), {"axis": 0})]))
+                                              ((np.float64(rng.normal()),), {"axis": 0})],
+                                              jax="jnp.expand_dims({0}, axis={axis})"))
 SQUEEZE = linear(Op("squeeze", lambda x, axis=None: np.squeeze(x, axis),
                      (lambda g, ans, x, axis=None: reshape(g, _shape_of(x)),),
                      formula="adjoint: reshape back", view=True,
@@ -118,7 +124,8 @@ SQUEEZE = linear(Op("squeeze", lambda x, axis=None: np.squeeze(x, axis),
                      samples=lambda rng: [((_n(rng, 1, 3, 1),), {"axis": None}),
                                           ((_n(rng, 1, 3, 1),), {"axis": -1}),
                                           ((_n(rng, 1, 3, 1),), {"axis": (0, 2)}),
-                                          ((_n(rng, 1),), {"axis": None})]))
+                                          ((_n(rng, 1),), {"axis": None})],
+                                          jax="jnp.squeeze({0}, axis={axis})"))
 FLIP = linear(Op("flip", lambda x, axis=None: np.flip(x, axis),
                   (lambda g, ans, x, axis=None: flip(g, axis),),
                   formula="adjoint: flip back", view=True,
@@ -126,7 +133,8 @@ FLIP = linear(Op("flip", lambda x, axis=None: np.flip(x, axis),
                   samples=lambda rng: [((_n(rng, 4),), {"axis": None}),
                                        ((_n(rng, 2, 3),), {"axis": -1}),
                                        ((_n(rng, 2, 3, 2),), {"axis": (0, 2)}),
-                                       ((_n(rng, 2, 3),), {"axis": None})]))
+                                       ((_n(rng, 2, 3),), {"axis": None})],
+                                       jax="jnp.flip({0}, axis={axis})"))
 
 
 def _neg_shift(shift: Any) -> Any:
@@ -140,7 +148,8 @@ ROLL = linear(Op("roll", lambda x, shift, axis=None: np.roll(x, shift, axis),
                   samples=lambda rng: [((_n(rng, 5),), {"shift": 2, "axis": None}),
                                        ((_n(rng, 2, 3),), {"shift": -1, "axis": None}),
                                        ((_n(rng, 2, 3),), {"shift": 4, "axis": -1}),
-                                       ((_n(rng, 2, 3, 2),), {"shift": (1, -2), "axis": (0, 1)})]))
+                                       ((_n(rng, 2, 3, 2),), {"shift": (1, -2), "axis": (0, 1)})],
+                                       jax="jnp.roll({0}, shift={shift}, axis={axis})"))
 
 
 # -- tile, repeat ------------------------------------------------------------------------
@@ -160,7 +169,8 @@ TILE = linear(Op("tile", lambda x, reps: np.tile(x, reps), (_tile_vjp,),
                   samples=lambda rng: [((_n(rng, 3),), {"reps": (2,)}),
                                        ((_n(rng, 2, 3),), {"reps": (2, 1, 3)}),
                                        ((_n(rng, 2, 1, 3),), {"reps": (2, 2)}),
-                                       ((np.float64(rng.normal()),), {"reps": (3,)})]))
+                                       ((np.float64(rng.normal()),), {"reps": (3,)})],
+                                       jax="jnp.tile({0}, reps={reps})"))
 
 
 def _repeat_vjp(g: Any, ans: Any, x: Any, repeats: Any, axis: Any = None) -> Any:
@@ -212,7 +222,9 @@ def _pad_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 # The tangent of the padding is zero: the JVP pads the tangent with zeros.
 PAD = linear(Op("pad", _pad_impl, (_pad_vjp,), formula="adjoint: slice the padding off",
                  adjoint=("ḡ with the padding sliced off",),
-                 samples=_pad_samples), constant_values=0)
+                 samples=_pad_samples,
+                 jax="jnp.pad({0}, {pad_width}, mode='constant', "
+                     "constant_values={constant_values})"), constant_values=0)
 
 
 # -- diagonals and triangles ----------------------------------------------------------------
@@ -239,7 +251,7 @@ DIAGONAL = linear(Op("diagonal",
                           ((_n(rng, 3, 4),), {"offset": 1, "axis1": 0, "axis2": 1}),
                           ((_n(rng, 4, 3),), {"offset": -2, "axis1": 1, "axis2": 0}),
                           ((_n(rng, 2, 3, 4),), {"offset": 1, "axis1": -1, "axis2": 0}),
-                      ]))
+                      ], jax="jnp.diagonal({0}, offset={offset}, axis1={axis1}, axis2={axis2})"))
 DIAGONAL_EMBED = linear(Op(
     "diagonal_embed", _embed_impl,
     (lambda g, ans, d, shape, offset, axis1, axis2:
@@ -251,7 +263,7 @@ DIAGONAL_EMBED = linear(Op(
         ((_n(rng, 2),), {"shape": (3, 4), "offset": 2, "axis1": 0, "axis2": 1}),
         ((_n(rng, 4, 2),), {"shape": (3, 4, 3), "offset": -1, "axis1": 2,
                             "axis2": 0}),
-    ]))
+    ], jax="_diagonal_embed({0}, shape={shape}, offset={offset}, axis1={axis1}, axis2={axis2})"))
 
 
 def _tri_vjp(tri: Any) -> Any:
@@ -343,7 +355,7 @@ TAKE_ALONG_AXIS = linear(Op(
         ((_n(rng, 3, 4), np.array([[0, 3], [1, 1], [2, 0]])), {"axis": 1}),
         ((_n(rng, 3, 4), np.array([[2, 0, 1, 1]])), {"axis": 0}),
         ((_n(rng, 1, 4), np.array([[1], [3]])), {"axis": -1}),
-    ]))
+    ], jax="jnp.take_along_axis({0}, {1}, axis={axis})"))
 TAKE_ALONG_AXIS_ADD = linear(Op(
     "take_along_axis_add", _take_along_add_impl,
     (lambda h, ans, g, indices, shape, axis: take_along_axis(h, indices, axis), None),
@@ -392,7 +404,8 @@ SORT = Op("sort", lambda x, axis=-1: np.sort(x, axis=axis), (_sort_vjp,), jvp=_s
           samples=lambda rng: [((_distinct(rng, 5),), {"axis": -1}),
                                ((_distinct(rng, 3, 4),), {"axis": 0}),
                                ((_distinct(rng, 3, 4),), {"axis": None}),
-                               ((_distinct(rng, 2, 3, 2),), {"axis": 1})])
+                               ((_distinct(rng, 2, 3, 2),), {"axis": 1})],
+                               jax="jnp.sort({0}, axis={axis})")
 
 
 # -- concatenate, stack (variadic) ----------------------------------------------------------
@@ -413,7 +426,7 @@ def _concat_vjp(i: int, g: Any, ans: Any, *xs: Any, axis: Any = 0) -> Any:
 
 CONCATENATE = linear_variadic(_variadic(
     "concatenate", _concat_impl, _concat_vjp, formula="adjoint: slice the cotangent apart",
-    adjoint="the slice of ḡ that {this} filled",
+    adjoint="the slice of ḡ that {this} filled", jax="jnp.concatenate([{*}], axis={axis})",
     samples=lambda rng: [((_n(rng, 2), _n(rng, 3)), {"axis": 0}),
                          ((_n(rng, 2, 3), _n(rng, 2, 1), _n(rng, 2, 2)), {"axis": -1}),
                          ((_n(rng, 2, 2), _n(rng, 3)), {"axis": None}),
@@ -431,7 +444,7 @@ def _stack_vjp(i: int, g: Any, ans: Any, *xs: Any, axis: int = 0) -> Any:
 
 STACK = linear_variadic(_variadic(
     "stack", _stack_impl, _stack_vjp, formula="adjoint: index the cotangent apart",
-    adjoint="ḡ at index {i} along axis {axis}",
+    adjoint="ḡ at index {i} along axis {axis}", jax="jnp.stack([{*}], axis={axis})",
     samples=lambda rng: [((_n(rng, 3), _n(rng, 3)), {"axis": 0}),
                          ((_n(rng, 2, 3), _n(rng, 2, 3), _n(rng, 2, 3)), {"axis": -1}),
                          ((np.float64(rng.normal()), np.float64(rng.normal())), {"axis": 0}),

@@ -21,14 +21,17 @@ from hypothesis import strategies as st
 
 import numpy as np
 import wengert as wg
+import wengert.numpy as wnp
 from wengert.core.op import Op
 from wengert.core.tree import flatten, leaves_like
 from wengert.graph import Equation, Graph, Literal, Var
 from wengert.graph.backends.export import (
+    CODE_FORMS,
     INLINE_LIMIT,
     JAX_CALLS,
     JAX_FORMS,
     REFUSED_CALLS,
+    REFUSED_FORMS,
     NotExportable,
     to_jax,
     to_jax_source,
@@ -415,9 +418,25 @@ def differentiable(op, graph, values):
 
 def test_every_registry_op_has_a_jax_form():
     names = set(REGISTRY.names())
-    assert names - set(REFUSED_OPS) == set(JAX_FORMS), sorted(names ^ set(JAX_FORMS))
+    formed = {op.name for op in JAX_FORMS}
+    assert names - set(REFUSED_OPS) == formed, sorted(names ^ formed)
+    assert set(REFUSED_FORMS) == set(REFUSED_OPS)
     for op in REGISTRY:
         assert op.samples is not None, op.name
+
+
+def test_an_op_declares_its_jax_form_or_the_export_writes_it_by_code_never_both():
+    for op in REGISTRY:
+        assert (op.jax is not None) + (op in CODE_FORMS) + (op.jax_refused is not None) == 1, \
+            op.name
+
+
+def test_a_template_fills_inputs_params_helpers_and_modules():
+    g = wg.trace(lambda x: np.clip(wnp.logsumexp(x[None] * 2.0, axis=1), 0.0, 1.0),
+                 np.ones(3), source_lines=False)
+    src = to_jax_source(g)
+    assert "jax.scipy.special.logsumexp(t1, axis=1, keepdims=False)" in src
+    assert "import jax.scipy.special" in src and "def _clip(" in src
 
 
 @pytest.mark.parametrize("name", REGISTRY.names())

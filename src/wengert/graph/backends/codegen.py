@@ -80,12 +80,12 @@ from wengert.core.tree import unflatten
 from wengert.graph.backends import runtime
 from wengert.graph.ir import Literal, Var, aval_text
 from wengert.graph.tracer import is_recorded_call
+from wengert.ops import elementwise as ew
 
 __all__ = ["to_source", "namespace", "compile_graph", "is_scalar_program", "float_equation",
            "Namespace", "INLINE_CONSTANT", "BLOCK", "SCALAR_FORMS", "SCALAR_MATH",
            "NEVER_RAISE"]
 
-_INFIX = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/"}
 _SCALAR_INFIX = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/"}
 _SCALAR_PREFIX = {operator.neg: "-", operator.pos: "+"}
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -358,39 +358,38 @@ def _name(v: Any, ns: Namespace, scalar: bool) -> str:
 
 
 #: Registered ops whose float path is exactly an expression (checked by the tests against
-#: the op's ``scalar_impl``): written inline instead of calling it.
-SCALAR_FORMS = {"square": "{0} * {0}", "reciprocal": "1.0 / {0}", "copy": "{0}",
-                 "exp2": "2.0 ** {0}"}
+#: the op's ``scalar_impl``), keyed by the op record: written inline instead of calling it.
+SCALAR_FORMS = {ew.SQUARE: "{0} * {0}", ew.RECIPROCAL: "1.0 / {0}", ew.COPY: "{0}",
+                ew.EXP2: "2.0 ** {0}"}
 #: Registered ops whose float path is a ``math`` function.
-SCALAR_MATH = {"power": math.pow}
+SCALAR_MATH = {ew.POWER: math.pow}
 #: Registered ops written with Python's operator also on NumPy scalars: ``t * 2.0`` on a
 #: ``float64`` computes what ``np.multiply`` does (value, type, warnings), at a fraction
 #: of the call's cost.
-NUMPY_INFIX = {"add": "{0} + {1}", "subtract": "{0} - {1}", "multiply": "{0} * {1}",
-               "divide": "{0} / {1}", "negative": "-{0}", "positive": "+{0}"}
+NUMPY_INFIX = {ew.ADD: "{0} + {1}", ew.SUBTRACT: "{0} - {1}", ew.MULTIPLY: "{0} * {1}",
+               ew.DIVIDE: "{0} / {1}", ew.NEGATIVE: "-{0}", ew.POSITIVE: "+{0}"}
 #: Registered ops whose float path never raises (Python's ``+``, ``-``, ``*`` on floats give
 #: inf or NaN silently, as the float path does eagerly): a program of only these needs no
 #: ``try``.
-NEVER_RAISE = frozenset({"add", "subtract", "multiply", "negative", "positive", "abs",
-                         "square", "copy"})
+NEVER_RAISE = frozenset({ew.ADD, ew.SUBTRACT, ew.MULTIPLY, ew.NEGATIVE, ew.POSITIVE, ew.ABS,
+                         ew.SQUARE, ew.COPY})
 
 
 def _scalar_line(eq: Any, ns: Namespace) -> str:
     """The float flavour's right-hand side: ``math`` and operators for an equation on
     Python floats, NumPy for one on NumPy scalars (an operator where that is the same)."""
     if not ns.float_equation(eq):
-        form = NUMPY_INFIX.get(eq.op.name)
-        if form is not None and not eq.params and runtime.registered(eq.op) \
+        form = NUMPY_INFIX.get(eq.op)
+        if form is not None and not eq.params \
                 and len(eq.ins) == form.count("}") and any(_numpy_scalar(v) for v in eq.ins):
             return form.format(*[_name(v, ns, True) for v in eq.ins])
         return _array_line(eq, ns, scalar=True)
     f = eq.op.scalar_impl
     args = [_name(v, ns, True) for v in eq.ins]
-    if runtime.registered(eq.op):
-        form = SCALAR_FORMS.get(eq.op.name)
-        if form is not None:
-            return form.format(*args)
-        f = SCALAR_MATH.get(eq.op.name, f)
+    form = SCALAR_FORMS.get(eq.op)
+    if form is not None:
+        return form.format(*args)
+    f = SCALAR_MATH.get(eq.op, f)
     symbol = _SCALAR_INFIX.get(f)
     if symbol is not None and len(args) == 2:
         return f"{args[0]} {symbol} {args[1]}"
@@ -577,8 +576,7 @@ def _float_lines(equations: Any, ns: Namespace, comments: bool,
     (an ``np.errstate``), so that the first run reports nothing: a condition NumPy would
     report sends the run to the second, which reports it as eager mode does, once."""
     numpy = not all(ns.float_equation(eq) for eq in equations)
-    if not numpy and all(runtime.registered(eq.op) and eq.op.name in NEVER_RAISE
-                         for eq in equations):
+    if not numpy and all(eq.op in NEVER_RAISE for eq in equations):
         return _equation_lines(equations, ns, "floats", comments, guards, indent), None
     inner = indent + "    "
     lines = [f"{indent}try:"]

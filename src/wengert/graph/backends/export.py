@@ -90,13 +90,27 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+from wengert.core.op import Op
 from wengert.core.tree import flatten, unflatten
 from wengert.graph.ir import Literal, Var
 from wengert.graph.tracer import is_recorded_call
-from wengert.ops import REGISTRY
+from wengert.ops import (
+    REGISTRY,
+    broadcast,
+    eig,
+    fft,
+    floating,
+    indexing,
+    linalg,
+    lstsq,
+    qr,
+    reduce,
+    shape,
+)
+from wengert.ops import elementwise as ew
 
-__all__ = ["to_jax_source", "to_jax", "NotExportable", "JAX_FORMS", "JAX_CALLS",
-           "REFUSED_CALLS", "REFUSED_FORMS", "INLINE_LIMIT"]
+__all__ = ["to_jax_source", "to_jax", "NotExportable", "JAX_FORMS", "CODE_FORMS", "JAX_CALLS",
+           "REFUSED_CALLS", "REFUSED_FORMS", "COMPLEX_REFUSED_FORMS", "INLINE_LIMIT"]
 
 #: Constant arrays up to this many elements are written as literals in the source; larger
 #: ones (that are not one value repeated) as base64 ``.npy`` text.
@@ -147,32 +161,6 @@ def _share(x, y, ans, exp):
     split = jnp.where(y == x, 0.5, 1.0)
     return jnp.where(same, split, exp(jnp.where(same, 0.0, x) - jnp.where(same, 0.0, ans)))
 ''',
-    "_logaddexp": '''
-@jax.custom_jvp
-def _logaddexp(x, y):
-    # np.logaddexp; at equal infinities the gradient splits evenly (as wengert's).
-    return jnp.logaddexp(x, y)
-
-
-@_logaddexp.defjvp
-def _logaddexp_jvp(primals, tangents):
-    (x, y), (tx, ty) = primals, tangents
-    ans = _logaddexp(x, y)
-    return ans, tx * _share(x, y, ans, jnp.exp) + ty * _share(y, x, ans, jnp.exp)
-''',
-    "_logaddexp2": '''
-@jax.custom_jvp
-def _logaddexp2(x, y):
-    # np.logaddexp2; at equal infinities the gradient splits evenly (as wengert's).
-    return jnp.logaddexp2(x, y)
-
-
-@_logaddexp2.defjvp
-def _logaddexp2_jvp(primals, tangents):
-    (x, y), (tx, ty) = primals, tangents
-    ans = _logaddexp2(x, y)
-    return ans, tx * _share(x, y, ans, jnp.exp2) + ty * _share(y, x, ans, jnp.exp2)
-''',
     "_clip": '''
 def _clip(x, lo, hi):
     # np.clip; the gradient goes to x inside [lo, hi], bounds included (as wengert's).
@@ -215,16 +203,6 @@ def _copysign_jvp(primals, tangents):
     (x, y), (tx, ty) = primals, tangents
     same = jnp.signbit(x) == jnp.signbit(y)
     return _copysign(x, y), jnp.where(same, tx, -tx)
-''',
-    "_fmax": '''
-def _fmax(x, y):
-    # np.fmax (a NaN loses); ties split the gradient evenly (as wengert's).
-    return jnp.where(jnp.isnan(y), x, jnp.where(jnp.isnan(x), y, jnp.maximum(x, y)))
-''',
-    "_fmin": '''
-def _fmin(x, y):
-    # np.fmin (a NaN loses); ties split the gradient evenly (as wengert's).
-    return jnp.where(jnp.isnan(y), x, jnp.where(jnp.isnan(x), y, jnp.minimum(x, y)))
 ''',
     "_hypot": '''
 def _hypot(x, y):
@@ -289,6 +267,26 @@ def _setitem_last(x, v, written, slots, shape):
     return jnp.where(written, values, x)
 ''',
 }
+_LOGADDEXP = '''
+@jax.custom_jvp
+def _logaddexp{n}(x, y):
+    # np.logaddexp{n}; at equal infinities the gradient splits evenly (as wengert's).
+    return jnp.logaddexp{n}(x, y)
+
+
+@_logaddexp{n}.defjvp
+def _logaddexp{n}_jvp(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    ans = _logaddexp{n}(x, y)
+    return ans, tx * _share(x, y, ans, jnp.exp{n}) + ty * _share(y, x, ans, jnp.exp{n})
+'''
+_FMAX = '''
+def _f{m}(x, y):
+    # np.f{m} (a NaN loses); ties split the gradient evenly (as wengert's).
+    return jnp.where(jnp.isnan(y), x, jnp.where(jnp.isnan(x), y, jnp.{m}imum(x, y)))
+'''
+_HELPERS.update({"_logaddexp": _LOGADDEXP.format(n=""), "_logaddexp2": _LOGADDEXP.format(n="2"),
+                 "_fmax": _FMAX.format(m="max"), "_fmin": _FMAX.format(m="min")})
 #: Module imports a helper needs beyond jax, jnp and np.
 _HELPER_IMPORTS = {"_npy": ("base64", "io"), "_take_add": ("math",),
                    "_take_along_axis_add": ("math",)}
@@ -526,25 +524,44 @@ class _Step:
         return self.eq.out
 
 
-def _eigh_part(part: int) -> Callable[[_Step], str]:
-    """``jnp.linalg.eigh(a)[part]`` (0: the eigenvalues, 1: the eigenvectors)."""
+_SLOT = re.compile(r"\{(\*|\w+)\}")
+_HELPER_CALL = re.compile(r"(?<![\w.])(_[a-z0-9_]+)\(")
+_MODULE = re.compile(r"(?<![\w.])(jax\.scipy\.special)\.")
+
+
+def _template(template: str) -> Callable[[_Step], str]:
+    """The form an op's :attr:`~wengert.core.op.Op.jax` template declares: ``{0}``,
+    ``{1}``, ... the inputs, ``{*}`` all of them, ``{key}`` a param as source; the
+    helpers (``_clip(``) and modules (``jax.scipy.special``) it names are added to the
+    module."""
+    helpers = [h for h in _HELPER_CALL.findall(template) if h in _HELPERS]
+    modules = _MODULE.findall(template)
 
     def form(s: _Step) -> str:
-        uplo = s.eq.params.get("uplo", "L")
-        return f"jnp.linalg.eigh({s.a[0]}, UPLO={uplo!r})[{part}]"
+        for name in helpers:
+            s.m.helper(name)
+        s.m.imports.update(modules)
 
-    form.__doc__ = f"jnp.linalg.eigh(a, UPLO=uplo)[{part}]"
+        def fill(match: re.Match[str]) -> str:
+            key = match.group(1)
+            if key == "*":
+                return ", ".join(s.a)
+            return s.a[int(key)] if key.isdigit() else s.v(key)
+
+        return _SLOT.sub(fill, template)
+
+    form.__doc__ = template
     return form
 
 
-def _call_part(name: str, part: int) -> Callable[[_Step], str]:
-    """``name(a)[part]``."""
-
-    def form(s: _Step) -> str:
-        return f"{name}({s.a[0]})[{part}]"
-
-    form.__doc__ = f"{name}(a)[{part}]"
-    return form
+def _eig_values(s: _Step) -> str:
+    """``jax.lax.linalg.eig(a)[0]`` with eigenvector derivatives on (JAX's opt-in; its
+    eigenvectors' derivatives fix the norm but not NumPy's phase, so they agree with
+    wengert's for phase-invariant functions), its real part where NumPy's result is
+    real (a real matrix with real eigenvalues; JAX's is always complex)."""
+    text = (f"jax.lax.linalg.eig({s.a[0]}, compute_left_eigenvectors=False, "
+            "enable_eigvec_derivs=True)[0]")
+    return f"jnp.real({text})" if s.eq.out.dtype.kind == "f" else text
 
 
 def _qr_completion(s: _Step) -> str:
@@ -561,74 +578,6 @@ def _pinv(s: _Step) -> str:
     if s.eq.params.get("rcond") is None:
         return f"jnp.linalg.pinv({s.a[0]}{hermitian})"
     return f"jnp.linalg.pinv({s.a[0]}, rtol={s.v('rcond')}{hermitian})"
-
-
-def _svd_part(part: int | None) -> Callable[[_Step], str]:
-    """``jnp.linalg.svd(a, full_matrices=False)[part]`` (0: U, 2: Vh; ``None``: the
-    singular values, ``compute_uv=False``)."""
-    text = ("jnp.linalg.svd({}, compute_uv=False)" if part is None
-            else "jnp.linalg.svd({}, full_matrices=False)[" + str(part) + "]")
-
-    def form(s: _Step) -> str:
-        return text.format(s.a[0])
-
-    form.__doc__ = text.format("a")
-    return form
-
-
-def _eig_part(part: int) -> Callable[[_Step], str]:
-    """``jax.lax.linalg.eig(a)[part]`` with eigenvector derivatives on (JAX's opt-in; its
-    eigenvectors' derivatives fix the norm but not NumPy's phase, so they agree with
-    wengert's for phase-invariant functions), its real part where NumPy's result is
-    real (a real matrix with real eigenvalues; JAX's is always complex)."""
-
-    def form(s: _Step) -> str:
-        text = (f"jax.lax.linalg.eig({s.a[0]}, compute_left_eigenvectors=False, "
-                f"enable_eigvec_derivs=True)[{part}]")
-        return f"jnp.real({text})" if s.eq.out.dtype.kind == "f" else text
-
-    form.__doc__ = f"jax.lax.linalg.eig(a, ...)[{part}]"
-    return form
-
-
-def _call(name: str, *keys: str) -> Callable[[_Step], str]:
-    """``name(inputs..., key=param, ...)``."""
-
-    def form(s: _Step) -> str:
-        return f"{name}({', '.join(s.a)}{s.kw(*keys)})"
-
-    form.__doc__ = f"{name}(...{''.join(', ' + k + '=' for k in keys)})"
-    return form
-
-
-def _helper(name: str, *keys: str) -> Callable[[_Step], str]:
-    """A helper of the module, ``name(inputs..., key=param, ...)``."""
-
-    def form(s: _Step) -> str:
-        s.m.helper(name)
-        return f"{name}({', '.join(s.a)}{s.kw(*keys)})"
-
-    form.__doc__ = f"{name}(...) (a helper of the exported module)"
-    return form
-
-
-def _part(name: str, k: int) -> Callable[[_Step], str]:
-    """``name(x)[k]``: one result of a function with two."""
-
-    def form(s: _Step) -> str:
-        return f"{name}({s.a[0]})[{k}]"
-
-    form.__doc__ = f"{name}(...)[{k}]"
-    return form
-
-
-def _sigmoid(s: _Step) -> str:
-    """0.5 * (tanh(0.5 x) + 1), wengert's formula (exactly 0 far left, as wengert's)."""
-    return f"0.5 * (jnp.tanh(0.5 * jnp.asarray({s.a[0]})) + 1.0)"
-
-
-def _astype(s: _Step) -> str:
-    return f"jnp.asarray({s.a[0]}).astype({s.v('dtype')})"
 
 
 def _sum_to(s: _Step) -> str:
@@ -699,11 +648,6 @@ def _repeat(s: _Step) -> str:
             f"total_repeat_length={sum(repeats)})")
 
 
-def _pad(s: _Step) -> str:
-    return (f"jnp.pad({s.a[0]}, {s.v('pad_width')}, mode='constant', "
-            f"constant_values={s.v('constant_values')})")
-
-
 def _tri(name: str) -> Callable[[_Step], str]:
     def form(s: _Step) -> str:
         shape = s.shape_of(0)
@@ -715,24 +659,6 @@ def _tri(name: str) -> Callable[[_Step], str]:
 
     form.__doc__ = f"jnp.{name}(x, k) (a vector is broadcast to a square first, as NumPy does)"
     return form
-
-
-def _variadic(name: str) -> Callable[[_Step], str]:
-    def form(s: _Step) -> str:
-        return f"{name}([{', '.join(s.a)}]{s.kw('axis')})"
-
-    form.__doc__ = f"{name}([...], axis=)"
-    return form
-
-
-def _std(s: _Step) -> str:
-    s.m.helper("_std")
-    return f"_std({s.a[0]}{s.kw('axis', 'ddof', 'keepdims')})"
-
-
-def _logsumexp(s: _Step) -> str:
-    s.m.imports.add("jax.scipy.special")
-    return f"jax.scipy.special.logsumexp({s.a[0]}{s.kw('axis', 'keepdims')})"
 
 
 def _norm(s: _Step) -> str:
@@ -764,15 +690,6 @@ def _einsum(s: _Step) -> str:
     return f"jnp.einsum({subscripts!r}, {s.a[0]}, {s.a[1]})"
 
 
-def _slogdet(s: _Step) -> str:
-    return f"jnp.linalg.slogdet({s.a[0]})[1]"
-
-
-def _diagonal_embed(s: _Step) -> str:
-    s.m.helper("_diagonal_embed")
-    return f"_diagonal_embed({s.a[0]}{s.kw('shape', 'offset', 'axis1', 'axis2')})"
-
-
 def _index_helper(name: str) -> Callable[[_Step], str]:
     def form(s: _Step) -> str:
         s.m.helper(name)
@@ -801,138 +718,52 @@ def _power(s: _Step) -> str:
     return f"{s.m.helper('_power')}({s.a[0]}, {s.a[1]})"
 
 
-_UNARY = ("negative", "positive", "sign", "exp", "exp2", "expm1", "log", "log2", "log10",
-          "log1p", "sqrt", "cbrt", "square", "reciprocal", "sin", "cos", "tan", "arcsin",
-          "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh",
-          "deg2rad", "rad2deg", "sinc", "floor", "ceil", "rint", "trunc", "copy", "real",
-          "imag", "conjugate")
-_BINARY = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "arctan2", "mod",
-           "floor_divide", "heaviside", "fmod", "ldexp")
-
-_FORMS: dict[str, Callable[[_Step], str]] = {
-    **{name: _call(f"jnp.{name}") for name in _UNARY + _BINARY},
-    # broadcasting and summation
-    "sum": _call("jnp.sum", "axis", "keepdims"),
-    "broadcast_to": _call("jnp.broadcast_to", "shape"),
-    "sum_to": _sum_to,
-    "reshape_to": _call("jnp.reshape", "shape"),
-    # elementwise with a parameter, or a convention of wengert's
-    "abs": _abs,
-    "power": _power,
-    "logaddexp": _helper("_logaddexp"),
-    "logaddexp2": _helper("_logaddexp2"),
-    "round": _call("jnp.round", "decimals"),
-    "relu": _call("jax.nn.relu"),
-    "sigmoid": _sigmoid,
-    "astype": _astype,
-    "angle": _call("jnp.angle", "deg"),
-    "eig_values": _eig_part(0),
-    "fftn": _call("jnp.fft.fftn", "s", "axes", "norm"),
-    "ifftn": _call("jnp.fft.ifftn", "s", "axes", "norm"),
-    "rfft": _call("jnp.fft.rfft", "n", "axis", "norm"),
-    "irfft": _call("jnp.fft.irfft", "n", "axis", "norm"),
-    "fmax": _helper("_fmax"),
-    "i0": _call("jnp.i0"),
-    "slogdet_sign": _part("jnp.linalg.slogdet", 0),
-    "bessel_i1": _call("jax.scipy.special.i1"),
-    "spacing": _helper("_spacing"),
-    "nextafter": _helper("_nextafter"),
-    "copysign": _helper("_copysign"),
-    "fraction": _part("jnp.modf", 0),
-    "frexp_exponent": _part("jnp.frexp", 1),
-    "fmin": _helper("_fmin"),
-    "hypot": _helper("_hypot"),
-    "clip": _helper("_clip"),
-    "where": _call("jnp.where"),
-    # indexing
-    "getitem": _getitem,
-    "scatter_add": _scatter_add,
-    "setitem": _setitem,
-    # shapes
-    "reshape": _call("jnp.reshape", "shape"),
-    "transpose": _call("jnp.transpose", "axes"),
-    "swapaxes": _call("jnp.swapaxes", "axis1", "axis2"),
-    "moveaxis": _call("jnp.moveaxis", "source", "destination"),
-    "expand_dims": _call("jnp.expand_dims", "axis"),
-    "squeeze": _call("jnp.squeeze", "axis"),
-    "flip": _call("jnp.flip", "axis"),
-    "roll": _call("jnp.roll", "shift", "axis"),
-    "tile": _call("jnp.tile", "reps"),
-    "repeat": _repeat,
-    "pad": _pad,
-    "diagonal": _call("jnp.diagonal", "offset", "axis1", "axis2"),
-    "diagonal_embed": _diagonal_embed,
-    "triu": _tri("triu"),
-    "tril": _tri("tril"),
-    "take": _take,
-    "take_add": _index_helper("_take_add"),
-    "take_along_axis": _call("jnp.take_along_axis", "axis"),
-    "take_along_axis_add": _index_helper("_take_along_axis_add"),
-    "sort": _call("jnp.sort", "axis"),
-    "concatenate": _variadic("jnp.concatenate"),
-    "stack": _variadic("jnp.stack"),
-    # reductions and scans
-    "mean": _call("jnp.mean", "axis", "keepdims"),
-    "prod": _call("jnp.prod", "axis", "keepdims"),
-    "cumsum": _call("jnp.cumsum", "axis"),
-    "cumprod": _call("jnp.cumprod", "axis"),
-    "max": _call("jnp.max", "axis", "keepdims"),
-    "min": _call("jnp.min", "axis", "keepdims"),
-    "var": _call("jnp.var", "axis", "ddof", "keepdims"),
-    "std": _std,
-    "logsumexp": _logsumexp,
-    "norm": _norm,
-    "trace": _call("jnp.trace", "offset", "axis1", "axis2"),
-    # linear algebra
-    "matmul": _call("jnp.matmul"),
-    "tensordot": _call("jnp.tensordot", "axes"),
-    "dot": _call("jnp.dot"),
-    "inner": _call("jnp.inner"),
-    "outer": _call("jnp.outer"),
-    "kron": _call("jnp.kron"),
-    "einsum": _einsum,
-    "inv": _call("jnp.linalg.inv"),
-    "det": _call("jnp.linalg.det"),
-    "slogdet": _slogdet,
-    "solve": _call("jnp.linalg.solve"),
-    # (its input is Hermitian, the triangle NumPy reads mirrored: JAX symmetrises it again)
-    "cholesky": _call("jnp.linalg.cholesky", "upper"),
-    "eigh_values": _eigh_part(0),  # jnp.linalg.eigh symmetrises its input, as wengert's
-    "eigh_vectors": _eigh_part(1),
-    "pinv": _pinv,
-    "qr_q": _call_part("jnp.linalg.qr", 0),
-    "qr_r": _call_part("jnp.linalg.qr", 1),
-    "qr_completion": _qr_completion,
-    "svd_values": _svd_part(None),
-    "svd_u": _svd_part(0),
-    "svd_vt": _svd_part(2),
-}
-#: Registry op name -> the function that writes it in ``jax.numpy`` (its docstring says how).
-JAX_FORMS: Mapping[str, Callable[[_Step], str]] = MappingProxyType(_FORMS)
-#: Primitives with no faithful JAX form, and why.
-REFUSED_FORMS = {
-    "eig_vectors": "JAX's eigenvectors of a non-symmetric matrix differ from NumPy's by a "
-                   "phase per column (NumPy's LAPACK makes the largest entry real with "
-                   "either sign), and so do their derivatives",
-}
-
-_PHASE = ("JAX's derivatives of complex eigenvectors (singular vectors) leave out the phase "
-          "term that makes wengert's those of NumPy's own vectors, so they differ on "
-          "phase-dependent functions")
+#: The primitives whose JAX form depends on the equation (a dtype, a shape, a literal),
+#: written by code; every other one declares its form beside it (``Op(..., jax=...)``).
+CODE_FORMS: Mapping[Op, Callable[[_Step], str]] = MappingProxyType({
+    ew.ABS: _abs,
+    ew.POWER: _power,
+    broadcast.SUM_TO: _sum_to,
+    indexing.GETITEM: _getitem,
+    indexing.SCATTER_ADD: _scatter_add,
+    indexing.SETITEM: _setitem,
+    shape.REPEAT: _repeat,
+    shape.TRIU: _tri("triu"),
+    shape.TRIL: _tri("tril"),
+    shape.TAKE: _take,
+    shape.TAKE_ADD: _index_helper("_take_add"),
+    shape.TAKE_ALONG_AXIS_ADD: _index_helper("_take_along_axis_add"),
+    reduce.NORM: _norm,
+    linalg.EINSUM: _einsum,
+    qr.QR_COMPLETION: _qr_completion,
+    lstsq.PINV: _pinv,
+    eig.EIG_VALUES: _eig_values,
+})
+#: Registry op -> the function that writes it in ``jax.numpy`` (its docstring says how):
+#: the op's own ``jax`` template, or its entry of :data:`CODE_FORMS`.
+JAX_FORMS: Mapping[Op, Callable[[_Step], str]] = MappingProxyType({
+    op: CODE_FORMS.get(op) or _template(op.jax)
+    for op in REGISTRY if op in CODE_FORMS or op.jax is not None})
+#: Primitives with no faithful JAX form, and why (each op's ``jax_refused``).
+REFUSED_FORMS: Mapping[str, str] = MappingProxyType(
+    {op.name: op.jax_refused for op in REGISTRY if op.jax_refused is not None})
 #: Primitives with no faithful JAX form for complex values, and why.
-COMPLEX_REFUSED_FORMS = {"eigh_vectors": _PHASE, "svd_u": _PHASE, "svd_vt": _PHASE}
+COMPLEX_REFUSED_FORMS: Mapping[str, str] = MappingProxyType(
+    {op.name: op.jax_complex_refused for op in REGISTRY
+     if op.jax_complex_refused is not None})
 
 #: Inputs that are indices or conditions: never cast to the output's dtype.
-_NOT_CAST = {"where": (0,), "take": (1,), "take_add": (1,), "take_along_axis": (1,),
-             "take_along_axis_add": (1,), "rfft": (0,),  # (rfft: a real signal, complex out)
-             "ldexp": (1,), "frexp_exponent": (0,)}  # (integer exponents; a float in)
+_NOT_CAST = {ew.WHERE: (0,), shape.TAKE: (1,), shape.TAKE_ADD: (1,),
+             shape.TAKE_ALONG_AXIS: (1,), shape.TAKE_ALONG_AXIS_ADD: (1,),
+             fft.RFFT: (0,),  # (rfft: a real signal, complex out)
+             floating.LDEXP: (1,), floating.EXPONENT: (0,)}  # (integer exponents; a float in)
 
-_DEFAULTS: dict[str, dict[str, Any]] = {}
+_DEFAULTS: dict[Op, dict[str, Any]] = {}
 
 
 def _params(op: Any, params: dict[str, Any]) -> dict[str, Any]:
     """The equation's params over the keyword defaults of the op's forward."""
-    defaults = _DEFAULTS.get(op.name)
+    defaults = _DEFAULTS.get(op)
     if defaults is None:
         try:
             sig = inspect.signature(op.impl)
@@ -940,7 +771,7 @@ def _params(op: Any, params: dict[str, Any]) -> dict[str, Any]:
                         if p.default is not inspect.Parameter.empty}
         except (TypeError, ValueError):
             defaults = {}
-        _DEFAULTS[op.name] = defaults
+        _DEFAULTS[op] = defaults
     return {**defaults, **params}
 
 
@@ -1195,29 +1026,28 @@ class _Writer:
             if eq.out.dtype.kind in "iu":  # JAX's index dtype may differ (searchsorted: int32)
                 text = f"jnp.asarray({text}, dtype={_jnp_dtype_text(eq.out.dtype)})"
             return text
-        form = _FORMS.get(op.name)
-        if op.name in REFUSED_FORMS and REGISTRY[op.name] is op:
+        if op.jax_refused is not None:
             raise NotExportable(
                 f"equation {eq.out.name} applies {op.name}, which has no JAX form: "
-                f"{REFUSED_FORMS[op.name]}. Export a phase-invariant function of it computed "
+                f"{op.jax_refused}. Export a phase-invariant function of it computed "
                 "outside the graph, or only the eigenvalues."
             )
-        if (op.name in COMPLEX_REFUSED_FORMS and REGISTRY[op.name] is op
-                and eq.out.dtype.kind == "c"):
+        if op.jax_complex_refused is not None and eq.out.dtype.kind == "c":
             raise NotExportable(
                 f"equation {eq.out.name} applies {op.name} to a complex matrix: "
-                f"{COMPLEX_REFUSED_FORMS[op.name]}. Export a phase-invariant function of it "
+                f"{op.jax_complex_refused}. Export a phase-invariant function of it "
                 "computed outside the graph, or only the real or the singular values."
             )
-        if form is None or op.name not in REGISTRY or REGISTRY[op.name] is not op:
+        form = JAX_FORMS.get(op)
+        if form is None:
             raise NotExportable(
                 f"equation {eq.out.name} applies op {op.name!r}, which is not one of wengert's "
                 "primitives (a custom_vjp / custom_jvp rule, or a kernel made by a pass such "
                 "as fuse): its NumPy forward has no JAX form. Export the graph before that "
                 "pass, or trace the function without the custom rule."
             )
-        if op.name != "astype":
-            keep = _NOT_CAST.get(op.name, ())
+        if op is not ew.ASTYPE:
+            keep = _NOT_CAST.get(op, ())
             args = [a if i in keep else self._cast(v, a, eq.out.dtype)
                     for i, (v, a) in enumerate(zip(eq.ins, args))]
         return form(_Step(eq, args, _params(op, eq.params), self.m))

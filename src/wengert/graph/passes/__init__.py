@@ -1,4 +1,5 @@
-"""Optimisation passes: each a pure function ``Graph -> Graph`` that keeps the values.
+"""Optimisation passes: each a pure function ``pass_(graph, *, reports=None) -> Graph``
+that keeps the values (and appends what it changed to ``reports`` when given a list).
 
 ``dce``, ``fold_constants``, ``cse``, ``simplify`` (rewrites that keep a graph
 differentiable; ``graph.optimize()`` runs them), ``fuse`` and ``plan_memory`` (what
@@ -15,7 +16,9 @@ from wengert.graph.passes.pipeline import (
            COMPILE_PASSES,
            DEFAULT_PASSES,
            Optimized,
+           Pass,
            checkpointed,
+           fusing,
            optimize,
 )
 from wengert.graph.passes.remat import BudgetError, remat
@@ -24,4 +27,4 @@ from wengert.graph.passes.simplify import simplify
 
 __all__ = ["dce", "fold_constants", "cse", "simplify", "fuse", "plan_memory", "remat",
            "peak_bytes", "memory_timeline", "optimize", "Optimized", "PassReport",
-           "BudgetError", "checkpointed", "DEFAULT_PASSES", "COMPILE_PASSES"]
+           "BudgetError", "Pass", "checkpointed", "fusing", "DEFAULT_PASSES", "COMPILE_PASSES"]

@@ -112,13 +112,8 @@ def cse(graph: Graph, *, reports: list[PassReport] | None = None) -> Graph:
     """A new graph where an equation equal to an earlier one (same op, inputs and params)
     is dropped and its readers read the earlier one's output.
 
-    Parameters
-    ----------
-    graph : Graph
-        Not modified.
-    reports : list of PassReport, optional
-        When given, a :class:`~wengert.graph.passes.rewrite.PassReport` is appended
-        (changes: the merged equations by op name).
+    A :class:`~wengert.graph.passes.pipeline.Pass`: ``graph`` is not modified; the report
+    appended to ``reports`` counts the merged equations by op name.
 
     Returns
     -------

@@ -16,10 +16,7 @@ Examples
 --------
 >>> import numpy as np
 >>> import wengert as wg
->>> def f(x):
-...     unused = np.exp(x)
-...     return np.sin(x) * 2.0
->>> g = wg.trace(f, np.ones(3))
+>>> g = wg.trace(lambda x: (np.exp(x), np.sin(x) * 2.0)[1], np.ones(3))  # exp: unused
 >>> reports = []
 >>> print(dce(g, reports=reports))
 graph f(x: f64[3]):
@@ -64,13 +61,8 @@ def live_variables(graph: Graph) -> set[Var]:
 def dce(graph: Graph, *, reports: list[PassReport] | None = None) -> Graph:
     """A new graph without the equations that neither an output nor a guard needs.
 
-    Parameters
-    ----------
-    graph : Graph
-        Not modified.
-    reports : list of PassReport, optional
-        When given, a :class:`~wengert.graph.passes.rewrite.PassReport` is appended
-        (changes: the removed equations by op name).
+    A :class:`~wengert.graph.passes.pipeline.Pass`: ``graph`` is not modified; the report
+    appended to ``reports`` counts the removed equations by op name.
 
     Returns
     -------

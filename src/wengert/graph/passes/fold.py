@@ -105,14 +105,9 @@ def fold_constants(graph: Graph, *, reports: list[PassReport] | None = None) -> 
     """A new graph where every equation whose inputs are all literals is replaced by the
     literal it computes.
 
-    Parameters
-    ----------
-    graph : Graph
-        Not modified.
-    reports : list of PassReport, optional
-        When given, a :class:`~wengert.graph.passes.rewrite.PassReport` is appended
-        (changes: the folded equations by op name; skipped: ``too large``, ``error``,
-        ``mismatch``, ``guard``; see the module's text).
+    A :class:`~wengert.graph.passes.pipeline.Pass`: ``graph`` is not modified; the report
+    appended to ``reports`` counts the folded equations by op name, and those left
+    (``too large``, ``error``, ``mismatch``, ``guard``; see the module's text).
 
     Returns
     -------

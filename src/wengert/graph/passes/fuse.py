@@ -69,29 +69,31 @@ from wengert.core.op import Op
 from wengert.core.tree import unflatten
 from wengert.graph.backends.codegen import is_scalar_program
 from wengert.graph.ir import Equation, Literal, Var
+from wengert.graph.passes.rewrite import PassReport, add_report
 from wengert.graph.tracer import is_recorded_call
-from wengert.ops.elementwise import OPS as ELEMENTWISE_OPS
+from wengert.ops import elementwise as ew
 
-__all__ = ["fuse", "FusedOp", "fused_kernels", "fusable", "CHUNK_ELEMENTS"]
+__all__ = ["fuse", "FusedOp", "fused_kernels", "fusable", "CHUNK_ELEMENTS", "SPECIAL_WRITERS",
+           "NOT_FUSED"]
 
 #: Elements per chunk of a large kernel: each intermediate buffer holds one chunk
 #: (16384 float64 values, 128 KiB), so a chain runs in the CPU's cache.
 CHUNK_ELEMENTS = 16384
 
 #: The registry's elementwise ops (by identity): the candidates for fusion.
-_ELEMENTWISE = frozenset(id(op) for op in ELEMENTWISE_OPS)
+_ELEMENTWISE = frozenset(id(op) for op in ew.OPS)
 
-_SHORT = {"multiply": "mul", "subtract": "sub", "divide": "div", "negative": "neg",
-          "power": "pow", "maximum": "max", "minimum": "min", "reciprocal": "recip",
-          "greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": "le",
-          "equal": "eq", "not_equal": "ne", "logical_and": "and", "logical_or": "or",
-          "logical_not": "not", "floor_divide": "floordiv"}
-#: Infix spellings for the formula: (symbol, precedence).
-_INFIX = {"add": ("+", 1), "subtract": ("-", 1), "multiply": ("*", 2), "divide": ("/", 2),
-          "true_divide": ("/", 2), "mod": ("%", 2), "remainder": ("%", 2),
-          "floor_divide": ("//", 2), "power": ("**", 4), "greater": (">", 0),
-          "greater_equal": (">=", 0), "less": ("<", 0), "less_equal": ("<=", 0),
-          "equal": ("==", 0), "not_equal": ("!=", 0)}
+#: Short names of ufuncs in a kernel's name (the others go by their op's or own name).
+_SHORT = {np.multiply: "mul", np.subtract: "sub", np.divide: "div", np.negative: "neg",
+          np.power: "pow", np.maximum: "max", np.minimum: "min", np.reciprocal: "recip",
+          np.greater: "gt", np.greater_equal: "ge", np.less: "lt", np.less_equal: "le",
+          np.equal: "eq", np.not_equal: "ne", np.logical_and: "and", np.logical_or: "or",
+          np.logical_not: "not", np.floor_divide: "floordiv"}
+#: Infix spellings of ufuncs for the formula: (symbol, precedence).
+_INFIX = {np.add: ("+", 1), np.subtract: ("-", 1), np.multiply: ("*", 2), np.divide: ("/", 2),
+          np.remainder: ("%", 2), np.floor_divide: ("//", 2), np.power: ("**", 4),
+          np.greater: (">", 0), np.greater_equal: (">=", 0), np.less: ("<", 0),
+          np.less_equal: ("<=", 0), np.equal: ("==", 0), np.not_equal: ("!=", 0)}
 _ATOM = 9
 _NAME_PIECES = 6
 
@@ -194,18 +196,19 @@ def _negative_expr(args: list[tuple[str, int]]) -> tuple[str, int]:
 
 
 def _ufunc_writer(ufunc: np.ufunc, name: str) -> _Writer:
+    """The writer of ``ufunc`` (called ``name`` in formulas: its op's name, or its own)."""
     fname = ufunc.__name__
 
     def lines(args: list[str], out: str) -> list[str]:
         return [f"np.{fname}({', '.join(args)}, out={out})"]
 
-    if name == "negative":
+    if ufunc is np.negative:
         expr = _negative_expr
-    elif name in _INFIX or fname in _INFIX:
-        expr = _infix_expr(*_INFIX.get(name, _INFIX.get(fname)))
+    elif ufunc in _INFIX:
+        expr = _infix_expr(*_INFIX[ufunc])
     else:
         expr = _call_expr(name)
-    piece = _SHORT.get(name, name)
+    piece = _SHORT.get(ufunc, name)
     return _Writer(lines, frozenset(range(ufunc.nin)), piece, expr, ufunc.nin)
 
 
@@ -265,20 +268,31 @@ def _round_writer(decimals: int) -> _Writer:
     return _Writer(lines, frozenset((0,)), "round", _call_expr("round"))
 
 
-_SPECIAL: dict[str, Callable[[Equation], _Writer]] = {
-    "power": _power_writer,
-    "relu": lambda eq: _Writer(_relu_lines, frozenset((0,)), "relu", _call_expr("relu")),
-    "sigmoid": lambda eq: _Writer(_sigmoid_lines, frozenset((0,)), "sigmoid",
-                                  _call_expr("sigmoid")),
-    "clip": lambda eq: _Writer(_clip_lines, frozenset((0, 1)), "clip", _call_expr("clip")),
-    "where": lambda eq: _Writer(_where_lines, frozenset((2,)), "where", _call_expr("where")),
-    "copy": lambda eq: _Writer(_copy_lines, frozenset((0,)), "copy", _call_expr("copy")),
-    "astype": lambda eq: _Writer(_astype_lines, frozenset((0,)), "astype",
-                                 _call_expr("astype")),
-    "round": lambda eq: _round_writer(int(eq.params.get("decimals", 0))),
+#: The elementwise ops whose kernel lines are not one call of their ufunc, keyed by the
+#: op record: how each writes an equation (every other elementwise op's forward is a
+#: NumPy ufunc, or it is in :data:`NOT_FUSED`).
+SPECIAL_WRITERS: dict[Op, Callable[[Equation], _Writer]] = {
+    ew.POWER: _power_writer,
+    ew.RELU: lambda eq: _Writer(_relu_lines, frozenset((0,)), "relu", _call_expr("relu")),
+    ew.SIGMOID: lambda eq: _Writer(_sigmoid_lines, frozenset((0,)), "sigmoid",
+                                   _call_expr("sigmoid")),
+    ew.CLIP: lambda eq: _Writer(_clip_lines, frozenset((0, 1)), "clip", _call_expr("clip")),
+    ew.WHERE: lambda eq: _Writer(_where_lines, frozenset((2,)), "where", _call_expr("where")),
+    ew.COPY: lambda eq: _Writer(_copy_lines, frozenset((0,)), "copy", _call_expr("copy")),
+    ew.ASTYPE: lambda eq: _Writer(_astype_lines, frozenset((0,)), "astype",
+                                  _call_expr("astype")),
+    ew.ROUND: lambda eq: _round_writer(int(eq.params.get("decimals", 0))),
 }
 #: The params each special op may carry (any other param: not fused).
-_PARAMS = {"astype": {"dtype"}, "round": {"decimals"}}
+_PARAMS: dict[Op, frozenset[str]] = {ew.ASTYPE: frozenset({"dtype"}),
+                                     ew.ROUND: frozenset({"decimals"})}
+#: The elementwise ops left out of kernels, and why.
+NOT_FUSED: dict[Op, str] = {
+    ew.SINC: "np.sinc is not a ufunc: it has no out=",
+    ew.REAL: "a view of a complex array's real parts, not a ufunc",
+    ew.IMAG: "a view of a complex array's imaginary parts, not a ufunc",
+    ew.ANGLE: "np.angle is not a ufunc: it has no out=",
+}
 
 
 def _recorded_ufunc(op: Any) -> np.ufunc | None:
@@ -317,8 +331,8 @@ def _writer(eq: Equation, cache: dict[int, _Writer | None] | None = None) -> _Wr
         w = cache[key]
         return w if w is not None and not eq.params and w.nin == len(eq.ins) else None
     if key in _ELEMENTWISE:
-        special = _SPECIAL.get(op.name)
-        if eq.params and set(eq.params) - _PARAMS.get(op.name, set()):
+        special = SPECIAL_WRITERS.get(op)
+        if eq.params and set(eq.params) - _PARAMS.get(op, frozenset()):
             return None
         if special is not None:
             return special(eq)
@@ -596,7 +610,8 @@ def _size(shape: tuple[int, ...]) -> int:
 
 
 
-def fuse(graph: Any, chunk_elements: int = CHUNK_ELEMENTS, min_elements: int = 0) -> Any:
+def fuse(graph: Any, *, reports: list[PassReport] | None = None,
+         chunk_elements: int = CHUNK_ELEMENTS, min_elements: int = 0) -> Any:
     """Fuse chains and trees of elementwise equations into one kernel each.
 
     A value joins the kernel of its consumer when that consumer is elementwise too and
@@ -609,6 +624,9 @@ def fuse(graph: Any, chunk_elements: int = CHUNK_ELEMENTS, min_elements: int = 0
     Parameters
     ----------
     graph : Graph
+    reports : list of PassReport, optional
+        When given, a :class:`~wengert.graph.passes.rewrite.PassReport` is appended
+        (the equations each kernel holds, by kernel name).
     chunk_elements : int
         A kernel whose output has at least four times this many elements walks it in
         chunks of about this many (whole rows of its first axis); 0 never chunks.
@@ -636,7 +654,9 @@ def fuse(graph: Any, chunk_elements: int = CHUNK_ELEMENTS, min_elements: int = 0
     >>> np.array_equal(f(x), g(x))
     True
     """
+    n = len(graph.equations)
     if is_scalar_program(graph):
+        add_report(reports, PassReport("fuse", n, n, {}, verb="fused"))
         return graph
     eqs = graph.equations
     cache: dict[int, _Writer | None] = {}
@@ -644,7 +664,9 @@ def fuse(graph: Any, chunk_elements: int = CHUNK_ELEMENTS, min_elements: int = 0
                for eq in eqs]
     groups = _groups(graph, writers)
     if not groups:
+        add_report(reports, PassReport("fuse", n, n, {}, verb="fused"))
         return graph
+    fused: dict[str, int] = {}
     fused_at: dict[int, Equation] = {}
     skipped: set[int] = set()
     by_body: dict[str, FusedOp] = {}  # kernel source (before naming) -> its op
@@ -664,6 +686,7 @@ def fuse(graph: Any, chunk_elements: int = CHUNK_ELEMENTS, min_elements: int = 0
             op = by_body[body] = FusedOp(name, source, len(kernel.params),
                                          [eqs[i].op.name for i in members], aliases,
                                          formula, _symbol(group_writers))  # type: ignore[arg-type]
+        fused[op.name] = fused.get(op.name, 0) + len(members)
         root = eqs[members[-1]]
         fused_at[members[-1]] = Equation(op, kernel.params, None, root.out, root.source)
         skipped.update(members[:-1])
@@ -672,6 +695,7 @@ def fuse(graph: Any, chunk_elements: int = CHUNK_ELEMENTS, min_elements: int = 0
         if i in skipped:
             continue
         new_eqs.append(fused_at.get(i, eq))
+    add_report(reports, PassReport("fuse", n, len(new_eqs), fused, verb="fused"))
     return graph.replace(equations=new_eqs)
 
 

@@ -54,8 +54,11 @@ from wengert.core.bind import apply
 from wengert.graph.backends.codegen import is_scalar_program
 from wengert.graph.ir import Equation, GuardFailed, Var
 from wengert.graph.passes.fuse import FusedOp
+from wengert.graph.passes.rewrite import PassReport, add_report
 from wengert.ops import REGISTRY
+from wengert.ops.broadcast import SUM_TO
 from wengert.ops.elementwise import OPS as ELEMENTWISE_OPS
+from wengert.ops.indexing import GETITEM
 
 __all__ = ["MemoryPlan", "memory_plan", "plan_memory", "peak_bytes", "memory_timeline",
            "deaths", "buffer_of", "run_planned", "accepts_out", "view_inputs", "planned"]
@@ -158,12 +161,12 @@ def view_inputs(eq: Equation) -> tuple[int, ...]:
     op = eq.op
     if id(op) in _REGISTERED:
         if not op.view:
-            if op.name == "sum_to":  # sums nothing when the size stays: a reshape
+            if op is SUM_TO:  # sums nothing when the size stays: a reshape
                 x = eq.ins[0]
                 return (0,) if type(x) is Var and \
                     math.prod(x.shape) == math.prod(eq.out.shape) else ()
             return ()
-        if op.name == "getitem" and _advanced(eq.params.get("index")):
+        if op is GETITEM and _advanced(eq.params.get("index")):
             return ()
         return (0,)
     if isinstance(op, FusedOp) or _is_ufunc_call(op):
@@ -407,20 +410,27 @@ def memory_plan(graph: Any) -> MemoryPlan:
     return MemoryPlan(graph.equations, buffers.deaths(graph), buffers.into, graph.name)
 
 
-def plan_memory(graph: Any) -> Any:
+def plan_memory(graph: Any, *, reports: list[PassReport] | None = None) -> Any:
     """``graph`` with its :class:`MemoryPlan` attached (``graph.plan``), for the code
     generator to emit ``del`` lines and ``out=`` arguments.
 
     A scalar program (Python floats only) is returned as it is: its values are floats,
     with nothing to reuse. Needs a ``Graph`` with a ``plan`` field; until then use
-    :func:`memory_plan`.
+    :func:`memory_plan`. With ``reports``, a
+    :class:`~wengert.graph.passes.rewrite.PassReport` counts the outputs written into a
+    dying input's buffer.
     """
+    n = len(graph.equations)
     if is_scalar_program(graph):
+        add_report(reports, PassReport("plan_memory", n, n, {}, verb="reused"))
         return graph
     if "plan" not in getattr(type(graph), "__slots__", ()):
         raise TypeError("plan_memory: this Graph has no plan field; use memory_plan(graph) "
                         "and pass the plan to peak_bytes, memory_timeline or run_planned")
-    return graph.replace(plan=memory_plan(graph))
+    plan = memory_plan(graph)
+    reused = {"buffers": plan.reused} if plan.reused else {}
+    add_report(reports, PassReport("plan_memory", n, n, reused, verb="reused"))
+    return graph.replace(plan=plan)
 
 
 def _plan_of(graph: Any, plan: MemoryPlan | None) -> MemoryPlan | None:

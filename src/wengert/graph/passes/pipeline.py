@@ -2,11 +2,14 @@
 
 The default pipeline is ``fold_constants, simplify, cse, dce``: each feeds the
 next (simplify exposes constants and duplicates, cse exposes ``where(c, x, x)``,
-and dce removes what the others left unused). Every pass is a pure function
-``Graph -> Graph``; :func:`optimize` runs them in order and, when asked, returns
-an :class:`Optimized` with the graph before and after and one
-:class:`~wengert.graph.passes.rewrite.PassReport` per pass (the Jupyter layer
-shows it as a before/after view).
+and dce removes what the others left unused). Every pass is a pure function with
+one signature, ``pass_(graph, *, reports=None) -> Graph``, that appends one
+:class:`~wengert.graph.passes.rewrite.PassReport` to ``reports`` when given a list;
+a pass with options takes them by keyword with defaults (``fuse(graph,
+min_elements=...)``), or a factory makes one (:func:`checkpointed`, :func:`fusing`).
+:func:`optimize` runs them in order and, when asked, returns an :class:`Optimized`
+with the graph before and after and the reports (the Jupyter layer shows it as a
+before/after view).
 
 Examples
 --------
@@ -24,9 +27,8 @@ optimize f: 5 → 3 equations
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from wengert.core.display import html_of
 from wengert.graph.ir import GraphLike
@@ -39,19 +41,45 @@ from wengert.graph.passes.remat import remat
 from wengert.graph.passes.rewrite import PassReport
 from wengert.graph.passes.simplify import simplify
 
-__all__ = ["optimize", "Optimized", "PASSES", "DEFAULT_PASSES", "COMPILE_PASSES",
-           "MIN_FUSED_ELEMENTS",
-           "checkpointed"]
+__all__ = ["optimize", "Optimized", "Pass", "PASSES", "DEFAULT_PASSES", "COMPILE_PASSES",
+           "MIN_FUSED_ELEMENTS", "checkpointed", "fusing"]
+
+
+class Pass(Protocol):
+    """What :func:`optimize` runs: ``pass_(graph, *, reports=None) -> Graph``, appending
+    one :class:`~wengert.graph.passes.rewrite.PassReport` to ``reports`` when it is a
+    list."""
+
+    def __call__(self, graph: GraphLike, *, reports: list[PassReport] | None = None
+                 ) -> GraphLike: ...
+
+
+def fusing(min_elements: int = 0, chunk_elements: int | None = None) -> Pass:
+    """A pass for :func:`optimize`: :func:`~wengert.graph.passes.fuse.fuse` with these
+    options.
+
+    Examples
+    --------
+    >>> passes = ["fold_constants", "simplify", "cse", "dce", fusing(min_elements=1000)]
+    """
+    options: dict[str, int] = {"min_elements": min_elements}
+    if chunk_elements is not None:
+        options["chunk_elements"] = chunk_elements
+
+    def fuse_pass(graph: GraphLike, *, reports: list[PassReport] | None = None) -> GraphLike:
+        return fuse(graph, reports=reports, **options)
+
+    fuse_pass.__name__ = "fuse"
+    return fuse_pass
 
 #: The pipeline's ``fuse`` leaves arrays smaller than this unfused (measured: below a few
 #: thousand elements a kernel runs no faster, and W3's 75,000 kernels of 16 elements
 #: took 8.6 s to build).
 MIN_FUSED_ELEMENTS = 4096
 #: The passes by name.
-PASSES: dict[str, Callable[..., Any]] = {
+PASSES: dict[str, Pass] = {
     "fold_constants": fold_constants, "simplify": simplify, "cse": cse, "dce": dce,
-    "fuse": lambda graph: fuse(graph, min_elements=MIN_FUSED_ELEMENTS),
-    "plan_memory": plan_memory,
+    "fuse": fusing(min_elements=MIN_FUSED_ELEMENTS), "plan_memory": plan_memory,
 }
 #: What ``graph.optimize()`` runs, in order: rewrites that keep the graph differentiable.
 DEFAULT_PASSES: tuple[str, ...] = ("fold_constants", "simplify", "cse", "dce")
@@ -81,7 +109,7 @@ class Optimized:
                 f"{len(self.after.equations)} equations, {len(self.reports)} passes>")
 
 
-def _resolve(p: str | Callable[..., Any]) -> Callable[..., Any]:
+def _resolve(p: str | Pass) -> Pass:
     if isinstance(p, str):
         try:
             return PASSES[p]
@@ -89,23 +117,19 @@ def _resolve(p: str | Callable[..., Any]) -> Callable[..., Any]:
             raise ValueError(f"optimize: unknown pass {p!r}; the passes are "
                              f"{', '.join(PASSES)}") from None
     if not callable(p):
-        raise TypeError(f"optimize: a pass is a name or a function Graph -> Graph, got {p!r}")
+        raise TypeError("optimize: a pass is a name or a function "
+                        f"pass_(graph, *, reports=None) -> Graph, got {p!r}")
     return p
 
 
-def _takes_reports(fn: Callable[..., Any]) -> bool:
-    try:
-        return "reports" in inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
-
-
-def optimize(graph: GraphLike, passes: Sequence[str | Callable[..., Any]] | None = None,
+def optimize(graph: GraphLike, passes: Sequence[str | Pass] | None = None,
              report: bool = False) -> Any:
-    """Run ``passes`` (names or functions; by default :data:`DEFAULT_PASSES`) in order.
+    """Run ``passes`` (names or :class:`Pass` functions; by default
+    :data:`DEFAULT_PASSES`) in order.
 
     Returns the optimised graph, or with ``report=True`` an :class:`Optimized` holding
-    the graph before and after and what each pass changed.
+    the graph before and after and what each pass changed. Each pass is called as
+    ``pass_(graph, reports=reports)`` and appends its report.
     """
     reports: list[PassReport] = []
     current = graph
@@ -113,17 +137,19 @@ def optimize(graph: GraphLike, passes: Sequence[str | Callable[..., Any]] | None
         passes = [passes]
     for p in DEFAULT_PASSES if passes is None else passes:
         fn = _resolve(p)
-        if _takes_reports(fn):
+        try:
             current = fn(current, reports=reports)
-        else:
-            before = len(current.equations)
-            current = fn(current)
-            name = p if isinstance(p, str) else getattr(fn, "__name__", "pass")
-            reports.append(PassReport(name, before, len(current.equations), {}))
+        except TypeError as e:
+            if "unexpected keyword argument 'reports'" not in str(e):
+                raise
+            raise TypeError(
+                f"optimize: the pass {getattr(fn, '__name__', fn)!r} does not take "
+                "reports=; a pass is pass_(graph, *, reports=None) -> Graph (append a "
+                "PassReport to reports when it is a list)") from e
     return Optimized(graph, current, reports) if report else current
 
 
-def checkpointed(budget_bytes: int) -> Callable[..., Any]:
+def checkpointed(budget_bytes: int) -> Pass:
     """A pass for :func:`optimize`: recompute forward values instead of keeping them so
     the planned peak fits ``budget_bytes`` (:func:`~wengert.graph.passes.remat.remat`).
 
@@ -131,8 +157,9 @@ def checkpointed(budget_bytes: int) -> Callable[..., Any]:
     --------
     >>> passes = ["fold_constants", "simplify", "cse", "dce", checkpointed(10_000_000)]
     """
-    def checkpoint(graph: GraphLike) -> GraphLike:
-        return remat(graph, budget_bytes)
+    def checkpoint(graph: GraphLike, *, reports: list[PassReport] | None = None
+                   ) -> GraphLike:
+        return remat(graph, budget_bytes, reports=reports)
 
     checkpoint.__name__ = f"remat(budget={budget_bytes:,} B)"
     return checkpoint

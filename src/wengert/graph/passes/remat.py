@@ -55,6 +55,7 @@ from typing import Any
 
 from wengert.graph.ir import Equation, Var
 from wengert.graph.passes.memory import MemoryPlan, buffer_of, planned
+from wengert.graph.passes.rewrite import PassReport, add_report
 
 __all__ = ["remat", "BudgetError", "waiting_values", "ROUNDS"]
 
@@ -226,7 +227,26 @@ def _with_plan(graph: Any, plan: MemoryPlan) -> Any:
     return graph
 
 
-def remat(graph: Any, budget_bytes: int) -> Any:
+def _reported(graph: Any, out: Any, budget_bytes: int,
+              reports: list[PassReport] | None) -> Any:
+    """``out``, with remat's report appended: the equations it repeats, by op name."""
+    if reports is not None:
+        counts: dict[str, int] = {}
+        for eq in out.equations:
+            counts[eq.op.name] = counts.get(eq.op.name, 0) + 1
+        for eq in graph.equations:
+            counts[eq.op.name] -= 1
+        recomputed = {name: n for name, n in counts.items() if n > 0}
+        add_report(reports, PassReport(_remat_name(budget_bytes), len(graph.equations),
+                                       len(out.equations), recomputed, verb="recomputed"))
+    return out
+
+
+def _remat_name(budget_bytes: int) -> str:
+    return f"remat(budget={budget_bytes:,} B)"
+
+
+def remat(graph: Any, budget_bytes: int, *, reports: list[PassReport] | None = None) -> Any:
     """Recompute forward values late instead of keeping them, so that the planned
     program's peak fits ``budget_bytes`` (see the module for the policy).
 
@@ -236,7 +256,12 @@ def remat(graph: Any, budget_bytes: int) -> Any:
         Typically a gradient graph (``wg.trace(wg.grad(f), ...)``).
     budget_bytes : int
         The largest peak allowed, as :func:`~.memory.peak_bytes` counts it with the
-        program's memory plan (inputs and outputs included).
+        program's memory plan (inputs and outputs included). (A pass for
+        ``graph.optimize`` takes the graph alone: :func:`~.pipeline.checkpointed` makes
+        one with a budget.)
+    reports : list of PassReport, optional
+        When given, a :class:`~wengert.graph.passes.rewrite.PassReport` is appended
+        (the equations recomputed, by op name).
 
     Returns
     -------
@@ -265,7 +290,7 @@ def remat(graph: Any, budget_bytes: int) -> Any:
     plan, timeline = planned(graph)
     base_peak, at = _peak(graph, timeline)
     if base_peak <= budget_bytes:
-        return _with_plan(graph, plan)
+        return _reported(graph, _with_plan(graph, plan), budget_bytes, reports)
     floor = sum(math.prod(v.shape) * v.dtype.itemsize for v in graph.inputs) + sum(
         math.prod(v.shape) * v.dtype.itemsize for v in graph.outputs
         if type(v) is Var and v not in graph.inputs)
@@ -282,7 +307,7 @@ def remat(graph: Any, budget_bytes: int) -> Any:
             rplan, rtimeline = planned(rewritten)
             peak = max(rtimeline) if rtimeline else 0
             if peak <= budget_bytes:
-                return _with_plan(rewritten, rplan)
+                return _reported(graph, _with_plan(rewritten, rplan), budget_bytes, reports)
             if best is None or peak < best[0]:
                 best = (peak, rewritten, rplan, rtimeline)
         assert best is not None

@@ -328,13 +328,8 @@ RULES: dict[Any, Callable[[Equation, Producers], Rewrite]] = {
 def simplify(graph: Graph, *, reports: list[PassReport] | None = None) -> Graph:
     """A new graph with the algebraic identities listed in the module's text applied.
 
-    Parameters
-    ----------
-    graph : Graph
-        Not modified.
-    reports : list of PassReport, optional
-        When given, a :class:`~wengert.graph.passes.rewrite.PassReport` is appended
-        (changes: the rewrites by rule name).
+    A :class:`~wengert.graph.passes.pipeline.Pass`: ``graph`` is not modified; the report
+    appended to ``reports`` counts the rewrites by rule name.
 
     Returns
     -------

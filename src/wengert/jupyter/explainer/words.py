@@ -13,44 +13,65 @@ from __future__ import annotations
 
 import ast
 
+from wengert.core.op import Op, Words
 from wengert.jupyter.explainer.source import dotted_name
 from wengert.ops import REGISTRY
 
 __all__ = ["op_code", "FLAT_OPS", "SAFE_VALUE", "infinite_derivative_words", "double_where",
            "safe_value", "forward_words", "SINGULAR_OPS"]
 
-_OPERATORS = {
-    "add": "+", "subtract": "-", "multiply": "*", "divide": "/", "power": "**",
-    "matmul": "@", "negative": "unary -", "positive": "unary +", "mod": "%",
-    "floor_divide": "//", "getitem": "indexing x[...]", "setitem": "item assignment x[...] = v",
-    "astype": ".astype", "reshape": ".reshape", "transpose": ".T",
-}
+_NO_WORDS = Words()
 
-#: Ops that are flat almost everywhere (their derivative is 0 where it exists).
-FLAT_OPS = {"floor", "ceil", "rint", "round", "trunc", "sign", "floor_divide"}
+
+def _record(name: str) -> Op | None:
+    """The registry's op of this name (None for a custom rule's)."""
+    return REGISTRY.get(name)
+
+
+def _words(name: str) -> Words:
+    op = _record(name)
+    return _NO_WORDS if op is None or op.words is None else op.words
+
+
+def _flat(op: Op) -> bool:
+    """Whether every input's adjoint term is ``0`` (a derivative that is 0 wherever it
+    exists: a step function)."""
+    adjoint = op.adjoint
+    if adjoint is None:
+        return False
+    terms = (adjoint,) if isinstance(adjoint, str) else adjoint
+    return any(t is not None for t in terms) and all(t in ("0", None) for t in terms)
+
+
+#: Ops that are flat almost everywhere (their derivative is 0 where it exists): those
+#: whose every adjoint term is ``0``.
+FLAT_OPS = frozenset(op.name for op in REGISTRY if _flat(op))
 
 #: A value where each op's derivative is finite: what the "double where" puts in the
-#: unselected branch.
-SAFE_VALUE = {
-    "sqrt": "1.0", "cbrt": "1.0", "log": "1.0", "log2": "1.0", "log10": "1.0",
-    "log1p": "0.0", "reciprocal": "1.0", "divide": "1.0", "power": "1.0",
-    "arcsin": "0.0", "arccos": "0.0", "arctanh": "0.0", "arccosh": "2.0",
-    "tan": "0.0", "exp": "0.0", "expm1": "0.0", "sinh": "0.0", "cosh": "0.0",
-}
+#: unselected branch (each op's ``words.safe``).
+SAFE_VALUE = {op.name: op.words.safe for op in REGISTRY
+              if op.words is not None and op.words.safe is not None}
+
+#: Ops whose derivative is infinite somewhere inside or at the edge of their domain (each
+#: op's ``words.derivative`` says what it is).
+SINGULAR_OPS = frozenset(op.name for op in REGISTRY if op.words is not None
+                         and op.words.singular)
 
 
 def op_code(name: str) -> str:
-    """How an op is written in user code: ``np.sqrt``, ``*``, ``@``, ``np.maximum``; an op
-    that is not a NumPy primitive (a ``wg.custom_vjp`` function) by its own name.
+    """How an op is written in user code: ``np.sqrt``, ``*``, ``@``, ``np.maximum`` (the
+    op's ``spelling``, else ``np.<name>``); an op that is not a NumPy primitive (a
+    ``wg.custom_vjp`` function) by its own name.
 
     Examples
     --------
     >>> op_code("maximum"), op_code("getitem"), op_code("my_rule")
     ('np.maximum', 'indexing x[...]', 'my_rule')
     """
-    if name in _OPERATORS:
-        return _OPERATORS[name]
-    return f"np.{name}" if name in REGISTRY else name
+    op = _record(name)
+    if op is None:
+        return name
+    return op.spelling if op.spelling is not None else f"np.{name}"
 
 
 def safe_value(name: str) -> str:
@@ -61,35 +82,8 @@ def safe_value(name: str) -> str:
     >>> safe_value("sqrt"), safe_value("arcsin")
     ('1.0', '0.0')
     """
-    return SAFE_VALUE.get(name, "1.0")
-
-
-#: Ops whose derivative is infinite somewhere inside or at the edge of their domain.
-SINGULAR_OPS = {"sqrt", "cbrt", "log", "log2", "log10", "log1p", "divide", "reciprocal",
-                "power", "arcsin", "arccos", "arctanh", "arccosh", "exp"}
-
-_FORWARD = {
-    "sqrt": "the square root of a negative number is NaN",
-    "log": "the log of 0 is -inf and of a negative number NaN",
-    "log2": "the log of 0 is -inf and of a negative number NaN",
-    "log10": "the log of 0 is -inf and of a negative number NaN",
-    "log1p": "log1p(-1) is -inf and below -1 NaN",
-    "divide": "a division by 0 gives inf (and 0/0 NaN)",
-    "reciprocal": "1/0 is inf",
-    "power": "0 to a negative power is inf, a negative base to a fractional power NaN",
-    "exp": "exp overflows to inf above about 709",
-    "expm1": "expm1 overflows to inf above about 709",
-    "sinh": "sinh overflows to inf beyond about ±710",
-    "cosh": "cosh overflows to inf beyond about ±710",
-    "arcsin": "arcsin outside [-1, 1] is NaN",
-    "arccos": "arccos outside [-1, 1] is NaN",
-    "arctanh": "arctanh(±1) is ±inf and beyond it NaN",
-    "arccosh": "arccosh below 1 is NaN",
-    "subtract": "inf - inf is NaN",
-    "add": "inf + (-inf) is NaN",
-    "multiply": "0 · inf is NaN, and a product can overflow to inf",
-    "tan": "tan is infinite at odd multiples of π/2",
-}
+    safe = _words(name).safe
+    return "1.0" if safe is None else safe
 
 
 def forward_words(name: str) -> str:
@@ -100,7 +94,9 @@ def forward_words(name: str) -> str:
     >>> forward_words("log")
     'the log of 0 is -inf and of a negative number NaN'
     """
-    return _FORWARD.get(name, f"`{op_code(name)}` returned a value that is not finite")
+    words = _words(name).nonfinite
+    return words if words is not None else \
+        f"`{op_code(name)}` returned a value that is not finite"
 
 
 def infinite_derivative_words(name: str) -> tuple[str, str, str]:
@@ -111,40 +107,10 @@ def infinite_derivative_words(name: str) -> tuple[str, str, str]:
     >>> infinite_derivative_words("log")[:2]
     ('1/x', 'x = 0')
     """
-    table = {
-        "sqrt": ("1/(2·√x)", "x = 0",
-                 "keep its argument away from 0: `np.sqrt(x + 1e-12)`, or "
-                 "`np.sqrt(np.maximum(x, 1e-12))`"),
-        "cbrt": ("1/(3·∛x²)", "x = 0", "keep its argument away from 0"),
-        "log": ("1/x", "x = 0",
-                "keep the argument positive: `np.log(x + 1e-12)` or "
-                "`np.log(np.clip(x, 1e-12, None))`; for the log of a softmax or of a sum of "
-                "exponentials use a log-sum-exp form (`wg.numpy.logsumexp`)"),
-        "log2": ("1/(x·ln 2)", "x = 0", "keep the argument positive: `np.log2(x + 1e-12)`"),
-        "log10": ("1/(x·ln 10)", "x = 0",
-                  "keep the argument positive: `np.log10(x + 1e-12)`"),
-        "log1p": ("1/(1 + x)", "x = -1", "keep the argument above -1"),
-        "divide": ("1/b in a and -a/b² in b", "b = 0",
-                   "keep the denominator away from 0 (`a / (b + 1e-12)`), or mask it with a "
-                   "double where: `np.where(b != 0, a / np.where(b != 0, b, 1.0), 0.0)`"),
-        "reciprocal": ("-1/x²", "x = 0", "keep the argument away from 0"),
-        "power": ("p·x^(p-1) in x and log(x)·x^p in p", "x = 0 when p < 1 (and log(x) needs "
-                  "x > 0)", "keep the base positive (`(x + 1e-12) ** p`), or write `np.sqrt` "
-                  "/ `np.abs` if that is what is meant"),
-        "arcsin": ("1/√(1 - x²)", "x = ±1",
-                   "clip the argument into the open interval: "
-                   "`np.arcsin(np.clip(x, -1 + 1e-7, 1 - 1e-7))`"),
-        "arccos": ("-1/√(1 - x²)", "x = ±1",
-                   "clip the argument into the open interval: "
-                   "`np.arccos(np.clip(x, -1 + 1e-7, 1 - 1e-7))`"),
-        "arctanh": ("1/(1 - x²)", "x = ±1", "clip the argument into (-1, 1)"),
-        "arccosh": ("1/√(x² - 1)", "x = 1", "keep the argument above 1"),
-        "exp": ("exp(x)", "x above about 709 (it overflows)",
-                "subtract the maximum first (`np.exp(x - x.max())`), or work with logs "
-                "(`wg.numpy.logsumexp`)"),
-    }
-    if name in table:
-        return table[name]
+    words = _words(name)
+    if words.singular:
+        return (words.derivative or "its rule", words.infinite_at or "these values",
+                words.fix or f"keep the arguments of `{op_code(name)}` inside its domain")
     return ("its rule", "these values", f"keep the arguments of `{op_code(name)}` inside its "
             "domain")
 

@@ -179,7 +179,8 @@ MATMUL = Op("matmul", np.matmul, (_matmul_dx, _matmul_dy), reads=(0, 1), crossed
             jvp=_matmul_jvp,
             formula="d(X@Y) = dX@Y + X@dY; x̄ = ḡ@Yᵀ, ȳ = Xᵀ@ḡ", symbol="@",
             adjoint=("ḡ @ {1}ᵀ", "{0}ᵀ @ ḡ"),
-            samples=_matmul_samples, batch_jvp=True)
+            samples=_matmul_samples, batch_jvp=True, jax="jnp.matmul({0}, {1})",
+            spelling="@")
 
 
 # -- tensordot and the products built on it -------------------------------
@@ -254,7 +255,7 @@ TENSORDOT = Op("tensordot", _tensordot_impl, (_tensordot_da, _tensordot_db), rea
                jvp=_bilinear_jvp(lambda a, b, axes=2: apply(TENSORDOT, a, b, axes=axes)),
                formula="contraction; each adjoint contracts ḡ with the other input",
                adjoint=("ḡ contracted with {1}", "{0} contracted with ḡ"),
-               samples=_tensordot_samples)
+               samples=_tensordot_samples, jax="jnp.tensordot({0}, {1}, axes={axes})")
 
 
 def _dot_axes(na: int, nb: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -270,7 +271,7 @@ def _inner_axes(na: int, nb: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
 
 
 def _contraction(name: str, impl: Any, axes_of: Any, formula: str, samples: Any,
-                 adjoint: tuple[str, str]) -> Op:
+                 adjoint: tuple[str, str], jax: str) -> Op:
     def da(g: Any, ans: Any, a: Any, b: Any) -> Any:
         na, nb = np.ndim(_raw(a)), np.ndim(_raw(b))
         return _contract_da(g, b, na, *axes_of(na, nb))
@@ -280,7 +281,7 @@ def _contraction(name: str, impl: Any, axes_of: Any, formula: str, samples: Any,
         return _contract_db(g, a, nb, *axes_of(na, nb))
 
     op = Op(name, impl, (da, db), reads=(0, 1), crossed=True, formula=formula,
-            samples=samples, adjoint=adjoint)
+            samples=samples, adjoint=adjoint, jax=jax)
     op.jvp = _bilinear_jvp(lambda a, b: apply(op, a, b))
     return op
 
@@ -296,12 +297,12 @@ DOT = _contraction(
     "dot", np.dot, _dot_axes, "sum over the last axis of a and the second-to-last of b",
     _pair_samples([((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)),
                    ((2, 3, 4), (5, 4, 2)), ((), (2, 3)), ((2, 3), ()), ((4,), (2, 4, 3))]),
-    ("ḡ contracted with {1}", "{0} contracted with ḡ"))
+    ("ḡ contracted with {1}", "{0} contracted with ḡ"), jax="jnp.dot({0}, {1})")
 INNER = _contraction(
     "inner", np.inner, _inner_axes, "sum over the last axes of a and b",
     _pair_samples([((3,), (3,)), ((2, 3), (4, 3)), ((2, 2, 3), (3,)), ((), (3,)),
                    ((2, 3), ())]),
-    ("ḡ contracted with {1}", "{0} contracted with ḡ"))
+    ("ḡ contracted with {1}", "{0} contracted with ḡ"), jax="jnp.inner({0}, {1})")
 
 
 def _outer_impl(a: Any, b: Any) -> Any:
@@ -322,7 +323,8 @@ OUTER = Op("outer", _outer_impl, (_outer_da, _outer_db), reads=(0, 1), crossed=T
            jvp=_bilinear_jvp(lambda a, b: apply(OUTER, a, b)),
            formula="ā = ḡ b, b̄ = ḡᵀ a (inputs flattened)", symbol="⊗",
            adjoint=("ḡ @ {1}  (flattened)", "ḡᵀ @ {0}  (flattened)"),
-           samples=_pair_samples([((3,), (4,)), ((2, 2), (3,)), ((), (3,))]))
+           samples=_pair_samples([((3,), (4,)), ((2, 2), (3,)), ((), (3,))]),
+           jax="jnp.outer({0}, {1})")
 
 
 # -- kron -----------------------------------------------------------------------
@@ -357,7 +359,7 @@ KRON = Op("kron", np.kron, (_kron_da, _kron_db), reads=(0, 1), crossed=True, sym
           formula="blocks a[i]·b; each adjoint sums ḡ's blocks against the other input",
           adjoint=("Σ (ḡ's block i)·{1}, for each i", "Σᵢ {0}ᵢ·(ḡ's block i)"),
           samples=_pair_samples([((2, 3), (2, 2)), ((3,), (2,)), ((2, 2), (3,)),
-                                 ((2, 1, 2), (2, 3)), ((), (2, 2))]))
+                                 ((2, 1, 2), (2, 3)), ((), (2, 2))]), jax="jnp.kron({0}, {1})")
 
 
 # -- einsum -------------------------------------------------------------------
@@ -555,7 +557,8 @@ def _slogdet_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
 INV = Op("inv", np.linalg.inv, (lambda g, ans, a: -matmul(_mT(ans), matmul(g, _mT(ans))),),
          jvp=_inv_jvp, reads_out=True, formula="d(A⁻¹) = -A⁻¹ dA A⁻¹; Ā = -A⁻ᵀ ḡ A⁻ᵀ",
          symbol="⁻¹", adjoint=("−{out}ᵀ @ ḡ @ {out}ᵀ",),
-         samples=_square_samples(_rng_matrix, [(1, 1), (3, 3), (2, 3, 3)]))
+         samples=_square_samples(_rng_matrix, [(1, 1), (3, 3), (2, 3, 3)]),
+         jax="jnp.linalg.inv({0})")
 def _det_singular_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
     return _det_samples(rng) + [
         ((np.array([[1.0, 2.0], [2.0, 4.0]]),), {}),  # singular: the cofactors
@@ -568,7 +571,7 @@ DET = Op("det", np.linalg.det, (_det_vjp,), jvp=_det_jvp,
          reads=(0,), reads_out=True,
          formula="d det A = tr(adj(A) dA) = det A · tr(A⁻¹ dA); Ā = ḡ adj(A)ᵀ",
          adjoint=("ḡ·{out}·{0}⁻ᵀ  (cofactors if singular)",),
-         samples=_det_singular_samples)
+         samples=_det_singular_samples, jax="jnp.linalg.det({0})")
 
 
 def _slogdet_impl(a: Any) -> Any:
@@ -580,11 +583,11 @@ def _slogdet_impl(a: Any) -> Any:
 SLOGDET_SIGN = Op("slogdet_sign", lambda a: np.linalg.slogdet(a)[0],
                   (lambda g, ans, a: zero_tangent(a),),
                   jvp=zero_jvp, formula="d sign(det A) = 0", adjoint=("0",),
-                  samples=lambda rng: _det_samples(rng))
+                  samples=lambda rng: _det_samples(rng), jax="jnp.linalg.slogdet({0})[0]")
 SLOGDET = Op("slogdet", _slogdet_impl, (lambda g, ans, a: _expand2(g) * _mT(inv(a)),),
              jvp=_slogdet_jvp, reads=(0,), formula="d log|det A| = tr(A⁻¹ dA); Ā = ḡ A⁻ᵀ",
              adjoint=("ḡ·{0}⁻ᵀ",),
-             samples=_det_samples)
+             samples=_det_samples, jax="jnp.linalg.slogdet({0})[1]")
 
 
 def _solve_impl(a: Any, b: Any) -> Any:
@@ -626,7 +629,7 @@ def _solve_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 SOLVE = Op("solve", _solve_impl, (_solve_da, _solve_db), jvp=_solve_jvp, reads=(0,),
            reads_out=True,
            formula="X = A⁻¹B; B̄ = A⁻ᵀḡ, Ā = -B̄ Xᵀ", samples=_solve_samples,
-           adjoint=("−{0}⁻ᵀ @ ḡ @ {out}ᵀ", "{0}⁻ᵀ @ ḡ"))
+           adjoint=("−{0}⁻ᵀ @ ḡ @ {out}ᵀ", "{0}⁻ᵀ @ ḡ"), jax="jnp.linalg.solve({0}, {1})")
 
 
 @functools.lru_cache(maxsize=64)
@@ -688,7 +691,8 @@ CHOLESKY = Op("cholesky", _cholesky_impl, (_cholesky_vjp,), jvp=_cholesky_jvp, r
                       "herm, conj(L)⁻¹; upper=True: U = Lᴴ)",
               adjoint=("sym({out}⁻ᵀ @ Φ({out}ᵀ @ ḡ) @ {out}⁻¹)",),
               complex_adjoint=("herm({out}⁻ᵀ @ Φ({out}ᵀ @ ḡ) @ conj({out})⁻¹)",),
-              samples=_cholesky_samples, complex_rules=True)
+              samples=_cholesky_samples, complex_rules=True,
+              jax="jnp.linalg.cholesky({0}, upper={upper})")
 
 OPS = (MATMUL, TENSORDOT, DOT, INNER, OUTER, KRON, EINSUM, INV, DET, SLOGDET_SIGN, SLOGDET, SOLVE,
        CHOLESKY)

@@ -171,7 +171,10 @@ EIG_VECTORS = Op("eig_vectors", _vectors_impl, (_vectors_vjp,), jvp=_vectors_jvp
                  formula="dV = V (F ∘ (V⁻¹ dA V)), F_ij = 1/(λ_j − λ_i), then normalised "
                          "as NumPy's (unit norm, largest entry real)", symbol="V",
                  adjoint=("{out}⁻ᵀ (F ∘ ({out}ᵀ ḡ′)) {out}ᵀ; ḡ′: ḡ less norm, phase",),
-                 samples=_samples, complex_rules=True)
+                 samples=_samples, complex_rules=True,
+                 jax_refused="JAX's eigenvectors of a non-symmetric matrix differ from "
+                             "NumPy's by a phase per column (NumPy's LAPACK makes the largest "
+                             "entry real with either sign), and so do their derivatives")
 
 OPS = (EIG_VALUES, EIG_VECTORS)
 

@@ -215,7 +215,11 @@ EIGH_VALUES = Op("eigh_values", _values_impl, (_values_vjp,), jvp=_values_jvp, r
                  formula="dλ = diag(Vᵀ dA V); Ā = V diag(λ̄) Vᵀ (complex: dλ = Re diag(Vᴴ dA V), "
                          "Ā = conj(V) diag(λ̄) Vᵀ)", symbol="λ",
                  adjoint=("V diag(ḡ) Vᵀ",), complex_adjoint=("conj(V) diag(ḡ) Vᵀ",),
-                 samples=_samples, complex_rules=True)
+                 samples=_samples, complex_rules=True, jax="jnp.linalg.eigh({0}, UPLO={uplo})[0]")
+#: Why complex eigenvectors and singular vectors have no faithful JAX form.
+JAX_PHASE = ("JAX's derivatives of complex eigenvectors (singular vectors) leave out the "
+             "phase term that makes wengert's those of NumPy's own vectors, so they differ "
+             "on phase-dependent functions")
 EIGH_VECTORS = Op("eigh_vectors", _vectors_impl, (_vectors_vjp,), jvp=_vectors_jvp,
                   reads=(0,), reads_out=True,
                   formula="dV = V (F ∘ (Vᵀ dA V)), F_ij = 1/(λ_j − λ_i); "
@@ -223,7 +227,8 @@ EIGH_VECTORS = Op("eigh_vectors", _vectors_impl, (_vectors_vjp,), jvp=_vectors_j
                   adjoint=("sym({out} (F ∘ ({out}ᵀ ḡ)) {out}ᵀ)",),
                   complex_adjoint=("herm(conj({out}) (F ∘ ({out}ᵀ ḡ′)) {out}ᵀ), ḡ′: ḡ less "
                                    "the term of NumPy's phase (one row of {out} real)",),
-                  samples=_samples, complex_rules=True)
+                  samples=_samples, complex_rules=True, jax="jnp.linalg.eigh({0}, UPLO={uplo})[1]",
+                  jax_complex_refused=JAX_PHASE)
 
 OPS = (EIGH_VALUES, EIGH_VECTORS)
 

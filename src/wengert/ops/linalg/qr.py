@@ -181,12 +181,12 @@ QR_Q = Op("qr_q", _q_impl, (_q_vjp,), jvp=_q_jvp, reads=(0,),
                   "lower triangle)", symbol="Q",
           adjoint=("(ḡ + Q copyltu(−ḡᵀ Q)) R⁻ᵀ",),
           complex_adjoint=("(ḡ + conj(Q) K) R⁻ᵀ, K from Qᵀ ḡ with Im diag kept (JAX's rule)",),
-          samples=_samples, complex_rules=True)
+          samples=_samples, complex_rules=True, jax="jnp.linalg.qr({0})[0]")
 QR_R = Op("qr_r", _r_impl, (_r_vjp,), jvp=_r_jvp, reads=(0,),
           formula="dR = (C − Ω) R, C = Qᵀ dA R⁻¹, Ω = L − Lᵀ", symbol="R",
           adjoint=("Q copyltu(R ḡᵀ) R⁻ᵀ",),
           complex_adjoint=("conj(Q) K R⁻ᵀ, K from R ḡᵀ with Im diag kept (JAX's rule)",),
-          samples=_samples, complex_rules=True)
+          samples=_samples, complex_rules=True, jax="jnp.linalg.qr({0})[1]")
 
 
 # -- the completion: the last m − n columns of a tall matrix's complete Q ------------------

@@ -58,7 +58,7 @@ from wengert.ops.base import dtype_of as _dtype
 from wengert.ops.base import primal as _raw
 from wengert.ops.base import shape_of as _shape
 from wengert.ops.linalg.basic import matmul
-from wengert.ops.linalg.eigh import eigh, eigvalsh
+from wengert.ops.linalg.eigh import JAX_PHASE, eigh, eigvalsh
 from wengert.ops.linalg.matrix import as_matrices
 from wengert.ops.linalg.matrix import column as _column
 from wengert.ops.linalg.matrix import eye_like as _eye_like
@@ -300,21 +300,23 @@ SVD_VALUES = Op("svd_values", _values_impl, (_values_vjp,), jvp=_values_jvp, rea
                 formula="ds = diag(Uᵀ dA V); Ā = U diag(s̄) Vᵀ (complex: ds = Re diag(Uᴴ dA V), "
                         "Ā = conj(U) diag(s̄) Vᵀ)", symbol="σ",
                 adjoint=("U diag(ḡ) Vᵀ",), complex_adjoint=("conj(U) diag(ḡ) Vᵀ",),
-                samples=_samples, complex_rules=True)
+                samples=_samples, complex_rules=True, jax="jnp.linalg.svd({0}, compute_uv=False)")
 SVD_U = Op("svd_u", _u_impl, (_u_vjp,), jvp=_u_jvp, reads=(0,), reads_out=True,
            formula="dU = U (F ∘ (dP S + S dPᵀ)) + (I − U Uᵀ) dA V S⁻¹, dP = Uᵀ dA V",
            symbol="U", adjoint=("U ((G + Gᵀ) S) Vᵀ + (I − U Uᵀ) ḡ S⁻¹ Vᵀ, G = F ∘ (Uᵀ ḡ)",),
            complex_adjoint=("conj(U) ((G + Gᴴ) S + i·Im diag(Uᵀ ḡ′) S⁻¹) Vᵀ + (I − conj(U) Uᵀ) "
                             "ḡ′ S⁻¹ Vᵀ, G = F ∘ (Uᵀ ḡ′); ḡ′: ḡ with the term of NumPy's "
                             "phase",),
-           samples=_samples, complex_rules=True)
+           samples=_samples, complex_rules=True, jax="jnp.linalg.svd({0}, full_matrices=False)[0]",
+           jax_complex_refused=JAX_PHASE)
 SVD_VT = Op("svd_vt", _vt_impl, (_vt_vjp,), jvp=_vt_jvp, reads=(0,), reads_out=True,
             formula="dV = V (F ∘ (S dP + dPᵀ S)) + (I − V Vᵀ) dAᵀ U S⁻¹, dP = Uᵀ dA V",
             symbol="Vᵀ",
             adjoint=("U (S (H + Hᵀ)) Vᵀ + U S⁻¹ ḡ (I − V Vᵀ), H = F ∘ (Vᵀ ḡᵀ)",),
             complex_adjoint=("conj(U) (S (H + Hᴴ)) Vᵀ + conj(U S⁻¹ V̄ᵀ (I − V Vᴴ)), H = F ∘ "
                              "(Vᵀ V̄), V̄ = conj(ḡᵀ) with the term of NumPy's phase",),
-            samples=_samples, complex_rules=True)
+            samples=_samples, complex_rules=True,
+            jax="jnp.linalg.svd({0}, full_matrices=False)[2]", jax_complex_refused=JAX_PHASE)
 
 OPS = (SVD_VALUES, SVD_U, SVD_VT)
 
