@@ -14,13 +14,10 @@ import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from wengert.core.errors import NoForwardRule
+
 __all__ = ["Op", "PerInput", "Registry", "ALL_INPUTS", "ADJOINT_NAMES", "bar", "placeholders",
            "NoForwardRule"]
-
-
-class NoForwardRule(TypeError):
-    """A dual number (forward mode) reached an op or a ``custom_vjp`` function that has no
-    forward-mode rule. ``wg.jacobian`` catches it and finishes in reverse mode."""
 
 
 class Op:
