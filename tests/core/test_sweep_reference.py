@@ -17,11 +17,11 @@ import math
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sweep_helpers import leaves, problems
 
 import numpy as np
 import wengert as wg
 import wengert.numpy as wnp
+from sweep_helpers import leaves, problems
 from wengert.core.node import Node
 from wengert.core.sweep import backward_pass
 from wengert.core.sweep_fast import backprop
