@@ -181,7 +181,7 @@ def run_hooks(hooks: list[Any], g: Any, what: str) -> Any:
 
 
 def node_extras(node: Node, extra: dict[str, Any], g: Any, replay: bool,
-                 observers: tuple[SweepObserver, ...]) -> Any:
+                observers: tuple[SweepObserver, ...]) -> Any:
     """Hooks and callbacks of a node (not in a replay); the output check of an in-place op.
     The observers are told what the hooks did (or that they did not run)."""
     check = extra.get("out_check")

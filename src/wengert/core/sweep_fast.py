@@ -3,8 +3,9 @@
 **A fast path.** This module is the tuned equivalent of the reference sweep
 :func:`wengert.core.sweep.backward_pass` (read that one first): the same visit of
 the nodes newest first, the same VJP rules, the same sums in the same order, so
-the same gradients (``tests/core/test_sweep_reference.py`` checks it on every
-registry sample and on random tapes). What it adds:
+the same gradients (the tests check it on every registry sample and on random
+tapes; on Python floats the float partials may round the last bit differently).
+What it adds:
 
 - speed: a chain (the only pending node) skips the heap and the cotangent dict;
   one- and two-input nodes are read from their slots, their version checks
