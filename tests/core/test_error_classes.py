@@ -202,3 +202,16 @@ def test_error_name_says_which_builtin():
     e = errors.LostDerivativeError("x")
     assert errors.error_name(e) == "LostDerivativeError (a TypeError)"
     assert errors.error_name(KeyError("k")) == "KeyError"
+
+
+def test_an_error_with_its_node_pickles_without_it():
+    x = wg.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    y = x * 1.0
+    z = (y * y).sum()
+    y += 1.0
+    with pytest.raises(errors.InplaceModifiedError) as info:
+        z.backward()
+    back = pickle.loads(pickle.dumps(info.value))
+    assert type(back) is errors.InplaceModifiedError and str(back) == str(info.value)
+    assert (back.saved, back.now, back.index, back.node) == \
+        (info.value.saved, info.value.now, info.value.index, None)

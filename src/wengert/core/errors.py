@@ -53,6 +53,12 @@ __all__ = [
 class WengertError(Exception):
     """The base of every error class here (each also subclasses a builtin exception)."""
 
+    def __reduce__(self) -> Any:
+        # Pickled (a worker process's error): the message and the plain attributes; a
+        # node holds the op's rules and values, which need not pickle, so it is dropped.
+        state = {k: v for k, v in self.__dict__.items() if k != "node"}
+        return type(self), self.args, state or None
+
 
 class GraphFreedError(WengertError, RuntimeError):
     """A backward pass reached a node whose saved values an earlier one freed (a second
