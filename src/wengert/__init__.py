@@ -12,6 +12,8 @@ array([1.3818, 0.077 ])
 """
 
 from wengert import graph, numpy
+from wengert.core import errors
+from wengert.core.errors import WengertError
 from wengert.core.modes import enable_grad, is_grad_enabled, no_grad
 from wengert.core.sweep import SweepObserver, observe_sweep
 from wengert.custom.checkpoint import checkpoint
@@ -66,5 +68,5 @@ __all__ = [
     "unload_ipython_extension",
     "draw", "explain", "explore", "trace", "Graph",
     "compile", "grad_graph", "jvp_graph", "placeholder", "Session", "gradients", "graph",
-    "draw_pass", "memory_plot",
+    "draw_pass", "memory_plot", "errors", "WengertError",
 ]

@@ -320,6 +320,7 @@ def _check(
     if mode not in _MODES:
         raise ValueError(f"gradcheck: unknown mode {mode!r}; use 'rev' or 'fwd'")
     structure = _Output(f(*xs))
+    pullback = None
     if mode == "rev":
         out, pullback = _vjp_fn(f, xs)
         traced = structure.flat_of(out)
@@ -334,54 +335,71 @@ def _check(
     n_in = [_real_size(x) for x in xs]
     if n_out == 0 or sum(n_in) == 0:
         return []
-    failures: list[str] = []
-    tol_text = f"eps={eps:g}, atol={atol:g}, rtol={rtol:g}"
+    tols = (eps, atol, rtol)
     if n_out * sum(n_in) <= max_full**2:
-        # The whole Jacobian, one entry per (output, input) pair.
-        analytic = [np.empty((n_out, n)) for n in n_in]
-        if mode == "rev":
-            basis = np.zeros(n_out)
-            for k in range(n_out):
-                basis[:] = 0.0
-                basis[k] = 1.0
-                cts = pullback(structure.cotangent(basis))
-                for i, x in enumerate(xs):
-                    analytic[i][k] = _cast_cotangent(cts[i], x, i, mode)
-        for i, x in enumerate(xs):
-            numeric = np.empty((n_out, n_in[i]))
-            shape = _shape(x)
-            for j in range(n_in[i]):
-                u = np.zeros(n_in[i])
-                u[j] = 1.0
-                u = _direction(x, u)
-                plus = _evaluate(f, _with(xs, i, _displaced(x, u, eps)), structure)
-                minus = _evaluate(f, _with(xs, i, _displaced(x, u, -eps)), structure)
-                numeric[:, j] = (plus - minus) / (2.0 * eps)
-                if mode == "fwd":
-                    analytic[i][:, j] = _jvp_column(f, xs, i, u, structure)
-            bad = _bad(analytic[i], numeric, atol, rtol)
-            if bad.any():
-                rows = []
-                for pos in _worst(analytic[i], numeric, bad, atol, rtol):
-                    k, j = divmod(int(pos), n_in[i])
-                    rows.append(
-                        (
-                            structure.index(k),
-                            _coordinate(x, j),
-                            float(analytic[i][k, j]),
-                            float(numeric[k, j]),
-                        )
-                    )
-                failures.append(
-                    f"input {i} (shape {shape}): the {_MODE_NAMES[mode]} Jacobian differs from "
-                    f"central finite differences in {int(bad.sum())} of {bad.size} entries "
-                    f"({tol_text}). Worst entries:\n"
-                    + _table(rows, ("output index", "input index"))
-                )
-        return failures
-    # Large: random projections <v, J u>, never building J.
+        return _check_full(f, xs, structure, pullback if mode == "rev" else None, tols, mode)
+    return _check_projections(f, xs, structure, pullback if mode == "rev" else None, tols,
+                              mode, max_full, n_projections, seed)
+
+
+def _tolerances(tols: tuple[float, float, float]) -> str:
+    eps, atol, rtol = tols
+    return f"eps={eps:g}, atol={atol:g}, rtol={rtol:g}"
+
+
+def _check_full(f: Callable[..., Any], xs: list[Any], structure: _Output, pullback: Any,
+                tols: tuple[float, float, float], mode: str) -> list[str]:
+    """:func:`_check` for a small Jacobian: the whole of it, entry by entry."""
+    eps, atol, rtol = tols
+    n_out = structure.size
+    n_in = [_real_size(x) for x in xs]
+    failures: list[str] = []
+    analytic = [np.empty((n_out, n)) for n in n_in]
+    if mode == "rev":
+        basis = np.zeros(n_out)
+        for k in range(n_out):
+            basis[:] = 0.0
+            basis[k] = 1.0
+            cts = pullback(structure.cotangent(basis))
+            for i, x in enumerate(xs):
+                analytic[i][k] = _cast_cotangent(cts[i], x, i, mode)
+    for i, x in enumerate(xs):
+        numeric = np.empty((n_out, n_in[i]))
+        for j in range(n_in[i]):
+            u = np.zeros(n_in[i])
+            u[j] = 1.0
+            u = _direction(x, u)
+            plus = _evaluate(f, _with(xs, i, _displaced(x, u, eps)), structure)
+            minus = _evaluate(f, _with(xs, i, _displaced(x, u, -eps)), structure)
+            numeric[:, j] = (plus - minus) / (2.0 * eps)
+            if mode == "fwd":
+                analytic[i][:, j] = _jvp_column(f, xs, i, u, structure)
+        bad = _bad(analytic[i], numeric, atol, rtol)
+        if bad.any():
+            rows = []
+            for pos in _worst(analytic[i], numeric, bad, atol, rtol):
+                k, j = divmod(int(pos), n_in[i])
+                rows.append((structure.index(k), _coordinate(x, j), float(analytic[i][k, j]),
+                             float(numeric[k, j])))
+            failures.append(
+                f"input {i} (shape {_shape(x)}): the {_MODE_NAMES[mode]} Jacobian differs from "
+                f"central finite differences in {int(bad.sum())} of {bad.size} entries "
+                f"({_tolerances(tols)}). Worst entries:\n"
+                + _table(rows, ("output index", "input index"))
+            )
+    return failures
+
+
+def _check_projections(f: Callable[..., Any], xs: list[Any], structure: _Output,
+                       pullback: Any, tols: tuple[float, float, float], mode: str,
+                       max_full: int, n_projections: int, seed: int) -> list[str]:
+    """:func:`_check` for a large Jacobian: random projections ``<v, J u>``, never
+    building it."""
+    eps, atol, rtol = tols
+    n_out = structure.size
+    n_in = [_real_size(x) for x in xs]
     rng = np.random.default_rng(seed)
-    results = [[] for _ in xs]  # per input: (analytic, numeric) per projection
+    results: list[list[tuple[float, float]]] = [[] for _ in xs]  # per input, per projection
     for _p in range(n_projections):
         v = rng.standard_normal(n_out)
         v /= np.linalg.norm(v)
@@ -389,7 +407,6 @@ def _check(
         for i, x in enumerate(xs):
             if n_in[i] == 0:
                 continue
-            shape = _shape(x)
             u = rng.standard_normal(n_in[i])
             u /= np.linalg.norm(u)
             coords = u
@@ -403,6 +420,7 @@ def _check(
                 analytic = float(v @ _jvp_column(f, xs, i, u, structure))
             results[i].append((analytic, numeric))
     what = "<J^T v, u>" if mode == "rev" else "<v, J u>"
+    failures: list[str] = []
     for i, x in enumerate(xs):
         if not results[i]:
             continue
@@ -417,8 +435,8 @@ def _check(
             failures.append(
                 f"input {i} (shape {_shape(x)}): {int(bad.sum())} of {bad.size} random "
                 f"projections differ: {what} from the {_MODE_NAMES[mode]} derivative vs "
-                f"<v, J u> by central finite differences ({tol_text}; the Jacobian is "
-                f"{n_out} x {n_in[i]}, too large to compare entry by entry with "
+                f"<v, J u> by central finite differences ({_tolerances(tols)}; the Jacobian "
+                f"is {n_out} x {n_in[i]}, too large to compare entry by entry with "
                 f"max_full={max_full}). Worst projections:\n"
                 + _table(rows, ("projection", "direction"))
             )
@@ -509,17 +527,8 @@ def gradcheck(
     for mode in modes:
         # NaN and inf are reported as failures, so NumPy's warnings about them are noise.
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            failures += _check(
-                f,
-                xs,
-                eps=eps,
-                atol=atol,
-                rtol=rtol,
-                max_full=max_full,
-                n_projections=n_projections,
-                seed=seed,
-                mode=mode,
-            )
+            failures += _check(f, xs, eps=eps, atol=atol, rtol=rtol, max_full=max_full,
+                               n_projections=n_projections, seed=seed, mode=mode)
     if not failures:
         return True
     if not raise_exception:

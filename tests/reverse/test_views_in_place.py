@@ -890,3 +890,15 @@ def test_ravel_of_a_strided_array_is_a_copy_as_in_numpy():
         return y
     np.testing.assert_array_equal(wg.jvp(f, (x,), (np.ones_like(x),))[0], x)
     np.testing.assert_array_equal(wg.jacrev(f)(x), wg.jacfwd(f)(x))
+
+
+def test_gradient_tape_ignores_in_place_change_of_a_value_only_a_constant_rule_reads():
+    # y * c with c a constant: only c's rule reads y, and c gets no gradient, so y's later
+    # change must not be refused (as PyTorch and the fast path of x * y do)
+    x = wg.Variable(np.array([1.0, 2.0]))
+    c = wg.tensor(np.array([3.0, 4.0]))
+    with wg.GradientTape() as tape:
+        y = x * 1.0
+        z = (y * c).sum()
+        y += 1.0
+    np.testing.assert_array_equal(tape.gradient(z, x), [3.0, 4.0])

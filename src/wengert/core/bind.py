@@ -32,6 +32,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from wengert.core.errors import UnsupportedDtypeError
 
 __all__ = [
     "Kind",
@@ -343,10 +344,10 @@ def number_kind(v: Any) -> str:
         v = k.primal(v)
 
 
-def complex_error(op: Any) -> TypeError:
+def complex_error(op: Any) -> UnsupportedDtypeError:
     """The error for a complex value that would be differentiated through an op whose
     rules are real-only (``Op.complex_rules`` is false)."""
-    return TypeError(
+    return UnsupportedDtypeError(
         f"{op.name}: wengert does not differentiate this op on complex values (its rules "
         "hold for real numbers only: it orders or compares values, or reads a magnitude "
         "NumPy defines differently for complex numbers). Take np.real(z), np.imag(z) or "
@@ -355,11 +356,11 @@ def complex_error(op: Any) -> TypeError:
     )
 
 
-def object_error(op: Any) -> TypeError:
+def object_error(op: Any) -> UnsupportedDtypeError:
     """The error for an op on a value that carries a derivative whose result is a NumPy
     object array (an operand of dtype object): it holds plain Python numbers, so the
     derivative would silently be zero."""
-    return TypeError(
+    return UnsupportedDtypeError(
         f"{op.name} of a value that carries a derivative gives an object array (an operand "
         "has dtype object), which holds plain Python numbers without the derivative: the "
         "gradient would silently be zero. Convert the object array to numbers first: "

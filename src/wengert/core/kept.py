@@ -40,6 +40,7 @@ from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
+from wengert.core.errors import error_name
 from wengert.core.node import Node, is_stand_in
 from wengert.core.sweep import SweepObserver
 
@@ -286,7 +287,7 @@ class SweepRecord(SweepObserver):
         """The backward pass ended (``error``: what stopped it); the keeper takes it."""
         self._depth = 0
         if error is not None:
-            self.error = f"{type(error).__name__}: {error}"
+            self.error = f"{error_name(error)}: {error}"
         else:
             self.complete = True
         self.keeper.admit(self)

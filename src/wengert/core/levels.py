@@ -17,6 +17,8 @@ import itertools
 from contextvars import ContextVar
 from typing import Any
 
+from wengert.core.errors import EscapedLevelError
+
 __all__ = [
     "Tag", "USER_TAG", "next_order", "DUAL_TAG", "is_transform_level", "open_level",
     "close_level", "is_open", "escaped_error", "OPEN_LEVELS", "LEVEL_NAMES", "transform_name",
@@ -80,16 +82,16 @@ def transform_name(level: float) -> str | None:
     return LEVEL_NAMES.get(level)  # type: ignore[call-overload]
 
 
-def escaped_error(level: float) -> RuntimeError:
+def escaped_error(level: float) -> EscapedLevelError:
     """The error for a tensor of a finished transform used again."""
     name = transform_name(level)
     if name is not None:
-        return RuntimeError(
+        return EscapedLevelError(
             f"a value computed in {name} (transform level {level}) was used after it ended: it "
             "was stored where it could not be made a plain value, so its gradient would be "
             "meaningless. Store its value there instead (x.numpy(), or wg.stop_gradient(x))."
         )
-    return RuntimeError(
+    return EscapedLevelError(
         f"a value computed inside a finished wg.grad / wg.vjp (transform level {level}) "
         "was used after the transform returned (it was stored outside the function, e.g. "
         "in a list or a global), so its gradient would be meaningless. Return what you "
@@ -174,9 +176,9 @@ def trace_level_closed(level: float) -> bool:
     return level.__class__ is float and level % 1.0 == 0.25 and level not in OPEN_TRACE_LEVELS
 
 
-def trace_escaped_error() -> RuntimeError:
+def trace_escaped_error() -> EscapedLevelError:
     """The error for a tensor made inside a traced function used after the trace."""
-    return RuntimeError(
+    return EscapedLevelError(
         "a tensor made inside a traced function (wg.compile, wg.trace) was used after the "
         "trace ended (it was stored outside the function, e.g. in a list or a global): "
         "mixed with other tensors its gradient would not reach them. Return what you need "

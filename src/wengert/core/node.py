@@ -9,9 +9,11 @@ has no reference cycles and is freed by reference counting alone.
 
 The per-op path of the tape is the project's speed, so a node is one flat
 object: the first two inputs live in slots of their own (``parent0``,
-``input0``, ... ``seen1``), further inputs in ``rest``. Build nodes with
-:func:`node1`, :func:`node2` or :func:`new_node` (the constructors) and read
-inputs with :meth:`Node.parents`, :meth:`Node.inputs`, :meth:`Node.edge`.
+``input0``, ... ``seen1``), further inputs in ``rest``. Nodes are built here
+only, by :func:`node1`, :func:`node2` or :func:`new_node` (the constructors),
+which also decide what a node keeps of its inputs (a large array no rule reads
+is kept as a stand-in, see :data:`UNREAD_BYTES`); read inputs with
+:meth:`Node.parents`, :meth:`Node.inputs`, :meth:`Node.edge`.
 
 Version counters
 ----------------
@@ -31,6 +33,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "UNREAD_BYTES",
     "shape_stand_in",
     "is_stand_in",
     "Node",
@@ -43,6 +46,11 @@ __all__ = [
 ]
 
 _NEW = object.__new__
+_ndarray = np.ndarray
+
+#: Arrays at least this large that no rule reads are not kept by the tape (see
+#: ``Op.reads``, ``Op.reads_out``): the node holds a stand-in with their shape and dtype.
+UNREAD_BYTES = 1 << 15
 
 #: The ``seq`` of a new node (-1, -2, ...): a sort key that *decreases* with
 #: creation time, so the newest node has the smallest key and a min-heap pops it
@@ -239,7 +247,11 @@ class Node:
 
 def node1(op: Any, out: Any, params: Any, parent: Any, value: Any, holder: Any,
           seen: int) -> Node:
-    """A node of a one-input op (``holder`` ``None``: no version check)."""
+    """A node of a one-input op (``holder`` ``None``: no version check; a large array no
+    rule reads is kept as a stand-in, see :data:`UNREAD_BYTES`)."""
+    if holder is None and type(value) is _ndarray and value.nbytes >= UNREAD_BYTES \
+            and 0 not in op.reads:
+        value = shape_stand_in(value)
     n = Node()  # (no __init__: the type call is the cheapest allocation)
     n.version = 0
     n.op = op
@@ -257,7 +269,13 @@ def node1(op: Any, out: Any, params: Any, parent: Any, value: Any, holder: Any,
 
 def node2(op: Any, out: Any, params: Any, parent0: Any, value0: Any, holder0: Any, seen0: int,
           parent1: Any, value1: Any, holder1: Any, seen1: int) -> Node:
-    """A node of a two-input op."""
+    """A node of a two-input op (as :func:`node1`)."""
+    if holder0 is None and type(value0) is _ndarray and value0.nbytes >= UNREAD_BYTES \
+            and 0 not in op.reads:
+        value0 = shape_stand_in(value0)
+    if holder1 is None and type(value1) is _ndarray and value1.nbytes >= UNREAD_BYTES \
+            and 1 not in op.reads:
+        value1 = shape_stand_in(value1)
     n = Node()
     n.version = 0
     n.op = op
@@ -301,13 +319,17 @@ def new_node(op: Any, out: Any, params: Any, edges: list[tuple[Any, Any, Any, in
     node.seq = next_seq()
     node.extra = None
     node.nin = n
-    rest = []
-    for e in edges[2:]:
-        rest.extend(e)
+    flat = []
+    reads = op.reads
+    for i, (parent, value, holder, seen) in enumerate(edges):
+        if holder is None and type(value) is _ndarray and value.nbytes >= UNREAD_BYTES \
+                and i not in reads:
+            value = shape_stand_in(value)
+        flat.extend((parent, value, holder, seen))
     if n:
-        node.parent0, node.input0, node.holder0, node.seen0 = edges[0]
-        node.parent1, node.input1, node.holder1, node.seen1 = edges[1]
-    node.rest = rest
+        node.parent0, node.input0, node.holder0, node.seen0 = flat[0:4]
+        node.parent1, node.input1, node.holder1, node.seen1 = flat[4:8]
+    node.rest = flat[8:]
     return node
 
 

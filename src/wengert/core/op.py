@@ -15,15 +15,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from wengert.core.errors import NoForwardRule
 from wengert.core.formatting import short_text
 
 __all__ = ["Op", "PerInput", "Registry", "ALL_INPUTS", "ADJOINT_NAMES", "bar", "placeholders",
            "NoForwardRule", "Words"]
-
-
-class NoForwardRule(TypeError):
-    """A dual number (forward mode) reached an op or a ``custom_vjp`` function that has no
-    forward-mode rule. ``wg.jacobian`` catches it and finishes in reverse mode."""
 
 
 @dataclass(frozen=True)

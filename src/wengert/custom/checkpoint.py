@@ -188,6 +188,21 @@ def _pullback(saved: _Saved, g: Any, ans: Any, xs: tuple[Any, ...], create: bool
     return result
 
 
+def _run_watched(fun: Callable[..., Any], args: Any, kwargs: dict[str, Any]) -> Any:
+    """``fun(*args, **kwargs)`` without recording, and the tensors it read that are not
+    among ``args`` (its free variables: closed-over values)."""
+    recs = RECORDERS.get()
+    spy = _FreeVariables(recs)
+    token = RECORDERS.set(recs + (spy,))
+    grad_token = GRAD_ENABLED.set(False)
+    try:
+        out = fun(*args, **kwargs)
+    finally:
+        GRAD_ENABLED.reset(grad_token)
+        RECORDERS.reset(token)
+    return out, list(spy.found.values())
+
+
 def checkpoint(
     fun: Callable[..., Any] | None = None, *, preserve_rng_state: bool = True
 ) -> Any:
@@ -255,17 +270,8 @@ def checkpoint(
             return fun(*args, **kwargs)
         level, mine = _split_level(leaves)
         rng = np.random.get_state() if preserve_rng_state else None
-        recs = RECORDERS.get()
-        spy = _FreeVariables(recs)
         consts = [constant(a._value, level) if m else a for a, m in zip(leaves, mine)]
-        token = RECORDERS.set(recs + (spy,))
-        grad_token = GRAD_ENABLED.set(False)
-        try:
-            out = fun(*spec.rebuild(consts), **kwargs)
-        finally:
-            GRAD_ENABLED.reset(grad_token)
-            RECORDERS.reset(token)
-        free = list(spy.found.values())
+        out, free = _run_watched(fun, spec.rebuild(consts), kwargs)
         if any(f._level != level for f in free) or any(
             isinstance(a, Tensor) and not m and (a._rg or a._node is not None)
             for a, m in zip(leaves, mine)

@@ -61,11 +61,12 @@ import numpy as np
 from wengert.core import tree as _tree
 from wengert.core.bind import apply, dtype_of, is_traced, owner, primal
 from wengert.core.bind import shape_of as _shape
+from wengert.core.errors import EscapedLevelError, NoForwardRule, NoRuleError, NoVJPError
 from wengert.core.modes import GRAD_ENABLED, RECORDERS
 from wengert.core.node import Node
-from wengert.core.op import ALL_INPUTS, NoForwardRule, Op, PerInput
+from wengert.core.op import ALL_INPUTS, Op, PerInput
 from wengert.core.subclasses import refuse_subclass
-from wengert.core.sweep import backprop
+from wengert.core.sweep_fast import backprop
 from wengert.forward.dual import DUAL, Dual
 from wengert.ops.elementwise import POSITIVE
 from wengert.ops.shape import stack
@@ -617,7 +618,7 @@ class custom_vjp:
             return _tree.tree_map(lambda v: v if isinstance(v, Tensor) else constant(v, level),
                                   out)
         if self.fwd is None or self.bwd is None:
-            raise TypeError(
+            raise NoVJPError(
                 f"No VJP defined for custom_vjp function {self.op.name} using defvjp: call "
                 f"{self.op.name}.defvjp(fwd, bwd) before differentiating it."
             )
@@ -759,8 +760,8 @@ class custom_jvp:
         saved = inputs[-1]
         return self.fun(*saved.args.rebuild(inputs[:-1]), **saved.kwargs)
 
-    def _no_rule(self) -> TypeError:
-        return TypeError(
+    def _no_rule(self) -> NoRuleError:
+        return NoRuleError(
             f"No JVP defined for custom_jvp function {self.op.name} using defjvp: call "
             f"{self.op.name}.defjvp(rule) before differentiating it."
         )
@@ -805,7 +806,7 @@ class custom_jvp:
             if type(a) is Dual and (tag is None or a.tag.order > tag.order):
                 tag = a.tag
         if not tag.active:
-            raise RuntimeError(
+            raise EscapedLevelError(
                 f"{self.op.name!r} got a dual number of a finished forward-mode transform "
                 f"({tag!r}); return what you need from inside the function passed to wg.jvp."
             )

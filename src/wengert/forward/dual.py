@@ -61,8 +61,8 @@ from wengert.core.bind import (
     shape_of,
 )
 from wengert.core.display import html_of
+from wengert.core.errors import EscapedLevelError, LostDerivativeError, NoForwardRule
 from wengert.core.levels import USER_TAG, Tag
-from wengert.core.op import NoForwardRule
 from wengert.core.source import storing_item
 from wengert.core.subclasses import (
     REFUSED_TYPES,
@@ -93,8 +93,8 @@ _NEW = object.__new__
 _ndarray = np.ndarray
 
 
-def _escaped(tag: Tag) -> RuntimeError:
-    return RuntimeError(
+def _escaped(tag: Tag) -> EscapedLevelError:
+    return EscapedLevelError(
         f"a dual number of a finished forward-mode transform ({tag!r}) was used after the "
         "transform returned, so its tangent would be meaningless. Return what you need from "
         "inside the function passed to wg.jvp / wg.derivative, or read .primal first."
@@ -215,29 +215,30 @@ class Dual(ArrayMethods):
     def __float__(self) -> float:
         if storing_item():  # buf[i] = d with a NumPy array buf
             raise lost_in_store("buf[i] = d (NumPy converts the dual number with float())")
-        raise TypeError(
+        raise LostDerivativeError(
             "float() of a dual number would drop its tangent. Use d.primal for the value (and "
             "d.tangent for the derivative)."
         )
 
     def __int__(self) -> int:
-        raise TypeError("int() of a dual number would drop its tangent; use d.primal.")
+        raise LostDerivativeError("int() of a dual number would drop its tangent; use d.primal.")
 
     def __complex__(self) -> complex:
         if storing_item():
             raise lost_in_store("buf[i] = d (NumPy converts the dual number with complex())")
-        raise TypeError("complex() of a dual number would drop its tangent; use d.primal.")
+        raise LostDerivativeError(
+            "complex() of a dual number would drop its tangent; use d.primal.")
 
     def __index__(self) -> int:
         raise TypeError("a dual number cannot be used as an index; use d.primal.")
 
     def item(self) -> Any:
-        raise TypeError(
+        raise LostDerivativeError(
             "item() of a dual number would drop its tangent; use d.primal.item() for the value."
         )
 
     def tolist(self) -> Any:
-        raise TypeError(
+        raise LostDerivativeError(
             "tolist() of a dual number would drop its tangent; use d.primal.tolist() for the "
             "value, or keep computing with the dual (np.* functions work on it)."
         )
@@ -256,7 +257,7 @@ class Dual(ArrayMethods):
         if masked_caller():
             raise TypeError(masked_message("a masked array meeting a dual number (np.ma "
                                            "converts the dual number to an array)"))
-        raise TypeError(
+        raise LostDerivativeError(
             "np.asarray() of a dual number would drop its tangent. Use d.primal for the value, "
             "or call a wengert-supported NumPy function on the dual itself (to build an array "
             "from several, use np.stack)."

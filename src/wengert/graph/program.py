@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from wengert.core.bind import is_traced, kind_of, primal
 from wengert.core.display import html_of
+from wengert.core.errors import GuardError
 from wengert.core.tree import flatten, unflatten
 from wengert.graph.backends.codegen import compile_graph, namespace, to_source
 from wengert.graph.backends.export import to_jax_source
@@ -33,10 +34,6 @@ from wengert.graph.tracer import Traced, raised_error, run_equation
 from wengert.ops.elementwise import copy
 
 __all__ = ["Graph", "GuardError", "evaluate", "check_arguments"]
-
-
-class GuardError(RuntimeError):
-    """A graph was run on arguments for which a guard of its trace does not hold."""
 
 
 def _plain(x: Any) -> Any:

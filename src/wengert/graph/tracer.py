@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 from wengert.core.bind import Kind, apply, forward, is_traced, kind_of, primal, register
+from wengert.core.errors import EscapedTracerError, TraceError, UnhashableTracerError
 from wengert.core.levels import next_order
 from wengert.core.modes import GRAD_ENABLED, RECORDERS
 from wengert.core.op import Op
@@ -63,10 +64,6 @@ VALUE_SHAPED = {np.flatnonzero, np.argwhere, np.nonzero, np.extract, np.compress
                 np.zeros, np.ones, np.empty, np.full, np.indices, np.tril_indices,
                 np.triu_indices, np.diag_indices, np.mask_indices, np.split,
                 np.array_split, np.resize, np.bincount, np.pad, np.tile, np.polydiv}
-
-
-class TraceError(TypeError):
-    """Something a trace cannot capture faithfully (the message says what to do)."""
 
 
 class Builder:
@@ -235,8 +232,8 @@ def _numpy_state() -> tuple[Any, Any]:
     return (_ERRSTATE.get() if _ERRSTATE is not None else None, warnings.filters)
 
 
-def escaped(t: Traced) -> TraceError:
-    return TraceError(
+def escaped(t: Traced) -> EscapedTracerError:
+    return EscapedTracerError(
         f"A traced value ({t.var.name}: {t.var.aval}) was used after its trace of "
         f"{t.builder.name}() ended: it escaped (stored in a global, a list or an attribute "
         "while tracing). Return it from the function instead."
@@ -344,7 +341,7 @@ class Traced(InPlaceTraced, ArrayMethods):
     def __hash__(self) -> int:
         if self.builder.abstract:  # a placeholder or a define-and-run value: a feed's key
             return id(self)
-        raise TypeError(
+        raise UnhashableTracerError(
             f"unhashable type: a traced value ({self.var.name}: {self.var.aval}) inside "
             f"{self.builder.name}() cannot be a dict key or a set member (as NumPy arrays "
             "and jax.jit's tracers cannot): keyed by identity, the graph would look it up "

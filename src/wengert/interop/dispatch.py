@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from wengert import numpy as wnp
 from wengert.core.bind import kind_of, primal
+from wengert.core.errors import LostDerivativeError, NoVJPError
 from wengert.core.modes import GRAD_ENABLED
 from wengert.ops.decompositions import selection as _selection
 
@@ -124,7 +125,7 @@ def _write_into(target: Any, what: str, run: Any) -> Any:
             "are recorded."
         )
     if kind.connected(target) and GRAD_ENABLED.get():
-        raise TypeError(
+        raise LostDerivativeError(
             f"{what} writes in place into a value that carries a gradient, which would be "
             "lost; compute the new array out of place (np.where, x[i] = v on the tensor, "
             "np.concatenate) instead, or write under wg.no_grad() (an optimizer step)."
@@ -133,10 +134,10 @@ def _write_into(target: Any, what: str, run: Any) -> Any:
     kind.modified(target)
     return result
 
-def lost_in_store(what: str) -> TypeError:
+def lost_in_store(what: str) -> LostDerivativeError:
     """The error for a value that carries a derivative written into a plain NumPy array
     (``buf[i] = x``, ``np.copyto(buf, x)``, ``out=buf``)."""
-    return TypeError(
+    return LostDerivativeError(
         f"{what}: this stores a value that carries a derivative into a plain NumPy array, "
         "which keeps only the numbers, so the gradient would be lost. Make the array a "
         "wengert value, and the writes are recorded: buf = np.zeros_like(x) (or "
@@ -420,7 +421,7 @@ def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
             return kind.write(target, result, f"{numpy_name(func)}(..., out=)")
         np.copyto(target, primal(result))
         return target
-    raise TypeError(
+    raise NoVJPError(
         f"{numpy_name(func)} has no wengert gradient rule, and one of its inputs requires grad: "
         "the gradient would be lost. Use a supported function (see wengert.numpy), wrap the "
         "input in wg.stop_gradient(...) if no gradient should flow, or define a rule with "

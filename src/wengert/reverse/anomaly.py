@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 from wengert.core.bind import kind_of
+from wengert.core.errors import AnomalyError
 from wengert.core.modes import RECORDERS, Recorder
 from wengert.core.source import capture_stack, is_library
 from wengert.core.sweep import OBSERVERS, SweepObserver
@@ -176,12 +177,13 @@ class detect_anomaly(contextlib.ContextDecorator):
         if self.check_forward:
             kind = nonfinite(node.out)
             if kind is not None:
-                err = RuntimeError(
+                err = AnomalyError(
                     f"Function '{node.op.name}' returned {kind} values in its output during the "
                     "forward pass. The operation was called at:\n"
                     + _describe(_user_frame(frames))
                 )
                 err.add_note(_stack_note(frames))
+                err.node = node
                 raise err
 
 
@@ -268,15 +270,16 @@ def check_cotangent(node: Any, index: int, ct: Any) -> None:
     frames = extra.get("stack") if extra else None
     message = f"Function '{node.name}' returned {kind} values in its {index}th output."
     if frames is None:
-        err = RuntimeError(
+        err = AnomalyError(
             message + " The operation was recorded outside wg.detect_anomaly(), so the line "
             "that created it is unknown; run the forward pass inside the context as well."
         )
     else:
-        err = RuntimeError(
+        err = AnomalyError(
             message + " The operation was created at:\n" + _describe(_user_frame(frames))
         )
         err.add_note(_stack_note(frames))
+    err.node = node
     raise err
 
 

@@ -36,7 +36,8 @@ from wengert.core.levels import TRACE_LEVEL, is_transform_level, transform_name
 from wengert.core.modes import GRAD_ENABLED, RECORDERS, TRANSFORM_DEPTH, Recorder
 from wengert.core.node import Node, Version
 from wengert.core.subclasses import refuse_subclass
-from wengert.core.sweep import backprop, observe_sweep
+from wengert.core.sweep import observe_sweep
+from wengert.core.sweep_fast import backprop
 from wengert.core.tree import flatten, unflatten
 from wengert.forward.dual import Dual
 from wengert.ops.broadcast import broadcast_to

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 from wengert.core.bind import apply, example, is_traced, kind_of, primal, shape_of
+from wengert.core.errors import LeafInplaceError, LostDerivativeError
 from wengert.core.modes import GRAD_ENABLED, RECORDERS
 from wengert.core.node import new_version
 from wengert.ops import broadcast as _bc
@@ -316,7 +317,7 @@ def track_view(base: Any, view: Any, op: Any, params: Any) -> None:
 
 def _check_leaf(t: Any, what: str) -> None:
     if t._rg and t._node is None and GRAD_ENABLED.get():
-        raise RuntimeError(
+        raise LeafInplaceError(
             f"a leaf Variable that requires grad is being used in an in-place operation ({what}). "
             "Do it out of place (x = x + 1), or under wg.no_grad() to update the leaf's value "
             "(as an optimizer step does)."
@@ -417,7 +418,7 @@ def assign_result(t: Any, result: Any, what: str) -> Any:
     if kind is None:
         result = kind_of(t).constant(result)
     elif type(result) is not type(t):
-        raise TypeError(
+        raise LostDerivativeError(
             f"in-place {what}: this {kind_of(t).name} cannot hold a value computed from a "
             f"{kind.name} ({type(result).__name__}), whose derivative it would lose. Make "
             "the array from the traced values instead: a = np.zeros_like(x) (then a[i] = "

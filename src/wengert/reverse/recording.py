@@ -36,7 +36,7 @@ from wengert.core.bind import (
 )
 from wengert.core.levels import OPEN_LEVELS, escaped_error, trace_escaped_error, trace_level_closed
 from wengert.core.modes import GRAD_ENABLED, RECORDERS
-from wengert.core.node import new_node, node1, node2, shape_stand_in
+from wengert.core.node import UNREAD_BYTES, new_node, node1, node2, shape_stand_in
 from wengert.core.subclasses import REFUSED_TYPES, refused_subclass
 from wengert.forward.dual import Dual
 from wengert.interop import dispatch as _dispatch
@@ -52,10 +52,6 @@ _NEW = object.__new__
 _recorders = RECORDERS.get
 _grad_on = GRAD_ENABLED.get
 _OP_ERRORS = (ValueError, TypeError, IndexError, np.linalg.LinAlgError)
-
-#: Arrays at least this large that no rule reads are not kept by the tape (see
-#: ``Op.reads``): the node holds a stand-in with their shape and dtype.
-UNREAD_BYTES = 1 << 15
 
 
 def recorders_tracking(args: tuple[Any, ...], recorders: tuple[Any, ...]) -> list[Any]:
@@ -106,19 +102,16 @@ def record(op: Any, args: tuple[Any, ...], raws: tuple[Any, ...], out: Any,
         raise escaped_error(level)
     reads = op.reads
     crossed = op.crossed
+    parents = [_edge(a, active) if isinstance(a, Tensor) else None for a in args]
     edges = []
     for i, (a, raw) in enumerate(zip(args, raws)):
-        read = i in reads
-        if not read and type(raw) is _ndarray and raw.nbytes >= UNREAD_BYTES:
-            raw = shape_stand_in(raw)  # only its shape and dtype are needed
         holder = None
         # (a tensor of an outer level is a value here: it is checked too; a crossed op's
-        # input is read by the other input's rule only)
-        if read and (not crossed or args[1 - i] is not None):
+        # input is read by the other input's rule only, when that input gets a gradient)
+        if i in reads and (not crossed or parents[1 - i] is not None):
             holder = a._version if isinstance(a, Tensor) else \
                 raw._version if isinstance(raw, Tensor) else None
-        edges.append((_edge(a, active) if isinstance(a, Tensor) else None, raw, holder,
-                      0 if holder is None else holder.version))
+        edges.append((parents[i], raw, holder, 0 if holder is None else holder.version))
     node = new_node(op, out, params, edges)
     if not op.complex_rules:
         if any(is_complex(raw) for a, raw in zip(args, raws) if a is not None):
@@ -252,13 +245,8 @@ class TensorKind(Kind):
                 raise complex_error(op)  # a real result of a complex input (var, svd)
             if level and level.__class__ is int and level not in OPEN_LEVELS:
                 raise escaped_error(level)
-            if 0 in op.reads:
-                h = x._version
-                node = node1(op, out, params, x._node or x, v, h, h.version)
-            else:
-                if tv is _ndarray and v.nbytes >= UNREAD_BYTES:
-                    v = shape_stand_in(v)  # only its shape is needed
-                node = node1(op, out, params, x._node or x, v, None, 0)
+            h = x._version if 0 in op.reads else None
+            node = node1(op, out, params, x._node or x, v, h, 0 if h is None else h.version)
             if not op.reads_out and type(out) is _ndarray and out.nbytes >= UNREAD_BYTES:
                 node.out = shape_stand_in(out)
             if d is not True and not is_complex(v):
@@ -317,9 +305,7 @@ class TensorKind(Kind):
                 if reads:
                     h = x._version
                     node = node1(op, out, None, x._node or x, v, h, h.version)
-                else:
-                    if tv is _ndarray and v.nbytes >= UNREAD_BYTES:
-                        v = shape_stand_in(v)  # only its shape is needed
+                else:  # (a large array is kept as a stand-in)
                     node = node1(op, out, None, x._node or x, v, None, 0)
                 if recs:  # recorders that only look (source lines, kept values)
                     for r in recs:
@@ -417,12 +403,7 @@ class TensorKind(Kind):
                 # (a crossed op's input is read by the other input's rule only)
                 hx = x._version if reads0 and tx is Tensor and (ry or not crossed) else None
                 hy = y._version if reads1 and ty is Tensor and (rx or not crossed) else None
-                # Large arrays no rule reads: the node keeps their shape only.
-                if not reads0 and tvx is _ndarray and vx.nbytes >= UNREAD_BYTES:
-                    vx = shape_stand_in(vx)
-                if not reads1 and tvy is _ndarray and vy.nbytes >= UNREAD_BYTES:
-                    vy = shape_stand_in(vy)
-                node = node2(
+                node = node2(  # (large arrays no rule reads are kept as stand-ins)
                     op, out, None,
                     (x._node or x) if rx else None, vx, hx, 0 if hx is None else hx.version,
                     (y._node or y) if ry else None, vy, hy, 0 if hy is None else hy.version,

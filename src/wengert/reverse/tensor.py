@@ -36,6 +36,7 @@ import numpy as np
 from wengert.core.bind import dtype_of, is_traced, kind_of, number_kind, primal, shape_of
 from wengert.core.collector import collector_paused
 from wengert.core.display import html_of
+from wengert.core.errors import LostDerivativeError, NoGradientError
 from wengert.core.kept import KEEPER, Keeper
 from wengert.core.levels import (
     DUAL_TAG,
@@ -49,7 +50,8 @@ from wengert.core.modes import RECORDERS
 from wengert.core.node import GradFn, Node, Version, new_version
 from wengert.core.source import storing_item
 from wengert.core.subclasses import masked_caller, masked_message, refuse_subclass
-from wengert.core.sweep import backprop, observe_sweep, run_hooks
+from wengert.core.sweep import observe_sweep, run_hooks
+from wengert.core.sweep_fast import backprop
 from wengert.forward.dual import Dual
 from wengert.interop import dispatch as _dispatch
 from wengert.interop.arraylike import ArrayMethods
@@ -126,7 +128,7 @@ def as_value(data: Any, dtype: Any = None) -> Any:
     """``data`` as a tensor's value: a copy, as an array (a float stays a float)."""
     if isinstance(data, Tensor):
         if is_transform_level(data._level) and (data._rg or data._node is not None):
-            raise TypeError(
+            raise LostDerivativeError(
                 "wg.tensor() of a value that wg.grad / wg.vjp differentiates would cut it from "
                 "the computation (its gradient would silently be zero): use the value itself "
                 "(or np.copy(x), which keeps the gradient), or wg.stop_gradient(x) to cut it "
@@ -146,7 +148,7 @@ def as_value(data: Any, dtype: Any = None) -> Any:
     if dtype is None and isinstance(data, np.float64) and np.ndim(data) == 0:
         return float(data)
     if is_traced(data):
-        raise TypeError(
+        raise LostDerivativeError(
             f"wg.tensor(..., dtype=) of a {type(data).__name__} would drop its derivative; "
             "convert with x.astype(dtype) instead."
         )
@@ -468,7 +470,7 @@ class Tensor(ArrayMethods, InPlaceMethods):
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         if self._on_a_graph():
-            raise TypeError(
+            raise LostDerivativeError(
                 "cannot pickle a tensor that carries a graph (a non-leaf, or a value a wengert "
                 "transform differentiates): a pickle keeps values, not how they were computed, "
                 "so its gradient would be lost. Pickle t.detach() for the value (or the leaves "
@@ -485,7 +487,7 @@ class Tensor(ArrayMethods, InPlaceMethods):
         if is_traced(v) and kind_of(v).opaque:
             return v  # a graph tracer's value: the graph computes it (inside wg.compile)
         if is_traced(v):
-            raise TypeError(
+            raise LostDerivativeError(
                 "numpy() of a tensor over a traced value (inside wg.jvp) would drop its "
                 "derivative; compute with the tensor instead."
             )
@@ -593,7 +595,7 @@ class Tensor(ArrayMethods, InPlaceMethods):
             if masked_caller():
                 raise TypeError(masked_message("a masked array meeting a tensor that requires "
                                                "grad (np.ma converts the tensor to an array)"))
-            raise TypeError(
+            raise LostDerivativeError(
                 "Can't convert a tensor that requires grad to a NumPy array: the gradient would "
                 "be lost. To build an array from tensors use np.stack / np.concatenate (or "
                 "wengert.numpy.stack); to store into an existing array, compute the new array "
@@ -695,7 +697,7 @@ def _refuse_inside_transform(t: Tensor, what: str) -> None:
     if t._level and not is_open(t._level):
         raise escaped_error(t._level)
     if t._level and (is_transform_level(t._level) or _carries_beneath(t._value)):
-        raise TypeError(
+        raise LostDerivativeError(
             f"{what} of a traced value inside a wengert transform (wg.grad, wg.vjp, wg.jvp, "
             "wg.hessian, ...) would drop its derivative, so the transform would return a wrong "
             "gradient. Keep it an array: use wengert.numpy / np.* functions instead of math.* "
@@ -844,7 +846,7 @@ def tensor_backward(
                 "gradient with wg.grad (or wg.vjp) instead, or call backward() outside."
             )
         if not out._rg:
-            raise RuntimeError(
+            raise NoGradientError(
                 "element 0 of tensors does not require grad and does not have a grad_fn: this "
                 "tensor was not computed from any tensor with requires_grad=True (or it was "
                 "computed under wg.no_grad()). Create the inputs with "

@@ -23,7 +23,7 @@ import numpy as np
 from wengert.core.bind import dtype_of, is_traced, kind_of, primal, shape_of
 from wengert.core.modes import GRAD_ENABLED, transform_scope
 from wengert.core.subclasses import refuse_subclass
-from wengert.core.sweep import backprop
+from wengert.core.sweep_fast import backprop
 from wengert.core.tree import flatten, leaves_like, unflatten
 from wengert.ops.elementwise import astype as _astype
 from wengert.reverse.tensor import Tensor, constant

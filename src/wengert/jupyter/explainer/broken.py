@@ -122,6 +122,47 @@ def _entries(n: int) -> str:
     return f"all {n} entries of its input were" if n > 1 else "its input was"
 
 
+def _not_blocked(facts: SweepFacts, w: str, y: str, common: dict[str, Any]) -> Explanation:
+    """A zero gradient no single op blocked: paths that cancel, or a flat function."""
+    terms = [t for t in facts.terms if not is_zero(t)]
+    if len(terms) >= 2:
+        return Explanation(
+            "zero", "cancelled",
+            f"`{w}` reaches `{y}` along {len(terms)} paths whose gradients cancel exactly "
+            "(they add up to 0), as in `x - x` or `f(x) - f(x)`.",
+            f"Nothing to fix if `{y}` really does not change with `{w}`; otherwise check "
+            "the signs of the terms.", **common)
+    return Explanation(
+        "zero", "zero_derivative",
+        f"The gradient of `{y}` with respect to `{w}` is exactly 0 at these values, though "
+        "no single op blocked it (a product of small factors that underflowed, or a "
+        "function that is flat here).",
+        "Check the values along the way (`wg.tape_of(y)` inside `wg.keep_values()`).",
+        **common)
+
+
+def _compared(op: str, at: str, n: int, x_name: str,
+              other_values: list[Any]) -> tuple[str, str, str]:
+    """``(cause, message, fix)`` for a maximum or minimum that passed no gradient: a dead
+    ReLU, or an operand never chosen."""
+    relu = op == "relu" or (op in _MAX_OPS and other_values and other_values[0] is not None
+                            and is_zero(other_values[0]))
+    if relu:
+        return ("relu_dead",
+                f"The ReLU `{op_code(op)}(·, 0)` at {at} received a non-zero gradient "
+                f"but passed none back: {_entries(n)} ≤ 0, where a ReLU is flat (a 'dead "
+                "ReLU').",
+                "Make some of its inputs positive: check the initialisation (weights, a "
+                "small positive bias) and the learning rate if it died during training; or "
+                "use a leaky ReLU, `np.where(h > 0, h, 0.01 * h)`, which is never flat.")
+    which = "larger" if op in _MAX_OPS else "smaller"
+    return ("lost_comparison",
+            f"`{op_code(op)}` at {at} took the other operand at every entry (it was "
+            f"{which}), so {x_name} gets gradient 0.",
+            "Check the values compared; the operand never chosen does not influence the "
+            "result.")
+
+
 def zero(s: Subject, facts: SweepFacts, path: list[bool], wrt_leaf: int | None,
          wrt_eq: int | None, gradient: str) -> Explanation:
     """The gradient is exactly zero everywhere: name the op that blocked it (see the
@@ -145,21 +186,7 @@ def zero(s: Subject, facts: SweepFacts, path: list[bool], wrt_leaf: int | None,
     if facts.hook is not None:
         return _hook(s, facts.hook, common)
     if not facts.blockers:
-        terms = [t for t in facts.terms if not is_zero(t)]
-        if len(terms) >= 2:
-            return Explanation(
-                "zero", "cancelled",
-                f"`{w}` reaches `{y}` along {len(terms)} paths whose gradients cancel exactly "
-                "(they add up to 0), as in `x - x` or `f(x) - f(x)`.",
-                f"Nothing to fix if `{y}` really does not change with `{w}`; otherwise check "
-                "the signs of the terms.", **common)
-        return Explanation(
-            "zero", "zero_derivative",
-            f"The gradient of `{y}` with respect to `{w}` is exactly 0 at these values, though "
-            "no single op blocked it (a product of small factors that underflowed, or a "
-            "function that is flat here).",
-            "Check the values along the way (`wg.tape_of(y)` inside `wg.keep_values()`).",
-            **common)
+        return _not_blocked(facts, w, y, common)
     k = facts.blockers[0]
     eq = tape[k]
     ins = _path_inputs(tape, eq, path, wrt_leaf, wrt_eq) or [0]
@@ -173,23 +200,7 @@ def zero(s: Subject, facts: SweepFacts, path: list[bool], wrt_leaf: int | None,
     other_values = [as_array(_value_of_input(tape, eq, j)) for j in others]
     cause, message, fix = "zero_derivative", "", ""
     if op in _MAX_OPS or op in _MIN_OPS:
-        relu = op == "relu" or (op in _MAX_OPS and other_values and other_values[0] is not None
-                                and is_zero(other_values[0]))
-        if relu:
-            cause = "relu_dead"
-            below = f"{_entries(n)} ≤ 0"
-            message = (f"The ReLU `{op_code(op)}(·, 0)` at {at} received a non-zero gradient "
-                       f"but passed none back: {below}, where a ReLU is flat (a 'dead ReLU').")
-            fix = ("Make some of its inputs positive: check the initialisation (weights, a "
-                   "small positive bias) and the learning rate if it died during training; or "
-                   "use a leaky ReLU, `np.where(h > 0, h, 0.01 * h)`, which is never flat.")
-        else:
-            cause = "lost_comparison"
-            which = "larger" if op in _MAX_OPS else "smaller"
-            message = (f"`{op_code(op)}` at {at} took the other operand at every entry (it was "
-                       f"{which}), so {x_name} gets gradient 0.")
-            fix = ("Check the values compared; the operand never chosen does not influence the "
-                   "result.")
+        cause, message, fix = _compared(op, at, n, x_name, other_values)
     elif op in FLAT_OPS:
         cause = "piecewise_constant"
         message = (f"`{op_code(op)}` at {at} is flat between its jumps: its derivative is 0 "

@@ -28,6 +28,7 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
+from wengert.core.errors import error_name
 from wengert.core.source import SourceLine, is_library
 from wengert.core.tree import flatten, unflatten
 from wengert.jupyter.explainer.one import combine, explain_one, leaves
@@ -171,6 +172,6 @@ def _raised(err: Exception, fname: str, target: str, wrt: str) -> Explanation:
         line = SourceLine(last.filename, last.lineno or 0, last.name, (last.line or "").strip())
     return Explanation(
         "none", "error",
-        f"`{fname}` raised {type(err).__name__} before any gradient could be computed: {err}",
+        f"`{fname}` raised {error_name(err)} before any gradient could be computed: {err}",
         "Fix the line it names (the error says how); then explain again.",
         target=target, wrt=wrt, source=line)

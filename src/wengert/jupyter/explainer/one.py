@@ -18,11 +18,11 @@ Examples
 from __future__ import annotations
 
 import dataclasses
-import re
 import warnings
 from typing import Any
 
 import numpy as np
+from wengert.core.errors import GraphFreedError, InplaceModifiedError
 from wengert.core.formatting import summarize
 from wengert.jupyter.explainer.broken import not_finite, zero
 from wengert.jupyter.explainer.cut import cut, freed, non_leaf, not_in_inputs, untracked
@@ -150,11 +150,10 @@ def _sweep(s: Subject, eq_index: int | None) -> tuple[SweepFacts, list[bool]] | 
         return watched_record(s.tape, record, s.target, s.wrt, path), path
     try:
         return watched_sweep(s.tape, out, s.target, s.wrt, path), path
-    except RuntimeError as err:
-        if "second time" in str(err):
-            return _freed(s, kept_record(s.tape, out)[1])
-        found = re.search(r"op '(\w+)'", str(err))
-        op = f"`{op_code(found.group(1))}`" if found else "an op"
+    except GraphFreedError:
+        return _freed(s, kept_record(s.tape, out)[1])
+    except InplaceModifiedError as err:
+        op = f"`{op_code(err.node.op.name)}`" if err.node is not None else "an op"
         return Explanation(
             "none", "inplace",
             f"The backward pass cannot run: a value that {op} saved for it was modified in "

@@ -37,7 +37,8 @@ from typing import Any
 import numpy as np
 from wengert.core.equations import Tape
 from wengert.core.kept import foreign_sweep
-from wengert.core.sweep import SweepObserver, backprop, observe_sweep
+from wengert.core.sweep import SweepObserver, observe_sweep
+from wengert.core.sweep_fast import backprop
 from wengert.reverse.tape_reading import tape_of
 from wengert.reverse.tensor import Tensor
 

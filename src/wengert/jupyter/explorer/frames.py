@@ -91,7 +91,8 @@ from wengert.core.formatting import (
 )
 from wengert.core.kept import foreign_sweep, kept_value
 from wengert.core.node import is_stand_in
-from wengert.core.sweep import SweepObserver, backprop, observe_sweep
+from wengert.core.sweep import SweepObserver, observe_sweep
+from wengert.core.sweep_fast import backprop
 from wengert.forward.dual import Dual
 from wengert.jupyter.explorer.layout import nested_groups, nested_layout
 from wengert.jupyter.explorer.schema import FORMAT, Frames, Nodes

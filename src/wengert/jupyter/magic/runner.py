@@ -67,7 +67,8 @@ from wengert.core.equations import Input, Tape
 from wengert.core.kept import KEEPER, Keeper
 from wengert.core.levels import LEVEL_NAMES
 from wengert.core.modes import enable_grad, transform_scope
-from wengert.core.sweep import SweepObserver, backprop, observe_sweep, run_hooks
+from wengert.core.sweep import SweepObserver, observe_sweep, run_hooks
+from wengert.core.sweep_fast import backprop
 from wengert.forward.dual import Dual
 from wengert.jupyter.explainer.explain import explain
 from wengert.jupyter.explorer.frames import explorer_frames
