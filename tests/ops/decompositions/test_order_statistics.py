@@ -72,9 +72,8 @@ def test_median_percentile_and_their_nan_forms_equal_numpy():
 
 
 def test_a_nan_makes_median_and_quantile_nan_and_takes_the_gradient():
-    """As NumPy, a lane with a NaN has NaN quantiles (wengert used to interpolate among
-    the other entries: a wrong value); the gradient goes to the NaN entry, as PyTorch's
-    median does."""
+    """As NumPy, a lane with a NaN has NaN quantiles (not an interpolation among the
+    other entries); the gradient goes to the NaN entry, as PyTorch's median does."""
     x = np.array([1.0, np.nan, 3.0])
     assert np.isnan(np.median(wg.tensor(x)).numpy())
     assert np.isnan(np.quantile(wg.tensor(x), 0.2).numpy())
