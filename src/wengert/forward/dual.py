@@ -756,7 +756,8 @@ class DualKind(Kind):
 # meeting the hottest ops (W1d in benchmarks/forward.py): the functions below compute
 # exactly what the generic float path (``DualKind.generic_unary`` / ``generic_binary``,
 # driven by the op's record: ``scalar_impl`` and ``scalar_deriv``) computes, with the
-# record's partials written out, so one Python call and no partial's call per op. Every
+# record's partials written out (a product by 1.0 left out: it is the identity on every
+# float), so one Python call and no partial's call per op. Every
 # other case (arrays, ints, another tag, a closed or batched tag, a float error) goes to
 # the generic function unchanged. Only the first operand of a binary op is tuned as a
 # dual (``d * 0.9``, ``d + e``, ``d ** 1.5``); ``0.9 * d`` takes the generic path.
@@ -861,7 +862,7 @@ def _tuned_add(generic: Any) -> Any:
                 if ty is float:
                     d = _NEW(Dual)
                     d.primal = px + y
-                    d.tangent = gx * 1.0  # the record's partial, as the generic path
+                    d.tangent = gx  # gx * 1.0, the record's partial: gx, bit for bit
                     d.tag = tag
                     return d
                 if ty is Dual and y.tag is tag:
@@ -870,7 +871,7 @@ def _tuned_add(generic: Any) -> Any:
                     if type(py) is float and type(gy) is float:
                         d = _NEW(Dual)
                         d.primal = px + py
-                        d.tangent = gx * 1.0 + gy * 1.0
+                        d.tangent = gx + gy  # gx * 1.0 + gy * 1.0, bit for bit
                         d.tag = tag
                         return d
         return generic(x, y)
@@ -889,7 +890,7 @@ def _tuned_subtract(generic: Any) -> Any:
                 if ty is float:
                     d = _NEW(Dual)
                     d.primal = px - y
-                    d.tangent = gx * 1.0
+                    d.tangent = gx
                     d.tag = tag
                     return d
                 if ty is Dual and y.tag is tag:
@@ -898,7 +899,7 @@ def _tuned_subtract(generic: Any) -> Any:
                     if type(py) is float and type(gy) is float:
                         d = _NEW(Dual)
                         d.primal = px - py
-                        d.tangent = gx * 1.0 + gy * -1.0
+                        d.tangent = gx - gy  # gx * 1.0 + gy * -1.0, bit for bit (IEEE)
                         d.tag = tag
                         return d
         return generic(x, y)
@@ -945,7 +946,7 @@ def _tuned_power(generic: Any) -> Any:
             if type(px) is float and type(gx) is float and tag.active:
                 try:
                     ans = pow_(px, y)
-                    tangent = gx * (0.0 if y == 0 else y * pow_(px, y - 1.0))
+                    tangent = gx * (0.0 if y == 0.0 else y * pow_(px, y - 1.0))
                 except (ValueError, OverflowError, ZeroDivisionError):
                     return generic(x, y)
                 d = _NEW(Dual)
