@@ -4,7 +4,8 @@ Wall-clock timings on these shared machines swing by 2x with the load; an
 instruction count does not (the same binary, inputs and environment give the
 same count). Each workload runs under callgrind twice, with ``k`` and ``2k``
 repetitions, and the difference divided by ``k`` (and by the ops per run) is
-what one repetition costs: start-up and imports cancel out.
+what one repetition costs: start-up and imports cancel out (and the objects they leave
+are frozen out of the garbage collector's full collections, see ``_script``).
 
 From the repository root::
 
@@ -68,8 +69,13 @@ WORKLOADS = {
 
 
 def _script(setup: str, body: str, reps: int) -> str:
+    # After the warm-up (caches, lazily built tables), gc.freeze() moves every object alive
+    # so far out of the collector's reach: the collections the repetitions trigger still
+    # count, but a full collection no longer walks the imported modules, whose cost
+    # (tens of millions of instructions) would land in one of the two runs and not the other.
     return (f"{setup}\n"
-            f"{body}\n"  # warm-up: caches, lazily built tables
+            f"{body}\n"
+            "import gc; gc.freeze()\n"
             f"for _ in range({reps}):\n    {body}\n")
 
 

@@ -968,7 +968,15 @@ TUNED_BINARY = {_ew.ADD: _tuned_add, _ew.SUBTRACT: _tuned_subtract,
 
 def tuned_unary(op: Any, generic: Any) -> Any:
     """The dual kind's function for ``op``: the tuned one when there is one, else
-    ``generic``."""
+    ``generic``.
+
+    Examples
+    --------
+    >>> from wengert.ops import elementwise as ew
+    >>> sin = tuned_unary(ew.SIN, DUAL.generic_unary(ew.SIN))
+    >>> sin(Dual(0.0, 2.0))
+    Dual(0.0, 2.0)
+    """
     make = TUNED_UNARY.get(op)
     if make is None:
         return generic
@@ -976,7 +984,15 @@ def tuned_unary(op: Any, generic: Any) -> Any:
 
 
 def tuned_binary(op: Any, generic: Any) -> Any:
-    """As :func:`tuned_unary` for a two-input op."""
+    """As :func:`tuned_unary` for a two-input op.
+
+    Examples
+    --------
+    >>> from wengert.ops import elementwise as ew
+    >>> mul = tuned_binary(ew.MULTIPLY, DUAL.generic_binary(ew.MULTIPLY))
+    >>> mul(Dual(3.0, 1.0), 2.0)
+    Dual(6.0, 2.0)
+    """
     make = TUNED_BINARY.get(op)
     if make is None:
         return generic
