@@ -1,6 +1,6 @@
 """Memory saved by ``wg.checkpoint``: a chain of elementwise ops on a large vector.
 
-Run: ``python benchmarks/checkpoint_memory.py`` (uses this checkout's ``src/``).
+Run from the repository root: ``PYTHONPATH=src python -m benchmarks.checkpoint_memory``.
 Reports, with tracemalloc, the memory the graph keeps alive after the forward
 pass and the peak during the backward pass, for the plain chain, one
 checkpoint around the whole chain, and ten checkpointed segments; it also
@@ -9,17 +9,14 @@ checks that the three give identical gradients.
 
 from __future__ import annotations
 
-import pathlib
-import sys
+import argparse
 import time
 import tracemalloc
 
 import numpy as np
-
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "src"))
-
-import wengert as wg  # noqa: E402
-import wengert.numpy as wnp  # noqa: E402
+import wengert as wg
+import wengert.numpy as wnp
+from benchmarks.harness import common_arguments, table, wengert_under_test, write_results
 
 N, DEPTH, SEGMENTS = 100_000, 200, 10
 
@@ -59,7 +56,11 @@ def measure(fn):
     return kept, peak, seconds, x.grad
 
 
-def main():
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    common_arguments(ap, quick=False)
+    args = ap.parse_args(argv)
+    wengert_under_test(args.installed)
     rows = []
     grads = []
     for name, fn in [("plain", plain), ("checkpoint(whole chain)", whole),
@@ -68,14 +69,18 @@ def main():
         rows.append((name, kept, peak, seconds))
         grads.append(g)
     print(f"{DEPTH} x sin on a vector of {N:,} float64 (tracemalloc; times include it)")
-    print(f"{'':28} {'kept after forward':>20} {'peak in backward':>18} {'seconds':>8}")
-    for name, kept, peak, seconds in rows:
-        print(f"{name:28} {kept / 2**20:17.1f} MB {peak / 2**20:15.1f} MB {seconds:8.2f}")
+    print(table(["", "kept after forward MB", "peak in backward MB", "seconds"],
+                [[name, f"{kept / 2**20:.1f}", f"{peak / 2**20:.1f}", f"{seconds:.2f}"]
+                 for name, kept, peak, seconds in rows]))
     same = all(np.array_equal(grads[0], g) for g in grads[1:])
     print("gradients identical:", same)
+    write_results(args.json, {"checkpoint_memory": {
+        name: {"kept_bytes": kept, "peak_bytes": peak, "seconds": seconds}
+        for name, kept, peak, seconds in rows}, "gradients_identical": same})
     if not same:
         raise SystemExit("checkpointed gradients differ")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

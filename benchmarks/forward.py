@@ -1,18 +1,15 @@
-#!/usr/bin/env python3
 """Forward-mode speed benchmarks: wengert vs HIPS autograd vs PyTorch vs JAX (CPU).
 
-Usage::
+Usage, from the repository root::
 
-    python benchmarks/forward.py                 # W1d, W4, W5, W6 (about 2 minutes)
-    python benchmarks/forward.py --quick         # small sizes, a smoke test
-    python benchmarks/forward.py --only W4,W6    # a subset
-    python benchmarks/forward.py --profile       # also cProfile wengert's rows
+    PYTHONPATH=src python -m benchmarks.forward                 # W1d, W4, W5, W6 (~2 minutes)
+    PYTHONPATH=src python -m benchmarks.forward --quick         # small sizes, a smoke test
+    PYTHONPATH=src python -m benchmarks.forward --only W4,W6    # a subset
+    PYTHONPATH=src python -m benchmarks.forward --profile       # also cProfile wengert's rows
 
-This is ``python benchmarks/run.py --only W1d,W4,W5,W6``: the workloads live
-here and the harness (round-robin timing, peers skipped when missing,
-results file, the other options) is ``run.py``'s.  ``run.py`` with no
-``--only`` runs these too.  Results go to ``benchmarks/results.json``
-(``--json`` moves them).
+The same harness as ``python -m benchmarks.run`` (which runs these too, after W1-W3):
+round-robin timing, peers skipped when missing, results written to
+``benchmarks/results.json`` (``--json`` moves them).
 
 Workloads (see benchmarks/README.md):
 
@@ -32,153 +29,39 @@ from __future__ import annotations
 import cProfile
 import io
 import math
-import os
 import pstats
 import statistics
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import numpy as np
+from benchmarks.harness import (
+    Suite,
+    add_ratios,
+    max_rel_diff,
+    rel_diff,
+    run_suites,
+    say_rows,
+    scaled_verdict,
+    table,
+    time_and_check,
+    to_numpy,
+)
+from benchmarks.workloads import (
+    W1_X0,
+    rosen,
+    rosen_hvp,
+    w1_chain,
+    w1_reference,
+    w4_data,
+    w56_data,
+    w56_fun,
+    w56_jacobian,
+    w56_jvp,
+)
 
-# ``run`` sets the BLAS / OpenMP thread variables before it imports NumPy, so
-# NumPy comes from it rather than from an import that could run first.
-import run as common  # noqa: E402
-from run import W1_X0, measure_interleaved, run_safely, table, w1_chain  # noqa: E402
-
-np = common.np
-TARGETS = {"W1d": 0.6, "W4": 200.0, "W5": 2.3, "W6": 200.0}
-JAX_HINT = "pip install jax jaxlib  (CPU; into the Python that runs this script)"
-
-
-# --------------------------------------------------------------------------- peers
-def load_jax(say: Callable[[str], None]) -> Any:
-    """Import JAX on the CPU, float64, single-threaded like everything else."""
-    threads = os.environ.get("OMP_NUM_THREADS", "1")
-    os.environ.setdefault("JAX_PLATFORMS", "cpu")
-    if threads == "1":
-        flags = os.environ.get("XLA_FLAGS", "")
-        if "xla_cpu_multi_thread_eigen" not in flags:
-            os.environ["XLA_FLAGS"] = (flags + " --xla_cpu_multi_thread_eigen=false "
-                                       "intra_op_parallelism_threads=1").strip()
-    # XLA sizes its CPU thread pools from the process's CPU affinity when the
-    # backend starts (the flags above do not cover all of them), so with one
-    # thread requested the backend starts pinned to one CPU; the affinity is
-    # restored right after, and only the pools created then stay small.
-    pin = threads == "1" and hasattr(os, "sched_setaffinity")
-    old = os.sched_getaffinity(0) if pin else None
-    try:
-        if pin:
-            os.sched_setaffinity(0, {min(old)})
-        jax, err = common.try_import("jax")
-        if jax is None:
-            say(f"[skip] jax is not importable ({err}); install it with: {JAX_HINT}")
-            return None
-        jax.config.update("jax_enable_x64", True)
-        jax.config.update("jax_platforms", "cpu")
-        jax.numpy.ones(2).block_until_ready()  # start the backend now
-    finally:
-        if pin:
-            os.sched_setaffinity(0, old)
-    return jax
-
-
-def add_peers(peers: dict[str, Any], say: Callable[[str], None]) -> None:
-    if "jax" not in peers:
-        peers["jax"] = load_jax(say)
-
-
-# --------------------------------------------------------------------------- common
-def max_rel_diff(a: Any, ref: np.ndarray) -> float:
-    """``max |a - ref| / max |ref|``: relative to the reference's scale.
-
-    Entry-by-entry relative differences blow up on entries that are zero or
-    nearly so (Jacobian off-diagonals, HVP entries that cancel), which says
-    nothing about the implementation; scaling by the largest entry does not.
-    """
-    a = np.asarray(a, dtype=np.float64)
-    if a.shape != ref.shape:
-        raise ValueError(f"shape {a.shape} differs from the reference's {ref.shape}")
-    return float(np.max(np.abs(a - ref)) / max(float(np.max(np.abs(ref))), 1e-300))
-
-
-def to_numpy(x: Any) -> np.ndarray:
-    if hasattr(x, "detach"):  # torch
-        x = x.detach().numpy()
-    return np.asarray(x, dtype=np.float64)
-
-
-def repeat(fn: Callable[[], Any], inner: int) -> Callable[[], Any]:
-    """``fn`` called ``inner`` times per timed call (for sub-millisecond work)."""
-    if inner == 1:
-        return fn
-
-    def many() -> Any:
-        for _ in range(inner - 1):
-            fn()
-        return fn()
-
-    return many
-
-
-def time_and_check(impls: dict[str, Callable[[], Any]], check: Callable[[str, Any], float],
-                   repeats: int, inner: int, warmup: int, label: str,
-                   say: Callable[[str], None]) -> dict[str, dict]:
-    """Run each implementation once (checking its result), then time the good ones.
-
-    Times are per call of the implementation (a timed call runs it ``inner``
-    times).  ``check(name, result)`` returns the max rel diff vs the
-    reference and may raise, which reports the row as failed.
-    """
-    checked: dict[str, Any] = {}
-    for name, fn in impls.items():
-        checked[name] = run_safely(f"{label} {name}", lambda n=name, fn=fn: check(n, fn()), say)
-    ok = {k: repeat(impls[k], inner) for k, v in checked.items() if not isinstance(v, dict)}
-    rows = measure_interleaved(ok, repeats, warmup, say, label)
-    out = {}
-    for name in impls:
-        if isinstance(checked[name], dict):
-            out[name] = checked[name]
-            continue
-        r = rows[name]
-        if "error" not in r:
-            for key in ("median_s", "min_s", "cpu_min_s", "cpu_median_s"):
-                r[key] /= inner
-            r["wall_s"] = [t / inner for t in r["wall_s"]]
-            r["cpu_s"] = [t / inner for t in r["cpu_s"]]
-            r["inner"] = inner
-            r["max_rel_diff"] = checked[name]
-        out[name] = r
-    return out
-
-
-def add_ratios(rows: dict[str, dict], base_name: str) -> None:
-    base = rows.get(base_name, {})
-    if "error" in base or not base:
-        return
-    for r in rows.values():
-        if "error" in r:
-            continue
-        r["ratio_min"] = r["min_s"] / base["min_s"]
-        r["ratio_cpu_min"] = r["cpu_min_s"] / base["cpu_min_s"]
-        r["ratio_paired"] = statistics.median(a / b for a, b in zip(r["wall_s"], base["wall_s"]))
-
-
-def say_rows(rows: dict[str, dict], say: Callable[[str], None], unit: str = "us") -> None:
-    scale, u = (1e6, "µs") if unit == "us" else (1e3, "ms")
-    for name, r in rows.items():
-        if "error" in r:
-            say(f"  {name:<48} error: {r['error']}")
-            continue
-        extra = ""
-        if "ratio_min" in r:
-            extra = (f"  {r['ratio_min']:5.2f}x fwd (min/min) {r['ratio_paired']:5.2f}x (paired)"
-                     f" {r['ratio_cpu_min']:5.2f}x (cpu)")
-        d = 1 if unit == "us" else 2
-        say(f"  {name:<48} {r['min_s'] * scale:10.{d}f} {u} (min) {r['median_s'] * scale:10.{d}f} "
-            f"(median) {r['cpu_min_s'] * scale:10.{d}f} (cpu min){extra}  "
-            f"max rel diff {r['max_rel_diff']:.1e}")
+TARGETS = {"W1d": 0.5, "W4": 200.0, "W5": 2.3, "W6": 200.0}
 
 
 # --------------------------------------------------------------------------- W1d
@@ -306,7 +189,7 @@ def w1d_impls(n: int, peers: dict[str, Any]) -> dict[str, Callable[[], tuple[flo
 
 def bench_w1d(cfg: dict[str, Any], peers: dict[str, Any], say: Callable[[str], None]) -> dict:
     n, repeats = cfg["w1_ops"], cfg["w1_repeats"]
-    ref_value, ref_deriv = common.w1_reference(n)
+    ref_value, ref_deriv = w1_reference(n)
     say(f"\n== W1d: scalar chain of {n:,} ops (sin, cos, tanh, *c, +x, **c) with dual numbers "
         f"(value + derivative in one pass), {repeats} repeats ==")
     impls = w1d_impls(n, peers)
@@ -315,9 +198,9 @@ def bench_w1d(cfg: dict[str, Any], peers: dict[str, Any], say: Callable[[str], N
         value, deriv = result
         diffs = []
         if not math.isnan(value):
-            diffs.append(common.rel_diff(value, ref_value))
+            diffs.append(rel_diff(value, ref_value))
         if not math.isnan(deriv):
-            diffs.append(common.rel_diff(deriv, ref_deriv))
+            diffs.append(rel_diff(deriv, ref_deriv))
         if not diffs:
             return float("nan")
         return max(diffs)
@@ -337,31 +220,8 @@ def bench_w1d(cfg: dict[str, Any], peers: dict[str, Any], say: Callable[[str], N
             "reference_derivative": ref_deriv, "rows": rows}
 
 
+
 # --------------------------------------------------------------------------- W4
-def rosen(x: Any, xp: Any = np) -> Any:
-    """The Rosenbrock function, in array form (works on any array library)."""
-    a, b = x[:-1], x[1:]
-    return xp.sum(100.0 * (b - a * a) ** 2 + (1.0 - a) ** 2)
-
-
-def rosen_hvp(x: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """The analytic Hessian-vector product of :func:`rosen` (the Hessian is tridiagonal)."""
-    a, b = x[:-1], x[1:]
-    diag = np.zeros_like(x)
-    diag[:-1] += 1200.0 * a * a - 400.0 * b + 2.0
-    diag[1:] += 200.0
-    off = -400.0 * a  # H[i, i+1] = H[i+1, i]
-    hv = diag * v
-    hv[:-1] += off * v[1:]
-    hv[1:] += off * v[:-1]
-    return hv
-
-
-def w4_data(n: int) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(4)
-    return rng.uniform(-2.0, 2.0, n), rng.standard_normal(n)
-
-
 def w4_impls(x: np.ndarray, v: np.ndarray, peers: dict[str, Any]) -> dict[str, Callable[[], Any]]:
     import wengert as wg
 
@@ -421,33 +281,8 @@ def bench_w4(cfg: dict[str, Any], peers: dict[str, Any], say: Callable[[str], No
     return {"n": n, "repeats": repeats, "inner": inner, "rows": rows}
 
 
+
 # --------------------------------------------------------------------------- W5 / W6
-def w56_data(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    A = rng.standard_normal((n, n)) / np.sqrt(n)
-    return A, rng.standard_normal(n), rng.standard_normal(n)
-
-
-def w56_fun(A: Any, xp: Any = np) -> Callable[[Any], Any]:
-    """``x -> tanh(A @ x) * sin(x)`` with the array library ``xp``."""
-    return lambda x: xp.tanh(A @ x) * xp.sin(x)
-
-
-def w56_jvp(A: np.ndarray, x: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """The analytic JVP: two matrix-vector products, the floor for any JVP."""
-    t = np.tanh(A @ x)
-    s = np.sin(x)
-    return (1.0 - t * t) * (A @ v) * s + t * np.cos(x) * v
-
-
-def w56_jacobian(A: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """The analytic Jacobian ``diag((1 - t²) sin x) A + diag(t cos x)``, ``t = tanh(A x)``."""
-    t = np.tanh(A @ x)
-    J = ((1.0 - t * t) * np.sin(x))[:, None] * A
-    J[np.diag_indices_from(J)] += t * np.cos(x)
-    return J
-
-
 def w5_impls(A: np.ndarray, x: np.ndarray, v: np.ndarray,
              peers: dict[str, Any]) -> dict[str, Callable[[], Any]]:
     import wengert as wg
@@ -553,15 +388,13 @@ def bench_w6(cfg: dict[str, Any], peers: dict[str, Any], say: Callable[[str], No
     return {"n": n, "repeats": repeats, "inner": inner, "rows": rows}
 
 
-BENCHES = {"W1D": ("W1d", bench_w1d), "W4": ("W4", bench_w4), "W5": ("W5", bench_w5),
-           "W6": ("W6", bench_w6)}
-
-
 def config(quick: bool) -> dict[str, Any]:
     if quick:
-        return {"fwd_repeats": 3, "w4_n": 1_000, "w4_inner": 5, "w5_n": 500, "w5_inner": 2,
+        return {"w1_ops": 1_000, "w1_repeats": 2,  # W1d: W1's chain and repeats
+                "fwd_repeats": 3, "w4_n": 1_000, "w4_inner": 5, "w5_n": 500, "w5_inner": 2,
                 "w6_n": 100, "w6_inner": 2}
-    return {"fwd_repeats": 15, "w4_n": 1_000, "w4_inner": 20, "w5_n": 2_000, "w5_inner": 5,
+    return {"w1_ops": 10_000, "w1_repeats": 5,
+            "fwd_repeats": 15, "w4_n": 1_000, "w4_inner": 20, "w5_n": 2_000, "w5_inner": 5,
             "w6_n": 100, "w6_inner": 20}
 
 
@@ -665,7 +498,7 @@ def verdicts(results: dict[str, Any]) -> list[str]:
         return None if not r or "error" in r else r[field]
 
     def scaled(*args: Any, paired: tuple[str, str, str] | None = None) -> None:
-        line = common.scaled_verdict(*args)
+        line = scaled_verdict(*args)
         if line and paired:
             # The rows are timed round-robin, so round i of each is one pair: the
             # median of the per-round ratios is steadier than a ratio of minima.
@@ -703,8 +536,15 @@ def verdicts(results: dict[str, Any]) -> list[str]:
     return out
 
 
+#: W1d, W4, W5, W6 for :func:`benchmarks.harness.run_suites` (JAX is the fourth peer).
+FORWARD = Suite(benches={"W1d": bench_w1d, "W4": bench_w4, "W5": bench_w5, "W6": bench_w6},
+                config=config, tables=final_tables, verdicts=verdicts,
+                peers=("autograd", "torch", "jax"), profile=profile_wengert)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_suites([FORWARD], argv, __doc__.split("\n\n")[0])
+
+
 if __name__ == "__main__":
-    argv = sys.argv[1:]
-    if not any(a == "--only" or a.startswith("--only=") for a in argv):
-        argv = ["--only", "W1d,W4,W5,W6", *argv]
-    sys.exit(common.main(argv))
+    sys.exit(main())

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Fusion speed and memory planning of static graphs (issue 12, section 2), in one run.
+"""Fusion speed and memory planning of static graphs, in one run.
 
-Usage::
+Usage, from the repository root::
 
-    python benchmarks/graph_memory.py            # full sizes (about a minute)
-    python benchmarks/graph_memory.py --quick    # small sizes, a smoke test
+    PYTHONPATH=src python -m benchmarks.graph_memory            # full sizes (about a minute)
+    PYTHONPATH=src python -m benchmarks.graph_memory --quick    # small sizes, a smoke test
 
 1. Fusion: two 8-op elementwise chains on 10^6 float64 values (cheap arithmetic,
    and a mix with sin/exp/tanh): eager NumPy, the traced graph unfused, the fused
@@ -15,7 +15,7 @@ Usage::
    "planned" runs the same equations with ``memory_plan`` (``run_planned``: values
    freed after their last use, outputs written into dying buffers). Times are min and
    median over interleaved repeats; "same bits" compares with eager NumPy.
-2. Memory of the W2 gradient (the tanh MLP of benchmarks/run.py, loss and six
+2. Memory of the W2 gradient (the tanh MLP of benchmarks/workloads.py, loss and six
    gradients): ``peak_bytes`` without a plan (generated code keeps every value
    until it returns) and with ``memory_plan``, next to tracemalloc's peak while
    running the generated code, the planned run (``run_planned``), and the fused
@@ -28,27 +28,28 @@ from __future__ import annotations
 
 import argparse
 import gc
-import statistics
 import sys
-import time
 import tracemalloc
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+import wengert as wg
+from benchmarks.harness import (
+    common_arguments,
+    measure_interleaved,
+    table,
+    wengert_under_test,
+    write_results,
+)
+from benchmarks.workloads import mlp_data, mlp_loss, mlp_params
+from wengert.core.tree import flatten
+from wengert.graph.passes.fuse import fuse, fused_kernels
+from wengert.graph.passes.memory import memory_plan, peak_bytes, run_planned
+from wengert.graph.passes.remat import BudgetError, remat
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "src"))
-sys.path.insert(0, str(HERE))
-
-from run import mlp_data, mlp_loss, mlp_params  # noqa: E402
-
-import wengert as wg  # noqa: E402
-from wengert.core.tree import flatten  # noqa: E402
-from wengert.graph.passes.fuse import fuse, fused_kernels  # noqa: E402
-from wengert.graph.passes.memory import memory_plan, peak_bytes, run_planned  # noqa: E402
-from wengert.graph.passes.remat import BudgetError, remat  # noqa: E402
+#: What the run measured, written to the JSON results (``--json``).
+RESULTS: dict[str, Any] = {}
 
 
 def arith_chain(x: Any, y: Any) -> Any:
@@ -66,16 +67,10 @@ NUMEXPR = {arith_chain: "sqrt(((x * y + 0.5) * 2.0 - y) ** 2 + 1.0) * x",
 
 
 def timed(fns: dict[str, Callable[[], Any]], repeats: int) -> dict[str, tuple[float, float]]:
-    """Min and median seconds of each function, the functions interleaved."""
-    times: dict[str, list[float]] = {k: [] for k in fns}
-    for f in fns.values():
-        f()
-    for _ in range(repeats):
-        for k, f in fns.items():
-            t = time.perf_counter()
-            f()
-            times[k].append(time.perf_counter() - t)
-    return {k: (min(v), statistics.median(v)) for k, v in times.items()}
+    """Min and median seconds of each function, the functions interleaved (one warm-up
+    call each, no collection between calls)."""
+    rows = measure_interleaved(fns, repeats, 1, print, "timing", collect=False)
+    return {k: (r["min_s"], r["median_s"]) for k, r in rows.items()}
 
 
 def bench_fusion(n: int, repeats: int) -> None:
@@ -91,12 +86,15 @@ def bench_fusion(n: int, repeats: int) -> None:
         ref = chain(x, y)
         results = timed(fns, repeats)
         base = results["eager NumPy"][0]
-        print(f"   {'':34s} {'min ms':>8s} {'median ms':>10s} {'speedup':>8s}  same bits")
+        rows = []
         for name, (lo, med) in results.items():
             got = fns[name]()
             same = "yes" if np.array_equal(got, ref) else \
                 f"no (max diff {np.max(np.abs(got - ref)):.1e})"
-            print(f"   {name:34s} {lo * 1e3:8.2f} {med * 1e3:10.2f} {base / lo:7.2f}x  {same}")
+            rows.append([name, f"{lo * 1e3:.2f}", f"{med * 1e3:.2f}", f"{base / lo:.2f}x", same])
+            RESULTS.setdefault(f"fusion {chain.__name__}", {})[name] = {
+                "min_s": lo, "median_s": med, "same_bits": same == "yes"}
+        print(table(["", "min ms", "median ms", "speedup", "same bits"], rows))
         if numexpr is None:
             print("   (numexpr not importable here: not timed)")
 
@@ -179,14 +177,19 @@ def bench_w2_memory(sizes: tuple[int, ...], batch: int, repeats: int) -> None:
         if "out=" in pg.to_source() or "del " in pg.to_source():
             rows.append(("generated code with the plan", peak_bytes(pg),
                          lambda: pg(params, X, onehot)))
-    print(f"   {'':32s} {'peak_bytes':>12s} {'tracemalloc + inputs':>21s}")
+    lines = []
     for name, computed, fn in rows:
         measured = traced_peak(fn) + inputs
-        print(f"   {name:32s} {computed:12,d} {measured:21,d}")
+        lines.append([name, f"{computed:,d}", f"{measured:,d}"])
+        RESULTS.setdefault("W2 gradient memory", {})[name] = {
+            "peak_bytes": computed, "tracemalloc_plus_inputs": measured}
+    print(table(["", "peak_bytes", "tracemalloc + inputs"], lines))
     fwd = lambda: loss(params, X, onehot)  # noqa: E731
     times = timed({"numpy forward": fwd, "graph": lambda: g(params, X, onehot),
                    "fused graph": lambda: fused(params, X, onehot)}, repeats)
     base = times["numpy forward"][0]
+    RESULTS["W2 gradient times"] = {k: {"min_s": lo, "median_s": med}
+                                    for k, (lo, med) in times.items()}
     print(f"   time (min over {repeats}): " + ", ".join(
         f"{k} {lo * 1e3:.2f} ms ({lo / base:.2f}x forward)" for k, (lo, _) in times.items()))
 
@@ -229,8 +232,9 @@ def bench_remat(depth: int, width: int, batch: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
+    common_arguments(ap)
     args = ap.parse_args(argv)
+    wengert_under_test(args.installed)
     print(f"numpy {np.__version__}, python {sys.version.split()[0]}")
     if args.quick:
         bench_fusion(10**5, 5)
@@ -240,6 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         bench_fusion(10**6, 40)
         bench_w2_memory((784, 512, 512, 10), 256, 10)
         bench_remat(16, 128, 1024)
+    write_results(args.json, {"graph_memory": RESULTS})
     return 0
 
 

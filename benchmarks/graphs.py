@@ -1,7 +1,9 @@
-"""Speed of static graphs (issue 12, section 8), side by side in one run.
+"""Speed of static graphs, side by side in one run.
 
-    python benchmarks/graphs.py              # W1, W2, W3 (10^5 ops), fusion
-    python benchmarks/graphs.py --w3 1000000 # W3 at full size (minutes, several GB)
+From the repository root::
+
+    PYTHONPATH=src python -m benchmarks.graphs              # W1, W2, W3 (10^5 ops), fusion
+    PYTHONPATH=src python -m benchmarks.graphs --w3 1000000 # W3 at full size (minutes, GBs)
 
 * W1: the 10,000-op scalar chain's gradient, eager tape vs ``wg.compile(wg.grad(f))``:
   trace + compile time of the first call, then µs per op in steady state (minimum).
@@ -16,18 +18,19 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-import timeit
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from run import (  # noqa: E402
+import wengert as wg
+from benchmarks.harness import (
+    best,
+    common_arguments,
+    print_sections,
+    wengert_under_test,
+    write_results,
+)
+from benchmarks.workloads import (
     W1_X0,
     mlp_data,
     mlp_loss,
@@ -37,13 +40,7 @@ from run import (  # noqa: E402
     w3_chain,
     w3_x0,
 )
-
-import wengert as wg  # noqa: E402
-from wengert.graph.passes.pipeline import COMPILE_PASSES, DEFAULT_PASSES  # noqa: E402
-
-
-def best(fn: Any, number: int, repeat: int = 5) -> float:
-    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
+from wengert.graph.passes.pipeline import COMPILE_PASSES, DEFAULT_PASSES
 
 
 def w1(n: int = 10_000) -> dict[str, float]:
@@ -120,12 +117,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--w3", type=int, default=100_000, help="W3's op count")
     parser.add_argument("--only", default="W1,W2,W3,fusion")
+    common_arguments(parser, quick=False)
     args = parser.parse_args(argv)
+    wengert_under_test(args.installed)
     runs = {"W1": w1, "W2": w2, "W3": lambda: w3(args.w3), "fusion": fusion}
+    results = {}
     for name in args.only.split(","):
-        print(f"== {name}", flush=True)
-        for key, value in runs[name]().items():
-            print(f"   {key:40s} {value:12.3f}", flush=True)
+        results[name] = runs[name]()
+        print_sections([(name, results[name])], width=40, fmt="12.3f")
+    write_results(args.json, {"graphs": results})
     return 0
 
 

@@ -1,7 +1,9 @@
-"""Speed of the Jupyter layer (issue 11, section 9), measured in one run.
+"""Speed of the Jupyter layer, measured in one run.
 
-    python benchmarks/jupyter.py            # all (about a minute)
-    python benchmarks/jupyter.py --quick    # smaller tapes
+From the repository root (with a Python that has IPython)::
+
+    PYTHONPATH=src python -m benchmarks.jupyter            # all (about a minute)
+    PYTHONPATH=src python -m benchmarks.jupyter --quick    # smaller tapes
 
 * ``%%autodiff`` overhead: a ten-line cell run through IPython's ``run_cell`` as a
   plain cell and under ``%%autodiff`` (reverse mode, the default card), median of
@@ -20,19 +22,15 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
-
-import wengert as wg  # noqa: E402
-from wengert.core.collector import collector_paused  # noqa: E402
-from wengert.jupyter.explorer.frames import explorer_frames  # noqa: E402
-from wengert.jupyter.explorer.widget import pack  # noqa: E402
+import wengert as wg
+from benchmarks.harness import common_arguments, print_sections, wengert_under_test, write_results
+from wengert.core.collector import collector_paused
+from wengert.jupyter.explorer.frames import explorer_frames
+from wengert.jupyter.explorer.widget import pack
 
 CELL = """\
 a = np.tanh(X @ W1 + b1)
@@ -137,17 +135,16 @@ def draw_times() -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true")
+    common_arguments(parser)
     args = parser.parse_args(argv)
+    wengert_under_test(args.installed)
     sizes = (2_000, 20_000) if args.quick else (2_000, 100_000)
     sections = [("%%autodiff on a ten-line cell", magic_overhead(5 if args.quick else 25))]
     sections += [(f"wg.explore, Python side, {n:,} equations", explore_python(n))
                  for n in sizes]
     sections.append(("wg.draw", draw_times()))
-    for title, values in sections:
-        print(f"== {title}")
-        for key, value in values.items():
-            print(f"   {key:32s} {value:10.3f}")
+    print_sections(sections)
+    write_results(args.json, {"jupyter": dict(sections)})
     return 0
 
 

@@ -1,8 +1,10 @@
-"""Gradients through decompositions (issue 13, section 7): ``eigh`` and ``svd``, wengert
-vs HIPS autograd vs PyTorch, side by side in one run.
+"""Gradients through decompositions: ``eigh`` and ``svd``, wengert vs HIPS autograd vs
+PyTorch, side by side in one run.
 
-    python benchmarks/linalg.py              # 100x100 and 500x500
-    python benchmarks/linalg.py --sizes 50   # other sizes
+From the repository root, with the Python that has the peers::
+
+    PYTHONPATH=src python -m benchmarks.linalg              # 100x100 and 500x500
+    PYTHONPATH=src python -m benchmarks.linalg --sizes 50   # other sizes
 
 Each library computes the gradient of the same loss of the whole decomposition
 (values and vectors): ``eigh``: ``sum(w) + sum(V**3)`` of a symmetric matrix;
@@ -16,33 +18,24 @@ they treat the unused triangle). Peers that are not importable are skipped (see
 from __future__ import annotations
 
 import argparse
-import os
-import sys
-import timeit
-from pathlib import Path
 from typing import Any
 
-_ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-_ap.add_argument("--sizes", default="100,500")
-_ap.add_argument("--threads", type=int, default=1)
-ARGS = _ap.parse_args()
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = str(ARGS.threads)
-
-import numpy as np  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
-import wengert as wg  # noqa: E402
+import numpy as np
+from benchmarks.harness import (
+    best,
+    common_arguments,
+    load_peers,
+    table,
+    wengert_under_test,
+    write_results,
+)
 
 
-def best(fn: Any, inputs: list[np.ndarray]) -> float:
+def fastest(fn: Any, inputs: list[np.ndarray]) -> float:
     """The fastest of ``fn(x)`` over ``inputs``: a new matrix each time (wengert shares a
     decomposition between the primitives of one matrix, so repeating one matrix would
     skip it)."""
-    times = []
-    for x in inputs:
-        times.append(min(timeit.repeat(lambda: fn(x), number=1, repeat=1)))  # noqa: B023
-    return min(times)
+    return min(best(lambda: fn(x), 1, 1) for x in inputs)  # noqa: B023
 
 
 def eigh_loss(np_: Any, linalg: Any) -> Any:
@@ -61,19 +54,16 @@ def svd_loss(np_: Any, linalg: Any) -> Any:
     return loss
 
 
-def peers() -> dict[str, Any]:
+def peer_grads() -> dict[str, Any]:
+    """library -> (make_loss -> gradient function on ndarrays), for the importable peers."""
+    peers = load_peers(("autograd", "torch"), print)
     found: dict[str, Any] = {}
-    try:
-        import autograd
+    if peers["autograd"] is not None:
         import autograd.numpy as anp
 
-        found["autograd"] = (lambda make: autograd.grad(make(anp, anp.linalg)))
-    except ImportError:
-        print("(HIPS autograd not importable: pip install autograd)")
-    try:
-        import torch
-
-        torch.set_num_threads(ARGS.threads)
+        found["autograd"] = (lambda make: peers["autograd"].grad(make(anp, anp.linalg)))
+    torch = peers["torch"]
+    if torch is not None:
         torch.set_default_dtype(torch.float64)
 
         def torch_grad(make: Any) -> Any:
@@ -87,16 +77,20 @@ def peers() -> dict[str, Any]:
             return grad
 
         found["PyTorch"] = torch_grad
-    except ImportError:
-        print("(PyTorch not importable: pip install torch==2.13.0, see benchmarks/README.md)")
     return found
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="100,500")
+    common_arguments(ap, quick=False)
+    args = ap.parse_args(argv)
+    wg = wengert_under_test(args.installed)
     rng = np.random.default_rng(0)
-    others = peers()
-    print(f"{'workload':18s} {'library':10s} {'ms':>10s} {'/ wengert':>10s}  agrees")
-    for n in [int(s) for s in ARGS.sizes.split(",")]:
+    others = peer_grads()
+    rows: list[list[str]] = []
+    results: dict[str, dict[str, Any]] = {}
+    for n in [int(s) for s in args.sizes.split(",")]:
         b = rng.normal(size=(n, n))
         cases = {"eigh": (eigh_loss, (b + b.T) / 2.0), "svd": (svd_loss, b)}
         repeat = 5 if n <= 200 else 3
@@ -105,9 +99,10 @@ def main() -> int:
                      range(1, repeat + 1)]
             mine = wg.grad(make(np, np.linalg))
             ref = mine(a)
-            t_mine = best(mine, fresh)
-            print(f"{name} {n}x{n}".ljust(18), f"{'wengert':10s} {t_mine * 1e3:10.1f} "
-                  f"{1.0:10.2f}")
+            t_mine = fastest(mine, fresh)
+            label = f"{name} {n}x{n}"
+            rows.append([label, "wengert", f"{t_mine * 1e3:.1f}", "1.00", ""])
+            results[label] = {"wengert": {"ms": t_mine * 1e3}}
             for lib, make_grad in others.items():
                 grad = make_grad(make)
                 got = grad(a)
@@ -116,8 +111,12 @@ def main() -> int:
                                          atol=1e-8)
                 else:
                     agrees = np.allclose(got, ref, rtol=1e-6, atol=1e-8)
-                t = best(grad, fresh)
-                print(f"{'':18s} {lib:10s} {t * 1e3:10.1f} {t / t_mine:10.2f}  {agrees}")
+                t = fastest(grad, fresh)
+                rows.append(["", lib, f"{t * 1e3:.1f}", f"{t / t_mine:.2f}", str(agrees)])
+                results[label][lib] = {"ms": t * 1e3, "agrees": bool(agrees)}
+            print(f"{label}: done", flush=True)
+    print(table(["workload", "library", "ms", "/ wengert", "agrees"], rows))
+    write_results(args.json, {"linalg": results})
     return 0
 
 

@@ -1,13 +1,12 @@
-#!/usr/bin/env python3
 """Side-by-side speed benchmarks: wengert vs HIPS autograd vs PyTorch (CPU).
 
-Usage::
+Usage, from the repository root::
 
-    python benchmarks/run.py                 # full run (several minutes)
-    python benchmarks/run.py --quick         # small sizes, a smoke test
-    python benchmarks/run.py --only W1,W2    # a subset of W1, W2, W3, W1d, W4, W5, W6
+    PYTHONPATH=src python -m benchmarks.run                 # full run (several minutes)
+    PYTHONPATH=src python -m benchmarks.run --quick         # small sizes, a smoke test
+    PYTHONPATH=src python -m benchmarks.run --only W1,W2    # a subset (W1-W3, W1d, W4-W6)
 
-Workloads (see benchmarks/README.md and design.md §9):
+Workloads (see benchmarks/README.md):
 
 W1  a scalar chain of 10,000 elementary ops on a Python float / 0-d value
     (sin, cos, tanh, mul by a constant, add the input, pow by a constant),
@@ -20,251 +19,70 @@ W3  a chain of 10^6 elementwise ops (sin, cos, mul, add) on a length-16
     it must complete; µs per op (target ≤ 5) and bytes per recorded op.
 
 W1d, W4, W5, W6 (forward mode, with JAX as a fourth peer) are defined in
-``benchmarks/forward.py``; ``python benchmarks/forward.py`` runs just those.
+``benchmarks/forward.py``; ``python -m benchmarks.forward`` runs just those.
+The functions every implementation runs are in ``benchmarks/workloads.py``, the
+timing, peers, tables and results file in ``benchmarks/harness.py``.
 
-wengert is imported from the checkout (``src/`` next to this folder) unless
-``--installed`` is given.  Peers that are not importable are skipped with a
-message that says how to install them.  Results are printed as a table and
-written to ``benchmarks/results.json`` (git-ignored).
+wengert must be this checkout's ``src/`` unless ``--installed`` is given.  Peers that
+are not importable are skipped with a message that says how to install them.  Results
+are printed as a table and written to ``benchmarks/results.json`` (git-ignored).
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import gc
-import hashlib
-import importlib
-import importlib.metadata
 import json
 import math
 import os
-import platform
 import statistics
 import subprocess
 import sys
-import time
 import tracemalloc
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-
-def _threads_from_argv(argv: list[str]) -> str | None:
-    for i, a in enumerate(argv):
-        if a == "--threads" and i + 1 < len(argv):
-            return argv[i + 1]
-        if a.startswith("--threads="):
-            return a.split("=", 1)[1]
-    return None
-
-
-# BLAS and OpenMP read these when they load, so they are set before NumPy and
-# torch are imported. One thread by default: the machine is small and shared,
-# and a BLAS thread pool competing with other processes (or with torch's own
-# OpenMP pool) makes the timings swing by 5x. W3 workers inherit them.
-_THREADS = _threads_from_argv(sys.argv) or os.environ.get("OMP_NUM_THREADS") or "1"
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = _THREADS
-
-import numpy as np  # noqa: E402
-
-HERE = Path(__file__).resolve().parent
-SRC = HERE.parent / "src"
-perf_counter = time.perf_counter
-process_time = time.process_time
-
-INSTALL_HINT = {
-    "autograd": "pip install autograd",
-    "torch": "pip install torch==2.13.0  (exactly this version: a CPU wheel is on disk)",
-}
+import numpy as np
+from benchmarks import forward
+from benchmarks.harness import (
+    ROOT,
+    GCClock,
+    Suite,
+    child_env,
+    fmt_ms,
+    measure_interleaved,
+    perf_counter,
+    process_time,
+    rel_diff,
+    rss_bytes,
+    run_safely,
+    run_suites,
+    scaled_verdict,
+    summary,
+    table,
+)
+from benchmarks.workloads import (
+    W1_X0,
+    W3_LEN,
+    mlp_data,
+    mlp_loss,
+    mlp_numpy_grads,
+    mlp_params,
+    torch_mlp_loss,
+    w1_chain,
+    w1_reference,
+    w3_chain,
+    w3_x0,
+)
 
 TARGETS = {"W1": 2.0, "W2": 2.5, "W3": 5.0}
-ALL_WORKLOADS = ("W1", "W2", "W3", "W1d", "W4", "W5", "W6")
-
-
-# --------------------------------------------------------------------------- helpers
-def use_checkout(installed: bool) -> None:
-    """Put the checkout's ``src/`` first on ``sys.path`` (unless asked not to)."""
-    if not installed and SRC.is_dir() and str(SRC) not in sys.path:
-        sys.path.insert(0, str(SRC))
-
-
-def try_import(name: str) -> tuple[Any, str | None]:
-    try:
-        return importlib.import_module(name), None
-    except Exception as e:  # noqa: BLE001 - any failure means "skip this peer"
-        return None, f"{type(e).__name__}: {e}"
-
-
-def load_peers(say: Callable[[str], None]) -> dict[str, Any]:
-    peers: dict[str, Any] = {}
-    for name in ("autograd", "torch"):
-        mod, err = try_import(name)
-        if mod is None:
-            say(f"[skip] {name} is not importable ({err}); install it with: {INSTALL_HINT[name]}")
-        peers[name] = mod
-    if peers["torch"] is not None:
-        peers["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
-    return peers
-
-
-def measure_interleaved(fns: dict[str, Callable[[], Any]], repeats: int, warmup: int,
-                        say: Callable[[str], None], label: str) -> dict[str, dict]:
-    """Time every function in ``fns``, round-robin, ``repeats`` times each.
-
-    Interleaving (A B C A B C ...) instead of (A A A B B B ...) spreads the
-    load of a shared machine over all implementations, so ratios stay fair.
-    Each call gets ``warmup`` untimed calls first.  The garbage collector stays
-    enabled (it is part of the real cost); a collection runs before every
-    timed call so each starts clean.  Wall time (``perf_counter``) and CPU
-    time of this process (``process_time``) are both kept: with one BLAS
-    thread, CPU time is the less noisy of the two when other jobs compete.
-    """
-    live = dict(fns)
-    wall: dict[str, list[float]] = {k: [] for k in fns}
-    cpu: dict[str, list[float]] = {k: [] for k in fns}
-    errors: dict[str, str] = {}
-
-    def call(name: str, fn: Callable[[], Any]) -> bool:
-        try:
-            fn()
-            return True
-        except Exception as e:  # noqa: BLE001
-            errors[name] = f"{type(e).__name__}: {e}"
-            say(f"[fail] {label} {name}: {errors[name]}")
-            del live[name]
-            return False
-
-    for name, fn in list(live.items()):
-        for _ in range(warmup):
-            if not call(name, fn):
-                break
-    for _ in range(repeats):
-        for name, fn in list(live.items()):
-            gc.collect()
-            c0 = process_time()
-            t0 = perf_counter()
-            if not call(name, fn):
-                continue
-            t1 = perf_counter()
-            c1 = process_time()
-            wall[name].append(t1 - t0)
-            cpu[name].append(c1 - c0)
-    out = {}
-    for name in fns:
-        if name in errors:
-            out[name] = {"error": errors[name]}
-        else:
-            out[name] = {"median_s": statistics.median(wall[name]), "min_s": min(wall[name]),
-                         "cpu_min_s": min(cpu[name]),
-                         "cpu_median_s": statistics.median(cpu[name]), "n": repeats,
-                         "wall_s": wall[name], "cpu_s": cpu[name]}
-    return out
-
-
-def summary(times: list[float]) -> dict[str, float]:
-    return {"median_s": statistics.median(times), "min_s": min(times), "n": len(times)}
-
-
-def rel_diff(a: float, b: float) -> float:
-    return abs(a - b) / max(abs(b), 1e-300)
-
-
-def rss_bytes() -> int:
-    """Current resident set size of this process (Linux), else peak RSS."""
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except OSError:
-        import resource
-
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
-def fmt_us(seconds: float) -> str:
-    return f"{seconds * 1e6:,.2f}"
-
-
-def fmt_ms(seconds: float) -> str:
-    return f"{seconds * 1e3:,.2f}"
-
-
-def table(headers: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
-              for i, h in enumerate(headers)]
-    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths))
-    out = [line, "  ".join("-" * w for w in widths)]
-    for r in rows:
-        out.append("  ".join(c.rjust(w) if i else c.ljust(w)
-                             for i, (c, w) in enumerate(zip(r, widths))))
-    return "\n".join(out)
-
-
-def run_safely(label: str, fn: Callable[[], Any], say: Callable[[str], None]) -> Any:
-    """Run one benchmark entry; report a failure instead of aborting the run."""
-    try:
-        return fn()
-    except Exception as e:  # noqa: BLE001 - a broken implementation is a result too
-        say(f"[fail] {label}: {type(e).__name__}: {e}")
-        return {"error": f"{type(e).__name__}: {e}"}
 
 
 # --------------------------------------------------------------------------- W1
-W1_X0 = 0.5
-W1_MUL = 0.9
-W1_POW = 1.5
-
-
-def w1_chain(x: Any, n: int, sin: Any, cos: Any, tanh: Any) -> Any:
-    """``n`` ops cycling sin, cos, tanh, *0.9, +x, **1.5 (values stay in (0, 2))."""
-    y = x
-    for _ in range(n // 6):
-        y = sin(y)
-        y = cos(y)
-        y = tanh(y)
-        y = y * W1_MUL
-        y = y + x
-        y = y**W1_POW
-    steps = (
-        sin,
-        cos,
-        tanh,
-        lambda v: v * W1_MUL,
-        lambda v: v + x,
-        lambda v: v**W1_POW,
-    )
-    for k in range(n % 6):
-        y = steps[k](y)
-    return y
-
-
-def w1_reference(n: int) -> tuple[float, float]:
-    """Value and derivative of the W1 chain by forward mode on floats (no AD library)."""
-    x, dx = W1_X0, 1.0
-    y, dy = x, dx
-    for i in range(n):
-        k = i % 6
-        if k == 0:
-            y, dy = math.sin(y), math.cos(y) * dy
-        elif k == 1:
-            y, dy = math.cos(y), -math.sin(y) * dy
-        elif k == 2:
-            t = math.tanh(y)
-            y, dy = t, (1.0 - t * t) * dy
-        elif k == 3:
-            y, dy = y * W1_MUL, W1_MUL * dy
-        elif k == 4:
-            y, dy = y + x, dy + dx
-        else:
-            y, dy = y**W1_POW, W1_POW * y ** (W1_POW - 1.0) * dy
-    return y, dy
-
-
 class MinimalTape:
     """The floor for W1: a Wengert list of ``(input index, partial)`` pairs over floats.
 
-    The issue's "minimal Python tape" (about 25 lines, no checks, no generality),
+    A minimal Python tape (about 25 lines, no checks, no generality),
     timed in the same run as a measure of how fast this machine is right now.
     """
 
@@ -406,74 +224,8 @@ def bench_w1(cfg: dict[str, Any], peers: dict[str, Any], say: Callable[[str], No
             "reference_grad": ref_grad, "rows": rows}
 
 
+
 # --------------------------------------------------------------------------- W2
-def mlp_params(sizes: tuple[int, ...], dtype: Any, seed: int = 0) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    params = []
-    for a, b in zip(sizes[:-1], sizes[1:]):
-        params.append((rng.standard_normal((a, b)) / np.sqrt(a)).astype(dtype))
-        params.append((0.1 * rng.standard_normal(b)).astype(dtype))
-    return params
-
-
-def mlp_data(sizes: tuple[int, ...], batch: int, dtype: Any, seed: int = 1):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((batch, sizes[0])).astype(dtype)
-    labels = rng.integers(0, sizes[-1], batch)
-    onehot = np.zeros((batch, sizes[-1]), dtype=dtype)
-    onehot[np.arange(batch), labels] = 1
-    return X, onehot
-
-
-def mlp_loss(params: Any, X: Any, onehot: Any, xp: Any = np,
-             stop: Callable[[Any], Any] = lambda a: a) -> Any:
-    """Mean softmax cross-entropy of a tanh MLP, written in plain NumPy.
-
-    The same code runs on ndarrays (the baseline), on wengert tensors (through
-    ``np.*`` dispatch) and with ``xp=autograd.numpy``.
-    """
-    W1, b1, W2, b2, W3, b3 = params
-    h1 = xp.tanh(X @ W1 + b1)
-    h2 = xp.tanh(h1 @ W2 + b2)
-    z = h2 @ W3 + b3
-    m = xp.max(stop(z), axis=1, keepdims=True)
-    lse = xp.log(xp.sum(xp.exp(z - m), axis=1, keepdims=True)) + m
-    return (xp.sum(lse) - xp.sum(z * onehot)) / X.shape[0]
-
-
-def mlp_numpy_grads(params: list[np.ndarray], X: np.ndarray, onehot: np.ndarray):
-    """Loss and the six gradients, by hand in NumPy (the reference)."""
-    W1, b1, W2, b2, W3, b3 = params
-    B = X.shape[0]
-    h1 = np.tanh(X @ W1 + b1)
-    h2 = np.tanh(h1 @ W2 + b2)
-    z = h2 @ W3 + b3
-    m = z.max(axis=1, keepdims=True)
-    e = np.exp(z - m)
-    s = e.sum(axis=1, keepdims=True)
-    loss = ((np.log(s) + m).sum() - (z * onehot).sum()) / B
-    dz = (e / s - onehot) / B
-    dW3 = h2.T @ dz
-    db3 = dz.sum(axis=0)
-    da2 = (dz @ W3.T) * (1 - h2 * h2)
-    dW2 = h1.T @ da2
-    db2 = da2.sum(axis=0)
-    da1 = (da2 @ W2.T) * (1 - h1 * h1)
-    dW1 = X.T @ da1
-    db1 = da1.sum(axis=0)
-    return loss, [dW1, db1, dW2, db2, dW3, db3]
-
-
-def torch_mlp_loss(torch: Any, params: Any, X: Any, onehot: Any) -> Any:
-    W1, b1, W2, b2, W3, b3 = params
-    h1 = torch.tanh(X @ W1 + b1)
-    h2 = torch.tanh(h1 @ W2 + b2)
-    z = h2 @ W3 + b3
-    m = z.detach().amax(dim=1, keepdim=True)
-    lse = torch.log(torch.exp(z - m).sum(dim=1, keepdim=True)) + m
-    return (lse.sum() - (z * onehot).sum()) / X.shape[0]
-
-
 def bench_w2_dtype(cfg: dict[str, Any], peers: dict[str, Any], dtype: Any,
                    say: Callable[[str], None]) -> dict:
     import wengert as wg
@@ -586,29 +338,11 @@ def bench_w2(cfg: dict[str, Any], peers: dict[str, Any], say: Callable[[str], No
     return out
 
 
+
+
 # --------------------------------------------------------------------------- W3
-W3_LEN = 16
-W3_MUL = 0.9
 #: Table names of the W3 rows that are not a library's name.
 W3_LABELS = {"minimal": "minimal Python tape over NumPy (reference)"}
-
-
-def w3_chain(x: Any, n: int, sin: Any, cos: Any) -> Any:
-    """``n`` ops cycling sin, cos, *0.9, +x on a vector (values stay in [-2, 2])."""
-    y = x
-    for _ in range(n // 4):
-        y = sin(y)
-        y = cos(y)
-        y = y * W3_MUL
-        y = y + x
-    steps = (sin, cos, lambda v: v * W3_MUL, lambda v: v + x)
-    for k in range(n % 4):
-        y = steps[k](y)
-    return y
-
-
-def w3_x0() -> np.ndarray:
-    return np.linspace(-1.0, 1.0, W3_LEN)
 
 
 class MinimalArrayTape:
@@ -663,27 +397,6 @@ def minimal_array_sin(x: MinimalArray) -> MinimalArray:
 def minimal_array_cos(x: MinimalArray) -> MinimalArray:
     return x.tape.var(np.cos(x.v), (x.i, -np.sin(x.v)))
 
-
-class GCClock:
-    """Wall time spent in the garbage collector's collections while inside ``with``
-    (``gc.callbacks``; adds up over several ``with`` blocks)."""
-
-    def __init__(self) -> None:
-        self.seconds = 0.0
-        self._start = 0.0
-
-    def _callback(self, phase: str, info: dict) -> None:
-        if phase == "start":
-            self._start = perf_counter()
-        else:
-            self.seconds += perf_counter() - self._start
-
-    def __enter__(self) -> GCClock:
-        gc.callbacks.append(self._callback)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        gc.callbacks.remove(self._callback)
 
 
 def w3_worker(impl: str, n: int, mode: str) -> dict:
@@ -783,14 +496,15 @@ def w3_worker(impl: str, n: int, mode: str) -> dict:
         raise ValueError(f"unknown W3 mode {mode!r}")
     return result
 
-
 def run_w3_subprocess(impl: str, n: int, mode: str, installed: bool) -> dict:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--w3-worker", impl,
+    """One W3 measurement in a fresh ``python -m benchmarks.run --w3-worker`` process (the
+    same wengert, threads and interpreter as this one)."""
+    cmd = [sys.executable, "-m", "benchmarks.run", "--w3-worker", impl,
            "--w3-ops", str(n), "--w3-mode", mode]
     if installed:
         cmd.append("--installed")
     cmd += ["--threads", os.environ["OMP_NUM_THREADS"]]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=child_env())
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
         raise RuntimeError(f"worker exited with {proc.returncode}: {' | '.join(tail)}")
@@ -919,19 +633,6 @@ def final_tables(results: dict[str, Any]) -> str:
     return "\n\n".join(parts)
 
 
-def scaled_verdict(label: str, value: float, ref_name: str, ref_value: float | None,
-                   target: float, issue_ref: float) -> str | None:
-    """The target carried over to this run's speed: the issue states its targets
-    next to a reference it measured (a floor or a peer), so ``value / ref_value``
-    against ``target / issue_ref`` compares like with like on a loaded machine."""
-    if not ref_value:
-        return None
-    ratio, bound = value / ref_value, target / issue_ref
-    return (f"{label}: {ratio:.2f}× {ref_name} in this run; the issue's target is "
-            f"{bound:.2f}× ({target} against its {issue_ref}): "
-            f"{'meets' if ratio <= bound else 'MISSES'} when scaled")
-
-
 def verdicts(results: dict[str, Any]) -> list[str]:
     out = []
     w1 = results.get("W1", {}).get("rows", {})
@@ -970,43 +671,6 @@ def verdicts(results: dict[str, Any]) -> list[str]:
     return out
 
 
-def source_digest(package: Path) -> str:
-    """A short hash of the package's ``.py`` files: which code was measured."""
-    h = hashlib.sha256()
-    for f in sorted(package.rglob("*.py")):
-        h.update(str(f.relative_to(package)).encode())
-        h.update(f.read_bytes())
-    return h.hexdigest()[:12]
-
-
-def environment(peers: dict[str, Any]) -> dict[str, Any]:
-    import wengert
-
-    env = {
-        "date": datetime.date.today().isoformat(),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "numpy": np.__version__,
-        "wengert": getattr(wengert, "__version__", "?"),
-        "wengert_path": str(Path(wengert.__file__).parent),
-        "wengert_src_sha256": source_digest(Path(wengert.__file__).parent),
-        "command": " ".join([Path(sys.executable).name, *sys.argv]),
-    }
-    for name, mod in peers.items():
-        env[name] = None
-        if mod is not None:
-            try:
-                env[name] = importlib.metadata.version(name)
-            except importlib.metadata.PackageNotFoundError:
-                env[name] = getattr(mod, "__version__", "?")
-    env["blas_threads"] = os.environ.get("OPENBLAS_NUM_THREADS")
-    if peers.get("jax") is not None:
-        env["xla_flags"] = os.environ.get("XLA_FLAGS")
-    if peers.get("torch") is not None:
-        env["torch_threads"] = peers["torch"].get_num_threads()
-    return env
-
 
 # --------------------------------------------------------------------------- main
 def config(quick: bool) -> dict[str, Any]:
@@ -1021,70 +685,28 @@ def config(quick: bool) -> dict[str, Any]:
             "w3_ops": 1_000_000, "w3_repeats": 3, "w3_repeats_autograd": 1}
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
-    ap.add_argument("--only", default=",".join(ALL_WORKLOADS),
-                    help="comma-separated subset of " + ",".join(ALL_WORKLOADS))
-    ap.add_argument("--json", default=str(HERE / "results.json"),
-                    help="where to write the results (default benchmarks/results.json)")
-    ap.add_argument("--threads", default=None,
-                    help="BLAS/OpenMP/torch threads (default 1, or $OMP_NUM_THREADS if set)")
-    ap.add_argument("--installed", action="store_true",
-                    help="benchmark the installed wengert, not the checkout's src/")
-    ap.add_argument("--profile", action="store_true",
-                    help="after timing, cProfile wengert's rows of W1d, W4, W5, W6")
+
+#: W1, W2, W3 for :func:`benchmarks.harness.run_suites`.
+REVERSE = Suite(benches={"W1": bench_w1, "W2": bench_w2, "W3": bench_w3}, config=config,
+                tables=final_tables, verdicts=verdicts)
+
+
+def _worker_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--w3-worker", help=argparse.SUPPRESS)
     ap.add_argument("--w3-ops", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--w3-mode", default="time", help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
-    use_checkout(args.installed)
 
-    if args.w3_worker:
-        print(json.dumps(w3_worker(args.w3_worker, args.w3_ops, args.w3_mode)))
-        return 0
 
-    only = {w.strip().upper() for w in args.only.split(",") if w.strip()}
-    unknown = only - {w.upper() for w in ALL_WORKLOADS}
-    if unknown:
-        ap.error(f"unknown workload(s) {sorted(unknown)}; choose from {', '.join(ALL_WORKLOADS)}")
-    say = lambda s: print(s, flush=True)
-    peers = load_peers(say)
-    cfg = config(args.quick)
-    cfg["installed"] = args.installed
-    fwd = None
-    if only & {"W1D", "W4", "W5", "W6"}:
-        # benchmarks/forward.py does ``import run``: let it find this module
-        # rather than load a second copy of it.
-        sys.modules.setdefault("run", sys.modules[__name__])
-        sys.path.insert(0, str(HERE))
-        import forward as fwd
-
-        fwd.add_peers(peers, say)
-        cfg.update(fwd.config(args.quick))
-    env = environment(peers)
-    say("environment: " + ", ".join(f"{k}={v}" for k, v in env.items()))
-
-    results: dict[str, Any] = {"environment": env, "quick": args.quick}
-    benches = {"W1": bench_w1, "W2": bench_w2, "W3": bench_w3}
-    for name in ("W1", "W2", "W3"):
-        if name in only:
-            results[name] = benches[name](cfg, peers, say)
-    if fwd is not None:
-        for key, (name, bench) in fwd.BENCHES.items():
-            if key in only:
-                results[name] = bench(cfg, peers, say)
-        if args.profile:
-            results["profiles"] = fwd.profile_wengert(results, cfg, peers, say)
-
-    say("\n" + "=" * 78 + "\nSUMMARY\n" + "=" * 78)
-    say("\n\n".join(t for t in (final_tables(results),
-                                 fwd.final_tables(results) if fwd else "") if t))
-    results["verdicts"] = verdicts(results) + (fwd.verdicts(results) if fwd else [])
-    say("\n" + "\n".join(results["verdicts"]))
-    Path(args.json).write_text(json.dumps(results, indent=2, default=str) + "\n")
-    say(f"\nresults written to {args.json}")
+def _worker(args: argparse.Namespace) -> int | None:
+    if not args.w3_worker:
+        return None
+    print(json.dumps(w3_worker(args.w3_worker, args.w3_ops, args.w3_mode)))
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_suites([REVERSE, forward.FORWARD], argv, __doc__.split("\n\n")[0],
+                      _worker_arguments, _worker)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""What used to crash or raise an internal error now works: forward mode
+"""Edge cases that work rather than crash or raise an internal error: forward mode
 through every primitive, item assignment under ``jvp``, pytrees with namedtuples,
 size-0 inputs, leaves made inside ``jvp``, ``check_grads`` on pytrees."""
 

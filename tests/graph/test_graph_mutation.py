@@ -256,13 +256,13 @@ def test_to_source_shows_the_updates_as_setitem_steps():
     assert "op.setitem(" in source
 
 
-# -- found by a hostile pass ------------------------------------------------------------
+# -- views NumPy returns as the input itself ----------------------------------------------
 
 
 def test_a_squeeze_with_nothing_to_squeeze_is_the_same_array_eagerly_and_compiled():
     """``np.squeeze`` returns its input itself when no axis has length 1; an update
-    through it reaches the original (eagerly, a tensor shared the array without knowing
-    and the gradient was silently wrong: [100, 4, 6])."""
+    through it reaches the original, eagerly and compiled (a tensor sharing the array
+    without knowing would make the gradient silently wrong: [100, 4, 6])."""
     def f(x):
         y = x * 1.0
         s = y.squeeze()

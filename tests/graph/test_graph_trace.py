@@ -297,3 +297,26 @@ def test_inline_float_forms_equal_the_ops_float_paths(name):
             continue
         want = inline()
         assert got == want or (got != got and want != want)
+
+
+# -- functions of shapes and dtypes --------------------------------------------------------
+def test_shape_and_dtype_functions_are_answered_at_trace_time():
+    """np.common_type, einsum_path and the *_indices_from read only dtypes and shapes, as
+    np.result_type does, so a trace answers them instead of recording steps (recorded,
+    common_type would be an object value, v.astype(np.common_type(v)) an object array,
+    and the indices traced integers that indexing refuses)."""
+    x = np.array([1.5, -2.25, 0.7])
+    out = wg.compile(lambda v: v.astype(np.common_type(v)) * 2)(x)
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(out, 2 * x)
+    m = np.arange(9.0).reshape(3, 3)
+    np.testing.assert_array_equal(wg.compile(lambda a: a[np.triu_indices_from(a, k=1)])(m),
+                                  m[np.triu_indices_from(m, k=1)])
+    np.testing.assert_array_equal(wg.compile(lambda a: a[np.diag_indices_from(a)])(m),
+                                  np.diag(m))
+    a, b = np.arange(6.0).reshape(2, 3), np.ones((3, 4))
+    path = np.einsum_path("ij,jk->ik", a, b)[0]
+    np.testing.assert_allclose(
+        wg.compile(lambda a, b: np.einsum("ij,jk->ik", a, b,
+                                          optimize=np.einsum_path("ij,jk->ik", a, b)[0]))(a, b),
+        np.einsum("ij,jk->ik", a, b, optimize=path))

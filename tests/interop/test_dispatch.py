@@ -1,5 +1,7 @@
 """Plain np.* calls on tensors route to wengert ops; wengert.numpy mirrors NumPy."""
 
+import warnings
+
 import pytest
 
 import numpy as np
@@ -119,3 +121,34 @@ def test_fractional_diagonal_and_rotation_counts_read_as_numpy_reads_them():
             want = np.array([np.sum(f(e, k) * weights) for e in basis]).reshape(4, 4)
             g = wg.grad(lambda x, f=f, k=k: np.sum(f(x, k) * weights))(a)
             np.testing.assert_array_equal(g, want)
+
+
+# -- ufuncs of two outputs with out= -------------------------------------------------------
+@pytest.mark.parametrize("name", ["modf", "frexp", "divmod"])
+def test_two_output_ufuncs_fill_an_out_tuple(name):
+    # np.modf(tensor, out=(a, b)) writes each output into its own array (not both
+    # into the first).
+    x = np.array([1.5, -2.25, 0.7, 3.0])
+    args = (x, 0.65) if name == "divmod" else (x,)
+    fn = getattr(np, name)
+    want = fn(*args)
+    outs = tuple(np.empty(4, dtype=w.dtype) for w in want)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = fn(wg.tensor(x), *args[1:], out=outs)
+    assert isinstance(got, tuple) and got[0] is outs[0] and got[1] is outs[1]
+    for o, w in zip(outs, want):
+        np.testing.assert_array_equal(o, w)
+
+
+@pytest.mark.parametrize("name", ["modf", "divmod"])
+def test_two_output_ufuncs_refuse_an_ndarray_out_tuple_under_grad(name):
+    x = np.array([1.5, -2.25, 0.7, 3.0])
+
+    def f(x):
+        r = getattr(np, name)(x, *((0.65,) if name == "divmod" else ()),
+                              out=(np.empty(4), np.empty(4)))
+        return np.sum(r[0])
+
+    with pytest.raises(TypeError, match="gradient would be lost"):
+        wg.grad(f)(x)

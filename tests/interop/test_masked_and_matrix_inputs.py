@@ -70,7 +70,7 @@ def test_masked_array_as_an_operand_of_a_traced_value():
         with pytest.raises(TypeError, match=MASK_FIX):
             op()
     # a closure masked array inside a transform: NumPy's sum leaves entry 1 out, so the
-    # gradient is [1, 0]; wengert gave [1, 1] before
+    # gradient would be [1, 0], not the [1, 1] of the plain array: refused
     with pytest.raises(TypeError, match=MASK_FIX):
         wg.grad(lambda x: np.sum(x * MASKED))(np.ones(2))
     with pytest.raises(TypeError, match=MASK_FIX):

@@ -1,4 +1,4 @@
-"""Every NumPy function the issue lists works on tensors, with correct gradients.
+"""The NumPy functions wengert covers work on tensors, with correct gradients.
 
 Each case calls the *NumPy* function (routed through ``__array_ufunc__`` /
 ``__array_function__``) and checks it with ``wg.gradcheck`` against central
@@ -334,7 +334,7 @@ def test_diagonal_and_along_axis_writes():
 
 
 def test_writing_a_traced_value_into_a_constant_tensor_keeps_its_gradient():
-    # np.copyto(c, x) with a constant tensor c used to write x's values and drop its gradient
+    # np.copyto(c, x) with a constant tensor c writes x's values and keeps their gradient
     def f(x):
         c = wg.tensor(np.zeros(3))
         np.copyto(c, x * 2.0)

@@ -117,7 +117,7 @@ def test_functions_taking_sequences_keep_their_items_apart():
     np.testing.assert_array_equal(x.grad, [1.0, 1.0, 2.0])
 
 
-# -- functions of lists and tuples that already had rules: pinned here -------------------
+# -- splits and other functions of lists and tuples with rules of their own -------------
 M3 = RNG.normal(size=(4, 3))
 MORE = {
     "average weights": (lambda x, w: np.average(x, axis=0, weights=w ** 2 + 0.5),
@@ -134,7 +134,7 @@ MORE = {
 
 
 @pytest.mark.parametrize("name", list(MORE))
-def test_issue13_functions_that_already_had_rules(name):
+def test_functions_of_lists_and_splits_match_numpy_and_differentiate(name):
     f, args = MORE[name]
     want = f(*args)
     got = f(*[wg.tensor(a) for a in args])

@@ -3,6 +3,8 @@ the derivatives to third order in both modes, and NumPy's values and refusals.""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 import numpy as np
@@ -63,3 +65,38 @@ def test_i0_to_second_order_in_both_modes_and_compiled(x):
 def test_complex_input_is_refused_as_numpy():
     with pytest.raises(TypeError, match="complex"):
         np.i0(wg.tensor(np.array([1.0 + 1j])))
+
+
+# -- i0: higher derivatives near 0 and overflow --------------------------------------------
+def _i0_derivative(n, x):
+    """The n-th derivative of I₀ from its power series Σ (x/2)^2k / k!²."""
+    total = 0.0
+    for k in range(40):
+        if 2 * k >= n:
+            c = 1.0 / (4.0 ** k * math.factorial(k) ** 2)
+            total += c * math.factorial(2 * k) / math.factorial(2 * k - n) * x ** (2 * k - n)
+    return total
+
+
+@pytest.mark.parametrize("x", [0.0, 1e-8, 1e-4, 0.5, 1.9, 2.1])
+def test_i0_higher_derivatives_near_zero(x):
+    """I₁′ = I₀ − I₁/x cancels in its derivatives near 0: the power series gives the
+    fourth derivative of i0 as 3/8 at 0 and at 1e-8 (cancellation would give 6.5 at 1e-8,
+    and −2.3e9 for the fifth)."""
+    g = np.i0
+    for n in range(1, 7):
+        g = wg.grad(g)
+        np.testing.assert_allclose(g(x), _i0_derivative(n, x), rtol=1e-9, atol=1e-15)
+    f = np.i0
+    for n in range(1, 5):
+        f = (lambda h: lambda u: wg.jvp(h, (u,), (1.0,))[1])(f)
+        np.testing.assert_allclose(f(x), _i0_derivative(n, x), rtol=1e-9, atol=1e-15)
+
+
+def test_i0_second_derivative_overflows_to_inf():
+    """Past x ≈ 713 (92 in float32) I₀ and I₁ are inf: I₁′ is inf there, not
+    inf − inf/x = NaN."""
+    d2 = wg.grad(wg.grad(np.i0))
+    with np.errstate(all="ignore"):
+        assert d2(800.0) == np.inf and d2(-800.0) == np.inf
+        assert d2(np.float32(100.0)) == np.inf

@@ -128,3 +128,23 @@ def test_namespace_dispatch_graphs_and_errors():
         wg.grad(lambda z: np.sum(np.abs(np.fft.rfft(z))))(Z)
     with pytest.raises(ValueError, match="Invalid norm"):
         wnp.fft.fft(X, norm="both")
+
+
+# -- an axis out of bounds -----------------------------------------------------------------
+@pytest.mark.parametrize("name", ["hfft", "ihfft", "fft", "ifft", "rfft", "irfft"])
+@pytest.mark.parametrize("axis", [3, -2])
+def test_fft_axis_out_of_bounds_raises_as_numpy(name, axis):
+    # An axis is not taken modulo ndim: axis=3 of a vector is an error, not axis 0.
+    x = np.array([1.0, 2.0, 0.5])
+    with pytest.raises(IndexError):
+        getattr(np.fft, name)(x, axis=axis)
+    with pytest.raises(IndexError):
+        getattr(np.fft, name)(wg.tensor(x), axis=axis)
+
+
+def test_fftn_axes_out_of_bounds_raises_as_numpy():
+    x = np.ones((2, 3))
+    with pytest.raises(IndexError):
+        np.fft.fftn(x, axes=(0, 2))
+    with pytest.raises(IndexError):
+        np.fft.fftn(wg.tensor(x), axes=(0, 2))

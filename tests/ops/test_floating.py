@@ -114,3 +114,33 @@ def test_unsupported_arguments_say_so():
         np.copysign(x, 1.0, where=np.array([True, False, True, True]))
     with pytest.raises(NotImplementedError, match="matvec"):
         wg.numpy.matvec(np.eye(4), x, axes=[(0, 1), 0, 0])
+
+
+# -- matvec and vecmat: shapes and operands as NumPy's -------------------------------------
+def test_matvec_of_a_vector_raises_as_numpy():
+    # NumPy's gufunc needs a matrix (m, n) as the first operand, not a vector.
+    with pytest.raises(ValueError, match="dimensions"):
+        np.matvec(np.ones(3), np.ones(3))
+    with pytest.raises(ValueError, match="dimensions"):
+        np.matvec(wg.tensor(np.ones(3)), np.ones(3))
+    with pytest.raises(ValueError, match="dimensions"):
+        wg.grad(lambda v: np.sum(np.matvec(np.ones(3), v)))(np.ones(3))
+
+
+def test_vecmat_of_a_scalar_or_a_vector_matrix_raises_a_clear_error():
+    # As NumPy: "does not have enough dimensions" (a ValueError, not an IndexError).
+    with pytest.raises(ValueError, match="dimensions"):
+        np.vecmat(wg.tensor(1.0), np.ones((3, 3)))
+    with pytest.raises(ValueError, match="dimensions"):
+        np.vecmat(wg.tensor(np.ones(3)), np.ones(3))
+
+
+def test_matvec_and_vecmat_take_lists_as_numpy():
+    # A list operand is an array, as for NumPy.
+    a = np.array([[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(np.matvec(wg.tensor(a), [1.0, 2.0]).numpy(),
+                                  np.matvec(a, [1.0, 2.0]))
+    np.testing.assert_array_equal(np.vecmat([1.0, 2.0], wg.tensor(a)).numpy(),
+                                  np.vecmat([1.0, 2.0], a))
+    g = wg.grad(lambda a: np.sum(np.matvec(a, [1.0, 2.0])))(a)
+    np.testing.assert_array_equal(g, [[1.0, 2.0], [1.0, 2.0]])

@@ -795,7 +795,7 @@ def test_recorded_jacobian_assembly():
 
 
 def test_same_target_twice_counts_twice():
-    # A target listed twice contributes twice (it used to crash the sweep).
+    # A target listed twice contributes twice (the sweep takes both seeds).
     x = wg.tensor(2.0)
     with GradientTape(persistent=True) as tape:
         tape.watch(x)

@@ -1,4 +1,4 @@
-"""Gradients that used to be lost or shared: optimizer steps, aliasing ``.grad``, transforms
+"""Gradients that must be neither lost nor shared: optimizer steps, aliasing ``.grad``, transforms
 of outer tensors and closures, ``backward(inputs=)`` on non-leaves, concurrent backward
 passes, in-place updates after views and ``detach()``."""
 

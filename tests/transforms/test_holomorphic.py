@@ -227,8 +227,8 @@ def test_scalars_0d_and_empty_arrays():
 
 
 def test_constant_outputs_have_complex_zero_derivatives():
-    # found here: a Python complex output was refused as "not a number", a Python complex
-    # input got a 0-d array as its zero gradient, and jacfwd's zero derivative was 0.0
+    # a Python complex output is a number, a Python complex input gets a Python complex
+    # zero gradient (not a 0-d array), and jacfwd's zero derivative is 0j (not 0.0)
     for jac in [wg.grad(lambda z: 1j, holomorphic=True)(1j), *all_jacobians(lambda z: 1j, 1j)]:
         assert jac == 0 and type(jac) is complex
     assert wg.grad(lambda z, w: np.abs(w), argnums=(0, 1))(1j, 1j) == (0j, -1j)

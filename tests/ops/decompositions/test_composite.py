@@ -250,7 +250,7 @@ def test_block_refuses_what_numpy_refuses():
 
 
 def test_printing_and_index_helpers_of_a_tensor_that_requires_grad():
-    """Functions with no derivative by nature answer on the values (they used to raise
+    """Functions with no derivative by nature answer on the values (they do not raise
     'no gradient rule')."""
     x = wg.tensor(np.array([1.0, -np.inf, 3.0]), requires_grad=True)
     assert np.array2string(x) == np.array2string(x.detach().numpy())

@@ -145,3 +145,28 @@ def test_bin_edges_traced_inside_a_compiled_function():
         wg.compile(lambda e: np.sum(np.histogram2d(s, s, bins=[e, e])[0]))(e0)
     np.testing.assert_array_equal(  # the edges alone are the edges given
         wg.compile(lambda e: np.histogram_bin_edges(s, bins=e) * 2.0)(e0), e0 * 2.0)
+
+
+# -- histogramdd / histogram2d: weights' dtypes as NumPy's ---------------------------------
+def test_histogramdd_of_float32_weights_is_float64_as_numpy():
+    """NumPy bins the weights with bincount, in float64: the histogram of float32 weights
+    is float64 (not summed in float32)."""
+    s = np.array([[0.1, 0.2], [0.6, 0.9], [0.7, 0.1], [0.2, 0.3]])
+    w = np.array([1e-8, 1.0, 3.0, 1.0], dtype=np.float32)
+    want = np.histogramdd(s, bins=2, weights=w)[0]
+    got = np.histogramdd(s, bins=2, weights=wg.tensor(w))[0]
+    assert got.dtype == want.dtype == np.float64
+    np.testing.assert_array_equal(got.numpy(), want)
+    got2 = np.histogram2d(s[:, 0], s[:, 1], bins=2, weights=wg.tensor(w))[0]
+    assert got2.dtype == np.float64
+    g = wg.grad(lambda w: np.histogram2d(s[:, 0], s[:, 1], bins=2, weights=w)[0][0, 0])(w)
+    np.testing.assert_array_equal(g, [1.0, 0.0, 0.0, 1.0])
+
+
+def test_histogramdd_refuses_complex_weights_as_numpy():
+    s = np.array([0.1, 0.2, 0.7])
+    w = np.array([1.0, 2.0, 3.0]) + 1j
+    with pytest.raises(TypeError):
+        np.histogramdd(s, bins=2, weights=w)
+    with pytest.raises(TypeError, match="float64"):
+        np.histogramdd(s, bins=2, weights=wg.tensor(w))

@@ -72,9 +72,8 @@ def test_median_percentile_and_their_nan_forms_equal_numpy():
 
 
 def test_a_nan_makes_median_and_quantile_nan_and_takes_the_gradient():
-    """As NumPy, a lane with a NaN has NaN quantiles (wengert used to interpolate among
-    the other entries: a wrong value); the gradient goes to the NaN entry, as PyTorch's
-    median does."""
+    """As NumPy, a lane with a NaN has NaN quantiles (not an interpolation among the
+    other entries); the gradient goes to the NaN entry, as PyTorch's median does."""
     x = np.array([1.0, np.nan, 3.0])
     assert np.isnan(np.median(wg.tensor(x)).numpy())
     assert np.isnan(np.quantile(wg.tensor(x), 0.2).numpy())
@@ -207,3 +206,54 @@ def test_median_is_numpys_mean_of_the_middle_entries_bit_for_bit():
     m = rng.normal(size=(3, 4))
     for _ in range(2):
         assert cf(m).tobytes() == np.median(m, axis=1).tobytes()
+
+
+# -- booleans and low precision as NumPy's -------------------------------------------------
+@pytest.mark.parametrize("fn", [np.median, np.nanmedian])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_median_of_booleans_as_numpy(fn, axis):
+    # NumPy's median of booleans is the float mean of the middle entries (no boolean
+    # subtract along the way).
+    a = np.array([[True, False, True], [False, False, True], [True, True, True],
+                  [False, True, True]])
+    want = fn(a, axis=axis)
+    got = fn(wg.tensor(a), axis=axis)
+    got = got.numpy() if hasattr(got, "numpy") else got
+    assert np.asarray(got).dtype == np.asarray(want).dtype
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("fn", [np.quantile, np.nanquantile])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+@pytest.mark.parametrize("q", [[0.3, 0.8], np.float64(0.3), np.array([[0.2], [0.7]])])
+def test_quantile_of_low_precision_values_with_a_float64_q_interpolates_in_float64(
+        fn, dtype, q):
+    # A q that is not a Python number promotes NumPy's interpolation to float64 (the
+    # result is float64 and so is its precision): interpolating in float16/float32 and
+    # casting the result would be off by up to 5e-4 in float16.
+    # (NumPy 2.3 keeps a scalar q's result in the values' dtype and rounds more: then
+    # NumPy's dtype, and its values to a few units of that precision.)
+    a = (np.random.default_rng(1).normal(size=7) * 5).astype(dtype)
+    want = fn(a, q)
+    got = fn(wg.tensor(a), q).numpy()
+    assert got.dtype == want.dtype
+    rtol = 1e-12 if want.dtype == np.float64 else 8 * np.finfo(want.dtype).eps
+    np.testing.assert_allclose(got, want, rtol=rtol)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_nanquantile_with_a_python_q_as_numpy(dtype):
+    # NumPy's weight for a Python q is a Python float (1 − γ taken in float64), not γ
+    # rounded to the values' precision first (1 ulp off).
+    # (Bit for bit from NumPy 2.4 on; NumPy 2.3 rounds its weight to the values' dtype
+    # and is a few units of float16 further from the exact interpolation.)
+    a = (np.random.default_rng(1).normal(size=7) * 5).astype(dtype)
+    exact = np.lib.NumpyVersion(np.__version__) >= "2.4.0"
+    for q in (0.3, 0.8, 0.55):
+        want = np.nanquantile(a, q)
+        got = np.nanquantile(wg.tensor(a), q).numpy()
+        assert got.dtype == want.dtype
+        if exact:
+            np.testing.assert_array_equal(got, want)
+        else:
+            np.testing.assert_allclose(got, want, rtol=8 * np.finfo(dtype).eps)

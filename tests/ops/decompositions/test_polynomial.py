@@ -100,3 +100,60 @@ def test_no_roots_is_still_a_traced_value():
         r = np.roots(wg.tensor(np.array(p)))
         assert isinstance(r, wg.Tensor) and r.dtype == np.roots(np.array(p)).dtype
     np.testing.assert_array_equal(wg.grad(lambda p: np.sum(np.roots(p)))(np.array([3.0])), [0.0])
+
+
+# -- dtypes as NumPy's; polyint's k --------------------------------------------------------
+def _value(x):
+    """The plain array beneath a result (a tensor, or an ndarray where the result
+    depends on nothing traced)."""
+    return np.asarray(x.numpy() if hasattr(x, "numpy") else x)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64, np.float64, np.int64])
+@pytest.mark.parametrize("p", [[1.0, -3.0, 2.0], [1.0, -3.0, 2.0, 0.0], [2.0, 0.0]])
+def test_roots_keeps_numpys_dtype(dtype, p):
+    # np.roots of float32 coefficients is float32 (complex64 roots), not float64.
+    p = np.array(p, dtype=dtype)
+    want = np.roots(p)
+    got = _value(np.roots(wg.tensor(p)))
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64, np.float16, np.int32, np.float64])
+def test_poly_keeps_numpys_dtype(dtype):
+    # np.poly of float32 roots is float32, not float64.
+    r = np.array([1.0, 2.0, -0.5], dtype=dtype)
+    want = np.poly(r)
+    got = _value(np.poly(wg.tensor(r)))
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_compiled_poly_of_conjugate_pairs_is_real_as_eager():
+    # Eagerly np.poly of conjugate pairs is real (NumPy's test); the compiled function
+    # makes the same test on its traced roots at run time, so a graph traced on
+    # conjugate pairs is real there and complex on roots that are not pairs.
+    f = wg.compile(lambda r: np.poly(r))
+    pair = np.array([1 + 1j, 1 - 1j])
+    other = np.array([1 + 1j, 2 + 0j])
+    got = f(pair)
+    assert np.asarray(got).dtype == np.poly(pair).dtype
+    np.testing.assert_allclose(got, np.poly(pair))
+    got = f(other)
+    assert np.asarray(got).dtype == np.poly(other).dtype
+    np.testing.assert_allclose(got, np.poly(other))
+
+
+def test_polyint_reads_k_as_numpy():
+    """One constant in a list (or a (1,) array) serves every integral, as NumPy's (also
+    for m > 1); a complex constant works (k is not converted with float()); a float m is
+    NumPy's int(m)."""
+    p = np.array([1.0, 2.0, 3.0, 4.0])
+    for k in ([5.0], np.array([5.0]), 1j + 2.0):
+        np.testing.assert_allclose(np.polyint(wg.tensor(p), 2, k).numpy(), np.polyint(p, 2, k))
+    np.testing.assert_allclose(
+        wg.grad(lambda k: np.sum(wg.numpy.polyint(p, 3, k)))(np.array([5.0])),
+        [np.sum(np.polyint(p, 3, [1.0]) - np.polyint(p, 3, [0.0]))])
+    np.testing.assert_allclose(np.polyint(wg.tensor(p), 2.0).numpy(), np.polyint(p, 2.0))
+    np.testing.assert_allclose(np.polyder(wg.tensor(p), 2.0).numpy(), np.polyder(p, 2.0))

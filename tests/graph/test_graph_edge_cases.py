@@ -1,10 +1,10 @@
-"""A hostile user of static graphs (``wengert.graph``): bugs found, and behaviours that hold.
+"""Static graphs (``wengert.graph``) at their edges: compiled and traced code agrees with
+eager code where it is easy to get wrong.
 
-The first part holds one FAILING test per bug found (each docstring says what is wrong
-and what the right behaviour is), ordered by severity: wrong values and gradients first,
-then silently stale results, then crashes and leaks, then unhelpful messages. The second
-part holds passing tests for behaviours that were attacked and held, so they stay that
-way.
+The first part states one behaviour per test (each docstring says what holds, then what
+it rules out), grouped by what would go wrong otherwise: values and gradients, results
+shared or stale between calls, crashes and leaks, messages. The second part covers
+control flow on traced values, pytrees, threads, sessions, dtypes and JAX export.
 """
 
 from __future__ import annotations
@@ -36,31 +36,32 @@ def _symmetrize(a):
 
 
 # =====================================================================================
-# Part 1: bugs (each test fails until the bug is fixed)
+# Part 1: what compiled and traced code must not get wrong
 # =====================================================================================
 
-# -- wrong values and gradients --------------------------------------------------------
+# -- values and gradients --------------------------------------------------------------
 
 
-def test_bug_compiled_symmetrization_of_a_large_matrix_is_wrong():
-    """``wg.compile(lambda a: (np.sin(a) + np.sin(a).T) * 0.5)`` on a 300x300 matrix
-    returns a result that is not even symmetric (errors of 0.5).
+def test_compiled_symmetrization_of_a_large_matrix_matches_eager():
+    """The compiled function equals eager NumPy (a kernel must not write into a buffer that
+    another of its inputs views).
+
+    What it rules out: ``wg.compile(lambda a: (np.sin(a) + np.sin(a).T) * 0.5)`` on a
+    300x300 matrix returns a result that is not even symmetric (errors of 0.5).
 
     ``fuse`` makes a chunked kernel ``fused_add_mul(t0, t1)`` (t1 = t0.T, a view) and
     ``plan_memory`` lets it write into ``out=t0``: chunk after chunk overwrites t0 while
-    later chunks still read t1, the transposed view of the same buffer. Right: the
-    compiled function equals eager NumPy (a kernel must not write into a buffer that
-    another of its inputs views)."""
+    later chunks still read t1, the transposed view of the same buffer."""
     a = np.random.default_rng(0).normal(size=(300, 300))
     np.testing.assert_allclose(wg.compile(_symmetrize)(a), _symmetrize(a), rtol=1e-12,
                                atol=1e-12)
 
 
-def test_bug_plan_memory_after_fuse_writes_into_a_buffer_read_through_a_reversed_view():
-    """The same bug through the passes themselves, with a reversed view (``c[::-1]``):
-    ``plan_memory(fuse(g))`` differs from ``g`` on a 70x1000 array (found by a random
-    program search). Right: every pass, and every composition of passes, keeps the
-    values."""
+def test_plan_memory_after_fuse_never_writes_into_a_buffer_read_through_a_view():
+    """Every pass, and every composition of passes, keeps the values.
+
+    What it rules out: the same case through the passes themselves, with a reversed view
+    (``c[::-1]``): ``plan_memory(fuse(g))`` differs from ``g`` on a 70x1000 array."""
     def f(y):
         c = np.cos(y)
         return np.minimum(c, np.minimum(c[::-1], np.tanh(c)))
@@ -70,13 +71,15 @@ def test_bug_plan_memory_after_fuse_writes_into_a_buffer_read_through_a_reversed
     np.testing.assert_allclose(plan_memory(fuse(g))(y), f(y), rtol=1e-12, atol=1e-12)
 
 
-def test_bug_grad_of_compiled_float_conversion_silently_drops_the_derivative():
-    """``wg.grad(wg.compile(f))`` for ``f(x) = math.sin(x) + x`` returns 1.0: the trace
-    turned ``math.sin(x)`` into a constant (``float(x)`` is a guard), and running the
-    traced graph on tensors differentiates only ``+ x``. Eager ``wg.grad(f)`` refuses with
-    a TypeError (float() would drop the derivative); the true gradient is cos(0.5) + 1.
-    Right: raise the eager TypeError (or give the true gradient), never a silent 1.0.
-    The same holds for ``wg.jvp(compile(f))`` and ``wg.grad(wg.trace(f, x))``."""
+def test_grad_of_compiled_float_conversion_refuses_as_eager():
+    """Raise the eager TypeError (or give the true gradient), never a silent 1.0. The same
+    holds for ``wg.jvp(compile(f))`` and ``wg.grad(wg.trace(f, x))``.
+
+    What it rules out: ``wg.grad(wg.compile(f))`` for ``f(x) = math.sin(x) + x`` returns
+    1.0: the trace turned ``math.sin(x)`` into a constant (``float(x)`` is a guard), and
+    running the traced graph on tensors differentiates only ``+ x``. Eager
+    ``wg.grad(f)`` refuses with a TypeError (float() would drop the derivative); the
+    true gradient is cos(0.5) + 1."""
     f = wg.compile(lambda x: math.sin(x) + x)
     try:
         g = wg.grad(f)(0.5)
@@ -85,13 +88,16 @@ def test_bug_grad_of_compiled_float_conversion_silently_drops_the_derivative():
     assert g == pytest.approx(math.cos(0.5) + 1.0)
 
 
-def test_bug_stop_gradient_is_lost_when_traced():
-    """``wg.stop_gradient`` records nothing in a trace (the listing of
-    ``sum(stop_gradient(x) * x)`` is ``multiply(x, x); sum``), so ``wg.grad(wg.compile(f))``,
-    ``wg.jvp(wg.compile(f))`` and ``wg.grad_graph`` differentiate through it: 2x instead
-    of x; a straight-through estimator ``x + stop_gradient(round(x) - x)`` gets zero
-    gradients. ``wg.compile(wg.grad(f))`` is right. Right: a ``stop_gradient`` equation
-    (identity forward, zero derivative), as JAX's primitive."""
+def test_stop_gradient_is_kept_when_traced():
+    """A ``stop_gradient`` equation (identity forward, zero derivative), as JAX's
+    primitive.
+
+    What it rules out: ``wg.stop_gradient`` records nothing in a trace (the listing of
+    ``sum(stop_gradient(x) * x)`` is ``multiply(x, x); sum``), so
+    ``wg.grad(wg.compile(f))``, ``wg.jvp(wg.compile(f))`` and ``wg.grad_graph``
+    differentiate through it: 2x instead of x; a straight-through estimator ``x +
+    stop_gradient(round(x) - x)`` gets zero gradients. ``wg.compile(wg.grad(f))`` is
+    right."""
     x = np.array([0.5, -1.0, 2.0])
 
     def f(x):
@@ -101,11 +107,13 @@ def test_bug_stop_gradient_is_lost_when_traced():
     np.testing.assert_allclose(wg.grad(wg.compile(f))(x), x)
 
 
-def test_bug_no_grad_block_is_lost_when_traced():
-    """Values computed inside ``with wg.no_grad():`` carry no gradient eagerly, but the
-    trace records them as ordinary equations, so ``wg.grad(wg.compile(f))`` and
-    ``wg.grad_graph(wg.trace(f, x))`` differentiate through the block (2x instead of x).
-    Right: the same gradient as eager ``wg.grad(f)``."""
+def test_no_grad_block_is_kept_when_traced():
+    """The same gradient as eager ``wg.grad(f)``.
+
+    What it rules out: values computed inside ``with wg.no_grad():`` carry no gradient
+    eagerly, but the trace records them as ordinary equations, so
+    ``wg.grad(wg.compile(f))`` and ``wg.grad_graph(wg.trace(f, x))`` differentiate
+    through the block (2x instead of x)."""
     x = np.array([0.5, -1.0, 2.0])
 
     def f(x):
@@ -117,13 +125,14 @@ def test_bug_no_grad_block_is_lost_when_traced():
     np.testing.assert_allclose(wg.grad(wg.compile(f))(x), 2.0 * x)
 
 
-def test_bug_compiled_gradient_of_float32_input_comes_back_float64():
-    """For a float32 ``x`` and ``f(x) = sum(tanh(x * np.float64(2.0)))``, eager
-    ``wg.grad(f)(x)`` is float32 (a gradient has its input's dtype, as in JAX), but
-    ``wg.compile(wg.grad(f))(x)`` (and ``wg.trace(wg.grad(f), x)``, ``wg.grad_graph``)
-    give float64: the cast of the cotangent to the input's dtype
-    (``transforms._plain_ct``) is skipped for traced cotangents. Right: same dtype as
-    eager."""
+def test_compiled_gradient_of_float32_input_is_float32():
+    """Same dtype as eager.
+
+    What it rules out: for a float32 ``x`` and ``f(x) = sum(tanh(x *
+    np.float64(2.0)))``, eager ``wg.grad(f)(x)`` is float32 (a gradient has its input's
+    dtype, as in JAX), but ``wg.compile(wg.grad(f))(x)`` (and ``wg.trace(wg.grad(f),
+    x)``, ``wg.grad_graph``) give float64: the cast of the cotangent to the input's
+    dtype (``transforms._plain_ct``) is skipped for traced cotangents."""
     x = np.linspace(-1.0, 1.0, 5).astype(np.float32)
 
     def f(x):
@@ -138,12 +147,13 @@ def test_bug_compiled_gradient_of_float32_input_comes_back_float64():
     ("real", lambda z: z.real * 2.0, np.array([2.0])),
     ("imag", lambda z: z.imag * 2.0, np.array([4.0])),
 ])
-def test_bug_complex_conj_real_imag_are_wrong_in_compiled_code(name, f, expected):
-    """Tracing accepts complex inputs, but ``z.conj()`` is recorded as ``z``, ``z.real``
-    as ``z`` and ``z.imag`` as ``z * 0``: ``compile(lambda z: z * z.conj())`` gives
-    ``-3+4j`` for ``1+2j`` (eager: ``5``). ``ArrayMethods.real/imag/conj``
-    (``arraylike.py``) assume real values. Right: the eager values, or a clear error
-    that complex values are not supported."""
+def test_complex_conj_real_imag_in_compiled_code_match_eager(name, f, expected):
+    """The eager values, or a clear error that complex values are not supported.
+
+    What it rules out: tracing accepts complex inputs, but ``z.conj()`` is recorded as
+    ``z``, ``z.real`` as ``z`` and ``z.imag`` as ``z * 0``: ``compile(lambda z: z *
+    z.conj())`` gives ``-3+4j`` for ``1+2j`` (eager: ``5``).
+    ``ArrayMethods.real/imag/conj`` (``arraylike.py``) assume real values."""
     z = np.array([1.0 + 2.0j])
     np.testing.assert_allclose(f(z), expected)
     try:
@@ -154,12 +164,14 @@ def test_bug_complex_conj_real_imag_are_wrong_in_compiled_code(name, f, expected
     np.testing.assert_allclose(got, expected)
 
 
-def test_bug_compiled_relu_of_nan_numpy_scalar_is_zero():
-    """``relu(nan)`` is NaN in NumPy (``wnp.relu(np.float64('nan'))``, arrays), but the
-    float path of ``relu`` (``x if x > 0.0 else 0.0`` in ``ops/elementwise.py``) gives
-    0.0, and ``wg.compile`` runs a program of float64 scalars on that float path: the
-    compiled function hides a NaN that the eager one reports. Right: NaN, as eager
-    NumPy."""
+def test_compiled_relu_of_nan_numpy_scalar_is_nan():
+    """NaN, as eager NumPy.
+
+    What it rules out: ``relu(nan)`` is NaN in NumPy (``wnp.relu(np.float64('nan'))``,
+    arrays), but the float path of ``relu`` (``x if x > 0.0 else 0.0`` in
+    ``ops/elementwise.py``) gives 0.0, and ``wg.compile`` runs a program of float64
+    scalars on that float path: the compiled function hides a NaN that the eager one
+    reports."""
     nan = np.float64("nan")
 
     def f(x):
@@ -169,11 +181,12 @@ def test_bug_compiled_relu_of_nan_numpy_scalar_is_zero():
     assert math.isnan(wg.compile(f)(nan))
 
 
-def test_bug_float_guard_does_not_tell_negative_zero_from_zero():
-    """A guard records ``float(x) == 0.0`` and holds for ``-0.0`` too, so a compiled
-    function that used the Python value replays it for the other zero:
-    ``np.divide(1.0, float(x))`` gives ``inf`` for ``x = -0.0`` (eager: ``-inf``). Right:
-    a float guard compares the sign of zero (as ``keys.value_key`` does), and retraces."""
+def test_float_guard_tells_negative_zero_from_zero():
+    """A float guard compares the sign of zero (as ``keys.value_key`` does), and retraces.
+
+    What it rules out: A guard records ``float(x) == 0.0`` and holds for ``-0.0`` too,
+    so a compiled function that used the Python value replays it for the other zero:
+    ``np.divide(1.0, float(x))`` gives ``inf`` for ``x = -0.0`` (eager: ``-inf``)."""
     def f(x):
         return np.divide(1.0, float(x)) + x
 
@@ -183,17 +196,20 @@ def test_bug_float_guard_does_not_tell_negative_zero_from_zero():
         assert cf(-0.0) == f(-0.0) == -math.inf
 
 
-# -- silently stale results --------------------------------------------------------------
+# -- results shared or stale ------------------------------------------------------------
 
 
-def test_bug_a_constant_output_is_one_shared_array_across_calls():
-    """The gradient of a linear loss is a constant: ``wg.compile(wg.grad(lambda w:
-    np.sum(w * c)))`` returns the graph's literal, the very same writable array on every
-    call. An optimizer that scales the gradient in place (``g *= lr``) changes what the
-    next call returns: SGD steps shrink 0.1, 0.01, 0.001 instead of 0.1, 0.1, 0.1.
-    ``wg.compile(lambda x: (x * 2.0, np.ones(3)))`` and ``graph(*args)`` share their
-    constant outputs the same way. Eager code returns a new array per call. Right: each
-    call returns a fresh array (or a read-only one, as folded constants already are)."""
+def test_a_constant_output_is_a_new_array_on_every_call():
+    """Each call returns a fresh array (or a read-only one, as folded constants already
+    are).
+
+    What it rules out: the gradient of a linear loss is a constant:
+    ``wg.compile(wg.grad(lambda w: np.sum(w * c)))`` returns the graph's literal, the
+    very same writable array on every call. An optimizer that scales the gradient in
+    place (``g *= lr``) changes what the next call returns: SGD steps shrink 0.1, 0.01,
+    0.001 instead of 0.1, 0.1, 0.1. ``wg.compile(lambda x: (x * 2.0, np.ones(3)))`` and
+    ``graph(*args)`` share their constant outputs the same way. Eager code returns a new
+    array per call."""
     c = np.array([1.0, 2.0, 3.0])
     grad = wg.compile(wg.grad(lambda w: np.sum(w * c)))
     w = np.zeros(3)
@@ -204,36 +220,37 @@ def test_bug_a_constant_output_is_one_shared_array_across_calls():
     np.testing.assert_allclose(w, -0.3 * c)
 
 
-def test_bug_compiled_gradient_returns_the_callers_array_itself():
-    """``wg.compile(wg.grad(lambda w, x: np.sum(w * x)))(w, x)`` returns ``x`` itself
-    (``simplify`` rewrote ``x * 1.0`` to ``x``, and the output became the input), so an
-    optimizer's ``g *= lr`` silently scales the caller's training data. Eager
-    ``wg.grad`` returns a new array, as NumPy's ``x * 1.0`` does. Right: never return an
-    argument's buffer where the traced code computed a new array (copy an output that a
-    pass turned into an input)."""
+def test_compiled_gradient_never_returns_the_callers_array_itself():
+    """Never return an argument's buffer where the traced code computed a new array (copy
+    an output that a pass turned into an input).
+
+    What it rules out: ``wg.compile(wg.grad(lambda w, x: np.sum(w * x)))(w, x)`` returns
+    ``x`` itself (``simplify`` rewrote ``x * 1.0`` to ``x``, and the output became the
+    input), so an optimizer's ``g *= lr`` silently scales the caller's training data.
+    Eager ``wg.grad`` returns a new array, as NumPy's ``x * 1.0`` does."""
     w, x = np.zeros(3), np.array([1.0, 2.0, 3.0])
     g = wg.compile(wg.grad(lambda w, x: np.sum(w * x)))(w, x)
     g *= 0.1
     np.testing.assert_array_equal(x, [1.0, 2.0, 3.0])
 
 
-def test_bug_two_equal_outputs_are_one_array():
-    """``init = wg.compile(lambda w: {"m": w * 0.0, "v": w * 0.0})`` (Adam's moments)
-    returns one array for both: ``cse`` merged the two equations and both outputs read
-    the same variable, so ``state["m"] += g`` also changes ``state["v"]``. Eager code
-    returns two arrays. Right: distinct outputs are distinct arrays (copy an output that
-    appears twice)."""
+def test_two_equal_outputs_are_two_arrays():
+    """Distinct outputs are distinct arrays (copy an output that appears twice).
+
+    What it rules out: ``init = wg.compile(lambda w: {"m": w * 0.0, "v": w * 0.0})``
+    (Adam's moments) returns one array for both: ``cse`` merged the two equations and
+    both outputs read the same variable, so ``state["m"] += g`` also changes
+    ``state["v"]``. Eager code returns two arrays."""
     init = wg.compile(lambda w: {"m": w * 0.0, "v": w * 0.0})
     state = init(np.ones(3))
     state["m"] += 0.1
     np.testing.assert_array_equal(state["v"], np.zeros(3))
 
 
-def test_bug_closed_over_array_mutation_is_seen_by_some_compiled_code_and_not_other():
-    """Two compiled functions close over arrays that the user then changes in place:
-    ``x + c`` saw the new ``c`` (the literal held the caller's array), while
-    ``x + np.sin(c2)`` kept the old one (computed while tracing). Fixed with one rule for
-    every constant: a graph reads a closure's array as it was when traced (a read-only
+def test_closed_over_arrays_are_read_as_they_were_when_traced():
+    """Compiled functions close over arrays that the user then changes in place: one rule
+    for every constant, whether used directly (``x + c``) or through a computation (``x
+    + np.sin(c2)``): a graph reads a closure's array as it was when traced (a read-only
     copy, as ``jax.jit`` does), which the README states."""
     c = np.ones(3)
     c2 = np.ones(3)
@@ -255,12 +272,13 @@ def test_bug_closed_over_array_mutation_is_seen_by_some_compiled_code_and_not_ot
     assert not g.equations[0].ins[1].value.flags.writeable
 
 
-def test_bug_redefined_pytree_class_replays_the_old_trace():
-    """In a notebook, a ``NamedTuple`` class is edited and its cell run again; the
-    compiled function keeps replaying the trace of the old class's method, because the
-    cache key is the *text* of the pytree spec (``repr(tree)`` in ``compile._key``),
-    and both classes print as ``<class '__main__.State'>``. Right: key on the class
-    itself (as JAX's treedefs), so a new class traces again."""
+def test_redefined_pytree_class_traces_again():
+    """Key on the class itself (as JAX's treedefs), so a new class traces again.
+
+    What it rules out: in a notebook, a ``NamedTuple`` class is edited and its cell run
+    again; the compiled function keeps replaying the trace of the old class's method,
+    because the cache key is the *text* of the pytree spec (``repr(tree)`` in
+    ``compile._key``), and both classes print as ``<class '__main__.State'>``."""
     class State(NamedTuple):
         x: float
 
@@ -279,11 +297,13 @@ def test_bug_redefined_pytree_class_replays_the_old_trace():
     assert cf(State(3.0)) == State(3.0).energy() == 4.5
 
 
-def test_bug_in_place_update_of_an_argument_is_silently_lost():
-    """``def g(x): x += 1; return x * 2``: eager code updates the caller's array,
-    ``wg.compile(g)`` does not (the traced ``+=`` rebinds a tracer) and says nothing.
-    Right: the caller sees the same effect as eagerly, or a clear error that compiled
-    functions cannot update their arguments in place."""
+def test_in_place_update_of_an_argument_reaches_the_caller_or_raises():
+    """The caller sees the same effect as eagerly, or a clear error that compiled functions
+    cannot update their arguments in place.
+
+    What it rules out: ``def g(x): x += 1; return x * 2``: eager code updates the
+    caller's array, ``wg.compile(g)`` does not (the traced ``+=`` rebinds a tracer) and
+    says nothing."""
     def g(x):
         x += 1.0
         return x * 2.0
@@ -325,13 +345,15 @@ def _sin_with_jvp(x):
 _sin_with_jvp.defjvp(lambda p, t: (np.sin(p[0]), np.cos(p[0]) * t[0]))
 
 
-def test_bug_custom_vjp_function_cannot_be_compiled():
-    """``wg.compile(lambda x: np.sum(f(x) ** 2))`` with ``f`` a ``wg.custom_vjp`` raises
-    ``TraceError: trace: f() returned a tensor from outside its arguments (a closure or
-    a global)`` - untrue, nothing is closed over. ``custom_vjp.__call__`` treats the
-    graph tracer like a tensor (``custom.py``: the owner kind is neither None nor DUAL)
-    and wraps the traced output in a constant tensor. ``wg.trace`` fails the same way.
-    Right: it compiles and gives the eager value."""
+def test_custom_vjp_function_compiles():
+    """It compiles and gives the eager value.
+
+    What it rules out: ``wg.compile(lambda x: np.sum(f(x) ** 2))`` with ``f`` a
+    ``wg.custom_vjp`` raises ``TraceError: trace: f() returned a tensor from outside its
+    arguments (a closure or a global)`` - untrue, nothing is closed over.
+    ``custom_vjp.__call__`` treats the graph tracer like a tensor (``custom.py``: the
+    owner kind is neither None nor DUAL) and wraps the traced output in a constant
+    tensor. ``wg.trace`` fails the same way."""
     x = np.array([0.3, -1.2, 2.0])
 
     def loss(x):
@@ -340,11 +362,13 @@ def test_bug_custom_vjp_function_cannot_be_compiled():
     np.testing.assert_allclose(wg.compile(loss)(x), loss(x))
 
 
-def test_bug_gradient_of_compiled_custom_vjp_must_use_the_custom_rule():
-    """``wg.grad(wg.compile(loss))`` with a gradient-clipping ``custom_vjp`` inside fails
-    like the test above; once it compiles, the graph run on tensors must still apply the
-    user's ``bwd`` (clip to 0.1), not the body's derivative. Right: equal to eager
-    ``wg.grad(loss)``."""
+def test_gradient_of_compiled_custom_vjp_uses_the_custom_rule():
+    """Equal to eager ``wg.grad(loss)``.
+
+    What it rules out: ``wg.grad(wg.compile(loss))`` with a gradient-clipping
+    ``custom_vjp`` inside fails like the test above; once it compiles, the graph run on
+    tensors must still apply the user's ``bwd`` (clip to 0.1), not the body's
+    derivative."""
     x = np.array([0.3, -1.2, 2.0])
 
     def loss(x):
@@ -353,12 +377,13 @@ def test_bug_gradient_of_compiled_custom_vjp_must_use_the_custom_rule():
     np.testing.assert_allclose(wg.grad(wg.compile(loss))(x), wg.grad(loss)(x))
 
 
-def test_bug_custom_jvp_function_inside_compile_recurses_forever():
-    """``wg.compile`` (and ``wg.trace``) of a function calling a ``wg.custom_jvp``
-    raises ``RecursionError``: ``custom_jvp.__call__`` sees a non-dual traced kind,
-    takes it for a tensor, finds no tensor of its level and calls itself again on the
-    same tracers (``out = self(*plain, **kwargs)`` in ``custom.py``). Right: it compiles
-    and gives the eager value (and its gradient uses the rule)."""
+def test_custom_jvp_function_compiles_without_recursion():
+    """It compiles and gives the eager value (and its gradient uses the rule).
+
+    What it rules out: ``wg.compile`` (and ``wg.trace``) of a function calling a
+    ``wg.custom_jvp`` raises ``RecursionError``: ``custom_jvp.__call__`` sees a non-dual
+    traced kind, takes it for a tensor, finds no tensor of its level and calls itself
+    again on the same tracers (``out = self(*plain, **kwargs)`` in ``custom.py``)."""
     x = np.array([0.3, -1.2, 2.0])
 
     def loss(x):
@@ -369,12 +394,14 @@ def test_bug_custom_jvp_function_inside_compile_recurses_forever():
 
 @pytest.mark.parametrize("func", [np.median, np.diff, np.linalg.eigvalsh, np.cov],
                          ids=lambda f: f.__name__)
-def test_bug_numpy_functions_without_a_rule_cannot_be_compiled(func):
-    """``wg.compile(lambda x: np.median(x))`` raises ``TypeError: np.median has no
-    wengert gradient rule, and one of its inputs requires grad`` - nothing requires grad
-    in a compiled forward function. The README says calls without a gradient rule are
-    recorded, not frozen (as ``np.argmax`` is), and ``jax.jit`` compiles all of these.
-    Right: record the call (an error only if it is differentiated)."""
+def test_numpy_functions_without_a_rule_compile(func):
+    """Record the call (an error only if it is differentiated).
+
+    What it rules out: ``wg.compile(lambda x: np.median(x))`` raises ``TypeError:
+    np.median has no wengert gradient rule, and one of its inputs requires grad`` -
+    nothing requires grad in a compiled forward function. The README says calls without
+    a gradient rule are recorded, not frozen (as ``np.argmax`` is), and ``jax.jit``
+    compiles all of these."""
     x = np.array([3.0, -1.0, 2.0, 0.5, -4.0])
 
     def f(x):
@@ -386,10 +413,12 @@ def test_bug_numpy_functions_without_a_rule_cannot_be_compiled(func):
 
 @pytest.mark.parametrize("ufunc", [np.copysign, np.fmod, np.heaviside],
                          ids=lambda f: f.__name__)
-def test_bug_numpy_ufuncs_without_a_rule_cannot_be_compiled(ufunc):
-    """The ufunc path (``dispatch.array_ufunc``) of the bug above: ``np.copysign(x,
-    -1.0)`` in a compiled function raises "has no wengert gradient rule, and one of its
-    inputs requires grad". Right: recorded like ``np.greater``."""
+def test_numpy_ufuncs_without_a_rule_compile(ufunc):
+    """Recorded like ``np.greater``.
+
+    What it rules out: the ufunc path (``dispatch.array_ufunc``) of the case above:
+    ``np.copysign(x, -1.0)`` in a compiled function raises "has no wengert gradient
+    rule, and one of its inputs requires grad"."""
     x = np.array([3.0, -1.0, 2.0, 0.5, -4.0])
 
     def f(x):
@@ -398,12 +427,13 @@ def test_bug_numpy_ufuncs_without_a_rule_cannot_be_compiled(ufunc):
     np.testing.assert_allclose(wg.compile(f)(x), f(x))
 
 
-def test_bug_item_assignment_on_a_traced_array_is_refused():
-    """``y = x * 1.0; y[0] = 5.0`` works eagerly, under ``wg.grad`` (tensors support it)
-    and under ``wg.compile(wg.grad(f))``, but ``wg.compile(f)`` raises ``TypeError:
-    'Traced' object does not support item assignment`` (no ``__setitem__`` on
-    ``Traced``; the registry has a ``setitem`` op). Right: it compiles (as a functional
-    ``setitem`` equation) and gives the eager value."""
+def test_item_assignment_on_a_traced_array_is_recorded():
+    """It compiles (as a functional ``setitem`` equation) and gives the eager value.
+
+    What it rules out: ``y = x * 1.0; y[0] = 5.0`` works eagerly, under ``wg.grad``
+    (tensors support it) and under ``wg.compile(wg.grad(f))``, but ``wg.compile(f)``
+    raises ``TypeError: 'Traced' object does not support item assignment`` (no
+    ``__setitem__`` on ``Traced``; the registry has a ``setitem`` op)."""
     def f(x):
         y = x * 1.0
         y[0] = 5.0
@@ -413,11 +443,13 @@ def test_bug_item_assignment_on_a_traced_array_is_refused():
     np.testing.assert_array_equal(wg.compile(f)(x), f(x))
 
 
-def test_bug_static_argnum_naming_a_defaulted_parameter_is_refused():
-    """``wg.compile(f, static_argnums=1)(x)`` with ``def f(x, n=2)`` raises
-    ``ValueError: compile: static_argnums=1 names no argument of the 1 given``, while
-    ``jax.jit(f, static_argnums=1)(x)`` uses the default. Right: the default is the
-    static value (``_positional`` applies defaults only when keywords are given)."""
+def test_static_argnum_naming_a_defaulted_parameter_takes_the_default():
+    """The default is the static value (``_positional`` applies defaults only when keywords
+    are given).
+
+    What it rules out: ``wg.compile(f, static_argnums=1)(x)`` with ``def f(x, n=2)``
+    raises ``ValueError: compile: static_argnums=1 names no argument of the 1 given``,
+    while ``jax.jit(f, static_argnums=1)(x)`` uses the default."""
     def f(x, n=2):
         for _ in range(n):
             x = np.sin(x)
@@ -426,12 +458,13 @@ def test_bug_static_argnum_naming_a_defaulted_parameter_is_refused():
     assert wg.compile(f, static_argnums=1)(1.0) == f(1.0)
 
 
-def test_bug_compile_cache_keeps_the_first_arguments_alive():
-    """After ``cf(x)``, ``del x`` does not free ``x``: the cached trace keeps the example
-    values it was traced with (``Graph.examples`` of ``TraceInfo.traced``), so a compiled
-    training step holds its first batch (per signature) for its lifetime. ``jax.jit``
-    keeps no argument. Right: the cache holds shapes and dtypes, not the caller's
-    arrays."""
+def test_compile_cache_does_not_keep_the_arguments_alive():
+    """The cache holds shapes and dtypes, not the caller's arrays.
+
+    What it rules out: after ``cf(x)``, ``del x`` does not free ``x``: the cached trace
+    keeps the example values it was traced with (``Graph.examples`` of
+    ``TraceInfo.traced``), so a compiled training step holds its first batch (per
+    signature) for its lifetime. ``jax.jit`` keeps no argument."""
     cf = wg.compile(lambda x: np.sum(x * 2.0))
     x = np.ones(100_000)
     ref = weakref.ref(x)
@@ -441,13 +474,14 @@ def test_bug_compile_cache_keeps_the_first_arguments_alive():
     assert ref() is None
 
 
-def test_bug_concurrent_first_calls_trace_one_signature_many_times_and_warn():
-    """48 threads calling a new compiled function at once trace it about a dozen times
-    for the same signature (``Compiled.__call__`` looks the cache up outside its lock and
-    does not look again inside), wasting the trace and compile time and raising the
-    false warning "traced 8 times ... because its Python code turns traced values into
-    Python values" for a function without a single guard. Right: one trace per
-    signature, no warning (look the key up again under the lock)."""
+def test_concurrent_first_calls_trace_one_signature_once():
+    """One trace per signature, no warning (look the key up again under the lock).
+
+    What it rules out: 48 threads calling a new compiled function at once trace it about
+    a dozen times for the same signature (``Compiled.__call__`` looks the cache up
+    outside its lock and does not look again inside), wasting the trace and compile time
+    and raising the false warning "traced 8 times ... because its Python code turns
+    traced values into Python values" for a function without a single guard."""
     def f(x):
         for _ in range(300):
             x = np.sin(x) * 1.01
@@ -477,14 +511,16 @@ def test_bug_concurrent_first_calls_trace_one_signature_many_times_and_warn():
         assert len(cf.cache_info()) == 1
 
 
-# -- unhelpful messages ----------------------------------------------------------------------
+# -- messages ------------------------------------------------------------------------------------
 
 
-def test_bug_guard_of_a_nested_compiled_function_names_the_wrong_line():
-    """``wg.trace(wg.compile(f), x)`` keeps ``f``'s guard, but its message names the line
-    of the ``wg.trace`` call, not ``if np.sum(x) > 0:`` in ``f``: the outer guard is
-    made by ``evaluate`` converting the tracer, with the caller's frame as its source.
-    Right: the guard says where the user's branch is (the inner guard's source)."""
+def test_guard_of_a_nested_compiled_function_names_its_own_line():
+    """The guard says where the user's branch is (the inner guard's source).
+
+    What it rules out: ``wg.trace(wg.compile(f), x)`` keeps ``f``'s guard, but its
+    message names the line of the ``wg.trace`` call, not ``if np.sum(x) > 0:`` in ``f``:
+    the outer guard is made by ``evaluate`` converting the tracer, with the caller's
+    frame as its source."""
     def f(x):
         if np.sum(x) > 0:
             return np.tanh(x)
@@ -496,11 +532,12 @@ def test_bug_guard_of_a_nested_compiled_function_names_the_wrong_line():
     assert "if np.sum(x) > 0:" in str(e.value)
 
 
-def test_bug_jvp_graph_called_as_its_signature_reads_gives_an_opaque_error():
-    """``print(wg.jvp_graph(g))`` shows ``jvp_f(x: f64[3], x_dot: f64[3])``, but calling
-    it so raises "got 2 argument(s) with 2 value(s) in another structure" without saying
-    which structure: it takes ``((x,), (x_dot,))``. Right: accept the flat arguments it
-    prints, or say the expected structure."""
+def test_jvp_graph_takes_the_arguments_its_signature_shows():
+    """Accept the flat arguments it prints, or say the expected structure.
+
+    What it rules out: ``print(wg.jvp_graph(g))`` shows ``jvp_f(x: f64[3], x_dot:
+    f64[3])``, but calling it so raises "got 2 argument(s) with 2 value(s) in another
+    structure" without saying which structure: it takes ``((x,), (x_dot,))``."""
     g = wg.jvp_graph(wg.trace(lambda x: np.sum(np.sin(x)), np.ones(3)))
     x, v = np.ones(3), np.ones(3)
     try:
@@ -511,22 +548,26 @@ def test_bug_jvp_graph_called_as_its_signature_reads_gives_an_opaque_error():
     np.testing.assert_allclose(out[1], np.sum(np.cos(x)))
 
 
-def test_bug_grad_graph_of_a_gradient_graph_suggests_an_option_it_does_not_have():
-    """``wg.grad_graph(wg.grad_graph(g))`` fails (the gradient graph returns ``(value,
-    grad)``) with "grad: the function must return a scalar ... Use has_aux=True", but
-    ``grad_graph`` takes no ``has_aux``. Right: say that ``grad_graph`` needs a graph
-    with one scalar output and that this one returns two values."""
+def test_grad_graph_of_a_gradient_graph_says_what_it_needs():
+    """Say that ``grad_graph`` needs a graph with one scalar output and that this one
+    returns two values.
+
+    What it rules out: ``wg.grad_graph(wg.grad_graph(g))`` fails (the gradient graph
+    returns ``(value, grad)``) with "grad: the function must return a scalar ... Use
+    has_aux=True", but ``grad_graph`` takes no ``has_aux``."""
     gg = wg.grad_graph(wg.trace(lambda x: np.sum(np.sin(x)), np.ones(3)))
     with pytest.raises(TypeError) as e:
         wg.grad_graph(gg)
     assert "has_aux" not in str(e.value), str(e.value)
 
 
-def test_bug_function_passed_as_a_dynamic_argument_gives_an_opaque_error():
-    """``wg.compile(lambda x, fn: fn(x))(x, np.sin)`` raised ``TypeError: 'Traced'
-    object is not callable``: ``np.sin`` became an object-dtype traced input. Right: an
-    argument that is not an array or a number is static (as torch.compile treats it):
-    passed as it is, one trace per function."""
+def test_function_passed_as_an_argument_is_static():
+    """An argument that is not an array or a number is static (as torch.compile treats it):
+    passed as it is, one trace per function.
+
+    What it rules out: ``wg.compile(lambda x, fn: fn(x))(x, np.sin)`` raised
+    ``TypeError: 'Traced' object is not callable``: ``np.sin`` became an object-dtype
+    traced input."""
     f = wg.compile(lambda x, fn: fn(x))
     np.testing.assert_array_equal(f(np.ones(2), np.sin), np.sin(np.ones(2)))
     np.testing.assert_array_equal(f(np.ones(2), np.cos), np.cos(np.ones(2)))
@@ -534,11 +575,13 @@ def test_bug_function_passed_as_a_dynamic_argument_gives_an_opaque_error():
         "f(x: f64[2]) with fn=<ufunc 'sin'>", "f(x: f64[2]) with fn=<ufunc 'cos'>"]
 
 
-def test_bug_compiled_method_gives_an_opaque_error():
-    """``@wg.compile`` on a method: ``M().f(3.0)`` raises ``M.f() missing 1 required
-    positional argument: 'x'`` (``Compiled`` is no descriptor, so ``self`` is not bound).
-    Right: it binds ``self`` (as ``wg.custom_vjp`` does) and works, or says how to
-    compile a method (``static_argnums=0``)."""
+def test_compiled_method_binds_self():
+    """It binds ``self`` (as ``wg.custom_vjp`` does) and works, or says how to compile a
+    method (``static_argnums=0``).
+
+    What it rules out: ``@wg.compile`` on a method: ``M().f(3.0)`` raises ``M.f()
+    missing 1 required positional argument: 'x'`` (``Compiled`` is no descriptor, so
+    ``self`` is not bound)."""
     class M:
         scale = 2.0
 
@@ -552,9 +595,11 @@ def test_bug_compiled_method_gives_an_opaque_error():
         assert "static_argnums" in str(e), str(e)
 
 
-def test_bug_optimize_given_one_pass_name_as_a_string_reads_it_letter_by_letter():
-    """``wg.compile(f, optimize="cse")`` fails at the first call with ``unknown pass 'c'``.
-    Right: a string is one pass name (or the error says to pass a list of names)."""
+def test_optimize_given_one_pass_name_as_a_string_takes_it_whole():
+    """A string is one pass name (or the error says to pass a list of names).
+
+    What it rules out: ``wg.compile(f, optimize="cse")`` fails at the first call with
+    ``unknown pass 'c'``."""
     f = wg.compile(lambda x: np.sin(x) + np.sin(x), optimize="cse")
     try:
         f(np.ones(3))
@@ -563,11 +608,11 @@ def test_bug_optimize_given_one_pass_name_as_a_string_reads_it_letter_by_letter(
 
 
 # =====================================================================================
-# Part 2: attacked and held (these pass; keep them passing)
+# Part 2: control flow, pytrees, threads, sessions, dtypes, export
 # =====================================================================================
 
 
-def test_holds_every_branch_of_a_while_loop_on_traced_values():
+def test_every_branch_of_a_while_loop_on_traced_values():
     def halve(x):
         while np.sum(x) > 1.0:
             x = x / 2.0
@@ -578,19 +623,19 @@ def test_holds_every_branch_of_a_while_loop_on_traced_values():
         np.testing.assert_array_equal(cf(np.array([v])), halve(np.array([v])))
 
 
-def test_holds_data_dependent_integer_index_is_recorded_not_frozen():
+def test_data_dependent_integer_index_is_recorded_not_frozen():
     cf = wg.compile(lambda x: x[np.argmax(x)] * 2.0)
     assert cf(np.array([1.0, 5.0, 2.0])) == 10.0
     assert cf(np.array([7.0, 1.0, 2.0])) == 14.0
     assert len(cf.cache_info()) == 1
 
 
-def test_holds_boolean_mask_from_traced_values_is_a_clear_error():
+def test_boolean_mask_from_traced_values_is_a_clear_error():
     with pytest.raises(TypeError, match="np.where"):
         wg.compile(lambda x: np.sum(x[x > 0]))(np.array([1.0, -1.0]))
 
 
-def test_holds_exception_in_one_branch_keeps_the_other_cached():
+def test_exception_in_one_branch_keeps_the_other_cached():
     def f(x):
         if x > 0:
             raise ValueError("positive")
@@ -604,7 +649,7 @@ def test_holds_exception_in_one_branch_keeps_the_other_cached():
         cf(2.0)
 
 
-def test_holds_nested_transforms_agree_with_eager():
+def test_nested_transforms_agree_with_eager():
     def f(x):
         return np.sum(np.sin(x) ** 3)
 
@@ -620,7 +665,7 @@ def test_holds_nested_transforms_agree_with_eager():
     np.testing.assert_allclose(tangent, wg.jvp(f, (x,), (np.ones(3),))[1])
 
 
-def test_holds_checkpoint_inside_compile_and_under_grad():
+def test_checkpoint_inside_compile_and_under_grad():
     def loss(x):
         return np.sum(wg.checkpoint(lambda y: np.sin(y) ** 2)(x))
 
@@ -629,7 +674,7 @@ def test_holds_checkpoint_inside_compile_and_under_grad():
     np.testing.assert_allclose(wg.grad(wg.compile(loss))(x), wg.grad(loss)(x))
 
 
-def test_holds_nested_compiled_branches_retrace_in_the_outer_function():
+def test_nested_compiled_branches_retrace_in_the_outer_function():
     def f(x):
         if np.sum(x) > 0:
             return np.tanh(x)
@@ -641,7 +686,7 @@ def test_holds_nested_compiled_branches_retrace_in_the_outer_function():
         np.testing.assert_allclose(outer(np.full(3, s)), f(np.full(3, s)) * 2.0)
 
 
-def test_holds_namedtuples_with_the_same_name_and_other_fields_trace_apart():
+def test_namedtuples_with_the_same_name_and_other_fields_trace_apart():
     p1 = namedtuple("P", "a b")
     p2 = namedtuple("P", "b a")
     cf = wg.compile(lambda p: p.a - p.b)
@@ -649,7 +694,7 @@ def test_holds_namedtuples_with_the_same_name_and_other_fields_trace_apart():
     assert cf(p2(1.0, 2.0)) == 1.0
 
 
-def test_holds_pytrees_with_none_and_constant_leaves():
+def test_pytrees_with_none_and_constant_leaves():
     point = namedtuple("point", "w b")
 
     def loss(p, x):
@@ -665,7 +710,7 @@ def test_holds_pytrees_with_none_and_constant_leaves():
     np.testing.assert_allclose(grad.w, x)
 
 
-def test_holds_threads_compiling_one_function_for_many_shapes():
+def test_threads_compiling_one_function_for_many_shapes():
     def loss(x):
         return np.sum(np.tanh(x) ** 2 * np.arange(x.shape[0]))
 
@@ -688,7 +733,7 @@ def test_holds_threads_compiling_one_function_for_many_shapes():
     assert len({info.signature for info in cf.cache_info()}) == 7
 
 
-def test_holds_float32_and_float16_stay_in_their_dtype_through_compile_grad():
+def test_float32_and_float16_stay_in_their_dtype_through_compile_grad():
     def loss(x):
         return np.sum(np.tanh(x) ** 2)
 
@@ -698,7 +743,7 @@ def test_holds_float32_and_float16_stay_in_their_dtype_through_compile_grad():
         assert wg.compile(loss)(x).dtype == dtype
 
 
-def test_holds_passes_composed_keep_values_gradients_and_guards():
+def test_passes_composed_keep_values_gradients_and_guards():
     from wengert.graph.passes.remat import remat
 
     def f(x):
@@ -721,7 +766,7 @@ def test_holds_passes_composed_keep_values_gradients_and_guards():
             h(-x)
 
 
-def test_holds_session_feed_errors_name_the_placeholder():
+def test_session_feed_errors_name_the_placeholder():
     with define() as graph:
         x = placeholder((3,), name="x")
         s = placeholder((), name="s")
@@ -743,7 +788,7 @@ def test_holds_session_feed_errors_name_the_placeholder():
         sess.run(y, {x: np.ones(3), s: 2.0})
 
 
-def test_holds_session_runs_from_many_threads():
+def test_session_runs_from_many_threads():
     with define() as graph:
         x = placeholder((3,), name="x")
         y = np.sum(x ** 2)
@@ -762,7 +807,7 @@ def test_holds_session_runs_from_many_threads():
     assert errors == []
 
 
-def test_holds_branching_on_a_placeholder_is_a_clear_error():
+def test_branching_on_a_placeholder_is_a_clear_error():
     with define():
         p = placeholder((), name="p")
         with pytest.raises(TraceError, match="np.where"):
@@ -770,13 +815,13 @@ def test_holds_branching_on_a_placeholder_is_a_clear_error():
                 pass
 
 
-def test_holds_randomness_is_frozen_at_trace_time_as_in_jax():
+def test_randomness_is_frozen_at_trace_time_as_in_jax():
     rng = np.random.default_rng(0)
     f = wg.compile(lambda x: x + rng.normal(size=x.shape))
     np.testing.assert_array_equal(f(np.zeros(2)), f(np.zeros(2)))
 
 
-def test_holds_generated_texts_are_deterministic_across_runs():
+def test_generated_texts_are_deterministic_across_runs():
     def f(x, w):
         if np.sum(x) > 0:
             x = x * 2.0
@@ -794,7 +839,7 @@ def test_holds_generated_texts_are_deterministic_across_runs():
     assert texts() == texts()
 
 
-def test_holds_jax_export_of_tricky_ops_matches_eager():
+def test_jax_export_of_tricky_ops_matches_eager():
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)
     x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.0])
@@ -836,7 +881,7 @@ def _random_program(draw_ops, x, y):
 @given(ops=st.lists(st.tuples(st.integers(0, 1), st.integers(0, 20), st.integers(0, 50),
                               st.integers(0, 50)), min_size=1, max_size=10),
        rows=st.sampled_from([3, 300]))
-def test_holds_random_programs_without_views_compile_to_eager_values_and_gradients(ops, rows):
+def test_random_programs_without_views_compile_to_eager_values_and_gradients(ops, rows):
     rng = np.random.default_rng(len(ops) * 7 + rows)
     x, y = rng.normal(size=(rows, 256)), rng.normal(size=(rows, 256))
     x0, y0 = x.copy(), y.copy()
