@@ -808,39 +808,9 @@ def _result(cell: Any, run: CellRun, ns: dict[str, Any], names: tuple[str, ...],
                      for n in names if grads[n] is not None and tangents[n] is not None}
     notes += _input_notes(run, names, output_name, mode, earlier, owed, unseen, on_tape)
     if tags is not None:
-        cut = _cut_for_reverse_only(tape, tags.values())
-        if cut:
-            notes.append(
-                f"At line {', '.join(map(str, cut))} a value computed from the inputs enters "
-                "as a constant (computed under wg.no_grad(), or .detach()ed): reverse mode "
-                "does not differentiate through it, forward mode does (as PyTorch's forward "
-                "AD), so the two modes give different derivatives there; wg.stop_gradient "
-                "cuts both.")
-    hooked = _hooked(tape)
+        notes += _reverse_only_cut_notes(tape, tags.values())
     extras: dict[str, Any] = {"record": record} if mode == "reverse" else {}
-    if hooked:
-        lines = sorted({h.source.lineno for h in hooked
-                        if not isinstance(h, Tensor) and h.source is not None})
-        on = [f"the input {run.leaf_names[id(h)]}" for h in hooked
-              if isinstance(h, Tensor) and id(h) in run.leaf_names]
-        if lines:
-            on.append(f"values computed at line {', '.join(map(str, lines))}")
-        at = f" (on {' and '.join(on)})" if on else ""
-        if mode != "reverse":
-            notes.append(f"The cell registers gradient hooks{at}; forward mode runs none: its "
-                         "tangents are the derivatives of the code alone"
-                         + (", and they differ from reverse mode's where a hook changed a "
-                            "gradient." if mode == "both" else "."))
-        if mode != "forward" and tensor_out is not None:
-            if math.prod(out_shape) != 1:
-                extras["replay_differs"] = (
-                    f"The cell registers gradient hooks{at}; a replay of the sweep runs "
-                    "without hooks (they may have effects), so it may show other numbers.")
-            elif _replay_differs(tensor_out, received, grads, run):
-                extras["replay_differs"] = (
-                    f"The gradient hooks{at} changed the cotangents of the cell's sweep; a "
-                    "replay of the sweep runs without hooks (they may have effects), so it "
-                    "shows other numbers.")
+    notes += _hook_notes(tape, run, mode, tensor_out, out_shape, received, grads, extras)
     value_names = names_from_namespace(tape, ns)
     value_names.update(_float_names(tape, ns, floats_before, value_names))
     for i, leaf in enumerate(tape.leaves):
@@ -870,6 +840,53 @@ def _result(cell: Any, run: CellRun, ns: dict[str, Any], names: tuple[str, ...],
         silenced=cell.silenced, names=value_names, extras=extras, notes=tuple(notes),
         level=level,
     )
+
+
+def _reverse_only_cut_notes(tape: Tape, tags: Any) -> list[str]:
+    """The note on values computed from the inputs that enter reverse mode as constants
+    (``no_grad``, ``detach``) while forward mode differentiates through them."""
+    cut = _cut_for_reverse_only(tape, tags)
+    if not cut:
+        return []
+    return [f"At line {', '.join(map(str, cut))} a value computed from the inputs enters "
+            "as a constant (computed under wg.no_grad(), or .detach()ed): reverse mode "
+            "does not differentiate through it, forward mode does (as PyTorch's forward "
+            "AD), so the two modes give different derivatives there; wg.stop_gradient "
+            "cuts both."]
+
+
+def _hook_notes(tape: Tape, run: CellRun, mode: str, tensor_out: Any, out_shape: Any,
+                received: Mapping[int, Any], grads: Mapping[str, Any],
+                extras: dict[str, Any]) -> list[str]:
+    """The notes on gradient hooks the cell registers (forward mode runs none; a replay
+    of the sweep runs none); sets ``extras["replay_differs"]`` where a replay would show
+    other numbers than the card."""
+    notes: list[str] = []
+    hooked = _hooked(tape)
+    if hooked:
+        lines = sorted({h.source.lineno for h in hooked
+                        if not isinstance(h, Tensor) and h.source is not None})
+        on = [f"the input {run.leaf_names[id(h)]}" for h in hooked
+              if isinstance(h, Tensor) and id(h) in run.leaf_names]
+        if lines:
+            on.append(f"values computed at line {', '.join(map(str, lines))}")
+        at = f" (on {' and '.join(on)})" if on else ""
+        if mode != "reverse":
+            notes.append(f"The cell registers gradient hooks{at}; forward mode runs none: its "
+                         "tangents are the derivatives of the code alone"
+                         + (", and they differ from reverse mode's where a hook changed a "
+                            "gradient." if mode == "both" else "."))
+        if mode != "forward" and tensor_out is not None:
+            if math.prod(out_shape) != 1:
+                extras["replay_differs"] = (
+                    f"The cell registers gradient hooks{at}; a replay of the sweep runs "
+                    "without hooks (they may have effects), so it may show other numbers.")
+            elif _replay_differs(tensor_out, received, grads, run):
+                extras["replay_differs"] = (
+                    f"The gradient hooks{at} changed the cotangents of the cell's sweep; a "
+                    "replay of the sweep runs without hooks (they may have effects), so it "
+                    "shows other numbers.")
+    return notes
 
 
 def _input_notes(run: CellRun, names: Sequence[str], output: str, mode: str,
