@@ -401,10 +401,6 @@ def _out_values(saved: _Saved, ans: Any) -> list[Any]:
     return [v] if saved.single else list(v)
 
 
-def _zeros_like_input(saved: _Saved, xs: Sequence[Any]) -> list[Any]:
-    return [None if p is None else _zeros(x) for x, p in zip(xs, saved.edges)]
-
-
 def _fit_cotangents(name: str, kind: str, cts: list[Any], xs: Sequence[Any],
                     saved: _Saved) -> list[Any]:
     """Check shapes; zeros for ``None``; one entry per node input."""

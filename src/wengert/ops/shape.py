@@ -28,14 +28,6 @@ from wengert.ops.base import shape_of as _shape_of
 from wengert.ops.broadcast import reshape_to, sum_along, sum_to
 
 
-def _axis_tuple(axis: Any, ndim: int) -> tuple[int, ...]:
-    if axis is None:
-        return tuple(range(ndim))
-    if isinstance(axis, (tuple, list)):
-        return tuple(int(a) % ndim for a in axis)
-    return (int(axis) % ndim,)
-
-
 def _int_or_tuple(v: Any) -> Any:
     if v is None:
         return None

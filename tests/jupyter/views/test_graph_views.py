@@ -37,7 +37,6 @@ from wengert.jupyter.views.graph_dot import (
     graph_dot,
     graph_drawing,
     graph_formula,
-    group_graph_equations,
     pass_dot,
     pass_drawing,
 )
@@ -52,6 +51,7 @@ from wengert.jupyter.views.graph_html import (
     returns_text,
 )
 from wengert.jupyter.views.graph_plots import bytes_text, memory_plot
+from wengert.jupyter.views.tape_dot import group_equations
 
 matplotlib = pytest.importorskip("matplotlib")  # the jupyter extra: not in the NumPy-floor stage
 matplotlib.use("Agg")
@@ -495,7 +495,7 @@ def test_a_graph_from_several_lines_is_grouped_by_line():
         return np.sum(x)
 
     g = wg.trace(net, np.ones((2, 3)), np.eye(3))
-    grouping = group_graph_equations(g.equations, "line")
+    grouping = group_equations(g.equations, "line")
     assert len(grouping.labels) == 3 and sum(grouping.sizes) == len(g)
     source = graph_dot(g)
     assert f"{len(g)} equations in 3 groups (by source line)" in source
@@ -680,7 +680,7 @@ def test_a_graph_groups_by_function_as_a_tape_does():
         return np.sum(_layer(_layer(x)))
 
     g = wg.trace(model, np.ones(3))
-    grouping = group_graph_equations(g.equations, "function")
+    grouping = group_equations(g.equations, "function")
     assert grouping.labels == ["_layer()", "model()"] and grouping.sizes == [4, 1]
     source = graph_dot(g, group="function", max_nodes=2)
     assert "(by function)" in source and 'expand=[&quot;_layer()&quot;]' in source

@@ -84,7 +84,6 @@ __all__ = [
     "graph_drawing",
     "pass_drawing",
     "graph_formula",
-    "group_graph_equations",
     "GRAPH_LEGEND",
     "PASS_LEGEND",
     "MAX_NODES",
@@ -165,13 +164,6 @@ def graph_formula(eq: Equation) -> str:
             lambda m: texts[int(m.group(1))] if int(m.group(1)) < len(texts) else m.group(0),
             eq.op.formula)
     return equation_formula(view, _InputTexts())  # type: ignore[arg-type]
-
-
-# -- grouping -------------------------------------------------------------------------------
-
-
-#: Grouping a graph's equations is grouping a tape's (one IR): the same cuts and labels.
-group_graph_equations = group_equations
 
 
 # -- the drawing ----------------------------------------------------------------------------
@@ -502,7 +494,7 @@ def _draw(scene: _Scene, group: str | None, expand: Iterable[str], max_nodes: in
         elif group is None:
             grouping = None
         else:
-            grouping = group_graph_equations(eqs, group)
+            grouping = group_equations(eqs, group)
         if grouping is None:
             return _full_dot(scene, note)
         return _grouped_dot(scene, grouping, set(expand), max_nodes, note)
