@@ -498,8 +498,32 @@ def _forward_mode_error(name: str) -> TypeError:
     )
 
 
+# -- what custom_vjp and custom_jvp share ----------------------------------------------
+class _CustomFunction:
+    """A user function recorded as one op, with a rule the user sets afterwards."""
+
+    decorator = ""  # "custom_vjp" or "custom_jvp"
+
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int]) -> None:
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self._out_op = _output_op(_op_name(fun))
+
+    def __repr__(self) -> str:
+        return f"<{self.decorator} {self.op.name}>"
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        return self if obj is None else functools.partial(self, obj)
+
+    # -- the op record's slots -------------------------------------------------------
+    def _impl(self, *inputs: Any) -> Any:
+        saved = inputs[-1]
+        return self.fun(*saved.args.rebuild(inputs[:-1]), **saved.kwargs)
+
+
 # -- custom_vjp -------------------------------------------------------------------------
-class custom_vjp:
+class custom_vjp(_CustomFunction):
     """A function with a custom vector-Jacobian product (reverse-mode rule), as in JAX.
 
     Decorate the function, then call ``f.defvjp(fwd, bwd)``:
@@ -549,10 +573,10 @@ class custom_vjp:
     <Log1pexpBackward>
     """
 
+    decorator = "custom_vjp"
+
     def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
-        functools.update_wrapper(self, fun)
-        self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        super().__init__(fun, nondiff_argnums)
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
         name = _op_name(fun)
@@ -566,23 +590,11 @@ class custom_vjp:
             formula=f"custom VJP of {name} (defvjp)",
             complex_rules=True,  # the user's rules, in the documented convention
         )
-        self._out_op = _output_op(name)
 
     def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
         """Set the rule: ``fwd(*args) -> (out, residuals)``, ``bwd(residuals, g) -> tuple``."""
         self.fwd = fwd
         self.bwd = bwd
-
-    def __repr__(self) -> str:
-        return f"<custom_vjp {self.op.name}>"
-
-    def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        return self if obj is None else functools.partial(self, obj)
-
-    # -- the op record's slots -------------------------------------------------------
-    def _impl(self, *inputs: Any) -> Any:
-        saved = inputs[-1]
-        return self.fun(*saved.args.rebuild(inputs[:-1]), **saved.kwargs)
 
     def _no_jvp(self, *args: Any, **kwargs: Any) -> Any:
         raise _forward_mode_error(self.op.name)
@@ -681,7 +693,7 @@ class custom_vjp:
 
 
 # -- custom_jvp --------------------------------------------------------------------------
-class custom_jvp:
+class custom_jvp(_CustomFunction):
     """A function with a custom Jacobian-vector product (forward-mode rule), as in JAX.
 
     Decorate the function, then set the rule with ``f.defjvp(rule)`` (also
@@ -724,10 +736,10 @@ class custom_jvp:
     (np.float64(5.0), np.float64(4.0))
     """
 
+    decorator = "custom_jvp"
+
     def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
-        functools.update_wrapper(self, fun)
-        self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        super().__init__(fun, nondiff_argnums)
         self.jvp: Callable[..., Any] | None = None
         name = _op_name(fun)
         self.op = Op(
@@ -739,22 +751,11 @@ class custom_jvp:
             formula=f"custom JVP of {name} (defjvp), transposed for reverse mode",
             complex_rules=True,  # the user's rule, in the documented convention
         )
-        self._out_op = _output_op(name)
 
     def defjvp(self, jvp: Callable[..., Any]) -> Callable[..., Any]:
         """Set the rule ``jvp(primals, tangents) -> (primal_out, tangent_out)``; returns it."""
         self.jvp = jvp
         return jvp
-
-    def __repr__(self) -> str:
-        return f"<custom_jvp {self.op.name}>"
-
-    def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        return self if obj is None else functools.partial(self, obj)
-
-    def _impl(self, *inputs: Any) -> Any:
-        saved = inputs[-1]
-        return self.fun(*saved.args.rebuild(inputs[:-1]), **saved.kwargs)
 
     def _no_rule(self) -> NoRuleError:
         return NoRuleError(

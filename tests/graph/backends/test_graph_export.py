@@ -745,3 +745,35 @@ def test_to_jax_without_jax_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "jax", None)  # import jax fails
     with pytest.raises(ModuleNotFoundError, match="pip install jax"):
         to_jax(graph)
+
+
+def test_export_helpers_are_the_functions_of_the_helper_module():
+    """Each helper an exported module defines is the source of a function of
+    ``jax_helpers`` (with its ``defjvp`` rule), and runs there as written."""
+    pytest.importorskip("jax")
+    from wengert.graph.backends import export, jax_helpers
+
+    for name, source in export._HELPERS.items():
+        assert callable(getattr(jax_helpers, name))
+        assert f"def {name}(" in source
+    assert "@_copysign.defjvp" in export._HELPERS["_copysign"]
+    assert export._HELPER_NEEDS["_logaddexp2"] == ("_logaddexp",)
+    assert export._HELPER_NEEDS["_logaddexp"] == ("_share",)
+    assert export._HELPER_IMPORTS["_npy"] == ("base64", "io")
+    assert {"_nextafter_jvp", "_copysign_jvp", "_logaddexp_jvp"} <= export._HELPER_NAMES
+
+
+def test_exported_logaddexp2_splits_equal_infinities_as_wengert():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+
+    def f(x, y):
+        return np.sum(np.logaddexp2(x, y))
+
+    x, y = np.array([np.inf, 1.0, -3.0]), np.array([np.inf, 2.0, 5.0])
+    fj = to_jax(wg.trace(f, x, y))
+    gx, gy = jax.grad(fj, argnums=(0, 1))(x, y)
+    ex, ey = wg.grad(f, argnums=(0, 1))(x, y)
+    np.testing.assert_allclose(np.asarray(gx), ex, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(gy), ey, rtol=1e-12)
+    np.testing.assert_allclose(float(fj(x, y)), f(x, y), rtol=1e-15)

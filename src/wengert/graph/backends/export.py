@@ -79,11 +79,13 @@ Array([2., 2., 2.], dtype=float64)
 
 from __future__ import annotations
 
+import ast
 import base64
 import inspect
 import io
 import keyword
 import math
+import pathlib
 import re
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
@@ -129,172 +131,38 @@ class NotExportable(NotImplementedError):
 
 
 # -- helpers the exported module defines when it uses them --------------------------------
-_HELPERS = {
-    "_check_x64": '''
-def _check_x64():
-    if jax.dtypes.canonicalize_dtype(np.float64) != np.float64:
-        raise RuntimeError(
-            "This function was exported from a wengert graph that computes in 64 bits, and "
-            "JAX is in 32-bit mode: it would compute in float32. Turn 64-bit mode on first: "
-            'jax.config.update("jax_enable_x64", True).')
-''',
-    "_npy": '''
-def _npy(text):
-    # A constant array, from the base64 text of its .npy file.
-    return np.load(io.BytesIO(base64.b64decode(text)), allow_pickle=False)
-''',
-    "_abs": '''
-def _abs(x):
-    # np.abs with abs'(0) = 0 (as wengert's; JAX's is 1): x * sign(x) is |x| exactly.
-    return x * jnp.sign(x)
-''',
-    "_power": '''
-def _power(x, y):
-    # np.power; the gradient at 0 ** 0 is 0 (as wengert's; JAX's is NaN).
-    return jnp.power(jnp.where((x == 0) & (y == 0), 1, x), y)
-''',
-    "_share": '''
-def _share(x, y, ans, exp):
-    # The weight exp(x - ans) of x in ans = log(exp(x) + exp(y)), also where x is
-    # infinite and so is ans: 1, or 1/2 when y is the same infinity (as wengert's).
-    same = jnp.isinf(x) & (x == ans)
-    split = jnp.where(y == x, 0.5, 1.0)
-    return jnp.where(same, split, exp(jnp.where(same, 0.0, x) - jnp.where(same, 0.0, ans)))
-''',
-    "_clip": '''
-def _clip(x, lo, hi):
-    # np.clip; the gradient goes to x inside [lo, hi], bounds included (as wengert's).
-    x, lo, hi = jnp.asarray(x), jnp.asarray(lo), jnp.asarray(hi)
-    inside = (x >= lo) & (x <= hi)
-    below = (x < lo) & (lo <= hi)
-    above = (x > hi) | (lo > hi)
-    rest = jax.lax.stop_gradient(jnp.minimum(jnp.maximum(x, lo), hi))  # NaN: no gradient
-    return jnp.where(inside, x, jnp.where(below, lo, jnp.where(above, hi, rest)))
-''',
-    "_spacing": '''
-def _spacing(x):
-    # np.spacing: a step function, no gradient (as wengert's).
-    x = jax.lax.stop_gradient(x)
-    return jnp.nextafter(x, jnp.copysign(jnp.inf, x)) - x
-''',
-    "_nextafter": '''
-@jax.custom_jvp
-def _nextafter(x, y):
-    # np.nextafter; its derivative is 1 in x and 0 in y (as wengert's; JAX has none).
-    return jnp.nextafter(x, y)
+def _read_helpers(path: pathlib.Path) -> tuple[dict[str, str], dict[str, tuple[str, ...]],
+                                               dict[str, tuple[str, ...]], set[str]]:
+    """The helpers of :mod:`wengert.graph.backends.jax_helpers`, read from its text (it
+    imports JAX, so it is not imported): each function's source (with the ``defjvp`` rule
+    of a ``jax.custom_jvp`` one), the modules and other helpers it uses, and every name
+    the helpers define."""
+    text = path.read_text()
+    lines = text.splitlines()
+    sources: dict[str, str] = {}
+    used: dict[str, set[str]] = {}
+    for node in ast.parse(text).body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+        source = "\n".join(lines[first - 1:node.end_lineno])
+        rule_of = [d.value.id for d in node.decorator_list if isinstance(d, ast.Attribute)
+                   and d.attr == "defjvp" and isinstance(d.value, ast.Name)]
+        name = rule_of[0] if rule_of else node.name
+        sources[name] = sources[name] + "\n\n\n" + source if rule_of else source
+        used.setdefault(name, set()).update(
+            n.id for n in ast.walk(node) if isinstance(n, ast.Name))
+    defined = {n.name for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)}
+    imports = {name: tuple(sorted(names & {"base64", "io", "math"}))
+               for name, names in used.items()}
+    needs = {name: tuple(sorted((names & set(sources)) - {name})) for name, names in used.items()}
+    return sources, imports, needs, defined
 
 
-@_nextafter.defjvp
-def _nextafter_jvp(primals, tangents):
-    (x, y), (tx, ty) = primals, tangents
-    return _nextafter(x, y), jnp.broadcast_to(tx, jnp.broadcast_shapes(jnp.shape(x),
-                                                                       jnp.shape(y)))
-''',
-    "_copysign": '''
-@jax.custom_jvp
-def _copysign(x, y):
-    # np.copysign; the derivative in x is -1 where the sign flips, 1 elsewhere (-0.0
-    # included), 0 in y (as wengert's).
-    return jnp.copysign(x, y)
-
-
-@_copysign.defjvp
-def _copysign_jvp(primals, tangents):
-    (x, y), (tx, ty) = primals, tangents
-    same = jnp.signbit(x) == jnp.signbit(y)
-    return _copysign(x, y), jnp.where(same, tx, -tx)
-''',
-    "_hypot": '''
-def _hypot(x, y):
-    # np.hypot; the gradient at (0, 0) is 0 (as wengert's).
-    zero = (x == 0) & (y == 0)
-    return jnp.where(zero, 0.0, jnp.hypot(jnp.where(zero, 1.0, x), y))
-''',
-    "_std": '''
-def _std(x, axis, ddof, keepdims):
-    # np.std; the gradient where the input is constant is 0 (as wengert's).
-    v = jnp.var(x, axis=axis, ddof=ddof, keepdims=keepdims)
-    zero = v == 0
-    return jnp.where(zero, 0.0, jnp.sqrt(jnp.where(zero, 1.0, v)))
-''',
-    "_norm2": '''
-def _norm2(x, axis, keepdims):
-    # The 2-norm (Frobenius for matrices) as np.linalg.norm; gradient 0 at 0 (as wengert's).
-    s = jnp.sum(x * x, axis=axis, keepdims=keepdims)
-    zero = s == 0
-    return jnp.where(zero, 0.0, jnp.sqrt(jnp.where(zero, 1.0, s)))
-''',
-    "_diagonal_embed": '''
-def _diagonal_embed(d, shape, offset, axis1, axis2):
-    # Zeros of `shape` with d on a diagonal of the axis1/axis2 planes.
-    a1, a2 = axis1 % len(shape), axis2 % len(shape)
-    rest = tuple(n for i, n in enumerate(shape) if i not in (a1, a2))
-    k = d.shape[-1]
-    rows = np.arange(k) + max(-offset, 0)
-    cols = np.arange(k) + max(offset, 0)
-    out = jnp.zeros(rest + (shape[a1], shape[a2]), d.dtype).at[..., rows, cols].set(d)
-    return jnp.moveaxis(out, (-2, -1), (a1, a2))
-''',
-    "_take_add": '''
-def _take_add(g, indices, shape, axis):
-    # Zeros of `shape` with g added at `indices` along `axis` (repeats add up).
-    if axis is None:
-        return jnp.zeros(math.prod(shape), g.dtype).at[indices].add(g).reshape(shape)
-    return jnp.zeros(shape, g.dtype).at[(slice(None),) * axis + (indices,)].add(g)
-''',
-    "_take_along_axis_add": '''
-def _take_along_axis_add(g, indices, shape, axis):
-    # Zeros of `shape` with g added where take_along_axis(., indices, axis) reads.
-    if axis is None:
-        return jnp.zeros(math.prod(shape), g.dtype).at[indices].add(g).reshape(shape)
-    index = []
-    for d in range(len(shape)):
-        if d == axis:
-            index.append(jnp.broadcast_to(indices, g.shape))
-        else:
-            r = np.arange(g.shape[d]) if shape[d] != 1 else np.zeros(g.shape[d], np.intp)
-            index.append(r.reshape((1,) * d + (-1,) + (1,) * (len(shape) - d - 1)))
-    return jnp.zeros(shape, g.dtype).at[tuple(index)].add(g)
-''',
-    "_setitem_last": '''
-def _setitem_last(x, v, written, slots, shape):
-    # x[index] = v for an index that repeats places: as in NumPy the last write wins
-    # (`written` marks the places written, `slots` which element of v lands there).
-    v = jnp.asarray(v, x.dtype)
-    if v.ndim > len(shape):
-        v = v.reshape(v.shape[v.ndim - len(shape):])
-    values = jnp.take(jnp.ravel(jnp.broadcast_to(v, shape)), slots)
-    return jnp.where(written, values, x)
-''',
-}
-_LOGADDEXP = '''
-@jax.custom_jvp
-def _logaddexp{n}(x, y):
-    # np.logaddexp{n}; at equal infinities the gradient splits evenly (as wengert's).
-    return jnp.logaddexp{n}(x, y)
-
-
-@_logaddexp{n}.defjvp
-def _logaddexp{n}_jvp(primals, tangents):
-    (x, y), (tx, ty) = primals, tangents
-    ans = _logaddexp{n}(x, y)
-    return ans, tx * _share(x, y, ans, jnp.exp{n}) + ty * _share(y, x, ans, jnp.exp{n})
-'''
-_FMAX = '''
-def _f{m}(x, y):
-    # np.f{m} (a NaN loses); ties split the gradient evenly (as wengert's).
-    return jnp.where(jnp.isnan(y), x, jnp.where(jnp.isnan(x), y, jnp.{m}imum(x, y)))
-'''
-_HELPERS.update({"_logaddexp": _LOGADDEXP.format(n=""), "_logaddexp2": _LOGADDEXP.format(n="2"),
-                 "_fmax": _FMAX.format(m="max"), "_fmin": _FMAX.format(m="min")})
-#: Module imports a helper needs beyond jax, jnp and np.
-_HELPER_IMPORTS = {"_npy": ("base64", "io"), "_take_add": ("math",),
-                   "_take_along_axis_add": ("math",)}
-#: Helpers a helper calls.
-_HELPER_NEEDS = {"_logaddexp": ("_share",), "_logaddexp2": ("_share",)}
-#: Every module-level name the helpers define.
-_HELPER_NAMES = set(_HELPERS) | {"_logaddexp_jvp", "_logaddexp2_jvp", "_nextafter_jvp",
-                                  "_copysign_jvp"}
+#: Each helper's source, the modules it needs beyond jax, jnp and np, the helpers it
+#: calls, and every module-level name the helpers define.
+_HELPERS, _HELPER_IMPORTS, _HELPER_NEEDS, _HELPER_NAMES = _read_helpers(
+    pathlib.Path(__file__).with_name("jax_helpers.py"))
 
 
 class _Code:
