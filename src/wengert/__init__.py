@@ -4,10 +4,13 @@ Examples
 --------
 >>> import numpy as np
 >>> import wengert as wg
->>> x = wg.tensor([1.0, 2.0], requires_grad=True)
->>> y = (np.sin(x) * x).sum()
->>> y.backward()
->>> x.grad.round(4)
+>>> def loss(w):
+...     return np.sum(np.sin(w) * w)
+>>> wg.grad(loss)(np.array([1.0, 2.0])).round(4)
+array([1.3818, 0.077 ])
+>>> w = wg.tensor([1.0, 2.0], requires_grad=True)
+>>> loss(w).backward()
+>>> w.grad.round(4)
 array([1.3818, 0.077 ])
 """
 

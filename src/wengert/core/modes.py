@@ -115,11 +115,11 @@ def enable_grad() -> _GradMode:
     Examples
     --------
     >>> import wengert as wg
-    >>> x = wg.tensor(2.0, requires_grad=True)
+    >>> @wg.enable_grad()
+    ... def square(v):
+    ...     return v * v
     >>> with wg.no_grad():
-    ...     with wg.enable_grad():
-    ...         y = x * x
-    >>> y.requires_grad
+    ...     square(wg.tensor(2.0, requires_grad=True)).requires_grad
     True
     """
     return _GradMode(True)

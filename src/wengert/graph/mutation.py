@@ -46,43 +46,32 @@ class TraceMutationError(TypeError):
     """An in-place update a graph cannot hold (of an argument, or of a placeholder)."""
 
 
+def _in_place_method(function: Any, what: str, ufunc: str) -> Any:
+    """The in-place operator ``what`` (``"+="``) of NumPy's ``ufunc``, computed with
+    ``function``."""
+
+    def method(self: Any, other: Any) -> Any:
+        return _in_place(self, function(self, other), what, ufunc)
+
+    return method
+
+
 class InPlaceTraced:
     """Mixin: NumPy's in-place operators on traced values."""
 
     __slots__ = ()
 
-    def __iadd__(self, other: Any) -> Any:
-        return _in_place(self, _ew.add(self, other), "+=", "add")
-
-    def __isub__(self, other: Any) -> Any:
-        return _in_place(self, _ew.subtract(self, other), "-=", "subtract")
-
-    def __imul__(self, other: Any) -> Any:
-        return _in_place(self, _ew.multiply(self, other), "*=", "multiply")
-
-    def __itruediv__(self, other: Any) -> Any:
-        return _in_place(self, _ew.divide(self, other), "/=", "divide")
-
-    def __ifloordiv__(self, other: Any) -> Any:
-        return _in_place(self, _ew.floor_divide(self, other), "//=", "floor_divide")
-
-    def __imod__(self, other: Any) -> Any:
-        return _in_place(self, np.remainder(self, other), "%=", "remainder")
-
-    def __ipow__(self, other: Any) -> Any:
-        return _in_place(self, _ew.power(self, other), "**=", "power")
-
-    def __imatmul__(self, other: Any) -> Any:
-        return _in_place(self, _linalg.matmul(self, other), "@=", "matmul")
-
-    def __iand__(self, other: Any) -> Any:
-        return _in_place(self, np.bitwise_and(self, other), "&=", "bitwise_and")
-
-    def __ior__(self, other: Any) -> Any:
-        return _in_place(self, np.bitwise_or(self, other), "|=", "bitwise_or")
-
-    def __ixor__(self, other: Any) -> Any:
-        return _in_place(self, np.bitwise_xor(self, other), "^=", "bitwise_xor")
+    __iadd__ = _in_place_method(_ew.add, "+=", "add")
+    __isub__ = _in_place_method(_ew.subtract, "-=", "subtract")
+    __imul__ = _in_place_method(_ew.multiply, "*=", "multiply")
+    __itruediv__ = _in_place_method(_ew.divide, "/=", "divide")
+    __ifloordiv__ = _in_place_method(_ew.floor_divide, "//=", "floor_divide")
+    __imod__ = _in_place_method(np.remainder, "%=", "remainder")
+    __ipow__ = _in_place_method(_ew.power, "**=", "power")
+    __imatmul__ = _in_place_method(_linalg.matmul, "@=", "matmul")
+    __iand__ = _in_place_method(np.bitwise_and, "&=", "bitwise_and")
+    __ior__ = _in_place_method(np.bitwise_or, "|=", "bitwise_or")
+    __ixor__ = _in_place_method(np.bitwise_xor, "^=", "bitwise_xor")
 
     def __setitem__(self, index: Any, value: Any) -> None:
         if traced_mask(index, self.shape):

@@ -4,15 +4,15 @@ Examples
 --------
 >>> import numpy as np
 >>> import wengert as wg
->>> g = wg.trace(lambda x, w: np.sum(np.sin(x) * w), np.ones(3), 2.0)
->>> print(g)
-graph f(x: f64[3], w: f64[]):
-    t0: f64[3] = sin(x)
-    t1: f64[3] = multiply(t0, w)
-    t2: f64[] = sum(t1, axis=None, keepdims=False)
-    return t2
->>> len(g), float(g(np.zeros(3), 1.0))
-(3, 0.0)
+>>> def f(x, w):
+...     return np.sum(np.sin(x) * w)
+>>> g = wg.trace(f, np.ones(3), 2.0)
+>>> g.signature(), len(g)
+('f(x: f64[3], w: f64[])', 3)
+>>> bool(g(np.zeros(3), 1.0) == f(np.zeros(3), 1.0))
+True
+>>> [eq.op.name for eq in g.equations]
+['sin', 'multiply', 'sum']
 """
 
 from __future__ import annotations

@@ -49,28 +49,26 @@ __all__ = ["InPlaceMethods", "assign_result", "setitem", "track_view", "shares_s
 _ndarray = np.ndarray
 
 
+def _operator_method(function: Any, what: str) -> Any:
+    """The in-place operator ``what`` (``"+="``) that computes with ``function``."""
+
+    def method(self: Any, other: Any) -> Any:
+        return _operator(self, function(self, other), what)
+
+    return method
+
+
 class InPlaceMethods:
     """Mixin: the in-place operators of tensors."""
 
     __slots__ = ()
 
-    def __iadd__(self, other: Any) -> Any:
-        return _operator(self, _ew.add(self, other), "+=")
-
-    def __isub__(self, other: Any) -> Any:
-        return _operator(self, _ew.subtract(self, other), "-=")
-
-    def __imul__(self, other: Any) -> Any:
-        return _operator(self, _ew.multiply(self, other), "*=")
-
-    def __itruediv__(self, other: Any) -> Any:
-        return _operator(self, _ew.divide(self, other), "/=")
-
-    def __ipow__(self, other: Any) -> Any:
-        return _operator(self, _ew.power(self, other), "**=")
-
-    def __imatmul__(self, other: Any) -> Any:
-        return _operator(self, _linalg.matmul(self, other), "@=")
+    __iadd__ = _operator_method(_ew.add, "+=")
+    __isub__ = _operator_method(_ew.subtract, "-=")
+    __imul__ = _operator_method(_ew.multiply, "*=")
+    __itruediv__ = _operator_method(_ew.divide, "/=")
+    __ipow__ = _operator_method(_ew.power, "**=")
+    __imatmul__ = _operator_method(_linalg.matmul, "@=")
 
     def __setitem__(self, index: Any, value: Any) -> None:
         setitem(self, index, value)

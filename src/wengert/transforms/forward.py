@@ -638,6 +638,19 @@ def _jacfwd_batched(
     return blocks, out_spec, aux
 
 
+def _reverse_pass(fun: Callable[..., Any], args: tuple[Any, ...],
+                  argnums: int | Sequence[int], has_aux: bool, holomorphic: bool,
+                  where: str) -> tuple[Any, ...]:
+    """One reverse-mode pass of ``fun`` at ``args`` for a Jacobian: whether ``argnums``
+    is one number, the differentiated inputs' shapes and dtypes and their pytree, the
+    output, its pullback and the aux value."""
+    nums, single = argnums_at(argnums, len(args), where)
+    sel, _, spec, infos = _inputs(args, nums, where, holomorphic)
+    out, f_vjp, aux = pullback_of(_select(fun, args, nums), sel, has_aux, where)
+    _check_outputs(out, where, holomorphic, real=True)
+    return single, infos, spec, out, f_vjp, aux
+
+
 def _jacrev_from(
     out: Any, f_vjp: Callable[..., Any], infos: list[Any], spec: Any, single: bool
 ) -> Any:
@@ -690,10 +703,8 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
 
     @functools.wraps(fun)
     def jac(*args: Any) -> Any:
-        nums, single = argnums_at(argnums, len(args), "jacrev")
-        sel, _, spec, infos = _inputs(args, nums, "jacrev", holomorphic)
-        out, f_vjp, aux = pullback_of(_select(fun, args, nums), sel, has_aux, "jacrev")
-        _check_outputs(out, "jacrev", holomorphic, real=True)
+        single, infos, spec, out, f_vjp, aux = _reverse_pass(
+            fun, args, argnums, has_aux, holomorphic, "jacrev")
         result = _jacrev_from(out, f_vjp, infos, spec, single)
         return (result, aux) if has_aux else result
 
@@ -725,10 +736,8 @@ def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux:
 
     @functools.wraps(fun)
     def jac(*args: Any) -> Any:
-        nums, single = argnums_at(argnums, len(args), "jacobian")
-        sel, _, spec, infos = _inputs(args, nums, "jacobian", holomorphic)
-        out, f_vjp, aux = pullback_of(_select(fun, args, nums), sel, has_aux, "jacobian")
-        _check_outputs(out, "jacobian", holomorphic, real=True)
+        single, infos, spec, out, f_vjp, aux = _reverse_pass(
+            fun, args, argnums, has_aux, holomorphic, "jacobian")
         n_in = sum(_size(shape) for shape, _ in infos)
         n_out = sum(_size(_shape_dtype(leaf)[0]) for leaf in flatten(out)[0])
         if n_in < n_out:
