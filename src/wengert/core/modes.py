@@ -22,6 +22,7 @@ __all__ = [
     "is_grad_enabled",
     "transform_scope",
     "recorder_scope",
+    "ContextPush",
 ]
 
 GRAD_ENABLED: ContextVar[bool] = ContextVar("wengert_grad_enabled", default=True)
@@ -66,20 +67,29 @@ class Recorder:
         """Any node recorded while this recorder is open."""
 
 
-class recorder_scope:  # noqa: N801 (used as a context manager, like a function)
-    """``with recorder_scope(r):`` opens recorder ``r`` (innermost) for the block."""
+class ContextPush:
+    """Base of the ``with`` blocks that add one item at the end (innermost) of the tuple a
+    context variable holds, for the block; a subclass names the variable (``context``)."""
 
-    __slots__ = ("recorder", "_token")
+    __slots__ = ("item", "_token")
+    context: ContextVar[tuple[Any, ...]]
 
-    def __init__(self, recorder: Recorder) -> None:
-        self.recorder = recorder
+    def __init__(self, item: Any) -> None:
+        self.item = item
 
-    def __enter__(self) -> Recorder:
-        self._token = RECORDERS.set(RECORDERS.get() + (self.recorder,))
-        return self.recorder
+    def __enter__(self) -> Any:
+        self._token = self.context.set(self.context.get() + (self.item,))
+        return self.item
 
     def __exit__(self, *exc: object) -> None:
-        RECORDERS.reset(self._token)
+        self.context.reset(self._token)
+
+
+class recorder_scope(ContextPush):  # noqa: N801 (used as a context manager, like a function)
+    """``with recorder_scope(r):`` opens recorder ``r`` (innermost) for the block."""
+
+    __slots__ = ()
+    context = RECORDERS
 
 
 class _GradMode(contextlib.ContextDecorator):

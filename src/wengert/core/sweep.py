@@ -55,6 +55,7 @@ from typing import Any
 import numpy as np
 from wengert.core.bind import shape_of
 from wengert.core.errors import GraphFreedError, HookError, InplaceModifiedError
+from wengert.core.modes import ContextPush
 from wengert.core.node import Node
 
 __all__ = [
@@ -110,20 +111,11 @@ class SweepObserver:
 OBSERVERS: ContextVar[tuple[SweepObserver, ...]] = ContextVar("wengert_observers", default=())
 
 
-class observe_sweep:  # noqa: N801 (used as a context manager, like a function)
+class observe_sweep(ContextPush):  # noqa: N801 (used as a context manager, like a function)
     """``with observe_sweep(observer):`` reports every reverse sweep run in the block."""
 
-    __slots__ = ("observer", "_token")
-
-    def __init__(self, observer: SweepObserver) -> None:
-        self.observer = observer
-
-    def __enter__(self) -> SweepObserver:
-        self._token = OBSERVERS.set(OBSERVERS.get() + (self.observer,))
-        return self.observer
-
-    def __exit__(self, *exc: object) -> None:
-        OBSERVERS.reset(self._token)
+    __slots__ = ()
+    context = OBSERVERS
 
 
 def version_error(node: Node, index: int, saved: int, now: int) -> InplaceModifiedError:

@@ -15,7 +15,7 @@ from typing import Any
 
 from wengert.core.equations import Tape, read_tape
 from wengert.core.kept import KEEPER, Keeper, budget_text
-from wengert.core.modes import RECORDERS, Recorder
+from wengert.core.modes import RECORDERS, Recorder, recorder_scope
 from wengert.core.source import user_line
 from wengert.reverse.tensor import Tensor
 
@@ -112,7 +112,7 @@ class _ViewRecorder(Recorder):
         return "<view_mode>"
 
 
-class source_lines:  # noqa: N801 (used as a context manager, like a function)
+class source_lines(recorder_scope):  # noqa: N801 (used as a context manager, like a function)
     """Context manager: equations recorded inside remember the user's line of code.
 
     Capturing a line walks the stack, a few microseconds per op: use it to
@@ -128,14 +128,14 @@ class source_lines:  # noqa: N801 (used as a context manager, like a function)
     'y = x * x'
     """
 
-    __slots__ = ("_token",)
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__(_SourceRecorder())
 
     def __enter__(self) -> source_lines:
-        self._token = RECORDERS.set(RECORDERS.get() + (_SourceRecorder(),))
+        super().__enter__()
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        RECORDERS.reset(self._token)
 
 
 class _ValueKeeper(Recorder):

@@ -36,9 +36,9 @@ Examples
 --------
 >>> import numpy as np
 >>> import wengert as wg
->>> @wg.compile
-... def f(x):
+>>> def f(x):
 ...     return np.sum(np.tanh(x) ** 2)
+>>> f = wg.compile(f)        # or @wg.compile above the def
 >>> float(f(np.zeros(3))), float(f(np.ones(3))) > 0
 (0.0, True)
 >>> f.cache_info()
