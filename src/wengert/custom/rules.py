@@ -521,6 +521,23 @@ class _CustomFunction:
         saved = inputs[-1]
         return self.fun(*saved.args.rebuild(inputs[:-1]), **saved.kwargs)
 
+    # -- calling -----------------------------------------------------------------------
+    def _owner(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[_Args, Any]:
+        """The arguments' structure and the kind of value that owns them (``None`` for
+        plain values); keyword arguments must be static."""
+        for key, value in kwargs.items():
+            _refuse_differentiable(value, f"{self.op.name}: keyword argument {key!r} is static")
+        spec = _Args(args, self.nondiff_argnums, self.op.name)
+        kind, _ = owner(spec.leaves)
+        if kind is not None:
+            _refuse_subclasses(spec.leaves, self.op.name)
+        return spec, kind
+
+    def _traced_call(self, kind: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A graph being traced records one step that calls this function."""
+        return kind.record_call(self, args, kwargs, self.op.name, derivative_free=False,
+                                replay=True)
+
 
 # -- custom_vjp -------------------------------------------------------------------------
 class custom_vjp(_CustomFunction):
@@ -601,17 +618,12 @@ class custom_vjp(_CustomFunction):
 
     # -- calling -------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        for key, value in kwargs.items():
-            _refuse_differentiable(value, f"{self.op.name}: keyword argument {key!r} is static")
-        spec = _Args(args, self.nondiff_argnums, self.op.name)
-        leaves = spec.leaves
-        kind, _ = owner(leaves)
+        spec, kind = self._owner(args, kwargs)
         if kind is None:
             return self.fun(*args, **kwargs)
-        _refuse_subclasses(leaves, self.op.name)
+        leaves = spec.leaves
         if kind.records_calls:  # a graph being traced: one step that calls this function
-            return kind.record_call(self, args, kwargs, self.op.name, derivative_free=False,
-                                    replay=True)
+            return self._traced_call(kind, args, kwargs)
         if kind is DUAL:
             if self in _IN_FWD.get():  # ``fwd`` calling ``f`` (forward over reverse)
                 return self.fun(*args, **kwargs)
@@ -764,19 +776,14 @@ class custom_jvp(_CustomFunction):
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        for key, value in kwargs.items():
-            _refuse_differentiable(value, f"{self.op.name}: keyword argument {key!r} is static")
-        spec = _Args(args, self.nondiff_argnums, self.op.name)
-        leaves = spec.leaves
-        kind, _ = owner(leaves)
+        spec, kind = self._owner(args, kwargs)
         if kind is None:
             return self.fun(*args, **kwargs)
-        _refuse_subclasses(leaves, self.op.name)
+        leaves = spec.leaves
         if kind is DUAL:
             return self._forward(spec, kwargs)
         if kind.records_calls:  # a graph being traced: one step that calls this function
-            return kind.record_call(self, args, kwargs, self.op.name, derivative_free=False,
-                                    replay=True)
+            return self._traced_call(kind, args, kwargs)
         level, mine = _split_level(leaves)
         raws = [a._value if m else a for a, m in zip(leaves, mine)]
         inputs = [a if m else None for a, m in zip(leaves, mine)]
