@@ -325,9 +325,10 @@ print("w.grad:", grad_of(w))
 """),
     ("md", r"""
 The leaf is still there, first in the drawing (`x0`, the blue double ring); only the
-name `w` now points at the last interior node. Nothing refers to the leaf any more, so
-its gradient is computed and then unreachable. The fix is to keep two names: the
-parameter, and what you compute from it.
+name `w` now points at the last interior node. The backward pass did fill the leaf's
+`.grad` (the drawing shows it), but no name of yours refers to the leaf any more, so you
+cannot read it, and an optimizer holding `w` would update the wrong thing. The fix is to
+keep two names: the parameter, and what you compute from it.
 """),
     ("code", r"""
 wg.draw(loss)
