@@ -212,8 +212,10 @@ counts hide:
 - a reverse pass costs more than a forward pass (it runs the function *and* the sweep, and
   stores the values the rules read), so near $m \approx n$ forward mode often wins;
 - wengert's `jacfwd` pushes all $n$ tangents through the function in one batched pass (the
-  `jacfwd` line of the time plot), which is why it can beat $n$ separate `wg.jvp` calls by
-  far.
+  solid line of the time plot), which is why it beats $n$ separate `wg.jvp` calls by far,
+  and on functions as small as these it can be the fastest even where it needs more
+  passes: the pass count is the story for large sizes, the fixed cost of each pass the
+  story for small ones. Measure before you choose.
 
 `wg.jacobian` picks for you: forward mode when the input has fewer entries than the output,
 reverse mode otherwise.

@@ -91,7 +91,16 @@ for name, t in [("a", a), ("b", b), ("c", c), ("d", d)]:
           f"{t.is_leaf!s:>9}  {g}")
 """),
     ("md", r"""
-The table holds, row by row, and PyTorch 2.13 prints the same four rows.
+The table holds, row by row. The same cell with `torch` for `wg` (PyTorch 2.13, run
+outside this notebook) prints the same four rows:
+
+```
+     requires_grad  made by an op  is_leaf  grad
+a             True          False     True  tensor([6., 8.])
+b             True           True    False  None
+c            False          False     True  None
+d            False          False     True  None
+```
 
 Two things the table hides:
 
@@ -162,7 +171,10 @@ print("variable_tensor_f32.grad:\n", grad_of(variable_tensor_f32))
 """),
     ("md", r"""
 The gradient of `np.sum(v * c)` with respect to `v` is `c` (cast back to the leaf's
-dtype, float64, by `astype`'s rule): it is on `variable_tensor_f64`, the leaf. The drawing
+dtype, float64, by `astype`'s rule): it is on `variable_tensor_f64`, the leaf. PyTorch
+2.13 does the same with `variable_tensor_f64.to(torch.float32)`: the copy's `grad_fn` is
+a `ToCopyBackward0`, its `.grad` is `None` with the same warning, and the float64 leaf
+holds the gradient. The drawing
 shows why. The blue double ring is the one leaf that requires grad, `astype` is an
 ordinary interior node, and the constant is the grey dashed node (the post notes that
 `torchviz` leaves constants out; `wg.draw` shows them, dashed):
