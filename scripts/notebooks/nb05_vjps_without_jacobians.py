@@ -127,6 +127,21 @@ print("W_big.grad shape:", W_big.grad.shape)
 print("equals 2 (W v) v^T:", np.allclose(W_big.grad, 2.0 * np.outer(h_value, v)))
 """),
     ("md", r"""
+The same computation as a cell under `%%autodiff`, which differentiates the cell's last
+value with respect to the names it is given; `--show vjp` lists the rule each step of the
+sweep applied, written with the step's own names: every one is a product of arrays the
+size of values, never a Jacobian.
+"""),
+    ("code", r"""
+W = np.random.default_rng(1).normal(size=(512, 512)) / np.sqrt(512)
+v = np.linspace(0.0, 1.0, 512)
+"""),
+    ("code", r"""
+%%autodiff W v --show vjp
+h = W @ v
+loss = np.sum(h * h)
+"""),
+    ("md", r"""
 ## 3. Watching the VJPs flow
 
 A backward sweep visits the recorded operations in reverse order. Each receives a
@@ -161,6 +176,14 @@ gradient next to its value.
 """),
     ("code", r"""
 wg.draw(out, names={"x0": "W1", "x1": "W2"})
+"""),
+    ("md", r"""
+Or step through it: `wg.explore(out)` replays the forward trace, then the reverse sweep
+one VJP at a time (use the slider or the arrow keys; the panel shows the rule applied
+and the cotangents it sent).
+"""),
+    ("code", r"""
+wg.explore(out)
 """),
     ("md", r"""
 ## 4. Whole Jacobians: columns or rows?
