@@ -89,6 +89,7 @@ for name, t in [("a", a), ("b", b), ("c", c), ("d", d)]:
         g = t.grad
     print(f"{name:4}{t.requires_grad!s:>14}{(t.grad_fn is not None)!s:>15}"
           f"{t.is_leaf!s:>9}  {g}")
+print("\nb.grad_fn:", b.grad_fn, "  loss.grad_fn:", loss.grad_fn, "  a.grad_fn:", a.grad_fn)
 """),
     ("md", r"""
 The table holds, row by row. The same cell with `torch` for `wg` (PyTorch 2.13, run
@@ -115,11 +116,9 @@ Two things the table hides:
   leaves but get no `.grad`: only a leaf that *also* requires grad does. So the one row
   with a gradient is the first: `requires_grad and is_leaf`.
 
-`grad_fn` names the node that made a tensor: reading backwards from `loss`, these are the
-"backward function call" nodes of the post's picture of the graph.
-"""),
-    ("code", r"""
-print("b.grad_fn:", b.grad_fn, "  loss.grad_fn:", loss.grad_fn, "  a.grad_fn:", a.grad_fn)
+`grad_fn` (the last line above) names the node that made a tensor: reading backwards
+from `loss`, these are the "backward function call" nodes of the post's picture of the
+graph.
 """),
     ("md", r"""
 ## 2. The `.grad` of a non-leaf: a warning, then `retain_grad()`
@@ -168,6 +167,7 @@ loss.backward()
 
 print("variable_tensor_f64.grad:\n", grad_of(variable_tensor_f64))
 print("variable_tensor_f32.grad:\n", grad_of(variable_tensor_f32))
+wg.draw(loss, names={"x0": "variable_tensor_f64"})
 """),
     ("md", r"""
 The gradient of `np.sum(v * c)` with respect to `v` is `c` (cast back to the leaf's
@@ -177,12 +177,8 @@ a `ToCopyBackward0`, its `.grad` is `None` with the same warning, and the float6
 holds the gradient. The drawing
 shows why. The blue double ring is the one leaf that requires grad, `astype` is an
 ordinary interior node, and the constant is the grey dashed node (the post notes that
-`torchviz` leaves constants out; `wg.draw` shows them, dashed):
-"""),
-    ("code", r"""
-wg.draw(loss, names={"x0": "variable_tensor_f64"})
-"""),
-    ("md", r"""
+`torchviz` leaves constants out; `wg.draw` shows them, dashed).
+
 The post's second claim: after an optimizer step updates the leaf, the copy is stale
 until the next forward pass makes a new one. The step runs under `wg.no_grad()` (section
 4 says why):
@@ -334,6 +330,7 @@ print("after:  w.is_leaf =", w.is_leaf, "  grad_fn =", w.grad_fn)
 loss = np.sum(w * np.array([3.0, 4.0]))
 loss.backward()
 print("w.grad:", grad_of(w))
+wg.draw(loss)
 """),
     ("md", r"""
 The leaf is still there, first in the drawing (`x0`, the blue double ring); only the
@@ -341,9 +338,6 @@ name `w` now points at the last interior node. The backward pass did fill the le
 `.grad` (the drawing shows it), but no name of yours refers to the leaf any more, so you
 cannot read it, and an optimizer holding `w` would update the wrong thing. The fix is to
 keep two names: the parameter, and what you compute from it.
-"""),
-    ("code", r"""
-wg.draw(loss)
 """),
     ("code", r"""
 w_param = wg.tensor([1.0, 2.0], requires_grad=True)

@@ -49,21 +49,17 @@ one of their inputs is being watched."* And: *"Trainable variables (created by
 `tf.Variable` [...]) are automatically watched. Tensors can be manually watched by
 invoking the `watch` method."*
 
-A `wg.Variable` is watched as soon as the tape sees it used:
+A `wg.Variable` is watched as soon as the tape sees it used. A plain tensor is a
+constant to the tape until you `watch` it; an unwatched source gets `None`, not zero: the
+tape has no path to it.
 """),
     ("code", r"""
 w = wg.Variable(1.0, name="w")
 with wg.GradientTape() as tape:
     loss = (w * 3.0 - 1.0) ** 2
-
 print("d loss / dw =", tape.gradient(loss, w), "  (= 2 (3w - 1) 3 = 12)")
 print("watched:", tape.watched_variables())
-"""),
-    ("md", r"""
-A plain tensor is a constant to the tape until you `watch` it. An unwatched source gets
-`None`, not zero: the tape has no path to it.
-"""),
-    ("code", r"""
+
 c = wg.tensor(3.0)
 with wg.GradientTape() as tape:
     y = c * c
@@ -223,7 +219,8 @@ except RuntimeError as err:
     print(type(err).__name__ + ":", err)
 """),
     ("md", r"""
-`persistent=True` keeps the recording until the tape object is dropped (`del g`), so
+`persistent=True` keeps the recording until the tape object is dropped (`del g`, or
+binding `g` to something else), so
 every gradient of the same computation comes from one forward pass. This is TensorFlow's
 documentation example: $z = y^2 = x^4$, so $dz/dx = 4x^3 = 108$ and $dy/dx = 2x = 6$ at
 $x = 3$:
@@ -244,9 +241,6 @@ source, each equation one box.
 """),
     ("code", r"""
 wg.draw(g, names={"x0": "x"})
-"""),
-    ("code", r"""
-del g   # frees the recording
 """),
     ("md", r"""
 ## 5. Nested tapes: second derivatives
