@@ -124,9 +124,12 @@ print(wg.explain(out, p))
 ### `custom_jvp`: a better derivative for a numerically poor function
 
 $\mathrm{softplus}(x) = \log(1 + e^x)$ overflows for large $x$: $e^{1000}$ is `inf`,
-and so the derivative computed by the chain rule is `inf/inf = nan`, although the true
+and so the derivative computed by the chain rule, $\frac{1}{1 + e^x}\cdot e^x$, is
+$0 \cdot \infty$ = `nan`, although the true
 derivative, $\sigma(x) = 1/(1 + e^{-x})$, is 1. A custom forward-mode rule states the
-derivative directly (wengert derives the reverse rule from it):
+derivative directly (wengert derives the reverse rule from it). It fixes the derivative
+only: the value at 1000 still overflows to `inf` (`np.logaddexp(0.0, x)` computes it
+stably).
 """),
     ("code", r"""
 def softplus(x):
@@ -260,7 +263,8 @@ except Exception as err:
     ("md", r"""
 ### Explaining it: `wg.explain`
 
-`wg.explain` runs the backward pass itself and follows the NaN to where it started:
+`wg.explain` follows the NaN back to the operation where it started, and says why and
+what to change:
 """),
     ("code", r"""
 r = wg.tensor([0.0, 4.0], requires_grad=True)
