@@ -117,8 +117,10 @@ print(grad) # Output: None, because x was not automatically watched by the tape.
     ("md", r"""
 **The document is wrong here: TensorFlow prints `tf.Tensor(2.0, shape=(), dtype=float32)`,
 not `None`, and wengert prints 2.** A trainable variable is watched when it is *read*
-inside an active tape, wherever it was created; creating it inside the block changes
-nothing, because `y = x * x` still runs inside the block with a watched input.
+inside an active tape, wherever it was created (in TensorFlow's source every read of a
+trainable variable, `_read_variable_op`, calls `tape.variable_accessed(self)`, which
+watches it on every active tape); creating it inside the block changes nothing, because
+`y = x * x` still runs inside the block with a watched input.
 
 The third example calls `watch` on a variable. It is correct, and the `watch` is
 redundant: the variable would have been watched anyway.
