@@ -21,13 +21,14 @@ operations on values the tape **watches**. wengert speaks both dialects; this no
 about the second one, `wg.GradientTape` with `wg.Variable`, which follows TensorFlow's
 rules:
 
-1. the two rules of a tape: *inside the block* and *watched*;
-2. `wg.Variable`s are watched automatically, plain tensors with `tape.watch`;
-3. does it matter whether a variable is declared inside or outside the tape? (a document
-   of this course says it does; we run its three examples);
-4. operations run before the tape opened;
-5. persistent tapes, nested tapes (second derivatives), `stop_recording`, Jacobians;
-6. a small training loop in this style.
+- the two rules of a tape, *inside the block* and *watched*: `wg.Variable`s are watched
+  automatically, plain tensors with `tape.watch` (section 1);
+- does it matter whether a variable is declared inside or outside the tape? A document
+  of this course says it does; we run its three examples (section 2);
+- operations run before the tape opened (3);
+- persistent tapes (4), nested tapes for second derivatives (5), `stop_recording` (6),
+  several sources and Jacobians (7);
+- a small training loop in this style (8).
 
 TensorFlow itself is not used here: where its behaviour is quoted, it is from its
 documentation of `tf.GradientTape`, and wengert's results are shown live.
