@@ -228,7 +228,8 @@ def tagged_derivative(f):
 tagged_derivative(lambda x: x * tagged_derivative(lambda y: x + y)(1.0))(1.0)"""),
     ("md", r"""**1**, as it should be. wengert does the same: each `wg.derivative` (and each `jvp`,
 `grad`, ...) works at a level of its own, kept in a context variable, so perturbations
-never mix, however the transforms are nested, forward and reverse alike:"""),
+never mix, however the transforms are nested, forward and reverse alike (JAX's `jvp`,
+`torch.func.jvp` and HIPS autograd's `grad` also answer 1 here):"""),
     ("code", r"""print(wg.derivative(lambda x: x * wg.derivative(lambda y: x + y)(1.0))(1.0))
 print(wg.grad(lambda x: x * wg.derivative(lambda y: x + y)(1.0))(1.0))
 # d/dx [x · d/dy (x·y)] = d/dx [x · x] = 2x, which is 6 at x = 3

@@ -183,7 +183,9 @@ the forward pass until the sweep has used them; that is why training memory grow
 the depth of the network, and why *checkpointing* (`wg.checkpoint`, notebook
 `08_controlling_gradient_flow.ipynb`) trades recomputation for memory.
 
-But only what some rule reads has to be kept. Each equation on wengert's tape lists the
+One of the source documents says that reverse mode first runs a complete forward pass
+"storing values at each node". Only what some rule reads has to be kept, though, and
+wengert (like PyTorch's saved tensors) keeps no more. Each equation on wengert's tape lists the
 input values it saved; on a layer with 100,000 rows:"""),
     ("code", r"""X = np.random.default_rng(0).normal(size=(100_000, 4))
 W = wg.tensor(np.ones((4, 2)), requires_grad=True)
@@ -192,8 +194,8 @@ out = np.sum(np.tanh(X @ W + b))
 for eq in wg.tape_of(out).equations:
     kept = ["not kept" if v is None else f"kept {np.shape(v)}" for v in eq.saved_inputs]
     print(f"{str(eq):54} {', '.join(kept)}")"""),
-    ("md", r"""`matmul` keeps $X$, because $\bar W = X^\top \bar t_0$ reads it (and $W$, for
-$\bar X$). `add` keeps neither big input: its rule only passes the adjoint through (the
+    ("md", r"""`matmul` keeps $X$, because $\bar W = X^\top \bar t_0$ reads it (and the
+small $W$). `add` does not keep the big `t0`: its rule only passes the adjoint through (the
 small `b` is kept, since keeping a small value costs less than tracking it). `tanh`
 reads its *output* ($1 - \tanh^2$), not its input, and `sum` needs only a shape. So the
 100,000 × 2 intermediates `t0` and `t1` are freed as soon as the forward pass is done
@@ -276,22 +278,23 @@ for n in [10, 100, 1_000, 10_000, 100_000, 1_000_000]:
     forward = f"{t_fw * 1e3:8.3f}ms" if n <= 1_000 else f"{'—':>10}"
     print(f"{n:>8} {t_f * 1e3:>8.3f}ms {t_r * 1e3:>8.3f}ms {forward} {t_r / t_f:>17.1f}")"""),
     ("md", r"""Read the last column from the bottom: for large $n$, where the arithmetic dominates,
-the gradient costs a small multiple of the function (the function here is four
-elementwise passes over $n$ numbers; its gradient adds about as many again, plus the
-bookkeeping). For small $n$ the ratio is larger because recording each operation costs a
+the gradient costs a small multiple of the function (the function here makes a few
+elementwise passes and two sums over $n$ numbers;
+its gradient adds about as many again, plus the bookkeeping). For small $n$ the ratio is
+larger because recording each operation costs a
 few microseconds whatever the size of its arrays, a fixed overhead that plain NumPy does
 not pay. The forward-mode gradient grows like $n$ times the function: it was stopped at
 $n = 10^3$ (at $n$ inputs it carries an $n \times n$ block of tangents)."""),
     ("varies", r"""import matplotlib.pyplot as plt
 
 ns = np.array([r[0] for r in rows])
-fig, ax = plt.subplots(figsize=(6, 3.5))
+fig, ax = plt.subplots(figsize=(9, 3.5), layout="constrained")
 ax.loglog(ns, [r[1] for r in rows], "o-", label="function (NumPy)")
 ax.loglog(ns, [r[2] for r in rows], "s-", label="value and gradient, reverse mode")
 ax.loglog(ns, [r[3] for r in rows], "^-", label="gradient, forward mode (jacfwd)")
 ax.set_xlabel("number of inputs n")
 ax.set_ylabel("seconds")
-ax.legend()
+ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))
 plt.close(fig)
 fig"""),
     ("md", r"""## Exercises
