@@ -145,8 +145,8 @@ The buttons, the slider and the arrow keys step first through the **forward trac
 (each equation computing its value) and then through the **reverse sweep** (each
 equation sending its adjoint back to its inputs). The current equation is highlighted
 in the graph and in the table; the panel says where every number comes from. The frames
-are computed in Python up front, so the widget also steps in a saved notebook without a
-kernel."""),
+are computed in Python up front, so the widget also steps in the notebook's HTML export
+(`jupyter nbconvert --to html`), without a kernel."""),
     ("code", r"""%%autodiff x w b y --as fit
 x, w, b, y = 1.5, 0.8, 0.1, 1.0
 L = (x * w + b - y) ** 2;"""),
