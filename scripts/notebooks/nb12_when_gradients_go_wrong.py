@@ -49,7 +49,7 @@ np.set_printoptions(precision=4, suppress=True)
 
 
 def show_error(action):
-    \"\"\"Run ``action()`` and print the error it raises (or say that none was raised).\"\"\"
+    # run action() and print the error it raises, or say that none was raised
     try:
         result = action()
     except Exception as error:
@@ -59,18 +59,20 @@ def show_error(action):
     ("md", """## 1. No gradient at all
 
 `backward()` needs a graph, and a graph is recorded only from tensors created with
-`requires_grad=True`. A loss computed from plain data has none:"""),
+`requires_grad=True`. A loss computed from plain data has none:
+
+Only floating-point (real or complex) values have derivatives. An integer array,
+often made by `np.arange(3)` or a list of ints, is refused up front, in every dialect,
+with the fix in the message (PyTorch raises the same; JAX's `grad` raises too):"""),
     ("code", """x = wg.tensor([1.0, 2.0])               # requires_grad defaults to False
 loss = (x ** 2).sum()
 show_error(loss.backward)
 
 x = wg.tensor([1.0, 2.0], requires_grad=True)   # the fix
 (x ** 2).sum().backward()
-x.grad"""),
-    ("md", """Only floating-point (real or complex) values have derivatives. An integer array,
-often made by `np.arange(3)` or a list of ints, is refused up front, in every dialect,
-with the fix in the message (PyTorch raises the same; JAX's `grad` raises too):"""),
-    ("code", """show_error(lambda: wg.tensor([1, 2, 3], requires_grad=True))
+print(x.grad)
+
+show_error(lambda: wg.tensor([1, 2, 3], requires_grad=True))
 show_error(lambda: wg.grad(lambda x: x ** 2)(3))
 wg.grad(lambda x: x ** 2)(3.0)"""),
     ("md", """## 2. `None` gradients
@@ -92,7 +94,10 @@ print([str(w.message)[:60] for w in caught])"""),
 non-leaf problem: `w = w - lr * w.grad` is an ordinary operation, so it makes a *new*
 tensor, computed from the old `w`, which is not a leaf. The next `backward()` leaves its
 `.grad` at `None` (the gradient went to the old leaf), and the next update,
-`w - 0.1 * None`, fails:"""),
+`w - 0.1 * None`, fails:
+
+The fix is to update the leaf *in place* under `wg.no_grad()`, as every optimizer
+does: the values change, `w` stays the same leaf, and the update is not recorded."""),
     ("code", """w = wg.tensor([1.0, -1.0], requires_grad=True)
 ((w - 3.0) ** 2).sum().backward()
 w = w - 0.1 * w.grad                  # rebinds w to a non-leaf
@@ -100,10 +105,9 @@ print(w.is_leaf)
 ((w - 3.0) ** 2).sum().backward()
 with warnings.catch_warnings(record=True):
     warnings.simplefilter("ignore")
-    print(w.grad)"""),
-    ("md", """The fix is to update the leaf *in place* under `wg.no_grad()`, as every optimizer
-does: the values change, `w` stays the same leaf, and the update is not recorded."""),
-    ("code", """w = wg.tensor([1.0, -1.0], requires_grad=True)
+    print(w.grad)
+
+w = wg.tensor([1.0, -1.0], requires_grad=True)
 for step in range(3):
     w.grad = None
     ((w - 3.0) ** 2).sum().backward()
@@ -113,24 +117,29 @@ for step in range(3):
     ("md", """**An input the output does not depend on.** There is no path from `b` to `y`, so
 its gradient is `None`, not `0`: PyTorch and TensorFlow say `None` too (TensorFlow's
 `unconnected_gradients="zero"` asks for zeros), and JAX returns zeros. A `.detach()`
-(or `wg.stop_gradient`) cuts a path just as surely, and `wg.explain` says where:"""),
-    ("code", """a = wg.tensor(1.0, requires_grad=True)
-b = wg.tensor(2.0, requires_grad=True)
-y = a * 3.0 + b.detach() * 2.0
-y.backward(retain_graph=True)
-print(a.grad, b.grad)
-wg.explain(y, b)"""),
-    ("code", """w1, w2 = wg.Variable(1.0), wg.Variable(2.0)
-with wg.GradientTape(persistent=True) as tape:
-    y = w1 * 3.0
-print(tape.gradient(y, [w1, w2]))
-print(tape.gradient(y, [w1, w2], unconnected_gradients="zero"))"""),
-    ("md", """A claim that circulates about TensorFlow says that a `tf.Variable` *created inside*
+(or `wg.stop_gradient`) cuts a path just as surely, and `wg.explain` says where:
+
+A claim that circulates about TensorFlow says that a `tf.Variable` *created inside*
 a `GradientTape` block is not watched, so its gradient is `None`. That is not what
 TensorFlow documents: a tape watches every trainable variable that is *read* while it
 records, wherever the variable was created. wengert's `GradientTape` follows the same
 rule and gives the gradient, $2x = 2$:"""),
-    ("code", """with wg.GradientTape() as tape:
+    ("code", """from IPython.display import display
+
+a = wg.tensor(1.0, requires_grad=True)
+b = wg.tensor(2.0, requires_grad=True)
+y = a * 3.0 + b.detach() * 2.0
+y.backward(retain_graph=True)
+print(a.grad, b.grad)
+display(wg.explain(y, b))
+
+w1, w2 = wg.Variable(1.0), wg.Variable(2.0)
+with wg.GradientTape(persistent=True) as tape:
+    y = w1 * 3.0
+print(tape.gradient(y, [w1, w2]))
+print(tape.gradient(y, [w1, w2], unconnected_gradients="zero"))
+
+with wg.GradientTape() as tape:
     x = wg.Variable(1.0)              # created inside the tape
     y = x * x
 tape.gradient(y, x)"""),
@@ -152,7 +161,12 @@ for step in range(3):
 The reverse sweep reads values the forward pass saved (here $x^2$'s rule reads $x$).
 To keep memory bounded, eager frameworks free them as soon as the sweep has used them,
 so the graph can be walked backward **once**. A second `backward()` raises; ask to keep
-the graph with `retain_graph=True` (or recompute the forward pass):"""),
+the graph with `retain_graph=True` (or recompute the forward pass):
+
+A `GradientTape` is the same: it answers one `gradient()` call and then frees its
+records, unless it was made `persistent=True` (section 2 used one). This is the
+"persistent versus non-persistent" choice: persistence costs the memory of everything
+the tape recorded until you drop it."""),
     ("code", """x = wg.tensor(2.0, requires_grad=True)
 y = x ** 3
 y.backward()
@@ -162,12 +176,9 @@ x = wg.tensor(2.0, requires_grad=True)
 y = x ** 3
 y.backward(retain_graph=True)
 y.backward()
-x.grad                                 # 12 + 12: accumulated, as in section 3"""),
-    ("md", """A `GradientTape` is the same: it answers one `gradient()` call and then frees its
-records, unless it was made `persistent=True` (section 2 used one). This is the
-"persistent versus non-persistent" choice: persistence costs the memory of everything
-the tape recorded until you drop it."""),
-    ("code", """w = wg.Variable(1.0)
+print(x.grad)                          # 12 + 12: accumulated, as in section 3
+
+w = wg.Variable(1.0)
 with wg.GradientTape() as tape:
     y = w * w
     z = y * y
@@ -176,20 +187,22 @@ show_error(lambda: tape.gradient(z, w))"""),
     ("md", """## 5. In-place updates
 
 An in-place update of a leaf that requires grad would change the very value the
-gradient is about, so it is refused outside `wg.no_grad()`:"""),
+gradient is about, so it is refused outside `wg.no_grad()`:
+
+The subtler case: an intermediate value that a rule needs is overwritten before
+the backward pass reads it. `exp`'s rule reads its own output ($\\frac{d}{dx}e^x = e^x$);
+`y += 1` changes it. Every tensor has a *version counter*; the rule notices the version
+changed and refuses, naming the operation, instead of using the wrong number. The fix
+is to compute out of place (or `.copy()` first):"""),
     ("code", """x = wg.tensor([1.0, 2.0], requires_grad=True)
 
 def add_one_in_place():
     global x
     x += 1.0
 
-show_error(add_one_in_place)"""),
-    ("md", """The subtler case: an intermediate value that a rule needs is overwritten before
-the backward pass reads it. `exp`'s rule reads its own output ($\\frac{d}{dx}e^x = e^x$);
-`y += 1` changes it. Every tensor has a *version counter*; the rule notices the version
-changed and refuses, naming the operation, instead of using the wrong number. The fix
-is to compute out of place (or `.copy()` first):"""),
-    ("code", """x = wg.tensor([1.0, 2.0], requires_grad=True)
+show_error(add_one_in_place)
+
+x = wg.tensor([1.0, 2.0], requires_grad=True)
 y = np.exp(x)
 loss = y.sum()
 y += 1.0                                # overwrites what exp's rule needs
@@ -217,16 +230,18 @@ print(wg.jacobian(lambda x: x ** 2)(np.array([1.0, 2.0])))"""),
     ("md", """## 7. Shapes
 
 A `gradient=` must have exactly the output's shape (no broadcasting: a silently
-broadcast seed would be a wrong VJP):"""),
-    ("code", """x = wg.tensor([1.0, 2.0], requires_grad=True)
-y = x * 2.0
-show_error(lambda: y.backward(gradient=np.ones(3)))"""),
-    ("md", """The worst shape bug raises nothing. A model's prediction of shape `(4, 1)` minus
+broadcast seed would be a wrong VJP):
+
+The worst shape bug raises nothing. A model's prediction of shape `(4, 1)` minus
 targets of shape `(4,)` broadcasts to a `(4, 4)` matrix: the "mean squared error" is
 then the mean over 16 pairs, every prediction against every target. Differentiation is
 right (it differentiates what you wrote), and the model trains toward the mean of the
 targets. Check the shapes; reshape so they match:"""),
-    ("code", """pred = wg.tensor([[0.1], [1.2], [1.9], [3.0]], requires_grad=True)
+    ("code", """x = wg.tensor([1.0, 2.0], requires_grad=True)
+y = x * 2.0
+show_error(lambda: y.backward(gradient=np.ones(3)))
+
+pred = wg.tensor([[0.1], [1.2], [1.9], [3.0]], requires_grad=True)
 target = np.arange(4.0)
 wrong = np.mean((pred - target) ** 2)
 print((pred - target).shape, wrong.item())
@@ -243,7 +258,13 @@ print(pred.grad.ravel())"""),
 A derivative lives on the tensor (or the tracer inside `wg.grad`). Converting it to a
 plain NumPy array or a Python float keeps the numbers and drops the history. wengert
 refuses where a conversion would silently lose a gradient, and says what to write
-instead:"""),
+instead:
+
+In the PyTorch dialect, `.item()` and `float()` of a tensor are allowed, as in
+PyTorch: they are how you *print* or *log* a loss. Used inside the computation they make
+a constant, and the gradient leaves out that path (here it misses $2x_0 \\cdot x_0$ and
+$2x_1 \\cdot x_0$: PyTorch gives the same `[5, 0]`). Keep values that should be
+differentiated as tensors:"""),
     ("code", """x = wg.tensor([1.0, 2.0], requires_grad=True)
 show_error(lambda: np.asarray(x))
 
@@ -252,13 +273,9 @@ def scaled(x):
     s = np.sum(x ** 2)
     return float(s) * x[0]                    # float() of a traced value
 
-show_error(lambda: wg.grad(scaled)(np.array([1.0, 2.0])))"""),
-    ("md", """In the PyTorch dialect, `.item()` and `float()` of a tensor are allowed, as in
-PyTorch: they are how you *print* or *log* a loss. Used inside the computation they make
-a constant, and the gradient leaves out that path (here it misses $2x_0 \\cdot x_0$ and
-$2x_1 \\cdot x_0$: PyTorch gives the same `[5, 0]`). Keep values that should be
-differentiated as tensors:"""),
-    ("code", """x = wg.tensor([1.0, 2.0], requires_grad=True)
+show_error(lambda: wg.grad(scaled)(np.array([1.0, 2.0])))
+
+x = wg.tensor([1.0, 2.0], requires_grad=True)
 scaled(x).backward()
 print("with float():", x.grad)
 print("as arrays:   ", wg.grad(lambda x: np.sum(x ** 2) * x[0])(np.array([1.0, 2.0])))"""),
@@ -281,13 +298,13 @@ function again and says exactly this, with the fix, the "double where":"""),
 x0 = np.array([1.0, 0.0])
 with np.errstate(divide="ignore", invalid="ignore"):
     print(safe_log_sum(x0), wg.grad(safe_log_sum)(x0))
-    explanation = wg.explain(safe_log_sum, x0)
-explanation"""),
-    ("code", """def safer_log_sum(x):
+    display(wg.explain(safe_log_sum, x0))
+
+def safer_log_sum(x):
     positive = x > 0
     return np.sum(np.where(positive, np.log(np.where(positive, x, 1.0)), 0.0))
 
-safer_log_sum(x0), wg.grad(safer_log_sum)(x0)"""),
+print(safer_log_sum(x0), wg.grad(safer_log_sum)(x0))"""),
     ("md", """**Finding the first NaN.** In a long computation the NaN appears far from its
 cause. `wg.detect_anomaly()` (PyTorch's `torch.autograd.detect_anomaly`) checks each
 backward rule's output and stops at the first that is not finite, naming the operation
