@@ -52,7 +52,13 @@ The running example is $y = (a + b)\\,c$. In PyTorch's style (the same code in
 wengert's PyTorch dialect), each operator computes its value *and* appends a node to
 the graph; `backward()` then walks that graph in reverse. With $a=1, b=2, c=3$:
 $\\partial y/\\partial a = \\partial y/\\partial b = c = 3$ and
-$\\partial y/\\partial c = a + b = 3$."""),
+$\\partial y/\\partial c = a + b = 3$.
+
+Because the graph is a by-product of running Python, ordinary loops and `if`
+statements shape it, and a different input can give a different graph. Here is the
+define-by-run loop of the usual textbook example: a stack of layers with a
+data-dependent normalisation. The tape (`wg.tape_of`) lists the operations that actually
+ran: the small input never crosses the threshold, the large one does."""),
     ("code", """a = wg.tensor(1.0, requires_grad=True)
 b = wg.tensor(2.0, requires_grad=True)
 c = wg.tensor(3.0, requires_grad=True)
@@ -62,13 +68,9 @@ result = sum_ab * c
 result.backward()
 
 print(result)
-print(a.grad, b.grad, c.grad)"""),
-    ("md", """Because the graph is a by-product of running Python, ordinary loops and `if`
-statements shape it, and a different input can give a different graph. Here is the
-define-by-run loop of the usual textbook example: a stack of layers with a
-data-dependent normalisation. The tape (`wg.tape_of`) lists the operations that actually
-ran: the small input never crosses the threshold, the large one does."""),
-    ("code", """def relu(h):
+print(a.grad, b.grad, c.grad)
+
+def relu(h):
     return np.maximum(h, 0.0)
 
 rng = np.random.default_rng(0)
@@ -117,19 +119,21 @@ with wg.Session() as sess:
 Ordinary Python control flow runs only once, while the graph is *defined*, when no
 value is known yet. TensorFlow 1.x needed graph operators (`tf.cond`,
 `tf.while_loop`) for data-dependent control; wengert refuses the Python `if` and says
-what to write instead:"""),
-    ("code", """try:
-    if a > 0:
-        print("positive")
-except wg.graph.TraceError as error:
-    print(type(error).__name__, error)"""),
-    ("md", """It is often said that in a static graph a runtime error surfaces "inside the
+what to write instead.
+
+It is often said that in a static graph a runtime error surfaces "inside the
 opaque execution engine rather than at the Python line that caused it". That is true
 of errors that depend on values (a NaN, an index out of range fed at run time), but
 not of shape errors when the shapes are declared: TensorFlow 1.x inferred static shapes
 while the graph was built and raised at the offending line, and so does wengert. A
 value of the wrong shape fed at run time is named too:"""),
-    ("code", """p = wg.placeholder((3,), name="p")
+    ("code", """try:
+    if a > 0:
+        print("positive")
+except wg.graph.TraceError as error:
+    print(type(error).__name__, error)
+
+p = wg.placeholder((3,), name="p")
 q = wg.placeholder((2,), name="q")
 try:
     p * q                              # raised here, at definition
@@ -141,7 +145,10 @@ try:
 except ValueError as error:
     print(error)"""),
     ("md", """A second, smaller example: `z = 2x³`, its derivative as a graph, and running both in
-one session. Again nothing is computed while the graph is defined:"""),
+one session. Again nothing is computed while the graph is defined.
+
+The session runs exactly the sub-graph the fetches need. `graph_of` shows it; a
+placeholder that is needed but not fed is an error that names it:"""),
     ("code", """x = wg.placeholder((), name="x")
 y = x * x
 z = 2.0 * y * x
@@ -149,10 +156,9 @@ print(y, z)
 with wg.Session() as sess:
     print(sess.run([y, z], feed_dict={x: 3.0}))
     dz_dx = wg.gradients(z, x)          # a graph too: 6 x²
-    print(sess.run(dz_dx, {x: 3.0}))"""),
-    ("md", """The session runs exactly the sub-graph the fetches need. `graph_of` shows it; a
-placeholder that is needed but not fed is an error that names it:"""),
-    ("code", """from IPython.display import display
+    print(sess.run(dz_dx, {x: 3.0}))
+
+from IPython.display import display
 
 sess = wg.Session()
 display(sess.graph_of([y, z]))
@@ -175,7 +181,12 @@ print(graph)
 print(graph(np.ones(5)), smooth(np.ones(5)))"""),
     ("md", """A branch on a traced value is different: the trace only sees the side the example
 took. wengert records what the branch tested as a **guard**; running the graph where
-the guard fails raises instead of silently computing the wrong branch:"""),
+the guard fails raises instead of silently computing the wrong branch.
+
+`wg.compile` keeps one trace per branch (and per input shape and dtype), and checks
+the guards in the generated code. Where the branch should follow the data element by
+element, write it with `np.where`: the comparison becomes an equation and one graph
+holds for every input:"""),
     ("code", """def leaky(x):
     if np.sum(x) > 0:
         return np.tanh(x)
@@ -186,12 +197,9 @@ print(branchy)
 try:
     branchy(-np.ones(3))
 except wg.graph.GuardError as error:
-    print(error)"""),
-    ("md", """`wg.compile` keeps one trace per branch (and per input shape and dtype), and checks
-the guards in the generated code. Where the branch should follow the data element by
-element, write it with `np.where`: the comparison becomes an equation and one graph
-holds for every input:"""),
-    ("code", """fast_leaky = wg.compile(leaky)
+    print(error)
+
+fast_leaky = wg.compile(leaky)
 print(fast_leaky(np.ones(3)), fast_leaky(-np.ones(3)), fast_leaky(np.full(3, 2.0)))
 print(fast_leaky)
 
@@ -202,7 +210,10 @@ print(wg.trace(leaky_everywhere, np.ones(3)))"""),
     ("md", """Ordinary NumPy habits trace as they run. An in-place update (`y -= ...`,
 `y[:, 0] = ...`) becomes an equation, and views see it as NumPy's shared memory
 would; a `with wg.no_grad():` block is marked (`# no_grad`), and when the graph is
-differentiated no gradient flows through it, as in eager mode:"""),
+differentiated no gradient flows through it, as in eager mode.
+
+A compiled function cannot write into its caller's arrays, so updating an
+*argument* in place is refused, with the fix:"""),
     ("code", """def centred_energy(x):
     y = x * 1.0
     y -= np.mean(y, axis=1, keepdims=True)   # in place, as in NumPy
@@ -214,10 +225,9 @@ differentiated no gradient flows through it, as in eager mode:"""),
 x_rows = np.arange(6.0).reshape(2, 3) ** 2
 print(wg.trace(centred_energy, x_rows))
 compiled_gradient = wg.grad(wg.compile(centred_energy))
-np.allclose(compiled_gradient(x_rows), wg.grad(centred_energy)(x_rows))"""),
-    ("md", """A compiled function cannot write into its caller's arrays, so updating an
-*argument* in place is refused, with the fix:"""),
-    ("code", """def shift_in_place(x):
+print(np.allclose(compiled_gradient(x_rows), wg.grad(centred_energy)(x_rows)))
+
+def shift_in_place(x):
     x += 1.0
     return x
 
@@ -227,14 +237,9 @@ except TypeError as error:
     print(type(error).__name__, error)"""),
     ("md", """The define-by-run loop of section 1 traces the same way: its loop is unrolled, and
 each `if` on a traced value becomes a guard naming the line it came from. The graph is
-valid for every input that takes the same branches, and refuses the others:"""),
-    ("code", """loop_graph = wg.trace(lambda x: forward(x, layers), np.array([0.1, 0.2, 0.3]))
-print(loop_graph)
-try:
-    loop_graph(np.array([3.0, 1.0, 2.0]))
-except wg.graph.GuardError as error:
-    print(error)"""),
-    ("md", """PyTorch's JIT is often introduced with `@torch.jit.script` as "tracing Python into a
+valid for every input that takes the same branches, and refuses the others.
+
+PyTorch's JIT is often introduced with `@torch.jit.script` as "tracing Python into a
 static graph". Two corrections, checked with PyTorch 2.13: `torch.jit.script` does not
 trace, it *compiles the function's source*, so both sides of an `if` survive
 (`torch.jit.trace` is the tracer: it runs one branch and, with only a `TracerWarning`,
@@ -243,7 +248,14 @@ computes the traced branch for every later input: on `leaky` above it returns
 PyTorch 2.x in favour of `torch.compile` and `torch.export`. wengert's `wg.compile`
 is the tracing kind, made safe by its guards. The example function (`@wg.compile`
 works as a decorator too; the plain function is kept here for section 9):"""),
-    ("code", """def compute(a, b, c):
+    ("code", """loop_graph = wg.trace(lambda x: forward(x, layers), np.array([0.1, 0.2, 0.3]))
+print(loop_graph)
+try:
+    loop_graph(np.array([3.0, 1.0, 2.0]))
+except wg.graph.GuardError as error:
+    print(error)
+
+def compute(a, b, c):
     sum_ab = a + b
     result = sum_ab * c
     return result
@@ -282,7 +294,13 @@ A pass is a pure function from a graph to a graph that computes the same values:
   infinite.
 
 `graph.optimize(report=True)` runs them in order and shows what each changed, struck
-through where an equation went:"""),
+through where an equation went.
+
+The same, one pass at a time, drawn: what `simplify` rewrites (amber: an equation
+that now reads another value; struck through: one whose value is read as another), what
+`cse` merges, and what `dce` then removes. (`fold_constants` has nothing to do here: a
+trace computes constant expressions while tracing, so folding acts on graphs built by
+hand, by placeholders, or after other rewrites.)"""),
     ("code", """def wasteful(x):
     a = np.sin(x) * 1.0 + 0.0
     b = np.sin(x)                       # the same as a
@@ -291,13 +309,9 @@ through where an equation went:"""),
 
 before = wg.trace(wasteful, np.ones((2, 3)))
 report = before.optimize(report=True)
-report"""),
-    ("md", """The same, one pass at a time, drawn: what `simplify` rewrites (amber: an equation
-that now reads another value; struck through: one whose value is read as another), what
-`cse` merges, and what `dce` then removes. (`fold_constants` has nothing to do here: a
-trace computes constant expressions while tracing, so folding acts on graphs built by
-hand, by placeholders, or after other rewrites.)"""),
-    ("code", """from wengert.graph.passes import cse, dce, simplify
+display(report)
+
+from wengert.graph.passes import cse, dce, simplify
 
 step = before
 for one_pass in (simplify, cse, dce):
@@ -307,7 +321,12 @@ for one_pass in (simplify, cse, dce):
     ("md", """What depends only on shapes and dtypes is known before any value is: a zeros array
 to fill, ones to scale by. `fold_constants` turns them into constants (one value
 broadcast to the shape, whatever its size), and what reads them folds or simplifies in
-turn:"""),
+turn.
+
+Programs written by the computer have more to remove than programs written by
+hand. The Hessian of a small energy is traced through reverse mode twice (the rules'
+masks, their dtype casts and the seeds' multiplications by one are recomputed at each
+level): the passes remove more than two thirds of it."""),
     ("code", """def shifted(x):
     out = np.zeros_like(x)              # x's shape and dtype, not its values
     out[1:] = x[:-1] * np.ones_like(x[:-1])
@@ -315,12 +334,9 @@ turn:"""),
 
 shift_report = wg.trace(shifted, np.arange(4.0)).optimize(report=True)
 print(shift_report)
-print(shift_report.after.to_source())"""),
-    ("md", """Programs written by the computer have more to remove than programs written by
-hand. The Hessian of a small energy is traced through reverse mode twice (the rules'
-masks, their dtype casts and the seeds' multiplications by one are recomputed at each
-level): the passes remove more than two thirds of it."""),
-    ("code", """def energy(x):
+print(shift_report.after.to_source())
+
+def energy(x):
     return np.sum(np.maximum(x, 0.0) * x) + np.sum(np.tanh(x) ** 2)
 
 hessian_graph = wg.trace(wg.hessian(energy), np.array([0.5, -1.0, 2.0]))
@@ -370,19 +386,21 @@ print(fused.to_source())"""),
 Floating-point addition is not associative, so a compiler that reorders a sum can
 change its last bits; and an operation with a side effect (random numbers, reading
 outside state) has an order that pure data flow does not capture. Both are easy to
-see:"""),
-    ("code", """left, right = (0.1 + 0.2) + 0.3, 0.1 + (0.2 + 0.3)
-print(left == right, left - right)
+see.
 
-x_big = np.linspace(0.0, 3.0, 1_000_000)
-print("fused minus eager:", fused(x_big) - chain(x_big))"""),
-    ("md", """Here the fused kernel gives exactly eager NumPy's number. Side effects are the
+Here the fused kernel gives exactly eager NumPy's number. Side effects are the
 harder case. A trace records *operations on traced values*; a NumPy random draw does not
 read a traced value, so it runs once, while tracing, and its numbers are frozen into the
 graph as a constant. Every later call adds the *same* noise (`jax.jit` does exactly the
 same with `np.random`; JAX's answer is to pass the random key in as an argument). Pass
 the randomness in as an input:"""),
-    ("code", """noise_source = np.random.default_rng(1)
+    ("code", """left, right = (0.1 + 0.2) + 0.3, 0.1 + (0.2 + 0.3)
+print(left == right, left - right)
+
+x_big = np.linspace(0.0, 3.0, 1_000_000)
+print("fused minus eager:", fused(x_big) - chain(x_big))
+
+noise_source = np.random.default_rng(1)
 
 def noisy(x):
     return x + noise_source.normal(size=x.shape)
@@ -403,7 +421,12 @@ print(fresh(np.zeros(2), noise_source.normal(size=2)),
 `wg.compile(wg.grad(f))` traces the gradient once per input signature, optimises it
 and runs the generated code; a scalar program becomes straight-line `math` code on
 Python floats. The timings below depend on the machine, so the notebook tests do not
-compare this cell's output."""),
+compare this cell's output.
+
+`math.log(-1.0)` and `1.0 / 0.0` raise where NumPy gives NaN or inf with a warning.
+The float code keeps eager mode's answers: its steps stand in `try`, and where one
+raises, `except FLOAT_ERRORS` computes them again as eager mode does (the float path,
+NumPy's answer where that raises). The source alone behaves the same:"""),
     ("varies", """import timeit
 
 def scalar_chain(x):
@@ -420,10 +443,6 @@ t_compiled = min(timeit.repeat(lambda: compiled(0.3), number=50, repeat=3)) / 50
 print(f"eager tape {t_eager * 1e3:.2f} ms, compiled {t_compiled * 1e3:.3f} ms: "
       f"{t_eager / t_compiled:.0f}x faster")
 print(compiled.graph_for(0.3).to_source()[:400])"""),
-    ("md", """`math.log(-1.0)` and `1.0 / 0.0` raise where NumPy gives NaN or inf with a warning.
-The float code keeps eager mode's answers: its steps stand in `try`, and where one
-raises, `except FLOAT_ERRORS` computes them again as eager mode does (the float path,
-NumPy's answer where that raises). The source alone behaves the same:"""),
     ("code", """import warnings
 
 ratio = wg.trace(lambda x: np.log(x) / x, 2.0)

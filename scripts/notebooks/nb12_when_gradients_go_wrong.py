@@ -59,7 +59,7 @@ def show_error(action):
     ("md", """## 1. No gradient at all
 
 `backward()` needs a graph, and a graph is recorded only from tensors created with
-`requires_grad=True`. A loss computed from plain data has none:
+`requires_grad=True`. A loss computed from plain data has none.
 
 Only floating-point (real or complex) values have derivatives. An integer array,
 often made by `np.arange(3)` or a list of ints, is refused up front, in every dialect,
@@ -94,7 +94,7 @@ print([str(w.message)[:60] for w in caught])"""),
 non-leaf problem: `w = w - lr * w.grad` is an ordinary operation, so it makes a *new*
 tensor, computed from the old `w`, which is not a leaf. The next `backward()` leaves its
 `.grad` at `None` (the gradient went to the old leaf), and the next update,
-`w - 0.1 * None`, fails:
+`w - 0.1 * None`, fails.
 
 The fix is to update the leaf *in place* under `wg.no_grad()`, as every optimizer
 does: the values change, `w` stays the same leaf, and the update is not recorded."""),
@@ -117,7 +117,7 @@ for step in range(3):
     ("md", """**An input the output does not depend on.** There is no path from `b` to `y`, so
 its gradient is `None`, not `0`: PyTorch and TensorFlow say `None` too (TensorFlow's
 `unconnected_gradients="zero"` asks for zeros), and JAX returns zeros. A `.detach()`
-(or `wg.stop_gradient`) cuts a path just as surely, and `wg.explain` says where:
+(or `wg.stop_gradient`) cuts a path just as surely, and `wg.explain` says where.
 
 A claim that circulates about TensorFlow says that a `tf.Variable` *created inside*
 a `GradientTape` block is not watched, so its gradient is `None`. That is not what
@@ -161,7 +161,7 @@ for step in range(3):
 The reverse sweep reads values the forward pass saved (here $x^2$'s rule reads $x$).
 To keep memory bounded, eager frameworks free them as soon as the sweep has used them,
 so the graph can be walked backward **once**. A second `backward()` raises; ask to keep
-the graph with `retain_graph=True` (or recompute the forward pass):
+the graph with `retain_graph=True` (or recompute the forward pass).
 
 A `GradientTape` is the same: it answers one `gradient()` call and then frees its
 records, unless it was made `persistent=True` (section 2 used one). This is the
@@ -187,7 +187,7 @@ show_error(lambda: tape.gradient(z, w))"""),
     ("md", """## 5. In-place updates
 
 An in-place update of a leaf that requires grad would change the very value the
-gradient is about, so it is refused outside `wg.no_grad()`:
+gradient is about, so it is refused outside `wg.no_grad()`.
 
 The subtler case: an intermediate value that a rule needs is overwritten before
 the backward pass reads it. `exp`'s rule reads its own output ($\\frac{d}{dx}e^x = e^x$);
@@ -230,7 +230,7 @@ print(wg.jacobian(lambda x: x ** 2)(np.array([1.0, 2.0])))"""),
     ("md", """## 7. Shapes
 
 A `gradient=` must have exactly the output's shape (no broadcasting: a silently
-broadcast seed would be a wrong VJP):
+broadcast seed would be a wrong VJP).
 
 The worst shape bug raises nothing. A model's prediction of shape `(4, 1)` minus
 targets of shape `(4,)` broadcasts to a `(4, 4)` matrix: the "mean squared error" is
@@ -258,7 +258,7 @@ print(pred.grad.ravel())"""),
 A derivative lives on the tensor (or the tracer inside `wg.grad`). Converting it to a
 plain NumPy array or a Python float keeps the numbers and drops the history. wengert
 refuses where a conversion would silently lose a gradient, and says what to write
-instead:
+instead.
 
 In the PyTorch dialect, `.item()` and `float()` of a tensor are allowed, as in
 PyTorch: they are how you *print* or *log* a loss. Used inside the computation they make
