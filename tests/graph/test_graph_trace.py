@@ -320,3 +320,18 @@ def test_shape_and_dtype_functions_are_answered_at_trace_time():
         wg.compile(lambda a, b: np.einsum("ij,jk->ik", a, b,
                                           optimize=np.einsum_path("ij,jk->ik", a, b)[0]))(a, b),
         np.einsum("ij,jk->ik", a, b, optimize=path))
+
+
+def test_a_graph_run_inside_another_trace_keeps_the_lines_of_its_equations():
+    def compute(a, b, c):
+        total = a + b
+        return total * c
+
+    inner = wg.trace(compute, 1.0, 2.0, 3.0)
+
+    def outer_function(a, b, c):
+        return inner(a, b, c) * 2.0
+
+    outer = wg.trace(outer_function, 1.0, 2.0, 3.0)
+    assert [eq.source.text for eq in outer.equations] == [
+        "total = a + b", "return total * c", "return inner(a, b, c) * 2.0"]

@@ -24,6 +24,7 @@ from __future__ import annotations
 import linecache
 import sys
 import warnings
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -45,6 +46,11 @@ from wengert.reverse.recording import recorders_tracking
 
 __all__ = ["Traced", "Builder", "GraphKind", "TraceError", "STATIC_FUNCTIONS",
            "is_recorded_call", "run_equation", "snapshot", "raised_error"]
+
+#: The line of code of the equation :func:`run_equation` runs, while it runs: an outer
+#: trace records the equation again at that line, not at the caller's.
+_REPLAYED_SOURCE: ContextVar[SourceLine | None] = ContextVar("wengert_replayed_source",
+                                                               default=None)
 
 #: NumPy functions that read only shapes and dtypes: answered at trace time. (Not
 #: ``np.zeros_like``: its result may be written into with traced values, so it is a step.)
@@ -147,6 +153,9 @@ class Builder:
         lines are not kept, unless ``always`` (guards always say where they were made)."""
         if not self.lines and not always:
             return None
+        replayed = _REPLAYED_SOURCE.get()
+        if replayed is not None:  # an equation of another graph, run again: its own line
+            return replayed
         frame: Any = sys._getframe(2)
         library = self._library
         while frame is not None:
@@ -841,8 +850,18 @@ def run_equation(eq: Equation, values: list[Any]) -> Any:
     """Apply an equation's op to ``values`` that may be traced (tensors, duals, tracers).
 
     A recorded NumPy call carries no derivative: it runs on the values beneath tensors
-    and dual numbers (an outer trace's tracers record it again). An equation traced
-    inside ``no_grad`` runs inside it again."""
+    and dual numbers (an outer trace's tracers record it again, at the equation's own
+    line of code). An equation traced inside ``no_grad`` runs inside it again."""
+    if eq.source is not None:
+        token = _REPLAYED_SOURCE.set(eq.source)
+        try:
+            return _run_in_context(eq, values)
+        finally:
+            _REPLAYED_SOURCE.reset(token)
+    return _run_in_context(eq, values)
+
+
+def _run_in_context(eq: Equation, values: list[Any]) -> Any:
     if eq.context is not None:
         with eq.context():
             return _run_grad(eq, values)
