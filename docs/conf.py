@@ -18,9 +18,10 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(HERE))
 
-import wengert  # noqa: E402
 from _api import write_api_list  # noqa: E402
 from _vendor import copy_vendored  # noqa: E402
+
+import wengert  # noqa: E402
 
 project = "wengert"
 author = "wengert's authors"
@@ -79,5 +80,7 @@ html_theme_options = {
     "footer_end": [],
 }
 html_show_sourcelink = False
-mathjax_path = "vendor/mathjax/es5/tex-chtml.js"
+mathjax_path = "vendor/mathjax/tex-chtml.js"
+# light or dark as the reader's system says (an empty mode is a console error of the theme)
+html_context = {"default_mode": "auto"}
 
