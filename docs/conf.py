@@ -13,12 +13,16 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from docutils import nodes
+from sphinx.util.docutils import SphinxDirective
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(HERE))
 
 from _api import write_api_list  # noqa: E402
+from _lite import prepare_lite  # noqa: E402
 from _vendor import copy_vendored  # noqa: E402
 
 import wengert  # noqa: E402
@@ -34,6 +38,7 @@ extensions = [
     "sphinx.ext.autosummary",
     "sphinx.ext.napoleon",
     "sphinx.ext.mathjax",
+    "jupyterlite_sphinx",
 ]
 
 exclude_patterns = ["_build", "node_modules", "README.md", "**.ipynb_checkpoints"]
@@ -84,3 +89,35 @@ mathjax_path = "vendor/mathjax/tex-chtml.js"
 # light or dark as the reader's system says (an empty mode is a console error of the theme)
 html_context = {"default_mode": "auto"}
 
+
+# -- JupyterLite: the lab under lite/, the Pyodide core from npm, wengert as a wheel -----------
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+_lite_src, _lite_contents = prepare_lite(
+    HERE / "node_modules", HERE / "_build", NOTEBOOKS,
+    sorted((HERE / "_build" / "lite-wheels").glob("wengert-*.whl")))
+jupyterlite_dir = str(_lite_src)
+jupyterlite_contents = [str(_lite_contents / "*.ipynb")]
+# jupyterlite-sphinx's staging folder (it empties it at each build)
+jupyterlite_content_dir = "_build/lite-staging"
+jupyterlite_bind_ipynb_suffix = False
+jupyterlite_silence = True
+
+
+class LiteNotebookLinks(SphinxDirective):
+    """``{lite-notebook-links}``: one link per notebook, opening it in the lite lab."""
+
+    def run(self) -> list[nodes.Node]:
+        depth = "../" * self.env.docname.count("/")
+        items = "".join(
+            f'<li><a href="{depth}lite/lab/index.html?path={nb.name}">{nb.stem}</a></li>'
+            for nb in NOTEBOOKS)
+        return [nodes.raw("", f'<ul class="lite-notebooks">{items}</ul>', format="html")]
+
+
+def setup(app):
+    app.add_directive("lite-notebook-links", LiteNotebookLinks)
+    # jupyterlite-sphinx adds a web font from Google's CDN (for a button this site does not
+    # use): the site loads nothing from elsewhere.
+    for registered in (app.registry.css_files, app.registry.js_files):
+        registered[:] = [(name, attrs) for name, attrs in registered
+                         if name is None or "://" not in name]

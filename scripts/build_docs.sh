@@ -37,9 +37,17 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$lock_hash" ]; then
     printf '%s\n' "$lock_hash" >"$stamp"
 fi
 
-say "sphinx-build -W -b html docs docs/_build/html"
+# wengert as a wheel for the JupyterLite lab (docs/_lite.py hands it to piplite).
+say "pip wheel --no-deps . (wengert for the in-browser lab)"
+rm -rf docs/_build/lite-wheels
+"$VPY" -m pip wheel --quiet --no-deps -w docs/_build/lite-wheels . \
+    || die "building wengert's wheel failed (see pip's message above)"
+
+say "sphinx-build -W -b html docs docs/_build/html (then jupyter lite build into lite/)"
 start=$SECONDS
-"$VPY" -m sphinx -W --keep-going -q -b html docs docs/_build/html "$@"
+# -E: a fresh environment each time (a page whose source did not change is written again
+# too, so a change of configuration reaches every page).
+"$VPY" -m sphinx -E -W --keep-going -q -b html docs docs/_build/html "$@"
 say "site built in $((SECONDS - start)) s: docs/_build/html/index.html"
 
 if [ "$run_tests" = 1 ]; then
