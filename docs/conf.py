@@ -66,7 +66,6 @@ nb_ipywidgets_js = {
 # The list of names, from wengert.__all__ (docs/_api.py places each in a section).
 write_api_list(list(wengert.__all__), HERE / "api.rst")
 autosummary_generate = True
-autodoc_default_options = {"members": False}
 autodoc_typehints = "none"
 napoleon_google_docstring = False
 napoleon_numpy_docstring = True
@@ -85,6 +84,8 @@ html_theme_options = {
     "footer_end": [],
 }
 html_show_sourcelink = False
+# single pages: no empty "Section Navigation" column
+html_sidebars = {page: [] for page in ("index", "conventions", "errors", "architecture", "try")}
 mathjax_path = "vendor/mathjax/tex-chtml.js"
 # light or dark as the reader's system says (an empty mode is a console error of the theme)
 html_context = {"default_mode": "auto"}

@@ -123,7 +123,9 @@ def test_the_explorers_draw_and_step_with_no_kernel(local_tab, site_server, shot
                 wait_step_label(root, step_label(frames, total - 1))
         name = page.replace("/", "_").removesuffix(".html")
         shot = shots_dir / f"docs_{name}_stepped.png"
-        roots.nth(len(saved) - 1).screenshot(path=str(shot))
+        last = roots.nth(len(saved) - 1)
+        last.evaluate("(e) => e.scrollIntoView({block: 'end'})")  # clear of the sticky header
+        last.screenshot(path=str(shot))
         report(f"screenshot (docs site, {page}, explorer after stepping): {shot}")
         page_shot = shots_dir / f"docs_{name}.png"
         local_tab.page.screenshot(path=str(page_shot))
