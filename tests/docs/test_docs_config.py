@@ -110,3 +110,12 @@ def test_the_vendored_copy_is_complete(tmp_path: Path):
         assert (vendor / needed).exists(), needed
     with pytest.raises(RuntimeError, match="npm ci --prefix docs"):
         copy_vendored(tmp_path / "no-node-modules", tmp_path / "out")
+
+
+@pytest.mark.parametrize("module", ["_api", "_lite", "_vendor", "docs_site"])
+def test_the_examples_in_the_docs_helpers_run(module: str):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.attempted > 0 and result.failed == 0

@@ -171,3 +171,35 @@ def test_home_and_api_pages(local_tab, site_server, shots_dir, report):
     text = local_tab.page.locator("article").inner_text()
     assert "Parameters" in text and "Examples" in text
     assert local_tab.problems() == []
+
+
+def test_a_broken_local_copy_fails_on_the_site_and_reaches_for_nothing_else(browser: Any,
+                                                                            site_server: Any):
+    """With anywidget's local copy gone, the html-manager falls back to its 'CDN', which
+    the site points at a folder of its own: the explorer does not draw, the page reports
+    errors, and no request leaves the site."""
+    page_path = next(iter(_explorer_pages()))
+    rule = LocalOnly(site_server.origin)
+    asked: list[str] = []
+
+    def route(r: Any) -> None:
+        url = r.request.url
+        asked.append(url)
+        if "/_static/vendor/anywidget/" in url:
+            r.fulfill(status=404, body="gone")
+        else:
+            rule(r)
+
+    tab = open_tab(browser, 1300, 900, route=route)
+    watch = PageWatch.on(tab.page)
+    try:
+        tab.page.goto(site_server.url(page_path), wait_until="load")
+        watch.settle(tab.page)
+        tab.page.wait_for_timeout(1500)
+        assert tab.page.locator(".wgx[data-drawn-ms]").count() == 0
+        assert rule.refused == [], f"requests off the site: {rule.refused}"
+        fallback = [u for u in asked if "no-cdn" in u]
+        assert fallback and all(u.startswith(site_server.origin) for u in fallback), asked
+        assert watch.problems(), "a broken local copy went unnoticed"
+    finally:
+        tab.close()
