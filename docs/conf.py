@@ -41,7 +41,9 @@ extensions = [
     "jupyterlite_sphinx",
 ]
 
-exclude_patterns = ["_build", "node_modules", "README.md", "**.ipynb_checkpoints"]
+# notebooks/ is the repository's folder: only its notebooks are pages
+exclude_patterns = ["_build", "node_modules", "README.md", "**.ipynb_checkpoints",
+                    "notebooks/**.md", "notebooks/**.rst", "notebooks/**.txt"]
 templates_path = ["_templates"]
 # .rst first: autosummary writes its stub pages with the first suffix.
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
