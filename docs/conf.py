@@ -80,6 +80,7 @@ html_static_path = ["_static", str(copy_vendored(HERE / "node_modules",
                                                  HERE / "_build" / "vendored"))]
 html_theme_options = {
     "navigation_with_keys": False,
+    "back_to_top_button": False,  # it floats over the explorer widgets
     "show_toc_level": 2,
     "navbar_align": "left",
     "footer_start": ["copyright"],

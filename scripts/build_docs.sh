@@ -9,7 +9,7 @@
 # serves itself. Warnings are errors (sphinx-build -W).
 # With --test, then runs the site's tests (tests/docs: every page in Chromium with every
 # request off the site refused, the explorer stepping, formulas typeset, the lite lab);
-# a missing site or browser fails them instead of skipping.
+# a missing site fails them instead of skipping (and on CI, a missing browser).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/_bootstrap.sh
