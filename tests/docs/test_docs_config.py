@@ -119,3 +119,14 @@ def test_the_examples_in_the_docs_helpers_run(module: str):
 
     result = doctest.testmod(importlib.import_module(module))
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_the_errors_page_has_a_row_for_every_error_class():
+    from wengert.core import errors
+
+    page = (DOCS / "errors.md").read_text()
+    rows = {line.split("`")[1] for line in page.splitlines() if line.startswith("| `")}
+    classes = {name for name in errors.__all__ if isinstance(getattr(errors, name), type)}
+    # the base classes are said in words above the table
+    assert classes - {"WengertError", "Escaped"} <= rows, classes - rows
+    assert "wg.GradcheckError" in rows
