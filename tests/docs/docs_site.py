@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SITE", "LocalOnly", "PageWatch", "SiteServer", "html_pages", "missing_site_reason",
-           "serve"]
+__all__ = ["SITE", "LocalOnly", "PageWatch", "SiteServer", "explorer_state", "html_pages",
+           "missing_site_reason", "serve"]
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Where ``scripts/build_docs.sh`` writes the site.
@@ -49,6 +49,22 @@ def html_pages(site: Path = SITE) -> list[str]:
     skip = ("_static/", "_sources/", "_images/", "lite/")
     return sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html")
                   if not p.relative_to(site).as_posix().startswith(skip))
+
+
+def explorer_state(model: dict[str, Any]) -> dict[str, Any]:
+    """The state of a saved explorer model (``{"state", "buffers"...}`` of the widget-state
+    format), its frames unpacked when they were saved packed (a base64 buffer at
+    ``frames.packed``)."""
+    import base64
+
+    from wengert.jupyter.explorer.widget import unpack
+
+    state = dict(model["state"])
+    for buffer in model.get("buffers", []):
+        if buffer["path"] == ["frames", "packed"]:
+            blob = base64.b64decode(buffer["data"])
+            state["frames"] = unpack({**state["frames"], "packed": blob})
+    return state
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):

@@ -130,3 +130,23 @@ def test_the_errors_page_has_a_row_for_every_error_class():
     # the base classes are said in words above the table
     assert classes - {"WengertError", "Escaped"} <= rows, classes - rows
     assert "wg.GradcheckError" in rows
+
+
+def test_packed_explorer_frames_are_read_back_from_the_saved_buffer():
+    import base64
+
+    from docs_site import explorer_state
+
+    import wengert as wg
+    from wengert.jupyter.explorer.frames import explorer_frames
+    from wengert.jupyter.explorer.widget import pack
+
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    data = explorer_frames(wg.tape_of((x * x).sum()))
+    packed = pack(data, limit=1)
+    blob = packed.pop("packed")
+    model = {"state": {"frames": packed, "step": 0},
+             "buffers": [{"path": ["frames", "packed"], "encoding": "base64",
+                          "data": base64.b64encode(blob).decode()}]}
+    assert explorer_state(model)["frames"] == data
+    assert explorer_state({"state": {"frames": data}})["frames"] == data
