@@ -25,6 +25,12 @@ ensure_venv
 ensure_installed docs
 
 # The JavaScript the pages load, from npm (pinned by docs/package-lock.json).
+if ! command -v npm >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "installing npm with apt-get (the docs site's JavaScript comes from npm packages)"
+    { DEBIAN_FRONTEND=noninteractive apt-get update -qq \
+        && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm; } >/dev/null \
+        || warn "apt-get install npm failed"
+fi
 command -v npm >/dev/null 2>&1 || die "npm not found: the docs site serves its own copies \
 of require.js, the widgets' html-manager, anywidget, MathJax and Pyodide from npm packages \
 (docs/package.json); install Node.js 18+ with npm and run this again."
