@@ -11,19 +11,16 @@ the ``playwright`` package or JupyterLab they are skipped with the reason
 
 from __future__ import annotations
 
-import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from e2e_browser import launch, missing_reason
+from e2e_browser import missing_reason
+from e2e_fixtures import browser, pytest_terminal_summary, report, shots_dir  # noqa: F401 (registers them)
 from e2e_lab import LabServer, start_lab
 
 NOTEBOOKS = Path(__file__).resolve().parent / "notebooks"
-#: Key of the user properties that the end-of-run report prints.
-REPORT_KEY = "e2e"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -37,44 +34,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("browser") is not None:
             item.add_marker(pytest.mark.skip(reason=reason))
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    lines = []
-    for reports in terminalreporter.stats.values():
-        for report in reports:
-            if getattr(report, "when", None) != "call":
-                continue
-            lines += [str(v) for k, v in getattr(report, "user_properties", ()) if k == REPORT_KEY]
-    if lines:
-        terminalreporter.section("browser tests: screenshots and timings")
-        for line in lines:
-            terminalreporter.write_line(line)
-
-
-@pytest.fixture
-def report(record_property: Any) -> Callable[[str], None]:
-    """``report("text")``: a line for the end-of-run summary (screenshot paths, timings),
-    also printed at once (visible with ``-s``)."""
-
-    def add(line: str) -> None:
-        print(line)
-        record_property(REPORT_KEY, line)
-
-    return add
-
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
-    """Chromium (``/usr/bin/chromium``), headless, through Playwright's sync API."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = launch(playwright)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 @pytest.fixture(scope="session")
@@ -95,15 +54,3 @@ def lab_server(notebook_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> 
         yield server
     finally:
         server.stop()
-
-
-@pytest.fixture(scope="session")
-def shots_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Where the screenshots go: under pytest's temporary directory, or the directory
-    named by ``WENGERT_E2E_SHOTS`` (kept after the run, e.g. for CI artifacts)."""
-    chosen = os.environ.get("WENGERT_E2E_SHOTS")
-    if chosen:
-        path = Path(chosen)
-        path.mkdir(parents=True, exist_ok=True)
-        return path
-    return tmp_path_factory.mktemp("screenshots")
