@@ -13,7 +13,7 @@ from build import write  # noqa: E402
 
 CELLS = [
     ("md", r"""
-# Vector-Jacobian products: reverse mode never builds a Jacobian
+# 05 · Vector-Jacobian products: reverse mode never builds a Jacobian
 
 The chain rule is a product of Jacobians. For $f = f_3 \circ f_2 \circ f_1$,
 

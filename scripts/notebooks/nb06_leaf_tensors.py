@@ -12,7 +12,7 @@ from build import write  # noqa: E402
 
 CELLS = [
     ("md", r"""
-# Leaf tensors: who gets a `.grad`, and why
+# 06 · Leaf tensors: who gets a `.grad`, and why
 
 A reverse-mode tape is a graph. Its **leaves** are the values nothing on the tape computed:
 the ones you created. Its interior nodes are the results of operations. After

@@ -13,7 +13,7 @@ from build import write  # noqa: E402
 
 CELLS = [
     ("md", r"""
-# Gradient tapes: what gets recorded, and when
+# 07 · Gradient tapes: what gets recorded, and when
 
 PyTorch records every operation on a tensor that requires grad, wherever it runs.
 TensorFlow records only inside a `with tf.GradientTape() as tape:` block, and only

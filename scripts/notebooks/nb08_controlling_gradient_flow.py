@@ -13,7 +13,7 @@ from build import write  # noqa: E402
 
 CELLS = [
     ("md", r"""
-# Controlling gradient flow
+# 08 · Controlling gradient flow
 
 Most of the time the gradient should flow through every operation you wrote. Sometimes it
 should not: a value used as a fixed target, a logged metric, a quantity you want to treat

@@ -17,7 +17,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from build import write  # noqa: E402
 
 CELLS: list[tuple[str, str]] = [
-    ("md", """# Higher-order derivatives: nesting, Hessians, HVPs and Newton's method
+    ("md", """# 09 · Higher-order derivatives: nesting, Hessians, HVPs and Newton's method
 
 **What you will learn.** A derivative computed by automatic differentiation is itself
 a program made of differentiable operations, so it can be differentiated again. This

@@ -16,7 +16,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from build import write  # noqa: E402
 
 CELLS: list[tuple[str, str]] = [
-    ("md", """# Static and dynamic graphs: define-by-run, define-and-run, tracing, compiling
+    ("md", """# 10 · Static and dynamic graphs: define-by-run, define-and-run, tracing, compiling
 
 **What you will learn.** Every automatic-differentiation system records a computation
 as a graph; they differ in *when* the graph is built.

@@ -17,7 +17,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from build import write  # noqa: E402
 
 CELLS: list[tuple[str, str]] = [
-    ("md", """# Training a small model
+    ("md", """# 11 · Training a small model
 
 **What you will learn.** Everything the previous notebooks built, used for what it is
 for: fitting a model. On a two-dimensional data set that no straight line separates

@@ -18,7 +18,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from build import write  # noqa: E402
 
 CELLS: list[tuple[str, str]] = [
-    ("md", """# When gradients go wrong
+    ("md", """# 12 · When gradients go wrong
 
 **What you will learn.** The questions people ask most about automatic differentiation
 are not about the chain rule: they are about a gradient that is `None`, an error on

@@ -17,7 +17,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from build import write  # noqa: E402
 
 CELLS: list[tuple[str, str]] = [
-    ("md", """# Complex numbers, FFTs and decompositions
+    ("md", """# 13 · Complex numbers, FFTs and decompositions
 
 **What you will learn.** wengert differentiates the NumPy code people write for signal processing and linear algebra too:
 complex arithmetic, `np.fft`, and the decompositions of `np.linalg`. This notebook shows the one
