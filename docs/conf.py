@@ -87,6 +87,7 @@ html_theme_options = {
     "footer_end": [],
 }
 html_show_sourcelink = False
+html_css_files = ["wengert-docs.css"]  # wide pages for the explorer widget
 # single pages: no empty "Section Navigation" column
 html_sidebars = {page: [] for page in ("index", "conventions", "errors", "architecture", "try")}
 mathjax_path = "vendor/mathjax/tex-chtml.js"
