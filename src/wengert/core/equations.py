@@ -62,11 +62,24 @@ def Input(source: str, index: int | None = None, leaf: Any = None,  # noqa: N802
 class Tape(Sequence[Equation]):
     """The equations behind some values, in execution order, and their leaves.
 
-    A sequence of :class:`Equation`; ``tape.leaves`` lists the leaves (tensors
-    that require grad or are watched) in the order they are first used, and
-    ``tape.outputs`` the indices of the equations the tape was read from.
-    ``tape.whole`` says whether it holds every equation its outputs depend on
-    (``wg.tape_of(y)``), not only some (what a gradient tape recorded).
+    A sequence of :class:`Equation` (``len(tape)`` counts equations: a decomposition
+    with several outputs is one); ``tape.leaves`` lists the leaves (tensors that require
+    grad or are watched) in the order they are first used, and ``tape.outputs`` the
+    indices of the equations the tape was read from. ``tape.whole`` says whether it
+    holds every equation its outputs depend on (``wg.tape_of(y)``), not only some (what
+    a gradient tape recorded). :meth:`equation_of` finds the equation of a node.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> a = wg.tensor([[2.0, 1.0], [1.0, 3.0]], requires_grad=True)
+    >>> w, v = np.linalg.eigh(a)
+    >>> tape = wg.tape_of(np.sum(w) + np.sum(v))
+    >>> print(tape[2])
+    t2: f64[2], t3: f64[2,2] = eigh(t1, uplo='L')
+    >>> len(tape), tape.equation_of(v.grad_fn.node).index
+    (6, 2)
     """
 
     def __init__(self, equations: list[Equation], leaves: list[Any], outputs: list[int],
@@ -76,6 +89,7 @@ class Tape(Sequence[Equation]):
         self.outputs = outputs
         self.whole = whole
         self._inputs = tuple(inputs) if inputs is not None else None
+        self._of_node: dict[int, Equation] | None = None
 
     @property
     def equations(self) -> tuple[Equation, ...]:
@@ -93,6 +107,13 @@ class Tape(Sequence[Equation]):
     def output_vars(self) -> tuple[Var, ...]:
         """The variables the tape was read from (a graph's ``outputs``)."""
         return tuple(self._equations[k].out for k in self.outputs)
+
+    def equation_of(self, node: Any) -> Equation | None:
+        """The equation that ``node`` is (part of), or ``None`` when it is not on the tape."""
+        of = self._of_node
+        if of is None:
+            of = self._of_node = {id(n): eq for eq in self._equations for n in eq.nodes}
+        return of.get(id(node))
 
     def __getitem__(self, i: Any) -> Any:
         return self._equations[i]
@@ -125,12 +146,11 @@ class Tape(Sequence[Equation]):
         """
         changed = set()
         for eq in self._equations:
-            if eq.node is None:
-                continue
-            for i, inp in enumerate(eq.ins):
-                if inp.source == "leaf" and inp.index not in changed and \
-                        stale_input(eq.node, i):
-                    changed.add(inp.index)
+            for node in eq.nodes:  # (each part of a decomposition holds its inputs)
+                for i, inp in enumerate(eq.ins):
+                    if inp.source == "leaf" and inp.index not in changed and \
+                            stale_input(node, i):
+                        changed.add(inp.index)
         return changed
 
     def _repr_html_(self) -> str | None:
@@ -177,14 +197,6 @@ def _aval(value: Any) -> tuple[Any, Any]:
     return shape_of(value), dtype_of(value)
 
 
-#: The primitives that share one decomposition of their input (``ops/linalg/memo.py``):
-#: read with ``group=True`` they are one equation with several outputs, in this order.
-SHARED = {name: (family, k) for family, parts in (
-    ("eigh", ("eigh_values", "eigh_vectors")), ("eig", ("eig_values", "eig_vectors")),
-    ("svd", ("svd_u", "svd_values", "svd_vt")), ("qr", ("qr_q", "qr_r")))
-    for k, name in enumerate(parts)}
-
-
 def _found(roots: Sequence[Any]) -> list[Node]:
     found: list[Node] = []
     seen = {id(r) for r in roots if type(r) is Node}
@@ -202,41 +214,48 @@ def _found(roots: Sequence[Any]) -> list[Node]:
     return found
 
 
-def _groups(found: list[Node]) -> list[list[int]]:
+def _groups(found: list[Node]) -> list[list[int]] | None:
     """The positions of ``found`` read as one equation each: one node, or the parts of
-    one decomposition (same family, same inputs, same params) at the first one's place."""
+    one decomposition (``Op.part``: same decomposition, same inputs, same params, each
+    part once) at the first one's place, in the decomposition's order; ``None`` when
+    every node is an equation of its own (no decomposition on the tape)."""
+    if not any(node.op.part is not None for node in found):
+        return None
     groups: list[list[int]] = []
     open_: dict[Any, list[int]] = {}
     for k, node in enumerate(found):
-        shared = SHARED.get(node.op.name)
-        if shared is None:
+        part = node.op.part
+        if part is None:
             groups.append([k])
             continue
-        key = (shared[0], tuple(id(p) for p in node.parents()),
+        key = (part[0], tuple(id(p) for p in node.parents()),
                repr(sorted(node.params.items())) if node.params else "")
         group = open_.get(key)
-        if group is None or any(SHARED[found[j].op.name][1] == shared[1] for j in group):
+        if group is None or any(found[j].op.part[1] == part[1] for j in group):
             group = open_[key] = [k]
             groups.append(group)
         else:
             group.append(k)
     for group in groups:
-        group.sort(key=lambda k: SHARED[found[k].op.name][1] if len(group) > 1 else 0)
+        if len(group) > 1:
+            group.sort(key=lambda k: found[k].op.part[1])
     return groups
 
 
-def read_tape(roots: Sequence[Any], nodes: Sequence[Node] | None = None,
-              group: bool = False) -> Tape:
+def read_tape(roots: Sequence[Any], nodes: Sequence[Node] | None = None) -> Tape:
     """The equations behind ``roots`` (nodes or leaves), in execution order.
 
     With ``nodes`` (a gradient tape's own list), exactly those nodes are listed
-    (inputs from other nodes appear as constants). With ``group``, the parts of one
-    decomposition (``eigh``'s values and vectors, ``svd``'s, ``qr``'s) read as one
-    equation with several outputs; their variables keep the names they have otherwise.
+    (inputs from other nodes appear as constants). The parts of one decomposition that
+    one call recorded as several nodes (``eigh``'s values and vectors, ``svd``'s ``U``,
+    ``S`` and ``Vh``, ``qr``'s ``Q`` and ``R``: the ops with ``Op.part``) read as one
+    equation with several outputs, as in a jaxpr. Variables are numbered in order of
+    their node (``t0``, ``t1``, ...), so after a decomposition a variable's number is
+    not its equation's (``Var.index``).
     """
     with collector_paused():  # many small acyclic records: see wengert.core.collector
         found = _found(roots) if nodes is None else list(nodes)
-        return _read(roots, found, _groups(found) if group else None, nodes is None)
+        return _read(roots, found, _groups(found), nodes is None)
 
 
 def _read(roots: Sequence[Any], found: list[Node], groups: list[list[int]] | None,
