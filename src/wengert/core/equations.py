@@ -32,11 +32,12 @@ from wengert.core.bind import dtype_of, shape_of
 from wengert.core.collector import collector_paused
 from wengert.core.display import html_of
 from wengert.core.ir import Equation, Literal, Var, overwritten, stale_input
-from wengert.core.kept import kept_inputs, kept_value
+from wengert.core.kept import foreign_sweep, kept_inputs, kept_value
 from wengert.core.node import Node, is_stand_in
 from wengert.core.source import SourceLine, user_frame
 
-__all__ = ["Equation", "Input", "Tape", "read_tape", "overwritten", "stale_input"]
+__all__ = ["Equation", "Input", "Tape", "read_tape", "overwritten", "stale_input",
+           "freed_by_another"]
 
 
 def Input(source: str, index: int | None = None, leaf: Any = None,  # noqa: N802
@@ -333,3 +334,28 @@ def _output(node: Node, k: int, e: int) -> Var:
     else:
         shape, dtype = shape_of(out), dtype_of(out)
     return Var(f"t{k}", shape, dtype, source="equation", index=e, value=_value(node))
+
+
+def freed_by_another(eqs: Sequence[Equation], root_seqs: tuple[int, ...]) -> str | None:
+    """Why the kept sweep of ``eqs`` from the nodes ``root_seqs`` cannot be shown when a
+    ``backward()`` from another output freed part of their graph (outputs that share it),
+    naming the variable it freed; ``None`` when no such sweep freed any of them.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> with wg.keep_values():
+    ...     x = wg.tensor(2.0, requires_grad=True)
+    ...     t = x * 3.0
+    ...     y1, y2 = t * 2.0, t * 5.0
+    ...     y1.backward()
+    >>> tape = wg.tape_of(y2)
+    >>> freed_by_another(tape, (y2.grad_fn.node.seq,))[:50]
+    't0 was freed by the backward() of another output t'
+    """
+    other, node = foreign_sweep((n for eq in eqs for n in eq.nodes), root_seqs)
+    if other is None:
+        return None
+    name = next(v.name for eq in eqs for n, v in zip(eq.nodes, eq.outs) if n is node)
+    return (f"{name} was freed by the {other.kind} of another output that shares it, and "
+            "this output itself was never swept")

@@ -80,7 +80,7 @@ from typing import Any
 import numpy as np
 from wengert.core import op as op_records
 from wengert.core.collector import collector_paused
-from wengert.core.equations import Equation, Tape
+from wengert.core.equations import Equation, Tape, freed_by_another
 from wengert.core.formatting import (
     format_number,
     nbytes_text,
@@ -89,7 +89,7 @@ from wengert.core.formatting import (
     summarize,
     summarize_many,
 )
-from wengert.core.kept import foreign_sweep, kept_value
+from wengert.core.kept import kept_value
 from wengert.core.node import is_stand_in
 from wengert.core.sweep import SweepObserver, observe_sweep
 from wengert.core.sweep_fast import backprop
@@ -841,13 +841,7 @@ def _kept_for(eqs: Sequence[Equation], roots: Sequence[int], seed: Any
         return None, None
     record = eqs[roots[0]].sweep
     if record is None:
-        other, node = foreign_sweep((eq.node for eq in eqs),
-                                    tuple(eqs[r].node.seq for r in roots))
-        if other is None:
-            return None, None
-        name = next(eq.name for eq in eqs if eq.node is node)
-        return None, (f"{name} was freed by the {other.kind} of another output that shares "
-                      "it, and this output itself was never swept")
+        return None, freed_by_another(eqs, tuple(eqs[r].node.seq for r in roots))
     if record.released is not None:
         return None, record.released
     if record.root_seqs != tuple(eqs[r].node.seq for r in roots):

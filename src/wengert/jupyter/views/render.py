@@ -242,7 +242,8 @@ def names_from_namespace(tape: Tape, namespace: Mapping[str, Any]) -> dict[NameK
     {'x0': 'w', (0, 0): 'x', 't1': 'y'}
     """
     leaf_of = {id(leaf): i for i, leaf in enumerate(tape.leaves)}
-    equation_of = {id(eq.node): eq.index for eq in tape}
+    # (a decomposition's outputs are several values of one equation: not named here)
+    equation_of = {id(eq.node): eq.index for eq in tape if len(eq.outs) == 1}
     constants: dict[int, list[tuple[int, int]]] = {}
     for eq in tape:
         for position, inp in enumerate(eq.inputs):
@@ -295,7 +296,8 @@ class AdjointCollector(SweepObserver):
     """
 
     def __init__(self, tape: Tape) -> None:
-        self._equation_of = {id(eq.node): eq.index for eq in tape}
+        # (one cotangent per equation: a decomposition's several outputs have none here)
+        self._equation_of = {id(eq.node): eq.index for eq in tape if len(eq.outs) == 1}
         self._leaf_of = {id(leaf): i for i, leaf in enumerate(tape.leaves)}
         self.adjoints: dict[int | str, Any] = {}
 
