@@ -115,7 +115,8 @@ def equation_formula(eq: Equation, names: TapeNames) -> str:
     >>> [equation_formula(eq, names) for eq in tape]
     ['x[0]', 't0 − 1', 'Σ(t1, axis=0)']
     """
-    symbol = eq.op.symbol if len(eq.outs) == 1 else eq.primitive  # (a decomposition: eigh)
+    several = len(getattr(eq, "outs", ())) > 1  # a decomposition: eigh
+    symbol = eq.primitive if several else eq.op.symbol
     args = [names.input(eq, p) for p in range(len(eq.inputs))]
     if eq.op.name == "getitem" and len(args) == 1 and "index" in eq.params:
         return f"{args[0]}[{index_text(eq.params['index'], brackets=False)}]"
