@@ -84,8 +84,10 @@ class Tape(Sequence[Equation]):
     """
 
     def __init__(self, equations: list[Equation], leaves: list[Any], outputs: list[int],
-                 whole: bool = False, inputs: Sequence[Var] | None = None) -> None:
+                 whole: bool = False, inputs: Sequence[Var] | None = None,
+                 several: Sequence[int] | None = None) -> None:
         self._equations = equations
+        self._several = tuple(several) if several is not None else None
         self.leaves = leaves
         self.outputs = outputs
         self.whole = whole
@@ -108,6 +110,13 @@ class Tape(Sequence[Equation]):
     def output_vars(self) -> tuple[Var, ...]:
         """The variables the tape was read from (a graph's ``outputs``)."""
         return tuple(self._equations[k].out for k in self.outputs)
+
+    @property
+    def several(self) -> tuple[int, ...]:
+        """The indices of the equations with several outputs (decompositions)."""
+        if self._several is None:
+            self._several = tuple(eq.index for eq in self._equations if len(eq.outs) > 1)
+        return self._several
 
     def equation_of(self, node: Any) -> Equation | None:
         """The equation that ``node`` is (part of), or ``None`` when it is not on the tape."""
@@ -321,7 +330,8 @@ def _read(roots: Sequence[Any], found: list[Node], groups: list[list[int]] | Non
             leaf_number[id(r)] = len(leaves)
             leaves.append(r)
             inputs.append(Input("leaf", len(inputs), r))  # type: ignore[arg-type]
-    return Tape(equations, leaves, outputs, whole=whole, inputs=inputs)
+    several = () if groups is None else [e for e, g in enumerate(groups) if len(g) > 1]
+    return Tape(equations, leaves, outputs, whole=whole, inputs=inputs, several=several)
 
 
 def _output(node: Node, k: int, e: int) -> Var:

@@ -361,7 +361,7 @@ class _Builder:
         # An equation with several outputs (a decomposition) is one node, its first output;
         # its other outputs are nodes of their own, after the constants, drawn in its box
         # (``outs``: equation -> those nodes). Inputs read them by their own node.
-        self.multi = [eq for eq in self.eqs if len(eq.outs) > 1]
+        self.multi = [self.eqs[e] for e in tape.several]
         self.part_vars: list[Any] = []
         self.part_owner: list[int] = []
         self.part_at: dict[int, int] = {}  # id(node) -> output position, in a multi equation
@@ -570,18 +570,19 @@ class _Builder:
                 frames.append([e, None, len(hooks)])
                 hooks.append(entry)
                 continue
-            outs = (e,) if type(g) is not _Parts else (e, *self.outs[e])
-            for o, go in zip(outs, g if type(g) is _Parts else (g,)):
-                adjoint[o] = go
-                if go is not None:
-                    later(go)
-                    later_at((adjoint_texts, o))
-                waiting = pop_pending(o, None)
-                if waiting is not None and waiting[1] is not go:  # a hook changed it
+            if type(g) is _Parts:  # several outputs: each its own cotangent (or none)
+                self._outputs_received(e, g)
+                out_shape = -1 - e
+            else:
+                adjoint[e] = g
+                later(g)
+                later_at((adjoint_texts, e))
+                waiting = pop_pending(e, None)
+                if waiting is not None and waiting[1] is not g:  # a hook changed the cotangent
                     later(waiting[1])
                     later_at((waiting[0], 1))
+                out_shape = shapes[e]
             ins = ins_of[e]
-            out_shape = shapes[e] if len(outs) == 1 else -1 - e
             rows = []
             for i, _parent, ct in sent:
                 target = ins[i]
@@ -605,6 +606,18 @@ class _Builder:
                 rows.append(row)
             frames.append([e, rows])
         return frames
+
+    def _outputs_received(self, e: int, g: list[Any]) -> None:
+        """The cotangents of the outputs of equation ``e`` (``None``: none reached it)."""
+        for o, go in zip((e, *self.outs[e]), g):
+            self.adjoint[o] = go
+            if go is not None:
+                self.later.append(go)
+                self.later_at.append((self.adjoint_texts, o))
+            waiting = self.pending.pop(o, None)
+            if waiting is not None and waiting[1] is not go:  # a hook changed it
+                self.later.append(waiting[1])
+                self.later_at.append((waiting[0], 1))
 
     def finish(self, reached: list[tuple[Any, Any]]) -> None:
         """The leaves' cotangents from the sweep; texts of what was left pending."""
