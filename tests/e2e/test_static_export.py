@@ -164,7 +164,7 @@ def test_the_static_page_draws_and_steps_without_a_kernel(static_tab, expected, 
 
 # -- packed frames: a binary buffer in the saved state, drawn from the static page ----------
 PACKED_NOTEBOOK = NOTEBOOK.with_name("explorer_packed.ipynb")
-#: The step its last cell sets from Python (the seed of its 60 equations).
+#: The step its last cell sets from Python (the seed of its 76 equations).
 PACKED_STEP = 76
 
 
