@@ -502,3 +502,17 @@ def test_the_inputs_of_a_consumer_of_a_second_output_are_that_output():
     assert step_view(data, reader)["equation"].startswith(
         f"{data['nodes']['name'][reader]} = {data['nodes']['name'][vectors]} × 3")
     assert data["layout"]["container"][vectors] == data["layout"]["container"][e]
+
+
+def test_a_hook_on_the_second_output_of_a_decomposition_is_that_outputs_step():
+    a = wg.tensor(_A, requires_grad=True)
+    w, v = np.linalg.eigh(a)
+    v.register_hook(lambda g: g * 2.0)
+    data = explorer_frames(wg.tape_of(np.sum(w) + np.sum(v)), leaf_names=["a"])
+    e = next(int(k) for k in data["outs"])
+    vectors = data["outs"][str(e)][0]
+    hook = next(step for step in data["reverse"] if step[1] is None)
+    assert hook[0] == vectors
+    view = next(step_view(data, k) for k in range(data["steps"]["total"])
+                if step_view(data, k)["phase"] == "hook")
+    assert view["before"].startswith(f"t̄{data['nodes']['name'][vectors][1:]} = ")

@@ -450,7 +450,8 @@ function nodeState(X, s) {
     if (w.phase === "forward") return { current: item === w.eq, future: item > w.eq, done: item < w.eq };
     if (w.phase === "seed") return { current: X.roots.has(item), future: false, done: false };
     const k = X.sweptAt[item];
-    return { current: item === w.eq, future: false, done: k >= 0 && k < w.k };
+    // (a hook on another output of a decomposition: its box is the equation's)
+    return { current: item === w.eq || X.owner.get(w.eq) === item, future: false, done: k >= 0 && k < w.k };
   };
   return { w, state };
 }

@@ -666,6 +666,9 @@ class _Recorder(SweepObserver):
     def hooked(self, node: Any, before: Any, after: Any, hooks: list[Any]) -> None:
         e = self.eq_of_node.get(id(node))
         if e is not None and self._depth <= 1:
+            j = self.part_at.get(id(node)) if self.part_at else None
+            if j:  # on another output of a decomposition: that output's node
+                e = self.outs[e][j - 1]
             self.steps.append((e, (hook_names(hooks), before, after), None))
 
     def step(self, node: Any, g: Any, sent: list[tuple[int, Any, Any]]) -> None:
