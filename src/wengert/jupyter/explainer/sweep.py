@@ -128,11 +128,11 @@ def node_of(t: Any) -> Any:
     --------
     >>> import wengert as wg
     >>> c = wg.tensor([1.0, 2.0])
-    >>> with wg.GradientTape() as g:
-    ...     g.watch(c)
-    ...     s = np.sin(c).sum()
-    >>> s.grad_fn is None, node_of(s).op.name, node_of(c) is None
-    (True, 'sum', True)
+    >>> recording = wg.GradientTape()
+    >>> with recording:
+    ...     recording.watch(c); s = np.sin(c).sum()
+    >>> (s.grad_fn, node_of(s).op.name, node_of(c))
+    (None, 'sum', None)
     """
     grad_fn = getattr(t, "grad_fn", None)
     if grad_fn is not None:
