@@ -213,36 +213,82 @@ def test_a_tape_reads_as_the_same_ir_a_graph_is_made_of():
     assert str(tape[1]) == "t1: f64[2] = multiply(t0, 2.0)"
 
 
-@pytest.mark.parametrize("fn, parts", [
-    (lambda a: np.linalg.eigh(a), ["eigh_values", "eigh_vectors"]),
-    (lambda a: np.linalg.svd(a), ["svd_u", "svd_values", "svd_vt"]),
-    (lambda a: np.linalg.qr(a), ["qr_q", "qr_r"]),
+@pytest.mark.parametrize("fn, name, parts", [
+    (lambda a: np.linalg.eigh(a), "eigh", ["eigh_values", "eigh_vectors"]),
+    (lambda a: np.linalg.eig(a), "eig", ["eig_values", "eig_vectors"]),
+    (lambda a: np.linalg.svd(a), "svd", ["svd_u", "svd_values", "svd_vt"]),
+    (lambda a: np.linalg.qr(a), "qr", ["qr_q", "qr_r"]),
 ])
-def test_the_parts_of_one_decomposition_read_as_one_equation_with_several_outputs(fn, parts):
-    from wengert.core.equations import read_tape
+def test_the_parts_of_one_decomposition_read_as_one_equation_with_several_outputs(
+        fn, name, parts):
     a = wg.tensor(np.array([[2.0, 1.0], [1.0, 3.0]]), requires_grad=True)
     outs = fn(a)
     y = sum(np.sum(o) for o in outs)
-    flat = wg.tape_of(y)
-    grouped = read_tape([y.grad_fn.node], group=True)
-    assert len(grouped) == len(flat) - len(parts) + 1
-    eq = next(eq for eq in grouped if len(eq.outs) > 1)
-    assert [n.op.name for n in eq.nodes] == parts
-    assert eq.op.name == parts[0] and len(eq.outs) == len(parts)
-    assert str(eq).split(" = ")[1].startswith("/".join(parts) + "(")
-    names = {eq.out.name for eq in flat}
-    assert {v.name for v in eq.outs} <= names  # the names of the per-node reading
-    users = [e for e in grouped if any(v in eq.outs for v in e.ins)]
+    tape = wg.tape_of(y)
+    eq = next(eq for eq in tape if len(eq.outs) > 1)
+    assert [n.op.name for n in eq.nodes] == parts == [op.name for op in eq.ops]
+    assert eq.primitive == name and eq.op.name == parts[0] and len(eq.outs) == len(parts)
+    assert str(eq).split(" = ")[1].startswith(name + "(")
+    assert str(eq).split(" = ")[0] == ", ".join(f"{v.name}: {v.aval}" for v in eq.outs)
+    assert all(v.index == eq.index and v.source == "equation" for v in eq.outs)
+    # one equation per call
+    assert len(tape) == len({id(n) for e in tape for n in e.nodes}) - len(parts) + 1
+    for node, var in zip(eq.nodes, eq.outs):
+        assert tape.equation_of(node) is eq
+        np.testing.assert_array_equal(var.value, node.out)
+    users = [e for e in tape if any(v in eq.outs for v in e.ins)]
     assert len(users) == len(parts)
-    assert [e.index for e in grouped] == list(range(len(grouped)))
+    assert [e.index for e in tape] == list(range(len(tape)))
+    names = [v.name for e in tape for v in e.outs]
+    assert names == [f"t{k}" for k in range(len(names))]  # numbered as a jaxpr's
+
+
+def test_qr_complete_of_a_tall_matrix_reads_its_completion_as_a_third_output():
+    a = wg.tensor(np.array([[2.0, 1.0], [1.0, 3.0], [0.5, 1.0]]), requires_grad=True)
+    q, r = np.linalg.qr(a, mode="complete")
+    tape = wg.tape_of(np.sum(q) + np.sum(r))
+    eq = next(eq for eq in tape if len(eq.outs) > 1)
+    assert [op.name for op in eq.ops] == ["qr_q", "qr_r", "qr_completion"]
+    assert [v.aval for v in eq.outs] == ["f64[3,2]", "f64[2,2]", "f64[3,1]"]
+
+
+def test_slogdet_and_lstsq_read_as_equations_of_one_output():
+    a = wg.tensor(np.array([[2.0, 1.0], [1.0, 3.0]]), requires_grad=True)
+    sign, logdet = np.linalg.slogdet(a)  # the sign is a constant: no equation of its own
+    tape = wg.tape_of(logdet * sign)
+    assert [eq.primitive for eq in tape] == ["slogdet", "multiply"]
+    assert all(len(eq.outs) == 1 for eq in tape)
+    x, _, _, s = np.linalg.lstsq(a, wg.tensor(np.ones(2)))
+    tape = wg.tape_of(np.sum(x) + np.sum(s))
+    assert all(len(eq.outs) == 1 for eq in tape) and "svd_values" in str(tape)
+
+
+def test_a_decomposition_read_from_an_unused_part_lists_what_the_tape_holds():
+    a = wg.tensor(np.array([[2.0, 1.0], [1.0, 3.0]]), requires_grad=True)
+    w, v = np.linalg.eigh(a)
+    tape = wg.tape_of(np.sum(v))  # what the output depends on: the vectors alone
+    assert [eq.primitive for eq in tape][2] == "eigh_vectors"
+    with wg.GradientTape() as gt:
+        gt.watch(a)
+        w, v = np.linalg.eigh(a)
+        np.sum(w)
+    eq = next(eq for eq in gt.recorded if eq.primitive == "eigh")  # all it recorded
+    assert [v.aval for v in eq.outs] == ["f64[2]", "f64[2,2]"]
 
 
 def test_one_decomposition_used_twice_on_different_inputs_is_two_equations():
-    from wengert.core.equations import read_tape
     a = wg.tensor(np.eye(2) * 2.0, requires_grad=True)
     b = a * 3.0
     w1, v1 = np.linalg.eigh(a)
     w2, _ = np.linalg.eigh(b)
     y = np.sum(w1) + np.sum(v1) + np.sum(w2)
-    grouped = read_tape([y.grad_fn.node], group=True)
-    assert sorted(len(eq.outs) for eq in grouped if eq.op.name.startswith("eigh")) == [1, 2]
+    tape = wg.tape_of(y)
+    assert sorted(len(eq.outs) for eq in tape if eq.op.name.startswith("eigh")) == [1, 2]
+
+
+def test_two_calls_of_one_decomposition_on_one_input_are_two_equations():
+    a = wg.tensor(np.array([[2.0, 1.0], [1.0, 3.0]]), requires_grad=True)
+    w1, v1 = np.linalg.eigh(a)
+    w2, v2 = np.linalg.eigh(a)
+    tape = wg.tape_of(np.sum(w1) + np.sum(v1) + np.sum(w2) + np.sum(v2))
+    assert [len(eq.outs) for eq in tape if eq.primitive == "eigh"] == [2, 2]

@@ -32,11 +32,12 @@ from wengert.core.bind import dtype_of, shape_of
 from wengert.core.collector import collector_paused
 from wengert.core.display import html_of
 from wengert.core.ir import Equation, Literal, Var, overwritten, stale_input
-from wengert.core.kept import kept_inputs, kept_value
+from wengert.core.kept import foreign_sweep, kept_inputs, kept_value
 from wengert.core.node import Node, is_stand_in
 from wengert.core.source import SourceLine, user_frame
 
-__all__ = ["Equation", "Input", "Tape", "read_tape", "overwritten", "stale_input"]
+__all__ = ["Equation", "Input", "Tape", "read_tape", "overwritten", "stale_input",
+           "freed_by_another"]
 
 
 def Input(source: str, index: int | None = None, leaf: Any = None,  # noqa: N802
@@ -62,20 +63,36 @@ def Input(source: str, index: int | None = None, leaf: Any = None,  # noqa: N802
 class Tape(Sequence[Equation]):
     """The equations behind some values, in execution order, and their leaves.
 
-    A sequence of :class:`Equation`; ``tape.leaves`` lists the leaves (tensors
-    that require grad or are watched) in the order they are first used, and
-    ``tape.outputs`` the indices of the equations the tape was read from.
-    ``tape.whole`` says whether it holds every equation its outputs depend on
-    (``wg.tape_of(y)``), not only some (what a gradient tape recorded).
+    A sequence of :class:`Equation` (``len(tape)`` counts equations: a decomposition
+    with several outputs is one); ``tape.leaves`` lists the leaves (tensors that require
+    grad or are watched) in the order they are first used, and ``tape.outputs`` the
+    indices of the equations the tape was read from. ``tape.whole`` says whether it
+    holds every equation its outputs depend on (``wg.tape_of(y)``), not only some (what
+    a gradient tape recorded). :meth:`equation_of` finds the equation of a node.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> a = wg.tensor([[2.0, 1.0], [1.0, 3.0]], requires_grad=True)
+    >>> w, v = np.linalg.eigh(a)
+    >>> tape = wg.tape_of(np.sum(w) + np.sum(v))
+    >>> print(tape[2])
+    t2: f64[2], t3: f64[2,2] = eigh(t1, uplo='L')
+    >>> len(tape), tape.equation_of(v.grad_fn.node).index
+    (6, 2)
     """
 
     def __init__(self, equations: list[Equation], leaves: list[Any], outputs: list[int],
-                 whole: bool = False, inputs: Sequence[Var] | None = None) -> None:
+                 whole: bool = False, inputs: Sequence[Var] | None = None,
+                 several: Sequence[int] | None = None) -> None:
         self._equations = equations
+        self._several = tuple(several) if several is not None else None
         self.leaves = leaves
         self.outputs = outputs
         self.whole = whole
         self._inputs = tuple(inputs) if inputs is not None else None
+        self._of_node: dict[int, Equation] | None = None
 
     @property
     def equations(self) -> tuple[Equation, ...]:
@@ -93,6 +110,20 @@ class Tape(Sequence[Equation]):
     def output_vars(self) -> tuple[Var, ...]:
         """The variables the tape was read from (a graph's ``outputs``)."""
         return tuple(self._equations[k].out for k in self.outputs)
+
+    @property
+    def several(self) -> tuple[int, ...]:
+        """The indices of the equations with several outputs (decompositions)."""
+        if self._several is None:
+            self._several = tuple(eq.index for eq in self._equations if len(eq.outs) > 1)
+        return self._several
+
+    def equation_of(self, node: Any) -> Equation | None:
+        """The equation that ``node`` is (part of), or ``None`` when it is not on the tape."""
+        of = self._of_node
+        if of is None:
+            of = self._of_node = {id(n): eq for eq in self._equations for n in eq.nodes}
+        return of.get(id(node))
 
     def __getitem__(self, i: Any) -> Any:
         return self._equations[i]
@@ -125,12 +156,11 @@ class Tape(Sequence[Equation]):
         """
         changed = set()
         for eq in self._equations:
-            if eq.node is None:
-                continue
-            for i, inp in enumerate(eq.ins):
-                if inp.source == "leaf" and inp.index not in changed and \
-                        stale_input(eq.node, i):
-                    changed.add(inp.index)
+            for node in eq.nodes:  # (each part of a decomposition holds its inputs)
+                for i, inp in enumerate(eq.ins):
+                    if inp.source == "leaf" and inp.index not in changed and \
+                            stale_input(node, i):
+                        changed.add(inp.index)
         return changed
 
     def _repr_html_(self) -> str | None:
@@ -177,14 +207,6 @@ def _aval(value: Any) -> tuple[Any, Any]:
     return shape_of(value), dtype_of(value)
 
 
-#: The primitives that share one decomposition of their input (``ops/linalg/memo.py``):
-#: read with ``group=True`` they are one equation with several outputs, in this order.
-SHARED = {name: (family, k) for family, parts in (
-    ("eigh", ("eigh_values", "eigh_vectors")), ("eig", ("eig_values", "eig_vectors")),
-    ("svd", ("svd_u", "svd_values", "svd_vt")), ("qr", ("qr_q", "qr_r")))
-    for k, name in enumerate(parts)}
-
-
 def _found(roots: Sequence[Any]) -> list[Node]:
     found: list[Node] = []
     seen = {id(r) for r in roots if type(r) is Node}
@@ -202,41 +224,48 @@ def _found(roots: Sequence[Any]) -> list[Node]:
     return found
 
 
-def _groups(found: list[Node]) -> list[list[int]]:
+def _groups(found: list[Node]) -> list[list[int]] | None:
     """The positions of ``found`` read as one equation each: one node, or the parts of
-    one decomposition (same family, same inputs, same params) at the first one's place."""
+    one decomposition (``Op.part``: same decomposition, same inputs, same params, each
+    part once) at the first one's place, in the decomposition's order; ``None`` when
+    every node is an equation of its own (no decomposition on the tape)."""
+    if not any(node.op.part is not None for node in found):
+        return None
     groups: list[list[int]] = []
     open_: dict[Any, list[int]] = {}
     for k, node in enumerate(found):
-        shared = SHARED.get(node.op.name)
-        if shared is None:
+        part = node.op.part
+        if part is None:
             groups.append([k])
             continue
-        key = (shared[0], tuple(id(p) for p in node.parents()),
+        key = (part[0], tuple(id(p) for p in node.parents()),
                repr(sorted(node.params.items())) if node.params else "")
         group = open_.get(key)
-        if group is None or any(SHARED[found[j].op.name][1] == shared[1] for j in group):
+        if group is None or any(found[j].op.part[1] == part[1] for j in group):
             group = open_[key] = [k]
             groups.append(group)
         else:
             group.append(k)
     for group in groups:
-        group.sort(key=lambda k: SHARED[found[k].op.name][1] if len(group) > 1 else 0)
+        if len(group) > 1:
+            group.sort(key=lambda k: found[k].op.part[1])
     return groups
 
 
-def read_tape(roots: Sequence[Any], nodes: Sequence[Node] | None = None,
-              group: bool = False) -> Tape:
+def read_tape(roots: Sequence[Any], nodes: Sequence[Node] | None = None) -> Tape:
     """The equations behind ``roots`` (nodes or leaves), in execution order.
 
     With ``nodes`` (a gradient tape's own list), exactly those nodes are listed
-    (inputs from other nodes appear as constants). With ``group``, the parts of one
-    decomposition (``eigh``'s values and vectors, ``svd``'s, ``qr``'s) read as one
-    equation with several outputs; their variables keep the names they have otherwise.
+    (inputs from other nodes appear as constants). The parts of one decomposition that
+    one call recorded as several nodes (``eigh``'s values and vectors, ``svd``'s ``U``,
+    ``S`` and ``Vh``, ``qr``'s ``Q`` and ``R``: the ops with ``Op.part``) read as one
+    equation with several outputs, as in a jaxpr. Variables are numbered in order of
+    their node (``t0``, ``t1``, ...), so after a decomposition a variable's number is
+    not its equation's (``Var.index``).
     """
     with collector_paused():  # many small acyclic records: see wengert.core.collector
         found = _found(roots) if nodes is None else list(nodes)
-        return _read(roots, found, _groups(found) if group else None, nodes is None)
+        return _read(roots, found, _groups(found), nodes is None)
 
 
 def _read(roots: Sequence[Any], found: list[Node], groups: list[list[int]] | None,
@@ -301,7 +330,8 @@ def _read(roots: Sequence[Any], found: list[Node], groups: list[list[int]] | Non
             leaf_number[id(r)] = len(leaves)
             leaves.append(r)
             inputs.append(Input("leaf", len(inputs), r))  # type: ignore[arg-type]
-    return Tape(equations, leaves, outputs, whole=whole, inputs=inputs)
+    several = () if groups is None else [e for e, g in enumerate(groups) if len(g) > 1]
+    return Tape(equations, leaves, outputs, whole=whole, inputs=inputs, several=several)
 
 
 def _output(node: Node, k: int, e: int) -> Var:
@@ -314,3 +344,26 @@ def _output(node: Node, k: int, e: int) -> Var:
     else:
         shape, dtype = shape_of(out), dtype_of(out)
     return Var(f"t{k}", shape, dtype, source="equation", index=e, value=_value(node))
+
+
+def freed_by_another(eqs: Sequence[Equation], root_seqs: tuple[int, ...]) -> str | None:
+    """Why the kept sweep of ``eqs`` from the nodes ``root_seqs`` cannot be shown when a
+    ``backward()`` from another output freed part of their graph (outputs that share it),
+    naming the variable it freed; ``None`` when no such sweep freed any of them.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> with wg.keep_values():
+    ...     t = np.sin(wg.tensor(2.0, requires_grad=True))
+    ...     (t * 2.0).backward()  # frees t's saved values
+    ...     y = t * 5.0
+    >>> freed_by_another(wg.tape_of(y), (y.grad_fn.node.seq,)).split(",")[0]
+    't0 was freed by the backward() of another output that shares it'
+    """
+    other, node = foreign_sweep((n for eq in eqs for n in eq.nodes), root_seqs)
+    if other is None:
+        return None
+    name = next(v.name for eq in eqs for n, v in zip(eq.nodes, eq.outs) if n is node)
+    return (f"{name} was freed by the {other.kind} of another output that shares it, and "
+            "this output itself was never swept")

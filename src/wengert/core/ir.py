@@ -123,7 +123,8 @@ class Equation:
         The op's static parameters (``axis``, ``shape`` ...).
     outs : tuple of Var
         Its outputs: one, or several for the parts of one decomposition read from a tape
-        (``eigh``'s values and vectors). ``out`` is the first.
+        (``eigh``'s values and vectors: then ``op`` is the first part's record, ``ops``
+        each output's and ``primitive`` the decomposition's name). ``out`` is the first.
     source : SourceLine or None
         The user's line that made it, when made inside ``wg.source_lines()`` (always for
         :func:`wengert.graph.trace`).
@@ -167,6 +168,20 @@ class Equation:
         return Equation(out=outs, index=index, nodes=nodes, **fields)
 
     # -- what every view reads ------------------------------------------------------------
+
+    @property
+    def ops(self) -> tuple[Any, ...]:
+        """The op record of each output (the parts of a decomposition read from a tape)."""
+        if len(self.nodes) > 1:
+            return tuple(n.op for n in self.nodes)
+        return (self.op,) * len(self.outs)
+
+    @property
+    def primitive(self) -> str:
+        """The name of what the equation applies: ``op.name``, or the decomposition's name
+        (``"eigh"``) when it holds several of its parts."""
+        part = getattr(self.op, "part", None) if len(self.outs) > 1 else None
+        return part[0] if part is not None else self.op.name
 
     @property
     def out(self) -> Var:
@@ -249,8 +264,7 @@ class Equation:
         if self.params:
             args.append(params_text(self.params))
         outs = ", ".join(f"{v.name}: {v.aval}" for v in self.outs)
-        op = self.op.name if len(self.nodes) < 2 else "/".join(n.op.name for n in self.nodes)
-        text = f"{outs} = {op}({', '.join(args)})"
+        text = f"{outs} = {self.primitive}({', '.join(args)})"
         if self.context is not None:
             text += f"  # {self.context}"
         return text + "  # no_grad" if self.grad_off else text

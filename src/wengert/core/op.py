@@ -157,6 +157,10 @@ class Op:
         ``"indexing x[...]"``), for the explainer.
     words : Words, optional
         What the explainer says of the op's infinities and NaNs (see :class:`Words`).
+    part : (str, int), optional
+        The op computes output ``k`` of the decomposition ``name`` (``("eigh", 1)``: the
+        eigenvectors): the parts one call applied to the same input with the same params
+        read from a tape as one equation ``name`` with several outputs, in ``k`` order.
 
     Examples
     --------
@@ -197,6 +201,7 @@ class Op:
         "jax_complex_refused",
         "spelling",
         "words",
+        "part",
         "_defaults",
     )
 
@@ -228,6 +233,7 @@ class Op:
         jax_complex_refused: str | None = None,
         spelling: str | None = None,
         words: Words | None = None,
+        part: tuple[str, int] | None = None,
     ) -> None:
         self.name = name
         self.impl = impl
@@ -258,6 +264,7 @@ class Op:
         self.jax_complex_refused = jax_complex_refused
         self.spelling = spelling
         self.words = words
+        self.part = part
         self._defaults: dict[str, Any] | None = None  # the forward's param defaults, once read
 
     def show_complex_adjoint(self, adjoint: tuple[str | None, ...] | str) -> None:

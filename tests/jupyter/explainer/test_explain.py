@@ -906,3 +906,36 @@ def test_the_explainers_sweep_has_no_side_effects():
     y = np.sum(h * h)
     explain(y, x)
     assert calls == [] and h.grad is None and x.grad is None
+
+
+# -- equations with several outputs (the parts of one decomposition) -------------------------
+
+def test_a_nan_from_a_decomposition_names_the_whole_equation():
+    a = wg.tensor(np.eye(2), requires_grad=True)  # a repeated eigenvalue
+    w, v = np.linalg.eigh(a)
+    y = np.sum(w) + np.sum(v[:, 0] * np.array([1.0, 2.0]))
+    e = wg.explain(y, a)
+    assert (e.status, e.cause, e.op) == ("nan", "nan_backward", "eigh")
+    assert e.equation_text == "t2, t3 = eigh(t1)"
+    assert "`np.linalg.eigh`" in str(e)
+
+
+def test_a_block_after_the_second_output_of_a_decomposition_is_found():
+    a = wg.tensor(np.array([[2.0, 1.0], [1.0, 3.0]]), requires_grad=True)
+    w, v = np.linalg.eigh(a)
+    e = wg.explain(np.sum(np.floor(v)) + np.sum(np.floor(w)), a)
+    assert (e.status, e.cause, e.op) == ("zero", "piecewise_constant", "floor")
+    assert e.equation_text.split(" = ")[1] in ("floor(t2)", "floor(t3)")
+
+
+def test_the_path_from_one_output_of_a_decomposition_leaves_out_the_others():
+    from wengert.jupyter.explainer.sweep import edge_of, path_of
+    a = wg.tensor(np.array([[2.0, 1.0], [1.0, 3.0]]), requires_grad=True)
+    w, v = np.linalg.eigh(a)
+    tape = wg.tape_of(np.sum(w * 2.0) + np.sum(v))
+    eigh = next(eq for eq in tape if eq.primitive == "eigh")
+    assert edge_of(tape, v) == (None, eigh.index) == edge_of(tape, w)
+    on = path_of(tape, v)
+    reads = {eq.index: [inp.name for inp in eq.inputs] for eq in tape}
+    assert [k for k, yes in enumerate(on) if yes] == [
+        k for k in reads if "t3" in reads[k]] + [len(tape) - 1]

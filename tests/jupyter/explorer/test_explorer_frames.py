@@ -421,3 +421,98 @@ def test_a_rules_saved_object_is_no_input_of_its_equation(make):
     assert [i.source for i in wg.tape_of(y)[0].inputs] == ["leaf"]
     last = step_view(data, data["steps"]["total"] - 1)
     assert last["sends"][0]["total"] == format_number(2 * np.cos(0.7))
+
+
+# -- equations with several outputs (the parts of one decomposition) -------------------------
+
+_A = np.array([[2.0, 1.0, 0.3], [1.0, 3.0, 0.2], [0.3, 0.2, 1.0]])
+_TALL = np.array([[2.0, 1.0], [1.0, 3.0], [0.5, 1.0]])
+
+
+@pytest.mark.parametrize("a0, fn, name", [
+    (_A, lambda a: np.linalg.eigh(a), "eigh"),
+    (_A, lambda a: np.linalg.eig(a), "eig"),
+    (_A, lambda a: np.linalg.svd(a), "svd"),
+    (_A, lambda a: np.linalg.qr(a), "qr"),
+    (_TALL, lambda a: np.linalg.qr(a, mode="complete"), "qr"),
+])
+def test_a_decomposition_is_one_node_one_step_and_its_numbers_are_the_sweeps(a0, fn, name):
+    from wengert.jupyter.explorer.compact import compact, expand
+    from wengert.jupyter.explorer.schema import check_frames
+    from wengert.jupyter.explorer.widget import pack, unpack
+    a = wg.tensor(a0, requires_grad=True)
+    outs = fn(a)
+    y = sum(np.sum(np.real(o) * (k + 1.0)) for k, o in enumerate(outs))
+    tape = wg.tape_of(y)
+    data = explorer_frames(tape, leaf_names=["a"])
+    check_frames(data)
+    assert expand(compact(data)) == data and unpack(pack(data, limit=1)) == data
+    eq = next(eq for eq in tape if eq.primitive == name)
+    parts = data["outs"][str(eq.index)]
+    assert len(parts) == len(eq.outs) - 1
+    assert [data["nodes"]["kind"][p] for p in parts] == [3] * len(parts)
+    assert [data["nodes"]["name"][o] for o in (eq.index, *parts)] == [v.name for v in eq.outs]
+    steps = [step[0] for step in data["reverse"] if step[1] is not None]
+    assert steps.count(eq.index) == 1 and len(steps) == len(tape)  # one step per equation
+    view = next(step_view(data, k) for k in range(data["steps"]["total"])
+                if step_view(data, k).get("node") == eq.index
+                and step_view(data, k)["phase"] == "reverse")
+    names = ", ".join(v.name for v in eq.outs)
+    assert view["equation"].startswith(f"{names} = {name}(")
+    assert view["incoming"].count("; ") == len(eq.outs) - 1
+    assert all(send["numbers"] is None for send in view["sends"])  # arrays: no numbers
+    forward = step_view(data, eq.index)
+    assert forward["equation"].startswith(f"{names} = {name}(")
+    # every output's value, and the input's adjoint, are what the tape and the sweep hold
+    from wengert.core.formatting import summarize
+    for o, var in zip((eq.index, *parts), eq.outs):
+        assert data["nodes"]["value"][o] == summarize(var.value)
+    y.backward()
+    leaf = data["nodes"]["name"].index("a")
+    assert data["nodes"]["adjoint"][leaf] == summarize(a.grad)
+
+
+def test_an_output_of_a_decomposition_no_cotangent_reached_is_said_and_has_no_number():
+    a = wg.tensor(_A, requires_grad=True)
+    with wg.GradientTape() as g:
+        g.watch(a)
+        w, v = np.linalg.eigh(a)
+        y = np.sum(w * 2.0)
+    data = explorer_frames(g.recorded, leaf_names=["a"])
+    e = next(int(k) for k in data["outs"])
+    vectors = data["outs"][str(e)][0]
+    assert data["nodes"]["adjoint"][vectors] is None
+    view = next(step_view(data, k) for k in range(data["steps"]["forward"] + 1,
+                                                  data["steps"]["total"])
+                if step_view(data, k)["node"] == e)
+    assert view["incoming"] == "t̄2 = [2, 2, 2]; t̄3: not used, no cotangent reached it " \
+                               "(its term is 0)"
+    got = g.gradient(y, a)
+    from wengert.core.formatting import summarize
+    assert data["nodes"]["adjoint"][data["nodes"]["name"].index("a")] == summarize(got)
+
+
+def test_the_inputs_of_a_consumer_of_a_second_output_are_that_output():
+    a = wg.tensor(_A, requires_grad=True)
+    w, v = np.linalg.eigh(a)
+    data = explorer_frames(wg.tape_of(np.sum(v * 3.0) + np.sum(w)), leaf_names=["a"])
+    e = next(int(k) for k in data["outs"])
+    vectors = data["outs"][str(e)][0]
+    reader = next(k for k, ins in enumerate(data["eqs"]["ins"]) if vectors in ins)
+    assert step_view(data, reader)["equation"].startswith(
+        f"{data['nodes']['name'][reader]} = {data['nodes']['name'][vectors]} × 3")
+    assert data["layout"]["container"][vectors] == data["layout"]["container"][e]
+
+
+def test_a_hook_on_the_second_output_of_a_decomposition_is_that_outputs_step():
+    a = wg.tensor(_A, requires_grad=True)
+    w, v = np.linalg.eigh(a)
+    v.register_hook(lambda g: g * 2.0)
+    data = explorer_frames(wg.tape_of(np.sum(w) + np.sum(v)), leaf_names=["a"])
+    e = next(int(k) for k in data["outs"])
+    vectors = data["outs"][str(e)][0]
+    hook = next(step for step in data["reverse"] if step[1] is None)
+    assert hook[0] == vectors
+    view = next(step_view(data, k) for k in range(data["steps"]["total"])
+                if step_view(data, k)["phase"] == "hook")
+    assert view["before"].startswith(f"t̄{data['nodes']['name'][vectors][1:]} = ")

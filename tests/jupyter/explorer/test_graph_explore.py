@@ -47,3 +47,20 @@ def test_draw_a_graph_and_a_pass():
     assert wg.draw_pass(g, g.optimize()).source.startswith("digraph program {")
     with pytest.raises(ValueError, match="'function' is for tapes"):
         wg.draw(g, group="function")
+
+
+def test_a_graph_with_a_decomposition_runs_to_a_tape_whose_equations_keep_its_names():
+    from wengert.jupyter.explorer.graph_run import GraphRun
+
+    def f(a):
+        w, v = np.linalg.eigh(a)
+        return np.sum(w * 2.0) + np.sum(v ** 2)
+
+    g = wg.trace(f, np.array([[2.0, 1.0], [1.0, 3.0]]))
+    run = GraphRun(g)
+    eigh = next(eq for eq in run.tape if eq.primitive == "eigh")
+    assert len(run.tape) == len(g.equations) - 1
+    assert f"t{eigh.index}" not in run.names  # one name cannot name two outputs
+    for eq in run.tape:
+        if len(eq.outs) == 1:
+            assert run.names[f"t{eq.index}"] == eq.out.name  # the graph's, as numbered

@@ -351,3 +351,19 @@ def test_docstring_examples(name):
     with np.printoptions(legacy=False):
         result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"
+
+
+def test_a_decomposition_in_a_cell_is_one_equation_on_the_card_and_in_its_sweep_tables():
+    import re
+    r = run_autodiff("w, v = np.linalg.eigh(a)\nL = np.sum(w * 2.0) + np.sum(v ** 2)",
+                     {"np": np}, ["a"], preset={"a": np.array([[2.0, 1.0], [1.0, 3.0]])},
+                     views=("value", "grads", "tape", "adjoint", "vjp"))
+    text = re.sub(r"\s+", " ", re.sub("<[^>]+>", " ", r._repr_html_()))
+    assert "t2 · t3 eigh t1 2 · 2×2" in text  # the tape: one row, both outputs
+    assert "t5 Σ sum t4" in text and "t6 ** power t3, 2" in text  # each output by its name
+    # the sweep: one step, each output's cotangent, one rule per input adding their terms
+    assert "t2, t3 = eigh(t1) t̄2 = [2, 2]; t̄3 = [[" in text
+    assert "t̄1 += (V diag(t̄2) Vᵀ) + (sym(t3 (F ∘ (t3ᵀ t̄3)) t3ᵀ))" in text
+    assert text.count("t2, t3 = eigh(t1)") == 2  # the adjoint and the VJP tables
+    assert "eigh_values" not in text and "eigh_vectors" not in text
+    np.testing.assert_allclose(r.grads["a"], [[2.0, 0.0], [0.0, 2.0]], atol=1e-12)

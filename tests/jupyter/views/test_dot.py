@@ -307,3 +307,24 @@ def test_docstring_examples_run():
     with np.printoptions(legacy=False):
         result = doctest.testmod(dot_module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0 and result.attempted > 10
+
+
+@pytest.mark.parametrize("group", [None, "chunk"])
+def test_a_decomposition_is_one_box_and_every_edge_starts_at_a_drawn_node(group):
+    from wengert.jupyter.views.tape_dot import tape_dot
+    a = wg.tensor(np.array([[2.0, 1.0], [1.0, 3.0]]), requires_grad=True)
+    w, v = np.linalg.eigh(a)
+    u, s, vt = np.linalg.svd(a)
+    tape = wg.tape_of(np.sum(w * 2.0) + np.sum(v ** 2) + np.sum(s) + np.sum(u * vt))
+    source = tape_dot(tape, group=group, expand=["t0 … t4"] if group else ())
+    lines = source.splitlines()
+    drawn = {line.split()[0] for line in lines if line.startswith('  "') and "->" not in line}
+    drawn |= {line.split()[0] for line in lines if line.startswith('    "')}
+    for line in lines:
+        if "->" in line:
+            start, end = line.split("->")
+            assert start.split()[0] in drawn and end.split()[0] in drawn, line
+    if group is None:
+        assert "t2, t3</B>&#160;=&#160;eigh(t1" in source
+        assert "t4, t5, t6</B>&#160;=&#160;svd(x0)" in source
+        assert '"t4" -> "t10"' not in source and "eigh_values" not in source

@@ -75,7 +75,7 @@ def _value_of_input(tape: Tape, eq: Equation, i: int) -> Any:
         return inp.value
     if inp.source == "equation":
         return tape[inp.index].value
-    if stale_input(eq.node, i):
+    if any(stale_input(node, i) for node in eq.nodes):
         return None  # the leaf was changed in place since (an optimizer's step)
     saved = eq.saved_inputs[i]
     if saved is not None:
@@ -193,7 +193,7 @@ def zero(s: Subject, facts: SweepFacts, path: list[bool], wrt_leaf: int | None,
     i = ins[0]
     x_name = _input_phrase(s, eq, i)
     at = at_equation(eq)
-    op = eq.op.name
+    op = eq.primitive
     x_value = as_array(_value_of_input(tape, eq, i))
     n = int(x_value.size) if x_value is not None else 0
     others = [j for j in range(len(eq.inputs)) if j != i]
@@ -259,7 +259,7 @@ def zero(s: Subject, facts: SweepFacts, path: list[bool], wrt_leaf: int | None,
         fix = f"Check the values that reach `{op_code(op)}` there."
     notes = list(common.pop("notes"))
     for later in facts.blockers[1:3]:
-        notes.append(f"Also blocking: `{op_code(tape[later].op.name)}` at "
+        notes.append(f"Also blocking: `{op_code(tape[later].primitive)}` at "
                      f"{at_equation(tape[later], code=True)}.")
     return Explanation("zero", cause, message, fix, equation=k, equation_text=equation_text(eq),
                        op=op, source=eq.source, notes=tuple(notes), **common)
@@ -294,13 +294,8 @@ def not_finite(s: Subject, facts: SweepFacts, path: list[bool], gradient: str) -
     Examples
     --------
     >>> import wengert as wg
-    >>> from wengert.jupyter.explainer.sweep import path_of, watched_sweep
     >>> x = wg.tensor([0.0, 1.0], requires_grad=True)
-    >>> y = np.sqrt(x).sum()
-    >>> s = Subject(y, x, "y", "x", tape=wg.tape_of(y))
-    >>> path = path_of(s.tape, x)
-    >>> facts = watched_sweep(s.tape, s.tape.outputs[0], y, x, path)
-    >>> not_finite(s, facts, path, "[inf, 0.5]").cause
+    >>> wg.explain(np.sqrt(x).sum(), x).cause  # what wg.explain finds through it
     'infinite_derivative'
     """
     w, y = s.wrt_name, s.target_name
@@ -320,7 +315,7 @@ def not_finite(s: Subject, facts: SweepFacts, path: list[bool], gradient: str) -
             "Run the backward pass under `wg.detect_anomaly()` to stop at the first non-finite "
             "gradient.", **common)
     eq = tape[k]
-    op = eq.op.name
+    op = eq.primitive
     at = at_equation(eq)
     derivative, _, op_fix = infinite_derivative_words(op)
     if op in ("divide", "power"):
@@ -375,7 +370,7 @@ def _point(tape: Tape, eq: Equation, facts: SweepFacts) -> str:
     i = facts.bad_input
     raw = _value_of_input(tape, eq, i)
     value = as_array(raw)
-    name = "b" if eq.op.name == "divide" and i == 1 else "x"
+    name = "b" if eq.primitive == "divide" and i == 1 else "x"
     if raw is None:  # not the op's bad point by default: a number it may never have seen
         return f"an input the tape no longer holds{where}: not kept, or changed in place since"
     if value is None or not entries:
@@ -391,23 +386,23 @@ def _consumer(tape: Tape, k: int) -> Equation | None:
     users = [eq for eq in tape if any(inp.source == "equation" and inp.index == k
                                       for inp in eq.inputs)]
     for eq in users:
-        if eq.op.name == "where":
+        if eq.primitive == "where":
             return eq
     for eq in users:
-        if eq.op.name in ("multiply", "divide"):
+        if eq.primitive in ("multiply", "divide"):
             return eq
     return users[0] if users else None
 
 
 def _masked(eq: Equation, consumer: Equation, derivative: str, point: str,
             fields: dict[str, Any]) -> Explanation:
-    op = eq.op.name
+    op = eq.primitive
     at_op, at_use = at_equation(eq), at_equation(consumer, code=True)
     same = eq.source is not None and consumer.source == eq.source
     use = "on the same line" if same else f"at {at_use}"
     first = (f"At {at_op}, `{op_code(op)}` is evaluated at {point}, where its derivative "
              f"{derivative} is infinite.")
-    if consumer.op.name == "where":
+    if consumer.primitive == "where":
         rewritten = double_where(consumer.source.text, op) if consumer.source else None
         fix = ("The \"double where\": make the argument safe where the branch is not "
                "selected, so its derivative is finite there too: " +
@@ -421,7 +416,7 @@ def _masked(eq: Equation, consumer: Equation, derivative: str, point: str,
             "contain NaN where using where'.)", fix, **fields)
     return Explanation(
         "nan", "masked_nan",
-        f"{first} `{op_code(consumer.op.name)}` {use} multiplies its result by 0 there, so "
+        f"{first} `{op_code(consumer.primitive)}` {use} multiplies its result by 0 there, so "
         "the gradient flowing back into it is 0, but 0 · inf = NaN.",
         f"Guard the argument, not the result: `{op_code(op)}(np.where(mask, x, "
         f"{safe_value(op)}))`, so the op is never evaluated at the bad point.", **fields)
@@ -442,7 +437,7 @@ def _forward(s: Subject, common: dict[str, Any]) -> Explanation:
             "gradient computed through a non-finite value is not finite either.",
             check + " Or record inside `wg.keep_values()` and call `wg.explain` again to "
             "name the op.", **common)
-    base = dict(equation=eq.index, equation_text=equation_text(eq), op=eq.op.name,
+    base = dict(equation=eq.index, equation_text=equation_text(eq), op=eq.primitive,
                 source=eq.source)
     if origin is not None:
         inp = eq.inputs[origin]
@@ -450,17 +445,17 @@ def _forward(s: Subject, common: dict[str, Any]) -> Explanation:
             f"The input `{inp.name}`" if inp.source == "leaf" else "A constant"
         return Explanation(
             "nan", "nan_input",
-            f"{what} already contains NaN or inf where it enters `{op_code(eq.op.name)}` at "
+            f"{what} already contains NaN or inf where it enters `{op_code(eq.primitive)}` at "
             f"{at_equation(eq)}: the data itself is not finite, so `{y}` and its gradient are "
             "not either.",
             "Clean the data first (`np.nan_to_num`, or drop the bad rows) or check how it was "
             "made.", **common, **base)
-    op_fix = infinite_derivative_words(eq.op.name)[2]
-    if eq.op.name not in SINGULAR_OPS:
-        op_fix = f"keep the arguments of `{op_code(eq.op.name)}` where its value is finite"
+    op_fix = infinite_derivative_words(eq.primitive)[2]
+    if eq.primitive not in SINGULAR_OPS:
+        op_fix = f"keep the arguments of `{op_code(eq.primitive)}` where its value is finite"
     return Explanation(
         "nan", "nan_forward",
-        f"The forward pass already produced {_word(eq.value)} at `{op_code(eq.op.name)}`, "
-        f"{at_equation(eq)}, from finite inputs ({forward_words(eq.op.name)}); `{y}` is "
+        f"The forward pass already produced {_word(eq.value)} at `{op_code(eq.primitive)}`, "
+        f"{at_equation(eq)}, from finite inputs ({forward_words(eq.primitive)}); `{y}` is "
         f"{word}, and a gradient computed through a non-finite value is not finite either.",
         f"{op_fix[0].upper() + op_fix[1:]}. {check}", **common, **base)

@@ -349,10 +349,10 @@ def non_leaf(s: Subject, eq_index: int | None, gradient: str | None) -> Explanat
     w, y = s.wrt_name, s.target_name
     eq = s.tape[eq_index] if s.tape is not None and eq_index is not None else None
     if eq is not None:
-        by = f"`{op_code(eq.op.name)}`"
+        by = f"`{op_code(eq.primitive)}`"
         if eq.source is not None:
             by += f" at {where_text(eq.source)} (`{eq.source.text}`)"
-        copy = " (a copy that made a non-leaf)" if eq.op.name in _COPY_OPS else ""
+        copy = " (a copy that made a non-leaf)" if eq.primitive in _COPY_OPS else ""
     else:
         by, copy = "an operation", ""
     reach = f" Its gradient does exist: {gradient}." if gradient is not None else ""
@@ -366,7 +366,7 @@ def non_leaf(s: Subject, eq_index: int | None, gradient: str | None) -> Explanat
         f"`{w} = wg.tensor(value, dtype=float, requires_grad=True)`; or keep this non-leaf's "
         f"gradient too with `{w}.retain_grad()` before `backward()`.",
         target=y, wrt=w, equation=eq_index, equation_text=equation_text(eq) if eq else None,
-        op=eq.op.name if eq else None, source=eq.source if eq else None, gradient=gradient)
+        op=eq.primitive if eq else None, source=eq.source if eq else None, gradient=gradient)
 
 
 def not_in_inputs(s: Subject, computed: str | None, held: str | None) -> Explanation:

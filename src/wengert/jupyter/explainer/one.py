@@ -71,7 +71,7 @@ def explain_one(s: Subject) -> Explanation:
     out = s.tape.outputs[0] if s.tape.outputs else None
     if kept_record(s.tape, out)[0] is not None:
         return e
-    hooked = [eq.name for eq in s.tape if hooks_of(eq.node)]
+    hooked = [eq.name for eq in s.tape if any(hooks_of(node) for node in eq.nodes)]
     if hooks_of(s.wrt):
         hooked.append(f"`{s.wrt_name}`")
     if not hooked:
@@ -143,7 +143,7 @@ def _asked(s: Subject) -> Explanation:
 def _sweep(s: Subject, eq_index: int | None) -> tuple[SweepFacts, list[bool]] | Explanation:
     """The watched sweep and the path it watched, or the explanation of why it cannot run
     (a freed graph, a value modified in place)."""
-    path = path_of(s.tape, s.wrt, None if eq_index is None else s.tape[eq_index].node)
+    path = path_of(s.tape, s.wrt)
     out = s.tape.outputs[0] if s.tape.outputs else None
     record, _ = kept_record(s.tape, out)
     if record is not None:  # the sweep backward() ran, kept: nothing runs again

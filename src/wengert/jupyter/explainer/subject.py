@@ -76,9 +76,10 @@ def input_text(eq: Equation, i: int) -> str:
 
 
 def equation_text(eq: Equation) -> str:
-    """``t1 = sqrt(x0)``: the equation as the tape writes it, without its params."""
+    """``t1 = sqrt(x0)``, ``t2, t3 = eigh(t1)``: the equation as the tape writes it,
+    without its params."""
     args = ", ".join(input_text(eq, i) for i in range(len(eq.inputs)))
-    return f"{eq.name} = {eq.op.name}({args})"
+    return f"{', '.join(v.name for v in eq.outs)} = {eq.primitive}({args})"
 
 
 def site_line(site: Site) -> SourceLine:

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from wengert.core.equations import Tape
+from wengert.core.equations import Tape, freed_by_another
 from wengert.core.kept import foreign_sweep
 from wengert.core.sweep import SweepObserver, observe_sweep
 from wengert.core.sweep_fast import backprop
@@ -116,12 +116,8 @@ def edge_of(tape: Tape, wrt: Any) -> tuple[int | None, int | None]:
     for i, leaf in enumerate(tape.leaves):
         if leaf is wrt:
             return i, None
-    node = node_of(wrt)
-    if node is not None:
-        for eq in tape:
-            if eq.node is node:
-                return None, eq.index
-    return None, None
+    eq = tape.equation_of(node_of(wrt))
+    return (None, eq.index) if eq is not None else (None, None)
 
 
 def node_of(t: Any) -> Any:
@@ -131,12 +127,12 @@ def node_of(t: Any) -> Any:
     Examples
     --------
     >>> import wengert as wg
-    >>> c = wg.tensor(2.0)
-    >>> with wg.GradientTape() as tape:
-    ...     tape.watch(c)
-    ...     y = c * c
-    >>> node_of(y).op.name, node_of(c)
-    ('multiply', None)
+    >>> c = wg.tensor([1.0, 2.0])
+    >>> recording = wg.GradientTape()
+    >>> with recording:
+    ...     recording.watch(c); s = np.sin(c).sum()
+    >>> (s.grad_fn, node_of(s).op.name, node_of(c))
+    (None, 'sum', None)
     """
     grad_fn = getattr(t, "grad_fn", None)
     if grad_fn is not None:
@@ -159,22 +155,28 @@ def path_of(tape: Tape, wrt: Any, node: Any = None) -> list[bool]:
     >>> path_of(wg.tape_of(w * 2.0 + x), x)
     [False, True]
     """
-    leaf, start = edge_of(tape, wrt) if node is None else (None, _index(tape, node))
+    if node is None:
+        leaf, _ = edge_of(tape, wrt)
+        node = node_of(wrt)
+    else:
+        leaf = None
+    start = _var_of(tape, node)  # the value itself: one output of a decomposition
     on = [False] * len(tape)
     for eq in tape:
         for inp in eq.inputs:
             if (inp.source == "leaf" and inp.index == leaf and leaf is not None) or \
-                    (inp.source == "equation" and (inp.index == start or on[inp.index])):
+                    (inp.source == "equation" and (inp is start or on[inp.index])):
                 on[eq.index] = True
                 break
     return on
 
 
-def _index(tape: Tape, node: Any) -> int | None:
-    for eq in tape:
-        if eq.node is node:
-            return eq.index
-    return None
+def _var_of(tape: Tape, node: Any) -> Any:
+    """The variable ``node`` computed on ``tape`` (``None`` when it is not on it)."""
+    eq = tape.equation_of(node) if node is not None else None
+    if eq is None:
+        return None
+    return next(v for n, v in zip(eq.nodes, eq.outs) if n is node)
 
 
 @dataclass
@@ -220,7 +222,7 @@ class SweepFacts:
 
 class _Watch(SweepObserver):
     def __init__(self, tape: Tape, path: Sequence[bool], wrt_edge: Any) -> None:
-        self.index = {id(eq.node): eq.index for eq in tape}
+        self.index = {id(n): eq.index for eq in tape for n in eq.nodes}
         self.path = path
         self.wrt_edge = wrt_edge
         self.facts = SweepFacts()
@@ -323,12 +325,7 @@ def kept_record(tape: Tape, out_index: int | None) -> tuple[Any, str | None]:
         return None, None
     record = tape[out_index].sweep
     if record is None:
-        other, node = foreign_sweep((eq.node for eq in tape), (tape[out_index].node.seq,))
-        if other is None:
-            return None, None
-        name = next(eq.name for eq in tape if eq.node is node)
-        return None, (f"{name} was freed by the {other.kind} of another output that shares "
-                      "it, and this output itself was never swept")
+        return None, freed_by_another(tape, (tape[out_index].node.seq,))
     if record.released is not None:
         return None, record.released
     if record.root_seqs != (tape[out_index].node.seq,):
@@ -350,7 +347,7 @@ def foreign_record(tape: Tape, out_index: int | None) -> Any:
     record = tape[out_index].sweep
     if record is not None:
         return record if record.root_seqs != (root.seq,) else None
-    return foreign_sweep((eq.node for eq in tape), (root.seq,))[0]
+    return foreign_sweep((n for eq in tape for n in eq.nodes), (root.seq,))[0]
 
 
 def watched_record(tape: Tape, record: Any, target: Any, wrt: Any,
@@ -375,7 +372,7 @@ def watched_record(tape: Tape, record: Any, target: Any, wrt: Any,
     wrt_edge = wrt_node if wrt_node is not None else wrt
     watch = _Watch(tape, path, wrt_edge)
     with np.errstate(all="ignore"):
-        reached = record.feed(watch, {eq.node.seq: eq.node for eq in tape})
+        reached = record.feed(watch, {n.seq: n for eq in tape for n in eq.nodes})
     kept = record.leaf(wrt) if wrt_node is None else None
     if kept is not None and kept.hooks:  # the input's own hooks, after the sweep
         watch.zeroed_by_hook(None, kept.before, kept.ct, kept.hooks)

@@ -23,9 +23,16 @@ __all__ = ["op_code", "FLAT_OPS", "SAFE_VALUE", "infinite_derivative_words", "do
 _NO_WORDS = Words()
 
 
+#: The decompositions whose parts are ops of their own (``eigh``: ``eigh_values``, ...),
+#: by name: one of their parts (an equation of several outputs is named by them).
+_DECOMPOSITIONS = {op.part[0]: op for op in REGISTRY if op.part is not None}
+
+
 def _record(name: str) -> Op | None:
-    """The registry's op of this name (None for a custom rule's)."""
-    return REGISTRY.get(name)
+    """The registry's op of this name (None for a custom rule's); for a decomposition
+    (``"eigh"``), one of its parts."""
+    op = REGISTRY.get(name)
+    return op if op is not None else _DECOMPOSITIONS.get(name)
 
 
 def _words(name: str) -> Words:
@@ -65,8 +72,8 @@ def op_code(name: str) -> str:
 
     Examples
     --------
-    >>> op_code("maximum"), op_code("getitem"), op_code("my_rule")
-    ('np.maximum', 'indexing x[...]', 'my_rule')
+    >>> op_code("maximum"), op_code("getitem"), op_code("my_rule"), op_code("eigh")
+    ('np.maximum', 'indexing x[...]', 'my_rule', 'np.linalg.eigh')
     """
     op = _record(name)
     if op is None:

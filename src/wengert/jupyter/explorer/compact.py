@@ -12,7 +12,8 @@ What changes, under ``"compact": 1``:
 * ``nodes.name``: only the names of nodes past the equations (leaves, constants) as
   a list, ``nodes.eq_names`` the equations' names that are not ``t<index>``
   (index, as text -> name);
-* ``nodes.kind``: left out; ``nodes.leaves`` is the number of leaves;
+* ``nodes.kind``: left out; ``nodes.leaves`` is the number of leaves (the other outputs
+  of equations with several, ``outs``, come last);
 * ``eqs.params``: only those that are not ``None`` (index, as text -> text);
 * ``reverse``: a step with one plain send is ``[e, i, j]`` (a hook step, ``[node, None,
   hook]``, stays as it is).
@@ -79,7 +80,8 @@ def expand(data: Mapping[str, Any]) -> dict[str, Any]:
     names = [f"t{k}" for k in range(n)]
     for k, name in given.items():
         names[int(k)] = name
-    nodes = {"kind": [0] * n + [1] * leaves + [2] * (len(rest) - leaves),
+    parts = sum(map(len, data.get("outs", {}).values()))  # after the constants
+    nodes = {"kind": [0] * n + [1] * leaves + [2] * (len(rest) - leaves - parts) + [3] * parts,
              "name": names + rest, **nodes}
     eqs = dict(data["eqs"])
     params: list[Any] = [None] * n

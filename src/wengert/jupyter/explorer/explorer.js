@@ -10,7 +10,7 @@ const FORMAT = 1;
 const PACKING = 3; // the packed form of large tapes (wengert/jupyter/explorer/columns.py)
 const SVG_LIMIT = 300; // more visible items than this: draw on a canvas
 const ROW = 22; // table row height (px): .wgx-tr's height in explorer.css
-const SIZE = { eq: [112, 58], leaf: [120, 58], const: [64, 30], group: [188, 58] };
+const SIZE = { eq: [112, 58], leaf: [120, 58], const: [64, 30], part: [0, 0], group: [188, 58] };
 const GAP_X = 22;
 const GAP_Y = 34;
 const PAD = 12;
@@ -121,9 +121,12 @@ function expand(d) {
     params.push(null);
   }
   for (const [k, name] of Object.entries(d.nodes.eq_names)) names[Number(k)] = name;
+  // the other outputs of equations with several (``outs``) come last
+  let parts = 0;
+  for (const list of Object.values(d.outs || {})) parts += list.length;
   for (let k = 0; k < rest.length; k++) {
     names.push(rest[k]);
-    kind.push(k < d.nodes.leaves ? 1 : 2);
+    kind.push(k < d.nodes.leaves ? 1 : k < rest.length - parts ? 2 : 3);
   }
   for (const [k, p] of Object.entries(d.eqs.params)) params[Number(k)] = p;
   return { ...d, nodes: { ...d.nodes, name: names, kind }, eqs: { ...d.eqs, params } };
@@ -152,11 +155,19 @@ function prepare(d) {
   };
   // Children of each container (index c + 1; the top level is 0), by rank then order.
   const kids = Array.from({ length: G + 1 }, () => []);
-  for (let i = 0; i < N + G; i++) kids[X.container[i] + 1].push(i);
+  for (let i = 0; i < N + G; i++) if (i >= N || d.nodes.kind[i] !== 3) kids[X.container[i] + 1].push(i);
   for (const list of kids) {
     list.sort((a, b) => X.rank[a] - X.rank[b] || X.order[a] - X.order[b]);
   }
   X.kids = kids;
+  // Equations with several outputs (a decomposition): one box; the nodes of its other
+  // outputs (kind 3) are drawn in it, and edges from them leave it.
+  X.outs = new Map();
+  X.owner = new Map();
+  for (const [e, list] of Object.entries(d.outs || {})) {
+    X.outs.set(Number(e), list);
+    for (const o of list) X.owner.set(o, Number(e));
+  }
   // Reverse sweep: the step that sweeps each equation (what each node received when is
   // gathered the first time the reverse phase is shown: see received()).
   X.sweptAt = new Int32Array(n).fill(-1);
@@ -234,13 +245,26 @@ function adjointAt(X, node, k) {
   return text;
 }
 
+// The names of what equation e computes: ``t2``, or ``t2, t3`` for several outputs.
+function outNames(X, e) {
+  const more = X.outs.get(e);
+  return more ? [e, ...more].map((o) => X.names[o]).join(", ") : X.names[e];
+}
+
+// What an output received: ``t̄3 = 2.6``, or that no cotangent reached it.
+function incomingText(X, o) {
+  const adj = X.d.nodes.adjoint[o];
+  return adj == null ? `${X.bars[o]}: not used, no cotangent reached it (its term is 0)`
+    : `${X.bars[o]} = ${adj}`;
+}
+
 function equationText(X, e, withNumbers) {
   const { d, names } = X;
   const form = d.ops[d.eqs.op[e]][3];
   const ins = d.eqs.ins[e];
   const vals = d.nodes.value;
-  let text = `${names[e]} = ${fillForm(form, ins.map((r) => names[r]))}`;
-  if (withNumbers && plain(vals[e]) && ins.every((r) => plain(vals[r]))) {
+  let text = `${outNames(X, e)} = ${fillForm(form, ins.map((r) => names[r]))}`;
+  if (withNumbers && !X.outs.has(e) && plain(vals[e]) && ins.every((r) => plain(vals[r]))) {
     text += ` = ${fillForm(form, ins.map((r) => num(vals[r])))} = ${vals[e]}`;
   }
   return text;
@@ -277,10 +301,10 @@ function stepView(X, s) {
   const adj = d.nodes.adjoint;
   const r = d.eqs.rule[e];
   const template = r >= 0 ? d.rules[r] : null;
-  const numeric = plain(adj[e]) && plain(vals[e]) && ins.every((x) => plain(vals[x]));
+  const numeric = !X.outs.has(e) && plain(adj[e]) && plain(vals[e]) && ins.every((x) => plain(vals[x]));
   view.node = e;
   view.equation = equationText(X, e, true);
-  view.incoming = `${bars[e]} = ${adj[e]}`;
+  view.incoming = [e, ...(X.outs.get(e) || [])].map((o) => incomingText(X, o)).join("; ");
   view.sends = rows.map(([i, c, sum, jac]) => {
     const target = ins[i];
     const gets = c ?? adj[target];
@@ -315,7 +339,7 @@ function stepView(X, s) {
 // -- layout of the visible items -------------------------------------------------------------
 function itemKind(X, item) {
   if (item >= X.N) return "group";
-  return ["eq", "leaf", "const"][X.d.nodes.kind[item]];
+  return ["eq", "leaf", "const", "part"][X.d.nodes.kind[item]];
 }
 
 function layout(X, open) {
@@ -327,6 +351,7 @@ function layout(X, open) {
     for (let c = X.container[v]; c >= 0; c = gParent[c]) if (!open[c]) r = N + c;
     rep[v] = r;
   }
+  for (const [o, e] of X.owner) rep[o] = rep[e]; // drawn in its equation's box
   const shown = new Uint8Array(G); // every enclosing group is open
   for (let g = 0; g < G; g++) shown[g] = gParent[g] < 0 ? 1 : shown[gParent[g]] & open[gParent[g]];
   const w = new Float64Array(N + G);
@@ -425,7 +450,8 @@ function nodeState(X, s) {
     if (w.phase === "forward") return { current: item === w.eq, future: item > w.eq, done: item < w.eq };
     if (w.phase === "seed") return { current: X.roots.has(item), future: false, done: false };
     const k = X.sweptAt[item];
-    return { current: item === w.eq, future: false, done: k >= 0 && k < w.k };
+    // (a hook on another output of a decomposition: its box is the equation's)
+    return { current: item === w.eq || X.owner.get(w.eq) === item, future: false, done: k >= 0 && k < w.k };
   };
   return { w, state };
 }
@@ -452,7 +478,7 @@ function sceneAt(X, L, s) {
       }
     } else {
       const value = d.nodes.value[item];
-      const head = kind === "eq" ? `${SYMBOL[d.ops[d.eqs.op[item]][1]] ?? d.ops[d.eqs.op[item]][1]}  ${names[item]}`
+      const head = kind === "eq" ? `${SYMBOL[d.ops[d.eqs.op[item]][1]] ?? d.ops[d.eqs.op[item]][1]}  ${outNames(X, item)}`
         : names[item];
       it.lines.push([clip(head, 16), "b"]);
       const room = kind === "leaf" ? 14 : 17; // an ellipse is narrower below its middle
@@ -734,13 +760,15 @@ function panelHTML(X, s) {
     const op = d.ops[d.eqs.op[e]];
     h.push(`<h4>forward · equation ${e}</h4><div class="wgx-m wgx-cur">${esc(v.equation)}</div>`);
     const origin = (r) => (d.nodes.kind[r] === 1 ? "an input that requires grad"
-      : d.nodes.kind[r] === 2 ? "a constant" : `computed at step ${r + 1}`);
+      : d.nodes.kind[r] === 2 ? "a constant" : `computed at step ${(X.owner.get(r) ?? r) + 1}`);
     const from = d.eqs.ins[e].map((r) => `<div><span class="wgx-m">${esc(names[r])} = ${esc(d.nodes.value[r] ?? missing(X, r))}</span> <span class="wgx-note">${origin(r)}</span></div>`);
     h.push(`<div class="wgx-kv wgx-next"><b>from</b><span>${from.join("")}</span><b>op</b><span>${esc(op[0])}${d.eqs.params[e] ? ` <span class="wgx-m">(${esc(d.eqs.params[e])})</span>` : ""}</span>`
-      + `<b>shape</b><span class="wgx-m">${esc(d.shapes[d.nodes.shape[e]][0])}</span>`
+      + (X.outs.has(e) // several outputs: each with its shape and value
+        ? `<b>outputs</b><span class="wgx-m">${[e, ...X.outs.get(e)].map((o) => `<div>${esc(names[o])}: ${esc(d.shapes[d.nodes.shape[o]][0])} = ${esc(d.nodes.value[o] ?? missing(X, o))}</div>`).join("")}</span></div>`
+        : `<b>shape</b><span class="wgx-m">${esc(d.shapes[d.nodes.shape[e]][0])}</span>`
       + `<b>value</b><span class="wgx-m">${d.nodes.value[e] != null ? esc(d.nodes.value[e])
         : X.changed.has(e) ? "<i>changed since</i> (an in-place operation wrote another value into its memory after this step)"
-          : `<i>not kept</i> (record inside <code>wg.keep_values()</code> to see it)`}</span></div>`);
+          : `<i>not kept</i> (record inside <code>wg.keep_values()</code> to see it)`}</span></div>`));
     if (d.dual) {
       h.push(`<h4>tangents (forward mode)</h4>`);
       const tan = d.nodes.tangent[e] || [];
@@ -994,7 +1022,7 @@ function render({ model, el }) {
       const ins = isEq ? d.eqs.ins[node].map((x) => names[x]).join(", ") : "";
       const j = isEq ? d.eqs.line[node] : -1;
       const source = j >= 0 ? `${d.lines[j][2]}: ${d.lines[j][3]}` : "";
-      rows.push(`<div class="${cls}" data-node="${node}" style="top:${(r + 1) * ROW}px"><span>${isEq ? node : "—"}</span><span>${esc(names[node])}</span><span>${esc(op)}</span><span>${esc(ins)}</span>`
+      rows.push(`<div class="${cls}" data-node="${node}" style="top:${(r + 1) * ROW}px"><span>${isEq ? node : "—"}</span><span>${esc(isEq ? outNames(X, node) : names[node])}</span><span>${esc(op)}</span><span>${esc(ins)}</span>`
         + `<span>${esc(d.shapes[d.nodes.shape[node]][0])}</span><span class="wgx-m">${esc(value)}</span><span class="wgx-m wgx-adj">${esc(adj)}</span><span>${esc(source)}</span></div>`);
     }
     X.els.tbody.style.height = `${(nRows + 1) * ROW}px`;

@@ -53,6 +53,12 @@ The data, column by column (lists indexed by node or equation; typed by
   (``ȳ`` is one precomposed character), and ``changed``: the nodes whose value is not
   shown because it was written in place since their equation (a leaf changed by an
   optimizer's step, ``h += 1``), when there are any.
+* an equation with several outputs (a decomposition: ``t2, t3 = eigh(t1)``) is one node
+  (its first output) and one box; its other outputs are nodes of ``kind`` 3 after the
+  constants (``outs``: equation, as text -> their nodes), which inputs read and whose
+  adjoints are their own; the box draws them all. Its reverse step is one: what each of
+  its outputs received (an output no cotangent reached is said so: its term is 0) and,
+  per input, the sum of its outputs' terms.
 
 Examples
 --------
@@ -80,7 +86,7 @@ from typing import Any
 import numpy as np
 from wengert.core import op as op_records
 from wengert.core.collector import collector_paused
-from wengert.core.equations import Equation, Tape
+from wengert.core.equations import Equation, Tape, freed_by_another
 from wengert.core.formatting import (
     format_number,
     nbytes_text,
@@ -89,7 +95,7 @@ from wengert.core.formatting import (
     summarize,
     summarize_many,
 )
-from wengert.core.kept import foreign_sweep, kept_value
+from wengert.core.kept import kept_value
 from wengert.core.node import is_stand_in
 from wengert.core.sweep import SweepObserver, observe_sweep
 from wengert.core.sweep_fast import backprop
@@ -352,6 +358,24 @@ class _Builder:
         n = self.n = len(self.eqs)
         self.eq_of_node = {id(eq.node): eq.index for eq in self.eqs}
         self.eq_of_seq = {eq.node.seq: eq.index for eq in self.eqs}
+        # An equation with several outputs (a decomposition) is one node, its first output;
+        # its other outputs are nodes of their own, after the constants, drawn in its box
+        # (``outs``: equation -> those nodes). Inputs read them by their own node.
+        self.multi = [self.eqs[e] for e in tape.several]
+        self.part_vars: list[Any] = []
+        self.part_owner: list[int] = []
+        self.part_at: dict[int, int] = {}  # id(node) -> output position, in a multi equation
+        part_of_var: dict[int, int] = {}
+        for eq in self.multi:
+            for j, (node, var) in enumerate(zip(eq.nodes, eq.outs)):
+                self.eq_of_node[id(node)] = eq.index
+                self.eq_of_seq[node.seq] = eq.index
+                self.part_at[id(node)] = j
+                if j:
+                    part_of_var[id(var)] = len(self.part_vars)
+                    self.part_vars.append(var)
+                    self.part_owner.append(eq.index)
+        reads_part: list[list[int]] = []  # the inputs lists with a part (numbered -1 - p)
         leaves = list(tape.leaves)
         self.n_leaves = len(leaves)
         self.leaf_number = {id(leaf): k for k, leaf in enumerate(leaves)}
@@ -368,6 +392,11 @@ class _Builder:
             for i, inp in enumerate(eq.inputs):
                 source = inp.source
                 if source == "equation":
+                    if part_of_var and id(inp) in part_of_var:
+                        refs.append(-1 - part_of_var[id(inp)])
+                        if not reads_part or reads_part[-1] is not refs:
+                            reads_part.append(refs)
+                        continue
                     refs.append(inp.index)
                     continue
                 if raw is None:
@@ -384,6 +413,13 @@ class _Builder:
                     const_keys.append((eq.index, i))
                     const_shapes.append(_shape_of(inp.value if inp.value is not None else saved))
             ins.append(refs)
+        self.part_base = base + len(consts)  # the node of each part: part_base + p
+        for refs in reads_part:
+            refs[:] = [r if r >= 0 else self.part_base - 1 - r for r in refs]
+        #: equation -> the nodes of its other outputs
+        self.outs = {eq.index: [] for eq in self.multi}
+        for p, e in enumerate(self.part_owner):
+            self.outs[e].append(self.part_base + p)
         changed_leaves = tape.changed_leaves()
         for k in changed_leaves:  # modified in place since: not the value used
             leaf_values[k] = _CHANGED
@@ -398,8 +434,9 @@ class _Builder:
                     leaf_values[k] = leaf.numpy()
                 except (TypeError, AttributeError):  # a tensor over a dual number
                     leaf_values[k] = None
-        self.n_nodes = base + len(self.const_values)
-        self.node_values = [eq.value for eq in self.eqs] + leaf_values + self.const_values
+        self.n_nodes = self.part_base + len(self.part_vars)
+        self.node_values = [eq.value for eq in self.eqs] + leaf_values + self.const_values + \
+            [v.value for v in self.part_vars]
         self.labels = _tag_labels(self.node_values)
         self.values = _Values(self.labels)
         self.value_texts = self.values.texts(self.node_values)
@@ -410,7 +447,8 @@ class _Builder:
         # (a value freed by backward() and written in place since still tells its shape)
         shapes = [eq.shape if eq.shape is not None else _shape_of(
             eq.value if eq.value is not None else kept_value(eq.node)) for eq in self.eqs]
-        shapes += [tuple(getattr(leaf, "shape", ())) for leaf in leaves] + const_shapes
+        shapes += [tuple(getattr(leaf, "shape", ())) for leaf in leaves] + const_shapes + \
+            [v.shape for v in self.part_vars]
         known, shape_id = self.shape_index, self._shape_id
         self.node_shapes = [known[s] if s in known else shape_id(s) for s in shapes]
         self.jacs: list[list[str]] = []
@@ -434,7 +472,10 @@ class _Builder:
     def _names(self, leaf_names: Sequence[str] | None, value_names: Mapping[Any, str],
                line_texts: list[str]) -> list[str]:
         n, n_leaves = self.n, self.n_leaves
-        names = [f"t{k}" for k in range(n)]
+        # the names of the tape (t12; after a decomposition a variable's number is not its
+        # equation's)
+        names = [eq.out.name for eq in self.eqs] if self.multi else [f"t{k}" for k in range(n)]
+        tape_names = names.copy()
         leaves = [f"x{k}" for k in range(n_leaves)]
         for k, name in enumerate(list(leaf_names or ())[:n_leaves]):
             if name and len(name) <= MAX_NAME:
@@ -443,6 +484,8 @@ class _Builder:
                 if isinstance(key, str) and _TAPE_NAME.fullmatch(key)
                 and key == f"t{int(key[1:])}" and int(key[1:]) < n}
         user = user or _assigned_names(self.line_of, line_texts)
+        if self.multi:  # one name cannot name several outputs
+            user = {k: name for k, name in user.items() if k not in self.outs}
         #: The equations whose names are not their tape names (``t12``).
         self.renamed: list[int] = []
         if user:
@@ -455,15 +498,15 @@ class _Builder:
                 counts: dict[str, int] = {}
                 for name in chain(trial, leaves):
                     counts[name] = counts.get(name, 0) + 1
-                clashes = [k for k in user if counts[trial[k]] > 1 and trial[k] != f"t{k}"]
+                clashes = [k for k in user if counts[trial[k]] > 1 and trial[k] != tape_names[k]]
                 if not clashes:
                     break
                 for k in clashes:
-                    trial[k] = f"t{k}"
+                    trial[k] = tape_names[k]
             if len(set(trial + leaves)) == n + n_leaves:
                 names = trial
                 self.renamed = sorted(k for k, name in user.items()
-                                      if names[k] == name and name != f"t{k}")
+                                      if names[k] == name and name != tape_names[k])
         if len(set(names + leaves)) != n + n_leaves:
             leaves = [f"x{k}" for k in range(n_leaves)]
         consts = []
@@ -472,7 +515,7 @@ class _Builder:
             text = self.value_texts[n + n_leaves + k]
             consts.append(given if given and len(given) <= MAX_NAME else
                           text if _plain(text) and len(text) <= 10 else f"c{k}")
-        return names + leaves + consts
+        return names + leaves + consts + [v.name for v in self.part_vars]
 
     def _shape_id(self, shape: tuple[int, ...] | None) -> int:
         k = self.shape_index.get(shape)
@@ -483,11 +526,19 @@ class _Builder:
         return k
 
     def _jac_id(self, out_shape: int, in_shape: int) -> int:
+        """The Jacobian of an output's shape by an input's (``-1 - e``: all the outputs of
+        equation ``e``, which has several)."""
         key = (out_shape, in_shape)
         k = self.jac_index.get(key)
         if k is None:
             k = self.jac_index[key] = len(self.jacs)
-            m, n = self.shapes[out_shape][1], self.shapes[in_shape][1]
+            n = self.shapes[in_shape][1]
+            if out_shape >= 0:
+                m = self.shapes[out_shape][1]
+            else:
+                e = -1 - out_shape
+                sizes = [self.shapes[self.node_shapes[o]][1] for o in (e, *self.outs[e])]
+                m = None if None in sizes else sum(sizes)
             if m is None or n is None:
                 self.jacs.append(["?", "?", "?"])
             else:
@@ -519,15 +570,19 @@ class _Builder:
                 frames.append([e, None, len(hooks)])
                 hooks.append(entry)
                 continue
-            adjoint[e] = g
-            later(g)
-            later_at((adjoint_texts, e))
-            waiting = pop_pending(e, None)
-            if waiting is not None and waiting[1] is not g:  # a hook changed the cotangent
-                later(waiting[1])
-                later_at((waiting[0], 1))
+            if type(g) is _Parts:  # several outputs: each its own cotangent (or none)
+                self._outputs_received(e, g)
+                out_shape = -1 - e
+            else:
+                adjoint[e] = g
+                later(g)
+                later_at((adjoint_texts, e))
+                waiting = pop_pending(e, None)
+                if waiting is not None and waiting[1] is not g:  # a hook changed the cotangent
+                    later(waiting[1])
+                    later_at((waiting[0], 1))
+                out_shape = shapes[e]
             ins = ins_of[e]
-            out_shape = shapes[e]
             rows = []
             for i, _parent, ct in sent:
                 target = ins[i]
@@ -551,6 +606,18 @@ class _Builder:
                 rows.append(row)
             frames.append([e, rows])
         return frames
+
+    def _outputs_received(self, e: int, g: list[Any]) -> None:
+        """The cotangents of the outputs of equation ``e`` (``None``: none reached it)."""
+        for o, go in zip((e, *self.outs[e]), g):
+            self.adjoint[o] = go
+            if go is not None:
+                self.later.append(go)
+                self.later_at.append((self.adjoint_texts, o))
+            waiting = self.pending.pop(o, None)
+            if waiting is not None and waiting[1] is not go:  # a hook changed it
+                self.later.append(waiting[1])
+                self.later_at.append((waiting[0], 1))
 
     def finish(self, reached: list[tuple[Any, Any]]) -> None:
         """The leaves' cotangents from the sweep; texts of what was left pending."""
@@ -578,8 +645,13 @@ class _Recorder(SweepObserver):
     loop); ``inner`` names, per equation, the ops of the sweeps run inside its rules (a
     checkpoint's recomputation)."""
 
-    def __init__(self, eq_of_node: Mapping[int, int]) -> None:
+    def __init__(self, eq_of_node: Mapping[int, int],
+                 part_at: Mapping[int, int] | None = None,
+                 outs: Mapping[int, Sequence[int]] | None = None) -> None:
         self.eq_of_node = eq_of_node
+        self.part_at = part_at or {}
+        self.outs = outs or {}
+        self._merged: dict[int, int] = {}  # equation with several outputs -> its step
         self.steps: list[tuple[int, Any, Any]] = []
         self.inner: dict[int, tuple[str, ...]] = {}
         self._depth = 0
@@ -594,6 +666,9 @@ class _Recorder(SweepObserver):
     def hooked(self, node: Any, before: Any, after: Any, hooks: list[Any]) -> None:
         e = self.eq_of_node.get(id(node))
         if e is not None and self._depth <= 1:
+            j = self.part_at.get(id(node)) if self.part_at else None
+            if j:  # on another output of a decomposition: that output's node
+                e = self.outs[e][j - 1]
             self.steps.append((e, (hook_names(hooks), before, after), None))
 
     def step(self, node: Any, g: Any, sent: list[tuple[int, Any, Any]]) -> None:
@@ -602,10 +677,41 @@ class _Recorder(SweepObserver):
             return
         e = self.eq_of_node.get(id(node))
         if e is not None:
-            self.steps.append((e, g, sent))
+            j = self.part_at.get(id(node)) if self.part_at else None
+            if j is None:
+                self.steps.append((e, g, sent))
+            else:
+                self._part(e, j, g, sent)
             if self._nested:
                 self.inner[e] = tuple(self._nested)
         self._nested = []
+
+
+    def _part(self, e: int, j: int, g: Any, sent: list[tuple[int, Any, Any]]) -> None:
+        """The step of output ``j`` of equation ``e`` (a decomposition): one step for the
+        equation, its cotangents per output (``None`` for an output none reached) and,
+        per input, the sum of what its outputs' rules sent."""
+        k = self._merged.get(e)
+        if k is None:
+            self._merged[e] = len(self.steps)
+            parts = _Parts([None] * (1 + len(self.outs[e])))
+            parts[j] = g
+            self.steps.append((e, parts, list(sent)))
+            return
+        _, parts, sends = self.steps[k]
+        parts[j] = g
+        for i, parent, ct in sent:
+            for m, (i0, p0, c0) in enumerate(sends):
+                if i0 == i:
+                    sends[m] = (i0, p0, c0 + ct)
+                    break
+            else:
+                sends.append((i, parent, ct))
+
+
+class _Parts(list):
+    """The cotangents of the outputs of one equation, one per output (``None``: none
+    reached it)."""
 
 
 def hook_names(hooks: Sequence[Any]) -> str:
@@ -780,11 +886,19 @@ def _layout(b: _Builder, lines: list[list[Any]], line_of: list[int],
     counts = np.fromiter(map(len, b.ins), dtype=np.int64, count=n)
     src = np.fromiter(chain.from_iterable(b.ins), dtype=np.int64, count=int(counts.sum()))
     dst = np.repeat(np.arange(n, dtype=np.int64), counts)
-    node_container = np.full(b.n_nodes - n, -1, dtype=np.int64)
+    drawn = b.part_base  # the other outputs of an equation are drawn in its box
+    if b.part_vars:
+        owner = np.asarray(b.part_owner, dtype=np.int64)
+        src = np.where(src >= drawn, owner[np.maximum(src - drawn, 0)], src)
+    node_container = np.full(drawn - n, -1, dtype=np.int64)
     constant = src >= n + b.n_leaves  # a constant sits in its consumer's group
     node_container[src[constant] - n] = groups.container[dst[constant]]
-    container, rank, order = nested_layout(b.n_nodes, src, dst, groups,
+    container, rank, order = nested_layout(drawn, src, dst, groups,
                                            node_container=node_container)
+    if b.part_vars:  # (where the equation is: the browser does not draw them)
+        at = np.asarray(b.part_owner, dtype=np.int64)
+        container, rank, order = (np.concatenate([c[:drawn], c[at], c[drawn:]])
+                                  for c in (container, rank, order))
     start, end = groups.start.tolist(), groups.end.tolist()
     return {
         "groups": {
@@ -841,13 +955,7 @@ def _kept_for(eqs: Sequence[Equation], roots: Sequence[int], seed: Any
         return None, None
     record = eqs[roots[0]].sweep
     if record is None:
-        other, node = foreign_sweep((eq.node for eq in eqs),
-                                    tuple(eqs[r].node.seq for r in roots))
-        if other is None:
-            return None, None
-        name = next(eq.name for eq in eqs if eq.node is node)
-        return None, (f"{name} was freed by the {other.kind} of another output that shares "
-                      "it, and this output itself was never swept")
+        return None, freed_by_another(eqs, tuple(eqs[r].node.seq for r in roots))
     if record.released is not None:
         return None, record.released
     if record.root_seqs != tuple(eqs[r].node.seq for r in roots):
@@ -988,7 +1096,7 @@ def _frames(tape: Tape, roots: Sequence[int] | None, seed: Any, mode: str | None
     sweep = _Sweep()
     if reverse:
         sweep = _reverse_sweep(b, tape, roots, seed)
-    ops, rules, eq_ops, eq_rules = _ops_and_rules(eqs)
+    ops, rules, eq_ops, eq_rules = _ops_and_rules(eqs, b)
     lines, line_of, keys = b.lines, b.line_of, b.group_keys
     title = eqs[-1].source.text if n and eqs[-1].source is not None else None
     n_fwd = n if mode != "reverse" else 0
@@ -1015,6 +1123,8 @@ def _frames(tape: Tape, roots: Sequence[int] | None, seed: Any, mode: str | None
         "jacs": b.jacs,
         "layout": _layout(b, lines, line_of, keys),
     }
+    if b.outs:
+        data["outs"] = {str(e): parts for e, parts in b.outs.items()}
     if b.changed:
         data["changed"] = b.changed
     if reverse and b.hooks:
@@ -1049,14 +1159,14 @@ def _reverse_sweep(b: _Builder, tape: Tape, roots: list[int], seed: Any) -> _Swe
     note = None
     sweep_note: str | None = None
     record, problem = _kept_for(eqs, roots, seed)
-    recorder = _Recorder(b.eq_of_node)
+    recorder = _Recorder(b.eq_of_node, b.part_at, b.outs)
     leaf_steps: list[tuple[int, Any, Any]] = []
     if record is not None:  # the sweep backward() ran, as it ran
         for r, (_, value) in zip(roots, record.roots):
             seeds.append([r, summarize(value)])
         if any(np.ndim(value) for _, value in record.roots):
             note = "backward() started the sweep from the cotangent it was given."
-        reached = record.feed(recorder, {eq.node.seq: eq.node for eq in eqs})
+        reached = record.feed(recorder, {n.seq: n for eq in eqs for n in eq.nodes})
         for step in record.steps:
             e = b.eq_of_seq.get(step.seq)
             if e is not None and step.inner:
@@ -1082,7 +1192,7 @@ def _reverse_sweep(b: _Builder, tape: Tape, roots: list[int], seed: Any) -> _Swe
                     "cotangent 1 (ones): it gives the gradient of their sum.")
         with observe_sweep(recorder), np.errstate(all="ignore"):  # NaN shows in the panel
             # A whole tape holds every node the sweep can reach from any of its equations.
-            restrict = None if tape.whole else {id(eq.node) for eq in eqs}
+            restrict = None if tape.whole else {id(n) for eq in eqs for n in eq.nodes}
             _, reached = backprop(sweep_roots, retain_graph=True, restrict=restrict,
                                   replay=True)
         for leaf, ct in reached:
@@ -1105,6 +1215,9 @@ def _reverse_sweep(b: _Builder, tape: Tape, roots: list[int], seed: Any) -> _Swe
     for e in range(n):  # never swept: what reached it is in its inputs' rows only
         if e not in swept:
             b.adjoint_texts[e] = None
+    for p, e in enumerate(b.part_owner):
+        if e not in swept:
+            b.adjoint_texts[b.part_base + p] = None
     out.inner = {str(e): _inner_text(eqs[e], names) for e, names in recorder.inner.items()}
     out.note, out.sweep_note = note, sweep_note
     return out
@@ -1114,7 +1227,8 @@ def _node_columns(b: _Builder) -> Nodes:
     """The ``nodes`` columns (after the sweep filled the adjoints)."""
     n = b.n
     nodes: Nodes = {
-        "kind": [0] * n + [1] * b.n_leaves + [2] * len(b.const_values),
+        "kind": [0] * n + [1] * b.n_leaves + [2] * len(b.const_values) +
+                [3] * len(b.part_vars),
         "name": b.names,
         "shape": b.node_shapes,
         "value": [b.values.primal(v) for v in b.node_values] if b.labels else b.value_texts,
@@ -1125,16 +1239,30 @@ def _node_columns(b: _Builder) -> Nodes:
     return nodes
 
 
-def _ops_and_rules(eqs: Sequence[Equation]
+def _ops_and_rules(eqs: Sequence[Equation], b: _Builder
                    ) -> tuple[list[list[str]], list[list[str | None]], list[int], list[int]]:
     """The distinct ops and rule templates, and each equation's index into them."""
     ops: list[list[str]] = []
     rules: list[list[str | None]] = []
-    op_index: dict[int, int] = {}
+    op_index: dict[Any, int] = {}
     rule_index: dict[Any, int] = {}
     eq_ops, eq_rules = [], []
     plain: dict[tuple[int, int], tuple[int, int]] = {}  # (op, inputs) -> (op, rule), no params
     for eq in eqs:
+        if len(eq.outs) > 1:  # a decomposition: its parts' rules, one term per output
+            k = op_index.get(eq.primitive)
+            if k is None:
+                k = op_index[eq.primitive] = len(ops)
+                args = ", ".join(f"{{{i}}}" for i in range(len(eq.inputs)))
+                ops.append([eq.primitive, eq.primitive,
+                            " · ".join(f"{op.name}: {op.formula}" for op in eq.ops),
+                            f"{eq.primitive}({args})"])
+            eq_ops.append(k)
+            template = _parts_template(eq, b, _on_complex(eq, eqs))
+            eq_rules.append(len(rules) if template is not None else -1)
+            if template is not None:
+                rules.append(template)
+            continue
         on_complex = getattr(eq.op, "complex_adjoint", None) is not None and \
             _on_complex(eq, eqs)
         if not eq.params and not on_complex:
@@ -1165,6 +1293,27 @@ def _ops_and_rules(eqs: Sequence[Equation]
     return ops, rules, eq_ops, eq_rules
 
 
+def _parts_template(eq: Equation, b: _Builder, on_complex: bool) -> list[str | None] | None:
+    """The rule of an equation with several outputs: per input, the sum of each output's
+    term, written with that output's name and adjoint (what the sweep adds up)."""
+    n = len(eq.inputs)
+    per_part = []
+    for op, o in zip(eq.ops, (eq.index, *b.outs[eq.index])):
+        terms = _rule_template(op, n, eq.params,
+                               on_complex and getattr(op, "complex_adjoint", None) is not None)
+        if terms is None:
+            return None
+        name = b.names[o]
+        per_part.append([None if t is None else t.replace(OUT, name).replace("ḡ", bar(name))
+                         for t in terms])
+    rule: list[str | None] = []
+    for i in range(n):
+        terms = [part[i] for part in per_part if part[i] is not None]
+        rule.append(" + ".join(f"({t})" if " " in t and len(terms) > 1 else t for t in terms)
+                    if terms else None)
+    return rule
+
+
 def _bars(b: _Builder) -> dict[str, str]:
     """The adjoints' names where the browser's rule (a combining macron on the first
     character) would differ from :func:`bar`."""
@@ -1177,6 +1326,21 @@ def _bars(b: _Builder) -> dict[str, str]:
 
 
 # -- what the panel shows ---------------------------------------------------------
+def _incoming(bar_name: str, adjoint: str | None) -> str:
+    """``t̄3 = 2.6``; for an output of a decomposition that no cotangent reached, that it
+    counts as zero (its rule did not run).
+
+    Examples
+    --------
+    >>> _incoming("t̄3", "2.6"), _incoming("t̄4", None)
+    ('t̄3 = 2.6', 't̄4: not used, no cotangent reached it (its term is 0)')
+    """
+    if adjoint is None:
+        return f"{bar_name}: not used, no cotangent reached it (its term is 0)"
+    return f"{bar_name} = {adjoint}"
+
+
+
 def step_label(data: Mapping[str, Any], step: int) -> str:
     """``forward · step 3/8``, ``reverse · seed`` or ``reverse · step 2/8``.
 
@@ -1222,12 +1386,15 @@ def step_view(data: Mapping[str, Any], step: int) -> dict[str, Any]:
         bars[int(k)] = name
     n_fwd = steps["forward"]
     view: dict[str, Any] = {"label": step_label(data, step)}
+    outs = data.get("outs", {})  # equations with several outputs -> their other nodes
 
     def equation(e: int) -> str:
         form = data["ops"][eqs["op"][e]][3]
         ins = eqs["ins"][e]
-        text = f"{names[e]} = " + fill_form(form, [names[r] for r in ins])
-        if all(_plain(values[r]) for r in ins) and _plain(values[e]):
+        several = outs.get(str(e))
+        head = ", ".join(names[o] for o in (e, *several)) if several else names[e]
+        text = f"{head} = " + fill_form(form, [names[r] for r in ins])
+        if not several and all(_plain(values[r]) for r in ins) and _plain(values[e]):
             text += " = " + fill_form(form, [_num(values[r]) for r in ins]) + f" = {values[e]}"
         return text
 
@@ -1250,7 +1417,9 @@ def step_view(data: Mapping[str, Any], step: int) -> dict[str, Any]:
     ins = eqs["ins"][e]
     rule = eqs["rule"][e]
     template = data["rules"][rule] if rule >= 0 else None
-    plain = _plain(adjoints[e]) and _plain(values[e]) and all(_plain(values[r]) for r in ins)
+    several = outs.get(str(e))
+    plain = not several and _plain(adjoints[e]) and _plain(values[e]) and \
+        all(_plain(values[r]) for r in ins)
     sends = []
     for i, contribution, running, jac in rows:
         target = ins[i]
@@ -1289,6 +1458,7 @@ def step_view(data: Mapping[str, Any], step: int) -> dict[str, Any]:
             "jacobian": data["jacs"][jac],
         })
     view.update(phase="reverse", node=e, equation=equation(e),
-                incoming=f"{bars[e]} = {adjoints[e]}", sends=sends,
+                incoming="; ".join(_incoming(bars[o], adjoints[o])
+                                   for o in (e, *(several or ()))), sends=sends,
                 inner=data.get("inner", {}).get(str(e)))
     return view

@@ -48,7 +48,7 @@ ReverseStep = list[Any]
 class Nodes(TypedDict):
     """One entry per node (equations, leaves, constants)."""
 
-    kind: list[int]  # 0 equation, 1 leaf, 2 constant
+    kind: list[int]  # 0 equation, 1 leaf, 2 constant, 3 another output of an equation
     name: list[str]
     shape: list[int]  # index into Frames.shapes
     value: list[str | None]  # None: not kept
@@ -115,6 +115,7 @@ class Frames(TypedDict):
     jacs: list[list[str]]  # shape, entries, bytes
     layout: Layout
     changed: NotRequired[list[int]]
+    outs: NotRequired[dict[str, list[int]]]  # equation -> nodes of its other outputs
     hooks: NotRequired[list[list[str | None]]]  # names, before, after
     inner: NotRequired[dict[str, str]]
     sweep_note: NotRequired[str]
@@ -184,11 +185,18 @@ def _check_nodes(d: Mapping[str, Any], n: int) -> int:
     nodes = d["nodes"]
     _keys("nodes", nodes, Nodes)
     big = len(nodes["name"])
-    _ints("nodes.kind", nodes["kind"], 0, 3, big)
+    _ints("nodes.kind", nodes["kind"], 0, 4, big)
     kinds = nodes["kind"]
     if list(kinds[:n]) != [0] * n or any(k == 0 for k in kinds[n:]) or \
-            any(a == 2 and b == 1 for a, b in zip(kinds[n:], kinds[n + 1:])):
-        _fail("nodes.kind", "must list the equations, then the leaves, then the constants")
+            any(a > b for a, b in zip(kinds[n:], kinds[n + 1:])):
+        _fail("nodes.kind", "must list the equations, then the leaves, then the constants, "
+                            "then the other outputs of equations with several")
+    outs = d.get("outs", {})
+    parts = sorted(o for os in outs.values() for o in os)
+    if parts != [k for k in range(big) if kinds[k] == 3] or \
+            not all(e.isdigit() and 0 <= int(e) < n for e in outs):
+        _fail("outs", "must map equations to the nodes of their other outputs (kind 3), "
+                      "each once")
     _texts("nodes.name", nodes["name"])
     _ints("nodes.shape", nodes["shape"], 0, len(d["shapes"]), big)
     _texts("nodes.value", nodes["value"], big, none=True)

@@ -159,9 +159,9 @@ def _resolve(target: Any) -> tuple[Tape, list[int] | None]:
     if isinstance(output, Tensor):
         grad_fn = output.grad_fn
         node = grad_fn.node if grad_fn is not None else None
-        for eq in tape:
-            if eq.node is node:
-                return tape, [eq.index]
+        eq = tape.equation_of(node)
+        if eq is not None:
+            return tape, [eq.index]
         raise ValueError(
             "explore: the output of this result is not computed on its tape (it does not "
             "depend on anything that requires grad); nothing to differentiate."

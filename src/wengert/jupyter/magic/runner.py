@@ -456,8 +456,7 @@ def _hooked(tape: Tape) -> list[Any]:
     """The equations and leaves of ``tape`` with gradient hooks (``register_hook``)."""
     found: list[Any] = []
     for eq in tape:
-        extra = eq.node.extra if eq.node is not None else None
-        if extra and extra.get("hooks"):
+        if any(node.extra and node.extra.get("hooks") for node in eq.nodes):
             found.append(eq)
     for leaf in tape.leaves:
         extra = getattr(leaf, "_extra", None)
@@ -790,8 +789,10 @@ def _result(cell: Any, run: CellRun, ns: dict[str, Any], names: tuple[str, ...],
             in_values + [h.value for h in extra], record)
         grads = dict(zip(names, got[:len(names)]))
         owed = {id(h.tensor): g for h, g in zip(extra, got[len(names):])}
+        # (one cotangent per equation: a decomposition's several outputs are shown by the
+        # sweep's tables, output by output)
         adjoints = {eq.index: plain(received[id(eq.node)]) for eq in tape
-                    if id(eq.node) in received}
+                    if id(eq.node) in received and len(eq.outs) == 1}
     if tags is not None:
         raw = unbox_level(out, level)
         tangents = {n: None if earlier[n] else _as_derivative(

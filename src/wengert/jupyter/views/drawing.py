@@ -111,7 +111,8 @@ def kept_adjoints(tape: Tape) -> dict[int, Any] | None:
     if record is None or record.released is not None or not record.complete \
             or record.root_seqs != (out.node.seq,):
         return None
-    index = {eq.node.seq: eq.index for eq in tape}
+    # (one cotangent per equation: a decomposition's several outputs have none here)
+    index = {eq.node.seq: eq.index for eq in tape if len(eq.outs) == 1}
     return {index[step.seq]: step.g for step in record.steps if step.seq in index}
 
 

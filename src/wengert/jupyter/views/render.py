@@ -164,6 +164,10 @@ class TapeNames:
             elif isinstance(key, (str, tuple)):
                 given[key] = str(name)
         self._given = given
+        # the tape's names of the equations' outputs (after a decomposition's several
+        # outputs, equation k's is not t{k})
+        self._tape = [", ".join(v.name for v in eq.outs) for eq in tape] \
+            if any(len(eq.outs) > 1 for eq in tape) else None
         leaf_names = []
         for i, leaf in enumerate(tape.leaves):
             name = given.get(f"x{i}")
@@ -201,7 +205,9 @@ class TapeNames:
         """The name of equation ``k``'s output (the user's, or ``t3``: also when another
         value has the same user name)."""
         name = self._given.get(f"t{k}")
-        return f"t{k}" if name is None or name in self._ambiguous else name
+        if name is None or name in self._ambiguous:
+            return f"t{k}" if self._tape is None else self._tape[k]
+        return name
 
     def user_equation(self, k: int) -> str | None:
         """The user's name of equation ``k``'s output, ``None`` when it has none."""
@@ -215,7 +221,8 @@ class TapeNames:
         """How input ``position`` of ``eq`` reads: a name, or a constant's value."""
         inp = eq.inputs[position]
         if inp.source == "equation":
-            return self.equation(inp.index)
+            # (one output of a decomposition: its own name)
+            return self.equation(inp.index) if self._tape is None else inp.name
         if inp.source == "leaf":
             return self.leaf(inp.index)
         return self.constant(eq.index, position) or constant_text(inp.value)
@@ -242,7 +249,8 @@ def names_from_namespace(tape: Tape, namespace: Mapping[str, Any]) -> dict[NameK
     {'x0': 'w', (0, 0): 'x', 't1': 'y'}
     """
     leaf_of = {id(leaf): i for i, leaf in enumerate(tape.leaves)}
-    equation_of = {id(eq.node): eq.index for eq in tape}
+    # (a decomposition's outputs are several values of one equation: not named here)
+    equation_of = {id(eq.node): eq.index for eq in tape if len(eq.outs) == 1}
     constants: dict[int, list[tuple[int, int]]] = {}
     for eq in tape:
         for position, inp in enumerate(eq.inputs):
@@ -295,7 +303,8 @@ class AdjointCollector(SweepObserver):
     """
 
     def __init__(self, tape: Tape) -> None:
-        self._equation_of = {id(eq.node): eq.index for eq in tape}
+        # (one cotangent per equation: a decomposition's several outputs have none here)
+        self._equation_of = {id(eq.node): eq.index for eq in tape if len(eq.outs) == 1}
         self._leaf_of = {id(leaf): i for i, leaf in enumerate(tape.leaves)}
         self.adjoints: dict[int | str, Any] = {}
 
@@ -446,6 +455,12 @@ def equation_cells(eq: Equation, names: TapeNames, adjoints: Mapping[Any, Any] |
     else:
         value = "not kept"
     adjoint = adjoint_of_equation(adjoints, eq.index)
+    if len(eq.outs) > 1:  # a decomposition: its outputs in one row, one cell each
+        cells = [equation_cells(eq.replace(out=v, nodes=(n,)), names, None)
+                 for v, n in zip(eq.outs, eq.nodes)]
+        row = {k: " · ".join(c[k] for c in cells) for k in ("#", "shape", "dtype", "value")}
+        return {**cells[0], **row, "symbol": eq.primitive, "op": eq.primitive,
+                "op text": eq.primitive, "adjoint": "—"}
     return {
         "#": eq.name,
         "name": names.user_equation(eq.index) or "",

@@ -115,7 +115,8 @@ def equation_formula(eq: Equation, names: TapeNames) -> str:
     >>> [equation_formula(eq, names) for eq in tape]
     ['x[0]', 't0 − 1', 'Σ(t1, axis=0)']
     """
-    symbol = eq.op.symbol
+    several = len(getattr(eq, "outs", ())) > 1  # a decomposition: eigh
+    symbol = eq.primitive if several else eq.op.symbol
     args = [names.input(eq, p) for p in range(len(eq.inputs))]
     if eq.op.name == "getitem" and len(args) == 1 and "index" in eq.params:
         return f"{args[0]}[{index_text(eq.params['index'], brackets=False)}]"
@@ -547,8 +548,8 @@ def tape_dot(
         for eq in tape:
             drawing.equation(eq)
             for position, inp in enumerate(eq.inputs):
-                if inp.source == "equation":
-                    drawing.edge(f"t{inp.index}", eq.name)
+                if inp.source == "equation":  # (drawn as its equation's first output)
+                    drawing.edge(tape[inp.index].name, eq.name)
                 elif inp.source == "leaf":
                     drawing.edge(f"x{inp.index}", eq.name)
                 else:
@@ -572,7 +573,7 @@ def _grouped_dot(tape: Tape, drawing: _Drawing, grouping: Grouping, expand: set[
     many_leaves = len(tape.leaves) > max(1, max_nodes // 2)
 
     def node_of(k: int) -> str:
-        return f"t{k}" if expanded[of[k]] else node_of_group[of[k]]
+        return tape[k].name if expanded[of[k]] else node_of_group[of[k]]
 
     ops: list[Counter] = [Counter() for _ in range(n_groups)]
     constants = [0] * n_groups

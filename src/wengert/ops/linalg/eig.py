@@ -164,9 +164,11 @@ def _samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 
 
 EIG_VALUES = Op("eig_values", _values_impl, (_values_vjp,), jvp=_values_jvp, reads=(0,),
+                part=("eig", 0), spelling="np.linalg.eig",
                 formula="dλ = diag(V⁻¹ dA V); Ā = V⁻ᵀ diag(λ̄) Vᵀ", symbol="λ",
                 adjoint=("V⁻ᵀ diag(ḡ) Vᵀ",), samples=_samples, complex_rules=True)
 EIG_VECTORS = Op("eig_vectors", _vectors_impl, (_vectors_vjp,), jvp=_vectors_jvp,
+                 part=("eig", 1), spelling="np.linalg.eig",
                  reads=(0,), reads_out=True,
                  formula="dV = V (F ∘ (V⁻¹ dA V)), F_ij = 1/(λ_j − λ_i), then normalised "
                          "as NumPy's (unit norm, largest entry real)", symbol="V",

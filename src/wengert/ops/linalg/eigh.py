@@ -212,6 +212,7 @@ def _samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 
 
 EIGH_VALUES = Op("eigh_values", _values_impl, (_values_vjp,), jvp=_values_jvp, reads=(0,),
+                 part=("eigh", 0), spelling="np.linalg.eigh",
                  formula="dλ = diag(Vᵀ dA V); Ā = V diag(λ̄) Vᵀ (complex: dλ = Re diag(Vᴴ dA V), "
                          "Ā = conj(V) diag(λ̄) Vᵀ)", symbol="λ",
                  adjoint=("V diag(ḡ) Vᵀ",), complex_adjoint=("conj(V) diag(ḡ) Vᵀ",),
@@ -221,6 +222,7 @@ JAX_PHASE = ("JAX's derivatives of complex eigenvectors (singular vectors) leave
              "phase term that makes wengert's those of NumPy's own vectors, so they differ "
              "on phase-dependent functions")
 EIGH_VECTORS = Op("eigh_vectors", _vectors_impl, (_vectors_vjp,), jvp=_vectors_jvp,
+                  part=("eigh", 1), spelling="np.linalg.eigh",
                   reads=(0,), reads_out=True,
                   formula="dV = V (F ∘ (Vᵀ dA V)), F_ij = 1/(λ_j − λ_i); "
                           "Ā = sym(V (F ∘ (Vᵀ V̄)) Vᵀ)", symbol="V",

@@ -177,12 +177,14 @@ def _samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 
 
 QR_Q = Op("qr_q", _q_impl, (_q_vjp,), jvp=_q_jvp, reads=(0,),
+          part=("qr", 0), spelling="np.linalg.qr",
           formula="dQ = Q (Ω − C) + dA R⁻¹, C = Qᵀ dA R⁻¹, Ω = L − Lᵀ (L: C's strict "
                   "lower triangle)", symbol="Q",
           adjoint=("(ḡ + Q copyltu(−ḡᵀ Q)) R⁻ᵀ",),
           complex_adjoint=("(ḡ + conj(Q) K) R⁻ᵀ, K from Qᵀ ḡ with Im diag kept (JAX's rule)",),
           samples=_samples, complex_rules=True, jax="jnp.linalg.qr({0})[0]")
 QR_R = Op("qr_r", _r_impl, (_r_vjp,), jvp=_r_jvp, reads=(0,),
+          part=("qr", 1), spelling="np.linalg.qr",
           formula="dR = (C − Ω) R, C = Qᵀ dA R⁻¹, Ω = L − Lᵀ", symbol="R",
           adjoint=("Q copyltu(R ḡᵀ) R⁻ᵀ",),
           complex_adjoint=("conj(Q) K R⁻ᵀ, K from R ḡᵀ with Im diag kept (JAX's rule)",),
@@ -242,7 +244,7 @@ def _tall_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 
 QR_COMPLETION = Op(
     "qr_completion", _completion_impl, (_completion_vjp,), jvp=_completion_jvp, reads=(0,),
-    reads_out=True,
+    reads_out=True, part=("qr", 2), spelling="np.linalg.qr",
     formula="dQ₂ = dQ₁ Zᵀ − (Q₁ + Q₂ Z)(dQ₁[n:] − Z dQ₁[:n])ᵀ, Z = Q₁[n:] (Q₁[:n] − I)⁻¹",
     symbol="Q₂", adjoint=("Q₁'s adjoint of ḡ Z + [Zᵀ H; −H], H = ḡᵀ (Q₁ + Q₂ Z)",),
     samples=_tall_samples, complex_rules=True)

@@ -297,11 +297,13 @@ def _samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 
 
 SVD_VALUES = Op("svd_values", _values_impl, (_values_vjp,), jvp=_values_jvp, reads=(0,),
+                part=("svd", 1), spelling="np.linalg.svd",
                 formula="ds = diag(Uᵀ dA V); Ā = U diag(s̄) Vᵀ (complex: ds = Re diag(Uᴴ dA V), "
                         "Ā = conj(U) diag(s̄) Vᵀ)", symbol="σ",
                 adjoint=("U diag(ḡ) Vᵀ",), complex_adjoint=("conj(U) diag(ḡ) Vᵀ",),
                 samples=_samples, complex_rules=True, jax="jnp.linalg.svd({0}, compute_uv=False)")
 SVD_U = Op("svd_u", _u_impl, (_u_vjp,), jvp=_u_jvp, reads=(0,), reads_out=True,
+           part=("svd", 0), spelling="np.linalg.svd",
            formula="dU = U (F ∘ (dP S + S dPᵀ)) + (I − U Uᵀ) dA V S⁻¹, dP = Uᵀ dA V",
            symbol="U", adjoint=("U ((G + Gᵀ) S) Vᵀ + (I − U Uᵀ) ḡ S⁻¹ Vᵀ, G = F ∘ (Uᵀ ḡ)",),
            complex_adjoint=("conj(U) ((G + Gᴴ) S + i·Im diag(Uᵀ ḡ′) S⁻¹) Vᵀ + (I − conj(U) Uᵀ) "
@@ -310,6 +312,7 @@ SVD_U = Op("svd_u", _u_impl, (_u_vjp,), jvp=_u_jvp, reads=(0,), reads_out=True,
            samples=_samples, complex_rules=True, jax="jnp.linalg.svd({0}, full_matrices=False)[0]",
            jax_complex_refused=JAX_PHASE)
 SVD_VT = Op("svd_vt", _vt_impl, (_vt_vjp,), jvp=_vt_jvp, reads=(0,), reads_out=True,
+            part=("svd", 2), spelling="np.linalg.svd",
             formula="dV = V (F ∘ (S dP + dPᵀ S)) + (I − V Vᵀ) dAᵀ U S⁻¹, dP = Uᵀ dA V",
             symbol="Vᵀ",
             adjoint=("U (S (H + Hᵀ)) Vᵀ + U S⁻¹ ḡ (I − V Vᵀ), H = F ∘ (Vᵀ ḡᵀ)",),
