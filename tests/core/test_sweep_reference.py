@@ -47,7 +47,7 @@ def _same(a, b, floats: bool) -> bool:
         return False
     if floats and type(a) is float:
         return a == b or (math.isnan(a) and math.isnan(b)) or \
-            math.isclose(a, b, rel_tol=1e-14, abs_tol=1e-300)
+            math.isclose(a, b, rel_tol=1e-11, abs_tol=1e-12)  # ulps, summed along chains
     a, b = np.asarray(a), np.asarray(b)
     return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=True)
 
