@@ -192,3 +192,46 @@ def test_gradients_unchanged_in_anomaly_mode():
         f(y).backward()
     np.testing.assert_allclose(x.grad[1:], expected[1:])
     assert x.grad[0] == 0.0
+
+
+def run_as_notebook_cell(source, filename="/tmp/ipykernel_31157/1256817430.py"):
+    """Run ``source`` as the kernel runs a cell: compiled under a temporary file name whose
+    lines are in ``linecache``."""
+    import linecache
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    try:
+        namespace = {"np": np, "wg": wg}
+        exec(compile(source, filename, "exec"), namespace)
+    finally:
+        linecache.cache.pop(filename, None)
+
+
+def test_frames_of_a_notebook_cell_are_named_cell_not_by_the_kernels_temporary_file():
+    source = (
+        "def root_sum(x):\n"
+        "    y = np.sqrt(x)\n"
+        "    return (y * 0.0).sum()\n"
+        "x = wg.tensor([0.0, 4.0], requires_grad=True)\n"
+        "with wg.detect_anomaly():\n"
+        "    loss = root_sum(x)\n"
+        "    loss.backward()\n"
+    )
+    with pytest.raises(RuntimeError) as info:
+        run_as_notebook_cell(source)
+    text = info.value.args[0]
+    assert text.endswith("created at:\n  Cell, line 2, in root_sum\n    y = np.sqrt(x)")
+    note = info.value.__notes__[0]
+    assert "ipykernel" not in note
+    assert "  Cell, line 6\n    loss = root_sum(x)\n  Cell, line 2, in root_sum\n" in note
+    assert f'File "{__file__}"' in note  # a frame of a file keeps its file name
+
+
+def test_check_forward_names_a_notebook_cell_as_cell():
+    source = (
+        "x = wg.tensor([-1.0, 2.0], requires_grad=True)\n"
+        "with wg.detect_anomaly(check_forward=True):\n"
+        "    y = np.log(x)\n"
+    )
+    with pytest.raises(RuntimeError) as info:
+        run_as_notebook_cell(source)
+    assert info.value.args[0].endswith("called at:\n  Cell, line 3\n    y = np.log(x)")

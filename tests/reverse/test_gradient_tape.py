@@ -840,3 +840,33 @@ def test_tape_jacobian_inside_wg_grad_refuses_an_unwatched_input():
 
     with pytest.raises(RuntimeError, match="which the tape does not watch"):
         wg.grad(lambda x: np.sum(f(x)))(np.array([0.7]))
+
+
+def test_backward_on_a_value_recorded_by_a_tape_points_to_tape_gradient():
+    x = Variable(2.0)
+    with GradientTape() as tape:
+        z = x * x
+    with pytest.raises(wg.errors.NoGradientError, match=r"recorded by a wg\.GradientTape") as info:
+        z.backward()
+    assert "tape.gradient(target, sources)" in str(info.value)
+    assert "requires_grad=True" in str(info.value)
+    assert val(tape.gradient(z, x)) == 4.0  # the tape still gives the gradient
+    w = wg.tensor(3.0)
+    with GradientTape() as tape:
+        tape.watch(w)
+        y = w * w
+    with pytest.raises(wg.errors.NoGradientError, match="tape.gradient"):
+        y.backward()
+    with pytest.raises(wg.errors.NoGradientError, match=r"a wg\.Variable.*tape\.gradient"):
+        x.backward()
+    with pytest.raises(wg.errors.NoGradientError, match="not computed from any tensor"):
+        (wg.tensor(1.0) * 2).backward()  # no tape: the PyTorch message
+
+
+def test_backward_on_a_tape_value_that_requires_grad_still_works():
+    x = wg.tensor(2.0, requires_grad=True)
+    with GradientTape() as tape:
+        tape.watch(x)
+        z = x * x
+    z.backward()
+    assert float(x.grad) == 4.0

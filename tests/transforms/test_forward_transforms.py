@@ -1016,3 +1016,29 @@ def test_nested_gradient_tapes_second_derivative():
             y = np.sin(x) * x
         g = inner.gradient(y, x)
     assert outer.gradient(g, x).item() == pytest.approx(2 * COS(0.7) - 0.7 * SIN(0.7), rel=1e-15)
+
+
+# -- jacfwd where reverse mode is cheaper -------------------------------------------------
+def test_jacfwd_warns_when_many_inputs_go_to_few_outputs(monkeypatch):
+    import wengert.transforms.forward as forward
+    monkeypatch.setattr(forward, "LARGE_TANGENTS", 30 ** 2)
+    x = np.linspace(0.0, 1.0, 40)
+    with pytest.warns(wg.errors.PerformanceWarning, match=r"one pass per input entry: 40 "
+                      r"here, carried as one 40×40 block.*1 output entry.*wg\.jacrev") as rec:
+        j = wg.jacfwd(lambda x: np.sum(np.sin(x)))(x)
+    assert rec[0].filename == __file__  # at the call of the Jacobian
+    np.testing.assert_allclose(j, np.cos(x), rtol=1e-15)  # the result is unchanged
+    with pytest.warns(wg.errors.PerformanceWarning, match="40 here, for 5 output entries"):
+        wg.jacfwd(lambda d: d["a"][:5] * d["b"][:5])({"a": x[:20], "b": x[20:]})  # a pytree
+
+
+def test_jacfwd_is_silent_for_square_or_small_jacobians(monkeypatch, recwarn):
+    import wengert.transforms.forward as forward
+    x = np.linspace(0.0, 1.0, 40)
+    wg.jacfwd(lambda x: np.sum(np.sin(x)))(x)  # small: 40 tangents
+    monkeypatch.setattr(forward, "LARGE_TANGENTS", 30 ** 2)
+    wg.jacfwd(np.sin)(x)  # as many outputs as inputs
+    wg.jacfwd(lambda x: x[:6] * 2.0)(x)  # more than an eighth as many outputs
+    wg.hessian(lambda x: np.sum(x ** 3))(x)  # forward over reverse: a square Jacobian
+    wg.jacobian(lambda x: np.sum(x * x))(x)  # picks reverse mode itself
+    assert not [w for w in recwarn if issubclass(w.category, wg.errors.PerformanceWarning)]

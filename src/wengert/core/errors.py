@@ -46,6 +46,7 @@ __all__ = [
     "NoGradientError",
     "HookError",
     "AnomalyError",
+    "PerformanceWarning",
     "error_name",
 ]
 
@@ -160,6 +161,14 @@ class AnomalyError(WengertError, RuntimeError):
     """
 
     node: Any = None
+
+
+class PerformanceWarning(WengertError, UserWarning):
+    """A computation that gives the right result at a cost another way avoids (the
+    message says which): ``wg.jacfwd`` of a function with many more inputs than outputs.
+
+    Silence it with ``warnings.filterwarnings("ignore", category=wg.errors.PerformanceWarning)``.
+    """
 
 
 def error_name(error: BaseException) -> str:

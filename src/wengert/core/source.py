@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["SourceLine", "capture_stack", "user_frame", "user_line", "is_library",
-           "storing_item"]
+           "storing_item", "is_notebook_cell", "frame_heading"]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
@@ -50,6 +50,38 @@ class SourceLine:
 def is_library(filename: str) -> bool:
     """Whether a frame's file belongs to wengert or NumPy."""
     return filename.startswith(_PKG_DIR) or filename.startswith(_NUMPY_DIR)
+
+
+def is_notebook_cell(filename: str) -> bool:
+    """Whether ``filename`` names a notebook cell (the kernel's temporary
+    ``.../ipykernel_<pid>/<hash>.py`` files, ``<ipython-input-…>``) rather than a file the
+    user can open.
+
+    Examples
+    --------
+    >>> is_notebook_cell("/tmp/ipykernel_41/2740.py"), is_notebook_cell("/src/model.py")
+    (True, False)
+    """
+    return "ipykernel_" in filename or filename.startswith("<ipython-input")
+
+
+def frame_heading(filename: str, lineno: int, function: str) -> str:
+    """The heading of a traceback entry: ``File "model.py", line 4, in f`` for a file and,
+    as IPython's tracebacks name them, ``Cell, line 4, in f`` for a notebook cell (whose
+    temporary file name changes every run).
+
+    Examples
+    --------
+    >>> frame_heading("/tmp/ipykernel_41/2740.py", 4, "root_sum")
+    'Cell, line 4, in root_sum'
+    >>> frame_heading("/tmp/ipykernel_41/2740.py", 2, "<module>")
+    'Cell, line 2'
+    >>> frame_heading("/src/model.py", 12, "loss")
+    'File "/src/model.py", line 12, in loss'
+    """
+    if not is_notebook_cell(filename):
+        return f'File "{filename}", line {lineno}, in {function}'
+    return f"Cell, line {lineno}" + ("" if function == "<module>" else f", in {function}")
 
 
 def capture_stack(depth: int) -> list[tuple[str, int, str]]:

@@ -41,7 +41,7 @@ import numpy as np
 from wengert.core.bind import kind_of
 from wengert.core.errors import AnomalyError
 from wengert.core.modes import RECORDERS, Recorder
-from wengert.core.source import capture_stack, is_library
+from wengert.core.source import capture_stack, frame_heading, is_library
 from wengert.core.sweep import OBSERVERS, SweepObserver
 
 __all__ = ["detect_anomaly", "is_anomaly_enabled", "creation_stack", "ANOMALY"]
@@ -90,9 +90,11 @@ def _user_frame(frames: list[tuple[str, int, str]]) -> tuple[str, int, str] | No
 
 
 def _describe(frame: tuple[str, int, str]) -> str:
+    """One traceback entry: its heading (a notebook cell named ``Cell``, not by the
+    kernel's temporary file) and its line of code."""
     filename, lineno, name = frame
     line = linecache.getline(filename, lineno).strip()
-    text = f'  File "{filename}", line {lineno}, in {name}'
+    text = "  " + frame_heading(filename, lineno, name)
     return text + (f"\n    {line}" if line else "")
 
 
@@ -104,10 +106,10 @@ def _summary(frames: list[tuple[str, int, str]]) -> traceback.StackSummary:
 
 
 def _stack_note(frames: list[tuple[str, int, str]]) -> str:
-    summary = _summary([f for f in frames if not _is_library(f[0])][:10])
+    user = [f for f in frames if not _is_library(f[0])][:10]
     return (
         "Traceback of the forward call that created the operation (most recent call last):\n"
-        + "".join(summary.format()).rstrip()
+        + "\n".join(_describe(f) for f in reversed(user))
     )
 
 

@@ -846,6 +846,17 @@ def tensor_backward(
                 "gradient with wg.grad (or wg.vjp) instead, or call backward() outside."
             )
         if not out._rg:
+            if out._node is not None or hasattr(out, "trainable"):  # a tape's value, a Variable
+                raise NoGradientError(
+                    "element 0 of tensors does not require grad: it is "
+                    + ("a value recorded by a wg.GradientTape" if out._node is not None
+                       else "a wg.Variable")
+                    + ", and tapes do not make tensors require grad (as in TensorFlow, the "
+                    "tape keeps the operations, not the tensors). Tapes give gradients with "
+                    "tape.gradient(target, sources), e.g. tape.gradient(z, [x]) after the "
+                    "with block. backward() (the PyTorch style) needs the inputs created with "
+                    "wg.tensor(..., requires_grad=True) instead of watched tensors or Variables."
+                )
             raise NoGradientError(
                 "element 0 of tensors does not require grad and does not have a grad_fn: this "
                 "tensor was not computed from any tensor with requires_grad=True (or it was "

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 from wengert import numpy as wnp
 from wengert.core.bind import dtype_of, is_traced, kind_of, primal, shape_of
+from wengert.core.errors import PerformanceWarning
 from wengert.core.levels import DUAL_TAG, Tag
 from wengert.core.op import NoForwardRule
 from wengert.core.subclasses import refuse_subclass
@@ -519,6 +521,9 @@ def _jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool
                                     where)
             if found is not None:
                 blocks, out_spec, aux = found
+                n = leaves[0].size
+                _warn_if_reverse_is_cheaper(n, sum(b[0].size for b in blocks) // n,
+                                            leaves[0].itemsize, where)
                 result = _assemble(blocks, out_spec, spec, single)
                 return (result, aux) if has_aux else result
         # A traced array input would have taken the batched path eagerly, which gives
@@ -562,6 +567,9 @@ def _jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool
             out, aux = split_aux(f_sel(*sel), has_aux, where)
         _check_outputs(out, where, holomorphic, real=False)
         out_leaves, out_spec = flatten(out)
+        _warn_if_reverse_is_cheaper(sum(_size(shape) for shape, _ in infos),
+                                    sum(_size(_shape_dtype(ol)[0]) for ol in out_leaves),
+                                    0, where)
         blocks = []
         for o, ol in enumerate(out_leaves):
             oshape, odtype = _shape_dtype(ol)
@@ -575,6 +583,27 @@ def _jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool
         return (result, aux) if has_aux else result
 
     return jac
+
+
+#: Forward mode's Jacobian pushes one tangent per input entry: past this many tangent
+#: entries (input entries squared; 2²³ is 64 MiB in float64, n ≈ 2,900) it is worth a word
+#: when the output is much smaller than the input and reverse mode would be cheaper.
+LARGE_TANGENTS = 2 ** 23
+
+
+def _warn_if_reverse_is_cheaper(n_in: int, n_out: int, itemsize: int, where: str) -> None:
+    """Warn (a :class:`PerformanceWarning`) when forward mode pushed ``n_in`` tangents (as
+    one block of ``itemsize``-byte entries when ``itemsize``) for at most an eighth as many
+    output entries (a reverse pass costs a few forward passes: an eighth is a safe margin)."""
+    if n_in * n_in <= LARGE_TANGENTS or 8 * n_out > n_in or where != "jacfwd":
+        return
+    block = (f", carried as one {n_in:,}×{n_in:,} block of tangents "
+             f"({n_in * n_in * itemsize / 2 ** 20:,.0f} MiB)") if itemsize else ""
+    warnings.warn(PerformanceWarning(
+        f"jacfwd: forward mode costs one pass per input entry: {n_in:,} here{block}, for "
+        f"{n_out:,} output entr{'y' if n_out == 1 else 'ies'}. Reverse mode costs one pass "
+        "per output entry: wg.jacrev (or wg.grad for a scalar output) gives the same "
+        "Jacobian for much less here."), stacklevel=3)
 
 
 def _same_call(first: Any, again: Any, where: str) -> None:
