@@ -346,33 +346,3 @@ def test_a_compiled_function_traced_inside_another_keeps_the_outer_ones_warnings
     outer(np.zeros(1))
     assert "errstate" not in outer.graph_for(np.zeros(1)).to_source()
     assert _outcome(outer, np.zeros(1))[1] == ["divide by zero encountered in log"]
-
-
-def test_a_compiled_function_traced_from_outside_shows_the_lines_of_its_own_code():
-    def compute(a, b, c):
-        total = a + b
-        return total * np.sin(c)
-
-    fast = wg.compile(compute)
-    assert fast(1.0, 2.0, 3.0) == compute(1.0, 2.0, 3.0)  # a trace is cached (without lines)
-    graph = wg.trace(fast, 1.0, 2.0, 3.0)
-    assert [eq.source.text for eq in graph.equations] == [
-        "total = a + b", "return total * np.sin(c)", "return total * np.sin(c)"]
-    assert "wg.trace" not in graph.to_source()
-
-    def outer(a, b, c):
-        return fast(a, b, c) * 2.0
-
-    traced = wg.trace(outer, 1.0, 2.0, 3.0)
-    assert [eq.source.text for eq in traced.equations][-2:] == [
-        "return total * np.sin(c)", "return fast(a, b, c) * 2.0"]
-    assert traced(1.0, 2.0, 3.0) == outer(1.0, 2.0, 3.0) == wg.compile(outer)(1.0, 2.0, 3.0)
-    assert len(fast.cache_info()) == 1  # tracing from outside keeps no trace of its own
-
-
-def test_a_compiled_function_traced_from_outside_warns_once_as_eagerly():
-    inner = wg.compile(lambda x: np.log(x))
-    inner(np.ones(1))
-    assert _outcome(wg.trace, inner, np.zeros(1))[1] == ["divide by zero encountered in log"]
-    assert _outcome(wg.trace, lambda x: inner(x) * 2.0, np.zeros(1))[1] == [
-        "divide by zero encountered in log"]

@@ -312,20 +312,6 @@ class Compiled:
         return (TraceInfo(graph, traced, runner, self._statics(args, static, fun), shapes),
                 builder.results)
 
-    def _lined_trace(self, args: tuple[Any, ...], static: tuple[int, ...],
-                     keywords: tuple[str, ...]) -> Graph:
-        """The function traced (not compiled, not kept) with its equations' lines of code.
-
-        Its warnings are dropped: the outer trace gives them as it records the equations
-        (the settings of the caller, the same filters, stay those the trace compares with).
-        """
-        plain = tuple(a if i in static else unflatten(flatten(a)[1],
-                                                       [_plain(x) for x in flatten(a)[0]])
-                      for i, a in enumerate(args))
-        with collector_paused(), warnings.catch_warnings(record=True):
-            return trace_into(Builder(function_name(self.fun)), self._function(keywords, len(args)),
-                              plain, static, is_static_leaf).replace(examples=None)
-
     def _statics(self, args: tuple[Any, ...], static: tuple[int, ...],
                  fun: Callable[..., Any]) -> list[tuple[str, Any, Any]]:
         """(name, value, key) of each static argument and static leaf, in argument
@@ -458,13 +444,6 @@ class Compiled:
                      keywords: tuple[str, ...]) -> Any:
         """Tensors, dual numbers or tracers among the arguments: the graph runs op by op
         (differentiated or traced again)."""
-        if any(_lines_kept(x) for x in leaves):
-            # The cached traces keep no lines of code (tracing is faster without): an outer
-            # trace that shows lines gets the function traced again with its own lines,
-            # rather than the line of the call for all of its equations.
-            graph = self._lined_trace(args, static, keywords)
-            refuse_lost_derivatives(graph, leaves)
-            return unflatten(graph.out_tree, evaluate(graph, leaves))
         for info in infos or ():
             refuse_lost_derivatives(info.traced, leaves)
             try:
@@ -575,15 +554,6 @@ def _graph_traced(x: Any) -> bool:
     while is_traced(x):
         if type(x) is Traced:
             return True
-        x = kind_of(x).primal(x)
-    return False
-
-
-def _lines_kept(x: Any) -> bool:
-    """Whether a graph tracer of a trace that keeps lines of code lies beneath ``x``."""
-    while is_traced(x):
-        if type(x) is Traced:
-            return x.builder.lines
         x = kind_of(x).primal(x)
     return False
 
