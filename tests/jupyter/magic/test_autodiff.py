@@ -342,7 +342,7 @@ def test_a_constant_the_notebook_changes_in_place_after_the_cell_is_not_replayed
 
 
 @pytest.mark.parametrize("name", ["magic.runner", "magic.bindings", "magic.plain",
-                                  "magic.cell", "magic.card", "views.sweep", "views.targets"])
+                                  "magic.cell", "magic.card", "views.sweep", "views.subject"])
 def test_docstring_examples(name):
     import doctest
     import importlib

@@ -1,4 +1,4 @@
-"""DOT drawings of tapes (wengert.jupyter.views.tape_dot): styles from the leaf table, values and
+"""DOT drawings of tapes (wengert.jupyter.views.dot): styles from the leaf table, values and
 gradients on nodes, grouping of big tapes in one pass, determinism, valid DOT."""
 
 from __future__ import annotations
@@ -17,15 +17,10 @@ import wengert as wg
 from wengert.core.equations import Tape
 from wengert.core.ir import Equation, Literal, Var
 from wengert.core.source import SourceLine
-from wengert.jupyter.views import tape_dot as dot_module
-from wengert.jupyter.views.render import AdjointCollector, TapeNames, names_from_namespace
-from wengert.jupyter.views.tape_dot import (
-    MAX_NODES,
-    equation_formula,
-    group_equations,
-    node_value_lines,
-    tape_dot,
-)
+from wengert.jupyter.views import dot as dot_module
+from wengert.jupyter.views.dot import MAX_NODES, dot_source, equation_formula, node_value_lines
+from wengert.jupyter.views.grouping import group_equations
+from wengert.jupyter.views.subject import AdjointCollector, TapeNames, names_from_namespace
 from wengert.ops import REGISTRY
 
 HAS_DOT = shutil.which("dot") is not None
@@ -56,7 +51,7 @@ def edges(source: str) -> list[tuple[str, str]]:
 
 def test_abc_nodes_have_values_gradients_and_leaf_styles():
     tape, adjoints, ns = abc()
-    source = tape_dot(tape, adjoints=adjoints, names=names_from_namespace(tape, ns))
+    source = dot_source(tape, adjoints=adjoints, names=names_from_namespace(tape, ns))
     nodes = node_lines(source)
     assert set(nodes) == {"x0", "x1", "x2", "t0", "t1"}
     for leaf, value, grad in (("x0", "2", "4"), ("x1", "3", "4"), ("x2", "4", "5")):
@@ -73,25 +68,25 @@ def test_abc_nodes_have_values_gradients_and_leaf_styles():
 
 def test_loss_constants_are_grey_dashed_and_named():
     tape, adjoints, ns = loss()
-    source = tape_dot(tape, adjoints=adjoints, names=names_from_namespace(tape, ns))
+    source = dot_source(tape, adjoints=adjoints, names=names_from_namespace(tape, ns))
     nodes = node_lines(source)
-    assert {"c0_0", "c2_1", "c3_1"} <= set(nodes)
-    for constant in ("c0_0", "c2_1", "c3_1"):
+    assert {"c:0:0", "c:2:1", "c:3:1"} <= set(nodes)
+    for constant in ("c:0:0", "c:2:1", "c:3:1"):
         assert 'style="filled,dashed"' in nodes[constant] and "peripheries" not in \
             nodes[constant]
-    assert "<B>x</B>" in nodes["c0_0"] and ">1.5</FONT>" in nodes["c0_0"]
-    assert "<B>y</B>" in nodes["c2_1"] and ">0.1</FONT>" in nodes["c2_1"]
-    assert ">2</FONT>" in nodes["c3_1"]  # the exponent, unnamed
+    assert "<B>x</B>" in nodes["c:0:0"] and ">1.5</FONT>" in nodes["c:0:0"]
+    assert "<B>y</B>" in nodes["c:2:1"] and ">0.1</FONT>" in nodes["c:2:1"]
+    assert ">2</FONT>" in nodes["c:3:1"]  # the exponent, unnamed
     assert "x × w" in nodes["t0"] and "1.2" in nodes["t0"] and "grad 2.6" in nodes["t0"]
     assert "t1 − y" in nodes["t2"] and "1.3" in nodes["t2"]
     assert "<B>L</B>&#160;=&#160;t2 ** 2" in nodes["t3"] and "1.69" in nodes["t3"]
     assert "grad 3.9" in nodes["x0"] and "grad 2.6" in nodes["x1"]
-    assert ("c0_0", "t0") in edges(source) and ("x0", "t0") in edges(source)
+    assert ("c:0:0", "t0") in edges(source) and ("x0", "t0") in edges(source)
 
 
 def test_leaves_show_their_grad_without_adjoints():
     tape, _, _ = loss()
-    nodes = node_lines(tape_dot(tape))
+    nodes = node_lines(dot_source(tape))
     assert ".grad 3.9" in nodes["x0"] and ".grad 2.6" in nodes["x1"]
     assert "<B>x0</B>" in nodes["x0"]
 
@@ -100,7 +95,7 @@ def test_watched_leaves_say_so():
     w = wg.Variable(2.0, name="w")
     with wg.GradientTape() as g:
         w * 3.0
-    nodes = node_lines(tape_dot(g.recorded))
+    nodes = node_lines(dot_source(g.recorded))
     assert "<B>w</B>" in nodes["x0"] and "watched by the tape" in nodes["x0"]
 
 
@@ -108,11 +103,11 @@ def test_watched_leaves_say_so():
 def test_dot_parses_the_drawings():
     tape, adjoints, ns = loss()
     names = names_from_namespace(tape, ns)
-    svg = svg_of(tape_dot(tape, adjoints=adjoints, names=names))
+    svg = svg_of(dot_source(tape, adjoints=adjoints, names=names))
     assert "grad 3.9" in svg and "1.69" in svg and "<svg" in svg
     assert not re.search(r"0x[0-9a-fA-F]{3,}", svg)  # graphviz's own ids are "node1", ...
     # awkward names and values are escaped
-    odd = tape_dot(tape, names={"x0": 'w<"&>\\', "t3": "L{1}"})
+    odd = dot_source(tape, names={"x0": 'w<"&>\\', "t3": "L{1}"})
     assert "w&lt;&quot;&amp;&gt;\\" in odd
     assert "w&lt;&quot;&amp;&gt;" in svg_of(odd)
 
@@ -130,10 +125,14 @@ def test_dot_parses_arrays_indexing_and_many_ops():
     collector = AdjointCollector(tape)
     with wg.observe_sweep(collector):
         y.backward()
-    source = tape_dot(tape, adjoints=collector.adjoints)
+    source = dot_source(tape, adjoints=collector.adjoints)
     svg = svg_of(source)
     assert "3×4 · ‖·‖=" in svg and "‖t" in svg
     assert_clean(source)
+
+
+def formula(eq, names):
+    return equation_formula(eq, [names.input(eq, p) for p in range(len(eq.ins))])
 
 
 def test_formulas():
@@ -143,7 +142,7 @@ def test_formulas():
               x.reshape(3, 2), np.concatenate([x, x, x, x, x]), x.astype(np.float32)]
     tape = wg.tape_of(*ys)
     names = TapeNames(tape, {"x0": "x"})
-    formulas = {eq.op.name: equation_formula(eq, names) for eq in tape}
+    formulas = {eq.op.name: formula(eq, names) for eq in tape}
     assert formulas["getitem"] in ("x[0, 1:]", "x[..., None]")
     assert formulas["transpose"] == "xᵀ" and formulas["negative"] == "−x"
     assert formulas["norm"] == "‖x‖" and formulas["sin"] == "sin(x)"
@@ -151,7 +150,7 @@ def test_formulas():
     assert formulas["concatenate"] == "concatenate(x, x, x, … 2 more, axis=0)"
     assert formulas["astype"] == "astype(x, dtype=float32)"
     picks = wg.tape_of(x[x > 0], x[[0, 1], [1, 2]], x[np.arange(2).repeat(3)])
-    assert [equation_formula(eq, names) for eq in picks] == [
+    assert [formula(eq, names) for eq in picks] == [
         "x[mask(2×3)]", "x[[0,1], [1,2]]", "x[array(i64[6])]"]
 
 
@@ -166,22 +165,22 @@ def test_node_values():
 def test_deterministic_for_separately_recorded_tapes():
     first, adj1, ns1 = loss()
     second, adj2, ns2 = loss()
-    a = tape_dot(first, adjoints=adj1, names=names_from_namespace(first, ns1))
-    b = tape_dot(second, adjoints=adj2, names=names_from_namespace(second, ns2))
+    a = dot_source(first, adjoints=adj1, names=names_from_namespace(first, ns1))
+    b = dot_source(second, adjoints=adj2, names=names_from_namespace(second, ns2))
     assert a == b
-    assert tape_dot(chain(1000)) == tape_dot(chain(1000))
+    assert dot_source(chain(1000)) == dot_source(chain(1000))
 
 
 def test_grouping_starts_above_max_nodes():
-    at = tape_dot(chain(MAX_NODES))
-    above = tape_dot(chain(MAX_NODES + 1))
+    at = dot_source(chain(MAX_NODES))
+    above = dot_source(chain(MAX_NODES + 1))
     assert '"t299"' in at and "groups" not in at
-    assert '"t0"' not in above and '"g0"' in above and "301 equations in 19 groups" in above
+    assert '"t0"' not in above and '"g:0"' in above and "301 equations in 19 groups" in above
     assert 'expand=[&quot;t0–t15&quot;]' in above and "group=None" in above
-    everything = node_lines(tape_dot(chain(MAX_NODES + 1), group=None))
+    everything = node_lines(dot_source(chain(MAX_NODES + 1), group=None))
     assert sum(1 for node in everything if re.fullmatch(r"t\d+", node)) == MAX_NODES + 1
-    assert '"g0"' in tape_dot(chain(10), group="chunk")
-    assert '"g0"' in tape_dot(chain(50), max_nodes=40)
+    assert '"g:0"' in dot_source(chain(10), group="chunk")
+    assert '"g:0"' in dot_source(chain(50), max_nodes=40)
 
 
 def test_grouping_by_line_with_a_loop_and_expanding_a_group():
@@ -193,31 +192,31 @@ def test_grouping_by_line_with_a_loop_and_expanding_a_group():
             h = np.tanh(z)
         out = h.sum()
     tape = wg.tape_of(out)
-    source = tape_dot(tape, names={"x0": "W"})
+    source = dot_source(tape, names={"x0": "W"})
     labels = re.findall(r"<B>(line \d+)</B>", source)
     assert len(labels) == 3 and "401 equations in 3 groups (by source line)" in source
     assert "z = W @ h" in source and "200 equations" in source and "tanh ×200" in source
     groups = edges(source)
-    assert ("x0", "g0") in groups and ("g0", "g1") in groups and ("g1", "g0") in groups
-    assert re.search(r'"g1" -> "g0" \[label="×199"', source)
-    assert re.search(r'"x0" -> "g0" \[label="×200"', source)
+    assert ("x0", "g:0") in groups and ("g:0", "g:1") in groups and ("g:1", "g:0") in groups
+    assert re.search(r'"g:1" -> "g:0" \[label="×199"', source)
+    assert re.search(r'"x0" -> "g:0" \[label="×200"', source)
     # the output's group is drawn thick
-    assert 'penwidth="2.5"' in node_lines(source)["g2"]
-    expanded = tape_dot(tape, expand=[labels[2]], names={"x0": "W"})
+    assert 'penwidth="2.5"' in node_lines(source)["g:2"]
+    expanded = dot_source(tape, expand=[labels[2]], names={"x0": "W"})
     assert 'subgraph "cluster_g2"' in expanded and '"t400"' in expanded
-    assert '"g2"' not in node_lines(expanded) and '"t0"' not in expanded
-    assert ("g1", "t400") in edges(expanded)  # the last line: t400 = Σ(t399)
-    assert "No group is labelled &#x27;nope&#x27;" in tape_dot(tape, expand=["nope"])
-    assert "may take minutes" in tape_dot(tape, expand=[labels[0]], max_nodes=150)
+    assert '"g:2"' not in node_lines(expanded) and '"t0"' not in expanded
+    assert ("g:1", "t400") in edges(expanded)  # the last line: t400 = Σ(t399)
+    assert "No group is labelled &#x27;nope&#x27;" in dot_source(tape, expand=["nope"])
+    assert "may take minutes" in dot_source(tape, expand=[labels[0]], max_nodes=150)
     assert "may take minutes" not in expanded
-    functions = tape_dot(tape, group="function")
+    functions = dot_source(tape, group="function")
     assert "<B>test_grouping_by_line_with_a_loop_and_expanding_a_group()</B>" in functions
     assert "401 equations in 1 group (by function)" in functions
     # one line recording everything: consecutive runs, each showing that line
     g = wg.tensor(np.ones(3))
     with wg.source_lines():
         for _ in range(400): g = np.tanh(W @ g)  # noqa: E701
-    one_line = tape_dot(wg.tape_of(g))
+    one_line = dot_source(wg.tape_of(g))
     assert "(by consecutive runs)" in one_line
     assert one_line.count("for _ in range(400): g = np.tanh(W @ g)") == 20
 
@@ -244,8 +243,8 @@ def test_many_leaves_become_one_node():
     total = xs[0]
     for x in xs[1:]:
         total = total + x
-    source = tape_dot(wg.tape_of(total))
-    assert '"leaves"' in source and "400 leaves" in source and '"x1"' not in source
+    source = dot_source(wg.tape_of(total))
+    assert '":inputs"' in source and "400 leaves" in source and '"x1"' not in source
 
 
 def synthetic_tape(n: int, lines: int = 0) -> Tape:
@@ -273,13 +272,13 @@ def test_grouping_is_one_pass_without_recursion_at_100k_equations(lines):
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(150)  # any recursion over the graph would fail here
     try:
-        source = tape_dot(tape)
+        source = dot_source(tape)
         grouping = group_equations(tape, "chunk")
     finally:
         sys.setrecursionlimit(limit)
     if lines:
         assert "100,000 equations in 3 groups (by source line)" in source
-        assert re.search(r'"g2" -> "g0" \[label="×33,333"', source)
+        assert re.search(r'"g:2" -> "g:0" \[label="×33,333"', source)
     else:
         assert "100,000 equations in 20 groups (by consecutive runs)" in source
     assert sum(grouping.sizes) == 100_000 and len(grouping.of) == 100_000
@@ -290,7 +289,7 @@ def test_grouping_is_one_pass_without_recursion_at_100k_equations(lines):
 
 @pytest.mark.slow
 def test_a_recorded_100k_tape_draws_grouped():
-    source = tape_dot(chain(100_000))
+    source = dot_source(chain(100_000))
     assert "100,000 equations in 20 groups" in source
     if HAS_DOT:
         svg_of(source)
@@ -298,9 +297,9 @@ def test_a_recorded_100k_tape_draws_grouped():
 
 def test_empty_tape():
     x = wg.tensor(1.0, requires_grad=True)
-    source = tape_dot(wg.tape_of(x))
+    source = dot_source(wg.tape_of(x))
     assert '"x0"' in source and "->" not in source
-    assert "no equations recorded" in tape_dot(wg.tape_of(wg.tensor(1.0)))
+    assert "no equations recorded" in dot_source(wg.tape_of(wg.tensor(1.0)))
 
 
 def test_docstring_examples_run():

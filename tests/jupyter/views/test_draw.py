@@ -17,9 +17,9 @@ from test_render import abc, assert_clean, assert_well_formed, loss
 import numpy as np
 import wengert as wg
 from wengert.jupyter.views import drawing as draw_module
+from wengert.jupyter.views.dot import dot_source
 from wengert.jupyter.views.drawing import NOT_INSTALLED, draw
-from wengert.jupyter.views.render import names_from_namespace
-from wengert.jupyter.views.tape_dot import tape_dot
+from wengert.jupyter.views.subject import names_from_namespace
 
 graphviz = pytest.importorskip("graphviz")
 HAS_DOT = shutil.which("dot") is not None
@@ -29,7 +29,7 @@ def test_draw_returns_a_digraph_with_the_tapes_dot_source():
     tape, adjoints, ns = abc()
     drawing = draw(ns["y"], adjoints=adjoints, names=names_from_namespace(tape, ns))
     assert isinstance(drawing, graphviz.Digraph)
-    expected = tape_dot(tape, adjoints=adjoints, names=names_from_namespace(tape, ns))
+    expected = dot_source(tape, adjoints=adjoints, names=names_from_namespace(tape, ns))
     assert drawing.source == expected
     assert repr(drawing) == "<wg.draw: 2 equations, 3 leaves>"
     copy = drawing.copy()
@@ -97,7 +97,7 @@ def test_draw_targets_and_options():
     y = x
     for _ in range(400):
         y = y * 1.01
-    assert '"g0"' in draw(y).source
+    assert '"g:0"' in draw(y).source
     assert '"t399"' in draw(y, group=None).source
     assert '"t0"' in draw(y, expand=["t0–t19"]).source
     assert "blue double ring" not in draw(x * 2.0, legend=False).source
