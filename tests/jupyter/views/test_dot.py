@@ -6,33 +6,38 @@ from __future__ import annotations
 import doctest
 import re
 import shutil
-import subprocess
 import sys
 
+import graph_examples as examples
 import pytest
-from test_render import abc, assert_clean, chain, loss
+from graph_examples import B, W, X, branchy, drop_dead, drop_times_one, grad_graph_of, model, svg_of
+from test_html import abc, assert_clean, chain, loss
 
 import numpy as np
 import wengert as wg
+from wengert.core.collector import collector_paused
 from wengert.core.equations import Tape
 from wengert.core.ir import Equation, Literal, Var
 from wengert.core.source import SourceLine
+from wengert.graph.program import Graph
 from wengert.jupyter.views import dot as dot_module
-from wengert.jupyter.views.dot import MAX_NODES, dot_source, equation_formula, node_value_lines
+from wengert.jupyter.views.diff import diff_graphs
+from wengert.jupyter.views.dot import (
+    GRAPH_LEGEND,
+    MAX_NODES,
+    dot_source,
+    equation_formula,
+    node_value_lines,
+    pass_dot,
+)
+from wengert.jupyter.views.drawing import draw, draw_pass
 from wengert.jupyter.views.grouping import group_equations
+from wengert.jupyter.views.html import graph_html
 from wengert.jupyter.views.subject import AdjointCollector, TapeNames, names_from_namespace
+from wengert.jupyter.views.text import passes_text
 from wengert.ops import REGISTRY
 
 HAS_DOT = shutil.which("dot") is not None
-
-
-def svg_of(source: str) -> str:
-    """Runs ``dot -Tsvg``: the DOT text must parse."""
-    done = subprocess.run(["dot", "-Tsvg"], input=source.encode(), capture_output=True,
-                          timeout=120)
-    assert done.returncode == 0, done.stderr.decode()
-    assert not done.stderr.strip(), done.stderr.decode()  # no warnings either
-    return done.stdout.decode()
 
 
 def node_lines(source: str) -> dict[str, str]:
@@ -306,3 +311,205 @@ def test_docstring_examples_run():
     with np.printoptions(legacy=False):
         result = doctest.testmod(dot_module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0 and result.attempted > 10
+
+
+needs_dot = pytest.mark.skipif(not HAS_DOT, reason="Graphviz's dot is not installed")
+
+
+# -- drawings ---------------------------------------------------------------------------------
+
+
+
+
+def test_graph_dot_draws_inputs_literals_equations_outputs():
+    g = wg.trace(examples.loss, X, W, B)
+    source = dot_source(g)
+    assert_clean(source)
+    assert source.startswith("digraph program {")
+    for edge in ('"x" -> "t0"', '"w" -> "t0"', '"t0" -> "t1"', '"b" -> "t1"', '"c:3:1" -> "t3"'):
+        assert edge in source, edge
+    assert "<B>t0</B>&#160;=&#160;x @ w" in source and "<B>t4</B>&#160;=&#160;Σ(t3)" in source
+    assert 'peripheries="2"' in source and 'penwidth="2.5"' in source  # inputs, the output
+    assert GRAPH_LEGEND.split(" · ")[0] in source
+    assert source == dot_source(wg.trace(examples.loss, X, W, B))
+    assert [equation_formula(eq) for eq in g] == ["x @ w", "t0 + b", "tanh(t1)", "t2 ** 2",
+                                               "Σ(t3)"]
+
+
+@needs_dot
+def test_every_drawing_parses_with_dot():
+    g = wg.trace(examples.loss, X, W, B)
+    f = wg.compile(branchy)
+    f(np.ones(3))
+    before = grad_graph_of(model, X, W)
+    for source in (dot_source(g), dot_source(wg.grad_graph(g, argnums=(1, 2))),
+                   dot_source(f.cache_info()[0].graph), pass_dot(before, drop_dead(before)),
+                   pass_dot(before, drop_times_one(before))):
+        assert "<svg" in svg_of(source)
+
+
+def test_a_guard_hangs_from_the_value_it_tests():
+    source = dot_source(wg.trace(branchy, -np.ones(3)))
+    assert '"guard:0"' in source and '"t1" -> "guard:0"' in source
+    assert "guard bool(t1) == False" in source and "if np.sum(x) &gt; 0:" in source
+
+
+def test_pass_dot_marks_removed_new_and_rewritten_equations():
+    before = wg.trace(model, X, W)
+    after = drop_dead(drop_times_one(before))
+    source = pass_dot(before, after)
+    assert_clean(source)
+    diff = diff_graphs(before, after)
+    removed = [row.before.out.name for row in diff.rows if row.kind == "removed"]
+    assert len(removed) == 2
+    for name in removed:
+        assert f"<S><B>{name}</B>" in source
+    assert source.count('style="filled,dashed", fillcolor="#fee4e2"') == 2
+    assert "was t" in source and "~ <B>" in source  # the rewritten one, with its old form
+    assert "→ read as" in source
+    assert 'style="dashed"' in source  # edges into removed boxes
+
+
+def test_a_big_graph_is_grouped_and_says_how_many():
+    def chain(x):
+        for _ in range(400):
+            x = np.sin(x) * 1.01
+        return x
+
+    g = wg.trace(chain, 0.5)
+    source = dot_source(g)
+    assert "800 equations in 20 groups (by consecutive runs)" in source
+    assert '"g:0"' in source and '"g:19"' in source and '"t5"' not in source
+    assert "sin ×20" in source and "× ×20" not in source
+    assert "expand=[&quot;t0–t39&quot;]" in source
+    expanded = dot_source(g, expand=["t40–t79"])
+    assert 'subgraph "cluster_g1"' in expanded and '"t40"' in expanded
+    assert dot_source(g, max_nodes=1000).count("->") > 800  # under the limit: every equation
+    if HAS_DOT:
+        svg_of(source)
+        svg_of(expanded)
+
+
+def test_a_graph_from_several_lines_is_grouped_by_line():
+    def net(x, w):
+        for _ in range(100):
+            x = np.tanh(x @ w)
+            x = x * 0.5 + 0.1
+        return np.sum(x)
+
+    g = wg.trace(net, np.ones((2, 3)), np.eye(3))
+    grouping = group_equations(g.equations, "line")
+    assert len(grouping.labels) == 3 and sum(grouping.sizes) == len(g)
+    source = dot_source(g)
+    assert f"{len(g)} equations in 3 groups (by source line)" in source
+    assert "x = np.tanh(x @ w)" in source and "×100" in source  # edge counts between groups
+
+
+def test_a_big_pass_drawing_counts_the_changes_per_group():
+    def f(x):
+        for _ in range(300):
+            unused = np.exp(x)  # noqa: F841 - dead
+            x = np.sin(x)
+        return x
+
+    before = wg.trace(f, 0.5, source_lines=False)
+    source = pass_dot(before, drop_dead(before))
+    assert "600 equations in 20 groups" in source
+    assert source.count("− 15 removed") == 20
+    if HAS_DOT:
+        svg_of(source)
+
+
+@pytest.mark.slow
+def test_a_million_equations_draw_in_one_pass():
+    n = 10**6
+    x = Var("x", (), np.float64, scalar=True)
+    mul = wg.ops.REGISTRY["multiply"]
+    one = Literal(1.0)
+    with collector_paused():
+        outs = [Var(f"t{k}", (), np.float64, scalar=True) for k in range(n)]
+        eqs = [wg.graph.Equation(mul, [outs[k - 1] if k else x, one], None, outs[k])
+               for k in range(n)]
+    identity = wg.trace(lambda v: v, 1.0)
+    g = Graph([x], eqs, [outs[-1]], identity.in_tree, identity.out_tree)
+    source = dot_source(g)
+    assert "1,000,000 equations in 20 groups" in source
+    assert '"g:0" -> "g:1"' in source
+    assert len(graph_html(g)) < 40_000
+    half = g.replace(equations=eqs[: n // 2], outputs=[outs[n // 2 - 1]])
+    assert "500,000 removed" in passes_text(g, half)
+
+
+def test_wg_draw_of_a_graph_and_of_a_pass_are_digraphs_with_the_listing_as_fallback():
+    graphviz = pytest.importorskip("graphviz")
+    g = wg.trace(examples.loss, X, W, B)
+    drawing = draw(g)
+    assert isinstance(drawing, graphviz.Digraph)
+    assert repr(drawing) == "<wg.draw: graph loss, 5 equations, 3 inputs>"
+    assert drawing.source == dot_source(g)
+    assert "wg-card" in drawing.fallback_html
+    before = wg.trace(model, X, W)
+    view = draw_pass(before, drop_dead(before), "dce")
+    assert repr(view) == "<wg.draw: pass, 8 → 7 equations: 1 removed>"
+    assert view.source == pass_dot(before, drop_dead(before))
+
+
+def _layer(x):
+    return np.tanh(x) * 2.0
+
+
+def test_a_graph_groups_by_function_as_a_tape_does():
+    def model(x):
+        return np.sum(_layer(_layer(x)))
+
+    g = wg.trace(model, np.ones(3))
+    grouping = group_equations(g.equations, "function")
+    assert grouping.labels == ["_layer()", "model()"] and grouping.sizes == [4, 1]
+    source = dot_source(g, group="function", max_nodes=2)
+    assert "(by function)" in source and 'expand=[&quot;_layer()&quot;]' in source
+
+
+def test_a_tape_and_a_graph_of_one_function_list_the_same_equations():
+    x = wg.tensor(np.ones(3), requires_grad=True)
+    tape = wg.tape_of(np.sum(np.sin(x) * 2.0))
+    g = wg.trace(lambda x: np.sum(np.sin(x) * 2.0), np.ones(3))
+    strip = [str(eq).split("=", 1)[1].replace("x0", "x") for eq in tape]
+    assert strip == [str(eq).split("=", 1)[1].replace("x0", "x") for eq in g.equations]
+
+
+def test_a_tape_with_a_decomposition_draws_its_parts_as_one_box():
+    x = wg.tensor(np.array([[2.0, 1.0], [1.0, 3.0]]), requires_grad=True)
+    with wg.keep_values():
+        w, v = np.linalg.eigh(x)
+        tape = wg.tape_of(np.sum(w) + np.sum(v))
+    source = dot_source(tape)
+    assert source.startswith("digraph tape {") and '"x0"' in source
+    assert "Σ(t" in source and "\"t1\" -> \"t3\"" in source  # read one by one
+    from wengert.core.equations import read_tape
+    grouped = read_tape([eq.node for eq in tape if eq.index == tape.outputs[0]], group=True)
+    drawn = dot_source(grouped)
+    nodes = {line.split()[0] for line in drawn.splitlines() if "->" in line}
+    defined = {line.split()[0] for line in drawn.splitlines()
+               if line.startswith('  "') and "->" not in line}
+    assert nodes <= defined  # every edge starts at a drawn node: the parts share one
+    assert "t2, t3</B>" in drawn and "eigh(t1" in drawn
+    assert ">t2: [" in drawn and "t3: 2×2" not in drawn  # each part's value, named
+
+
+def test_a_graph_equation_with_several_outputs_is_one_box_its_parts_read_from_it():
+    from wengert.graph.ir import Equation as GraphEquation
+
+    def parts(a):
+        return np.sum(np.linalg.eigh(a)[1]) + np.sum(np.linalg.eigh(a)[0])
+
+    g = wg.trace(parts, np.array([[2.0, 1.0], [1.0, 3.0]]))
+    eqs = list(g.equations)
+    values, vectors = eqs[2], eqs[3]
+    both = GraphEquation(values.op, values.ins, values.params, [values.out, vectors.out])
+    source = dot_source(g.replace(equations=[*eqs[:2], both, *eqs[4:]]))
+    nodes = node_lines(source)
+    assert "t3" not in nodes and "<B>t2, t3</B>" in nodes["t2"]
+    assert "t2: f64[2]" in nodes["t2"] and "t3: f64[2,2]" in nodes["t2"]
+    assert ("t2", "t4") in edges(source)  # t4 = Σ(t3) reads the box of t3's equation
+    defined = set(nodes)
+    assert {a for a, _ in edges(source)} <= defined

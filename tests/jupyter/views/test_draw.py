@@ -12,7 +12,7 @@ import sys
 from types import SimpleNamespace
 
 import pytest
-from test_render import abc, assert_clean, assert_well_formed, loss
+from test_html import abc, assert_clean, assert_well_formed, loss
 
 import numpy as np
 import wengert as wg
@@ -133,3 +133,17 @@ def test_a_name_that_two_values_have_is_not_used_in_the_drawing():
     assert labels.count("x") == 1  # the leaf only
     assert "t3 ** 2" in source and "x ** 2" not in source
     assert "loss" in labels  # a name no other value has is used
+
+
+def test_draw_takes_every_subject():
+    x = wg.tensor(2.0, requires_grad=True)
+    with wg.GradientTape(persistent=True) as g:
+        g.watch(x)
+        y = x * x + 1.0
+    graph = wg.trace(lambda x: x * x + 1.0, 2.0)
+    for subject in (y, wg.tape_of(y), g, graph):
+        drawing = draw(subject)
+        assert isinstance(drawing, graphviz.Digraph)
+        assert "t0" in drawing.source and "t1" in drawing.source
+        assert_clean(repr(drawing))
+    assert repr(draw(graph)) == "<wg.draw: graph f, 2 equations, 1 input>"

@@ -94,7 +94,7 @@ def equation_cells(eq: Equation, names: TapeNames, adjoints: Mapping[Any, Any] |
         value = "not kept"
     adjoint = adjoint_of_equation(adjoints, eq.index)
     return {
-        "#": eq.name,
+        "#": ", ".join(v.name for v in eq.outs),
         "name": names.user_var(eq.out) or "",
         "symbol": eq.op.symbol,
         "op": eq.op.name,
