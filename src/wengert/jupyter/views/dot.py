@@ -34,8 +34,8 @@ Examples
 --------
 >>> import numpy as np
 >>> import wengert as wg
->>> w = wg.tensor(0.8, requires_grad=True)
 >>> with wg.keep_values():
+...     w = wg.tensor(0.8, requires_grad=True)
 ...     y = w * 1.5 + 0.5
 >>> source = dot_source(wg.tape_of(y), names={"x0": "w"})
 >>> source.startswith("digraph tape {") and '"x0" -> "t0"' in source

@@ -1020,11 +1020,9 @@ def compiled_html(compiled: Compiled | Sequence[TraceInfo], *, max_rows: int = M
     --------
     >>> import numpy as np
     >>> import wengert as wg
-    >>> @wg.compile
-    ... def f(x):
-    ...     return np.sin(x) if np.sum(x) > 0 else np.cos(x)
-    >>> _ = f(np.ones(2)), f(-np.ones(2))
-    >>> page = compiled_html(f)
+    >>> branch = wg.compile(lambda x: np.sin(x) if np.sum(x) > 0 else np.cos(x))
+    >>> _ = branch(np.ones(2)), branch(-np.ones(2))
+    >>> page = compiled_html(branch)
     >>> "bool(t1) == True" in page and "bool(t1) == False" in page
     True
     """

@@ -75,9 +75,10 @@ def source_text(line: SourceLine | None, width: int = SOURCE_WIDTH) -> str:
 
     Examples
     --------
-    >>> source_text(SourceLine("/tmp/ipykernel_7/123.py", 4, "<module>", "y = x * x"))
+    >>> cell, file = "/tmp/ipykernel_7/123.py", "/home/me/model.py"
+    >>> source_text(SourceLine(cell, 4, "<module>", "y = x * x"))
     'line 4: y = x * x'
-    >>> source_text(SourceLine("/home/me/model.py", 12, "loss", "return (p - t) ** 2"))
+    >>> source_text(SourceLine(file, 12, "loss", "return (p - t) ** 2"))
     'loss · model.py:12  return (p - t) ** 2'
     """
     if line is None:

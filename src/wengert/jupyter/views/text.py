@@ -314,7 +314,7 @@ def passes_text(before: Graph, after: Graph, report: Any = None, *,
     >>> import numpy as np
     >>> import wengert as wg
     >>> def f(x):
-    ...     unused = np.exp(x)
+    ...     np.exp(x)  # never used
     ...     return np.sin(x)
     >>> g = wg.trace(f, np.ones(2))
     >>> print(passes_text(g, g.replace(equations=g.equations[1:]), "dce: removed 1"))
