@@ -374,7 +374,6 @@ def leaf_requires_grad_text(leaf: Any) -> str:
     return "True" if getattr(leaf, "requires_grad", False) else "watched"
 
 
-
 # -- subjects ------------------------------------------------------------------------------
 
 
@@ -420,7 +419,8 @@ def as_tape(target: Any) -> Tape:
     if isinstance(tape, Tape):
         return tape
     raise TypeError(
-        f"expected a tensor, a GradientTape, a tape (wg.tape_of(y)) or an %%autodiff result, "
+        "expected a tensor, a GradientTape, a tape (wg.tape_of(y)), an %%autodiff result "
+        "or (for wg.draw, the listings and memory_plot) a traced graph (wg.trace), "
         f"got {type(target).__name__}. To look at a computation, make its inputs tensors "
         "that require grad (wg.tensor(x, requires_grad=True)) and pass the result."
     )

@@ -93,14 +93,21 @@ def equation_cells(eq: Equation, names: TapeNames, adjoints: Mapping[Any, Any] |
     else:
         value = "not kept"
     adjoint = adjoint_of_equation(adjoints, eq.index)
+    op = "/".join(n.op.name for n in eq.nodes) if len(eq.nodes) > 1 else eq.op.name
+    if len(eq.outs) > 1:  # the parts of one decomposition: each part's shape and value
+        shape_cell = ", ".join(shape_text(v.shape) for v in eq.outs)
+        if eq.value is not None:
+            value = "; ".join("?" if v.value is None else value_text(v.value) for v in eq.outs)
+    else:
+        shape_cell = shape_text(shape)
     return {
         "#": ", ".join(v.name for v in eq.outs),
         "name": names.user_var(eq.out) or "",
         "symbol": eq.op.symbol,
-        "op": eq.op.name,
-        "op text": eq.op.name if eq.op.symbol == eq.op.name else f"{eq.op.symbol} {eq.op.name}",
+        "op": op,
+        "op text": op if eq.op.symbol == eq.op.name else f"{eq.op.symbol} {op}",
         "inputs": ", ".join(names.input(eq, p) for p in range(len(eq.inputs))),
-        "shape": shape_text(shape),
+        "shape": shape_cell,
         "dtype": "?" if dtype is None else str(dtype),
         "value": value,
         "adjoint": "—" if adjoint is None else value_text(adjoint),
