@@ -437,7 +437,7 @@ def test_keeping_in_each_thread_of_its_own():
 
 
 def test_a_leaf_changed_in_place_after_backward_shows_no_value():
-    from wengert.jupyter.views.tape_dot import tape_dot
+    from wengert.jupyter.views.dot import dot_source
 
     with wg.keep_values():
         x = wg.tensor([1.0, 2.0], requires_grad=True)
@@ -447,7 +447,7 @@ def test_a_leaf_changed_in_place_after_backward_shows_no_value():
         x -= 0.5 * x.grad  # an optimizer's step: x is now [0, 0]
     data = frames_of(y, leaf_names=["x"])
     assert data["nodes"]["value"] == ["[1, 4]", "5", None]  # not x's value now
-    assert "changed in place since the equations used it" in tape_dot(wg.tape_of(y))
+    assert "changed in place since the equations used it" in dot_source(wg.tape_of(y))
     assert wg.tape_of(y).changed_leaves() == {0}
 
 
@@ -455,7 +455,7 @@ def test_a_leaf_changed_in_place_after_backward_shows_no_value():
 def test_a_leaf_no_rule_reads_changed_in_place_after_backward_shows_no_value(mode):
     pytest.importorskip("graphviz")
     # sqrt's rule reads its output, not x: the version x had is noted when recording
-    from wengert.jupyter.views.tape_dot import tape_dot
+    from wengert.jupyter.views.dot import dot_source
     from wengert.reverse.tape_reading import view_mode
 
     with wg.keep_values() if mode == "keep_values" else view_mode(Keeper(lines=True)):
@@ -467,7 +467,7 @@ def test_a_leaf_no_rule_reads_changed_in_place_after_backward_shows_no_value(mod
         data = frames_of(y, leaf_names=["x"])
         assert data["nodes"]["value"] == ["[1, 2]", "3", None] and data["changed"] == [2]
         assert wg.tape_of(y).changed_leaves() == {0}
-        assert "changed in place since the equations used it" in tape_dot(wg.tape_of(y))
+        assert "changed in place since the equations used it" in dot_source(wg.tape_of(y))
         assert "0.95" not in wg.draw(y).source
         # the tape's card shows the leaf as it is now, and says it is not what was used
         assert "[0.95, 3.975] now (changed in place since the equations used it)" in \
@@ -495,8 +495,8 @@ def test_explain_after_backward_names_the_hook_that_zeroed_the_gradient(on):
 
 def test_draw_after_backward_shows_the_kept_adjoints_and_nothing_else():
     pytest.importorskip("graphviz")
-    from wengert.jupyter.views.drawing import kept_adjoints
-    from wengert.jupyter.views.tape_dot import tape_dot
+    from wengert.jupyter.views.dot import dot_source
+    from wengert.jupyter.views.subject import kept_adjoints
 
     with wg.keep_values():
         x = wg.tensor([1.0, 2.0], requires_grad=True)
@@ -512,7 +512,7 @@ def test_draw_after_backward_shows_the_kept_adjoints_and_nothing_else():
     y2 = (x2 * 3.0).sum()
     y2.backward()
     assert kept_adjoints(wg.tape_of(y2)) is None  # plain mode: nothing kept, none shown
-    assert "[3, 3]" not in tape_dot(wg.tape_of(y2)).split(".grad")[0]
+    assert "[3, 3]" not in dot_source(wg.tape_of(y2)).split(".grad")[0]
 
 
 def test_explain_says_when_a_replay_did_not_run_the_hooks():

@@ -2,7 +2,7 @@
 
 Tensors, dual numbers, gradient tapes and tapes have a ``_repr_html_`` that
 asks :func:`html_of` for their HTML. The renderers themselves live in the
-Jupyter layer (:mod:`wengert.jupyter.views.render`), which registers them here when
+Jupyter layer (:mod:`wengert.jupyter.views.html`), which registers them here when
 it is imported (``import wengert`` does so); the lower layers never import
 it. Without a renderer ``_repr_html_`` returns ``None`` and a notebook shows
 the object's ``repr``, which is always deterministic text.

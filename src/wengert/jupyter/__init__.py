@@ -9,20 +9,21 @@ NumPy; IPython, ipywidgets, anywidget, matplotlib and graphviz (the
 so ``import wengert`` imports none of them.
 
 Importing this package registers the rich HTML reprs of tensors, dual numbers,
-gradient tapes and tapes (:mod:`wengert.jupyter.views.render`), and of traced graphs and
-compiled functions (:mod:`wengert.jupyter.views.graph_html`).
+gradient tapes, tapes, traced graphs and compiled functions
+(:mod:`wengert.jupyter.views.html`).
 """
 
 from wengert.jupyter.explainer.explain import explain
 from wengert.jupyter.explainer.result import Explanation
 from wengert.jupyter.explorer.widget import explore
 from wengert.jupyter.magic.extension import load_ipython_extension, unload_ipython_extension
-from wengert.jupyter.views import graph_html, plots, render
+from wengert.jupyter.views import html, plots
 from wengert.jupyter.views.drawing import draw, draw_pass
-from wengert.jupyter.views.graph_plots import memory_plot
-from wengert.jupyter.views.targets import as_tape
+from wengert.jupyter.views.plots import memory_plot
+from wengert.jupyter.views.subject import as_subject, as_tape
 
 __all__ = [
-    "load_ipython_extension", "unload_ipython_extension", "as_tape", "draw", "render",
+    "load_ipython_extension", "unload_ipython_extension", "as_tape", "as_subject", "draw",
+    "html",
     "explain", "Explanation", "explore", "draw_pass", "memory_plot", "plots",
 ]

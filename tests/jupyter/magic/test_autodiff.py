@@ -342,7 +342,7 @@ def test_a_constant_the_notebook_changes_in_place_after_the_cell_is_not_replayed
 
 
 @pytest.mark.parametrize("name", ["magic.runner", "magic.bindings", "magic.plain",
-                                  "magic.cell", "magic.card", "views.sweep", "views.targets"])
+                                  "magic.cell", "magic.card", "views.sweep", "views.subject"])
 def test_docstring_examples(name):
     import doctest
     import importlib
@@ -359,7 +359,7 @@ def test_a_decomposition_in_a_cell_is_one_equation_on_the_card_and_in_its_sweep_
                      {"np": np}, ["a"], preset={"a": np.array([[2.0, 1.0], [1.0, 3.0]])},
                      views=("value", "grads", "tape", "adjoint", "vjp"))
     text = re.sub(r"\s+", " ", re.sub("<[^>]+>", " ", r._repr_html_()))
-    assert "t2 · t3 eigh t1 2 · 2×2" in text  # the tape: one row, both outputs
+    assert "t2, t3 w, · eigh t1 2, 2×2" in text  # the tape: one row, both outputs
     assert "t5 Σ sum t4" in text and "t6 ** power t3, 2" in text  # each output by its name
     # the sweep: one step, each output's cotangent, one rule per input adding their terms
     assert "t2, t3 = eigh(t1) t̄2 = [2, 2]; t̄3 = [[" in text

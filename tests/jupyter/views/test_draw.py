@@ -12,14 +12,14 @@ import sys
 from types import SimpleNamespace
 
 import pytest
-from test_render import abc, assert_clean, assert_well_formed, loss
+from test_html import abc, assert_clean, assert_well_formed, loss
 
 import numpy as np
 import wengert as wg
 from wengert.jupyter.views import drawing as draw_module
+from wengert.jupyter.views.dot import dot_source
 from wengert.jupyter.views.drawing import NOT_INSTALLED, draw
-from wengert.jupyter.views.render import names_from_namespace
-from wengert.jupyter.views.tape_dot import tape_dot
+from wengert.jupyter.views.subject import names_from_namespace
 
 graphviz = pytest.importorskip("graphviz")
 HAS_DOT = shutil.which("dot") is not None
@@ -29,7 +29,7 @@ def test_draw_returns_a_digraph_with_the_tapes_dot_source():
     tape, adjoints, ns = abc()
     drawing = draw(ns["y"], adjoints=adjoints, names=names_from_namespace(tape, ns))
     assert isinstance(drawing, graphviz.Digraph)
-    expected = tape_dot(tape, adjoints=adjoints, names=names_from_namespace(tape, ns))
+    expected = dot_source(tape, adjoints=adjoints, names=names_from_namespace(tape, ns))
     assert drawing.source == expected
     assert repr(drawing) == "<wg.draw: 2 equations, 3 leaves>"
     copy = drawing.copy()
@@ -97,7 +97,7 @@ def test_draw_targets_and_options():
     y = x
     for _ in range(400):
         y = y * 1.01
-    assert '"g0"' in draw(y).source
+    assert '"g:0"' in draw(y).source
     assert '"t399"' in draw(y, group=None).source
     assert '"t0"' in draw(y, expand=["t0–t19"]).source
     assert "blue double ring" not in draw(x * 2.0, legend=False).source
@@ -133,3 +133,17 @@ def test_a_name_that_two_values_have_is_not_used_in_the_drawing():
     assert labels.count("x") == 1  # the leaf only
     assert "t3 ** 2" in source and "x ** 2" not in source
     assert "loss" in labels  # a name no other value has is used
+
+
+def test_draw_takes_every_subject():
+    x = wg.tensor(2.0, requires_grad=True)
+    with wg.GradientTape(persistent=True) as g:
+        g.watch(x)
+        y = x * x + 1.0
+    graph = wg.trace(lambda x: x * x + 1.0, 2.0)
+    for subject in (y, wg.tape_of(y), g, graph):
+        drawing = draw(subject)
+        assert isinstance(drawing, graphviz.Digraph)
+        assert "t0" in drawing.source and "t1" in drawing.source
+        assert_clean(repr(drawing))
+    assert repr(draw(graph)) == "<wg.draw: graph f, 2 equations, 1 input>"

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import numpy as np
 import wengert as wg
+from wengert.jupyter.views.plots import bytes_text, memory_plot
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
@@ -487,3 +488,58 @@ def test_drawing_twice_gives_the_same_png():
     a = gradient_field(ROSENBROCK, (-2, 2), (-1, 3), n=6, path=[(0, 0), (1, 1)])._repr_png_()
     b = gradient_field(ROSENBROCK, (-2, 2), (-1, 3), n=6, path=[(0, 0), (1, 1)])._repr_png_()
     assert a == b
+
+
+# -- memory plot --------------------------------------------------------------------------------
+
+
+def test_memory_plot_draws_two_timelines_with_their_peaks():
+    before = [16_000, 24_000, 1_200_000, 1_200_008]
+    after = [16_000, 16_000, 616_000, 16_008]
+    fig = memory_plot({"before": before, "after plan_memory": after},
+                      names=["t0", "t1", "t2", "t3"])
+    ax = fig.axes[0]
+    labelled = [line for line in ax.get_lines() if not line.get_label().startswith("_")]
+    assert [line.get_label() for line in labelled] == ["before (peak 1.2 MB)",
+                                                       "after plan_memory (peak 616.0 kB)"]
+    np.testing.assert_allclose(labelled[0].get_ydata()[:4], np.array(before) / 1e6)
+    assert [t.get_text() for t in ax.texts] == ["peak 1.2 MB at t3", "peak 616.0 kB at t2"]
+    assert fig.wengert_data["peaks"] == {"before": (3, 1_200_008),
+                                         "after plan_memory": (2, 616_000)}
+    assert fig.wengert_data["unit"] == "MB" and ax.get_ylabel() == "memory held (MB)"
+    assert ax.get_title(loc="left") == "peak memory 1.2 MB → 616.0 kB (−49%)"
+    assert fig._repr_png_().startswith(b"\x89PNG")
+
+
+def test_memory_plot_keeps_the_peak_of_a_long_timeline():
+    rng = np.random.default_rng(0)
+    timeline = rng.integers(0, 1000, 200_000)
+    timeline[123_457] = 5_000
+    fig = memory_plot({"one": timeline})
+    (line,) = [ln for ln in fig.axes[0].get_lines() if not ln.get_label().startswith("_")]
+    assert len(line.get_xdata()) <= 4_002 and line.get_ydata().max() == 5.0
+    assert fig.wengert_data["peaks"]["one"] == (123_457, 5_000)
+
+
+def test_memory_plot_refuses_bad_timelines():
+    with pytest.raises(ValueError, match="at least one timeline"):
+        memory_plot({})
+    with pytest.raises(ValueError, match="non-empty"):
+        memory_plot({"a": []})
+    with pytest.raises(ValueError, match="negative"):
+        memory_plot({"a": [1, -2]})
+    assert bytes_text(999) == "999 B" and bytes_text(1_500_000) == "1.5 MB"
+
+
+def test_memory_plot_takes_graphs_and_tapes():
+    g = wg.trace(lambda x: np.sum(np.exp(np.sin(x))), np.ones(1000))
+    x = wg.tensor(np.ones(1000), requires_grad=True)
+    y = np.sum(np.exp(np.sin(x)))
+    fig = memory_plot({"graph": g, "tape": y, "numbers": g.memory_timeline()})
+    peaks = fig.wengert_data["peaks"]
+    assert peaks["graph"] == peaks["tape"] == peaks["numbers"] == (2, 24008)
+    assert fig.axes[0].texts[0].get_text() == "peak 24.0 kB at t2"
+    assert memory_plot(g).wengert_data["peaks"] == {"graph f": (2, 24008)}
+    y.backward()  # frees the values: their sizes are no longer known
+    with pytest.raises(ValueError, match="keep_values"):
+        memory_plot(y)

@@ -1051,7 +1051,7 @@ def explorer_frames(
         Names for the tape's leaves (``x``, ``w``); ``x0``, ``x1`` ... otherwise.
     value_names : mapping, optional
         The user's names of results and constants, keyed as
-        :func:`wengert.jupyter.views.render.names_from_namespace` gives them (``"t3"`` for
+        :func:`wengert.jupyter.views.subject.names_from_namespace` gives them (``"t3"`` for
         equation 3, ``(3, 1)`` for the constant that is input 1 of equation 3), as
         ``%%autodiff`` results carry in ``.names``.
 

@@ -47,7 +47,7 @@ from wengert.jupyter.explorer.columns import from_bytes, to_bytes
 from wengert.jupyter.explorer.compact import compact, expand
 from wengert.jupyter.explorer.frames import explorer_frames, step_label
 from wengert.jupyter.explorer.graph_run import GraphRun
-from wengert.jupyter.views.targets import as_tape
+from wengert.jupyter.views.subject import as_tape
 from wengert.reverse.tensor import Tensor
 
 __all__ = ["explore", "explorer_state", "explorer_text", "explorer_class", "esm_source",

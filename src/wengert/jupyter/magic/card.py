@@ -18,9 +18,9 @@ import re
 from typing import Any
 
 import numpy as np
-from wengert.core.formatting import shape_text
+from wengert.core.formatting import shape_text, value_text
 from wengert.jupyter.views.drawing import draw
-from wengert.jupyter.views.render import STYLE, tape_html, value_text
+from wengert.jupyter.views.html import STYLE, tape_html
 from wengert.jupyter.views.sweep import adjoint_table_html, vjp_table_html
 
 __all__ = ["card_html", "derivative_label", "modes_agree"]

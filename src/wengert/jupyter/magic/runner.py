@@ -85,7 +85,7 @@ from wengert.jupyter.magic.card import card_html, modes_agree
 from wengert.jupyter.magic.cell import AT, BIND, OUT, TICK, rewrite_cell
 from wengert.jupyter.magic.plain import caches, clear_caches, make_plain
 from wengert.jupyter.views.drawing import draw
-from wengert.jupyter.views.render import names_from_namespace
+from wengert.jupyter.views.subject import names_from_namespace
 from wengert.reverse.tape_reading import keep_values, source_lines, tape_of
 from wengert.reverse.tensor import Tensor
 from wengert.transforms.forward import perturbation

@@ -1,5 +1,5 @@
-"""DOT text shared by the drawings of tapes (:mod:`.dot`) and graphs (:mod:`.graph_dot`):
-escaping, quoting, attribute lists and Graphviz's HTML-like labels.
+"""DOT text shared by the drawings (:mod:`.dot`): escaping, quoting, attribute lists and
+Graphviz's HTML-like labels.
 
 Examples
 --------

@@ -1,11 +1,11 @@
-"""``wg.draw(y)``: the tape behind a value as a Graphviz drawing, shown as SVG in Jupyter.
+"""``wg.draw(y)``: a tape or a graph as a Graphviz drawing, shown as SVG in Jupyter.
 
 :func:`draw` returns a ``graphviz.Digraph`` built from
-:func:`~wengert.jupyter.views.tape_dot.tape_dot`, so everything graphviz offers works on it
+:func:`~wengert.jupyter.views.dot.dot_source`, so everything graphviz offers works on it
 (``.source``, ``.render("tape", format="png")``, ``.pipe()``). In a notebook it shows as
 SVG; when Graphviz's ``dot`` program is not installed it shows one line saying how to
-install it and the tape as a table instead of a traceback. The ``graphviz`` package is
-imported only when :func:`draw` is called.
+install it and the listing (:func:`~wengert.jupyter.views.html.listing_html`) instead of a
+traceback. The ``graphviz`` package is imported only when :func:`draw` is called.
 """
 
 from __future__ import annotations
@@ -15,18 +15,17 @@ import subprocess
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from wengert.core.equations import Tape
 from wengert.graph.program import Graph
-from wengert.jupyter.views.graph_dot import graph_drawing, pass_drawing
-from wengert.jupyter.views.render import STYLE, NameKey, tape_html
-from wengert.jupyter.views.tape_dot import MAX_NODES, tape_dot
-from wengert.jupyter.views.targets import as_tape
+from wengert.jupyter.views.diff import diff_graphs
+from wengert.jupyter.views.dot import MAX_NODES, dot_source, pass_dot
+from wengert.jupyter.views.html import STYLE, graph_html, passes_html, tape_html
+from wengert.jupyter.views.subject import NameKey, as_subject
 
-__all__ = ["kept_adjoints", "draw", "draw_pass", "NOT_INSTALLED", "drawing_class"]
+__all__ = ["draw", "draw_pass", "NOT_INSTALLED", "drawing_class"]
 
 #: What a notebook shows above the tape table when ``dot`` cannot be found.
 NOT_INSTALLED = (
-    "Graphviz's `dot` is not installed: showing the tape as a table. Install it with "
+    "Graphviz's `dot` is not installed: showing the listing instead. Install it with "
     "`apt-get install graphviz` / `brew install graphviz` / `conda install graphviz`."
 )
 
@@ -77,8 +76,8 @@ def drawing_class() -> type:
                 detail = detail.strip()
                 first = detail.splitlines()[0] if detail else f"exit status {error.returncode}"
                 bundle = {"text/html": _note_html(
-                    f"Graphviz's `dot` failed on this drawing ({first}): showing the tape "
-                    "as a table.") + self.fallback_html}
+                    f"Graphviz's `dot` failed on this drawing ({first}): showing the "
+                    "listing instead.") + self.fallback_html}
             bundle["text/plain"] = self.summary
             return bundle
 
@@ -86,34 +85,6 @@ def drawing_class() -> type:
             return self.summary
 
     return TapeDrawing
-
-
-def kept_adjoints(tape: Tape) -> dict[int, Any] | None:
-    """The cotangent each equation received in the sweep ``backward()`` ran from the
-    tape's output, as the view-keeping mode kept it (equation index -> value; after its
-    hooks, as its rule used it); ``None`` when no complete sweep from that output was kept.
-    Equations the sweep did not reach have no entry; leaves keep showing their ``.grad``.
-
-    Examples
-    --------
-    >>> import wengert as wg
-    >>> with wg.keep_values():
-    ...     x = wg.tensor(2.0, requires_grad=True)
-    ...     y = x * x + 1.0
-    ...     y.backward()
-    >>> kept_adjoints(wg.tape_of(y))
-    {1: 1.0, 0: 1.0}
-    """
-    if len(tape.outputs) != 1:
-        return None
-    out = tape[tape.outputs[0]]
-    record = out.sweep
-    if record is None or record.released is not None or not record.complete \
-            or record.root_seqs != (out.node.seq,):
-        return None
-    # (one cotangent per equation: a decomposition's several outputs have none here)
-    index = {eq.node.seq: eq.index for eq in tape if len(eq.outs) == 1}
-    return {index[step.seq]: step.g for step in record.steps if step.seq in index}
 
 
 def draw(
@@ -126,25 +97,26 @@ def draw(
     max_nodes: int = MAX_NODES,
     legend: bool = True,
 ) -> Any:
-    """Draw the tape behind ``target`` as a graph (a ``graphviz.Digraph``).
+    """Draw a tape or a graph (a ``graphviz.Digraph``).
 
     Parameters
     ----------
     target : Tensor, GradientTape, Tape, Graph, or an ``%%autodiff`` result
-        What to draw (see :func:`~wengert.jupyter.views.targets.as_tape`); a traced graph
-        (``wg.trace``) is drawn as its program (:func:`~wengert.jupyter.views.graph_dot.graph_dot`).
-        An object with a ``tape`` attribute may also carry ``names`` and ``adjoints``, used
-        unless given here.
+        What to draw (see :func:`~wengert.jupyter.views.subject.as_subject`): the tape
+        behind a tensor with its values, or a traced graph (``wg.trace``) as its program.
+        An ``%%autodiff`` result also carries ``names`` and ``adjoints``, used unless
+        given here.
     adjoints, names, group, expand, max_nodes, legend
-        As for :func:`~wengert.jupyter.views.tape_dot.tape_dot`: adjoints after a backward pass,
-        user names, how to group a big tape (``"auto"``, ``"line"``, ``"function"``,
-        ``"chunk"``, or ``None`` for every equation), which groups to draw in full
-        (``expand=["line 12"]``), the size above which ``"auto"`` groups, and the legend.
+        As for :func:`~wengert.jupyter.views.dot.dot_source`: adjoints after a backward
+        pass, user names, how to group a big drawing (``"auto"``, ``"line"``,
+        ``"function"``, ``"chunk"``, or ``None`` for every equation), which groups to draw
+        in full (``expand=["line 12"]``), the size above which ``"auto"`` groups, and the
+        legend.
 
     Returns
     -------
     graphviz.Digraph
-        Shown as SVG in a notebook (the tape table when ``dot`` is not installed).
+        Shown as SVG in a notebook (the listing when ``dot`` is not installed).
 
     Examples
     --------
@@ -155,43 +127,53 @@ def draw(
     <wg.draw: 2 equations, 1 leaf>
     >>> print(drawing.source.splitlines()[0])
     digraph tape {
+    >>> draw(wg.trace(lambda x: x * x + 1.0, 2.0))
+    <wg.draw: graph f, 2 equations, 1 input>
     """
-    if isinstance(target, Graph):
-        if group == "function":
-            raise ValueError("draw: a graph groups by 'line' or 'chunk' ('auto' picks); "
-                             "'function' is for tapes")
-        return drawing_class()(**graph_drawing(target, group=group, expand=expand,
-                                               max_nodes=max_nodes, legend=legend))
-    tape = as_tape(target)
-    if names is None:
-        names = getattr(target, "names", None)
-    if adjoints is None:
-        adjoints = getattr(target, "adjoints", None)
-    if adjoints is None:
-        adjoints = kept_adjoints(tape)
-    source = tape_dot(tape, adjoints=adjoints, names=names, group=group, expand=expand,
-                      max_nodes=max_nodes, legend=legend)
-    lines = source.splitlines()
-    body = [line + "\n" for line in lines[1:-1]]  # between "digraph tape {" and "}"
-    leaves = len(tape.leaves)
-    summary = (f"<wg.draw: {len(tape):,} equation{'s' if len(tape) != 1 else ''}, "
-               f"{leaves:,} lea{'f' if leaves == 1 else 'ves'}>")
-    return drawing_class()(
-        name="tape", body=body, summary=summary,
-        fallback_html=tape_html(tape, adjoints, names=names),
-    )
+    subject = as_subject(target, names=names, adjoints=adjoints)
+    source = dot_source(subject.ir, adjoints=subject.adjoints, names=subject.names,
+                        group=group, expand=expand, max_nodes=max_nodes, legend=legend)
+    ir = subject.ir
+    n = len(ir)
+    count = f"{n:,} equation{'s' if n != 1 else ''}"
+    if isinstance(ir, Graph):
+        k = len(ir.inputs)
+        summary = f"<wg.draw: graph {ir.name}, {count}, {k:,} input{'s' if k != 1 else ''}>"
+        fallback = graph_html(ir)
+    else:
+        k = len(ir.leaves)
+        summary = f"<wg.draw: {count}, {k:,} lea{'f' if k == 1 else 'ves'}>"
+        fallback = tape_html(ir, subject.adjoints, names=subject.names)
+    return drawing_class()(name=source.split(" ", 2)[1], body=_body(source),
+                           summary=summary, fallback_html=fallback)
 
 
-def draw_pass(before: Graph, after: Graph, report: Any = None, **options: Any) -> Any:
+def _body(source: str) -> list[str]:
+    """The statements of a DOT graph (between ``digraph name {`` and ``}``)."""
+    return [line + "\n" for line in source.splitlines()[1:-1]]
+
+
+def draw_pass(before: Graph, after: Graph, report: Any = None, *, group: str | None = "auto",
+              expand: Iterable[str] = (), max_nodes: int = MAX_NODES,
+              legend: bool = True) -> Any:
     """Draw what a pass (or ``graph.optimize()``) changed: both programs on one drawing,
-    removed equations struck through in red, rewritten ones in amber.
+    removed equations struck through in red, rewritten ones in amber (the listing of
+    :func:`~wengert.jupyter.views.html.passes_html` when ``dot`` is missing).
 
     Examples
     --------
     >>> import numpy as np
     >>> import wengert as wg
     >>> g = wg.trace(lambda x: np.sin(x) * 1.0 + 0.0 * np.exp(x), 0.5)
-    >>> print(draw_pass(g, g.optimize()).source.splitlines()[0])
+    >>> drawing = draw_pass(g, g.optimize())
+    >>> print(drawing.source.splitlines()[0])
     digraph program {
+    >>> draw_pass(g, g)
+    <wg.draw: pass, 5 → 5 equations: unchanged>
     """
-    return drawing_class()(**pass_drawing(before, after, report, **options))
+    diff = diff_graphs(before, after)
+    source = pass_dot(before, after, group=group, expand=expand, max_nodes=max_nodes,
+                      legend=legend, diff=diff)
+    return drawing_class()(name="program", body=_body(source),
+                           summary=f"<wg.draw: pass, {diff.summary()}>",
+                           fallback_html=passes_html(before, after, report, diff=diff))

@@ -1,5 +1,5 @@
 """Plots where a picture beats a table: derivatives, gradient fields, Jacobians, and
-what forward and reverse mode cost.
+what forward and reverse mode cost, and the memory a program holds while it runs.
 
 Every function returns a matplotlib ``Figure`` (built with the object-oriented
 API: no pyplot, no global state, no window pops up) that a notebook shows as a
@@ -14,7 +14,8 @@ The derivatives come from wengert itself, vectorised over the whole grid:
 over the grid (each point's value depends on its own coordinates only, so the
 gradient of the sum holds every point's gradient), :func:`jacobian_heatmap`
 calls ``wg.jacobian`` and :func:`mode_cost_plot` times ``wg.jacfwd`` against
-``wg.jacrev``.
+``wg.jacrev``. :func:`memory_plot` takes byte timelines, or subjects (a graph, a tape, a
+tensor: see :func:`~wengert.jupyter.views.subject.as_subject`) whose timelines it computes.
 
 Examples
 --------
@@ -33,14 +34,17 @@ import inspect
 import io
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from wengert.core.equations import Tape
 from wengert.core.formatting import format_number
 from wengert.core.sweep import SweepObserver, observe_sweep
 from wengert.forward.dual import Dual
+from wengert.graph.program import Graph
+from wengert.jupyter.views.subject import as_subject
 from wengert.transforms.forward import derivative, jacfwd, jacobian, jacrev, jvp
 from wengert.transforms.reverse import grad
 
@@ -52,6 +56,11 @@ __all__ = [
     "measure_mode_cost",
     "linear_tanh_family",
     "ModeCost",
+    "memory_plot",
+    "tape_timeline",
+    "byte_unit",
+    "bytes_text",
+    "MAX_POINTS",
 ]
 
 #: Okabe-Ito colours: distinguishable with every common colour-vision deficiency.
@@ -973,15 +982,8 @@ _TIMED = (
 )
 
 
-def mode_cost_plot(
-    f: Callable[[int, int], Callable[[Any], Any]] | None = None,
-    sizes: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128, 256),
-    *,
-    fixed: int = 16,
-    repeat: int = 3,
-    timer: Callable[[], float] = time.perf_counter,
-    seed: int = 0,
-) -> Any:
+def mode_cost_plot(f: Callable[[int, int], Callable[[Any], Any]] | None = None,
+                   sizes: Sequence[int] | None = None, **options: Any) -> Any:
     """Forward against reverse mode: what a whole Jacobian of ``f: R^n → R^m`` costs.
 
     Left column: ``n`` grows, ``m = fixed``; right column: ``m`` grows,
@@ -994,8 +996,9 @@ def mode_cost_plot(
 
     Parameters
     ----------
-    f, sizes, fixed, repeat, timer, seed
-        As in :func:`measure_mode_cost` (``f(n, m)`` makes the function ``R^n → R^m``).
+    f, sizes, **options
+        As in :func:`measure_mode_cost` (``f(n, m)`` makes the function ``R^n → R^m``;
+        ``fixed``, ``repeat``, ``timer``, ``seed``).
 
     Returns
     -------
@@ -1012,7 +1015,7 @@ def mode_cost_plot(
     >>> [r.reverse_passes for r in fig.wengert_data["vary_m"]]
     [1, 4, 16]
     """
-    cost = measure_mode_cost(f, sizes, fixed=fixed, repeat=repeat, timer=timer, seed=seed)
+    cost = measure_mode_cost(f, **({} if sizes is None else {"sizes": sizes}), **options)
     fig = _new_figure((10.0, 7.6))
     axes = fig.subplots(2, 2, sharex="col")
     _draw_cost_column(axes[0, 0], axes[1, 0], cost["vary_n"], ("n", "inputs"), ("m", "outputs"))
@@ -1064,3 +1067,249 @@ def _draw_cost_column(passes: Any, timing: Any, rows: tuple[ModeCost, ...],
                      fontsize=11, loc="left")
     timing.set_xlabel(f"{size} (number of {things})")
     timing.set_xticks(s)
+
+
+# -- memory ----------------------------------------------------------------------------------
+
+#: Longer timelines are drawn as the maximum over bins of equal length (the peak is
+#: kept exactly): a line of 10⁶ points draws slowly and shows no more.
+MAX_POINTS = 4000
+#: How each timeline is drawn, in order: colour, line style, marker (shape and dash as well
+#: as hue, for colour-blind readers).
+LINE_STYLES = (
+    (BLUE, "-", "o"),
+    (VERMILLION, "--", "s"),
+    (GREEN, "-.", "^"),
+    (PURPLE, ":", "D"),
+    (ORANGE, (0, (5, 2, 1, 2)), "v"),
+    (BLACK, (0, (1, 1)), "P"),
+)
+_UNITS = (("GB", 1e9), ("MB", 1e6), ("kB", 1e3))
+
+
+def byte_unit(n: float) -> tuple[str, float]:
+    """The unit a byte count reads best in (powers of 1000, as ``nbytes_text``).
+
+    Examples
+    --------
+    >>> byte_unit(512), byte_unit(24_008), byte_unit(3.2e6)
+    (('B', 1.0), ('kB', 1000.0), ('MB', 1000000.0))
+    """
+    for unit, scale in _UNITS:
+        if n >= scale:
+            return unit, scale
+    return "B", 1.0
+
+
+def bytes_text(n: float) -> str:
+    """``24.0 kB``, ``3.2 MB``, ``512 B``.
+
+    Examples
+    --------
+    >>> bytes_text(24_008), bytes_text(512), bytes_text(16e6)
+    ('24.0 kB', '512 B', '16.0 MB')
+    """
+    unit, scale = byte_unit(n)
+    return f"{int(n)} B" if unit == "B" else f"{n / scale:.1f} {unit}"
+
+
+def _envelope(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """At most :data:`MAX_POINTS` points: each bin's first index and its maximum."""
+    n = len(values)
+    if n <= MAX_POINTS:
+        return np.arange(n), values
+    size = math.ceil(n / MAX_POINTS)
+    pad = (-n) % size
+    padded = np.concatenate([values, np.full(pad, values[-1])]) if pad else values
+    return np.arange(0, n, size), padded.reshape(-1, size).max(axis=1)
+
+
+def tape_timeline(tape: Tape) -> list[int]:
+    """Bytes a tape's values take while each equation runs: its leaves, plus every output
+    made so far (nothing is freed before the end, as in a graph without a memory plan).
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> x = wg.tensor(np.ones(1000), requires_grad=True)
+    >>> tape_timeline(wg.tape_of(np.sum(np.exp(np.sin(x)))))
+    [16000, 24000, 24008]
+    """
+    held = 0
+    for v in tape.inputs:
+        if v.shape is None or v.dtype is None:
+            raise ValueError(f"memory_plot: the size of leaf {v.name} is not known")
+        held += v.nbytes
+    timeline = []
+    for eq in tape:
+        for v in eq.outs:
+            if v.shape is None or v.dtype is None:
+                raise ValueError(
+                    f"memory_plot: backward() freed {v.name}, so its size is not known: "
+                    "record inside wg.keep_values() (or with %load_ext wengert), or pass "
+                    "retain_graph=True")
+            held += v.nbytes
+        timeline.append(held)
+    return timeline
+
+
+def _is_subject(value: Any) -> bool:
+    return isinstance(value, (Graph, Tape)) or hasattr(value, "tape") or \
+        hasattr(value, "grad_fn") or hasattr(value, "recorded")
+
+
+def _timelines(timelines: Any, names: Sequence[str] | None
+               ) -> tuple[dict[str, Any], Sequence[str] | None]:
+    """Byte counts by label, the subjects among them read into their timelines (and the
+    names of the first subject's equations, unless ``names`` is given)."""
+    if _is_subject(timelines):
+        ir = as_subject(timelines).ir
+        label = f"graph {ir.name}" if isinstance(ir, Graph) else "tape"
+        timelines = {label: timelines}
+    out: dict[str, Any] = {}
+    for label, value in dict(timelines).items():
+        if not _is_subject(value):
+            out[label] = value
+            continue
+        ir = as_subject(value).ir
+        out[label] = ir.memory_timeline() if isinstance(ir, Graph) else tape_timeline(ir)
+        if names is None:
+            names = [eq.out.name for eq in ir]
+    return out, names
+
+
+def _check(timelines: Mapping[str, Sequence[int]]) -> dict[str, np.ndarray]:
+    if not timelines:
+        raise ValueError("memory_plot: give at least one timeline, e.g. "
+                         "{'before': memory_timeline(g), 'after': memory_timeline(planned)}")
+    if len(timelines) > len(LINE_STYLES):
+        raise ValueError(f"memory_plot: at most {len(LINE_STYLES)} timelines, got "
+                         f"{len(timelines)}")
+    out = {}
+    for label, values in timelines.items():
+        a = np.asarray(values, dtype=np.float64)
+        if a.ndim != 1 or a.size == 0:
+            raise ValueError(f"memory_plot: timeline {label!r} must be a non-empty list of "
+                             f"byte counts (one per equation), got shape {a.shape}")
+        if not np.all(np.isfinite(a)) or np.any(a < 0):
+            raise ValueError(f"memory_plot: timeline {label!r} holds negative or non-finite "
+                             "byte counts")
+        out[str(label)] = a
+    return out
+
+
+def memory_plot(timelines: Any, *,
+                names: Sequence[str] | None = None, ax: Any = None,
+                title: str | None = None) -> Any:
+    """The bytes a program holds while each equation runs, one line per timeline (before
+    and after ``plan_memory``), with each peak marked and labelled in kB/MB.
+
+    Parameters
+    ----------
+    timelines : mapping of str to timeline or subject, or one subject
+        Label -> bytes held at each equation, in execution order (what
+        ``memory_timeline(graph)`` and ``memory_timeline(plan_memory(graph))`` return),
+        or a subject whose timeline is computed: a graph (``graph.memory_timeline()``) or
+        a tape, a tensor, a ``GradientTape``, an ``%%autodiff`` result
+        (:func:`tape_timeline`). At most six.
+    names : sequence of str, optional
+        The equations' names (``[eq.out.name for eq in graph]``), to say where each peak
+        is (``peak 24.0 kB at t1``); used for a timeline of the same length.
+    ax : matplotlib Axes, optional
+        Draw on this axes instead of a new figure.
+    title : str, optional
+        The title; default: the peaks from the first timeline to the last
+        (``peak 24.0 kB → 16.0 kB (−33%)``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Its ``wengert_data`` is ``{"timelines": {label: array}, "peaks": {label: (index,
+        bytes)}, "unit": "kB"}`` (the peak is the first equation where it is reached).
+
+    Raises
+    ------
+    ValueError
+        No timeline, more than six, or one that is empty or holds negative counts.
+
+    Examples
+    --------
+    >>> fig = memory_plot({"before": [8, 16, 24], "after": [8, 8, 16]}, names=["a", "b", "c"])
+    >>> [t.get_text() for t in fig.axes[0].texts]
+    ['peak 24 B at c', 'peak 16 B at c']
+    >>> import wengert as wg
+    >>> g = wg.trace(lambda x: np.sum(np.exp(np.sin(x))), np.ones(1000))
+    >>> memory_plot(g).wengert_data["peaks"]
+    {'graph f': (2, 24008)}
+    """
+    timelines, names = _timelines(timelines, names)
+    data = _check(timelines)
+    top = max(float(a.max()) for a in data.values())
+    unit, scale = byte_unit(top)
+    if ax is None:
+        ax = _new_figure((8.0, 4.2)).subplots()
+    peaks: dict[str, tuple[int, int]] = {}
+    longest = max(len(a) for a in data.values())
+    placed: list[tuple[int, float]] = []
+    for k, (label, values) in enumerate(data.items()):
+        colour, style, marker = LINE_STYLES[k]
+        i = int(np.argmax(values))
+        peak = float(values[i])
+        peaks[label] = (i, int(peak))
+        xs, ys = _envelope(values)
+        # equation i holds its bytes over [i, i + 1): a step per equation, closed at the end
+        ax.plot(np.append(xs, len(values)), np.append(ys, ys[-1]) / scale, color=colour,
+                linestyle=style, linewidth=2, drawstyle="steps-post",
+                label=f"{label} (peak {bytes_text(peak)})")
+        ax.axhline(peak / scale, color=colour, linestyle=":", linewidth=0.8, alpha=0.6)
+        ax.plot([i + 0.5], [peak / scale], marker=marker, color=colour, markersize=8,
+                markeredgecolor="white", linestyle="none", zorder=5)
+        where = f" at {names[i]}" if names is not None and len(names) == len(values) else ""
+        right = i > 0.7 * longest
+        # above its peak, unless a label already placed there is close: then below
+        below = any(abs(i - x) < 0.35 * longest and abs(peak - y) < 0.12 * top
+                    for x, y in placed)
+        placed.append((i, peak))
+        ax.annotate(f"peak {bytes_text(peak)}{where}", (i + 0.5, peak / scale),
+                    xytext=(-8 if right else 8, -10 if below else 6),
+                    textcoords="offset points", ha="right" if right else "left",
+                    va="top" if below else "bottom", color=colour, fontsize=10,
+                    fontweight="bold", bbox={"boxstyle": "round,pad=0.15", "fc": "white",
+                                             "ec": "none", "alpha": 0.85})
+    ax.set_xlim(0, longest)
+    ax.xaxis.set_major_locator(_integer_locator())
+    ax.xaxis.set_major_formatter(_formatter(integer=True))
+    ax.set_ylim(0, top / scale * 1.18)
+    ax.set_xlabel("equation (execution order)")
+    ax.set_ylabel(f"memory held ({unit})")
+    ax.yaxis.set_major_formatter(_formatter())
+    ax.grid(True, color="0.9")
+    ax.legend(loc="lower right", fontsize=9, frameon=False)
+    if title is None:
+        title = _default_title(peaks)
+    ax.set_title(title, fontsize=11, loc="left")
+    return _attach(ax, {"timelines": {k: v.astype(np.int64) for k, v in data.items()},
+                        "peaks": peaks, "unit": unit})
+
+
+def _integer_locator() -> Any:
+    from matplotlib.ticker import MaxNLocator
+
+    return MaxNLocator(integer=True)
+
+
+def _formatter(integer: bool = False) -> Any:
+    from matplotlib.ticker import FuncFormatter
+
+    if integer:
+        return FuncFormatter(lambda v, _: f"{int(round(v)):,}")
+    return FuncFormatter(lambda v, _: format_number(v, 3))
+
+
+def _default_title(peaks: Mapping[str, tuple[int, int]]) -> str:
+    values = [p for _, p in peaks.values()]
+    if len(values) < 2:
+        return f"memory held while the program runs: peak {bytes_text(values[0])}"
+    first, last = values[0], values[-1]
+    change = "" if first == 0 else f" ({(last - first) / first:+.0%})".replace("-", "−")
+    return f"peak memory {bytes_text(first)} → {bytes_text(last)}{change}"

@@ -1,35 +1,47 @@
-"""The tape table and the rich reprs (wengert.jupyter.views.render): right numbers, names,
-adjoints, shortening, determinism, no addresses."""
+"""The tape table and the rich reprs (wengert.jupyter.views.text, .html, .subject): right
+numbers, names, adjoints, shortening, determinism, no addresses."""
 
 from __future__ import annotations
 
 import doctest
 import html.parser
 import re
+import shutil
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
+import graph_examples as examples
+import pytest
+from graph_examples import B, W, X, branchy, drop_dead, drop_times_one, grad_graph_of, model, svg_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import numpy as np
 import wengert as wg
+from wengert.core.display import html_of
+from wengert.core.formatting import params_text
 from wengert.core.levels import Tag
-from wengert.jupyter.views import render
-from wengert.jupyter.views.render import (
-    AdjointCollector,
-    TapeNames,
+from wengert.jupyter.views import diff as diff_module
+from wengert.jupyter.views import html as html_module
+from wengert.jupyter.views import subject as subject_module
+from wengert.jupyter.views import text as text_module
+from wengert.jupyter.views.diff import returns_text
+from wengert.jupyter.views.dot import dot_source, pass_dot
+from wengert.jupyter.views.html import (
+    compiled_html,
     dual_html,
     epsilon_text,
     gradient_tape_html,
-    names_from_namespace,
-    shown_rows,
+    graph_html,
+    passes_html,
     tape_html,
-    tape_text,
     tensor_html,
     variable_html,
 )
+from wengert.jupyter.views.subject import AdjointCollector, TapeNames, names_from_namespace
+from wengert.jupyter.views.text import shown_rows, tape_text
 
 #: What must never appear in anything a person sees: addresses, ids, object reprs.
 FORBIDDEN = [re.compile(p) for p in (r"0x[0-9a-fA-F]{3,}", r"\bid\s*=", r" object at ",
@@ -133,7 +145,7 @@ def test_loss_text_and_html_have_the_hand_checked_numbers():
     assert r["t2"][3:5] == ["t1,", "y"] and r["t2"][7:9] == ["1.3", "2.6"]
     assert r["t3"][1] == "(L)" and "1.69" in r["t3"] and "t2," in r["t3"]
     assert r["w"][-2:] == ["3.9", "3.9"] and r["b"][-2:] == ["2.6", "2.6"]
-    assert "line " in text or "test_render.py:" in text
+    assert "line " in text or "test_html.py:" in text
     assert "t2 = t1 - y" in text  # the user's line
     page = tape_html(tape, adjoints, names=names)
     assert_well_formed(page)
@@ -246,7 +258,7 @@ def test_variables_show_their_names_and_duplicates_keep_tape_names():
 def test_names_by_index_and_for_constants():
     tape, _, _ = abc()
     names = TapeNames(tape, {0: "alpha", "t0": "s", (1, 1): "ignored"})
-    assert names.leaf(0) == "alpha" and names.equation(0) == "s"
+    assert names.leaf(0) == "alpha" and names.var(tape[0].out) == "s"
     assert names.input(tape[1], 0) == "s"
 
 
@@ -334,7 +346,7 @@ def test_registered_as_html_reprs():
 
 
 def test_no_third_party_jupyter_import():
-    code = ("import sys, wengert.jupyter.views.render, wengert.jupyter.views.tape_dot, "
+    code = ("import sys, wengert.jupyter.views.html, wengert.jupyter.views.dot, "
             "wengert.jupyter.views.drawing; "
             "bad = [m for m in ('IPython', 'ipywidgets', 'anywidget', 'traitlets', "
             "'matplotlib', 'graphviz') if m in sys.modules]; print(bad)")
@@ -343,7 +355,215 @@ def test_no_third_party_jupyter_import():
     assert out == "[]"
 
 
-def test_docstring_examples_run():
+@pytest.mark.parametrize("module", [html_module, text_module, subject_module, diff_module])
+def test_docstring_examples_run(module):
     with np.printoptions(legacy=False):
-        result = doctest.testmod(render, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0 and result.attempted > 20
+        result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted >= 3
+
+
+HAS_DOT = shutil.which("dot") is not None
+needs_dot = pytest.mark.skipif(not HAS_DOT, reason="Graphviz's dot is not installed")
+SHOTS = Path("/tmp/shots/hE")
+
+
+# -- the graph card -----------------------------------------------------------------------------
+
+
+def test_graph_html_lists_names_avals_ops_inputs_params_and_lines():
+    g = wg.trace(examples.loss, X, W, B)
+    page = graph_html(g)
+    assert_clean(page)
+    assert_well_formed(page)
+    for text in ("loss(x: f64[4,3], w: f64[3,2], b: f64[2])", "5 equations", "3 inputs",
+                 "t0", "t4", "f64[4,2]", "matmul", "tanh", "power", "sum", "axis=None",
+                 "return</span> t4", "h = np.tanh(x @ w + b)"):
+        assert text in page, text
+    assert '<span class="wg-in-rg">x</span>' in page  # inputs of the graph are marked
+    assert '<span class="wg-in-const">2</span>' in page  # literals too
+    assert "generated Python" in page and "np.tanh(t1)" in page  # the code it runs
+    assert page == graph_html(wg.trace(examples.loss, X, W, B))  # deterministic
+
+
+def test_graph_html_escapes_the_users_code():
+    def f(x):
+        return np.where(x < 0.5, x, 0.0) + (x > 1.0)
+
+    page = graph_html(wg.trace(f, np.ones(3)))
+    assert_well_formed(page)
+    assert "x &lt; 0.5" in page and "x < 0.5" not in page
+    assert "&lt;script" not in page and "<script" not in page
+
+
+def test_graph_html_of_a_gradient_graph_shows_the_adjoints_and_the_tuple_returned():
+    g = wg.grad_graph(wg.trace(examples.loss, X, W, B), argnums=(1, 2))
+    page = graph_html(g)
+    assert_clean(page)
+    assert "w_bar" in page and "b_bar" in page and "sum_to" in page
+    assert returns_text(g) == "(t4, (w_bar, b_bar))"
+    assert "(t4, (w_bar, b_bar))" in page
+
+
+def test_a_long_graph_is_shortened_to_its_first_and_last_rows():
+    def chain(x):
+        for _ in range(10_000):
+            x = x * 1.0001
+        return x
+
+    g = wg.trace(chain, 1.0, source_lines=False)
+    page = graph_html(g, max_rows=40)
+    assert_well_formed(page)
+    assert "… 9,960 more equations …" in page
+    assert ">t0<" in page and ">t19<" in page and ">t9999<" in page
+    assert ">t20<" not in page and ">t5000<" not in page
+    assert len(page) < 40_000
+    assert "print(graph.to_source())" in page  # too long to inline the code
+
+
+def test_guards_show_under_the_equation_they_test():
+    g = wg.trace(branchy, np.ones(3))
+    page = graph_html(g)
+    assert "1 guard" in page
+    assert re.search(r"guard bool\(t1\) == True\s+·\s+branchy · graph_examples\.py:\d+  "
+                     r"if np\.sum\(x\) &gt; 0:", page)
+    assert page.index(">t1<") < page.index("guard bool(t1)") < page.index(">t2<")
+
+
+def test_importing_the_module_makes_it_the_html_repr_of_graphs():
+    g = wg.trace(examples.loss, X, W, B)
+    assert g._repr_html_() == graph_html(g)
+    f = wg.compile(branchy)
+    f(np.ones(3))
+    assert html_of(f) == compiled_html(f)  # shown once Compiled has a _repr_html_
+
+
+def test_params_text_never_shows_an_address():
+    assert params_text({"f": lambda v: v, "axis": (0, 1)}) == "f=<lambda>, axis=(0, 1)"
+    assert_clean(params_text({"obj": object(), "ufunc": np.add}))
+
+
+# -- compiled functions -----------------------------------------------------------------------
+
+
+def test_compiled_html_lists_both_branches_with_their_guards_and_calls():
+    f = wg.compile(branchy)
+    f(np.ones(3))
+    f(-np.ones(3))
+    f(np.ones(3))
+    page = compiled_html(f)
+    assert_clean(page)
+    assert_well_formed(page)
+    assert "compiled branchy" in page and "2 traces · 3 calls" in page
+    table = page[: page.index("</table>")]
+    assert "bool(t1) == True" in table and "bool(t1) == False" in table
+    assert table.count("if np.sum(x) &gt; 0:") == 2
+    assert re.search(r"<td>2</td></tr><tr><td>2</td>", table)  # trace 1 served two calls
+    assert page.count("<details>") >= 2 and "np.cos" in page and "np.sin" in page
+    assert compiled_html(f.cache_info()) == page
+    assert "no trace yet" in compiled_html(wg.compile(branchy))
+
+
+# -- in a browser -------------------------------------------------------------------------------
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+THEMES = {  # JupyterLab's own theme colours, as a notebook page has them
+    "light": """--jp-layout-color0: white; --jp-layout-color2: #eee;
+      --jp-content-font-color1: rgba(0,0,0,.87); --jp-content-font-color2: rgba(0,0,0,.54);
+      --jp-content-font-color3: rgba(0,0,0,.38); --jp-border-color1: #bdbdbd;
+      background: white; color: rgba(0,0,0,.87);""",
+    "dark": """--jp-layout-color0: #111; --jp-layout-color2: #424242;
+      --jp-content-font-color1: #fff; --jp-content-font-color2: rgba(255,255,255,.7);
+      --jp-content-font-color3: rgba(255,255,255,.5); --jp-border-color1: #616161;
+      background: #111; color: #fff;""",
+}
+
+
+def _views() -> dict[str, tuple[str, str]]:
+    g = wg.trace(examples.loss, X, W, B)
+    before = grad_graph_of(model, X, W)
+    after = drop_dead(drop_times_one(before))
+    f = wg.compile(branchy)
+    f(np.ones(3))
+    f(-np.ones(3))
+    return {
+        "trace": (graph_html(g), dot_source(g)),
+        "grad": (graph_html(wg.grad_graph(g, argnums=(1, 2))),
+                 dot_source(wg.grad_graph(g, argnums=(1, 2)))),
+        "pass": (passes_html(before, after, ["simplify (by hand)", "dce (by hand)"]),
+                 pass_dot(before, after)),
+        "compiled": (compiled_html(f), dot_source(f.cache_info()[1].graph)),
+    }
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Chromium at /usr/bin/chromium")
+@needs_dot
+def test_the_views_in_chromium_in_both_jupyterlab_themes(tmp_path):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    views = _views()
+    colours: dict[str, str] = {}
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        page = browser.new_page(viewport={"width": 1300, "height": 900})
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        for theme, css in THEMES.items():
+            for name, (card, dot) in views.items():
+                svg = svg_of(dot)
+                path = tmp_path / f"{name}_{theme}.html"
+                path.write_text(
+                    f'<!doctype html><html><head><meta charset="utf-8"><style>:root {{ {css} }}'
+                    f" body {{ margin: 12px; font-family: sans-serif; }}</style></head>"
+                    f'<body data-jp-theme-light="{str(theme == "light").lower()}">'
+                    f'<div id="card">{card}</div><div id="svg">{svg[svg.index("<svg"):]}</div>'
+                    "</body></html>", encoding="utf-8")
+                page.goto(path.as_uri())
+                page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+                page.locator("#card").screenshot(path=str(SHOTS / f"test_{name}_{theme}.png"))
+                page.locator("#svg").screenshot(path=str(SHOTS / f"test_{name}_{theme}_svg.png"))
+                box = page.locator("#card .wg-card").bounding_box()
+                assert box is not None and box["width"] > 200 and box["height"] > 60
+                if name == "pass":
+                    removed = page.locator("#card tr.wg-del td").nth(1)
+                    assert "line-through" in removed.evaluate(
+                        "e => getComputedStyle(e).textDecorationLine")
+                    colours[theme] = removed.evaluate("e => getComputedStyle(e).color")
+                    card_bg = page.locator("#card .wg-card").evaluate(
+                        "e => getComputedStyle(e).backgroundColor")
+                    assert card_bg == ("rgb(255, 255, 255)" if theme == "light"
+                                       else "rgb(17, 17, 17)")
+        browser.close()
+    assert not errors, errors
+    assert colours["light"] != colours["dark"]  # the red is lighter on the dark theme
+
+
+def test_a_tape_read_with_its_decompositions_grouped_names_inputs_by_their_variable():
+    from wengert.core.equations import read_tape
+
+    a = wg.tensor(np.array([[2.0, 1.0], [1.0, 3.0]]), requires_grad=True)
+    w, v = np.linalg.eigh(a)
+    y = np.sum(w) + np.sum(v)
+    grouped = read_tape([y.grad_fn.node])
+    r = rows(tape_text(grouped, names={"t4": "sw", "t5": "sv"}))
+    assert r["t2,"][1] == "t3"  # the parts of eigh: one row
+    add = next(row for key, row in r.items() if "add" in row)
+    assert "sw," in add and "sv" in add  # not the names of equations 3 and 4
+
+
+def test_listing_html_takes_every_subject():
+    from wengert.jupyter.views.html import listing_html
+
+    x = wg.tensor(2.0, requires_grad=True)
+    with wg.GradientTape(persistent=True) as g:
+        g.watch(x)
+        y = x * x + 1.0
+    for subject in (y, wg.tape_of(y), g, wg.trace(lambda x: x * x + 1.0, 2.0)):
+        page = listing_html(subject)
+        assert_clean(page)
+        assert_well_formed(page)
+        assert "multiply" in page or "×" in page
+    with pytest.raises(TypeError, match="expected a tensor"):
+        listing_html([1.0])

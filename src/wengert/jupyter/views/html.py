@@ -1,47 +1,36 @@
-"""Static graphs in HTML: a graph's listing, a pass's before and after, a compiled function.
+"""The HTML medium: listings and cards of every subject, pure functions returning strings
+(no IPython, no ids, no memory addresses, no timings: the same subject always renders to
+the same text).
 
-Three views, each a pure function returning a string (no IPython, no ids, no addresses, no
-timings, so the same graph always renders to the same text):
+* A tape (:func:`tape_html`): its leaves (name, shape, dtype, whether it requires grad,
+  value, ``.grad``) and its equations in execution order (op, where each input came from,
+  shape, dtype, value, the adjoint after a backward pass, the user's line).
+* A graph (:func:`graph_html`): its signature, its equations (name, dtype and shape, op,
+  inputs, parameters, line), each guard under the equation it tests, what it returns,
+  and the Python code it runs folded under a ``<details>``.
+* A pass (:func:`passes_html`): a unified diff of the two listings (removed equations
+  struck through in red and marked ``−``, new ones green ``+``, rewritten ones amber ``~``
+  with the old text struck beside the new), or both side by side (``layout="side"``).
+* A compiled function (:func:`compiled_html`): one row per trace, each trace's graph and
+  code folding out below.
+* Cards of a tensor, a variable, a dual number and a gradient tape.
 
-* :func:`graph_html`: a graph as a card: its signature, its equations as a table (name,
-  shape and dtype, op with its symbol, inputs, parameters, the user's line), each guard
-  under the equation it tests, what it returns, and the Python code it runs
-  (``graph.to_source()``) folded under a ``<details>``. Long graphs show their first and
-  last rows around a "… N more equations …" row, as the tape table does.
-* :func:`passes_html`: what a pass (or a pipeline) changed: a unified diff of the two
-  listings (removed equations struck through in red and marked ``−``, new ones green and
-  marked ``+``, rewritten ones amber ``~`` with the old text struck beside the new), or the
-  two listings side by side (``layout="side"``), with the counts and the passes' reports.
-  Unchanged runs collapse to "… N unchanged equations …". :func:`passes_text` is the
-  same diff as plain text.
-* :func:`compiled_html`: a compiled function's traces (``cf.cache_info()``): one row per
-  trace with its signature, its guards and their lines, its size as traced and as run,
-  and its calls; each trace's graph and code fold out below.
-
-How the two graphs of a pass are matched (:func:`diff_graphs`): inputs by position, an
-equation by its output variable (the same object, else the same name and shape: passes
-keep both); a matched equation whose op, inputs or parameters differ was rewritten. One
-pass over each graph (no recursion), so graphs of 10⁶ equations diff in seconds.
+:func:`listing_html` takes any subject (:func:`~wengert.jupyter.views.subject.as_subject`).
+Long listings show their first and last rows around a "… N more equations …" row.
+:func:`register` (run on import) makes these the HTML reprs (see
+:mod:`wengert.core.display`).
 
 Examples
 --------
 >>> import numpy as np
 >>> import wengert as wg
 >>> g = wg.trace(lambda x: np.sum(np.sin(x) * 2.0), np.ones(3), source_lines=False)
->>> page = graph_html(g)
+>>> page = listing_html(g)
 >>> "sin" in page and "t1" in page and "wg-card" in page
 True
->>> t0, t1, t2 = g.equations  # t1 = t0 * 2.0 rewritten by hand as t0 + t0:
->>> after = g.replace(equations=[t0, t1.replace(op=wg.ops.REGISTRY["add"], ins=[t0.out] * 2),
-...                               t2])
->>> print(passes_text(g, after))
-3 → 3 equations: 1 rewritten
-graph f(x: f64[3]):
-     t0: f64[3] = sin(x)
-  -  t1: f64[3] = multiply(t0, 2.0)
-  +  t1: f64[3] = add(t0, t0)
-     t2: f64[] = sum(t1, axis=None, keepdims=False)
-     return t2
+>>> x = wg.tensor(2.0, requires_grad=True)
+>>> "multiply" in listing_html(x * 3.0)
+True
 """
 
 from __future__ import annotations
@@ -49,47 +38,77 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
-import numpy as np
-from wengert.core.collector import collector_paused
 from wengert.core.display import register_html
-from wengert.core.formatting import literal_text, params_text, without_address
-from wengert.core.tree import unflatten
+from wengert.core.equations import Equation, Tape
+from wengert.core.formatting import params_text, shape_text, value_text, without_address
+from wengert.core.levels import USER_TAG
+from wengert.forward.dual import Dual
 from wengert.graph.backends.compile import Compiled, TraceInfo
-from wengert.graph.ir import Equation, Guard, Literal, Var
+from wengert.graph.ir import Guard, Literal, Var
 from wengert.graph.passes.pipeline import Optimized
 from wengert.graph.program import Graph
-from wengert.jupyter.views.render import MAX_ROWS, STYLE, shown_rows, source_text
+from wengert.jupyter.views.diff import (
+    DiffRow,
+    GraphDiff,
+    atom_text,
+    count_text,
+    diff_graphs,
+    returns_text,
+)
+from wengert.jupyter.views.subject import NameKey, TapeNames, as_subject, leaf_grad, source_text
+from wengert.jupyter.views.text import (
+    CONTEXT,
+    MAX_ROWS,
+    equation_cells,
+    gap_text,
+    leaf_cells,
+    passes_text,
+    selected_rows,
+    shown_rows,
+)
+from wengert.reverse.gradient_tape import GradientTape, Variable
+from wengert.reverse.tensor import Tensor
 
 __all__ = [
+    "listing_html",
+    "tape_html",
+    "tape_sections_html",
     "graph_html",
     "graph_sections_html",
     "passes_html",
-    "passes_text",
-    "compiled_html",
-    "diff_graphs",
-    "GraphDiff",
-    "DiffRow",
     "PassView",
-    "atom_text",
-    "params_text",
-    "returns_text",
-    "GRAPH_STYLE",
-    "CODE_UP_TO",
-    "CONTEXT",
+    "compiled_html",
+    "tensor_html",
+    "variable_html",
+    "dual_html",
+    "gradient_tape_html",
+    "epsilon_text",
     "register",
+    "STYLE",
+    "GRAPH_STYLE",
+    "COLUMN_HELP",
+    "CODE_UP_TO",
 ]
+
+
+def listing_html(target: Any, *, max_rows: int = MAX_ROWS) -> str:
+    """The listing of any subject (a tensor, a tape, a ``GradientTape``, an ``%%autodiff``
+    result or a graph) as a card: :func:`graph_html` for a graph, :func:`tape_html` with
+    its names and adjoints for the rest."""
+    subject = as_subject(target)
+    if subject.tape is None:
+        return graph_html(subject.ir, max_rows=max_rows)  # type: ignore[arg-type]
+    return tape_html(subject.tape, subject.adjoints, names=subject.names, max_rows=max_rows)
+
 
 #: Graphs of at most this many equations show their generated code (``<details>``).
 CODE_UP_TO = 200
-#: Unchanged equations shown around each change of a diff.
-CONTEXT = 2
 #: Characters of a parameter list shown in a table cell (the rest in its tooltip).
 PARAMS_WIDTH = 40
 
-#: Styles added to :data:`~wengert.jupyter.views.render.STYLE` for graphs and diffs. Removed,
+#: Styles added to :data:`STYLE` for graphs and diffs. Removed,
 #: new and rewritten rows differ by mark (``−``, ``+``, ``~``) and text decoration as well as
 #: by hue; the hues have a light and a dark JupyterLab variant.
 GRAPH_STYLE = """<style>
@@ -142,408 +161,387 @@ body[data-jp-theme-light="false"] .wg-card .wg-chip.wg-chg{color:#fec84b;border-
 #: Marks of the rows of a diff, by kind.
 MARKS = {"same": "", "removed": "−", "added": "+", "changed": "~"}
 _ROW_CLASS = {"same": "", "removed": "wg-del", "added": "wg-ins", "changed": "wg-chg"}
-_TEXT_MARKS = {"same": " ", "removed": "-", "added": "+", "changed": "~"}
+
+
+# -- HTML -----------------------------------------------------------------------------------
+
+#: The styles of every card and table, scoped by the ``wg-`` class prefix. Colours come
+#: from JupyterLab's theme variables (with light-theme fallbacks); the leaf kinds are told
+#: apart by border style as well as hue (solid double blue ring / grey dashed / plain).
+STYLE = """<style>
+.wg-card{display:inline-block;box-sizing:border-box;max-width:100%;overflow-x:auto;
+ margin:2px 0;padding:6px 10px 8px;border:1px solid var(--jp-border-color1,#bdbdbd);
+ border-radius:6px;background:var(--jp-layout-color0,#fff);
+ color:var(--jp-content-font-color1,#1f1f1f);line-height:1.45;text-align:left;
+ font:12px/1.45 var(--jp-ui-font-family,system-ui,-apple-system,"Segoe UI",Roboto,sans-serif)}
+.wg-card .wg-head{display:flex;flex-wrap:wrap;align-items:center;gap:4px 8px;margin:0 0 4px}
+.wg-card .wg-title{font-weight:600;font-size:13px}
+.wg-card .wg-meta,.wg-card .wg-dim{color:var(--jp-content-font-color2,#5f6368)}
+.wg-card .wg-code,.wg-card .wg-table,.wg-card .wg-kv td{
+ font-family:var(--jp-code-font-family,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace)}
+.wg-card .wg-chip{display:inline-block;padding:0 7px;border-radius:10px;font-size:11px;
+ line-height:17px;white-space:nowrap;border:1px solid var(--jp-content-font-color2,#5f6368)}
+.wg-card .wg-rg{border:3px double #2563eb;font-weight:600}
+.wg-card .wg-const{border:1px dashed #8a8a8a;color:var(--jp-content-font-color2,#5f6368)}
+.wg-card .wg-result{border:1px solid var(--jp-content-font-color2,#5f6368)}
+.wg-card .wg-state{border:1px solid var(--jp-content-font-color3,#9aa0a6)}
+.wg-card .wg-section{margin:8px 0 2px;font-weight:600;font-size:11px;letter-spacing:.04em;
+ text-transform:uppercase;color:var(--jp-content-font-color2,#5f6368)}
+.wg-card table.wg-table,.wg-card table.wg-kv{border-collapse:collapse;border:none;
+ margin:0;font-size:11.5px;table-layout:auto}
+.wg-card .wg-table th,.wg-card .wg-table td,.wg-card .wg-kv th,.wg-card .wg-kv td{
+ padding:1px 10px 1px 0;text-align:left;vertical-align:top;white-space:nowrap;
+ line-height:1.45;border:none;max-width:none;background:none}
+.wg-card .wg-table th,.wg-card .wg-kv th{font-weight:600;
+ color:var(--jp-content-font-color2,#5f6368);font-family:var(--jp-ui-font-family,sans-serif)}
+.wg-card .wg-table thead th{border-bottom:1px solid var(--jp-border-color1,#bdbdbd)}
+.wg-card .wg-table tbody tr,.wg-card .wg-kv tbody tr:nth-child(n){background:none}
+.wg-card .wg-table tbody tr:nth-child(even){background:rgba(127,127,127,.1)}
+.wg-card .wg-table tbody tr:hover{background:rgba(66,165,245,.18)}
+.wg-card .wg-table td.wg-src{white-space:pre;color:var(--jp-content-font-color2,#5f6368)}
+.wg-card .wg-sym{display:inline-block;min-width:1.7em;font-weight:700}
+.wg-card .wg-name{font-weight:600}
+.wg-card .wg-user{color:var(--jp-content-font-color2,#5f6368)}
+.wg-card .wg-adj{color:#a34a00;font-style:italic}
+body[data-jp-theme-light="false"] .wg-card .wg-adj{color:#ffb870}
+.wg-card .wg-in-rg{padding:0 3px;border-radius:3px;box-shadow:inset 0 0 0 1.5px #2563eb}
+body[data-jp-theme-light="false"] .wg-card .wg-rg{border-color:#6ea8fe}
+body[data-jp-theme-light="false"] .wg-card .wg-in-rg{box-shadow:inset 0 0 0 1.5px #6ea8fe}
+.wg-card .wg-in-const{color:var(--jp-content-font-color2,#5f6368);font-style:italic}
+.wg-card tr.wg-out td{font-weight:600}
+.wg-card tr.wg-gap td{text-align:center;font-style:italic;
+ color:var(--jp-content-font-color2,#5f6368);background:none}
+.wg-card .wg-eps{font-style:italic}
+</style>"""
+
+
+def _cut_text(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _e(text: str) -> str:
     return html.escape(text, quote=True)
 
 
-def _count(n: int, what: str) -> str:
-    return f"{n:,} {what}{'' if n == 1 else 's'}"
-
-
 def _chip(text: str, kind: str) -> str:
+    # The spaces around it keep words apart where the styles are stripped (an untrusted
+    # notebook); inside the head's flex box they take no room.
     return f' <span class="wg-chip wg-{kind}">{_e(text)}</span> '
 
 
-# -- cell texts ------------------------------------------------------------------------------
+def _gradient_html(text: str) -> str:
+    """A gradient's cell: coloured and italic, or a plain dash when there is none."""
+    if text == "—":
+        return '<span class="wg-dim">—</span>'
+    return f'<span class="wg-adj">{_e(text)}</span>'
 
 
-def atom_text(atom: Var | Literal) -> str:
-    """An equation's input as a listing writes it: a variable's name or a literal's value.
-
-    Examples
-    --------
-    >>> atom_text(Var("x", (3,), np.float64)), atom_text(Literal(2.0))
-    ('x', '2.0')
-    >>> atom_text(Literal(np.zeros((4, 2))))
-    'array(f64[4,2])'
-    """
-    return atom.name if type(atom) is Var else literal_text(atom.value)
+def _input_html(eq: Equation, position: int, names: TapeNames) -> str:
+    inp = eq.inputs[position]
+    text = _e(names.input(eq, position))
+    if inp.source == "leaf":
+        return f'<span class="wg-in-rg">{text}</span>'
+    if inp.source == "constant":
+        return f'<span class="wg-in-const">{text}</span>'
+    return text
 
 
-class _Named:
-    """A leaf that prints as a name (to show an output's pytree with variable names)."""
+#: What a column means, shown when the pointer rests on its header.
+COLUMN_HELP = {
+    "adjoint": "the gradient of the output with respect to this value (its cotangent), "
+               "from the backward pass",
+    ".grad": "the gradient accumulated into this leaf by backward()",
+    "requires_grad": "True: a leaf you made with requires_grad=True; watched: a variable "
+                     "or tensor a GradientTape watches",
+    "value": "the value computed in the forward pass (not kept: the tape did not keep it; "
+             "record inside wg.keep_values() to see it; written in place since: an in-place "
+             "operation wrote another value into its memory afterwards)",
+    "shape": "the value's shape (in a graph with its dtype: f64[3,4] is float64, 3×4)",
+    "op": "the primitive applied (point at it for its derivative rule)",
+    "inputs": "where each input comes from: an earlier equation (t3), a leaf or an input "
+              "of the graph (blue ring), or a constant (grey italics)",
+    "params": "the op's static parameters",
+    "line": "the line of your code that made the equation",
+    "": "− removed · + new · ~ rewritten (the old text struck through)",
+}
 
-    __slots__ = ("text",)
 
-    def __init__(self, text: str) -> None:
-        self.text = text
+def _table(headers: Sequence[str], rows: Iterable[str]) -> str:
+    head = "".join(
+        f'<th title="{_e(COLUMN_HELP[h])}">{_e(h)}</th>' if h in COLUMN_HELP
+        else f"<th>{_e(h)}</th>" for h in headers)
+    return (f'<table class="wg-table"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table>')
 
-    def __repr__(self) -> str:
-        return self.text
+
+def _gap_row(text: str, span: int) -> str:
+    return f'<tr class="wg-gap"><td colspan="{span}">{_e(text)}</td></tr>'
 
 
-def returns_text(graph: Graph) -> str:
-    """What a graph returns, in the structure it returns it: ``t4``, ``(t4, x_bar)``,
-    ``{'loss': t4, 'grad': (x_bar, w_bar)}``.
+def _leaves_table(tape: Tape, names: TapeNames, adjoints: Mapping[Any, Any] | None,
+                  max_rows: int) -> str:
+    headers = ["leaf", "shape", "dtype", "requires_grad", "value", ".grad"]
+    if adjoints:
+        headers.append("adjoint")
+
+    changed = tape.changed_leaves()
+
+    def row(i: int) -> str:
+        c = leaf_cells(tape, i, names, adjoints, changed)
+        user = names.user_leaf(i)
+        shown = user.removesuffix(f" (x{i})") if user else f"x{i}"
+        label = (f'<span class="wg-in-rg wg-name">{_e(shown)}</span>'
+                 + (f' <span class="wg-user">x{i}</span>' if user else ""))
+        cells = [label, _e(c["shape"]), _e(c["dtype"]), _e(c["requires_grad"]), _e(c["value"]),
+                 _gradient_html(c[".grad"])]
+        if adjoints:
+            cells.append(_gradient_html(c["adjoint"]))
+        return "<tr>" + "".join(f"<td>{x}</td>" for x in cells) + "</tr>"
+
+    head, hidden, tail = shown_rows(len(tape.leaves), max_rows)
+    rows = [row(i) for i in head]
+    if hidden:
+        rows.append(_gap_row(f"… {hidden:,} more leaves …", len(headers)))
+    rows += [row(i) for i in tail]
+    return _table(headers, rows)
+
+
+def _equations_table(tape: Tape, names: TapeNames, adjoints: Mapping[Any, Any] | None,
+                     max_rows: int) -> str:
+    with_lines = any(eq.source is not None for eq in tape)
+    headers = ["#", "op", "inputs", "shape", "dtype", "value"]
+    if adjoints:
+        headers.append("adjoint")
+    if with_lines:
+        headers.append("line")
+    outputs = set(tape.outputs)
+
+    def row(k: int) -> str:
+        eq = tape[k]
+        c = equation_cells(eq, names, adjoints)
+        label = f'<span class="wg-name">{_e(c["#"])}</span>'
+        if c["name"]:
+            label += f' <span class="wg-user">{_e(c["name"])}</span>'
+        if k in outputs:
+            label += ' <span class="wg-dim" title="output">◀</span>'
+        cells = [
+            label,
+            (f'<span class="wg-sym">{_e(c["symbol"])}</span>' if c["symbol"] != c["op"] else
+             '<span class="wg-sym"></span>') + f' <span class="wg-dim">{_e(c["op"])}</span>',
+            ", ".join(_input_html(eq, p, names) for p in range(len(eq.inputs))),
+            _e(c["shape"]), _e(c["dtype"]),
+            f'<span class="wg-dim">{_e(c["value"])}</span>' if eq.value is None
+            else _e(c["value"]),
+        ]
+        if adjoints:
+            cells.append(_gradient_html(c["adjoint"]))
+        if with_lines:
+            cells.append(_e(c["line"]))
+        tds = "".join(f"<td>{x}</td>" for x in cells[:-1])
+        last_class = ' class="wg-src"' if with_lines else ""
+        tds += f"<td{last_class}>{cells[-1]}</td>"
+        row_class = ' class="wg-out"' if k in outputs else ""
+        return f"<tr{row_class}>{tds}</tr>"
+
+    head, hidden, tail = shown_rows(len(tape), max_rows)
+    rows = [row(k) for k in head]
+    if hidden:
+        rows.append(_gap_row(f"… {hidden:,} more equations …", len(headers)))
+    rows += [row(k) for k in tail]
+    return _table(headers, rows)
+
+
+def tape_sections_html(tape: Tape, adjoints: Mapping[Any, Any] | None = None, *,
+                       names: Mapping[NameKey, str] | None = None,
+                       max_rows: int = MAX_ROWS) -> str:
+    """The leaves and equations tables of a tape, without the card around them (what
+    :func:`tape_html` and :func:`gradient_tape_html` put in their cards).
 
     Examples
     --------
     >>> import wengert as wg
-    >>> returns_text(wg.trace(lambda x: (x * 2.0, {"y": x + 1.0}), 1.0))
-    "(t0, {'y': t1})"
+    >>> x = wg.tensor(2.0, requires_grad=True)
+    >>> tape_sections_html(wg.tape_of(x * 3.0)).count("<table")
+    2
     """
-    names = [_Named(atom_text(v)) for v in graph.outputs]
-    if not names:
-        return "None"
-    try:
-        return without_address(repr(unflatten(graph.out_tree, names)))
-    except (TypeError, ValueError, IndexError, KeyError, AttributeError):
-        return ", ".join(n.text for n in names)
-
-
-def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-# -- diffs -----------------------------------------------------------------------------------
-
-
-class DiffRow(NamedTuple):
-    """One row of a diff: ``kind`` is ``"same"``, ``"removed"``, ``"added"`` or
-    ``"changed"``; ``before`` and ``after`` are the equation in each graph (``None`` where
-    it has none)."""
-
-    kind: str
-    before: Equation | None
-    after: Equation | None
-
-    @property
-    def equation(self) -> Equation:
-        """The equation shown: the new one, or the removed one."""
-        eq = self.after if self.after is not None else self.before
-        assert eq is not None
-        return eq
-
-
-@dataclass(frozen=True)
-class GraphDiff:
-    """What changed from ``before`` to ``after`` (see :func:`diff_graphs`).
-
-    Attributes
-    ----------
-    rows : tuple of DiffRow
-        The union of both listings, in order: every equation of ``after`` where it is,
-        each removed one where it was.
-    matched : dict
-        Variable of ``after`` -> the variable of ``before`` it stands for (by identity for
-        a pass's graphs; inputs by position).
-    outputs_changed : bool
-        Whether the graph returns something else (another variable, a literal).
-    guards_removed, guards_added : tuple of Guard
-        Guards of one graph that the other lacks (a guard moved to an equivalent variable
-        counts as kept).
-    replaced : dict
-        Output variable of a removed equation -> what a rewritten equation (or the
-        outputs) reads instead: a variable of ``after`` or a literal (``t5 -> t2`` after
-        cse, ``t3 -> 6.0`` after folding). Only where a rewritten reader shows it.
-    """
-
-    before: Graph
-    after: Graph
-    rows: tuple[DiffRow, ...]
-    matched: dict[Var, Var] = field(repr=False)
-    outputs_changed: bool
-    guards_removed: tuple[Guard, ...]
-    guards_added: tuple[Guard, ...]
-    replaced: dict[Var, Var | Literal] = field(repr=False, default_factory=dict)
-
-    def count(self, kind: str) -> int:
-        """How many rows are of ``kind`` (``"removed"``, ``"added"``, ...)."""
-        return sum(1 for row in self.rows if row.kind == kind)
-
-    @property
-    def counts(self) -> dict[str, int]:
-        """``{"removed": 2, "added": 0, "changed": 1, "same": 4}``."""
-        out = dict.fromkeys(("removed", "added", "changed", "same"), 0)
-        for row in self.rows:
-            out[row.kind] += 1
-        return out
-
-    def summary(self) -> str:
-        """``7 → 5 equations: 2 removed, 1 rewritten`` (or ``…: unchanged``)."""
-        c = self.counts
-        parts = [f"{c[k]:,} {word}" for k, word in
-                 (("removed", "removed"), ("added", "new"), ("changed", "rewritten")) if c[k]]
-        if self.outputs_changed:
-            parts.append("outputs rewritten")
-        if self.guards_removed or self.guards_added:
-            parts.append(f"guards {len(self.guards_removed):,} removed, "
-                         f"{len(self.guards_added):,} new")
-        head = f"{len(self.before):,} → {_count(len(self.after), 'equation')}"
-        return f"{head}: {', '.join(parts) if parts else 'unchanged'}"
-
-
-def _same_value(x: Any, y: Any) -> bool:
-    if x is y:
-        return True
-    if type(x) is not type(y):
-        return False
-    if isinstance(x, np.ndarray):
-        if x.shape != y.shape or x.dtype != y.dtype:
-            return False
-        try:
-            return bool(np.array_equal(x, y, equal_nan=x.dtype.kind in "fc"))
-        except (TypeError, ValueError):
-            return False
-    try:
-        same = x == y
-        return bool(same) or (x != x and y != y)
-    except (TypeError, ValueError):  # containers of arrays
-        return repr(x) == repr(y)
-
-
-def _same_atom(a: Var | Literal, b: Var | Literal, matched: Mapping[Var, Var]) -> bool:
-    if type(a) is Var:
-        return type(b) is Var and matched.get(a, a) is b
-    return type(b) is Literal and _same_value(a.value, b.value)
-
-
-def _same_equation(old: Equation, new: Equation, matched: Mapping[Var, Var]) -> bool:
-    if new.op is not old.op or len(new.ins) != len(old.ins) or new.params.keys() != \
-            old.params.keys():
-        return False
-    if not all(_same_atom(a, b, matched) for a, b in zip(new.ins, old.ins)):
-        return False
-    return all(_same_value(v, old.params[k]) for k, v in new.params.items())
-
-
-def _guard_key(g: Guard, matched: Mapping[Var, Var]) -> tuple[int, str, str]:
-    return id(matched.get(g.var, g.var)), g.how, repr(g.expected)
-
-
-def diff_graphs(before: Graph, after: Graph) -> GraphDiff:
-    """Match the equations of two graphs (a pass's input and output) and list the changes.
-
-    Inputs match by position; an equation of ``after`` matches the equation of
-    ``before`` with the same output variable (the same object, else the same name, shape
-    and dtype). A matched pair is ``"same"`` when op (the same object), inputs and
-    parameters agree, else ``"changed"``; unmatched equations are ``"removed"`` or
-    ``"added"``. One pass over each graph.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import wengert as wg
-    >>> g = wg.trace(lambda x: np.sin(x) * 2.0, np.ones(3))
-    >>> d = diff_graphs(g, g.replace(equations=g.equations[:1]))
-    >>> [(row.kind, row.equation.out.name) for row in d.rows]
-    [('same', 't0'), ('removed', 't1')]
-    """
-    with collector_paused():  # many small acyclic objects: see wengert.core.collector
-        return _diff(before, after)
-
-
-def _diff(before: Graph, after: Graph) -> GraphDiff:
-    # matched holds the variables of `after` that stand for *another* object of `before`
-    # (a variable kept by the pass is itself: most of them, so they are not stored).
-    matched: dict[Var, Var] = {a: b for a, b in zip(after.inputs, before.inputs) if a is not b}
-    old_eqs = before.equations
-    index: dict[Var, int] = {eq.out: i for i, eq in enumerate(old_eqs)}
-    by_name: dict[str, Var | None] | None = None  # built when a variable is not found
-    partner = [-1] * len(after.equations)
-    taken = bytearray(len(old_eqs))
-    for j, eq in enumerate(after.equations):
-        out = eq.out
-        i = index.get(out, -1)
-        if i < 0:
-            if by_name is None:
-                by_name = {}
-                for v in before.variables():
-                    by_name[v.name] = None if v.name in by_name else v  # None: ambiguous
-            cand = by_name.get(out.name)
-            if cand is not None and cand in index and cand.shape == out.shape and \
-                    cand.dtype == out.dtype:
-                i = index[cand]
-        if i >= 0 and not taken[i]:
-            taken[i] = 1
-            partner[j] = i
-            if old_eqs[i].out is not out:
-                matched[out] = old_eqs[i].out
-    rows: list[DiffRow] = []
-    append = rows.append
-    p = 0
-    for j, eq in enumerate(after.equations):
-        i = partner[j]
-        if i < 0:
-            append(DiffRow("added", None, eq))
-            continue
-        while p < i:
-            if not taken[p]:
-                append(DiffRow("removed", old_eqs[p], None))
-            p += 1
-        p = max(p, i + 1)
-        old = old_eqs[i]
-        same = old is eq or _same_equation(old, eq, matched)  # passes keep what they keep
-        append(DiffRow("same" if same else "changed", old, eq))
-    for q in range(p, len(old_eqs)):
-        if not taken[q]:
-            append(DiffRow("removed", old_eqs[q], None))
-    outputs_changed = len(after.outputs) != len(before.outputs) or not all(
-        _same_atom(a, b, matched) for a, b in zip(after.outputs, before.outputs))
-    after_keys = {_guard_key(g, matched) for g in after.guards}
-    before_keys = {_guard_key(g, {}) for g in before.guards}
-    return GraphDiff(
-        before, after, tuple(rows), matched, outputs_changed,
-        tuple(g for g in before.guards if _guard_key(g, {}) not in after_keys),
-        tuple(g for g in after.guards if _guard_key(g, matched) not in before_keys),
-        _replacements(rows, before, after, matched))
-
-
-def _replacements(rows: Sequence[DiffRow], before: Graph, after: Graph,
-                  matched: Mapping[Var, Var]) -> dict[Var, Var | Literal]:
-    """What rewritten equations and outputs read instead of a removed equation's output."""
-    removed = {row.before.out for row in rows if row.kind == "removed" and row.before}
-    out: dict[Var, Var | Literal] = {}
-    pairs: list[tuple[Sequence[Var | Literal], Sequence[Var | Literal]]] = [
-        (row.before.ins, row.after.ins) for row in rows
-        if row.kind == "changed" and row.before and row.after]
-    if len(before.outputs) == len(after.outputs):
-        pairs.append((before.outputs, after.outputs))
-    for old_ins, new_ins in pairs:
-        if len(old_ins) != len(new_ins):
-            continue
-        for a, b in zip(old_ins, new_ins):
-            if type(a) is Var and a in removed and a not in out and \
-                    not _same_atom(b, a, matched):
-                out[a] = b
-    return out
-
-
-def _selected(rows: Sequence[DiffRow], context: int | None, max_rows: int) -> list[int]:
-    """The indices of the rows shown: the changes with ``context`` unchanged rows around
-    each (all rows when ``context`` is ``None``), then at most ``max_rows`` of them (the
-    first and the last)."""
-    n = len(rows)
-    if context is None or all(row.kind == "same" for row in rows):
-        keep = list(range(n))
+    table_names = TapeNames(tape, names)
+    parts = []
+    if tape.leaves:
+        parts.append('<div class="wg-section">leaves</div>')
+        parts.append(_leaves_table(tape, table_names, adjoints, max_rows))
+    parts.append('<div class="wg-section">equations</div>')
+    if len(tape):
+        parts.append(_equations_table(tape, table_names, adjoints, max_rows))
     else:
-        marked = bytearray(n)
-        for k, row in enumerate(rows):
-            if row.kind != "same":
-                for q in range(max(0, k - context), min(n, k + context + 1)):
-                    marked[q] = 1
-        keep = [k for k in range(n) if marked[k]]
-    head, hidden, tail = shown_rows(len(keep), max_rows)
-    return [keep[k] for k in head] + [keep[k] for k in tail] if hidden else keep
+        parts.append('<div class="wg-dim">(no equations recorded)</div>')
+    return "".join(parts)
 
 
-def _gap_text(rows: Sequence[DiffRow], start: int, stop: int) -> str:
-    kinds = {"removed": 0, "added": 0, "changed": 0}
-    for k in range(start, stop):
-        kind = rows[k].kind
-        if kind != "same":
-            kinds[kind] += 1
-    n = stop - start
-    changes = [f"{kinds[k]:,} {w}" for k, w in (("removed", "removed"), ("added", "new"),
-                                                 ("changed", "rewritten")) if kinds[k]]
-    if not changes:
-        return f"… {_count(n, 'unchanged equation')} …"
-    return f"… {_count(n, 'more equation')} ({', '.join(changes)}) …"
+def tape_html(tape: Tape, adjoints: Mapping[Any, Any] | None = None, *,
+              names: Mapping[NameKey, str] | None = None, max_rows: int = MAX_ROWS) -> str:
+    """The tape table as HTML (a card with the leaves and the equations).
 
-
-# -- plain text ------------------------------------------------------------------------------
-
-
-def _report_lines(report: Any) -> list[str]:
-    if report is None:
-        return []
-    if isinstance(report, str):
-        return [report]
-    if isinstance(report, Iterable):
-        return [str(r) for r in report]
-    return [str(report)]
-
-
-def passes_text(before: Graph, after: Graph, report: Any = None, *,
-                context: int | None = CONTEXT, max_rows: int = MAX_ROWS) -> str:
-    """The diff of a pass (or a pipeline) as text: the reports, the counts, then the
-    listing with ``-`` before removed lines, ``+`` before new ones and ``-``/``+`` pairs
-    for rewritten ones; unchanged runs are shortened to ``context`` lines around changes.
-
-    A rewritten equation's input that no longer exists in the new graph (its equation
-    was removed) is written ``?t1`` on the ``+`` line when the pass did not substitute it.
-
-    Parameters
-    ----------
-    before, after : Graph
-        The graph given to the pass and the one it returned.
-    report : PassReport, sequence of PassReport, or str, optional
-        What the pass(es) said (shown first, one line each).
-    context : int or None
-        Unchanged equations shown around each change (``None``: every equation).
-    max_rows : int
-        At most this many equation rows (the first and the last ones).
+    Parameters are those of :func:`tape_text`.
 
     Examples
     --------
-    >>> import numpy as np
     >>> import wengert as wg
-    >>> def f(x):
-    ...     unused = np.exp(x)
-    ...     return np.sin(x)
-    >>> g = wg.trace(f, np.ones(2))
-    >>> print(passes_text(g, g.replace(equations=g.equations[1:]), "dce: removed 1"))
-    dce: removed 1
-    2 → 1 equation: 1 removed
-    graph f(x: f64[2]):
-      -  t0: f64[2] = exp(x)
-         t1: f64[2] = sin(x)
-         return t1
+    >>> x = wg.tensor(2.0, requires_grad=True)
+    >>> page = tape_html(wg.tape_of(x * x))
+    >>> "multiply" in page and "wg-card" in page
+    True
     """
-    diff = diff_graphs(before, after)
-    lines = _report_lines(report) + [diff.summary(), f"graph {after.signature()}:"]
-    live = set(after.inputs) | {eq.out for eq in after.equations}
-    rows = diff.rows
-    shown = _selected(rows, context, max_rows)
-    last = -1
-    for k in shown:
-        if k > last + 1:
-            lines.append(f"     {_gap_text(rows, last + 1, k)}")
-        last = k
-        row = rows[k]
-        if row.kind == "changed":
-            assert row.before is not None and row.after is not None
-            lines.append(f"  -  {row.before}")
-            lines.append(f"  +  {_with_missing(row.after, live)}")
-        else:
-            instead = diff.replaced.get(row.equation.out) if row.kind == "removed" else None
-            note = f"    # → {atom_text(instead)}" if instead is not None else ""
-            lines.append(f"  {_TEXT_MARKS[row.kind]}  {row.equation}{note}")
-    if last < len(rows) - 1:
-        lines.append(f"     {_gap_text(rows, last + 1, len(rows))}")
-    if diff.outputs_changed:
-        lines.append(f"  -  return {returns_text(before)}")
-        lines.append(f"  +  return {returns_text(after)}")
+    title = (f'<span class="wg-title">Tape</span> <span class="wg-meta">'
+             f'{count_text(len(tape), "equation")} · {count_text(len(tape.leaves), "leaf")}'
+             "</span>").replace("leafs", "leaves")
+    if adjoints:
+        title += _chip("after backward()", "state")
+    return (f'{STYLE}<div class="wg-card wg-tape"><div class="wg-head">{title}</div>'
+            f"{tape_sections_html(tape, adjoints, names=names, max_rows=max_rows)}</div>")
+
+
+def _kv(rows: Sequence[tuple[str, str]]) -> str:
+    body = "".join(f"<tr><th>{_e(k)}</th><td>{v}</td></tr>" for k, v in rows)
+    return f'<table class="wg-kv"><tbody>{body}</tbody></table>'
+
+
+def tensor_html(t: Tensor) -> str:
+    """A tensor's card: its value, shape and dtype, where it stands in the leaf table
+    (leaf that requires grad, result of an op, or constant), its ``grad_fn`` and ``.grad``.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> w = wg.tensor(3.0, requires_grad=True)
+    >>> "requires grad" in tensor_html(w), "MultiplyBackward" in tensor_html(w * w)
+    (True, True)
+    """
+    if isinstance(t, Variable):
+        return variable_html(t)
+    grad_fn = t.grad_fn
+    if t.requires_grad and t.is_leaf:
+        chip = _chip("leaf · requires grad", "rg")
+    elif t.requires_grad:
+        chip = _chip("result of an op", "result")
     else:
-        lines.append(f"     return {returns_text(after)}")
-    lines += [f"  -  guard {g}    # {g.where()}" for g in diff.guards_removed]
-    lines += [f"  +  guard {g}    # {g.where()}" for g in diff.guards_added]
-    return "\n".join(line.rstrip() for line in lines)
+        chip = _chip("constant", "const")
+    meta = f"{shape_text(t.shape)} · {t.dtype}"
+    rows = [("value", _e(value_text(t, max_items=8)))]
+    if grad_fn is not None:
+        op = grad_fn.op
+        op_text = op.name if op.symbol == op.name else f"{op.symbol} {op.name}"
+        rows.append(("grad_fn", f'{_e(grad_fn.name)} <span class="wg-dim">({_e(op_text)})'
+                                "</span>"))
+    grad = leaf_grad(t)
+    if grad is not None:
+        rows.append((".grad", f'<span class="wg-adj">{_e(value_text(grad, max_items=8))}</span>'))
+    elif t.requires_grad and t.is_leaf:
+        rows.append((".grad", '<span class="wg-dim">None (call backward())</span>'))
+    return (f'{STYLE}<div class="wg-card wg-tensor"><div class="wg-head">'
+            f'<span class="wg-title">tensor</span>{chip}<span class="wg-meta">{_e(meta)}</span>'
+            f"</div>{_kv(rows)}</div>")
 
 
-def _with_missing(eq: Equation, live: set[Var]) -> str:
-    """``str(eq)`` with inputs that the graph does not define written ``?t1``."""
-    if all(type(v) is not Var or v in live for v in eq.ins):
-        return str(eq)
-    ins = [Var("?" + v.name, v.shape, v.dtype) if type(v) is Var and v not in live else v
-           for v in eq.ins]
-    return str(eq.replace(ins=ins))
+def variable_html(v: Variable) -> str:
+    """A ``wg.Variable``'s card: name, value, shape and dtype, trainable or not.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> "Variable &#x27;w&#x27;" in variable_html(wg.Variable(1.0, name="w"))
+    True
+    """
+    chip = _chip("trainable · watched by tapes", "rg") if v.trainable \
+        else _chip("not trainable", "const")
+    meta = f"{shape_text(v.shape)} · {v.dtype}"
+    return (f'{STYLE}<div class="wg-card wg-variable"><div class="wg-head">'
+            f'<span class="wg-title">Variable {_e(repr(v.name))}</span>{chip}'
+            f'<span class="wg-meta">{_e(meta)}</span></div>'
+            f'{_kv([("value", _e(value_text(v.numpy(), max_items=8)))])}</div>')
 
 
-# -- HTML rows -------------------------------------------------------------------------------
+_SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
+
+def epsilon_text(tag: Any) -> str:
+    """The infinitesimal of a dual number's tag: ``ε`` for a dual the user made, ``ε₃``
+    for one of a transform's perturbation (its order).
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> epsilon_text(wg.Dual(1.0, 1.0).tag)
+    'ε'
+    """
+    if tag is USER_TAG:
+        return "ε"
+    return "ε" + str(getattr(tag, "order", "")).translate(_SUBSCRIPTS)
+
+
+def dual_html(d: Dual) -> str:
+    """A dual number's card: ``primal + tangent·ε``, shape and dtype, and its tag.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> page = dual_html(wg.Dual(2.0, 1.0))
+    >>> "2 + 1·ε" in page
+    True
+    """
+    eps = epsilon_text(d.tag)
+    primal, tangent = value_text(d.primal, max_items=8), value_text(d.tangent, max_items=8)
+    meta = f"{shape_text(d.shape)} · {d.dtype}"
+    rows = []
+    if d.shape == ():
+        formula = f"{primal} + {tangent}·{eps}"
+        rows.append(("value", f'<span class="wg-code">{_e(formula)}</span>'))
+    rows += [("primal", _e(primal)), ("tangent", f'<span class="wg-adj">{_e(tangent)}</span>')]
+    if d.tag is USER_TAG:
+        tag = "ε: made by you (wg.Dual), ε² = 0"
+    else:
+        name = getattr(d.tag, "name", "jvp")
+        state = "" if getattr(d.tag, "active", True) else ", transform finished"
+        tag = f"{eps}: perturbation of {name}{state}"
+    rows.append(("tag", f'<span class="wg-eps">{_e(tag)}</span>'))
+    return (f'{STYLE}<div class="wg-card wg-dual"><div class="wg-head">'
+            f'<span class="wg-title">Dual</span> <span class="wg-meta">{_e(meta)}</span>'
+            f"</div>{_kv(rows)}</div>")
+
+
+
+
+def gradient_tape_html(tape: GradientTape, *, max_rows: int = MAX_ROWS) -> str:
+    """A gradient tape's card: its state, what it watches, the equations it recorded.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> w = wg.Variable(2.0, name="w")
+    >>> with wg.GradientTape() as g:
+    ...     y = w * w
+    >>> page = gradient_tape_html(g)
+    >>> "closed" in page and "multiply" in page
+    True
+    """
+    recorded = tape.recorded
+    chips = _chip(tape.state, "state")
+    if tape.persistent:
+        chips += _chip("persistent", "state")
+    meta = f"{count_text(len(recorded), 'equation')}"
+    watched = tape.watched_variables()
+    rows = []
+    if watched:
+        names = ", ".join(
+            f'<span class="wg-in-rg">{_e(v.name)}</span>' for v in watched)
+        rows.append(("watched variables", names))
+    return (f'{STYLE}<div class="wg-card wg-gradient-tape"><div class="wg-head">'
+            f'<span class="wg-title">GradientTape</span>{chips}'
+            f'<span class="wg-meta">{_e(meta)}</span></div>'
+            f'{_kv(rows) if rows else ""}'
+            f"{tape_sections_html(recorded, max_rows=max_rows)}</div>")
+
+
+# -- graphs: rows -------------------------------------------------------------------------------
 
 
 class _Listing:
@@ -584,7 +582,7 @@ def _params_html(params: Mapping[str, Any]) -> str:
     text = params_text(params)
     if len(text) <= PARAMS_WIDTH:
         return _e(text)
-    return f'<span title="{_e(text)}">{_e(_cut(text, PARAMS_WIDTH))}</span>'
+    return f'<span title="{_e(text)}">{_e(_cut_text(text, PARAMS_WIDTH))}</span>'
 
 
 def _name_html(eq: Equation, listing: _Listing) -> str:
@@ -622,22 +620,6 @@ def _changed_cells(old: Equation, new: Equation, listing: _Listing) -> list[str]
 
 
 _HEADERS = ["#", "shape", "op", "inputs", "params"]
-_HEADER_HELP = {
-    "shape": "dtype and shape of the value (f64[3,4]: float64, 3×4)",
-    "op": "the primitive applied (point at it for its derivative rule)",
-    "inputs": "variables (inputs of the graph in a blue ring, earlier equations) and "
-              "literals (grey italics)",
-    "params": "the op's static parameters",
-    "line": "the line of your code that made the equation",
-    "": "− removed · + new · ~ rewritten (the old text struck through)",
-}
-
-
-def _table(headers: Sequence[str], rows: Iterable[str]) -> str:
-    head = "".join(f'<th title="{_e(_HEADER_HELP[h])}">{_e(h)}</th>' if h in _HEADER_HELP
-                   else f"<th>{_e(h)}</th>" for h in headers)
-    return (f'<table class="wg-table"><thead><tr>{head}</tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table>')
 
 
 def _tr(cells: Sequence[str], cls: str = "", mark: str | None = None, line: bool = False
@@ -660,10 +642,6 @@ def _guard_row(g: Guard, span: int, kind: str = "same", mark: str | None = None)
             f'while this gives the same answer: compiled code checks it">{_e(text)}</td></tr>')
 
 
-def _gap_row(text: str, span: int) -> str:
-    return f'<tr class="wg-gap"><td colspan="{span}">{_e(text)}</td></tr>'
-
-
 def _guards_of(graph: Graph) -> dict[Var, list[Guard]]:
     out: dict[Var, list[Guard]] = {}
     for g in graph.guards:
@@ -671,7 +649,7 @@ def _guards_of(graph: Graph) -> dict[Var, list[Guard]]:
     return out
 
 
-def _equations_table(graph: Graph, max_rows: int) -> str:
+def _graph_equations_table(graph: Graph, max_rows: int) -> str:
     with_lines = any(eq.source is not None for eq in graph.equations)
     listing = _Listing([graph], with_lines)
     headers = _HEADERS + (["line"] if with_lines else [])
@@ -692,7 +670,7 @@ def _equations_table(graph: Graph, max_rows: int) -> str:
     if hidden:
         hidden_guards = sum(len(guards.get(eqs[k].out, ())) for k in
                             range(head.stop, tail.start)) if guards else 0
-        note = f" ({_count(hidden_guards, 'guard')})" if hidden_guards else ""
+        note = f" ({count_text(hidden_guards, 'guard')})" if hidden_guards else ""
         rows.append(_gap_row(f"… {hidden:,} more equations{note} …", span))
     for k in tail:
         add(k)
@@ -732,7 +710,7 @@ def graph_sections_html(graph: Graph, *, max_rows: int = MAX_ROWS, code: bool = 
     """
     parts = ['<div class="wg-section">equations</div>']
     if graph.equations:
-        parts.append(_equations_table(graph, max_rows))
+        parts.append(_graph_equations_table(graph, max_rows))
     else:
         parts.append('<div class="wg-dim">(no equations: the graph returns its inputs or '
                      "constants)</div>")
@@ -746,8 +724,8 @@ def graph_sections_html(graph: Graph, *, max_rows: int = MAX_ROWS, code: bool = 
 
 def _graph_meta(graph: Graph) -> str:
     n_out = len(graph.outputs)
-    return (f"{_count(len(graph), 'equation')} · {_count(len(graph.inputs), 'input')} · "
-            f"{_count(n_out, 'output')}")
+    return (f"{count_text(len(graph), 'equation')} · {count_text(len(graph.inputs), 'input')} · "
+            f"{count_text(n_out, 'output')}")
 
 
 def graph_html(graph: Graph, *, max_rows: int = MAX_ROWS, code: bool = True) -> str:
@@ -774,7 +752,7 @@ def graph_html(graph: Graph, *, max_rows: int = MAX_ROWS, code: bool = True) -> 
     """
     chips = ""
     if graph.guards:
-        chips += _chip(_count(len(graph.guards), "guard"), "state")
+        chips += _chip(count_text(len(graph.guards), "guard"), "state")
     if graph.plan is not None:
         chips += _chip("memory planned", "state")
     return (f'{STYLE}{GRAPH_STYLE}<div class="wg-card wg-graph"><div class="wg-head">'
@@ -818,7 +796,7 @@ def _diff_rows_html(diff: GraphDiff, listing: _Listing, rows_shown: list[int],
             out.append(_guard_row(g, span - 1, "removed", MARKS["removed"]))
     for k in rows_shown:
         if k > last + 1:
-            out.append(_gap_row(_gap_text(rows, last + 1, k), span))
+            out.append(_gap_row(gap_text(rows, last + 1, k), span))
         last = k
         row = rows[k]
         if side:
@@ -839,7 +817,7 @@ def _diff_rows_html(diff: GraphDiff, listing: _Listing, rows_shown: list[int],
             out.append(_tr(cells, cls, MARKS[row.kind], listing.with_lines))
         guard_rows(row)
     if last < len(rows) - 1:
-        out.append(_gap_row(_gap_text(rows, last + 1, len(rows)), span))
+        out.append(_gap_row(gap_text(rows, last + 1, len(rows)), span))
     return out
 
 
@@ -919,10 +897,10 @@ def passes_html(before: Graph, after: Graph, report: Any = None, *, layout: str 
     --------
     >>> import numpy as np
     >>> import wengert as wg
-    >>> def f(x):
-    ...     unused = np.exp(x)
+    >>> def dead_exp(x):
+    ...     np.exp(x)  # computed, never used
     ...     return np.sin(x)
-    >>> g = wg.trace(f, np.ones(2))
+    >>> g = wg.trace(dead_exp, np.ones(2))
     >>> page = passes_html(g, g.replace(equations=g.equations[1:]), "dce: removed 1 (exp: 1)")
     >>> 'class="wg-del"' in page and "exp" in page and "1 removed" in page
     True
@@ -933,7 +911,7 @@ def passes_html(before: Graph, after: Graph, report: Any = None, *, layout: str 
         diff = diff_graphs(before, after)
     with_lines = any(row.equation.source is not None for row in diff.rows)
     listing = _Listing([before, after], with_lines)
-    shown = _selected(diff.rows, context, max_rows)
+    shown = selected_rows(diff.rows, context, max_rows)
     rows = _diff_rows_html(diff, listing, shown, layout == "side")
     if layout == "side":
         headers = [f"before: {h}" if h == "#" else h for h in _HEADERS[:4]] + [""] + \
@@ -948,7 +926,7 @@ def passes_html(before: Graph, after: Graph, report: Any = None, *, layout: str 
         if c[k])
     if not chips:
         chips = _chip("unchanged", "state")
-    title = f"{len(before):,} → {_count(len(after), 'equation')}"
+    title = f"{len(before):,} → {count_text(len(after), 'equation')}"
     parts = [f'{STYLE}{GRAPH_STYLE}<div class="wg-card wg-passes"><div class="wg-head">'
              f'<span class="wg-title">{_e(title)}</span>{chips}'
              f'<span class="wg-meta">{_e(diff.summary())}</span></div>',
@@ -1042,18 +1020,16 @@ def compiled_html(compiled: Compiled | Sequence[TraceInfo], *, max_rows: int = M
     --------
     >>> import numpy as np
     >>> import wengert as wg
-    >>> @wg.compile
-    ... def f(x):
-    ...     return np.sin(x) if np.sum(x) > 0 else np.cos(x)
-    >>> _ = f(np.ones(2)), f(-np.ones(2))
-    >>> page = compiled_html(f)
+    >>> branch = wg.compile(lambda x: np.sin(x) if np.sum(x) > 0 else np.cos(x))
+    >>> _ = branch(np.ones(2)), branch(-np.ones(2))
+    >>> page = compiled_html(branch)
     >>> "bool(t1) == True" in page and "bool(t1) == False" in page
     True
     """
     infos = list(compiled.cache_info()) if isinstance(compiled, Compiled) else list(compiled)
     name = _trace_name(infos, compiled)
     calls = sum(info.calls for info in infos)
-    meta = f"{_count(len(infos), 'trace')} · {_count(calls, 'call')}"
+    meta = f"{count_text(len(infos), 'trace')} · {count_text(calls, 'call')}"
     head = (f'{STYLE}{GRAPH_STYLE}<div class="wg-card wg-compiled"><div class="wg-head">'
             f'<span class="wg-title">compiled {_e(name)}</span>'
             f'<span class="wg-meta">{_e(meta)}</span></div>')
@@ -1081,18 +1057,27 @@ def compiled_html(compiled: Compiled | Sequence[TraceInfo], *, max_rows: int = M
 
 
 def register() -> None:
-    """Make :func:`graph_html` the HTML repr of graphs and :func:`compiled_html` that of
-    compiled functions (called when this module is imported; a class shows it once its
-    ``_repr_html_`` asks :func:`wengert.core.display.html_of`).
+    """Make these renderers the HTML reprs of tensors, variables, dual numbers, gradient
+    tapes, tapes, graphs, compiled functions and optimized graphs (called when this module
+    is imported; a class shows it once its ``_repr_html_`` asks
+    :func:`wengert.core.display.html_of`).
 
     Examples
     --------
     >>> import wengert as wg
     >>> register()
+    >>> x = wg.tensor(1.0)
+    >>> x._repr_html_() == tensor_html(x)
+    True
     >>> g = wg.trace(lambda x: x * x, 2.0)
     >>> g._repr_html_() == graph_html(g)
     True
     """
+    register_html(Tensor, tensor_html)
+    register_html(Variable, variable_html)
+    register_html(Dual, dual_html)
+    register_html(GradientTape, gradient_tape_html)
+    register_html(Tape, tape_html)
     register_html(Graph, graph_html)
     register_html(Compiled, compiled_html)
     register_html(Optimized, lambda r: passes_html(r.before, r.after, r.reports))
