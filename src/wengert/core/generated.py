@@ -1,0 +1,51 @@
+"""Specialised functions generated from one source text.
+
+The per-op paths (the node constructors of :mod:`wengert.core.node`, the tuned
+float functions of :mod:`wengert.forward.dual`) are families of functions that
+differ in a few expressions: one per number of inputs, one per op. A call costs
+measurable time on those paths, so each member is written out in full rather than
+sharing a helper; writing them out by hand would repeat the same lines many times.
+:func:`generate` compiles such a member from the one template that produces all
+of them, and registers its text with :mod:`linecache`, so tracebacks and
+debuggers show the generated lines.
+
+Examples
+--------
+>>> twice = generate("def twice(x):\\n    return 2 * x\\n", "twice", {}, "example")
+>>> twice(21)
+42
+>>> import inspect
+>>> print(inspect.getsource(twice), end="")
+def twice(x):
+    return 2 * x
+"""
+
+from __future__ import annotations
+
+import linecache
+from typing import Any
+
+__all__ = ["generate"]
+
+
+def generate(source: str, name: str, namespace: dict[str, Any], where: str) -> Any:
+    """Compile ``source`` in ``namespace`` (the globals the generated code reads) and
+    return the object it binds to ``name``.
+
+    Parameters
+    ----------
+    source : str
+        Python source defining ``name`` (a function, or a function that makes one).
+    name : str
+        The name to return.
+    namespace : dict
+        The generated code's globals (copied: the caller's dict is not changed).
+    where : str
+        What generated it, shown as the file name in tracebacks
+        (``<generated: where name>``).
+    """
+    filename = f"<generated: {where} {name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    scope = dict(namespace)
+    exec(compile(source, filename, "exec"), scope)  # noqa: S102 - our own template text
+    return scope[name]
