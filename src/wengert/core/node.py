@@ -31,6 +31,7 @@ import itertools
 from typing import Any
 
 import numpy as np
+from wengert.core.generated import generate
 
 __all__ = [
     "UNREAD_BYTES",
@@ -245,54 +246,43 @@ class Node:
         return f"<Node #{-self.seq} {self.op.name}>"
 
 
-def node1(op: Any, out: Any, params: Any, parent: Any, value: Any, holder: Any,
-          seen: int) -> Node:
-    """A node of a one-input op (``holder`` ``None``: no version check; a large array no
-    rule reads is kept as a stand-in, see :data:`UNREAD_BYTES`)."""
-    if holder is None and type(value) is _ndarray and value.nbytes >= UNREAD_BYTES \
-            and 0 not in op.reads:
-        value = shape_stand_in(value)
-    n = Node()  # (no __init__: the type call is the cheapest allocation)
-    n.version = 0
-    n.op = op
-    n.out = out
-    n.params = params
-    n.seq = next_seq()
-    n.extra = None
-    n.nin = 1
-    n.parent0 = parent
-    n.input0 = value
-    n.holder0 = holder
-    n.seen0 = seen
-    return n
+def _constructor_source(nin: int) -> str:
+    """The source of the constructor of a node of ``nin`` inputs (``node1``, ``node2``):
+    every field set, straight from the arguments, in one call (the recording paths make
+    one per op). A large array input that no rule reads and that is not version-checked
+    (``holder`` ``None``) is kept as a stand-in (see :data:`UNREAD_BYTES`)."""
+    edges = "".join(f", parent{i}, value{i}, holder{i}, seen{i}" for i in range(nin))
+    lines = [f"def node{nin}(op, out, params{edges}):"]
+    for i in range(nin):
+        lines += [f"    if holder{i} is None and type(value{i}) is _ndarray "
+                  f"and value{i}.nbytes >= UNREAD_BYTES and {i} not in op.reads:",
+                  f"        value{i} = shape_stand_in(value{i})"]
+    lines += ["    n = Node()  # (no __init__: the type call is the cheapest allocation)",
+              "    n.version = 0", "    n.op = op", "    n.out = out", "    n.params = params",
+              "    n.seq = next_seq()", "    n.extra = None", f"    n.nin = {nin}"]
+    for i in range(nin):
+        lines += [f"    n.{field}{i} = {arg}{i}" for field, arg in
+                  (("parent", "parent"), ("input", "value"), ("holder", "holder"),
+                   ("seen", "seen"))]
+    return "\n".join([*lines, "    return n", ""])
 
 
-def node2(op: Any, out: Any, params: Any, parent0: Any, value0: Any, holder0: Any, seen0: int,
-          parent1: Any, value1: Any, holder1: Any, seen1: int) -> Node:
-    """A node of a two-input op (as :func:`node1`)."""
-    if holder0 is None and type(value0) is _ndarray and value0.nbytes >= UNREAD_BYTES \
-            and 0 not in op.reads:
-        value0 = shape_stand_in(value0)
-    if holder1 is None and type(value1) is _ndarray and value1.nbytes >= UNREAD_BYTES \
-            and 1 not in op.reads:
-        value1 = shape_stand_in(value1)
-    n = Node()
-    n.version = 0
-    n.op = op
-    n.out = out
-    n.params = params
-    n.seq = next_seq()
-    n.extra = None
-    n.nin = 2
-    n.parent0 = parent0
-    n.input0 = value0
-    n.holder0 = holder0
-    n.seen0 = seen0
-    n.parent1 = parent1
-    n.input1 = value1
-    n.holder1 = holder1
-    n.seen1 = seen1
-    return n
+def _constructor(nin: int, doc: str) -> Any:
+    fn = generate(_constructor_source(nin), f"node{nin}",
+                  {"Node": Node, "next_seq": next_seq, "_ndarray": _ndarray,
+                   "UNREAD_BYTES": UNREAD_BYTES, "shape_stand_in": shape_stand_in}, __name__)
+    fn.__module__ = __name__
+    fn.__doc__ = doc
+    return fn
+
+
+_node0 = _constructor(0, "A node of an op without inputs.")
+node1 = _constructor(1, """A node of a one-input op:
+    ``node1(op, out, params, parent0, value0, holder0, seen0)`` (``holder0`` ``None``: no
+    version check; a large array no rule reads is kept as a stand-in, see
+    :data:`UNREAD_BYTES`).""")
+node2 = _constructor(2, """A node of a two-input op: ``node2(op, out, params, parent0, value0,
+    holder0, seen0, parent1, value1, holder1, seen1)`` (as :func:`node1`).""")
 
 
 def new_node(op: Any, out: Any, params: Any, edges: list[tuple[Any, Any, Any, int]]) -> Node:
@@ -311,25 +301,19 @@ def new_node(op: Any, out: Any, params: Any, edges: list[tuple[Any, Any, Any, in
         return node1(op, out, params, *edges[0])
     if n == 2:
         return node2(op, out, params, *edges[0], *edges[1])
-    node = Node()
-    node.version = 0
-    node.op = op
-    node.out = out
-    node.params = params
-    node.seq = next_seq()
-    node.extra = None
-    node.nin = n
-    flat = []
+    if n == 0:
+        return _node0(op, out, params)
+    rest = []
     reads = op.reads
-    for i, (parent, value, holder, seen) in enumerate(edges):
+    for i in range(2, n):
+        parent, value, holder, seen = edges[i]
         if holder is None and type(value) is _ndarray and value.nbytes >= UNREAD_BYTES \
                 and i not in reads:
             value = shape_stand_in(value)
-        flat.extend((parent, value, holder, seen))
-    if n:
-        node.parent0, node.input0, node.holder0, node.seen0 = flat[0:4]
-        node.parent1, node.input1, node.holder1, node.seen1 = flat[4:8]
-    node.rest = flat[8:]
+        rest.extend((parent, value, holder, seen))
+    node = node2(op, out, params, *edges[0], *edges[1])
+    node.nin = n
+    node.rest = rest
     return node
 
 
