@@ -7,11 +7,13 @@ measurable time on those paths, so each member is written out in full rather tha
 sharing a helper; writing them out by hand would repeat the same lines many times.
 :func:`generate` compiles such a member from the one template that produces all
 of them, and registers its text with :mod:`linecache`, so tracebacks and
-debuggers show the generated lines.
+debuggers show the generated lines. Its file name starts with the generating
+module's path, so the generated frames count as wengert's own, not the user's,
+where the user's line of code is looked for (:mod:`wengert.core.source`).
 
 Examples
 --------
->>> twice = generate("def twice(x):\\n    return 2 * x\\n", "twice", {}, "example")
+>>> twice = generate("def twice(x):\\n    return 2 * x\\n", "twice", {}, "example.py")
 >>> twice(21)
 42
 >>> import inspect
@@ -41,10 +43,10 @@ def generate(source: str, name: str, namespace: dict[str, Any], where: str) -> A
     namespace : dict
         The generated code's globals (copied: the caller's dict is not changed).
     where : str
-        What generated it, shown as the file name in tracebacks
-        (``<generated: where name>``).
+        The path of the module that generates it (its ``__file__``); the file name
+        of the generated code is ``where`` followed by ``<generated name>``.
     """
-    filename = f"<generated: {where} {name}>"
+    filename = f"{where}<generated {name}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     scope = dict(namespace)
     exec(compile(source, filename, "exec"), scope)  # noqa: S102 - our own template text

@@ -270,7 +270,7 @@ def _constructor_source(nin: int) -> str:
 def _constructor(nin: int, doc: str) -> Any:
     fn = generate(_constructor_source(nin), f"node{nin}",
                   {"Node": Node, "next_seq": next_seq, "_ndarray": _ndarray,
-                   "UNREAD_BYTES": UNREAD_BYTES, "shape_stand_in": shape_stand_in}, __name__)
+                   "UNREAD_BYTES": UNREAD_BYTES, "shape_stand_in": shape_stand_in}, __file__)
     fn.__module__ = __name__
     fn.__doc__ = doc
     return fn
