@@ -9,11 +9,13 @@ has no reference cycles and is freed by reference counting alone.
 
 The per-op path of the tape is the project's speed, so a node is one flat
 object: the first two inputs live in slots of their own (``parent0``,
-``input0``, ... ``seen1``), further inputs in ``rest``. Nodes are built here
-only, by :func:`node1`, :func:`node2` or :func:`new_node` (the constructors),
-which also decide what a node keeps of its inputs (a large array no rule reads
-is kept as a stand-in, see :data:`UNREAD_BYTES`); read inputs with
-:meth:`Node.parents`, :meth:`Node.inputs`, :meth:`Node.edge`.
+``input0``, ... ``seen1``), further inputs in ``rest``. Nodes are built from
+one template only, :func:`constructor_source`: by :func:`node1`, :func:`node2` or
+:func:`new_node` (the constructors), or by the functions the recording paths
+generate from it (a node and its tensor in one call), which also decide what a
+node keeps of its inputs (a large array no rule reads is kept as a stand-in, see
+:data:`UNREAD_BYTES`); read inputs with :meth:`Node.parents`, :meth:`Node.inputs`,
+:meth:`Node.edge`.
 
 Version counters
 ----------------
@@ -41,6 +43,8 @@ __all__ = [
     "Version",
     "node1",
     "node2",
+    "constructor_source",
+    "CONSTRUCTOR_GLOBALS",
     "new_node",
     "next_seq",
     "GradFn",
@@ -246,13 +250,18 @@ class Node:
         return f"<Node #{-self.seq} {self.op.name}>"
 
 
-def _constructor_source(nin: int) -> str:
-    """The source of the constructor of a node of ``nin`` inputs (``node1``, ``node2``):
-    every field set, straight from the arguments, in one call (the recording paths make
-    one per op). A large array input that no rule reads and that is not version-checked
-    (``holder`` ``None``) is kept as a stand-in (see :data:`UNREAD_BYTES`)."""
+def constructor_source(nin: int, name: str, extra_args: str = "",
+                       tail: tuple[str, ...] = ("return n",)) -> str:
+    """The source of the constructor ``name`` of a node of ``nin`` inputs: every field set
+    straight from the arguments ``op, out, params, parent0, value0, holder0, seen0, ...``
+    (then ``extra_args``), in one call, the node in ``n``; ``tail`` ends the body (a
+    recording path's function adds what it does with the new node, see
+    :mod:`wengert.reverse.recording`). A large array input that no rule reads and that
+    is not version-checked (``holder`` ``None``) is kept as a stand-in (see
+    :data:`UNREAD_BYTES`). Generate it with :func:`~wengert.core.generated.generate` in
+    :data:`CONSTRUCTOR_GLOBALS` (and what ``tail`` reads)."""
     edges = "".join(f", parent{i}, value{i}, holder{i}, seen{i}" for i in range(nin))
-    lines = [f"def node{nin}(op, out, params{edges}):"]
+    lines = [f"def {name}(op, out, params{edges}{extra_args}):"]
     for i in range(nin):
         lines += [f"    if holder{i} is None and type(value{i}) is _ndarray "
                   f"and value{i}.nbytes >= UNREAD_BYTES and {i} not in op.reads:",
@@ -264,13 +273,17 @@ def _constructor_source(nin: int) -> str:
         lines += [f"    n.{field}{i} = {arg}{i}" for field, arg in
                   (("parent", "parent"), ("input", "value"), ("holder", "holder"),
                    ("seen", "seen"))]
-    return "\n".join([*lines, "    return n", ""])
+    return "\n".join([*lines, *("    " + line for line in tail), ""])
+
+
+#: The names a generated node constructor reads.
+CONSTRUCTOR_GLOBALS = {"Node": Node, "next_seq": next_seq, "_ndarray": _ndarray,
+                       "UNREAD_BYTES": UNREAD_BYTES, "shape_stand_in": shape_stand_in}
 
 
 def _constructor(nin: int, doc: str) -> Any:
-    fn = generate(_constructor_source(nin), f"node{nin}",
-                  {"Node": Node, "next_seq": next_seq, "_ndarray": _ndarray,
-                   "UNREAD_BYTES": UNREAD_BYTES, "shape_stand_in": shape_stand_in}, __file__)
+    name = f"node{nin}"
+    fn = generate(constructor_source(nin, name), name, CONSTRUCTOR_GLOBALS, __file__)
     fn.__module__ = __name__
     fn.__doc__ = doc
     return fn
