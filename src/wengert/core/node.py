@@ -177,40 +177,39 @@ class Node:
 
     def parents(self) -> tuple[Any, ...]:
         """Per input: the producing node, a leaf, or ``None`` (no gradient flows there)."""
-        n = self.nin
-        if n == 1:
-            return (self.parent0,)
-        if n == 2:
-            return (self.parent0, self.parent1)
-        return (self.parent0, self.parent1) + tuple(self.rest[0::4]) if n > 2 else ()
+        return self._column(0)
 
     def inputs(self) -> tuple[Any, ...]:
         """The saved raw input values (stand-ins for large unread ones); ``None`` entries
         once freed."""
+        return self._column(1)
+
+    def _column(self, k: int) -> tuple[Any, ...]:
+        """Field ``k`` of every input (0: parent, 1: saved value; as :meth:`edge` orders
+        them)."""
         n = self.nin
+        if n == 0:
+            return ()
+        first = (self.parent0, self.input0)[k]
         if n == 1:
-            return (self.input0,)
-        if n == 2:
-            return (self.input0, self.input1)
-        return (self.input0, self.input1) + tuple(self.rest[1::4]) if n > 2 else ()
+            return (first,)
+        both = (first, (self.parent1, self.input1)[k])
+        return both + tuple(self.rest[k::4]) if n > 2 else both
 
     def set_input(self, i: int, value: Any) -> None:
         """Replace the saved value of input ``i``."""
-        if i == 0:
-            self.input0 = value
-        elif i == 1:
-            self.input1 = value
-        else:
-            self.rest[4 * (i - 2) + 1] = value
+        self._set_field(i, "input", 1, value)
 
     def drop_check(self, i: int) -> None:
         """Stop version-checking input ``i`` (its saved value is a private copy)."""
-        if i == 0:
-            self.holder0 = None
-        elif i == 1:
-            self.holder1 = None
+        self._set_field(i, "holder", 2, None)
+
+    def _set_field(self, i: int, name: str, k: int, value: Any) -> None:
+        """Set field ``name`` (the ``k``-th of :meth:`edge`'s four) of input ``i``."""
+        if i < 2:
+            setattr(self, f"{name}{i}", value)
         else:
-            self.rest[4 * (i - 2) + 2] = None
+            self.rest[4 * (i - 2) + k] = value
 
     @property
     def freed(self) -> bool:

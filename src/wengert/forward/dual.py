@@ -60,6 +60,7 @@ from wengert.core.bind import (
     primal,
     register,
     shape_of,
+    ufunc_method,
 )
 from wengert.core.display import html_of
 from wengert.core.errors import EscapedLevelError, LostDerivativeError, NoForwardRule
@@ -115,6 +116,10 @@ def _numeric(value: Any, what: str) -> Any:
             "floats or a float (or complex) array."
         )
     return arr
+
+
+#: NumPy ufunc -> the dual kind's function for its op (``np.sin(d)``, ``array * d``).
+_FAST_UFUNCS: dict[Any, Any] = {}
 
 
 class Dual(ArrayMethods):
@@ -272,58 +277,10 @@ class Dual(ArrayMethods):
         new = apply(_ix.SETITEM, self, value, index=_ix.raw_index(index))
         assign(self, new, "d[i] = v")
 
-    # -- in-place operators: NumPy semantics (see the module docstring) -----
-    def __iadd__(self, other: Any) -> Any:
-        new = _add(self, other)
-        return new if type(self.primal) is float else _in_place(self, new, "+=")
+    # -- in-place operators: NumPy semantics (see the module docstring); set below the
+    # class, from the operators (``_in_place_operator``) --------------------------------
 
-    def __isub__(self, other: Any) -> Any:
-        new = _subtract(self, other)
-        return new if type(self.primal) is float else _in_place(self, new, "-=")
-
-    def __imul__(self, other: Any) -> Any:
-        new = _multiply(self, other)
-        return new if type(self.primal) is float else _in_place(self, new, "*=")
-
-    def __itruediv__(self, other: Any) -> Any:
-        new = _divide(self, other)
-        return new if type(self.primal) is float else _in_place(self, new, "/=")
-
-    def __ipow__(self, other: Any) -> Any:
-        new = _power(self, other)
-        return new if type(self.primal) is float else _in_place(self, new, "**=")
-
-    def __ifloordiv__(self, other: Any) -> Any:
-        new = _ew.floor_divide(self, other)
-        return new if type(self.primal) is float else _in_place(self, new, "//=")
-
-    def __imod__(self, other: Any) -> Any:
-        new = _ew.mod(self, other)
-        return new if type(self.primal) is float else _in_place(self, new, "%=")
-
-    def __imatmul__(self, other: Any) -> Any:
-        new = _linalg.matmul(self, other)
-        return new if type(self.primal) is float else _in_place(self, new, "@=")
-
-    # -- comparisons act on primals (no derivative) --------------------
-    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
-        return np.equal(_plain(self), _plain(other))
-
-    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
-        return np.not_equal(_plain(self), _plain(other))
-
-    def __lt__(self, other: Any) -> Any:
-        return np.less(_plain(self), _plain(other))
-
-    def __le__(self, other: Any) -> Any:
-        return np.less_equal(_plain(self), _plain(other))
-
-    def __gt__(self, other: Any) -> Any:
-        return np.greater(_plain(self), _plain(other))
-
-    def __ge__(self, other: Any) -> Any:
-        return np.greater_equal(_plain(self), _plain(other))
-
+    # -- comparisons act on primals (no derivative): set below the class ------------
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
@@ -341,12 +298,7 @@ class Dual(ArrayMethods):
         return html_of(self)
 
     # -- NumPy dispatch ------------------------------------------------
-    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        if method == "__call__" and not kwargs:
-            fn = _FAST_UFUNCS.get(ufunc)
-            if fn is not None:
-                return fn(*inputs)
-        return _dispatch.array_ufunc(ufunc, method, inputs, kwargs)
+    __array_ufunc__ = ufunc_method(_FAST_UFUNCS, _dispatch.array_ufunc)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         if func is _np_shape and len(args) == 1 and not kwargs:
@@ -358,6 +310,21 @@ _np_shape = np.shape
 
 
 _plain = primal  # the plain value under every traced layer (comparisons)
+
+
+def _comparison(ufunc: Any) -> Any:
+    def method(self: Dual, other: Any) -> Any:
+        return ufunc(_plain(self), _plain(other))
+
+    method.__name__ = method.__qualname__ = ufunc.__name__
+    return method
+
+
+for _name, _ufunc in (("__eq__", np.equal), ("__ne__", np.not_equal), ("__lt__", np.less),
+                      ("__le__", np.less_equal), ("__gt__", np.greater),
+                      ("__ge__", np.greater_equal)):
+    setattr(Dual, _name, _comparison(_ufunc))
+del _name, _ufunc
 
 
 def _make(primal: Any, tangent: Any, tag: Tag) -> Dual:
@@ -923,13 +890,29 @@ def tuned_binary(op: Any, generic: Any) -> Any:
 #: The dual-number kind (registered for :class:`Dual`).
 DUAL = DualKind()
 register(Dual, DUAL)
-#: NumPy ufunc -> the dual kind's function for its op (``np.sin(d)``, ``array * d``).
-_FAST_UFUNCS: dict[Any, Any] = {}
 # Dual numbers' operators and np.* ufuncs call the dual kind's functions directly.
 _dispatch.specialise(Dual, DUAL, _FAST_UFUNCS)
+
+
+def _in_place_operator(fn: Any, what: str) -> Any:
+    """``d op= other`` computed with ``fn`` (the operator's function): a dual holding an
+    array is updated in place; a scalar (float primal, immutable) is rebound."""
+
+    def method(self: Dual, other: Any) -> Any:
+        new = fn(self, other)
+        return new if type(self.primal) is float else _in_place(self, new, what)
+
+    return method
+
+
 # The in-place operators compute with the same functions as the operators.
-_add = Dual.__add__
-_subtract = Dual.__sub__
-_multiply = Dual.__mul__
-_divide = Dual.__truediv__
-_power = Dual.__pow__
+for _name, _fn, _what in (
+    ("__iadd__", Dual.__add__, "+="), ("__isub__", Dual.__sub__, "-="),
+    ("__imul__", Dual.__mul__, "*="), ("__itruediv__", Dual.__truediv__, "/="),
+    ("__ipow__", Dual.__pow__, "**="), ("__ifloordiv__", _ew.floor_divide, "//="),
+    ("__imod__", _ew.mod, "%="), ("__imatmul__", _linalg.matmul, "@="),
+):
+    setattr(Dual, _name, _in_place_operator(_fn, _what))
+    getattr(Dual, _name).__name__ = _name
+    getattr(Dual, _name).__qualname__ = f"Dual.{_name}"
+del _name, _fn, _what
