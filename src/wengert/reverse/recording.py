@@ -13,7 +13,13 @@ result stays on an outer tensor's graph (as ``torch.func`` does).
 
 The per-op path here is the project's speed: :meth:`TensorKind.unary` and
 :meth:`TensorKind.binary` build, once per op, functions that compute and record
-one- and two-input ops on tensors without the general dispatch.
+one- and two-input ops on tensors without the general dispatch (the general path,
+:meth:`TensorKind.process` then :func:`record`, is the reference they must match:
+``tests/reverse/test_recording_paths.py`` compares the nodes they build, field by
+field, on every registry sample). They make the node and its output tensor in one
+call, ``_tensor1`` / ``_tensor2``, generated from the node constructors' template
+(``core.node.constructor_source``) with the recording tail appended, so that nodes
+are built from one source and the path pays one call per op.
 """
 
 from __future__ import annotations
