@@ -13,7 +13,7 @@ where the user's line of code is looked for (:mod:`wengert.core.source`).
 
 Examples
 --------
->>> twice = generate("def twice(x):\\n    return 2 * x\\n", "twice", {}, "example.py")
+>>> twice = generate("def twice(x):\\n    return 2 * x\\n", "twice", {}, __name__)
 >>> twice(21)
 42
 >>> import inspect
@@ -25,12 +25,13 @@ def twice(x):
 from __future__ import annotations
 
 import linecache
+import sys
 from typing import Any
 
 __all__ = ["generate"]
 
 
-def generate(source: str, name: str, namespace: dict[str, Any], where: str) -> Any:
+def generate(source: str, name: str, namespace: dict[str, Any], module: str) -> Any:
     """Compile ``source`` in ``namespace`` (the globals the generated code reads) and
     return the object it binds to ``name``.
 
@@ -42,12 +43,14 @@ def generate(source: str, name: str, namespace: dict[str, Any], where: str) -> A
         The name to return.
     namespace : dict
         The generated code's globals (copied: the caller's dict is not changed).
-    where : str
-        The path of the module that generates it (its ``__file__``); the file name
-        of the generated code is ``where`` followed by ``<generated name>``.
+    module : str
+        The name of the module that generates it (its ``__name__``): the generated
+        functions' ``__module__``; their file name is that module's file followed by
+        ``<generated name>``.
     """
+    where = getattr(sys.modules.get(module), "__file__", None) or module
     filename = f"{where}<generated {name}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    scope = dict(namespace)
+    scope = dict(namespace, __name__=module)
     exec(compile(source, filename, "exec"), scope)  # noqa: S102 - our own template text
     return scope[name]

@@ -282,8 +282,7 @@ CONSTRUCTOR_GLOBALS = {"Node": Node, "next_seq": next_seq, "_ndarray": _ndarray,
 
 def _constructor(nin: int, doc: str) -> Any:
     name = f"node{nin}"
-    fn = generate(constructor_source(nin, name), name, CONSTRUCTOR_GLOBALS, __file__)
-    fn.__module__ = __name__
+    fn = generate(constructor_source(nin, name), name, CONSTRUCTOR_GLOBALS, __name__)
     fn.__doc__ = doc
     return fn
 

@@ -824,7 +824,7 @@ _FLOAT_FUNCTIONS = {"sin": math.sin, "cos": math.cos, "tanh": math.tanh, "exp": 
 def _tuned_maker(template: str, name: str, **fields: str) -> Any:
     """The maker of op ``name``'s tuned function (given the generic one to fall back to)."""
     maker = generate(template.format(name=name, **fields), f"_tuned_{name}",
-                     {"Dual": Dual, "_NEW": _NEW, **_FLOAT_FUNCTIONS}, __file__)
+                     {"Dual": Dual, "_NEW": _NEW, **_FLOAT_FUNCTIONS}, __name__)
 
     def make(generic: Any) -> Any:
         fn = maker(generic)

@@ -113,13 +113,13 @@ _GLOBALS = dict(CONSTRUCTOR_GLOBALS, _NEW=_NEW, Tensor=Tensor)
 #: ``_new(out, n, rg, level)``: a tensor produced by the node ``n``.
 _new = generate("\n".join(["def _new(out, n, rg, level):",
                             *("    " + line.format(rg="rg") for line in _TENSOR_LINES), ""]),
-                "_new", _GLOBALS, __file__)
+                "_new", _GLOBALS, __name__)
 #: ``_tensor1(op, out, params, parent0, value0, holder0, seen0, level, recs)`` and
 #: ``_tensor2`` (two inputs): a node (as ``core.node.node1``, ``node2`` build it) and its
 #: output tensor, in one call (see :data:`_TENSOR_TAIL`).
 _tensor1, _tensor2 = (
     generate(constructor_source(n, f"_tensor{n}", ", level, recs", _TENSOR_TAIL),
-             f"_tensor{n}", _GLOBALS, __file__) for n in (1, 2))
+             f"_tensor{n}", _GLOBALS, __name__) for n in (1, 2))
 
 
 def record(op: Any, args: tuple[Any, ...], raws: tuple[Any, ...], out: Any,
