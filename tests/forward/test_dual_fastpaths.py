@@ -472,3 +472,18 @@ def test_tuned_paths_keep_nested_perturbations_apart():
     assert inner == 1.0
     assert wg.derivative(lambda x: wg.derivative(lambda y: wnp.sin(x * y))(2.0))(0.5) \
         == pytest.approx(np.cos(1.0) - 1.0 * np.sin(1.0), rel=1e-14)
+
+
+def test_tuned_functions_count_as_library_code_for_source_lines():
+    """The tuned functions are generated code: a tape recording beneath them (a dual
+    number holding a tensor) names the user's line, not the generated function's."""
+    import inspect
+
+    x = wg.tensor(0.5, requires_grad=True)
+    with wg.source_lines():
+        y = wnp.sin(Dual(x, 1.0)) * 2.0
+        line = inspect.currentframe().f_lineno - 1
+    for node in (y.primal._node, y.primal._node.parent0):
+        source = node.extra["source"]
+        assert (source.filename, source.lineno) == (__file__, line)
+    assert "forward/dual.py<generated _tuned_sin>" in wnp.sin.handlers[Dual].__code__.co_filename

@@ -48,6 +48,7 @@ __all__ = [
     "dtype_of",
     "unary_function",
     "binary_function",
+    "ufunc_method",
     "SCALAR_FALLBACK",
     "number_kind",
     "complex_error",
@@ -466,3 +467,19 @@ def binary_function(op: Any) -> Any:
     fn.op = op  # type: ignore[attr-defined]
     fn.handlers = fast  # type: ignore[attr-defined]  (the kinds' functions, by type)
     return fn
+
+
+def ufunc_method(fast: dict[Any, Any], general: Any) -> Any:
+    """A traced type's ``__array_ufunc__``: a plain call of a ufunc found in ``fast``
+    (ufunc -> the kind's function for its op, filled when the front end is imported)
+    goes straight to that function (``np.sin(t)`` costs one call more than
+    ``wnp.sin(t)``); anything else to ``general(ufunc, method, inputs, kwargs)``."""
+
+    def __array_ufunc__(self: Any, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        if method == "__call__" and not kwargs:
+            fn = fast.get(ufunc)
+            if fn is not None:
+                return fn(*inputs)
+        return general(ufunc, method, inputs, kwargs)
+
+    return __array_ufunc__

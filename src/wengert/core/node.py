@@ -9,11 +9,13 @@ has no reference cycles and is freed by reference counting alone.
 
 The per-op path of the tape is the project's speed, so a node is one flat
 object: the first two inputs live in slots of their own (``parent0``,
-``input0``, ... ``seen1``), further inputs in ``rest``. Nodes are built here
-only, by :func:`node1`, :func:`node2` or :func:`new_node` (the constructors),
-which also decide what a node keeps of its inputs (a large array no rule reads
-is kept as a stand-in, see :data:`UNREAD_BYTES`); read inputs with
-:meth:`Node.parents`, :meth:`Node.inputs`, :meth:`Node.edge`.
+``input0``, ... ``seen1``), further inputs in ``rest``. Nodes are built from
+one template only, :func:`constructor_source`: by :func:`node1`, :func:`node2` or
+:func:`new_node` (the constructors), or by the functions the recording paths
+generate from it (a node and its tensor in one call), which also decide what a
+node keeps of its inputs (a large array no rule reads is kept as a stand-in, see
+:data:`UNREAD_BYTES`); read inputs with :meth:`Node.parents`, :meth:`Node.inputs`,
+:meth:`Node.edge`.
 
 Version counters
 ----------------
@@ -31,6 +33,7 @@ import itertools
 from typing import Any
 
 import numpy as np
+from wengert.core.generated import generate
 
 __all__ = [
     "UNREAD_BYTES",
@@ -40,6 +43,8 @@ __all__ = [
     "Version",
     "node1",
     "node2",
+    "constructor_source",
+    "CONSTRUCTOR_GLOBALS",
     "new_node",
     "next_seq",
     "GradFn",
@@ -172,40 +177,39 @@ class Node:
 
     def parents(self) -> tuple[Any, ...]:
         """Per input: the producing node, a leaf, or ``None`` (no gradient flows there)."""
-        n = self.nin
-        if n == 1:
-            return (self.parent0,)
-        if n == 2:
-            return (self.parent0, self.parent1)
-        return (self.parent0, self.parent1) + tuple(self.rest[0::4]) if n > 2 else ()
+        return self._column(0)
 
     def inputs(self) -> tuple[Any, ...]:
         """The saved raw input values (stand-ins for large unread ones); ``None`` entries
         once freed."""
+        return self._column(1)
+
+    def _column(self, k: int) -> tuple[Any, ...]:
+        """Field ``k`` of every input (0: parent, 1: saved value; as :meth:`edge` orders
+        them)."""
         n = self.nin
+        if n == 0:
+            return ()
+        first = (self.parent0, self.input0)[k]
         if n == 1:
-            return (self.input0,)
-        if n == 2:
-            return (self.input0, self.input1)
-        return (self.input0, self.input1) + tuple(self.rest[1::4]) if n > 2 else ()
+            return (first,)
+        both = (first, (self.parent1, self.input1)[k])
+        return both + tuple(self.rest[k::4]) if n > 2 else both
 
     def set_input(self, i: int, value: Any) -> None:
         """Replace the saved value of input ``i``."""
-        if i == 0:
-            self.input0 = value
-        elif i == 1:
-            self.input1 = value
-        else:
-            self.rest[4 * (i - 2) + 1] = value
+        self._set_field(i, "input", 1, value)
 
     def drop_check(self, i: int) -> None:
         """Stop version-checking input ``i`` (its saved value is a private copy)."""
-        if i == 0:
-            self.holder0 = None
-        elif i == 1:
-            self.holder1 = None
+        self._set_field(i, "holder", 2, None)
+
+    def _set_field(self, i: int, name: str, k: int, value: Any) -> None:
+        """Set field ``name`` (the ``k``-th of :meth:`edge`'s four) of input ``i``."""
+        if i < 2:
+            setattr(self, f"{name}{i}", value)
         else:
-            self.rest[4 * (i - 2) + 2] = None
+            self.rest[4 * (i - 2) + k] = value
 
     @property
     def freed(self) -> bool:
@@ -245,54 +249,51 @@ class Node:
         return f"<Node #{-self.seq} {self.op.name}>"
 
 
-def node1(op: Any, out: Any, params: Any, parent: Any, value: Any, holder: Any,
-          seen: int) -> Node:
-    """A node of a one-input op (``holder`` ``None``: no version check; a large array no
-    rule reads is kept as a stand-in, see :data:`UNREAD_BYTES`)."""
-    if holder is None and type(value) is _ndarray and value.nbytes >= UNREAD_BYTES \
-            and 0 not in op.reads:
-        value = shape_stand_in(value)
-    n = Node()  # (no __init__: the type call is the cheapest allocation)
-    n.version = 0
-    n.op = op
-    n.out = out
-    n.params = params
-    n.seq = next_seq()
-    n.extra = None
-    n.nin = 1
-    n.parent0 = parent
-    n.input0 = value
-    n.holder0 = holder
-    n.seen0 = seen
-    return n
+def constructor_source(nin: int, name: str, extra_args: str = "",
+                       tail: tuple[str, ...] = ("return n",)) -> str:
+    """The source of the constructor ``name`` of a node of ``nin`` inputs: every field set
+    straight from the arguments ``op, out, params, parent0, value0, holder0, seen0, ...``
+    (then ``extra_args``), in one call, the node in ``n``; ``tail`` ends the body (a
+    recording path's function adds what it does with the new node, see
+    :mod:`wengert.reverse.recording`). A large array input that no rule reads and that
+    is not version-checked (``holder`` ``None``) is kept as a stand-in (see
+    :data:`UNREAD_BYTES`). Generate it with :func:`~wengert.core.generated.generate` in
+    :data:`CONSTRUCTOR_GLOBALS` (and what ``tail`` reads)."""
+    edges = "".join(f", parent{i}, value{i}, holder{i}, seen{i}" for i in range(nin))
+    lines = [f"def {name}(op, out, params{edges}{extra_args}):"]
+    for i in range(nin):
+        lines += [f"    if holder{i} is None and type(value{i}) is _ndarray "
+                  f"and value{i}.nbytes >= UNREAD_BYTES and {i} not in op.reads:",
+                  f"        value{i} = shape_stand_in(value{i})"]
+    lines += ["    n = Node()  # (no __init__: the type call is the cheapest allocation)",
+              "    n.version = 0", "    n.op = op", "    n.out = out", "    n.params = params",
+              "    n.seq = next_seq()", "    n.extra = None", f"    n.nin = {nin}"]
+    for i in range(nin):
+        lines += [f"    n.{field}{i} = {arg}{i}" for field, arg in
+                  (("parent", "parent"), ("input", "value"), ("holder", "holder"),
+                   ("seen", "seen"))]
+    return "\n".join([*lines, *("    " + line for line in tail), ""])
 
 
-def node2(op: Any, out: Any, params: Any, parent0: Any, value0: Any, holder0: Any, seen0: int,
-          parent1: Any, value1: Any, holder1: Any, seen1: int) -> Node:
-    """A node of a two-input op (as :func:`node1`)."""
-    if holder0 is None and type(value0) is _ndarray and value0.nbytes >= UNREAD_BYTES \
-            and 0 not in op.reads:
-        value0 = shape_stand_in(value0)
-    if holder1 is None and type(value1) is _ndarray and value1.nbytes >= UNREAD_BYTES \
-            and 1 not in op.reads:
-        value1 = shape_stand_in(value1)
-    n = Node()
-    n.version = 0
-    n.op = op
-    n.out = out
-    n.params = params
-    n.seq = next_seq()
-    n.extra = None
-    n.nin = 2
-    n.parent0 = parent0
-    n.input0 = value0
-    n.holder0 = holder0
-    n.seen0 = seen0
-    n.parent1 = parent1
-    n.input1 = value1
-    n.holder1 = holder1
-    n.seen1 = seen1
-    return n
+#: The names a generated node constructor reads.
+CONSTRUCTOR_GLOBALS = {"Node": Node, "next_seq": next_seq, "_ndarray": _ndarray,
+                       "UNREAD_BYTES": UNREAD_BYTES, "shape_stand_in": shape_stand_in}
+
+
+def _constructor(nin: int, doc: str) -> Any:
+    name = f"node{nin}"
+    fn = generate(constructor_source(nin, name), name, CONSTRUCTOR_GLOBALS, __name__)
+    fn.__doc__ = doc
+    return fn
+
+
+_node0 = _constructor(0, "A node of an op without inputs.")
+node1 = _constructor(1, """A node of a one-input op:
+    ``node1(op, out, params, parent0, value0, holder0, seen0)`` (``holder0`` ``None``: no
+    version check; a large array no rule reads is kept as a stand-in, see
+    :data:`UNREAD_BYTES`).""")
+node2 = _constructor(2, """A node of a two-input op: ``node2(op, out, params, parent0, value0,
+    holder0, seen0, parent1, value1, holder1, seen1)`` (as :func:`node1`).""")
 
 
 def new_node(op: Any, out: Any, params: Any, edges: list[tuple[Any, Any, Any, int]]) -> Node:
@@ -311,25 +312,19 @@ def new_node(op: Any, out: Any, params: Any, edges: list[tuple[Any, Any, Any, in
         return node1(op, out, params, *edges[0])
     if n == 2:
         return node2(op, out, params, *edges[0], *edges[1])
-    node = Node()
-    node.version = 0
-    node.op = op
-    node.out = out
-    node.params = params
-    node.seq = next_seq()
-    node.extra = None
-    node.nin = n
-    flat = []
+    if n == 0:
+        return _node0(op, out, params)
+    rest = []
     reads = op.reads
-    for i, (parent, value, holder, seen) in enumerate(edges):
+    for i in range(2, n):
+        parent, value, holder, seen = edges[i]
         if holder is None and type(value) is _ndarray and value.nbytes >= UNREAD_BYTES \
                 and i not in reads:
             value = shape_stand_in(value)
-        flat.extend((parent, value, holder, seen))
-    if n:
-        node.parent0, node.input0, node.holder0, node.seen0 = flat[0:4]
-        node.parent1, node.input1, node.holder1, node.seen1 = flat[4:8]
-    node.rest = flat[8:]
+        rest.extend((parent, value, holder, seen))
+    node = node2(op, out, params, *edges[0], *edges[1])
+    node.nin = n
+    node.rest = rest
     return node
 
 

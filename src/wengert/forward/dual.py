@@ -60,9 +60,11 @@ from wengert.core.bind import (
     primal,
     register,
     shape_of,
+    ufunc_method,
 )
 from wengert.core.display import html_of
 from wengert.core.errors import EscapedLevelError, LostDerivativeError, NoForwardRule
+from wengert.core.generated import generate
 from wengert.core.levels import USER_TAG, Tag
 from wengert.core.source import storing_item
 from wengert.core.subclasses import (
@@ -114,6 +116,10 @@ def _numeric(value: Any, what: str) -> Any:
             "floats or a float (or complex) array."
         )
     return arr
+
+
+#: NumPy ufunc -> the dual kind's function for its op (``np.sin(d)``, ``array * d``).
+_FAST_UFUNCS: dict[Any, Any] = {}
 
 
 class Dual(ArrayMethods):
@@ -271,58 +277,10 @@ class Dual(ArrayMethods):
         new = apply(_ix.SETITEM, self, value, index=_ix.raw_index(index))
         assign(self, new, "d[i] = v")
 
-    # -- in-place operators: NumPy semantics (see the module docstring) -----
-    def __iadd__(self, other: Any) -> Any:
-        new = _add(self, other)
-        return new if type(self.primal) is float else _in_place(self, new, "+=")
+    # -- in-place operators: NumPy semantics (see the module docstring); set below the
+    # class, from the operators (``_in_place_operator``) --------------------------------
 
-    def __isub__(self, other: Any) -> Any:
-        new = _subtract(self, other)
-        return new if type(self.primal) is float else _in_place(self, new, "-=")
-
-    def __imul__(self, other: Any) -> Any:
-        new = _multiply(self, other)
-        return new if type(self.primal) is float else _in_place(self, new, "*=")
-
-    def __itruediv__(self, other: Any) -> Any:
-        new = _divide(self, other)
-        return new if type(self.primal) is float else _in_place(self, new, "/=")
-
-    def __ipow__(self, other: Any) -> Any:
-        new = _power(self, other)
-        return new if type(self.primal) is float else _in_place(self, new, "**=")
-
-    def __ifloordiv__(self, other: Any) -> Any:
-        new = _ew.floor_divide(self, other)
-        return new if type(self.primal) is float else _in_place(self, new, "//=")
-
-    def __imod__(self, other: Any) -> Any:
-        new = _ew.mod(self, other)
-        return new if type(self.primal) is float else _in_place(self, new, "%=")
-
-    def __imatmul__(self, other: Any) -> Any:
-        new = _linalg.matmul(self, other)
-        return new if type(self.primal) is float else _in_place(self, new, "@=")
-
-    # -- comparisons act on primals (no derivative) --------------------
-    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
-        return np.equal(_plain(self), _plain(other))
-
-    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
-        return np.not_equal(_plain(self), _plain(other))
-
-    def __lt__(self, other: Any) -> Any:
-        return np.less(_plain(self), _plain(other))
-
-    def __le__(self, other: Any) -> Any:
-        return np.less_equal(_plain(self), _plain(other))
-
-    def __gt__(self, other: Any) -> Any:
-        return np.greater(_plain(self), _plain(other))
-
-    def __ge__(self, other: Any) -> Any:
-        return np.greater_equal(_plain(self), _plain(other))
-
+    # -- comparisons act on primals (no derivative): set below the class ------------
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
@@ -340,12 +298,7 @@ class Dual(ArrayMethods):
         return html_of(self)
 
     # -- NumPy dispatch ------------------------------------------------
-    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        if method == "__call__" and not kwargs:
-            fn = _FAST_UFUNCS.get(ufunc)
-            if fn is not None:
-                return fn(*inputs)
-        return _dispatch.array_ufunc(ufunc, method, inputs, kwargs)
+    __array_ufunc__ = ufunc_method(_FAST_UFUNCS, _dispatch.array_ufunc)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         if func is _np_shape and len(args) == 1 and not kwargs:
@@ -357,6 +310,21 @@ _np_shape = np.shape
 
 
 _plain = primal  # the plain value under every traced layer (comparisons)
+
+
+def _comparison(ufunc: Any) -> Any:
+    def method(self: Dual, other: Any) -> Any:
+        return ufunc(_plain(self), _plain(other))
+
+    method.__name__ = method.__qualname__ = ufunc.__name__
+    return method
+
+
+for _name, _ufunc in (("__eq__", np.equal), ("__ne__", np.not_equal), ("__lt__", np.less),
+                      ("__le__", np.less_equal), ("__gt__", np.greater),
+                      ("__ge__", np.greater_equal)):
+    setattr(Dual, _name, _comparison(_ufunc))
+del _name, _ufunc
 
 
 def _make(primal: Any, tangent: Any, tag: Tag) -> Dual:
@@ -758,102 +726,38 @@ class DualKind(Kind):
 # exactly what the generic float path (``DualKind.generic_unary`` / ``generic_binary``,
 # driven by the op's record: ``scalar_impl`` and ``scalar_deriv``) computes, with the
 # record's partials written out (a product by 1.0 left out: it is the identity on every
-# float), so one Python call and no partial's call per op. Every
-# other case (arrays, ints, another tag, a closed or batched tag, a float error) goes to
-# the generic function unchanged. Only the first operand of a binary op is tuned as a
-# dual (``d * 0.9``, ``d + e``, ``d ** 1.5``); ``0.9 * d`` takes the generic path.
+# float), so one Python call and no partial's call per op. Every other case (arrays,
+# ints, another tag, a closed or batched tag, a float error) goes to the generic
+# function unchanged. Only the first operand of a binary op is tuned as a dual
+# (``d * 0.9``, ``d + e``, ``d ** 1.5``); ``0.9 * d`` takes the generic path.
+#
+# The functions are inlined on purpose (a call per op is measurable there) and are
+# generated from the two templates below (``wengert.core.generated``), one expression
+# per op, rather than written out once per op.
 # tests/forward/test_dual_fastpaths.py checks each tuned op against the generic path,
 # bit for bit, on ordinary and special values.
 # =====================================================================================
-def _tuned_sin(generic: Any) -> Any:
-    sin = math.sin
-    cos = math.cos
-
-    def fn(x: Dual) -> Any:
+_UNARY_TEMPLATE = """\
+def _tuned_{name}(generic):
+    def fn(x):
         p = x.primal
         t = x.tangent
         tag = x.tag
         if type(p) is float and type(t) is float and tag.active:
-            try:
-                ans = sin(p)
-            except ValueError:  # sin(inf): the generic path decides
-                return generic(x)
+{primal}
             d = _NEW(Dual)
             d.primal = ans
-            d.tangent = t * cos(p)
+            d.tangent = {tangent}
             d.tag = tag
             return d
         return generic(x)
 
     return fn
+"""
 
-
-def _tuned_cos(generic: Any) -> Any:
-    sin = math.sin
-    cos = math.cos
-
-    def fn(x: Dual) -> Any:
-        p = x.primal
-        t = x.tangent
-        tag = x.tag
-        if type(p) is float and type(t) is float and tag.active:
-            try:
-                ans = cos(p)
-            except ValueError:
-                return generic(x)
-            d = _NEW(Dual)
-            d.primal = ans
-            d.tangent = t * -sin(p)
-            d.tag = tag
-            return d
-        return generic(x)
-
-    return fn
-
-
-def _tuned_tanh(generic: Any) -> Any:
-    tanh = math.tanh
-
-    def fn(x: Dual) -> Any:
-        p = x.primal
-        t = x.tangent
-        tag = x.tag
-        if type(p) is float and type(t) is float and tag.active:
-            ans = tanh(p)
-            d = _NEW(Dual)
-            d.primal = ans
-            d.tangent = t * (1.0 - ans * ans)
-            d.tag = tag
-            return d
-        return generic(x)
-
-    return fn
-
-
-def _tuned_exp(generic: Any) -> Any:
-    exp = math.exp
-
-    def fn(x: Dual) -> Any:
-        p = x.primal
-        t = x.tangent
-        tag = x.tag
-        if type(p) is float and type(t) is float and tag.active:
-            try:
-                ans = exp(p)
-            except OverflowError:
-                return generic(x)
-            d = _NEW(Dual)
-            d.primal = ans
-            d.tangent = t * ans
-            d.tag = tag
-            return d
-        return generic(x)
-
-    return fn
-
-
-def _tuned_add(generic: Any) -> Any:
-    def fn(x: Any, y: Any) -> Any:
+_BINARY_TEMPLATE = """\
+def _tuned_{name}(generic):
+    def fn(x, y):
         if type(x) is Dual:
             px = x.primal
             gx = x.tangent
@@ -861,110 +765,92 @@ def _tuned_add(generic: Any) -> Any:
             if type(px) is float and type(gx) is float and tag.active:
                 ty = type(y)
                 if ty is float:
+{primal}
                     d = _NEW(Dual)
-                    d.primal = px + y
-                    d.tangent = gx  # gx * 1.0, the record's partial: gx, bit for bit
+                    d.primal = ans
+                    d.tangent = tangent
                     d.tag = tag
                     return d
+{dual}
+        return generic(x, y)
+
+    return fn
+"""
+
+_DUAL_OPERAND = """\
                 if ty is Dual and y.tag is tag:
                     py = y.primal
                     gy = y.tangent
                     if type(py) is float and type(gy) is float:
                         d = _NEW(Dual)
-                        d.primal = px + py
-                        d.tangent = gx + gy  # gx * 1.0 + gy * 1.0, bit for bit
+                        d.primal = {primal}
+                        d.tangent = {tangent}
                         d.tag = tag
                         return d
-        return generic(x, y)
-
-    return fn
+"""
 
 
-def _tuned_subtract(generic: Any) -> Any:
-    def fn(x: Any, y: Any) -> Any:
-        if type(x) is Dual:
-            px = x.primal
-            gx = x.tangent
-            tag = x.tag
-            if type(px) is float and type(gx) is float and tag.active:
-                ty = type(y)
-                if ty is float:
-                    d = _NEW(Dual)
-                    d.primal = px - y
-                    d.tangent = gx
-                    d.tag = tag
-                    return d
-                if ty is Dual and y.tag is tag:
-                    py = y.primal
-                    gy = y.tangent
-                    if type(py) is float and type(gy) is float:
-                        d = _NEW(Dual)
-                        d.primal = px - py
-                        d.tangent = gx - gy  # gx * 1.0 + gy * -1.0, bit for bit (IEEE)
-                        d.tag = tag
-                        return d
-        return generic(x, y)
-
-    return fn
+def _computed(lines: list[str], errors: str | None, indent: int, fallback: str) -> str:
+    """``lines`` at ``indent``, inside ``try: ... except errors: return fallback`` when
+    the float function may raise (the generic path then decides)."""
+    pad = " " * indent
+    if errors is None:
+        return "\n".join(pad + line for line in lines)
+    return "\n".join([pad + "try:", *(pad + "    " + line for line in lines),
+                      f"{pad}except {errors}:", f"{pad}    return {fallback}"])
 
 
-def _tuned_multiply(generic: Any) -> Any:
-    def fn(x: Any, y: Any) -> Any:
-        if type(x) is Dual:
-            px = x.primal
-            gx = x.tangent
-            tag = x.tag
-            if type(px) is float and type(gx) is float and tag.active:
-                ty = type(y)
-                if ty is float:
-                    d = _NEW(Dual)
-                    d.primal = px * y
-                    d.tangent = gx * y
-                    d.tag = tag
-                    return d
-                if ty is Dual and y.tag is tag:
-                    py = y.primal
-                    gy = y.tangent
-                    if type(py) is float and type(gy) is float:
-                        d = _NEW(Dual)
-                        d.primal = px * py
-                        d.tangent = gx * py + gy * px
-                        d.tag = tag
-                        return d
-        return generic(x, y)
-
-    return fn
+#: op name -> (its value, the float errors it may raise, the tangent ``t * f'(p)``).
+_UNARY_RULES = {
+    "sin": ("sin(p)", "ValueError", "t * cos(p)"),  # (sin(inf) raises)
+    "cos": ("cos(p)", "ValueError", "t * -sin(p)"),
+    "tanh": ("tanh(p)", None, "t * (1.0 - ans * ans)"),
+    "exp": ("exp(p)", "OverflowError", "t * ans"),
+}
+#: op name -> (value and tangent for a float ``y``, the float errors they may raise,
+#: value and tangent for a dual ``y`` of the same tag, or None: the generic path).
+#: ``gx * 1.0`` is written ``gx`` and ``gy * -1.0`` as a subtraction: the same bits.
+_BINARY_RULES = {
+    "add": (("px + y", "gx"), None, ("px + py", "gx + gy")),
+    "subtract": (("px - y", "gx"), None, ("px - py", "gx - gy")),
+    "multiply": (("px * y", "gx * y"), None, ("px * py", "gx * py + gy * px")),
+    "power": (("pow(px, y)", "gx * (0.0 if y == 0.0 else y * pow(px, y - 1.0))"),
+              "(ValueError, OverflowError, ZeroDivisionError)", None),
+}
+_FLOAT_FUNCTIONS = {"sin": math.sin, "cos": math.cos, "tanh": math.tanh, "exp": math.exp,
+                    "pow": math.pow}
 
 
-def _tuned_power(generic: Any) -> Any:
-    pow_ = math.pow
+def _tuned_maker(template: str, name: str, **fields: str) -> Any:
+    """The maker of op ``name``'s tuned function (given the generic one to fall back to)."""
+    maker = generate(template.format(name=name, **fields), f"_tuned_{name}",
+                     {"Dual": Dual, "_NEW": _NEW, **_FLOAT_FUNCTIONS}, __name__)
 
-    def fn(x: Any, y: Any) -> Any:
-        if type(x) is Dual and type(y) is float:
-            px = x.primal
-            gx = x.tangent
-            tag = x.tag
-            if type(px) is float and type(gx) is float and tag.active:
-                try:
-                    ans = pow_(px, y)
-                    tangent = gx * (0.0 if y == 0.0 else y * pow_(px, y - 1.0))
-                except (ValueError, OverflowError, ZeroDivisionError):
-                    return generic(x, y)
-                d = _NEW(Dual)
-                d.primal = ans
-                d.tangent = tangent
-                d.tag = tag
-                return d
-        return generic(x, y)
+    def make(generic: Any) -> Any:
+        fn = maker(generic)
+        fn.__qualname__ = f"_tuned_{name}"
+        return fn
 
-    return fn
+    return make
+
+
+def _unary_maker(name: str) -> Any:
+    value, errors, tangent = _UNARY_RULES[name]
+    return _tuned_maker(_UNARY_TEMPLATE, name, tangent=tangent,
+                        primal=_computed([f"ans = {value}"], errors, 12, "generic(x)"))
+
+
+def _binary_maker(name: str) -> Any:
+    (value, tangent), errors, dual = _BINARY_RULES[name]
+    primal = _computed([f"ans = {value}", f"tangent = {tangent}"], errors, 20, "generic(x, y)")
+    return _tuned_maker(_BINARY_TEMPLATE, name, primal=primal, dual="" if dual is None else
+                        _DUAL_OPERAND.format(primal=dual[0], tangent=dual[1]))
 
 
 #: op record -> the maker of its tuned function (given the generic one to fall back to).
-TUNED_UNARY = {_ew.SIN: _tuned_sin, _ew.COS: _tuned_cos, _ew.TANH: _tuned_tanh,
-               _ew.EXP: _tuned_exp}
-TUNED_BINARY = {_ew.ADD: _tuned_add, _ew.SUBTRACT: _tuned_subtract,
-                _ew.MULTIPLY: _tuned_multiply, _ew.POWER: _tuned_power}
+TUNED_UNARY = {op: _unary_maker(op.name) for op in (_ew.SIN, _ew.COS, _ew.TANH, _ew.EXP)}
+TUNED_BINARY = {op: _binary_maker(op.name)
+                for op in (_ew.ADD, _ew.SUBTRACT, _ew.MULTIPLY, _ew.POWER)}
 
 
 def tuned_unary(op: Any, generic: Any) -> Any:
@@ -1004,13 +890,29 @@ def tuned_binary(op: Any, generic: Any) -> Any:
 #: The dual-number kind (registered for :class:`Dual`).
 DUAL = DualKind()
 register(Dual, DUAL)
-#: NumPy ufunc -> the dual kind's function for its op (``np.sin(d)``, ``array * d``).
-_FAST_UFUNCS: dict[Any, Any] = {}
 # Dual numbers' operators and np.* ufuncs call the dual kind's functions directly.
 _dispatch.specialise(Dual, DUAL, _FAST_UFUNCS)
+
+
+def _in_place_operator(fn: Any, what: str) -> Any:
+    """``d op= other`` computed with ``fn`` (the operator's function): a dual holding an
+    array is updated in place; a scalar (float primal, immutable) is rebound."""
+
+    def method(self: Dual, other: Any) -> Any:
+        new = fn(self, other)
+        return new if type(self.primal) is float else _in_place(self, new, what)
+
+    return method
+
+
 # The in-place operators compute with the same functions as the operators.
-_add = Dual.__add__
-_subtract = Dual.__sub__
-_multiply = Dual.__mul__
-_divide = Dual.__truediv__
-_power = Dual.__pow__
+for _name, _fn, _what in (
+    ("__iadd__", Dual.__add__, "+="), ("__isub__", Dual.__sub__, "-="),
+    ("__imul__", Dual.__mul__, "*="), ("__itruediv__", Dual.__truediv__, "/="),
+    ("__ipow__", Dual.__pow__, "**="), ("__ifloordiv__", _ew.floor_divide, "//="),
+    ("__imod__", _ew.mod, "%="), ("__imatmul__", _linalg.matmul, "@="),
+):
+    setattr(Dual, _name, _in_place_operator(_fn, _what))
+    getattr(Dual, _name).__name__ = _name
+    getattr(Dual, _name).__qualname__ = f"Dual.{_name}"
+del _name, _fn, _what

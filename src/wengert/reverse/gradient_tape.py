@@ -34,7 +34,7 @@ from wengert.core.equations import Tape, read_tape
 from wengert.core.kept import KEEPER
 from wengert.core.levels import TRACE_LEVEL, is_transform_level, transform_name
 from wengert.core.modes import GRAD_ENABLED, RECORDERS, TRANSFORM_DEPTH, Recorder
-from wengert.core.node import Node, Version
+from wengert.core.node import Node
 from wengert.core.subclasses import refuse_subclass
 from wengert.core.sweep import observe_sweep
 from wengert.core.sweep_fast import backprop
@@ -45,10 +45,9 @@ from wengert.ops.elementwise import POSITIVE
 from wengert.ops.shape import reshape
 from wengert.reverse.tensor import (
     Tensor,
-    as_value,
     constant,
+    finishing,
     is_float_value,
-    level_over,
     lifter,
     value_of,
 )
@@ -114,12 +113,7 @@ class Variable(Tensor):
                  dtype: Any = None) -> None:
         if callable(initial_value) and not isinstance(initial_value, Tensor):
             initial_value = initial_value()
-        self._value = as_value(initial_value, dtype)
-        self._node = None
-        self._rg = False
-        self._version = Version()
-        self._extra = None
-        self._level = level_over(self._value)
+        Tensor.__init__(self, initial_value, dtype=dtype)
         self.trainable = bool(trainable)
         self.name = "Variable" if name is None else str(name)
 
@@ -313,12 +307,12 @@ class GradientTape(Recorder):
     Examples
     --------
     >>> import wengert as wg
-    >>> x = wg.tensor(3.0)
+    >>> x, w = wg.tensor(3.0), wg.Variable(2.0)
     >>> with wg.GradientTape() as tape:
-    ...     tape.watch(x)
-    ...     y = x * x
-    >>> tape.gradient(y, x)
-    tensor(6.)
+    ...     tape.watch(x)  # (trainable variables are watched without asking)
+    ...     y = w * x * x
+    >>> tape.gradient(y, [x, w])
+    [tensor(12.), tensor(9.)]
 
     Nested tapes give second derivatives:
 
@@ -431,13 +425,13 @@ class GradientTape(Recorder):
         Examples
         --------
         >>> import wengert as wg
-        >>> x = wg.tensor(2.0)
+        >>> v = wg.Variable(2.0)  # (watched: trainable variables are)
         >>> with wg.GradientTape() as tape:
-        ...     tape.watch(x)
         ...     with tape.stop_recording():
-        ...         y = x * x
-        >>> tape.gradient(y, x) is None
-        True
+        ...         y = v * v
+        ...     z = v * y
+        >>> tape.gradient(z, v)  # y is a constant: dz/dv = y
+        tensor(4.)
         """
         if not self.recording:
             raise RuntimeError("Trying to stop recording a tape which is not recording.")
@@ -486,8 +480,8 @@ class GradientTape(Recorder):
         Examples
         --------
         >>> import wengert as wg
-        >>> x = wg.tensor(2.0)
         >>> with wg.GradientTape() as tape:
+        ...     x = wg.tensor(2.0)
         ...     tape.watch(x)
         ...     y = x * x + 1.0
         >>> [eq.op.name for eq in tape.recorded]
@@ -701,19 +695,13 @@ class GradientTape(Recorder):
         record = None if keeper is None else keeper.record(
             retain_graph=True, create_graph=create, plain=value_of,
             kind="GradientTape.gradient()")
-        try:
-            with observe_sweep(record) if record is not None else contextlib.nullcontext():
-                node_cts, reached = backprop(
-                    roots, wanted=[w for w in wanted if type(w) is Node],
-                    retain_graph=True, grad_mode=create, lift=lifter(level) if create else None,
-                    restrict=self._node_ids,
-                )
-        except BaseException as e:
-            if record is not None:
-                record.finish(e)
-            raise
-        if record is not None:
-            record.finish()
+        with finishing(record), (
+                observe_sweep(record) if record is not None else contextlib.nullcontext()):
+            node_cts, reached = backprop(
+                roots, wanted=[w for w in wanted if type(w) is Node],
+                retain_graph=True, grad_mode=create, lift=lifter(level) if create else None,
+                restrict=self._node_ids,
+            )
         leaf_cts = {id(leaf): g for leaf, g in reached}
         out = []
         for s, w in zip(src, wanted):

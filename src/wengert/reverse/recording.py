@@ -13,7 +13,13 @@ result stays on an outer tensor's graph (as ``torch.func`` does).
 
 The per-op path here is the project's speed: :meth:`TensorKind.unary` and
 :meth:`TensorKind.binary` build, once per op, functions that compute and record
-one- and two-input ops on tensors without the general dispatch.
+one- and two-input ops on tensors without the general dispatch (the general path,
+:meth:`TensorKind.process` then :func:`record`, is the reference they must match:
+``tests/reverse/test_recording_paths.py`` compares the nodes they build, field by
+field, on every registry sample). They make the node and its output tensor in one
+call, ``_tensor1`` / ``_tensor2``, generated from the node constructors' template
+(``core.node.constructor_source``) with the recording tail appended, so that nodes
+are built from one source and the path pays one call per op.
 """
 
 from __future__ import annotations
@@ -34,9 +40,17 @@ from wengert.core.bind import (
     object_error,
     register,
 )
+from wengert.core.generated import generate
 from wengert.core.levels import OPEN_LEVELS, escaped_error, trace_escaped_error, trace_level_closed
 from wengert.core.modes import GRAD_ENABLED, RECORDERS
-from wengert.core.node import UNREAD_BYTES, new_node, node1, node2, shape_stand_in
+from wengert.core.node import (
+    CONSTRUCTOR_GLOBALS,
+    UNREAD_BYTES,
+    constructor_source,
+    new_node,
+    node1,
+    shape_stand_in,
+)
 from wengert.core.subclasses import REFUSED_TYPES, refused_subclass
 from wengert.forward.dual import Dual
 from wengert.interop import dispatch as _dispatch
@@ -79,16 +93,33 @@ def _annotated(op: Any, raws: tuple[Any, ...], e: Exception) -> Exception:
     return type(e)(f"{op.name}: {e} (input shapes: {shapes})")
 
 
-def _new(value: Any, node: Any, rg: bool, level: float) -> Tensor:
-    """A tensor produced by ``node`` (its version holder too, see ``core.node``)."""
-    t = _NEW(Tensor)
-    t._value = value
-    t._node = node
-    t._rg = rg
-    t._version = node
-    t._extra = None
-    t._level = level
-    return t
+#: A tensor made for the output ``out`` of the node ``n`` at level ``level`` (the node is
+#: its version holder too, see ``core.node``); ``{rg}`` its ``requires_grad``.
+_TENSOR_LINES = ("t = _NEW(Tensor)", "t._value = out", "t._node = n", "t._rg = {rg}",
+                 "t._version = n", "t._extra = None", "t._level = level", "return t")
+#: What a recording path does with a node ``n`` it built (see
+#: ``core.node.constructor_source``) for ``out``: the recorders that only look (source
+#: lines, kept values) see it, a large output no rule reads is kept as a stand-in, and
+#: the output tensor is made.
+_TENSOR_TAIL = (
+    "if recs:",
+    "    for r in recs:",
+    "        r.created(n)",
+    "if not op.reads_out and type(out) is _ndarray and out.nbytes >= UNREAD_BYTES:",
+    "    n.out = shape_stand_in(out)",
+    *(line.format(rg="True") for line in _TENSOR_LINES),
+)
+_GLOBALS = dict(CONSTRUCTOR_GLOBALS, _NEW=_NEW, Tensor=Tensor)
+#: ``_new(out, n, rg, level)``: a tensor produced by the node ``n``.
+_new = generate("\n".join(["def _new(out, n, rg, level):",
+                            *("    " + line.format(rg="rg") for line in _TENSOR_LINES), ""]),
+                "_new", _GLOBALS, __name__)
+#: ``_tensor1(op, out, params, parent0, value0, holder0, seen0, level, recs)`` and
+#: ``_tensor2`` (two inputs): a node (as ``core.node.node1``, ``node2`` build it) and its
+#: output tensor, in one call (see :data:`_TENSOR_TAIL`).
+_tensor1, _tensor2 = (
+    generate(constructor_source(n, f"_tensor{n}", ", level, recs", _TENSOR_TAIL),
+             f"_tensor{n}", _GLOBALS, __name__) for n in (1, 2))
 
 
 def record(op: Any, args: tuple[Any, ...], raws: tuple[Any, ...], out: Any,
@@ -265,7 +296,6 @@ class TensorKind(Kind):
         impl = op.impl
         scalar = op.scalar_impl
         reads = bool(op.reads)
-        reads_out = op.reads_out
         beneath = public.handlers  # the kinds' functions for the values beneath, by type
 
         def fn(x: Tensor) -> Any:
@@ -304,22 +334,10 @@ class TensorKind(Kind):
                     raise escaped_error(x._level)
                 if reads:
                     h = x._version
-                    node = node1(op, out, None, x._node or x, v, h, h.version)
-                else:  # (a large array is kept as a stand-in)
-                    node = node1(op, out, None, x._node or x, v, None, 0)
-                if recs:  # recorders that only look (source lines, kept values)
-                    for r in recs:
-                        r.created(node)
-                if not reads_out and type(out) is _ndarray and out.nbytes >= UNREAD_BYTES:
-                    node.out = shape_stand_in(out)
-                t = _NEW(Tensor)
-                t._value = out
-                t._node = node
-                t._rg = True
-                t._version = node
-                t._extra = None
-                t._level = x._level
-                return t
+                    return _tensor1(op, out, None, x._node or x, v, h, h.version, x._level,
+                                    recs)
+                # (a large array is kept as a stand-in)
+                return _tensor1(op, out, None, x._node or x, v, None, 0, x._level, recs)
             return constant(out, x._level)
 
         return fn
@@ -332,7 +350,6 @@ class TensorKind(Kind):
         reads0 = 0 in op.reads
         reads1 = 1 in op.reads
         crossed = op.crossed
-        reads_out = op.reads_out
         beneath = public.handlers  # the kinds' functions for the values beneath, by type
 
         def fn(x: Any, y: Any) -> Any:
@@ -403,24 +420,12 @@ class TensorKind(Kind):
                 # (a crossed op's input is read by the other input's rule only)
                 hx = x._version if reads0 and tx is Tensor and (ry or not crossed) else None
                 hy = y._version if reads1 and ty is Tensor and (rx or not crossed) else None
-                node = node2(  # (large arrays no rule reads are kept as stand-ins)
+                return _tensor2(  # (large arrays no rule reads are kept as stand-ins)
                     op, out, None,
                     (x._node or x) if rx else None, vx, hx, 0 if hx is None else hx.version,
                     (y._node or y) if ry else None, vy, hy, 0 if hy is None else hy.version,
+                    level, recs,
                 )
-                if recs:  # recorders that only look (source lines, kept values)
-                    for r in recs:
-                        r.created(node)
-                if not reads_out and type(out) is _ndarray and out.nbytes >= UNREAD_BYTES:
-                    node.out = shape_stand_in(out)
-                t = _NEW(Tensor)
-                t._value = out
-                t._node = node
-                t._rg = True
-                t._version = node
-                t._extra = None
-                t._level = level
-                return t
             return constant(out, level)
 
         return fn

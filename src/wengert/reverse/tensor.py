@@ -33,7 +33,15 @@ import weakref
 from typing import Any
 
 import numpy as np
-from wengert.core.bind import dtype_of, is_traced, kind_of, number_kind, primal, shape_of
+from wengert.core.bind import (
+    dtype_of,
+    is_traced,
+    kind_of,
+    number_kind,
+    primal,
+    shape_of,
+    ufunc_method,
+)
 from wengert.core.collector import collector_paused
 from wengert.core.display import html_of
 from wengert.core.errors import LostDerivativeError, NoGradientError
@@ -71,6 +79,7 @@ __all__ = [
     "level_over",
     "check_seed",
     "tensor_backward",
+    "finishing",
 ]
 
 _ndarray = np.ndarray
@@ -620,46 +629,13 @@ class Tensor(ArrayMethods, InPlaceMethods):
         return html_of(self)
 
     # -- NumPy dispatch -------------------------------------------------
-    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        if method == "__call__" and not kwargs:
-            fn = FAST_UFUNCS.get(ufunc)
-            if fn is not None:
-                return fn(*inputs)
-        return _dispatch.array_ufunc(ufunc, method, inputs, kwargs)
+    __array_ufunc__ = ufunc_method(FAST_UFUNCS, _dispatch.array_ufunc)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         return _dispatch.array_function(func, args, kwargs)
 
-    # -- comparisons: no gradient, boolean tensors ----------------------
-    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
-        return constant(np.equal(_plain(self), _plain(other)))
-
-    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
-        return constant(np.not_equal(_plain(self), _plain(other)))
-
-    def __lt__(self, other: Any) -> Any:
-        return constant(np.less(_plain(self), _plain(other)))
-
-    def __le__(self, other: Any) -> Any:
-        return constant(np.less_equal(_plain(self), _plain(other)))
-
-    def __gt__(self, other: Any) -> Any:
-        return constant(np.greater(_plain(self), _plain(other)))
-
-    def __ge__(self, other: Any) -> Any:
-        return constant(np.greater_equal(_plain(self), _plain(other)))
-
-    def __invert__(self) -> Any:
-        return constant(np.invert(_plain(self)))
-
-    def __and__(self, other: Any) -> Any:
-        return constant(np.bitwise_and(_plain(self), _plain(other)))
-
-    def __or__(self, other: Any) -> Any:
-        return constant(np.bitwise_or(_plain(self), _plain(other)))
-
-    def __xor__(self, other: Any) -> Any:
-        return constant(np.bitwise_xor(_plain(self), _plain(other)))
+    # -- comparisons and bitwise operators: no gradient, boolean tensors; set below the
+    # class (``_constant_of``) ------------------------------------------------------
 
 
 def _plain(x: Any) -> Any:
@@ -672,6 +648,28 @@ def _plain(x: Any) -> Any:
         if kind is None or kind.opaque:  # a graph tracer: compared as a recorded step
             return x
         x = kind.primal(x)
+
+
+def _constant_of(ufunc: Any) -> Any:
+    """The method ``t.__eq__(other)`` (and so on): ``ufunc`` on the plain values, a
+    constant tensor."""
+    if ufunc.nin == 1:
+        def method(self: Tensor) -> Any:
+            return constant(ufunc(_plain(self)))
+    else:
+        def method(self: Tensor, other: Any) -> Any:  # type: ignore[misc]
+            return constant(ufunc(_plain(self), _plain(other)))
+    method.__name__ = method.__qualname__ = ufunc.__name__
+    return method
+
+
+for _name, _ufunc in (("__eq__", np.equal), ("__ne__", np.not_equal), ("__lt__", np.less),
+                      ("__le__", np.less_equal), ("__gt__", np.greater),
+                      ("__ge__", np.greater_equal), ("__invert__", np.invert),
+                      ("__and__", np.bitwise_and), ("__or__", np.bitwise_or),
+                      ("__xor__", np.bitwise_xor)):
+    setattr(Tensor, _name, _constant_of(_ufunc))
+del _name, _ufunc
 
 
 def _carries_derivative(t: Tensor) -> bool:
@@ -886,7 +884,7 @@ def tensor_backward(
     if keeper is not None:  # the view-keeping mode: the sweep is kept for the views
         record = keeper.record(retain_graph=retain_graph, create_graph=create_graph,
                                plain=value_of, restricted=inputs is not None)
-    try:
+    with finishing(record):
         with contextlib.ExitStack() as kept:
             if record is not None:  # (no cyclic collection meanwhile: records are acyclic)
                 kept.enter_context(observe_sweep(record))
@@ -918,6 +916,14 @@ def tensor_backward(
             g = node_cts.get(id(t._node))
             if g is not None:
                 _store_grad(t, g, create_graph, given)
+
+
+@contextlib.contextmanager
+def finishing(record: Any) -> Any:
+    """Finish a view-keeping mode's record of a backward pass (``Keeper.record``; ``None``:
+    nothing to do) when the block ends, with the error if it raises."""
+    try:
+        yield
     except BaseException as e:
         if record is not None:
             record.finish(e)
