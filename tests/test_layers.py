@@ -188,3 +188,20 @@ def test_ops_import_no_front_end():
     ups = [f"wengert.{mod} imports wengert.{target}" for mod, target, _, _ in IMPORTS
            if _layer(mod) == 1 and _layer(target) > 1]
     assert not ups, "\n".join(ups)
+
+
+#: Modules whose tuned loops are deliberately long (each says why in its docstring).
+FENCED = {"core.sweep_fast"}
+
+
+def test_no_function_outside_a_fenced_module_is_longer_than_100_lines():
+    long = []
+    for mod, path in MODULES.items():
+        if mod in FENCED:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > 100:
+                    long.append(f"wengert.{mod}.{node.name}: {lines} lines")
+    assert not long, "split these (or fence the module, saying why):\n" + "\n".join(long)

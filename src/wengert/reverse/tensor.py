@@ -814,6 +814,27 @@ def _store_grad(t: Tensor, g: Any, keep_graph: bool, given: set[int] | None = No
         extra["grad"] = g if prev is None else prev + g
 
 
+def _no_grad_error(out: Tensor) -> NoGradientError:
+    """What ``backward()`` says of an output that does not require grad."""
+    if out._node is not None or hasattr(out, "trainable"):  # a tape's value, a Variable
+        return NoGradientError(
+            "element 0 of tensors does not require grad: it is "
+            + ("a value recorded by a wg.GradientTape" if out._node is not None
+               else "a wg.Variable")
+            + ", and tapes do not make tensors require grad (as in TensorFlow, the "
+            "tape keeps the operations, not the tensors). Tapes give gradients with "
+            "tape.gradient(target, sources), e.g. tape.gradient(z, [x]) after the "
+            "with block. backward() (the PyTorch style) needs the inputs created with "
+            "wg.tensor(..., requires_grad=True) instead of watched tensors or Variables."
+        )
+    return NoGradientError(
+        "element 0 of tensors does not require grad and does not have a grad_fn: this "
+        "tensor was not computed from any tensor with requires_grad=True (or it was "
+        "computed under wg.no_grad()). Create the inputs with "
+        "wg.tensor(..., requires_grad=True)."
+    )
+
+
 def tensor_backward(
     outputs: list[Tensor],
     gradients: list[Any],
@@ -844,23 +865,7 @@ def tensor_backward(
                 "gradient with wg.grad (or wg.vjp) instead, or call backward() outside."
             )
         if not out._rg:
-            if out._node is not None or hasattr(out, "trainable"):  # a tape's value, a Variable
-                raise NoGradientError(
-                    "element 0 of tensors does not require grad: it is "
-                    + ("a value recorded by a wg.GradientTape" if out._node is not None
-                       else "a wg.Variable")
-                    + ", and tapes do not make tensors require grad (as in TensorFlow, the "
-                    "tape keeps the operations, not the tensors). Tapes give gradients with "
-                    "tape.gradient(target, sources), e.g. tape.gradient(z, [x]) after the "
-                    "with block. backward() (the PyTorch style) needs the inputs created with "
-                    "wg.tensor(..., requires_grad=True) instead of watched tensors or Variables."
-                )
-            raise NoGradientError(
-                "element 0 of tensors does not require grad and does not have a grad_fn: this "
-                "tensor was not computed from any tensor with requires_grad=True (or it was "
-                "computed under wg.no_grad()). Create the inputs with "
-                "wg.tensor(..., requires_grad=True)."
-            )
+            raise _no_grad_error(out)
         seed = check_seed(out, gradient)
         if not create_graph:
             seed = value_of(seed)

@@ -362,19 +362,7 @@ class _Builder:
         # its other outputs are nodes of their own, after the constants, drawn in its box
         # (``outs``: equation -> those nodes). Inputs read them by their own node.
         self.multi = [self.eqs[e] for e in tape.several]
-        self.part_vars: list[Any] = []
-        self.part_owner: list[int] = []
-        self.part_at: dict[int, int] = {}  # id(node) -> output position, in a multi equation
-        part_of_var: dict[int, int] = {}
-        for eq in self.multi:
-            for j, (node, var) in enumerate(zip(eq.nodes, eq.outs)):
-                self.eq_of_node[id(node)] = eq.index
-                self.eq_of_seq[node.seq] = eq.index
-                self.part_at[id(node)] = j
-                if j:
-                    part_of_var[id(var)] = len(self.part_vars)
-                    self.part_vars.append(var)
-                    self.part_owner.append(eq.index)
+        part_of_var = self._index_parts()
         reads_part: list[list[int]] = []  # the inputs lists with a part (numbered -1 - p)
         leaves = list(tape.leaves)
         self.n_leaves = len(leaves)
@@ -451,14 +439,37 @@ class _Builder:
             [v.shape for v in self.part_vars]
         known, shape_id = self.shape_index, self._shape_id
         self.node_shapes = [known[s] if s in known else shape_id(s) for s in shapes]
+        self._start_sweep()
+
+    def _index_parts(self) -> dict[int, int]:
+        """Number the other outputs of the equations with several (``part_vars``, owned by
+        ``part_owner``); ``part_at``: id(node) -> its output position. Returns id(var) ->
+        part number."""
+        self.part_vars: list[Any] = []
+        self.part_owner: list[int] = []
+        self.part_at: dict[int, int] = {}
+        part_of_var: dict[int, int] = {}
+        for eq in self.multi:
+            for j, (node, var) in enumerate(zip(eq.nodes, eq.outs)):
+                self.eq_of_node[id(node)] = eq.index
+                self.eq_of_seq[node.seq] = eq.index
+                self.part_at[id(node)] = j
+                if j:
+                    part_of_var[id(var)] = len(self.part_vars)
+                    self.part_vars.append(var)
+                    self.part_owner.append(eq.index)
+        return part_of_var
+
+    def _start_sweep(self) -> None:
+        """The reverse sweep's state before its first step."""
         self.jacs: list[list[str]] = []
         self.jac_index: dict[tuple[int, int], int] = {}
         self.uses = [0] * self.n_nodes
         for refs in self.ins:
             for r in refs:
                 self.uses[r] += 1
-        # The sweep's state: adjoints so far, running sums of nodes used more than once,
-        # and rows whose contribution is all their input received: (row, cotangent).
+        # Adjoints so far, running sums of nodes used more than once, and rows whose
+        # contribution is all their input received: (row, cotangent).
         self.adjoint: list[Any] = [None] * self.n_nodes
         self.adjoint_texts: list[str | None] = [None] * self.n_nodes
         self.sums: dict[int, tuple[int, Any]] = {}
@@ -1359,6 +1370,32 @@ def step_label(data: Mapping[str, Any], step: int) -> str:
     return f"reverse · step {step - n_fwd}/{n_rev}"
 
 
+def _running_before(data: Mapping[str, Any], k: int, rows: Sequence[Any], i: int,
+                    target: int) -> str:
+    """The running adjoint of node ``target`` before reverse step ``k`` sends it input
+    ``i``'s contribution (``rows``: the step's rows): its seed, what earlier steps sent
+    it, and what earlier inputs of this step sent it (fan-out: ``x * x``)."""
+    eqs, adjoints = data["eqs"], data["nodes"]["adjoint"]
+    before = "0"
+    for seeded, text in data["seeds"]:
+        if seeded == target:
+            before = text
+    for past in data["reverse"][:k]:
+        if past[1] is None:  # a hook step sends nothing
+            continue
+        past_e, past_rows = past
+        for j, c, s, _jac in past_rows:
+            if eqs["ins"][past_e][j] == target:
+                before = s if s is not None else c if c is not None else adjoints[target]
+    ins = eqs["ins"][data["reverse"][k][0]]
+    for j, c, s, _jac in rows:
+        if j == i:
+            break
+        if ins[j] == target:
+            before = s if s is not None else c if c is not None else adjoints[target]
+    return before
+
+
 def step_view(data: Mapping[str, Any], step: int) -> dict[str, Any]:
     """What the side panel shows at ``step`` (0-based), as text: the ES module builds the
     same from the same data.
@@ -1424,22 +1461,7 @@ def step_view(data: Mapping[str, Any], step: int) -> dict[str, Any]:
     for i, contribution, running, jac in rows:
         target = ins[i]
         gets = contribution if contribution is not None else adjoints[target]
-        before = "0"  # the running sum before this contribution
-        for seeded, text in data["seeds"]:
-            if seeded == target:
-                before = text
-        for past in data["reverse"][: step - n_fwd - 1]:
-            if past[1] is None:  # a hook step sends nothing
-                continue
-            past_e, past_rows = past
-            for j, c, s, _jac in past_rows:
-                if eqs["ins"][past_e][j] == target:
-                    before = s if s is not None else c if c is not None else adjoints[target]
-        for j, c, s, _jac in rows:  # fan-out inside this step (x * x)
-            if j == i:
-                break
-            if ins[j] == target:
-                before = s if s is not None else c if c is not None else adjoints[target]
+        before = _running_before(data, step - n_fwd - 1, rows, i, target)
         total = running if running is not None else gets
         if template is not None and template[i] is not None:
             rule_text = fill_rule(template[i], [names[r] for r in ins], names[e], bars[e])
