@@ -177,24 +177,22 @@ class Node:
 
     def parents(self) -> tuple[Any, ...]:
         """Per input: the producing node, a leaf, or ``None`` (no gradient flows there)."""
-        return self._column(0)
+        n = self.nin  # (read per op by tape readers: no helper call, one tuple)
+        if n == 1:
+            return (self.parent0,)
+        if n == 2:
+            return (self.parent0, self.parent1)
+        return (self.parent0, self.parent1, *self.rest[0::4]) if n else ()
 
     def inputs(self) -> tuple[Any, ...]:
         """The saved raw input values (stand-ins for large unread ones); ``None`` entries
         once freed."""
-        return self._column(1)
-
-    def _column(self, k: int) -> tuple[Any, ...]:
-        """Field ``k`` of every input (0: parent, 1: saved value; as :meth:`edge` orders
-        them)."""
         n = self.nin
-        if n == 0:
-            return ()
-        first = (self.parent0, self.input0)[k]
         if n == 1:
-            return (first,)
-        both = (first, (self.parent1, self.input1)[k])
-        return both + tuple(self.rest[k::4]) if n > 2 else both
+            return (self.input0,)
+        if n == 2:
+            return (self.input0, self.input1)
+        return (self.input0, self.input1, *self.rest[1::4]) if n else ()
 
     def set_input(self, i: int, value: Any) -> None:
         """Replace the saved value of input ``i``."""
