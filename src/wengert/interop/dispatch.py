@@ -12,6 +12,7 @@ nothing it gets carries a derivative, and raises otherwise.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -168,21 +169,24 @@ def _unbox(x: Any) -> Any:
     return primal(x)
 
 
-def _find(args: Any, test: Any) -> bool:
-    """Whether ``test(kind, value)`` holds for a traced value among ``args`` (searched
-    through lists, tuples and dicts)."""
+def _traced_in(args: Any) -> Iterator[tuple[Any, Any]]:
+    """``(kind, value)`` for each traced value among ``args`` (searched through lists,
+    tuples and dicts, without recursion)."""
     stack = [args]
     while stack:
         a = stack.pop()
         kind = kind_of(a)
         if kind is not None:
-            if test(kind, a):
-                return True
+            yield kind, a
         elif isinstance(a, (list, tuple)):
             stack.extend(a)
         elif isinstance(a, dict):
             stack.extend(a.values())
-    return False
+
+
+def _find(args: Any, test: Any) -> bool:
+    """Whether ``test(kind, value)`` holds for a traced value among ``args``."""
+    return any(test(kind, a) for kind, a in _traced_in(args))
 
 
 def _needs_grad(args: Any) -> bool:
@@ -204,39 +208,20 @@ def _box(result: Any, inputs: Any) -> Any:
     ``y = np.zeros_like(x); y[0] = x[0]`` records on ``x``'s tape; a dual number with a
     zero tangent, so that it carries ``x``'s tangent then), else the result as NumPy
     gave it."""
-    stack = [inputs]
     best: Any = None
     level = -1.0
     example = None
-    while stack:
-        a = stack.pop()
-        kind = kind_of(a)
-        if kind is not None:
-            at = kind.level(a)
-            if best is None or at > level:
-                best, level, example = kind, at, a
-        elif isinstance(a, (list, tuple)):
-            stack.extend(a)
-        elif isinstance(a, dict):
-            stack.extend(a.values())
+    for kind, a in _traced_in(inputs):
+        at = kind.level(a)
+        if best is None or at > level:
+            best, level, example = kind, at, a
     return result if best is None else best.constant(result, level, example)
 
 
 def _recording_kind(args: Any) -> Any:
     """A kind among ``args`` that records calls without a gradient rule (the graph
     tracer: ``x > 0`` must stay a step of the graph, not become a constant)."""
-    stack = [args]
-    while stack:
-        a = stack.pop()
-        kind = kind_of(a)
-        if kind is not None:
-            if kind.records_calls:
-                return kind
-        elif isinstance(a, (list, tuple)):
-            stack.extend(a)
-        elif isinstance(a, dict):
-            stack.extend(a.values())
-    return None
+    return next((kind for kind, _ in _traced_in(args) if kind.records_calls), None)
 
 
 def _plain_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], name: str,

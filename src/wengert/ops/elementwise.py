@@ -323,25 +323,26 @@ LOG = _unary(
     ),
 )
 log = FAMILY.unary(LOG)
-LOG2 = _unary(
-    "log2", np.log2, lambda g, ans, x: divide(g, x * math.log(2.0)), scalar=math.log2,
-    formula="d log2(x) = dx / (x ln 2)", domain="positive", adjoint="ḡ / ({0}·ln 2)",
-    jax="jnp.log2({0})",
-    words=Words(
-        nonfinite="the log of 0 is -inf and of a negative number NaN", derivative="1/(x·ln 2)",
-        infinite_at="x = 0", fix="keep the argument positive: `np.log2(x + 1e-12)`",
-    ),
-)
+
+
+def _log_base(name: str, impl: Any, scalar: Any, base: int) -> Op:
+    """``log2`` and ``log10``: ``d log_b(x) = dx / (x ln b)``."""
+    ln = math.log(base)
+    return _unary(
+        name, impl, lambda g, ans, x: divide(g, x * ln), scalar=scalar,
+        formula=f"d {name}(x) = dx / (x ln {base})", domain="positive",
+        adjoint=f"ḡ / ({{0}}·ln {base})", jax=f"jnp.{name}({{0}})",
+        words=Words(
+            nonfinite="the log of 0 is -inf and of a negative number NaN",
+            derivative=f"1/(x·ln {base})", infinite_at="x = 0",
+            fix=f"keep the argument positive: `np.{name}(x + 1e-12)`",
+        ),
+    )
+
+
+LOG2 = _log_base("log2", np.log2, math.log2, 2)
 log2 = FAMILY.unary(LOG2)
-LOG10 = _unary(
-    "log10", np.log10, lambda g, ans, x: divide(g, x * math.log(10.0)), scalar=math.log10,
-    formula="d log10(x) = dx / (x ln 10)", domain="positive", adjoint="ḡ / ({0}·ln 10)",
-    jax="jnp.log10({0})",
-    words=Words(
-        nonfinite="the log of 0 is -inf and of a negative number NaN", derivative="1/(x·ln 10)",
-        infinite_at="x = 0", fix="keep the argument positive: `np.log10(x + 1e-12)`",
-    ),
-)
+LOG10 = _log_base("log10", np.log10, math.log10, 10)
 log10 = FAMILY.unary(LOG10)
 LOG1P = _unary(
     "log1p", np.log1p, lambda g, ans, x: divide(g, x + 1.0), scalar=math.log1p,
@@ -433,29 +434,31 @@ def _arccosh_denominator(x: Any) -> Any:
     return sqrt(square(x) - 1.0)
 
 
-ARCSIN = _unary(
-    "arcsin", np.arcsin, lambda g, ans, x: divide(g, sqrt(_one_minus_square(x))), scalar=math.asin,
-    formula="d asin(x) = dx / √(1 - x²)", domain="unit",
-    dscalar=lambda ans, x: 1.0 / math.sqrt(1.0 - x * x), adjoint="ḡ / √(1 − {0}²)",
-    jax="jnp.arcsin({0})",
-    words=Words(
-        nonfinite="arcsin outside [-1, 1] is NaN", derivative="1/√(1 - x²)", infinite_at="x = ±1",
-        fix="clip the argument into the open interval: `np.arcsin(np.clip(x, -1 + 1e-7, 1 - "
-            "1e-7))`", safe="0.0",
-    ),
-)
+def _inverse_sine_or_cosine(name: str, impl: Any, scalar: Any, short: str, sign: float) -> Op:
+    """``arcsin`` (``sign`` 1) and ``arccos`` (−1): ``d = ±dx / √(1 − x²)``."""
+    minus, neg = ("", "") if sign > 0 else ("-", "−")
+    if sign > 0:
+        def rule(g: Any, ans: Any, x: Any) -> Any:
+            return divide(g, sqrt(_one_minus_square(x)))
+    else:
+        def rule(g: Any, ans: Any, x: Any) -> Any:
+            return -divide(g, sqrt(_one_minus_square(x)))
+    return _unary(
+        name, impl, rule, scalar=scalar, formula=f"d {short}(x) = {minus}dx / √(1 - x²)",
+        domain="unit", dscalar=lambda ans, x: sign / math.sqrt(1.0 - x * x),
+        adjoint=f"{neg}ḡ / √(1 − {{0}}²)", jax=f"jnp.{name}({{0}})",
+        words=Words(
+            nonfinite=f"{name} outside [-1, 1] is NaN", derivative=f"{minus}1/√(1 - x²)",
+            infinite_at="x = ±1",
+            fix=f"clip the argument into the open interval: `np.{name}(np.clip(x, -1 + 1e-7, "
+                "1 - 1e-7))`", safe="0.0",
+        ),
+    )
+
+
+ARCSIN = _inverse_sine_or_cosine("arcsin", np.arcsin, math.asin, "asin", 1.0)
 arcsin = FAMILY.unary(ARCSIN)
-ARCCOS = _unary(
-    "arccos", np.arccos, lambda g, ans, x: -divide(g, sqrt(_one_minus_square(x))), scalar=math.acos,
-    formula="d acos(x) = -dx / √(1 - x²)", domain="unit",
-    dscalar=lambda ans, x: -1.0 / math.sqrt(1.0 - x * x), adjoint="−ḡ / √(1 − {0}²)",
-    jax="jnp.arccos({0})",
-    words=Words(
-        nonfinite="arccos outside [-1, 1] is NaN", derivative="-1/√(1 - x²)", infinite_at="x = ±1",
-        fix="clip the argument into the open interval: `np.arccos(np.clip(x, -1 + 1e-7, 1 - "
-            "1e-7))`", safe="0.0",
-    ),
-)
+ARCCOS = _inverse_sine_or_cosine("arccos", np.arccos, math.acos, "acos", -1.0)
 arccos = FAMILY.unary(ARCCOS)
 ARCTAN = _unary(
     "arctan", np.arctan, lambda g, ans, x: divide(g, square(x) + 1.0), scalar=math.atan,
@@ -463,19 +466,21 @@ ARCTAN = _unary(
     adjoint="ḡ / (1 + {0}²)", jax="jnp.arctan({0})",
 )
 arctan = FAMILY.unary(ARCTAN)
-SINH = _unary(
-    "sinh", np.sinh, lambda g, ans, x: g * cosh(x), scalar=math.sinh,
-    formula="d sinh(x) = cosh(x) dx", dscalar=lambda ans, x: math.cosh(x), adjoint="ḡ·cosh({0})",
-    jax="jnp.sinh({0})",
-    words=Words(nonfinite="sinh overflows to inf beyond about ±710", safe="0.0"),
-)
+def _sinh_or_cosh(name: str, impl: Any, scalar: Any, rule: Any, other: str,
+                  other_scalar: Any) -> Op:
+    """``sinh`` and ``cosh``, each the other's derivative: ``rule(g, ans, x)`` is
+    ``g·other(x)``."""
+    return _unary(
+        name, impl, rule, scalar=scalar, formula=f"d {name}(x) = {other}(x) dx",
+        dscalar=lambda ans, x: other_scalar(x), adjoint=f"ḡ·{other}({{0}})",
+        jax=f"jnp.{name}({{0}})",
+        words=Words(nonfinite=f"{name} overflows to inf beyond about ±710", safe="0.0"),
+    )
+
+
+SINH = _sinh_or_cosh("sinh", np.sinh, math.sinh, lambda g, ans, x: g * cosh(x), "cosh", math.cosh)
 sinh = FAMILY.unary(SINH)
-COSH = _unary(
-    "cosh", np.cosh, lambda g, ans, x: g * sinh(x), scalar=math.cosh,
-    formula="d cosh(x) = sinh(x) dx", dscalar=lambda ans, x: math.sinh(x), adjoint="ḡ·sinh({0})",
-    jax="jnp.cosh({0})",
-    words=Words(nonfinite="cosh overflows to inf beyond about ±710", safe="0.0"),
-)
+COSH = _sinh_or_cosh("cosh", np.cosh, math.cosh, lambda g, ans, x: g * sinh(x), "sinh", math.sinh)
 cosh = FAMILY.unary(COSH)
 TANH = _unary(
     "tanh", np.tanh, lambda g, ans, x: g * (1.0 - square(ans)), scalar=math.tanh, reads_out=True,
@@ -939,19 +944,21 @@ MINIMUM = _binary(
     adjoint=("ḡ·[{0} < {1}], ½ on ties", "ḡ·[{1} < {0}], ½ on ties"), jax="jnp.minimum({0}, {1})",
 )
 minimum = FAMILY.binary(MINIMUM)
-FMAX = _binary(
-    "fmax", np.fmax, lambda g, ans, x, y: g * _fmax_mask(x, y),
-    lambda g, ans, x, y: g * _fmax_mask(y, x), formula="NaN-ignoring maximum",
-    adjoint=("ḡ·[{0} > {1} or {1} is NaN], ½ on ties",
-             "ḡ·[{1} > {0} or {0} is NaN], ½ on ties"), jax="_fmax({0}, {1})",
-)
+
+
+def _nan_ignoring(name: str, impl: Any, mask: Any, what: str, than: str) -> Op:
+    """``fmax`` and ``fmin``: ``mask(x, y)`` is where ``x`` is chosen (½ on ties)."""
+    return _binary(
+        name, impl, lambda g, ans, x, y: g * mask(x, y), lambda g, ans, x, y: g * mask(y, x),
+        formula=f"NaN-ignoring {what}", jax=f"_{name}({{0}}, {{1}})",
+        adjoint=(f"ḡ·[{{0}} {than} {{1}} or {{1}} is NaN], ½ on ties",
+                 f"ḡ·[{{1}} {than} {{0}} or {{0}} is NaN], ½ on ties"),
+    )
+
+
+FMAX = _nan_ignoring("fmax", np.fmax, _fmax_mask, "maximum", ">")
 fmax = FAMILY.binary(FMAX)
-FMIN = _binary(
-    "fmin", np.fmin, lambda g, ans, x, y: g * _fmin_mask(x, y),
-    lambda g, ans, x, y: g * _fmin_mask(y, x), formula="NaN-ignoring minimum",
-    adjoint=("ḡ·[{0} < {1} or {1} is NaN], ½ on ties",
-             "ḡ·[{1} < {0} or {0} is NaN], ½ on ties"), jax="_fmin({0}, {1})",
-)
+FMIN = _nan_ignoring("fmin", np.fmin, _fmin_mask, "minimum", "<")
 fmin = FAMILY.binary(FMIN)
 ARCTAN2 = _binary(
     "arctan2", np.arctan2, lambda g, ans, y, x: divide(g * x, square(x) + square(y)),
@@ -996,19 +1003,21 @@ def _softmax_weight(x: Any, y: Any, ans: Any, exp_fn: Any) -> Any:
     return where(same, split, exp_fn(where(same, 0.0, x) - where(same, 0.0, ans)))
 
 
-LOGADDEXP = _binary(
-    "logaddexp", np.logaddexp, lambda g, ans, x, y: g * _softmax_weight(x, y, ans, exp),
-    lambda g, ans, x, y: g * _softmax_weight(y, x, ans, exp), reads_out=True,
-    formula="d log(eˣ + eʸ) = eˣ⁻ᵃ dx + eʸ⁻ᵃ dy",
-    adjoint=("ḡ·exp({0} − {out})", "ḡ·exp({1} − {out})"), jax="_logaddexp({0}, {1})",
-)
+def _log_add_exp(name: str, impl: Any, exp_fn: Any, log: str, base: str, power: str) -> Op:
+    """``logaddexp`` (``exp_fn`` is ``exp``) and ``logaddexp2`` (``exp2``): each input's
+    weight is ``exp_fn(input − ans)``."""
+    return _binary(
+        name, impl, lambda g, ans, x, y: g * _softmax_weight(x, y, ans, exp_fn),
+        lambda g, ans, x, y: g * _softmax_weight(y, x, ans, exp_fn), reads_out=True,
+        formula=f"d {log}({base}ˣ + {base}ʸ) = {base}ˣ⁻ᵃ dx + {base}ʸ⁻ᵃ dy",
+        adjoint=(f"ḡ·{power}({{0}} − {{out}})", f"ḡ·{power}({{1}} − {{out}})"),
+        jax=f"_{name}({{0}}, {{1}})",
+    )
+
+
+LOGADDEXP = _log_add_exp("logaddexp", np.logaddexp, exp, "log", "e", "exp")
 logaddexp = FAMILY.binary(LOGADDEXP)
-LOGADDEXP2 = _binary(
-    "logaddexp2", np.logaddexp2, lambda g, ans, x, y: g * _softmax_weight(x, y, ans, exp2),
-    lambda g, ans, x, y: g * _softmax_weight(y, x, ans, exp2), reads_out=True,
-    formula="d log2(2ˣ + 2ʸ) = 2ˣ⁻ᵃ dx + 2ʸ⁻ᵃ dy",
-    adjoint=("ḡ·2^({0} − {out})", "ḡ·2^({1} − {out})"), jax="_logaddexp2({0}, {1})",
-)
+LOGADDEXP2 = _log_add_exp("logaddexp2", np.logaddexp2, exp2, "log2", "2", "2^")
 logaddexp2 = FAMILY.binary(LOGADDEXP2)
 MOD = _binary(
     "mod", np.mod, lambda g, ans, x, y: g, lambda g, ans, x, y: -g * floor(divide(x, y)),

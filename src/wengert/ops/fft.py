@@ -93,21 +93,21 @@ def _fft_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 
 def _fft_op(name: str, symbol: str, impl: Any, vjp: Any, formula: str, adjoint: str,
             samples: Any, *keys: str) -> Op:
-    """A linear transform of one input; its JAX form is ``jnp.fft.<name>`` with ``keys``."""
+    """A linear transform of one input, registered; its JAX form is ``jnp.fft.<name>`` with
+    ``keys``."""
     jax = f"jnp.fft.{name}({{0}}{''.join(f', {k}={{{k}}}' for k in keys)})"
-    return linear(Op(name, impl, (vjp,), symbol=symbol, formula=formula, adjoint=(adjoint,),
-                     samples=samples, complex_rules=True, jax=jax))
+    return FAMILY.op(linear(Op(name, impl, (vjp,), symbol=symbol, formula=formula,
+                               adjoint=(adjoint,), samples=samples, complex_rules=True,
+                               jax=jax)))
 
 
 FFTN = _fft_op("fftn", "fft", _fftn_impl, _fftn_vjp,
                "linear; adjoint: fftn of ḡ (the DFT matrix is symmetric)",
                "fftn(ḡ) cropped or padded to the shape of {0}", _fft_samples, "s", "axes", "norm")
-FAMILY.op(FFTN)
 IFFTN = _fft_op("ifftn", "ifft", _ifftn_impl, _ifftn_vjp,
                 "linear; adjoint: ifftn of ḡ (its matrix is symmetric)",
                 "ifftn(ḡ) cropped or padded to the shape of {0}", _fft_samples, "s", "axes",
                 "norm")
-FAMILY.op(IFFTN)
 
 # -- rfft, irfft: real signals -----------------------------------------------------------
 def _rfft_impl(x: Any, n: int, axis: int, norm: str | None) -> Any:
@@ -168,12 +168,10 @@ RFFT = _fft_op("rfft", "rfft", _rfft_impl, _rfft_vjp,
                "linear; adjoint: Re fft of ḡ zero-padded to n",
                "Re fft(ḡ padded to n), cropped or padded to the shape of {0}", _rfft_samples,
                "n", "axis", "norm")
-FAMILY.op(RFFT)
 IRFFT = _fft_op("irfft", "irfft", _irfft_impl, _irfft_vjp,
                 "real-linear; adjoint: c·ifft(ḡ), c = 2 but 1 at 0 and n/2",
                 "c·ifft(ḡ)[: n//2 + 1], c = 2 but 1 at 0 and n/2", _irfft_samples, "n", "axis",
                 "norm")
-FAMILY.op(IRFFT)
 
 
 # -- public functions --------------------------------------------------------------------------
@@ -269,7 +267,8 @@ def ifftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None) -> A
 
 @FAMILY.export(space="fft")
 def rfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -> Any:
-    """DFT of a real signal, the ``n//2 + 1`` non-negative frequencies (``np.fft.rfft``).
+    """DFT of a real signal, the ``n//2 + 1`` non-negative frequencies (``np.fft.rfft``);
+    its VJP is the real part of ``fft`` of the cotangent zero-padded to ``n``.
 
     Examples
     --------

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 from wengert.core.op import Op
 from wengert.ops import elementwise as _ew
-from wengert.ops.base import Family, binary_function, dtype_of, is_traced, shape_of, unary_function
+from wengert.ops.base import Family, dtype_of, is_traced, shape_of, unary_function
 from wengert.ops.base import primal as _raw
 from wengert.ops.broadcast import unbroadcast
 from wengert.ops.linalg.basic import matmul
@@ -60,40 +60,42 @@ def _ldexp_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 
 SPACING = _ew.unary_op("spacing", np.spacing, _ew.zero_rule, jvp=_ew.zero_jvp,
                        reads_x=False, formula="d spacing(x) = 0", adjoint="0", jax="_spacing({0})")
-FAMILY.op(SPACING)
+spacing = FAMILY.unary(SPACING)
 #: frexp's exponent: an integer, never differentiated (an input of a graph step, so a
 #: compiled ``frexp`` follows new inputs).
 EXPONENT = Op("frexp_exponent", lambda x: np.frexp(x)[1], (None,), jvp=_ew.zero_jvp,
               formula="an integer: no derivative", adjoint=(None,),
               samples=lambda rng: [((rng.uniform(-4.0, 4.0, s),), {}) for s in [(), (3,)]],
               jax="jnp.frexp({0})[1]")
-FAMILY.op(EXPONENT)
+_exponent = unary_function(FAMILY.op(EXPONENT))
 FRACTION = _ew.unary_op("fraction", lambda x: np.modf(x)[0], lambda g, ans, x: g,
                         reads_x=False, formula="d (x − trunc x) = dx", domain="offgrid",
                         adjoint="ḡ", jax="jnp.modf({0})[0]")
-FAMILY.op(FRACTION)
+_fraction = unary_function(FAMILY.op(FRACTION))
 NEXTAFTER = _ew.binary_op(
     "nextafter", np.nextafter, lambda g, ans, x, y: g, _ew.zero_rule, reads=(),
     formula="d nextafter(x, y) = dx", adjoint=("ḡ", "0"), jax="_nextafter({0}, {1})")
-FAMILY.op(NEXTAFTER)
+nextafter = FAMILY.binary(NEXTAFTER)
 COPYSIGN = _ew.binary_op(
     "copysign", np.copysign, lambda g, ans, x, y: _ew.where(_same_sign(x, y), g, -g),
     _ew.zero_rule,
     formula="d copysign(x, y) = ±dx (− where the sign flips)", domain=("nonzero", "nonzero"),
     adjoint=("±ḡ", "0"), jax="_copysign({0}, {1})")
-FAMILY.op(COPYSIGN)
+copysign = FAMILY.binary(COPYSIGN)
 HEAVISIDE = _ew.binary_op(
     "heaviside", np.heaviside, _ew.zero_rule,
     lambda g, ans, x, y: _ew.where(_raw(x) == 0, g, 0.0),
     formula="d H(x, h₀) = [x = 0]·dh₀", domain=("nonzero", "real"),
     adjoint=("0", "ḡ·[{0} = 0]"), jax="jnp.heaviside({0}, {1})")
-FAMILY.op(HEAVISIDE)
+heaviside = FAMILY.binary(HEAVISIDE)
 FMOD = _ew.binary_op(
     "fmod", np.fmod, lambda g, ans, x, y: g,
     lambda g, ans, x, y: -g * _ew.trunc(_ew.divide(x, y)),
     formula="d fmod(x, y) = dx − trunc(x/y) dy", domain=("positive", "positive"),
     adjoint=("ḡ", "−ḡ·trunc({0} / {1})"), jax="jnp.fmod({0}, {1})")
-FAMILY.op(FMOD)
+fmod = FAMILY.binary(FMOD)
+
+
 def _ldexp_jvp(tangents: tuple[Any, ...], ans: Any, x: Any, n: Any) -> Any:
     tx = tangents[0]
     return _ew.zero_jvp(tangents, ans, x, n) if tx is None else ldexp(tx, n)
@@ -104,23 +106,7 @@ LDEXP = Op("ldexp", np.ldexp, (lambda g, ans, x, n: ldexp(g, n), None), jvp=_lde
            reads=(1,), broadcasting=True, unbroadcast=unbroadcast,
            formula="d (x·2ⁿ) = 2ⁿ·dx", adjoint=("ldexp(ḡ, {1})", None),
            samples=_ldexp_samples, jax="jnp.ldexp({0}, {1})")
-FAMILY.op(LDEXP)
-
-
-spacing = unary_function(SPACING)
-FAMILY.export(spacing)
-nextafter = binary_function(NEXTAFTER)
-FAMILY.export(nextafter)
-copysign = binary_function(COPYSIGN)
-FAMILY.export(copysign)
-heaviside = binary_function(HEAVISIDE)
-FAMILY.export(heaviside)
-fmod = binary_function(FMOD)
-FAMILY.export(fmod)
-ldexp = binary_function(LDEXP)
-FAMILY.export(ldexp)
-_fraction = unary_function(FRACTION)
-_exponent = unary_function(EXPONENT)
+ldexp = FAMILY.binary(LDEXP)
 
 
 def _no_out(name: str, kwargs: dict[str, Any]) -> None:

@@ -286,18 +286,19 @@ def _extreme_jvp(ts: tuple[Any, ...], ans: Any, x: Any, axis: Any = None,
     return sum(ts[0] * _extreme_weight(ans, x, axis, keepdims), axis=axis, keepdims=keepdims)
 
 
-MAX = Op("max", lambda x, axis=None, keepdims=False: np.max(x, axis=axis, keepdims=keepdims),
-         (_extreme_vjp,), jvp=_extreme_jvp, reads=(0,), reads_out=True,
-         formula="gradient to the maximum; ties split it evenly", symbol="max",
-         adjoint=("ḡ at the max of {0}, split evenly on ties",),
-         samples=_axis_samples(_distinct), jax="jnp.max({0}, axis={axis}, keepdims={keepdims})")
-FAMILY.op(MAX)
-MIN = Op("min", lambda x, axis=None, keepdims=False: np.min(x, axis=axis, keepdims=keepdims),
-         (_extreme_vjp,), jvp=_extreme_jvp, reads=(0,), reads_out=True,
-         formula="gradient to the minimum; ties split it evenly", symbol="min",
-         adjoint=("ḡ at the min of {0}, split evenly on ties",),
-         samples=_axis_samples(_distinct), jax="jnp.min({0}, axis={axis}, keepdims={keepdims})")
-FAMILY.op(MIN)
+def _extreme_op(name: str, impl: Any, what: str) -> Op:
+    """``max`` or ``min``: the gradient goes to the extreme entries, split evenly on ties."""
+    return FAMILY.op(Op(
+        name, lambda x, axis=None, keepdims=False: impl(x, axis=axis, keepdims=keepdims),
+        (_extreme_vjp,), jvp=_extreme_jvp, reads=(0,), reads_out=True,
+        formula=f"gradient to the {what}; ties split it evenly", symbol=name,
+        adjoint=(f"ḡ at the {name} of {{0}}, split evenly on ties",),
+        samples=_axis_samples(_distinct),
+        jax=f"jnp.{name}({{0}}, axis={{axis}}, keepdims={{keepdims}})"))
+
+
+MAX = _extreme_op("max", np.max, "maximum")
+MIN = _extreme_op("min", np.min, "minimum")
 
 
 # -- var, std ----------------------------------------------------------------------------
@@ -586,32 +587,32 @@ def prod(x: Any, axis: Any = None, keepdims: bool = False, *, dtype: Any = None,
     return apply(PROD, _cast(x, dtype), axis=_axis_param(axis), keepdims=bool(keepdims))
 
 
-@FAMILY.export("amax")
-def max(x: Any, axis: Any = None, keepdims: bool = False, *, out: Any = None,  # noqa: A001
-        initial: Any = None, where: Any = None) -> Any:
-    """Maximum over ``axis``; ties split the gradient evenly among the maxima.
+def _extremum(op: Op, name: str, doc: str) -> Any:
+    """The public function of ``max`` or ``min`` (NumPy's signature; ``initial=`` and
+    ``where=`` refused)."""
+
+    def extremum(x: Any, axis: Any = None, keepdims: bool = False, *, out: Any = None,
+                 initial: Any = None, where: Any = None) -> Any:
+        _no_extras(name, out, initial=initial, where=where)
+        return apply(op, x, axis=_axis_param(axis), keepdims=bool(keepdims))
+
+    extremum.__name__ = extremum.__qualname__ = name
+    extremum.__doc__ = doc
+    return FAMILY.export(extremum, "a" + name)
+
+
+max = amax = _extremum(MAX, "max", """Maximum over ``axis``; ties split the gradient evenly
+    among the maxima.
 
     Examples
     --------
     >>> import numpy as np
     >>> import wengert as wg
-    >>> wg.grad(lambda x: wg.numpy.max(x))(np.array([1.0, 3.0, 3.0]))
+    >>> wg.grad(np.max)(np.array([1.0, 3.0, 3.0]))   # np.max of a tensor is wengert's
     array([0. , 0.5, 0.5])
-    """
-    _no_extras("max", out, initial=initial, where=where)
-    return apply(MAX, x, axis=_axis_param(axis), keepdims=bool(keepdims))
-
-
-@FAMILY.export("amin")
-def min(x: Any, axis: Any = None, keepdims: bool = False, *, out: Any = None,  # noqa: A001
-        initial: Any = None, where: Any = None) -> Any:
-    """Minimum over ``axis``; ties split the gradient evenly among the minima."""
-    _no_extras("min", out, initial=initial, where=where)
-    return apply(MIN, x, axis=_axis_param(axis), keepdims=bool(keepdims))
-
-
-amax = max
-amin = min
+    """)  # noqa: A001
+min = amin = _extremum(MIN, "min", """Minimum over ``axis``; ties split the gradient evenly
+    among the minima.""")  # noqa: A001
 
 
 @FAMILY.export
@@ -628,36 +629,43 @@ def _ddof(ddof: Any, correction: Any) -> int:
     return int(ddof or 0)
 
 
-@FAMILY.export
-def var(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, *, dtype: Any = None,
-        out: Any = None, where: Any = None, mean: Any = None, correction: Any = None) -> Any:
-    """Variance over ``axis`` with ``ddof`` delta degrees of freedom."""
-    _no_extras("var", out, where=where, mean=mean)
-    return apply(VAR, _cast(x, dtype), axis=_axis_param(axis), ddof=_ddof(ddof, correction),
-                    keepdims=bool(keepdims))
+def _spread(op: Op, name: str, doc: str) -> Any:
+    """The public function of ``var`` or ``std`` (NumPy's signature; ``where=`` and
+    ``mean=`` refused)."""
+
+    def spread(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, *,
+               dtype: Any = None, out: Any = None, where: Any = None, mean: Any = None,
+               correction: Any = None) -> Any:
+        _no_extras(name, out, where=where, mean=mean)
+        return apply(op, _cast(x, dtype), axis=_axis_param(axis),
+                     ddof=_ddof(ddof, correction), keepdims=bool(keepdims))
+
+    spread.__name__ = spread.__qualname__ = name
+    spread.__doc__ = doc
+    return FAMILY.export(spread)
 
 
-@FAMILY.export
-def std(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, *, dtype: Any = None,
-        out: Any = None, where: Any = None, mean: Any = None, correction: Any = None) -> Any:
-    """Standard deviation over ``axis`` with ``ddof`` delta degrees of freedom."""
-    _no_extras("std", out, where=where, mean=mean)
-    return apply(STD, _cast(x, dtype), axis=_axis_param(axis), ddof=_ddof(ddof, correction),
-                    keepdims=bool(keepdims))
+var = _spread(VAR, "var", "Variance over ``axis`` with ``ddof`` delta degrees of freedom.")
+std = _spread(STD, "std", "Standard deviation over ``axis`` with ``ddof`` delta degrees of "
+              "freedom.")
 
 
-@FAMILY.export
-def cumsum(x: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
-    """Cumulative sum along ``axis`` (of the flattened input by default)."""
-    _no_extras("cumsum", out)
-    return apply(CUMSUM, _cast(x, dtype), axis=_axis_param(axis))
+def _cumulative(op: Op, name: str, doc: str) -> Any:
+    """The public function of ``cumsum`` or ``cumprod``."""
+
+    def cumulative(x: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+        _no_extras(name, out)
+        return apply(op, _cast(x, dtype), axis=_axis_param(axis))
+
+    cumulative.__name__ = cumulative.__qualname__ = name
+    cumulative.__doc__ = doc
+    return FAMILY.export(cumulative)
 
 
-@FAMILY.export
-def cumprod(x: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
-    """Cumulative product along ``axis``; the gradient is exact with zeros."""
-    _no_extras("cumprod", out)
-    return apply(CUMPROD, _cast(x, dtype), axis=_axis_param(axis))
+cumsum = _cumulative(CUMSUM, "cumsum", "Cumulative sum along ``axis`` (of the flattened input "
+                     "by default).")
+cumprod = _cumulative(CUMPROD, "cumprod", "Cumulative product along ``axis``; the gradient is "
+                      "exact with zeros.")
 
 
 def _cumulative(scan: Any, fill: float, x: Any, axis: Any, dtype: Any, out: Any,

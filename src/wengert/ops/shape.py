@@ -886,14 +886,20 @@ def sort(x: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
     return apply(SORT, x, axis=axis)
 
 
+def _to_join(name: str, arrays: Any, out: Any, dtype: Any) -> list[Any]:
+    """The arrays ``concatenate`` or ``stack`` join, cast to ``dtype`` (one at least)."""
+    no_out(name, out)
+    xs = [_cast(a, dtype) for a in arrays]
+    if not xs:
+        raise ValueError(f"need at least one array to {name}")
+    return xs
+
+
 @FAMILY.export("concat")
 def concatenate(arrays: Any, axis: Any = 0, out: Any = None, *, dtype: Any = None,
                 casting: str = "same_kind") -> Any:
     """Join arrays along an existing axis (flattened first if ``axis`` is None)."""
-    no_out("concatenate", out)
-    xs = [_cast(a, dtype) for a in arrays]
-    if not xs:
-        raise ValueError("need at least one array to concatenate")
+    xs = _to_join("concatenate", arrays, out, dtype)
     return apply(CONCATENATE, *xs, axis=None if axis is None else int(axis))
 
 
@@ -904,11 +910,7 @@ concat = concatenate
 def stack(arrays: Any, axis: int = 0, out: Any = None, *, dtype: Any = None,
           casting: str = "same_kind") -> Any:
     """Join arrays of the same shape along a new axis."""
-    no_out("stack", out)
-    xs = [_cast(a, dtype) for a in arrays]
-    if not xs:
-        raise ValueError("need at least one array to stack")
-    return apply(STACK, *xs, axis=int(axis))
+    return apply(STACK, *_to_join("stack", arrays, out, dtype), axis=int(axis))
 
 
 def _atleast(nd: int, x: Any) -> Any:

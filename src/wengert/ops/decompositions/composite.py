@@ -224,16 +224,23 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> Any:
     return out
 
 
-@FAMILY.export
-def delete(arr: Any, obj: Any, axis: Any = None) -> Any:
-    """``arr`` without the entries ``obj`` (an int, a slice or a list) along ``axis``."""
+def _at_plain_indices(name: str, arr: Any, obj: Any, axis: Any) -> tuple[Any, Any, int]:
+    """``np.delete``'s and ``np.insert``'s arguments read as NumPy reads them: ``arr`` as
+    an array (flattened when ``axis`` is None), ``obj`` as plain indices (refused when
+    traced: the result's shape depends on them), ``axis`` normalised."""
     arr = _as_array(arr)
     obj = concrete(obj)
     if is_traced(obj):
-        raise TypeError("delete: obj must be plain indices (the result's shape depends on it)")
+        raise TypeError(f"{name}: obj must be plain indices (the result's shape depends on it)")
     if axis is None:
         arr, axis = _shape.ravel(arr), 0
-    axis = _axis(axis, _ndim(arr), "delete")
+    return arr, obj, _axis(axis, _ndim(arr), name)
+
+
+@FAMILY.export
+def delete(arr: Any, obj: Any, axis: Any = None) -> Any:
+    """``arr`` without the entries ``obj`` (an int, a slice or a list) along ``axis``."""
+    arr, obj, axis = _at_plain_indices("delete", arr, obj, axis)
     keep = np.ones(shape_of(arr)[axis], dtype=bool)
     keep[obj] = False
     return _shape.take(arr, np.flatnonzero(keep), axis=axis)
@@ -243,13 +250,7 @@ def delete(arr: Any, obj: Any, axis: Any = None) -> Any:
 def insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> Any:
     """``values`` inserted before index ``obj`` (an int: one block; a list: one entry
     before each index) along ``axis``."""
-    arr = _as_array(arr)
-    obj = concrete(obj)
-    if is_traced(obj):
-        raise TypeError("insert: obj must be plain indices (the result's shape depends on it)")
-    if axis is None:
-        arr, axis = _shape.ravel(arr), 0
-    axis = _axis(axis, _ndim(arr), "insert")
+    arr, obj, axis = _at_plain_indices("insert", arr, obj, axis)
     n = shape_of(arr)[axis]
     values = _as_array(values)
     if isinstance(obj, slice):

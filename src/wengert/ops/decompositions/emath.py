@@ -65,23 +65,16 @@ def _scimath(fn: Any, outside: Any, name: str, domain: str) -> Any:
 
     scimath.__name__ = scimath.__qualname__ = name
     scimath.__doc__ = f"``np.emath.{name}``: complex where some entry is {domain}."
-    return scimath
+    return FAMILY.route(scimath, getattr(np.emath, name))
 
 
 sqrt = _scimath(_ew.sqrt, _negative, "sqrt", "negative")
-FAMILY.route(sqrt, np.emath.sqrt)
 log = _scimath(_ew.log, _negative, "log", "negative")
-FAMILY.route(log, np.emath.log)
 log2 = _scimath(_ew.log2, _negative, "log2", "negative")
-FAMILY.route(log2, np.emath.log2)
 log10 = _scimath(_ew.log10, _negative, "log10", "negative")
-FAMILY.route(log10, np.emath.log10)
 arccos = _scimath(_ew.arccos, _beyond_one, "arccos", "of magnitude above 1")
-FAMILY.route(arccos, np.emath.arccos)
 arcsin = _scimath(_ew.arcsin, _beyond_one, "arcsin", "of magnitude above 1")
-FAMILY.route(arcsin, np.emath.arcsin)
 arctanh = _scimath(_ew.arctanh, _beyond_one, "arctanh", "of magnitude above 1")
-FAMILY.route(arctanh, np.emath.arctanh)
 
 
 @FAMILY.implements(np.emath.logn)

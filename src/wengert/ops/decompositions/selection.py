@@ -53,6 +53,16 @@ def _plain(x: Any, what: str, dtype: Any = None) -> np.ndarray:
     return np.asarray(raw) if dtype is None else np.asarray(raw, dtype=dtype)
 
 
+def _wrapped_or_clipped(index: np.ndarray, n: int, mode: str) -> np.ndarray:
+    """``index`` into ``n`` entries under NumPy's clipmode ``'wrap'`` or ``'clip'`` (the
+    callers check ``'raise'``)."""
+    if mode == "wrap":
+        return index % n
+    if mode == "clip":
+        return np.clip(index, 0, n - 1)
+    raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+
+
 @FAMILY.implements(np.choose)
 def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Any:
     """``choices[a[i]][i]`` for each position ``i`` (all broadcast together), as
@@ -68,12 +78,8 @@ def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Any:
     if mode == "raise":
         if index.size and (index.min() < 0 or index.max() >= n):
             raise ValueError("invalid entry in choice array")
-    elif mode == "wrap":
-        index = index % n
-    elif mode == "clip":
-        index = np.clip(index, 0, n - 1)
     else:
-        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+        index = _wrapped_or_clipped(index, n, mode)
     shape = np.broadcast_shapes(index.shape, *[shape_of(c) for c in items])
     stacked = _shape.stack([_bc.broadcast_to(_as_array(c), shape) for c in items])
     picked = _shape.take_along_axis(stacked, np.broadcast_to(index, shape)[None], axis=0)
@@ -171,12 +177,8 @@ def put(a: Any, ind: Any, v: Any, mode: str = "raise") -> None:
             raise IndexError(f"index {index[(index < -n) | (index >= n)][0]} is out of bounds "
                              f"for axis 0 with size {n}")
         index = index % max(n, 1)
-    elif mode == "wrap":
-        index = index % n
-    elif mode == "clip":
-        index = np.clip(index, 0, n - 1)
     else:
-        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+        index = _wrapped_or_clipped(index, n, mode)
     _write_flat(a, index, _cycled(v, index.size, "np.put"))
 
 

@@ -214,12 +214,12 @@ def _samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
         ((_rng_symmetric(rng, s),), {"uplo": "U"}) for s in [(3, 3), (2, 2, 2)]]
 
 
-EIGH_VALUES = Op("eigh_values", _values_impl, (_values_vjp,), jvp=_values_jvp, reads=(0,),
-                 formula="dλ = diag(Vᵀ dA V); Ā = V diag(λ̄) Vᵀ (complex: dλ = Re diag(Vᴴ dA V), "
-                         "Ā = conj(V) diag(λ̄) Vᵀ)", symbol="λ",
-                 adjoint=("V diag(ḡ) Vᵀ",), complex_adjoint=("conj(V) diag(ḡ) Vᵀ",),
-                 samples=_samples, complex_rules=True, jax="jnp.linalg.eigh({0}, UPLO={uplo})[0]")
-FAMILY.op(EIGH_VALUES)
+EIGH_VALUES = FAMILY.op(Op(
+    "eigh_values", _values_impl, (_values_vjp,), jvp=_values_jvp, reads=(0,), symbol="λ",
+    formula="dλ = diag(Vᵀ dA V); Ā = V diag(λ̄) Vᵀ (complex: dλ = Re diag(Vᴴ dA V), "
+            "Ā = conj(V) diag(λ̄) Vᵀ)",
+    adjoint=("V diag(ḡ) Vᵀ",), complex_adjoint=("conj(V) diag(ḡ) Vᵀ",), samples=_samples,
+    complex_rules=True, jax="jnp.linalg.eigh({0}, UPLO={uplo})[0]"))
 #: Why complex eigenvectors and singular vectors have no faithful JAX form.
 JAX_PHASE = ("JAX's derivatives of complex eigenvectors (singular vectors) leave out the "
              "phase term that makes wengert's those of NumPy's own vectors, so they differ "
