@@ -20,7 +20,7 @@ from wengert.graph.backends.export import CODE_FORMS
 from wengert.interop import dispatch
 from wengert.numpy import creation, functional, index_tricks
 from wengert.ops import FAMILIES, REGISTRY
-from wengert.ops.base import SPACES, Family
+from wengert.ops.base import SPACES, Family, dispatches
 
 DECLARED = [family.FAMILY for family in FAMILIES]
 #: The wengert.numpy module of each namespace a family exports to.
@@ -31,12 +31,6 @@ ROUTED_BY_THE_NAMESPACE = {np.full_like: creation.full_like,
                            np.apply_along_axis: functional.apply_along_axis,
                            np.apply_over_axes: functional.apply_over_axes,
                            np.ix_: index_tricks.ix_}
-
-
-def _dispatches(f) -> bool:
-    """Whether NumPy hands a call of ``f`` on a traced value to wengert (a ufunc, or a
-    function with ``__array_function__`` dispatch)."""
-    return isinstance(f, np.ufunc) or (callable(f) and hasattr(f, "_implementation"))
 
 
 def _integer_result(op: Op) -> bool:
@@ -85,7 +79,7 @@ def declaration_problems(families: list[Family]) -> list[str]:
                 if not callable(fn):
                     problems.append(f"{family.name}: {space}.{name} is not callable")
         for f in family.routes:
-            if not _dispatches(f):
+            if not dispatches(f):
                 problems.append(f"{family.name}: NumPy does not hand {f!r} to wengert")
             if f in routed:
                 problems.append(f"{f!r} is routed by {routed[f]} and {family.name}")
@@ -94,7 +88,7 @@ def declaration_problems(families: list[Family]) -> list[str]:
         for space, exports in family.exports.items():
             for name in exports:
                 f = getattr(SPACES[space], name, None)
-                if _dispatches(f) and f not in routed:
+                if dispatches(f) and f not in routed:
                     problems.append(f"{family.name}: np {space} {name} is exported but "
                                     "not routed (give numpy= to export)")
     return problems

@@ -43,6 +43,7 @@ __all__ = [
     "concrete",
     "Family",
     "SPACES",
+    "dispatches",
 ]
 
 
@@ -115,6 +116,12 @@ def no_out(name: str, out: Any) -> None:
 SPACES = {"numpy": np, "linalg": np.linalg, "fft": np.fft, "emath": np.emath}
 #: The ufunc methods a family may implement (``np.add.reduce`` -> a function).
 UFUNC_METHODS = ("reduce", "accumulate", "at")
+
+
+def dispatches(f: Any) -> bool:
+    """Whether NumPy hands a call of ``f`` on a traced value to wengert: a ufunc, or a
+    function with ``__array_function__`` dispatch (NEP 13, NEP 18)."""
+    return isinstance(f, np.ufunc) or (callable(f) and hasattr(f, "_implementation"))
 
 
 def _ufunc_method(f: Any) -> str | None:
@@ -194,7 +201,8 @@ class Family:
         ``numpy`` names the NumPy callables ``fn`` implements (functions, ufuncs, ufunc
         methods such as ``np.add.reduce``; ``None`` items, absent from this NumPy, are
         skipped). By default they are the NumPy callables of the exported names in those
-        namespaces (``np.sin``, ``np.linalg.det``) that exist.
+        namespaces (``np.sin``, ``np.linalg.det``) that NumPy hands to wengert (ufuncs and
+        functions with ``__array_function__`` dispatch).
         """
         if fn is None or isinstance(fn, str):  # a decorator with arguments
             more = aliases if fn is None else (fn, *aliases)
@@ -206,7 +214,7 @@ class Family:
                 self.exports[s][n] = fn
         if numpy is None:
             numpy = [getattr(SPACES[s], n, None) for s in spaces for n in names]
-            numpy = [f for f in numpy if callable(f) and not isinstance(f, type)]
+            numpy = [f for f in numpy if dispatches(f)]
         return self.route(fn, *numpy)
 
     def route(self, fn: Any, *numpy: Any) -> Any:
