@@ -155,6 +155,24 @@ def test_routing_problems_are_reported():
     assert "toy: np numpy gcd is exported but not routed (give numpy= to export)" in problems
 
 
+def test_a_numpy_callable_routed_to_two_functions_in_a_family_is_refused():
+    toy = Family("toy")
+
+    @toy.export
+    def transpose(x):
+        return x
+
+    def permute_dims(x):
+        return x
+
+    toy.export(transpose, "permute_dims")  # the same function again: allowed
+    with pytest.raises(ValueError, match="routed to both transpose and permute_dims"):
+        toy.export(permute_dims)  # np.permute_dims is np.transpose
+    toy.route(permute_dims, np.add.reduce, np.add.reduce)  # twice to one function: allowed
+    with pytest.raises(ValueError, match="routed to both permute_dims and transpose"):
+        toy.route(transpose, np.add.reduce)
+
+
 def test_export_routes_numpys_callables_of_the_same_names_by_default():
     toy = Family("toy")
 

@@ -219,15 +219,18 @@ class Family:
 
     def route(self, fn: Any, *numpy: Any) -> Any:
         """Route the NumPy callables ``numpy`` (``None`` items skipped) to ``fn`` without
-        exporting a name; returns ``fn``."""
+        exporting a name; returns ``fn``. A NumPy callable routed to two functions is an
+        error (NumPy's aliases are one object: ``np.permute_dims is np.transpose``)."""
         for f in numpy:
             if f is None:
                 continue
             method = _ufunc_method(f)
-            if method is not None:
-                self.methods[method][f.__self__] = fn
-            else:
-                self.routes[f] = fn
+            table = self.routes if method is None else self.methods[method]
+            key = f if method is None else f.__self__
+            if table.get(key, fn) is not fn:
+                raise ValueError(f"family {self.name!r}: {f!r} is routed to both "
+                                 f"{table[key].__name__} and {fn.__name__}")
+            table[key] = fn
         return fn
 
     def implements(self, *numpy: Any) -> Any:
