@@ -50,7 +50,7 @@ def _kind(module, mine, name):
     except TypeError:
         routed = None
     if routed is not None:
-        # (NumPy's aliases: np.transpose is np.permute_dims, routed to the latter's)
+        # (NumPy's aliases: np.transpose is np.permute_dims)
         aliases = [getattr(mine, n) for n in public_names(module) if getattr(module, n) is obj]
         return "recorded" if any(routed is a for a in aliases) else \
             f"{name}: np dispatch and wnp differ"

@@ -378,7 +378,7 @@ def _formula_sample(op: Op, args: tuple[Any, ...], params: dict[str, Any]) -> bo
         return abs(np.linalg.det(args[0])) > 1e-9
     if op.name == "cholesky" and params.get("upper"):  # the formula is the lower factor's
         return False
-    if op in linalg.OPS:
+    if op in linalg.FAMILY.ops:
         return all(d == 2 for d in dims)  # ᵀ and @ of matrices
     if op.name in ("triu", "tril"):
         return dims[0] >= 2  # (a 1-d input's cotangent is also summed back)

@@ -15,10 +15,9 @@ Examples
 >>> import numpy as np
 >>> import wengert as wg
 >>> x = wg.tensor([1.0, 2.0], requires_grad=True)
->>> y = (np.sin(x) * x).sum()
->>> print(wg.tape_of(y))
-t0: f64[2] = sin(x0)
-t1: f64[2] = multiply(t0, x0)
+>>> print(wg.tape_of(np.sum(x * np.exp(x))))
+t0: f64[2] = exp(x0)
+t1: f64[2] = multiply(x0, t0)
 t2: f64[] = sum(t1, axis=None, keepdims=False)
 """
 

@@ -15,14 +15,10 @@ Examples
 >>> import numpy as np
 >>> import wengert as wg
 >>> g = wg.trace(lambda x, w: np.sum(np.sin(x) * w), np.ones(3), 2.0)
->>> print(g)
-graph f(x: f64[3], w: f64[]):
-    t0: f64[3] = sin(x)
-    t1: f64[3] = multiply(t0, w)
-    t2: f64[] = sum(t1, axis=None, keepdims=False)
-    return t2
->>> len(g), float(g(np.zeros(3), 1.0))
-(3, 0.0)
+>>> g.inputs, [e.op.name for e in g.equations], g.outputs
+((x:f64[3], w:f64[]), ['sin', 'multiply', 'sum'], (t2:f64[],))
+>>> print(g.equations[0])
+t0: f64[3] = sin(x)
 """
 
 from __future__ import annotations

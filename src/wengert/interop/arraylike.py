@@ -264,41 +264,11 @@ class ArrayMethods:
     def dot(self, other: Any) -> Any:
         return _linalg.dot(self, other)
 
-    def clip(self, a_min: Any = None, a_max: Any = None) -> Any:
-        return _ew.clip(self, a_min, a_max)
-
-    def exp(self) -> Any:
-        return _ew.exp(self)
-
-    def log(self) -> Any:
-        return _ew.log(self)
-
-    def sin(self) -> Any:
-        return _ew.sin(self)
-
-    def cos(self) -> Any:
-        return _ew.cos(self)
-
-    def tanh(self) -> Any:
-        return _ew.tanh(self)
-
-    def sqrt(self) -> Any:
-        return _ew.sqrt(self)
-
-    def abs(self) -> Any:
-        return _ew.abs(self)
-
-    def relu(self) -> Any:
-        return _ew.relu(self)
-
-    def sigmoid(self) -> Any:
-        return _ew.sigmoid(self)
-
-    def clone(self) -> Any:
-        return _ew.copy(self)
-
-    def copy(self) -> Any:
-        return _ew.copy(self)
+    # The elementwise methods are the public functions themselves: x.exp() is np.exp(x).
+    clip = _ew.clip
+    exp, log, sin, cos, tanh, sqrt = _ew.exp, _ew.log, _ew.sin, _ew.cos, _ew.tanh, _ew.sqrt
+    abs, relu, sigmoid = _ew.abs, _ew.relu, _ew.sigmoid
+    clone = copy = _ew.copy
 
 
 class FlatIter:

@@ -3,7 +3,8 @@
 Tensors, dual numbers (and any other kind of traced value) implement
 ``__array_ufunc__`` and ``__array_function__`` (NEP 13 and NEP 18) with
 :func:`array_ufunc` and :func:`array_function`, which look the NumPy callable up
-in the tables built from each op family's ``NUMPY`` mapping. NumPy itself is
+in the tables ``wengert.numpy`` builds from what each op family declares
+(:class:`wengert.ops.base.Family`). NumPy itself is
 never patched. A NumPy function without a rule runs on the plain values when
 nothing it gets carries a derivative, and raises otherwise.
 """
@@ -11,6 +12,7 @@ nothing it gets carries a derivative, and raises otherwise.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -18,7 +20,6 @@ from wengert import numpy as wnp
 from wengert.core.bind import kind_of, primal
 from wengert.core.errors import LostDerivativeError, NoVJPError
 from wengert.core.modes import GRAD_ENABLED
-from wengert.ops.decompositions import selection as _selection
 
 __all__ = ["array_ufunc", "array_function", "UFUNCS", "FUNCTIONS", "tables", "specialise",
            "lost_in_store"]
@@ -108,8 +109,6 @@ _NONDIFF_FUNCTIONS = {
 if hasattr(np, "in1d"):  # (NumPy < 2.4: isin's deprecated 1-d form)
     _NONDIFF_FUNCTIONS.add(np.in1d)
 _LIKE = {np.zeros_like, np.ones_like, np.empty_like}
-#: NumPy functions that write into their first argument.
-_IN_PLACE = {np.copyto, np.put, np.putmask, np.place, np.fill_diagonal, np.put_along_axis}
 
 
 def _write_into(target: Any, what: str, run: Any) -> Any:
@@ -159,7 +158,7 @@ def tables() -> tuple[dict[Any, Any], dict[Any, Any]]:
     """The routing tables, built on first use."""
     if not UFUNCS:
         FUNCTIONS.update(wnp.FUNCTION_TABLE)
-        UFUNCS.update({getattr(np, name): fn for name, fn in wnp.UFUNC_TABLE.items()})
+        UFUNCS.update(wnp.UFUNC_TABLE)
     return UFUNCS, FUNCTIONS
 
 
@@ -170,21 +169,24 @@ def _unbox(x: Any) -> Any:
     return primal(x)
 
 
-def _find(args: Any, test: Any) -> bool:
-    """Whether ``test(kind, value)`` holds for a traced value among ``args`` (searched
-    through lists, tuples and dicts)."""
+def _traced_in(args: Any) -> Iterator[tuple[Any, Any]]:
+    """``(kind, value)`` for each traced value among ``args`` (searched through lists,
+    tuples and dicts, without recursion)."""
     stack = [args]
     while stack:
         a = stack.pop()
         kind = kind_of(a)
         if kind is not None:
-            if test(kind, a):
-                return True
+            yield kind, a
         elif isinstance(a, (list, tuple)):
             stack.extend(a)
         elif isinstance(a, dict):
             stack.extend(a.values())
-    return False
+
+
+def _find(args: Any, test: Any) -> bool:
+    """Whether ``test(kind, value)`` holds for a traced value among ``args``."""
+    return any(test(kind, a) for kind, a in _traced_in(args))
 
 
 def _needs_grad(args: Any) -> bool:
@@ -206,39 +208,20 @@ def _box(result: Any, inputs: Any) -> Any:
     ``y = np.zeros_like(x); y[0] = x[0]`` records on ``x``'s tape; a dual number with a
     zero tangent, so that it carries ``x``'s tangent then), else the result as NumPy
     gave it."""
-    stack = [inputs]
     best: Any = None
     level = -1.0
     example = None
-    while stack:
-        a = stack.pop()
-        kind = kind_of(a)
-        if kind is not None:
-            at = kind.level(a)
-            if best is None or at > level:
-                best, level, example = kind, at, a
-        elif isinstance(a, (list, tuple)):
-            stack.extend(a)
-        elif isinstance(a, dict):
-            stack.extend(a.values())
+    for kind, a in _traced_in(inputs):
+        at = kind.level(a)
+        if best is None or at > level:
+            best, level, example = kind, at, a
     return result if best is None else best.constant(result, level, example)
 
 
 def _recording_kind(args: Any) -> Any:
     """A kind among ``args`` that records calls without a gradient rule (the graph
     tracer: ``x > 0`` must stay a step of the graph, not become a constant)."""
-    stack = [args]
-    while stack:
-        a = stack.pop()
-        kind = kind_of(a)
-        if kind is not None:
-            if kind.records_calls:
-                return kind
-        elif isinstance(a, (list, tuple)):
-            stack.extend(a)
-        elif isinstance(a, dict):
-            stack.extend(a.values())
-    return None
+    return next((kind for kind, _ in _traced_in(args) if kind.records_calls), None)
 
 
 def _plain_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], name: str,
@@ -284,7 +267,7 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
                 "wg.custom_vjp."
             )
     elif method == "at" and inputs and kind_of(inputs[0]) is not None:
-        at = _selection.UFUNC_AT.get(ufunc)
+        at = wnp.AT_TABLE.get(ufunc)
         opaque = kind_of(inputs[0]).opaque  # a graph tracer: records the write, or refuses
         if at is not None and not kwargs and len(inputs) == 3 and opaque:
             return at(*inputs)
@@ -400,12 +383,12 @@ def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
             target = args[at]
             args = args[:at] + args[at + 1:]
         return _write_result(numpy_name(func), target, fn(*args, **kwargs))
-    if func in _IN_PLACE and args:
+    if func in wnp.IN_PLACE_TABLE and args:
         if kind_of(args[0]) is not None:
             if kind_of(args[0]).opaque or GRAD_ENABLED.get() and _carries((args, kwargs)):
                 # a derivative flows through the write, or a graph records it:
                 # x[index] = values, recorded
-                return _selection.IN_PLACE[func](*args, **kwargs)
+                return wnp.IN_PLACE_TABLE[func](*args, **kwargs)
             return _write_into(args[0], numpy_name(func), lambda: func(
                 *_unbox(args), **{k: _unbox(v) for k, v in kwargs.items()}))
         if _needs_grad((args[1:], kwargs)):

@@ -53,7 +53,7 @@ from wengert.numpy.lists import as_array_args as _as_array_args
 from wengert.numpy.namespace import complete as _complete
 from wengert.ops import FAMILIES as _FAMILIES
 
-#: ufunc name -> wengert function (``np.sin`` -> :func:`sin`)
+#: ufunc -> wengert function (``np.sin`` -> :func:`sin`)
 UFUNC_TABLE: dict = {}
 #: NumPy function -> wengert function (``np.sum`` -> :func:`sum`)
 FUNCTION_TABLE: dict = {}
@@ -61,11 +61,17 @@ FUNCTION_TABLE: dict = {}
 REDUCE_TABLE: dict = {}
 #: ufunc -> function for ``ufunc.accumulate``
 ACCUMULATE_TABLE: dict = {}
+#: ufunc -> function for ``ufunc.at`` on a traced first argument (``np.add.at``)
+AT_TABLE: dict = {}
+#: NumPy function that writes into its first argument -> the function writing into a
+#: traced value (``np.copyto``, ``np.put``)
+IN_PLACE_TABLE: dict = {}
 
 __all__: list[str] = []
-_ufunc_functions = set()
-for _family in _FAMILIES:
-    _ufunc_functions.update(id(f) for f in getattr(_family, "UFUNCS", {}).values())
+#: What each op family declares (:class:`wengert.ops.base.Family`), in the families' order.
+_DECLARED = [_family.FAMILY for _family in _FAMILIES]
+_ufunc_functions = {id(fn) for _d in _DECLARED for f, fn in _d.routes.items()
+                    if isinstance(f, _np.ufunc)}
 #: function -> the same taking lists and tuples of traced values as arrays
 _wrapped: dict = {}
 
@@ -81,15 +87,24 @@ def _public(fn, name):
     return _wrapped[id(fn)]
 
 
-for _family in _FAMILIES:
-    for _name in getattr(_family, "PUBLIC", ()):
-        globals()[_name] = _public(getattr(_family, _name), _name)
-        __all__.append(_name)
-    UFUNC_TABLE.update(getattr(_family, "UFUNCS", {}))
-    FUNCTION_TABLE.update({f: _public(fn, getattr(fn, "__name__", ""))
-                           for f, fn in getattr(_family, "NUMPY", {}).items()})
-    REDUCE_TABLE.update(getattr(_family, "REDUCE", {}))
-    ACCUMULATE_TABLE.update(getattr(_family, "ACCUMULATE", {}))
+def _exported(space):
+    """Name -> function of what the families export to ``space`` (``"linalg"``...), as
+    :func:`_public` gives them."""
+    return {name: _public(fn, name) for d in _DECLARED for name, fn in d.exports[space].items()}
+
+
+globals().update(_exported("numpy"))
+__all__ += [_name for _d in _DECLARED for _name in _d.exports["numpy"]]
+for _d in _DECLARED:
+    for _f, _fn in _d.routes.items():
+        if isinstance(_f, _np.ufunc):
+            UFUNC_TABLE[_f] = _fn
+        else:
+            FUNCTION_TABLE[_f] = _public(_fn, getattr(_fn, "__name__", ""))
+    REDUCE_TABLE.update(_d.methods["reduce"])
+    ACCUMULATE_TABLE.update(_d.methods["accumulate"])
+    AT_TABLE.update(_d.methods["at"])
+    IN_PLACE_TABLE.update(_d.in_place)
 
 # NumPy's functions that convert their argument, written for traced values (creation,
 # functional, index_tricks); those NumPy dispatches on are routed to them too, unless an
@@ -104,7 +119,6 @@ __all__ += ["r_", "c_", "ix_", "array", "asarray", "asanyarray", "ascontiguousar
 from wengert.numpy import emath, fft, linalg, random  # noqa: E402 (they read the tables above)
 
 # Every other public name of NumPy: an alias of a function above, or NumPy's own
-_ufunc_objects = {getattr(_np, _n): _fn for _n, _fn in UFUNC_TABLE.items()}
 __all__ = list(dict.fromkeys(__all__ + _complete(globals(), _np, FUNCTION_TABLE,
-                                                 _ufunc_objects, _wrapped)))
+                                                 UFUNC_TABLE, _wrapped)))
 __version__ = _np.__version__

@@ -229,8 +229,7 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, order: str = "K",
     >>> import numpy as np
     >>> import wengert as wg
     >>> import wengert.numpy as wnp
-    >>> x = wg.tensor([1.0, 2.0], requires_grad=True)
-    >>> wnp.full_like(x, 7.0)
+    >>> wnp.full_like(wg.tensor([1.0, 2.0], requires_grad=True), 7.0)
     tensor([7., 7.])
     >>> wg.grad(lambda s: np.sum(wnp.full_like(np.zeros(3), s) * [1.0, 2.0, 3.0]))(2.0)
     6.0

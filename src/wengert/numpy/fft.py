@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import numpy as _np
 from wengert.numpy import FUNCTION_TABLE as _FUNCTION_TABLE
-from wengert.numpy import _public, _wrapped
+from wengert.numpy import _exported, _wrapped
 from wengert.numpy.namespace import complete as _complete
-from wengert.ops import fft as _fft
 
-__all__: list[str] = list(_fft.FFT_PUBLIC)
-for _name in _fft.FFT_PUBLIC:
-    globals()[_name] = _public(getattr(_fft, _name), _name)
+globals().update(_exported("fft"))
+__all__: list[str] = list(_exported("fft"))
 __all__ = list(dict.fromkeys(__all__ + _complete(globals(), _np.fft, _FUNCTION_TABLE, {},
                                                  _wrapped)))

@@ -11,14 +11,13 @@ item they are NumPy's own ``r_`` and ``c_``. The matrix directives ``'r'`` and `
 
 Examples
 --------
->>> import numpy as np
 >>> import wengert as wg
 >>> import wengert.numpy as wnp
 >>> x = wg.tensor([1.0, 2.0], requires_grad=True)
 >>> y = wnp.r_[x, 0.0, x * 3.0]
 >>> y.numpy()
 array([1., 2., 0., 3., 6.])
->>> np.sum(y).backward()
+>>> y.sum().backward()
 >>> x.grad
 array([4., 4.])
 >>> wnp.c_[x, x].shape

@@ -18,24 +18,10 @@ from __future__ import annotations
 
 import numpy as _np
 from wengert.numpy import FUNCTION_TABLE as _FUNCTION_TABLE
-from wengert.numpy import _public, _wrapped
+from wengert.numpy import _exported, _wrapped
 from wengert.numpy.namespace import complete as _complete
-from wengert.ops import FAMILIES as _FAMILIES
-from wengert.ops.decompositions.composite import norm as _norm
 
-norm = _public(_norm, "norm")
-__all__: list[str] = ["norm"]
-for _family in _FAMILIES:
-    for _name in getattr(_family, "LINALG_PUBLIC", ()):
-        globals()[_name] = _public(getattr(_family, _name), _name)
-        __all__.append(_name)
-for _name in ("matmul", "tensordot", "vecdot", "outer"):
-    if _name in __all__:  # numpy.linalg's own (outer: of 1-d inputs only)
-        continue
-    for _family in _FAMILIES:
-        if _name in getattr(_family, "PUBLIC", ()):
-            globals()[_name] = _public(getattr(_family, _name), _name)
-            __all__.append(_name)
-            break
+globals().update(_exported("linalg"))
+__all__: list[str] = list(_exported("linalg"))
 __all__ = list(dict.fromkeys(__all__ + _complete(globals(), _np.linalg, _FUNCTION_TABLE, {},
                                                  _wrapped)))

@@ -11,7 +11,6 @@ built that way instead. A list of plain values is left for NumPy, as before.
 
 Examples
 --------
->>> import numpy as np
 >>> import wengert as wg
 >>> import wengert.numpy as wnp
 >>> x = wg.tensor([1.0, 2.0], requires_grad=True)

@@ -1,7 +1,10 @@
 """The primitives, grouped by family; :data:`REGISTRY` holds them all.
 
-The registry is built here, explicitly, from each family's ``OPS`` tuple:
-importing a module registers nothing by side effect. The families import only
+Each family module declares its ops and public functions on its own
+:class:`~wengert.ops.base.Family` (``FAMILY``), each where it is written; the registry
+is built here, explicitly, from the families listed in :data:`FAMILIES` (importing a
+module registers nothing anywhere else), and ``wengert.numpy`` and ``np.*`` dispatch
+read the same declarations. The families import only
 :mod:`wengert.core` and each other, in this order (each one only those before
 it): ``broadcast``, ``elementwise``, ``indexing``, ``shape``, ``reduce``,
 ``linalg``, ``floating``, ``bessel``, ``eigen``, ``svd``, ``qr``, ``lstsq``, ``fft``,
@@ -35,7 +38,7 @@ FAMILIES = (broadcast, elementwise, indexing, shape, reduce, linalg, floating, b
             svd, qr, lstsq, fft, eig, composite, order_statistics, polynomial, partition,
             conditioning, array_api_linalg, histograms, assembly, set_routines, selection,
             emath)
-REGISTRY = Registry(op for family in FAMILIES for op in family.OPS)
+REGISTRY = Registry(op for family in FAMILIES for op in family.FAMILY.ops)
 
 __all__ = ["REGISTRY", "FAMILIES", "broadcast", "elementwise", "reduce", "shape", "indexing",
            "linalg", "floating", "bessel", "eigen", "svd", "qr", "lstsq", "fft", "eig",

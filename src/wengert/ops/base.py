@@ -41,6 +41,9 @@ __all__ = [
     "float_dtype",
     "no_out",
     "concrete",
+    "Family",
+    "SPACES",
+    "dispatches",
 ]
 
 
@@ -106,3 +109,144 @@ def no_out(name: str, out: Any) -> None:
             f"wengert.{name}: out= is not supported on tensors (the gradient would be lost); "
             "assign the result instead (y = np.f(x))."
         )
+
+
+#: The NumPy namespaces a family's functions are exported to (``wengert.numpy``,
+#: ``wengert.numpy.linalg``...), each with the NumPy module whose names it mirrors.
+SPACES = {"numpy": np, "linalg": np.linalg, "fft": np.fft, "emath": np.emath}
+#: The ufunc methods a family may implement (``np.add.reduce`` -> a function).
+UFUNC_METHODS = ("reduce", "accumulate", "at")
+
+
+def dispatches(f: Any) -> bool:
+    """Whether NumPy hands a call of ``f`` on a traced value to wengert: a ufunc, or a
+    function with ``__array_function__`` dispatch (NEP 13, NEP 18)."""
+    return isinstance(f, np.ufunc) or (callable(f) and hasattr(f, "_implementation"))
+
+
+def _ufunc_method(f: Any) -> str | None:
+    """``"reduce"`` for ``np.add.reduce`` (a ufunc's bound method), else ``None``."""
+    owner = getattr(f, "__self__", None)
+    name = getattr(f, "__name__", None)
+    return name if isinstance(owner, np.ufunc) and name in UFUNC_METHODS else None
+
+
+class Family:
+    """What one op family declares, in one place per op: its primitives, the public
+    functions made of them, and the NumPy callables each function implements.
+
+    A family module makes one (``FAMILY = Family("elementwise")``) and declares each op
+    and function where it is written: :meth:`unary` / :meth:`binary` register an
+    elementwise op and make its public function at once; :meth:`op` registers any other
+    op; :meth:`export` names a function in ``wengert.numpy`` (or its ``linalg``, ``fft``
+    namespaces) and routes NumPy's callables of the same names (or those given) to it;
+    :meth:`route` routes NumPy callables only. :mod:`wengert.ops` builds the registry
+    from :attr:`ops`; ``wengert.numpy`` and ``np.*`` dispatch read :attr:`exports`,
+    :attr:`routes`, :attr:`methods` and :attr:`in_place`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from wengert.core.op import Op
+    >>> family = Family("toy")
+    >>> twice = family.unary(Op("twice", lambda x: 2 * x, (lambda g, ans, x: 2 * g,)),
+    ...                      numpy=())
+    >>> [op.name for op in family.ops], list(family.exports["numpy"])
+    (['twice'], ['twice'])
+    >>> def hypot3(x, y, z):
+    ...     return np.sqrt(x * x + y * y + z * z)
+    >>> _ = family.route(hypot3, np.hypot)
+    >>> family.routes[np.hypot] is hypot3
+    True
+    """
+
+    __slots__ = ("name", "ops", "exports", "routes", "methods", "in_place")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        #: The primitives, in declaration order.
+        self.ops: list[Op] = []
+        #: namespace (a key of :data:`SPACES`) -> public name -> function.
+        self.exports: dict[str, dict[str, Any]] = {space: {} for space in SPACES}
+        #: NumPy function or ufunc -> the function ``np.*`` on a traced value runs.
+        self.routes: dict[Any, Any] = {}
+        #: ufunc method (``"reduce"``, ``"accumulate"``, ``"at"``) -> ufunc -> function.
+        self.methods: dict[str, dict[Any, Any]] = {m: {} for m in UFUNC_METHODS}
+        #: NumPy function that writes into its first argument -> the function writing
+        #: into a traced value.
+        self.in_place: dict[Any, Any] = {}
+
+    def op(self, op: Op) -> Op:
+        """Register the primitive ``op``; returns it."""
+        if any(o.name == op.name for o in self.ops):
+            raise ValueError(f"family {self.name!r}: two primitives are named {op.name!r}")
+        self.ops.append(op)
+        return op
+
+    def unary(self, op: Op, *aliases: str, numpy: Any = None) -> Any:
+        """Register the one-input elementwise ``op`` and export its public function (made
+        by :func:`unary_function`) as ``op.name`` and ``aliases``; see :meth:`export`."""
+        return self.export(unary_function(self.op(op)), *aliases, name=op.name, numpy=numpy)
+
+    def binary(self, op: Op, *aliases: str, numpy: Any = None) -> Any:
+        """As :meth:`unary`, for a two-input broadcasting op (:func:`binary_function`)."""
+        return self.export(binary_function(self.op(op)), *aliases, name=op.name, numpy=numpy)
+
+    def export(self, fn: Any = None, *aliases: str, name: str | None = None,
+               space: str | tuple[str, ...] = "numpy", numpy: Any = None) -> Any:
+        """Export ``fn`` as ``name`` (its ``__name__`` by default) and ``aliases`` in each
+        namespace of ``space``; returns ``fn``. As a decorator: ``@FAMILY.export`` or,
+        with arguments, ``@FAMILY.export("amax")``, ``@FAMILY.export(space="linalg")``.
+
+        ``numpy`` names the NumPy callables ``fn`` implements (functions, ufuncs, ufunc
+        methods such as ``np.add.reduce``; ``None`` items, absent from this NumPy, are
+        skipped). By default they are the NumPy callables of the exported names in those
+        namespaces (``np.sin``, ``np.linalg.det``) that NumPy hands to wengert (ufuncs and
+        functions with ``__array_function__`` dispatch).
+        """
+        if fn is None or isinstance(fn, str):  # a decorator with arguments
+            more = aliases if fn is None else (fn, *aliases)
+            return lambda f: self.export(f, *more, name=name, space=space, numpy=numpy)
+        names = (name or fn.__name__, *aliases)
+        spaces = (space,) if isinstance(space, str) else space
+        for s in spaces:
+            for n in names:
+                self.exports[s][n] = fn
+        if numpy is None:
+            numpy = [getattr(SPACES[s], n, None) for s in spaces for n in names]
+            numpy = [f for f in numpy if dispatches(f)]
+        return self.route(fn, *numpy)
+
+    def route(self, fn: Any, *numpy: Any) -> Any:
+        """Route the NumPy callables ``numpy`` (``None`` items skipped) to ``fn`` without
+        exporting a name; returns ``fn``. A NumPy callable routed to two functions is an
+        error (NumPy's aliases are one object: ``np.permute_dims is np.transpose``)."""
+        for f in numpy:
+            if f is None:
+                continue
+            method = _ufunc_method(f)
+            table = self.routes if method is None else self.methods[method]
+            key = f if method is None else f.__self__
+            if table.get(key, fn) is not fn:
+                raise ValueError(f"family {self.name!r}: {f!r} is routed to both "
+                                 f"{table[key].__name__} and {fn.__name__}")
+            table[key] = fn
+        return fn
+
+    def implements(self, *numpy: Any) -> Any:
+        """A decorator: :meth:`route` the NumPy callables ``numpy`` to the function."""
+        return lambda fn: self.route(fn, *numpy)
+
+    def writes(self, *numpy: Any) -> Any:
+        """A decorator: the function writes, into a traced first argument, what the NumPy
+        functions ``numpy`` write into theirs (``np.copyto``, ``np.put``)."""
+
+        def declare(fn: Any) -> Any:
+            for f in numpy:
+                self.in_place[f] = fn
+            return fn
+
+        return declare
+
+    def __repr__(self) -> str:
+        return f"Family({self.name!r}: {len(self.ops)} ops)"

@@ -23,10 +23,12 @@ from typing import Any
 
 import numpy as np
 from wengert.ops import elementwise as _ew
+from wengert.ops.base import Family, unary_function
 from wengert.ops.base import primal as _raw
-from wengert.ops.base import unary_function
 
-OPS: tuple[Any, ...] = ()
+#: This module's ops, its public functions and the NumPy functions they implement.
+FAMILY = Family("bessel")
+
 
 #: The power series to this |x|, the asymptotic expansion past it.
 _SERIES_LIMIT = 20.0
@@ -119,17 +121,16 @@ def _samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 I0 = _ew.unary_op("i0", np.i0, _i0_rule, formula="d I₀(x) = I₁(x) dx", symbol="I₀",
                   adjoint="ḡ·I₁({0})", jax="jnp.i0({0})")
 I0.samples = _samples
+FAMILY.op(I0)
 I1 = _ew.unary_op("bessel_i1", _i1_impl, _i1_rule,
                   formula="d I₁(x) = (I₀(x) − I₁(x)/x) dx (its series for |x| < 2)",
                   symbol="I₁",
                   adjoint="ḡ·(I₀({0}) − {out}/{0})", jax="jax.scipy.special.i1({0})")
 I1.samples = _samples
+FAMILY.op(I1)
 
-OPS = (I0, I1)
 
 i0 = unary_function(I0)
+FAMILY.export(i0)
 i1 = unary_function(I1)
 
-PUBLIC = ("i0",)
-#: NumPy function -> function, for ``Tensor.__array_function__``.
-NUMPY = {np.i0: i0}

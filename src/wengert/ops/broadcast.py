@@ -13,7 +13,10 @@ from typing import Any
 
 import numpy as np
 from wengert.core.op import Op
-from wengert.ops.base import apply, forward, is_traced, linear, shape_of
+from wengert.ops.base import Family, apply, forward, is_traced, linear, shape_of
+
+#: This module's ops, its public functions and the NumPy functions they implement.
+FAMILY = Family("broadcast")
 
 __all__ = ["broadcast_to", "broadcast_arrays", "sum_to", "unbroadcast", "reshape_to", "sum_along",
            "expand", "keep_shape", "norm_axis", "axis_samples"]
@@ -78,6 +81,7 @@ SUM = linear(Op(
     adjoint=("ḡ broadcast to the shape of {0}",),
     samples=axis_samples(lambda rng, shape: rng.normal(size=shape)),
     jax="jnp.sum({0}, axis={axis}, keepdims={keepdims})"))
+FAMILY.op(SUM)
 
 
 def sum_along(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
@@ -116,6 +120,7 @@ BROADCAST_TO = linear(Op(
         ((rng.normal(size=(2, 1)),), {"shape": (4, 2, 3)}),
         ((np.float64(rng.normal()),), {"shape": (2, 2)}),
     ], jax="jnp.broadcast_to({0}, shape={shape})"))
+FAMILY.op(BROADCAST_TO)
 
 
 def _sum_to_impl(x: Any, shape: Any) -> Any:
@@ -137,6 +142,7 @@ SUM_TO = linear(Op(
         ((rng.normal(size=(4, 2, 3)),), {"shape": (2, 1)}),
         ((rng.normal(size=(2, 2)),), {"shape": ()}),
     ]))
+FAMILY.op(SUM_TO)
 
 
 def _reshape_to_impl(x: Any, shape: Any) -> Any:
@@ -150,11 +156,11 @@ RESHAPE_TO = linear(Op(
     samples=lambda rng: [((rng.normal(size=(2, 3)),), {"shape": (3, 2)}),
                          ((rng.normal(size=(4,)),), {"shape": (2, 1, 2)})],
                          jax="jnp.reshape({0}, shape={shape})"))
-
-OPS = (SUM, BROADCAST_TO, SUM_TO, RESHAPE_TO)
+FAMILY.op(RESHAPE_TO)
 
 
 # -- public functions --------------------------------------------------------------
+@FAMILY.export
 def broadcast_to(x: Any, shape: Any) -> Any:
     """Broadcast ``x`` to ``shape``; the gradient sums over the broadcast axes.
 
@@ -171,12 +177,14 @@ def broadcast_to(x: Any, shape: Any) -> Any:
     return _reshaped(BROADCAST_TO, x, shape)
 
 
+@FAMILY.export
 def broadcast_arrays(*args: Any) -> list[Any]:
     """Broadcast the inputs against each other (``numpy.broadcast_arrays``)."""
     shape = np.broadcast_shapes(*[shape_of(a) for a in args])
     return [broadcast_to(a, shape) for a in args]
 
 
+@FAMILY.export
 def sum_to(x: Any, shape: tuple[int, ...]) -> Any:
     """Sum ``x`` down to ``shape`` (the adjoint of broadcasting).
 
@@ -216,13 +224,7 @@ def _reshaped(op: Op, x: Any, shape: tuple[int, ...]) -> Any:
     return apply(op, x, shape=shape)
 
 
-#: Names exported by ``wengert.numpy``.
-PUBLIC = ("broadcast_to", "broadcast_arrays", "sum_to")
-#: NumPy function -> function, for ``np.*`` on traced values.
-NUMPY = {np.broadcast_to: broadcast_to, np.broadcast_arrays: broadcast_arrays}
-
-
 # Linear ops: their rules hold for complex values as they are (see ops/elementwise.py).
-for _op in OPS:
+for _op in FAMILY.ops:
     _op.complex_rules = True
 del _op

@@ -42,16 +42,18 @@ from typing import Any
 import numpy as np
 from wengert.core.op import Op, Words
 from wengert.ops.base import (
+    Family,
     apply,
-    binary_function,
     dtype_of,
     float_dtype,
     is_traced,
     kind_of,
-    unary_function,
 )
 from wengert.ops.base import primal as _raw
 from wengert.ops.broadcast import broadcast_to, unbroadcast
+
+#: This module's ops, their public functions and the NumPy functions they implement.
+FAMILY = Family("elementwise")
 
 
 def _zeros(g: Any, ans: Any, *args: Any, **params: Any) -> Any:
@@ -248,30 +250,18 @@ def _scalar_sign(x: float) -> float:
 
 # -- unary ----------------------------------------------------------------
 NEGATIVE = _unary(
-    "negative",
-    np.negative,
-    lambda g, ans, x: negative(g),
-    scalar=operator.neg,
-    reads_x=False,
-    formula="d(-x) = -dx",
-    symbol="-",
-    dscalar=lambda ans, x: -1.0,
-    adjoint="−ḡ",
-    jax="jnp.negative({0})",
-    spelling="unary -",
+    "negative", np.negative, lambda g, ans, x: negative(g), scalar=operator.neg, reads_x=False,
+    formula="d(-x) = -dx", symbol="-", dscalar=lambda ans, x: -1.0, adjoint="−ḡ",
+    jax="jnp.negative({0})", spelling="unary -",
 )
+negative = FAMILY.unary(NEGATIVE)
 POSITIVE = _unary(
-    "positive",
-    np.positive,
-    lambda g, ans, x: g,
-    scalar=operator.pos,
-    reads_x=False,
-    formula="d(+x) = dx",
-    symbol="+",
-    adjoint="ḡ",
-    jax="jnp.positive({0})",
-    spelling="unary +",
+    "positive", np.positive, lambda g, ans, x: g, scalar=operator.pos, reads_x=False,
+    formula="d(+x) = dx", symbol="+", adjoint="ḡ", jax="jnp.positive({0})", spelling="unary +",
 )
+positive = FAMILY.unary(POSITIVE)
+
+
 def _abs_vjp(g: Any, ans: Any, x: Any) -> Any:
     if _is_complex(x):  # d|z| = Re(conj(z) dz)/|z|: the gradient conj(z)/|z| (0 at 0)
         return divide(g * conj(x), zeros_to_one(abs(x)))
@@ -286,246 +276,138 @@ def _abs_jvp(tangents: Any, ans: Any, x: Any) -> Any:
 
 
 ABS = _unary(
-    "abs",
-    np.abs,
-    _abs_vjp,
-    jvp=_abs_jvp,
-    scalar=abs,
-    formula="d|x| = sign(x) dx  (0 at x = 0); d|z| = Re(conj(z) dz)/|z|",
-    domain="nonzero",
+    "abs", np.abs, _abs_vjp, jvp=_abs_jvp, scalar=abs,
+    formula="d|x| = sign(x) dx  (0 at x = 0); d|z| = Re(conj(z) dz)/|z|", domain="nonzero",
     adjoint="ḡ·sign({0})",
 )
+abs = absolute = FAMILY.unary(ABS, "absolute")  # noqa: A001
 SIGN = _unary(
-    "sign",
-    np.sign,
-    _zeros,
-    jvp=_zeros_jvp,
-    scalar=_scalar_sign,
-    reads_x=False,
-    formula="d sign(x) = 0",
-    domain="nonzero",
-    adjoint="0",
-    jax="jnp.sign({0})",
+    "sign", np.sign, _zeros, jvp=_zeros_jvp, scalar=_scalar_sign, reads_x=False,
+    formula="d sign(x) = 0", domain="nonzero", adjoint="0", jax="jnp.sign({0})",
 )
+sign = FAMILY.unary(SIGN)
 EXP = _unary(
-    "exp",
-    np.exp,
-    lambda g, ans, x: g * ans,
-    scalar=math.exp,
-    reads_out=True,
-    reads_x=False,
-    formula="d exp(x) = exp(x) dx",
-    dscalar=lambda ans, x: ans,
-    adjoint="ḡ·{out}",
+    "exp", np.exp, lambda g, ans, x: g * ans, scalar=math.exp, reads_out=True, reads_x=False,
+    formula="d exp(x) = exp(x) dx", dscalar=lambda ans, x: ans, adjoint="ḡ·{out}",
     jax="jnp.exp({0})",
     words=Words(
-        nonfinite="exp overflows to inf above about 709",
-        derivative="exp(x)",
+        nonfinite="exp overflows to inf above about 709", derivative="exp(x)",
         infinite_at="x above about 709 (it overflows)",
         fix="subtract the maximum first (`np.exp(x - x.max())`), or work with logs "
-            "(`wg.numpy.logsumexp`)",
-        safe="0.0",
+            "(`wg.numpy.logsumexp`)", safe="0.0",
     ),
 )
+exp = FAMILY.unary(EXP)
 EXP2 = _unary(
-    "exp2",
-    np.exp2,
-    lambda g, ans, x: g * ans * math.log(2.0),
-    scalar=lambda x: 2.0**x,
-    reads_out=True,
-    reads_x=False,
-    formula="d 2^x = ln 2 · 2^x dx",
-    adjoint="ḡ·{out}·ln 2",
+    "exp2", np.exp2, lambda g, ans, x: g * ans * math.log(2.0), scalar=lambda x: 2.0**x,
+    reads_out=True, reads_x=False, formula="d 2^x = ln 2 · 2^x dx", adjoint="ḡ·{out}·ln 2",
     jax="jnp.exp2({0})",
 )
+exp2 = FAMILY.unary(EXP2)
 EXPM1 = _unary(
-    "expm1",
-    np.expm1,
-    lambda g, ans, x: g * (ans + 1.0),
-    scalar=math.expm1,
-    reads_out=True,
-    reads_x=False,
-    formula="d expm1(x) = exp(x) dx",
-    dscalar=lambda ans, x: ans + 1.0,
-    adjoint="ḡ·({out} + 1)",
-    jax="jnp.expm1({0})",
-    words=Words(
-        nonfinite="expm1 overflows to inf above about 709",
-        safe="0.0",
-    ),
+    "expm1", np.expm1, lambda g, ans, x: g * (ans + 1.0), scalar=math.expm1, reads_out=True,
+    reads_x=False, formula="d expm1(x) = exp(x) dx", dscalar=lambda ans, x: ans + 1.0,
+    adjoint="ḡ·({out} + 1)", jax="jnp.expm1({0})",
+    words=Words(nonfinite="expm1 overflows to inf above about 709", safe="0.0"),
 )
+expm1 = FAMILY.unary(EXPM1)
 LOG = _unary(
-    "log",
-    np.log,
-    lambda g, ans, x: divide(g, x),
-    scalar=math.log,
-    formula="d log(x) = dx / x",
-    domain="positive",
-    dscalar=lambda ans, x: 1.0 / x,
-    adjoint="ḡ / {0}",
-    jax="jnp.log({0})",
+    "log", np.log, lambda g, ans, x: divide(g, x), scalar=math.log, formula="d log(x) = dx / x",
+    domain="positive", dscalar=lambda ans, x: 1.0 / x, adjoint="ḡ / {0}", jax="jnp.log({0})",
     words=Words(
-        nonfinite="the log of 0 is -inf and of a negative number NaN",
-        derivative="1/x",
+        nonfinite="the log of 0 is -inf and of a negative number NaN", derivative="1/x",
         infinite_at="x = 0",
         fix="keep the argument positive: `np.log(x + 1e-12)` or `np.log(np.clip(x, 1e-12, "
             "None))`; for the log of a softmax or of a sum of exponentials use a log-sum-exp "
             "form (`wg.numpy.logsumexp`)",
     ),
 )
-LOG2 = _unary(
-    "log2",
-    np.log2,
-    lambda g, ans, x: divide(g, x * math.log(2.0)),
-    scalar=math.log2,
-    formula="d log2(x) = dx / (x ln 2)",
-    domain="positive",
-    adjoint="ḡ / ({0}·ln 2)",
-    jax="jnp.log2({0})",
-    words=Words(
-        nonfinite="the log of 0 is -inf and of a negative number NaN",
-        derivative="1/(x·ln 2)",
-        infinite_at="x = 0",
-        fix="keep the argument positive: `np.log2(x + 1e-12)`",
-    ),
-)
-LOG10 = _unary(
-    "log10",
-    np.log10,
-    lambda g, ans, x: divide(g, x * math.log(10.0)),
-    scalar=math.log10,
-    formula="d log10(x) = dx / (x ln 10)",
-    domain="positive",
-    adjoint="ḡ / ({0}·ln 10)",
-    jax="jnp.log10({0})",
-    words=Words(
-        nonfinite="the log of 0 is -inf and of a negative number NaN",
-        derivative="1/(x·ln 10)",
-        infinite_at="x = 0",
-        fix="keep the argument positive: `np.log10(x + 1e-12)`",
-    ),
-)
+log = FAMILY.unary(LOG)
+
+
+def _log_base(name: str, impl: Any, scalar: Any, base: int) -> Op:
+    """``log2`` and ``log10``: ``d log_b(x) = dx / (x ln b)``."""
+    ln = math.log(base)
+    return _unary(
+        name, impl, lambda g, ans, x: divide(g, x * ln), scalar=scalar,
+        formula=f"d {name}(x) = dx / (x ln {base})", domain="positive",
+        adjoint=f"ḡ / ({{0}}·ln {base})", jax=f"jnp.{name}({{0}})",
+        words=Words(
+            nonfinite="the log of 0 is -inf and of a negative number NaN",
+            derivative=f"1/(x·ln {base})", infinite_at="x = 0",
+            fix=f"keep the argument positive: `np.{name}(x + 1e-12)`",
+        ),
+    )
+
+
+LOG2 = _log_base("log2", np.log2, math.log2, 2)
+log2 = FAMILY.unary(LOG2)
+LOG10 = _log_base("log10", np.log10, math.log10, 10)
+log10 = FAMILY.unary(LOG10)
 LOG1P = _unary(
-    "log1p",
-    np.log1p,
-    lambda g, ans, x: divide(g, x + 1.0),
-    scalar=math.log1p,
-    formula="d log1p(x) = dx / (1 + x)",
-    domain="positive",
-    dscalar=lambda ans, x: 1.0 / (1.0 + x),
-    adjoint="ḡ / (1 + {0})",
-    jax="jnp.log1p({0})",
+    "log1p", np.log1p, lambda g, ans, x: divide(g, x + 1.0), scalar=math.log1p,
+    formula="d log1p(x) = dx / (1 + x)", domain="positive", dscalar=lambda ans, x: 1.0 / (1.0 + x),
+    adjoint="ḡ / (1 + {0})", jax="jnp.log1p({0})",
     words=Words(
-        nonfinite="log1p(-1) is -inf and below -1 NaN",
-        derivative="1/(1 + x)",
-        infinite_at="x = -1",
-        fix="keep the argument above -1",
-        safe="0.0",
+        nonfinite="log1p(-1) is -inf and below -1 NaN", derivative="1/(1 + x)",
+        infinite_at="x = -1", fix="keep the argument above -1", safe="0.0",
     ),
 )
+log1p = FAMILY.unary(LOG1P)
 SQRT = _unary(
-    "sqrt",
-    np.sqrt,
-    lambda g, ans, x: divide(g, ans * 2.0),
-    scalar=math.sqrt,
-    reads_out=True,
-    reads_x=False,
-    formula="d √x = dx / (2√x)  (inf at 0)",
-    domain="positive",
-    dscalar=lambda ans, x: 0.5 / ans,
-    adjoint="ḡ / (2·{out})",
-    jax="jnp.sqrt({0})",
+    "sqrt", np.sqrt, lambda g, ans, x: divide(g, ans * 2.0), scalar=math.sqrt, reads_out=True,
+    reads_x=False, formula="d √x = dx / (2√x)  (inf at 0)", domain="positive",
+    dscalar=lambda ans, x: 0.5 / ans, adjoint="ḡ / (2·{out})", jax="jnp.sqrt({0})",
     words=Words(
-        nonfinite="the square root of a negative number is NaN",
-        derivative="1/(2·√x)",
+        nonfinite="the square root of a negative number is NaN", derivative="1/(2·√x)",
         infinite_at="x = 0",
         fix="keep its argument away from 0: `np.sqrt(x + 1e-12)`, or `np.sqrt(np.maximum(x, "
             "1e-12))`",
     ),
 )
+sqrt = FAMILY.unary(SQRT)
 CBRT = _unary(
-    "cbrt",
-    np.cbrt,
-    lambda g, ans, x: divide(g, square(ans) * 3.0),
-    scalar=math.cbrt,
-    reads_out=True,
-    reads_x=False,
-    formula="d ∛x = dx / (3 ∛x²)",
-    domain="nonzero",
-    adjoint="ḡ / (3·{out}²)",
-    jax="jnp.cbrt({0})",
-    words=Words(
-        derivative="1/(3·∛x²)",
-        infinite_at="x = 0",
-        fix="keep its argument away from 0",
-    ),
+    "cbrt", np.cbrt, lambda g, ans, x: divide(g, square(ans) * 3.0), scalar=math.cbrt,
+    reads_out=True, reads_x=False, formula="d ∛x = dx / (3 ∛x²)", domain="nonzero",
+    adjoint="ḡ / (3·{out}²)", jax="jnp.cbrt({0})",
+    words=Words(derivative="1/(3·∛x²)", infinite_at="x = 0", fix="keep its argument away from 0"),
 )
+cbrt = FAMILY.unary(CBRT)
 SQUARE = _unary(
-    "square",
-    np.square,
-    lambda g, ans, x: g * x * 2.0,
-    scalar=lambda x: x * x,
-    formula="d x² = 2x dx",
-    dscalar=lambda ans, x: 2.0 * x,
-    adjoint="ḡ·2·{0}",
+    "square", np.square, lambda g, ans, x: g * x * 2.0, scalar=lambda x: x * x,
+    formula="d x² = 2x dx", dscalar=lambda ans, x: 2.0 * x, adjoint="ḡ·2·{0}",
     jax="jnp.square({0})",
 )
+square = FAMILY.unary(SQUARE)
 RECIPROCAL = _unary(
-    "reciprocal",
-    np.reciprocal,
-    lambda g, ans, x: -g * square(ans),
-    scalar=lambda x: 1.0 / x,
-    reads_out=True,
-    reads_x=False,
-    formula="d (1/x) = -dx / x²",
-    domain="nonzero",
-    dscalar=lambda ans, x: -ans * ans,
-    adjoint="−ḡ·{out}²",
-    jax="jnp.reciprocal({0})",
+    "reciprocal", np.reciprocal, lambda g, ans, x: -g * square(ans), scalar=lambda x: 1.0 / x,
+    reads_out=True, reads_x=False, formula="d (1/x) = -dx / x²", domain="nonzero",
+    dscalar=lambda ans, x: -ans * ans, adjoint="−ḡ·{out}²", jax="jnp.reciprocal({0})",
     words=Words(
-        nonfinite="1/0 is inf",
-        derivative="-1/x²",
-        infinite_at="x = 0",
+        nonfinite="1/0 is inf", derivative="-1/x²", infinite_at="x = 0",
         fix="keep the argument away from 0",
     ),
 )
+reciprocal = FAMILY.unary(RECIPROCAL)
 SIN = _unary(
-    "sin",
-    np.sin,
-    lambda g, ans, x: g * cos(x),
-    scalar=math.sin,
-    formula="d sin(x) = cos(x) dx",
-    dscalar=lambda ans, x: math.cos(x),
-    adjoint="ḡ·cos({0})",
-    jax="jnp.sin({0})",
+    "sin", np.sin, lambda g, ans, x: g * cos(x), scalar=math.sin, formula="d sin(x) = cos(x) dx",
+    dscalar=lambda ans, x: math.cos(x), adjoint="ḡ·cos({0})", jax="jnp.sin({0})",
 )
+sin = FAMILY.unary(SIN)
 COS = _unary(
-    "cos",
-    np.cos,
-    lambda g, ans, x: -g * sin(x),
-    scalar=math.cos,
-    formula="d cos(x) = -sin(x) dx",
-    dscalar=lambda ans, x: -math.sin(x),
-    adjoint="−ḡ·sin({0})",
-    jax="jnp.cos({0})",
+    "cos", np.cos, lambda g, ans, x: -g * sin(x), scalar=math.cos, formula="d cos(x) = -sin(x) dx",
+    dscalar=lambda ans, x: -math.sin(x), adjoint="−ḡ·sin({0})", jax="jnp.cos({0})",
 )
+cos = FAMILY.unary(COS)
 TAN = _unary(
-    "tan",
-    np.tan,
-    lambda g, ans, x: g * (square(ans) + 1.0),
-    scalar=math.tan,
-    reads_out=True,
-    reads_x=False,
-    formula="d tan(x) = (1 + tan²x) dx",
-    domain="unit",
-    dscalar=lambda ans, x: 1.0 + ans * ans,
-    adjoint="ḡ·(1 + {out}²)",
-    jax="jnp.tan({0})",
-    words=Words(
-        nonfinite="tan is infinite at odd multiples of π/2",
-        safe="0.0",
-    ),
+    "tan", np.tan, lambda g, ans, x: g * (square(ans) + 1.0), scalar=math.tan, reads_out=True,
+    reads_x=False, formula="d tan(x) = (1 + tan²x) dx", domain="unit",
+    dscalar=lambda ans, x: 1.0 + ans * ans, adjoint="ḡ·(1 + {out}²)", jax="jnp.tan({0})",
+    words=Words(nonfinite="tan is infinite at odd multiples of π/2", safe="0.0"),
 )
+tan = FAMILY.unary(TAN)
+
+
 def _one_minus_square(x: Any) -> Any:
     """``1 − x²``; of a complex ``x`` computed as ``−(x² − 1)``, which keeps the sign of a
     zero imaginary part as C99's ``1 − z²`` does. (NumPy computes ``1 − w`` as
@@ -552,157 +434,96 @@ def _arccosh_denominator(x: Any) -> Any:
     return sqrt(square(x) - 1.0)
 
 
-ARCSIN = _unary(
-    "arcsin",
-    np.arcsin,
-    lambda g, ans, x: divide(g, sqrt(_one_minus_square(x))),
-    scalar=math.asin,
-    formula="d asin(x) = dx / √(1 - x²)",
-    domain="unit",
-    dscalar=lambda ans, x: 1.0 / math.sqrt(1.0 - x * x),
-    adjoint="ḡ / √(1 − {0}²)",
-    jax="jnp.arcsin({0})",
-    words=Words(
-        nonfinite="arcsin outside [-1, 1] is NaN",
-        derivative="1/√(1 - x²)",
-        infinite_at="x = ±1",
-        fix="clip the argument into the open interval: `np.arcsin(np.clip(x, -1 + 1e-7, 1 - "
-            "1e-7))`",
-        safe="0.0",
-    ),
-)
-ARCCOS = _unary(
-    "arccos",
-    np.arccos,
-    lambda g, ans, x: -divide(g, sqrt(_one_minus_square(x))),
-    scalar=math.acos,
-    formula="d acos(x) = -dx / √(1 - x²)",
-    domain="unit",
-    dscalar=lambda ans, x: -1.0 / math.sqrt(1.0 - x * x),
-    adjoint="−ḡ / √(1 − {0}²)",
-    jax="jnp.arccos({0})",
-    words=Words(
-        nonfinite="arccos outside [-1, 1] is NaN",
-        derivative="-1/√(1 - x²)",
-        infinite_at="x = ±1",
-        fix="clip the argument into the open interval: `np.arccos(np.clip(x, -1 + 1e-7, 1 - "
-            "1e-7))`",
-        safe="0.0",
-    ),
-)
+def _inverse_sine_or_cosine(name: str, impl: Any, scalar: Any, short: str, sign: float) -> Op:
+    """``arcsin`` (``sign`` 1) and ``arccos`` (−1): ``d = ±dx / √(1 − x²)``."""
+    minus, neg = ("", "") if sign > 0 else ("-", "−")
+    if sign > 0:
+        def rule(g: Any, ans: Any, x: Any) -> Any:
+            return divide(g, sqrt(_one_minus_square(x)))
+    else:
+        def rule(g: Any, ans: Any, x: Any) -> Any:
+            return -divide(g, sqrt(_one_minus_square(x)))
+    return _unary(
+        name, impl, rule, scalar=scalar, formula=f"d {short}(x) = {minus}dx / √(1 - x²)",
+        domain="unit", dscalar=lambda ans, x: sign / math.sqrt(1.0 - x * x),
+        adjoint=f"{neg}ḡ / √(1 − {{0}}²)", jax=f"jnp.{name}({{0}})",
+        words=Words(
+            nonfinite=f"{name} outside [-1, 1] is NaN", derivative=f"{minus}1/√(1 - x²)",
+            infinite_at="x = ±1",
+            fix=f"clip the argument into the open interval: `np.{name}(np.clip(x, -1 + 1e-7, "
+                "1 - 1e-7))`", safe="0.0",
+        ),
+    )
+
+
+ARCSIN = _inverse_sine_or_cosine("arcsin", np.arcsin, math.asin, "asin", 1.0)
+arcsin = FAMILY.unary(ARCSIN)
+ARCCOS = _inverse_sine_or_cosine("arccos", np.arccos, math.acos, "acos", -1.0)
+arccos = FAMILY.unary(ARCCOS)
 ARCTAN = _unary(
-    "arctan",
-    np.arctan,
-    lambda g, ans, x: divide(g, square(x) + 1.0),
-    scalar=math.atan,
-    formula="d atan(x) = dx / (1 + x²)",
-    dscalar=lambda ans, x: 1.0 / (1.0 + x * x),
-    adjoint="ḡ / (1 + {0}²)",
-    jax="jnp.arctan({0})",
+    "arctan", np.arctan, lambda g, ans, x: divide(g, square(x) + 1.0), scalar=math.atan,
+    formula="d atan(x) = dx / (1 + x²)", dscalar=lambda ans, x: 1.0 / (1.0 + x * x),
+    adjoint="ḡ / (1 + {0}²)", jax="jnp.arctan({0})",
 )
-SINH = _unary(
-    "sinh",
-    np.sinh,
-    lambda g, ans, x: g * cosh(x),
-    scalar=math.sinh,
-    formula="d sinh(x) = cosh(x) dx",
-    dscalar=lambda ans, x: math.cosh(x),
-    adjoint="ḡ·cosh({0})",
-    jax="jnp.sinh({0})",
-    words=Words(
-        nonfinite="sinh overflows to inf beyond about ±710",
-        safe="0.0",
-    ),
-)
-COSH = _unary(
-    "cosh",
-    np.cosh,
-    lambda g, ans, x: g * sinh(x),
-    scalar=math.cosh,
-    formula="d cosh(x) = sinh(x) dx",
-    dscalar=lambda ans, x: math.sinh(x),
-    adjoint="ḡ·sinh({0})",
-    jax="jnp.cosh({0})",
-    words=Words(
-        nonfinite="cosh overflows to inf beyond about ±710",
-        safe="0.0",
-    ),
-)
+arctan = FAMILY.unary(ARCTAN)
+def _sinh_or_cosh(name: str, impl: Any, scalar: Any, rule: Any, other: str,
+                  other_scalar: Any) -> Op:
+    """``sinh`` and ``cosh``, each the other's derivative: ``rule(g, ans, x)`` is
+    ``g·other(x)``."""
+    return _unary(
+        name, impl, rule, scalar=scalar, formula=f"d {name}(x) = {other}(x) dx",
+        dscalar=lambda ans, x: other_scalar(x), adjoint=f"ḡ·{other}({{0}})",
+        jax=f"jnp.{name}({{0}})",
+        words=Words(nonfinite=f"{name} overflows to inf beyond about ±710", safe="0.0"),
+    )
+
+
+SINH = _sinh_or_cosh("sinh", np.sinh, math.sinh, lambda g, ans, x: g * cosh(x), "cosh", math.cosh)
+sinh = FAMILY.unary(SINH)
+COSH = _sinh_or_cosh("cosh", np.cosh, math.cosh, lambda g, ans, x: g * sinh(x), "sinh", math.sinh)
+cosh = FAMILY.unary(COSH)
 TANH = _unary(
-    "tanh",
-    np.tanh,
-    lambda g, ans, x: g * (1.0 - square(ans)),
-    scalar=math.tanh,
-    reads_out=True,
-    reads_x=False,
-    formula="d tanh(x) = (1 - tanh²x) dx",
-    dscalar=lambda ans, x: 1.0 - ans * ans,
-    adjoint="ḡ·(1 − {out}²)",
-    jax="jnp.tanh({0})",
+    "tanh", np.tanh, lambda g, ans, x: g * (1.0 - square(ans)), scalar=math.tanh, reads_out=True,
+    reads_x=False, formula="d tanh(x) = (1 - tanh²x) dx", dscalar=lambda ans, x: 1.0 - ans * ans,
+    adjoint="ḡ·(1 − {out}²)", jax="jnp.tanh({0})",
 )
+tanh = FAMILY.unary(TANH)
 ARCSINH = _unary(
-    "arcsinh",
-    np.arcsinh,
-    lambda g, ans, x: divide(g, sqrt(_square_plus_one(x))),
-    scalar=math.asinh,
-    formula="d asinh(x) = dx / √(x² + 1)",
-    adjoint="ḡ / √({0}² + 1)",
+    "arcsinh", np.arcsinh, lambda g, ans, x: divide(g, sqrt(_square_plus_one(x))),
+    scalar=math.asinh, formula="d asinh(x) = dx / √(x² + 1)", adjoint="ḡ / √({0}² + 1)",
     jax="jnp.arcsinh({0})",
 )
+arcsinh = FAMILY.unary(ARCSINH)
 ARCCOSH = _unary(
-    "arccosh",
-    np.arccosh,
-    lambda g, ans, x: divide(g, _arccosh_denominator(x)),
-    scalar=math.acosh,
-    formula="d acosh(x) = dx / √(x² - 1)",
-    domain="gt1",
-    adjoint="ḡ / √({0}² − 1)",
+    "arccosh", np.arccosh, lambda g, ans, x: divide(g, _arccosh_denominator(x)), scalar=math.acosh,
+    formula="d acosh(x) = dx / √(x² - 1)", domain="gt1", adjoint="ḡ / √({0}² − 1)",
     jax="jnp.arccosh({0})",
     words=Words(
-        nonfinite="arccosh below 1 is NaN",
-        derivative="1/√(x² - 1)",
-        infinite_at="x = 1",
-        fix="keep the argument above 1",
-        safe="2.0",
+        nonfinite="arccosh below 1 is NaN", derivative="1/√(x² - 1)", infinite_at="x = 1",
+        fix="keep the argument above 1", safe="2.0",
     ),
 )
+arccosh = FAMILY.unary(ARCCOSH)
 ARCTANH = _unary(
-    "arctanh",
-    np.arctanh,
-    lambda g, ans, x: divide(g, 1.0 - square(x)),
-    scalar=math.atanh,
-    formula="d atanh(x) = dx / (1 - x²)",
-    domain="unit",
-    adjoint="ḡ / (1 − {0}²)",
+    "arctanh", np.arctanh, lambda g, ans, x: divide(g, 1.0 - square(x)), scalar=math.atanh,
+    formula="d atanh(x) = dx / (1 - x²)", domain="unit", adjoint="ḡ / (1 − {0}²)",
     jax="jnp.arctanh({0})",
     words=Words(
-        nonfinite="arctanh(±1) is ±inf and beyond it NaN",
-        derivative="1/(1 - x²)",
-        infinite_at="x = ±1",
-        fix="clip the argument into (-1, 1)",
-        safe="0.0",
+        nonfinite="arctanh(±1) is ±inf and beyond it NaN", derivative="1/(1 - x²)",
+        infinite_at="x = ±1", fix="clip the argument into (-1, 1)", safe="0.0",
     ),
 )
+arctanh = FAMILY.unary(ARCTANH)
 DEG2RAD = _unary(
-    "deg2rad",
-    np.deg2rad,
-    lambda g, ans, x: g * (math.pi / 180.0),
-    scalar=math.radians,
-    reads_x=False,
-    formula="d rad(x) = π/180 dx",
-    adjoint="ḡ·π/180",
-    jax="jnp.deg2rad({0})",
+    "deg2rad", np.deg2rad, lambda g, ans, x: g * (math.pi / 180.0), scalar=math.radians,
+    reads_x=False, formula="d rad(x) = π/180 dx", adjoint="ḡ·π/180", jax="jnp.deg2rad({0})",
 )
+deg2rad = radians = FAMILY.unary(DEG2RAD, "radians")
 RAD2DEG = _unary(
-    "rad2deg",
-    np.rad2deg,
-    lambda g, ans, x: g * (180.0 / math.pi),
-    scalar=math.degrees,
-    reads_x=False,
-    formula="d deg(x) = 180/π dx",
-    adjoint="ḡ·180/π",
-    jax="jnp.rad2deg({0})",
+    "rad2deg", np.rad2deg, lambda g, ans, x: g * (180.0 / math.pi), scalar=math.degrees,
+    reads_x=False, formula="d deg(x) = 180/π dx", adjoint="ḡ·180/π", jax="jnp.rad2deg({0})",
 )
+rad2deg = degrees = FAMILY.unary(RAD2DEG, "degrees")
 
 
 #: Taylor coefficients of sinc'(x) = Σ_k c_k x^(2k+1):
@@ -724,80 +545,49 @@ def _sinc_rule(g: Any, ans: Any, x: Any) -> Any:
     return g * where(small, series * x, divide(cos(safe_x * math.pi) - sinc(safe_x), safe_x))
 
 
-SINC = _unary("sinc", np.sinc, _sinc_rule, formula="d sinc(x) = (cos πx - sinc x)/x dx",
-              adjoint="ḡ·(cos(π·{0}) − {out}) / {0}  (0 at 0)", jax="jnp.sinc({0})")
+SINC = _unary(
+    "sinc", np.sinc, _sinc_rule, formula="d sinc(x) = (cos πx - sinc x)/x dx",
+    adjoint="ḡ·(cos(π·{0}) − {out}) / {0}  (0 at 0)", jax="jnp.sinc({0})",
+)
+sinc = FAMILY.unary(SINC)
 SINC.samples = lambda rng: [
     ((rng.uniform(-2.0, 2.0, shape),), {}) for shape in [(), (3,), (2, 3)]
 ] + [((np.array([0.0, 0.05, -0.09, 0.11]),), {})]  # the series near 0, and past it
 FLOOR = _unary(
-    "floor",
-    np.floor,
-    _zeros,
-    jvp=_zeros_jvp,
-    scalar=lambda x: float(math.floor(x)),
-    reads_x=False,
-    formula="d floor(x) = 0",
-    domain="offgrid",
-    adjoint="0",
-    jax="jnp.floor({0})",
+    "floor", np.floor, _zeros, jvp=_zeros_jvp, scalar=lambda x: float(math.floor(x)), reads_x=False,
+    formula="d floor(x) = 0", domain="offgrid", adjoint="0", jax="jnp.floor({0})",
 )
+floor = FAMILY.unary(FLOOR)
 CEIL = _unary(
-    "ceil",
-    np.ceil,
-    _zeros,
-    jvp=_zeros_jvp,
-    scalar=lambda x: float(math.ceil(x)),
-    reads_x=False,
-    formula="d ceil(x) = 0",
-    domain="offgrid",
-    adjoint="0",
-    jax="jnp.ceil({0})",
+    "ceil", np.ceil, _zeros, jvp=_zeros_jvp, scalar=lambda x: float(math.ceil(x)), reads_x=False,
+    formula="d ceil(x) = 0", domain="offgrid", adjoint="0", jax="jnp.ceil({0})",
 )
+ceil = FAMILY.unary(CEIL)
 RINT = _unary(
-    "rint",
-    np.rint,
-    _zeros,
-    jvp=_zeros_jvp,
-    reads_x=False,
-    formula="d rint(x) = 0",
-    domain="offgrid",
-    adjoint="0",
-    jax="jnp.rint({0})",
+    "rint", np.rint, _zeros, jvp=_zeros_jvp, reads_x=False, formula="d rint(x) = 0",
+    domain="offgrid", adjoint="0", jax="jnp.rint({0})",
 )
+rint = FAMILY.unary(RINT)
 ROUND = Op(
-    "round",
-    lambda x, decimals=0: np.round(x, decimals),
-    (_zeros,),
-    jvp=_zeros_jvp,
-    formula="d round(x) = 0",
-    adjoint=("0",),
+    "round", lambda x, decimals=0: np.round(x, decimals), (_zeros,), jvp=_zeros_jvp,
+    formula="d round(x) = 0", adjoint=("0",),
     samples=lambda rng: [
         ((_DOMAINS["offgrid"](rng, (3,)),), {}),
         ((rng.uniform(-2, 2, (2, 2)).round(1) + 0.025,), {"decimals": 1}),
-    ],
-    jax="jnp.round({0}, decimals={decimals})",
+    ], jax="jnp.round({0}, decimals={decimals})",
 )
+FAMILY.op(ROUND)
 TRUNC = _unary(
-    "trunc",
-    np.trunc,
-    _zeros,
-    jvp=_zeros_jvp,
-    reads_x=False,
-    formula="d trunc(x) = 0",
-    domain="offgrid",
-    adjoint="0",
-    jax="jnp.trunc({0})",
+    "trunc", np.trunc, _zeros, jvp=_zeros_jvp, reads_x=False, formula="d trunc(x) = 0",
+    domain="offgrid", adjoint="0", jax="jnp.trunc({0})",
 )
+trunc = fix = FAMILY.unary(TRUNC, "fix")
 RELU = _unary(
-    "relu",
-    lambda x: np.maximum(x, 0.0),
-    lambda g, ans, x: g * (_raw(x) > 0),
-    scalar=lambda x: x if x > 0.0 or x != x else 0.0,  # NaN stays NaN, as in NumPy
-    formula="d relu(x) = [x > 0] dx  (0 at 0)",
-    domain="nonzero",
-    adjoint="ḡ·[{0} > 0]",
-    jax="jax.nn.relu({0})",
+    "relu", lambda x: np.maximum(x, 0.0), lambda g, ans, x: g * (_raw(x) > 0),
+    scalar=lambda x: x if x > 0.0 or x != x else 0.0, formula="d relu(x) = [x > 0] dx  (0 at 0)",
+    domain="nonzero", adjoint="ḡ·[{0} > 0]", jax="jax.nn.relu({0})",
 )
+relu = FAMILY.unary(RELU)
 
 
 def _sigmoid_impl(x: Any) -> Any:
@@ -805,27 +595,19 @@ def _sigmoid_impl(x: Any) -> Any:
 
 
 SIGMOID = _unary(
-    "sigmoid",
-    _sigmoid_impl,
-    lambda g, ans, x: g * ans * (1.0 - ans),
-    scalar=lambda x: 0.5 * (math.tanh(0.5 * x) + 1.0),
-    reads_out=True,
-    reads_x=False,
-    formula="d σ(x) = σ(x)(1 - σ(x)) dx",
-    dscalar=lambda ans, x: ans * (1.0 - ans),
-    adjoint="ḡ·{out}·(1 − {out})",
-    jax="0.5 * (jnp.tanh(0.5 * jnp.asarray({0})) + 1.0)",
+    "sigmoid", _sigmoid_impl, lambda g, ans, x: g * ans * (1.0 - ans),
+    scalar=lambda x: 0.5 * (math.tanh(0.5 * x) + 1.0), reads_out=True, reads_x=False,
+    formula="d σ(x) = σ(x)(1 - σ(x)) dx", dscalar=lambda ans, x: ans * (1.0 - ans),
+    adjoint="ḡ·{out}·(1 − {out})", jax="0.5 * (jnp.tanh(0.5 * jnp.asarray({0})) + 1.0)",
 )
+sigmoid = FAMILY.unary(SIGMOID)
 COPY = _unary(
-    "copy",
-    np.copy,
-    lambda g, ans, x: g,
-    scalar=lambda x: x,
-    reads_x=False,
-    formula="d copy(x) = dx",
-    adjoint="ḡ",
-    jax="jnp.copy({0})",
+    "copy", np.copy, lambda g, ans, x: g, scalar=lambda x: x, reads_x=False,
+    formula="d copy(x) = dx", adjoint="ḡ", jax="jnp.copy({0})",
 )
+copy = FAMILY.unary(COPY)
+
+
 def _cast(v: Any, dtype: np.dtype) -> Any:
     """``v`` cast to ``dtype``, through its real part when a complex ``v`` goes real (what
     NumPy's cast does, without its ComplexWarning)."""
@@ -843,16 +625,14 @@ def _astype_impl(x: Any, dtype: Any) -> Any:
 
 
 ASTYPE = Op(
-    "astype",
-    _astype_impl,
-    (lambda g, ans, x, dtype: _cast(g, np.result_type(_raw(x))),),
+    "astype", _astype_impl, (lambda g, ans, x, dtype: _cast(g, np.result_type(_raw(x))),),
     jvp=lambda ts, ans, x, dtype: _cast(ts[0], np.dtype(dtype)),
     formula="d x.astype(t) = dx cast back (complex to real: the real part)",
     adjoint=("ḡ cast back to the dtype of {0}",),
     samples=lambda rng: [((rng.normal(size=(3,)),), {"dtype": np.dtype(np.float64)})],
-    jax="jnp.asarray({0}).astype({dtype})",
-    spelling=".astype",
+    jax="jnp.asarray({0}).astype({dtype})", spelling=".astype",
 )
+FAMILY.op(ASTYPE)
 
 
 # -- complex parts ----------------------------------------------------------
@@ -861,6 +641,8 @@ ASTYPE = Op(
 # tangents pair with cotangents as <t, g> = Re(sum(t·g)) (no conjugation). So a
 # holomorphic op's rules are its real ones (g·f′(z), f′(z)·t), and the others below
 # have rules of their own, separately for the two modes.
+
+
 def _is_complex(v: Any) -> bool:
     return dtype_of(v).kind == "c"
 
@@ -926,58 +708,39 @@ def _imag_impl(x: Any) -> Any:
 
 
 REAL = Op(
-    "real",
-    _real_impl,
-    (_real_vjp,),
-    jvp=lambda ts, ans, x: real(ts[0]),
+    "real", _real_impl, (_real_vjp,), jvp=lambda ts, ans, x: real(ts[0]),
     formula="d Re(z) = Re(dz); gradient 1 (complex for complex z)",
-    adjoint=("ḡ (as a complex value for complex {0})",),
-    samples=_complex_samples,
-    batch_jvp=True,
-    complex_rules=True,
-    jax="jnp.real({0})",
+    adjoint=("ḡ (as a complex value for complex {0})",), samples=_complex_samples, batch_jvp=True,
+    complex_rules=True, jax="jnp.real({0})",
 )
+FAMILY.op(REAL)
 IMAG = Op(
-    "imag",
-    _imag_impl,
-    (_imag_vjp,),
-    jvp=_imag_jvp,
-    formula="d Im(z) = Im(dz); gradient −i",
-    adjoint=("ḡ times −i (0 for a real {0})",),
-    samples=_complex_samples,
-    batch_jvp=True,
-    complex_rules=True,
-    jax="jnp.imag({0})",
+    "imag", _imag_impl, (_imag_vjp,), jvp=_imag_jvp, formula="d Im(z) = Im(dz); gradient −i",
+    adjoint=("ḡ times −i (0 for a real {0})",), samples=_complex_samples, batch_jvp=True,
+    complex_rules=True, jax="jnp.imag({0})",
 )
+FAMILY.op(IMAG)
 CONJ = Op(
-    "conjugate",
-    np.conjugate,
-    (lambda g, ans, x: conjugate(g),),
-    jvp=lambda ts, ans, x: conjugate(ts[0]),
-    symbol="conj",
-    formula="d conj(z) = conj(dz); VJP conj(ḡ)",
-    adjoint=("conj(ḡ)",),
-    samples=_complex_samples,
-    batch_jvp=True,
-    complex_rules=True,
-    jax="jnp.conjugate({0})",
+    "conjugate", np.conjugate, (lambda g, ans, x: conjugate(g),),
+    jvp=lambda ts, ans, x: conjugate(ts[0]), symbol="conj",
+    formula="d conj(z) = conj(dz); VJP conj(ḡ)", adjoint=("conj(ḡ)",), samples=_complex_samples,
+    batch_jvp=True, complex_rules=True, jax="jnp.conjugate({0})",
 )
+conjugate = conj = FAMILY.unary(CONJ, "conj")
 ANGLE = Op(
-    "angle",
-    _angle_impl,
-    (_angle_vjp,),
-    jvp=_angle_jvp,
-    reads=(0,),
+    "angle", _angle_impl, (_angle_vjp,), jvp=_angle_jvp, reads=(0,),
     formula="d arg(z) = Im(dz / z); gradient −i/z (0 for real z)",
     adjoint=("ḡ times −i / {0} (0 for a real {0})",),
     samples=lambda rng: [((rng.uniform(0.3, 2.0, (3,)),), {}),
-                         ((rng.uniform(0.3, 2.0, (2, 2)),), {"deg": True})],
-    complex_rules=True,
+                         ((rng.uniform(0.3, 2.0, (2, 2)),), {"deg": True})], complex_rules=True,
     jax="jnp.angle({0}, deg={deg})",
 )
+FAMILY.op(ANGLE)
 
 
 # -- binary (broadcasting) ------------------------------------------------
+
+
 def _split_mask(wins: Any, xv: Any, yv: Any) -> Any:
     """1 where x wins, 0.5 on ties, 0 where y wins (raw, so constant under create_graph).
 
@@ -1092,6 +855,8 @@ def _scalar_pow_dx(ans: float, x: float, y: float) -> float:
 # forward mode: one call instead of four (each also answers _fit's common case, a
 # tangent of the output's shape, itself). The registry sweep checks them against the
 # VJPs like every other rule.
+
+
 def _add_jvp(ts: Any, ans: Any, x: Any, y: Any) -> Any:
     tx, ty = ts
     t = ty if tx is None else tx if ty is None else tx + ty
@@ -1117,95 +882,46 @@ def _multiply_jvp(ts: Any, ans: Any, x: Any, y: Any) -> Any:
 
 
 ADD = _binary(
-    "add",
-    np.add,
-    lambda g, ans, x, y: g,
-    lambda g, ans, x, y: g,
-    jvp=_add_jvp,
-    scalar=operator.add,
-    reads=(),
-    formula="d(x + y) = dx + dy",
-    symbol="+",
-    dscalar=(lambda ans, x, y: 1.0, lambda ans, x, y: 1.0),
-    adjoint=("ḡ", "ḡ"),
-    jax="jnp.add({0}, {1})",
-    spelling="+",
-    words=Words(
-        nonfinite="inf + (-inf) is NaN",
-    ),
+    "add", np.add, lambda g, ans, x, y: g, lambda g, ans, x, y: g, jvp=_add_jvp,
+    scalar=operator.add, reads=(), formula="d(x + y) = dx + dy", symbol="+",
+    dscalar=(lambda ans, x, y: 1.0, lambda ans, x, y: 1.0), adjoint=("ḡ", "ḡ"),
+    jax="jnp.add({0}, {1})", spelling="+", words=Words(nonfinite="inf + (-inf) is NaN"),
 )
+add = FAMILY.binary(ADD)
 SUBTRACT = _binary(
-    "subtract",
-    np.subtract,
-    lambda g, ans, x, y: g,
-    lambda g, ans, x, y: negative(g),
-    jvp=_subtract_jvp,
-    scalar=operator.sub,
-    reads=(),
-    formula="d(x - y) = dx - dy",
-    symbol="-",
-    dscalar=(lambda ans, x, y: 1.0, lambda ans, x, y: -1.0),
-    adjoint=("ḡ", "−ḡ"),
-    jax="jnp.subtract({0}, {1})",
-    spelling="-",
-    words=Words(
-        nonfinite="inf - inf is NaN",
-    ),
+    "subtract", np.subtract, lambda g, ans, x, y: g, lambda g, ans, x, y: negative(g),
+    jvp=_subtract_jvp, scalar=operator.sub, reads=(), formula="d(x - y) = dx - dy", symbol="-",
+    dscalar=(lambda ans, x, y: 1.0, lambda ans, x, y: -1.0), adjoint=("ḡ", "−ḡ"),
+    jax="jnp.subtract({0}, {1})", spelling="-", words=Words(nonfinite="inf - inf is NaN"),
 )
+subtract = FAMILY.binary(SUBTRACT)
 MULTIPLY = _binary(
-    "multiply",
-    np.multiply,
-    lambda g, ans, x, y: g * y,
-    lambda g, ans, x, y: g * x,
-    jvp=_multiply_jvp,
-    scalar=operator.mul,
-    crossed=True,
-    formula="d(x·y) = y dx + x dy",
-    symbol="*",
-    dscalar=(lambda ans, x, y: float(y), lambda ans, x, y: float(x)),
-    adjoint=("ḡ·{1}", "ḡ·{0}"),
-    jax="jnp.multiply({0}, {1})",
-    spelling="*",
-    words=Words(
-        nonfinite="0 · inf is NaN, and a product can overflow to inf",
-    ),
+    "multiply", np.multiply, lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x,
+    jvp=_multiply_jvp, scalar=operator.mul, crossed=True, formula="d(x·y) = y dx + x dy",
+    symbol="*", dscalar=(lambda ans, x, y: float(y), lambda ans, x, y: float(x)),
+    adjoint=("ḡ·{1}", "ḡ·{0}"), jax="jnp.multiply({0}, {1})", spelling="*",
+    words=Words(nonfinite="0 · inf is NaN, and a product can overflow to inf"),
 )
+multiply = FAMILY.binary(MULTIPLY)
 DIVIDE = _binary(
-    "divide",
-    np.divide,
-    lambda g, ans, x, y: divide(g, y),
-    lambda g, ans, x, y: -divide(g * ans, y),
-    scalar=operator.truediv,
-    reads=(1,),
-    reads_out=True,
-    formula="d(x/y) = dx/y - x dy/y²",
-    symbol="/",
-    domain=("real", "nonzero"),
+    "divide", np.divide, lambda g, ans, x, y: divide(g, y),
+    lambda g, ans, x, y: -divide(g * ans, y), scalar=operator.truediv, reads=(1,), reads_out=True,
+    formula="d(x/y) = dx/y - x dy/y²", symbol="/", domain=("real", "nonzero"),
     dscalar=(lambda ans, x, y: 1.0 / y, lambda ans, x, y: -ans / y),
-    adjoint=("ḡ / {1}", "−ḡ·{0} / {1}²"),
-    jax="jnp.divide({0}, {1})",
-    spelling="/",
+    adjoint=("ḡ / {1}", "−ḡ·{0} / {1}²"), jax="jnp.divide({0}, {1})", spelling="/",
     words=Words(
-        nonfinite="a division by 0 gives inf (and 0/0 NaN)",
-        derivative="1/b in a and -a/b² in b",
+        nonfinite="a division by 0 gives inf (and 0/0 NaN)", derivative="1/b in a and -a/b² in b",
         infinite_at="b = 0",
         fix="keep the denominator away from 0 (`a / (b + 1e-12)`), or mask it with a double "
             "where: `np.where(b != 0, a / np.where(b != 0, b, 1.0), 0.0)`",
     ),
 )
+divide = true_divide = FAMILY.binary(DIVIDE, "true_divide")
 POWER = _binary(
-    "power",
-    _power_impl,
-    _pow_dx,
-    _pow_dy,
-    scalar=_scalar_pow,
-    reads_out=True,
-    formula="d(x^y) = y x^(y-1) dx + ln(x) x^y dy",
-    symbol="**",
-    domain=("positive", "real"),
+    "power", _power_impl, _pow_dx, _pow_dy, scalar=_scalar_pow, reads_out=True,
+    formula="d(x^y) = y x^(y-1) dx + ln(x) x^y dy", symbol="**", domain=("positive", "real"),
     dscalar=(_scalar_pow_dx, lambda ans, x, y: ans * math.log(x)),
-    adjoint=("ḡ·{1}·{0}^({1} − 1)", "ḡ·{out}·ln {0}  (0 where {0} = 0)"),
-    spelling="**",
+    adjoint=("ḡ·{1}·{0}^({1} − 1)", "ḡ·{out}·ln {0}  (0 where {0} = 0)"), spelling="**",
     words=Words(
         nonfinite="0 to a negative power is inf, a negative base to a fractional power NaN",
         derivative="p·x^(p-1) in x and log(x)·x^p in p",
@@ -1214,57 +930,43 @@ POWER = _binary(
             "is what is meant",
     ),
 )
+power = FAMILY.binary(POWER)
 MAXIMUM = _binary(
-    "maximum",
-    np.maximum,
-    lambda g, ans, x, y: g * _tie_mask(x, y),
-    lambda g, ans, x, y: g * _tie_mask(y, x),
-    scalar=None,
-    formula="ties split the gradient evenly",
-    domain=("real", "real"),
-    adjoint=("ḡ·[{0} > {1}], ½ on ties", "ḡ·[{1} > {0}], ½ on ties"),
+    "maximum", np.maximum, lambda g, ans, x, y: g * _tie_mask(x, y),
+    lambda g, ans, x, y: g * _tie_mask(y, x), scalar=None, formula="ties split the gradient evenly",
+    domain=("real", "real"), adjoint=("ḡ·[{0} > {1}], ½ on ties", "ḡ·[{1} > {0}], ½ on ties"),
     jax="jnp.maximum({0}, {1})",
 )
+maximum = FAMILY.binary(MAXIMUM)
 MINIMUM = _binary(
-    "minimum",
-    np.minimum,
-    lambda g, ans, x, y: g * _tie_mask(y, x),
-    lambda g, ans, x, y: g * _tie_mask(x, y),
-    formula="ties split the gradient evenly",
-    adjoint=("ḡ·[{0} < {1}], ½ on ties", "ḡ·[{1} < {0}], ½ on ties"),
-    jax="jnp.minimum({0}, {1})",
+    "minimum", np.minimum, lambda g, ans, x, y: g * _tie_mask(y, x),
+    lambda g, ans, x, y: g * _tie_mask(x, y), formula="ties split the gradient evenly",
+    adjoint=("ḡ·[{0} < {1}], ½ on ties", "ḡ·[{1} < {0}], ½ on ties"), jax="jnp.minimum({0}, {1})",
 )
-FMAX = _binary(
-    "fmax",
-    np.fmax,
-    lambda g, ans, x, y: g * _fmax_mask(x, y),
-    lambda g, ans, x, y: g * _fmax_mask(y, x),
-    formula="NaN-ignoring maximum",
-    adjoint=("ḡ·[{0} > {1} or {1} is NaN], ½ on ties",
-             "ḡ·[{1} > {0} or {0} is NaN], ½ on ties"),
-    jax="_fmax({0}, {1})",
-)
-FMIN = _binary(
-    "fmin",
-    np.fmin,
-    lambda g, ans, x, y: g * _fmin_mask(x, y),
-    lambda g, ans, x, y: g * _fmin_mask(y, x),
-    formula="NaN-ignoring minimum",
-    adjoint=("ḡ·[{0} < {1} or {1} is NaN], ½ on ties",
-             "ḡ·[{1} < {0} or {0} is NaN], ½ on ties"),
-    jax="_fmin({0}, {1})",
-)
+minimum = FAMILY.binary(MINIMUM)
+
+
+def _nan_ignoring(name: str, impl: Any, mask: Any, what: str, than: str) -> Op:
+    """``fmax`` and ``fmin``: ``mask(x, y)`` is where ``x`` is chosen (½ on ties)."""
+    return _binary(
+        name, impl, lambda g, ans, x, y: g * mask(x, y), lambda g, ans, x, y: g * mask(y, x),
+        formula=f"NaN-ignoring {what}", jax=f"_{name}({{0}}, {{1}})",
+        adjoint=(f"ḡ·[{{0}} {than} {{1}} or {{1}} is NaN], ½ on ties",
+                 f"ḡ·[{{1}} {than} {{0}} or {{0}} is NaN], ½ on ties"),
+    )
+
+
+FMAX = _nan_ignoring("fmax", np.fmax, _fmax_mask, "maximum", ">")
+fmax = FAMILY.binary(FMAX)
+FMIN = _nan_ignoring("fmin", np.fmin, _fmin_mask, "minimum", "<")
+fmin = FAMILY.binary(FMIN)
 ARCTAN2 = _binary(
-    "arctan2",
-    np.arctan2,
-    lambda g, ans, y, x: divide(g * x, square(x) + square(y)),
-    lambda g, ans, y, x: -divide(g * y, square(x) + square(y)),
-    scalar=math.atan2,
-    formula="d atan2(y, x) = (x dy - y dx)/(x² + y²)",
-    domain=("nonzero", "nonzero"),
-    adjoint=("ḡ·{1} / ({0}² + {1}²)", "−ḡ·{0} / ({0}² + {1}²)"),
-    jax="jnp.arctan2({0}, {1})",
+    "arctan2", np.arctan2, lambda g, ans, y, x: divide(g * x, square(x) + square(y)),
+    lambda g, ans, y, x: -divide(g * y, square(x) + square(y)), scalar=math.atan2,
+    formula="d atan2(y, x) = (x dy - y dx)/(x² + y²)", domain=("nonzero", "nonzero"),
+    adjoint=("ḡ·{1} / ({0}² + {1}²)", "−ḡ·{0} / ({0}² + {1}²)"), jax="jnp.arctan2({0}, {1})",
 )
+arctan2 = FAMILY.binary(ARCTAN2)
 
 
 def zeros_to_one(ans: Any) -> Any:
@@ -1280,17 +982,15 @@ def zeros_to_one(ans: Any) -> Any:
 
 
 HYPOT = _binary(
-    "hypot",
-    np.hypot,
-    lambda g, ans, x, y: divide(g * x, zeros_to_one(ans)),
-    lambda g, ans, x, y: divide(g * y, zeros_to_one(ans)),
-    scalar=math.hypot,
-    reads_out=True,
-    formula="d hypot(x, y) = (x dx + y dy)/hypot  (0 at (0, 0))",
-    domain=("nonzero", "nonzero"),
+    "hypot", np.hypot, lambda g, ans, x, y: divide(g * x, zeros_to_one(ans)),
+    lambda g, ans, x, y: divide(g * y, zeros_to_one(ans)), scalar=math.hypot, reads_out=True,
+    formula="d hypot(x, y) = (x dx + y dy)/hypot  (0 at (0, 0))", domain=("nonzero", "nonzero"),
     adjoint=("ḡ·{0} / {out}  (0 where {out} = 0)", "ḡ·{1} / {out}  (0 where {out} = 0)"),
     jax="_hypot({0}, {1})",
 )
+hypot = FAMILY.binary(HYPOT)
+
+
 def _softmax_weight(x: Any, y: Any, ans: Any, exp_fn: Any) -> Any:
     """The weight of ``x`` in ``ans = log(e^x + e^y)``: ``exp(x - ans)``, also where ``x`` is
     infinite and so is ``ans`` (``inf - inf``): 1, or ½ when ``y`` is the same infinity
@@ -1303,52 +1003,34 @@ def _softmax_weight(x: Any, y: Any, ans: Any, exp_fn: Any) -> Any:
     return where(same, split, exp_fn(where(same, 0.0, x) - where(same, 0.0, ans)))
 
 
-LOGADDEXP = _binary(
-    "logaddexp",
-    np.logaddexp,
-    lambda g, ans, x, y: g * _softmax_weight(x, y, ans, exp),
-    lambda g, ans, x, y: g * _softmax_weight(y, x, ans, exp),
-    reads_out=True,
-    formula="d log(eˣ + eʸ) = eˣ⁻ᵃ dx + eʸ⁻ᵃ dy",
-    adjoint=("ḡ·exp({0} − {out})", "ḡ·exp({1} − {out})"),
-    jax="_logaddexp({0}, {1})",
-)
-LOGADDEXP2 = _binary(
-    "logaddexp2",
-    np.logaddexp2,
-    lambda g, ans, x, y: g * _softmax_weight(x, y, ans, exp2),
-    lambda g, ans, x, y: g * _softmax_weight(y, x, ans, exp2),
-    reads_out=True,
-    formula="d log2(2ˣ + 2ʸ) = 2ˣ⁻ᵃ dx + 2ʸ⁻ᵃ dy",
-    adjoint=("ḡ·2^({0} − {out})", "ḡ·2^({1} − {out})"),
-    jax="_logaddexp2({0}, {1})",
-)
+def _log_add_exp(name: str, impl: Any, exp_fn: Any, log: str, base: str, power: str) -> Op:
+    """``logaddexp`` (``exp_fn`` is ``exp``) and ``logaddexp2`` (``exp2``): each input's
+    weight is ``exp_fn(input − ans)``."""
+    return _binary(
+        name, impl, lambda g, ans, x, y: g * _softmax_weight(x, y, ans, exp_fn),
+        lambda g, ans, x, y: g * _softmax_weight(y, x, ans, exp_fn), reads_out=True,
+        formula=f"d {log}({base}ˣ + {base}ʸ) = {base}ˣ⁻ᵃ dx + {base}ʸ⁻ᵃ dy",
+        adjoint=(f"ḡ·{power}({{0}} − {{out}})", f"ḡ·{power}({{1}} − {{out}})"),
+        jax=f"_{name}({{0}}, {{1}})",
+    )
+
+
+LOGADDEXP = _log_add_exp("logaddexp", np.logaddexp, exp, "log", "e", "exp")
+logaddexp = FAMILY.binary(LOGADDEXP)
+LOGADDEXP2 = _log_add_exp("logaddexp2", np.logaddexp2, exp2, "log2", "2", "2^")
+logaddexp2 = FAMILY.binary(LOGADDEXP2)
 MOD = _binary(
-    "mod",
-    np.mod,
-    lambda g, ans, x, y: g,
-    lambda g, ans, x, y: -g * floor(divide(x, y)),
-    formula="d(x mod y) = dx - floor(x/y) dy",
-    symbol="%",
-    domain=("positive", "positive"),
-    adjoint=("ḡ", "−ḡ·floor({0} / {1})"),
-    jax="jnp.mod({0}, {1})",
-    spelling="%",
+    "mod", np.mod, lambda g, ans, x, y: g, lambda g, ans, x, y: -g * floor(divide(x, y)),
+    formula="d(x mod y) = dx - floor(x/y) dy", symbol="%", domain=("positive", "positive"),
+    adjoint=("ḡ", "−ḡ·floor({0} / {1})"), jax="jnp.mod({0}, {1})", spelling="%",
 )
+mod = remainder = FAMILY.binary(MOD, "remainder")
 FLOOR_DIVIDE = _binary(
-    "floor_divide",
-    np.floor_divide,
-    _zeros,
-    _zeros,
-    jvp=_zeros_jvp,
-    reads=(),
-    formula="d(x // y) = 0",
-    symbol="//",
-    domain=("positive", "positive"),
-    adjoint=("0", "0"),
-    jax="jnp.floor_divide({0}, {1})",
-    spelling="//",
+    "floor_divide", np.floor_divide, _zeros, _zeros, jvp=_zeros_jvp, reads=(),
+    formula="d(x // y) = 0", symbol="//", domain=("positive", "positive"), adjoint=("0", "0"),
+    jax="jnp.floor_divide({0}, {1})", spelling="//",
 )
+floor_divide = FAMILY.binary(FLOOR_DIVIDE)
 
 
 def _clip_impl(x: Any, lo: Any, hi: Any) -> Any:
@@ -1404,18 +1086,13 @@ def _clip_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 
 
 CLIP = Op(
-    "clip",
-    _clip_impl,
-    (_clip_dx, _clip_dlo, _clip_dhi),
-    jvp=_clip_jvp,
-    reads=(0, 1, 2),
-    broadcasting=True,
-    unbroadcast=unbroadcast,
+    "clip", _clip_impl, (_clip_dx, _clip_dlo, _clip_dhi), jvp=_clip_jvp, reads=(0, 1, 2),
+    broadcasting=True, unbroadcast=unbroadcast,
     formula="gradient flows to x inside [lo, hi] (bounds included)",
     adjoint=("ḡ·[{1} ≤ {0} ≤ {2}]", "ḡ·[{0} < {1} ≤ {2}]", "ḡ·[{0} > {2} or {1} > {2}]"),
-    samples=_clip_samples,
-    jax="_clip({0}, {1}, {2})",
+    samples=_clip_samples, jax="_clip({0}, {1}, {2})",
 )
+FAMILY.op(CLIP)
 
 
 def _where_impl(c: Any, x: Any, y: Any) -> Any:
@@ -1429,137 +1106,26 @@ def _where_jvp(tangents: Any, ans: Any, c: Any, x: Any, y: Any) -> Any:
 
 
 WHERE = Op(
-    "where",
-    _where_impl,
+    "where", _where_impl,
     (None, lambda g, ans, c, x, y: where(c, g, 0.0), lambda g, ans, c, x, y: where(c, 0.0, g)),
-    jvp=_where_jvp,
-    reads=(0,),
-    broadcasting=True,
-    unbroadcast=unbroadcast,
-    formula="gradient goes to the chosen branch",
-    adjoint=(None, "ḡ where {0}", "ḡ where not {0}"),
+    jvp=_where_jvp, reads=(0,), broadcasting=True, unbroadcast=unbroadcast,
+    formula="gradient goes to the chosen branch", adjoint=(None, "ḡ where {0}", "ḡ where not {0}"),
     samples=lambda rng: [
         ((np.array([True, False, True]), rng.normal(size=3), rng.normal(size=(2, 3))), {}),
         ((np.array([[True], [False]]), rng.normal(size=(2, 2)), 0.5), {}),
-    ],
-    jax="jnp.where({0}, {1}, {2})",
+    ], jax="jnp.where({0}, {1}, {2})",
 )
-
-OPS = (
-    NEGATIVE,
-    POSITIVE,
-    ABS,
-    SIGN,
-    EXP,
-    EXP2,
-    EXPM1,
-    LOG,
-    LOG2,
-    LOG10,
-    LOG1P,
-    SQRT,
-    CBRT,
-    SQUARE,
-    RECIPROCAL,
-    SIN,
-    COS,
-    TAN,
-    ARCSIN,
-    ARCCOS,
-    ARCTAN,
-    SINH,
-    COSH,
-    TANH,
-    ARCSINH,
-    ARCCOSH,
-    ARCTANH,
-    DEG2RAD,
-    RAD2DEG,
-    SINC,
-    FLOOR,
-    CEIL,
-    RINT,
-    ROUND,
-    TRUNC,
-    RELU,
-    SIGMOID,
-    COPY,
-    ASTYPE,
-    REAL,
-    IMAG,
-    CONJ,
-    ANGLE,
-    ADD,
-    SUBTRACT,
-    MULTIPLY,
-    DIVIDE,
-    POWER,
-    MAXIMUM,
-    MINIMUM,
-    FMAX,
-    FMIN,
-    ARCTAN2,
-    HYPOT,
-    LOGADDEXP,
-    LOGADDEXP2,
-    MOD,
-    FLOOR_DIVIDE,
-    CLIP,
-    WHERE,
-)
+FAMILY.op(WHERE)
 
 
-# -- public functions -------------------------------------------------------
-_f1 = unary_function
-_f2 = binary_function
 
+# -- public functions of the ops with params -----------------------------------
 #: The builders, for the families of elementwise ops in other modules
 #: (:mod:`wengert.ops.floating`, :mod:`wengert.ops.bessel`).
 unary_op, binary_op, zero_rule, zero_jvp = _unary, _binary, _zeros, _zeros_jvp
 
-negative = _f1(NEGATIVE)
-positive = _f1(POSITIVE)
-abs = _f1(ABS)  # noqa: A001
-absolute = abs
-sign = _f1(SIGN)
-exp = _f1(EXP)
-exp2 = _f1(EXP2)
-expm1 = _f1(EXPM1)
-log = _f1(LOG)
-log2 = _f1(LOG2)
-log10 = _f1(LOG10)
-log1p = _f1(LOG1P)
-sqrt = _f1(SQRT)
-cbrt = _f1(CBRT)
-square = _f1(SQUARE)
-reciprocal = _f1(RECIPROCAL)
-sin = _f1(SIN)
-cos = _f1(COS)
-tan = _f1(TAN)
-arcsin = _f1(ARCSIN)
-arccos = _f1(ARCCOS)
-arctan = _f1(ARCTAN)
-sinh = _f1(SINH)
-cosh = _f1(COSH)
-tanh = _f1(TANH)
-arcsinh = _f1(ARCSINH)
-arccosh = _f1(ARCCOSH)
-arctanh = _f1(ARCTANH)
-deg2rad = _f1(DEG2RAD)
-rad2deg = _f1(RAD2DEG)
-radians = deg2rad
-degrees = rad2deg
-sinc = _f1(SINC)
-floor = _f1(FLOOR)
-ceil = _f1(CEIL)
-rint = _f1(RINT)
-trunc = _f1(TRUNC)
-fix = trunc
-relu = _f1(RELU)
-sigmoid = _f1(SIGMOID)
-copy = _f1(COPY)
 
-
+@FAMILY.export
 def real(x: Any) -> Any:
     """The real part (a real ``x`` itself, as ``np.real``); the gradient is 1, as a
     complex value for a complex ``x``.
@@ -1575,6 +1141,7 @@ def real(x: Any) -> Any:
     return apply(REAL, x) if is_traced(x) else _real_impl(x)
 
 
+@FAMILY.export
 def imag(x: Any) -> Any:
     """The imaginary part (zeros for a real ``x``); the gradient is −i.
 
@@ -1587,10 +1154,7 @@ def imag(x: Any) -> Any:
     return apply(IMAG, x) if is_traced(x) else _imag_impl(x)
 
 
-conjugate = _f1(CONJ)
-conj = conjugate
-
-
+@FAMILY.export
 def angle(z: Any, deg: bool = False) -> Any:
     """The argument of ``z`` (radians, or degrees with ``deg=True``); the gradient is
     −i/z (0 at 0, and for a real ``z``, whose angle is 0 or π).
@@ -1604,31 +1168,12 @@ def angle(z: Any, deg: bool = False) -> Any:
     return apply(ANGLE, z, deg=True) if deg else apply(ANGLE, z)
 
 
-add = _f2(ADD)
-subtract = _f2(SUBTRACT)
-multiply = _f2(MULTIPLY)
-divide = _f2(DIVIDE)
-true_divide = divide
-power = _f2(POWER)
-maximum = _f2(MAXIMUM)
-minimum = _f2(MINIMUM)
-fmax = _f2(FMAX)
-fmin = _f2(FMIN)
-arctan2 = _f2(ARCTAN2)
-hypot = _f2(HYPOT)
-logaddexp = _f2(LOGADDEXP)
-logaddexp2 = _f2(LOGADDEXP2)
-mod = _f2(MOD)
-remainder = mod
-floor_divide = _f2(FLOOR_DIVIDE)
-
-
 def round(x: Any, decimals: int = 0) -> Any:  # noqa: A001
     """Round to ``decimals`` places; the gradient is zero."""
     return apply(ROUND, x, decimals=decimals) if decimals else apply(ROUND, x)
 
 
-around = round
+around = FAMILY.export(round, "around")
 
 
 def astype(x: Any, dtype: Any) -> Any:
@@ -1646,6 +1191,7 @@ def astype(x: Any, dtype: Any) -> Any:
     return apply(ASTYPE, x, dtype=dtype)
 
 
+@FAMILY.export
 def clip(x: Any, a_min: Any = None, a_max: Any = None) -> Any:
     """Clip to ``[a_min, a_max]``; the gradient flows to ``x`` inside the bounds
     (bounds included) and to a tensor bound where it is active."""
@@ -1669,6 +1215,7 @@ def _unbounded(x: Any, side: int) -> Any:
     return side * math.inf
 
 
+@FAMILY.export
 def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     """``x`` where ``condition`` holds, else ``y``; gradients follow the choice."""
     if x is None and y is None:
@@ -1682,94 +1229,6 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     else:
         c = np.asarray(c, dtype=bool)
     return apply(WHERE, c, x, y)
-
-
-#: Names exported by ``wengert.numpy``.
-PUBLIC = (
-    "negative",
-    "positive",
-    "abs",
-    "absolute",
-    "sign",
-    "exp",
-    "exp2",
-    "expm1",
-    "log",
-    "log2",
-    "log10",
-    "log1p",
-    "sqrt",
-    "cbrt",
-    "square",
-    "reciprocal",
-    "sin",
-    "cos",
-    "tan",
-    "arcsin",
-    "arccos",
-    "arctan",
-    "sinh",
-    "cosh",
-    "tanh",
-    "arcsinh",
-    "arccosh",
-    "arctanh",
-    "deg2rad",
-    "rad2deg",
-    "radians",
-    "degrees",
-    "sinc",
-    "floor",
-    "ceil",
-    "rint",
-    "trunc",
-    "fix",
-    "round",
-    "around",
-    "relu",
-    "sigmoid",
-    "copy",
-    "real",
-    "imag",
-    "conjugate",
-    "conj",
-    "angle",
-    "add",
-    "subtract",
-    "multiply",
-    "divide",
-    "true_divide",
-    "power",
-    "maximum",
-    "minimum",
-    "fmax",
-    "fmin",
-    "arctan2",
-    "hypot",
-    "logaddexp",
-    "logaddexp2",
-    "mod",
-    "remainder",
-    "floor_divide",
-    "clip",
-    "where",
-)
-#: ufunc name -> function, for ``Tensor.__array_ufunc__``: every public name
-#: that is a NumPy ufunc.
-UFUNCS = {name: globals()[name] for name in PUBLIC if isinstance(getattr(np, name, None), np.ufunc)}
-#: NumPy function -> function, for ``Tensor.__array_function__``.
-NUMPY = {
-    np.sinc: sinc,
-    np.round: round,
-    np.around: round,
-    np.clip: clip,
-    np.where: where,
-    np.copy: copy,
-    np.fix: trunc,
-    np.real: real,
-    np.imag: imag,
-    np.angle: angle,
-}
 
 
 # The ops whose rules hold for complex values (see "complex parts" above): the

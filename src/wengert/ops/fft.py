@@ -36,10 +36,13 @@ import numpy as np
 from wengert.core.op import Op
 from wengert.ops import elementwise as _ew
 from wengert.ops import shape as _sh
-from wengert.ops.base import apply, dtype_of, linear
+from wengert.ops.base import Family, apply, dtype_of, linear
 from wengert.ops.base import primal as _raw
 from wengert.ops.base import shape_of as _shape
 from wengert.ops.indexing import getitem
+
+#: This module's ops, its public functions and the NumPy functions they implement.
+FAMILY = Family("fft")
 
 __all__ = ["FFTN", "IFFTN", "RFFT", "IRFFT"]
 
@@ -90,10 +93,12 @@ def _fft_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 
 def _fft_op(name: str, symbol: str, impl: Any, vjp: Any, formula: str, adjoint: str,
             samples: Any, *keys: str) -> Op:
-    """A linear transform of one input; its JAX form is ``jnp.fft.<name>`` with ``keys``."""
+    """A linear transform of one input, registered; its JAX form is ``jnp.fft.<name>`` with
+    ``keys``."""
     jax = f"jnp.fft.{name}({{0}}{''.join(f', {k}={{{k}}}' for k in keys)})"
-    return linear(Op(name, impl, (vjp,), symbol=symbol, formula=formula, adjoint=(adjoint,),
-                     samples=samples, complex_rules=True, jax=jax))
+    return FAMILY.op(linear(Op(name, impl, (vjp,), symbol=symbol, formula=formula,
+                               adjoint=(adjoint,), samples=samples, complex_rules=True,
+                               jax=jax)))
 
 
 FFTN = _fft_op("fftn", "fft", _fftn_impl, _fftn_vjp,
@@ -168,8 +173,6 @@ IRFFT = _fft_op("irfft", "irfft", _irfft_impl, _irfft_vjp,
                 "c·ifft(ḡ)[: n//2 + 1], c = 2 but 1 at 0 and n/2", _irfft_samples, "n", "axis",
                 "norm")
 
-OPS = (FFTN, IFFTN, RFFT, IRFFT)
-
 
 # -- public functions --------------------------------------------------------------------------
 def _norm(norm: Any) -> Any:
@@ -209,6 +212,7 @@ def _transform(op: Op, x: Any, s: Any, axes: Any, norm: Any, default_axes: Any =
     return apply(op, x, s=s, axes=axes, norm=_norm(norm))
 
 
+@FAMILY.export(space="fft")
 def fft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -> Any:
     """One-dimensional DFT (``np.fft.fft``); the VJP is ``fft`` of the cotangent.
 
@@ -223,21 +227,25 @@ def fft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -
     return _transform(FFTN, a, None if n is None else (n,), (axis,), norm)
 
 
+@FAMILY.export(space="fft")
 def ifft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -> Any:
     """One-dimensional inverse DFT (``np.fft.ifft``)."""
     return _transform(IFFTN, a, None if n is None else (n,), (axis,), norm)
 
 
+@FAMILY.export(space="fft")
 def fft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None) -> Any:
     """Two-dimensional DFT (``np.fft.fft2``)."""
     return _transform(FFTN, a, s, axes, norm)
 
 
+@FAMILY.export(space="fft")
 def ifft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None) -> Any:
     """Two-dimensional inverse DFT (``np.fft.ifft2``)."""
     return _transform(IFFTN, a, s, axes, norm)
 
 
+@FAMILY.export(space="fft")
 def fftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None) -> Any:
     """N-dimensional DFT (``np.fft.fftn``).
 
@@ -251,13 +259,16 @@ def fftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None) -> An
     return _transform(FFTN, a, s, axes, norm)
 
 
+@FAMILY.export(space="fft")
 def ifftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None) -> Any:
     """N-dimensional inverse DFT (``np.fft.ifftn``)."""
     return _transform(IFFTN, a, s, axes, norm)
 
 
+@FAMILY.export(space="fft")
 def rfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -> Any:
-    """DFT of a real signal, the ``n//2 + 1`` non-negative frequencies (``np.fft.rfft``).
+    """DFT of a real signal, the ``n//2 + 1`` non-negative frequencies (``np.fft.rfft``);
+    its VJP is the real part of ``fft`` of the cotangent zero-padded to ``n``.
 
     Examples
     --------
@@ -276,6 +287,7 @@ def rfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) 
     return apply(RFFT, a, n=n, axis=axis, norm=_norm(norm))
 
 
+@FAMILY.export(space="fft")
 def irfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -> Any:
     """The real signal of length ``n`` (default ``2(m - 1)``) whose ``rfft`` is ``a``
     (``np.fft.irfft``); the imaginary parts of ``a[0]`` and (even ``n``) ``a[n/2]`` are
@@ -290,6 +302,7 @@ def irfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None)
 _SWAPPED = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
 
 
+@FAMILY.export(space="fft")
 def hfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -> Any:
     """The real spectrum of a signal with Hermitian symmetry, given by its first half
     ``a`` (``np.fft.hfft``): ``irfft(conj(a))`` with the normalisation's direction
@@ -308,6 +321,7 @@ def hfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) 
     return irfft(_ew.conjugate(a), n, axis, _SWAPPED[_norm(norm)])
 
 
+@FAMILY.export(space="fft")
 def ihfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -> Any:
     """The inverse of :func:`hfft` for a real signal (``np.fft.ihfft``):
     ``conj(rfft(a))`` with the normalisation's direction swapped, as NumPy computes it."""
@@ -333,6 +347,7 @@ def _real_axes(a: Any, s: Any, axes: Any, inverse: bool) -> tuple[tuple, tuple]:
     return s, axes
 
 
+@FAMILY.export(space="fft")
 def rfftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None) -> Any:
     """N-dimensional DFT of a real array (``np.fft.rfftn``): ``rfft`` along the last
     axis, then ``fft`` along the others, as NumPy computes it (and differentiates)."""
@@ -341,6 +356,7 @@ def rfftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None) -> A
     return fftn(out, s[:-1], axes[:-1], norm) if len(axes) > 1 else out
 
 
+@FAMILY.export(space="fft")
 def irfftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None) -> Any:
     """The inverse of :func:`rfftn` (``np.fft.irfftn``): ``ifft`` along all axes but the
     last, then ``irfft`` along it."""
@@ -350,11 +366,13 @@ def irfftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None) -> 
     return irfft(a, s[-1], axes[-1], norm)
 
 
+@FAMILY.export(space="fft")
 def rfft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None) -> Any:
     """Two-dimensional DFT of a real array (``np.fft.rfft2``)."""
     return rfftn(a, s, axes, norm)
 
 
+@FAMILY.export(space="fft")
 def irfft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None) -> Any:
     """The inverse of :func:`rfft2` (``np.fft.irfft2``)."""
     return irfftn(a, s, axes, norm)
@@ -369,6 +387,7 @@ def _shifts(x: Any, axes: Any, sign: int) -> tuple[tuple[int, ...], tuple[int, .
     return tuple(sign * (shape[a] // 2) for a in axes), tuple(axes)
 
 
+@FAMILY.export(space="fft")
 def fftshift(x: Any, axes: Any = None) -> Any:
     """The zero frequency moved to the centre (``np.fft.fftshift``): a roll.
 
@@ -382,14 +401,10 @@ def fftshift(x: Any, axes: Any = None) -> Any:
     return _sh.roll(x, shift, axes)
 
 
+@FAMILY.export(space="fft")
 def ifftshift(x: Any, axes: Any = None) -> Any:
     """The inverse of :func:`fftshift` (``np.fft.ifftshift``)."""
     shift, axes = _shifts(x, axes, -1)
     return _sh.roll(x, shift, axes)
 
 
-#: Names exported by ``wengert.numpy.fft``.
-FFT_PUBLIC = ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "hfft", "ihfft",
-              "rfft2", "irfft2", "rfftn", "irfftn", "fftshift", "ifftshift")
-#: NumPy function -> function, for ``Tensor.__array_function__``.
-NUMPY = {getattr(np.fft, name): globals()[name] for name in FFT_PUBLIC}

@@ -32,10 +32,13 @@ from typing import Any
 import numpy as np
 from wengert.core.op import Op
 from wengert.ops import elementwise as _ew
-from wengert.ops.base import binary_function, dtype_of, is_traced, shape_of, unary_function
+from wengert.ops.base import Family, dtype_of, is_traced, shape_of, unary_function
 from wengert.ops.base import primal as _raw
 from wengert.ops.broadcast import unbroadcast
 from wengert.ops.linalg.basic import matmul
+
+#: This module's ops, its public functions and the NumPy functions they implement.
+FAMILY = Family("floating")
 
 __all__ = ["spacing", "nextafter", "copysign", "heaviside", "fmod", "ldexp", "modf",
            "frexp", "float_power", "matvec", "vecmat"]
@@ -57,33 +60,42 @@ def _ldexp_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 
 SPACING = _ew.unary_op("spacing", np.spacing, _ew.zero_rule, jvp=_ew.zero_jvp,
                        reads_x=False, formula="d spacing(x) = 0", adjoint="0", jax="_spacing({0})")
+spacing = FAMILY.unary(SPACING)
 #: frexp's exponent: an integer, never differentiated (an input of a graph step, so a
 #: compiled ``frexp`` follows new inputs).
 EXPONENT = Op("frexp_exponent", lambda x: np.frexp(x)[1], (None,), jvp=_ew.zero_jvp,
               formula="an integer: no derivative", adjoint=(None,),
               samples=lambda rng: [((rng.uniform(-4.0, 4.0, s),), {}) for s in [(), (3,)]],
               jax="jnp.frexp({0})[1]")
+_exponent = unary_function(FAMILY.op(EXPONENT))
 FRACTION = _ew.unary_op("fraction", lambda x: np.modf(x)[0], lambda g, ans, x: g,
                         reads_x=False, formula="d (x − trunc x) = dx", domain="offgrid",
                         adjoint="ḡ", jax="jnp.modf({0})[0]")
+_fraction = unary_function(FAMILY.op(FRACTION))
 NEXTAFTER = _ew.binary_op(
     "nextafter", np.nextafter, lambda g, ans, x, y: g, _ew.zero_rule, reads=(),
     formula="d nextafter(x, y) = dx", adjoint=("ḡ", "0"), jax="_nextafter({0}, {1})")
+nextafter = FAMILY.binary(NEXTAFTER)
 COPYSIGN = _ew.binary_op(
     "copysign", np.copysign, lambda g, ans, x, y: _ew.where(_same_sign(x, y), g, -g),
     _ew.zero_rule,
     formula="d copysign(x, y) = ±dx (− where the sign flips)", domain=("nonzero", "nonzero"),
     adjoint=("±ḡ", "0"), jax="_copysign({0}, {1})")
+copysign = FAMILY.binary(COPYSIGN)
 HEAVISIDE = _ew.binary_op(
     "heaviside", np.heaviside, _ew.zero_rule,
     lambda g, ans, x, y: _ew.where(_raw(x) == 0, g, 0.0),
     formula="d H(x, h₀) = [x = 0]·dh₀", domain=("nonzero", "real"),
     adjoint=("0", "ḡ·[{0} = 0]"), jax="jnp.heaviside({0}, {1})")
+heaviside = FAMILY.binary(HEAVISIDE)
 FMOD = _ew.binary_op(
     "fmod", np.fmod, lambda g, ans, x, y: g,
     lambda g, ans, x, y: -g * _ew.trunc(_ew.divide(x, y)),
     formula="d fmod(x, y) = dx − trunc(x/y) dy", domain=("positive", "positive"),
     adjoint=("ḡ", "−ḡ·trunc({0} / {1})"), jax="jnp.fmod({0}, {1})")
+fmod = FAMILY.binary(FMOD)
+
+
 def _ldexp_jvp(tangents: tuple[Any, ...], ans: Any, x: Any, n: Any) -> Any:
     tx = tangents[0]
     return _ew.zero_jvp(tangents, ans, x, n) if tx is None else ldexp(tx, n)
@@ -94,17 +106,7 @@ LDEXP = Op("ldexp", np.ldexp, (lambda g, ans, x, n: ldexp(g, n), None), jvp=_lde
            reads=(1,), broadcasting=True, unbroadcast=unbroadcast,
            formula="d (x·2ⁿ) = 2ⁿ·dx", adjoint=("ldexp(ḡ, {1})", None),
            samples=_ldexp_samples, jax="jnp.ldexp({0}, {1})")
-
-OPS = (SPACING, EXPONENT, FRACTION, NEXTAFTER, COPYSIGN, HEAVISIDE, FMOD, LDEXP)
-
-spacing = unary_function(SPACING)
-nextafter = binary_function(NEXTAFTER)
-copysign = binary_function(COPYSIGN)
-heaviside = binary_function(HEAVISIDE)
-fmod = binary_function(FMOD)
-ldexp = binary_function(LDEXP)
-_fraction = unary_function(FRACTION)
-_exponent = unary_function(EXPONENT)
+ldexp = FAMILY.binary(LDEXP)
 
 
 def _no_out(name: str, kwargs: dict[str, Any]) -> None:
@@ -113,6 +115,7 @@ def _no_out(name: str, kwargs: dict[str, Any]) -> None:
                                   "by wengert")
 
 
+@FAMILY.export
 def modf(x: Any, **kwargs: Any) -> tuple[Any, Any]:
     """The fractional and integral parts of ``x``, as ``np.modf``: the fractional part has
     derivative 1, the integral part 0."""
@@ -120,6 +123,7 @@ def modf(x: Any, **kwargs: Any) -> tuple[Any, Any]:
     return _fraction(x), _ew.trunc(x)
 
 
+@FAMILY.export
 def frexp(x: Any, **kwargs: Any) -> tuple[Any, Any]:
     """The mantissa and the (integer) exponent of ``x``, as ``np.frexp``: the mantissa is
     ``ldexp(x, −e)``, so its derivative is ``2⁻ᵉ``; the exponent has none."""
@@ -128,12 +132,14 @@ def frexp(x: Any, **kwargs: Any) -> tuple[Any, Any]:
     return ldexp(x, -exponent), exponent
 
 
+@FAMILY.export
 def divmod(x: Any, y: Any, **kwargs: Any) -> tuple[Any, Any]:  # noqa: A001 - NumPy's name
     """``(x // y, x % y)``, as ``np.divmod``."""
     _no_out("divmod", kwargs)
     return _ew.floor_divide(x, y), _ew.mod(x, y)
 
 
+@FAMILY.export
 def float_power(x: Any, y: Any, **kwargs: Any) -> Any:
     """``x ** y`` computed in float64 (complex128 for complex input), as
     ``np.float_power``."""
@@ -155,6 +161,7 @@ def _core_dims(name: str, signature: str, *operands: tuple[Any, int]) -> None:
                              f"{have}, gufunc core with signature {signature} requires {need})")
 
 
+@FAMILY.export
 def matvec(a: Any, v: Any, **kwargs: Any) -> Any:
     """The matrix-vector product over the last axes, broadcast over the others, as
     ``np.matvec`` (NumPy 2.2)."""
@@ -164,6 +171,7 @@ def matvec(a: Any, v: Any, **kwargs: Any) -> Any:
     return matmul(a, v[..., None])[..., 0]
 
 
+@FAMILY.export
 def vecmat(v: Any, a: Any, **kwargs: Any) -> Any:
     """The vector-matrix product ``conj(v) @ a`` over the last axes, as ``np.vecmat``
     (NumPy 2.2)."""
@@ -175,7 +183,3 @@ def vecmat(v: Any, a: Any, **kwargs: Any) -> Any:
     return matmul(v[..., None, :], a)[..., 0, :]
 
 
-PUBLIC = ("spacing", "nextafter", "copysign", "heaviside", "fmod", "ldexp", "modf", "frexp",
-          "divmod", "float_power", "matvec", "vecmat")
-#: ufunc name -> function.
-UFUNCS = {name: globals()[name] for name in PUBLIC}

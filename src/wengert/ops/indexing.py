@@ -22,9 +22,12 @@ from typing import Any
 
 import numpy as np
 from wengert.core.op import Op
-from wengert.ops.base import apply, forward, is_traced, shape_of
+from wengert.ops.base import Family, apply, forward, is_traced, shape_of
 from wengert.ops.base import primal as _raw
 from wengert.ops.broadcast import reshape_to, sum_to
+
+#: This module's ops, its public functions and the NumPy functions they implement.
+FAMILY = Family("indexing")
 
 
 def _raw_one(i: Any) -> Any:
@@ -178,12 +181,14 @@ GETITEM = Op("getitem", _getitem_impl, (_getitem_vjp,), jvp=_getitem_jvp, symbol
              adjoint=("ḡ scattered into zeros at [{index}]",),
              samples=_getitem_samples,
              spelling="indexing x[...]")
+FAMILY.op(GETITEM)
 SCATTER_ADD = Op("scatter_add", _scatter_add_impl,
                  (lambda g, ans, h, shape, index: apply(GETITEM, g, index=index),),
                  jvp=_scatter_add_jvp,
                  formula="zeros with h added at index; adjoint: gather ḡ[index]",
                  adjoint=("ḡ[{index}]",),
                  samples=_scatter_add_samples)
+FAMILY.op(SCATTER_ADD)
 
 
 # -- setitem ---------------------------------------------------------------------------
@@ -255,8 +260,7 @@ SETITEM = Op("setitem", _setitem_impl, (_setitem_dx, _setitem_dv), jvp=_setitem_
              adjoint=("ḡ with [{index}] zeroed", "ḡ[{index}] summed to the shape of {1}"),
              samples=_setitem_samples,
              spelling="item assignment x[...] = v")
-
-OPS = (GETITEM, SCATTER_ADD, SETITEM)
+FAMILY.op(SETITEM)
 
 
 # -- public functions ----------------------------------------------------------------
@@ -265,13 +269,7 @@ def getitem(x: Any, index: Any) -> Any:
     return apply(GETITEM, x, index=_frozen_index(index))
 
 
-#: Names exported by ``wengert.numpy`` (``take`` and ``take_along_axis`` live in ``shape``).
-PUBLIC: tuple[str, ...] = ()
-#: NumPy function -> function, for ``Tensor.__array_function__``.
-NUMPY: dict[Any, Any] = {}
-
-
 # Linear ops: their rules hold for complex values as they are (see ops/elementwise.py).
-for _op in OPS:
+for _op in FAMILY.ops:
     _op.complex_rules = True
 del _op

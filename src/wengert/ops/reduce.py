@@ -21,7 +21,7 @@ from wengert.core.op import Op
 from wengert.ops import elementwise as _ew
 from wengert.ops import indexing as _ix
 from wengert.ops import shape as _sh
-from wengert.ops.base import apply, linear, shape_of
+from wengert.ops.base import Family, apply, linear, shape_of
 from wengert.ops.base import primal as _raw
 from wengert.ops.broadcast import (
     SUM,
@@ -32,6 +32,9 @@ from wengert.ops.broadcast import (
     norm_axis,
     reshape_to,
 )
+
+#: This module's ops, its public functions and the NumPy functions they implement.
+FAMILY = Family("reduce")
 
 _shape_of = shape_of
 _norm_axis = norm_axis
@@ -102,6 +105,7 @@ MEAN = linear(Op(
     (_mean_vjp,), formula="∂/∂x mean(x) = 1/n (broadcast back)", symbol="mean",
     adjoint=("ḡ / n broadcast to the shape of {0}",),
     samples=_axis_samples(_normal), jax="jnp.mean({0}, axis={axis}, keepdims={keepdims})"))
+FAMILY.op(MEAN)
 
 
 # -- prod and cumulative scans -----------------------------------------------------------
@@ -224,6 +228,7 @@ PROD = Op("prod", lambda x, axis=None, keepdims=False: np.prod(x, axis=axis, kee
           formula="∂/∂xᵢ Πx = Π_{j≠i} xⱼ (exact with zeros)", symbol="Π", samples=_prod_samples,
           adjoint=("ḡ·(the product of the other entries)",),
           jax="jnp.prod({0}, axis={axis}, keepdims={keepdims})")
+FAMILY.op(PROD)
 
 
 def _cumsum_vjp(g: Any, ans: Any, x: Any, axis: Any = None) -> Any:
@@ -247,6 +252,7 @@ CUMSUM = linear(Op("cumsum", lambda x, axis=None: np.cumsum(x, axis=axis), (_cum
                     formula="adjoint: reversed cumulative sum", symbol="cumsum",
                     adjoint=("ḡ summed from the end (reversed cumsum)",),
                     samples=_scan_samples(_normal), jax="jnp.cumsum({0}, axis={axis})"))
+FAMILY.op(CUMSUM)
 CUMPROD = Op("cumprod", lambda x, axis=None: np.cumprod(x, axis=axis), (_cumprod_vjp,),
              jvp=_cumprod_jvp, reads=(0,), reads_out=True,
              formula="x̄ⱼ = Π_{k<j} xₖ · Σ_{i≥j} ḡᵢ Π_{j<k≤i} xₖ (no division)", symbol="cumprod",
@@ -255,6 +261,7 @@ CUMPROD = Op("cumprod", lambda x, axis=None: np.cumprod(x, axis=axis), (_cumprod
                  ((np.array([1.2, 0.0, -0.8, 1.5, 0.0, 0.7]),), {"axis": 0}),
                  ((np.array([[0.0, 1.1, 0.9], [1.3, 0.0, -1.2]]),), {"axis": -1})],
                  jax="jnp.cumprod({0}, axis={axis})")
+FAMILY.op(CUMPROD)
 
 
 # -- max, min ----------------------------------------------------------------------------
@@ -279,16 +286,19 @@ def _extreme_jvp(ts: tuple[Any, ...], ans: Any, x: Any, axis: Any = None,
     return sum(ts[0] * _extreme_weight(ans, x, axis, keepdims), axis=axis, keepdims=keepdims)
 
 
-MAX = Op("max", lambda x, axis=None, keepdims=False: np.max(x, axis=axis, keepdims=keepdims),
-         (_extreme_vjp,), jvp=_extreme_jvp, reads=(0,), reads_out=True,
-         formula="gradient to the maximum; ties split it evenly", symbol="max",
-         adjoint=("ḡ at the max of {0}, split evenly on ties",),
-         samples=_axis_samples(_distinct), jax="jnp.max({0}, axis={axis}, keepdims={keepdims})")
-MIN = Op("min", lambda x, axis=None, keepdims=False: np.min(x, axis=axis, keepdims=keepdims),
-         (_extreme_vjp,), jvp=_extreme_jvp, reads=(0,), reads_out=True,
-         formula="gradient to the minimum; ties split it evenly", symbol="min",
-         adjoint=("ḡ at the min of {0}, split evenly on ties",),
-         samples=_axis_samples(_distinct), jax="jnp.min({0}, axis={axis}, keepdims={keepdims})")
+def _extreme_op(name: str, impl: Any, what: str) -> Op:
+    """``max`` or ``min``: the gradient goes to the extreme entries, split evenly on ties."""
+    return FAMILY.op(Op(
+        name, lambda x, axis=None, keepdims=False: impl(x, axis=axis, keepdims=keepdims),
+        (_extreme_vjp,), jvp=_extreme_jvp, reads=(0,), reads_out=True,
+        formula=f"gradient to the {what}; ties split it evenly", symbol=name,
+        adjoint=(f"ḡ at the {name} of {{0}}, split evenly on ties",),
+        samples=_axis_samples(_distinct),
+        jax=f"jnp.{name}({{0}}, axis={{axis}}, keepdims={{keepdims}})"))
+
+
+MAX = _extreme_op("max", np.max, "maximum")
+MIN = _extreme_op("min", np.min, "minimum")
 
 
 # -- var, std ----------------------------------------------------------------------------
@@ -318,7 +328,6 @@ def _std_vjp(g: Any, ans: Any, x: Any, axis: Any = None, ddof: int = 0,
     scale = 1.0 / dof if dof > 0 else math.inf
     g_over_std = _ew.divide(g, _ew.zeros_to_one(ans))  # 0 where the input is constant
     return _expand(g_over_std, shape, axis, keepdims) * _centered_conj(x, axis) * scale
-
 
 
 def _var_jvp(ts: tuple[Any, ...], ans: Any, x: Any, axis: Any = None, ddof: int = 0,
@@ -355,10 +364,12 @@ VAR = Op("var", _var_impl, (_var_vjp,), jvp=_var_jvp, reads=(0,),
          formula="∂/∂x var(x) = 2 (x - mean) / (n - ddof)", symbol="var", samples=_var_samples,
          adjoint=("ḡ·2·({0} − mean) / (n − {ddof})",),
          jax="jnp.var({0}, axis={axis}, ddof={ddof}, keepdims={keepdims})")
+FAMILY.op(VAR)
 STD = Op("std", _std_impl, (_std_vjp,), jvp=_std_jvp, reads=(0,), reads_out=True,
          formula="∂/∂x std(x) = (x - mean) / ((n - ddof) std)", symbol="std",
          adjoint=("ḡ·({0} − mean) / ((n − {ddof})·{out})  (0 where {out} = 0)",),
          samples=_var_samples, jax="_std({0}, axis={axis}, ddof={ddof}, keepdims={keepdims})")
+FAMILY.op(STD)
 
 
 # -- logsumexp ---------------------------------------------------------------------------
@@ -391,6 +402,7 @@ LOGSUMEXP = Op("logsumexp", _logsumexp_impl, (_logsumexp_vjp,), jvp=_logsumexp_j
                adjoint=("ḡ·exp({0} − {out})",),
                samples=_axis_samples(_normal),
                jax="jax.scipy.special.logsumexp({0}, axis={axis}, keepdims={keepdims})")
+FAMILY.op(LOGSUMEXP)
 
 
 # -- norms -------------------------------------------------------------------------------
@@ -495,6 +507,7 @@ NORM = Op("norm", _norm_impl, (_norm_vjp,), jvp=_norm_jvp, reads=(0,), reads_out
           formula="∂/∂x ‖x‖₂ = x / ‖x‖₂ (0 at x = 0; conj(z) / ‖z‖₂ for complex z)",
           symbol="‖·‖", samples=_norm_samples,
           adjoint=("ḡ·∂‖{0}‖/∂{0}  (2-norm: ḡ·{0} / {out}, 0 at 0)",))
+FAMILY.op(NORM)
 
 
 # -- trace -------------------------------------------------------------------------------
@@ -527,12 +540,11 @@ TRACE = linear(Op(
         ((rng.normal(size=(2, 3, 4)),), {"offset": 0, "axis1": -1, "axis2": 0}),
         ((rng.normal(size=(3, 2, 3)),), {"offset": -1, "axis1": 2, "axis2": 0}),
     ], jax="jnp.trace({0}, offset={offset}, axis1={axis1}, axis2={axis2})"))
-
-
-OPS = (MEAN, PROD, CUMSUM, CUMPROD, MAX, MIN, VAR, STD, LOGSUMEXP, NORM, TRACE)
+FAMILY.op(TRACE)
 
 
 # -- public functions --------------------------------------------------------------------
+@FAMILY.export
 def sum(x: Any, axis: Any = None, keepdims: bool = False, *, dtype: Any = None,  # noqa: A001
         out: Any = None, initial: Any = None, where: Any = None) -> Any:
     """Sum over ``axis`` (all by default); the gradient broadcasts back.
@@ -548,6 +560,7 @@ def sum(x: Any, axis: Any = None, keepdims: bool = False, *, dtype: Any = None, 
     return apply(SUM, _cast(x, dtype), axis=_axis_param(axis), keepdims=bool(keepdims))
 
 
+@FAMILY.export
 def mean(x: Any, axis: Any = None, keepdims: bool = False, *, dtype: Any = None,
          out: Any = None, where: Any = None) -> Any:
     """Arithmetic mean over ``axis``; the gradient is ``1/n`` broadcast back."""
@@ -555,6 +568,7 @@ def mean(x: Any, axis: Any = None, keepdims: bool = False, *, dtype: Any = None,
     return apply(MEAN, _cast(x, dtype), axis=_axis_param(axis), keepdims=bool(keepdims))
 
 
+@FAMILY.export
 def prod(x: Any, axis: Any = None, keepdims: bool = False, *, dtype: Any = None,
          out: Any = None, initial: Any = None, where: Any = None) -> Any:
     """Product over ``axis``; the gradient is the product of the other elements.
@@ -573,32 +587,35 @@ def prod(x: Any, axis: Any = None, keepdims: bool = False, *, dtype: Any = None,
     return apply(PROD, _cast(x, dtype), axis=_axis_param(axis), keepdims=bool(keepdims))
 
 
-def max(x: Any, axis: Any = None, keepdims: bool = False, *, out: Any = None,  # noqa: A001
-        initial: Any = None, where: Any = None) -> Any:
-    """Maximum over ``axis``; ties split the gradient evenly among the maxima.
+def _extremum(op: Op, name: str, doc: str) -> Any:
+    """The public function of ``max`` or ``min`` (NumPy's signature; ``initial=`` and
+    ``where=`` refused)."""
+
+    def extremum(x: Any, axis: Any = None, keepdims: bool = False, *, out: Any = None,
+                 initial: Any = None, where: Any = None) -> Any:
+        _no_extras(name, out, initial=initial, where=where)
+        return apply(op, x, axis=_axis_param(axis), keepdims=bool(keepdims))
+
+    extremum.__name__ = extremum.__qualname__ = name
+    extremum.__doc__ = doc
+    return FAMILY.export(extremum, "a" + name)
+
+
+max = amax = _extremum(MAX, "max", """Maximum over ``axis``; ties split the gradient evenly
+    among the maxima.
 
     Examples
     --------
     >>> import numpy as np
     >>> import wengert as wg
-    >>> wg.grad(lambda x: wg.numpy.max(x))(np.array([1.0, 3.0, 3.0]))
+    >>> wg.grad(np.max)(np.array([1.0, 3.0, 3.0]))   # np.max of a tensor is wengert's
     array([0. , 0.5, 0.5])
-    """
-    _no_extras("max", out, initial=initial, where=where)
-    return apply(MAX, x, axis=_axis_param(axis), keepdims=bool(keepdims))
+    """)  # noqa: A001
+min = amin = _extremum(MIN, "min", """Minimum over ``axis``; ties split the gradient evenly
+    among the minima.""")  # noqa: A001
 
 
-def min(x: Any, axis: Any = None, keepdims: bool = False, *, out: Any = None,  # noqa: A001
-        initial: Any = None, where: Any = None) -> Any:
-    """Minimum over ``axis``; ties split the gradient evenly among the minima."""
-    _no_extras("min", out, initial=initial, where=where)
-    return apply(MIN, x, axis=_axis_param(axis), keepdims=bool(keepdims))
-
-
-amax = max
-amin = min
-
-
+@FAMILY.export
 def ptp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """Peak to peak, ``max - min`` over ``axis``."""
     return max(x, axis, keepdims) - min(x, axis, keepdims)
@@ -612,32 +629,43 @@ def _ddof(ddof: Any, correction: Any) -> int:
     return int(ddof or 0)
 
 
-def var(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, *, dtype: Any = None,
-        out: Any = None, where: Any = None, mean: Any = None, correction: Any = None) -> Any:
-    """Variance over ``axis`` with ``ddof`` delta degrees of freedom."""
-    _no_extras("var", out, where=where, mean=mean)
-    return apply(VAR, _cast(x, dtype), axis=_axis_param(axis), ddof=_ddof(ddof, correction),
-                    keepdims=bool(keepdims))
+def _spread(op: Op, name: str, doc: str) -> Any:
+    """The public function of ``var`` or ``std`` (NumPy's signature; ``where=`` and
+    ``mean=`` refused)."""
+
+    def spread(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, *,
+               dtype: Any = None, out: Any = None, where: Any = None, mean: Any = None,
+               correction: Any = None) -> Any:
+        _no_extras(name, out, where=where, mean=mean)
+        return apply(op, _cast(x, dtype), axis=_axis_param(axis),
+                     ddof=_ddof(ddof, correction), keepdims=bool(keepdims))
+
+    spread.__name__ = spread.__qualname__ = name
+    spread.__doc__ = doc
+    return FAMILY.export(spread)
 
 
-def std(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, *, dtype: Any = None,
-        out: Any = None, where: Any = None, mean: Any = None, correction: Any = None) -> Any:
-    """Standard deviation over ``axis`` with ``ddof`` delta degrees of freedom."""
-    _no_extras("std", out, where=where, mean=mean)
-    return apply(STD, _cast(x, dtype), axis=_axis_param(axis), ddof=_ddof(ddof, correction),
-                    keepdims=bool(keepdims))
+var = _spread(VAR, "var", "Variance over ``axis`` with ``ddof`` delta degrees of freedom.")
+std = _spread(STD, "std", "Standard deviation over ``axis`` with ``ddof`` delta degrees of "
+              "freedom.")
 
 
-def cumsum(x: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
-    """Cumulative sum along ``axis`` (of the flattened input by default)."""
-    _no_extras("cumsum", out)
-    return apply(CUMSUM, _cast(x, dtype), axis=_axis_param(axis))
+def _cumulative(op: Op, name: str, doc: str) -> Any:
+    """The public function of ``cumsum`` or ``cumprod``."""
+
+    def cumulative(x: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+        _no_extras(name, out)
+        return apply(op, _cast(x, dtype), axis=_axis_param(axis))
+
+    cumulative.__name__ = cumulative.__qualname__ = name
+    cumulative.__doc__ = doc
+    return FAMILY.export(cumulative)
 
 
-def cumprod(x: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
-    """Cumulative product along ``axis``; the gradient is exact with zeros."""
-    _no_extras("cumprod", out)
-    return apply(CUMPROD, _cast(x, dtype), axis=_axis_param(axis))
+cumsum = _cumulative(CUMSUM, "cumsum", "Cumulative sum along ``axis`` (of the flattened input "
+                     "by default).")
+cumprod = _cumulative(CUMPROD, "cumprod", "Cumulative product along ``axis``; the gradient is "
+                      "exact with zeros.")
 
 
 def _cumulative(scan: Any, fill: float, x: Any, axis: Any, dtype: Any, out: Any,
@@ -655,18 +683,21 @@ def _cumulative(scan: Any, fill: float, x: Any, axis: Any, dtype: Any, out: Any,
     return y
 
 
+@FAMILY.export
 def cumulative_sum(x: Any, *, axis: Any = None, dtype: Any = None, out: Any = None,
                    include_initial: bool = False) -> Any:
     """Cumulative sum (the array-API ``cumulative_sum``, optionally with a leading 0)."""
     return _cumulative(cumsum, 0.0, x, axis, dtype, out, include_initial)
 
 
+@FAMILY.export
 def cumulative_prod(x: Any, *, axis: Any = None, dtype: Any = None, out: Any = None,
                     include_initial: bool = False) -> Any:
     """Cumulative product (the array-API ``cumulative_prod``, optionally with a leading 1)."""
     return _cumulative(cumprod, 1.0, x, axis, dtype, out, include_initial)
 
 
+@FAMILY.export
 def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """``log(sum(exp(x)))`` over ``axis``, computed stably; the gradient is the softmax."""
     return apply(LOGSUMEXP, x, axis=_axis_param(axis), keepdims=bool(keepdims))
@@ -694,6 +725,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     return apply(NORM, x, ord=ord, axis=axis, keepdims=bool(keepdims))
 
 
+@FAMILY.export
 def trace(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
           out: Any = None) -> Any:
     """Sum along a diagonal (``offset``) of the ``axis1``/``axis2`` planes."""
@@ -702,6 +734,7 @@ def trace(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = 
                     axis2=int(axis2))
 
 
+@FAMILY.export
 def average(x: Any, axis: Any = None, weights: Any = None, returned: bool = False, *,
             keepdims: bool = False) -> Any:
     """Weighted average over ``axis``; differentiable in ``x`` and in ``weights``."""
@@ -752,25 +785,14 @@ def _ufunc_accumulate(fn: Any) -> Any:
     return accumulate
 
 
-#: Names exported by ``wengert.numpy``.
-PUBLIC = ("sum", "mean", "prod", "max", "min", "amax", "amin", "ptp", "var", "std", "cumsum",
-          "cumprod", "cumulative_sum", "cumulative_prod", "logsumexp", "trace",
-          "average")  # (norm: wengert.numpy's is composite.norm, which uses it)
-#: NumPy function -> function, for ``Tensor.__array_function__``.
-NUMPY = {
-    np.sum: sum, np.mean: mean, np.prod: prod, np.max: max, np.min: min, np.amax: max,
-    np.amin: min, np.ptp: ptp, np.var: var, np.std: std, np.cumsum: cumsum,
-    np.cumprod: cumprod, np.trace: trace, np.average: average,
-}
-if hasattr(np, "cumulative_sum"):
-    NUMPY[np.cumulative_sum] = cumulative_sum
-    NUMPY[np.cumulative_prod] = cumulative_prod
-#: ufunc -> function for ``ufunc.reduce``.
-REDUCE = {np.add: _ufunc_reduce(sum), np.multiply: _ufunc_reduce(prod),
-          np.maximum: _ufunc_reduce(max), np.minimum: _ufunc_reduce(min),
-          np.logaddexp: _ufunc_reduce(logsumexp)}
-#: ufunc -> function for ``ufunc.accumulate``.
-ACCUMULATE = {np.add: _ufunc_accumulate(cumsum), np.multiply: _ufunc_accumulate(cumprod)}
+# ``np.add.reduce`` and the others on traced values: the reductions above (axis 0 by default)
+FAMILY.route(_ufunc_reduce(sum), np.add.reduce)
+FAMILY.route(_ufunc_reduce(prod), np.multiply.reduce)
+FAMILY.route(_ufunc_reduce(max), np.maximum.reduce)
+FAMILY.route(_ufunc_reduce(min), np.minimum.reduce)
+FAMILY.route(_ufunc_reduce(logsumexp), np.logaddexp.reduce)
+FAMILY.route(_ufunc_accumulate(cumsum), np.add.accumulate)
+FAMILY.route(_ufunc_accumulate(cumprod), np.multiply.accumulate)
 
 
 # The ops whose rules hold for complex values (see ops/elementwise.py): the linear and

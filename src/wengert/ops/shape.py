@@ -22,10 +22,13 @@ from wengert.core.bind import kind_of
 from wengert.core.op import Op, PerInput
 from wengert.ops import elementwise as _ew
 from wengert.ops import indexing as _ix
-from wengert.ops.base import apply, is_traced, linear, linear_variadic, no_out
+from wengert.ops.base import Family, apply, is_traced, linear, linear_variadic, no_out
 from wengert.ops.base import primal as _raw
 from wengert.ops.base import shape_of as _shape_of
 from wengert.ops.broadcast import reshape_to, sum_along, sum_to
+
+#: This module's ops, its public functions and the NumPy functions they implement.
+FAMILY = Family("shape")
 
 
 def _int_or_tuple(v: Any) -> Any:
@@ -68,6 +71,7 @@ RESHAPE = linear(Op("reshape", lambda x, shape: np.reshape(x, shape),
                                           ((np.float64(rng.normal()),), {"shape": (1, 1)})],
                                           jax="jnp.reshape({0}, shape={shape})",
                                           spelling=".reshape"))
+FAMILY.op(RESHAPE)
 
 
 def _transpose_vjp(g: Any, ans: Any, x: Any, axes: Any = None) -> Any:
@@ -84,6 +88,7 @@ TRANSPOSE = linear(Op("transpose", lambda x, axes=None: np.transpose(x, axes), (
                                             ((_n(rng, 2, 3, 4),), {"axes": None})],
                                             jax="jnp.transpose({0}, axes={axes})",
                                             spelling=".T"))
+FAMILY.op(TRANSPOSE)
 SWAPAXES = linear(Op("swapaxes", lambda x, axis1, axis2: np.swapaxes(x, axis1, axis2),
                       (lambda g, ans, x, axis1, axis2: swapaxes(g, axis1, axis2),),
                       formula="adjoint: swap back", view=True,
@@ -91,6 +96,7 @@ SWAPAXES = linear(Op("swapaxes", lambda x, axis1, axis2: np.swapaxes(x, axis1, a
                       samples=lambda rng: [((_n(rng, 2, 3),), {"axis1": 0, "axis2": 1}),
                                            ((_n(rng, 2, 3, 4),), {"axis1": -1, "axis2": 0})],
                                            jax="jnp.swapaxes({0}, axis1={axis1}, axis2={axis2})"))
+FAMILY.op(SWAPAXES)
 MOVEAXIS = linear(Op(
     "moveaxis", lambda x, source, destination: np.moveaxis(x, source, destination),
     (lambda g, ans, x, source, destination: moveaxis(g, destination, source),),
@@ -100,6 +106,7 @@ MOVEAXIS = linear(Op(
         ((_n(rng, 2, 3, 4),), {"source": 0, "destination": -1}),
         ((_n(rng, 2, 3, 4),), {"source": (0, -1), "destination": (-1, 1)}),
     ], jax="jnp.moveaxis({0}, source={source}, destination={destination})"))
+FAMILY.op(MOVEAXIS)
 EXPAND_DIMS = linear(Op("expand_dims", lambda x, axis: np.expand_dims(x, axis),
                          (lambda g, ans, x, axis: reshape(g, _shape_of(x)),),
                          formula="adjoint: reshape back", view=True,
@@ -109,6 +116,7 @@ EXPAND_DIMS = linear(Op("expand_dims", lambda x, axis: np.expand_dims(x, axis),
                                               ((_n(rng, 2, 3),), {"axis": (0, 2)}),
                                               ((np.float64(rng.normal()),), {"axis": 0})],
                                               jax="jnp.expand_dims({0}, axis={axis})"))
+FAMILY.op(EXPAND_DIMS)
 SQUEEZE = linear(Op("squeeze", lambda x, axis=None: np.squeeze(x, axis),
                      (lambda g, ans, x, axis=None: reshape(g, _shape_of(x)),),
                      formula="adjoint: reshape back", view=True,
@@ -118,6 +126,7 @@ SQUEEZE = linear(Op("squeeze", lambda x, axis=None: np.squeeze(x, axis),
                                           ((_n(rng, 1, 3, 1),), {"axis": (0, 2)}),
                                           ((_n(rng, 1),), {"axis": None})],
                                           jax="jnp.squeeze({0}, axis={axis})"))
+FAMILY.op(SQUEEZE)
 FLIP = linear(Op("flip", lambda x, axis=None: np.flip(x, axis),
                   (lambda g, ans, x, axis=None: flip(g, axis),),
                   formula="adjoint: flip back", view=True,
@@ -127,6 +136,7 @@ FLIP = linear(Op("flip", lambda x, axis=None: np.flip(x, axis),
                                        ((_n(rng, 2, 3, 2),), {"axis": (0, 2)}),
                                        ((_n(rng, 2, 3),), {"axis": None})],
                                        jax="jnp.flip({0}, axis={axis})"))
+FAMILY.op(FLIP)
 
 
 def _neg_shift(shift: Any) -> Any:
@@ -142,6 +152,7 @@ ROLL = linear(Op("roll", lambda x, shift, axis=None: np.roll(x, shift, axis),
                                        ((_n(rng, 2, 3),), {"shift": 4, "axis": -1}),
                                        ((_n(rng, 2, 3, 2),), {"shift": (1, -2), "axis": (0, 1)})],
                                        jax="jnp.roll({0}, shift={shift}, axis={axis})"))
+FAMILY.op(ROLL)
 
 
 # -- tile, repeat ------------------------------------------------------------------------
@@ -163,6 +174,7 @@ TILE = linear(Op("tile", lambda x, reps: np.tile(x, reps), (_tile_vjp,),
                                        ((_n(rng, 2, 1, 3),), {"reps": (2, 2)}),
                                        ((np.float64(rng.normal()),), {"reps": (3,)})],
                                        jax="jnp.tile({0}, reps={reps})"))
+FAMILY.op(TILE)
 
 
 def _repeat_vjp(g: Any, ans: Any, x: Any, repeats: Any, axis: Any = None) -> Any:
@@ -191,6 +203,7 @@ REPEAT = linear(Op(
                          ((_n(rng, 2, 3),), {"repeats": 2, "axis": -1}),
                          ((_n(rng, 3, 2),), {"repeats": (1, 0, 3), "axis": 0}),
                          ((_n(rng, 2, 2),), {"repeats": (2, 1, 1, 3), "axis": None})]))
+FAMILY.op(REPEAT)
 
 
 # -- pad -----------------------------------------------------------------------------------
@@ -217,6 +230,7 @@ PAD = linear(Op("pad", _pad_impl, (_pad_vjp,), formula="adjoint: slice the paddi
                  samples=_pad_samples,
                  jax="jnp.pad({0}, {pad_width}, mode='constant', "
                      "constant_values={constant_values})"), constant_values=0)
+FAMILY.op(PAD)
 
 
 # -- diagonals and triangles ----------------------------------------------------------------
@@ -244,6 +258,7 @@ DIAGONAL = linear(Op("diagonal",
                           ((_n(rng, 4, 3),), {"offset": -2, "axis1": 1, "axis2": 0}),
                           ((_n(rng, 2, 3, 4),), {"offset": 1, "axis1": -1, "axis2": 0}),
                       ], jax="jnp.diagonal({0}, offset={offset}, axis1={axis1}, axis2={axis2})"))
+FAMILY.op(DIAGONAL)
 DIAGONAL_EMBED = linear(Op(
     "diagonal_embed", _embed_impl,
     (lambda g, ans, d, shape, offset, axis1, axis2:
@@ -256,6 +271,7 @@ DIAGONAL_EMBED = linear(Op(
         ((_n(rng, 4, 2),), {"shape": (3, 4, 3), "offset": -1, "axis1": 2,
                             "axis2": 0}),
     ], jax="_diagonal_embed({0}, shape={shape}, offset={offset}, axis1={axis1}, axis2={axis2})"))
+FAMILY.op(DIAGONAL_EMBED)
 
 
 def _tri_vjp(tri: Any) -> Any:
@@ -274,9 +290,11 @@ def _tri_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 TRIU = linear(Op("triu", lambda x, k=0: np.triu(x, k), (_tri_vjp(lambda g, k: triu(g, k)),),
                   formula="adjoint: triu of the cotangent", samples=_tri_samples,
                   adjoint=("triu(ḡ, {k})",)))
+FAMILY.op(TRIU)
 TRIL = linear(Op("tril", lambda x, k=0: np.tril(x, k), (_tri_vjp(lambda g, k: tril(g, k)),),
                   formula="adjoint: tril of the cotangent", samples=_tri_samples,
                   adjoint=("tril(ḡ, {k})",)))
+FAMILY.op(TRIL)
 
 
 # -- take, take_along_axis, sort -------------------------------------------------------------
@@ -302,6 +320,7 @@ TAKE = linear(Op("take", lambda x, indices, axis=None: np.take(x, indices, axis)
                       ((_n(rng, 3, 4), np.array([1, -1, 1])), {"axis": -1}),
                       ((_n(rng, 3, 4), np.array(2)), {"axis": 0}),
                   ]))
+FAMILY.op(TAKE)
 TAKE_ADD = linear(Op("take_add", _take_add_impl,
                       (lambda h, ans, g, indices, shape, axis: take(h, indices, axis), None),
                       reads=(1,), formula="scatter-add along an axis; adjoint: take",
@@ -310,6 +329,7 @@ TAKE_ADD = linear(Op("take_add", _take_add_impl,
                           ((_n(rng, 4), np.array([0, 3, 3, -1])), {"shape": (5,), "axis": None}),
                           ((_n(rng, 3, 3), np.array([1, -1, 1])), {"shape": (3, 4), "axis": 1}),
                       ]))
+FAMILY.op(TAKE_ADD)
 
 
 def _along_index(indices: np.ndarray, gshape: tuple[int, ...], shape: tuple[int, ...],
@@ -348,6 +368,7 @@ TAKE_ALONG_AXIS = linear(Op(
         ((_n(rng, 3, 4), np.array([[2, 0, 1, 1]])), {"axis": 0}),
         ((_n(rng, 1, 4), np.array([[1], [3]])), {"axis": -1}),
     ], jax="jnp.take_along_axis({0}, {1}, axis={axis})"))
+FAMILY.op(TAKE_ALONG_AXIS)
 TAKE_ALONG_AXIS_ADD = linear(Op(
     "take_along_axis_add", _take_along_add_impl,
     (lambda h, ans, g, indices, shape, axis: take_along_axis(h, indices, axis), None),
@@ -357,6 +378,7 @@ TAKE_ALONG_AXIS_ADD = linear(Op(
         ((_n(rng, 3, 2), np.array([[0, 3], [1, 1], [2, 0]])), {"shape": (3, 4), "axis": 1}),
         ((_n(rng, 2, 1), np.array([[1], [3]])), {"shape": (1, 4), "axis": -1}),
     ]))
+FAMILY.op(TAKE_ALONG_AXIS_ADD)
 
 
 def _inverse_permutation(perm: np.ndarray, axis: int) -> np.ndarray:
@@ -398,6 +420,7 @@ SORT = Op("sort", lambda x, axis=-1: np.sort(x, axis=axis), (_sort_vjp,), jvp=_s
                                ((_distinct(rng, 3, 4),), {"axis": None}),
                                ((_distinct(rng, 2, 3, 2),), {"axis": 1})],
                                jax="jnp.sort({0}, axis={axis})")
+FAMILY.op(SORT)
 
 
 # -- concatenate, stack (variadic) ----------------------------------------------------------
@@ -423,6 +446,7 @@ CONCATENATE = linear_variadic(_variadic(
                          ((_n(rng, 2, 3), _n(rng, 2, 1), _n(rng, 2, 2)), {"axis": -1}),
                          ((_n(rng, 2, 2), _n(rng, 3)), {"axis": None}),
                          ((_n(rng, 1, 3), _n(rng, 2, 3)), {"axis": 0})]))
+FAMILY.op(CONCATENATE)
 
 
 def _stack_impl(*xs: Any, axis: int = 0) -> Any:
@@ -441,13 +465,11 @@ STACK = linear_variadic(_variadic(
                          ((_n(rng, 2, 3), _n(rng, 2, 3), _n(rng, 2, 3)), {"axis": -1}),
                          ((np.float64(rng.normal()), np.float64(rng.normal())), {"axis": 0}),
                          ((_n(rng, 2, 3), _n(rng, 2, 3)), {"axis": 1})]))
-
-OPS = (RESHAPE, TRANSPOSE, SWAPAXES, MOVEAXIS, EXPAND_DIMS, SQUEEZE, FLIP, ROLL, TILE, REPEAT,
-       PAD, DIAGONAL, DIAGONAL_EMBED, TRIU, TRIL, TAKE, TAKE_ADD, TAKE_ALONG_AXIS,
-       TAKE_ALONG_AXIS_ADD, SORT, CONCATENATE, STACK)
+FAMILY.op(STACK)
 
 
 # -- public functions --------------------------------------------------------------------
+@FAMILY.export
 def reshape(x: Any, shape: Any = None, order: str = "C", *, newshape: Any = None,
             copy: Any = None) -> Any:
     """Reshape to ``shape`` (an int, a tuple, one entry may be -1); the gradient reshapes back.
@@ -480,6 +502,7 @@ def reshape(x: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
     return _ew.copy(out) if copy else out
 
 
+@FAMILY.export
 def ravel(x: Any, order: str = "C") -> Any:
     """Flatten to 1-d: a view of an array contiguous in ``order``, else a copy (as NumPy:
     an in-place update of the result writes through to ``x`` only in the first case)."""
@@ -491,6 +514,7 @@ def ravel(x: Any, order: str = "C") -> Any:
     return out
 
 
+@FAMILY.export("permute_dims")  # (its array-API name; np.permute_dims is np.transpose)
 def transpose(x: Any, axes: Any = None) -> Any:
     """Permute axes (reverse them by default)."""
     if axes is None:
@@ -499,37 +523,38 @@ def transpose(x: Any, axes: Any = None) -> Any:
     return apply(TRANSPOSE, x, axes=tuple(int(a) % nd if nd else int(a) for a in axes))
 
 
-def permute_dims(x: Any, axes: Any = None) -> Any:
-    """Permute axes (the array-API name of :func:`transpose`)."""
-    return transpose(x, axes)
-
-
+@FAMILY.export
 def swapaxes(x: Any, axis1: int, axis2: int) -> Any:
     """Swap two axes."""
     return apply(SWAPAXES, x, axis1=int(axis1), axis2=int(axis2))
 
 
+@FAMILY.export
 def moveaxis(x: Any, source: Any, destination: Any) -> Any:
     """Move axes ``source`` to positions ``destination``; the others keep their order."""
     return apply(MOVEAXIS, x, source=_int_or_tuple(source),
                     destination=_int_or_tuple(destination))
 
 
+@FAMILY.export
 def expand_dims(x: Any, axis: Any) -> Any:
     """Insert length-1 axes at ``axis`` (an int or a tuple)."""
     return apply(EXPAND_DIMS, x, axis=_int_or_tuple(axis))
 
 
+@FAMILY.export
 def squeeze(x: Any, axis: Any = None) -> Any:
     """Remove length-1 axes (all, or those in ``axis``)."""
     return apply(SQUEEZE, x, axis=_int_or_tuple(axis))
 
 
+@FAMILY.export
 def flip(x: Any, axis: Any = None) -> Any:
     """Reverse the order of elements along ``axis`` (all axes by default)."""
     return apply(FLIP, x, axis=_int_or_tuple(axis))
 
 
+@FAMILY.export
 def fliplr(x: Any) -> Any:
     """Reverse the columns (axis 1)."""
     if len(_shape_of(x)) < 2:
@@ -537,6 +562,7 @@ def fliplr(x: Any) -> Any:
     return flip(x, 1)
 
 
+@FAMILY.export
 def flipud(x: Any) -> Any:
     """Reverse the rows (axis 0)."""
     if len(_shape_of(x)) < 1:
@@ -544,6 +570,7 @@ def flipud(x: Any) -> Any:
     return flip(x, 0)
 
 
+@FAMILY.export
 def rot90(x: Any, k: int = 1, axes: Any = (0, 1)) -> Any:
     """Rotate by 90 degrees ``k`` times in the plane of ``axes``."""
     a0, a1 = (int(a) for a in axes)
@@ -557,17 +584,20 @@ def rot90(x: Any, k: int = 1, axes: Any = (0, 1)) -> Any:
     return flip(swapaxes(x, a0, a1), a1)
 
 
+@FAMILY.export
 def roll(x: Any, shift: Any, axis: Any = None) -> Any:
     """Roll elements along ``axis`` (the flattened array by default)."""
     return apply(ROLL, x, shift=_int_or_tuple(shift), axis=_int_or_tuple(axis))
 
 
+@FAMILY.export
 def tile(x: Any, reps: Any) -> Any:
     """Repeat the whole array ``reps`` times along each axis."""
     reps = _int_or_tuple(reps)
     return apply(TILE, x, reps=(reps,) if isinstance(reps, int) else reps)
 
 
+@FAMILY.export
 def repeat(x: Any, repeats: Any, axis: Any = None) -> Any:
     """Repeat each element ``repeats`` times (an int, or one count per element)."""
     r = np.asarray(_raw(repeats))
@@ -580,6 +610,7 @@ def _pairs(value: Any, nd: int, cast: Any) -> tuple[tuple[Any, Any], ...]:
     return tuple((cast(a), cast(b)) for a, b in arr.tolist())
 
 
+@FAMILY.export
 def pad(x: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
     """Pad an array (modes ``constant``, ``edge``, ``wrap``, ``reflect``, ``symmetric``).
 
@@ -659,6 +690,7 @@ def _pad_traced_constants(x: Any, width: Any, values: Any) -> Any:
     return out
 
 
+@FAMILY.export
 def diagonal(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     """The diagonal (``offset`` above the main one) of the ``axis1``/``axis2`` planes."""
     return apply(DIAGONAL, x, offset=int(offset), axis1=int(axis1), axis2=int(axis2))
@@ -671,6 +703,7 @@ def diagonal_embed(d: Any, shape: tuple[int, ...], offset: int = 0, axis1: int =
                     axis1=int(axis1), axis2=int(axis2))
 
 
+@FAMILY.export
 def diag(v: Any, k: int = 0) -> Any:
     """Extract the ``k``-th diagonal of a 2-d array, or build a 2-d array from a 1-d one."""
     shape = _shape_of(v)
@@ -683,6 +716,7 @@ def diag(v: Any, k: int = 0) -> Any:
     raise ValueError("Input must be 1- or 2-d.")
 
 
+@FAMILY.export
 def diagflat(v: Any, k: int = 0) -> Any:
     """A 2-d array with the flattened input on the ``k``-th diagonal."""
     return diag(ravel(v), k)
@@ -694,11 +728,13 @@ def _diagonal_k(k: Any) -> Any:
     return int(k) if k == int(k) else float(k)
 
 
+@FAMILY.export
 def triu(x: Any, k: int = 0) -> Any:
     """Upper triangle (on and above diagonal ``k``) of the last two axes."""
     return apply(TRIU, x, k=_diagonal_k(k))
 
 
+@FAMILY.export
 def tril(x: Any, k: int = 0) -> Any:
     """Lower triangle (on and below diagonal ``k``) of the last two axes."""
     return apply(TRIL, x, k=_diagonal_k(k))
@@ -711,6 +747,7 @@ def _index_array(indices: Any) -> Any:
     return index if is_traced(index) else np.asarray(index)
 
 
+@FAMILY.export
 def take(x: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Any:
     """Elements at ``indices`` along ``axis``; repeated indices accumulate gradient."""
     no_out("take", out)
@@ -729,6 +766,7 @@ def take(x: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "r
     return apply(TAKE, x, index, axis=axis)
 
 
+@FAMILY.export
 def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
            return_counts: bool = False, axis: Any = None, **kwargs: Any) -> Any:
     """``np.unique``: the unique values are the first occurrence of each, taken from ``ar``,
@@ -753,6 +791,7 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
     return (values, *extra) if extra else values
 
 
+@FAMILY.export
 def bincount(x: Any, weights: Any = None, minlength: int = 0) -> Any:
     """``np.bincount``: with ``weights``, each bin sums the weights of its entries (a
     scatter-add, differentiable in the weights); ``x`` holds integers (no gradient)."""
@@ -765,6 +804,7 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0) -> Any:
     return apply(TAKE_ADD, weights, index, shape=(n,), axis=None)
 
 
+@FAMILY.export
 def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,
               weights: Any = None) -> Any:
     """``np.histogram``: the counts (or summed ``weights``) per bin, differentiable in the
@@ -825,6 +865,7 @@ def _histogram_of_traced_edges(a: Any, edges: Any, density: Any, weights: Any) -
     return counts, edges
 
 
+@FAMILY.export
 def take_along_axis(x: Any, indices: Any, axis: Any = -1) -> Any:
     """Pick values along ``axis`` with an index array of the same rank (as after argsort)."""
     index = _index_array(indices)
@@ -833,6 +874,7 @@ def take_along_axis(x: Any, indices: Any, axis: Any = -1) -> Any:
     return apply(TAKE_ALONG_AXIS, x, index, axis=axis)
 
 
+@FAMILY.export
 def sort(x: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
          stable: Any = None) -> Any:
     """Sorted copy along ``axis`` (flattened if None); the gradient follows the permutation."""
@@ -844,27 +886,31 @@ def sort(x: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
     return apply(SORT, x, axis=axis)
 
 
+def _to_join(name: str, arrays: Any, out: Any, dtype: Any) -> list[Any]:
+    """The arrays ``concatenate`` or ``stack`` join, cast to ``dtype`` (one at least)."""
+    no_out(name, out)
+    xs = [_cast(a, dtype) for a in arrays]
+    if not xs:
+        raise ValueError(f"need at least one array to {name}")
+    return xs
+
+
+@FAMILY.export("concat")
 def concatenate(arrays: Any, axis: Any = 0, out: Any = None, *, dtype: Any = None,
                 casting: str = "same_kind") -> Any:
     """Join arrays along an existing axis (flattened first if ``axis`` is None)."""
-    no_out("concatenate", out)
-    xs = [_cast(a, dtype) for a in arrays]
-    if not xs:
-        raise ValueError("need at least one array to concatenate")
+    xs = _to_join("concatenate", arrays, out, dtype)
     return apply(CONCATENATE, *xs, axis=None if axis is None else int(axis))
 
 
 concat = concatenate
 
 
+@FAMILY.export
 def stack(arrays: Any, axis: int = 0, out: Any = None, *, dtype: Any = None,
           casting: str = "same_kind") -> Any:
     """Join arrays of the same shape along a new axis."""
-    no_out("stack", out)
-    xs = [_cast(a, dtype) for a in arrays]
-    if not xs:
-        raise ValueError("need at least one array to stack")
-    return apply(STACK, *xs, axis=int(axis))
+    return apply(STACK, *_to_join("stack", arrays, out, dtype), axis=int(axis))
 
 
 def _atleast(nd: int, x: Any) -> Any:
@@ -885,21 +931,25 @@ def _atleast_all(nd: int, arys: tuple[Any, ...]) -> Any:
     return res[0] if len(res) == 1 else res
 
 
+@FAMILY.export
 def atleast_1d(*arys: Any) -> Any:
     """View inputs as arrays with at least one dimension."""
     return _atleast_all(1, arys)
 
 
+@FAMILY.export
 def atleast_2d(*arys: Any) -> Any:
     """View inputs as arrays with at least two dimensions."""
     return _atleast_all(2, arys)
 
 
+@FAMILY.export
 def atleast_3d(*arys: Any) -> Any:
     """View inputs as arrays with at least three dimensions."""
     return _atleast_all(3, arys)
 
 
+@FAMILY.export
 def hstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Any:
     """Stack horizontally (along axis 1, or axis 0 for 1-d inputs)."""
     xs = [_atleast(1, a) for a in tup]
@@ -907,16 +957,19 @@ def hstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Any:
     return concatenate(xs, axis=axis, dtype=dtype)
 
 
+@FAMILY.export
 def vstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Any:
     """Stack vertically (along axis 0, 1-d inputs becoming rows)."""
     return concatenate([_atleast(2, a) for a in tup], axis=0, dtype=dtype)
 
 
+@FAMILY.export
 def dstack(tup: Any) -> Any:
     """Stack along the third axis."""
     return concatenate([_atleast(3, a) for a in tup], axis=2)
 
 
+@FAMILY.export
 def column_stack(tup: Any) -> Any:
     """Stack 1-d arrays as columns of a 2-d array (2-d inputs are joined as they are)."""
     cols = []
@@ -947,16 +1000,19 @@ def _split(x: Any, sections: Any, axis: int, equal: bool) -> list[Any]:
     return [_ix.getitem(x, lead + (slice(s, e),)) for s, e in zip(points[:-1], points[1:])]
 
 
+@FAMILY.export
 def split(x: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
     """Split into equal sections, or at the given indices; each piece is differentiable."""
     return _split(x, indices_or_sections, axis, equal=True)
 
 
+@FAMILY.export
 def array_split(x: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
     """Split into nearly equal sections, or at the given indices."""
     return _split(x, indices_or_sections, axis, equal=False)
 
 
+@FAMILY.export
 def hsplit(x: Any, indices_or_sections: Any) -> list[Any]:
     """Split along axis 1 (axis 0 for 1-d arrays)."""
     nd = len(_shape_of(x))
@@ -965,6 +1021,7 @@ def hsplit(x: Any, indices_or_sections: Any) -> list[Any]:
     return split(x, indices_or_sections, 1 if nd > 1 else 0)
 
 
+@FAMILY.export
 def vsplit(x: Any, indices_or_sections: Any) -> list[Any]:
     """Split along axis 0 (arrays of 2 or more dimensions)."""
     if len(_shape_of(x)) < 2:
@@ -972,37 +1029,8 @@ def vsplit(x: Any, indices_or_sections: Any) -> list[Any]:
     return split(x, indices_or_sections, 0)
 
 
-#: Names exported by ``wengert.numpy``.
-PUBLIC = (
-    "reshape", "ravel", "transpose", "permute_dims", "swapaxes", "moveaxis", "expand_dims",
-    "squeeze", "flip", "fliplr", "flipud", "rot90", "roll", "tile", "repeat", "pad", "diagonal",
-    "diag", "diagflat", "triu", "tril", "take", "take_along_axis", "sort", "concatenate",
-    "concat", "stack", "hstack", "vstack", "dstack", "column_stack", "split", "array_split",
-    "hsplit", "vsplit", "atleast_1d", "atleast_2d", "atleast_3d", "unique", "bincount",
-    "histogram",
-)
-#: NumPy function -> function, for ``Tensor.__array_function__``.
-NUMPY = {
-    np.reshape: reshape, np.ravel: ravel, np.transpose: transpose, np.swapaxes: swapaxes,
-    np.moveaxis: moveaxis, np.expand_dims: expand_dims, np.squeeze: squeeze, np.flip: flip,
-    np.fliplr: fliplr, np.flipud: flipud, np.rot90: rot90, np.roll: roll, np.tile: tile,
-    np.repeat: repeat, np.pad: pad, np.diagonal: diagonal, np.diag: diag,
-    np.diagflat: diagflat, np.triu: triu, np.tril: tril, np.take: take,
-    np.take_along_axis: take_along_axis, np.sort: sort, np.concatenate: concatenate,
-    np.stack: stack, np.hstack: hstack, np.vstack: vstack, np.dstack: dstack,
-    np.column_stack: column_stack, np.split: split, np.array_split: array_split,
-    np.hsplit: hsplit, np.vsplit: vsplit, np.atleast_1d: atleast_1d,
-    np.atleast_2d: atleast_2d, np.atleast_3d: atleast_3d, np.unique: unique,
-    np.bincount: bincount, np.histogram: histogram,
-}
-if hasattr(np, "permute_dims"):
-    NUMPY[np.permute_dims] = permute_dims
-if hasattr(np, "concat"):
-    NUMPY[np.concat] = concatenate
-
-
 # Linear ops: their rules hold for complex values as they are (see ops/elementwise.py);
 # sort permutes, in NumPy's lexicographic order for complex values.
-for _op in OPS:
+for _op in FAMILY.ops:
     _op.complex_rules = True
 del _op

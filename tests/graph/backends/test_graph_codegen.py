@@ -24,7 +24,7 @@ from wengert.graph.backends.codegen import float_equation, is_scalar_program
 from wengert.graph.backends.runtime import as_returned
 from wengert.graph.program import evaluate
 from wengert.ops import REGISTRY
-from wengert.ops.elementwise import OPS as ELEMENTWISE
+from wengert.ops.elementwise import FAMILY as ELEMENTWISE_FAMILY
 
 POINTS = (0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 1e-300, 1e300, np.inf, -np.inf, np.nan,
           710.0, -745.5)
@@ -111,7 +111,8 @@ OTHER_KINDS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(op.name for op in ELEMENTWISE if op.nin in (1, 2)))
+@pytest.mark.parametrize("name", sorted(op.name for op in ELEMENTWISE_FAMILY.ops
+                                         if op.nin in (1, 2)))
 def test_generated_code_runs_as_the_graph_on_integers_and_float32(name):
     # Integer division and remainder by zero, integer powers, NumPy's promotion of the
     # Python float 2.5 with float32 (it stays float32) and with integers.

@@ -81,7 +81,7 @@ __all__ = ["fuse", "FusedOp", "fused_kernels", "fusable", "CHUNK_ELEMENTS", "SPE
 CHUNK_ELEMENTS = 16384
 
 #: The registry's elementwise ops (by identity): the candidates for fusion.
-_ELEMENTWISE = frozenset(id(op) for op in ew.OPS)
+_ELEMENTWISE = frozenset(id(op) for op in ew.FAMILY.ops)
 
 #: Short names of ufuncs in a kernel's name (the others go by their op's or own name).
 _SHORT = {np.multiply: "mul", np.subtract: "sub", np.divide: "div", np.negative: "neg",

@@ -57,7 +57,7 @@ from wengert.graph.passes.fuse import FusedOp
 from wengert.graph.passes.rewrite import PassReport, add_report
 from wengert.ops import REGISTRY
 from wengert.ops.broadcast import SUM_TO
-from wengert.ops.elementwise import OPS as ELEMENTWISE_OPS
+from wengert.ops.elementwise import FAMILY as ELEMENTWISE
 from wengert.ops.indexing import GETITEM
 
 __all__ = ["MemoryPlan", "memory_plan", "plan_memory", "peak_bytes", "memory_timeline",
@@ -126,7 +126,7 @@ class MemoryPlan:
 #: The registry's ops and its elementwise ufuncs (``np.<name>`` with one output), by id.
 _REGISTERED = frozenset(id(op) for op in REGISTRY)
 _ELEMENTWISE_UFUNCS = frozenset(
-    id(op) for op in ELEMENTWISE_OPS
+    id(op) for op in ELEMENTWISE.ops
     if isinstance(op.impl, np.ufunc) and op.impl.nout == 1
     and getattr(np, op.impl.__name__, None) is op.impl)
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 from wengert.ops import shape as _shape
-from wengert.ops.base import is_traced, shape_of
+from wengert.ops.base import Family, is_traced, shape_of
 from wengert.ops.broadcast import norm_axis
 from wengert.ops.decompositions.composite import cross as _cross
 from wengert.ops.decompositions.composite import norm
@@ -36,24 +36,28 @@ from wengert.ops.linalg.matrix import as_matrices
 from wengert.ops.linalg.svd import svd
 from wengert.ops.reduce import trace as _trace
 
-OPS: tuple[Any, ...] = ()
+#: This module's ops, its public functions and the NumPy functions they implement.
+FAMILY = Family("array_api_linalg")
 
 
 def _as_array(x: Any) -> Any:
     return x if is_traced(x) else np.asarray(x)
 
 
+@FAMILY.export(space="linalg")
 def svdvals(x: Any, /) -> Any:
     """The singular values of a matrix (or stack), in descending order, as
     ``np.linalg.svdvals``; differentiated through the SVD's singular values."""
     return svd(as_matrices(x), compute_uv=False)
 
 
+@FAMILY.export(space="linalg")
 def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:  # noqa: A002
     """The norm of each matrix over the last two axes, as ``np.linalg.matrix_norm``."""
     return norm(as_matrices(x), ord, axis=(-2, -1), keepdims=keepdims)
 
 
+@FAMILY.export(space="linalg")
 def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False,
                 ord: Any = 2) -> Any:  # noqa: A002
     """The vector norm over ``axis`` (all axes, flattened together, by default; a tuple
@@ -73,21 +77,25 @@ def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False,
     return out
 
 
+@FAMILY.export(space="linalg")
 def matrix_transpose(x: Any, /) -> Any:
     """Each matrix transposed (the last two axes swapped), as ``np.linalg.matrix_transpose``."""
     return _shape.swapaxes(as_matrices(x), -1, -2)
 
 
+@FAMILY.export(space="linalg")
 def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
     """The trace of each matrix over the last two axes, as ``np.linalg.trace``."""
     return _trace(as_matrices(x), offset=offset, axis1=-2, axis2=-1, dtype=dtype)
 
 
+@FAMILY.export(space="linalg")
 def diagonal(x: Any, /, *, offset: int = 0) -> Any:
     """The diagonal of each matrix over the last two axes, as ``np.linalg.diagonal``."""
     return _shape.diagonal(as_matrices(x), offset=offset, axis1=-2, axis2=-1)
 
 
+@FAMILY.export(space="linalg")
 def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
     """The cross product of 3-vectors along ``axis``, as ``np.linalg.cross`` (which,
     unlike ``np.cross``, refuses 2-vectors)."""
@@ -102,6 +110,7 @@ def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
     return _cross(x1, x2, axis=axis)
 
 
+@FAMILY.export(space="linalg")
 def outer(x1: Any, x2: Any, /) -> Any:
     """The outer product of two vectors, as ``np.linalg.outer`` (1-d inputs only)."""
     x1, x2 = _as_array(x1), _as_array(x2)
@@ -111,11 +120,3 @@ def outer(x1: Any, x2: Any, /) -> Any:
     return _outer(x1, x2)
 
 
-#: Names exported by ``wengert.numpy.linalg``.
-LINALG_PUBLIC = ("svdvals", "matrix_norm", "vector_norm", "matrix_transpose", "trace",
-                 "diagonal", "cross", "outer")
-#: NumPy function -> function, for ``Tensor.__array_function__``.
-NUMPY = {np.linalg.svdvals: svdvals, np.linalg.matrix_norm: matrix_norm,
-         np.linalg.vector_norm: vector_norm, np.linalg.matrix_transpose: matrix_transpose,
-         np.linalg.trace: trace, np.linalg.diagonal: diagonal, np.linalg.cross: cross,
-         np.linalg.outer: outer}

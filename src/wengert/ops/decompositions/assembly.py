@@ -21,10 +21,11 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 import numpy as np
 from wengert.ops import shape as _shape
-from wengert.ops.base import is_traced, shape_of
+from wengert.ops.base import Family, is_traced, shape_of
 from wengert.ops.base import primal as _raw
 
-OPS: tuple[Any, ...] = ()
+#: This module's ops, its public functions and the NumPy functions they implement.
+FAMILY = Family("assembly")
 
 
 def _as_array(x: Any) -> Any:
@@ -55,6 +56,7 @@ def _depths(arrays: Any) -> tuple[int, int]:
     return depth or 0, ndim
 
 
+@FAMILY.export
 def block(arrays: Any) -> Any:
     """An array assembled from nested lists of blocks, as ``np.block``: the innermost
     lists are joined along the last axis, the next ones along the one before.
@@ -82,6 +84,7 @@ def block(arrays: Any) -> Any:
     return out if depth else _shape.reshape(out, shape_of(out))  # (a copy, as NumPy's)
 
 
+@FAMILY.export
 def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
     """The slices of ``x`` along ``axis``, as ``np.unstack`` (NumPy 2.1)."""
     x = _as_array(x)
@@ -96,6 +99,7 @@ def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
     return tuple(moved[i] for i in range(shape_of(x)[axis]))
 
 
+@FAMILY.export
 def matrix_transpose(x: Any, /) -> Any:
     """``x`` with its last two axes swapped, as ``np.matrix_transpose``."""
     x = _as_array(x)
@@ -105,6 +109,7 @@ def matrix_transpose(x: Any, /) -> Any:
     return _shape.swapaxes(x, -1, -2)
 
 
+@FAMILY.export
 def trim_zeros(filt: Any, trim: str = "fb", axis: Any = None) -> Any:
     """``filt`` with its leading (``'f'``) and trailing (``'b'``) zeros cut off along
     ``axis`` (every axis by default: the box around the nonzero entries), as
@@ -132,6 +137,7 @@ def trim_zeros(filt: Any, trim: str = "fb", axis: Any = None) -> Any:
     return filt[tuple(index)]
 
 
+@FAMILY.implements(np.lib.stride_tricks.sliding_window_view)
 def sliding_window_view(x: Any, window_shape: Any, axis: Any = None, *, subok: bool = False,
                         writeable: bool = False) -> Any:
     """Every window of ``window_shape`` slid over ``x`` (along ``axis``), as
@@ -157,9 +163,3 @@ def sliding_window_view(x: Any, window_shape: Any, axis: Any = None, *, subok: b
     return _shape.take(_shape.ravel(x), np.ascontiguousarray(index))
 
 
-PUBLIC = ("block", "matrix_transpose", "trim_zeros") + (("unstack",) if hasattr(np, "unstack")
-                                                        else ())
-#: NumPy function -> function, for ``Tensor.__array_function__``.
-NUMPY = {np.block: block, np.matrix_transpose: matrix_transpose, np.trim_zeros: trim_zeros,
-         np.lib.stride_tricks.sliding_window_view: sliding_window_view,
-         **({np.unstack: unstack} if hasattr(np, "unstack") else {})}

@@ -36,12 +36,13 @@ from wengert.ops import broadcast as _bc
 from wengert.ops import elementwise as _ew
 from wengert.ops import reduce as _reduce
 from wengert.ops import shape as _shape
-from wengert.ops.base import concrete, is_traced, shape_of
+from wengert.ops.base import Family, concrete, is_traced, shape_of
 from wengert.ops.base import primal as _raw
 from wengert.ops.linalg import basic as _linalg
 from wengert.ops.linalg import svd as _svd
 
-OPS: tuple[Any, ...] = ()
+#: This module's ops, its public functions and the NumPy functions they implement.
+FAMILY = Family("composite")
 
 
 def _ndim(x: Any) -> int:
@@ -66,6 +67,7 @@ def _as_array(x: Any) -> Any:
     return x if is_traced(x) else np.asarray(x)
 
 
+@FAMILY.export
 def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = np._NoValue,
          append: Any = np._NoValue) -> Any:
     """The ``n``-th difference along ``axis`` (``a[1:] - a[:-1]``, ``n`` times)."""
@@ -96,6 +98,7 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = np._NoValue,
     return a
 
 
+@FAMILY.export
 def append(arr: Any, values: Any, axis: Any = None) -> Any:
     """``values`` after ``arr`` (both flattened when ``axis`` is None)."""
     arr, values = _as_array(arr), _as_array(values)
@@ -104,6 +107,7 @@ def append(arr: Any, values: Any, axis: Any = None) -> Any:
     return _shape.concatenate([arr, values], axis=axis)
 
 
+@FAMILY.export
 def fabs(x: Any) -> Any:
     """``|x|`` of real values (``np.fabs`` refuses complex ones)."""
     if np.dtype(getattr(x, "dtype", np.result_type(_raw(x)))).kind == "c":
@@ -111,6 +115,7 @@ def fabs(x: Any) -> Any:
     return _ew.abs(x)
 
 
+@FAMILY.export
 def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,
                neginf: Any = None) -> Any:
     """NaN, +inf and -inf replaced (by 0 and the dtype's largest values by default); the
@@ -136,6 +141,7 @@ def _nan_to_num(x: Any, nan: float, posinf: Any, neginf: Any) -> Any:
     return _ew.where(np.isneginf(plain), big.min if neginf is None else neginf, out)
 
 
+@FAMILY.export
 def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
     """``np.rollaxis``: axis ``axis`` moved to lie before ``start``."""
     n = _ndim(a)
@@ -151,6 +157,7 @@ def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
     return _shape.moveaxis(a, axis, start)
 
 
+@FAMILY.export
 def polyval(p: Any, x: Any) -> Any:
     """The polynomial with coefficients ``p`` (highest power first) at ``x`` (Horner)."""
     p = _as_array(p)
@@ -163,6 +170,7 @@ def polyval(p: Any, x: Any) -> Any:
     return y
 
 
+@FAMILY.export
 def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> Any:
     """Coordinate arrays from coordinate vectors (``indexing`` "xy" or "ij")."""
     if indexing not in ("xy", "ij"):
@@ -182,6 +190,7 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = 
     return tuple(_ew.copy(g) for g in grids) if copy else tuple(grids)
 
 
+@FAMILY.export
 def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
           axis: Any = None) -> Any:
     """The cross product of 3-vectors along the last axis (as NumPy, of 2-vectors the
@@ -204,6 +213,7 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
     return _shape.moveaxis(out, -1, axisc)
 
 
+@FAMILY.export
 def select(condlist: Any, choicelist: Any, default: Any = 0) -> Any:
     """The first choice whose condition holds, element by element (else ``default``)."""
     if len(condlist) != len(choicelist):
@@ -214,30 +224,33 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> Any:
     return out
 
 
-def delete(arr: Any, obj: Any, axis: Any = None) -> Any:
-    """``arr`` without the entries ``obj`` (an int, a slice or a list) along ``axis``."""
+def _at_plain_indices(name: str, arr: Any, obj: Any, axis: Any) -> tuple[Any, Any, int]:
+    """``np.delete``'s and ``np.insert``'s arguments read as NumPy reads them: ``arr`` as
+    an array (flattened when ``axis`` is None), ``obj`` as plain indices (refused when
+    traced: the result's shape depends on them), ``axis`` normalised."""
     arr = _as_array(arr)
     obj = concrete(obj)
     if is_traced(obj):
-        raise TypeError("delete: obj must be plain indices (the result's shape depends on it)")
+        raise TypeError(f"{name}: obj must be plain indices (the result's shape depends on it)")
     if axis is None:
         arr, axis = _shape.ravel(arr), 0
-    axis = _axis(axis, _ndim(arr), "delete")
+    return arr, obj, _axis(axis, _ndim(arr), name)
+
+
+@FAMILY.export
+def delete(arr: Any, obj: Any, axis: Any = None) -> Any:
+    """``arr`` without the entries ``obj`` (an int, a slice or a list) along ``axis``."""
+    arr, obj, axis = _at_plain_indices("delete", arr, obj, axis)
     keep = np.ones(shape_of(arr)[axis], dtype=bool)
     keep[obj] = False
     return _shape.take(arr, np.flatnonzero(keep), axis=axis)
 
 
+@FAMILY.export
 def insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> Any:
     """``values`` inserted before index ``obj`` (an int: one block; a list: one entry
     before each index) along ``axis``."""
-    arr = _as_array(arr)
-    obj = concrete(obj)
-    if is_traced(obj):
-        raise TypeError("insert: obj must be plain indices (the result's shape depends on it)")
-    if axis is None:
-        arr, axis = _shape.ravel(arr), 0
-    axis = _axis(axis, _ndim(arr), "insert")
+    arr, obj, axis = _at_plain_indices("insert", arr, obj, axis)
     n = shape_of(arr)[axis]
     values = _as_array(values)
     if isinstance(obj, slice):
@@ -275,6 +288,7 @@ def insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> Any:
     return _shape.concatenate(pieces, axis=0)
 
 
+@FAMILY.export
 def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> Any:
     """Central differences inside, one-sided at the edges (uniform spacing, the
     default ``edge_order=1``)."""
@@ -307,6 +321,7 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
     return out[0] if len(out) == 1 else tuple(out)
 
 
+@FAMILY.export
 def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
              retstep: bool = False, dtype: Any = None, axis: int = 0, *,
              device: Any = None) -> Any:
@@ -336,6 +351,7 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     return (y, step) if retstep else y
 
 
+@FAMILY.export
 def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: Any = 10.0,
              dtype: Any = None, axis: int = 0) -> Any:
     """``base ** linspace(start, stop, num)``."""
@@ -343,6 +359,7 @@ def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: 
     return y if dtype is None else _ew.astype(y, dtype)
 
 
+@FAMILY.implements(np.geomspace)
 def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None,
               axis: int = 0) -> Any:
     """``num`` values from ``start`` to ``stop`` spaced evenly on a log scale, as NumPy
@@ -379,6 +396,7 @@ def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype
     return _ew.astype(result, dtype) if _ew.dtype_of(result) != dtype else result
 
 
+@FAMILY.export
 def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
            period: Any = None) -> Any:
     """Piecewise-linear interpolation of ``(xp, fp)`` at ``x`` (differentiable in all
@@ -409,6 +427,7 @@ def _full_convolution(a: Any, v: Any) -> Any:
     return _linalg.matmul(a, band)
 
 
+@FAMILY.export
 def convolve(a: Any, v: Any, mode: str = "full") -> Any:
     """The discrete linear convolution of two 1-d sequences (modes full, same, valid)."""
     a, v = _as_array(a), _as_array(v)
@@ -432,6 +451,7 @@ def convolve(a: Any, v: Any, mode: str = "full") -> Any:
     raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
 
 
+@FAMILY.export
 def correlate(a: Any, v: Any, mode: str = "valid") -> Any:
     """The cross-correlation of two 1-d sequences, ``Σ_n a[n + k]·conj(v[n])`` (``convolve``
     of ``conj(v)`` reversed, as NumPy's)."""
@@ -443,6 +463,7 @@ def correlate(a: Any, v: Any, mode: str = "valid") -> Any:
     return convolve(a, v[::-1], mode)
 
 
+@FAMILY.export
 def unwrap(p: Any, discont: Any = None, axis: int = -1, *, period: float = 2 * np.pi) -> Any:
     """Phases with jumps larger than ``discont`` corrected by multiples of ``period``
     (the corrections are constant pieces: the gradient is the identity)."""
@@ -461,6 +482,7 @@ def unwrap(p: Any, discont: Any = None, axis: int = -1, *, period: float = 2 * n
     return p + _shape.concatenate([zero, _reduce.cumsum(correct, axis=axis)], axis=axis)
 
 
+@FAMILY.export
 def real_if_close(a: Any, tol: float = 100) -> Any:
     """The real part of ``a`` when every imaginary part is within ``tol`` machine epsilons
     of 0 (``tol`` itself when it is below 1), else ``a`` (``np.real_if_close``); the
@@ -475,6 +497,7 @@ def real_if_close(a: Any, tol: float = 100) -> Any:
     return a
 
 
+@FAMILY.export
 def dsplit(a: Any, indices_or_sections: Any) -> list[Any]:
     """``split`` along the third axis (arrays of 3 or more dimensions)."""
     if _ndim(a) < 3:
@@ -482,6 +505,7 @@ def dsplit(a: Any, indices_or_sections: Any) -> list[Any]:
     return _shape.split(a, indices_or_sections, axis=2)
 
 
+@FAMILY.export
 def piecewise(x: Any, condlist: Any, funclist: Any, *args: Any, **kw: Any) -> Any:
     """``funclist[i]`` where ``condlist[i]`` holds (the last one holds), as ``np.where``
     chains: each function sees the whole ``x`` (NumPy's sees only its entries), so it
@@ -571,6 +595,7 @@ def _counted(count: Any, a: Any) -> Any:
     return _ew.astype(count, real) if real.kind == "f" else count
 
 
+@FAMILY.export
 def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
            keepdims: bool = False) -> Any:
     """Sum treating NaN as zero."""
@@ -580,6 +605,7 @@ def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
     return _reduce.sum(_filled(a, 0.0), axis=axis, keepdims=keepdims, dtype=dtype, out=out)
 
 
+@FAMILY.export
 def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
             keepdims: bool = False) -> Any:
     """Product treating NaN as one."""
@@ -587,6 +613,7 @@ def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
     return _reduce.prod(a if _exact(a) else _filled(a, 1.0), axis=axis, keepdims=keepdims)
 
 
+@FAMILY.export
 def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
             keepdims: bool = False) -> Any:
     """Mean of the entries that are not NaN."""
@@ -623,16 +650,19 @@ def _nan_extreme(a: Any, axis: Any, keepdims: bool, largest: bool) -> Any:
     return out[()] if shape_of(out) == () else out  # (a NumPy scalar, as reductions give)
 
 
+@FAMILY.export
 def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
     """Maximum of the entries that are not NaN (NaN, with NumPy's warning, where all are)."""
     return _nan_extreme(a, axis, keepdims, True)
 
 
+@FAMILY.export
 def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
     """Minimum of the entries that are not NaN (NaN, with NumPy's warning, where all are)."""
     return _nan_extreme(a, axis, keepdims, False)
 
 
+@FAMILY.export
 def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
            keepdims: bool = False) -> Any:
     """Variance of the entries that are not NaN (``|a − mean|²`` for complex values)."""
@@ -651,24 +681,28 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: A
             _counted(np.maximum(count - ddof, 0), a)
 
 
+@FAMILY.export
 def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
            keepdims: bool = False) -> Any:
     """Standard deviation of the entries that are not NaN."""
     return _ew.sqrt(nanvar(a, axis=axis, ddof=ddof, keepdims=keepdims))
 
 
+@FAMILY.export
 def nancumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
     """Cumulative sum treating NaN as zero."""
     a = _as_array(a)
     return _reduce.cumsum(a if _exact(a) else _filled(a, 0.0), axis=axis)
 
 
+@FAMILY.export
 def nancumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
     """Cumulative product treating NaN as one."""
     a = _as_array(a)
     return _reduce.cumprod(a if _exact(a) else _filled(a, 1.0), axis=axis)
 
 
+@FAMILY.export
 def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
     """Differences of consecutive entries of the flattened array, with ``to_begin`` and
     ``to_end`` (flattened) around them, as ``np.ediff1d``."""
@@ -681,6 +715,7 @@ def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
     return _shape.concatenate(pieces) if len(pieces) > 1 else pieces[0]
 
 
+@FAMILY.export
 def vander(x: Any, N: Any = None, increasing: bool = False) -> Any:  # noqa: N803 (NumPy's)
     """The Vandermonde matrix of a vector: columns ``x**(N-1) ... x**0`` (reversed when
     ``increasing``), as ``np.vander``."""
@@ -694,6 +729,7 @@ def vander(x: Any, N: Any = None, increasing: bool = False) -> Any:  # noqa: N80
         np.zeros((shape_of(x)[0], 0), dtype=np.result_type(_raw(x)))
 
 
+@FAMILY.export
 def resize(a: Any, new_shape: Any) -> Any:
     """``a``'s entries, flattened and repeated cyclically, in ``new_shape``, as
     ``np.resize`` (zeros where ``a`` is empty); each entry's gradient sums over its copies."""
@@ -709,6 +745,7 @@ def resize(a: Any, new_shape: Any) -> Any:
     return _shape.reshape(_shape.take(flat, np.arange(size) % shape_of(flat)[0]), shape)
 
 
+@FAMILY.export
 def sort_complex(a: Any) -> Any:
     """``a`` sorted along its last axis (real part first, then imaginary) and made complex,
     as ``np.sort_complex``: the gradient follows the sort."""
@@ -720,6 +757,7 @@ def sort_complex(a: Any) -> Any:
 
 
 # -- covariance -------------------------------------------------------------------------
+@FAMILY.export
 def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: Any = None,
         fweights: Any = None, aweights: Any = None, *, dtype: Any = None) -> Any:
     """The covariance matrix of the rows (variables) of ``m`` (and ``y``), as NumPy
@@ -792,6 +830,7 @@ def _cov_weights(fweights: Any, aweights: Any, n: int) -> Any:
     return w
 
 
+@FAMILY.export
 def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -> Any:
     """Pearson correlation coefficients (``cov`` scaled by the standard deviations)."""
     c = cov(x, y, rowvar)
@@ -802,6 +841,7 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -
 
 
 # -- numpy.linalg ---------------------------------------------------------------------------
+@FAMILY.export(space=("numpy", "linalg"))
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A002
     """Vector or matrix norm, as ``numpy.linalg.norm``; the matrix norms made of singular
     values (``ord`` 2, -2, ``'nuc'``) through the SVD, the others as
@@ -828,7 +868,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     return out
 
 
-
+@FAMILY.export(space="linalg")
 def multi_dot(arrays: Any, *, out: Any = None) -> Any:
     """``A @ B @ C ...`` (multiplied left to right; a 1-d first or last array as NumPy)."""
     arrays = [_as_array(a) for a in arrays]
@@ -840,6 +880,7 @@ def multi_dot(arrays: Any, *, out: Any = None) -> Any:
     return result
 
 
+@FAMILY.export(space="linalg")
 def tensorinv(a: Any, ind: int = 2) -> Any:
     """The inverse of ``a`` seen as a matrix of its first ``ind`` axes by the rest."""
     a = _as_array(a)
@@ -851,6 +892,7 @@ def tensorinv(a: Any, ind: int = 2) -> Any:
     return _shape.reshape(inverse, shape[ind:] + shape[:ind])
 
 
+@FAMILY.export(space="linalg")
 def tensorsolve(a: Any, b: Any, axes: Any = None) -> Any:
     """``x`` with ``tensordot(a, x, x.ndim) == b`` (``a``'s trailing axes, as many as
     ``x`` has, against ``x``)."""
@@ -866,6 +908,7 @@ def tensorsolve(a: Any, b: Any, axes: Any = None) -> Any:
     return _shape.reshape(x, x_shape)
 
 
+@FAMILY.export(space="linalg")
 def matrix_power(a: Any, n: int) -> Any:
     """``a`` multiplied by itself ``n`` times (the inverse's powers for ``n < 0``)."""
     n = operator.index(n)
@@ -891,6 +934,7 @@ def matrix_power(a: Any, n: int) -> Any:
 
 
 #: Names exported by ``wengert.numpy``.
+@FAMILY.export
 def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
     """The integral of ``y`` along ``axis`` by the trapezoidal rule, as ``np.trapezoid``:
     ``Σ Δx·(yₖ + yₖ₊₁)/2``, differentiable in ``y``, ``x`` and ``dx``.
@@ -924,33 +968,3 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
     return _reduce.sum(d * (y[tuple(upper)] + y[tuple(lower)]) / 2.0, axis=axis)
 
 
-#: Names exported by ``wengert.numpy`` (its ``array`` is wengert.numpy.creation's, with
-#: NumPy's whole signature, built with :func:`array` here).
-PUBLIC = ("diff", "append", "fabs", "nan_to_num", "rollaxis", "polyval", "meshgrid", "cross",
-          "select", "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "cov", "corrcoef",
-          "delete", "insert", "gradient",
-          "linspace", "logspace", "interp", "convolve", "correlate", "unwrap",
-          "real_if_close", "norm", "dsplit", "piecewise", "trapezoid", "nanvar",
-          "nanstd", "nancumsum", "nancumprod", "ediff1d", "vander", "sort_complex",
-          "resize")
-#: Names exported by ``wengert.numpy.linalg``.
-LINALG_PUBLIC = ("multi_dot", "matrix_power", "tensorinv", "tensorsolve")
-#: NumPy function -> function, for ``Tensor.__array_function__``.
-NUMPY = {
-    np.diff: diff, np.append: append, np.nan_to_num: nan_to_num, np.rollaxis: rollaxis,
-    np.polyval: polyval, np.meshgrid: meshgrid, np.cross: cross, np.select: select,
-    np.nansum: nansum, np.nanprod: nanprod, np.nanmean: nanmean, np.nanmax: nanmax,
-    np.nanmin: nanmin,
-    np.cov: cov, np.corrcoef: corrcoef, np.linalg.multi_dot: multi_dot,
-    np.linalg.matrix_power: matrix_power, np.delete: delete, np.insert: insert,
-    np.gradient: gradient, np.linspace: linspace, np.logspace: logspace, np.interp: interp,
-    np.convolve: convolve, np.correlate: correlate, np.unwrap: unwrap,
-    np.real_if_close: real_if_close, np.linalg.norm: norm, np.dsplit: dsplit,
-    np.linalg.tensorinv: tensorinv, np.linalg.tensorsolve: tensorsolve,
-    np.piecewise: piecewise, np.trapezoid: trapezoid, np.nanvar: nanvar, np.nanstd: nanstd,
-    np.nancumsum: nancumsum, np.nancumprod: nancumprod, np.ediff1d: ediff1d,
-    np.vander: vander, np.sort_complex: sort_complex,
-    np.resize: resize, np.geomspace: geomspace,
-}
-#: ufunc name -> function.
-UFUNCS = {"fabs": fabs}

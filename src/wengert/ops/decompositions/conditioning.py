@@ -26,16 +26,18 @@ from typing import Any
 
 import numpy as np
 from wengert.ops import elementwise as _ew
-from wengert.ops.base import is_traced, shape_of
+from wengert.ops.base import Family, is_traced, shape_of
 from wengert.ops.base import primal as _raw
 from wengert.ops.decompositions.composite import norm
 from wengert.ops.linalg.basic import inv
 from wengert.ops.linalg.matrix import as_matrices
 from wengert.ops.linalg.svd import svd
 
-OPS: tuple[Any, ...] = ()
+#: This module's ops, its public functions and the NumPy functions they implement.
+FAMILY = Family("conditioning")
 
 
+@FAMILY.export(space="linalg")
 def cond(x: Any, p: Any = None) -> Any:
     """The condition number of a matrix (or stack) in the norm ``p``, as
     ``np.linalg.cond``.
@@ -79,7 +81,3 @@ def cond(x: Any, p: Any = None) -> Any:
     return _ew.where(nan, np.inf, r)
 
 
-#: Names exported by ``wengert.numpy.linalg``.
-LINALG_PUBLIC = ("cond",)
-#: NumPy function -> function, for ``Tensor.__array_function__``.
-NUMPY = {np.linalg.cond: cond}

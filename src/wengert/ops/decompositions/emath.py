@@ -25,10 +25,11 @@ from typing import Any
 
 import numpy as np
 from wengert.ops import elementwise as _ew
-from wengert.ops.base import dtype_of, is_traced
+from wengert.ops.base import Family, dtype_of, is_traced
 from wengert.ops.base import primal as _raw
 
-OPS: tuple[Any, ...] = ()
+#: This module's ops, its public functions and the NumPy functions they implement.
+FAMILY = Family("emath")
 
 
 def _complex_if(x: Any, outside: Any, what: str) -> Any:
@@ -64,7 +65,7 @@ def _scimath(fn: Any, outside: Any, name: str, domain: str) -> Any:
 
     scimath.__name__ = scimath.__qualname__ = name
     scimath.__doc__ = f"``np.emath.{name}``: complex where some entry is {domain}."
-    return scimath
+    return FAMILY.route(scimath, getattr(np.emath, name))
 
 
 sqrt = _scimath(_ew.sqrt, _negative, "sqrt", "negative")
@@ -76,12 +77,14 @@ arcsin = _scimath(_ew.arcsin, _beyond_one, "arcsin", "of magnitude above 1")
 arctanh = _scimath(_ew.arctanh, _beyond_one, "arctanh", "of magnitude above 1")
 
 
+@FAMILY.implements(np.emath.logn)
 def logn(n: Any, x: Any) -> Any:
     """``np.emath.logn``: ``log(x) / log(n)``, each complex where negative."""
     return _ew.divide(_ew.log(_complex_if(x, _negative, "logn")),
                       _ew.log(_complex_if(n, _negative, "logn")))
 
 
+@FAMILY.implements(np.emath.power)
 def power(x: Any, p: Any) -> Any:
     """``np.emath.power``: ``x ** p``, complex where some entry of ``x`` is negative (and
     a negative integer ``p`` taken as a float, as NumPy's)."""
@@ -92,10 +95,3 @@ def power(x: Any, p: Any) -> Any:
     return _ew.power(_complex_if(x, _negative, "power"), p)
 
 
-#: (``wengert.numpy`` keeps NumPy's real ``sqrt``, ``log``, ...: these are reached
-#: through ``np.emath`` only.)
-PUBLIC: tuple[str, ...] = ()
-#: NumPy function -> function, for ``Tensor.__array_function__``.
-NUMPY = {np.emath.sqrt: sqrt, np.emath.log: log, np.emath.log2: log2,
-         np.emath.log10: log10, np.emath.logn: logn, np.emath.power: power,
-         np.emath.arccos: arccos, np.emath.arcsin: arcsin, np.emath.arctanh: arctanh}

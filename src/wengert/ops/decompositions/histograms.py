@@ -26,14 +26,15 @@ import numpy as np
 from wengert.core.bind import dtype_of, kind_of
 from wengert.ops import elementwise as _ew
 from wengert.ops import shape as _shape
-from wengert.ops.base import apply, is_traced, primal, shape_of
+from wengert.ops.base import Family, apply, is_traced, primal, shape_of
 from wengert.ops.base import primal as _raw
 from wengert.ops.decompositions.composite import linspace
 from wengert.ops.reduce import max as _max
 from wengert.ops.reduce import min as _min
 from wengert.ops.reduce import sum as _sum
 
-OPS: tuple[Any, ...] = ()
+#: This module's ops, its public functions and the NumPy functions they implement.
+FAMILY = Family("histograms")
 
 
 def _refuse_traced_samples(sample: Any, what: str) -> None:
@@ -64,6 +65,7 @@ def _bin_of_each(sample: np.ndarray, edges: list[np.ndarray]) -> np.ndarray:
     return np.ravel_multi_index(counts, [len(e) + 1 for e in edges])
 
 
+@FAMILY.export
 def histogramdd(sample: Any, bins: Any = 10, range: Any = None, density: Any = None,  # noqa: A002
                 weights: Any = None) -> tuple[Any, list[np.ndarray]]:
     """The multidimensional histogram of ``sample`` (``(N, D)``, or a sequence of ``D``
@@ -150,6 +152,7 @@ def _histogramdd_of_traced_edges(sample: Any, bins: Any, range: Any,  # noqa: A0
     return hist, edges
 
 
+@FAMILY.export
 def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None,  # noqa: A002
                 density: Any = None, weights: Any = None) -> tuple[Any, np.ndarray, np.ndarray]:
     """The two-dimensional histogram of ``x`` and ``y``, as ``np.histogram2d``,
@@ -174,6 +177,7 @@ def _numpy_edges(values: Any, bins: Any, range: Any, weights: Any) -> Any:  # no
     return np.histogram_bin_edges(np.asarray(values), bins, range, weights)
 
 
+@FAMILY.implements(np.histogram_bin_edges)
 def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None,  # noqa: A002 (NumPy's)
                         weights: Any = None) -> Any:
     """The bin edges ``np.histogram`` uses, as ``np.histogram_bin_edges``: evenly spaced
@@ -207,7 +211,3 @@ def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None,  # noqa: A002
     return linspace(first, last, shape_of(edges)[0], dtype=dtype_of(edges))
 
 
-PUBLIC = ("histogramdd", "histogram2d")
-#: NumPy function -> function, for ``Tensor.__array_function__``.
-NUMPY = {np.histogramdd: histogramdd, np.histogram2d: histogram2d,
-         np.histogram_bin_edges: histogram_bin_edges}

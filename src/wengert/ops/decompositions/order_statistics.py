@@ -41,10 +41,12 @@ import numpy as np
 from wengert.ops import elementwise as _ew
 from wengert.ops import reduce as _reduce
 from wengert.ops import shape as _shape
-from wengert.ops.base import concrete, is_traced, shape_of
+from wengert.ops.base import Family, concrete, is_traced, shape_of
 from wengert.ops.base import primal as _raw
 
-OPS: tuple[Any, ...] = ()
+#: This module's ops, its public functions and the NumPy functions they implement.
+FAMILY = Family("order_statistics")
+
 
 #: ``method`` -> (alpha, beta) of Hyndman and Fan's continuous sample quantiles: the
 #: virtual index is ``n·q + alpha + q·(1 − alpha − beta) − 1`` (NumPy's table).
@@ -318,6 +320,7 @@ def _quantiles(numpy_fn: Any, a: Any, q: Any, axis: Any, out: Any, weights: Any,
                             weak=type(q) in (int, float))
 
 
+@FAMILY.export
 def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
              method: str = "linear", keepdims: bool = False, *, weights: Any = None,
              interpolation: Any = None) -> Any:
@@ -342,6 +345,7 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
     return _quantiles(np.quantile, a, q, axis, out, weights, method, interpolation, keepdims)
 
 
+@FAMILY.export
 def percentile(a: Any, q: Any, axis: Any = None, out: Any = None,
                overwrite_input: bool = False, method: str = "linear",
                keepdims: bool = False, *, weights: Any = None,
@@ -352,6 +356,7 @@ def percentile(a: Any, q: Any, axis: Any = None, out: Any = None,
                       keepdims)
 
 
+@FAMILY.export
 def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
            keepdims: bool = False) -> Any:
     """The median of ``a`` along ``axis`` (the mean of the two middle entries for an even
@@ -369,6 +374,7 @@ def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = Fa
                             result_dtype=_numpy_dtype(np.median, a, None))
 
 
+@FAMILY.export
 def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None,
                 overwrite_input: bool = False, method: str = "linear",
                 keepdims: bool = False, *, weights: Any = None,
@@ -389,6 +395,7 @@ def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None,
                       keepdims)
 
 
+@FAMILY.export
 def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None,
                   overwrite_input: bool = False, method: str = "linear",
                   keepdims: bool = False, *, weights: Any = None,
@@ -399,6 +406,7 @@ def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None,
                       keepdims)
 
 
+@FAMILY.export
 def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
               keepdims: bool = False) -> Any:
     """The median of the non-NaN entries of ``a`` along ``axis``, as ``np.nanmedian``;
@@ -408,8 +416,3 @@ def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool =
                             result_dtype=_numpy_dtype(np.nanmedian, a, None))
 
 
-PUBLIC = ("median", "quantile", "percentile", "nanmedian", "nanquantile", "nanpercentile")
-#: NumPy function -> function, for ``Tensor.__array_function__``.
-NUMPY = {np.median: median, np.quantile: quantile, np.percentile: percentile,
-         np.nanmedian: nanmedian, np.nanquantile: nanquantile,
-         np.nanpercentile: nanpercentile}

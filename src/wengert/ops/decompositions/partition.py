@@ -26,12 +26,14 @@ import operator
 from typing import Any
 
 import numpy as np
-from wengert.ops.base import concrete, is_traced, shape_of
+from wengert.ops.base import Family, concrete, is_traced, shape_of
 from wengert.ops.shape import ravel, take_along_axis
 
-OPS: tuple[Any, ...] = ()
+#: This module's ops, its public functions and the NumPy functions they implement.
+FAMILY = Family("partition")
 
 
+@FAMILY.export
 def partition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect",
               order: Any = None) -> Any:
     """A copy of ``a`` with the ``kth`` entry (or entries) in sorted position along
@@ -78,7 +80,3 @@ def partition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect",
     return take_along_axis(a, index, axis=axis)
 
 
-#: Names exported by ``wengert.numpy``.
-PUBLIC = ("partition",)
-#: NumPy function -> function, for ``Tensor.__array_function__``.
-NUMPY = {np.partition: partition}

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from wengert.ops import elementwise as _ew
 from wengert.ops import shape as _shape
-from wengert.ops.base import dtype_of, is_traced, shape_of
+from wengert.ops.base import Family, dtype_of, is_traced, shape_of
 from wengert.ops.base import primal as _raw
 from wengert.ops.decompositions.composite import convolve, vander
 from wengert.ops.linalg.basic import inv, matmul
@@ -39,7 +39,8 @@ from wengert.ops.linalg.eig import eigvals
 from wengert.ops.linalg.lstsq import lstsq
 from wengert.ops.reduce import sum as _sum
 
-OPS: tuple[Any, ...] = ()
+#: This module's ops, its public functions and the NumPy functions they implement.
+FAMILY = Family("polynomial")
 
 
 def _as_array(x: Any) -> Any:
@@ -52,6 +53,7 @@ def _no_roots(p: Any) -> Any:
     return _ew.astype(p[:0], np.float64) if is_traced(p) else np.array([])
 
 
+@FAMILY.export
 def roots(p: Any) -> Any:
     """The roots of the polynomial with coefficients ``p`` (highest power first), as
     ``np.roots``: the eigenvalues of its companion matrix.
@@ -88,6 +90,7 @@ def roots(p: Any) -> Any:
     return r
 
 
+@FAMILY.export
 def poly(seq_of_zeros: Any) -> Any:
     """The coefficients (highest power first) of the monic polynomial with the given
     roots, or of a square matrix's characteristic polynomial, as ``np.poly``.
@@ -138,6 +141,7 @@ def _polyfit_weights(lhs: Any, rhs: Any, w: Any, n: int) -> tuple[Any, Any]:
     return lhs, rhs
 
 
+@FAMILY.export
 def polyfit(x: Any, y: Any, deg: Any, rcond: Any = None, full: bool = False, w: Any = None,
             cov: Any = False) -> Any:
     """The least-squares polynomial fit of degree ``deg`` (coefficients, highest power
@@ -202,6 +206,7 @@ def polyfit(x: Any, y: Any, deg: Any, rcond: Any = None, full: bool = False, w: 
     return c
 
 
+@FAMILY.export
 def polyder(p: Any, m: int = 1) -> Any:
     """The coefficients of the ``m``-th derivative of the polynomial ``p``, as
     ``np.polyder``.
@@ -222,6 +227,7 @@ def polyder(p: Any, m: int = 1) -> Any:
     return p
 
 
+@FAMILY.export
 def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
     """The coefficients of an ``m``-th antiderivative of the polynomial ``p``, the
     integration constants ``k`` (differentiable too) last, as ``np.polyint``.
@@ -283,6 +289,7 @@ def _aligned(a1: Any, a2: Any, what: str) -> tuple[Any, Any]:
     return a1, a2
 
 
+@FAMILY.implements(np.polyadd)
 def polyadd(a1: Any, a2: Any) -> Any:
     """The coefficients of the sum of two polynomials, as ``np.polyadd`` (the shorter one
     padded with leading zeros; a ``poly1d`` comes back as an array)."""
@@ -290,6 +297,7 @@ def polyadd(a1: Any, a2: Any) -> Any:
     return _ew.add(a1, a2)
 
 
+@FAMILY.implements(np.polysub)
 def polysub(a1: Any, a2: Any) -> Any:
     """The coefficients of ``a1 - a2``, as ``np.polysub``."""
     a1, a2 = _aligned(a1, a2, "polysub")
@@ -310,6 +318,7 @@ def _as_poly1d(p: Any) -> Any:
     return p[k:] if k else p
 
 
+@FAMILY.implements(np.polymul)
 def polymul(a1: Any, a2: Any) -> Any:
     """The coefficients of the product of two polynomials (their convolution), as
     ``np.polymul``: its inputs read as ``np.poly1d`` reads them (leading zeros dropped).
@@ -324,6 +333,7 @@ def polymul(a1: Any, a2: Any) -> Any:
     return convolve(_as_poly1d(a1), _as_poly1d(a2))
 
 
+@FAMILY.implements(np.polydiv)
 def polydiv(u: Any, v: Any) -> tuple[Any, Any]:
     """The quotient and remainder of ``u / v``, as ``np.polydiv`` computes them (long
     division; the remainder's leading entries that NumPy finds zero are dropped, which
@@ -345,8 +355,3 @@ def polydiv(u: Any, v: Any) -> tuple[Any, Any]:
     return q, r
 
 
-PUBLIC = ("roots", "poly", "polyfit", "polyder", "polyint")
-#: NumPy function -> function, for ``Tensor.__array_function__``.
-NUMPY = {np.roots: roots, np.poly: poly, np.polyfit: polyfit, np.polyder: polyder,
-         np.polyint: polyint, np.polyadd: polyadd, np.polysub: polysub, np.polymul: polymul,
-         np.polydiv: polydiv}

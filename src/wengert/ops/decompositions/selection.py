@@ -32,10 +32,11 @@ import numpy as np
 from wengert.ops import broadcast as _bc
 from wengert.ops import elementwise as _ew
 from wengert.ops import shape as _shape
-from wengert.ops.base import apply, dtype_of, is_traced, kind_of, no_out, shape_of
+from wengert.ops.base import Family, apply, dtype_of, is_traced, kind_of, no_out, shape_of
 from wengert.ops.base import primal as _raw
 
-OPS: tuple[Any, ...] = ()
+#: This module's ops, its public functions and the NumPy functions they implement.
+FAMILY = Family("selection")
 
 
 def _as_array(x: Any) -> Any:
@@ -52,6 +53,17 @@ def _plain(x: Any, what: str, dtype: Any = None) -> np.ndarray:
     return np.asarray(raw) if dtype is None else np.asarray(raw, dtype=dtype)
 
 
+def _wrapped_or_clipped(index: np.ndarray, n: int, mode: str) -> np.ndarray:
+    """``index`` into ``n`` entries under NumPy's clipmode ``'wrap'`` or ``'clip'`` (the
+    callers check ``'raise'``)."""
+    if mode == "wrap":
+        return index % n
+    if mode == "clip":
+        return np.clip(index, 0, n - 1)
+    raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+
+
+@FAMILY.implements(np.choose)
 def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Any:
     """``choices[a[i]][i]`` for each position ``i`` (all broadcast together), as
     ``np.choose``; ``mode`` ``"raise"``, ``"wrap"`` or ``"clip"``."""
@@ -66,12 +78,8 @@ def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Any:
     if mode == "raise":
         if index.size and (index.min() < 0 or index.max() >= n):
             raise ValueError("invalid entry in choice array")
-    elif mode == "wrap":
-        index = index % n
-    elif mode == "clip":
-        index = np.clip(index, 0, n - 1)
     else:
-        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+        index = _wrapped_or_clipped(index, n, mode)
     shape = np.broadcast_shapes(index.shape, *[shape_of(c) for c in items])
     stacked = _shape.stack([_bc.broadcast_to(_as_array(c), shape) for c in items])
     picked = _shape.take_along_axis(stacked, np.broadcast_to(index, shape)[None], axis=0)
@@ -88,6 +96,7 @@ def _where_true(condition: Any, what: str) -> Any:
     return np.flatnonzero(_plain(condition, what))
 
 
+@FAMILY.implements(np.compress)
 def compress(condition: Any, a: Any, axis: Any = None, out: Any = None) -> Any:
     """The slices of ``a`` along ``axis`` (of the flattened ``a`` by default) where
     ``condition`` holds, as ``np.compress``."""
@@ -108,6 +117,7 @@ def compress(condition: Any, a: Any, axis: Any = None, out: Any = None) -> Any:
     return _shape.take(a, picked, axis=axis)
 
 
+@FAMILY.implements(np.extract)
 def extract(condition: Any, arr: Any) -> Any:
     """The entries of ``arr`` where ``condition`` is nonzero, flattened, as ``np.extract``."""
     picked = _where_true(condition, "np.extract: the condition")
@@ -141,6 +151,7 @@ def _cycled(values: Any, count: int, what: str) -> Any:
     return _shape.take(flat, np.arange(count) % n)
 
 
+@FAMILY.writes(np.copyto)
 def copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) -> None:
     """``dst[...] = src`` (broadcast) where ``where`` holds, as ``np.copyto``."""
     src = _as_array(src)
@@ -156,6 +167,7 @@ def copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) ->
     dst[...] = new
 
 
+@FAMILY.writes(np.put)
 def put(a: Any, ind: Any, v: Any, mode: str = "raise") -> None:
     """``a.flat[ind] = v`` (``v`` repeated to the length of ``ind``), as ``np.put``."""
     index = _plain(ind, "np.put: the indices").astype(np.intp, copy=False).ravel()
@@ -165,15 +177,12 @@ def put(a: Any, ind: Any, v: Any, mode: str = "raise") -> None:
             raise IndexError(f"index {index[(index < -n) | (index >= n)][0]} is out of bounds "
                              f"for axis 0 with size {n}")
         index = index % max(n, 1)
-    elif mode == "wrap":
-        index = index % n
-    elif mode == "clip":
-        index = np.clip(index, 0, n - 1)
     else:
-        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+        index = _wrapped_or_clipped(index, n, mode)
     _write_flat(a, index, _cycled(v, index.size, "np.put"))
 
 
+@FAMILY.writes(np.putmask)
 def putmask(a: Any, mask: Any, values: Any) -> None:
     """``a.flat[i] = values.flat[i % len(values)]`` where ``mask.flat[i]``, as
     ``np.putmask``."""
@@ -188,6 +197,7 @@ def putmask(a: Any, mask: Any, values: Any) -> None:
     _write_flat(a, positions, _shape.take(flat, positions % max(nv, 1)))
 
 
+@FAMILY.writes(np.place)
 def place(arr: Any, mask: Any, vals: Any) -> None:
     """The entries of ``arr`` where ``mask`` holds take ``vals`` in order (repeated as
     needed), as ``np.place``."""
@@ -198,6 +208,7 @@ def place(arr: Any, mask: Any, vals: Any) -> None:
     _write_flat(arr, positions, _cycled(vals, positions.size, "np.place"))
 
 
+@FAMILY.writes(np.fill_diagonal)
 def fill_diagonal(a: Any, val: Any, wrap: bool = False) -> None:
     """The main diagonal of ``a`` set to ``val`` (repeated as needed), as
     ``np.fill_diagonal``."""
@@ -218,6 +229,7 @@ def fill_diagonal(a: Any, val: Any, wrap: bool = False) -> None:
     _write_flat(a, positions, _cycled(val, positions.size, "np.fill_diagonal"))
 
 
+@FAMILY.writes(np.put_along_axis)
 def put_along_axis(arr: Any, indices: Any, values: Any, axis: Any) -> None:
     """``arr`` at ``indices`` along ``axis`` set to ``values`` (broadcast to the indices),
     as ``np.put_along_axis``."""
@@ -254,11 +266,12 @@ def add_at(a: Any, indices: Any, b: Any, sign: float = 1.0) -> None:
     a[...] = _ew.add(a, added) if sign > 0 else _ew.subtract(a, added)
 
 
-#: ufunc -> its ``at`` method on traced values (``np.add.at``, ``np.subtract.at``).
-UFUNC_AT = {np.add: add_at, np.subtract: lambda a, i, b: add_at(a, i, b, -1.0)}
+FAMILY.route(add_at, np.add.at)
+FAMILY.route(lambda a, i, b: add_at(a, i, b, -1.0), np.subtract.at)
 
 
 # -- dtypes ----------------------------------------------------------------------------
+@FAMILY.export
 def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Any:
     """``x`` as ``dtype`` (``np.astype``): an integer or boolean result has no gradient."""
     x = _as_array(x)
@@ -267,11 +280,4 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> A
     return _ew.astype(x, dtype)
 
 
-#: ``np.astype``'s signature (``copy=``) for ``wengert.numpy.astype`` too.
-PUBLIC = ("astype",)
-#: NumPy function -> function, for ``Tensor.__array_function__``.
-NUMPY = {np.choose: choose, np.compress: compress, np.extract: extract, np.astype: astype}
-#: NumPy functions that write into their first argument -> the function writing into a
-#: traced value (:mod:`wengert.interop.dispatch` calls it when a derivative would flow).
-IN_PLACE = {np.copyto: copyto, np.put: put, np.putmask: putmask, np.place: place,
-            np.fill_diagonal: fill_diagonal, np.put_along_axis: put_along_axis}
+

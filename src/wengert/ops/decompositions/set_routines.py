@@ -23,10 +23,11 @@ from typing import Any
 
 import numpy as np
 from wengert.ops import shape as _shape
-from wengert.ops.base import is_traced
+from wengert.ops.base import Family, is_traced
 from wengert.ops.base import primal as _raw
 
-OPS: tuple[Any, ...] = ()
+#: This module's ops, its public functions and the NumPy functions they implement.
+FAMILY = Family("set_routines")
 
 
 def _first(x: Any) -> tuple[Any, Any]:
@@ -39,24 +40,28 @@ def _first(x: Any) -> tuple[Any, Any]:
     return _shape.ravel(x if is_traced(x) else np.asarray(x)), np.unique_all(raw)
 
 
+@FAMILY.export
 def unique_values(x: Any) -> Any:
     """The sorted unique values of ``x``, as ``np.unique_values``."""
     flat, found = _first(x)
     return _shape.take(flat, found.indices)
 
 
+@FAMILY.export
 def unique_counts(x: Any) -> Any:
     """``(values, counts)``, as ``np.unique_counts``."""
     flat, found = _first(x)
     return np.unique_counts(_raw(x))._replace(values=_shape.take(flat, found.indices))
 
 
+@FAMILY.export
 def unique_inverse(x: Any) -> Any:
     """``(values, inverse_indices)``, as ``np.unique_inverse``."""
     flat, found = _first(x)
     return np.unique_inverse(_raw(x))._replace(values=_shape.take(flat, found.indices))
 
 
+@FAMILY.export
 def unique_all(x: Any) -> Any:
     """``(values, indices, inverse_indices, counts)``, as ``np.unique_all``."""
     flat, found = _first(x)
@@ -83,6 +88,7 @@ def _from(values: np.ndarray, sources: list[Any], plains: list[np.ndarray]) -> A
     return _shape.take(joined, first[where])
 
 
+@FAMILY.implements(np.union1d)
 def union1d(ar1: Any, ar2: Any) -> Any:
     """The sorted unique values of both arrays, as ``np.union1d``: each value is taken from
     its first occurrence (in ``ar1``, else in ``ar2``) and gets the gradient there."""
@@ -90,6 +96,7 @@ def union1d(ar1: Any, ar2: Any) -> Any:
     return _from(np.union1d(p1, p2), [ar1, ar2], [p1, p2])
 
 
+@FAMILY.implements(np.intersect1d)
 def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False,
                 return_indices: bool = False) -> Any:
     """The sorted values found in both arrays, as ``np.intersect1d``: each taken from
@@ -101,6 +108,7 @@ def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False,
     return (values, i1, i2) if return_indices else values
 
 
+@FAMILY.implements(np.setdiff1d)
 def setdiff1d(ar1: Any, ar2: Any, assume_unique: bool = False) -> Any:
     """The values of ``ar1`` not in ``ar2``, as ``np.setdiff1d`` (sorted and unique, or in
     ``ar1``'s order with ``assume_unique``), taken from ``ar1``."""
@@ -111,6 +119,7 @@ def setdiff1d(ar1: Any, ar2: Any, assume_unique: bool = False) -> Any:
     return _from(np.setdiff1d(p1, p2), [ar1], [p1])
 
 
+@FAMILY.implements(np.setxor1d)
 def setxor1d(ar1: Any, ar2: Any, assume_unique: bool = False) -> Any:
     """The sorted values in exactly one of the arrays, as ``np.setxor1d``, each taken from
     its first occurrence there."""
@@ -118,9 +127,3 @@ def setxor1d(ar1: Any, ar2: Any, assume_unique: bool = False) -> Any:
     return _from(np.setxor1d(p1, p2, assume_unique=assume_unique), [ar1, ar2], [p1, p2])
 
 
-PUBLIC = ("unique_values", "unique_counts", "unique_inverse", "unique_all")
-#: NumPy function -> function, for ``Tensor.__array_function__``.
-NUMPY = {np.unique_values: unique_values, np.unique_counts: unique_counts,
-         np.unique_inverse: unique_inverse, np.unique_all: unique_all,
-         np.union1d: union1d, np.intersect1d: intersect1d, np.setdiff1d: setdiff1d,
-         np.setxor1d: setxor1d}

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from wengert.core.op import Op
-from wengert.ops.base import apply, dtype_of, is_traced
+from wengert.ops.base import Family, apply, dtype_of, is_traced
 from wengert.ops.base import primal as _raw
 from wengert.ops.base import shape_of as _shape
 from wengert.ops.broadcast import broadcast_to, reshape_to, sum_to
@@ -34,6 +34,9 @@ from wengert.ops.indexing import getitem
 from wengert.ops.linalg.matrix import as_matrices, hermitian_from_triangle, zero_tangent
 from wengert.ops.reduce import sum as _sum
 from wengert.ops.shape import reshape, swapaxes, transpose
+
+#: This module's ops, its public functions and the NumPy functions they implement.
+FAMILY = Family("linalg")
 
 
 def _mT(x: Any) -> Any:
@@ -181,6 +184,7 @@ MATMUL = Op("matmul", np.matmul, (_matmul_dx, _matmul_dy), reads=(0, 1), crossed
             adjoint=("ḡ @ {1}ᵀ", "{0}ᵀ @ ḡ"),
             samples=_matmul_samples, batch_jvp=True, jax="jnp.matmul({0}, {1})",
             spelling="@")
+FAMILY.op(MATMUL)
 
 
 # -- tensordot and the products built on it -------------------------------
@@ -256,6 +260,7 @@ TENSORDOT = Op("tensordot", _tensordot_impl, (_tensordot_da, _tensordot_db), rea
                formula="contraction; each adjoint contracts ḡ with the other input",
                adjoint=("ḡ contracted with {1}", "{0} contracted with ḡ"),
                samples=_tensordot_samples, jax="jnp.tensordot({0}, {1}, axes={axes})")
+FAMILY.op(TENSORDOT)
 
 
 def _dot_axes(na: int, nb: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -298,11 +303,13 @@ DOT = _contraction(
     _pair_samples([((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)),
                    ((2, 3, 4), (5, 4, 2)), ((), (2, 3)), ((2, 3), ()), ((4,), (2, 4, 3))]),
     ("ḡ contracted with {1}", "{0} contracted with ḡ"), jax="jnp.dot({0}, {1})")
+FAMILY.op(DOT)
 INNER = _contraction(
     "inner", np.inner, _inner_axes, "sum over the last axes of a and b",
     _pair_samples([((3,), (3,)), ((2, 3), (4, 3)), ((2, 2, 3), (3,)), ((), (3,)),
                    ((2, 3), ())]),
     ("ḡ contracted with {1}", "{0} contracted with ḡ"), jax="jnp.inner({0}, {1})")
+FAMILY.op(INNER)
 
 
 def _outer_impl(a: Any, b: Any) -> Any:
@@ -325,6 +332,7 @@ OUTER = Op("outer", _outer_impl, (_outer_da, _outer_db), reads=(0, 1), crossed=T
            adjoint=("ḡ @ {1}  (flattened)", "ḡᵀ @ {0}  (flattened)"),
            samples=_pair_samples([((3,), (4,)), ((2, 2), (3,)), ((), (3,))]),
            jax="jnp.outer({0}, {1})")
+FAMILY.op(OUTER)
 
 
 # -- kron -----------------------------------------------------------------------
@@ -360,6 +368,7 @@ KRON = Op("kron", np.kron, (_kron_da, _kron_db), reads=(0, 1), crossed=True, sym
           adjoint=("Σ (ḡ's block i)·{1}, for each i", "Σᵢ {0}ᵢ·(ḡ's block i)"),
           samples=_pair_samples([((2, 3), (2, 2)), ((3,), (2,)), ((2, 2), (3,)),
                                  ((2, 1, 2), (2, 3)), ((), (2, 2))]), jax="jnp.kron({0}, {1})")
+FAMILY.op(KRON)
 
 
 # -- einsum -------------------------------------------------------------------
@@ -471,6 +480,7 @@ EINSUM = Op("einsum", _einsum_impl,
             adjoint=("einsum of ḡ with {1} onto the labels of {0}",
                      "einsum of ḡ with {0} onto the labels of {1}"),
             samples=_einsum_samples)
+FAMILY.op(EINSUM)
 
 
 # -- matrix functions -----------------------------------------------------------
@@ -559,6 +569,7 @@ INV = Op("inv", np.linalg.inv, (lambda g, ans, a: -matmul(_mT(ans), matmul(g, _m
          symbol="⁻¹", adjoint=("−{out}ᵀ @ ḡ @ {out}ᵀ",),
          samples=_square_samples(_rng_matrix, [(1, 1), (3, 3), (2, 3, 3)]),
          jax="jnp.linalg.inv({0})")
+FAMILY.op(INV)
 def _det_singular_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
     return _det_samples(rng) + [
         ((np.array([[1.0, 2.0], [2.0, 4.0]]),), {}),  # singular: the cofactors
@@ -572,6 +583,7 @@ DET = Op("det", np.linalg.det, (_det_vjp,), jvp=_det_jvp,
          formula="d det A = tr(adj(A) dA) = det A · tr(A⁻¹ dA); Ā = ḡ adj(A)ᵀ",
          adjoint=("ḡ·{out}·{0}⁻ᵀ  (cofactors if singular)",),
          samples=_det_singular_samples, jax="jnp.linalg.det({0})")
+FAMILY.op(DET)
 
 
 def _slogdet_impl(a: Any) -> Any:
@@ -584,10 +596,12 @@ SLOGDET_SIGN = Op("slogdet_sign", lambda a: np.linalg.slogdet(a)[0],
                   (lambda g, ans, a: zero_tangent(a),),
                   jvp=zero_jvp, formula="d sign(det A) = 0", adjoint=("0",),
                   samples=lambda rng: _det_samples(rng), jax="jnp.linalg.slogdet({0})[0]")
+FAMILY.op(SLOGDET_SIGN)
 SLOGDET = Op("slogdet", _slogdet_impl, (lambda g, ans, a: _expand2(g) * _mT(inv(a)),),
              jvp=_slogdet_jvp, reads=(0,), formula="d log|det A| = tr(A⁻¹ dA); Ā = ḡ A⁻ᵀ",
              adjoint=("ḡ·{0}⁻ᵀ",),
              samples=_det_samples, jax="jnp.linalg.slogdet({0})[1]")
+FAMILY.op(SLOGDET)
 
 
 def _solve_impl(a: Any, b: Any) -> Any:
@@ -630,6 +644,7 @@ SOLVE = Op("solve", _solve_impl, (_solve_da, _solve_db), jvp=_solve_jvp, reads=(
            reads_out=True,
            formula="X = A⁻¹B; B̄ = A⁻ᵀḡ, Ā = -B̄ Xᵀ", samples=_solve_samples,
            adjoint=("−{0}⁻ᵀ @ ḡ @ {out}ᵀ", "{0}⁻ᵀ @ ḡ"), jax="jnp.linalg.solve({0}, {1})")
+FAMILY.op(SOLVE)
 
 
 @functools.lru_cache(maxsize=64)
@@ -693,12 +708,11 @@ CHOLESKY = Op("cholesky", _cholesky_impl, (_cholesky_vjp,), jvp=_cholesky_jvp, r
               complex_adjoint=("herm({out}⁻ᵀ @ Φ({out}ᵀ @ ḡ) @ conj({out})⁻¹)",),
               samples=_cholesky_samples, complex_rules=True,
               jax="jnp.linalg.cholesky({0}, upper={upper})")
-
-OPS = (MATMUL, TENSORDOT, DOT, INNER, OUTER, KRON, EINSUM, INV, DET, SLOGDET_SIGN, SLOGDET, SOLVE,
-       CHOLESKY)
+FAMILY.op(CHOLESKY)
 
 
 # -- public functions -----------------------------------------------------------
+@FAMILY.export(space=("numpy", "linalg"))
 def matmul(x: Any, y: Any) -> Any:
     """Matrix product with NumPy's batching, broadcasting and 1-d rules.
 
@@ -715,21 +729,25 @@ def matmul(x: Any, y: Any) -> Any:
     return apply(MATMUL, x, y)
 
 
+@FAMILY.export
 def dot(a: Any, b: Any) -> Any:
     """Dot product with ``np.dot``'s rules (scalars, 1-d, N-d with 1-d or M-d)."""
     return apply(DOT, a, b)
 
 
+@FAMILY.export
 def inner(a: Any, b: Any) -> Any:
     """Inner product over the last axes (``np.inner``)."""
     return apply(INNER, a, b)
 
 
+@FAMILY.export
 def outer(a: Any, b: Any) -> Any:
     """Outer product of the flattened inputs (``np.outer``)."""
     return apply(OUTER, a, b)
 
 
+@FAMILY.export(space=("numpy", "linalg"))
 def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
     """Sum products over the given axes (``np.tensordot``).
 
@@ -740,6 +758,7 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
     return apply(TENSORDOT, a, b, axes=_norm_axes(axes, na, nb))
 
 
+@FAMILY.export
 def kron(a: Any, b: Any) -> Any:
     """Kronecker product (``np.kron``)."""
     return apply(KRON, a, b)
@@ -750,6 +769,7 @@ def _conj(a: Any) -> Any:
     return conjugate(a) if dtype_of(a).kind == "c" else a
 
 
+@FAMILY.export
 def vdot(a: Any, b: Any) -> Any:
     """Dot product of the flattened inputs, ``a`` conjugated first (``np.vdot``).
 
@@ -762,6 +782,7 @@ def vdot(a: Any, b: Any) -> Any:
     return dot(reshape_to(_conj(a), (-1,)), reshape_to(b, (-1,)))
 
 
+@FAMILY.export(space=("numpy", "linalg"))
 def vecdot(x1: Any, x2: Any, axis: int = -1) -> Any:
     """Vector dot product over ``axis`` with broadcasting, ``x1`` conjugated first
     (``np.vecdot``)."""
@@ -849,6 +870,7 @@ def _einsum_pair(a: Any, b: Any, ta: str, tb: str, out: str) -> Any:
     return apply(EINSUM, a, b, subscripts=f"{ta},{tb}->{out}")
 
 
+@FAMILY.export
 def einsum(*operands: Any, optimize: Any = "greedy", **kwargs: Any) -> Any:
     """Einstein summation (``np.einsum``), differentiable in every operand.
 
@@ -915,11 +937,13 @@ def einsum(*operands: Any, optimize: Any = "greedy", **kwargs: Any) -> Any:
     return result
 
 
+@FAMILY.export(space="linalg")
 def inv(a: Any) -> Any:
     """Inverse of a square matrix (or a stack of them)."""
     return apply(INV, a)
 
 
+@FAMILY.export(space="linalg")
 def det(a: Any) -> Any:
     """Determinant of a square matrix (or a stack of them)."""
     return apply(DET, a)
@@ -932,6 +956,7 @@ class SlogdetResult(NamedTuple):
     logabsdet: Any
 
 
+@FAMILY.export(space="linalg")
 def slogdet(a: Any) -> SlogdetResult:
     """Sign and log of the absolute determinant, ``(sign, logabsdet)``.
 
@@ -952,6 +977,7 @@ def _vector_rhs(a: Any, b: Any) -> bool:
     return np.ndim(_raw(b)) == np.ndim(_raw(a)) - 1
 
 
+@FAMILY.export(space="linalg")
 def solve(a: Any, b: Any) -> Any:
     """Solve ``a @ x = b`` for ``x``; ``b`` is a vector or a (stack of) matrices.
 
@@ -965,6 +991,7 @@ def solve(a: Any, b: Any) -> Any:
     return apply(SOLVE, a, b)
 
 
+@FAMILY.export(space="linalg")
 def cholesky(a: Any, /, *, upper: bool = False) -> Any:
     """The Cholesky factor of a Hermitian (real: symmetric) positive-definite matrix, or
     stack, as ``np.linalg.cholesky``: ``L`` with ``a = L Lᴴ``, or with ``upper=True``
@@ -1010,25 +1037,6 @@ def cholesky(a: Any, /, *, upper: bool = False) -> Any:
         raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
     upper = bool(upper)
     return apply(CHOLESKY, hermitian_from_triangle(a, lower=not upper), upper=upper)
-
-
-#: Names exported by ``wengert.numpy``.
-PUBLIC = ("matmul", "dot", "inner", "outer", "tensordot", "einsum", "kron", "vdot", "vecdot")
-#: Names for ``wengert.numpy.linalg``.
-LINALG_PUBLIC = ("inv", "det", "slogdet", "solve", "cholesky")
-#: ufunc name -> function, for ``Tensor.__array_ufunc__``.
-UFUNCS = {"matmul": matmul}
-#: NumPy function -> function, for ``Tensor.__array_function__``.
-NUMPY: dict[Any, Any] = {
-    np.dot: dot, np.inner: inner, np.outer: outer, np.tensordot: tensordot, np.einsum: einsum,
-    np.kron: kron, np.vdot: vdot, np.linalg.inv: inv, np.linalg.det: det,
-    np.linalg.slogdet: slogdet, np.linalg.solve: solve, np.linalg.cholesky: cholesky,
-}
-for _name in ("matmul", "tensordot", "vecdot"):
-    if hasattr(np.linalg, _name):
-        NUMPY[getattr(np.linalg, _name)] = globals()[_name]
-if hasattr(np, "vecdot"):
-    UFUNCS["vecdot"] = vecdot
 
 
 # The ops whose rules hold for complex values (see ops/elementwise.py): the products and

@@ -46,7 +46,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from wengert.core.op import Op
 from wengert.ops import elementwise as _ew
-from wengert.ops.base import apply, dtype_of
+from wengert.ops.base import Family, apply, dtype_of
 from wengert.ops.base import primal as _raw
 from wengert.ops.base import shape_of as _shape
 from wengert.ops.linalg.basic import SOLVE, matmul
@@ -57,6 +57,9 @@ from wengert.ops.linalg.matrix import zero_tangent as _zeros_like
 from wengert.ops.linalg.memo import DecompositionMemo
 from wengert.ops.reduce import sum as _sum
 from wengert.ops.shape import diagonal
+
+#: This module's ops, its public functions and the NumPy functions they implement.
+FAMILY = Family("eig")
 
 __all__ = ["EIG_VALUES", "EIG_VECTORS", "eig", "eigvals", "EigResult"]
 
@@ -167,6 +170,7 @@ EIG_VALUES = Op("eig_values", _values_impl, (_values_vjp,), jvp=_values_jvp, rea
                 part=("eig", 0), spelling="np.linalg.eig",
                 formula="dλ = diag(V⁻¹ dA V); Ā = V⁻ᵀ diag(λ̄) Vᵀ", symbol="λ",
                 adjoint=("V⁻ᵀ diag(ḡ) Vᵀ",), samples=_samples, complex_rules=True)
+FAMILY.op(EIG_VALUES)
 EIG_VECTORS = Op("eig_vectors", _vectors_impl, (_vectors_vjp,), jvp=_vectors_jvp,
                  part=("eig", 1), spelling="np.linalg.eig",
                  reads=(0,), reads_out=True,
@@ -177,8 +181,7 @@ EIG_VECTORS = Op("eig_vectors", _vectors_impl, (_vectors_vjp,), jvp=_vectors_jvp
                  jax_refused="JAX's eigenvectors of a non-symmetric matrix differ from "
                              "NumPy's by a phase per column (NumPy's LAPACK makes the largest "
                              "entry real with either sign), and so do their derivatives")
-
-OPS = (EIG_VALUES, EIG_VECTORS)
+FAMILY.op(EIG_VECTORS)
 
 
 class EigResult(NamedTuple):
@@ -188,6 +191,7 @@ class EigResult(NamedTuple):
     eigenvectors: Any
 
 
+@FAMILY.export(space="linalg")
 def eig(a: Any) -> EigResult:
     """Eigenvalues and (unit-norm, largest entry real) eigenvectors of a square matrix
     or stack (``np.linalg.eig``); see the module for the rules and where they hold.
@@ -202,13 +206,9 @@ def eig(a: Any) -> EigResult:
     return EigResult(apply(EIG_VALUES, a), apply(EIG_VECTORS, a))
 
 
+@FAMILY.export(space="linalg")
 def eigvals(a: Any) -> Any:
     """Eigenvalues of a square matrix or stack (``np.linalg.eigvals``)."""
     return apply(EIG_VALUES, a)
 
 
-PUBLIC: tuple[str, ...] = ()
-#: Names for ``wengert.numpy.linalg``.
-LINALG_PUBLIC = ("eig", "eigvals")
-#: NumPy function -> function, for ``Tensor.__array_function__``.
-NUMPY = {np.linalg.eig: eig, np.linalg.eigvals: eigvals}

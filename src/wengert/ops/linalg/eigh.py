@@ -75,7 +75,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from wengert.core.op import Op
 from wengert.ops import elementwise as _ew
-from wengert.ops.base import apply
+from wengert.ops.base import Family, apply
 from wengert.ops.base import dtype_of as _dtype
 from wengert.ops.base import shape_of as _shape
 from wengert.ops.linalg.basic import matmul
@@ -86,6 +86,9 @@ from wengert.ops.linalg.matrix import row as _row
 from wengert.ops.linalg.matrix import zero_tangent as _zeros_like
 from wengert.ops.linalg.memo import DecompositionMemo
 from wengert.ops.reduce import sum as _sum
+
+#: This module's ops, its public functions and the NumPy functions they implement.
+FAMILY = Family("eigen")
 
 __all__ = ["EIGH_VALUES", "EIGH_VECTORS", "eigh", "eigvalsh", "EighResult"]
 
@@ -211,12 +214,13 @@ def _samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
         ((_rng_symmetric(rng, s),), {"uplo": "U"}) for s in [(3, 3), (2, 2, 2)]]
 
 
-EIGH_VALUES = Op("eigh_values", _values_impl, (_values_vjp,), jvp=_values_jvp, reads=(0,),
-                 part=("eigh", 0), spelling="np.linalg.eigh",
-                 formula="dλ = diag(Vᵀ dA V); Ā = V diag(λ̄) Vᵀ (complex: dλ = Re diag(Vᴴ dA V), "
-                         "Ā = conj(V) diag(λ̄) Vᵀ)", symbol="λ",
-                 adjoint=("V diag(ḡ) Vᵀ",), complex_adjoint=("conj(V) diag(ḡ) Vᵀ",),
-                 samples=_samples, complex_rules=True, jax="jnp.linalg.eigh({0}, UPLO={uplo})[0]")
+EIGH_VALUES = FAMILY.op(Op(
+    "eigh_values", _values_impl, (_values_vjp,), jvp=_values_jvp, reads=(0,), symbol="λ",
+    part=("eigh", 0), spelling="np.linalg.eigh",
+    formula="dλ = diag(Vᵀ dA V); Ā = V diag(λ̄) Vᵀ (complex: dλ = Re diag(Vᴴ dA V), "
+            "Ā = conj(V) diag(λ̄) Vᵀ)",
+    adjoint=("V diag(ḡ) Vᵀ",), complex_adjoint=("conj(V) diag(ḡ) Vᵀ",), samples=_samples,
+    complex_rules=True, jax="jnp.linalg.eigh({0}, UPLO={uplo})[0]"))
 #: Why complex eigenvectors and singular vectors have no faithful JAX form.
 JAX_PHASE = ("JAX's derivatives of complex eigenvectors (singular vectors) leave out the "
              "phase term that makes wengert's those of NumPy's own vectors, so they differ "
@@ -231,8 +235,7 @@ EIGH_VECTORS = Op("eigh_vectors", _vectors_impl, (_vectors_vjp,), jvp=_vectors_j
                                    "the term of NumPy's phase (one row of {out} real)",),
                   samples=_samples, complex_rules=True, jax="jnp.linalg.eigh({0}, UPLO={uplo})[1]",
                   jax_complex_refused=JAX_PHASE)
-
-OPS = (EIGH_VALUES, EIGH_VECTORS)
+FAMILY.op(EIGH_VECTORS)
 
 
 class EighResult(NamedTuple):
@@ -256,6 +259,7 @@ def _read_triangle(a: Any, uplo: Any) -> Any:
     return hermitian_from_triangle(a, lower=uplo == "L")
 
 
+@FAMILY.export(space="linalg")
 def eigh(a: Any, UPLO: str = "L") -> EighResult:  # noqa: N803 - NumPy's name
     """Eigenvalues (ascending) and eigenvectors of the symmetric matrix (or stack) that
     one triangle of ``a`` defines, as ``np.linalg.eigh``.
@@ -286,6 +290,7 @@ def eigh(a: Any, UPLO: str = "L") -> EighResult:  # noqa: N803 - NumPy's name
     return EighResult(apply(EIGH_VALUES, s, uplo=UPLO), apply(EIGH_VECTORS, s, uplo=UPLO))
 
 
+@FAMILY.export(space="linalg")
 def eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803 - NumPy's name
     """Eigenvalues (ascending) of the symmetric matrix (or stack) that one triangle of
     ``a`` defines, as ``np.linalg.eigvalsh``; see :func:`eigh`.
@@ -302,8 +307,3 @@ def eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803 - NumPy's name
     return apply(EIGH_VALUES, _read_triangle(a, UPLO), uplo=UPLO)
 
 
-PUBLIC: tuple[str, ...] = ()
-#: Names for ``wengert.numpy.linalg``.
-LINALG_PUBLIC = ("eigh", "eigvalsh")
-#: NumPy function -> function, for ``Tensor.__array_function__``.
-NUMPY = {np.linalg.eigh: eigh, np.linalg.eigvalsh: eigvalsh}

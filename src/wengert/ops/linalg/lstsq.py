@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 from wengert.core.op import Op
 from wengert.ops import elementwise as _ew
-from wengert.ops.base import apply, is_traced
+from wengert.ops.base import Family, apply, is_traced
 from wengert.ops.base import dtype_of as _dtype
 from wengert.ops.base import primal as _raw
 from wengert.ops.base import shape_of as _shape
@@ -59,6 +59,9 @@ from wengert.ops.linalg.matrix import eye_like as _eye
 from wengert.ops.linalg.matrix import mT as _mT
 from wengert.ops.linalg.svd import svd
 from wengert.ops.reduce import sum as _sum
+
+#: This module's ops, its public functions and the NumPy functions they implement.
+FAMILY = Family("lstsq")
 
 __all__ = ["PINV", "pinv", "lstsq"]
 
@@ -194,14 +197,14 @@ PINV = Op("pinv", _pinv_impl, (_pinv_vjp,), jvp=_pinv_jvp, reads=(0,), reads_out
           symbol="⁺", adjoint=("−Xᵀ ḡ Xᵀ + (I − A X) ḡᵀ X Xᵀ + Xᵀ X ḡᵀ (I − X A)",),
           complex_adjoint=("−Xᵀ ḡ Xᵀ + conj((I − A X) ḡᵀ X Xᴴ + Xᴴ X ḡᵀ (I − X A))",),
           samples=_samples, complex_rules=True)
-
-OPS = (PINV,)
+FAMILY.op(PINV)
 
 
 #: NumPy's ``_NoValue`` for ``rtol``: not given (``rtol=None`` means something else).
 _UNSET: Any = object()
 
 
+@FAMILY.export(space="linalg")
 def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _UNSET) -> Any:
     """The Moore-Penrose pseudo-inverse of a matrix (or stack), as ``np.linalg.pinv``.
 
@@ -250,6 +253,7 @@ def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _UNS
     return apply(PINV, hermitian_from_triangle(a), hermitian=True, **params)
 
 
+@FAMILY.export(space="linalg")
 def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Any, Any, int, Any]:
     """``(x, residuals, rank, s)`` as ``np.linalg.lstsq``: ``x = pinv(a) @ b`` (the
     minimum-norm least-squares solution), differentiable in ``a`` and ``b``."""
@@ -274,8 +278,3 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Any, Any, int, Any]:
     return x, residuals, rank, s
 
 
-PUBLIC: tuple[str, ...] = ()
-#: Names for ``wengert.numpy.linalg``.
-LINALG_PUBLIC = ("pinv", "lstsq")
-#: NumPy function -> function, for ``Tensor.__array_function__``.
-NUMPY = {np.linalg.pinv: pinv, np.linalg.lstsq: lstsq}

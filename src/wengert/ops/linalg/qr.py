@@ -68,7 +68,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from wengert.core.op import Op
 from wengert.ops import elementwise as _ew
-from wengert.ops.base import apply
+from wengert.ops.base import Family, apply
 from wengert.ops.base import dtype_of as _dtype
 from wengert.ops.base import primal as _raw
 from wengert.ops.base import shape_of as _shape
@@ -79,6 +79,9 @@ from wengert.ops.linalg.matrix import mT as _mT
 from wengert.ops.linalg.matrix import zero_tangent as _zeros_like
 from wengert.ops.linalg.memo import DecompositionMemo
 from wengert.ops.shape import concatenate
+
+#: This module's ops, its public functions and the NumPy functions they implement.
+FAMILY = Family("qr")
 
 __all__ = ["QR_Q", "QR_R", "QR_COMPLETION", "qr", "QRResult"]
 
@@ -183,12 +186,14 @@ QR_Q = Op("qr_q", _q_impl, (_q_vjp,), jvp=_q_jvp, reads=(0,),
           adjoint=("(ḡ + Q copyltu(−ḡᵀ Q)) R⁻ᵀ",),
           complex_adjoint=("(ḡ + conj(Q) K) R⁻ᵀ, K from Qᵀ ḡ with Im diag kept (JAX's rule)",),
           samples=_samples, complex_rules=True, jax="jnp.linalg.qr({0})[0]")
+FAMILY.op(QR_Q)
 QR_R = Op("qr_r", _r_impl, (_r_vjp,), jvp=_r_jvp, reads=(0,),
           part=("qr", 1), spelling="np.linalg.qr",
           formula="dR = (C − Ω) R, C = Qᵀ dA R⁻¹, Ω = L − Lᵀ", symbol="R",
           adjoint=("Q copyltu(R ḡᵀ) R⁻ᵀ",),
           complex_adjoint=("conj(Q) K R⁻ᵀ, K from R ḡᵀ with Im diag kept (JAX's rule)",),
           samples=_samples, complex_rules=True, jax="jnp.linalg.qr({0})[1]")
+FAMILY.op(QR_R)
 
 
 # -- the completion: the last m − n columns of a tall matrix's complete Q ------------------
@@ -248,8 +253,7 @@ QR_COMPLETION = Op(
     formula="dQ₂ = dQ₁ Zᵀ − (Q₁ + Q₂ Z)(dQ₁[n:] − Z dQ₁[:n])ᵀ, Z = Q₁[n:] (Q₁[:n] − I)⁻¹",
     symbol="Q₂", adjoint=("Q₁'s adjoint of ḡ Z + [Zᵀ H; −H], H = ḡᵀ (Q₁ + Q₂ Z)",),
     samples=_tall_samples, complex_rules=True)
-
-OPS = (QR_Q, QR_R, QR_COMPLETION)
+FAMILY.op(QR_COMPLETION)
 
 
 class QRResult(NamedTuple):
@@ -259,6 +263,7 @@ class QRResult(NamedTuple):
     R: Any
 
 
+@FAMILY.export(space="linalg")
 def qr(a: Any, mode: str = "reduced") -> Any:
     """The QR decomposition of a matrix (or stack), as ``np.linalg.qr``.
 
@@ -312,8 +317,3 @@ def qr(a: Any, mode: str = "reduced") -> Any:
     return r if mode == "r" else QRResult(q, r)
 
 
-PUBLIC: tuple[str, ...] = ()
-#: Names for ``wengert.numpy.linalg``.
-LINALG_PUBLIC = ("qr",)
-#: NumPy function -> function, for ``Tensor.__array_function__``.
-NUMPY = {np.linalg.qr: qr}

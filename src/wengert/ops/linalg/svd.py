@@ -53,7 +53,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from wengert.core.op import Op
 from wengert.ops import elementwise as _ew
-from wengert.ops.base import apply
+from wengert.ops.base import Family, apply
 from wengert.ops.base import dtype_of as _dtype
 from wengert.ops.base import primal as _raw
 from wengert.ops.base import shape_of as _shape
@@ -71,6 +71,9 @@ from wengert.ops.shape import diagonal
 from wengert.ops.shape import flip as _flip
 from wengert.ops.shape import sort as _sort
 from wengert.ops.shape import take_along_axis as _take_along_axis
+
+#: This module's ops, its public functions and the NumPy functions they implement.
+FAMILY = Family("svd")
 
 __all__ = ["SVD_VALUES", "SVD_U", "SVD_VT", "svd", "SVDResult"]
 
@@ -302,6 +305,7 @@ SVD_VALUES = Op("svd_values", _values_impl, (_values_vjp,), jvp=_values_jvp, rea
                         "Ā = conj(U) diag(s̄) Vᵀ)", symbol="σ",
                 adjoint=("U diag(ḡ) Vᵀ",), complex_adjoint=("conj(U) diag(ḡ) Vᵀ",),
                 samples=_samples, complex_rules=True, jax="jnp.linalg.svd({0}, compute_uv=False)")
+FAMILY.op(SVD_VALUES)
 SVD_U = Op("svd_u", _u_impl, (_u_vjp,), jvp=_u_jvp, reads=(0,), reads_out=True,
            part=("svd", 0), spelling="np.linalg.svd",
            formula="dU = U (F ∘ (dP S + S dPᵀ)) + (I − U Uᵀ) dA V S⁻¹, dP = Uᵀ dA V",
@@ -311,6 +315,7 @@ SVD_U = Op("svd_u", _u_impl, (_u_vjp,), jvp=_u_jvp, reads=(0,), reads_out=True,
                             "phase",),
            samples=_samples, complex_rules=True, jax="jnp.linalg.svd({0}, full_matrices=False)[0]",
            jax_complex_refused=JAX_PHASE)
+FAMILY.op(SVD_U)
 SVD_VT = Op("svd_vt", _vt_impl, (_vt_vjp,), jvp=_vt_jvp, reads=(0,), reads_out=True,
             part=("svd", 2), spelling="np.linalg.svd",
             formula="dV = V (F ∘ (S dP + dPᵀ S)) + (I − V Vᵀ) dAᵀ U S⁻¹, dP = Uᵀ dA V",
@@ -320,8 +325,7 @@ SVD_VT = Op("svd_vt", _vt_impl, (_vt_vjp,), jvp=_vt_jvp, reads=(0,), reads_out=T
                              "(Vᵀ V̄), V̄ = conj(ḡᵀ) with the term of NumPy's phase",),
             samples=_samples, complex_rules=True,
             jax="jnp.linalg.svd({0}, full_matrices=False)[2]", jax_complex_refused=JAX_PHASE)
-
-OPS = (SVD_VALUES, SVD_U, SVD_VT)
+FAMILY.op(SVD_VT)
 
 
 class SVDResult(NamedTuple):
@@ -350,6 +354,7 @@ def _hermitian_svd(a: Any, compute_uv: bool) -> Any:
     return SVDResult(u, s, _adjoint(u * _row(sign)))
 
 
+@FAMILY.export(space="linalg")
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
         hermitian: bool = False) -> Any:
     """The singular value decomposition (``compute_uv=False``: the singular values), as
@@ -388,8 +393,3 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
     return SVDResult(apply(SVD_U, a), apply(SVD_VALUES, a), apply(SVD_VT, a))
 
 
-PUBLIC: tuple[str, ...] = ()
-#: Names for ``wengert.numpy.linalg``.
-LINALG_PUBLIC = ("svd",)
-#: NumPy function -> function, for ``Tensor.__array_function__``.
-NUMPY = {np.linalg.svd: svd}

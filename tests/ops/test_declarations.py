@@ -1,0 +1,259 @@
+"""Each op family declares its ops and public functions in one place (``FAMILY``); the
+registry, ``wengert.numpy`` and the ``np.*`` routing are derived from those declarations.
+
+:func:`declaration_problems` is the registry check: it names what an op or a declaration
+still lacks. It passes on wengert's families, and reports a toy family's gaps.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+import numpy as np
+import wengert as wg
+import wengert.numpy as wnp
+from wengert.core.bind import kind_of, primal
+from wengert.core.op import Op, Registry
+from wengert.graph.backends.export import CODE_FORMS
+from wengert.interop import dispatch
+from wengert.numpy import creation, functional, index_tricks
+from wengert.ops import FAMILIES, REGISTRY
+from wengert.ops.base import SPACES, Family, dispatches
+
+DECLARED = [family.FAMILY for family in FAMILIES]
+#: The wengert.numpy module of each namespace a family exports to.
+NAMESPACES = {"numpy": wnp, "linalg": wnp.linalg, "fft": wnp.fft, "emath": wnp.emath}
+#: NumPy functions routed by wengert.numpy itself (functions NumPy would convert the
+#: arguments of), not by an op family.
+ROUTED_BY_THE_NAMESPACE = {np.full_like: creation.full_like,
+                           np.apply_along_axis: functional.apply_along_axis,
+                           np.apply_over_axes: functional.apply_over_axes,
+                           np.ix_: index_tricks.ix_}
+
+
+def _integer_result(op: Op) -> bool:
+    args, params = op.samples(np.random.default_rng(0))[0]
+    return np.asarray(op.impl(*args, **params)).dtype.kind in "iub"
+
+
+def op_lacks(op: Op) -> list[str]:
+    """What the primitive ``op`` lacks of what every layer needs of it."""
+    lacks = []
+    if not callable(op.impl):
+        lacks.append("a NumPy forward")
+    if op.jvp is None:
+        lacks.append("a JVP rule (jvp=)")
+    if op.samples is None:
+        lacks.append("samples for the gradient checks (samples=)")
+    if op.nin != -1:
+        if any(r is not None and not callable(r) for r in op.vjps):
+            lacks.append("a callable VJP rule for each input (None: never differentiated)")
+        elif all(r is None for r in op.vjps) and op.samples is not None and not (
+                _integer_result(op)):
+            lacks.append("a VJP rule (every input is declared never differentiated)")
+    if not op.formula:
+        lacks.append("a formula (formula=)")
+    if op.adjoint is None:
+        lacks.append("adjoint templates (adjoint=)")
+    forms = [op.jax is not None, op in CODE_FORMS, op.jax_refused is not None]
+    if sum(forms) != 1:
+        lacks.append("one JAX export form (jax=, export.CODE_FORMS or jax_refused=)")
+    return lacks
+
+
+def declaration_problems(families: list[Family]) -> list[str]:
+    """Every gap in what ``families`` declare, one line each (empty when complete)."""
+    problems = []
+    names: dict[str, str] = {}
+    routed: dict[object, str] = {}
+    for family in families:
+        for op in family.ops:
+            if op.name in names:
+                problems.append(f"{op.name}: declared by {names[op.name]} and {family.name}")
+            names[op.name] = family.name
+            problems += [f"{family.name}.{op.name} lacks {what}" for what in op_lacks(op)]
+        for space, exports in family.exports.items():
+            for name, fn in exports.items():
+                if not callable(fn):
+                    problems.append(f"{family.name}: {space}.{name} is not callable")
+        for f in family.routes:
+            if not dispatches(f):
+                problems.append(f"{family.name}: NumPy does not hand {f!r} to wengert")
+            if f in routed:
+                problems.append(f"{f!r} is routed by {routed[f]} and {family.name}")
+            routed[f] = family.name
+    for family in families:  # a public name of NumPy's that wengert implements is routed
+        for space, exports in family.exports.items():
+            for name in exports:
+                f = getattr(SPACES[space], name, None)
+                if dispatches(f) and f not in routed:
+                    problems.append(f"{family.name}: np {space} {name} is exported but "
+                                    "not routed (give numpy= to export)")
+    return problems
+
+
+def test_every_family_declares_what_its_ops_and_functions_need():
+    assert declaration_problems(DECLARED) == []
+
+
+def test_the_registry_is_the_families_ops_in_order():
+    assert list(REGISTRY) == [op for family in DECLARED for op in family.ops]
+    assert all(family.ops or family.exports["numpy"] or family.routes for family in DECLARED)
+
+
+def _toy_family() -> Family:
+    toy = Family("toy")
+    toy.unary(Op("toy_cube", lambda x: x ** 3, (lambda g, ans, x: g * 3.0 * x * x,),
+                 formula="d x³ = 3x² dx", adjoint=("ḡ·3·{0}²",)), numpy=())
+    return toy
+
+
+def test_a_toy_op_missing_pieces_is_reported_by_the_registry_check():
+    toy = _toy_family()
+    problems = declaration_problems([*DECLARED, toy])
+    assert problems == [f"toy.toy_cube lacks {what}" for what in (
+        "a JVP rule (jvp=)", "samples for the gradient checks (samples=)",
+        "one JAX export form (jax=, export.CODE_FORMS or jax_refused=)")]
+    op = toy.ops[0]
+    op.jvp = lambda ts, ans, x: ts[0] * 3.0 * x * x
+    op.samples = lambda rng: [((rng.uniform(-1.0, 1.0, 3),), {})]
+    op.jax_refused = "a toy"
+    assert declaration_problems([*DECLARED, toy]) == []
+    assert len(Registry(o for f in [*DECLARED, toy] for o in f.ops)) == len(REGISTRY) + 1
+
+
+def test_an_op_declared_twice_or_without_display_data_is_reported():
+    toy = Family("toy")
+    toy.op(Op("sin", np.sin, (lambda g, ans, x: g,), jvp=lambda ts, ans, x: ts[0],
+              samples=lambda rng: [((np.ones(2),), {})], jax="jnp.sin({0})"))
+    problems = declaration_problems([*DECLARED, toy])
+    assert "sin: declared by elementwise and toy" in problems
+    assert "toy.sin lacks a formula (formula=)" in problems
+    assert "toy.sin lacks adjoint templates (adjoint=)" in problems
+    with pytest.raises(ValueError, match="two primitives are named 'sin'"):
+        Registry(o for f in [*DECLARED, toy] for o in f.ops)
+    with pytest.raises(ValueError, match="family 'toy': two primitives"):
+        toy.op(Op("sin", np.sin, (None,)))
+
+
+def test_routing_problems_are_reported():
+    toy = Family("toy")
+
+    @toy.export(numpy=(np.median, np.zeros))
+    def spread(x):
+        return x
+
+    @toy.export(numpy=())  # np.gcd is NumPy's: an export by its name must route it
+    def gcd(x, y):
+        return x
+
+    problems = declaration_problems([*DECLARED, toy])
+    assert f"{np.median!r} is routed by order_statistics and toy" in problems
+    assert f"toy: NumPy does not hand {np.zeros!r} to wengert" in problems
+    assert "toy: np numpy gcd is exported but not routed (give numpy= to export)" in problems
+
+
+def test_a_numpy_callable_routed_to_two_functions_in_a_family_is_refused():
+    toy = Family("toy")
+
+    @toy.export
+    def transpose(x):
+        return x
+
+    def permute_dims(x):
+        return x
+
+    toy.export(transpose, "permute_dims")  # the same function again: allowed
+    with pytest.raises(ValueError, match="routed to both transpose and permute_dims"):
+        toy.export(permute_dims)  # np.permute_dims is np.transpose
+    toy.route(permute_dims, np.add.reduce, np.add.reduce)  # twice to one function: allowed
+    with pytest.raises(ValueError, match="routed to both permute_dims and transpose"):
+        toy.route(transpose, np.add.reduce)
+
+
+def test_export_routes_numpys_callables_of_the_same_names_by_default():
+    toy = Family("toy")
+
+    @toy.export("amplitude", space=("numpy", "linalg"))
+    def norm(x):
+        return x
+
+    assert toy.exports["numpy"] == toy.exports["linalg"] == {"norm": norm, "amplitude": norm}
+    assert toy.routes == {np.linalg.norm: norm}
+    toy.route(norm, np.add.reduce, None, np.maximum.accumulate)
+    assert toy.methods["reduce"] == {np.add: norm} and toy.methods["accumulate"] == {
+        np.maximum: norm}
+
+
+# -- the derived tables: what NumPy routes is exactly what the families declare ----------
+def _unwrapped(table: dict) -> dict:
+    return {k: inspect.unwrap(v) for k, v in table.items()}
+
+
+def test_the_routing_tables_are_the_declared_routes():
+    ufuncs, functions = dispatch.tables()
+    declared = {}
+    for family in DECLARED:
+        declared.update(family.routes)
+    assert _unwrapped(ufuncs) == {f: fn for f, fn in declared.items()
+                                  if isinstance(f, np.ufunc)}
+    assert _unwrapped(functions) == {**ROUTED_BY_THE_NAMESPACE, **{
+        f: fn for f, fn in declared.items() if not isinstance(f, np.ufunc)}}
+    for method, table in (("reduce", wnp.REDUCE_TABLE), ("accumulate", wnp.ACCUMULATE_TABLE),
+                          ("at", wnp.AT_TABLE)):
+        assert table == {u: fn for f in DECLARED for u, fn in f.methods[method].items()}
+    declared_writes = {k: fn for f in DECLARED for k, fn in f.in_place.items()}
+    assert declared_writes == wnp.IN_PLACE_TABLE
+    assert set(wnp.IN_PLACE_TABLE) == {np.copyto, np.put, np.putmask, np.place,
+                                       np.fill_diagonal, np.put_along_axis}
+
+
+@pytest.mark.parametrize("space", list(NAMESPACES))
+def test_every_export_is_its_namespaces_function(space):
+    module = NAMESPACES[space]
+    exports = {n: fn for family in DECLARED for n, fn in family.exports[space].items()}
+    assert exports or space == "emath"
+    different = [n for n, fn in exports.items()
+                 if inspect.unwrap(getattr(module, n, None)) is not fn]
+    assert not different, f"{module.__name__}.{different} are not the declared functions"
+    assert set(exports) <= set(module.__all__)
+
+
+def test_a_public_name_that_numpy_dispatches_is_routed_to_the_same_function():
+    ufuncs, functions = dispatch.tables()
+    for space, module in NAMESPACES.items():
+        for name in module.__all__:
+            f = getattr(SPACES[space], name, None)
+            mine = getattr(module, name)
+            if isinstance(f, np.ufunc) and f in ufuncs:
+                assert mine is ufuncs[f], name
+            elif callable(f) and not isinstance(f, (np.ufunc, type)) and f in functions:
+                assert inspect.unwrap(mine) is inspect.unwrap(functions[f]), name
+
+
+def _routed_ufuncs() -> list[np.ufunc]:
+    return sorted(dispatch.tables()[0], key=lambda u: u.__name__)
+
+
+@pytest.mark.parametrize("ufunc", _routed_ufuncs(), ids=lambda u: u.__name__)
+def test_every_routed_ufunc_records_on_a_tensor(ufunc):
+    if ufunc.nin == 1:
+        plain = (np.linspace(0.25, 0.75, 3),)
+    elif ufunc.signature:  # matmul, vecdot, matvec, vecmat
+        plain = (np.eye(3) + 0.5, np.linspace(0.25, 0.75, 3))
+        if ufunc.__name__ == "vecmat":
+            plain = plain[::-1]
+    else:
+        plain = (np.linspace(0.25, 0.75, 3), np.linspace(1.25, 1.75, 3))
+    if ufunc is np.ldexp:
+        plain = (plain[0], np.array([1, 2, 3]))
+    tensors = [wg.tensor(x, requires_grad=x.dtype.kind == "f") for x in plain]
+    with np.errstate(all="ignore"):
+        want = ufunc(*plain)
+        got = ufunc(*tensors)
+    for w, g in zip(want if isinstance(want, tuple) else (want,),
+                    got if isinstance(got, tuple) else (got,)):
+        assert kind_of(g) is not None or np.asarray(w).dtype.kind in "iub", ufunc
+        np.testing.assert_allclose(primal(g), w, equal_nan=True)
