@@ -87,5 +87,5 @@ else
 fi
 have="$("$FPY" -c 'import numpy; print(numpy.__version__)')"
 
-say "numpy floor: pytest -n 2 tests --ignore=tests/e2e $* (numpy $have, $("$FPY" --version))"
-"$FPY" -m pytest -n 2 tests --ignore=tests/e2e "$@"
+say "numpy floor: pytest -n 2 tests --ignore=tests/e2e --ignore=tests/docs $* (numpy $have, $("$FPY" --version))"
+"$FPY" -m pytest -n 2 tests --ignore=tests/e2e --ignore=tests/docs "$@"

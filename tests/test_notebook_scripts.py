@@ -5,7 +5,9 @@ from __future__ import annotations
 import importlib.util
 import pathlib
 
-import nbformat
+import pytest
+
+nbformat = pytest.importorskip("nbformat")  # (the notebook tools: the jupyter extra)
 
 SCRIPTS = pathlib.Path(__file__).resolve().parent.parent / "scripts"
 
