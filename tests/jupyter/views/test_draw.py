@@ -147,3 +147,24 @@ def test_draw_takes_every_subject():
         assert "t0" in drawing.source and "t1" in drawing.source
         assert_clean(repr(drawing))
     assert repr(draw(graph)) == "<wg.draw: graph f, 2 equations, 1 input>"
+
+
+def test_names_keyed_by_tensors_name_their_leaf_and_equation():
+    from wengert.jupyter.views.subject import TapeNames
+
+    a = wg.tensor(1.0, requires_grad=True)
+    b = a * 2.0
+    y = np.sin(b)
+    tape = wg.tape_of(y)
+    names = TapeNames(tape, {a: "a", b: "b"})
+    assert names.leaf(0) == "a" and names.var(tape[0].out) == "b"
+    assert '"a"' in wg.draw(y, names={a: "a"}).source or ">a<" in wg.draw(y, names={a: "a"}).source
+
+
+def test_names_with_a_key_of_another_kind_or_a_tensor_off_the_tape_are_refused():
+    a = wg.tensor(1.0, requires_grad=True)
+    y = a * 2.0
+    with pytest.raises(TypeError, match="names: a key must be"):
+        wg.draw(y, names={1.5: "a"})
+    with pytest.raises(ValueError, match="not on this tape"):
+        wg.draw(y, names={wg.tensor(3.0, requires_grad=True): "c"})

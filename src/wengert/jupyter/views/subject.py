@@ -107,6 +107,18 @@ def is_notebook_cell(filename: str) -> bool:
 NameKey = int | str | tuple[int, int]
 
 
+def _key_of_tensor(tape: Tape, t: Tensor) -> str:
+    """The tape name of tensor ``t``: ``x<i>`` for a leaf, ``t<i>`` for an equation."""
+    for i, leaf in enumerate(tape.leaves):
+        if leaf is t:
+            return f"x{i}"
+    eq = tape.equation_of(t._node) if t._node is not None else None
+    if eq is None:
+        raise ValueError(f"names: the tensor {t!r:.40} is not on this tape (neither a leaf "
+                         "nor the output of one of its equations).")
+    return f"t{eq.index}"
+
+
 class TapeNames:
     """The names a tape's values are shown with.
 
@@ -115,8 +127,9 @@ class TapeNames:
     tape : Tape
         The tape.
     names : mapping, optional
-        User names: keys ``"x0"`` or ``0`` (leaf 0), ``"t3"`` (equation 3), or
-        ``(3, 1)`` (the constant that is input 1 of equation 3). Without one, a leaf
+        User names: keys a tensor on the tape (a leaf or an equation's output),
+        ``"x0"`` or ``0`` (leaf 0), ``"t3"`` (equation 3), or ``(3, 1)`` (the constant
+        that is input 1 of equation 3). Without one, a leaf
         that is a ``wg.Variable`` with its own name shows that name.
 
     Examples
@@ -136,6 +149,13 @@ class TapeNames:
                 given[f"x{key}"] = str(name)
             elif isinstance(key, (str, tuple)):
                 given[key] = str(name)
+            elif isinstance(key, Tensor):
+                given[_key_of_tensor(tape, key)] = str(name)
+            else:
+                raise TypeError(
+                    f"names: a key must be a tensor on the tape, a leaf number (0), a tape "
+                    f"name ('x0', 't3') or (equation, input) for a constant; got "
+                    f"{type(key).__name__} {key!r:.40}.")
         self._given = given
         leaf_names = []
         for i, leaf in enumerate(tape.leaves):
