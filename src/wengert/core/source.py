@@ -54,15 +54,15 @@ def is_library(filename: str) -> bool:
 
 def is_notebook_cell(filename: str) -> bool:
     """Whether ``filename`` names a notebook cell (the kernel's temporary
-    ``.../ipykernel_<pid>/<hash>.py`` files, ``<ipython-input-…>``) rather than a file the
-    user can open.
+    ``.../ipykernel_<pid>/<hash>.py`` files, ``<ipython-input-…>``, ``<cell …>``, code run
+    from a ``<string>``) rather than a file the user can open.
 
     Examples
     --------
     >>> is_notebook_cell("/tmp/ipykernel_41/2740.py"), is_notebook_cell("/src/model.py")
     (True, False)
     """
-    return "ipykernel_" in filename or filename.startswith("<ipython-input")
+    return "ipykernel_" in filename or filename.startswith(("<ipython-input", "<cell", "<string"))
 
 
 def frame_heading(filename: str, lineno: int, function: str) -> str:

@@ -28,7 +28,7 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
-from wengert.core.source import SourceLine
+from wengert.core.source import SourceLine, is_notebook_cell
 from wengert.jupyter.explainer.source import Site
 
 __all__ = ["Explanation", "STATUS_WORDS", "explanation_text", "explanation_html", "where_text"]
@@ -127,7 +127,7 @@ def where_text(line: SourceLine | None) -> str:
     if line is None:
         return ""
     name = line.filename
-    if not name or "ipykernel_" in name or name.startswith("<"):
+    if not name or is_notebook_cell(name) or name.startswith("<"):
         text = f"line {line.lineno}"
     else:
         text = f"{os.path.basename(name)}:{line.lineno}"

@@ -97,6 +97,7 @@ from wengert.core.formatting import (
 )
 from wengert.core.kept import kept_value
 from wengert.core.node import is_stand_in
+from wengert.core.source import is_notebook_cell
 from wengert.core.sweep import SweepObserver, observe_sweep
 from wengert.core.sweep_fast import backprop
 from wengert.forward.dual import Dual
@@ -778,7 +779,7 @@ def _assignment_target(text: str) -> str | None:
 def _place(filename: str) -> str:
     """A file as people should see it: notebook cells have no stable file name."""
     base = os.path.basename(filename)
-    if "ipykernel_" in filename or filename.startswith("<ipython-input") or not base:
+    if is_notebook_cell(filename) or not base:
         return "cell"
     return base
 

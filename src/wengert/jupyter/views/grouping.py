@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wengert.core.ir import Equation
-from wengert.jupyter.views.subject import is_notebook_cell
+from wengert.core.source import is_notebook_cell
 
 __all__ = ["Grouping", "group_equations", "auto_grouping", "GROUPINGS", "CHUNKS"]
 

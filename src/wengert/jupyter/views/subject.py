@@ -33,7 +33,7 @@ import numpy as np
 from wengert.core.equations import Equation, Tape
 from wengert.core.formatting import constant_text, literal_text
 from wengert.core.ir import Literal, Var
-from wengert.core.source import SourceLine
+from wengert.core.source import SourceLine, is_notebook_cell
 from wengert.core.sweep import SweepObserver
 from wengert.graph.program import Graph
 from wengert.reverse.gradient_tape import GradientTape, Variable
@@ -55,7 +55,6 @@ __all__ = [
     "adjoint_of_equation",
     "adjoint_of_leaf",
     "source_text",
-    "is_notebook_cell",
     "value_shape_dtype",
     "leaf_grad",
     "leaf_value",
@@ -88,18 +87,6 @@ def source_text(line: SourceLine | None, width: int = SOURCE_WIDTH) -> str:
     if line.function not in ("<module>", ""):
         text = f"{line.function} · {text}"
     return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def is_notebook_cell(filename: str) -> bool:
-    """Whether ``filename`` names a notebook cell (IPython's ``ipykernel_…`` files,
-    ``<ipython-input-…>``, ``<cell …>``) rather than a file the user can open.
-
-    Examples
-    --------
-    >>> is_notebook_cell("/tmp/ipykernel_41/2740.py"), is_notebook_cell("/src/model.py")
-    (True, False)
-    """
-    return "ipykernel_" in filename or filename.startswith(("<ipython-input", "<cell", "<string"))
 
 
 # -- names ----------------------------------------------------------------------------------
