@@ -12,6 +12,7 @@ to a few ulps.
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import pytest
@@ -22,8 +23,9 @@ import numpy as np
 import wengert as wg
 import wengert.numpy as wnp
 from sweep_helpers import leaves, problems
+from wengert.core.errors import GraphFreedError, InplaceModifiedError
 from wengert.core.node import Node
-from wengert.core.sweep import backward_pass
+from wengert.core.sweep import SweepObserver, backward_pass, observe_sweep
 from wengert.core.sweep_fast import backprop
 from wengert.ops import REGISTRY
 
@@ -52,14 +54,31 @@ def _same(a, b, floats: bool) -> bool:
     return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=True)
 
 
+class _Steps(SweepObserver):
+    """Counts the steps it is told of (watching a sweep sends every node the full way)."""
+
+    def __init__(self):
+        self.steps = 0
+
+    def step(self, node, g, sent):
+        self.steps += 1
+
+
 def assert_same_sweep(roots, floats: bool = False) -> None:
     """Both sweeps from ``roots``: the same leaves, in the same order, with the same
-    cotangents (``floats``: Python float cotangents may differ by a few ulps)."""
+    cotangents (``floats``: Python float cotangents may differ by a few ulps). The tuned
+    sweep runs twice: watched by an observer (each node's full step) and then alone (the
+    lean path of common nodes)."""
     reference = backward_pass(roots)  # frees nothing, so the tuned sweep can run after
+    watcher = _Steps()
+    with observe_sweep(watcher):
+        _, watched = backprop(roots, retain_graph=True)
+    assert watcher.steps > 0
     _, tuned = backprop(roots)
-    assert [id(leaf) for leaf, _ in tuned] == [id(leaf) for leaf, _ in reference]
-    for (leaf, ct), (_, ref) in zip(tuned, reference):
-        assert _same(ct, ref, floats), f"{leaf!r}: tuned {ct!r}, reference {ref!r}"
+    for name, result in (("watched", watched), ("tuned", tuned)):
+        assert [id(leaf) for leaf, _ in result] == [id(leaf) for leaf, _ in reference]
+        for (leaf, ct), (_, ref) in zip(result, reference):
+            assert _same(ct, ref, floats), f"{leaf!r}: {name} {ct!r}, reference {ref!r}"
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -132,6 +151,27 @@ def test_tuned_sweep_matches_reference_on_random_float_tapes(steps, seed):
         pool.append(binary[k % 4](x, pool[j % len(pool)]) if is_binary else unary[k % 5](x))
     if pool[-1]._node is not None:
         assert_same_sweep([(pool[-1]._node, 1.0)], floats=True)
+
+
+def test_tuned_sweep_lean_and_full_paths_free_and_refuse_alike():
+    """A common node (the lean path) and a watched one (the full step) both free their
+    values and refuse a second sweep, and both refuse a value modified in place."""
+    for watch in (False, True):
+        x = wg.tensor(np.array([0.5, 1.0]), requires_grad=True)
+        y = wnp.sin(x) * x
+        roots = [(y._node, np.ones(2))]
+        with observe_sweep(_Steps()) if watch else contextlib.nullcontext():
+            backprop(roots)
+            with pytest.raises(GraphFreedError):
+                backprop(roots)
+        x = wg.tensor(np.array([0.5, 1.0]), requires_grad=True)
+        a = x * 1.0
+        y = wnp.sin(a)
+        with wg.no_grad():
+            a[0] = 3.0
+        with observe_sweep(_Steps()) if watch else contextlib.nullcontext(), \
+                pytest.raises(InplaceModifiedError):
+            backprop([(y._node, np.ones(2))])
 
 
 def test_reference_sweep_refuses_a_freed_graph():

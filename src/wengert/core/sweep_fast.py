@@ -8,9 +8,10 @@ tapes; on Python floats the float partials may round the last bit differently).
 What it adds:
 
 - speed: a chain (the only pending node) skips the heap and the cotangent dict;
-  one- and two-input nodes are read from their slots, their version checks
-  inlined; Python floats use the ops' float partials (``Op.scalar_deriv``)
-  instead of calling the VJP rules;
+  a common node (one or two inputs, no params, no extras) in a sweep nobody
+  watches takes a lean path, read from its slots with its checks inlined, and the
+  others a full step (:func:`_general_step`); Python floats use the ops' float
+  partials (``Op.scalar_deriv``) instead of calling the VJP rules;
 - hooks (``register_hook``) and callbacks (``retain_grad``) on nodes, skipped in
   a viewer's replay;
 - results for wanted nodes (``wanted``), stopping early when the leaves are not
@@ -46,8 +47,6 @@ from wengert.core.sweep import (
 __all__ = ["backprop"]
 
 _ndarray = np.ndarray
-#: ``range`` objects as tuples, per number of inputs (the loop over a node's inputs).
-_RANGE = tuple(tuple(range(n)) for n in range(8))
 
 
 def backprop(
@@ -132,6 +131,8 @@ def backprop(
         following = None
         following_g = None
         everywhere = restrict is None and stop == 0  # every node reached is swept
+        # nothing to lift, tell or hand back: the common nodes take the lean path
+        plain = lift is None and not observers and not wanted_ids
         while True:
             if following is not None:
                 node = following
@@ -147,90 +148,101 @@ def backprop(
             n = node.nin
             if out is None:
                 raise freed_error()
-            if node.extra is not None:
-                g = node_extras(node, node.extra, g, replay, observers)
-            if wanted_ids and id(node) in wanted_ids:
-                results[id(node)] = g
-            # Before any rule reads a value: was it modified in place? (inlined for
-            # one and two inputs: every node pays this)
-            if node.version and op.reads_out:
-                raise version_error(node, -1, 0, node.version)
-            if n == 1:
+            if plain and n < 3 and node.extra is None and node.params is None:
+                # The common node (one or two inputs, no params, no extras, nobody
+                # watching): the same checks and rules as below, in fewer steps.
+                if node.version and op.reads_out:
+                    raise version_error(node, -1, 0, node.version)
                 h = node.holder0
                 if h is not None and h.version != node.seen0:
                     raise version_error(node, 0, node.seen0, h.version)
-            elif n == 2:
-                h = node.holder0
-                if h is not None and h.version != node.seen0:
-                    raise version_error(node, 0, node.seen0, h.version)
-                h = node.holder1
-                if h is not None and h.version != node.seen1:
-                    raise version_error(node, 1, node.seen1, h.version)
-            else:
-                check_versions(node)
-            # Python floats in and out (the float path ran forward): the record's
-            # float partials give the cotangents without calling the rules.
-            sd = op.scalar_deriv if type(out) is float and type(g) is float and lift is None \
-                else None
-            if sd is None:
-                params = node.params
-                vjps = op.vjps
-                if lift is not None:
-                    args = [lift(x, p) for p, x in zip(node.parents(), node.inputs())]
-                    out = lift(out, node)
-                    g = lift(g, None)
-                    call = 0  # every input from ``args``
-                elif params or n > 2:
-                    args = node.inputs()
-                    call = 0
-                else:
-                    call = n  # the inputs straight from the node
-                # True: a broadcasting op's cotangents may need summing to their input's
-                # shape; a tuple (indices of real inputs, real part), on a node with a
-                # complex output and real inputs: those take the real part too.
-                fits = op.broadcasting
-                extra = node.extra
-                if extra is not None and "real_inputs" in extra:
-                    fits = extra["real_inputs"]
-            sent = [] if observers else None
-            for i in _RANGE[n] if n < 8 else range(n):
-                parent = node.parent0 if i == 0 else node.parent1 if i == 1 else \
-                    node.rest[4 * (i - 2)]
-                if parent is None:
-                    continue
-                if sd is not None:  # elementwise: one or two inputs
-                    try:
-                        if n == 1:
-                            ct = g * sd[0](out, node.input0)
-                        else:
-                            ct = g * sd[i](out, node.input0, node.input1)
-                    except SCALAR_FALLBACK:
-                        ct = op.vjps[i](g, out, *node.inputs())
-                else:
-                    rule = vjps[i]
-                    if rule is None:
-                        continue
-                    if call == 1:
-                        ct = rule(g, out, node.input0)
-                    elif call == 2:
-                        ct = rule(g, out, node.input0, node.input1)
-                    elif params:
-                        ct = rule(g, out, *args, **params)
+                parent0 = node.parent0
+                x0 = node.input0
+                if n == 1:
+                    if parent0 is None:
+                        ct0 = None
+                    elif type(out) is float and type(g) is float and \
+                            (sd := op.scalar_deriv) is not None:
+                        try:
+                            ct0 = g * sd[0](out, x0)
+                        except SCALAR_FALLBACK:
+                            ct0 = op.vjps[0](g, out, x0)
+                    elif (rule := op.vjps[0]) is None:
+                        parent0 = None
                     else:
-                        ct = rule(g, out, *args)
-                    if fits:
-                        x = node.input0 if i == 0 else node.input1 if i == 1 else \
-                            node.rest[4 * (i - 2) + 1]
-                        if fits is not True:
-                            if i in fits[0]:
-                                ct = fit_real(op, ct, x, fits)
-                            elif op.broadcasting:
-                                ct = fit(op, ct, x)
-                        elif type(ct) is not _ndarray or type(x) is not _ndarray \
-                                or ct.shape != x.shape:
-                            ct = fit(op, ct, x)
-                if sent is not None:
-                    sent.append((i, parent, ct))
+                        ct0 = rule(g, out, x0)
+                        if op.broadcasting and (type(ct0) is not _ndarray or
+                                                type(x0) is not _ndarray or
+                                                ct0.shape != x0.shape):
+                            ct0 = fit(op, ct0, x0)
+                    if not retain_graph:
+                        node.out = node.input0 = None  # free the saved values
+                    if parent0 is None:
+                        continue
+                    if type(parent0) is Node and everywhere and not heap:
+                        following = parent0  # a chain: nothing else pending
+                        following_g = ct0
+                        continue
+                    pairs = ((parent0, ct0),)
+                else:
+                    h = node.holder1
+                    if h is not None and h.version != node.seen1:
+                        raise version_error(node, 1, node.seen1, h.version)
+                    parent1 = node.parent1
+                    x1 = node.input1
+                    if type(out) is float and type(g) is float and \
+                            (sd := op.scalar_deriv) is not None:
+                        if parent0 is not None:
+                            try:
+                                ct0 = g * sd[0](out, x0, x1)
+                            except SCALAR_FALLBACK:
+                                ct0 = op.vjps[0](g, out, x0, x1)
+                        if parent1 is not None:
+                            try:
+                                ct1 = g * sd[1](out, x0, x1)
+                            except SCALAR_FALLBACK:
+                                ct1 = op.vjps[1](g, out, x0, x1)
+                    else:
+                        if parent0 is not None:
+                            if (rule := op.vjps[0]) is None:
+                                parent0 = None
+                            else:
+                                ct0 = rule(g, out, x0, x1)
+                                if op.broadcasting and (type(ct0) is not _ndarray or
+                                                        type(x0) is not _ndarray or
+                                                        ct0.shape != x0.shape):
+                                    ct0 = fit(op, ct0, x0)
+                        if parent1 is not None:
+                            if (rule := op.vjps[1]) is None:
+                                parent1 = None
+                            else:
+                                ct1 = rule(g, out, x0, x1)
+                                if op.broadcasting and (type(ct1) is not _ndarray or
+                                                        type(x1) is not _ndarray or
+                                                        ct1.shape != x1.shape):
+                                    ct1 = fit(op, ct1, x1)
+                    if not retain_graph:
+                        node.out = node.input0 = node.input1 = None
+                    if parent1 is None:
+                        if parent0 is None:
+                            continue
+                        if type(parent0) is Node and everywhere and not heap:
+                            following = parent0
+                            following_g = ct0
+                            continue
+                        pairs = ((parent0, ct0),)
+                    elif parent0 is None:
+                        if type(parent1) is Node and everywhere and not heap:
+                            following = parent1
+                            following_g = ct1
+                            continue
+                        pairs = ((parent1, ct1),)
+                    else:
+                        pairs = ((parent0, ct0), (parent1, ct1))
+            else:
+                pairs = _general_step(node, op, out, n, g, lift, observers, replay,
+                                      results, wanted_ids, retain_graph)
+            for parent, ct in pairs:
                 if type(parent) is Node:
                     if following is None and everywhere and not heap:
                         # Nothing else is pending, so no cotangent reached it yet.
@@ -264,16 +276,6 @@ def backprop(
                     else:
                         cts[pkey] = ct
                         leaves[pkey] = parent
-            if sent is not None:
-                for obs in observers:
-                    obs.step(node, g, sent)
-            if not retain_graph:
-                if n == 1:
-                    node.out = node.input0 = None  # free the saved values
-                elif n == 2:
-                    node.out = node.input0 = node.input1 = None
-                else:
-                    node.free()
     finally:
         GRAD_ENABLED.reset(token)
     reached = [(leaf, cts.pop(key)) for key, leaf in leaves.items() if key in cts]
@@ -284,3 +286,71 @@ def backprop(
     for obs in observers:
         obs.end(reached)
     return results, reached
+
+
+def _general_step(node: Node, op: Any, out: Any, n: int, g: Any, lift: Any, observers: Any,
+                  replay: bool, results: dict[int, Any], wanted_ids: set[int],
+                  retain_graph: bool) -> list[tuple[Any, Any]]:
+    """One node of :func:`backprop` in full: its extras (hooks, callbacks, real inputs),
+    its wanted result, version checks for any number of inputs, rules with params or
+    lifted values, and the observers; returns its ``(parent, cotangent)`` pairs."""
+    if node.extra is not None:
+        g = node_extras(node, node.extra, g, replay, observers)
+    if wanted_ids and id(node) in wanted_ids:
+        results[id(node)] = g
+    check_versions(node)  # before any rule reads a value: was it modified in place?
+    # Python floats in and out (the float path ran forward): the record's float
+    # partials give the cotangents without calling the rules.
+    sd = op.scalar_deriv if type(out) is float and type(g) is float and lift is None \
+        else None
+    params = node.params
+    vjps = op.vjps
+    if lift is not None:
+        args = [lift(x, p) for p, x in zip(node.parents(), node.inputs())]
+        out = lift(out, node)
+        g = lift(g, None)
+    else:
+        args = node.inputs()
+    # True: a broadcasting op's cotangents may need summing to their input's shape; a
+    # tuple (indices of real inputs, real part), on a node with a complex output and
+    # real inputs: those take the real part too.
+    fits = op.broadcasting
+    extra = node.extra
+    if extra is not None and "real_inputs" in extra:
+        fits = extra["real_inputs"]
+    parents = node.parents()
+    values = node.inputs()
+    pairs = []
+    for i in range(n):
+        parent = parents[i]
+        if parent is None:
+            continue
+        if sd is not None:  # elementwise: one or two inputs
+            try:
+                ct = g * sd[i](out, *values)
+            except SCALAR_FALLBACK:
+                ct = vjps[i](g, out, *values)
+        else:
+            rule = vjps[i]
+            if rule is None:
+                continue
+            ct = rule(g, out, *args, **params) if params else rule(g, out, *args)
+            if fits:
+                x = values[i]
+                if fits is not True:
+                    if i in fits[0]:
+                        ct = fit_real(op, ct, x, fits)
+                    elif op.broadcasting:
+                        ct = fit(op, ct, x)
+                elif type(ct) is not _ndarray or type(x) is not _ndarray \
+                        or ct.shape != x.shape:
+                    ct = fit(op, ct, x)
+        pairs.append((parent, ct))
+    if observers:
+        sent = [(i, parent, ct) for (parent, ct), i in
+                zip(pairs, (i for i in range(n) if parents[i] is not None))]
+        for obs in observers:
+            obs.step(node, g, sent)
+    if not retain_graph:
+        node.free()
+    return pairs
