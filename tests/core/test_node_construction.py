@@ -1,8 +1,9 @@
-"""Tape nodes are built in one place: the template of :func:`wengert.core.node.constructor_source`.
+"""Tape nodes are built in one place: the statements of
+:func:`wengert.core.node.constructor_body`.
 
-``node1``, ``node2``, ``new_node`` and the recording paths' one-call functions (a node
-and its output tensor, ``wengert.reverse.recording._tensor1`` / ``_tensor2``) are all
-generated from it; no other module allocates a node.
+``node1``, ``node2``, ``new_node`` and the recording paths' per-op functions (which
+build a node and its output tensor inline, ``wengert.reverse.recording._unary_path`` /
+``_binary_path``) are all generated from them; no other module allocates a node.
 """
 
 from __future__ import annotations
@@ -14,7 +15,14 @@ from pathlib import Path
 import numpy as np
 import wengert as wg
 from wengert.core import node as node_module
-from wengert.core.node import UNREAD_BYTES, constructor_source, is_stand_in, new_node, node1
+from wengert.core.node import (
+    UNREAD_BYTES,
+    constructor_body,
+    constructor_source,
+    is_stand_in,
+    new_node,
+    node1,
+)
 from wengert.ops import elementwise as ew
 from wengert.reverse import recording
 
@@ -30,13 +38,15 @@ def test_no_module_but_core_node_allocates_a_node():
 
 def test_constructors_are_generated_from_the_template():
     assert inspect.getsource(node1) == constructor_source(1, "node1")
-    assert inspect.getsource(recording._tensor1) == constructor_source(
-        1, "_tensor1", ", level, recs", recording._TENSOR_TAIL)
-    assert inspect.getsource(recording._tensor2) == constructor_source(
-        2, "_tensor2", ", level, recs", recording._TENSOR_TAIL)
-    # every generated frame counts as wengert's own (source lines skip it)
+    for path, nin in ((recording._unary_path, 1), (recording._binary_path, 2)):
+        source = inspect.getsource(path)
+        body = constructor_body(nin, recording._TENSOR_TAIL)
+        indent = "            "  # (inside ``fn`` inside the factory)
+        assert "\n".join(indent + line for line in body) in source
+        assert source.count("n = Node()") == 1
+        # every generated frame counts as wengert's own (source lines skip it)
+        assert path.__code__.co_filename.startswith(recording.__file__)
     assert node1.__code__.co_filename.startswith(node_module.__file__)
-    assert recording._tensor2.__code__.co_filename.startswith(recording.__file__)
 
 
 def test_new_node_of_many_inputs_keeps_what_the_rules_read():

@@ -10,9 +10,9 @@ has no reference cycles and is freed by reference counting alone.
 The per-op path of the tape is the project's speed, so a node is one flat
 object: the first two inputs live in slots of their own (``parent0``,
 ``input0``, ... ``seen1``), further inputs in ``rest``. Nodes are built from
-one template only, :func:`constructor_source`: by :func:`node1`, :func:`node2` or
-:func:`new_node` (the constructors), or by the functions the recording paths
-generate from it (a node and its tensor in one call), which also decide what a
+one template only, :func:`constructor_body`: by :func:`node1`, :func:`node2` or
+:func:`new_node` (the constructors), or by the per-op functions the recording paths
+generate with it (building the node and its tensor inline), which also decide what a
 node keeps of its inputs (a large array no rule reads is kept as a stand-in, see
 :data:`UNREAD_BYTES`); read inputs with :meth:`Node.parents`, :meth:`Node.inputs`,
 :meth:`Node.edge`.
@@ -43,6 +43,7 @@ __all__ = [
     "Version",
     "node1",
     "node2",
+    "constructor_body",
     "constructor_source",
     "CONSTRUCTOR_GLOBALS",
     "new_node",
@@ -247,30 +248,38 @@ class Node:
         return f"<Node #{-self.seq} {self.op.name}>"
 
 
+def constructor_body(nin: int, tail: tuple[str, ...] = ("return n",)) -> list[str]:
+    """The statements (unindented) that build a node of ``nin`` inputs in ``n`` from the
+    local names ``op, out, params, parent0, value0, holder0, seen0, ...``, then ``tail``:
+    the body of :func:`constructor_source`'s function, for a generated function that
+    builds its node inline (see :mod:`wengert.reverse.recording`)."""
+    lines = []
+    for i in range(nin):
+        lines += [f"if holder{i} is None and type(value{i}) is _ndarray "
+                  f"and value{i}.nbytes >= UNREAD_BYTES and {i} not in op.reads:",
+                  f"    value{i} = shape_stand_in(value{i})"]
+    lines += ["n = Node()  # (no __init__: the type call is the cheapest allocation)",
+              "n.version = 0", "n.op = op", "n.out = out", "n.params = params",
+              "n.seq = next_seq()", "n.extra = None", f"n.nin = {nin}"]
+    for i in range(nin):
+        lines += [f"n.{field}{i} = {arg}{i}" for field, arg in
+                  (("parent", "parent"), ("input", "value"), ("holder", "holder"),
+                   ("seen", "seen"))]
+    return [*lines, *tail]
+
+
 def constructor_source(nin: int, name: str, extra_args: str = "",
                        tail: tuple[str, ...] = ("return n",)) -> str:
     """The source of the constructor ``name`` of a node of ``nin`` inputs: every field set
     straight from the arguments ``op, out, params, parent0, value0, holder0, seen0, ...``
-    (then ``extra_args``), in one call, the node in ``n``; ``tail`` ends the body (a
-    recording path's function adds what it does with the new node, see
-    :mod:`wengert.reverse.recording`). A large array input that no rule reads and that
-    is not version-checked (``holder`` ``None``) is kept as a stand-in (see
-    :data:`UNREAD_BYTES`). Generate it with :func:`~wengert.core.generated.generate` in
-    :data:`CONSTRUCTOR_GLOBALS` (and what ``tail`` reads)."""
+    (then ``extra_args``), in one call, the node in ``n``; ``tail`` ends the body. A
+    large array input that no rule reads and that is not version-checked (``holder``
+    ``None``) is kept as a stand-in (see :data:`UNREAD_BYTES`). Generate it with
+    :func:`~wengert.core.generated.generate` in :data:`CONSTRUCTOR_GLOBALS` (and what
+    ``tail`` reads)."""
     edges = "".join(f", parent{i}, value{i}, holder{i}, seen{i}" for i in range(nin))
-    lines = [f"def {name}(op, out, params{edges}{extra_args}):"]
-    for i in range(nin):
-        lines += [f"    if holder{i} is None and type(value{i}) is _ndarray "
-                  f"and value{i}.nbytes >= UNREAD_BYTES and {i} not in op.reads:",
-                  f"        value{i} = shape_stand_in(value{i})"]
-    lines += ["    n = Node()  # (no __init__: the type call is the cheapest allocation)",
-              "    n.version = 0", "    n.op = op", "    n.out = out", "    n.params = params",
-              "    n.seq = next_seq()", "    n.extra = None", f"    n.nin = {nin}"]
-    for i in range(nin):
-        lines += [f"    n.{field}{i} = {arg}{i}" for field, arg in
-                  (("parent", "parent"), ("input", "value"), ("holder", "holder"),
-                   ("seen", "seen"))]
-    return "\n".join([*lines, *("    " + line for line in tail), ""])
+    return "\n".join([f"def {name}(op, out, params{edges}{extra_args}):",
+                      *("    " + line for line in constructor_body(nin, tail)), ""])
 
 
 #: The names a generated node constructor reads.

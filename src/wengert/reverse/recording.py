@@ -16,10 +16,10 @@ The per-op path here is the project's speed: :meth:`TensorKind.unary` and
 one- and two-input ops on tensors without the general dispatch (the general path,
 :meth:`TensorKind.process` then :func:`record`, is the reference they must match:
 ``tests/reverse/test_recording_paths.py`` compares the nodes they build, field by
-field, on every registry sample). They make the node and its output tensor in one
-call, ``_tensor1`` / ``_tensor2``, generated from the node constructors' template
-(``core.node.constructor_source``) with the recording tail appended, so that nodes
-are built from one source and the path pays one call per op.
+field, on every registry sample). They are generated (``_UNARY_SOURCE``,
+``_BINARY_SOURCE``) with the node constructors' statements
+(``core.node.constructor_body``) and the recording tail inline, so that nodes are
+built from one source and the path pays no call to build them.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from wengert.core.modes import GRAD_ENABLED, RECORDERS
 from wengert.core.node import (
     CONSTRUCTOR_GLOBALS,
     UNREAD_BYTES,
-    constructor_source,
+    constructor_body,
     new_node,
     node1,
     shape_stand_in,
@@ -114,14 +114,6 @@ _GLOBALS = dict(CONSTRUCTOR_GLOBALS, _NEW=_NEW, Tensor=Tensor)
 _new = generate("\n".join(["def _new(out, n, rg, level):",
                             *("    " + line.format(rg="rg") for line in _TENSOR_LINES), ""]),
                 "_new", _GLOBALS, __name__)
-#: ``_tensor1(op, out, params, parent0, value0, holder0, seen0, level, recs)`` and
-#: ``_tensor2`` (two inputs): a node (as ``core.node.node1``, ``node2`` build it) and its
-#: output tensor, in one call (see :data:`_TENSOR_TAIL`).
-_tensor1, _tensor2 = (
-    generate(constructor_source(n, f"_tensor{n}", ", level, recs", _TENSOR_TAIL),
-             f"_tensor{n}", _GLOBALS, __name__) for n in (1, 2))
-
-
 def record(op: Any, args: tuple[Any, ...], raws: tuple[Any, ...], out: Any,
            params: dict[str, Any] | None, rg: bool, active: Any, level: float) -> Tensor:
     """Append ``out = op(args)`` to the tape at ``level`` and return the output tensor.
@@ -191,6 +183,175 @@ def mark_real_inputs(node: Any) -> None:
                  if p is not None and not is_complex(x))
     if real:
         node.extras()["real_inputs"] = (real, _real_part)
+
+
+#: The per-op function of a one-input op on a tensor (``wnp.sin(x)``, ``np.sin(x)``):
+#: ``{build}`` becomes the lines that build the node and its tensor inline (see
+#: :func:`_inline_build`), so the path pays no call for them.
+_UNARY_SOURCE = """
+def _unary_path(op, impl, scalar, reads, beneath, public):
+    def fn(x):
+        v = x._value
+        tv = type(v)
+        if tv is float and scalar is not None:
+            try:
+                out = scalar(v)
+            except SCALAR_FALLBACK:
+                out = float(impl(v))
+        elif tv is _ndarray:
+            try:
+                out = impl(v)
+            except _OP_ERRORS as e:
+                raise _annotated(op, (v,), e) from e
+        else:  # a traced value beneath (a dual number, an outer tensor)
+            h = beneath.get(tv)
+            out = h(v) if h is not None else public(v)
+        recs = _recorders()
+        if recs and (active := recorders_tracking((x,), recs)):
+            if _grad_on() and _differentiable(op, out):
+                return record(op, (x,), (v,), out, None, x._rg, active, x._level)
+            return constant(out, x._level)
+        if x._rg and _grad_on():
+            if (out.dtype.kind != "f") if tv is _ndarray else (
+                    tv is not float and tv is not Dual):
+                # (NumPy scalars, outer levels' tensors and graph tracers beneath are
+                # checked; a dual number checks its own results, and no one-input op
+                # without params turns a real input complex)
+                d = _differentiable(op, out)
+                if not d:
+                    return constant(out, x._level)
+                if d is not True:  # complex: the general path marks real inputs
+                    return record(op, (x,), (v,), out, None, True, (), x._level)
+            level = x._level
+            if level and level.__class__ is int and level not in OPEN_LEVELS:
+                raise escaped_error(level)
+            if reads:
+                holder0 = x._version
+                seen0 = holder0.version
+            else:  # (a large array is kept as a stand-in)
+                holder0 = None
+                seen0 = 0
+            params = None
+            parent0 = x._node or x
+            value0 = v
+            {build}
+        return constant(out, x._level)
+
+    return fn
+"""
+#: The per-op function of a two-input op on tensors and numbers (``x * y``,
+#: ``np.add(x, 1.0)``), built as :data:`_UNARY_SOURCE`.
+_BINARY_SOURCE = """
+def _binary_path(op, impl, scalar, reads0, reads1, crossed, beneath, public):
+    def fn(x, y):
+        tx = type(x)
+        ty = type(y)
+        if tx is Tensor:
+            vx = x._value
+            rx = x._rg
+            level = x._level
+            if ty is Tensor:
+                if y._level != level:
+                    return apply(op, x, y)  # two levels: the general path
+                vy = y._value
+                ry = y._rg
+            elif ty is float or ty is int:
+                vy = y
+                ry = False
+            else:
+                return apply(op, x, y)
+        elif ty is Tensor and (tx is float or tx is int):
+            vx = x
+            rx = False
+            vy = y._value
+            ry = y._rg
+            level = y._level
+        else:
+            return apply(op, x, y)
+        tvx = type(vx)
+        tvy = type(vy)
+        if tvx is _ndarray and (tvy is _ndarray or tvy is float or tvy is int):
+            try:
+                out = impl(vx, vy)
+            except _OP_ERRORS as e:
+                raise _annotated(op, (vx, vy), e) from e
+        elif scalar is not None and (
+            (tvx is float and (tvy is float or tvy is int)) or (tvy is float and tvx is int)
+        ):
+            try:
+                out = scalar(vx, vy)
+            except SCALAR_FALLBACK:
+                out = float(impl(vx, vy))
+        else:  # traced values beneath, or other plain values
+            h = beneath.get(tvx) or beneath.get(tvy)
+            out = h(vx, vy) if h is not None else public(vx, vy)
+        recs = _recorders()
+        if recs and (active := recorders_tracking((x, y), recs)):
+            if _grad_on() and _differentiable(op, out):
+                return record(op, (x if tx is Tensor else None, y if ty is Tensor else None),
+                              (vx, vy), out, None, rx or ry, active, level)
+            return constant(out, level)
+        if (rx or ry) and _grad_on():
+            tout = type(out)
+            if tout is not float and not (
+                out.dtype.kind == "f" if tout is _ndarray
+                else tout is Dual and (  # reverse over forward: its primal decides
+                    type(p := out.primal) is float
+                    or type(p) is _ndarray and p.dtype.kind == "f")
+            ):
+                d = _differentiable(op, out)
+                if not d:
+                    return constant(out, level)
+                if d is not True:  # complex: the general path marks real inputs
+                    return record(op, (x if tx is Tensor else None,
+                                       y if ty is Tensor else None),
+                                  (vx, vy), out, None, True, (), level)
+            if level and level.__class__ is int and level not in OPEN_LEVELS:
+                raise escaped_error(level)
+            # (a crossed op's input is read by the other input's rule only; large
+            # arrays no rule reads are kept as stand-ins)
+            if reads0 and tx is Tensor and (ry or not crossed):
+                holder0 = x._version
+                seen0 = holder0.version
+            else:
+                holder0 = None
+                seen0 = 0
+            if reads1 and ty is Tensor and (rx or not crossed):
+                holder1 = y._version
+                seen1 = holder1.version
+            else:
+                holder1 = None
+                seen1 = 0
+            params = None
+            parent0 = (x._node or x) if rx else None
+            value0 = vx
+            parent1 = (y._node or y) if ry else None
+            value1 = vy
+            {build}
+        return constant(out, level)
+
+    return fn
+"""
+
+
+def _inline_build(source: str, nin: int, name: str) -> Any:
+    """Generate ``name`` from ``source``, its ``{build}`` line replaced by the node
+    constructor's statements (``core.node.constructor_body``) and :data:`_TENSOR_TAIL`."""
+    head, rest = source.split("{build}")
+    indent = head[head.rindex("\n") + 1:]
+    body = ("\n" + indent).join(constructor_body(nin, _TENSOR_TAIL))
+    return generate(head + body + rest, name, _PATH_GLOBALS, __name__)
+
+
+_PATH_GLOBALS = dict(
+    _GLOBALS, SCALAR_FALLBACK=SCALAR_FALLBACK, _OP_ERRORS=_OP_ERRORS, _annotated=_annotated,
+    _recorders=_recorders, recorders_tracking=recorders_tracking, _grad_on=_grad_on,
+    _differentiable=_differentiable, record=record, constant=constant, Dual=Dual,
+    OPEN_LEVELS=OPEN_LEVELS, escaped_error=escaped_error, apply=apply, Tensor=Tensor,
+)
+_unary_path = _inline_build(_UNARY_SOURCE, 1, "_unary_path")
+_binary_path = _inline_build(_BINARY_SOURCE, 2, "_binary_path")
+
 
 
 class TensorKind(Kind):
@@ -293,142 +454,15 @@ class TensorKind(Kind):
     def unary(self, op: Any, cls: type, public: Any) -> Any:
         if cls is not Tensor:
             return None  # subclasses (Variable) take the general path
-        impl = op.impl
-        scalar = op.scalar_impl
-        reads = bool(op.reads)
-        beneath = public.handlers  # the kinds' functions for the values beneath, by type
-
-        def fn(x: Tensor) -> Any:
-            v = x._value
-            tv = type(v)
-            if tv is float and scalar is not None:
-                try:
-                    out = scalar(v)
-                except SCALAR_FALLBACK:
-                    out = float(impl(v))
-            elif tv is _ndarray:
-                try:
-                    out = impl(v)
-                except _OP_ERRORS as e:
-                    raise _annotated(op, (v,), e) from e
-            else:  # a traced value beneath (a dual number, an outer tensor)
-                h = beneath.get(tv)
-                out = h(v) if h is not None else public(v)
-            recs = _recorders()
-            if recs and (active := recorders_tracking((x,), recs)):
-                if _grad_on() and _differentiable(op, out):
-                    return record(op, (x,), (v,), out, None, x._rg, active, x._level)
-                return constant(out, x._level)
-            if x._rg and _grad_on():
-                if (out.dtype.kind != "f") if tv is _ndarray else (
-                        tv is not float and tv is not Dual):
-                    # (NumPy scalars, outer levels' tensors and graph tracers beneath are
-                    # checked; a dual number checks its own results, and no one-input op
-                    # without params turns a real input complex)
-                    d = _differentiable(op, out)
-                    if not d:
-                        return constant(out, x._level)
-                    if d is not True:  # complex: the general path marks real inputs
-                        return record(op, (x,), (v,), out, None, True, (), x._level)
-                if x._level and x._level.__class__ is int and x._level not in OPEN_LEVELS:
-                    raise escaped_error(x._level)
-                if reads:
-                    h = x._version
-                    return _tensor1(op, out, None, x._node or x, v, h, h.version, x._level,
-                                    recs)
-                # (a large array is kept as a stand-in)
-                return _tensor1(op, out, None, x._node or x, v, None, 0, x._level, recs)
-            return constant(out, x._level)
-
-        return fn
+        # (``public.handlers``: the kinds' functions for the values beneath, by type)
+        return _unary_path(op, op.impl, op.scalar_impl, bool(op.reads), public.handlers,
+                           public)
 
     def binary(self, op: Any, cls: type, public: Any) -> Any:
         if cls is not Tensor:
             return None
-        impl = op.impl
-        scalar = op.scalar_impl
-        reads0 = 0 in op.reads
-        reads1 = 1 in op.reads
-        crossed = op.crossed
-        beneath = public.handlers  # the kinds' functions for the values beneath, by type
-
-        def fn(x: Any, y: Any) -> Any:
-            tx = type(x)
-            ty = type(y)
-            if tx is Tensor:
-                vx = x._value
-                rx = x._rg
-                level = x._level
-                if ty is Tensor:
-                    if y._level != level:
-                        return apply(op, x, y)  # two levels: the general path
-                    vy = y._value
-                    ry = y._rg
-                elif ty is float or ty is int:
-                    vy = y
-                    ry = False
-                else:
-                    return apply(op, x, y)
-            elif ty is Tensor and (tx is float or tx is int):
-                vx = x
-                rx = False
-                vy = y._value
-                ry = y._rg
-                level = y._level
-            else:
-                return apply(op, x, y)
-            tvx = type(vx)
-            tvy = type(vy)
-            if tvx is _ndarray and (tvy is _ndarray or tvy is float or tvy is int):
-                try:
-                    out = impl(vx, vy)
-                except _OP_ERRORS as e:
-                    raise _annotated(op, (vx, vy), e) from e
-            elif scalar is not None and (
-                (tvx is float and (tvy is float or tvy is int)) or (tvy is float and tvx is int)
-            ):
-                try:
-                    out = scalar(vx, vy)
-                except SCALAR_FALLBACK:
-                    out = float(impl(vx, vy))
-            else:  # traced values beneath, or other plain values
-                h = beneath.get(tvx) or beneath.get(tvy)
-                out = h(vx, vy) if h is not None else public(vx, vy)
-            recs = _recorders()
-            if recs and (active := recorders_tracking((x, y), recs)):
-                if _grad_on() and _differentiable(op, out):
-                    return record(op, (x if tx is Tensor else None, y if ty is Tensor else None),
-                                  (vx, vy), out, None, rx or ry, active, level)
-                return constant(out, level)
-            if (rx or ry) and _grad_on():
-                tout = type(out)
-                if tout is not float and not (
-                    out.dtype.kind == "f" if tout is _ndarray
-                    else tout is Dual and (  # reverse over forward: its primal decides
-                        type(p := out.primal) is float
-                        or type(p) is _ndarray and p.dtype.kind == "f")
-                ):
-                    d = _differentiable(op, out)
-                    if not d:
-                        return constant(out, level)
-                    if d is not True:  # complex: the general path marks real inputs
-                        return record(op, (x if tx is Tensor else None,
-                                           y if ty is Tensor else None),
-                                      (vx, vy), out, None, True, (), level)
-                if level and level.__class__ is int and level not in OPEN_LEVELS:
-                    raise escaped_error(level)
-                # (a crossed op's input is read by the other input's rule only)
-                hx = x._version if reads0 and tx is Tensor and (ry or not crossed) else None
-                hy = y._version if reads1 and ty is Tensor and (rx or not crossed) else None
-                return _tensor2(  # (large arrays no rule reads are kept as stand-ins)
-                    op, out, None,
-                    (x._node or x) if rx else None, vx, hx, 0 if hx is None else hx.version,
-                    (y._node or y) if ry else None, vy, hy, 0 if hy is None else hy.version,
-                    level, recs,
-                )
-            return constant(out, level)
-
-        return fn
+        return _binary_path(op, op.impl, op.scalar_impl, 0 in op.reads, 1 in op.reads,
+                            op.crossed, public.handlers, public)
 
 
 #: The tensor kind (registered for :class:`~wengert.Tensor` and its subclasses).
