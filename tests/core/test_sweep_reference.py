@@ -67,15 +67,16 @@ class _Steps(SweepObserver):
 def assert_same_sweep(roots, floats: bool = False) -> None:
     """Both sweeps from ``roots``: the same leaves, in the same order, with the same
     cotangents (``floats``: Python float cotangents may differ by a few ulps). The tuned
-    sweep runs twice: watched by an observer (each node's full step) and then alone (the
-    lean path of common nodes)."""
+    sweep runs three times: asked for the roots' own cotangents (which sends every node
+    the full way), watched by an observer, and alone (common nodes take the lean path)."""
     reference = backward_pass(roots)  # frees nothing, so the tuned sweep can run after
+    _, full = backprop(roots, retain_graph=True, wanted=[roots[0][0]])
     watcher = _Steps()
     with observe_sweep(watcher):
         _, watched = backprop(roots, retain_graph=True)
     assert watcher.steps > 0
     _, tuned = backprop(roots)
-    for name, result in (("watched", watched), ("tuned", tuned)):
+    for name, result in (("full", full), ("watched", watched), ("tuned", tuned)):
         assert [id(leaf) for leaf, _ in result] == [id(leaf) for leaf, _ in reference]
         for (leaf, ct), (_, ref) in zip(result, reference):
             assert _same(ct, ref, floats), f"{leaf!r}: {name} {ct!r}, reference {ref!r}"
@@ -154,14 +155,15 @@ def test_tuned_sweep_matches_reference_on_random_float_tapes(steps, seed):
 
 
 def test_tuned_sweep_lean_and_full_paths_free_and_refuse_alike():
-    """A common node (the lean path) and a watched one (the full step) both free their
-    values and refuse a second sweep, and both refuse a value modified in place."""
+    """A common node (the lean path, watched or not) and one whose cotangent is asked for
+    (the full step) free their values and refuse a second sweep, and refuse a value
+    modified in place."""
     for watch in (False, True):
         x = wg.tensor(np.array([0.5, 1.0]), requires_grad=True)
         y = wnp.sin(x) * x
         roots = [(y._node, np.ones(2))]
         with observe_sweep(_Steps()) if watch else contextlib.nullcontext():
-            backprop(roots)
+            backprop(roots, wanted=[y._node] if watch else ())
             with pytest.raises(GraphFreedError):
                 backprop(roots)
         x = wg.tensor(np.array([0.5, 1.0]), requires_grad=True)
@@ -171,7 +173,7 @@ def test_tuned_sweep_lean_and_full_paths_free_and_refuse_alike():
             a[0] = 3.0
         with observe_sweep(_Steps()) if watch else contextlib.nullcontext(), \
                 pytest.raises(InplaceModifiedError):
-            backprop([(y._node, np.ones(2))])
+            backprop([(y._node, np.ones(2))], wanted=[y._node] if watch else ())
 
 
 def test_reference_sweep_refuses_a_freed_graph():

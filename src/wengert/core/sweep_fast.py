@@ -8,9 +8,10 @@ tapes; on Python floats the float partials may round the last bit differently).
 What it adds:
 
 - speed: a chain (the only pending node) skips the heap and the cotangent dict;
-  a common node (one or two inputs, no params, no extras) in a sweep nobody
-  watches takes a lean path, read from its slots with its checks inlined, and the
-  others a full step (:func:`_general_step`); Python floats use the ops' float
+  a common node (one or two inputs, no params, no extras) takes a lean path,
+  read from its slots with its checks inlined, unless the sweep lifts values or
+  hands back wanted nodes' cotangents; the others take a full step
+  (:func:`_general_step`); Python floats use the ops' float
   partials (``Op.scalar_deriv``) instead of calling the VJP rules;
 - hooks (``register_hook``) and callbacks (``retain_grad``) on nodes, skipped in
   a viewer's replay;
@@ -131,8 +132,8 @@ def backprop(
         following = None
         following_g = None
         everywhere = restrict is None and stop == 0  # every node reached is swept
-        # nothing to lift, tell or hand back: the common nodes take the lean path
-        plain = lift is None and not observers and not wanted_ids
+        # nothing to lift or hand back: the common nodes take the lean path
+        plain = lift is None and not wanted_ids
         while True:
             if following is not None:
                 node = following
@@ -175,6 +176,10 @@ def backprop(
                                                 type(x0) is not _ndarray or
                                                 ct0.shape != x0.shape):
                             ct0 = fit(op, ct0, x0)
+                    if observers:
+                        sent = [] if parent0 is None else [(0, parent0, ct0)]
+                        for obs in observers:
+                            obs.step(node, g, sent)
                     if not retain_graph:
                         node.out = node.input0 = None  # free the saved values
                     if parent0 is None:
@@ -221,6 +226,14 @@ def backprop(
                                                         type(x1) is not _ndarray or
                                                         ct1.shape != x1.shape):
                                     ct1 = fit(op, ct1, x1)
+                    if observers:
+                        sent = []
+                        if parent0 is not None:
+                            sent.append((0, parent0, ct0))
+                        if parent1 is not None:
+                            sent.append((1, parent1, ct1))
+                        for obs in observers:
+                            obs.step(node, g, sent)
                     if not retain_graph:
                         node.out = node.input0 = node.input1 = None
                     if parent1 is None:
@@ -305,12 +318,14 @@ def _general_step(node: Node, op: Any, out: Any, n: int, g: Any, lift: Any, obse
         else None
     params = node.params
     vjps = op.vjps
+    parents = node.parents()
+    values = node.inputs()
     if lift is not None:
-        args = [lift(x, p) for p, x in zip(node.parents(), node.inputs())]
+        args = [lift(x, p) for p, x in zip(parents, values)]
         out = lift(out, node)
         g = lift(g, None)
     else:
-        args = node.inputs()
+        args = values
     # True: a broadcasting op's cotangents may need summing to their input's shape; a
     # tuple (indices of real inputs, real part), on a node with a complex output and
     # real inputs: those take the real part too.
@@ -318,9 +333,8 @@ def _general_step(node: Node, op: Any, out: Any, n: int, g: Any, lift: Any, obse
     extra = node.extra
     if extra is not None and "real_inputs" in extra:
         fits = extra["real_inputs"]
-    parents = node.parents()
-    values = node.inputs()
     pairs = []
+    sent = [] if observers else None
     for i in range(n):
         parent = parents[i]
         if parent is None:
@@ -346,9 +360,9 @@ def _general_step(node: Node, op: Any, out: Any, n: int, g: Any, lift: Any, obse
                         or ct.shape != x.shape:
                     ct = fit(op, ct, x)
         pairs.append((parent, ct))
-    if observers:
-        sent = [(i, parent, ct) for (parent, ct), i in
-                zip(pairs, (i for i in range(n) if parents[i] is not None))]
+        if sent is not None:
+            sent.append((i, parent, ct))
+    if sent is not None:
         for obs in observers:
             obs.step(node, g, sent)
     if not retain_graph:
