@@ -64,6 +64,7 @@ __all__ = [
     "check_saved",
     "SweepObserver",
     "observe_sweep",
+    "SWEPT_EXTRAS",
     "SECOND_TIME",
     "version_error",
     "freed_error",
@@ -170,6 +171,12 @@ def run_hooks(hooks: list[Any], g: Any, what: str) -> Any:
                 )
             g = new
     return g
+
+
+#: The keys of a node's extras that a sweep acts on (:func:`node_extras` and the real
+#: inputs' cotangents); a node whose extras hold none of them (a source line, kept
+#: values, an anomaly stack) is swept as one without extras.
+SWEPT_EXTRAS = frozenset({"out_check", "hooks", "on_grad", "real_inputs"})
 
 
 def node_extras(node: Node, extra: dict[str, Any], g: Any, replay: bool,

@@ -8,7 +8,8 @@ tapes; on Python floats the float partials may round the last bit differently).
 What it adds:
 
 - speed: a chain (the only pending node) skips the heap and the cotangent dict;
-  a common node (one or two inputs, no params, no extras) takes a lean path,
+  a common node (one or two inputs, no params, no extras a sweep acts on: see
+  :data:`~wengert.core.sweep.SWEPT_EXTRAS`) takes a lean path,
   read from its slots with its checks inlined, unless the sweep lifts values or
   hands back wanted nodes' cotangents; the others take a full step
   (:func:`_general_step`); Python floats use the ops' float
@@ -37,6 +38,7 @@ from wengert.core.modes import GRAD_ENABLED
 from wengert.core.node import Node
 from wengert.core.sweep import (
     OBSERVERS,
+    SWEPT_EXTRAS,
     check_versions,
     fit,
     fit_real,
@@ -149,9 +151,10 @@ def backprop(
             n = node.nin
             if out is None:
                 raise freed_error()
-            if plain and n < 3 and node.extra is None and node.params is None:
-                # The common node (one or two inputs, no params, no extras, nobody
-                # watching): the same checks and rules as below, in fewer steps.
+            if plain and n < 3 and node.params is None and (
+                    (extra := node.extra) is None or extra.keys().isdisjoint(SWEPT_EXTRAS)):
+                # The common node (one or two inputs, no params, no extras the sweep
+                # acts on): the same checks and rules as below, in fewer steps.
                 if node.version and op.reads_out:
                     raise version_error(node, -1, 0, node.version)
                 h = node.holder0
