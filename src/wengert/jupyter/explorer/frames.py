@@ -357,8 +357,9 @@ class _Builder:
                  value_names: Mapping[Any, str] | None = None) -> None:
         self.eqs: list[Equation] = list(tape)
         n = self.n = len(self.eqs)
-        self.eq_of_node = {id(eq.node): eq.index for eq in self.eqs}
-        self.eq_of_seq = {eq.node.seq: eq.index for eq in self.eqs}
+        nodes = [eq.nodes[0] for eq in self.eqs]
+        self.eq_of_node = {id(node): e for e, node in enumerate(nodes)}
+        self.eq_of_seq = {node.seq: e for e, node in enumerate(nodes)}
         # An equation with several outputs (a decomposition) is one node, its first output;
         # its other outputs are nodes of their own, after the constants, drawn in its box
         # (``outs``: equation -> those nodes). Inputs read them by their own node.
@@ -388,19 +389,27 @@ class _Builder:
                         continue
                     refs.append(inp.index)
                     continue
+                if source == "leaf":
+                    refs.append(n + inp.index)
+                    if leaf_values[inp.index] is not None:
+                        continue
+                elif inp.value is not None:  # one constant node per use
+                    refs.append(base + len(consts))
+                    consts.append(inp.value)
+                    const_keys.append((eq.index, i))
+                    const_shapes.append(_shape_of(inp.value))
+                    continue
                 if raw is None:
                     raw = eq.saved_inputs if eq.node is not None else ()
                 saved = raw[i] if i < len(raw) else None
                 if source == "leaf":
-                    refs.append(n + inp.index)
-                    if leaf_values[inp.index] is None and saved is not None \
-                            and not is_stand_in(saved):
+                    if saved is not None and not is_stand_in(saved):
                         leaf_values[inp.index] = saved  # the value the equation used
-                else:  # one constant node per use
+                else:  # a constant whose value is not kept: its saved input tells the shape
                     refs.append(base + len(consts))
-                    consts.append(inp.value)
+                    consts.append(None)
                     const_keys.append((eq.index, i))
-                    const_shapes.append(_shape_of(inp.value if inp.value is not None else saved))
+                    const_shapes.append(_shape_of(saved))
             ins.append(refs)
         self.part_base = base + len(consts)  # the node of each part: part_base + p
         for refs in reads_part:
