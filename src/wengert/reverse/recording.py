@@ -98,7 +98,7 @@ def _annotated(op: Any, raws: tuple[Any, ...], e: Exception) -> Exception:
 _TENSOR_LINES = ("t = _NEW(Tensor)", "t._value = out", "t._node = n", "t._rg = {rg}",
                  "t._version = n", "t._extra = None", "t._level = level", "return t")
 #: What a recording path does with a node ``n`` it built (see
-#: ``core.node.constructor_source``) for ``out``: the recorders that only look (source
+#: ``core.node.constructor_body``) for ``out``: the recorders that only look (source
 #: lines, kept values) see it, a large output no rule reads is kept as a stand-in, and
 #: the output tensor is made.
 _TENSOR_TAIL = (
