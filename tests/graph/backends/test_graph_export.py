@@ -834,3 +834,16 @@ def test_the_jax_export_writes_a_decomposition_as_one_call():
     assert "t0, t1, t2 = jnp.linalg.svd(a, full_matrices=False)" in src
     src = wg.trace(lambda a: tuple(np.linalg.qr(a)), a).to_source(target="jax")
     assert "t0, t1 = jnp.linalg.qr(a)" in src
+
+
+def test_the_jax_export_of_a_decomposition_of_integers_casts_them_as_numpy():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    a = np.array([[2, 1], [1, 3]])
+    f = lambda a: tuple(np.linalg.svd(a))  # noqa: E731
+    g = wg.trace(f, a)
+    assert "jnp.linalg.svd(jnp.asarray(a, dtype=jnp.float64), full_matrices=False)" in \
+        g.to_source(target="jax")
+    for x, y in zip(to_jax(g)(a), f(a)):
+        assert np.asarray(x).dtype == y.dtype
+        np.testing.assert_allclose(np.abs(np.asarray(x)), np.abs(y), rtol=1e-12)

@@ -924,7 +924,8 @@ class _Writer:
                  for op, v in zip(eq.ops, eq.outs)]
         joint = JAX_JOINT_FORMS.get(eq.ops)
         if joint is not None and len(eq.ins) == 1:
-            return joint.format(self.arg(eq.ins[0]))
+            (x,) = eq.ins
+            return joint.format(self._cast(x, self.arg(x), eq.outs[0].dtype))
         heads = [t[: -len(f"[{k}]")] for k, t in enumerate(texts) if t.endswith(f"[{k}]")]
         if len(heads) == len(texts) and len(set(heads)) == 1:
             return heads[0]  # (the parts 0, 1 ... of one call)
