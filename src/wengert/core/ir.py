@@ -161,7 +161,14 @@ class Equation:
         self.context = context
         self.index = index
         self.nodes = tuple(nodes)
-        self.parts = tuple(parts) if parts is not None and len(self.outs) > 1 else None
+        self.parts = None
+        if len(self.outs) > 1 and (parts is not None or not nodes):
+            self.parts = tuple(parts) if parts is not None else ()
+            if len(self.parts) != len(self.outs):
+                raise ValueError(
+                    f"an equation with {len(self.outs)} outputs "
+                    f"({', '.join(v.name for v in self.outs)}) takes parts=, the op record of "
+                    f"each output (the parts of one decomposition); got {len(self.parts)}")
 
     def replace(self, **changes: Any) -> Equation:
         """A copy with some fields changed (``eq.replace(ins=...)``, ``out=`` for ``outs``)."""
