@@ -30,6 +30,11 @@ What "the same" means here (:func:`value_key`):
 The output's shape, dtype and Python-number-ness are part of the key too (for
 registry ops they follow from the rest; the check keeps a surprising op safe).
 
+A decomposition's equation with several outputs (``w, v = eigh(s)``) has a key per
+output, each that of its part's own equation (:func:`part_keys`): it is dropped when
+every part was computed before (the same decomposition again), and a part computed
+again later (``eigvalsh``'s ``eigh_values(s)``) reads its output.
+
 Examples
 --------
 >>> import numpy as np
