@@ -126,7 +126,7 @@ class Equation:
         Its outputs: one, or several for the parts of one decomposition read from a tape
         (``eigh``'s values and vectors: then ``op`` is the first part's record, ``ops``
         each output's and ``primitive`` the decomposition's name), on a tape as in a
-        traced graph (see :func:`part_key`). ``out`` is the first.
+        traced graph (see :class:`PartGroups`). ``out`` is the first.
     source : SourceLine or None
         The user's line that made it, when made inside ``wg.source_lines()`` (always for
         :func:`wengert.graph.trace`).

@@ -88,7 +88,7 @@ from wengert.ops.linalg import svd as _svd
 
 __all__ = ["to_source", "namespace", "compile_graph", "is_scalar_program", "float_equation",
            "Namespace", "INLINE_CONSTANT", "BLOCK", "SCALAR_FORMS", "SCALAR_MATH",
-           "NEVER_RAISE"]
+           "NEVER_RAISE", "JOINT_FORMS"]
 
 _SCALAR_INFIX = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/"}
 _SCALAR_PREFIX = {operator.neg: "-", operator.pos: "+"}
@@ -490,7 +490,7 @@ def _parts_line(eq: Any, ns: Namespace) -> str:
     if form is not None and len(eq.ins) == 1:
         x = _name(eq.ins[0], ns, False)
         h = f"{ns.use_runtime('hermitian_part')}({x})" if "{h}" in form else ""
-        return form.format(x, h=h, **eq.params)
+        return form.format(x, h=h, uplo=eq.params.get("uplo", "L"))
     args = [_name(v, ns, False) for v in eq.ins]
     args += [f"{k}={ns.expr(v)}" for k, v in eq.params.items()]
     return ", ".join(f"{_op_call(op, ns)}({', '.join(args)})" for op in eq.ops)

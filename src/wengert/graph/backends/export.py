@@ -103,7 +103,8 @@ from wengert.ops import elementwise as ew
 from wengert.ops.linalg import svd as _svd
 
 __all__ = ["to_jax_source", "to_jax", "NotExportable", "JAX_FORMS", "CODE_FORMS", "JAX_CALLS",
-           "REFUSED_CALLS", "REFUSED_FORMS", "COMPLEX_REFUSED_FORMS", "INLINE_LIMIT"]
+           "REFUSED_CALLS", "REFUSED_FORMS", "COMPLEX_REFUSED_FORMS", "INLINE_LIMIT",
+           "JAX_JOINT_FORMS"]
 
 #: Constant arrays up to this many elements are written as literals in the source; larger
 #: ones (that are not one value repeated) as base64 ``.npy`` text.
