@@ -35,7 +35,7 @@ import numpy as np
 from wengert.core.bind import SCALAR_FALLBACK, forward
 from wengert.graph.ir import GuardFailed
 from wengert.ops import REGISTRY
-from wengert.ops.linalg.eigh import _symmetric_part
+from wengert.ops.linalg import eigh as _eigh
 
 __all__ = ["op", "floats", "fallback", "float_forward", "FLOAT_ERRORS", "raise_reported",
            "as_returned", "hermitian_part", "GuardFailed", "registered"]
@@ -96,7 +96,7 @@ def hermitian_part(a: Any) -> np.ndarray:
     array([[1., 1.],
            [1., 1.]])
     """
-    return _symmetric_part(a)
+    return _eigh.hermitian_part(a)
 
 
 #: ``op.<name>``: the forward (``impl``) of every registered op, by its name.
