@@ -108,11 +108,10 @@ def test_a_decomposition_is_one_equation_whose_graph_agrees_with_eager(name, dty
         np.testing.assert_allclose(gg(a)[1], grad, **tol)
 
 
-@pytest.mark.parametrize("shape", [(2, 4, 4), (2, 5, 3), (3, 2, 4)])
-@pytest.mark.parametrize("name", ["eigh", "svd", "qr", "qr complete"])
+@pytest.mark.parametrize("name,shape", [("eigh", (2, 4, 4))] + [
+    (name, shape) for name in ["svd", "qr", "qr complete"]
+    for shape in [(2, 4, 4), (2, 5, 3), (3, 2, 4)]])
 def test_a_graph_of_a_decomposition_computes_the_eager_values_bit_for_bit(name, shape):
-    if name == "eigh" and shape[-1] != shape[-2]:
-        pytest.skip("eigh takes square matrices")
     a = _input(name, shape, "float64")
     f = {"eigh": lambda a: tuple(np.linalg.eigh(a)),
          "svd": lambda a: tuple(np.linalg.svd(a, full_matrices=False)),
