@@ -335,3 +335,94 @@ def test_a_graph_run_inside_another_trace_keeps_the_lines_of_its_equations():
     outer = wg.trace(outer_function, 1.0, 2.0, 3.0)
     assert [eq.source.text for eq in outer.equations] == [
         "total = a + b", "return total * c", "return inner(a, b, c) * 2.0"]
+
+
+# -- decompositions: one equation with several outputs, as a tape reads them ----------
+SYMMETRIC = np.array([[2.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 1.0]])
+
+
+@pytest.mark.parametrize("f,expected", [
+    (lambda a: np.linalg.eigh(a), [("eigh", 2)]),
+    (lambda a: np.linalg.eigh(a, UPLO="U"), [("eigh", 2)]),
+    (lambda a: np.linalg.eigvalsh(a), [("eigh_values", 1)]),
+    (lambda a: np.linalg.svd(a), [("svd", 3)]),
+    (lambda a: np.linalg.svd(a, full_matrices=False), [("svd", 3)]),
+    (lambda a: np.linalg.svd(a, compute_uv=False), [("svd_values", 1)]),
+    (lambda a: np.linalg.svd(a, hermitian=True), [("eigh", 2)]),
+    (lambda a: np.linalg.svd(a, hermitian=True, compute_uv=False), [("eigh_values", 1)]),
+    (lambda a: np.linalg.qr(a), [("qr", 2)]),
+    (lambda a: np.linalg.qr(a, mode="r"), [("qr_r", 1)]),
+    (lambda a: np.linalg.qr(a[:, :2], mode="complete"), [("qr", 3)]),
+    (lambda a: np.linalg.qr(a[:2, :]), [("qr", 2)]),
+    (lambda a: np.linalg.eig(a), [("eig", 2)]),
+    (lambda a: np.linalg.eigvals(a), [("eig_values", 1)]),
+])
+def test_a_traced_decomposition_is_one_equation_with_an_output_per_part(f, expected):
+    g = wg.trace(f, SYMMETRIC)
+    parts = [(eq.primitive, len(eq.outs)) for eq in g
+             if eq.op.part is not None]
+    assert parts == expected
+    for eq in g:
+        if len(eq.outs) > 1:
+            assert [op.part for op in eq.ops] == sorted(op.part for op in eq.ops)
+            assert eq.op is eq.ops[0]
+
+
+def test_a_traced_graph_and_a_tape_list_a_decomposition_alike():
+    def f(a):
+        w, v = np.linalg.eigh(a)
+        u, s, vh = np.linalg.svd(a)
+        return np.sum(w * 2.0) + np.sum(v ** 2) + np.sum(s) + np.sum(u * vh)
+
+    g = wg.trace(f, SYMMETRIC)
+    tape = wg.tape_of(f(wg.tensor(SYMMETRIC, requires_grad=True)))
+    assert str(tape).replace("x0", "a") == "\n".join(str(eq) for eq in g)
+    assert "t2: f64[3], t3: f64[3,3] = eigh(t1, uplo='L')" in str(g)
+
+
+def test_a_rules_part_of_a_decomposition_joins_the_equation_of_the_forward():
+    g = wg.trace(wg.grad(lambda a: np.sum(np.linalg.eigvalsh(a))), SYMMETRIC)
+    eighs = [eq for eq in g if eq.op.part is not None]
+    assert [(eq.primitive, [op.name for op in eq.ops]) for eq in eighs] == \
+        [("eigh", ["eigh_values", "eigh_vectors"])]
+
+
+def test_parts_under_no_grad_and_outside_it_stay_apart():
+    from wengert.core.bind import apply
+    from wengert.ops.linalg.eigh import EIGH_VALUES, EIGH_VECTORS
+
+    def f(a):
+        w = apply(EIGH_VALUES, a, uplo="L")
+        with wg.no_grad():
+            v = apply(EIGH_VECTORS, a, uplo="L")
+        return np.sum(w) + np.sum(v), apply(EIGH_VECTORS, a, uplo="L")
+
+    g = wg.trace(f, SYMMETRIC)
+    parts = [([op.name for op in eq.ops], eq.grad_off) for eq in g if eq.op.part is not None]
+    assert parts == [(["eigh_values", "eigh_vectors"], False), (["eigh_vectors"], True)]
+    total = lambda a: f(a)[0]  # noqa: E731
+    np.testing.assert_allclose(wg.grad(wg.trace(total, SYMMETRIC))(SYMMETRIC),
+                               wg.grad(total)(SYMMETRIC))
+
+
+def test_a_graph_lists_each_output_of_a_decomposition_among_its_variables():
+    g = wg.trace(lambda a: np.linalg.eigh(a)[1], SYMMETRIC)
+    names = [v.name for v in g.variables()]
+    assert names == ["a", "t0", "t1", "t2", "t3"]
+
+
+def test_a_guard_on_an_output_of_a_decomposition_is_checked_after_it():
+    def f(a):
+        w, v = np.linalg.eigh(a)
+        return v * (2.0 if w else 3.0)  # a 1×1 matrix: w has one element
+
+    a = np.array([[0.0]])
+    g = wg.trace(f, a)
+    eigh = next(eq for eq in g if eq.primitive == "eigh")
+    assert [g.var for g in g.guards] == [eigh.outs[0]]
+    assert f"if {eigh.outs[0].name}:" in g.to_source()
+    np.testing.assert_array_equal(g(a), f(a))
+    with pytest.raises(GuardError):
+        g(a + 1.0)
+    with pytest.raises(GuardError):
+        g(wg.tensor(a + 1.0, requires_grad=True))

@@ -666,3 +666,35 @@ def test_a_session_graph_differentiates_as_a_traced_graph():
     np.testing.assert_allclose(value, _mlp_loss(*values))
     for got, want in zip(grads, wg.grad(_mlp_loss, argnums=(0, 1, 2))(*values)):
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+# -- decompositions ---------------------------------------------------------------------
+def test_a_decomposition_is_one_equation_of_a_define_and_run_graph():
+    a_value = np.array([[2.0, 1.0], [1.0, 3.0]])
+    a = placeholder((2, 2), name="a")
+    w, v = np.linalg.eigh(a)
+    loss = np.sum(w ** 2) + np.sum(v ** 4)
+    (eq,) = [eq for eq in default_graph().equations if len(eq.outs) > 1]
+    assert eq.primitive == "eigh" and eq.outs == (w.var, v.var)
+    with Session() as sess:
+        got_v, got_loss = sess.run([v, loss], {a: a_value})
+    np.testing.assert_array_equal(got_v, np.linalg.eigh(a_value)[1])
+    assert got_loss == pytest.approx(float(np.sum(np.linalg.eigh(a_value)[0] ** 2)
+                                           + np.sum(np.linalg.eigh(a_value)[1] ** 4)))
+    assert default_graph().describe(v.var).startswith(f"{v.var.name} (f64[2,2], line ")
+
+
+def test_a_part_that_joins_an_equation_already_run_is_found_by_a_later_fetch():
+    from wengert.core.bind import apply
+    from wengert.ops.linalg.eigh import EIGH_VALUES, EIGH_VECTORS
+
+    a_value = np.array([[2.0, 1.0], [1.0, 3.0]])
+    a = placeholder((2, 2), name="a")
+    w = apply(EIGH_VALUES, a, uplo="L")
+    with Session() as sess:
+        sess.run(w, {a: a_value})  # the equations so far are indexed
+        v = apply(EIGH_VECTORS, a, uplo="L")  # joins the equation of w
+        (eq,) = default_graph().equations
+        assert eq.outs == (w.var, v.var)
+        got = sess.run(v * 2.0, {a: a_value})
+    np.testing.assert_array_equal(got, np.linalg.eigh(a_value)[1] * 2.0)

@@ -30,7 +30,7 @@ import numpy as np
 from wengert.core.bind import dtype_of, shape_of
 from wengert.core.collector import collector_paused
 from wengert.core.display import html_of
-from wengert.core.ir import Equation, Literal, Var, overwritten, stale_input
+from wengert.core.ir import Equation, Literal, PartGroups, Var, overwritten, stale_input
 from wengert.core.kept import foreign_sweep, kept_inputs, kept_value
 from wengert.core.node import Node, is_stand_in
 from wengert.core.source import SourceLine, user_frame
@@ -225,26 +225,23 @@ def _found(roots: Sequence[Any]) -> list[Node]:
 
 def _groups(found: list[Node]) -> list[list[int]] | None:
     """The positions of ``found`` read as one equation each: one node, or the parts of
-    one decomposition (``Op.part``: same decomposition, same inputs, same params, each
-    part once) at the first one's place, in the decomposition's order; ``None`` when
-    every node is an equation of its own (no decomposition on the tape)."""
+    one decomposition (:class:`~wengert.core.ir.PartGroups`) at the first one's place, in
+    the decomposition's order; ``None`` when every node is an equation of its own (no
+    decomposition on the tape)."""
     if not any(node.op.part is not None for node in found):
         return None
     groups: list[list[int]] = []
-    open_: dict[Any, list[int]] = {}
+    parts = PartGroups()
     for k, node in enumerate(found):
-        part = node.op.part
-        if part is None:
+        if node.op.part is None:
             groups.append([k])
             continue
-        key = (part[0], tuple(id(p) for p in node.parents()),
-               repr(sorted(node.params.items())) if node.params else "")
-        group = open_.get(key)
-        if group is None or any(found[j].op.part[1] == part[1] for j in group):
-            group = open_[key] = [k]
-            groups.append(group)
+        g = parts.join(node.op, tuple(id(p) for p in node.parents()), node.params,
+                       len(groups))
+        if g == len(groups):
+            groups.append([k])
         else:
-            group.append(k)
+            groups[g].append(k)
     for group in groups:
         if len(group) > 1:
             group.sort(key=lambda k: found[k].op.part[1])

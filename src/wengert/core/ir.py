@@ -35,7 +35,7 @@ from wengert.core.formatting import aval_text, literal_text, params_text
 from wengert.core.kept import kept_inputs, kept_sweep, kept_value
 from wengert.core.node import Node, is_stand_in
 
-__all__ = ["Var", "Literal", "Equation", "overwritten", "stale_input"]
+__all__ = ["Var", "Literal", "Equation", "PartGroups", "overwritten", "stale_input"]
 
 
 class Var:
@@ -108,7 +108,8 @@ class Literal:
         return literal_text(self.value)
 
 
-_FIELDS = ("op", "ins", "params", "outs", "source", "grad_off", "context", "index", "nodes")
+_FIELDS = ("op", "ins", "params", "outs", "source", "grad_off", "context", "index", "nodes",
+           "parts")
 
 
 class Equation:
@@ -124,7 +125,8 @@ class Equation:
     outs : tuple of Var
         Its outputs: one, or several for the parts of one decomposition read from a tape
         (``eigh``'s values and vectors: then ``op`` is the first part's record, ``ops``
-        each output's and ``primitive`` the decomposition's name). ``out`` is the first.
+        each output's and ``primitive`` the decomposition's name), on a tape as in a
+        traced graph (see :class:`PartGroups`). ``out`` is the first.
     source : SourceLine or None
         The user's line that made it, when made inside ``wg.source_lines()`` (always for
         :func:`wengert.graph.trace`).
@@ -139,6 +141,9 @@ class Equation:
         On a tape, its position in execution order (0 first).
     nodes : tuple of Node
         On a tape, the node of each output (empty for a traced graph).
+    parts : tuple of Op or None
+        The op record of each output when there are several (``ops``); ``None``: read
+        from ``nodes``, or ``op`` alone.
     """
 
     __slots__ = _FIELDS
@@ -146,7 +151,7 @@ class Equation:
     def __init__(self, op: Any, ins: Sequence[Var | Literal], params: dict[str, Any] | None,
                  out: Var | Sequence[Var], source: Any = None, grad_off: bool = False,
                  context: Any = None, *, index: int | None = None,
-                 nodes: Sequence[Node] = ()) -> None:
+                 nodes: Sequence[Node] = (), parts: Sequence[Any] | None = None) -> None:
         self.op = op
         self.ins = tuple(ins)
         self.params = dict(params) if params else {}
@@ -156,6 +161,14 @@ class Equation:
         self.context = context
         self.index = index
         self.nodes = tuple(nodes)
+        self.parts = None
+        if len(self.outs) > 1 and (parts is not None or not nodes):
+            self.parts = tuple(parts) if parts is not None else ()
+            if len(self.parts) != len(self.outs):
+                raise ValueError(
+                    f"an equation with {len(self.outs)} outputs "
+                    f"({', '.join(v.name for v in self.outs)}) takes parts=, the op record of "
+                    f"each output (the parts of one decomposition); got {len(self.parts)}")
 
     def replace(self, **changes: Any) -> Equation:
         """A copy with some fields changed (``eq.replace(ins=...)``, ``out=`` for ``outs``)."""
@@ -164,14 +177,16 @@ class Equation:
             changes["outs"] = changes.pop("out")
         fields.update(changes)
         outs = fields.pop("outs")
-        index, nodes = fields.pop("index"), fields.pop("nodes")
-        return Equation(out=outs, index=index, nodes=nodes, **fields)
+        index, nodes, parts = fields.pop("index"), fields.pop("nodes"), fields.pop("parts")
+        return Equation(out=outs, index=index, nodes=nodes, parts=parts, **fields)
 
     # -- what every view reads ------------------------------------------------------------
 
     @property
     def ops(self) -> tuple[Any, ...]:
-        """The op record of each output (the parts of a decomposition read from a tape)."""
+        """The op record of each output (the parts of a decomposition)."""
+        if self.parts is not None:
+            return self.parts
         if len(self.nodes) > 1:
             return tuple(n.op for n in self.nodes)
         return (self.op,) * len(self.outs)
@@ -271,6 +286,43 @@ class Equation:
 
     def __repr__(self) -> str:
         return f"<Equation {self}>"
+
+
+class PartGroups:
+    """The one rule that gathers the parts of a decomposition (the ops with ``Op.part``:
+    ``eigh``'s values and vectors, ``svd``'s ``U``, ``S`` and ``Vh``, ``qr``'s ``Q`` and
+    ``R``) into one equation with several outputs, for a tape read and a trace alike: a
+    part joins the group last opened for the same decomposition, the same inputs (by
+    identity) and the same params (and the same ``extra``: a trace's ``no_grad`` and
+    NumPy context) unless that group holds its part already; otherwise it opens a group.
+
+    Examples
+    --------
+    >>> from wengert.ops import REGISTRY
+    >>> groups = PartGroups()
+    >>> values, vectors = REGISTRY["eigh_values"], REGISTRY["eigh_vectors"]
+    >>> [groups.join(op, (1,), {"uplo": "L"}, g) for g, op in enumerate([values, vectors,
+    ...                                                                  vectors])]
+    [0, 0, 2]
+    """
+
+    __slots__ = ("_open",)
+
+    def __init__(self) -> None:
+        self._open: dict[Any, tuple[Any, set[int]]] = {}
+
+    def join(self, op: Any, inputs: tuple[Any, ...], params: dict[str, Any] | None,
+             group: Any, extra: Any = None) -> Any:
+        """The group ``op``'s output joins: an open one's ``group``, or this ``group``
+        (then opened). ``inputs`` identify the inputs (their ids)."""
+        part = op.part
+        key = (part[0], inputs, repr(sorted(params.items())) if params else "", extra)
+        found = self._open.get(key)
+        if found is not None and part[1] not in found[1]:
+            found[1].add(part[1])
+            return found[0]
+        self._open[key] = (group, {part[1]})
+        return group
 
 
 def overwritten(node: Node) -> bool:

@@ -5,7 +5,8 @@ A graph (:class:`wengert.graph.program.Graph`) is what :func:`wengert.graph.trac
 captures from a function:
 its inputs (variables with shapes and dtypes, and the pytree they came in),
 its equations in execution order (each applies one op record to variables
-and literals, and names its output), its outputs (variables or literals, and
+and literals, and names its output; a decomposition's, ``w, v = eigh(a)``, names one per
+part), its outputs (variables or literals, and
 their pytree), and the guards the trace passed (a traced value turned into a
 Python ``bool``, ``int`` or ``float``: the graph holds only for inputs that
 give the same answer). Everything is immutable; a pass builds a new graph.

@@ -50,7 +50,7 @@ class _Name(str):
 
 
 def guard_message(graph: Any, guard: Guard, got: Any) -> str:
-    raised = next((raised_error(eq) for eq in graph.equations if eq.out is guard.var), None) \
+    raised = next((raised_error(eq) for eq in graph.equations if guard.var in eq.outs), None) \
         if guard.how == "bool" else None
     if raised is not None:
         return (
@@ -149,9 +149,15 @@ def evaluate(graph: Any, leaves: Sequence[Any]) -> list[Any]:
     for eq in graph.equations:
         values = [env[id(v)] if type(v) is Var else v.value for v in eq.ins]
         out = run_equation(eq, values)
-        env[id(eq.out)] = out
-        if guards:
-            check(eq.out, out)
+        if len(eq.outs) == 1:
+            env[id(eq.out)] = out
+            if guards:
+                check(eq.out, out)
+            continue
+        for v, o in zip(eq.outs, out):
+            env[id(v)] = o
+            if guards:
+                check(v, o)
     # As the generated code: a caller never gets an array it does not own (an input, a
     # constant, a value returned twice), so nested compiled functions do not alias.
     inputs = {id(v) for v in graph.inputs}
@@ -249,7 +255,7 @@ class Graph:
 
     def variables(self) -> list[Var]:
         """Inputs, then every equation's output."""
-        return list(self.inputs) + [eq.out for eq in self.equations]
+        return list(self.inputs) + [v for eq in self.equations for v in eq.outs]
 
     def signature(self) -> str:
         """``f(x: f64[3], w: f64[])``."""
@@ -264,7 +270,8 @@ class Graph:
             lines += [f"    guard {g}    # {g.where()}" for g in guarded.get(id(v), ())]
         for eq in self.equations:
             lines.append(f"    {eq}")
-            lines += [f"    guard {g}    # {g.where()}" for g in guarded.get(id(eq.out), ())]
+            lines += [f"    guard {g}    # {g.where()}" for v in eq.outs
+                      for g in guarded.get(id(v), ())]
         outs = [v.name if type(v) is Var else literal_text(v.value) for v in self.outputs]
         lines.append(f"    return {', '.join(outs) if outs else 'None'}")
         return "\n".join(lines)

@@ -174,9 +174,16 @@ class GraphDefinition(Builder):
         index = self._defining
         equations = self.equations
         for i in range(self._indexed, len(equations)):
-            index[id(equations[i].out)] = i
+            for v in equations[i].outs:
+                index[id(v)] = i
         self._indexed = len(equations)
         return index
+
+    def joined(self, k: int, var: Var) -> None:
+        """``var`` joined equation ``k`` (a part of a decomposition, see
+        :meth:`Builder.record`)."""
+        if k < self._indexed:
+            self._defining[id(var)] = k
 
     def ancestors(self, targets: Sequence[Var]) -> tuple[list[int], set[int]]:
         """The equations ``targets`` depend on (their indices, in execution order) and the
@@ -216,7 +223,7 @@ class GraphDefinition(Builder):
         as outputs the values no equation reads."""
         equations = list(self.equations)
         read = {id(a) for eq in equations for a in eq.ins if type(a) is Var}
-        outputs = [eq.out for eq in equations if id(eq.out) not in read]
+        outputs = [v for eq in equations for v in eq.outs if id(v) not in read]
         return _graph([p.var for p in self._placeholders],
                       [p.value for p in self._placeholders], equations, outputs, self.name)
 
@@ -763,8 +770,9 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None,
         for eq in equations:
             values = [env[id(v)] if type(v) is Var else v.value for v in eq.ins]
             out = run_equation(eq, values)
-            bump = bumps.get(id(eq.out))
-            env[id(eq.out)] = out if bump is None else out + bump
+            for v, o in zip(eq.outs, out if len(eq.outs) > 1 else (out,)):
+                bump = bumps.get(id(v))
+                env[id(v)] = o if bump is None else o + bump
         return [env[id(v)] for v in y_vars]
 
     primals = list(inputs) + [_zeros(bump_vars[i]) for i in bump_ids]

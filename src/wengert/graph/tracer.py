@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from wengert.core.bind import Kind, apply, forward, is_traced, kind_of, primal, register
 from wengert.core.errors import EscapedTracerError, TraceError, UnhashableTracerError
+from wengert.core.ir import PartGroups
 from wengert.core.levels import next_order
 from wengert.core.modes import GRAD_ENABLED, RECORDERS
 from wengert.core.op import Op
@@ -99,6 +100,7 @@ class Builder:
         self.call_ops: dict[Any, Op] = {}  # one op per identical recorded NumPy call
         self.input_ids: set[int] = set()  # (in-place updates of these are refused)
         self.results: list[Any] = []  # the outputs' values when the trace ended
+        self._parts = PartGroups()  # the decompositions' equations, for their other parts
         self.start()
 
     def start(self) -> None:
@@ -177,11 +179,30 @@ class Builder:
 
     def record(self, op: Any, ins: list[Var | Literal], params: dict[str, Any] | None,
                value: Any) -> Traced:
-        """Append ``out = op(*ins)`` whose traced value is ``value``."""
+        """Append ``out = op(*ins)`` whose traced value is ``value``. A part of a
+        decomposition (``Op.part``) joins the equation of its other parts applied to the
+        same inputs (:class:`~wengert.core.ir.PartGroups`, the rule a tape is read with):
+        one equation ``w, v = eigh(a)`` with several outputs, in the parts' order."""
         out = self._var(value)
-        self.equations.append(Equation(op, ins, params, out, self.source(),
-                                       not GRAD_ENABLED.get(), self.context()))
+        grad_off = not GRAD_ENABLED.get()
+        context = self.context()
+        equations = self.equations
+        if op.part is not None:
+            n = len(equations)
+            k = self._parts.join(op, tuple(id(v) for v in ins), params, n, (grad_off, context))
+            if k != n:
+                eq = equations[k]
+                pairs = sorted([*zip(eq.ops, eq.outs), (op, out)], key=lambda p: p[0].part[1])
+                ops = [p[0] for p in pairs]
+                equations[k] = eq.replace(op=ops[0], outs=[p[1] for p in pairs], parts=ops)
+                self.joined(k, out)
+                return Traced(out, value, self)
+        equations.append(Equation(op, ins, params, out, self.source(), grad_off, context))
         return Traced(out, value, self)
+
+    def joined(self, k: int, var: Var) -> None:
+        """``var`` joined equation ``k`` (a part of a decomposition): for a subclass that
+        indexes the equations' outputs."""
 
     # -- conversions to Python values -----------------------------------------
     def guard(self, t: Traced, how: str, source: SourceLine | None = None) -> Any:
@@ -847,7 +868,8 @@ def is_recorded_call(op: Any) -> bool:
 
 
 def run_equation(eq: Equation, values: list[Any]) -> Any:
-    """Apply an equation's op to ``values`` that may be traced (tensors, duals, tracers).
+    """Apply an equation's op to ``values`` that may be traced (tensors, duals, tracers):
+    its output, or a tuple of them for an equation with several (a decomposition).
 
     A recorded NumPy call carries no derivative: it runs on the values beneath tensors
     and dual numbers (an outer trace's tracers record it again, at the equation's own
@@ -872,10 +894,17 @@ def _run_grad(eq: Equation, values: list[Any]) -> Any:
     if eq.grad_off:
         token = GRAD_ENABLED.set(False)
         try:
-            return _run(eq.op, values, eq.params)
+            return _run_parts(eq, values)
         finally:
             GRAD_ENABLED.reset(token)
-    return _run(eq.op, values, eq.params)
+    return _run_parts(eq, values)
+
+
+def _run_parts(eq: Equation, values: list[Any]) -> Any:
+    if eq.parts is None:
+        return _run(eq.op, values, eq.params)
+    # each part's op, as eagerly (they share one decomposition: wengert.ops.linalg.memo)
+    return tuple([_run(op, values, eq.params) for op in eq.parts])
 
 
 def _run(op: Any, values: list[Any], params: dict[str, Any]) -> Any:

@@ -777,3 +777,73 @@ def test_exported_logaddexp2_splits_equal_infinities_as_wengert():
     np.testing.assert_allclose(np.asarray(gx), ex, rtol=1e-12)
     np.testing.assert_allclose(np.asarray(gy), ey, rtol=1e-12)
     np.testing.assert_allclose(float(fj(x, y)), f(x, y), rtol=1e-15)
+
+# -- decompositions: one JAX call for an equation with several outputs ---------------------
+def _random_matrix(shape, dtype):
+    rng = np.random.default_rng(11)
+    a = rng.normal(size=shape)
+    if np.dtype(dtype).kind == "c":
+        a = a + 1j * rng.normal(size=shape)
+    return a.astype(dtype)
+
+
+def _hermitian_matrix(shape, dtype):
+    a = _random_matrix(shape, dtype)
+    return a + np.conj(np.swapaxes(a, -1, -2))
+
+
+def _eigh_loss(a):
+    w, v = np.linalg.eigh(a)
+    return np.sum(w * np.arange(1.0, w.shape[-1] + 1)) + np.sum(np.abs(v) ** 4)
+
+
+def _svd_loss(a):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return np.sum(s ** 2) + np.sum(np.abs(u) ** 4) + np.sum(np.abs(vh[..., 0, :]) ** 3)
+
+
+def _qr_loss(a):
+    q, r = np.linalg.qr(a)
+    return np.sum(np.abs(q) ** 3) + np.sum(np.abs(r) ** 2)
+
+
+DECOMPOSITION_LOSSES = {"eigh": (_eigh_loss, _hermitian_matrix),
+                        "svd": (_svd_loss, _random_matrix), "qr": (_qr_loss, _random_matrix)}
+
+
+@pytest.mark.parametrize("name,dtype", [("eigh", "float64"), ("svd", "float64"),
+                                        ("qr", "float64"), ("eigh", "float32"),
+                                        ("qr", "complex128")])
+def test_the_jax_export_of_a_decomposition_agrees_with_jax(name, dtype):
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    loss, make = DECOMPOSITION_LOSSES[name]
+    a = make((2, 3, 3), dtype)
+    g = wg.trace(loss, a)
+    exported = to_jax(g)
+    tol = dict(rtol=2e-3, atol=2e-3) if dtype == "float32" else dict(rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(np.asarray(exported(a)), loss(a), **tol)
+    np.testing.assert_allclose(np.asarray(jax.grad(exported)(a)), wg.grad(loss)(a), **tol)
+
+
+def test_the_jax_export_writes_a_decomposition_as_one_call():
+    a = _hermitian_matrix((3, 3), "float64")
+    src = wg.trace(lambda a: tuple(np.linalg.eigh(a)), a).to_source(target="jax")
+    assert "t2, t3 = jnp.linalg.eigh(t1, UPLO='L')" in src
+    src = wg.trace(lambda a: tuple(np.linalg.svd(a)), a).to_source(target="jax")
+    assert "t0, t1, t2 = jnp.linalg.svd(a, full_matrices=False)" in src
+    src = wg.trace(lambda a: tuple(np.linalg.qr(a)), a).to_source(target="jax")
+    assert "t0, t1 = jnp.linalg.qr(a)" in src
+
+
+def test_the_jax_export_of_a_decomposition_of_integers_casts_them_as_numpy():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    a = np.array([[2, 1], [1, 3]])
+    f = lambda a: tuple(np.linalg.svd(a))  # noqa: E731
+    g = wg.trace(f, a)
+    assert "jnp.linalg.svd(jnp.asarray(a, dtype=jnp.float64), full_matrices=False)" in \
+        g.to_source(target="jax")
+    for x, y in zip(to_jax(g)(a), f(a)):
+        assert np.asarray(x).dtype == y.dtype
+        np.testing.assert_allclose(np.abs(np.asarray(x)), np.abs(y), rtol=1e-12)

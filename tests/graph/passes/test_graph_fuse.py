@@ -393,3 +393,18 @@ def test_a_chunked_kernel_warns_once_per_step_as_eagerly():
     with np.errstate(all="raise"), pytest.raises(FloatingPointError):
         cf(x)
     np.testing.assert_array_equal(cf(np.abs(x)), f(np.abs(x)))  # (no condition: chunks)
+
+
+def test_fuse_leaves_a_decomposition_alone_and_fuses_around_it():
+    a = np.array([[2.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 1.0]])
+
+    def f(a):
+        w, v = np.linalg.eigh(np.sin(a) * 2.0 + a)
+        return np.exp(v) * 2.0 + np.tanh(w)
+
+    g = wg.trace(f, a)
+    fused = fuse(g, min_elements=0)
+    (eigh,) = [eq for eq in fused if len(eq.outs) > 1]
+    assert eigh.primitive == "eigh" and len(fused) < len(g)
+    assert any(isinstance(eq.op, FusedOp) for eq in fused)
+    np.testing.assert_array_equal(fused(a), f(a))

@@ -900,3 +900,114 @@ def test_random_programs_keep_their_values(steps, seed):
     for p in ALL:
         h = p(gg)
         assert_same(h(*args), want, f"{p.__name__}{listing(gg, h)}")
+
+
+# -- decompositions: equations with several outputs ---------------------------------------
+SYMMETRIC = np.array([[2.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 1.0]])
+
+
+def _eigh_twice(a):
+    w, v = np.linalg.eigh(a)
+    w2, v2 = np.linalg.eigh(a)
+    return np.sum(w * v2[0]) + np.sum(v * w2)
+
+
+def test_cse_merges_two_identical_decompositions_output_by_output():
+    g = wg.trace(_eigh_twice, SYMMETRIC)
+    reports: list[PassReport] = []
+    h = cse(g, reports=reports)
+    assert [eq.primitive for eq in h if len(eq.outs) > 1] == ["eigh"]
+    assert reports[0].changes["eigh"] == 1
+    assert h(SYMMETRIC) == pytest.approx(_eigh_twice(SYMMETRIC))
+    np.testing.assert_allclose(wg.grad(h)(SYMMETRIC), wg.grad(_eigh_twice)(SYMMETRIC))
+
+
+def test_cse_merges_a_part_computed_again_into_the_decomposition():
+    def f(a):
+        w, v = np.linalg.eigh(a)
+        return np.sum(v) + np.sum(np.linalg.eigvalsh(a))  # eigvalsh: eigh's values again
+
+    h = cse(wg.trace(f, SYMMETRIC))
+    assert [eq.primitive for eq in h if eq.op.part is not None] == ["eigh"]
+    assert h(SYMMETRIC) == pytest.approx(f(SYMMETRIC))
+
+
+def test_cse_keeps_a_decomposition_whose_parts_were_not_all_computed_before():
+    def f(a):
+        return np.sum(np.linalg.eigvalsh(a)) + np.sum(np.linalg.eigh(a)[1])
+
+    h = cse(wg.trace(f, SYMMETRIC))
+    assert [eq.primitive for eq in h if eq.op.part is not None] == ["eigh_values", "eigh"]
+    assert h(SYMMETRIC) == pytest.approx(f(SYMMETRIC))
+
+
+@pytest.mark.parametrize("used,left", [(0, "eigh_values"), (1, "eigh_vectors")])
+def test_dce_narrows_a_decomposition_to_the_parts_that_are_read(used, left):
+    f = lambda a: np.linalg.eigh(a)[used] * 2.0  # noqa: E731
+    g = wg.trace(f, SYMMETRIC)
+    reports: list[PassReport] = []
+    h = dce(g, reports=reports)
+    eq = next(eq for eq in h if eq.op.part is not None)
+    assert len(eq.outs) == 1 and eq.primitive == left and eq.out is \
+        next(e for e in g if e.op.part is not None).outs[used]
+    assert len(h) == len(g)
+    dropped = "eigh_vectors" if used == 0 else "eigh_values"
+    assert reports[0].changes == {dropped: 1}
+    assert str(reports[0]) == f"dce: {len(g)} → {len(g)} equations; removed 1 ({dropped}: 1)"
+    np.testing.assert_array_equal(h(SYMMETRIC), f(SYMMETRIC))
+    assert f"{eq.out.name} = op.{left}(" in h.to_source()
+
+
+def test_dce_keeps_a_decomposition_whose_outputs_are_all_read_and_drops_an_unread_one():
+    def f(a):
+        u, s, vh = np.linalg.svd(a)
+        np.linalg.qr(a)  # unread
+        return np.sum(u) + np.sum(s) + np.sum(vh)
+
+    g = wg.trace(f, SYMMETRIC)
+    h = dce(g)
+    assert [(eq.primitive, len(eq.outs)) for eq in h if eq.op.part is not None] == \
+        [("svd", 3)]
+    assert live_variables(g) >= set(next(eq for eq in g if eq.primitive == "svd").outs)
+    u, s, vh = np.linalg.svd(SYMMETRIC)
+    narrowed = dce(cse(wg.trace(lambda a: (np.linalg.svd(a)[0], np.linalg.svd(a)[2]),
+                                SYMMETRIC)))
+    (eq,) = [eq for eq in narrowed if eq.op.part is not None]
+    assert [op.name for op in eq.ops] == ["svd_u", "svd_vt"] and eq.primitive == "svd"
+    got = narrowed(SYMMETRIC)
+    np.testing.assert_array_equal(got[0], u)
+    np.testing.assert_array_equal(got[1], vh)
+
+
+def test_fold_constants_folds_every_output_of_a_decomposition_of_constants():
+    from wengert.ops.linalg.eigh import EIGH_VALUES, EIGH_VECTORS
+    base = wg.trace(lambda x: (x, x), np.ones(3))
+    x = base.inputs[0]
+    w, v, t = Var("w", (3,), F64), Var("v", (3, 3), F64), Var("t", (3,), F64)
+    eigh = Equation(EIGH_VALUES, [Literal(SYMMETRIC)], {"uplo": "L"}, [w, v],
+                    parts=[EIGH_VALUES, EIGH_VECTORS])
+    use = Equation(REGISTRY["matmul"], [v, x], None, t)
+    g = base.replace(equations=[eigh, use], outputs=(w, t))
+    assert str(g.equations[0]).startswith("w: f64[3], v: f64[3,3] = eigh(array(f64[3,3])")
+    reports: list[PassReport] = []
+    h = fold_constants(g, reports=reports)
+    assert [eq.primitive for eq in h] == ["matmul"]
+    assert reports[0].changes == {"eigh": 1}
+    ws, vs = np.linalg.eigh(SYMMETRIC)
+    got = h(np.arange(3.0))
+    np.testing.assert_array_equal(got[0], ws)
+    np.testing.assert_allclose(got[1], vs @ np.arange(3.0))
+
+
+def test_simplify_leaves_a_decomposition_as_it_is():
+    g = wg.trace(_eigh_twice, SYMMETRIC)
+    h = simplify(g)
+    assert [str(eq) for eq in h] == [str(eq) for eq in g]
+
+
+def test_substitute_ins_keeps_every_output_of_a_decomposition():
+    g = wg.trace(lambda a: np.linalg.svd(a), SYMMETRIC)
+    (eq,) = g.equations
+    y = Var("y", (3, 3), F64)
+    new = substitute_ins(eq, {g.inputs[0]: y})
+    assert new.outs == eq.outs and new.ops == eq.ops and str(new).endswith("= svd(y)")

@@ -104,6 +104,19 @@ def test_passes_text_of_a_pipeline_lists_each_report_and_the_diff():
     assert len(after) == c["added"] + c["changed"] + c["same"]
 
 
+def test_passes_text_reads_every_output_of_a_decomposition_as_defined():
+    from wengert.graph.passes import cse
+
+    def f(a):
+        w, v = np.linalg.eigh(a)
+        w2, v2 = np.linalg.eigh(a)  # merged into the first by cse
+        return np.sum(v2 * 2.0) + np.sum(w)
+
+    g = wg.trace(f, np.array([[2.0, 1.0], [1.0, 3.0]]))
+    text = passes_text(g, cse(g))
+    assert "  +  t8: f64[2,2] = multiply(t3, 2.0)" in text and "?t3" not in text
+
+
 def test_unchanged_runs_collapse_around_the_changes():
     def f(x):
         for _ in range(50):

@@ -553,6 +553,25 @@ def test_a_tape_read_with_its_decompositions_grouped_names_inputs_by_their_varia
     assert "sw," in add and "sv" in add  # not the names of equations 3 and 4
 
 
+def test_a_graph_card_lists_every_output_of_a_decomposition_in_one_row():
+    from wengert.jupyter.views.html import graph_html, passes_html
+
+    def f(a):
+        w, v = np.linalg.eigh(a)
+        return w, v * 2.0
+
+    g = wg.trace(f, np.array([[2.0, 1.0], [1.0, 3.0]]))
+    page = graph_html(g)
+    assert_well_formed(page)
+    row = next(r for r in page.split("<tr") if ">t2</span>" in r)
+    assert ">t3</span>" in row and "f64[2], f64[2,2]" in row and ">eigh</span>" in row
+    assert "eigh_vectors: dV" in row  # each part's rule, in the tooltip
+    assert row.count("◀") == 1  # t2 is returned, t3 is not
+    changed = passes_html(g, g.optimize(), "optimize")
+    assert_well_formed(changed)
+    assert ">t3</span>" in changed
+
+
 def test_listing_html_takes_every_subject():
     from wengert.jupyter.views.html import listing_html
 

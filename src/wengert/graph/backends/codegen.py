@@ -81,10 +81,14 @@ from wengert.graph.backends import runtime
 from wengert.graph.ir import Literal, Var, aval_text
 from wengert.graph.tracer import is_recorded_call
 from wengert.ops import elementwise as ew
+from wengert.ops.linalg import eig as _eig
+from wengert.ops.linalg import eigh as _eigh
+from wengert.ops.linalg import qr as _qr
+from wengert.ops.linalg import svd as _svd
 
 __all__ = ["to_source", "namespace", "compile_graph", "is_scalar_program", "float_equation",
            "Namespace", "INLINE_CONSTANT", "BLOCK", "SCALAR_FORMS", "SCALAR_MATH",
-           "NEVER_RAISE"]
+           "NEVER_RAISE", "JOINT_FORMS"]
 
 _SCALAR_INFIX = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/"}
 _SCALAR_PREFIX = {operator.neg: "-", operator.pos: "+"}
@@ -126,7 +130,7 @@ class Namespace:
     def reserve(self, graph: Any) -> None:
         """Keep the graph's variable names for them; a variable named like a module the
         code uses (``np``) or a keyword gets a trailing underscore."""
-        variables = list(graph.inputs) + [eq.out for eq in graph.equations]
+        variables = list(graph.inputs) + [v for eq in graph.equations for v in eq.outs]
         names = {v.name for v in variables}
         for v in variables:
             name = v.name
@@ -308,7 +312,7 @@ def is_scalar_program(graph: Any) -> bool:
     floats = False
     for eq in graph.equations:
         out = eq.out
-        if out.shape != () or out.dtype != _F64:
+        if out.shape != () or out.dtype != _F64 or len(eq.outs) > 1:
             return False
         for v in eq.ins:
             if type(v) is Literal and np.ndim(v.value) != 0:
@@ -467,7 +471,34 @@ def _recorded_call_line(eq: Any, ns: Namespace) -> str | None:
     return f"{call}({', '.join(parts)})"
 
 
+#: The NumPy call that gives all the parts of a decomposition at once, as its primitives
+#: compute them (``{0}`` the input, ``{h}`` its Hermitian part, what ``eigh``'s primitives
+#: decompose), by the parts' records in order.
+JOINT_FORMS = {(_eigh.EIGH_VALUES, _eigh.EIGH_VECTORS): "np.linalg.eigh({h}, UPLO={uplo!r})",
+               (_svd.SVD_U, _svd.SVD_VALUES, _svd.SVD_VT):
+                   "np.linalg.svd({0}, full_matrices=False)",
+               (_qr.QR_Q, _qr.QR_R): "np.linalg.qr({0})",
+               (_eig.EIG_VALUES, _eig.EIG_VECTORS): "np.linalg.eig({0})"}
+
+
+def _parts_line(eq: Any, ns: Namespace) -> str:
+    """The right-hand side of an equation with several outputs (a decomposition):
+    ``np.linalg.eigh(hermitian_part(t1), UPLO='L')``, or one call per part
+    (``op.qr_q(t3), op.qr_r(t3), op.qr_completion(t3)``) where NumPy has no single
+    call for these parts."""
+    form = JOINT_FORMS.get(eq.ops)
+    if form is not None and len(eq.ins) == 1:
+        x = _name(eq.ins[0], ns, False)
+        h = f"{ns.use_runtime('hermitian_part')}({x})" if "{h}" in form else ""
+        return form.format(x, h=h, uplo=eq.params.get("uplo", "L"))
+    args = [_name(v, ns, False) for v in eq.ins]
+    args += [f"{k}={ns.expr(v)}" for k, v in eq.params.items()]
+    return ", ".join(f"{_op_call(op, ns)}({', '.join(args)})" for op in eq.ops)
+
+
 def _array_line(eq: Any, ns: Namespace, into: Any = None, scalar: bool = False) -> str:
+    if len(eq.outs) > 1:
+        return _parts_line(eq, ns)
     if ns.float_equation(eq):  # floats in, a float out: as eager mode computed it
         return _fallback_line(eq, ns)
     if is_recorded_call(eq.op):
@@ -517,7 +548,7 @@ def _guard_lines(guards: list[Any], var: str, ns: Namespace, indent: str) -> lis
 
 def _comment(eq: Any, previous: Any) -> str:
     """``# sin``, with the user's line when it is not the previous equation's."""
-    text = f"# {eq.op.name}"
+    text = f"# {eq.primitive}"
     src = eq.source
     if src is not None and src.text and src != previous:
         text += f"  (line {src.lineno}: {src.text})"
@@ -677,11 +708,11 @@ def _equation_lines(equations: Any, ns: Namespace, flavour: str, comments: bool,
             rhs = _fallback_line(eq, ns) if ns.float_equation(eq) else _scalar_line(eq, ns)
         else:
             rhs = _array_line(eq, ns, plan.into[k] if plan is not None else None)
-        out = ns.var(eq.out)
-        line = f"{indent}{out} = {rhs}"
+        line = f"{indent}{', '.join(ns.var(v) for v in eq.outs)} = {rhs}"
         lines.append(f"{line}  {_comment(eq, previous)}" if comments else line)
         previous = eq.source
-        lines += _guard_lines(guards.get(id(eq.out), []), out, ns, indent)
+        for v in eq.outs:
+            lines += _guard_lines(guards.get(id(v), []), ns.var(v), ns, indent)
         if plan is not None and plan.frees[k]:
             lines.append(f"{indent}del {', '.join(ns.var(v) for v in plan.frees[k])}")
     return lines
@@ -722,7 +753,8 @@ def _blocks(graph: Any, ns: Namespace, scalar: bool, name: str, comments: bool,
     n_blocks = (len(eqs) + BLOCK - 1) // BLOCK
     home: dict[int, int] = {id(v): -1 for v in graph.inputs}  # -1: the main function
     for k, eq in enumerate(eqs):
-        home[id(eq.out)] = k // BLOCK
+        for v in eq.outs:
+            home[id(v)] = k // BLOCK
     last: dict[int, int] = {}  # shared value -> the last block that reads it
     reads: list[dict[int, Any]] = [{} for _ in range(n_blocks)]  # block -> values from env
     for k, eq in enumerate(eqs):
@@ -738,8 +770,9 @@ def _blocks(graph: Any, ns: Namespace, scalar: bool, name: str, comments: bool,
     slot = {key: k for k, key in enumerate(last)}
     writes: list[list[Any]] = [[] for _ in range(n_blocks)]
     for k, eq in enumerate(eqs):
-        if id(eq.out) in slot:
-            writes[k // BLOCK].append(eq.out)
+        for v in eq.outs:
+            if id(v) in slot:
+                writes[k // BLOCK].append(v)
     indent = "    "
     lines = [f"def {name}({', '.join(ns.var(v) for v in graph.inputs)}):",
              f"{indent}env = [None] * {len(slot)}"]

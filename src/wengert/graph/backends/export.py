@@ -100,9 +100,11 @@ from wengert.ops import (
     shape,
 )
 from wengert.ops import elementwise as ew
+from wengert.ops.linalg import svd as _svd
 
 __all__ = ["to_jax_source", "to_jax", "NotExportable", "JAX_FORMS", "CODE_FORMS", "JAX_CALLS",
-           "REFUSED_CALLS", "REFUSED_FORMS", "COMPLEX_REFUSED_FORMS", "INLINE_LIMIT"]
+           "REFUSED_CALLS", "REFUSED_FORMS", "COMPLEX_REFUSED_FORMS", "INLINE_LIMIT",
+           "JAX_JOINT_FORMS"]
 
 #: Constant arrays up to this many elements are written as literals in the source; larger
 #: ones (that are not one value repeated) as base64 ``.npy`` text.
@@ -602,6 +604,11 @@ CODE_FORMS: Mapping[Op, Callable[[_Step], str]] = MappingProxyType({
 JAX_FORMS: Mapping[Op, Callable[[_Step], str]] = MappingProxyType({
     op: CODE_FORMS.get(op) or _template(op.jax)
     for op in REGISTRY if op in CODE_FORMS or op.jax is not None})
+#: The parts of a decomposition (by their records, in order) that one JAX call gives in
+#: that order, and its form; other parts are written each by its own form, or as the call
+#: their forms all index (``jnp.linalg.eigh(t1, UPLO='L')`` for ``[0]`` and ``[1]``).
+JAX_JOINT_FORMS: Mapping[tuple[Op, ...], str] = MappingProxyType({
+    (_svd.SVD_U, _svd.SVD_VALUES, _svd.SVD_VT): "jnp.linalg.svd({0}, full_matrices=False)"})
 #: Primitives with no faithful JAX form, and why (each op's ``jax_refused``).
 REFUSED_FORMS: Mapping[str, str] = MappingProxyType(
     {op.name: op.jax_refused for op in REGISTRY if op.jax_refused is not None})
@@ -831,7 +838,7 @@ class _Writer:
         self.graph = graph
         self.names: dict[int, str] = {}
         taken: set[str] = set(_RESERVED)
-        for v in list(graph.inputs) + [eq.out for eq in graph.equations]:
+        for v in list(graph.inputs) + [v for eq in graph.equations for v in eq.outs]:
             name = v.name if _identifier(v.name) else "v"
             base, k = name, 0
             while name in taken:
@@ -910,8 +917,23 @@ class _Writer:
                     for i, (v, a) in enumerate(zip(eq.ins, args))]
         return form(_Step(eq, args, _params(op, eq.params), self.m))
 
+    def parts_line(self, eq: Any) -> str:
+        """The right-hand side of a decomposition's equation with several outputs: one
+        JAX call where JAX's gives these parts in this order (``jnp.linalg.eigh(t1,
+        UPLO='L')``), else each part's form (``jnp.linalg.qr(t0)[0], ...``)."""
+        texts = [self.line(eq.replace(op=op, outs=[v], parts=None))
+                 for op, v in zip(eq.ops, eq.outs)]
+        joint = JAX_JOINT_FORMS.get(eq.ops)
+        if joint is not None and len(eq.ins) == 1:
+            (x,) = eq.ins
+            return joint.format(self._cast(x, self.arg(x), eq.outs[0].dtype))
+        heads = [t[: -len(f"[{k}]")] for k, t in enumerate(texts) if t.endswith(f"[{k}]")]
+        if len(heads) == len(texts) and len(set(heads)) == 1:
+            return heads[0]  # (the parts 0, 1 ... of one call)
+        return ", ".join(texts)
+
     def comment(self, eq: Any, previous: Any) -> str:
-        text = f"# {eq.op.name}"
+        text = f"# {eq.primitive}"
         if is_recorded_call(eq.op):
             text += " (no derivative)"
         src = eq.source
@@ -921,7 +943,7 @@ class _Writer:
 
     def needs_x64(self) -> bool:
         g = self.graph
-        for v in list(g.inputs) + [eq.out for eq in g.equations]:
+        for v in list(g.inputs) + [v for eq in g.equations for v in eq.outs]:
             if v.dtype.itemsize >= 8 and v.dtype.kind in "fciu":
                 return True
         return False
@@ -993,10 +1015,11 @@ class _Writer:
         params, body = self.prologue()
         previous = None
         for eq in g.equations:
-            rhs = self.line(eq)
+            rhs = self.line(eq) if len(eq.outs) == 1 else self.parts_line(eq)
             if eq.grad_off:  # traced inside wg.no_grad(): no gradient through it
                 rhs = f"jax.lax.stop_gradient({rhs})"
-            body.append(f"{self.names[id(eq.out)]} = {rhs}  {self.comment(eq, previous)}")
+            outs = ", ".join(self.names[id(v)] for v in eq.outs)
+            body.append(f"{outs} = {rhs}  {self.comment(eq, previous)}")
             previous = eq.source
         body.append(f"return {self.result()}")
         x64 = self.needs_x64()

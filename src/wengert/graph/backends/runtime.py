@@ -35,9 +35,10 @@ import numpy as np
 from wengert.core.bind import SCALAR_FALLBACK, forward
 from wengert.graph.ir import GuardFailed
 from wengert.ops import REGISTRY
+from wengert.ops.linalg import eigh as _eigh
 
 __all__ = ["op", "floats", "fallback", "float_forward", "FLOAT_ERRORS", "raise_reported",
-           "as_returned", "GuardFailed", "registered"]
+           "as_returned", "hermitian_part", "GuardFailed", "registered"]
 
 #: What a float path raises where NumPy gives ``nan`` or ``inf`` (and a warning), and what
 #: NumPy raises under ``np.errstate(all="raise")``.
@@ -82,6 +83,20 @@ def as_returned(value: Any, t: type) -> Any:
     if isinstance(value, (float, int, complex, np.generic, np.ndarray)):
         return np.asarray(value) if t is np.ndarray else t(value)
     return value
+
+
+def hermitian_part(a: Any) -> np.ndarray:
+    """``(a + aᴴ)/2`` (the symmetric part of a real ``a``): what the ``eigh`` primitives
+    decompose, so ``np.linalg.eigh(hermitian_part(a), UPLO=uplo)`` is their answer bit
+    for bit.
+
+    Examples
+    --------
+    >>> hermitian_part(np.array([[1.0, 2.0], [0.0, 1.0]]))
+    array([[1., 1.],
+           [1., 1.]])
+    """
+    return _eigh.hermitian_part(a)
 
 
 #: ``op.<name>``: the forward (``impl``) of every registered op, by its name.

@@ -30,6 +30,11 @@ What "the same" means here (:func:`value_key`):
 The output's shape, dtype and Python-number-ness are part of the key too (for
 registry ops they follow from the rest; the check keeps a surprising op safe).
 
+A decomposition's equation with several outputs (``w, v = eigh(s)``) has a key per
+output, each that of its part's own equation (:func:`part_keys`): it is dropped when
+every part was computed before (the same decomposition again), and a part computed
+again later (``eigvalsh``'s ``eigh_values(s)``) reads its output.
+
 Examples
 --------
 >>> import numpy as np
@@ -55,8 +60,8 @@ from __future__ import annotations
 from typing import Any
 
 from wengert.core.collector import collector_paused
+from wengert.graph.ir import Equation, Var
 from wengert.graph.ir import GraphLike as Graph
-from wengert.graph.ir import Var
 from wengert.graph.keys import MAX_KEYED_BYTES, value_key
 from wengert.graph.passes.rewrite import (
     PassReport,
@@ -67,7 +72,7 @@ from wengert.graph.passes.rewrite import (
 )
 from wengert.ops import REGISTRY
 
-__all__ = ["cse", "value_key", "equation_key", "COMMUTATIVE", "MAX_KEYED_BYTES"]
+__all__ = ["cse", "value_key", "equation_key", "part_keys", "COMMUTATIVE", "MAX_KEYED_BYTES"]
 
 #: Registry ops whose two inputs may be swapped (exactly, for every value).
 COMMUTATIVE = frozenset(REGISTRY[name] for name in ("add", "multiply", "hypot", "logaddexp",
@@ -108,6 +113,25 @@ def equation_key(eq: Any) -> Any:
     return (op, ins_key, (), out.shape, out.dtype, out.scalar, eq.grad_off, eq.context)
 
 
+def part_keys(eq: Any) -> list[Any]:
+    """The key of each output of ``eq`` (:func:`equation_key` for one output; for the
+    parts of a decomposition, the key of each part's own equation): an output whose key
+    an earlier output has is the same value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> g = wg.trace(lambda a: (np.linalg.eigh(a), np.linalg.eigvalsh(a)), np.eye(2))
+    >>> [len(part_keys(e)) for e in g if e.primitive.startswith("eigh")]
+    [2, 1]
+    """
+    if len(eq.outs) == 1:
+        return [equation_key(eq)]
+    return [equation_key(Equation(op, eq.ins, eq.params, v, None, eq.grad_off, eq.context))
+            for op, v in zip(eq.ops, eq.outs)]
+
+
 def cse(graph: Graph, *, reports: list[PassReport] | None = None) -> Graph:
     """A new graph where an equation equal to an earlier one (same op, inputs and params)
     is dropped and its readers read the earlier one's output.
@@ -135,6 +159,9 @@ def cse(graph: Graph, *, reports: list[PassReport] | None = None) -> Graph:
     with collector_paused():  # many small acyclic objects: see wengert.core.collector
         for eq in graph.equations:
             eq = substitute_ins(eq, mapping)
+            if len(eq.outs) > 1:  # a decomposition: merged when each part is known
+                _merge_parts(eq, first, mapping, kept, merged)
+                continue
             try:
                 key = equation_key(eq)
                 seen = first.get(key)
@@ -151,3 +178,23 @@ def cse(graph: Graph, *, reports: list[PassReport] | None = None) -> Graph:
     add_report(reports, PassReport("cse", len(graph), len(out), merged, verb="merged"))
     return out
 
+
+def _merge_parts(eq: Any, first: dict[Any, Var], mapping: Substitution, kept: list[Any],
+                 merged: dict[str, int]) -> None:
+    """An equation with several outputs: dropped when an earlier equation computed each
+    of its parts (``w, v = eigh(s)`` twice, or ``eigvalsh``'s ``eigh_values(s)`` after
+    ``eigh(s)``), its outputs read from there; else kept, its parts known from then on."""
+    try:
+        keys = part_keys(eq)
+        seen = [first.get(k) for k in keys]
+    except TypeError:
+        kept.append(eq)
+        return
+    if all(v is not None for v in seen):
+        for v, s in zip(eq.outs, seen):
+            mapping[v] = s  # type: ignore[assignment]
+        merged[eq.primitive] = merged.get(eq.primitive, 0) + 1
+        return
+    for k, v in zip(keys, eq.outs):
+        first.setdefault(k, v)
+    kept.append(eq)

@@ -3,7 +3,12 @@
 The roots are the graph's outputs and the variables its guards test (a
 guarded value must still be computed, or the guard could not be checked).
 One backward sweep over the equations marks what the roots read; the
-equations whose output was never marked are dropped. The sweep is a loop
+equations whose output was never marked are dropped. A decomposition's equation
+with several outputs (``w, v = eigh(s)``) keeps only the outputs that are read: its
+other parts are dropped, so with one left it is that part's own equation
+(``w = eigh_values(s)``, what ``np.linalg.eigvalsh`` traces to), which computes the same
+value, frees the unread output's memory at once and merges (cse) with the same part
+computed elsewhere. The sweep is a loop
 (no recursion), linear in the number of equations and their inputs, so a
 chain of a million equations takes a fraction of a second. Inputs stay (they
 are the graph's signature) even when nothing reads them.
@@ -29,8 +34,8 @@ dce: 3 → 2 equations; removed 1 (exp: 1)
 
 from __future__ import annotations
 
+from wengert.graph.ir import Equation, Var
 from wengert.graph.ir import GraphLike as Graph
-from wengert.graph.ir import Var
 from wengert.graph.passes.rewrite import PassReport, add_report
 
 __all__ = ["dce", "live_variables"]
@@ -51,11 +56,27 @@ def live_variables(graph: Graph) -> set[Var]:
     live.update(g.var for g in graph.guards)
     add = live.add
     for eq in reversed(graph.equations):
-        if eq.out in live:
+        if eq.out in live or (len(eq.outs) > 1 and any(v in live for v in eq.outs)):
             for v in eq.ins:
                 if type(v) is Var:
                     add(v)
     return live
+
+
+def _narrowed(eq: Equation, live: set[Var], removed: dict[str, int]) -> Equation | None:
+    """A decomposition's equation with only its live outputs (each part's op computes its
+    output alone: ``w = eigh_values(s)`` where only ``w`` of ``w, v = eigh(s)`` is
+    read), its dropped parts counted in ``removed`` by op name; ``None`` when none is live."""
+    keep = [(op, v) for op, v in zip(eq.ops, eq.outs) if v in live]
+    if len(keep) == len(eq.outs):
+        return eq
+    for op, v in zip(eq.ops, eq.outs):
+        if v not in live:
+            removed[op.name] = removed.get(op.name, 0) + 1
+    if not keep:
+        return None
+    ops = [op for op, _ in keep]
+    return eq.replace(op=ops[0], outs=[v for _, v in keep], parts=ops)
 
 
 def dce(graph: Graph, *, reports: list[PassReport] | None = None) -> Graph:
@@ -81,6 +102,10 @@ def dce(graph: Graph, *, reports: list[PassReport] | None = None) -> Graph:
     kept = []
     removed: dict[str, int] = {}
     for eq in graph.equations:
+        if len(eq.outs) > 1:
+            eq = _narrowed(eq, live, removed)
+            if eq is None:
+                continue
         if eq.out in live:
             kept.append(eq)
         else:

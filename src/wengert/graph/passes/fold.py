@@ -140,7 +140,7 @@ def fold_constants(graph: Graph, *, reports: list[PassReport] | None = None) -> 
         eq = substitute_ins(eq, mapping)
         reason = _fold(eq, mapping, guards)
         if reason is None:
-            folded[eq.op.name] = folded.get(eq.op.name, 0) + 1
+            folded[eq.primitive] = folded.get(eq.primitive, 0) + 1
             continue
         if reason:
             skipped[reason] = skipped.get(reason, 0) + 1
@@ -211,15 +211,24 @@ def _fold(eq: Any, mapping: Substitution, guards: dict[Var, list[Any]]) -> str |
             if value is None:
                 return ""
             return _bind(eq.out, value, mapping, guards)
-    out = eq.out
-    if int(np.prod(out.shape, dtype=np.int64)) > MAX_FOLDED_SIZE:
+    if any(int(np.prod(out.shape, dtype=np.int64)) > MAX_FOLDED_SIZE for out in eq.outs):
         return "too large"
+    values = []
     try:
         with np.errstate(divide="raise", over="raise", invalid="raise", under="ignore"):
-            value = forward(eq.op, tuple(v.value for v in eq.ins), eq.params)
+            for op in eq.ops:  # (each part of a decomposition: all or none is folded)
+                values.append(forward(op, tuple(v.value for v in eq.ins), eq.params))
     except Exception:  # noqa: BLE001 - any failure leaves the equation to run (and fail) later
         return "error"
-    return _bind(out, value, mapping, guards)
+    if len(values) == 1:
+        return _bind(eq.out, values[0], mapping, guards)
+    bound: Substitution = {}
+    for out, value in zip(eq.outs, values):
+        reason = _bind(out, value, bound, guards)
+        if reason is not None:
+            return reason
+    mapping.update(bound)
+    return None
 
 
 def _bind(out: Var, value: Any, mapping: Substitution, guards: dict[Var, list[Any]]

@@ -324,7 +324,7 @@ def _writer(eq: Equation, cache: dict[int, _Writer | None] | None = None) -> _Wr
     op = eq.op
     out = eq.out
     if out.scalar or out.shape == () or len(eq.ins) == 0 or eq.grad_off \
-            or eq.context is not None:
+            or eq.context is not None or len(eq.outs) > 1:  # (a decomposition: never fused)
         return None
     key = id(op)
     if cache is not None and key in cache:

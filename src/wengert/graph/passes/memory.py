@@ -107,7 +107,7 @@ class MemoryPlan:
                  f"{'s' * (self.reused != 1)} reused, {freed} value{'s' * (freed != 1)} freed"]
         for eq, frees, into in zip(self.equations, self.frees, self.into):
             args = [v.name if type(v) is Var else repr(v) for v in eq.ins]
-            line = f"    {eq.out.name} = {eq.op.name}({', '.join(args)})"
+            line = f"    {', '.join(v.name for v in eq.outs)} = {eq.primitive}({', '.join(args)})"
             notes = []
             if into is not None:
                 notes.append(f"out={into.name}")
@@ -215,9 +215,18 @@ class _Buffers:
         n_in = len(graph.inputs)
         self.n_in = n_in
         self.index = index = {id(v): k for k, v in enumerate(graph.inputs)}
+        self.made: list[Var] = []  # the variables after the inputs (equations' outputs)
+        made_by: list[int] = []  # the equation of each
+        self.first: list[int] = []  # per equation: its first output's position
+        k = n_in
         for i, eq in enumerate(eqs):
-            index[id(eq.out)] = n_in + i
-        n = n_in + len(eqs)
+            self.first.append(k)
+            for v in eq.outs:  # (a decomposition: several)
+                index[id(v)] = k
+                k += 1
+                self.made.append(v)
+                made_by.append(i)
+        n = k
         self.parent = list(range(n))
         last = [-1] * n  # per variable: the last equation that reads it
         for i, eq in enumerate(eqs):
@@ -226,7 +235,7 @@ class _Buffers:
                     last[index[id(v)]] = i
         for k in range(n_in, n):  # a value nothing reads dies where it is made
             if last[k] < 0:
-                last[k] = k - n_in
+                last[k] = made_by[k - n_in]
         for v in graph.outputs:
             if type(v) is Var:
                 last[index[id(v)]] = _NEVER
@@ -238,7 +247,12 @@ class _Buffers:
         self.into: list[Var | None] = list(into) if into is not None else [None] * len(eqs)
         fresh = [False] * n
         for i, eq in enumerate(eqs):
-            k_out = n_in + i
+            k_out = self.first[i]
+            if len(eq.outs) > 1:  # a decomposition: each output a new array
+                for j, out in enumerate(eq.outs):
+                    fresh[k_out + j] = True
+                    self.bytes[k_out + j] += _nbytes(out)
+                continue
             aliases = view_inputs(eq)
             for p in aliases:
                 if type(eq.ins[p]) is Var:
@@ -301,10 +315,10 @@ class _Buffers:
 
     def deaths(self, graph: Any) -> list[tuple[Var, ...]]:
         out: list[list[Var]] = [[] for _ in graph.equations]
-        for i, eq in enumerate(graph.equations):
-            last = self.last[self.n_in + i]
+        for k, v in enumerate(self.made, self.n_in):
+            last = self.last[k]
             if last != _NEVER:
-                out[last].append(eq.out)
+                out[last].append(v)
         return [tuple(d) for d in out]
 
     def timeline(self, graph: Any) -> list[int]:
@@ -317,8 +331,9 @@ class _Buffers:
             if root == k and self.death[k] < _NEVER:
                 dying.setdefault(self.death[k], []).append(k)
         for i, eq in enumerate(graph.equations):
-            if self.into[i] is None and (not view_inputs(eq) or id(eq.op) not in _REGISTERED):
-                made[i] = _nbytes(eq.out)
+            if self.into[i] is None and (not view_inputs(eq) or id(eq.op) not in _REGISTERED
+                                         or len(eq.outs) > 1):
+                made[i] = sum(_nbytes(v) for v in eq.outs)
         timeline = []
         for i in range(len(made)):
             held += made[i]
@@ -465,8 +480,8 @@ def memory_timeline(graph: Any, plan: MemoryPlan | None = None) -> list[int]:
     held = sum(_nbytes(v) for v in graph.inputs)
     timeline: list[int] = []
     for eq in graph.equations:
-        if not view_inputs(eq) or id(eq.op) not in _REGISTERED:
-            held += _nbytes(eq.out)
+        if not view_inputs(eq) or id(eq.op) not in _REGISTERED or len(eq.outs) > 1:
+            held += sum(_nbytes(v) for v in eq.outs)
         timeline.append(held)
     return timeline
 
@@ -525,15 +540,16 @@ def run_planned(graph: Any, leaves: Sequence[Any], plan: MemoryPlan | None = Non
     for eq, frees, into in zip(graph.equations, plan.frees, plan.into):
         values = [env[id(v)] if type(v) is Var else v.value for v in eq.ins]
         if into is not None:
-            out = eq.op.impl(*values, out=env[id(into)], **eq.params)
+            outs = (eq.op.impl(*values, out=env[id(into)], **eq.params),)
         else:
-            out = apply(eq.op, *values, **eq.params)
+            outs = tuple(apply(op, *values, **eq.params) for op in eq.ops)
         del values
-        env[id(eq.out)] = out
-        for g in guards.get(id(eq.out), ()):
-            if not g.holds(out):
-                raise GuardFailed(g, out)
-        del out
+        for v, out in zip(eq.outs, outs):
+            env[id(v)] = out
+            for g in guards.get(id(v), ()):
+                if not g.holds(out):
+                    raise GuardFailed(g, out)
+        del outs, out
         for v in frees:
             del env[id(v)]
     return [env[id(v)] if type(v) is Var else v.value for v in graph.outputs]

@@ -93,7 +93,7 @@ def _gaps(graph: Any, plan: MemoryPlan, at: int) -> list[tuple[Var, int, int, in
     ``a == made``) and next at ``b > at``. Only values that own their buffer (not views
     of another value) and share it with nothing else live across ``at``."""
     eqs = graph.equations
-    n_in = len(graph.inputs)
+    made_by = {id(v): i for i, eq in enumerate(eqs) for v in eq.outs}
     outputs = {id(v) for v in graph.outputs if type(v) is Var}
     uses: dict[int, list[int]] = {}
     for i, eq in enumerate(eqs):
@@ -106,7 +106,7 @@ def _gaps(graph: Any, plan: MemoryPlan, at: int) -> list[tuple[Var, int, int, in
     spanning: dict[int, int] = {}  # buffer -> how many of its variables live across `at`
     found: list[tuple[int, Var, int, int, int]] = []
     for k, v in enumerate(graph.variables()):
-        made = k - n_in
+        made = made_by.get(id(v), -1)
         lst = uses.get(id(v), [])
         if id(v) in outputs or made >= at or not lst or lst[-1] <= at:
             continue
@@ -153,7 +153,7 @@ def _rewrite(graph: Any, drops: list[tuple[Var, int, int, int]]) -> Any:
     longer live (each value recomputed once); every later read uses the copy. A value
     read nowhere before its gap (``a == made``, no guard) is moved rather than copied."""
     eqs = graph.equations
-    made: dict[int, int] = {id(eq.out): i for i, eq in enumerate(eqs)}
+    made: dict[int, int] = {id(v): i for i, eq in enumerate(eqs) for v in eq.outs}
     last: dict[int, int] = {}
     for i, eq in enumerate(eqs):
         for v in eq.ins:
@@ -168,7 +168,8 @@ def _rewrite(graph: Any, drops: list[tuple[Var, int, int, int]]) -> Any:
     at: dict[int, list[Var]] = {}
     for v, _, _, b in drops:
         at.setdefault(b, []).append(v)
-    moved = {i for v, i, a, _ in drops if a == i and id(v) not in guarded}
+    moved = {i for v, i, a, _ in drops if a == i and id(v) not in guarded
+             and len(eqs[i].outs) == 1}  # (a decomposition's other outputs stay)
     clone: dict[int, Var] = {}
     new: list[Equation] = []
 
@@ -195,7 +196,11 @@ def _rewrite(graph: Any, drops: list[tuple[Var, int, int, int]]) -> Any:
                 continue
             ins = [clone.get(id(w), w) if type(w) is Var else w for w in eq.ins]
             copy = Var(_fresh_name(u.name, taken), u.shape, u.dtype, u.scalar)
-            new.append(eq.replace(ins=ins, out=copy))
+            if len(eq.outs) > 1:  # the part of a decomposition that made u, alone
+                op = eq.ops[eq.outs.index(u)]
+                new.append(eq.replace(op=op, ins=ins, out=copy, parts=None))
+            else:
+                new.append(eq.replace(ins=ins, out=copy))
             clone[id(u)] = copy
             stack.pop()
 
@@ -233,9 +238,9 @@ def _reported(graph: Any, out: Any, budget_bytes: int,
     if reports is not None:
         counts: dict[str, int] = {}
         for eq in out.equations:
-            counts[eq.op.name] = counts.get(eq.op.name, 0) + 1
+            counts[eq.primitive] = counts.get(eq.primitive, 0) + 1
         for eq in graph.equations:
-            counts[eq.op.name] -= 1
+            counts[eq.primitive] = counts.get(eq.primitive, 0) - 1
         recomputed = {name: n for name, n in counts.items() if n > 0}
         add_report(reports, PassReport(_remat_name(budget_bytes), len(graph.equations),
                                        len(out.equations), recomputed, verb="recomputed"))

@@ -135,6 +135,8 @@ def substitute_ins(eq: Equation, mapping: Substitution) -> Equation:
     else:
         return eq
     get = mapping.get
+    if len(eq.outs) > 1:
+        return eq.replace(ins=tuple([get(v, v) for v in eq.ins]))
     return Equation(eq.op, tuple([get(v, v) for v in eq.ins]), eq.params, eq.out, eq.source,
                     eq.grad_off, eq.context)
 

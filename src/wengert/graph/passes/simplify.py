@@ -354,9 +354,9 @@ def simplify(graph: Graph, *, reports: list[PassReport] | None = None) -> Graph:
     with collector_paused():  # many small acyclic objects: see wengert.core.collector
         for eq in graph.equations:
             eq = substitute_ins(eq, mapping)
-            if eq.grad_off:  # (a rewrite could let a gradient through the no_grad cut)
-                kept.append(eq)
-                continue
+            if eq.grad_off or len(eq.outs) > 1:  # (a rewrite could let a gradient through
+                kept.append(eq)                    # the no_grad cut; a decomposition has
+                continue                           # no rule)
             replacement: Atom | None = None
             for _ in range(_MAX_REWRITES):
                 rule = rules.get(eq.op)

@@ -53,11 +53,12 @@ class GraphRun:
         self.tape = tape_of(*outs)
         self.output = outs[0] if len(outs) == 1 else None
         self.names: dict[str, str] | None = None
-        # one node per equation of the graph: the tape's variable t{k} is its equation k's
-        # output (a decomposition's parts are one equation of the tape, not named here)
+        # one equation of the tape per equation of the graph (a decomposition is one in
+        # both): the tape's equation k is the graph's (one name cannot name several
+        # outputs: those of a decomposition keep the tape's names)
         if not any(is_recorded_call(eq.op) for eq in graph.equations) \
-                and sum(len(eq.outs) for eq in self.tape) == len(graph.equations):
-            self.names = {f"t{eq.index}": graph.equations[int(eq.out.name[1:])].out.name
+                and len(self.tape) == len(graph.equations):
+            self.names = {f"t{eq.index}": graph.equations[eq.index].out.name
                           for eq in self.tape if len(eq.outs) == 1}
 
     def __repr__(self) -> str:

@@ -586,17 +586,30 @@ def _params_html(params: Mapping[str, Any]) -> str:
 
 
 def _name_html(eq: Equation, listing: _Listing) -> str:
-    out = f'<span class="wg-name">{_e(eq.out.name)}</span>'
-    k = listing.outputs.get(eq.out)
-    if k is not None:
-        note = f"output {k}" if listing.many_outputs else "output"
-        out += f' <span class="wg-dim" title="{note}">◀</span>'
-    return out
+    names = []
+    for v in eq.outs:  # (a decomposition: one name per part)
+        out = f'<span class="wg-name">{_e(v.name)}</span>'
+        k = listing.outputs.get(v)
+        if k is not None:
+            note = f"output {k}" if listing.many_outputs else "output"
+            out += f' <span class="wg-dim" title="{note}">◀</span>'
+        names.append(out)
+    return ", ".join(names)
+
+
+def _parts_html(eq: Equation) -> str:
+    """A decomposition's op cell: its name, each part's rule in the tooltip."""
+    title = "; ".join(f"{op.name}: {op.formula}" if getattr(op, "formula", "") else op.name
+                      for op in eq.ops)
+    return (f'<span title="{_e(title)}"><span class="wg-sym"></span> '
+            f'<span class="wg-dim">{_e(eq.primitive)}</span></span>')
 
 
 def _cells(eq: Equation, listing: _Listing) -> list[str]:
     """name, aval, op, inputs, params (and the line) of one equation, as HTML."""
-    cells = [_name_html(eq, listing), _e(eq.out.aval), _op_html(eq.op),
+    several = len(eq.outs) > 1
+    cells = [_name_html(eq, listing), _e(", ".join(v.aval for v in eq.outs)),
+             _parts_html(eq) if several else _op_html(eq.op),
              ", ".join(listing.atom_html(v) for v in eq.ins), _params_html(eq.params)]
     if listing.with_lines:
         cells.append(_e(source_text(eq.source)))
@@ -661,15 +674,15 @@ def _graph_equations_table(graph: Graph, max_rows: int) -> str:
 
     def add(k: int) -> None:
         eq = eqs[k]
-        rows.append(_tr(_cells(eq, listing), "wg-out" if eq.out in listing.outputs else "",
-                        line=with_lines))
-        rows.extend(_guard_row(g, span) for g in guards.get(eq.out, ()))
+        out = any(v in listing.outputs for v in eq.outs)
+        rows.append(_tr(_cells(eq, listing), "wg-out" if out else "", line=with_lines))
+        rows.extend(_guard_row(g, span) for v in eq.outs for g in guards.get(v, ()))
 
     for k in head:
         add(k)
     if hidden:
-        hidden_guards = sum(len(guards.get(eqs[k].out, ())) for k in
-                            range(head.stop, tail.start)) if guards else 0
+        hidden_guards = sum(len(guards.get(v, ())) for k in range(head.stop, tail.start)
+                            for v in eqs[k].outs) if guards else 0
         note = f" ({count_text(hidden_guards, 'guard')})" if hidden_guards else ""
         rows.append(_gap_row(f"… {hidden:,} more equations{note} …", span))
     for k in tail:
@@ -780,11 +793,11 @@ def _diff_rows_html(diff: GraphDiff, listing: _Listing, rows_shown: list[int],
 
     def guard_rows(row: DiffRow) -> None:
         if row.after is not None:
-            for g in after_guards.get(row.after.out, ()):
+            for g in (g for v in row.after.outs for g in after_guards.get(v, ())):
                 kind = "added" if id(g) in added else "same"
                 out.append(_guard_row(g, span - 1, kind, MARKS[kind]))
         if row.before is not None:
-            for g in removed_guards.get(row.before.out, ()):
+            for g in (g for v in row.before.outs for g in removed_guards.get(v, ())):
                 out.append(_guard_row(g, span - 1, "removed", MARKS["removed"]))
 
     for v in diff.after.inputs:

@@ -135,6 +135,9 @@ def _over_phase_row(x: Any, v: Any, uplo: str) -> Any:
     return _ew.where(zero, 0.0, _ew.divide(x, _ew.where(zero, 1.0, vk)))
 
 
+#: The matrix the primitives decompose (for code that calls NumPy's ``eigh`` as they do).
+hermitian_part = _symmetric_part
+
 #: One decomposition shared by both primitives and their rules (see wengert.ops.linalg.memo),
 #: for each triangle LAPACK is told to read (its answers differ in the eigenvectors' signs
 #: and in rounding, so each ``UPLO`` gives NumPy's own answer bit for bit).
