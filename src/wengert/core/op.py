@@ -160,7 +160,8 @@ class Op:
     part : (str, int), optional
         The op computes output ``k`` of the decomposition ``name`` (``("eigh", 1)``: the
         eigenvectors): the parts one call applied to the same input with the same params
-        read from a tape as one equation ``name`` with several outputs, in ``k`` order.
+        are one equation ``name`` with several outputs, in ``k`` order, on a tape read and
+        in a traced graph alike (:class:`~wengert.core.ir.PartGroups`).
 
     Examples
     --------
