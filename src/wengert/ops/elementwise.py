@@ -249,15 +249,22 @@ def _scalar_sign(x: float) -> float:
 
 
 # -- unary ----------------------------------------------------------------
+# An op whose rules hold for complex values says so (complex_rules=True; see "complex
+# parts" below): the holomorphic ones, whose real rules are already right, those with
+# complex rules of their own, and the selections (maximum, minimum, fmax, fmin, clip),
+# which pick entries in NumPy's lexicographic order of complex numbers. The others (sign,
+# which is z/|z| for complex z, the rounding ops, relu, ...) refuse complex values.
 NEGATIVE = _unary(
     "negative", np.negative, lambda g, ans, x: negative(g), scalar=operator.neg, reads_x=False,
     formula="d(-x) = -dx", symbol="-", dscalar=lambda ans, x: -1.0, adjoint="−ḡ",
     jax="jnp.negative({0})", spelling="unary -",
+    complex_rules=True,
 )
 negative = FAMILY.unary(NEGATIVE)
 POSITIVE = _unary(
     "positive", np.positive, lambda g, ans, x: g, scalar=operator.pos, reads_x=False,
     formula="d(+x) = dx", symbol="+", adjoint="ḡ", jax="jnp.positive({0})", spelling="unary +",
+    complex_rules=True,
 )
 positive = FAMILY.unary(POSITIVE)
 
@@ -278,7 +285,8 @@ def _abs_jvp(tangents: Any, ans: Any, x: Any) -> Any:
 ABS = _unary(
     "abs", np.abs, _abs_vjp, jvp=_abs_jvp, scalar=abs,
     formula="d|x| = sign(x) dx  (0 at x = 0); d|z| = Re(conj(z) dz)/|z|", domain="nonzero",
-    adjoint="ḡ·sign({0})",
+    adjoint="ḡ·sign({0})", complex_rules=True,
+    complex_adjoint="ḡ·conj({0}) / {out}  (0 where {out} = 0)",
 )
 abs = absolute = FAMILY.unary(ABS, "absolute")  # noqa: A001
 SIGN = _unary(
@@ -296,12 +304,14 @@ EXP = _unary(
         fix="subtract the maximum first (`np.exp(x - x.max())`), or work with logs "
             "(`wg.numpy.logsumexp`)", safe="0.0",
     ),
+    complex_rules=True,
 )
 exp = FAMILY.unary(EXP)
 EXP2 = _unary(
     "exp2", np.exp2, lambda g, ans, x: g * ans * math.log(2.0), scalar=lambda x: 2.0**x,
     reads_out=True, reads_x=False, formula="d 2^x = ln 2 · 2^x dx", adjoint="ḡ·{out}·ln 2",
     jax="jnp.exp2({0})",
+    complex_rules=True,
 )
 exp2 = FAMILY.unary(EXP2)
 EXPM1 = _unary(
@@ -309,6 +319,7 @@ EXPM1 = _unary(
     reads_x=False, formula="d expm1(x) = exp(x) dx", dscalar=lambda ans, x: ans + 1.0,
     adjoint="ḡ·({out} + 1)", jax="jnp.expm1({0})",
     words=Words(nonfinite="expm1 overflows to inf above about 709", safe="0.0"),
+    complex_rules=True,
 )
 expm1 = FAMILY.unary(EXPM1)
 LOG = _unary(
@@ -321,6 +332,7 @@ LOG = _unary(
             "None))`; for the log of a softmax or of a sum of exponentials use a log-sum-exp "
             "form (`wg.numpy.logsumexp`)",
     ),
+    complex_rules=True,
 )
 log = FAMILY.unary(LOG)
 
@@ -337,6 +349,7 @@ def _log_base(name: str, impl: Any, scalar: Any, base: int) -> Op:
             derivative=f"1/(x·ln {base})", infinite_at="x = 0",
             fix=f"keep the argument positive: `np.{name}(x + 1e-12)`",
         ),
+        complex_rules=True,
     )
 
 
@@ -352,6 +365,7 @@ LOG1P = _unary(
         nonfinite="log1p(-1) is -inf and below -1 NaN", derivative="1/(1 + x)",
         infinite_at="x = -1", fix="keep the argument above -1", safe="0.0",
     ),
+    complex_rules=True,
 )
 log1p = FAMILY.unary(LOG1P)
 SQRT = _unary(
@@ -364,6 +378,7 @@ SQRT = _unary(
         fix="keep its argument away from 0: `np.sqrt(x + 1e-12)`, or `np.sqrt(np.maximum(x, "
             "1e-12))`",
     ),
+    complex_rules=True,
 )
 sqrt = FAMILY.unary(SQRT)
 CBRT = _unary(
@@ -377,6 +392,7 @@ SQUARE = _unary(
     "square", np.square, lambda g, ans, x: g * x * 2.0, scalar=lambda x: x * x,
     formula="d x² = 2x dx", dscalar=lambda ans, x: 2.0 * x, adjoint="ḡ·2·{0}",
     jax="jnp.square({0})",
+    complex_rules=True,
 )
 square = FAMILY.unary(SQUARE)
 RECIPROCAL = _unary(
@@ -387,16 +403,19 @@ RECIPROCAL = _unary(
         nonfinite="1/0 is inf", derivative="-1/x²", infinite_at="x = 0",
         fix="keep the argument away from 0",
     ),
+    complex_rules=True,
 )
 reciprocal = FAMILY.unary(RECIPROCAL)
 SIN = _unary(
     "sin", np.sin, lambda g, ans, x: g * cos(x), scalar=math.sin, formula="d sin(x) = cos(x) dx",
     dscalar=lambda ans, x: math.cos(x), adjoint="ḡ·cos({0})", jax="jnp.sin({0})",
+    complex_rules=True,
 )
 sin = FAMILY.unary(SIN)
 COS = _unary(
     "cos", np.cos, lambda g, ans, x: -g * sin(x), scalar=math.cos, formula="d cos(x) = -sin(x) dx",
     dscalar=lambda ans, x: -math.sin(x), adjoint="−ḡ·sin({0})", jax="jnp.cos({0})",
+    complex_rules=True,
 )
 cos = FAMILY.unary(COS)
 TAN = _unary(
@@ -404,6 +423,7 @@ TAN = _unary(
     reads_x=False, formula="d tan(x) = (1 + tan²x) dx", domain="unit",
     dscalar=lambda ans, x: 1.0 + ans * ans, adjoint="ḡ·(1 + {out}²)", jax="jnp.tan({0})",
     words=Words(nonfinite="tan is infinite at odd multiples of π/2", safe="0.0"),
+    complex_rules=True,
 )
 tan = FAMILY.unary(TAN)
 
@@ -453,6 +473,7 @@ def _inverse_sine_or_cosine(name: str, impl: Any, scalar: Any, short: str, sign:
             fix=f"clip the argument into the open interval: `np.{name}(np.clip(x, -1 + 1e-7, "
                 "1 - 1e-7))`", safe="0.0",
         ),
+        complex_rules=True,
     )
 
 
@@ -464,6 +485,7 @@ ARCTAN = _unary(
     "arctan", np.arctan, lambda g, ans, x: divide(g, square(x) + 1.0), scalar=math.atan,
     formula="d atan(x) = dx / (1 + x²)", dscalar=lambda ans, x: 1.0 / (1.0 + x * x),
     adjoint="ḡ / (1 + {0}²)", jax="jnp.arctan({0})",
+    complex_rules=True,
 )
 arctan = FAMILY.unary(ARCTAN)
 def _sinh_or_cosh(name: str, impl: Any, scalar: Any, rule: Any, other: str,
@@ -475,6 +497,7 @@ def _sinh_or_cosh(name: str, impl: Any, scalar: Any, rule: Any, other: str,
         dscalar=lambda ans, x: other_scalar(x), adjoint=f"ḡ·{other}({{0}})",
         jax=f"jnp.{name}({{0}})",
         words=Words(nonfinite=f"{name} overflows to inf beyond about ±710", safe="0.0"),
+        complex_rules=True,
     )
 
 
@@ -486,12 +509,14 @@ TANH = _unary(
     "tanh", np.tanh, lambda g, ans, x: g * (1.0 - square(ans)), scalar=math.tanh, reads_out=True,
     reads_x=False, formula="d tanh(x) = (1 - tanh²x) dx", dscalar=lambda ans, x: 1.0 - ans * ans,
     adjoint="ḡ·(1 − {out}²)", jax="jnp.tanh({0})",
+    complex_rules=True,
 )
 tanh = FAMILY.unary(TANH)
 ARCSINH = _unary(
     "arcsinh", np.arcsinh, lambda g, ans, x: divide(g, sqrt(_square_plus_one(x))),
     scalar=math.asinh, formula="d asinh(x) = dx / √(x² + 1)", adjoint="ḡ / √({0}² + 1)",
     jax="jnp.arcsinh({0})",
+    complex_rules=True,
 )
 arcsinh = FAMILY.unary(ARCSINH)
 ARCCOSH = _unary(
@@ -502,6 +527,7 @@ ARCCOSH = _unary(
         nonfinite="arccosh below 1 is NaN", derivative="1/√(x² - 1)", infinite_at="x = 1",
         fix="keep the argument above 1", safe="2.0",
     ),
+    complex_rules=True,
 )
 arccosh = FAMILY.unary(ARCCOSH)
 ARCTANH = _unary(
@@ -512,6 +538,7 @@ ARCTANH = _unary(
         nonfinite="arctanh(±1) is ±inf and beyond it NaN", derivative="1/(1 - x²)",
         infinite_at="x = ±1", fix="clip the argument into (-1, 1)", safe="0.0",
     ),
+    complex_rules=True,
 )
 arctanh = FAMILY.unary(ARCTANH)
 DEG2RAD = _unary(
@@ -548,6 +575,7 @@ def _sinc_rule(g: Any, ans: Any, x: Any) -> Any:
 SINC = _unary(
     "sinc", np.sinc, _sinc_rule, formula="d sinc(x) = (cos πx - sinc x)/x dx",
     adjoint="ḡ·(cos(π·{0}) − {out}) / {0}  (0 at 0)", jax="jnp.sinc({0})",
+    complex_rules=True,
 )
 sinc = FAMILY.unary(SINC)
 SINC.samples = lambda rng: [
@@ -599,11 +627,13 @@ SIGMOID = _unary(
     scalar=lambda x: 0.5 * (math.tanh(0.5 * x) + 1.0), reads_out=True, reads_x=False,
     formula="d σ(x) = σ(x)(1 - σ(x)) dx", dscalar=lambda ans, x: ans * (1.0 - ans),
     adjoint="ḡ·{out}·(1 − {out})", jax="0.5 * (jnp.tanh(0.5 * jnp.asarray({0})) + 1.0)",
+    complex_rules=True,
 )
 sigmoid = FAMILY.unary(SIGMOID)
 COPY = _unary(
     "copy", np.copy, lambda g, ans, x: g, scalar=lambda x: x, reads_x=False,
     formula="d copy(x) = dx", adjoint="ḡ", jax="jnp.copy({0})",
+    complex_rules=True,
 )
 copy = FAMILY.unary(COPY)
 
@@ -631,6 +661,7 @@ ASTYPE = Op(
     adjoint=("ḡ cast back to the dtype of {0}",),
     samples=lambda rng: [((rng.normal(size=(3,)),), {"dtype": np.dtype(np.float64)})],
     jax="jnp.asarray({0}).astype({dtype})", spelling=".astype",
+    complex_rules=True,
 )
 FAMILY.op(ASTYPE)
 
@@ -886,6 +917,7 @@ ADD = _binary(
     scalar=operator.add, reads=(), formula="d(x + y) = dx + dy", symbol="+",
     dscalar=(lambda ans, x, y: 1.0, lambda ans, x, y: 1.0), adjoint=("ḡ", "ḡ"),
     jax="jnp.add({0}, {1})", spelling="+", words=Words(nonfinite="inf + (-inf) is NaN"),
+    complex_rules=True,
 )
 add = FAMILY.binary(ADD)
 SUBTRACT = _binary(
@@ -893,6 +925,7 @@ SUBTRACT = _binary(
     jvp=_subtract_jvp, scalar=operator.sub, reads=(), formula="d(x - y) = dx - dy", symbol="-",
     dscalar=(lambda ans, x, y: 1.0, lambda ans, x, y: -1.0), adjoint=("ḡ", "−ḡ"),
     jax="jnp.subtract({0}, {1})", spelling="-", words=Words(nonfinite="inf - inf is NaN"),
+    complex_rules=True,
 )
 subtract = FAMILY.binary(SUBTRACT)
 MULTIPLY = _binary(
@@ -901,6 +934,7 @@ MULTIPLY = _binary(
     symbol="*", dscalar=(lambda ans, x, y: float(y), lambda ans, x, y: float(x)),
     adjoint=("ḡ·{1}", "ḡ·{0}"), jax="jnp.multiply({0}, {1})", spelling="*",
     words=Words(nonfinite="0 · inf is NaN, and a product can overflow to inf"),
+    complex_rules=True,
 )
 multiply = FAMILY.binary(MULTIPLY)
 DIVIDE = _binary(
@@ -915,6 +949,7 @@ DIVIDE = _binary(
         fix="keep the denominator away from 0 (`a / (b + 1e-12)`), or mask it with a double "
             "where: `np.where(b != 0, a / np.where(b != 0, b, 1.0), 0.0)`",
     ),
+    complex_rules=True,
 )
 divide = true_divide = FAMILY.binary(DIVIDE, "true_divide")
 POWER = _binary(
@@ -929,6 +964,7 @@ POWER = _binary(
         fix="keep the base positive (`(x + 1e-12) ** p`), or write `np.sqrt` / `np.abs` if that "
             "is what is meant",
     ),
+    complex_rules=True,
 )
 power = FAMILY.binary(POWER)
 MAXIMUM = _binary(
@@ -936,12 +972,14 @@ MAXIMUM = _binary(
     lambda g, ans, x, y: g * _tie_mask(y, x), scalar=None, formula="ties split the gradient evenly",
     domain=("real", "real"), adjoint=("ḡ·[{0} > {1}], ½ on ties", "ḡ·[{1} > {0}], ½ on ties"),
     jax="jnp.maximum({0}, {1})",
+    complex_rules=True,
 )
 maximum = FAMILY.binary(MAXIMUM)
 MINIMUM = _binary(
     "minimum", np.minimum, lambda g, ans, x, y: g * _tie_mask(y, x),
     lambda g, ans, x, y: g * _tie_mask(x, y), formula="ties split the gradient evenly",
     adjoint=("ḡ·[{0} < {1}], ½ on ties", "ḡ·[{1} < {0}], ½ on ties"), jax="jnp.minimum({0}, {1})",
+    complex_rules=True,
 )
 minimum = FAMILY.binary(MINIMUM)
 
@@ -953,6 +991,7 @@ def _nan_ignoring(name: str, impl: Any, mask: Any, what: str, than: str) -> Op:
         formula=f"NaN-ignoring {what}", jax=f"_{name}({{0}}, {{1}})",
         adjoint=(f"ḡ·[{{0}} {than} {{1}} or {{1}} is NaN], ½ on ties",
                  f"ḡ·[{{1}} {than} {{0}} or {{0}} is NaN], ½ on ties"),
+        complex_rules=True,
     )
 
 
@@ -1091,6 +1130,7 @@ CLIP = Op(
     formula="gradient flows to x inside [lo, hi] (bounds included)",
     adjoint=("ḡ·[{1} ≤ {0} ≤ {2}]", "ḡ·[{0} < {1} ≤ {2}]", "ḡ·[{0} > {2} or {1} > {2}]"),
     samples=_clip_samples, jax="_clip({0}, {1}, {2})",
+    complex_rules=True,
 )
 FAMILY.op(CLIP)
 
@@ -1114,6 +1154,7 @@ WHERE = Op(
         ((np.array([True, False, True]), rng.normal(size=3), rng.normal(size=(2, 3))), {}),
         ((np.array([[True], [False]]), rng.normal(size=(2, 2)), 0.5), {}),
     ], jax="jnp.where({0}, {1}, {2})",
+    complex_rules=True,
 )
 FAMILY.op(WHERE)
 
@@ -1229,17 +1270,3 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     else:
         c = np.asarray(c, dtype=bool)
     return apply(WHERE, c, x, y)
-
-
-# The ops whose rules hold for complex values (see "complex parts" above): the
-# holomorphic ones, whose real rules are already right, those with complex rules of
-# their own, and the selections (maximum, minimum, fmax, fmin, clip), which pick entries
-# in NumPy's lexicographic order of complex numbers. The others (sign, which is z/|z| for
-# complex z, the rounding ops, relu, ...) refuse complex values.
-for _op in (NEGATIVE, POSITIVE, ABS, EXP, EXP2, EXPM1, LOG, LOG2, LOG10, LOG1P, SQRT,
-            SQUARE, RECIPROCAL, SIN, COS, TAN, ARCSIN, ARCCOS, ARCTAN, SINH, COSH, TANH,
-            ARCSINH, ARCCOSH, ARCTANH, SINC, SIGMOID, COPY, ASTYPE, ADD, SUBTRACT, MULTIPLY,
-            DIVIDE, POWER, MAXIMUM, MINIMUM, FMAX, FMIN, CLIP, WHERE):
-    _op.complex_rules = True
-del _op
-ABS.show_complex_adjoint("ḡ·conj({0}) / {out}  (0 where {out} = 0)")

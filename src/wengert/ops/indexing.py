@@ -28,6 +28,8 @@ from wengert.ops.broadcast import reshape_to, sum_to
 
 #: This module's ops, its public functions and the NumPy functions they implement.
 FAMILY = Family("indexing")
+# Every op here is linear: its rules hold for complex values as they are (complex_rules=True,
+# see ops/elementwise.py).
 
 
 def _raw_one(i: Any) -> Any:
@@ -180,14 +182,14 @@ GETITEM = Op("getitem", _getitem_impl, (_getitem_vjp,), jvp=_getitem_jvp, symbol
              formula="adjoint: scatter-add ḡ into zeros (repeats add up)",
              adjoint=("ḡ scattered into zeros at [{index}]",),
              samples=_getitem_samples,
-             spelling="indexing x[...]")
+             spelling="indexing x[...]", complex_rules=True)
 FAMILY.op(GETITEM)
 SCATTER_ADD = Op("scatter_add", _scatter_add_impl,
                  (lambda g, ans, h, shape, index: apply(GETITEM, g, index=index),),
                  jvp=_scatter_add_jvp,
                  formula="zeros with h added at index; adjoint: gather ḡ[index]",
                  adjoint=("ḡ[{index}]",),
-                 samples=_scatter_add_samples)
+                 samples=_scatter_add_samples, complex_rules=True)
 FAMILY.op(SCATTER_ADD)
 
 
@@ -259,7 +261,7 @@ SETITEM = Op("setitem", _setitem_impl, (_setitem_dx, _setitem_dv), jvp=_setitem_
                      "summed to v's shape",
              adjoint=("ḡ with [{index}] zeroed", "ḡ[{index}] summed to the shape of {1}"),
              samples=_setitem_samples,
-             spelling="item assignment x[...] = v")
+             spelling="item assignment x[...] = v", complex_rules=True)
 FAMILY.op(SETITEM)
 
 
@@ -267,9 +269,3 @@ FAMILY.op(SETITEM)
 def getitem(x: Any, index: Any) -> Any:
     """``x[index]`` for slices, ints, integer arrays, masks, Ellipsis and None."""
     return apply(GETITEM, x, index=_frozen_index(index))
-
-
-# Linear ops: their rules hold for complex values as they are (see ops/elementwise.py).
-for _op in FAMILY.ops:
-    _op.complex_rules = True
-del _op

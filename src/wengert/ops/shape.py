@@ -29,6 +29,8 @@ from wengert.ops.broadcast import reshape_to, sum_along, sum_to
 
 #: This module's ops, its public functions and the NumPy functions they implement.
 FAMILY = Family("shape")
+# Every op here is linear: its rules hold for complex values as they are (complex_rules=True,
+# see ops/elementwise.py); sort permutes, in NumPy's lexicographic order for complex values.
 
 
 def _int_or_tuple(v: Any) -> Any:
@@ -70,7 +72,7 @@ RESHAPE = linear(Op("reshape", lambda x, shape: np.reshape(x, shape),
                                           ((_n(rng, 4),), {"shape": (2, -1, 1)}),
                                           ((np.float64(rng.normal()),), {"shape": (1, 1)})],
                                           jax="jnp.reshape({0}, shape={shape})",
-                                          spelling=".reshape"))
+                                          spelling=".reshape", complex_rules=True))
 FAMILY.op(RESHAPE)
 
 
@@ -87,7 +89,7 @@ TRANSPOSE = linear(Op("transpose", lambda x, axes=None: np.transpose(x, axes), (
                                             ((_n(rng, 2, 3, 4),), {"axes": (1, 2, 0)}),
                                             ((_n(rng, 2, 3, 4),), {"axes": None})],
                                             jax="jnp.transpose({0}, axes={axes})",
-                                            spelling=".T"))
+                                            spelling=".T", complex_rules=True))
 FAMILY.op(TRANSPOSE)
 SWAPAXES = linear(Op("swapaxes", lambda x, axis1, axis2: np.swapaxes(x, axis1, axis2),
                       (lambda g, ans, x, axis1, axis2: swapaxes(g, axis1, axis2),),
@@ -95,7 +97,8 @@ SWAPAXES = linear(Op("swapaxes", lambda x, axis1, axis2: np.swapaxes(x, axis1, a
                       adjoint=("ḡ with axes {axis1} and {axis2} swapped back",),
                       samples=lambda rng: [((_n(rng, 2, 3),), {"axis1": 0, "axis2": 1}),
                                            ((_n(rng, 2, 3, 4),), {"axis1": -1, "axis2": 0})],
-                                           jax="jnp.swapaxes({0}, axis1={axis1}, axis2={axis2})"))
+                                           jax="jnp.swapaxes({0}, axis1={axis1}, axis2={axis2})",
+                                           complex_rules=True))
 FAMILY.op(SWAPAXES)
 MOVEAXIS = linear(Op(
     "moveaxis", lambda x, source, destination: np.moveaxis(x, source, destination),
@@ -105,7 +108,7 @@ MOVEAXIS = linear(Op(
     samples=lambda rng: [
         ((_n(rng, 2, 3, 4),), {"source": 0, "destination": -1}),
         ((_n(rng, 2, 3, 4),), {"source": (0, -1), "destination": (-1, 1)}),
-    ], jax="jnp.moveaxis({0}, source={source}, destination={destination})"))
+    ], jax="jnp.moveaxis({0}, source={source}, destination={destination})", complex_rules=True))
 FAMILY.op(MOVEAXIS)
 EXPAND_DIMS = linear(Op("expand_dims", lambda x, axis: np.expand_dims(x, axis),
                          (lambda g, ans, x, axis: reshape(g, _shape_of(x)),),
@@ -115,7 +118,8 @@ EXPAND_DIMS = linear(Op("expand_dims", lambda x, axis: np.expand_dims(x, axis),
                                               ((_n(rng, 2, 3),), {"axis": -1}),
                                               ((_n(rng, 2, 3),), {"axis": (0, 2)}),
                                               ((np.float64(rng.normal()),), {"axis": 0})],
-                                              jax="jnp.expand_dims({0}, axis={axis})"))
+                                              jax="jnp.expand_dims({0}, axis={axis})",
+                                              complex_rules=True))
 FAMILY.op(EXPAND_DIMS)
 SQUEEZE = linear(Op("squeeze", lambda x, axis=None: np.squeeze(x, axis),
                      (lambda g, ans, x, axis=None: reshape(g, _shape_of(x)),),
@@ -125,7 +129,7 @@ SQUEEZE = linear(Op("squeeze", lambda x, axis=None: np.squeeze(x, axis),
                                           ((_n(rng, 1, 3, 1),), {"axis": -1}),
                                           ((_n(rng, 1, 3, 1),), {"axis": (0, 2)}),
                                           ((_n(rng, 1),), {"axis": None})],
-                                          jax="jnp.squeeze({0}, axis={axis})"))
+                                          jax="jnp.squeeze({0}, axis={axis})", complex_rules=True))
 FAMILY.op(SQUEEZE)
 FLIP = linear(Op("flip", lambda x, axis=None: np.flip(x, axis),
                   (lambda g, ans, x, axis=None: flip(g, axis),),
@@ -135,7 +139,7 @@ FLIP = linear(Op("flip", lambda x, axis=None: np.flip(x, axis),
                                        ((_n(rng, 2, 3),), {"axis": -1}),
                                        ((_n(rng, 2, 3, 2),), {"axis": (0, 2)}),
                                        ((_n(rng, 2, 3),), {"axis": None})],
-                                       jax="jnp.flip({0}, axis={axis})"))
+                                       jax="jnp.flip({0}, axis={axis})", complex_rules=True))
 FAMILY.op(FLIP)
 
 
@@ -151,7 +155,8 @@ ROLL = linear(Op("roll", lambda x, shift, axis=None: np.roll(x, shift, axis),
                                        ((_n(rng, 2, 3),), {"shift": -1, "axis": None}),
                                        ((_n(rng, 2, 3),), {"shift": 4, "axis": -1}),
                                        ((_n(rng, 2, 3, 2),), {"shift": (1, -2), "axis": (0, 1)})],
-                                       jax="jnp.roll({0}, shift={shift}, axis={axis})"))
+                                       jax="jnp.roll({0}, shift={shift}, axis={axis})",
+                                       complex_rules=True))
 FAMILY.op(ROLL)
 
 
@@ -173,7 +178,7 @@ TILE = linear(Op("tile", lambda x, reps: np.tile(x, reps), (_tile_vjp,),
                                        ((_n(rng, 2, 3),), {"reps": (2, 1, 3)}),
                                        ((_n(rng, 2, 1, 3),), {"reps": (2, 2)}),
                                        ((np.float64(rng.normal()),), {"reps": (3,)})],
-                                       jax="jnp.tile({0}, reps={reps})"))
+                                       jax="jnp.tile({0}, reps={reps})", complex_rules=True))
 FAMILY.op(TILE)
 
 
@@ -202,7 +207,8 @@ REPEAT = linear(Op(
                          ((_n(rng, 2, 3),), {"repeats": 3, "axis": None}),
                          ((_n(rng, 2, 3),), {"repeats": 2, "axis": -1}),
                          ((_n(rng, 3, 2),), {"repeats": (1, 0, 3), "axis": 0}),
-                         ((_n(rng, 2, 2),), {"repeats": (2, 1, 1, 3), "axis": None})]))
+                         ((_n(rng, 2, 2),), {"repeats": (2, 1, 1, 3), "axis": None})],
+                         complex_rules=True))
 FAMILY.op(REPEAT)
 
 
@@ -229,7 +235,7 @@ PAD = linear(Op("pad", _pad_impl, (_pad_vjp,), formula="adjoint: slice the paddi
                  adjoint=("ḡ with the padding sliced off",),
                  samples=_pad_samples,
                  jax="jnp.pad({0}, {pad_width}, mode='constant', "
-                     "constant_values={constant_values})"), constant_values=0)
+                     "constant_values={constant_values})", complex_rules=True), constant_values=0)
 FAMILY.op(PAD)
 
 
@@ -257,7 +263,8 @@ DIAGONAL = linear(Op("diagonal",
                           ((_n(rng, 3, 4),), {"offset": 1, "axis1": 0, "axis2": 1}),
                           ((_n(rng, 4, 3),), {"offset": -2, "axis1": 1, "axis2": 0}),
                           ((_n(rng, 2, 3, 4),), {"offset": 1, "axis1": -1, "axis2": 0}),
-                      ], jax="jnp.diagonal({0}, offset={offset}, axis1={axis1}, axis2={axis2})"))
+                      ], jax="jnp.diagonal({0}, offset={offset}, axis1={axis1}, axis2={axis2})",
+                          complex_rules=True))
 FAMILY.op(DIAGONAL)
 DIAGONAL_EMBED = linear(Op(
     "diagonal_embed", _embed_impl,
@@ -270,7 +277,8 @@ DIAGONAL_EMBED = linear(Op(
         ((_n(rng, 2),), {"shape": (3, 4), "offset": 2, "axis1": 0, "axis2": 1}),
         ((_n(rng, 4, 2),), {"shape": (3, 4, 3), "offset": -1, "axis1": 2,
                             "axis2": 0}),
-    ], jax="_diagonal_embed({0}, shape={shape}, offset={offset}, axis1={axis1}, axis2={axis2})"))
+    ], jax="_diagonal_embed({0}, shape={shape}, offset={offset}, axis1={axis1}, axis2={axis2})",
+        complex_rules=True))
 FAMILY.op(DIAGONAL_EMBED)
 
 
@@ -289,11 +297,11 @@ def _tri_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 
 TRIU = linear(Op("triu", lambda x, k=0: np.triu(x, k), (_tri_vjp(lambda g, k: triu(g, k)),),
                   formula="adjoint: triu of the cotangent", samples=_tri_samples,
-                  adjoint=("triu(ḡ, {k})",)))
+                  adjoint=("triu(ḡ, {k})",), complex_rules=True))
 FAMILY.op(TRIU)
 TRIL = linear(Op("tril", lambda x, k=0: np.tril(x, k), (_tri_vjp(lambda g, k: tril(g, k)),),
                   formula="adjoint: tril of the cotangent", samples=_tri_samples,
-                  adjoint=("tril(ḡ, {k})",)))
+                  adjoint=("tril(ḡ, {k})",), complex_rules=True))
 FAMILY.op(TRIL)
 
 
@@ -319,7 +327,7 @@ TAKE = linear(Op("take", lambda x, indices, axis=None: np.take(x, indices, axis)
                       ((_n(rng, 2, 3), np.array([[5, 0], [2, 2]])), {"axis": None}),
                       ((_n(rng, 3, 4), np.array([1, -1, 1])), {"axis": -1}),
                       ((_n(rng, 3, 4), np.array(2)), {"axis": 0}),
-                  ]))
+                  ], complex_rules=True))
 FAMILY.op(TAKE)
 TAKE_ADD = linear(Op("take_add", _take_add_impl,
                       (lambda h, ans, g, indices, shape, axis: take(h, indices, axis), None),
@@ -328,7 +336,7 @@ TAKE_ADD = linear(Op("take_add", _take_add_impl,
                       samples=lambda rng: [
                           ((_n(rng, 4), np.array([0, 3, 3, -1])), {"shape": (5,), "axis": None}),
                           ((_n(rng, 3, 3), np.array([1, -1, 1])), {"shape": (3, 4), "axis": 1}),
-                      ]))
+                      ], complex_rules=True))
 FAMILY.op(TAKE_ADD)
 
 
@@ -367,7 +375,7 @@ TAKE_ALONG_AXIS = linear(Op(
         ((_n(rng, 3, 4), np.array([[0, 3], [1, 1], [2, 0]])), {"axis": 1}),
         ((_n(rng, 3, 4), np.array([[2, 0, 1, 1]])), {"axis": 0}),
         ((_n(rng, 1, 4), np.array([[1], [3]])), {"axis": -1}),
-    ], jax="jnp.take_along_axis({0}, {1}, axis={axis})"))
+    ], jax="jnp.take_along_axis({0}, {1}, axis={axis})", complex_rules=True))
 FAMILY.op(TAKE_ALONG_AXIS)
 TAKE_ALONG_AXIS_ADD = linear(Op(
     "take_along_axis_add", _take_along_add_impl,
@@ -377,7 +385,7 @@ TAKE_ALONG_AXIS_ADD = linear(Op(
     samples=lambda rng: [
         ((_n(rng, 3, 2), np.array([[0, 3], [1, 1], [2, 0]])), {"shape": (3, 4), "axis": 1}),
         ((_n(rng, 2, 1), np.array([[1], [3]])), {"shape": (1, 4), "axis": -1}),
-    ]))
+    ], complex_rules=True))
 FAMILY.op(TAKE_ALONG_AXIS_ADD)
 
 
@@ -419,7 +427,7 @@ SORT = Op("sort", lambda x, axis=-1: np.sort(x, axis=axis), (_sort_vjp,), jvp=_s
                                ((_distinct(rng, 3, 4),), {"axis": 0}),
                                ((_distinct(rng, 3, 4),), {"axis": None}),
                                ((_distinct(rng, 2, 3, 2),), {"axis": 1})],
-                               jax="jnp.sort({0}, axis={axis})")
+                               jax="jnp.sort({0}, axis={axis})", complex_rules=True)
 FAMILY.op(SORT)
 
 
@@ -445,7 +453,7 @@ CONCATENATE = linear_variadic(_variadic(
     samples=lambda rng: [((_n(rng, 2), _n(rng, 3)), {"axis": 0}),
                          ((_n(rng, 2, 3), _n(rng, 2, 1), _n(rng, 2, 2)), {"axis": -1}),
                          ((_n(rng, 2, 2), _n(rng, 3)), {"axis": None}),
-                         ((_n(rng, 1, 3), _n(rng, 2, 3)), {"axis": 0})]))
+                         ((_n(rng, 1, 3), _n(rng, 2, 3)), {"axis": 0})], complex_rules=True))
 FAMILY.op(CONCATENATE)
 
 
@@ -464,7 +472,7 @@ STACK = linear_variadic(_variadic(
     samples=lambda rng: [((_n(rng, 3), _n(rng, 3)), {"axis": 0}),
                          ((_n(rng, 2, 3), _n(rng, 2, 3), _n(rng, 2, 3)), {"axis": -1}),
                          ((np.float64(rng.normal()), np.float64(rng.normal())), {"axis": 0}),
-                         ((_n(rng, 2, 3), _n(rng, 2, 3)), {"axis": 1})]))
+                         ((_n(rng, 2, 3), _n(rng, 2, 3)), {"axis": 1})], complex_rules=True))
 FAMILY.op(STACK)
 
 
@@ -1027,10 +1035,3 @@ def vsplit(x: Any, indices_or_sections: Any) -> list[Any]:
     if len(_shape_of(x)) < 2:
         raise ValueError("vsplit only works on arrays of 2 or more dimensions")
     return split(x, indices_or_sections, 0)
-
-
-# Linear ops: their rules hold for complex values as they are (see ops/elementwise.py);
-# sort permutes, in NumPy's lexicographic order for complex values.
-for _op in FAMILY.ops:
-    _op.complex_rules = True
-del _op
