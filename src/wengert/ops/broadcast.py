@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from wengert.core.forms import JaxStep
 from wengert.core.op import Op
 from wengert.ops.base import Family, apply, forward, is_traced, linear, shape_of
 
@@ -135,6 +136,16 @@ def _sum_to_impl(x: Any, shape: Any) -> Any:
     return np.reshape(out, shape)
 
 
+def _sum_to_jax(s: JaxStep) -> str:
+    """The sum over the broadcast axes, written with the static axes."""
+    xs, shape = s.shape(0), tuple(s.params["shape"])
+    lead = len(xs) - len(shape)
+    axes = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape)
+                                      if n == 1 and xs[i + lead] != 1)
+    x = f"jnp.sum({s.args[0]}, axis={axes!r}, keepdims=True)" if axes else s.args[0]
+    return f"jnp.reshape({x}, {shape!r})"
+
+
 SUM_TO = linear(Op(
     "sum_to", _sum_to_impl, (lambda g, ans, x, shape: broadcast_to(g, shape_of(x)),),
     formula="sum over broadcast axes; adjoint: broadcast_to",
@@ -143,7 +154,7 @@ SUM_TO = linear(Op(
         ((rng.normal(size=(2, 3)),), {"shape": (3,)}),
         ((rng.normal(size=(4, 2, 3)),), {"shape": (2, 1)}),
         ((rng.normal(size=(2, 2)),), {"shape": ()}),
-    ], complex_rules=True))
+    ], complex_rules=True, jax=_sum_to_jax))
 FAMILY.op(SUM_TO)
 
 

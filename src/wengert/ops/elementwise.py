@@ -27,8 +27,8 @@ Complex values (HIPS autograd's convention, and JAX's): for a real ``f(z)``,
 conjugation. A holomorphic op's rules are therefore its real ones (``g·f′(z)``,
 ``f′(z)·t``), which is why one rule still serves both modes for them. ``real``,
 ``imag``, ``conjugate``, ``angle`` and ``abs`` have rules of their own, separate for
-the two modes. An op opts in with ``complex_rules=True`` (the list at the end of
-this module); the others refuse complex values. A real input always gets a real
+the two modes. An op opts in with ``complex_rules=True`` (declared on its
+record); the others refuse complex values. A real input always gets a real
 gradient: the backward sweep takes the real part of what a rule sends to a real
 input of an op with a complex output (``core.sweep``), once for every op.
 """
@@ -40,6 +40,7 @@ import operator
 from typing import Any
 
 import numpy as np
+from wengert.core.forms import JaxStep
 from wengert.core.op import Op, Words
 from wengert.ops.base import (
     Family,
@@ -282,10 +283,17 @@ def _abs_jvp(tangents: Any, ans: Any, x: Any) -> Any:
     return t * sign(x)
 
 
+def _abs_jax(s: JaxStep) -> str:
+    """``_abs(x)`` (abs'(0) = 0) for real floats, ``jnp.abs`` otherwise."""
+    if s.dtype(0).kind == "f":
+        return f"{s.helper('_abs')}({s.args[0]})"
+    return f"jnp.abs({s.args[0]})"
+
+
 ABS = _unary(
     "abs", np.abs, _abs_vjp, jvp=_abs_jvp, scalar=abs,
     formula="d|x| = sign(x) dx  (0 at x = 0); d|z| = Re(conj(z) dz)/|z|", domain="nonzero",
-    adjoint="ḡ·sign({0})", complex_rules=True,
+    adjoint="ḡ·sign({0})", complex_rules=True, jax=_abs_jax,
     complex_adjoint="ḡ·conj({0}) / {out}  (0 where {out} = 0)",
 )
 abs = absolute = FAMILY.unary(ABS, "absolute")  # noqa: A001
@@ -660,7 +668,7 @@ ASTYPE = Op(
     formula="d x.astype(t) = dx cast back (complex to real: the real part)",
     adjoint=("ḡ cast back to the dtype of {0}",),
     samples=lambda rng: [((rng.normal(size=(3,)),), {"dtype": np.dtype(np.float64)})],
-    jax="jnp.asarray({0}).astype({dtype})", spelling=".astype",
+    jax="jnp.asarray({0}).astype({dtype})", jax_uncast=(0,), spelling=".astype",
     complex_rules=True,
 )
 FAMILY.op(ASTYPE)
@@ -952,11 +960,20 @@ DIVIDE = _binary(
     complex_rules=True,
 )
 divide = true_divide = FAMILY.binary(DIVIDE, "true_divide")
+def _power_jax(s: JaxStep) -> str:
+    """``jnp.power`` for a nonzero number as exponent, else ``_power`` (0 ** 0 has
+    gradient 0, as wengert's)."""
+    if s.is_literal(1) and type(s.literal(1)) in (int, float) and s.literal(1) != 0:
+        return f"jnp.power({s.args[0]}, {s.args[1]})"
+    return f"{s.helper('_power')}({s.args[0]}, {s.args[1]})"
+
+
 POWER = _binary(
     "power", _power_impl, _pow_dx, _pow_dy, scalar=_scalar_pow, reads_out=True,
     formula="d(x^y) = y x^(y-1) dx + ln(x) x^y dy", symbol="**", domain=("positive", "real"),
     dscalar=(_scalar_pow_dx, lambda ans, x, y: ans * math.log(x)),
     adjoint=("ḡ·{1}·{0}^({1} − 1)", "ḡ·{out}·ln {0}  (0 where {0} = 0)"), spelling="**",
+    jax=_power_jax,
     words=Words(
         nonfinite="0 to a negative power is inf, a negative base to a fractional power NaN",
         derivative="p·x^(p-1) in x and log(x)·x^p in p",
@@ -1153,7 +1170,7 @@ WHERE = Op(
     samples=lambda rng: [
         ((np.array([True, False, True]), rng.normal(size=3), rng.normal(size=(2, 3))), {}),
         ((np.array([[True], [False]]), rng.normal(size=(2, 2)), 0.5), {}),
-    ], jax="jnp.where({0}, {1}, {2})",
+    ], jax="jnp.where({0}, {1}, {2})", jax_uncast=(0,),
     complex_rules=True,
 )
 FAMILY.op(WHERE)

@@ -17,6 +17,7 @@ import math
 from typing import Any
 
 import numpy as np
+from wengert.core.forms import JaxStep
 from wengert.core.op import Op
 from wengert.ops import elementwise as _ew
 from wengert.ops import indexing as _ix
@@ -512,11 +513,29 @@ def _norm_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
     ]
 
 
+def _norm_jax(s: JaxStep) -> str:
+    """The 2-norms through a helper (gradient 0 at 0, as wengert's), the others with
+    ``jnp.linalg.norm``."""
+    ord_, axis = s.params["ord"], s.params["axis"]
+    nd = len(s.shape(0))
+    matrix = (isinstance(axis, tuple) and len(axis) == 2) or (axis is None and ord_ is not None
+                                                                and nd == 2)
+    two = ord_ is None or ord_ == "fro" or (ord_ == 2 and not matrix)
+    real = s.dtype(0).kind in "fiub"
+    if two and real:
+        s.helper("_norm2")
+        return f"_norm2({s.args[0]}{s.keywords('axis', 'keepdims')})"
+    x = s.args[0]
+    if real and s.dtype(0).kind == "f" and not (matrix and ord_ in (2, -2, "nuc")):
+        x = f"{s.helper('_abs')}({x})"  # these norms read |x| only: abs'(0) = 0 as wengert's
+    return f"jnp.linalg.norm({x}{s.keywords('ord', 'axis', 'keepdims')})"
+
+
 NORM = Op("norm", _norm_impl, (_norm_vjp,), jvp=_norm_jvp, reads=(0,), reads_out=True,
           formula="∂/∂x ‖x‖₂ = x / ‖x‖₂ (0 at x = 0; conj(z) / ‖z‖₂ for complex z)",
           symbol="‖·‖", samples=_norm_samples,
           adjoint=("ḡ·∂‖{0}‖/∂{0}  (2-norm: ḡ·{0} / {out}, 0 at 0)",), complex_rules=True,
-          complex_adjoint="ḡ·∂‖{0}‖/∂{0}  (2-norm: ḡ·conj({0}) / {out}, 0 at 0)")
+          complex_adjoint="ḡ·∂‖{0}‖/∂{0}  (2-norm: ḡ·conj({0}) / {out}, 0 at 0)", jax=_norm_jax)
 FAMILY.op(NORM)
 
 

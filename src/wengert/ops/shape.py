@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 from wengert.core.bind import kind_of
+from wengert.core.forms import JaxStep
 from wengert.core.op import Op, PerInput
 from wengert.ops import elementwise as _ew
 from wengert.ops import indexing as _ix
@@ -199,6 +200,16 @@ def _repeat_vjp(g: Any, ans: Any, x: Any, repeats: Any, axis: Any = None) -> Any
     return reshape_to(out, shape)
 
 
+def _repeat_jax(s: JaxStep) -> str:
+    """``jnp.repeat`` (with ``total_repeat_length`` for per-entry repeats: a static shape)."""
+    repeats = s.params["repeats"]
+    axis = s.params["axis"]
+    if isinstance(repeats, int):
+        return f"jnp.repeat({s.args[0]}, {repeats!r}, axis={axis!r})"
+    return (f"jnp.repeat({s.args[0]}, np.array({list(repeats)!r}), axis={axis!r}, "
+            f"total_repeat_length={sum(repeats)})")
+
+
 REPEAT = linear(Op(
     "repeat", lambda x, repeats, axis=None: np.repeat(x, repeats, axis),
     (_repeat_vjp,), formula="adjoint: sum each run of repeats",
@@ -208,7 +219,7 @@ REPEAT = linear(Op(
                          ((_n(rng, 2, 3),), {"repeats": 2, "axis": -1}),
                          ((_n(rng, 3, 2),), {"repeats": (1, 0, 3), "axis": 0}),
                          ((_n(rng, 2, 2),), {"repeats": (2, 1, 1, 3), "axis": None})],
-                         complex_rules=True))
+                         complex_rules=True, jax=_repeat_jax))
 FAMILY.op(REPEAT)
 
 
@@ -295,13 +306,26 @@ def _tri_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
             ((_n(rng, 2, 3, 3),), {"k": -1}), ((_n(rng, 3),), {"k": 0})]
 
 
+def _tri_jax(name: str) -> Any:
+    def form(s: JaxStep) -> str:
+        shape = s.shape(0)
+        x = s.args[0]
+        if len(shape) < 2:  # NumPy broadcasts a vector to a square matrix
+            n = shape[0] if shape else 1
+            x = f"jnp.broadcast_to({x}, {(n, n)!r})"
+        return f"jnp.{name}({x}, k={s.param('k')})"
+
+    form.__doc__ = f"jnp.{name}(x, k) (a vector is broadcast to a square first, as NumPy does)"
+    return form
+
+
 TRIU = linear(Op("triu", lambda x, k=0: np.triu(x, k), (_tri_vjp(lambda g, k: triu(g, k)),),
                   formula="adjoint: triu of the cotangent", samples=_tri_samples,
-                  adjoint=("triu(ḡ, {k})",), complex_rules=True))
+                  adjoint=("triu(ḡ, {k})",), complex_rules=True, jax=_tri_jax("triu")))
 FAMILY.op(TRIU)
 TRIL = linear(Op("tril", lambda x, k=0: np.tril(x, k), (_tri_vjp(lambda g, k: tril(g, k)),),
                   formula="adjoint: tril of the cotangent", samples=_tri_samples,
-                  adjoint=("tril(ḡ, {k})",), complex_rules=True))
+                  adjoint=("tril(ḡ, {k})",), complex_rules=True, jax=_tri_jax("tril")))
 FAMILY.op(TRIL)
 
 
@@ -317,6 +341,31 @@ def _take_add_impl(g: Any, indices: Any, shape: tuple[int, ...], axis: Any) -> A
     return out
 
 
+def _take_jax(s: JaxStep) -> str:
+    """``jnp.take`` with the indices made non-negative when they are a constant."""
+    x, idx = s.args
+    axis = s.params["axis"]
+    if s.is_literal(1) and isinstance(s.literal(1), np.ndarray | np.integer | int):
+        n = int(np.prod(s.shape(0), dtype=np.int64)) if axis is None else s.shape(0)[axis]
+        value = np.asarray(s.literal(1))
+        if n and (value < 0).any():
+            idx = s.value(np.asarray(value % n, dtype=value.dtype))
+    return f"jnp.take({x}, {idx}, axis={s.param('axis')})"
+
+
+def _index_helper_jax(name: str) -> Any:
+    def form(s: JaxStep) -> str:
+        s.helper(name)
+        axis = s.params["axis"]
+        if axis is not None:
+            axis %= max(len(s.params["shape"]), 1)
+        return (f"{name}({s.args[0]}, {s.args[1]}, shape={tuple(s.params['shape'])!r}, "
+                f"axis={axis!r})")
+
+    form.__doc__ = f"{name}(g, indices, shape, axis) (a helper of the exported module)"
+    return form
+
+
 TAKE = linear(Op("take", lambda x, indices, axis=None: np.take(x, indices, axis),
                   (lambda g, ans, x, indices, axis=None:
                    apply(TAKE_ADD, g, indices, shape=_shape_of(x), axis=axis), None),
@@ -327,7 +376,7 @@ TAKE = linear(Op("take", lambda x, indices, axis=None: np.take(x, indices, axis)
                       ((_n(rng, 2, 3), np.array([[5, 0], [2, 2]])), {"axis": None}),
                       ((_n(rng, 3, 4), np.array([1, -1, 1])), {"axis": -1}),
                       ((_n(rng, 3, 4), np.array(2)), {"axis": 0}),
-                  ], complex_rules=True))
+                  ], complex_rules=True, jax=_take_jax, jax_uncast=(1,)))
 FAMILY.op(TAKE)
 TAKE_ADD = linear(Op("take_add", _take_add_impl,
                       (lambda h, ans, g, indices, shape, axis: take(h, indices, axis), None),
@@ -336,7 +385,7 @@ TAKE_ADD = linear(Op("take_add", _take_add_impl,
                       samples=lambda rng: [
                           ((_n(rng, 4), np.array([0, 3, 3, -1])), {"shape": (5,), "axis": None}),
                           ((_n(rng, 3, 3), np.array([1, -1, 1])), {"shape": (3, 4), "axis": 1}),
-                      ], complex_rules=True))
+                      ], complex_rules=True, jax=_index_helper_jax("_take_add"), jax_uncast=(1,)))
 FAMILY.op(TAKE_ADD)
 
 
@@ -375,7 +424,7 @@ TAKE_ALONG_AXIS = linear(Op(
         ((_n(rng, 3, 4), np.array([[0, 3], [1, 1], [2, 0]])), {"axis": 1}),
         ((_n(rng, 3, 4), np.array([[2, 0, 1, 1]])), {"axis": 0}),
         ((_n(rng, 1, 4), np.array([[1], [3]])), {"axis": -1}),
-    ], jax="jnp.take_along_axis({0}, {1}, axis={axis})", complex_rules=True))
+    ], jax="jnp.take_along_axis({0}, {1}, axis={axis})", complex_rules=True, jax_uncast=(1,)))
 FAMILY.op(TAKE_ALONG_AXIS)
 TAKE_ALONG_AXIS_ADD = linear(Op(
     "take_along_axis_add", _take_along_add_impl,
@@ -385,7 +434,7 @@ TAKE_ALONG_AXIS_ADD = linear(Op(
     samples=lambda rng: [
         ((_n(rng, 3, 2), np.array([[0, 3], [1, 1], [2, 0]])), {"shape": (3, 4), "axis": 1}),
         ((_n(rng, 2, 1), np.array([[1], [3]])), {"shape": (1, 4), "axis": -1}),
-    ], complex_rules=True))
+    ], complex_rules=True, jax=_index_helper_jax("_take_along_axis_add"), jax_uncast=(1,)))
 FAMILY.op(TAKE_ALONG_AXIS_ADD)
 
 

@@ -24,6 +24,7 @@ import string
 from typing import Any, NamedTuple
 
 import numpy as np
+from wengert.core.forms import JaxStep
 from wengert.core.op import Op
 from wengert.ops.base import Family, apply, dtype_of, is_traced
 from wengert.ops.base import primal as _raw
@@ -476,6 +477,17 @@ def _einsum_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
     return [((n(size=sa), n(size=sb)), {"subscripts": s}) for s, sa, sb in cases]
 
 
+def _einsum_jax(s: JaxStep) -> str:
+    """``jnp.einsum(subscripts, a, b)``; a one-operand einsum's ``1.0`` is left out."""
+    subscripts = s.params["subscripts"]
+    lhs, out = subscripts.split("->")
+    terms = lhs.split(",")
+    if terms[1] == "" and s.is_literal(1) and type(s.literal(1)) is float \
+            and s.literal(1) == 1.0:
+        return f"jnp.einsum({terms[0] + '->' + out!r}, {s.args[0]})"
+    return f"jnp.einsum({subscripts!r}, {s.args[0]}, {s.args[1]})"
+
+
 EINSUM = Op("einsum", _einsum_impl,
             (lambda g, ans, a, b, subscripts: _einsum_vjp(0, g, a, b, subscripts),
              lambda g, ans, a, b, subscripts: _einsum_vjp(1, g, a, b, subscripts)),
@@ -485,7 +497,7 @@ EINSUM = Op("einsum", _einsum_impl,
             formula="two-operand contraction; each adjoint is an einsum of ḡ with the other",
             adjoint=("einsum of ḡ with {1} onto the labels of {0}",
                      "einsum of ḡ with {0} onto the labels of {1}"),
-            samples=_einsum_samples, complex_rules=True)
+            samples=_einsum_samples, complex_rules=True, jax=_einsum_jax)
 FAMILY.op(EINSUM)
 
 
