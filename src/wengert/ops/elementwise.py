@@ -40,7 +40,7 @@ import operator
 from typing import Any
 
 import numpy as np
-from wengert.core.forms import JaxStep
+from wengert.core.forms import EquationView, JaxStep, Kernel
 from wengert.core.op import Op, Words
 from wengert.ops.base import (
     Family,
@@ -260,6 +260,7 @@ NEGATIVE = _unary(
     formula="d(-x) = -dx", symbol="-", dscalar=lambda ans, x: -1.0, adjoint="−ḡ",
     jax="jnp.negative({0})", spelling="unary -",
     complex_rules=True,
+    kernel=Kernel(piece="neg"),
 )
 negative = FAMILY.unary(NEGATIVE)
 POSITIVE = _unary(
@@ -412,6 +413,7 @@ RECIPROCAL = _unary(
         fix="keep the argument away from 0",
     ),
     complex_rules=True,
+    kernel=Kernel(piece="recip"),
 )
 reciprocal = FAMILY.unary(RECIPROCAL)
 SIN = _unary(
@@ -584,6 +586,7 @@ SINC = _unary(
     "sinc", np.sinc, _sinc_rule, formula="d sinc(x) = (cos πx - sinc x)/x dx",
     adjoint="ḡ·(cos(π·{0}) − {out}) / {0}  (0 at 0)", jax="jnp.sinc({0})",
     complex_rules=True,
+    kernel_refused="np.sinc is not a ufunc: it has no out=",
 )
 sinc = FAMILY.unary(SINC)
 SINC.samples = lambda rng: [
@@ -604,6 +607,10 @@ RINT = _unary(
     domain="offgrid", adjoint="0", jax="jnp.rint({0})",
 )
 rint = FAMILY.unary(RINT)
+def _round_lines(args: list[str], out: str, eq: EquationView) -> list[str]:
+    return [f"np.round({args[0]}, {int(eq.params.get('decimals', 0))!r}, out={out})"]
+
+
 ROUND = Op(
     "round", lambda x, decimals=0: np.round(x, decimals), (_zeros,), jvp=_zeros_jvp,
     formula="d round(x) = 0", adjoint=("0",),
@@ -611,6 +618,7 @@ ROUND = Op(
         ((_DOMAINS["offgrid"](rng, (3,)),), {}),
         ((rng.uniform(-2, 2, (2, 2)).round(1) + 0.025,), {"decimals": 1}),
     ], jax="jnp.round({0}, decimals={decimals})",
+    kernel=Kernel(_round_lines, params=frozenset({"decimals"})),
 )
 FAMILY.op(ROUND)
 TRUNC = _unary(
@@ -618,10 +626,15 @@ TRUNC = _unary(
     domain="offgrid", adjoint="0", jax="jnp.trunc({0})",
 )
 trunc = fix = FAMILY.unary(TRUNC, "fix")
+def _relu_lines(args: list[str], out: str, eq: EquationView) -> list[str]:
+    return [f"np.maximum({args[0]}, 0.0, out={out})"]
+
+
 RELU = _unary(
     "relu", lambda x: np.maximum(x, 0.0), lambda g, ans, x: g * (_raw(x) > 0),
     scalar=lambda x: x if x > 0.0 or x != x else 0.0, formula="d relu(x) = [x > 0] dx  (0 at 0)",
     domain="nonzero", adjoint="ḡ·[{0} > 0]", jax="jax.nn.relu({0})",
+    kernel=Kernel(_relu_lines),
 )
 relu = FAMILY.unary(RELU)
 
@@ -630,18 +643,30 @@ def _sigmoid_impl(x: Any) -> Any:
     return 0.5 * (np.tanh(0.5 * np.asarray(x)) + 1.0)
 
 
+def _sigmoid_lines(args: list[str], out: str, eq: EquationView) -> list[str]:
+    # 0.5 * (tanh(0.5 * x) + 1.0), as the op's forward computes it
+    return [f"np.multiply({args[0]}, 0.5, out={out})", f"np.tanh({out}, out={out})",
+            f"np.add({out}, 1.0, out={out})", f"np.multiply({out}, 0.5, out={out})"]
+
+
 SIGMOID = _unary(
     "sigmoid", _sigmoid_impl, lambda g, ans, x: g * ans * (1.0 - ans),
     scalar=lambda x: 0.5 * (math.tanh(0.5 * x) + 1.0), reads_out=True, reads_x=False,
     formula="d σ(x) = σ(x)(1 - σ(x)) dx", dscalar=lambda ans, x: ans * (1.0 - ans),
     adjoint="ḡ·{out}·(1 − {out})", jax="0.5 * (jnp.tanh(0.5 * jnp.asarray({0})) + 1.0)",
     complex_rules=True,
+    kernel=Kernel(_sigmoid_lines),
 )
 sigmoid = FAMILY.unary(SIGMOID)
+def _copy_lines(args: list[str], out: str, eq: EquationView) -> list[str]:
+    return [] if args[0] == out else [f"np.copyto({out}, {args[0]})"]
+
+
 COPY = _unary(
     "copy", np.copy, lambda g, ans, x: g, scalar=lambda x: x, reads_x=False,
     formula="d copy(x) = dx", adjoint="ḡ", jax="jnp.copy({0})",
     complex_rules=True,
+    kernel=Kernel(_copy_lines),
 )
 copy = FAMILY.unary(COPY)
 
@@ -662,6 +687,10 @@ def _astype_impl(x: Any, dtype: Any) -> Any:
     return x.astype(dtype)
 
 
+def _astype_lines(args: list[str], out: str, eq: EquationView) -> list[str]:
+    return [] if args[0] == out else [f'np.copyto({out}, {args[0]}, casting="unsafe")']
+
+
 ASTYPE = Op(
     "astype", _astype_impl, (lambda g, ans, x, dtype: _cast(g, np.result_type(_raw(x))),),
     jvp=lambda ts, ans, x, dtype: _cast(ts[0], np.dtype(dtype)),
@@ -670,6 +699,7 @@ ASTYPE = Op(
     samples=lambda rng: [((rng.normal(size=(3,)),), {"dtype": np.dtype(np.float64)})],
     jax="jnp.asarray({0}).astype({dtype})", jax_uncast=(0,), spelling=".astype",
     complex_rules=True,
+    kernel=Kernel(_astype_lines, params=frozenset({"dtype"})),
 )
 FAMILY.op(ASTYPE)
 
@@ -751,12 +781,14 @@ REAL = Op(
     formula="d Re(z) = Re(dz); gradient 1 (complex for complex z)",
     adjoint=("ḡ (as a complex value for complex {0})",), samples=_complex_samples, batch_jvp=True,
     complex_rules=True, jax="jnp.real({0})",
+    kernel_refused="a view of a complex array's real parts, not a ufunc",
 )
 FAMILY.op(REAL)
 IMAG = Op(
     "imag", _imag_impl, (_imag_vjp,), jvp=_imag_jvp, formula="d Im(z) = Im(dz); gradient −i",
     adjoint=("ḡ times −i (0 for a real {0})",), samples=_complex_samples, batch_jvp=True,
     complex_rules=True, jax="jnp.imag({0})",
+    kernel_refused="a view of a complex array's imaginary parts, not a ufunc",
 )
 FAMILY.op(IMAG)
 CONJ = Op(
@@ -773,6 +805,7 @@ ANGLE = Op(
     samples=lambda rng: [((rng.uniform(0.3, 2.0, (3,)),), {}),
                          ((rng.uniform(0.3, 2.0, (2, 2)),), {"deg": True})], complex_rules=True,
     jax="jnp.angle({0}, deg={deg})",
+    kernel_refused="np.angle is not a ufunc: it has no out=",
 )
 FAMILY.op(ANGLE)
 
@@ -934,6 +967,7 @@ SUBTRACT = _binary(
     dscalar=(lambda ans, x, y: 1.0, lambda ans, x, y: -1.0), adjoint=("ḡ", "−ḡ"),
     jax="jnp.subtract({0}, {1})", spelling="-", words=Words(nonfinite="inf - inf is NaN"),
     complex_rules=True,
+    kernel=Kernel(piece="sub"),
 )
 subtract = FAMILY.binary(SUBTRACT)
 MULTIPLY = _binary(
@@ -943,6 +977,7 @@ MULTIPLY = _binary(
     adjoint=("ḡ·{1}", "ḡ·{0}"), jax="jnp.multiply({0}, {1})", spelling="*",
     words=Words(nonfinite="0 · inf is NaN, and a product can overflow to inf"),
     complex_rules=True,
+    kernel=Kernel(piece="mul"),
 )
 multiply = FAMILY.binary(MULTIPLY)
 DIVIDE = _binary(
@@ -958,6 +993,7 @@ DIVIDE = _binary(
             "where: `np.where(b != 0, a / np.where(b != 0, b, 1.0), 0.0)`",
     ),
     complex_rules=True,
+    kernel=Kernel(piece="div"),
 )
 divide = true_divide = FAMILY.binary(DIVIDE, "true_divide")
 def _power_jax(s: JaxStep) -> str:
@@ -966,6 +1002,13 @@ def _power_jax(s: JaxStep) -> str:
     if s.is_literal(1) and type(s.literal(1)) in (int, float) and s.literal(1) != 0:
         return f"jnp.power({s.args[0]}, {s.args[1]})"
     return f"{s.helper('_power')}({s.args[0]}, {s.args[1]})"
+
+
+def _power_lines(args: list[str], out: str, eq: EquationView) -> list[str]:
+    if eq.is_literal(1) and type(eq.literal(1)) in (int, float) and eq.literal(1) == 2 \
+            and eq.dtype(0) in (np.dtype(np.float64), np.dtype(np.float32)):
+        return [f"np.square({args[0]}, out={out})"]  # what ``x ** 2`` runs: np.power's bits
+    return [f"np.power({args[0]}, {args[1]}, out={out})"]
 
 
 POWER = _binary(
@@ -982,6 +1025,7 @@ POWER = _binary(
             "is what is meant",
     ),
     complex_rules=True,
+    kernel=Kernel(_power_lines, piece="pow"),
 )
 power = FAMILY.binary(POWER)
 MAXIMUM = _binary(
@@ -990,6 +1034,7 @@ MAXIMUM = _binary(
     domain=("real", "real"), adjoint=("ḡ·[{0} > {1}], ½ on ties", "ḡ·[{1} > {0}], ½ on ties"),
     jax="jnp.maximum({0}, {1})",
     complex_rules=True,
+    kernel=Kernel(piece="max"),
 )
 maximum = FAMILY.binary(MAXIMUM)
 MINIMUM = _binary(
@@ -997,6 +1042,7 @@ MINIMUM = _binary(
     lambda g, ans, x, y: g * _tie_mask(x, y), formula="ties split the gradient evenly",
     adjoint=("ḡ·[{0} < {1}], ½ on ties", "ḡ·[{1} < {0}], ½ on ties"), jax="jnp.minimum({0}, {1})",
     complex_rules=True,
+    kernel=Kernel(piece="min"),
 )
 minimum = FAMILY.binary(MINIMUM)
 
@@ -1085,6 +1131,7 @@ FLOOR_DIVIDE = _binary(
     "floor_divide", np.floor_divide, _zeros, _zeros, jvp=_zeros_jvp, reads=(),
     formula="d(x // y) = 0", symbol="//", domain=("positive", "positive"), adjoint=("0", "0"),
     jax="jnp.floor_divide({0}, {1})", spelling="//",
+    kernel=Kernel(piece="floordiv"),
 )
 floor_divide = FAMILY.binary(FLOOR_DIVIDE)
 
@@ -1141,6 +1188,11 @@ def _clip_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
     return [((x, -0.5, 1.0), {}), ((x.reshape(2, 3), np.array([-1.2, 0.0, -0.3]), 1.9), {})]
 
 
+def _clip_lines(args: list[str], out: str, eq: EquationView) -> list[str]:
+    x, lo, hi = args
+    return [f"np.maximum({x}, {lo}, out={out})", f"np.minimum({out}, {hi}, out={out})"]
+
+
 CLIP = Op(
     "clip", _clip_impl, (_clip_dx, _clip_dlo, _clip_dhi), jvp=_clip_jvp, reads=(0, 1, 2),
     broadcasting=True, unbroadcast=unbroadcast,
@@ -1148,6 +1200,7 @@ CLIP = Op(
     adjoint=("ḡ·[{1} ≤ {0} ≤ {2}]", "ḡ·[{0} < {1} ≤ {2}]", "ḡ·[{0} > {2} or {1} > {2}]"),
     samples=_clip_samples, jax="_clip({0}, {1}, {2})",
     complex_rules=True,
+    kernel=Kernel(_clip_lines, inplace=(0, 1)),
 )
 FAMILY.op(CLIP)
 
@@ -1162,6 +1215,12 @@ def _where_jvp(tangents: Any, ans: Any, c: Any, x: Any, y: Any) -> Any:
     return _fit(where(c, zero if tx is None else tx, zero if ty is None else ty), ans)
 
 
+def _where_lines(args: list[str], out: str, eq: EquationView) -> list[str]:
+    c, x, y = args
+    first = [] if y == out else [f"np.copyto({out}, {y})"]
+    return first + [f"np.copyto({out}, {x}, where={c})"]
+
+
 WHERE = Op(
     "where", _where_impl,
     (None, lambda g, ans, c, x, y: where(c, g, 0.0), lambda g, ans, c, x, y: where(c, 0.0, g)),
@@ -1172,6 +1231,7 @@ WHERE = Op(
         ((np.array([[True], [False]]), rng.normal(size=(2, 2)), 0.5), {}),
     ], jax="jnp.where({0}, {1}, {2})", jax_uncast=(0,),
     complex_rules=True,
+    kernel=Kernel(_where_lines, inplace=(2,)),
 )
 FAMILY.op(WHERE)
 
