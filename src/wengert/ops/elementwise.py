@@ -321,6 +321,7 @@ EXP2 = _unary(
     reads_out=True, reads_x=False, formula="d 2^x = ln 2 · 2^x dx", adjoint="ḡ·{out}·ln 2",
     jax="jnp.exp2({0})",
     complex_rules=True,
+    scalar_code="2.0 ** {0}",
 )
 exp2 = FAMILY.unary(EXP2)
 EXPM1 = _unary(
@@ -402,6 +403,7 @@ SQUARE = _unary(
     formula="d x² = 2x dx", dscalar=lambda ans, x: 2.0 * x, adjoint="ḡ·2·{0}",
     jax="jnp.square({0})",
     complex_rules=True,
+    scalar_code="{0} * {0}",
 )
 square = FAMILY.unary(SQUARE)
 RECIPROCAL = _unary(
@@ -414,6 +416,7 @@ RECIPROCAL = _unary(
     ),
     complex_rules=True,
     kernel=Kernel(piece="recip"),
+    scalar_code="1.0 / {0}",
 )
 reciprocal = FAMILY.unary(RECIPROCAL)
 SIN = _unary(
@@ -667,6 +670,7 @@ COPY = _unary(
     formula="d copy(x) = dx", adjoint="ḡ", jax="jnp.copy({0})",
     complex_rules=True,
     kernel=Kernel(_copy_lines),
+    scalar_code="{0}",
 )
 copy = FAMILY.unary(COPY)
 
@@ -1026,6 +1030,7 @@ POWER = _binary(
     ),
     complex_rules=True,
     kernel=Kernel(_power_lines, piece="pow"),
+    scalar_code=math.pow,
 )
 power = FAMILY.binary(POWER)
 MAXIMUM = _binary(
