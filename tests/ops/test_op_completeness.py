@@ -1,8 +1,9 @@
 """Every primitive declares what each layer needs of it, or says why it has none.
 
-The facts about one op live on its record (``Op(..., jax=, jax_refused=, spelling=,
-words=)``) or, where a layer writes the op with code, in that layer's table keyed by
-the record. A new op that forgets one of them fails here, naming it.
+The facts about one op live on its record (``Op(..., jax=, jax_refused=, jax_uncast=,
+kernel=, kernel_refused=, scalar_code=, spelling=, words=)``), a form that is code written
+beside the op; the graph layer's tables are derived from them. A new op that forgets one
+of them fails here, naming it.
 """
 
 from __future__ import annotations
@@ -70,8 +71,8 @@ def test_every_elementwise_op_is_fused_or_says_why_not(op):
     ufunc = _numpy_ufunc(op.impl) is not None
     special = op in SPECIAL_WRITERS
     assert ufunc + special + (op in NOT_FUSED) == 1, (
-        f"{op.name}: its forward is not a NumPy ufunc; give it a writer in "
-        "graph/passes/fuse.py SPECIAL_WRITERS, or list it in NOT_FUSED with the reason")
+        f"{op.name}: its forward is not a NumPy ufunc; declare its kernel lines beside it "
+        "(kernel=Kernel(lines)), or why it is not fused (kernel_refused='why')")
 
 
 def test_the_layers_tables_are_keyed_by_registry_records():

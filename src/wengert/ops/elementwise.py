@@ -54,7 +54,7 @@ from wengert.ops.base import primal as _raw
 from wengert.ops.broadcast import broadcast_to, unbroadcast
 
 #: This module's ops, their public functions and the NumPy functions they implement.
-FAMILY = Family("elementwise")
+FAMILY = Family("elementwise", fusable=True)
 
 
 def _zeros(g: Any, ans: Any, *args: Any, **params: Any) -> Any:

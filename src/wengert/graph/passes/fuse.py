@@ -72,17 +72,20 @@ from wengert.graph.backends.codegen import is_scalar_program
 from wengert.graph.ir import Equation, Literal, Var
 from wengert.graph.passes.rewrite import PassReport, add_report
 from wengert.graph.tracer import is_recorded_call
-from wengert.ops import elementwise as ew
+from wengert.ops import FAMILIES
 
 __all__ = ["fuse", "FusedOp", "fused_kernels", "fusable", "CHUNK_ELEMENTS", "SPECIAL_WRITERS",
-           "NOT_FUSED"]
+           "NOT_FUSED", "FUSABLE"]
 
 #: Elements per chunk of a large kernel: each intermediate buffer holds one chunk
 #: (16384 float64 values, 128 KiB), so a chain runs in the CPU's cache.
 CHUNK_ELEMENTS = 16384
 
-#: The registry's elementwise ops (by identity): the candidates for fusion.
-_ELEMENTWISE = frozenset(id(op) for op in ew.FAMILY.ops)
+#: The elementwise ops of the registry, those of the families made ``fusable``: the
+#: candidates for fusion.
+FUSABLE: tuple[Op, ...] = tuple(op for family in FAMILIES if family.FAMILY.fusable
+                                for op in family.FAMILY.ops)
+_ELEMENTWISE = frozenset(id(op) for op in FUSABLE)
 
 #: The ufuncs that are no op's forward, whose calls a graph records without a rule
 #: (comparisons, logic): the short name each has in a kernel's name and its Python
@@ -272,17 +275,17 @@ def _numpy_ufunc(f: Any) -> np.ufunc | None:
 #: how it writes an equation beside it (``Op(kernel=Kernel(lines, ...))``); every other
 #: elementwise op's forward is a NumPy ufunc, or it is in :data:`NOT_FUSED`.
 SPECIAL_WRITERS: dict[Op, Kernel] = {
-    op: op.kernel for op in ew.FAMILY.ops if op.kernel is not None and op.kernel.lines}
+    op: op.kernel for op in FUSABLE if op.kernel is not None and op.kernel.lines}
 #: The elementwise ops left out of kernels, and why (each op's ``kernel_refused``).
 NOT_FUSED: dict[Op, str] = {
-    op: op.kernel_refused for op in ew.FAMILY.ops if op.kernel_refused is not None}
+    op: op.kernel_refused for op in FUSABLE if op.kernel_refused is not None}
 #: The elementwise op of each NumPy ufunc that is one's forward or namesake (``np.power``:
 #: ``power``): a recorded call of the ufunc is named as the op declares (its ``kernel``
 #: piece, its ``spelling``).
 _OP_OF_UFUNC: dict[np.ufunc, Op] = {
-    **{getattr(np, op.name): op for op in ew.FAMILY.ops
+    **{getattr(np, op.name): op for op in FUSABLE
        if isinstance(getattr(np, op.name, None), np.ufunc)},
-    **{op.impl: op for op in ew.FAMILY.ops if isinstance(op.impl, np.ufunc)}}
+    **{op.impl: op for op in FUSABLE if isinstance(op.impl, np.ufunc)}}
 
 
 def _recorded_ufunc(op: Any) -> np.ufunc | None:
