@@ -23,6 +23,7 @@ from wengert.core.bind import kind_of, primal
 from wengert.core.forms import Kernel
 from wengert.core.op import Op, Registry, placeholders
 from wengert.graph.backends import codegen, export
+from wengert.graph.passes.cse import COMMUTATIVE
 from wengert.graph.passes.fuse import FUSABLE, NOT_FUSED, SPECIAL_WRITERS
 from wengert.interop import dispatch
 from wengert.numpy import creation, functional, index_tricks
@@ -108,6 +109,8 @@ def op_lacks(op: Op, family: Family | None = None) -> list[str]:
         lacks.append("a docstring on its JAX form function (what it writes)")
     if any(not 0 <= i < op.nin for i in op.jax_uncast) and op.nin != -1:
         lacks.append("inputs that exist in jax_uncast=")
+    if op.commutative and op.nin != 2:
+        lacks.append("two inputs, to be commutative (commutative=)")
     if family is not None and family.fusable:
         lacks += _fusion_lacks(op)
     elif op.kernel is not None or op.kernel_refused is not None:
@@ -243,6 +246,11 @@ def test_an_op_generated_code_cannot_write_is_reported():
         "toy.toy_cube lacks an inline float form that is a function of math (scalar_code=)"]
 
 
+def test_a_commutative_op_of_one_input_is_reported():
+    assert _problems(_complete_op(commutative=True)) == [
+        "toy.toy_cube lacks two inputs, to be commutative (commutative=)"]
+
+
 def test_the_graph_layers_tables_are_derived_from_the_declarations():
     assert dict(export.CODE_FORMS) == {op: op.jax for op in REGISTRY if callable(op.jax)}
     assert set(export.JAX_FORMS) == {op for op in REGISTRY if op.jax is not None}
@@ -256,6 +264,7 @@ def test_the_graph_layers_tables_are_derived_from_the_declarations():
         codegen.SCALAR_MATH
     assert {op.name for op in codegen.NUMPY_INFIX} == {
         "add", "subtract", "multiply", "divide", "negative", "positive"}
+    assert {op for op in REGISTRY if op.commutative} == COMMUTATIVE
     assert {op.name for op in codegen.NEVER_RAISE} == {
         "add", "subtract", "multiply", "negative", "positive", "abs", "square", "copy"}
 

@@ -75,6 +75,21 @@ def test_every_elementwise_op_is_fused_or_says_why_not(op):
         "(kernel=Kernel(lines)), or why it is not fused (kernel_refused='why')")
 
 
+@pytest.mark.parametrize("op", [op for op in OPS if op.commutative],
+                         ids=[op.name for op in OPS if op.commutative])
+def test_a_commutative_op_gives_the_same_bits_with_its_inputs_swapped(op):
+    assert op.nin == 2
+    rng = np.random.default_rng(0)
+    cases = [args for args, params in op.samples(rng) if not params]
+    cases += [(np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0]),
+               np.array([-0.0, 0.0, -np.inf, np.inf, 1.0, np.nan]))]
+    for x, y in cases:
+        with np.errstate(all="ignore"):
+            a, b = np.asarray(op.impl(x, y)), np.asarray(op.impl(y, x))
+        assert a.dtype == b.dtype and a.shape == b.shape
+        assert a.tobytes() == b.tobytes() or np.array_equal(a, b, equal_nan=True), op.name
+
+
 def test_the_layers_tables_are_keyed_by_registry_records():
     tables = [CODE_FORMS, SPECIAL_WRITERS, NOT_FUSED, codegen.SCALAR_FORMS,
               codegen.SCALAR_MATH, codegen.NUMPY_INFIX, codegen.NEVER_RAISE]

@@ -168,6 +168,10 @@ class Op:
         inputs ``{0}``, ``{1}`` computing exactly what ``scalar_impl`` computes
         (``"{0} * {0}"``), or a function of :mod:`math` that does, wherever it does not
         raise (``math.pow``).
+    commutative : bool
+        A two-input op whose inputs may be swapped, exactly, for every value (``add``,
+        ``multiply``; not ``maximum``, whose ``-0.0`` and ``0.0`` are told apart): common
+        subexpression elimination treats ``f(x, y)`` and ``f(y, x)`` as one.
     spelling : str, optional
         How user code writes the op when it is not ``np.<name>`` (``"*"``, ``"@"``,
         ``"indexing x[...]"``), for the explainer.
@@ -219,6 +223,7 @@ class Op:
         "kernel",
         "kernel_refused",
         "scalar_code",
+        "commutative",
         "spelling",
         "words",
         "part",
@@ -255,6 +260,7 @@ class Op:
         kernel: Any = None,
         kernel_refused: str | None = None,
         scalar_code: str | Callable[..., Any] | None = None,
+        commutative: bool = False,
         spelling: str | None = None,
         words: Words | None = None,
         part: tuple[str, int] | None = None,
@@ -290,6 +296,7 @@ class Op:
         self.kernel = kernel
         self.kernel_refused = kernel_refused
         self.scalar_code = scalar_code
+        self.commutative = commutative
         self.spelling = spelling
         self.words = words
         self.part = part

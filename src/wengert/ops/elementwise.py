@@ -963,6 +963,7 @@ ADD = _binary(
     dscalar=(lambda ans, x, y: 1.0, lambda ans, x, y: 1.0), adjoint=("ḡ", "ḡ"),
     jax="jnp.add({0}, {1})", spelling="+", words=Words(nonfinite="inf + (-inf) is NaN"),
     complex_rules=True,
+    commutative=True,
 )
 add = FAMILY.binary(ADD)
 SUBTRACT = _binary(
@@ -982,6 +983,7 @@ MULTIPLY = _binary(
     words=Words(nonfinite="0 · inf is NaN, and a product can overflow to inf"),
     complex_rules=True,
     kernel=Kernel(piece="mul"),
+    commutative=True,
 )
 multiply = FAMILY.binary(MULTIPLY)
 DIVIDE = _binary(
@@ -1094,6 +1096,7 @@ HYPOT = _binary(
     formula="d hypot(x, y) = (x dx + y dy)/hypot  (0 at (0, 0))", domain=("nonzero", "nonzero"),
     adjoint=("ḡ·{0} / {out}  (0 where {out} = 0)", "ḡ·{1} / {out}  (0 where {out} = 0)"),
     jax="_hypot({0}, {1})",
+    commutative=True,
 )
 hypot = FAMILY.binary(HYPOT)
 
@@ -1119,6 +1122,7 @@ def _log_add_exp(name: str, impl: Any, exp_fn: Any, log: str, base: str, power: 
         formula=f"d {log}({base}ˣ + {base}ʸ) = {base}ˣ⁻ᵃ dx + {base}ʸ⁻ᵃ dy",
         adjoint=(f"ḡ·{power}({{0}} − {{out}})", f"ḡ·{power}({{1}} − {{out}})"),
         jax=f"_{name}({{0}}, {{1}})",
+        commutative=True,
     )
 
 
