@@ -9,17 +9,12 @@ imports the graph layer, and each backend's table of ops is derived from the rec
 
 Examples
 --------
->>> class Seen(JaxStep):  # what a backend supplies, here by hand
-...     args = ["x"]
-...     params = {}
-...     def dtype(self, i):
-...         return np.dtype(np.float32)
-...     def helper(self, name):
-...         return name
->>> def form(s):
-...     return f"{s.helper('_abs')}({s.args[0]})" if s.dtype(0).kind == "f" else "..."
->>> form(Seen())
-'_abs(x)'
+>>> import numpy as np
+>>> import wengert as wg
+>>> g = wg.trace(lambda x: x ** 2, np.ones(3, np.float32), source_lines=False)
+>>> eq = EquationView(g.equations[0])
+>>> eq.dtype(0), eq.is_literal(1), eq.literal(1), eq.out_shape
+(dtype('float32'), True, 2, (3,))
 """
 
 from __future__ import annotations
@@ -29,69 +24,80 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from wengert.core.ir import Literal
 
 __all__ = ["EquationView", "JaxStep", "Kernel"]
 
 
 class EquationView:
-    """One equation of a program as an op's declared form sees it.
+    """One equation of the IR (:class:`wengert.core.ir.Equation`) as an op's declared
+    form sees it: the avals of its inputs and output, which inputs are constants of the
+    program (literals) and their values, and its params.
 
-    A backend implements it over its own equation record: the avals of the inputs and
-    the output, which inputs are constants of the program (and their values), and the
-    params.
-
-    Attributes
+    Parameters
     ----------
-    params : Mapping[str, Any]
-        The equation's params (for the JAX export, over the defaults of the op's forward).
+    equation : Equation
+    params : mapping, optional
+        The params the form sees (the JAX export adds the defaults of the op's forward);
+        the equation's own by default.
     """
 
-    __slots__ = ()
-    params: Mapping[str, Any]
+    __slots__ = ("equation", "params")
+
+    def __init__(self, equation: Any, params: Mapping[str, Any] | None = None) -> None:
+        self.equation = equation
+        self.params: Mapping[str, Any] = equation.params if params is None else params
 
     def shape(self, i: int) -> tuple[int, ...]:
         """The shape of input ``i``."""
-        raise NotImplementedError
+        return tuple(self.equation.ins[i].shape)
 
     def dtype(self, i: int) -> np.dtype:
         """The dtype of input ``i``."""
-        raise NotImplementedError
+        return self.equation.ins[i].dtype
 
     def is_literal(self, i: int) -> bool:
         """Whether input ``i`` is a constant of the program (a literal), not a variable."""
-        raise NotImplementedError
+        return type(self.equation.ins[i]) is Literal
 
     def literal(self, i: int) -> Any:
         """The value of input ``i``, a literal (see :meth:`is_literal`)."""
-        raise NotImplementedError
+        return self.equation.ins[i].value
 
     @property
     def out_shape(self) -> tuple[int, ...]:
         """The shape of the output."""
-        raise NotImplementedError
+        return tuple(self.equation.out.shape)
 
     @property
     def out_dtype(self) -> np.dtype:
         """The dtype of the output."""
-        raise NotImplementedError
+        return self.equation.out.dtype
 
 
 class JaxStep(EquationView):
     """What an op's JAX form (``Op(jax=form)``, ``form(step) -> str``) is told about the
-    equation it writes, and how it asks for source text.
+    equation it writes, and how it asks for source text; the export implements the
+    methods that write text.
 
-    Attributes
+    Parameters
     ----------
+    equation : Equation
     args : list of str
         The inputs as source (variable names, literals), cast where NumPy would cast them.
+    params : mapping
+        The equation's params over the defaults of the op's forward.
     """
 
-    __slots__ = ()
-    args: list[str]
+    __slots__ = ("args",)
+
+    def __init__(self, equation: Any, args: list[str], params: Mapping[str, Any]) -> None:
+        super().__init__(equation, params)
+        self.args = args
 
     def param(self, key: str) -> str:
         """The param ``key`` as source."""
-        raise NotImplementedError
+        return self.value(self.params[key])
 
     def keywords(self, *keys: str) -> str:
         """``, axis=0, keepdims=False``: the named params as keyword arguments."""

@@ -345,38 +345,14 @@ class _Module:
 class _Step(JaxStep):
     """What a form needs to write one equation (the :class:`~wengert.core.forms.JaxStep`
     an op's ``jax=`` function is given): its inputs as source, its params (with the
-    forward's defaults), its equation and the module."""
+    forward's defaults), its equation, and the module that defines helpers and
+    constants."""
 
-    __slots__ = ("eq", "args", "params", "m")
+    __slots__ = ("m",)
 
     def __init__(self, eq: Any, args: list[str], params: dict[str, Any], m: _Module) -> None:
-        self.eq = eq
-        self.args = args
-        self.params = params
+        super().__init__(eq, args, params)
         self.m = m
-
-    def shape(self, i: int) -> tuple[int, ...]:
-        return tuple(self.eq.ins[i].shape)
-
-    def dtype(self, i: int) -> np.dtype:
-        return self.eq.ins[i].dtype
-
-    def is_literal(self, i: int) -> bool:
-        return type(self.eq.ins[i]) is not Var
-
-    def literal(self, i: int) -> Any:
-        return self.eq.ins[i].value
-
-    @property
-    def out_shape(self) -> tuple[int, ...]:
-        return tuple(self.eq.out.shape)
-
-    @property
-    def out_dtype(self) -> np.dtype:
-        return self.eq.out.dtype
-
-    def param(self, key: str) -> str:
-        return self.m.value(self.params[key])
 
     def helper(self, name: str) -> str:
         return self.m.helper(name)

@@ -221,40 +221,10 @@ def _ufunc_writer(ufunc: np.ufunc, name: str, piece: str, spelling: str | None) 
     return _Writer(lines, frozenset(range(ufunc.nin)), piece, _expr(spelling, name), ufunc.nin)
 
 
-class _Seen(EquationView):
-    """An equation as an op's declared kernel lines see it (:class:`Kernel`)."""
-
-    __slots__ = ("eq", "params")
-
-    def __init__(self, eq: Equation) -> None:
-        self.eq = eq
-        self.params = eq.params
-
-    def shape(self, i: int) -> tuple[int, ...]:
-        return tuple(self.eq.ins[i].shape)
-
-    def dtype(self, i: int) -> np.dtype:
-        return self.eq.ins[i].dtype
-
-    def is_literal(self, i: int) -> bool:
-        return type(self.eq.ins[i]) is Literal
-
-    def literal(self, i: int) -> Any:
-        return self.eq.ins[i].value
-
-    @property
-    def out_shape(self) -> tuple[int, ...]:
-        return tuple(self.eq.out.shape)
-
-    @property
-    def out_dtype(self) -> np.dtype:
-        return self.eq.out.dtype
-
-
 def _declared_writer(op: Op, kernel: Kernel, eq: Equation) -> _Writer:
     """The writer an op declares (``Op(kernel=Kernel(lines, ...))``), for ``eq``."""
     declared = kernel.lines
-    seen = _Seen(eq)
+    seen = EquationView(eq)
 
     def lines(args: list[str], out: str) -> list[str]:
         return declared(args, out, seen)  # type: ignore[misc]
