@@ -21,7 +21,7 @@ import wengert as wg
 import wengert.numpy as wnp
 from wengert.core.bind import kind_of, primal
 from wengert.core.forms import Kernel
-from wengert.core.op import Op, Registry, placeholders
+from wengert.core.op import Op, Registry, Words, placeholders
 from wengert.graph.backends import codegen, export
 from wengert.graph.passes.cse import COMMUTATIVE
 from wengert.graph.passes.fuse import FUSABLE, NOT_FUSED, SPECIAL_WRITERS
@@ -31,6 +31,8 @@ from wengert.ops import FAMILIES, REGISTRY
 from wengert.ops.base import SPACES, Family, dispatches
 
 DECLARED = [family.FAMILY for family in FAMILIES]
+#: The kinds of zero gradient the explainer has words for (``Words(zero=)``).
+ZERO_KINDS = ("larger", "smaller", "factor", "degenerate")
 #: The wengert.numpy module of each namespace a family exports to.
 NAMESPACES = {"numpy": wnp, "linalg": wnp.linalg, "fft": wnp.fft, "emath": wnp.emath}
 #: NumPy functions routed by wengert.numpy itself (functions NumPy would convert the
@@ -109,6 +111,8 @@ def op_lacks(op: Op, family: Family | None = None) -> list[str]:
         lacks.append("a docstring on its JAX form function (what it writes)")
     if any(not 0 <= i < op.nin for i in op.jax_uncast) and op.nin != -1:
         lacks.append("inputs that exist in jax_uncast=")
+    if op.words is not None and op.words.zero not in (None, *ZERO_KINDS):
+        lacks.append(f"a zero-gradient kind the explainer knows (Words(zero=): {ZERO_KINDS})")
     if op.commutative and op.nin != 2:
         lacks.append("two inputs, to be commutative (commutative=)")
     if family is not None and family.fusable:
@@ -244,6 +248,13 @@ def test_an_op_generated_code_cannot_write_is_reported():
     assert _problems(_complete_op(scalar_code=math.cbrt, **fast)) == []
     assert _problems(_complete_op(scalar_code=pow, **fast)) == [
         "toy.toy_cube lacks an inline float form that is a function of math (scalar_code=)"]
+
+
+def test_an_unknown_zero_gradient_kind_is_reported():
+    assert _problems(_complete_op(words=Words(zero="flat"))) == [
+        "toy.toy_cube lacks a zero-gradient kind the explainer knows (Words(zero=): "
+        "('larger', 'smaller', 'factor', 'degenerate'))"]
+    assert _problems(_complete_op(words=Words(zero="factor", copies=True))) == []
 
 
 def test_a_commutative_op_of_one_input_is_reported():

@@ -117,6 +117,11 @@ def test_explainer_sets_are_derived_from_the_records():
     assert "floor" in words.FLAT_OPS and "sin" not in words.FLAT_OPS
     assert {op.name for op in OPS if op.words and op.words.singular} == words.SINGULAR_OPS
     assert words.op_code("multiply") == "*" and words.op_code("my_rule") == "my_rule"
+    kinds = {op.name: op.words.zero for op in OPS if op.words and op.words.zero is not None}
+    assert kinds == words.ZERO_KIND
+    assert {op.name for op in OPS if op.words and op.words.copies} == words.COPY_OPS
+    assert words.ZERO_KIND["relu"] == "larger" and words.ZERO_KIND["matmul"] == "factor"
+    assert {"astype", "reshape", "getitem"} <= words.COPY_OPS
 
 
 @pytest.mark.parametrize("op", ew.FAMILY.ops, ids=[op.name for op in ew.FAMILY.ops])

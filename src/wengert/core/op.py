@@ -40,6 +40,14 @@ class Words:
     safe : str, optional
         A value (Python source) where the derivative is finite: what a "double where"
         puts in the branch it does not select (``"1.0"`` when not given).
+    zero : str, optional
+        Why the op passes a zero gradient where others would not: ``"larger"`` or
+        ``"smaller"`` (it selects the larger or smaller operand; the other gets 0),
+        ``"factor"`` (a product: an input gets 0 where another operand is 0),
+        ``"degenerate"`` (its rule gives 0 where it would divide 0 by 0).
+    copies : bool
+        The op can give its input's values back unchanged (a cast, a copy, ``x * 1.0``, a
+        reshape): what it makes of a leaf may be a copy that made a non-leaf.
 
     Examples
     --------
@@ -52,6 +60,8 @@ class Words:
     infinite_at: str | None = None
     fix: str | None = None
     safe: str | None = None
+    zero: str | None = None
+    copies: bool = False
 
     @property
     def singular(self) -> bool:

@@ -267,6 +267,7 @@ POSITIVE = _unary(
     "positive", np.positive, lambda g, ans, x: g, scalar=operator.pos, reads_x=False,
     formula="d(+x) = dx", symbol="+", adjoint="ḡ", jax="jnp.positive({0})", spelling="unary +",
     complex_rules=True,
+    words=Words(copies=True),
 )
 positive = FAMILY.unary(POSITIVE)
 
@@ -638,6 +639,7 @@ RELU = _unary(
     scalar=lambda x: x if x > 0.0 or x != x else 0.0, formula="d relu(x) = [x > 0] dx  (0 at 0)",
     domain="nonzero", adjoint="ḡ·[{0} > 0]", jax="jax.nn.relu({0})",
     kernel=Kernel(_relu_lines),
+    words=Words(zero="larger"),
 )
 relu = FAMILY.unary(RELU)
 
@@ -671,6 +673,7 @@ COPY = _unary(
     complex_rules=True,
     kernel=Kernel(_copy_lines),
     scalar_code="{0}",
+    words=Words(copies=True),
 )
 copy = FAMILY.unary(COPY)
 
@@ -704,6 +707,7 @@ ASTYPE = Op(
     jax="jnp.asarray({0}).astype({dtype})", jax_uncast=(0,), spelling=".astype",
     complex_rules=True,
     kernel=Kernel(_astype_lines, params=frozenset({"dtype"})),
+    words=Words(copies=True),
 )
 FAMILY.op(ASTYPE)
 
@@ -961,7 +965,8 @@ ADD = _binary(
     "add", np.add, lambda g, ans, x, y: g, lambda g, ans, x, y: g, jvp=_add_jvp,
     scalar=operator.add, reads=(), formula="d(x + y) = dx + dy", symbol="+",
     dscalar=(lambda ans, x, y: 1.0, lambda ans, x, y: 1.0), adjoint=("ḡ", "ḡ"),
-    jax="jnp.add({0}, {1})", spelling="+", words=Words(nonfinite="inf + (-inf) is NaN"),
+    jax="jnp.add({0}, {1})", spelling="+",
+    words=Words(nonfinite="inf + (-inf) is NaN", copies=True),
     complex_rules=True,
     commutative=True,
 )
@@ -970,7 +975,8 @@ SUBTRACT = _binary(
     "subtract", np.subtract, lambda g, ans, x, y: g, lambda g, ans, x, y: negative(g),
     jvp=_subtract_jvp, scalar=operator.sub, reads=(), formula="d(x - y) = dx - dy", symbol="-",
     dscalar=(lambda ans, x, y: 1.0, lambda ans, x, y: -1.0), adjoint=("ḡ", "−ḡ"),
-    jax="jnp.subtract({0}, {1})", spelling="-", words=Words(nonfinite="inf - inf is NaN"),
+    jax="jnp.subtract({0}, {1})", spelling="-",
+    words=Words(nonfinite="inf - inf is NaN", copies=True),
     complex_rules=True,
     kernel=Kernel(piece="sub"),
 )
@@ -980,7 +986,8 @@ MULTIPLY = _binary(
     jvp=_multiply_jvp, scalar=operator.mul, crossed=True, formula="d(x·y) = y dx + x dy",
     symbol="*", dscalar=(lambda ans, x, y: float(y), lambda ans, x, y: float(x)),
     adjoint=("ḡ·{1}", "ḡ·{0}"), jax="jnp.multiply({0}, {1})", spelling="*",
-    words=Words(nonfinite="0 · inf is NaN, and a product can overflow to inf"),
+    words=Words(nonfinite="0 · inf is NaN, and a product can overflow to inf", zero="factor",
+                copies=True),
     complex_rules=True,
     kernel=Kernel(piece="mul"),
     commutative=True,
@@ -997,6 +1004,7 @@ DIVIDE = _binary(
         infinite_at="b = 0",
         fix="keep the denominator away from 0 (`a / (b + 1e-12)`), or mask it with a double "
             "where: `np.where(b != 0, a / np.where(b != 0, b, 1.0), 0.0)`",
+        zero="factor", copies=True,
     ),
     complex_rules=True,
     kernel=Kernel(piece="div"),
@@ -1042,6 +1050,7 @@ MAXIMUM = _binary(
     jax="jnp.maximum({0}, {1})",
     complex_rules=True,
     kernel=Kernel(piece="max"),
+    words=Words(zero="larger"),
 )
 maximum = FAMILY.binary(MAXIMUM)
 MINIMUM = _binary(
@@ -1050,6 +1059,7 @@ MINIMUM = _binary(
     adjoint=("ḡ·[{0} < {1}], ½ on ties", "ḡ·[{1} < {0}], ½ on ties"), jax="jnp.minimum({0}, {1})",
     complex_rules=True,
     kernel=Kernel(piece="min"),
+    words=Words(zero="smaller"),
 )
 minimum = FAMILY.binary(MINIMUM)
 
@@ -1062,6 +1072,7 @@ def _nan_ignoring(name: str, impl: Any, mask: Any, what: str, than: str) -> Op:
         adjoint=(f"ḡ·[{{0}} {than} {{1}} or {{1}} is NaN], ½ on ties",
                  f"ḡ·[{{1}} {than} {{0}} or {{0}} is NaN], ½ on ties"),
         complex_rules=True,
+        words=Words(zero="larger" if what == "maximum" else "smaller"),
     )
 
 
@@ -1097,6 +1108,7 @@ HYPOT = _binary(
     adjoint=("ḡ·{0} / {out}  (0 where {out} = 0)", "ḡ·{1} / {out}  (0 where {out} = 0)"),
     jax="_hypot({0}, {1})",
     commutative=True,
+    words=Words(zero="degenerate"),
 )
 hypot = FAMILY.binary(HYPOT)
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 from wengert.core.forms import JaxStep
-from wengert.core.op import Op
+from wengert.core.op import Op, Words
 from wengert.ops.base import Family, apply, forward, is_traced, shape_of
 from wengert.ops.base import primal as _raw
 from wengert.ops.broadcast import reshape_to, sum_to
@@ -200,7 +200,8 @@ GETITEM = Op("getitem", _getitem_impl, (_getitem_vjp,), jvp=_getitem_jvp, symbol
              formula="adjoint: scatter-add ḡ into zeros (repeats add up)",
              adjoint=("ḡ scattered into zeros at [{index}]",),
              samples=_getitem_samples,
-             spelling="indexing x[...]", complex_rules=True, jax=_getitem_jax)
+             spelling="indexing x[...]", complex_rules=True, jax=_getitem_jax,
+             words=Words(copies=True))
 FAMILY.op(GETITEM)
 SCATTER_ADD = Op("scatter_add", _scatter_add_impl,
                  (lambda g, ans, h, shape, index: apply(GETITEM, g, index=index),),

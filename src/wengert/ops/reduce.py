@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 from wengert.core.forms import JaxStep
-from wengert.core.op import Op
+from wengert.core.op import Op, Words
 from wengert.ops import elementwise as _ew
 from wengert.ops import indexing as _ix
 from wengert.ops import shape as _sh
@@ -371,14 +371,16 @@ VAR = Op("var", _var_impl, (_var_vjp,), jvp=_var_jvp, reads=(0,),
          formula="∂/∂x var(x) = 2 (x - mean) / (n - ddof)", symbol="var", samples=_var_samples,
          adjoint=("ḡ·2·({0} − mean) / (n − {ddof})",), complex_rules=True,
          complex_adjoint="ḡ·2·conj({0} − mean) / (n − {ddof})",
-         jax="jnp.var({0}, axis={axis}, ddof={ddof}, keepdims={keepdims})")
+         jax="jnp.var({0}, axis={axis}, ddof={ddof}, keepdims={keepdims})",
+         words=Words(zero="degenerate"))
 FAMILY.op(VAR)
 STD = Op("std", _std_impl, (_std_vjp,), jvp=_std_jvp, reads=(0,), reads_out=True,
          formula="∂/∂x std(x) = (x - mean) / ((n - ddof) std)", symbol="std",
          adjoint=("ḡ·({0} − mean) / ((n − {ddof})·{out})  (0 where {out} = 0)",),
          samples=_var_samples, complex_rules=True,
          complex_adjoint="ḡ·conj({0} − mean) / ((n − {ddof})·{out})  (0 where {out} = 0)",
-         jax="_std({0}, axis={axis}, ddof={ddof}, keepdims={keepdims})")
+         jax="_std({0}, axis={axis}, ddof={ddof}, keepdims={keepdims})",
+         words=Words(zero="degenerate"))
 FAMILY.op(STD)
 
 
@@ -535,7 +537,8 @@ NORM = Op("norm", _norm_impl, (_norm_vjp,), jvp=_norm_jvp, reads=(0,), reads_out
           formula="∂/∂x ‖x‖₂ = x / ‖x‖₂ (0 at x = 0; conj(z) / ‖z‖₂ for complex z)",
           symbol="‖·‖", samples=_norm_samples,
           adjoint=("ḡ·∂‖{0}‖/∂{0}  (2-norm: ḡ·{0} / {out}, 0 at 0)",), complex_rules=True,
-          complex_adjoint="ḡ·∂‖{0}‖/∂{0}  (2-norm: ḡ·conj({0}) / {out}, 0 at 0)", jax=_norm_jax)
+          complex_adjoint="ḡ·∂‖{0}‖/∂{0}  (2-norm: ḡ·conj({0}) / {out}, 0 at 0)", jax=_norm_jax,
+          words=Words(zero="degenerate"))
 FAMILY.op(NORM)
 
 

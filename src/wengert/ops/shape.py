@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from wengert.core.bind import kind_of
 from wengert.core.forms import JaxStep
-from wengert.core.op import Op, PerInput
+from wengert.core.op import Op, PerInput, Words
 from wengert.ops import elementwise as _ew
 from wengert.ops import indexing as _ix
 from wengert.ops.base import Family, apply, is_traced, linear, linear_variadic, no_out
@@ -73,7 +73,8 @@ RESHAPE = linear(Op("reshape", lambda x, shape: np.reshape(x, shape),
                                           ((_n(rng, 4),), {"shape": (2, -1, 1)}),
                                           ((np.float64(rng.normal()),), {"shape": (1, 1)})],
                                           jax="jnp.reshape({0}, shape={shape})",
-                                          spelling=".reshape", complex_rules=True))
+                                          spelling=".reshape", complex_rules=True,
+                                          words=Words(copies=True)))
 FAMILY.op(RESHAPE)
 
 
@@ -90,7 +91,8 @@ TRANSPOSE = linear(Op("transpose", lambda x, axes=None: np.transpose(x, axes), (
                                             ((_n(rng, 2, 3, 4),), {"axes": (1, 2, 0)}),
                                             ((_n(rng, 2, 3, 4),), {"axes": None})],
                                             jax="jnp.transpose({0}, axes={axes})",
-                                            spelling=".T", complex_rules=True))
+                                            spelling=".T", complex_rules=True,
+                                            words=Words(copies=True)))
 FAMILY.op(TRANSPOSE)
 SWAPAXES = linear(Op("swapaxes", lambda x, axis1, axis2: np.swapaxes(x, axis1, axis2),
                       (lambda g, ans, x, axis1, axis2: swapaxes(g, axis1, axis2),),

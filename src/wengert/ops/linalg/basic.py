@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from wengert.core.forms import JaxStep
-from wengert.core.op import Op
+from wengert.core.op import Op, Words
 from wengert.ops.base import Family, apply, dtype_of, is_traced
 from wengert.ops.base import primal as _raw
 from wengert.ops.base import shape_of as _shape
@@ -188,7 +188,7 @@ MATMUL = Op("matmul", np.matmul, (_matmul_dx, _matmul_dy), reads=(0, 1), crossed
             formula="d(X@Y) = dX@Y + X@dY; x̄ = ḡ@Yᵀ, ȳ = Xᵀ@ḡ", symbol="@",
             adjoint=("ḡ @ {1}ᵀ", "{0}ᵀ @ ḡ"),
             samples=_matmul_samples, batch_jvp=True, jax="jnp.matmul({0}, {1})",
-            spelling="@", complex_rules=True)
+            spelling="@", complex_rules=True, words=Words(zero="factor"))
 FAMILY.op(MATMUL)
 
 
@@ -265,7 +265,7 @@ TENSORDOT = Op("tensordot", _tensordot_impl, (_tensordot_da, _tensordot_db), rea
                formula="contraction; each adjoint contracts ḡ with the other input",
                adjoint=("ḡ contracted with {1}", "{0} contracted with ḡ"),
                samples=_tensordot_samples, jax="jnp.tensordot({0}, {1}, axes={axes})",
-               complex_rules=True)
+               complex_rules=True, words=Words(zero="factor"))
 FAMILY.op(TENSORDOT)
 
 
@@ -292,7 +292,8 @@ def _contraction(name: str, impl: Any, axes_of: Any, formula: str, samples: Any,
         return _contract_db(g, a, nb, *axes_of(na, nb))
 
     op = Op(name, impl, (da, db), reads=(0, 1), crossed=True, formula=formula,
-            samples=samples, adjoint=adjoint, jax=jax, complex_rules=True)
+            samples=samples, adjoint=adjoint, jax=jax, complex_rules=True,
+            words=Words(zero="factor"))
     op.jvp = _bilinear_jvp(lambda a, b: apply(op, a, b))
     return op
 
@@ -337,7 +338,7 @@ OUTER = Op("outer", _outer_impl, (_outer_da, _outer_db), reads=(0, 1), crossed=T
            formula="ā = ḡ b, b̄ = ḡᵀ a (inputs flattened)", symbol="⊗",
            adjoint=("ḡ @ {1}  (flattened)", "ḡᵀ @ {0}  (flattened)"),
            samples=_pair_samples([((3,), (4,)), ((2, 2), (3,)), ((), (3,))]),
-           jax="jnp.outer({0}, {1})", complex_rules=True)
+           jax="jnp.outer({0}, {1})", complex_rules=True, words=Words(zero="factor"))
 FAMILY.op(OUTER)
 
 
@@ -374,7 +375,7 @@ KRON = Op("kron", np.kron, (_kron_da, _kron_db), reads=(0, 1), crossed=True, sym
           adjoint=("Σ (ḡ's block i)·{1}, for each i", "Σᵢ {0}ᵢ·(ḡ's block i)"),
           samples=_pair_samples([((2, 3), (2, 2)), ((3,), (2,)), ((2, 2), (3,)),
                                  ((2, 1, 2), (2, 3)), ((), (2, 2))]), jax="jnp.kron({0}, {1})",
-                                 complex_rules=True)
+                                 complex_rules=True, words=Words(zero="factor"))
 FAMILY.op(KRON)
 
 
@@ -497,7 +498,8 @@ EINSUM = Op("einsum", _einsum_impl,
             formula="two-operand contraction; each adjoint is an einsum of ḡ with the other",
             adjoint=("einsum of ḡ with {1} onto the labels of {0}",
                      "einsum of ḡ with {0} onto the labels of {1}"),
-            samples=_einsum_samples, complex_rules=True, jax=_einsum_jax)
+            samples=_einsum_samples, complex_rules=True, jax=_einsum_jax,
+            words=Words(zero="factor"))
 FAMILY.op(EINSUM)
 
 
