@@ -418,6 +418,7 @@ COMPLEX_REFUSED_FORMS: Mapping[str, str] = MappingProxyType(
     {op.name: op.jax_complex_refused for op in REGISTRY
      if op.jax_complex_refused is not None})
 
+
 # -- recorded NumPy calls -------------------------------------------------------------------
 #: Ufuncs without a gradient whose ``jax.numpy`` namesake has the same semantics.
 _UFUNCS = {np.greater, np.greater_equal, np.less, np.less_equal, np.equal, np.not_equal,
