@@ -1,5 +1,7 @@
 """Each op family declares its ops and public functions in one place (``FAMILY``); the
-registry, ``wengert.numpy`` and the ``np.*`` routing are derived from those declarations.
+registry, ``wengert.numpy`` and the ``np.*`` routing are derived from those declarations,
+and so are the tables the graph layer keeps about ops (the JAX export's forms, the fusion
+pass's kernels, the generated code's inline forms).
 
 :func:`declaration_problems` is the registry check: it names what an op or a declaration
 still lacks. It passes on wengert's families, and reports a toy family's gaps.
@@ -7,7 +9,10 @@ still lacks. It passes on wengert's families, and reports a toy family's gaps.
 
 from __future__ import annotations
 
+import ast
 import inspect
+import keyword
+import math
 
 import pytest
 
@@ -15,14 +20,19 @@ import numpy as np
 import wengert as wg
 import wengert.numpy as wnp
 from wengert.core.bind import kind_of, primal
-from wengert.core.op import Op, Registry
-from wengert.graph.backends.export import CODE_FORMS
+from wengert.core.forms import Kernel
+from wengert.core.op import Op, Registry, Words, placeholders
+from wengert.graph.backends import codegen, export
+from wengert.graph.passes.cse import COMMUTATIVE
+from wengert.graph.passes.fuse import FUSABLE, NOT_FUSED, SPECIAL_WRITERS
 from wengert.interop import dispatch
 from wengert.numpy import creation, functional, index_tricks
 from wengert.ops import FAMILIES, REGISTRY
 from wengert.ops.base import SPACES, Family, dispatches
 
 DECLARED = [family.FAMILY for family in FAMILIES]
+#: The kinds of zero gradient the explainer has words for (``Words(zero=)``).
+ZERO_KINDS = ("larger", "smaller", "factor", "degenerate")
 #: The wengert.numpy module of each namespace a family exports to.
 NAMESPACES = {"numpy": wnp, "linalg": wnp.linalg, "fft": wnp.fft, "emath": wnp.emath}
 #: NumPy functions routed by wengert.numpy itself (functions NumPy would convert the
@@ -38,8 +48,46 @@ def _integer_result(op: Op) -> bool:
     return np.asarray(op.impl(*args, **params)).dtype.kind in "iub"
 
 
-def op_lacks(op: Op) -> list[str]:
-    """What the primitive ``op`` lacks of what every layer needs of it."""
+def _fusion_lacks(op: Op) -> list[str]:
+    """What an op of a ``fusable`` family lacks for the fusion pass: a NumPy ufunc as its
+    forward, its kernel lines (``kernel=Kernel(lines)``) or why it is not fused."""
+    ufunc = isinstance(op.impl, np.ufunc) and op.impl.nout == 1
+    declared = op.kernel is not None and op.kernel.lines is not None
+    if ufunc + declared + (op.kernel_refused is not None) != 1:
+        return ["one fusion kernel (a NumPy ufunc forward, kernel=Kernel(lines) or "
+                "kernel_refused=)"]
+    return []
+
+
+def _codegen_lacks(op: Op) -> list[str]:
+    """What generated code needs of an op: a name it can call (``op.<name>``, the generic
+    form), and an inline float form (``scalar_code=``), if given, that is an expression of
+    the op's inputs or a function of ``math``."""
+    lacks = []
+    if not op.name.isidentifier() or keyword.iskeyword(op.name):
+        lacks.append("a name generated code can call (op.<name>: a Python identifier)")
+    code = op.scalar_code
+    if code is None:
+        return lacks
+    if op.scalar_impl is None:
+        lacks.append("a float path (scalar_impl=) for its inline float form")
+    if callable(code):
+        if getattr(math, getattr(code, "__name__", ""), None) is not code:
+            lacks.append("an inline float form that is a function of math (scalar_code=)")
+        return lacks
+    keys = placeholders(code)
+    try:
+        ast.parse(code.format(*[f"x{i}" for i in range(max(op.nin, 0))]), mode="eval")
+        fits = all(k.isdigit() and int(k) < op.nin for k in keys)
+    except (IndexError, KeyError, SyntaxError):
+        fits = False
+    if not fits:
+        lacks.append("an inline float form on its inputs {0}, {1}... (scalar_code=)")
+    return lacks
+
+
+def op_lacks(op: Op, family: Family | None = None) -> list[str]:
+    """What the primitive ``op`` (of ``family``) lacks of what every layer needs of it."""
     lacks = []
     if not callable(op.impl):
         lacks.append("a NumPy forward")
@@ -57,10 +105,21 @@ def op_lacks(op: Op) -> list[str]:
         lacks.append("a formula (formula=)")
     if op.adjoint is None:
         lacks.append("adjoint templates (adjoint=)")
-    forms = [op.jax is not None, op in CODE_FORMS, op.jax_refused is not None]
-    if sum(forms) != 1:
-        lacks.append("one JAX export form (jax=, export.CODE_FORMS or jax_refused=)")
-    return lacks
+    if (op.jax is not None) + (op.jax_refused is not None) != 1:
+        lacks.append("one JAX export form (jax= or jax_refused=)")
+    elif callable(op.jax) and not op.jax.__doc__:
+        lacks.append("a docstring on its JAX form function (what it writes)")
+    if any(not 0 <= i < op.nin for i in op.jax_uncast) and op.nin != -1:
+        lacks.append("inputs that exist in jax_uncast=")
+    if op.words is not None and op.words.zero not in (None, *ZERO_KINDS):
+        lacks.append(f"a zero-gradient kind the explainer knows (Words(zero=): {ZERO_KINDS})")
+    if op.commutative and op.nin != 2:
+        lacks.append("two inputs, to be commutative (commutative=)")
+    if family is not None and family.fusable:
+        lacks += _fusion_lacks(op)
+    elif op.kernel is not None or op.kernel_refused is not None:
+        lacks.append("a fusable family for its kernel=/kernel_refused= (Family(fusable=True))")
+    return lacks + _codegen_lacks(op)
 
 
 def declaration_problems(families: list[Family]) -> list[str]:
@@ -73,7 +132,8 @@ def declaration_problems(families: list[Family]) -> list[str]:
             if op.name in names:
                 problems.append(f"{op.name}: declared by {names[op.name]} and {family.name}")
             names[op.name] = family.name
-            problems += [f"{family.name}.{op.name} lacks {what}" for what in op_lacks(op)]
+            problems += [f"{family.name}.{op.name} lacks {what}"
+                         for what in op_lacks(op, family)]
         for space, exports in family.exports.items():
             for name, fn in exports.items():
                 if not callable(fn):
@@ -115,13 +175,109 @@ def test_a_toy_op_missing_pieces_is_reported_by_the_registry_check():
     problems = declaration_problems([*DECLARED, toy])
     assert problems == [f"toy.toy_cube lacks {what}" for what in (
         "a JVP rule (jvp=)", "samples for the gradient checks (samples=)",
-        "one JAX export form (jax=, export.CODE_FORMS or jax_refused=)")]
+        "one JAX export form (jax= or jax_refused=)")]
     op = toy.ops[0]
     op.jvp = lambda ts, ans, x: ts[0] * 3.0 * x * x
     op.samples = lambda rng: [((rng.uniform(-1.0, 1.0, 3),), {})]
     op.jax_refused = "a toy"
     assert declaration_problems([*DECLARED, toy]) == []
     assert len(Registry(o for f in [*DECLARED, toy] for o in f.ops)) == len(REGISTRY) + 1
+
+
+def _complete_op(name: str = "toy_cube", **facts: object) -> Op:
+    """A toy op with every declaration (a JAX template unless ``facts`` say otherwise)."""
+    facts = {"jax": "jnp.power({0}, 3)", **facts}
+    return Op(name, lambda x: x ** 3, (lambda g, ans, x: g * 3.0 * x * x,),
+              jvp=lambda ts, ans, x: ts[0] * 3.0 * x * x,
+              samples=lambda rng: [((rng.uniform(-1.0, 1.0, 3),), {})],
+              formula="d x³ = 3x² dx", adjoint=("ḡ·3·{0}²",), **facts)
+
+
+def _problems(*ops: Op, fusable: bool = False) -> list[str]:
+    toy = Family("toy", fusable=fusable)
+    for op in ops:
+        toy.op(op)
+    return declaration_problems([*DECLARED, toy])
+
+
+def test_a_jax_form_function_says_what_it_writes_and_uncast_inputs_exist():
+    def cube(s):
+        return f"jnp.power({s.args[0]}, 3)"
+
+    assert _problems(_complete_op(jax=cube)) == [
+        "toy.toy_cube lacks a docstring on its JAX form function (what it writes)"]
+    cube.__doc__ = "``jnp.power(x, 3)``."
+    assert _problems(_complete_op(jax=cube)) == []
+    assert _problems(_complete_op(jax_uncast=(1,))) == [
+        "toy.toy_cube lacks inputs that exist in jax_uncast="]
+    assert _problems(_complete_op(jax=None, jax_refused="a toy", jax_uncast=(0,))) == []
+
+
+def test_an_op_of_a_fusable_family_without_a_kernel_is_reported():
+    lacks = ("toy.toy_cube lacks one fusion kernel (a NumPy ufunc forward, "
+             "kernel=Kernel(lines) or kernel_refused=)")
+    assert _problems(_complete_op(), fusable=True) == [lacks]
+    assert _problems(_complete_op(), fusable=False) == []  # (not a candidate of fusion)
+    lines = Kernel(lambda args, out, eq: [f"np.power({args[0]}, 3, out={out})"], piece="cube")
+    assert _problems(_complete_op(kernel=lines), fusable=True) == []
+    assert _problems(_complete_op(kernel_refused="a toy"), fusable=True) == []
+    assert _problems(_complete_op(kernel=lines, kernel_refused="a toy"), fusable=True) == [lacks]
+    assert _problems(_complete_op(kernel=Kernel(piece="cube")), fusable=True) == [lacks]
+    ufunc = Op("toy_sin", np.sin, (lambda g, ans, x: g * np.cos(x),),
+               jvp=lambda ts, ans, x: ts[0] * np.cos(x),
+               samples=lambda rng: [((rng.uniform(-1.0, 1.0, 3),), {})], formula="d sin",
+               adjoint=("ḡ·cos({0})",), jax="jnp.sin({0})", kernel=Kernel(piece="s"))
+    assert _problems(ufunc, fusable=True) == []  # one call of its ufunc, named "s"
+    assert _problems(_complete_op(kernel=lines)) == [
+        "toy.toy_cube lacks a fusable family for its kernel=/kernel_refused= "
+        "(Family(fusable=True))"]
+
+
+def test_an_op_generated_code_cannot_write_is_reported():
+    assert _problems(_complete_op("toy-cube")) == [
+        "toy.toy-cube lacks a name generated code can call (op.<name>: a Python identifier)"]
+    assert _problems(_complete_op("lambda")) == [
+        "toy.lambda lacks a name generated code can call (op.<name>: a Python identifier)"]
+    fast = {"scalar_impl": lambda x: x * x * x}
+    assert _problems(_complete_op(scalar_code="{0} * {0} * {0}", **fast)) == []
+    assert _problems(_complete_op(scalar_code="{0} * {0} * {0}")) == [
+        "toy.toy_cube lacks a float path (scalar_impl=) for its inline float form"]
+    for bad in ("{1} * {0}", "{x} * 2.0", "{0} *"):
+        assert _problems(_complete_op(scalar_code=bad, **fast)) == [
+            "toy.toy_cube lacks an inline float form on its inputs {0}, {1}... (scalar_code=)"]
+    assert _problems(_complete_op(scalar_code=math.cbrt, **fast)) == []
+    assert _problems(_complete_op(scalar_code=pow, **fast)) == [
+        "toy.toy_cube lacks an inline float form that is a function of math (scalar_code=)"]
+
+
+def test_an_unknown_zero_gradient_kind_is_reported():
+    assert _problems(_complete_op(words=Words(zero="flat"))) == [
+        "toy.toy_cube lacks a zero-gradient kind the explainer knows (Words(zero=): "
+        "('larger', 'smaller', 'factor', 'degenerate'))"]
+    assert _problems(_complete_op(words=Words(zero="factor", copies=True))) == []
+
+
+def test_a_commutative_op_of_one_input_is_reported():
+    assert _problems(_complete_op(commutative=True)) == [
+        "toy.toy_cube lacks two inputs, to be commutative (commutative=)"]
+
+
+def test_the_graph_layers_tables_are_derived_from_the_declarations():
+    assert dict(export.CODE_FORMS) == {op: op.jax for op in REGISTRY if callable(op.jax)}
+    assert set(export.JAX_FORMS) == {op for op in REGISTRY if op.jax is not None}
+    assert tuple(op for f in DECLARED if f.fusable for op in f.ops) == FUSABLE
+    special = {op: op.kernel for op in FUSABLE if op.kernel and op.kernel.lines is not None}
+    assert special == SPECIAL_WRITERS
+    assert {op: op.kernel_refused for op in FUSABLE if op.kernel_refused} == NOT_FUSED
+    forms = {op: op.scalar_code for op in REGISTRY if isinstance(op.scalar_code, str)}
+    assert forms == codegen.SCALAR_FORMS
+    assert {op: op.scalar_code for op in REGISTRY if callable(op.scalar_code)} == \
+        codegen.SCALAR_MATH
+    assert {op.name for op in codegen.NUMPY_INFIX} == {
+        "add", "subtract", "multiply", "divide", "negative", "positive"}
+    assert {op for op in REGISTRY if op.commutative} == COMMUTATIVE
+    assert {op.name for op in codegen.NEVER_RAISE} == {
+        "add", "subtract", "multiply", "negative", "positive", "abs", "square", "copy"}
 
 
 def test_an_op_declared_twice_or_without_display_data_is_reported():

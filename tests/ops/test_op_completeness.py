@@ -1,8 +1,9 @@
 """Every primitive declares what each layer needs of it, or says why it has none.
 
-The facts about one op live on its record (``Op(..., jax=, jax_refused=, spelling=,
-words=)``) or, where a layer writes the op with code, in that layer's table keyed by
-the record. A new op that forgets one of them fails here, naming it.
+The facts about one op live on its record (``Op(..., jax=, jax_refused=, jax_uncast=,
+kernel=, kernel_refused=, scalar_code=, spelling=, words=)``), a form that is code written
+beside the op; the graph layer's tables are derived from them. A new op that forgets one
+of them fails here, naming it.
 """
 
 from __future__ import annotations
@@ -29,11 +30,12 @@ IDS = [op.name for op in OPS]
 
 @pytest.mark.parametrize("op", OPS, ids=IDS)
 def test_every_op_has_a_jax_form_or_says_why_not(op):
-    declared = [op.jax is not None, op in CODE_FORMS, op.jax_refused is not None]
+    declared = [op.jax is not None, op.jax_refused is not None]
     assert sum(declared) == 1, (
-        f"{op.name}: declare jax='jnp....({{0}})' beside the op, or write it by code in "
-        "graph/backends/export.py CODE_FORMS, or give jax_refused='why'")
+        f"{op.name}: declare jax='jnp....({{0}})' beside the op (or jax=form, a function of "
+        "a core.forms.JaxStep), or give jax_refused='why'")
     assert (op in JAX_FORMS) == (op.jax_refused is None)
+    assert (op in CODE_FORMS) == callable(op.jax)
 
 
 def _param_names(op: Op) -> set[str]:
@@ -43,8 +45,8 @@ def _param_names(op: Op) -> set[str]:
         return set()
 
 
-@pytest.mark.parametrize("op", [op for op in OPS if op.jax is not None],
-                         ids=[op.name for op in OPS if op.jax is not None])
+@pytest.mark.parametrize("op", [op for op in OPS if isinstance(op.jax, str)],
+                         ids=[op.name for op in OPS if isinstance(op.jax, str)])
 def test_a_jax_template_names_only_inputs_and_params_the_op_has(op):
     keys = [field for _, field, _, _ in string.Formatter().parse(op.jax) if field]
     assert keys == placeholders(op.jax) or "*" in keys, op.jax
@@ -69,8 +71,23 @@ def test_every_elementwise_op_is_fused_or_says_why_not(op):
     ufunc = _numpy_ufunc(op.impl) is not None
     special = op in SPECIAL_WRITERS
     assert ufunc + special + (op in NOT_FUSED) == 1, (
-        f"{op.name}: its forward is not a NumPy ufunc; give it a writer in "
-        "graph/passes/fuse.py SPECIAL_WRITERS, or list it in NOT_FUSED with the reason")
+        f"{op.name}: its forward is not a NumPy ufunc; declare its kernel lines beside it "
+        "(kernel=Kernel(lines)), or why it is not fused (kernel_refused='why')")
+
+
+@pytest.mark.parametrize("op", [op for op in OPS if op.commutative],
+                         ids=[op.name for op in OPS if op.commutative])
+def test_a_commutative_op_gives_the_same_bits_with_its_inputs_swapped(op):
+    assert op.nin == 2
+    rng = np.random.default_rng(0)
+    cases = [args for args, params in op.samples(rng) if not params]
+    cases += [(np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0]),
+               np.array([-0.0, 0.0, -np.inf, np.inf, 1.0, np.nan]))]
+    for x, y in cases:
+        with np.errstate(all="ignore"):
+            a, b = np.asarray(op.impl(x, y)), np.asarray(op.impl(y, x))
+        assert a.dtype == b.dtype and a.shape == b.shape
+        assert a.tobytes() == b.tobytes() or np.array_equal(a, b, equal_nan=True), op.name
 
 
 def test_the_layers_tables_are_keyed_by_registry_records():
@@ -100,6 +117,11 @@ def test_explainer_sets_are_derived_from_the_records():
     assert "floor" in words.FLAT_OPS and "sin" not in words.FLAT_OPS
     assert {op.name for op in OPS if op.words and op.words.singular} == words.SINGULAR_OPS
     assert words.op_code("multiply") == "*" and words.op_code("my_rule") == "my_rule"
+    kinds = {op.name: op.words.zero for op in OPS if op.words and op.words.zero is not None}
+    assert kinds == words.ZERO_KIND
+    assert {op.name for op in OPS if op.words and op.words.copies} == words.COPY_OPS
+    assert words.ZERO_KIND["relu"] == "larger" and words.ZERO_KIND["matmul"] == "factor"
+    assert {"astype", "reshape", "getitem"} <= words.COPY_OPS
 
 
 @pytest.mark.parametrize("op", ew.FAMILY.ops, ids=[op.name for op in ew.FAMILY.ops])

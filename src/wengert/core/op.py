@@ -40,6 +40,14 @@ class Words:
     safe : str, optional
         A value (Python source) where the derivative is finite: what a "double where"
         puts in the branch it does not select (``"1.0"`` when not given).
+    zero : str, optional
+        Why the op passes a zero gradient where others would not: ``"larger"`` or
+        ``"smaller"`` (it selects the larger or smaller operand; the other gets 0),
+        ``"factor"`` (a product: an input gets 0 where another operand is 0),
+        ``"degenerate"`` (its rule gives 0 where it would divide 0 by 0).
+    copies : bool
+        The op can give its input's values back unchanged (a cast, a copy, ``x * 1.0``, a
+        reshape): what it makes of a leaf may be a copy that made a non-leaf.
 
     Examples
     --------
@@ -52,6 +60,8 @@ class Words:
     infinite_at: str | None = None
     fix: str | None = None
     safe: str | None = None
+    zero: str | None = None
+    copies: bool = False
 
     @property
     def singular(self) -> bool:
@@ -142,16 +152,36 @@ class Op:
         the op's domain and away from kinks; the registry sweep in
         ``tests/test_rules.py`` checks every op's rules on them, so an op
         without samples fails the sweep.
-    jax : str, optional
+    jax : str or callable, optional
         The op in ``jax.numpy`` source, for the JAX export: a template where ``{0}``,
         ``{1}``, ... stand for the inputs, ``{*}`` for all of them separated by commas,
         and ``{key}`` for the param ``key`` (``"jnp.sum({0}, axis={axis},
         keepdims={keepdims})"``). A name ``_helper(`` of the export's helpers is
-        defined in the exported module when used. Ops whose form depends on the
-        equation (a dtype, a shape) are written by code of the export instead.
+        defined in the exported module when used. An op whose form depends on the
+        equation (a dtype, a shape, a literal) gives a function ``form(step) -> str``
+        instead, written beside it with the :class:`~wengert.core.forms.JaxStep` the
+        export passes (its docstring says what it writes).
     jax_refused, jax_complex_refused : str, optional
         Why the op has no faithful JAX form (for complex values only: the second); the
         export refuses it with these words.
+    jax_uncast : tuple of int
+        The inputs the JAX export never casts to the output's dtype (indices, conditions,
+        integer exponents, a real signal of a complex result); the others are cast where
+        NumPy's type promotion would have cast them and JAX's might not.
+    kernel : Kernel, optional
+        How the fusion pass writes the op in a kernel (:class:`~wengert.core.forms.Kernel`);
+        an elementwise op whose forward is a NumPy ufunc needs none.
+    kernel_refused : str, optional
+        Why the fusion pass leaves the (elementwise) op out of kernels.
+    scalar_code : str or callable, optional
+        The float path as generated code writes it inline: a Python expression on the
+        inputs ``{0}``, ``{1}`` computing exactly what ``scalar_impl`` computes
+        (``"{0} * {0}"``), or a function of :mod:`math` that does, wherever it does not
+        raise (``math.pow``).
+    commutative : bool
+        A two-input op whose inputs may be swapped, exactly, for every value (``add``,
+        ``multiply``; not ``maximum``, whose ``-0.0`` and ``0.0`` are told apart): common
+        subexpression elimination treats ``f(x, y)`` and ``f(y, x)`` as one.
     spelling : str, optional
         How user code writes the op when it is not ``np.<name>`` (``"*"``, ``"@"``,
         ``"indexing x[...]"``), for the explainer.
@@ -200,6 +230,11 @@ class Op:
         "jax",
         "jax_refused",
         "jax_complex_refused",
+        "jax_uncast",
+        "kernel",
+        "kernel_refused",
+        "scalar_code",
+        "commutative",
         "spelling",
         "words",
         "part",
@@ -229,9 +264,14 @@ class Op:
         complex_rules: bool = False,
         complex_adjoint: tuple[str | None, ...] | str | None = None,
         state_input: bool = False,
-        jax: str | None = None,
+        jax: str | Callable[[Any], str] | None = None,
         jax_refused: str | None = None,
         jax_complex_refused: str | None = None,
+        jax_uncast: tuple[int, ...] = (),
+        kernel: Any = None,
+        kernel_refused: str | None = None,
+        scalar_code: str | Callable[..., Any] | None = None,
+        commutative: bool = False,
         spelling: str | None = None,
         words: Words | None = None,
         part: tuple[str, int] | None = None,
@@ -263,15 +303,29 @@ class Op:
         self.jax = jax
         self.jax_refused = jax_refused
         self.jax_complex_refused = jax_complex_refused
+        self.jax_uncast = tuple(jax_uncast)
+        self.kernel = kernel
+        self.kernel_refused = kernel_refused
+        self.scalar_code = scalar_code
+        self.commutative = commutative
         self.spelling = spelling
         self.words = words
         self.part = part
         self._defaults: dict[str, Any] | None = None  # the forward's param defaults, once read
 
-    def show_complex_adjoint(self, adjoint: tuple[str | None, ...] | str) -> None:
-        """Set :attr:`complex_adjoint` (checked as ``adjoint=`` is) on an op whose
-        complex rules are declared after it was made (a family's loop over its ops)."""
-        self.complex_adjoint = _checked_adjoint(self.name, adjoint, self.vjps, self.nin == -1)
+    def param_defaults(self) -> dict[str, Any]:
+        """The keyword defaults of the op's forward (``{}`` when it has no Python
+        signature), read once; not to be modified.
+
+        Examples
+        --------
+        >>> from wengert.ops import REGISTRY
+        >>> REGISTRY["sum"].param_defaults()
+        {'axis': None, 'keepdims': False}
+        """
+        if self._defaults is None:
+            self._defaults = _param_defaults(self.impl)
+        return self._defaults
 
     def adjoint_terms(
         self, names: Sequence[str], out: str = "out", params: Mapping[str, Any] | None = None,
@@ -327,9 +381,7 @@ class Op:
         template = self.adjoint
         if complex_values and self.complex_adjoint is not None:
             template = self.complex_adjoint
-        if self._defaults is None:
-            self._defaults = _param_defaults(self.impl)
-        values = {**self._defaults, **(params or {})}
+        values = {**self.param_defaults(), **(params or {})}
         slots = {str(k): str(n) for k, n in enumerate(names)}
         slots["out"] = str(out)
         terms: list[str | None] = []

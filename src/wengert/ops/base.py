@@ -142,7 +142,10 @@ class Family:
     namespaces) and routes NumPy's callables of the same names (or those given) to it;
     :meth:`route` routes NumPy callables only. :mod:`wengert.ops` builds the registry
     from :attr:`ops`; ``wengert.numpy`` and ``np.*`` dispatch read :attr:`exports`,
-    :attr:`routes`, :attr:`methods` and :attr:`in_place`.
+    :attr:`routes`, :attr:`methods` and :attr:`in_place`. A family of elementwise ops made
+    with ``fusable=True`` gives them to the fusion pass (``graph/passes/fuse.py``): each
+    op's forward is then a NumPy ufunc, or it declares its kernel lines (``Op(kernel=)``)
+    or why it is not fused (``Op(kernel_refused=)``).
 
     Examples
     --------
@@ -160,10 +163,12 @@ class Family:
     True
     """
 
-    __slots__ = ("name", "ops", "exports", "routes", "methods", "in_place")
+    __slots__ = ("name", "fusable", "ops", "exports", "routes", "methods", "in_place")
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, *, fusable: bool = False) -> None:
         self.name = name
+        #: Its ops are elementwise, candidates of the fusion pass.
+        self.fusable = fusable
         #: The primitives, in declaration order.
         self.ops: list[Op] = []
         #: namespace (a key of :data:`SPACES`) -> public name -> function.

@@ -12,11 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from wengert.core.forms import JaxStep
 from wengert.core.op import Op
 from wengert.ops.base import Family, apply, forward, is_traced, linear, shape_of
 
 #: This module's ops, its public functions and the NumPy functions they implement.
 FAMILY = Family("broadcast")
+# Every op here is linear: its rules hold for complex values as they are (complex_rules=True,
+# see ops/elementwise.py).
 
 __all__ = ["broadcast_to", "broadcast_arrays", "sum_to", "unbroadcast", "reshape_to", "sum_along",
            "expand", "keep_shape", "norm_axis", "axis_samples"]
@@ -80,7 +83,7 @@ SUM = linear(Op(
     (_sum_vjp,), formula="∂/∂x sum(x) = 1 (broadcast back)", symbol="Σ",
     adjoint=("ḡ broadcast to the shape of {0}",),
     samples=axis_samples(lambda rng, shape: rng.normal(size=shape)),
-    jax="jnp.sum({0}, axis={axis}, keepdims={keepdims})"))
+    jax="jnp.sum({0}, axis={axis}, keepdims={keepdims})", complex_rules=True))
 FAMILY.op(SUM)
 
 
@@ -119,7 +122,7 @@ BROADCAST_TO = linear(Op(
         ((rng.normal(size=(3,)),), {"shape": (2, 3)}),
         ((rng.normal(size=(2, 1)),), {"shape": (4, 2, 3)}),
         ((np.float64(rng.normal()),), {"shape": (2, 2)}),
-    ], jax="jnp.broadcast_to({0}, shape={shape})"))
+    ], jax="jnp.broadcast_to({0}, shape={shape})", complex_rules=True))
 FAMILY.op(BROADCAST_TO)
 
 
@@ -133,6 +136,16 @@ def _sum_to_impl(x: Any, shape: Any) -> Any:
     return np.reshape(out, shape)
 
 
+def _sum_to_jax(s: JaxStep) -> str:
+    """The sum over the broadcast axes, written with the static axes."""
+    xs, shape = s.shape(0), tuple(s.params["shape"])
+    lead = len(xs) - len(shape)
+    axes = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape)
+                                      if n == 1 and xs[i + lead] != 1)
+    x = f"jnp.sum({s.args[0]}, axis={axes!r}, keepdims=True)" if axes else s.args[0]
+    return f"jnp.reshape({x}, {shape!r})"
+
+
 SUM_TO = linear(Op(
     "sum_to", _sum_to_impl, (lambda g, ans, x, shape: broadcast_to(g, shape_of(x)),),
     formula="sum over broadcast axes; adjoint: broadcast_to",
@@ -141,7 +154,7 @@ SUM_TO = linear(Op(
         ((rng.normal(size=(2, 3)),), {"shape": (3,)}),
         ((rng.normal(size=(4, 2, 3)),), {"shape": (2, 1)}),
         ((rng.normal(size=(2, 2)),), {"shape": ()}),
-    ]))
+    ], complex_rules=True, jax=_sum_to_jax))
 FAMILY.op(SUM_TO)
 
 
@@ -155,7 +168,7 @@ RESHAPE_TO = linear(Op(
     adjoint=("ḡ reshaped to the shape of {0}",),
     samples=lambda rng: [((rng.normal(size=(2, 3)),), {"shape": (3, 2)}),
                          ((rng.normal(size=(4,)),), {"shape": (2, 1, 2)})],
-                         jax="jnp.reshape({0}, shape={shape})"))
+                         jax="jnp.reshape({0}, shape={shape})", complex_rules=True))
 FAMILY.op(RESHAPE_TO)
 
 
@@ -222,9 +235,3 @@ def _reshaped(op: Op, x: Any, shape: tuple[int, ...]) -> Any:
     if shape_of(x) == shape:
         return x
     return apply(op, x, shape=shape)
-
-
-# Linear ops: their rules hold for complex values as they are (see ops/elementwise.py).
-for _op in FAMILY.ops:
-    _op.complex_rules = True
-del _op

@@ -27,8 +27,8 @@ Complex values (HIPS autograd's convention, and JAX's): for a real ``f(z)``,
 conjugation. A holomorphic op's rules are therefore its real ones (``g·f′(z)``,
 ``f′(z)·t``), which is why one rule still serves both modes for them. ``real``,
 ``imag``, ``conjugate``, ``angle`` and ``abs`` have rules of their own, separate for
-the two modes. An op opts in with ``complex_rules=True`` (the list at the end of
-this module); the others refuse complex values. A real input always gets a real
+the two modes. An op opts in with ``complex_rules=True`` (declared on its
+record); the others refuse complex values. A real input always gets a real
 gradient: the backward sweep takes the real part of what a rule sends to a real
 input of an op with a complex output (``core.sweep``), once for every op.
 """
@@ -40,6 +40,7 @@ import operator
 from typing import Any
 
 import numpy as np
+from wengert.core.forms import EquationView, JaxStep, Kernel
 from wengert.core.op import Op, Words
 from wengert.ops.base import (
     Family,
@@ -53,7 +54,7 @@ from wengert.ops.base import primal as _raw
 from wengert.ops.broadcast import broadcast_to, unbroadcast
 
 #: This module's ops, their public functions and the NumPy functions they implement.
-FAMILY = Family("elementwise")
+FAMILY = Family("elementwise", fusable=True)
 
 
 def _zeros(g: Any, ans: Any, *args: Any, **params: Any) -> Any:
@@ -249,15 +250,24 @@ def _scalar_sign(x: float) -> float:
 
 
 # -- unary ----------------------------------------------------------------
+# An op whose rules hold for complex values says so (complex_rules=True; see "complex
+# parts" below): the holomorphic ones, whose real rules are already right, those with
+# complex rules of their own, and the selections (maximum, minimum, fmax, fmin, clip),
+# which pick entries in NumPy's lexicographic order of complex numbers. The others (sign,
+# which is z/|z| for complex z, the rounding ops, relu, ...) refuse complex values.
 NEGATIVE = _unary(
     "negative", np.negative, lambda g, ans, x: negative(g), scalar=operator.neg, reads_x=False,
     formula="d(-x) = -dx", symbol="-", dscalar=lambda ans, x: -1.0, adjoint="−ḡ",
     jax="jnp.negative({0})", spelling="unary -",
+    complex_rules=True,
+    kernel=Kernel(piece="neg"),
 )
 negative = FAMILY.unary(NEGATIVE)
 POSITIVE = _unary(
     "positive", np.positive, lambda g, ans, x: g, scalar=operator.pos, reads_x=False,
     formula="d(+x) = dx", symbol="+", adjoint="ḡ", jax="jnp.positive({0})", spelling="unary +",
+    complex_rules=True,
+    words=Words(copies=True),
 )
 positive = FAMILY.unary(POSITIVE)
 
@@ -275,10 +285,18 @@ def _abs_jvp(tangents: Any, ans: Any, x: Any) -> Any:
     return t * sign(x)
 
 
+def _abs_jax(s: JaxStep) -> str:
+    """``_abs(x)`` (abs'(0) = 0) for real floats, ``jnp.abs`` otherwise."""
+    if s.dtype(0).kind == "f":
+        return f"{s.helper('_abs')}({s.args[0]})"
+    return f"jnp.abs({s.args[0]})"
+
+
 ABS = _unary(
     "abs", np.abs, _abs_vjp, jvp=_abs_jvp, scalar=abs,
     formula="d|x| = sign(x) dx  (0 at x = 0); d|z| = Re(conj(z) dz)/|z|", domain="nonzero",
-    adjoint="ḡ·sign({0})",
+    adjoint="ḡ·sign({0})", complex_rules=True, jax=_abs_jax,
+    complex_adjoint="ḡ·conj({0}) / {out}  (0 where {out} = 0)",
 )
 abs = absolute = FAMILY.unary(ABS, "absolute")  # noqa: A001
 SIGN = _unary(
@@ -296,12 +314,15 @@ EXP = _unary(
         fix="subtract the maximum first (`np.exp(x - x.max())`), or work with logs "
             "(`wg.numpy.logsumexp`)", safe="0.0",
     ),
+    complex_rules=True,
 )
 exp = FAMILY.unary(EXP)
 EXP2 = _unary(
     "exp2", np.exp2, lambda g, ans, x: g * ans * math.log(2.0), scalar=lambda x: 2.0**x,
     reads_out=True, reads_x=False, formula="d 2^x = ln 2 · 2^x dx", adjoint="ḡ·{out}·ln 2",
     jax="jnp.exp2({0})",
+    complex_rules=True,
+    scalar_code="2.0 ** {0}",
 )
 exp2 = FAMILY.unary(EXP2)
 EXPM1 = _unary(
@@ -309,6 +330,7 @@ EXPM1 = _unary(
     reads_x=False, formula="d expm1(x) = exp(x) dx", dscalar=lambda ans, x: ans + 1.0,
     adjoint="ḡ·({out} + 1)", jax="jnp.expm1({0})",
     words=Words(nonfinite="expm1 overflows to inf above about 709", safe="0.0"),
+    complex_rules=True,
 )
 expm1 = FAMILY.unary(EXPM1)
 LOG = _unary(
@@ -321,6 +343,7 @@ LOG = _unary(
             "None))`; for the log of a softmax or of a sum of exponentials use a log-sum-exp "
             "form (`wg.numpy.logsumexp`)",
     ),
+    complex_rules=True,
 )
 log = FAMILY.unary(LOG)
 
@@ -337,6 +360,7 @@ def _log_base(name: str, impl: Any, scalar: Any, base: int) -> Op:
             derivative=f"1/(x·ln {base})", infinite_at="x = 0",
             fix=f"keep the argument positive: `np.{name}(x + 1e-12)`",
         ),
+        complex_rules=True,
     )
 
 
@@ -352,6 +376,7 @@ LOG1P = _unary(
         nonfinite="log1p(-1) is -inf and below -1 NaN", derivative="1/(1 + x)",
         infinite_at="x = -1", fix="keep the argument above -1", safe="0.0",
     ),
+    complex_rules=True,
 )
 log1p = FAMILY.unary(LOG1P)
 SQRT = _unary(
@@ -364,6 +389,7 @@ SQRT = _unary(
         fix="keep its argument away from 0: `np.sqrt(x + 1e-12)`, or `np.sqrt(np.maximum(x, "
             "1e-12))`",
     ),
+    complex_rules=True,
 )
 sqrt = FAMILY.unary(SQRT)
 CBRT = _unary(
@@ -377,6 +403,8 @@ SQUARE = _unary(
     "square", np.square, lambda g, ans, x: g * x * 2.0, scalar=lambda x: x * x,
     formula="d x² = 2x dx", dscalar=lambda ans, x: 2.0 * x, adjoint="ḡ·2·{0}",
     jax="jnp.square({0})",
+    complex_rules=True,
+    scalar_code="{0} * {0}",
 )
 square = FAMILY.unary(SQUARE)
 RECIPROCAL = _unary(
@@ -387,16 +415,21 @@ RECIPROCAL = _unary(
         nonfinite="1/0 is inf", derivative="-1/x²", infinite_at="x = 0",
         fix="keep the argument away from 0",
     ),
+    complex_rules=True,
+    kernel=Kernel(piece="recip"),
+    scalar_code="1.0 / {0}",
 )
 reciprocal = FAMILY.unary(RECIPROCAL)
 SIN = _unary(
     "sin", np.sin, lambda g, ans, x: g * cos(x), scalar=math.sin, formula="d sin(x) = cos(x) dx",
     dscalar=lambda ans, x: math.cos(x), adjoint="ḡ·cos({0})", jax="jnp.sin({0})",
+    complex_rules=True,
 )
 sin = FAMILY.unary(SIN)
 COS = _unary(
     "cos", np.cos, lambda g, ans, x: -g * sin(x), scalar=math.cos, formula="d cos(x) = -sin(x) dx",
     dscalar=lambda ans, x: -math.sin(x), adjoint="−ḡ·sin({0})", jax="jnp.cos({0})",
+    complex_rules=True,
 )
 cos = FAMILY.unary(COS)
 TAN = _unary(
@@ -404,6 +437,7 @@ TAN = _unary(
     reads_x=False, formula="d tan(x) = (1 + tan²x) dx", domain="unit",
     dscalar=lambda ans, x: 1.0 + ans * ans, adjoint="ḡ·(1 + {out}²)", jax="jnp.tan({0})",
     words=Words(nonfinite="tan is infinite at odd multiples of π/2", safe="0.0"),
+    complex_rules=True,
 )
 tan = FAMILY.unary(TAN)
 
@@ -453,6 +487,7 @@ def _inverse_sine_or_cosine(name: str, impl: Any, scalar: Any, short: str, sign:
             fix=f"clip the argument into the open interval: `np.{name}(np.clip(x, -1 + 1e-7, "
                 "1 - 1e-7))`", safe="0.0",
         ),
+        complex_rules=True,
     )
 
 
@@ -464,6 +499,7 @@ ARCTAN = _unary(
     "arctan", np.arctan, lambda g, ans, x: divide(g, square(x) + 1.0), scalar=math.atan,
     formula="d atan(x) = dx / (1 + x²)", dscalar=lambda ans, x: 1.0 / (1.0 + x * x),
     adjoint="ḡ / (1 + {0}²)", jax="jnp.arctan({0})",
+    complex_rules=True,
 )
 arctan = FAMILY.unary(ARCTAN)
 def _sinh_or_cosh(name: str, impl: Any, scalar: Any, rule: Any, other: str,
@@ -475,6 +511,7 @@ def _sinh_or_cosh(name: str, impl: Any, scalar: Any, rule: Any, other: str,
         dscalar=lambda ans, x: other_scalar(x), adjoint=f"ḡ·{other}({{0}})",
         jax=f"jnp.{name}({{0}})",
         words=Words(nonfinite=f"{name} overflows to inf beyond about ±710", safe="0.0"),
+        complex_rules=True,
     )
 
 
@@ -486,12 +523,14 @@ TANH = _unary(
     "tanh", np.tanh, lambda g, ans, x: g * (1.0 - square(ans)), scalar=math.tanh, reads_out=True,
     reads_x=False, formula="d tanh(x) = (1 - tanh²x) dx", dscalar=lambda ans, x: 1.0 - ans * ans,
     adjoint="ḡ·(1 − {out}²)", jax="jnp.tanh({0})",
+    complex_rules=True,
 )
 tanh = FAMILY.unary(TANH)
 ARCSINH = _unary(
     "arcsinh", np.arcsinh, lambda g, ans, x: divide(g, sqrt(_square_plus_one(x))),
     scalar=math.asinh, formula="d asinh(x) = dx / √(x² + 1)", adjoint="ḡ / √({0}² + 1)",
     jax="jnp.arcsinh({0})",
+    complex_rules=True,
 )
 arcsinh = FAMILY.unary(ARCSINH)
 ARCCOSH = _unary(
@@ -502,6 +541,7 @@ ARCCOSH = _unary(
         nonfinite="arccosh below 1 is NaN", derivative="1/√(x² - 1)", infinite_at="x = 1",
         fix="keep the argument above 1", safe="2.0",
     ),
+    complex_rules=True,
 )
 arccosh = FAMILY.unary(ARCCOSH)
 ARCTANH = _unary(
@@ -512,6 +552,7 @@ ARCTANH = _unary(
         nonfinite="arctanh(±1) is ±inf and beyond it NaN", derivative="1/(1 - x²)",
         infinite_at="x = ±1", fix="clip the argument into (-1, 1)", safe="0.0",
     ),
+    complex_rules=True,
 )
 arctanh = FAMILY.unary(ARCTANH)
 DEG2RAD = _unary(
@@ -548,6 +589,8 @@ def _sinc_rule(g: Any, ans: Any, x: Any) -> Any:
 SINC = _unary(
     "sinc", np.sinc, _sinc_rule, formula="d sinc(x) = (cos πx - sinc x)/x dx",
     adjoint="ḡ·(cos(π·{0}) − {out}) / {0}  (0 at 0)", jax="jnp.sinc({0})",
+    complex_rules=True,
+    kernel_refused="np.sinc is not a ufunc: it has no out=",
 )
 sinc = FAMILY.unary(SINC)
 SINC.samples = lambda rng: [
@@ -568,6 +611,10 @@ RINT = _unary(
     domain="offgrid", adjoint="0", jax="jnp.rint({0})",
 )
 rint = FAMILY.unary(RINT)
+def _round_lines(args: list[str], out: str, eq: EquationView) -> list[str]:
+    return [f"np.round({args[0]}, {int(eq.params.get('decimals', 0))!r}, out={out})"]
+
+
 ROUND = Op(
     "round", lambda x, decimals=0: np.round(x, decimals), (_zeros,), jvp=_zeros_jvp,
     formula="d round(x) = 0", adjoint=("0",),
@@ -575,6 +622,7 @@ ROUND = Op(
         ((_DOMAINS["offgrid"](rng, (3,)),), {}),
         ((rng.uniform(-2, 2, (2, 2)).round(1) + 0.025,), {"decimals": 1}),
     ], jax="jnp.round({0}, decimals={decimals})",
+    kernel=Kernel(_round_lines, params=frozenset({"decimals"})),
 )
 FAMILY.op(ROUND)
 TRUNC = _unary(
@@ -582,10 +630,16 @@ TRUNC = _unary(
     domain="offgrid", adjoint="0", jax="jnp.trunc({0})",
 )
 trunc = fix = FAMILY.unary(TRUNC, "fix")
+def _relu_lines(args: list[str], out: str, eq: EquationView) -> list[str]:
+    return [f"np.maximum({args[0]}, 0.0, out={out})"]
+
+
 RELU = _unary(
     "relu", lambda x: np.maximum(x, 0.0), lambda g, ans, x: g * (_raw(x) > 0),
     scalar=lambda x: x if x > 0.0 or x != x else 0.0, formula="d relu(x) = [x > 0] dx  (0 at 0)",
     domain="nonzero", adjoint="ḡ·[{0} > 0]", jax="jax.nn.relu({0})",
+    kernel=Kernel(_relu_lines),
+    words=Words(zero="larger"),
 )
 relu = FAMILY.unary(RELU)
 
@@ -594,16 +648,32 @@ def _sigmoid_impl(x: Any) -> Any:
     return 0.5 * (np.tanh(0.5 * np.asarray(x)) + 1.0)
 
 
+def _sigmoid_lines(args: list[str], out: str, eq: EquationView) -> list[str]:
+    # 0.5 * (tanh(0.5 * x) + 1.0), as the op's forward computes it
+    return [f"np.multiply({args[0]}, 0.5, out={out})", f"np.tanh({out}, out={out})",
+            f"np.add({out}, 1.0, out={out})", f"np.multiply({out}, 0.5, out={out})"]
+
+
 SIGMOID = _unary(
     "sigmoid", _sigmoid_impl, lambda g, ans, x: g * ans * (1.0 - ans),
     scalar=lambda x: 0.5 * (math.tanh(0.5 * x) + 1.0), reads_out=True, reads_x=False,
     formula="d σ(x) = σ(x)(1 - σ(x)) dx", dscalar=lambda ans, x: ans * (1.0 - ans),
     adjoint="ḡ·{out}·(1 − {out})", jax="0.5 * (jnp.tanh(0.5 * jnp.asarray({0})) + 1.0)",
+    complex_rules=True,
+    kernel=Kernel(_sigmoid_lines),
 )
 sigmoid = FAMILY.unary(SIGMOID)
+def _copy_lines(args: list[str], out: str, eq: EquationView) -> list[str]:
+    return [] if args[0] == out else [f"np.copyto({out}, {args[0]})"]
+
+
 COPY = _unary(
     "copy", np.copy, lambda g, ans, x: g, scalar=lambda x: x, reads_x=False,
     formula="d copy(x) = dx", adjoint="ḡ", jax="jnp.copy({0})",
+    complex_rules=True,
+    kernel=Kernel(_copy_lines),
+    scalar_code="{0}",
+    words=Words(copies=True),
 )
 copy = FAMILY.unary(COPY)
 
@@ -624,13 +694,20 @@ def _astype_impl(x: Any, dtype: Any) -> Any:
     return x.astype(dtype)
 
 
+def _astype_lines(args: list[str], out: str, eq: EquationView) -> list[str]:
+    return [] if args[0] == out else [f'np.copyto({out}, {args[0]}, casting="unsafe")']
+
+
 ASTYPE = Op(
     "astype", _astype_impl, (lambda g, ans, x, dtype: _cast(g, np.result_type(_raw(x))),),
     jvp=lambda ts, ans, x, dtype: _cast(ts[0], np.dtype(dtype)),
     formula="d x.astype(t) = dx cast back (complex to real: the real part)",
     adjoint=("ḡ cast back to the dtype of {0}",),
     samples=lambda rng: [((rng.normal(size=(3,)),), {"dtype": np.dtype(np.float64)})],
-    jax="jnp.asarray({0}).astype({dtype})", spelling=".astype",
+    jax="jnp.asarray({0}).astype({dtype})", jax_uncast=(0,), spelling=".astype",
+    complex_rules=True,
+    kernel=Kernel(_astype_lines, params=frozenset({"dtype"})),
+    words=Words(copies=True),
 )
 FAMILY.op(ASTYPE)
 
@@ -712,12 +789,14 @@ REAL = Op(
     formula="d Re(z) = Re(dz); gradient 1 (complex for complex z)",
     adjoint=("ḡ (as a complex value for complex {0})",), samples=_complex_samples, batch_jvp=True,
     complex_rules=True, jax="jnp.real({0})",
+    kernel_refused="a view of a complex array's real parts, not a ufunc",
 )
 FAMILY.op(REAL)
 IMAG = Op(
     "imag", _imag_impl, (_imag_vjp,), jvp=_imag_jvp, formula="d Im(z) = Im(dz); gradient −i",
     adjoint=("ḡ times −i (0 for a real {0})",), samples=_complex_samples, batch_jvp=True,
     complex_rules=True, jax="jnp.imag({0})",
+    kernel_refused="a view of a complex array's imaginary parts, not a ufunc",
 )
 FAMILY.op(IMAG)
 CONJ = Op(
@@ -734,6 +813,7 @@ ANGLE = Op(
     samples=lambda rng: [((rng.uniform(0.3, 2.0, (3,)),), {}),
                          ((rng.uniform(0.3, 2.0, (2, 2)),), {"deg": True})], complex_rules=True,
     jax="jnp.angle({0}, deg={deg})",
+    kernel_refused="np.angle is not a ufunc: it has no out=",
 )
 FAMILY.op(ANGLE)
 
@@ -885,14 +965,20 @@ ADD = _binary(
     "add", np.add, lambda g, ans, x, y: g, lambda g, ans, x, y: g, jvp=_add_jvp,
     scalar=operator.add, reads=(), formula="d(x + y) = dx + dy", symbol="+",
     dscalar=(lambda ans, x, y: 1.0, lambda ans, x, y: 1.0), adjoint=("ḡ", "ḡ"),
-    jax="jnp.add({0}, {1})", spelling="+", words=Words(nonfinite="inf + (-inf) is NaN"),
+    jax="jnp.add({0}, {1})", spelling="+",
+    words=Words(nonfinite="inf + (-inf) is NaN", copies=True),
+    complex_rules=True,
+    commutative=True,
 )
 add = FAMILY.binary(ADD)
 SUBTRACT = _binary(
     "subtract", np.subtract, lambda g, ans, x, y: g, lambda g, ans, x, y: negative(g),
     jvp=_subtract_jvp, scalar=operator.sub, reads=(), formula="d(x - y) = dx - dy", symbol="-",
     dscalar=(lambda ans, x, y: 1.0, lambda ans, x, y: -1.0), adjoint=("ḡ", "−ḡ"),
-    jax="jnp.subtract({0}, {1})", spelling="-", words=Words(nonfinite="inf - inf is NaN"),
+    jax="jnp.subtract({0}, {1})", spelling="-",
+    words=Words(nonfinite="inf - inf is NaN", copies=True),
+    complex_rules=True,
+    kernel=Kernel(piece="sub"),
 )
 subtract = FAMILY.binary(SUBTRACT)
 MULTIPLY = _binary(
@@ -900,7 +986,11 @@ MULTIPLY = _binary(
     jvp=_multiply_jvp, scalar=operator.mul, crossed=True, formula="d(x·y) = y dx + x dy",
     symbol="*", dscalar=(lambda ans, x, y: float(y), lambda ans, x, y: float(x)),
     adjoint=("ḡ·{1}", "ḡ·{0}"), jax="jnp.multiply({0}, {1})", spelling="*",
-    words=Words(nonfinite="0 · inf is NaN, and a product can overflow to inf"),
+    words=Words(nonfinite="0 · inf is NaN, and a product can overflow to inf", zero="factor",
+                copies=True),
+    complex_rules=True,
+    kernel=Kernel(piece="mul"),
+    commutative=True,
 )
 multiply = FAMILY.binary(MULTIPLY)
 DIVIDE = _binary(
@@ -914,14 +1004,33 @@ DIVIDE = _binary(
         infinite_at="b = 0",
         fix="keep the denominator away from 0 (`a / (b + 1e-12)`), or mask it with a double "
             "where: `np.where(b != 0, a / np.where(b != 0, b, 1.0), 0.0)`",
+        zero="factor", copies=True,
     ),
+    complex_rules=True,
+    kernel=Kernel(piece="div"),
 )
 divide = true_divide = FAMILY.binary(DIVIDE, "true_divide")
+def _power_jax(s: JaxStep) -> str:
+    """``jnp.power`` for a nonzero number as exponent, else ``_power`` (0 ** 0 has
+    gradient 0, as wengert's)."""
+    if s.is_literal(1) and type(s.literal(1)) in (int, float) and s.literal(1) != 0:
+        return f"jnp.power({s.args[0]}, {s.args[1]})"
+    return f"{s.helper('_power')}({s.args[0]}, {s.args[1]})"
+
+
+def _power_lines(args: list[str], out: str, eq: EquationView) -> list[str]:
+    if eq.is_literal(1) and type(eq.literal(1)) in (int, float) and eq.literal(1) == 2 \
+            and eq.dtype(0) in (np.dtype(np.float64), np.dtype(np.float32)):
+        return [f"np.square({args[0]}, out={out})"]  # what ``x ** 2`` runs: np.power's bits
+    return [f"np.power({args[0]}, {args[1]}, out={out})"]
+
+
 POWER = _binary(
     "power", _power_impl, _pow_dx, _pow_dy, scalar=_scalar_pow, reads_out=True,
     formula="d(x^y) = y x^(y-1) dx + ln(x) x^y dy", symbol="**", domain=("positive", "real"),
     dscalar=(_scalar_pow_dx, lambda ans, x, y: ans * math.log(x)),
     adjoint=("ḡ·{1}·{0}^({1} − 1)", "ḡ·{out}·ln {0}  (0 where {0} = 0)"), spelling="**",
+    jax=_power_jax,
     words=Words(
         nonfinite="0 to a negative power is inf, a negative base to a fractional power NaN",
         derivative="p·x^(p-1) in x and log(x)·x^p in p",
@@ -929,6 +1038,9 @@ POWER = _binary(
         fix="keep the base positive (`(x + 1e-12) ** p`), or write `np.sqrt` / `np.abs` if that "
             "is what is meant",
     ),
+    complex_rules=True,
+    kernel=Kernel(_power_lines, piece="pow"),
+    scalar_code=math.pow,
 )
 power = FAMILY.binary(POWER)
 MAXIMUM = _binary(
@@ -936,12 +1048,18 @@ MAXIMUM = _binary(
     lambda g, ans, x, y: g * _tie_mask(y, x), scalar=None, formula="ties split the gradient evenly",
     domain=("real", "real"), adjoint=("ḡ·[{0} > {1}], ½ on ties", "ḡ·[{1} > {0}], ½ on ties"),
     jax="jnp.maximum({0}, {1})",
+    complex_rules=True,
+    kernel=Kernel(piece="max"),
+    words=Words(zero="larger"),
 )
 maximum = FAMILY.binary(MAXIMUM)
 MINIMUM = _binary(
     "minimum", np.minimum, lambda g, ans, x, y: g * _tie_mask(y, x),
     lambda g, ans, x, y: g * _tie_mask(x, y), formula="ties split the gradient evenly",
     adjoint=("ḡ·[{0} < {1}], ½ on ties", "ḡ·[{1} < {0}], ½ on ties"), jax="jnp.minimum({0}, {1})",
+    complex_rules=True,
+    kernel=Kernel(piece="min"),
+    words=Words(zero="smaller"),
 )
 minimum = FAMILY.binary(MINIMUM)
 
@@ -953,6 +1071,8 @@ def _nan_ignoring(name: str, impl: Any, mask: Any, what: str, than: str) -> Op:
         formula=f"NaN-ignoring {what}", jax=f"_{name}({{0}}, {{1}})",
         adjoint=(f"ḡ·[{{0}} {than} {{1}} or {{1}} is NaN], ½ on ties",
                  f"ḡ·[{{1}} {than} {{0}} or {{0}} is NaN], ½ on ties"),
+        complex_rules=True,
+        words=Words(zero="larger" if what == "maximum" else "smaller"),
     )
 
 
@@ -987,6 +1107,8 @@ HYPOT = _binary(
     formula="d hypot(x, y) = (x dx + y dy)/hypot  (0 at (0, 0))", domain=("nonzero", "nonzero"),
     adjoint=("ḡ·{0} / {out}  (0 where {out} = 0)", "ḡ·{1} / {out}  (0 where {out} = 0)"),
     jax="_hypot({0}, {1})",
+    commutative=True,
+    words=Words(zero="degenerate"),
 )
 hypot = FAMILY.binary(HYPOT)
 
@@ -1012,6 +1134,7 @@ def _log_add_exp(name: str, impl: Any, exp_fn: Any, log: str, base: str, power: 
         formula=f"d {log}({base}ˣ + {base}ʸ) = {base}ˣ⁻ᵃ dx + {base}ʸ⁻ᵃ dy",
         adjoint=(f"ḡ·{power}({{0}} − {{out}})", f"ḡ·{power}({{1}} − {{out}})"),
         jax=f"_{name}({{0}}, {{1}})",
+        commutative=True,
     )
 
 
@@ -1029,6 +1152,7 @@ FLOOR_DIVIDE = _binary(
     "floor_divide", np.floor_divide, _zeros, _zeros, jvp=_zeros_jvp, reads=(),
     formula="d(x // y) = 0", symbol="//", domain=("positive", "positive"), adjoint=("0", "0"),
     jax="jnp.floor_divide({0}, {1})", spelling="//",
+    kernel=Kernel(piece="floordiv"),
 )
 floor_divide = FAMILY.binary(FLOOR_DIVIDE)
 
@@ -1085,12 +1209,19 @@ def _clip_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
     return [((x, -0.5, 1.0), {}), ((x.reshape(2, 3), np.array([-1.2, 0.0, -0.3]), 1.9), {})]
 
 
+def _clip_lines(args: list[str], out: str, eq: EquationView) -> list[str]:
+    x, lo, hi = args
+    return [f"np.maximum({x}, {lo}, out={out})", f"np.minimum({out}, {hi}, out={out})"]
+
+
 CLIP = Op(
     "clip", _clip_impl, (_clip_dx, _clip_dlo, _clip_dhi), jvp=_clip_jvp, reads=(0, 1, 2),
     broadcasting=True, unbroadcast=unbroadcast,
     formula="gradient flows to x inside [lo, hi] (bounds included)",
     adjoint=("ḡ·[{1} ≤ {0} ≤ {2}]", "ḡ·[{0} < {1} ≤ {2}]", "ḡ·[{0} > {2} or {1} > {2}]"),
     samples=_clip_samples, jax="_clip({0}, {1}, {2})",
+    complex_rules=True,
+    kernel=Kernel(_clip_lines, inplace=(0, 1)),
 )
 FAMILY.op(CLIP)
 
@@ -1105,6 +1236,12 @@ def _where_jvp(tangents: Any, ans: Any, c: Any, x: Any, y: Any) -> Any:
     return _fit(where(c, zero if tx is None else tx, zero if ty is None else ty), ans)
 
 
+def _where_lines(args: list[str], out: str, eq: EquationView) -> list[str]:
+    c, x, y = args
+    first = [] if y == out else [f"np.copyto({out}, {y})"]
+    return first + [f"np.copyto({out}, {x}, where={c})"]
+
+
 WHERE = Op(
     "where", _where_impl,
     (None, lambda g, ans, c, x, y: where(c, g, 0.0), lambda g, ans, c, x, y: where(c, 0.0, g)),
@@ -1113,7 +1250,9 @@ WHERE = Op(
     samples=lambda rng: [
         ((np.array([True, False, True]), rng.normal(size=3), rng.normal(size=(2, 3))), {}),
         ((np.array([[True], [False]]), rng.normal(size=(2, 2)), 0.5), {}),
-    ], jax="jnp.where({0}, {1}, {2})",
+    ], jax="jnp.where({0}, {1}, {2})", jax_uncast=(0,),
+    complex_rules=True,
+    kernel=Kernel(_where_lines, inplace=(2,)),
 )
 FAMILY.op(WHERE)
 
@@ -1229,17 +1368,3 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     else:
         c = np.asarray(c, dtype=bool)
     return apply(WHERE, c, x, y)
-
-
-# The ops whose rules hold for complex values (see "complex parts" above): the
-# holomorphic ones, whose real rules are already right, those with complex rules of
-# their own, and the selections (maximum, minimum, fmax, fmin, clip), which pick entries
-# in NumPy's lexicographic order of complex numbers. The others (sign, which is z/|z| for
-# complex z, the rounding ops, relu, ...) refuse complex values.
-for _op in (NEGATIVE, POSITIVE, ABS, EXP, EXP2, EXPM1, LOG, LOG2, LOG10, LOG1P, SQRT,
-            SQUARE, RECIPROCAL, SIN, COS, TAN, ARCSIN, ARCCOS, ARCTAN, SINH, COSH, TANH,
-            ARCSINH, ARCCOSH, ARCTANH, SINC, SIGMOID, COPY, ASTYPE, ADD, SUBTRACT, MULTIPLY,
-            DIVIDE, POWER, MAXIMUM, MINIMUM, FMAX, FMIN, CLIP, WHERE):
-    _op.complex_rules = True
-del _op
-ABS.show_complex_adjoint("ḡ·conj({0}) / {out}  (0 where {out} = 0)")

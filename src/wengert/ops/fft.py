@@ -92,13 +92,13 @@ def _fft_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 
 
 def _fft_op(name: str, symbol: str, impl: Any, vjp: Any, formula: str, adjoint: str,
-            samples: Any, *keys: str) -> Op:
+            samples: Any, *keys: str, jax_uncast: tuple[int, ...] = ()) -> Op:
     """A linear transform of one input, registered; its JAX form is ``jnp.fft.<name>`` with
-    ``keys``."""
+    ``keys`` (``jax_uncast``: see ``Op``)."""
     jax = f"jnp.fft.{name}({{0}}{''.join(f', {k}={{{k}}}' for k in keys)})"
     return FAMILY.op(linear(Op(name, impl, (vjp,), symbol=symbol, formula=formula,
                                adjoint=(adjoint,), samples=samples, complex_rules=True,
-                               jax=jax)))
+                               jax=jax, jax_uncast=jax_uncast)))
 
 
 FFTN = _fft_op("fftn", "fft", _fftn_impl, _fftn_vjp,
@@ -167,7 +167,7 @@ def _irfft_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 RFFT = _fft_op("rfft", "rfft", _rfft_impl, _rfft_vjp,
                "linear; adjoint: Re fft of ḡ zero-padded to n",
                "Re fft(ḡ padded to n), cropped or padded to the shape of {0}", _rfft_samples,
-               "n", "axis", "norm")
+               "n", "axis", "norm", jax_uncast=(0,))  # (a real signal, complex out)
 IRFFT = _fft_op("irfft", "irfft", _irfft_impl, _irfft_vjp,
                 "real-linear; adjoint: c·ifft(ḡ), c = 2 but 1 at 0 and n/2",
                 "c·ifft(ḡ)[: n//2 + 1], c = 2 but 1 at 0 and n/2", _irfft_samples, "n", "axis",

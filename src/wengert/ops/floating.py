@@ -66,7 +66,7 @@ spacing = FAMILY.unary(SPACING)
 EXPONENT = Op("frexp_exponent", lambda x: np.frexp(x)[1], (None,), jvp=_ew.zero_jvp,
               formula="an integer: no derivative", adjoint=(None,),
               samples=lambda rng: [((rng.uniform(-4.0, 4.0, s),), {}) for s in [(), (3,)]],
-              jax="jnp.frexp({0})[1]")
+              jax="jnp.frexp({0})[1]", jax_uncast=(0,))
 _exponent = unary_function(FAMILY.op(EXPONENT))
 FRACTION = _ew.unary_op("fraction", lambda x: np.modf(x)[0], lambda g, ans, x: g,
                         reads_x=False, formula="d (x − trunc x) = dx", domain="offgrid",
@@ -105,7 +105,7 @@ def _ldexp_jvp(tangents: tuple[Any, ...], ans: Any, x: Any, n: Any) -> Any:
 LDEXP = Op("ldexp", np.ldexp, (lambda g, ans, x, n: ldexp(g, n), None), jvp=_ldexp_jvp,
            reads=(1,), broadcasting=True, unbroadcast=unbroadcast,
            formula="d (x·2ⁿ) = 2ⁿ·dx", adjoint=("ldexp(ḡ, {1})", None),
-           samples=_ldexp_samples, jax="jnp.ldexp({0}, {1})")
+           samples=_ldexp_samples, jax="jnp.ldexp({0}, {1})", jax_uncast=(1,))
 ldexp = FAMILY.binary(LDEXP)
 
 

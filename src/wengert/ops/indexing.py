@@ -21,13 +21,16 @@ import operator
 from typing import Any
 
 import numpy as np
-from wengert.core.op import Op
+from wengert.core.forms import JaxStep
+from wengert.core.op import Op, Words
 from wengert.ops.base import Family, apply, forward, is_traced, shape_of
 from wengert.ops.base import primal as _raw
 from wengert.ops.broadcast import reshape_to, sum_to
 
 #: This module's ops, its public functions and the NumPy functions they implement.
 FAMILY = Family("indexing")
+# Every op here is linear: its rules hold for complex values as they are (complex_rules=True,
+# see ops/elementwise.py).
 
 
 def _raw_one(i: Any) -> Any:
@@ -176,18 +179,36 @@ def _scatter_add_jvp(tangents: Any, ans: Any, h: Any, shape: Any, index: Any) ->
     return apply(SCATTER_ADD, t, shape=shape, index=index)
 
 
+def _subject(s: JaxStep) -> str:
+    """Input 0 as a JAX expression that can be indexed (a literal becomes a JAX array)."""
+    return f"jnp.asarray({s.args[0]})" if s.is_literal(0) else s.args[0]
+
+
+def _getitem_jax(s: JaxStep) -> str:
+    """``x[index]``."""
+    return f"{_subject(s)}[{s.index(s.params['index'])}]"
+
+
+def _scatter_add_jax(s: JaxStep) -> str:
+    """``jnp.zeros(shape, dtype).at[index].add(h)``."""
+    index = s.index(s.params["index"])
+    shape = tuple(s.params["shape"])
+    return f"jnp.zeros({shape!r}, {s.dtype_text(s.out_dtype)}).at[{index}].add({s.args[0]})"
+
+
 GETITEM = Op("getitem", _getitem_impl, (_getitem_vjp,), jvp=_getitem_jvp, symbol="[]", view=True,
              formula="adjoint: scatter-add ḡ into zeros (repeats add up)",
              adjoint=("ḡ scattered into zeros at [{index}]",),
              samples=_getitem_samples,
-             spelling="indexing x[...]")
+             spelling="indexing x[...]", complex_rules=True, jax=_getitem_jax,
+             words=Words(copies=True))
 FAMILY.op(GETITEM)
 SCATTER_ADD = Op("scatter_add", _scatter_add_impl,
                  (lambda g, ans, h, shape, index: apply(GETITEM, g, index=index),),
                  jvp=_scatter_add_jvp,
                  formula="zeros with h added at index; adjoint: gather ḡ[index]",
                  adjoint=("ḡ[{index}]",),
-                 samples=_scatter_add_samples)
+                 samples=_scatter_add_samples, complex_rules=True, jax=_scatter_add_jax)
 FAMILY.op(SCATTER_ADD)
 
 
@@ -254,12 +275,34 @@ def _setitem_jvp(tangents: Any, ans: Any, x: Any, v: Any, index: Any) -> Any:
     return apply(SETITEM, tx, 0.0 if tv is None else tv, index=index)
 
 
+def _setitem_jax(s: JaxStep) -> str:
+    """``x.at[index].set(v)``; where an integer index repeats a place, ``_setitem_last``
+    (the last write wins, as NumPy's)."""
+    index = s.params["index"]
+    xshape = s.shape(0)
+    slots = np.full(xshape, -1, dtype=np.intp)
+    target = slots[index].shape
+    ids = np.arange(int(np.prod(target, dtype=np.int64)), dtype=np.intp).reshape(target)
+    slots[index] = ids
+    kept = slots[index] == ids
+    if not kept.all():  # a repeated integer index: the last write wins
+        s.helper("_setitem_last")
+        written = s.constant(slots >= 0)
+        where = s.constant(np.maximum(slots, 0))
+        return f"_setitem_last({_subject(s)}, {s.args[1]}, {written}, {where}, {target!r})"
+    v = s.args[1]
+    vshape = s.shape(1)
+    if len(vshape) > len(target):  # NumPy accepts leading unit axes on the value
+        v = f"jnp.reshape({v}, {vshape[len(vshape) - len(target):]!r})"
+    return f"{_subject(s)}.at[{s.index(index)}].set({v})"
+
+
 SETITEM = Op("setitem", _setitem_impl, (_setitem_dx, _setitem_dv), jvp=_setitem_jvp, symbol="[]=",
              formula="x̄ = ḡ with the written places zeroed; v̄ = ḡ[index] (last write wins) "
                      "summed to v's shape",
              adjoint=("ḡ with [{index}] zeroed", "ḡ[{index}] summed to the shape of {1}"),
              samples=_setitem_samples,
-             spelling="item assignment x[...] = v")
+             spelling="item assignment x[...] = v", complex_rules=True, jax=_setitem_jax)
 FAMILY.op(SETITEM)
 
 
@@ -267,9 +310,3 @@ FAMILY.op(SETITEM)
 def getitem(x: Any, index: Any) -> Any:
     """``x[index]`` for slices, ints, integer arrays, masks, Ellipsis and None."""
     return apply(GETITEM, x, index=_frozen_index(index))
-
-
-# Linear ops: their rules hold for complex values as they are (see ops/elementwise.py).
-for _op in FAMILY.ops:
-    _op.complex_rules = True
-del _op

@@ -17,7 +17,8 @@ import math
 from typing import Any
 
 import numpy as np
-from wengert.core.op import Op
+from wengert.core.forms import JaxStep
+from wengert.core.op import Op, Words
 from wengert.ops import elementwise as _ew
 from wengert.ops import indexing as _ix
 from wengert.ops import shape as _sh
@@ -35,6 +36,10 @@ from wengert.ops.broadcast import (
 
 #: This module's ops, its public functions and the NumPy functions they implement.
 FAMILY = Family("reduce")
+# The ops whose rules hold for complex values say so (complex_rules=True; see
+# ops/elementwise.py): the linear and holomorphic ones; norm, var and std (whose rules use
+# conj(z) for complex z); max and min, which select entries in NumPy's (lexicographic)
+# order of complex numbers. logsumexp refuses complex values.
 
 _shape_of = shape_of
 _norm_axis = norm_axis
@@ -104,7 +109,8 @@ MEAN = linear(Op(
     "mean", lambda x, axis=None, keepdims=False: np.mean(x, axis=axis, keepdims=keepdims),
     (_mean_vjp,), formula="∂/∂x mean(x) = 1/n (broadcast back)", symbol="mean",
     adjoint=("ḡ / n broadcast to the shape of {0}",),
-    samples=_axis_samples(_normal), jax="jnp.mean({0}, axis={axis}, keepdims={keepdims})"))
+    samples=_axis_samples(_normal), jax="jnp.mean({0}, axis={axis}, keepdims={keepdims})",
+    complex_rules=True))
 FAMILY.op(MEAN)
 
 
@@ -227,7 +233,7 @@ PROD = Op("prod", lambda x, axis=None, keepdims=False: np.prod(x, axis=axis, kee
           (_prod_vjp,), jvp=_prod_jvp, reads=(0,),
           formula="∂/∂xᵢ Πx = Π_{j≠i} xⱼ (exact with zeros)", symbol="Π", samples=_prod_samples,
           adjoint=("ḡ·(the product of the other entries)",),
-          jax="jnp.prod({0}, axis={axis}, keepdims={keepdims})")
+          jax="jnp.prod({0}, axis={axis}, keepdims={keepdims})", complex_rules=True)
 FAMILY.op(PROD)
 
 
@@ -251,7 +257,8 @@ def _scan_samples(draw: Any) -> Any:
 CUMSUM = linear(Op("cumsum", lambda x, axis=None: np.cumsum(x, axis=axis), (_cumsum_vjp,),
                     formula="adjoint: reversed cumulative sum", symbol="cumsum",
                     adjoint=("ḡ summed from the end (reversed cumsum)",),
-                    samples=_scan_samples(_normal), jax="jnp.cumsum({0}, axis={axis})"))
+                    samples=_scan_samples(_normal), jax="jnp.cumsum({0}, axis={axis})",
+                    complex_rules=True))
 FAMILY.op(CUMSUM)
 CUMPROD = Op("cumprod", lambda x, axis=None: np.cumprod(x, axis=axis), (_cumprod_vjp,),
              jvp=_cumprod_jvp, reads=(0,), reads_out=True,
@@ -260,7 +267,7 @@ CUMPROD = Op("cumprod", lambda x, axis=None: np.cumprod(x, axis=axis), (_cumprod
              samples=lambda rng: _scan_samples(_normal)(rng) + [
                  ((np.array([1.2, 0.0, -0.8, 1.5, 0.0, 0.7]),), {"axis": 0}),
                  ((np.array([[0.0, 1.1, 0.9], [1.3, 0.0, -1.2]]),), {"axis": -1})],
-                 jax="jnp.cumprod({0}, axis={axis})")
+                 jax="jnp.cumprod({0}, axis={axis})", complex_rules=True)
 FAMILY.op(CUMPROD)
 
 
@@ -294,7 +301,7 @@ def _extreme_op(name: str, impl: Any, what: str) -> Op:
         formula=f"gradient to the {what}; ties split it evenly", symbol=name,
         adjoint=(f"ḡ at the {name} of {{0}}, split evenly on ties",),
         samples=_axis_samples(_distinct),
-        jax=f"jnp.{name}({{0}}, axis={{axis}}, keepdims={{keepdims}})"))
+        jax=f"jnp.{name}({{0}}, axis={{axis}}, keepdims={{keepdims}})", complex_rules=True))
 
 
 MAX = _extreme_op("max", np.max, "maximum")
@@ -362,13 +369,18 @@ def _var_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 
 VAR = Op("var", _var_impl, (_var_vjp,), jvp=_var_jvp, reads=(0,),
          formula="∂/∂x var(x) = 2 (x - mean) / (n - ddof)", symbol="var", samples=_var_samples,
-         adjoint=("ḡ·2·({0} − mean) / (n − {ddof})",),
-         jax="jnp.var({0}, axis={axis}, ddof={ddof}, keepdims={keepdims})")
+         adjoint=("ḡ·2·({0} − mean) / (n − {ddof})",), complex_rules=True,
+         complex_adjoint="ḡ·2·conj({0} − mean) / (n − {ddof})",
+         jax="jnp.var({0}, axis={axis}, ddof={ddof}, keepdims={keepdims})",
+         words=Words(zero="degenerate"))
 FAMILY.op(VAR)
 STD = Op("std", _std_impl, (_std_vjp,), jvp=_std_jvp, reads=(0,), reads_out=True,
          formula="∂/∂x std(x) = (x - mean) / ((n - ddof) std)", symbol="std",
          adjoint=("ḡ·({0} − mean) / ((n − {ddof})·{out})  (0 where {out} = 0)",),
-         samples=_var_samples, jax="_std({0}, axis={axis}, ddof={ddof}, keepdims={keepdims})")
+         samples=_var_samples, complex_rules=True,
+         complex_adjoint="ḡ·conj({0} − mean) / ((n − {ddof})·{out})  (0 where {out} = 0)",
+         jax="_std({0}, axis={axis}, ddof={ddof}, keepdims={keepdims})",
+         words=Words(zero="degenerate"))
 FAMILY.op(STD)
 
 
@@ -503,10 +515,30 @@ def _norm_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
     ]
 
 
+def _norm_jax(s: JaxStep) -> str:
+    """The 2-norms through a helper (gradient 0 at 0, as wengert's), the others with
+    ``jnp.linalg.norm``."""
+    ord_, axis = s.params["ord"], s.params["axis"]
+    nd = len(s.shape(0))
+    matrix = (isinstance(axis, tuple) and len(axis) == 2) or (axis is None and ord_ is not None
+                                                                and nd == 2)
+    two = ord_ is None or ord_ == "fro" or (ord_ == 2 and not matrix)
+    real = s.dtype(0).kind in "fiub"
+    if two and real:
+        s.helper("_norm2")
+        return f"_norm2({s.args[0]}{s.keywords('axis', 'keepdims')})"
+    x = s.args[0]
+    if real and s.dtype(0).kind == "f" and not (matrix and ord_ in (2, -2, "nuc")):
+        x = f"{s.helper('_abs')}({x})"  # these norms read |x| only: abs'(0) = 0 as wengert's
+    return f"jnp.linalg.norm({x}{s.keywords('ord', 'axis', 'keepdims')})"
+
+
 NORM = Op("norm", _norm_impl, (_norm_vjp,), jvp=_norm_jvp, reads=(0,), reads_out=True,
           formula="∂/∂x ‖x‖₂ = x / ‖x‖₂ (0 at x = 0; conj(z) / ‖z‖₂ for complex z)",
           symbol="‖·‖", samples=_norm_samples,
-          adjoint=("ḡ·∂‖{0}‖/∂{0}  (2-norm: ḡ·{0} / {out}, 0 at 0)",))
+          adjoint=("ḡ·∂‖{0}‖/∂{0}  (2-norm: ḡ·{0} / {out}, 0 at 0)",), complex_rules=True,
+          complex_adjoint="ḡ·∂‖{0}‖/∂{0}  (2-norm: ḡ·conj({0}) / {out}, 0 at 0)", jax=_norm_jax,
+          words=Words(zero="degenerate"))
 FAMILY.op(NORM)
 
 
@@ -539,7 +571,7 @@ TRACE = linear(Op(
         ((rng.normal(size=(4, 3)),), {"offset": -2, "axis1": 0, "axis2": 1}),
         ((rng.normal(size=(2, 3, 4)),), {"offset": 0, "axis1": -1, "axis2": 0}),
         ((rng.normal(size=(3, 2, 3)),), {"offset": -1, "axis1": 2, "axis2": 0}),
-    ], jax="jnp.trace({0}, offset={offset}, axis1={axis1}, axis2={axis2})"))
+    ], jax="jnp.trace({0}, offset={offset}, axis1={axis1}, axis2={axis2})", complex_rules=True))
 FAMILY.op(TRACE)
 
 
@@ -793,15 +825,3 @@ FAMILY.route(_ufunc_reduce(min), np.minimum.reduce)
 FAMILY.route(_ufunc_reduce(logsumexp), np.logaddexp.reduce)
 FAMILY.route(_ufunc_accumulate(cumsum), np.add.accumulate)
 FAMILY.route(_ufunc_accumulate(cumprod), np.multiply.accumulate)
-
-
-# The ops whose rules hold for complex values (see ops/elementwise.py): the linear and
-# holomorphic ones; norm, var and std (whose rules use conj(z) for complex z); max and min,
-# which select entries in NumPy's (lexicographic) order of complex numbers. logsumexp
-# refuses complex values.
-for _op in (MEAN, PROD, CUMSUM, CUMPROD, MAX, MIN, VAR, STD, NORM, TRACE):
-    _op.complex_rules = True
-del _op
-VAR.show_complex_adjoint("ḡ·2·conj({0} − mean) / (n − {ddof})")
-STD.show_complex_adjoint("ḡ·conj({0} − mean) / ((n − {ddof})·{out})  (0 where {out} = 0)")
-NORM.show_complex_adjoint("ḡ·∂‖{0}‖/∂{0}  (2-norm: ḡ·conj({0}) / {out}, 0 at 0)")

@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 from wengert.core.bind import kind_of
-from wengert.core.op import Op, PerInput
+from wengert.core.forms import JaxStep
+from wengert.core.op import Op, PerInput, Words
 from wengert.ops import elementwise as _ew
 from wengert.ops import indexing as _ix
 from wengert.ops.base import Family, apply, is_traced, linear, linear_variadic, no_out
@@ -29,6 +30,8 @@ from wengert.ops.broadcast import reshape_to, sum_along, sum_to
 
 #: This module's ops, its public functions and the NumPy functions they implement.
 FAMILY = Family("shape")
+# Every op here is linear: its rules hold for complex values as they are (complex_rules=True,
+# see ops/elementwise.py); sort permutes, in NumPy's lexicographic order for complex values.
 
 
 def _int_or_tuple(v: Any) -> Any:
@@ -70,7 +73,8 @@ RESHAPE = linear(Op("reshape", lambda x, shape: np.reshape(x, shape),
                                           ((_n(rng, 4),), {"shape": (2, -1, 1)}),
                                           ((np.float64(rng.normal()),), {"shape": (1, 1)})],
                                           jax="jnp.reshape({0}, shape={shape})",
-                                          spelling=".reshape"))
+                                          spelling=".reshape", complex_rules=True,
+                                          words=Words(copies=True)))
 FAMILY.op(RESHAPE)
 
 
@@ -87,7 +91,8 @@ TRANSPOSE = linear(Op("transpose", lambda x, axes=None: np.transpose(x, axes), (
                                             ((_n(rng, 2, 3, 4),), {"axes": (1, 2, 0)}),
                                             ((_n(rng, 2, 3, 4),), {"axes": None})],
                                             jax="jnp.transpose({0}, axes={axes})",
-                                            spelling=".T"))
+                                            spelling=".T", complex_rules=True,
+                                            words=Words(copies=True)))
 FAMILY.op(TRANSPOSE)
 SWAPAXES = linear(Op("swapaxes", lambda x, axis1, axis2: np.swapaxes(x, axis1, axis2),
                       (lambda g, ans, x, axis1, axis2: swapaxes(g, axis1, axis2),),
@@ -95,7 +100,8 @@ SWAPAXES = linear(Op("swapaxes", lambda x, axis1, axis2: np.swapaxes(x, axis1, a
                       adjoint=("ḡ with axes {axis1} and {axis2} swapped back",),
                       samples=lambda rng: [((_n(rng, 2, 3),), {"axis1": 0, "axis2": 1}),
                                            ((_n(rng, 2, 3, 4),), {"axis1": -1, "axis2": 0})],
-                                           jax="jnp.swapaxes({0}, axis1={axis1}, axis2={axis2})"))
+                                           jax="jnp.swapaxes({0}, axis1={axis1}, axis2={axis2})",
+                                           complex_rules=True))
 FAMILY.op(SWAPAXES)
 MOVEAXIS = linear(Op(
     "moveaxis", lambda x, source, destination: np.moveaxis(x, source, destination),
@@ -105,7 +111,7 @@ MOVEAXIS = linear(Op(
     samples=lambda rng: [
         ((_n(rng, 2, 3, 4),), {"source": 0, "destination": -1}),
         ((_n(rng, 2, 3, 4),), {"source": (0, -1), "destination": (-1, 1)}),
-    ], jax="jnp.moveaxis({0}, source={source}, destination={destination})"))
+    ], jax="jnp.moveaxis({0}, source={source}, destination={destination})", complex_rules=True))
 FAMILY.op(MOVEAXIS)
 EXPAND_DIMS = linear(Op("expand_dims", lambda x, axis: np.expand_dims(x, axis),
                          (lambda g, ans, x, axis: reshape(g, _shape_of(x)),),
@@ -115,7 +121,8 @@ EXPAND_DIMS = linear(Op("expand_dims", lambda x, axis: np.expand_dims(x, axis),
                                               ((_n(rng, 2, 3),), {"axis": -1}),
                                               ((_n(rng, 2, 3),), {"axis": (0, 2)}),
                                               ((np.float64(rng.normal()),), {"axis": 0})],
-                                              jax="jnp.expand_dims({0}, axis={axis})"))
+                                              jax="jnp.expand_dims({0}, axis={axis})",
+                                              complex_rules=True))
 FAMILY.op(EXPAND_DIMS)
 SQUEEZE = linear(Op("squeeze", lambda x, axis=None: np.squeeze(x, axis),
                      (lambda g, ans, x, axis=None: reshape(g, _shape_of(x)),),
@@ -125,7 +132,7 @@ SQUEEZE = linear(Op("squeeze", lambda x, axis=None: np.squeeze(x, axis),
                                           ((_n(rng, 1, 3, 1),), {"axis": -1}),
                                           ((_n(rng, 1, 3, 1),), {"axis": (0, 2)}),
                                           ((_n(rng, 1),), {"axis": None})],
-                                          jax="jnp.squeeze({0}, axis={axis})"))
+                                          jax="jnp.squeeze({0}, axis={axis})", complex_rules=True))
 FAMILY.op(SQUEEZE)
 FLIP = linear(Op("flip", lambda x, axis=None: np.flip(x, axis),
                   (lambda g, ans, x, axis=None: flip(g, axis),),
@@ -135,7 +142,7 @@ FLIP = linear(Op("flip", lambda x, axis=None: np.flip(x, axis),
                                        ((_n(rng, 2, 3),), {"axis": -1}),
                                        ((_n(rng, 2, 3, 2),), {"axis": (0, 2)}),
                                        ((_n(rng, 2, 3),), {"axis": None})],
-                                       jax="jnp.flip({0}, axis={axis})"))
+                                       jax="jnp.flip({0}, axis={axis})", complex_rules=True))
 FAMILY.op(FLIP)
 
 
@@ -151,7 +158,8 @@ ROLL = linear(Op("roll", lambda x, shift, axis=None: np.roll(x, shift, axis),
                                        ((_n(rng, 2, 3),), {"shift": -1, "axis": None}),
                                        ((_n(rng, 2, 3),), {"shift": 4, "axis": -1}),
                                        ((_n(rng, 2, 3, 2),), {"shift": (1, -2), "axis": (0, 1)})],
-                                       jax="jnp.roll({0}, shift={shift}, axis={axis})"))
+                                       jax="jnp.roll({0}, shift={shift}, axis={axis})",
+                                       complex_rules=True))
 FAMILY.op(ROLL)
 
 
@@ -173,7 +181,7 @@ TILE = linear(Op("tile", lambda x, reps: np.tile(x, reps), (_tile_vjp,),
                                        ((_n(rng, 2, 3),), {"reps": (2, 1, 3)}),
                                        ((_n(rng, 2, 1, 3),), {"reps": (2, 2)}),
                                        ((np.float64(rng.normal()),), {"reps": (3,)})],
-                                       jax="jnp.tile({0}, reps={reps})"))
+                                       jax="jnp.tile({0}, reps={reps})", complex_rules=True))
 FAMILY.op(TILE)
 
 
@@ -194,6 +202,16 @@ def _repeat_vjp(g: Any, ans: Any, x: Any, repeats: Any, axis: Any = None) -> Any
     return reshape_to(out, shape)
 
 
+def _repeat_jax(s: JaxStep) -> str:
+    """``jnp.repeat`` (with ``total_repeat_length`` for per-entry repeats: a static shape)."""
+    repeats = s.params["repeats"]
+    axis = s.params["axis"]
+    if isinstance(repeats, int):
+        return f"jnp.repeat({s.args[0]}, {repeats!r}, axis={axis!r})"
+    return (f"jnp.repeat({s.args[0]}, np.array({list(repeats)!r}), axis={axis!r}, "
+            f"total_repeat_length={sum(repeats)})")
+
+
 REPEAT = linear(Op(
     "repeat", lambda x, repeats, axis=None: np.repeat(x, repeats, axis),
     (_repeat_vjp,), formula="adjoint: sum each run of repeats",
@@ -202,7 +220,8 @@ REPEAT = linear(Op(
                          ((_n(rng, 2, 3),), {"repeats": 3, "axis": None}),
                          ((_n(rng, 2, 3),), {"repeats": 2, "axis": -1}),
                          ((_n(rng, 3, 2),), {"repeats": (1, 0, 3), "axis": 0}),
-                         ((_n(rng, 2, 2),), {"repeats": (2, 1, 1, 3), "axis": None})]))
+                         ((_n(rng, 2, 2),), {"repeats": (2, 1, 1, 3), "axis": None})],
+                         complex_rules=True, jax=_repeat_jax))
 FAMILY.op(REPEAT)
 
 
@@ -229,7 +248,7 @@ PAD = linear(Op("pad", _pad_impl, (_pad_vjp,), formula="adjoint: slice the paddi
                  adjoint=("ḡ with the padding sliced off",),
                  samples=_pad_samples,
                  jax="jnp.pad({0}, {pad_width}, mode='constant', "
-                     "constant_values={constant_values})"), constant_values=0)
+                     "constant_values={constant_values})", complex_rules=True), constant_values=0)
 FAMILY.op(PAD)
 
 
@@ -257,7 +276,8 @@ DIAGONAL = linear(Op("diagonal",
                           ((_n(rng, 3, 4),), {"offset": 1, "axis1": 0, "axis2": 1}),
                           ((_n(rng, 4, 3),), {"offset": -2, "axis1": 1, "axis2": 0}),
                           ((_n(rng, 2, 3, 4),), {"offset": 1, "axis1": -1, "axis2": 0}),
-                      ], jax="jnp.diagonal({0}, offset={offset}, axis1={axis1}, axis2={axis2})"))
+                      ], jax="jnp.diagonal({0}, offset={offset}, axis1={axis1}, axis2={axis2})",
+                          complex_rules=True))
 FAMILY.op(DIAGONAL)
 DIAGONAL_EMBED = linear(Op(
     "diagonal_embed", _embed_impl,
@@ -270,7 +290,8 @@ DIAGONAL_EMBED = linear(Op(
         ((_n(rng, 2),), {"shape": (3, 4), "offset": 2, "axis1": 0, "axis2": 1}),
         ((_n(rng, 4, 2),), {"shape": (3, 4, 3), "offset": -1, "axis1": 2,
                             "axis2": 0}),
-    ], jax="_diagonal_embed({0}, shape={shape}, offset={offset}, axis1={axis1}, axis2={axis2})"))
+    ], jax="_diagonal_embed({0}, shape={shape}, offset={offset}, axis1={axis1}, axis2={axis2})",
+        complex_rules=True))
 FAMILY.op(DIAGONAL_EMBED)
 
 
@@ -287,13 +308,26 @@ def _tri_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
             ((_n(rng, 2, 3, 3),), {"k": -1}), ((_n(rng, 3),), {"k": 0})]
 
 
+def _tri_jax(name: str) -> Any:
+    def form(s: JaxStep) -> str:
+        shape = s.shape(0)
+        x = s.args[0]
+        if len(shape) < 2:  # NumPy broadcasts a vector to a square matrix
+            n = shape[0] if shape else 1
+            x = f"jnp.broadcast_to({x}, {(n, n)!r})"
+        return f"jnp.{name}({x}, k={s.param('k')})"
+
+    form.__doc__ = f"jnp.{name}(x, k) (a vector is broadcast to a square first, as NumPy does)"
+    return form
+
+
 TRIU = linear(Op("triu", lambda x, k=0: np.triu(x, k), (_tri_vjp(lambda g, k: triu(g, k)),),
                   formula="adjoint: triu of the cotangent", samples=_tri_samples,
-                  adjoint=("triu(ḡ, {k})",)))
+                  adjoint=("triu(ḡ, {k})",), complex_rules=True, jax=_tri_jax("triu")))
 FAMILY.op(TRIU)
 TRIL = linear(Op("tril", lambda x, k=0: np.tril(x, k), (_tri_vjp(lambda g, k: tril(g, k)),),
                   formula="adjoint: tril of the cotangent", samples=_tri_samples,
-                  adjoint=("tril(ḡ, {k})",)))
+                  adjoint=("tril(ḡ, {k})",), complex_rules=True, jax=_tri_jax("tril")))
 FAMILY.op(TRIL)
 
 
@@ -309,6 +343,31 @@ def _take_add_impl(g: Any, indices: Any, shape: tuple[int, ...], axis: Any) -> A
     return out
 
 
+def _take_jax(s: JaxStep) -> str:
+    """``jnp.take`` with the indices made non-negative when they are a constant."""
+    x, idx = s.args
+    axis = s.params["axis"]
+    if s.is_literal(1) and isinstance(s.literal(1), np.ndarray | np.integer | int):
+        n = int(np.prod(s.shape(0), dtype=np.int64)) if axis is None else s.shape(0)[axis]
+        value = np.asarray(s.literal(1))
+        if n and (value < 0).any():
+            idx = s.value(np.asarray(value % n, dtype=value.dtype))
+    return f"jnp.take({x}, {idx}, axis={s.param('axis')})"
+
+
+def _index_helper_jax(name: str) -> Any:
+    def form(s: JaxStep) -> str:
+        s.helper(name)
+        axis = s.params["axis"]
+        if axis is not None:
+            axis %= max(len(s.params["shape"]), 1)
+        return (f"{name}({s.args[0]}, {s.args[1]}, shape={tuple(s.params['shape'])!r}, "
+                f"axis={axis!r})")
+
+    form.__doc__ = f"{name}(g, indices, shape, axis) (a helper of the exported module)"
+    return form
+
+
 TAKE = linear(Op("take", lambda x, indices, axis=None: np.take(x, indices, axis),
                   (lambda g, ans, x, indices, axis=None:
                    apply(TAKE_ADD, g, indices, shape=_shape_of(x), axis=axis), None),
@@ -319,7 +378,7 @@ TAKE = linear(Op("take", lambda x, indices, axis=None: np.take(x, indices, axis)
                       ((_n(rng, 2, 3), np.array([[5, 0], [2, 2]])), {"axis": None}),
                       ((_n(rng, 3, 4), np.array([1, -1, 1])), {"axis": -1}),
                       ((_n(rng, 3, 4), np.array(2)), {"axis": 0}),
-                  ]))
+                  ], complex_rules=True, jax=_take_jax, jax_uncast=(1,)))
 FAMILY.op(TAKE)
 TAKE_ADD = linear(Op("take_add", _take_add_impl,
                       (lambda h, ans, g, indices, shape, axis: take(h, indices, axis), None),
@@ -328,7 +387,7 @@ TAKE_ADD = linear(Op("take_add", _take_add_impl,
                       samples=lambda rng: [
                           ((_n(rng, 4), np.array([0, 3, 3, -1])), {"shape": (5,), "axis": None}),
                           ((_n(rng, 3, 3), np.array([1, -1, 1])), {"shape": (3, 4), "axis": 1}),
-                      ]))
+                      ], complex_rules=True, jax=_index_helper_jax("_take_add"), jax_uncast=(1,)))
 FAMILY.op(TAKE_ADD)
 
 
@@ -367,7 +426,7 @@ TAKE_ALONG_AXIS = linear(Op(
         ((_n(rng, 3, 4), np.array([[0, 3], [1, 1], [2, 0]])), {"axis": 1}),
         ((_n(rng, 3, 4), np.array([[2, 0, 1, 1]])), {"axis": 0}),
         ((_n(rng, 1, 4), np.array([[1], [3]])), {"axis": -1}),
-    ], jax="jnp.take_along_axis({0}, {1}, axis={axis})"))
+    ], jax="jnp.take_along_axis({0}, {1}, axis={axis})", complex_rules=True, jax_uncast=(1,)))
 FAMILY.op(TAKE_ALONG_AXIS)
 TAKE_ALONG_AXIS_ADD = linear(Op(
     "take_along_axis_add", _take_along_add_impl,
@@ -377,7 +436,7 @@ TAKE_ALONG_AXIS_ADD = linear(Op(
     samples=lambda rng: [
         ((_n(rng, 3, 2), np.array([[0, 3], [1, 1], [2, 0]])), {"shape": (3, 4), "axis": 1}),
         ((_n(rng, 2, 1), np.array([[1], [3]])), {"shape": (1, 4), "axis": -1}),
-    ]))
+    ], complex_rules=True, jax=_index_helper_jax("_take_along_axis_add"), jax_uncast=(1,)))
 FAMILY.op(TAKE_ALONG_AXIS_ADD)
 
 
@@ -419,7 +478,7 @@ SORT = Op("sort", lambda x, axis=-1: np.sort(x, axis=axis), (_sort_vjp,), jvp=_s
                                ((_distinct(rng, 3, 4),), {"axis": 0}),
                                ((_distinct(rng, 3, 4),), {"axis": None}),
                                ((_distinct(rng, 2, 3, 2),), {"axis": 1})],
-                               jax="jnp.sort({0}, axis={axis})")
+                               jax="jnp.sort({0}, axis={axis})", complex_rules=True)
 FAMILY.op(SORT)
 
 
@@ -445,7 +504,7 @@ CONCATENATE = linear_variadic(_variadic(
     samples=lambda rng: [((_n(rng, 2), _n(rng, 3)), {"axis": 0}),
                          ((_n(rng, 2, 3), _n(rng, 2, 1), _n(rng, 2, 2)), {"axis": -1}),
                          ((_n(rng, 2, 2), _n(rng, 3)), {"axis": None}),
-                         ((_n(rng, 1, 3), _n(rng, 2, 3)), {"axis": 0})]))
+                         ((_n(rng, 1, 3), _n(rng, 2, 3)), {"axis": 0})], complex_rules=True))
 FAMILY.op(CONCATENATE)
 
 
@@ -464,7 +523,7 @@ STACK = linear_variadic(_variadic(
     samples=lambda rng: [((_n(rng, 3), _n(rng, 3)), {"axis": 0}),
                          ((_n(rng, 2, 3), _n(rng, 2, 3), _n(rng, 2, 3)), {"axis": -1}),
                          ((np.float64(rng.normal()), np.float64(rng.normal())), {"axis": 0}),
-                         ((_n(rng, 2, 3), _n(rng, 2, 3)), {"axis": 1})]))
+                         ((_n(rng, 2, 3), _n(rng, 2, 3)), {"axis": 1})], complex_rules=True))
 FAMILY.op(STACK)
 
 
@@ -1027,10 +1086,3 @@ def vsplit(x: Any, indices_or_sections: Any) -> list[Any]:
     if len(_shape_of(x)) < 2:
         raise ValueError("vsplit only works on arrays of 2 or more dimensions")
     return split(x, indices_or_sections, 0)
-
-
-# Linear ops: their rules hold for complex values as they are (see ops/elementwise.py);
-# sort permutes, in NumPy's lexicographic order for complex values.
-for _op in FAMILY.ops:
-    _op.complex_rules = True
-del _op

@@ -425,10 +425,12 @@ def test_every_registry_op_has_a_jax_form():
         assert op.samples is not None, op.name
 
 
-def test_an_op_declares_its_jax_form_or_the_export_writes_it_by_code_never_both():
+def test_an_op_declares_its_jax_form_or_its_refusal_never_both():
     for op in REGISTRY:
-        assert (op.jax is not None) + (op in CODE_FORMS) + (op.jax_refused is not None) == 1, \
-            op.name
+        assert (op.jax is not None) + (op.jax_refused is not None) == 1, op.name
+        assert (op in CODE_FORMS) == callable(op.jax), op.name
+        assert isinstance(op.jax, str) or op.jax is None or op.jax.__doc__, (
+            f"{op.name}: a JAX form function says what it writes in its docstring")
 
 
 def test_a_template_fills_inputs_params_helpers_and_modules():

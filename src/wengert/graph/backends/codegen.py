@@ -66,6 +66,7 @@ nan
 
 from __future__ import annotations
 
+import ast
 import keyword
 import math
 import operator
@@ -80,7 +81,7 @@ from wengert.core.tree import unflatten
 from wengert.graph.backends import runtime
 from wengert.graph.ir import Literal, Var, aval_text
 from wengert.graph.tracer import is_recorded_call
-from wengert.ops import elementwise as ew
+from wengert.ops import REGISTRY
 from wengert.ops.linalg import eig as _eig
 from wengert.ops.linalg import eigh as _eigh
 from wengert.ops.linalg import qr as _qr
@@ -361,22 +362,40 @@ def _name(v: Any, ns: Namespace, scalar: bool) -> str:
     return ns.expr(value)
 
 
-#: Registered ops whose float path is exactly an expression (checked by the tests against
-#: the op's ``scalar_impl``), keyed by the op record: written inline instead of calling it.
-SCALAR_FORMS = {ew.SQUARE: "{0} * {0}", ew.RECIPROCAL: "1.0 / {0}", ew.COPY: "{0}",
-                ew.EXP2: "2.0 ** {0}"}
-#: Registered ops whose float path is a ``math`` function.
-SCALAR_MATH = {ew.POWER: math.pow}
-#: Registered ops written with Python's operator also on NumPy scalars: ``t * 2.0`` on a
-#: ``float64`` computes what ``np.multiply`` does (value, type, warnings), at a fraction
-#: of the call's cost.
-NUMPY_INFIX = {ew.ADD: "{0} + {1}", ew.SUBTRACT: "{0} - {1}", ew.MULTIPLY: "{0} * {1}",
-               ew.DIVIDE: "{0} / {1}", ew.NEGATIVE: "-{0}", ew.POSITIVE: "+{0}"}
-#: Registered ops whose float path never raises (Python's ``+``, ``-``, ``*`` on floats give
-#: inf or NaN silently, as the float path does eagerly): a program of only these needs no
-#: ``try``.
-NEVER_RAISE = frozenset({ew.ADD, ew.SUBTRACT, ew.MULTIPLY, ew.NEGATIVE, ew.POSITIVE, ew.ABS,
-                         ew.SQUARE, ew.COPY})
+#: Registered ops whose float path is exactly an expression (each op's ``scalar_code``,
+#: checked by the tests against its ``scalar_impl``): written inline instead of calling it.
+SCALAR_FORMS = {op: op.scalar_code for op in REGISTRY if isinstance(op.scalar_code, str)}
+#: Registered ops whose float path is a ``math`` function (each op's ``scalar_code``).
+SCALAR_MATH = {op: op.scalar_code for op in REGISTRY if callable(op.scalar_code)}
+#: Python's operators whose meaning on NumPy scalars is their ufunc's, by spelling.
+_OPERATORS = {"+": "{0} + {1}", "-": "{0} - {1}", "*": "{0} * {1}", "/": "{0} / {1}",
+              "unary -": "-{0}", "unary +": "+{0}"}
+#: Registered ops written with Python's operator also on NumPy scalars (each op spelled as
+#: one of :data:`_OPERATORS`): ``t * 2.0`` on a ``float64`` computes what ``np.multiply``
+#: does (value, type, warnings), at a fraction of the call's cost.
+NUMPY_INFIX = {op: _OPERATORS[op.spelling] for op in REGISTRY if op.spelling in _OPERATORS}
+#: Python's float operations that never raise (``+``, ``-``, ``*`` on floats give inf or
+#: NaN silently, as the float path does eagerly).
+_NEVER_RAISING = (operator.add, operator.sub, operator.mul, operator.neg, operator.pos, abs)
+_SILENT_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Add, ast.Sub, ast.Mult, ast.UAdd,
+                 ast.USub, ast.Name, ast.Load, ast.Constant)
+
+
+def _never_raises(op: Any) -> bool:
+    """Whether ``op``'s float path never raises: one of :data:`_NEVER_RAISING`, or an inline
+    form (``scalar_code``) made of ``+``, ``-`` and ``*`` only."""
+    if any(op.scalar_impl is f for f in _NEVER_RAISING):
+        return True
+    code = op.scalar_code
+    if not isinstance(code, str) or op.nin < 0:
+        return False
+    tree = ast.parse(code.format(*[f"x{i}" for i in range(op.nin)]), mode="eval")
+    return all(isinstance(node, _SILENT_NODES) for node in ast.walk(tree))
+
+
+#: Registered ops whose float path never raises (:func:`_never_raises`): a program of only
+#: these needs no ``try``.
+NEVER_RAISE = frozenset(op for op in REGISTRY if _never_raises(op))
 
 
 def _scalar_line(eq: Any, ns: Namespace) -> str:

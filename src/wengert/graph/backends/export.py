@@ -82,24 +82,12 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+from wengert.core.forms import JaxStep
 from wengert.core.op import Op
 from wengert.core.tree import flatten, unflatten
-from wengert.graph.ir import Literal, Var
+from wengert.graph.ir import Var
 from wengert.graph.tracer import is_recorded_call
-from wengert.ops import (
-    REGISTRY,
-    broadcast,
-    eig,
-    fft,
-    floating,
-    indexing,
-    linalg,
-    lstsq,
-    qr,
-    reduce,
-    shape,
-)
-from wengert.ops import elementwise as ew
+from wengert.ops import REGISTRY
 from wengert.ops.linalg import svd as _svd
 
 __all__ = ["to_jax_source", "to_jax", "NotExportable", "JAX_FORMS", "CODE_FORMS", "JAX_CALLS",
@@ -356,32 +344,32 @@ class _Module:
 
 
 # -- one equation ------------------------------------------------------------------------
-class _Step:
-    """What a form needs to write one equation: its inputs as source, its params (with
-    the forward's defaults), its equation and the module."""
+class _Step(JaxStep):
+    """What a form needs to write one equation (the :class:`~wengert.core.forms.JaxStep`
+    an op's ``jax=`` function is given): its inputs as source, its params (with the
+    forward's defaults), its equation, and the module that defines helpers and
+    constants."""
 
-    __slots__ = ("eq", "a", "p", "m")
+    __slots__ = ("m",)
 
-    def __init__(self, eq: Any, a: list[str], p: dict[str, Any], m: _Module) -> None:
-        self.eq = eq
-        self.a = a
-        self.p = p
+    def __init__(self, eq: Any, args: list[str], params: dict[str, Any], m: _Module) -> None:
+        super().__init__(eq, args, params)
         self.m = m
 
-    def v(self, key: str) -> str:
-        """A param as source."""
-        return self.m.value(self.p[key])
+    def helper(self, name: str) -> str:
+        return self.m.helper(name)
 
-    def kw(self, *keys: str) -> str:
-        """``, axis=0, keepdims=False`` for the named params."""
-        return "".join(f", {k}={self.v(k)}" for k in keys)
+    def constant(self, value: np.ndarray) -> str:
+        return self.m.constant(value)
 
-    def shape_of(self, i: int) -> tuple[int, ...]:
-        return tuple(self.eq.ins[i].shape)
+    def value(self, value: Any) -> str:
+        return self.m.value(value)
 
-    @property
-    def out(self) -> Var:
-        return self.eq.out
+    def index(self, index: Any) -> str:
+        return self.m.index(index)
+
+    def dtype_text(self, dtype: Any) -> str:
+        return _jnp_dtype_text(dtype)
 
 
 _SLOT = re.compile(r"\{(\*|\w+)\}")
@@ -399,14 +387,14 @@ def _template(template: str) -> Callable[[_Step], str]:
 
     def form(s: _Step) -> str:
         for name in helpers:
-            s.m.helper(name)
+            s.helper(name)
         s.m.imports.update(modules)
 
         def fill(match: re.Match[str]) -> str:
             key = match.group(1)
             if key == "*":
-                return ", ".join(s.a)
-            return s.a[int(key)] if key.isdigit() else s.v(key)
+                return ", ".join(s.args)
+            return s.args[int(key)] if key.isdigit() else s.param(key)
 
         return _SLOT.sub(fill, template)
 
@@ -414,196 +402,16 @@ def _template(template: str) -> Callable[[_Step], str]:
     return form
 
 
-def _eig_values(s: _Step) -> str:
-    """``jax.lax.linalg.eig(a)[0]`` with eigenvector derivatives on (JAX's opt-in; its
-    eigenvectors' derivatives fix the norm but not NumPy's phase, so they agree with
-    wengert's for phase-invariant functions), its real part where NumPy's result is
-    real (a real matrix with real eigenvalues; JAX's is always complex)."""
-    text = (f"jax.lax.linalg.eig({s.a[0]}, compute_left_eigenvectors=False, "
-            "enable_eigvec_derivs=True)[0]")
-    return f"jnp.real({text})" if s.eq.out.dtype.kind == "f" else text
-
-
-def _qr_completion(s: _Step) -> str:
-    """``jnp.linalg.qr(a, mode="complete")[0][..., :, n:]`` (JAX 0.10 differentiates the
-    completion as wengert does)."""
-    n = s.shape_of(0)[-1]
-    return f'jnp.linalg.qr({s.a[0]}, mode="complete")[0][..., :, {n}:]'
-
-
-def _pinv(s: _Step) -> str:
-    """``jnp.linalg.pinv(a)`` (``rtol=`` for an explicit cutoff; JAX's own default cutoff
-    is NumPy's)."""
-    hermitian = ", hermitian=True" if s.eq.params.get("hermitian") else ""
-    if s.eq.params.get("rcond") is None:
-        return f"jnp.linalg.pinv({s.a[0]}{hermitian})"
-    return f"jnp.linalg.pinv({s.a[0]}, rtol={s.v('rcond')}{hermitian})"
-
-
-def _sum_to(s: _Step) -> str:
-    """The sum over the broadcast axes, written with the static axes."""
-    xs, shape = s.shape_of(0), tuple(s.p["shape"])
-    lead = len(xs) - len(shape)
-    axes = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape)
-                                      if n == 1 and xs[i + lead] != 1)
-    x = f"jnp.sum({s.a[0]}, axis={axes!r}, keepdims=True)" if axes else s.a[0]
-    return f"jnp.reshape({x}, {shape!r})"
-
-
-def _getitem(s: _Step) -> str:
-    return f"{_subject(s)}[{s.m.index(s.p['index'])}]"
-
-
-def _subject(s: _Step) -> str:
-    """Input 0 as an expression that can be indexed (a literal becomes a JAX array)."""
-    return s.a[0] if type(s.eq.ins[0]) is Var else f"jnp.asarray({s.a[0]})"
-
-
-def _scatter_add(s: _Step) -> str:
-    index = s.m.index(s.p["index"])
-    shape = tuple(s.p["shape"])
-    return f"jnp.zeros({shape!r}, {_jnp_dtype_text(s.out.dtype)}).at[{index}].add({s.a[0]})"
-
-
-def _setitem(s: _Step) -> str:
-    index = s.p["index"]
-    xshape = s.shape_of(0)
-    slots = np.full(xshape, -1, dtype=np.intp)
-    target = slots[index].shape
-    ids = np.arange(int(np.prod(target, dtype=np.int64)), dtype=np.intp).reshape(target)
-    slots[index] = ids
-    kept = slots[index] == ids
-    if not kept.all():  # a repeated integer index: the last write wins
-        s.m.helper("_setitem_last")
-        written = s.m.constant(slots >= 0)
-        where = s.m.constant(np.maximum(slots, 0))
-        return f"_setitem_last({_subject(s)}, {s.a[1]}, {written}, {where}, {target!r})"
-    v = s.a[1]
-    vshape = s.shape_of(1)
-    if len(vshape) > len(target):  # NumPy accepts leading unit axes on the value
-        v = f"jnp.reshape({v}, {vshape[len(vshape) - len(target):]!r})"
-    return f"{_subject(s)}.at[{s.m.index(index)}].set({v})"
-
-
-def _take(s: _Step) -> str:
-    """np.take with the indices made non-negative when they are a constant."""
-    x, idx = s.a
-    lit = s.eq.ins[1]
-    axis = s.p["axis"]
-    if type(lit) is Literal and isinstance(lit.value, np.ndarray | np.integer | int):
-        n = int(np.prod(s.shape_of(0), dtype=np.int64)) if axis is None else \
-            s.shape_of(0)[axis]
-        value = np.asarray(lit.value)
-        if n and (value < 0).any():
-            idx = s.m.value(np.asarray(value % n, dtype=value.dtype))
-    return f"jnp.take({x}, {idx}, axis={s.v('axis')})"
-
-
-def _repeat(s: _Step) -> str:
-    repeats = s.p["repeats"]
-    axis = s.p["axis"]
-    if isinstance(repeats, int):
-        return f"jnp.repeat({s.a[0]}, {repeats!r}, axis={axis!r})"
-    return (f"jnp.repeat({s.a[0]}, np.array({list(repeats)!r}), axis={axis!r}, "
-            f"total_repeat_length={sum(repeats)})")
-
-
-def _tri(name: str) -> Callable[[_Step], str]:
-    def form(s: _Step) -> str:
-        shape = s.shape_of(0)
-        x = s.a[0]
-        if len(shape) < 2:  # NumPy broadcasts a vector to a square matrix
-            n = shape[0] if shape else 1
-            x = f"jnp.broadcast_to({x}, {(n, n)!r})"
-        return f"jnp.{name}({x}, k={s.v('k')})"
-
-    form.__doc__ = f"jnp.{name}(x, k) (a vector is broadcast to a square first, as NumPy does)"
-    return form
-
-
-def _norm(s: _Step) -> str:
-    """The 2-norms through a helper (gradient 0 at 0, as wengert's), the others with
-    ``jnp.linalg.norm``."""
-    ord_, axis = s.p["ord"], s.p["axis"]
-    nd = len(s.shape_of(0))
-    matrix = (isinstance(axis, tuple) and len(axis) == 2) or (axis is None and ord_ is not None
-                                                                and nd == 2)
-    two = ord_ is None or ord_ == "fro" or (ord_ == 2 and not matrix)
-    real = s.eq.ins[0].dtype.kind in "fiub"
-    if two and real:
-        s.m.helper("_norm2")
-        return f"_norm2({s.a[0]}{s.kw('axis', 'keepdims')})"
-    x = s.a[0]
-    if real and s.eq.ins[0].dtype.kind == "f" and not (matrix and ord_ in (2, -2, "nuc")):
-        x = f"{s.m.helper('_abs')}({x})"  # these norms read |x| only: abs'(0) = 0 as wengert's
-    return f"jnp.linalg.norm({x}{s.kw('ord', 'axis', 'keepdims')})"
-
-
-def _einsum(s: _Step) -> str:
-    """``jnp.einsum(subscripts, a, b)``; a one-operand einsum's ``1.0`` is left out."""
-    subscripts = s.p["subscripts"]
-    lhs, out = subscripts.split("->")
-    terms = lhs.split(",")
-    b = s.eq.ins[1]
-    if terms[1] == "" and type(b) is Literal and type(b.value) is float and b.value == 1.0:
-        return f"jnp.einsum({terms[0] + '->' + out!r}, {s.a[0]})"
-    return f"jnp.einsum({subscripts!r}, {s.a[0]}, {s.a[1]})"
-
-
-def _index_helper(name: str) -> Callable[[_Step], str]:
-    def form(s: _Step) -> str:
-        s.m.helper(name)
-        axis = s.p["axis"]
-        if axis is not None:
-            axis %= max(len(s.p["shape"]), 1)
-        return f"{name}({s.a[0]}, {s.a[1]}, shape={tuple(s.p['shape'])!r}, axis={axis!r})"
-
-    form.__doc__ = f"{name}(g, indices, shape, axis) (a helper of the exported module)"
-    return form
-
-
-def _abs(s: _Step) -> str:
-    """``_abs(x)`` (abs'(0) = 0) for real floats, ``jnp.abs`` otherwise."""
-    if s.eq.ins[0].dtype.kind == "f":
-        return f"{s.m.helper('_abs')}({s.a[0]})"
-    return f"jnp.abs({s.a[0]})"
-
-
-def _power(s: _Step) -> str:
-    """``jnp.power`` for a nonzero number as exponent, else ``_power`` (0 ** 0 has
-    gradient 0, as wengert's)."""
-    y = s.eq.ins[1]
-    if type(y) is Literal and type(y.value) in (int, float) and y.value != 0:
-        return f"jnp.power({s.a[0]}, {s.a[1]})"
-    return f"{s.m.helper('_power')}({s.a[0]}, {s.a[1]})"
-
-
-#: The primitives whose JAX form depends on the equation (a dtype, a shape, a literal),
-#: written by code; every other one declares its form beside it (``Op(..., jax=...)``).
-CODE_FORMS: Mapping[Op, Callable[[_Step], str]] = MappingProxyType({
-    ew.ABS: _abs,
-    ew.POWER: _power,
-    broadcast.SUM_TO: _sum_to,
-    indexing.GETITEM: _getitem,
-    indexing.SCATTER_ADD: _scatter_add,
-    indexing.SETITEM: _setitem,
-    shape.REPEAT: _repeat,
-    shape.TRIU: _tri("triu"),
-    shape.TRIL: _tri("tril"),
-    shape.TAKE: _take,
-    shape.TAKE_ADD: _index_helper("_take_add"),
-    shape.TAKE_ALONG_AXIS_ADD: _index_helper("_take_along_axis_add"),
-    reduce.NORM: _norm,
-    linalg.EINSUM: _einsum,
-    qr.QR_COMPLETION: _qr_completion,
-    lstsq.PINV: _pinv,
-    eig.EIG_VALUES: _eig_values,
-})
+#: The primitives whose JAX form depends on the equation (a dtype, a shape, a literal):
+#: each declares the function that writes it beside it (``Op(..., jax=form)``, written
+#: with a :class:`~wengert.core.forms.JaxStep`); every other one a template.
+CODE_FORMS: Mapping[Op, Callable[[JaxStep], str]] = MappingProxyType({
+    op: op.jax for op in REGISTRY if callable(op.jax)})
 #: Registry op -> the function that writes it in ``jax.numpy`` (its docstring says how):
-#: the op's own ``jax`` template, or its entry of :data:`CODE_FORMS`.
-JAX_FORMS: Mapping[Op, Callable[[_Step], str]] = MappingProxyType({
+#: the op's own ``jax`` template, or its function (:data:`CODE_FORMS`).
+JAX_FORMS: Mapping[Op, Callable[[JaxStep], str]] = MappingProxyType({
     op: CODE_FORMS.get(op) or _template(op.jax)
-    for op in REGISTRY if op in CODE_FORMS or op.jax is not None})
+    for op in REGISTRY if op.jax is not None})
 #: The parts of a decomposition (by their records, in order) that one JAX call gives in
 #: that order, and its form; other parts are written each by its own form, or as the call
 #: their forms all index (``jnp.linalg.eigh(t1, UPLO='L')`` for ``[0]`` and ``[1]``).
@@ -616,28 +424,6 @@ REFUSED_FORMS: Mapping[str, str] = MappingProxyType(
 COMPLEX_REFUSED_FORMS: Mapping[str, str] = MappingProxyType(
     {op.name: op.jax_complex_refused for op in REGISTRY
      if op.jax_complex_refused is not None})
-
-#: Inputs that are indices or conditions: never cast to the output's dtype.
-_NOT_CAST = {ew.WHERE: (0,), shape.TAKE: (1,), shape.TAKE_ADD: (1,),
-             shape.TAKE_ALONG_AXIS: (1,), shape.TAKE_ALONG_AXIS_ADD: (1,),
-             fft.RFFT: (0,),  # (rfft: a real signal, complex out)
-             floating.LDEXP: (1,), floating.EXPONENT: (0,)}  # (integer exponents; a float in)
-
-_DEFAULTS: dict[Op, dict[str, Any]] = {}
-
-
-def _params(op: Any, params: dict[str, Any]) -> dict[str, Any]:
-    """The equation's params over the keyword defaults of the op's forward."""
-    defaults = _DEFAULTS.get(op)
-    if defaults is None:
-        try:
-            sig = inspect.signature(op.impl)
-            defaults = {p.name: p.default for p in sig.parameters.values()
-                        if p.default is not inspect.Parameter.empty}
-        except (TypeError, ValueError):
-            defaults = {}
-        _DEFAULTS[op] = defaults
-    return {**defaults, **params}
 
 
 # -- recorded NumPy calls -------------------------------------------------------------------
@@ -911,11 +697,10 @@ class _Writer:
                 "as fuse): its NumPy forward has no JAX form. Export the graph before that "
                 "pass, or trace the function without the custom rule."
             )
-        if op is not ew.ASTYPE:
-            keep = _NOT_CAST.get(op, ())
-            args = [a if i in keep else self._cast(v, a, eq.out.dtype)
-                    for i, (v, a) in enumerate(zip(eq.ins, args))]
-        return form(_Step(eq, args, _params(op, eq.params), self.m))
+        keep = op.jax_uncast
+        args = [a if i in keep else self._cast(v, a, eq.out.dtype)
+                for i, (v, a) in enumerate(zip(eq.ins, args))]
+        return form(_Step(eq, args, {**op.param_defaults(), **eq.params}, self.m))
 
     def parts_line(self, eq: Any) -> str:
         """The right-hand side of a decomposition's equation with several outputs: one

@@ -74,9 +74,9 @@ from wengert.ops import REGISTRY
 
 __all__ = ["cse", "value_key", "equation_key", "part_keys", "COMMUTATIVE", "MAX_KEYED_BYTES"]
 
-#: Registry ops whose two inputs may be swapped (exactly, for every value).
-COMMUTATIVE = frozenset(REGISTRY[name] for name in ("add", "multiply", "hypot", "logaddexp",
-                                                    "logaddexp2"))
+#: Registry ops whose two inputs may be swapped (exactly, for every value): those declared
+#: ``commutative``.
+COMMUTATIVE = frozenset(op for op in REGISTRY if op.commutative)
 def equation_key(eq: Any) -> Any:
     """The key of ``eq`` (see the module's text): equations with equal keys compute the
     same value.

@@ -65,35 +65,40 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from wengert.core.forms import EquationView, Kernel
 from wengert.core.op import Op
 from wengert.core.tree import unflatten
 from wengert.graph.backends.codegen import is_scalar_program
 from wengert.graph.ir import Equation, Literal, Var
 from wengert.graph.passes.rewrite import PassReport, add_report
 from wengert.graph.tracer import is_recorded_call
-from wengert.ops import elementwise as ew
+from wengert.ops import FAMILIES
 
 __all__ = ["fuse", "FusedOp", "fused_kernels", "fusable", "CHUNK_ELEMENTS", "SPECIAL_WRITERS",
-           "NOT_FUSED"]
+           "NOT_FUSED", "FUSABLE"]
 
 #: Elements per chunk of a large kernel: each intermediate buffer holds one chunk
 #: (16384 float64 values, 128 KiB), so a chain runs in the CPU's cache.
 CHUNK_ELEMENTS = 16384
 
-#: The registry's elementwise ops (by identity): the candidates for fusion.
-_ELEMENTWISE = frozenset(id(op) for op in ew.FAMILY.ops)
+#: The elementwise ops of the registry, those of the families made ``fusable``: the
+#: candidates for fusion.
+FUSABLE: tuple[Op, ...] = tuple(op for family in FAMILIES if family.FAMILY.fusable
+                                for op in family.FAMILY.ops)
+_ELEMENTWISE = frozenset(id(op) for op in FUSABLE)
 
-#: Short names of ufuncs in a kernel's name (the others go by their op's or own name).
-_SHORT = {np.multiply: "mul", np.subtract: "sub", np.divide: "div", np.negative: "neg",
-          np.power: "pow", np.maximum: "max", np.minimum: "min", np.reciprocal: "recip",
-          np.greater: "gt", np.greater_equal: "ge", np.less: "lt", np.less_equal: "le",
-          np.equal: "eq", np.not_equal: "ne", np.logical_and: "and", np.logical_or: "or",
-          np.logical_not: "not", np.floor_divide: "floordiv"}
-#: Infix spellings of ufuncs for the formula: (symbol, precedence).
-_INFIX = {np.add: ("+", 1), np.subtract: ("-", 1), np.multiply: ("*", 2), np.divide: ("/", 2),
-          np.remainder: ("%", 2), np.floor_divide: ("//", 2), np.power: ("**", 4),
-          np.greater: (">", 0), np.greater_equal: (">=", 0), np.less: ("<", 0),
-          np.less_equal: ("<=", 0), np.equal: ("==", 0), np.not_equal: ("!=", 0)}
+#: The ufuncs that are no op's forward, whose calls a graph records without a rule
+#: (comparisons, logic): the short name each has in a kernel's name and its Python
+#: operator in the formula (the ops' own are declared on their records: ``kernel=``,
+#: ``spelling=``).
+_RECORDED_UFUNCS: dict[np.ufunc, tuple[str, str | None]] = {
+    np.greater: ("gt", ">"), np.greater_equal: ("ge", ">="), np.less: ("lt", "<"),
+    np.less_equal: ("le", "<="), np.equal: ("eq", "=="), np.not_equal: ("ne", "!="),
+    np.logical_and: ("and", None), np.logical_or: ("or", None), np.logical_not: ("not", None)}
+#: Python's binary operators as the formula writes them: their precedence (``**`` binds
+#: tightest, comparisons loosest).
+_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "%": 2, "//": 2, "**": 4, ">": 0, ">=": 0,
+               "<": 0, "<=": 0, "==": 0, "!=": 0}
 _ATOM = 9
 _NAME_PIECES = 6
 
@@ -195,21 +200,38 @@ def _negative_expr(args: list[tuple[str, int]]) -> tuple[str, int]:
     return (f"-({a})" if pa < 4 else f"-{a}"), 3
 
 
-def _ufunc_writer(ufunc: np.ufunc, name: str) -> _Writer:
-    """The writer of ``ufunc`` (called ``name`` in formulas: its op's name, or its own)."""
+def _expr(spelling: str | None, name: str) -> Callable[[list[tuple[str, int]]], tuple[str, int]]:
+    """How the formula writes an op spelled ``spelling`` (an operator of Python's) or
+    called ``name``."""
+    if spelling == "unary -":
+        return _negative_expr
+    if spelling in _PRECEDENCE:
+        return _infix_expr(spelling, _PRECEDENCE[spelling])
+    return _call_expr(name)
+
+
+def _ufunc_writer(ufunc: np.ufunc, name: str, piece: str, spelling: str | None) -> _Writer:
+    """The writer of ``ufunc``: one call of it (called ``name`` in formulas, ``piece`` in
+    the kernel's name; ``spelling`` its Python operator, if any)."""
     fname = ufunc.__name__
 
     def lines(args: list[str], out: str) -> list[str]:
         return [f"np.{fname}({', '.join(args)}, out={out})"]
 
-    if ufunc is np.negative:
-        expr = _negative_expr
-    elif ufunc in _INFIX:
-        expr = _infix_expr(*_INFIX[ufunc])
-    else:
-        expr = _call_expr(name)
-    piece = _SHORT.get(ufunc, name)
-    return _Writer(lines, frozenset(range(ufunc.nin)), piece, expr, ufunc.nin)
+    return _Writer(lines, frozenset(range(ufunc.nin)), piece, _expr(spelling, name), ufunc.nin)
+
+
+def _declared_writer(op: Op, kernel: Kernel, eq: Equation) -> _Writer:
+    """The writer an op declares (``Op(kernel=Kernel(lines, ...))``), for ``eq``."""
+    declared = kernel.lines
+    seen = EquationView(eq)
+
+    def lines(args: list[str], out: str) -> list[str]:
+        return declared(args, out, seen)  # type: ignore[misc]
+
+    inplace = range(len(eq.ins)) if kernel.inplace is None else kernel.inplace
+    return _Writer(lines, frozenset(inplace), kernel.piece or op.name,
+                   _expr(op.spelling, op.name))
 
 
 def _numpy_ufunc(f: Any) -> np.ufunc | None:
@@ -219,80 +241,21 @@ def _numpy_ufunc(f: Any) -> np.ufunc | None:
     return None
 
 
-def _power_writer(eq: Equation) -> _Writer:
-    x, y = eq.ins
-    square = (type(y) is Literal and type(y.value) in (int, float) and y.value == 2
-              and x.dtype in (np.dtype(np.float64), np.dtype(np.float32)))
-
-    def lines(args: list[str], out: str) -> list[str]:
-        if square:  # what ``x ** 2`` runs, the same bits as np.power (and faster)
-            return [f"np.square({args[0]}, out={out})"]
-        return [f"np.power({args[0]}, {args[1]}, out={out})"]
-
-    return _Writer(lines, frozenset((0, 1)), "pow", _infix_expr("**", 4))
-
-
-def _relu_lines(args: list[str], out: str) -> list[str]:
-    return [f"np.maximum({args[0]}, 0.0, out={out})"]
-
-
-def _sigmoid_lines(args: list[str], out: str) -> list[str]:
-    # 0.5 * (tanh(0.5 * x) + 1.0), as the op's forward computes it
-    return [f"np.multiply({args[0]}, 0.5, out={out})", f"np.tanh({out}, out={out})",
-            f"np.add({out}, 1.0, out={out})", f"np.multiply({out}, 0.5, out={out})"]
-
-
-def _clip_lines(args: list[str], out: str) -> list[str]:
-    x, lo, hi = args
-    return [f"np.maximum({x}, {lo}, out={out})", f"np.minimum({out}, {hi}, out={out})"]
-
-
-def _where_lines(args: list[str], out: str) -> list[str]:
-    c, x, y = args
-    first = [] if y == out else [f"np.copyto({out}, {y})"]
-    return first + [f"np.copyto({out}, {x}, where={c})"]
-
-
-def _copy_lines(args: list[str], out: str) -> list[str]:
-    return [] if args[0] == out else [f"np.copyto({out}, {args[0]})"]
-
-
-def _astype_lines(args: list[str], out: str) -> list[str]:
-    return [] if args[0] == out else [f'np.copyto({out}, {args[0]}, casting="unsafe")']
-
-
-def _round_writer(decimals: int) -> _Writer:
-    def lines(args: list[str], out: str) -> list[str]:
-        return [f"np.round({args[0]}, {decimals!r}, out={out})"]
-
-    return _Writer(lines, frozenset((0,)), "round", _call_expr("round"))
-
-
-#: The elementwise ops whose kernel lines are not one call of their ufunc, keyed by the
-#: op record: how each writes an equation (every other elementwise op's forward is a
-#: NumPy ufunc, or it is in :data:`NOT_FUSED`).
-SPECIAL_WRITERS: dict[Op, Callable[[Equation], _Writer]] = {
-    ew.POWER: _power_writer,
-    ew.RELU: lambda eq: _Writer(_relu_lines, frozenset((0,)), "relu", _call_expr("relu")),
-    ew.SIGMOID: lambda eq: _Writer(_sigmoid_lines, frozenset((0,)), "sigmoid",
-                                   _call_expr("sigmoid")),
-    ew.CLIP: lambda eq: _Writer(_clip_lines, frozenset((0, 1)), "clip", _call_expr("clip")),
-    ew.WHERE: lambda eq: _Writer(_where_lines, frozenset((2,)), "where", _call_expr("where")),
-    ew.COPY: lambda eq: _Writer(_copy_lines, frozenset((0,)), "copy", _call_expr("copy")),
-    ew.ASTYPE: lambda eq: _Writer(_astype_lines, frozenset((0,)), "astype",
-                                  _call_expr("astype")),
-    ew.ROUND: lambda eq: _round_writer(int(eq.params.get("decimals", 0))),
-}
-#: The params each special op may carry (any other param: not fused).
-_PARAMS: dict[Op, frozenset[str]] = {ew.ASTYPE: frozenset({"dtype"}),
-                                     ew.ROUND: frozenset({"decimals"})}
-#: The elementwise ops left out of kernels, and why.
+#: The elementwise ops whose kernel lines are not one call of their ufunc: each declares
+#: how it writes an equation beside it (``Op(kernel=Kernel(lines, ...))``); every other
+#: elementwise op's forward is a NumPy ufunc, or it is in :data:`NOT_FUSED`.
+SPECIAL_WRITERS: dict[Op, Kernel] = {
+    op: op.kernel for op in FUSABLE if op.kernel is not None and op.kernel.lines}
+#: The elementwise ops left out of kernels, and why (each op's ``kernel_refused``).
 NOT_FUSED: dict[Op, str] = {
-    ew.SINC: "np.sinc is not a ufunc: it has no out=",
-    ew.REAL: "a view of a complex array's real parts, not a ufunc",
-    ew.IMAG: "a view of a complex array's imaginary parts, not a ufunc",
-    ew.ANGLE: "np.angle is not a ufunc: it has no out=",
-}
+    op: op.kernel_refused for op in FUSABLE if op.kernel_refused is not None}
+#: The elementwise op of each NumPy ufunc that is one's forward or namesake (``np.power``:
+#: ``power``): a recorded call of the ufunc is named as the op declares (its ``kernel``
+#: piece, its ``spelling``).
+_OP_OF_UFUNC: dict[np.ufunc, Op] = {
+    **{getattr(np, op.name): op for op in FUSABLE
+       if isinstance(getattr(np, op.name, None), np.ufunc)},
+    **{op.impl: op for op in FUSABLE if isinstance(op.impl, np.ufunc)}}
 
 
 def _recorded_ufunc(op: Any) -> np.ufunc | None:
@@ -318,6 +281,18 @@ def _recorded_ufunc(op: Any) -> np.ufunc | None:
     return ufunc
 
 
+def _recorded_writer(ufunc: np.ufunc) -> _Writer:
+    """The writer of a recorded call of ``ufunc`` (called by its own name in formulas)."""
+    name = ufunc.__name__
+    op = _OP_OF_UFUNC.get(ufunc)
+    if op is not None:
+        kernel = op.kernel
+        return _ufunc_writer(ufunc, name, kernel.piece if kernel and kernel.piece else name,
+                             op.spelling)
+    piece, spelling = _RECORDED_UFUNCS.get(ufunc, (name, None))
+    return _ufunc_writer(ufunc, name, piece, spelling)
+
+
 def _writer(eq: Equation, cache: dict[int, _Writer | None] | None = None) -> _Writer | None:
     """How ``eq`` is written in a kernel, or None when it cannot be fused. ``cache`` keeps
     the writers of ops whose writer does not depend on the equation (ufuncs)."""
@@ -331,16 +306,17 @@ def _writer(eq: Equation, cache: dict[int, _Writer | None] | None = None) -> _Wr
         w = cache[key]
         return w if w is not None and not eq.params and w.nin == len(eq.ins) else None
     if key in _ELEMENTWISE:
-        special = SPECIAL_WRITERS.get(op)
-        if eq.params and set(eq.params) - _PARAMS.get(op, frozenset()):
+        kernel = op.kernel
+        if eq.params and set(eq.params) - (kernel.params if kernel else frozenset()):
             return None
-        if special is not None:
-            return special(eq)
-        ufunc = _numpy_ufunc(op.impl)
-        writer = None if ufunc is None else _ufunc_writer(ufunc, op.name)
+        if kernel is not None and kernel.lines is not None:
+            return _declared_writer(op, kernel, eq)
+        ufunc = None if op.kernel_refused else _numpy_ufunc(op.impl)
+        piece = kernel.piece if kernel is not None and kernel.piece else op.name
+        writer = None if ufunc is None else _ufunc_writer(ufunc, op.name, piece, op.spelling)
     elif is_recorded_call(op):
         ufunc = _recorded_ufunc(op)
-        writer = None if ufunc is None else _ufunc_writer(ufunc, ufunc.__name__)
+        writer = None if ufunc is None else _recorded_writer(ufunc)
     else:
         writer = None
     if cache is not None:

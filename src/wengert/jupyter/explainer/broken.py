@@ -33,6 +33,7 @@ from wengert.jupyter.explainer.sweep import SweepFacts, as_array, is_finite, is_
 from wengert.jupyter.explainer.words import (
     FLAT_OPS,
     SINGULAR_OPS,
+    ZERO_KIND,
     double_where,
     forward_words,
     infinite_derivative_words,
@@ -43,11 +44,10 @@ from wengert.ops import REGISTRY
 
 __all__ = ["zero", "not_finite", "at_equation"]
 
-_MAX_OPS = {"maximum", "fmax", "relu"}
-_MIN_OPS = {"minimum", "fmin"}
-_PRODUCTS = {"multiply", "matmul", "dot", "inner", "outer", "tensordot", "einsum", "kron",
-             "divide"}
-_DEGENERATE = {"norm", "std", "hypot", "var"}
+_MAX_OPS = {name for name, kind in ZERO_KIND.items() if kind == "larger"}
+_MIN_OPS = {name for name, kind in ZERO_KIND.items() if kind == "smaller"}
+_PRODUCTS = {name for name, kind in ZERO_KIND.items() if kind == "factor"}
+_DEGENERATE = {name for name, kind in ZERO_KIND.items() if kind == "degenerate"}
 
 
 def at_equation(eq: Equation, code: bool = False) -> str:

@@ -30,7 +30,7 @@ from wengert.core.equations import Tape
 from wengert.jupyter.explainer.result import Explanation, where_text
 from wengert.jupyter.explainer.source import Site
 from wengert.jupyter.explainer.subject import Subject, equation_text, site_line
-from wengert.jupyter.explainer.words import op_code
+from wengert.jupyter.explainer.words import COPY_OPS, op_code
 from wengert.reverse.gradient_tape import Variable
 from wengert.reverse.tensor import Tensor
 
@@ -50,8 +50,6 @@ _FITS = {
     "equal": ("to_python", "to_numpy", "detach", "stop_gradient", "data"),
     "integer": ("integer",),
 }
-_COPY_OPS = {"astype", "copy", "positive", "multiply", "divide", "add", "subtract", "reshape",
-             "transpose", "getitem"}
 
 
 @dataclass(frozen=True)
@@ -352,7 +350,7 @@ def non_leaf(s: Subject, eq_index: int | None, gradient: str | None) -> Explanat
         by = f"`{op_code(eq.primitive)}`"
         if eq.source is not None:
             by += f" at {where_text(eq.source)} (`{eq.source.text}`)"
-        copy = " (a copy that made a non-leaf)" if eq.primitive in _COPY_OPS else ""
+        copy = " (a copy that made a non-leaf)" if eq.primitive in COPY_OPS else ""
     else:
         by, copy = "an operation", ""
     reach = f" Its gradient does exist: {gradient}." if gradient is not None else ""

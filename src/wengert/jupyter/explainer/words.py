@@ -18,7 +18,7 @@ from wengert.jupyter.explainer.source import dotted_name
 from wengert.ops import REGISTRY
 
 __all__ = ["op_code", "FLAT_OPS", "SAFE_VALUE", "infinite_derivative_words", "double_where",
-           "safe_value", "forward_words", "SINGULAR_OPS"]
+           "safe_value", "forward_words", "SINGULAR_OPS", "ZERO_KIND", "COPY_OPS"]
 
 _NO_WORDS = Words()
 
@@ -63,6 +63,17 @@ SAFE_VALUE = {op.name: op.words.safe for op in REGISTRY
 #: op's ``words.derivative`` says what it is).
 SINGULAR_OPS = frozenset(op.name for op in REGISTRY if op.words is not None
                          and op.words.singular)
+
+
+#: Why each op that says so passes a zero gradient where others would not (each op's
+#: ``words.zero``): it selects the ``"larger"`` or ``"smaller"`` operand, it is a product
+#: (``"factor"``), or its rule gives 0 at a 0/0 point (``"degenerate"``).
+ZERO_KIND = {op.name: op.words.zero for op in REGISTRY
+             if op.words is not None and op.words.zero is not None}
+
+#: Ops that can give an input's values back unchanged (each op's ``words.copies``): what
+#: they make of a leaf may be a copy that made a non-leaf.
+COPY_OPS = frozenset(op.name for op in REGISTRY if op.words is not None and op.words.copies)
 
 
 def op_code(name: str) -> str:

@@ -24,7 +24,8 @@ import string
 from typing import Any, NamedTuple
 
 import numpy as np
-from wengert.core.op import Op
+from wengert.core.forms import JaxStep
+from wengert.core.op import Op, Words
 from wengert.ops.base import Family, apply, dtype_of, is_traced
 from wengert.ops.base import primal as _raw
 from wengert.ops.base import shape_of as _shape
@@ -37,6 +38,10 @@ from wengert.ops.shape import reshape, swapaxes, transpose
 
 #: This module's ops, its public functions and the NumPy functions they implement.
 FAMILY = Family("linalg")
+# The ops whose rules hold for complex values say so (complex_rules=True; see
+# ops/elementwise.py): the products and the holomorphic matrix functions, whose rules use
+# transposes, never conjugates. slogdet (a complex sign) refuses complex values; cholesky
+# has complex rules of its own.
 
 
 def _mT(x: Any) -> Any:
@@ -183,7 +188,7 @@ MATMUL = Op("matmul", np.matmul, (_matmul_dx, _matmul_dy), reads=(0, 1), crossed
             formula="d(X@Y) = dX@Y + X@dY; x̄ = ḡ@Yᵀ, ȳ = Xᵀ@ḡ", symbol="@",
             adjoint=("ḡ @ {1}ᵀ", "{0}ᵀ @ ḡ"),
             samples=_matmul_samples, batch_jvp=True, jax="jnp.matmul({0}, {1})",
-            spelling="@")
+            spelling="@", complex_rules=True, words=Words(zero="factor"))
 FAMILY.op(MATMUL)
 
 
@@ -259,7 +264,8 @@ TENSORDOT = Op("tensordot", _tensordot_impl, (_tensordot_da, _tensordot_db), rea
                jvp=_bilinear_jvp(lambda a, b, axes=2: apply(TENSORDOT, a, b, axes=axes)),
                formula="contraction; each adjoint contracts ḡ with the other input",
                adjoint=("ḡ contracted with {1}", "{0} contracted with ḡ"),
-               samples=_tensordot_samples, jax="jnp.tensordot({0}, {1}, axes={axes})")
+               samples=_tensordot_samples, jax="jnp.tensordot({0}, {1}, axes={axes})",
+               complex_rules=True, words=Words(zero="factor"))
 FAMILY.op(TENSORDOT)
 
 
@@ -286,7 +292,8 @@ def _contraction(name: str, impl: Any, axes_of: Any, formula: str, samples: Any,
         return _contract_db(g, a, nb, *axes_of(na, nb))
 
     op = Op(name, impl, (da, db), reads=(0, 1), crossed=True, formula=formula,
-            samples=samples, adjoint=adjoint, jax=jax)
+            samples=samples, adjoint=adjoint, jax=jax, complex_rules=True,
+            words=Words(zero="factor"))
     op.jvp = _bilinear_jvp(lambda a, b: apply(op, a, b))
     return op
 
@@ -331,7 +338,7 @@ OUTER = Op("outer", _outer_impl, (_outer_da, _outer_db), reads=(0, 1), crossed=T
            formula="ā = ḡ b, b̄ = ḡᵀ a (inputs flattened)", symbol="⊗",
            adjoint=("ḡ @ {1}  (flattened)", "ḡᵀ @ {0}  (flattened)"),
            samples=_pair_samples([((3,), (4,)), ((2, 2), (3,)), ((), (3,))]),
-           jax="jnp.outer({0}, {1})")
+           jax="jnp.outer({0}, {1})", complex_rules=True, words=Words(zero="factor"))
 FAMILY.op(OUTER)
 
 
@@ -367,7 +374,8 @@ KRON = Op("kron", np.kron, (_kron_da, _kron_db), reads=(0, 1), crossed=True, sym
           formula="blocks a[i]·b; each adjoint sums ḡ's blocks against the other input",
           adjoint=("Σ (ḡ's block i)·{1}, for each i", "Σᵢ {0}ᵢ·(ḡ's block i)"),
           samples=_pair_samples([((2, 3), (2, 2)), ((3,), (2,)), ((2, 2), (3,)),
-                                 ((2, 1, 2), (2, 3)), ((), (2, 2))]), jax="jnp.kron({0}, {1})")
+                                 ((2, 1, 2), (2, 3)), ((), (2, 2))]), jax="jnp.kron({0}, {1})",
+                                 complex_rules=True, words=Words(zero="factor"))
 FAMILY.op(KRON)
 
 
@@ -470,6 +478,17 @@ def _einsum_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
     return [((n(size=sa), n(size=sb)), {"subscripts": s}) for s, sa, sb in cases]
 
 
+def _einsum_jax(s: JaxStep) -> str:
+    """``jnp.einsum(subscripts, a, b)``; a one-operand einsum's ``1.0`` is left out."""
+    subscripts = s.params["subscripts"]
+    lhs, out = subscripts.split("->")
+    terms = lhs.split(",")
+    if terms[1] == "" and s.is_literal(1) and type(s.literal(1)) is float \
+            and s.literal(1) == 1.0:
+        return f"jnp.einsum({terms[0] + '->' + out!r}, {s.args[0]})"
+    return f"jnp.einsum({subscripts!r}, {s.args[0]}, {s.args[1]})"
+
+
 EINSUM = Op("einsum", _einsum_impl,
             (lambda g, ans, a, b, subscripts: _einsum_vjp(0, g, a, b, subscripts),
              lambda g, ans, a, b, subscripts: _einsum_vjp(1, g, a, b, subscripts)),
@@ -479,7 +498,8 @@ EINSUM = Op("einsum", _einsum_impl,
             formula="two-operand contraction; each adjoint is an einsum of ḡ with the other",
             adjoint=("einsum of ḡ with {1} onto the labels of {0}",
                      "einsum of ḡ with {0} onto the labels of {1}"),
-            samples=_einsum_samples)
+            samples=_einsum_samples, complex_rules=True, jax=_einsum_jax,
+            words=Words(zero="factor"))
 FAMILY.op(EINSUM)
 
 
@@ -568,7 +588,7 @@ INV = Op("inv", np.linalg.inv, (lambda g, ans, a: -matmul(_mT(ans), matmul(g, _m
          jvp=_inv_jvp, reads_out=True, formula="d(A⁻¹) = -A⁻¹ dA A⁻¹; Ā = -A⁻ᵀ ḡ A⁻ᵀ",
          symbol="⁻¹", adjoint=("−{out}ᵀ @ ḡ @ {out}ᵀ",),
          samples=_square_samples(_rng_matrix, [(1, 1), (3, 3), (2, 3, 3)]),
-         jax="jnp.linalg.inv({0})")
+         jax="jnp.linalg.inv({0})", complex_rules=True)
 FAMILY.op(INV)
 def _det_singular_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
     return _det_samples(rng) + [
@@ -582,7 +602,7 @@ DET = Op("det", np.linalg.det, (_det_vjp,), jvp=_det_jvp,
          reads=(0,), reads_out=True,
          formula="d det A = tr(adj(A) dA) = det A · tr(A⁻¹ dA); Ā = ḡ adj(A)ᵀ",
          adjoint=("ḡ·{out}·{0}⁻ᵀ  (cofactors if singular)",),
-         samples=_det_singular_samples, jax="jnp.linalg.det({0})")
+         samples=_det_singular_samples, jax="jnp.linalg.det({0})", complex_rules=True)
 FAMILY.op(DET)
 
 
@@ -643,7 +663,8 @@ def _solve_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 SOLVE = Op("solve", _solve_impl, (_solve_da, _solve_db), jvp=_solve_jvp, reads=(0,),
            reads_out=True,
            formula="X = A⁻¹B; B̄ = A⁻ᵀḡ, Ā = -B̄ Xᵀ", samples=_solve_samples,
-           adjoint=("−{0}⁻ᵀ @ ḡ @ {out}ᵀ", "{0}⁻ᵀ @ ḡ"), jax="jnp.linalg.solve({0}, {1})")
+           adjoint=("−{0}⁻ᵀ @ ḡ @ {out}ᵀ", "{0}⁻ᵀ @ ḡ"), jax="jnp.linalg.solve({0}, {1})",
+           complex_rules=True)
 FAMILY.op(SOLVE)
 
 
@@ -1037,11 +1058,3 @@ def cholesky(a: Any, /, *, upper: bool = False) -> Any:
         raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
     upper = bool(upper)
     return apply(CHOLESKY, hermitian_from_triangle(a, lower=not upper), upper=upper)
-
-
-# The ops whose rules hold for complex values (see ops/elementwise.py): the products and
-# the holomorphic matrix functions, whose rules use transposes, never conjugates.
-# slogdet (a complex sign) refuses complex values; cholesky has complex rules of its own.
-for _op in (MATMUL, TENSORDOT, DOT, INNER, OUTER, KRON, EINSUM, INV, DET, SOLVE):
-    _op.complex_rules = True
-del _op

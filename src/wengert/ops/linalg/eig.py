@@ -44,6 +44,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
+from wengert.core.forms import JaxStep
 from wengert.core.op import Op
 from wengert.ops import elementwise as _ew
 from wengert.ops.base import Family, apply, dtype_of
@@ -166,10 +167,20 @@ def _samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
                          ((3, 3), True), ((2, 3, 3), True)]]
 
 
+def _values_jax(s: JaxStep) -> str:
+    """``jax.lax.linalg.eig(a)[0]`` with eigenvector derivatives on (JAX's opt-in; its
+    eigenvectors' derivatives fix the norm but not NumPy's phase, so they agree with
+    wengert's for phase-invariant functions), its real part where NumPy's result is
+    real (a real matrix with real eigenvalues; JAX's is always complex)."""
+    text = (f"jax.lax.linalg.eig({s.args[0]}, compute_left_eigenvectors=False, "
+            "enable_eigvec_derivs=True)[0]")
+    return f"jnp.real({text})" if s.out_dtype.kind == "f" else text
+
+
 EIG_VALUES = Op("eig_values", _values_impl, (_values_vjp,), jvp=_values_jvp, reads=(0,),
                 part=("eig", 0), spelling="np.linalg.eig",
                 formula="dλ = diag(V⁻¹ dA V); Ā = V⁻ᵀ diag(λ̄) Vᵀ", symbol="λ",
-                adjoint=("V⁻ᵀ diag(ḡ) Vᵀ",), samples=_samples, complex_rules=True)
+                adjoint=("V⁻ᵀ diag(ḡ) Vᵀ",), samples=_samples, complex_rules=True, jax=_values_jax)
 FAMILY.op(EIG_VALUES)
 EIG_VECTORS = Op("eig_vectors", _vectors_impl, (_vectors_vjp,), jvp=_vectors_jvp,
                  part=("eig", 1), spelling="np.linalg.eig",

@@ -46,6 +46,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from wengert.core.forms import JaxStep
 from wengert.core.op import Op
 from wengert.ops import elementwise as _ew
 from wengert.ops.base import Family, apply, is_traced
@@ -192,11 +193,20 @@ def _samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
                                                                       "rcond": 1e-3})]
 
 
+def _pinv_jax(s: JaxStep) -> str:
+    """``jnp.linalg.pinv(a)`` (``rtol=`` for an explicit cutoff; JAX's own default cutoff
+    is NumPy's)."""
+    hermitian = ", hermitian=True" if s.params.get("hermitian") else ""
+    if s.params.get("rcond") is None:
+        return f"jnp.linalg.pinv({s.args[0]}{hermitian})"
+    return f"jnp.linalg.pinv({s.args[0]}, rtol={s.param('rcond')}{hermitian})"
+
+
 PINV = Op("pinv", _pinv_impl, (_pinv_vjp,), jvp=_pinv_jvp, reads=(0,), reads_out=True,
           formula="dX = −X dA X + X Xᵀ dAᵀ (I − A X) + (I − X A) dAᵀ Xᵀ X, X = A⁺",
           symbol="⁺", adjoint=("−Xᵀ ḡ Xᵀ + (I − A X) ḡᵀ X Xᵀ + Xᵀ X ḡᵀ (I − X A)",),
           complex_adjoint=("−Xᵀ ḡ Xᵀ + conj((I − A X) ḡᵀ X Xᴴ + Xᴴ X ḡᵀ (I − X A))",),
-          samples=_samples, complex_rules=True)
+          samples=_samples, complex_rules=True, jax=_pinv_jax)
 FAMILY.op(PINV)
 
 

@@ -66,6 +66,7 @@ import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
+from wengert.core.forms import JaxStep
 from wengert.core.op import Op
 from wengert.ops import elementwise as _ew
 from wengert.ops.base import Family, apply
@@ -247,12 +248,19 @@ def _tall_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
     return [((_rng_tall(rng, s),), {}) for s in [(2, 1), (4, 2), (5, 3), (2, 3, 2)]]
 
 
+def _qr_completion_jax(s: JaxStep) -> str:
+    """``jnp.linalg.qr(a, mode="complete")[0][..., :, n:]`` (JAX 0.10 differentiates the
+    completion as wengert does)."""
+    n = s.shape(0)[-1]
+    return f'jnp.linalg.qr({s.args[0]}, mode="complete")[0][..., :, {n}:]'
+
+
 QR_COMPLETION = Op(
     "qr_completion", _completion_impl, (_completion_vjp,), jvp=_completion_jvp, reads=(0,),
     reads_out=True, part=("qr", 2), spelling="np.linalg.qr",
     formula="dQ₂ = dQ₁ Zᵀ − (Q₁ + Q₂ Z)(dQ₁[n:] − Z dQ₁[:n])ᵀ, Z = Q₁[n:] (Q₁[:n] − I)⁻¹",
     symbol="Q₂", adjoint=("Q₁'s adjoint of ḡ Z + [Zᵀ H; −H], H = ḡᵀ (Q₁ + Q₂ Z)",),
-    samples=_tall_samples, complex_rules=True)
+    samples=_tall_samples, complex_rules=True, jax=_qr_completion_jax)
 FAMILY.op(QR_COMPLETION)
 
 
