@@ -118,7 +118,7 @@ def rows(text: str) -> dict[str, list[str]]:
 
 def test_abc_text_has_the_hand_checked_values_and_adjoints():
     tape, adjoints, ns = abc()
-    assert adjoints == {1: 1.0, 0: 4.0, "x0": 4.0, "x1": 4.0, "x2": 5.0}
+    assert adjoints == {"t1": 1.0, "t0": 4.0, "x0": 4.0, "x1": 4.0, "x2": 5.0}
     names = names_from_namespace(tape, ns)
     assert names == {"x0": "a", "x1": "b", "x2": "c", "t1": "y"}
     text = tape_text(tape, adjoints, names=names)
@@ -567,3 +567,35 @@ def test_listing_html_takes_every_subject():
         assert "multiply" in page or "×" in page
     with pytest.raises(TypeError, match="expected a tensor"):
         listing_html([1.0])
+
+
+def test_every_table_and_the_drawing_bold_the_name_shown_and_grey_the_tapes():
+    w = wg.tensor(0.8, requires_grad=True)
+    h = w * 2.0
+    y = h + 1.0
+    tape = wg.tape_of(y)
+    names = {"x0": "w", "t1": "y"}
+    page = tape_html(tape, names=names)
+    assert '<span class="wg-in-rg wg-name">w</span> <span class="wg-user">x0</span>' in page
+    assert '<span class="wg-name">y</span> <span class="wg-user">t1</span>' in page
+    assert '<span class="wg-name">t0</span></td>' in page  # no user name: the tape's
+    source = dot_source(tape, names=names)
+    assert "<B>y</B>" in source and "<B>w</B>" in source
+
+
+def test_an_output_of_a_decomposition_the_sweep_did_not_reach_says_so():
+    from wengert.jupyter.views.subject import AdjointCollector
+
+    a = wg.tensor(np.array([[2.0, 1.0], [1.0, 3.0]]), requires_grad=True)
+    w, v = np.linalg.eigh(a)
+    sw, sv = np.sum(w), np.sum(v)
+    tape = wg.tape_of(sw, sv)  # both outputs on the tape, the sweep from Σw only
+    collector = AdjointCollector(tape)
+    with wg.observe_sweep(collector):
+        sw.backward()
+    eq = next(eq for eq in tape if len(eq.outs) == 2)
+    assert eq.outs[0].name in collector.adjoints and eq.outs[1].name not in collector.adjoints
+    row = rows(tape_text(tape, collector.adjoints))["t2,"]
+    assert " ".join(row).endswith("[1, 1]; not reached")
+    source = dot_source(tape, adjoints=collector.adjoints)
+    assert "grad: not reached by the sweep" in source

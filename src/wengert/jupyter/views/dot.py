@@ -353,8 +353,10 @@ class _Drawing:
         shape when its value is not known."""
         value = self.known.values.get(v)
         grad_label, gradient = self.known.grads.get(v, ("", None))
+        unreached = [small(f"{prefix}grad: not reached by the sweep", GREY)] \
+            if v in self.known.unreached else []
         if value is None and gradient is None:
-            return [small(prefix + v.aval, GREY)] if v.shape is not None else []
+            return ([small(prefix + v.aval, GREY)] if v.shape is not None else []) + unreached
         lines = []
         head, entries = node_value_lines(value) if value is not None else ("", "")
         if gradient is not None:
@@ -366,7 +368,7 @@ class _Drawing:
             lines.append(small(entries if head else prefix + entries))
         if gradient is not None:
             lines.append(small(f"{grad_label} {grad_entries}", ADJOINT, italic=True))
-        return lines
+        return lines + unreached
 
     def _notes(self, v: Var, tape_name: bool) -> list[str]:
         notes = [v.name] if tape_name and v in self.known.names else []
@@ -732,7 +734,7 @@ def dot_source(subject: Tape | Graph, *, adjoints: Mapping[Any, Any] | None = No
         :func:`~wengert.jupyter.views.subject.as_subject` for the rest) or a graph
         (``wg.trace``, ``wg.grad_graph``, a pass).
     adjoints : mapping, optional
-        A tape's cotangents after a backward pass, by equation index and leaf name (see
+        A tape's cotangents after a backward pass, by variable (``"t3"``) and leaf name (see
         :class:`~wengert.jupyter.views.subject.AdjointCollector`); without them a leaf
         shows its ``.grad`` when it has one.
     names : mapping, optional
