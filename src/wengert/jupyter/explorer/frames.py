@@ -1128,6 +1128,8 @@ def _frames(tape: Tape, roots: Sequence[int] | None, seed: Any, mode: str | None
     ops, rules, eq_ops, eq_rules = _ops_and_rules(eqs, b)
     lines, line_of, keys = b.lines, b.line_of, b.group_keys
     title = eqs[-1].source.text if n and eqs[-1].source is not None else None
+    if title:  # (a notebook line ending in ";" only silenced its output)
+        title = title.rstrip().rstrip(";").rstrip()
     n_fwd = n if mode != "reverse" else 0
     data: Frames = {
         "format": FORMAT,
