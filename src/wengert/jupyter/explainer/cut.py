@@ -30,12 +30,14 @@ from wengert.core.equations import Tape
 from wengert.jupyter.explainer.result import Explanation, where_text
 from wengert.jupyter.explainer.source import Site
 from wengert.jupyter.explainer.subject import Subject, equation_text, site_line
+from wengert.jupyter.explainer.sweep import edge_of
 from wengert.jupyter.explainer.words import op_code
 from wengert.reverse.gradient_tape import Variable
+from wengert.reverse.tape_reading import tape_of
 from wengert.reverse.tensor import Tensor
 
-__all__ = ["Copy", "copies_of", "untracked", "cut", "non_leaf", "not_in_inputs", "freed",
-           "site_phrase"]
+__all__ = ["Copy", "copies_of", "untracked", "cut", "partly_cut", "non_leaf", "not_in_inputs",
+           "freed", "site_phrase"]
 
 #: What a site kind tells about the cause (the cause code).
 CAUSE_OF_SITE = {
@@ -331,6 +333,85 @@ def cut(s: Subject) -> Explanation:
     return Explanation(
         "none", cause, message, fix, target=y, wrt=w, equation=equation, equation_text=eq_text,
         source=site_line(site) if site is not None else None, lines=others, notes=tuple(notes))
+
+
+#: The cuts that are slips when a path remains (``x * x.detach()`` is a deliberate idiom).
+_SLIPS = ("to_python", "to_numpy")
+
+
+def _computed_from(t: Tensor, wrt: Any) -> bool:
+    """Whether ``t`` is ``wrt`` or a value recorded from it."""
+    if t is wrt:
+        return True
+    if not (t.requires_grad or t.grad_fn is not None):
+        return False
+    leaf, eq = edge_of(tape_of(t), wrt)
+    return leaf is not None or eq is not None
+
+
+def _results_on(tape: Tape, results: tuple[Any, ...]) -> list[Copy]:
+    """The constants of ``tape`` that are one of ``results`` (or share an array's memory)."""
+    ids = {id(r) for r in results}
+    arrays = [r for r in results if isinstance(r, np.ndarray) and r.size]
+    found = []
+    for eq in tape:
+        for pos, inp in enumerate(eq.inputs):
+            v = inp.value
+            if inp.source != "constant" or v is None:
+                continue
+            if id(v) in ids or (isinstance(v, np.ndarray) and v.size and any(
+                    np.may_share_memory(v, a) for a in arrays)):
+                found.append(Copy(eq.index, pos, "shared"))
+    return found
+
+
+def partly_cut(s: Subject, gradient: str) -> Explanation | None:
+    """A gradient reaches ``wrt``, but one of its paths was cut: a line turned a value
+    computed from ``wrt`` into a Python number or a NumPy array (``.item()``,
+    ``float()``, ``.numpy()``), and that very value re-enters the target's tape as a
+    constant. ``None`` without both pieces of evidence (a number only printed or logged
+    cuts nothing). ``gradient``: the text of what ``backward()`` gives.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> x = wg.tensor([1.0, 2.0], requires_grad=True)
+    >>> h = (x ** 2).sum()
+    >>> y = (x * h.item()).sum()
+    >>> site = Site(3, "y = (x * h.item()).sum()", "to_python", "h", tensor=h)
+    >>> e = partly_cut(Subject(y, x, "y", "x", tape=wg.tape_of(y), sites=[site]), "[5, 5]")
+    >>> e.status, e.cause, e.equation
+    ('cut', 'to_python', 0)
+    """
+    tape = s.tape
+    if tape is None or not isinstance(s.wrt, Tensor):
+        return None
+    w, y = s.wrt_name, s.target_name
+    # (read from the code, a name's last cut is the likeliest to give the value it holds)
+    for site in s.sites if s.function else s.sites[::-1]:
+        t = site.tensor
+        if site.kind not in _SLIPS or not isinstance(t, Tensor) or not _computed_from(t, s.wrt):
+            continue
+        if site.results:  # seen running: the very number or array it returned
+            copies = _results_on(tape, site.results)
+        else:  # read from the code: a constant equal to the value the variable holds
+            copies = [c for c in copies_of(tape, t) if c.kind in ("shared", "equal")]
+        if not copies:
+            continue
+        copy = copies[0]
+        eq = tape[copy.equation]
+        cause = CAUSE_OF_SITE[site.kind]
+        words, fix = _cut_words(cause, site.name, site_phrase(site), w, y, site.kind)
+        value = f"`{site.name}`" if site.name else f"a value computed from `{w}`"
+        message = (
+            f"A gradient reaches `{w}`, but not along every path: {words[0].lower()}"
+            f"{words[1:]} It re-enters `{y}` as a constant at {eq.out.name} "
+            f"(`{equation_text(eq)}`), so the gradient, {gradient}, is only that of the "
+            f"paths that remain: what {value} contributes is missing.")
+        return Explanation(
+            "cut", cause, message, fix, target=y, wrt=w, equation=copy.equation,
+            equation_text=equation_text(eq), source=site_line(site), gradient=gradient)
+    return None
 
 
 def non_leaf(s: Subject, eq_index: int | None, gradient: str | None) -> Explanation:

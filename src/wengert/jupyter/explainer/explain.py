@@ -10,7 +10,7 @@ Two spellings:
   would give).
 
 The answer is an :class:`~wengert.jupyter.explainer.result.Explanation`: a
-status (``"ok"``, ``"none"``, ``"zero"``, ``"nan"``), a cause code, the
+status (``"ok"``, ``"none"``, ``"zero"``, ``"nan"``, ``"cut"``), a cause code, the
 message, the fix, the op and the equation on ``wg.tape_of(y)``, and the
 user's line when it is known. It prints as text and shows as a card in
 JupyterLab.
@@ -34,6 +34,11 @@ floor, sign...), ``clipped``, ``where_branch``, ``zero_factor``, ``kink``,
 NaN or infinite: ``nan_forward``, ``nan_input``, ``where_nan`` (0 · inf
 through ``np.where``), ``masked_nan``, ``infinite_derivative``,
 ``nan_backward``.
+Partly cut (``status == "cut"``: a gradient reaches the input, but one of its paths
+was cut, so it misses that part): ``to_python``, ``to_numpy``, said when a line turned
+a value computed from the input into a Python number or a NumPy array and that very
+value (seen while ``f`` ran), or one equal to what the variable holds (read from the
+code), comes back into the result as a constant.
 
 Where the line comes from
 -------------------------
@@ -160,7 +165,10 @@ def explain(target: Any, *args: Any, argnums: int | tuple[int, ...] = 0,
     text, first, filename = (source, 1, "") if source is not None else _caller_source(frame)
     if text:
         named = target_name if target_name != "target" else None
-        sites = [Site(x.lineno, x.text, x.kind, x.name, filename)
+        # (what a variable holds now can come from a line before this call only)
+        now = frame.f_lineno if source is None and frame is not None else None
+        sites = [Site(x.lineno, x.text, x.kind, x.name, filename,
+                      _tensor(ns.get(x.name)) if now is None or x.lineno < now else None)
                  for x in cut_sites(text, [base] if base != "wrt" else [], first, named)]
     subjects = [Subject(target, leaf, target_name, name, gradient_tape=tape, sites=sites)
                 for leaf, name in leaves(wrt, base)]
@@ -193,6 +201,11 @@ def _name_of(obj: Any, ns: Mapping[str, Any]) -> str:
         if value is obj and not name.startswith("_"):
             return name
     return ""
+
+
+def _tensor(value: Any) -> Tensor | None:
+    """``value`` when it is a tensor (what a cut site's variable holds now)."""
+    return value if issubclass(type(value), Tensor) else None
 
 
 def _caller_source(frame: Any) -> tuple[str, int, str]:

@@ -25,7 +25,14 @@ import numpy as np
 from wengert.core.errors import GraphFreedError, InplaceModifiedError
 from wengert.core.formatting import summarize
 from wengert.jupyter.explainer.broken import not_finite, zero
-from wengert.jupyter.explainer.cut import cut, freed, non_leaf, not_in_inputs, untracked
+from wengert.jupyter.explainer.cut import (
+    cut,
+    freed,
+    non_leaf,
+    not_in_inputs,
+    partly_cut,
+    untracked,
+)
 from wengert.jupyter.explainer.result import Explanation
 from wengert.jupyter.explainer.subject import Subject
 from wengert.jupyter.explainer.sweep import (
@@ -45,7 +52,7 @@ from wengert.reverse.tensor import Tensor
 
 __all__ = ["explain_one", "combine", "leaves", "Subject"]
 
-_SEVERITY = {"none": 3, "nan": 2, "zero": 1, "ok": 0}
+_SEVERITY = {"none": 4, "nan": 3, "zero": 2, "cut": 1, "ok": 0}
 
 
 def explain_one(s: Subject) -> Explanation:
@@ -131,6 +138,9 @@ def _asked(s: Subject) -> Explanation:
         return not_finite(s, facts, path, text)
     if is_zero(g):
         return zero(s, facts, path, leaf, eq_index, text)
+    found = partly_cut(s, text)
+    if found is not None:
+        return found
     notes: tuple[str, ...] = ()
     if not is_finite(s.target.detach().numpy()):
         notes = (f"The value of `{s.target_name}` itself is not finite, though its gradient "
