@@ -287,9 +287,16 @@ def pass_scene(diff: GraphDiff) -> Scene:
     marks: list[str] = []
     olds: dict[int, Equation] = {}
     instead: dict[int, Var | Literal] = {}
+    # a removed decomposition may share an output with the new one that replaced it (a
+    # pass that changed one of its outputs): its own node, under a copy of that variable
+    kept = {v for row in diff.rows if row.kind != "removed" and row.after is not None
+            for v in row.after.outs}
     for row in diff.rows:
         k = len(eqs)
         eq = row.equation
+        if row.kind == "removed" and any(v in kept for v in eq.outs):
+            eq = eq.replace(out=[Var(v.name, v.shape, v.dtype) if v in kept else v
+                                 for v in eq.outs])
         eqs.append(eq)
         marks.append(row.kind)
         if row.kind == "changed" and row.before is not None:

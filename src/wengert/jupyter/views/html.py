@@ -589,17 +589,26 @@ def _params_html(params: Mapping[str, Any]) -> str:
 
 
 def _name_html(eq: Equation, listing: _Listing) -> str:
-    out = f'<span class="wg-name">{_e(eq.out.name)}</span>'
-    k = listing.outputs.get(eq.out)
-    if k is not None:
-        note = f"output {k}" if listing.many_outputs else "output"
+    out = f'<span class="wg-name">{_e(", ".join(v.name for v in eq.outs))}</span>'
+    ks = [listing.outputs[v] for v in eq.outs if v in listing.outputs]
+    if ks:
+        note = f"output {', '.join(map(str, ks))}" if listing.many_outputs else "output"
         out += f' <span class="wg-dim" title="{note}">◀</span>'
     return out
 
 
+def _equation_op_html(eq: Equation) -> str:
+    """The op of an equation; a decomposition's several outputs read as its name (eigh)."""
+    if len(eq.outs) == 1:
+        return _op_html(eq.op)
+    return f'<span class="wg-sym"></span> <span class="wg-dim">{_e(eq.primitive)}</span>'
+
+
 def _cells(eq: Equation, listing: _Listing) -> list[str]:
-    """name, aval, op, inputs, params (and the line) of one equation, as HTML."""
-    cells = [_name_html(eq, listing), _e(eq.out.aval), _op_html(eq.op),
+    """name, aval, op, inputs, params (and the line) of one equation, as HTML (each output
+    of a decomposition)."""
+    cells = [_name_html(eq, listing), _e(", ".join(v.aval for v in eq.outs)),
+             _equation_op_html(eq),
              ", ".join(listing.atom_html(v) for v in eq.ins), _params_html(eq.params)]
     if listing.with_lines:
         cells.append(_e(source_text(eq.source)))

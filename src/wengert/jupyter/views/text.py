@@ -351,7 +351,7 @@ def passes_text(before: Graph, after: Graph, report: Any = None, *,
     """
     diff = diff_graphs(before, after)
     lines = _report_lines(report) + [diff.summary(), f"graph {after.signature()}:"]
-    live = set(after.inputs) | {eq.out for eq in after.equations}
+    live = set(after.inputs) | {v for eq in after.equations for v in eq.outs}
     rows = diff.rows
     shown = selected_rows(rows, context, max_rows)
     last = -1
