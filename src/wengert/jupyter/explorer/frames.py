@@ -508,7 +508,8 @@ class _Builder:
             user = _assigned_names(self.line_of, line_texts)
             if self.multi:  # one name of a line cannot name several outputs
                 user = {k: name for k, name in user.items() if k not in self.outs}
-        #: The equations whose names are not their tape names (``t12``).
+        #: The nodes (equations, other outputs of decompositions) whose names are not their
+        #: tape names (``t12``).
         self.renamed: list[int] = []
         if user:
             # a name two values would have (x rebound in a loop, x also a leaf) would not
@@ -544,6 +545,7 @@ class _Builder:
                 taken.discard(parts[p])
                 parts[p] = name
                 taken.add(name)
+                self.renamed.append(self.part_base + p)
         return names + leaves + consts + parts
 
     def _shape_id(self, shape: tuple[int, ...] | None) -> int:
