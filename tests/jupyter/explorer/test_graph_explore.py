@@ -59,7 +59,8 @@ def test_a_graph_with_a_decomposition_runs_to_a_tape_whose_equations_keep_its_na
     run = GraphRun(g)
     eigh = next(eq for eq in run.tape if eq.primitive == "eigh")
     assert len(run.tape) == len(g.equations) - 1
-    assert f"t{eigh.index}" not in run.names  # one name cannot name two outputs
-    for eq in run.tape:
-        if len(eq.outs) == 1:
-            assert run.names[f"t{eq.index}"] == eq.out.name  # the graph's, as numbered
+    graph_names = [eq.out.name for eq in g.equations]
+    assert [run.names[v.name] for v in eigh.outs] == graph_names[2:4]  # each part its own
+    for eq in run.tape:  # keyed by the tape's variables: after eigh, not its equations
+        for v in eq.outs:
+            assert run.names[v.name] == graph_names[int(v.name[1:])]

@@ -30,8 +30,9 @@ __all__ = ["GraphRun"]
 
 class GraphRun:
     """``graph`` run on tensors: ``tape``, ``output`` (a tensor, or ``None`` for several
-    outputs), ``leaf_names`` (tensor id -> input name) and ``names`` (``t3`` -> the graph's
-    name of that result, when the tape's equations are the graph's one for one)."""
+    outputs), ``leaf_names`` (tensor id -> input name) and ``names`` (the tape's variable
+    ``t3`` -> the graph's name of that result, when the tape's variables are the graph's
+    equations one for one)."""
 
     def __init__(self, graph: Graph) -> None:
         leaves, spec = flatten(examples_of(graph))
@@ -54,11 +55,11 @@ class GraphRun:
         self.output = outs[0] if len(outs) == 1 else None
         self.names: dict[str, str] | None = None
         # one node per equation of the graph: the tape's variable t{k} is its equation k's
-        # output (a decomposition's parts are one equation of the tape, not named here)
+        # output (each part of a decomposition, one equation of the tape, is one of them)
         if not any(is_recorded_call(eq.op) for eq in graph.equations) \
                 and sum(len(eq.outs) for eq in self.tape) == len(graph.equations):
-            self.names = {f"t{eq.index}": graph.equations[int(eq.out.name[1:])].out.name
-                          for eq in self.tape if len(eq.outs) == 1}
+            self.names = {v.name: graph.equations[int(v.name[1:])].out.name
+                          for eq in self.tape for v in eq.outs}
 
     def __repr__(self) -> str:
         return f"<GraphRun: {len(self.tape)} equations>"
