@@ -973,3 +973,21 @@ def test_a_number_printed_along_the_way_cuts_nothing():
     assert explain(z, x).status == "ok"
     assert explain(lambda x: (x * 3.0).sum() + 0 * len(str(float(x.sum()))),
                    np.array([1.0, 2.0])).status == "ok"
+
+
+def test_a_number_cut_in_another_cell_is_said_without_a_line():
+    pytest.importorskip("IPython")
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.run_cell("import numpy as np\nimport wengert as wg\n"
+                   "x = wg.tensor([1.0, 2.0], requires_grad=True)\n"
+                   "h = (x ** 2).sum()\nz = (x * h.item()).sum()")
+    shell.run_cell("e = wg.explain(z, x)")  # another cell: its code shows no cut
+    e = shell.user_ns["e"]
+    assert (e.status, e.cause, e.equation) == ("cut", "to_python", 0)
+    assert "`h`" in e.message and "5" in e.message and e.gradient == "[5, 5]"
+    shell.run_cell("z1 = (x * 3.0).sum()\ne1 = wg.explain(z1, x)")  # 3.0: no value held
+    assert shell.user_ns["e1"].status == "ok"
+    for name in ("x", "h", "z", "e", "z1", "e1"):
+        shell.user_ns.pop(name, None)

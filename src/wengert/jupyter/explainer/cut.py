@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 from wengert.core.equations import Tape
+from wengert.core.formatting import summarize
 from wengert.jupyter.explainer.result import Explanation, where_text
 from wengert.jupyter.explainer.source import Site
 from wengert.jupyter.explainer.subject import Subject, equation_text, site_line
@@ -411,6 +412,53 @@ def partly_cut(s: Subject, gradient: str) -> Explanation | None:
         return Explanation(
             "cut", cause, message, fix, target=y, wrt=w, equation=copy.equation,
             equation_text=equation_text(eq), source=site_line(site), gradient=gradient)
+    return _number_of_a_held_value(s, gradient)
+
+
+#: Held tensors looked at for a number that came back (a namespace may hold many).
+MAX_HELD = 1000
+
+
+def _number_of_a_held_value(s: Subject, gradient: str) -> Explanation | None:
+    """No line cited: a scalar tensor the caller holds, computed from ``wrt``, whose value
+    (not 0 or ±1, too common to tell) is a number constant of the target's tape: most
+    likely it was turned into a Python number (in another cell, say) and came back."""
+    tape = s.tape
+    numbers: dict[float, tuple[int, int]] = {}
+    for eq in tape:
+        for pos, inp in enumerate(eq.inputs):
+            v = inp.value
+            if inp.source == "constant" and type(v) is float and v not in (0.0, 1.0, -1.0) \
+                    and v == v:
+                numbers.setdefault(v, (eq.index, pos))
+    if not numbers:
+        return None
+    w, y = s.wrt_name, s.target_name
+    for name, t in list(s.held.items())[:MAX_HELD]:
+        if t is s.target or t.shape != () or not (t.requires_grad or t.grad_fn is not None):
+            continue
+        try:
+            value = t.item()
+        except TypeError:  # a tensor over a traced value
+            continue
+        found = numbers.get(value)
+        if found is None or not _computed_from(t, s.wrt):
+            continue
+        eq = tape[found[0]]
+        at = where_text(eq.source) if eq.source is not None else eq.out.name
+        message = (
+            f"A gradient reaches `{w}`, but probably not along every path: `{name}`, "
+            f"computed from `{w}`, holds {summarize(value)}, and a constant equal to it "
+            f"enters `{y}` at {at} (`{equation_text(eq)}`): most likely `{name}` was turned "
+            "into a Python number (`float()`, `.item()`, `.tolist()`), which has no "
+            f"gradient. Then the gradient, {gradient}, is only that of the paths that "
+            f"remain: what `{name}` contributes is missing.")
+        fix = (f"Use the tensor `{name}` itself where `{y}` is computed; call `.item()` only "
+               "to print or log. To see the line, explain in the cell that computes "
+               f"`{y}`, or pass its code: `wg.explain({y}, {w}, source=code)`.")
+        return Explanation("cut", "to_python", message, fix, target=y, wrt=w,
+                           equation=eq.index, equation_text=equation_text(eq),
+                           source=eq.source, gradient=gradient)
     return None
 
 

@@ -170,8 +170,9 @@ def explain(target: Any, *args: Any, argnums: int | tuple[int, ...] = 0,
         sites = [Site(x.lineno, x.text, x.kind, x.name, filename,
                       _tensor(ns.get(x.name)) if now is None or x.lineno < now else None)
                  for x in cut_sites(text, [base] if base != "wrt" else [], first, named)]
-    subjects = [Subject(target, leaf, target_name, name, gradient_tape=tape, sites=sites)
-                for leaf, name in leaves(wrt, base)]
+    held = {k: v for k, v in ns.items() if issubclass(type(v), Tensor) and k[:1] != "_"}
+    subjects = [Subject(target, leaf, target_name, name, gradient_tape=tape, sites=sites,
+                        held=held) for leaf, name in leaves(wrt, base)]
     return combine([explain_one(s) for s in subjects], target_name, base)
 
 
