@@ -599,3 +599,20 @@ def test_an_output_of_a_decomposition_the_sweep_did_not_reach_says_so():
     assert " ".join(row).endswith("[1, 1]; not reached")
     source = dot_source(tape, adjoints=collector.adjoints)
     assert "grad: not reached by the sweep" in source
+
+
+def test_after_a_kept_backward_each_output_of_a_decomposition_shows_its_cotangent():
+    from wengert.jupyter.views.subject import kept_adjoints
+
+    with wg.keep_values():
+        a = wg.tensor(np.array([[2.0, 1.0], [1.0, 3.0]]), requires_grad=True)
+        w, v = np.linalg.eigh(a)
+        y = np.sum(w * 2.0) + np.sum(v[0])
+        y.backward()
+    tape = wg.tape_of(y)
+    eq = next(eq for eq in tape if len(eq.outs) == 2)
+    adjoints = kept_adjoints(tape)
+    np.testing.assert_allclose(adjoints[eq.outs[0].name], [2.0, 2.0])
+    np.testing.assert_allclose(adjoints[eq.outs[1].name], [[1.0, 1.0], [0.0, 0.0]])
+    assert " ".join(rows(tape_text(tape, adjoints))["t2,"]).endswith("[2, 2]; [[1, 1], [0, 0]]")
+    assert wg.draw(y).source.count("grad [") >= 3  # the leaf's, and each output's
