@@ -175,7 +175,7 @@ def test_names_keyed_by_tensors_name_each_output_of_a_decomposition_and_what_fol
     w, v = np.linalg.eigh(a)
     y = np.sum(w) + np.sum(v)
     source = dot_source(wg.tape_of(y), names={w: "vals", v: "vecs", y: "y"})
-    assert "<B>vals, vecs</B>" in source
+    assert "<B>vals, vecs</B>" in source and ">t2, t3<" in source  # the tape's names under
     assert re.search(r"<B>y</B>&#160;=&#160;t\d \+ t\d", source), source
     found = names_from_namespace(wg.tape_of(y), {"w": w, "v": v, "y": y})
     assert found == {"t2": "w", "t3": "v", "t6": "y"}  # t6: the add, after t2 and t3

@@ -377,8 +377,13 @@ class _Drawing:
             lines.append(small(f"{grad_label} {grad_entries}", ADJOINT, italic=True))
         return lines + unreached
 
-    def _notes(self, v: Var, tape_name: bool) -> list[str]:
-        notes = [v.name] if tape_name and v in self.known.names else []
+    def _notes(self, v: Var, tape_name: bool, outs: Sequence[Var] = ()) -> list[str]:
+        """Grey lines under a node: its notes, then the tape's names of ``v`` (and of the
+        other ``outs`` of its equation) when the user's are shown, and that it is an
+        output."""
+        outs = outs or (v,)
+        named = tape_name and any(o in self.known.names for o in outs)
+        notes = [", ".join(o.name for o in outs)] if named else []
         note = self._output_note(v)
         if note:
             notes.append(note)
@@ -428,7 +433,7 @@ class _Drawing:
             lines += self._value_lines(v, f"{known.name(v)}: " if many else "")
         if getattr(eq.op, "kernel_source", None) is not None:
             lines.append(small(f"fused kernel {eq.op.symbol}", GREY))
-        lines += self._notes(eq.out, True)
+        lines += self._notes(eq.out, True, eq.outs)
         output = self._output_note(eq.out) is not None and mark != "removed"
         style: dict[str, str] = {"label": html_label(lines), "shape": "box", "style": "filled",
                                  "fillcolor": "#ffffff", "color": INK if output else "#4b5563",
