@@ -989,5 +989,10 @@ def test_a_number_cut_in_another_cell_is_said_without_a_line():
     assert "`h`" in e.message and "5" in e.message and e.gradient == "[5, 5]"
     shell.run_cell("z1 = (x * 3.0).sum()\ne1 = wg.explain(z1, x)")  # 3.0: no value held
     assert shell.user_ns["e1"].status == "ok"
-    for name in ("x", "h", "z", "e", "z1", "e1"):
+    shell.run_cell("z2 = (x * 5.0).sum() + h")  # 5.0 is h's value, but h is on z2's tape
+    shell.run_cell("e2 = wg.explain(z2, x)")
+    assert shell.user_ns["e2"].status == "ok"
+    shell.run_cell("h3 = (x ** 3).sum()\nz3 = (x * 9.0).sum()\ne3 = wg.explain(z3, x)")
+    assert shell.user_ns["e3"].status == "ok"  # the code computing z3 is read: no cut in it
+    for name in ("x", "h", "z", "e", "z1", "e1", "z2", "e2", "h3", "z3", "e3"):
         shell.user_ns.pop(name, None)

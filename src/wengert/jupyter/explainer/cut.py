@@ -420,9 +420,10 @@ MAX_HELD = 1000
 
 
 def _number_of_a_held_value(s: Subject, gradient: str) -> Explanation | None:
-    """No line cited: a scalar tensor the caller holds, computed from ``wrt``, whose value
-    (not 0 or ±1, too common to tell) is a number constant of the target's tape: most
-    likely it was turned into a Python number (in another cell, say) and came back."""
+    """No line cited: a scalar tensor the caller holds, computed from ``wrt`` but not on the
+    target's tape, whose value (not 0 or ±1, too common to tell) is a number constant of
+    that tape: most likely it was turned into a Python number (in another cell, say) and
+    came back."""
     tape = s.tape
     numbers: dict[float, tuple[int, int]] = {}
     for eq in tape:
@@ -442,7 +443,9 @@ def _number_of_a_held_value(s: Subject, gradient: str) -> Explanation | None:
         except TypeError:  # a tensor over a traced value
             continue
         found = numbers.get(value)
-        if found is None or not _computed_from(t, s.wrt):
+        # (a value that reaches the target through the tape was not cut: an equal
+        # constant beside it is a coincidence)
+        if found is None or edge_of(tape, t) != (None, None) or not _computed_from(t, s.wrt):
             continue
         eq = tape[found[0]]
         at = where_text(eq.source) if eq.source is not None else eq.out.name

@@ -66,9 +66,11 @@ is finite there too: `np.where(x > 0, np.sqrt(np.where(x > 0, x, 1.0)), 0.0)`.
 
 from __future__ import annotations
 
+import ast
 import inspect
 import linecache
 import sys
+import textwrap
 from collections.abc import Mapping
 from typing import Any
 
@@ -170,7 +172,9 @@ def explain(target: Any, *args: Any, argnums: int | tuple[int, ...] = 0,
         sites = [Site(x.lineno, x.text, x.kind, x.name, filename,
                       _tensor(ns.get(x.name)) if now is None or x.lineno < now else None)
                  for x in cut_sites(text, [base] if base != "wrt" else [], first, named)]
-    held = {k: v for k, v in ns.items() if issubclass(type(v), Tensor) and k[:1] != "_"}
+    # (the code that computed the target, when read, shows its cuts: no guessing then)
+    held = {} if _binds(text, target_name) else {
+        k: v for k, v in ns.items() if issubclass(type(v), Tensor) and k[:1] != "_"}
     subjects = [Subject(target, leaf, target_name, name, gradient_tape=tape, sites=sites,
                         held=held) for leaf, name in leaves(wrt, base)]
     return combine([explain_one(s) for s in subjects], target_name, base)
@@ -202,6 +206,18 @@ def _name_of(obj: Any, ns: Mapping[str, Any]) -> str:
         if value is obj and not name.startswith("_"):
             return name
     return ""
+
+
+def _binds(code: str, name: str) -> bool:
+    """Whether ``code`` assigns ``name`` (at any depth)."""
+    if not code or not name:
+        return False
+    try:
+        tree = ast.parse(textwrap.dedent(code))
+    except SyntaxError:
+        return False
+    return any(isinstance(node, ast.Name) and node.id == name and
+               isinstance(node.ctx, ast.Store) for node in ast.walk(tree))
 
 
 def _tensor(value: Any) -> Tensor | None:
