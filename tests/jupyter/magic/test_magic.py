@@ -447,3 +447,12 @@ def test_every_output_of_a_decomposition_has_the_users_name(ip):
     assert "<B>w, v</B>" in res.graph.source
     for name in ("a0", "a", "v"):
         ip.user_ns.pop(name, None)
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward", "both"])
+def test_explain_in_every_mode(ip, mode):
+    ip.run_cell("x = 2.5")
+    r = _run(ip, f"%%autodiff x --mode {mode} --explain x\nh = x * 2.0\nL = h * 5.0")
+    assert r.error_in_exec is None, r.error_in_exec
+    e = ip.user_ns["_autodiff"].explanation
+    assert e.status == "ok" and e.gradient == "10"

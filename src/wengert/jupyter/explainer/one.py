@@ -43,6 +43,7 @@ from wengert.jupyter.explainer.sweep import (
     is_zero,
     kept_record,
     path_of,
+    value_of,
     watched_record,
     watched_sweep,
 )
@@ -142,7 +143,7 @@ def _asked(s: Subject) -> Explanation:
     if found is not None:
         return found
     notes: tuple[str, ...] = ()
-    if not is_finite(s.target.detach().numpy()):
+    if not is_finite(value_of(s.target)):
         notes = (f"The value of `{s.target_name}` itself is not finite, though its gradient "
                  f"with respect to `{s.wrt_name}` is.",)
     return Explanation("ok", "ok", f"The gradient reaches `{s.wrt_name}` and is finite and "
