@@ -248,7 +248,9 @@ def tape_text(tape: Tape, adjoints: Mapping[Any, Any] | None = None, *,
 
         def row(k: int) -> list[str]:
             cells = equation_cells(tape[k], table_names, adjoints)
-            name = cells["#"] + (f" ({cells['name']})" if cells["name"] else "")
+            # as a leaf's row: the name shown (the user's), then the tape's in parentheses
+            shown = ", ".join(table_names.var(v) for v in tape[k].outs)
+            name = shown if shown == cells["#"] else f"{shown} ({cells['#']})"
             out = [name, cells["op text"]]
             out += [cells[h] for h in headers[2:]]
             notes = []
