@@ -292,3 +292,22 @@ def test_two_calls_of_one_decomposition_on_one_input_are_two_equations():
     w2, v2 = np.linalg.eigh(a)
     tape = wg.tape_of(np.sum(w1) + np.sum(v1) + np.sum(w2) + np.sum(v2))
     assert [len(eq.outs) for eq in tape if eq.primitive == "eigh"] == [2, 2]
+
+
+def test_a_tape_read_after_backward_shows_what_it_kept_and_says_what_it_lost():
+    with wg.keep_values():
+        x = wg.tensor([1.0, 2.0], requires_grad=True)
+        y = (np.sin(x) * 3.0).sum()
+    y.backward()
+    text = str(wg.tape_of(y))
+    assert text.splitlines() == [
+        "t0: f64[2] = sin(x0)", "t1: f64[2] = multiply(t0, 3.0)",
+        "t2: f64[] = sum(t1, axis=None, keepdims=False)"], text
+    assert wg.tape_of(y)[1].shape == (2,) and wg.tape_of(y)[1].dtype == np.float64
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    y = (np.sin(x) * 3.0).sum()
+    y.backward()  # outside the view-keeping mode: the values are gone
+    lines = str(wg.tape_of(y)).splitlines()
+    assert "multiply(t0, None)" not in lines[1]  # a freed constant is not the value None
+    assert lines[1].startswith("t1: ?[?] = multiply(t0, const)")
+    assert all(line.endswith("# freed by backward()") for line in lines)

@@ -333,13 +333,14 @@ def _read(roots: Sequence[Any], found: list[Node], groups: list[list[int]] | Non
 def _output(node: Node, k: int, e: int) -> Var:
     """The output variable ``t{k}`` of ``node``, read as (part of) equation ``e``."""
     out = node.out
+    value = _value(node)
     if type(out) is float:  # a scalar tape's values: no lookups
         shape, dtype = (), _FLOAT64
-    elif out is None:
-        shape = dtype = None
+    elif out is None:  # freed by backward(): known if the view-keeping mode kept it
+        shape, dtype = _aval(value)
     else:
         shape, dtype = shape_of(out), dtype_of(out)
-    return Var(f"t{k}", shape, dtype, source="equation", index=e, value=_value(node))
+    return Var(f"t{k}", shape, dtype, source="equation", index=e, value=value)
 
 
 def freed_by_another(eqs: Sequence[Equation], root_seqs: tuple[int, ...]) -> str | None:

@@ -275,14 +275,21 @@ class Equation:
         return kept_sweep(self.node) if self.nodes else None
 
     def __str__(self) -> str:
-        args = [v.name if type(v) is Var else literal_text(v.value) for v in self.ins]
+        # (a tape's constant it no longer holds reads "const": its value is not known)
+        args = [v.name if type(v) is Var else
+                "const" if v.value is None and self.nodes else literal_text(v.value)
+                for v in self.ins]
         if self.params:
             args.append(params_text(self.params))
         outs = ", ".join(f"{v.name}: {v.aval}" for v in self.outs)
         text = f"{outs} = {self.primitive}({', '.join(args)})"
         if self.context is not None:
             text += f"  # {self.context}"
-        return text + "  # no_grad" if self.grad_off else text
+        if self.grad_off:
+            text += "  # no_grad"
+        if self.freed and self.out.shape is None:  # what the listing cannot show, and why
+            text += "  # freed by backward()"
+        return text
 
     def __repr__(self) -> str:
         return f"<Equation {self}>"

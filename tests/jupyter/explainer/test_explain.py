@@ -939,3 +939,60 @@ def test_the_path_from_one_output_of_a_decomposition_leaves_out_the_others():
     reads = {eq.index: [inp.name for inp in eq.inputs] for eq in tape}
     assert [k for k, yes in enumerate(on) if yes] == [
         k for k in reads if "t3" in reads[k]] + [len(tape) - 1]
+
+
+def test_a_path_cut_by_item_while_another_path_remains_is_not_ok():
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    h = (x ** 2).sum()
+    z = (x * h.item()).sum()  # partial item line
+    e = explain(z, x)
+    assert (e.status, e.cause) == ("cut", "to_python") and not e.ok
+    assert e.source.lineno == line_of("partial item line")
+    assert "`h`" in e.message and "t" in e.message and e.equation is not None
+    assert e.gradient == "[5, 5]"  # what backward() gives: the paths that remain
+    assert "partly cut" in plain(e) and "partly cut" in e._repr_html_()
+    assert "[5, 5]" in plain(e)
+
+
+def f_partly_cut(x):
+    h = (x ** 2).sum()
+    return x.sum() * float(h)  # partial float line
+
+
+def test_a_function_whose_path_float_cuts_is_not_ok():
+    e = explain(f_partly_cut, np.array([1.0, 2.0]))
+    assert (e.status, e.cause) == ("cut", "to_python")
+    assert e.source.lineno == line_of("partial float line")
+
+
+def test_a_number_printed_along_the_way_cuts_nothing():
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    h = (x ** 2).sum()
+    logged = h.item()  # noqa: F841 (logged, not used: the gradient is whole)
+    z = (x * 3.0).sum()
+    assert explain(z, x).status == "ok"
+    assert explain(lambda x: (x * 3.0).sum() + 0 * len(str(float(x.sum()))),
+                   np.array([1.0, 2.0])).status == "ok"
+
+
+def test_a_number_cut_in_another_cell_is_said_without_a_line():
+    pytest.importorskip("IPython")
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.run_cell("import numpy as np\nimport wengert as wg\n"
+                   "x = wg.tensor([1.0, 2.0], requires_grad=True)\n"
+                   "h = (x ** 2).sum()\nz = (x * h.item()).sum()")
+    shell.run_cell("e = wg.explain(z, x)")  # another cell: its code shows no cut
+    e = shell.user_ns["e"]
+    assert (e.status, e.cause, e.equation) == ("cut", "to_python", 0)
+    assert "`h`" in e.message and "5" in e.message and e.gradient == "[5, 5]"
+    shell.run_cell("z1 = (x * 3.0).sum()\ne1 = wg.explain(z1, x)")  # 3.0: no value held
+    assert shell.user_ns["e1"].status == "ok"
+    shell.run_cell("z2 = (x * 5.0).sum() + h")  # 5.0 is h's value, but h is on z2's tape
+    shell.run_cell("e2 = wg.explain(z2, x)")
+    assert shell.user_ns["e2"].status == "ok"
+    shell.run_cell("h3 = (x ** 3).sum()\nz3 = (x * 9.0).sum()\ne3 = wg.explain(z3, x)")
+    assert shell.user_ns["e3"].status == "ok"  # the code computing z3 is read: no cut in it
+    for name in ("x", "h", "z", "e", "z1", "e1", "z2", "e2", "h3", "z3", "e3"):
+        shell.user_ns.pop(name, None)

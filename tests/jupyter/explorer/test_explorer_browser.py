@@ -471,3 +471,21 @@ def test_a_value_written_in_place_since_says_so_instead_of_not_kept(open_page):
     assert "not kept" not in page.text_content(".wgx")
     assert data["shapes"][data["nodes"]["shape"][0]][0] == "2"  # its shape is still known
     shot(page, "browser_changed_since")
+
+
+@pytest.mark.parametrize("unused", [False, True])
+def test_the_table_row_of_a_decomposition_shows_each_output(open_page, unused):
+    data = decomposition_frames(unused)
+    eigh = next(int(e) for e, parts in data["outs"].items() if len(parts) == 1)
+    part = data["outs"][str(eigh)][0]
+    page = open_page(data, name=f"decomposition_table{unused}")
+    page.evaluate(f"window.model.set('step', {data['steps']['total'] - 1})")
+    cells = [" ".join(c.split()) for c in
+             page.locator(f'.wgx-table [data-node="{eigh}"] span').all_inner_texts()]
+    shapes, values, adjoints = data["shapes"], data["nodes"]["value"], data["nodes"]["adjoint"]
+    shape = data["nodes"]["shape"]
+    assert cells[4] == f"{shapes[shape[eigh]][0]}, {shapes[shape[part]][0]}"
+    assert cells[5] == " ".join(f"{values[eigh]}; {values[part]}".split())
+    second = "not reached" if unused else adjoints[part]
+    assert cells[6] == " ".join(f"{adjoints[eigh]}; {second}".split())
+    shot(page, f"browser_decomposition_table{'_unused' if unused else ''}")

@@ -516,3 +516,13 @@ def test_a_hook_on_the_second_output_of_a_decomposition_is_that_outputs_step():
     view = next(step_view(data, k) for k in range(data["steps"]["total"])
                 if step_view(data, k)["phase"] == "hook")
     assert view["before"].startswith(f"t̄{data['nodes']['name'][vectors][1:]} = ")
+
+
+def test_the_title_leaves_out_the_semicolon_that_silences_the_line():
+    from wengert.jupyter.magic.runner import run_autodiff
+
+    r = run_autodiff("y = (x * 3.0) ** 2;  ", {}, ["x"], preset={"x": 2.0})
+    assert r.tape[-1].source.text.rstrip().endswith(";")
+    assert frames_of(r.output)["title"] == "y = (x * 3.0) ** 2"
+    r = run_autodiff("y = x * 3.0; z = y ** 2;", {}, ["x"], preset={"x": 2.0})
+    assert frames_of(r.output)["title"] == "y = x * 3.0; z = y ** 2"

@@ -60,7 +60,8 @@ def test_a_graph_with_a_decomposition_runs_to_a_tape_whose_equations_keep_its_na
     eigh = next(eq for eq in run.tape if eq.primitive == "eigh")
     assert len(run.tape) == len(g.equations)  # the decomposition: one equation in both
     assert str(run.tape).replace("x0", "a") == "\n".join(str(eq) for eq in g.equations)
-    assert f"t{eigh.index}" not in run.names  # one name cannot name two outputs
-    for eq in run.tape:
-        if len(eq.outs) == 1:
-            assert run.names[f"t{eq.index}"] == eq.out.name  # the graph's, as numbered
+    graph_eigh = g.equations[eigh.index]
+    assert [run.names[v.name] for v in eigh.outs] == [v.name for v in graph_eigh.outs]
+    for eq, geq in zip(run.tape, g.equations):  # keyed by the tape's variables
+        for v, w in zip(eq.outs, geq.outs):
+            assert run.names[v.name] == w.name

@@ -402,3 +402,57 @@ def test_an_lru_cache_filled_in_the_cell_is_emptied(ip):
     assert _run(ip, "q = f(2.0) * 3").error_in_exec is None and ip.user_ns["q"] == 12.0
     for name in ("f", "old", "functools", "q"):
         ip.user_ns.pop(name, None)
+
+
+EIGH_CELL = ("%%autodiff a --show tape,graph,adjoint\na = a0\nw, v = np.linalg.eigh(a)\n"
+             "L = np.sum(w) + np.sum(v[0] ** 2)")
+
+
+def _decomposition_card(ip):
+    ip.run_cell("a0 = np.array([[2.0, 0.5], [0.5, 1.0]])")
+    assert _run(ip, EIGH_CELL).error_in_exec is None
+    res = ip.user_ns["_autodiff"]
+    eq = next(eq for eq in res.tape if len(eq.outs) == 2)
+    return res, eq
+
+
+def test_the_card_shows_the_cotangent_of_every_output_of_a_decomposition(ip):
+    from wengert.core.formatting import value_text
+    from wengert.jupyter.views.subject import TapeNames
+    from wengert.jupyter.views.text import equation_cells
+
+    res, eq = _decomposition_card(ip)
+    _, vectors = np.linalg.eigh(ip.user_ns["a0"])
+    w_bar, v_bar = np.ones(2), np.zeros((2, 2))
+    v_bar[0] = 2.0 * vectors[0]  # L = Σw + Σ v[0]²
+    np.testing.assert_allclose(res.adjoints[eq.outs[0].name], w_bar)
+    np.testing.assert_allclose(res.adjoints[eq.outs[1].name], v_bar, atol=1e-12)
+    cell = equation_cells(eq, TapeNames(res.tape, res.names), res.adjoints)["adjoint"]
+    assert cell == f"{value_text(res.adjoints[eq.outs[0].name])}; " \
+                   f"{value_text(res.adjoints[eq.outs[1].name])}"
+    assert value_text(res.adjoints[eq.outs[1].name]) in res._repr_html_()
+    for name in ("a0", "a", "v"):
+        ip.user_ns.pop(name, None)
+
+
+def test_every_output_of_a_decomposition_has_the_users_name(ip):
+    from wengert.jupyter.views.subject import TapeNames
+
+    res, eq = _decomposition_card(ip)
+    names = TapeNames(res.tape, res.names)
+    assert [names.var(v) for v in eq.outs] == ["w", "v"]
+    last = res.tape[len(res.tape) - 1]  # L = Σw + Σ v[0]²: the add, not the sum before it
+    assert last.primitive == "add" and names.var(last.out) == "L"
+    assert [names.var(v) for v in res.tape[len(res.tape) - 2].outs] != ["L"]
+    assert "<B>w, v</B>" in res.graph.source
+    for name in ("a0", "a", "v"):
+        ip.user_ns.pop(name, None)
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward", "both"])
+def test_explain_in_every_mode(ip, mode):
+    ip.run_cell("x = 2.5")
+    r = _run(ip, f"%%autodiff x --mode {mode} --explain x\nh = x * 2.0\nL = h * 5.0")
+    assert r.error_in_exec is None, r.error_in_exec
+    e = ip.user_ns["_autodiff"].explanation
+    assert e.status == "ok" and e.gradient == "10"

@@ -230,3 +230,54 @@ def test_the_passes_of_the_graph_package_diff_cleanly():
     assert len(before) - diff.count("removed") + diff.count("added") == len(after)
     for report in reports:
         assert str(report).replace("→", "→") in page
+
+
+def _decomposition_graph():
+    """``t0, t1 = eigh(x); t2 = sum(t1); t3 = sum(t0); t4 = t2 + t3``, built by hand."""
+    from wengert.graph.ir import Equation, Var
+    from wengert.ops import REGISTRY
+
+    g = wg.trace(lambda a: np.sum(a), np.eye(2), source_lines=False)
+    x = g.inputs[0]
+    t0, t1 = Var("t0", (2,), np.float64), Var("t1", (2, 2), np.float64)
+    t2, t3, t4 = (Var(f"t{k}", (), np.float64) for k in (2, 3, 4))
+    eqs = [Equation(REGISTRY["eigh_values"], [x], {"uplo": "L"}, [t0, t1]),
+           Equation(REGISTRY["sum"], [t1], {"axis": None, "keepdims": False}, t2),
+           Equation(REGISTRY["sum"], [t0], {"axis": None, "keepdims": False}, t3),
+           Equation(REGISTRY["add"], [t2, t3], {}, t4)]
+    return g.replace(equations=eqs, outputs=[t4])
+
+
+def test_a_decomposition_rebuilt_with_equal_outputs_is_unchanged_and_so_are_its_readers():
+    from wengert.graph.ir import Var
+
+    before = _decomposition_graph()
+    eigh, *rest = before.equations
+    outs = [Var(v.name, v.shape, v.dtype) for v in eigh.outs]  # new objects, same names
+    renamed = {old: new for old, new in zip(eigh.outs, outs)}
+    after = before.replace(equations=[eigh.replace(out=outs)] + [
+        eq.replace(ins=[renamed.get(v, v) for v in eq.ins]) for eq in rest])
+    d = diff_graphs(before, after)
+    assert [row.kind for row in d.rows] == ["same"] * 4, d.rows
+    assert d.summary() == "4 → 4 equations: unchanged"
+
+
+def test_a_decomposition_whose_second_output_changed_is_not_the_same_equation():
+    from wengert.graph.ir import Var
+
+    before = _decomposition_graph()
+    eigh, s1, s0, add = before.equations
+    vectors = Var("t5", (2, 2), np.float64)  # another second output, read by the sum
+    after = before.replace(equations=[eigh.replace(out=[eigh.outs[0], vectors]),
+                                      s1.replace(ins=[vectors]), s0, add])
+    d = diff_graphs(before, after)
+    kinds = [(row.kind, ", ".join(v.name for v in row.equation.outs)) for row in d.rows]
+    assert ("same", "t0, t1") not in kinds and ("added", "t0, t5") in kinds, kinds
+    assert ("removed", "t0, t1") in kinds
+    text = passes_text(before, after)
+    assert "+  t0: f64[2], t5: f64[2,2] = eigh(a" in text and "sum(t5" in text  # not ?t5
+    page = passes_html(before, after)
+    assert '<span class="wg-name">t0, t5</span>' in page and "f64[2], f64[2,2]" in page
+    from wengert.jupyter.views.dot import pass_dot
+    source = pass_dot(before, after)
+    assert source.count("=&#160;eigh(a") == 2  # the removed box and the new one, each its own

@@ -168,3 +168,14 @@ def test_names_with_a_key_of_another_kind_or_a_tensor_off_the_tape_are_refused()
         wg.draw(y, names={1.5: "a"})
     with pytest.raises(ValueError, match="not on this tape"):
         wg.draw(y, names={wg.tensor(3.0, requires_grad=True): "c"})
+
+
+def test_names_keyed_by_tensors_name_each_output_of_a_decomposition_and_what_follows():
+    a = wg.tensor(np.array([[2.0, 1.0], [1.0, 3.0]]), requires_grad=True)
+    w, v = np.linalg.eigh(a)
+    y = np.sum(w) + np.sum(v)
+    source = dot_source(wg.tape_of(y), names={w: "vals", v: "vecs", y: "y"})
+    assert "<B>vals, vecs</B>" in source and ">t2, t3<" in source  # the tape's names under
+    assert re.search(r"<B>y</B>&#160;=&#160;t\d \+ t\d", source), source
+    found = names_from_namespace(wg.tape_of(y), {"w": w, "v": v, "y": y})
+    assert found == {"t2": "w", "t3": "v", "t6": "y"}  # t6: the add, after t2 and t3

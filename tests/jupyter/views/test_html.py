@@ -118,15 +118,15 @@ def rows(text: str) -> dict[str, list[str]]:
 
 def test_abc_text_has_the_hand_checked_values_and_adjoints():
     tape, adjoints, ns = abc()
-    assert adjoints == {1: 1.0, 0: 4.0, "x0": 4.0, "x1": 4.0, "x2": 5.0}
+    assert adjoints == {"t1": 1.0, "t0": 4.0, "x0": 4.0, "x1": 4.0, "x2": 5.0}
     names = names_from_namespace(tape, ns)
     assert names == {"x0": "a", "x1": "b", "x2": "c", "t1": "y"}
     text = tape_text(tape, adjoints, names=names)
     r = rows(text)
     assert r["t0"][:6] == ["t0", "+", "add", "a,", "b", "scalar"]
     assert r["t0"][7:9] == ["5", "4"]  # value, adjoint
-    assert r["t1"][:6] == ["t1", "(y)", "*", "multiply", "t0,", "c"]
-    assert "20" in r["t1"] and "◀" in r["t1"]
+    assert r["y"][:6] == ["y", "(t1)", "*", "multiply", "t0,", "c"]  # as a leaf's row
+    assert "20" in r["y"] and "◀" in r["y"]
     # leaves: value, .grad, adjoint
     assert r["a"][-3:] == ["2", "4", "4"]
     assert r["b"][-3:] == ["3", "4", "4"]
@@ -143,7 +143,7 @@ def test_loss_text_and_html_have_the_hand_checked_numbers():
     assert r["t0"][3:5] == ["x,", "w"] and r["t0"][7:9] == ["1.2", "2.6"]
     assert r["t1"][3:5] == ["t0,", "b"] and r["t1"][7:9] == ["1.4", "2.6"]
     assert r["t2"][3:5] == ["t1,", "y"] and r["t2"][7:9] == ["1.3", "2.6"]
-    assert r["t3"][1] == "(L)" and "1.69" in r["t3"] and "t2," in r["t3"]
+    assert r["L"][1] == "(t3)" and "1.69" in r["L"] and "t2," in r["L"]
     assert r["w"][-2:] == ["3.9", "3.9"] and r["b"][-2:] == ["2.6", "2.6"]
     assert "line " in text or "test_html.py:" in text
     assert "t2 = t1 - y" in text  # the user's line
@@ -586,3 +586,52 @@ def test_listing_html_takes_every_subject():
         assert "multiply" in page or "×" in page
     with pytest.raises(TypeError, match="expected a tensor"):
         listing_html([1.0])
+
+
+def test_every_table_and_the_drawing_bold_the_name_shown_and_grey_the_tapes():
+    w = wg.tensor(0.8, requires_grad=True)
+    h = w * 2.0
+    y = h + 1.0
+    tape = wg.tape_of(y)
+    names = {"x0": "w", "t1": "y"}
+    page = tape_html(tape, names=names)
+    assert '<span class="wg-in-rg wg-name">w</span> <span class="wg-user">x0</span>' in page
+    assert '<span class="wg-name">y</span> <span class="wg-user">t1</span>' in page
+    assert '<span class="wg-name">t0</span></td>' in page  # no user name: the tape's
+    source = dot_source(tape, names=names)
+    assert "<B>y</B>" in source and "<B>w</B>" in source
+
+
+def test_an_output_of_a_decomposition_the_sweep_did_not_reach_says_so():
+    from wengert.jupyter.views.subject import AdjointCollector
+
+    a = wg.tensor(np.array([[2.0, 1.0], [1.0, 3.0]]), requires_grad=True)
+    w, v = np.linalg.eigh(a)
+    sw, sv = np.sum(w), np.sum(v)
+    tape = wg.tape_of(sw, sv)  # both outputs on the tape, the sweep from Σw only
+    collector = AdjointCollector(tape)
+    with wg.observe_sweep(collector):
+        sw.backward()
+    eq = next(eq for eq in tape if len(eq.outs) == 2)
+    assert eq.outs[0].name in collector.adjoints and eq.outs[1].name not in collector.adjoints
+    row = rows(tape_text(tape, collector.adjoints))["t2,"]
+    assert " ".join(row).endswith("[1, 1]; not reached")
+    source = dot_source(tape, adjoints=collector.adjoints)
+    assert "grad: not reached by the sweep" in source
+
+
+def test_after_a_kept_backward_each_output_of_a_decomposition_shows_its_cotangent():
+    from wengert.jupyter.views.subject import kept_adjoints
+
+    with wg.keep_values():
+        a = wg.tensor(np.array([[2.0, 1.0], [1.0, 3.0]]), requires_grad=True)
+        w, v = np.linalg.eigh(a)
+        y = np.sum(w * 2.0) + np.sum(v[0])
+        y.backward()
+    tape = wg.tape_of(y)
+    eq = next(eq for eq in tape if len(eq.outs) == 2)
+    adjoints = kept_adjoints(tape)
+    np.testing.assert_allclose(adjoints[eq.outs[0].name], [2.0, 2.0])
+    np.testing.assert_allclose(adjoints[eq.outs[1].name], [[1.0, 1.0], [0.0, 0.0]])
+    assert " ".join(rows(tape_text(tape, adjoints))["t2,"]).endswith("[2, 2]; [[1, 1], [0, 0]]")
+    assert wg.draw(y).source.count("grad [") >= 3  # the leaf's, and each output's

@@ -29,7 +29,7 @@ from wengert.core.equations import Equation, Tape, stale_input
 from wengert.core.formatting import format_number, summarize
 from wengert.jupyter.explainer.result import Explanation, where_text
 from wengert.jupyter.explainer.subject import Subject, equation_text, input_text
-from wengert.jupyter.explainer.sweep import SweepFacts, as_array, is_finite, is_zero
+from wengert.jupyter.explainer.sweep import SweepFacts, as_array, is_finite, is_zero, value_of
 from wengert.jupyter.explainer.words import (
     FLAT_OPS,
     SINGULAR_OPS,
@@ -302,7 +302,7 @@ def not_finite(s: Subject, facts: SweepFacts, path: list[bool], gradient: str) -
     tape = s.tape
     word = _word(facts.gradient)
     common: dict[str, Any] = dict(target=y, wrt=w, gradient=gradient, notes=_lines_note(s))
-    target_value = s.target.detach().numpy() if hasattr(s.target, "detach") else None
+    target_value = value_of(s.target)
     if target_value is not None and not is_finite(target_value):
         return _forward(s, common)
     k = facts.first_bad
@@ -429,7 +429,7 @@ def _forward(s: Subject, common: dict[str, Any]) -> Explanation:
     eq, origin = _first_forward(tape) if tape is not None else (None, None)
     check = ("Run the computation under `wg.detect_anomaly(check_forward=True)` to stop at "
              "the first non-finite value.")
-    word = _word(s.target.detach().numpy())
+    word = _word(value_of(s.target))
     if eq is None:
         return Explanation(
             "nan", "nan_forward",

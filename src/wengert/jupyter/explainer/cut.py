@@ -27,15 +27,18 @@ from typing import Any
 
 import numpy as np
 from wengert.core.equations import Tape
+from wengert.core.formatting import summarize
 from wengert.jupyter.explainer.result import Explanation, where_text
 from wengert.jupyter.explainer.source import Site
 from wengert.jupyter.explainer.subject import Subject, equation_text, site_line
+from wengert.jupyter.explainer.sweep import edge_of
 from wengert.jupyter.explainer.words import COPY_OPS, op_code
 from wengert.reverse.gradient_tape import Variable
+from wengert.reverse.tape_reading import tape_of
 from wengert.reverse.tensor import Tensor
 
-__all__ = ["Copy", "copies_of", "untracked", "cut", "non_leaf", "not_in_inputs", "freed",
-           "site_phrase"]
+__all__ = ["Copy", "copies_of", "untracked", "cut", "partly_cut", "non_leaf", "not_in_inputs",
+           "freed", "site_phrase"]
 
 #: What a site kind tells about the cause (the cause code).
 CAUSE_OF_SITE = {
@@ -329,6 +332,135 @@ def cut(s: Subject) -> Explanation:
     return Explanation(
         "none", cause, message, fix, target=y, wrt=w, equation=equation, equation_text=eq_text,
         source=site_line(site) if site is not None else None, lines=others, notes=tuple(notes))
+
+
+#: The cuts that are slips when a path remains (``x * x.detach()`` is a deliberate idiom).
+_SLIPS = ("to_python", "to_numpy")
+
+
+def _computed_from(t: Tensor, wrt: Any) -> bool:
+    """Whether ``t`` is ``wrt`` or a value recorded from it."""
+    if t is wrt:
+        return True
+    if not (t.requires_grad or t.grad_fn is not None):
+        return False
+    leaf, eq = edge_of(tape_of(t), wrt)
+    return leaf is not None or eq is not None
+
+
+def _results_on(tape: Tape, results: tuple[Any, ...]) -> list[Copy]:
+    """The constants of ``tape`` that are one of ``results`` (or share an array's memory)."""
+    ids = {id(r) for r in results}
+    arrays = [r for r in results if isinstance(r, np.ndarray) and r.size]
+    found = []
+    for eq in tape:
+        for pos, inp in enumerate(eq.inputs):
+            v = inp.value
+            if inp.source != "constant" or v is None:
+                continue
+            if id(v) in ids or (isinstance(v, np.ndarray) and v.size and any(
+                    np.may_share_memory(v, a) for a in arrays)):
+                found.append(Copy(eq.index, pos, "shared"))
+    return found
+
+
+def partly_cut(s: Subject, gradient: str) -> Explanation | None:
+    """A gradient reaches ``wrt``, but one of its paths was cut: a line turned a value
+    computed from ``wrt`` into a Python number or a NumPy array (``.item()``,
+    ``float()``, ``.numpy()``), and that very value re-enters the target's tape as a
+    constant. ``None`` without both pieces of evidence (a number only printed or logged
+    cuts nothing). ``gradient``: the text of what ``backward()`` gives.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> x = wg.tensor([1.0, 2.0], requires_grad=True)
+    >>> h = (x ** 2).sum()
+    >>> y = (x * h.item()).sum()
+    >>> site = Site(3, "y = (x * h.item()).sum()", "to_python", "h", tensor=h)
+    >>> e = partly_cut(Subject(y, x, "y", "x", tape=wg.tape_of(y), sites=[site]), "[5, 5]")
+    >>> e.status, e.cause, e.equation
+    ('cut', 'to_python', 0)
+    """
+    tape = s.tape
+    if tape is None or not isinstance(s.wrt, Tensor):
+        return None
+    w, y = s.wrt_name, s.target_name
+    # (read from the code, a name's last cut is the likeliest to give the value it holds)
+    for site in s.sites if s.function else s.sites[::-1]:
+        t = site.tensor
+        if site.kind not in _SLIPS or not isinstance(t, Tensor) or not _computed_from(t, s.wrt):
+            continue
+        if site.results:  # seen running: the very number or array it returned
+            copies = _results_on(tape, site.results)
+        else:  # read from the code: a constant equal to the value the variable holds
+            copies = [c for c in copies_of(tape, t) if c.kind in ("shared", "equal")]
+        if not copies:
+            continue
+        copy = copies[0]
+        eq = tape[copy.equation]
+        cause = CAUSE_OF_SITE[site.kind]
+        words, fix = _cut_words(cause, site.name, site_phrase(site), w, y, site.kind)
+        value = f"`{site.name}`" if site.name else f"a value computed from `{w}`"
+        message = (
+            f"A gradient reaches `{w}`, but not along every path: {words[0].lower()}"
+            f"{words[1:]} It re-enters `{y}` as a constant at {eq.out.name} "
+            f"(`{equation_text(eq)}`), so the gradient, {gradient}, is only that of the "
+            f"paths that remain: what {value} contributes is missing.")
+        return Explanation(
+            "cut", cause, message, fix, target=y, wrt=w, equation=copy.equation,
+            equation_text=equation_text(eq), source=site_line(site), gradient=gradient)
+    return _number_of_a_held_value(s, gradient)
+
+
+#: Held tensors looked at for a number that came back (a namespace may hold many).
+MAX_HELD = 1000
+
+
+def _number_of_a_held_value(s: Subject, gradient: str) -> Explanation | None:
+    """No line cited: a scalar tensor the caller holds, computed from ``wrt`` but not on the
+    target's tape, whose value (not 0 or ±1, too common to tell) is a number constant of
+    that tape: most likely it was turned into a Python number (in another cell, say) and
+    came back."""
+    tape = s.tape
+    numbers: dict[float, tuple[int, int]] = {}
+    for eq in tape:
+        for pos, inp in enumerate(eq.inputs):
+            v = inp.value
+            if inp.source == "constant" and type(v) is float and v not in (0.0, 1.0, -1.0) \
+                    and v == v:
+                numbers.setdefault(v, (eq.index, pos))
+    if not numbers:
+        return None
+    w, y = s.wrt_name, s.target_name
+    for name, t in list(s.held.items())[:MAX_HELD]:
+        if t is s.target or t.shape != () or not (t.requires_grad or t.grad_fn is not None):
+            continue
+        try:
+            value = t.item()
+        except TypeError:  # a tensor over a traced value
+            continue
+        found = numbers.get(value)
+        # (a value that reaches the target through the tape was not cut: an equal
+        # constant beside it is a coincidence)
+        if found is None or edge_of(tape, t) != (None, None) or not _computed_from(t, s.wrt):
+            continue
+        eq = tape[found[0]]
+        at = where_text(eq.source) if eq.source is not None else eq.out.name
+        message = (
+            f"A gradient reaches `{w}`, but probably not along every path: `{name}`, "
+            f"computed from `{w}`, holds {summarize(value)}, and a constant equal to it "
+            f"enters `{y}` at {at} (`{equation_text(eq)}`): most likely `{name}` was turned "
+            "into a Python number (`float()`, `.item()`, `.tolist()`), which has no "
+            f"gradient. Then the gradient, {gradient}, is only that of the paths that "
+            f"remain: what `{name}` contributes is missing.")
+        fix = (f"Use the tensor `{name}` itself where `{y}` is computed; call `.item()` only "
+               "to print or log. To see the line, explain in the cell that computes "
+               f"`{y}`, or pass its code: `wg.explain({y}, {w}, source=code)`.")
+        return Explanation("cut", "to_python", message, fix, target=y, wrt=w,
+                           equation=eq.index, equation_text=equation_text(eq),
+                           source=eq.source, gradient=gradient)
+    return None
 
 
 def non_leaf(s: Subject, eq_index: int | None, gradient: str | None) -> Explanation:

@@ -10,7 +10,7 @@ Two spellings:
   would give).
 
 The answer is an :class:`~wengert.jupyter.explainer.result.Explanation`: a
-status (``"ok"``, ``"none"``, ``"zero"``, ``"nan"``), a cause code, the
+status (``"ok"``, ``"none"``, ``"zero"``, ``"nan"``, ``"cut"``), a cause code, the
 message, the fix, the op and the equation on ``wg.tape_of(y)``, and the
 user's line when it is known. It prints as text and shows as a card in
 JupyterLab.
@@ -34,6 +34,11 @@ floor, sign...), ``clipped``, ``where_branch``, ``zero_factor``, ``kink``,
 NaN or infinite: ``nan_forward``, ``nan_input``, ``where_nan`` (0 · inf
 through ``np.where``), ``masked_nan``, ``infinite_derivative``,
 ``nan_backward``.
+Partly cut (``status == "cut"``: a gradient reaches the input, but one of its paths
+was cut, so it misses that part): ``to_python``, ``to_numpy``, said when a line turned
+a value computed from the input into a Python number or a NumPy array and that very
+value (seen while ``f`` ran), or one equal to what the variable holds (read from the
+code), comes back into the result as a constant.
 
 Where the line comes from
 -------------------------
@@ -61,9 +66,11 @@ is finite there too: `np.where(x > 0, np.sqrt(np.where(x > 0, x, 1.0)), 0.0)`.
 
 from __future__ import annotations
 
+import ast
 import inspect
 import linecache
 import sys
+import textwrap
 from collections.abc import Mapping
 from typing import Any
 
@@ -160,10 +167,16 @@ def explain(target: Any, *args: Any, argnums: int | tuple[int, ...] = 0,
     text, first, filename = (source, 1, "") if source is not None else _caller_source(frame)
     if text:
         named = target_name if target_name != "target" else None
-        sites = [Site(x.lineno, x.text, x.kind, x.name, filename)
+        # (what a variable holds now can come from a line before this call only)
+        now = frame.f_lineno if source is None and frame is not None else None
+        sites = [Site(x.lineno, x.text, x.kind, x.name, filename,
+                      _tensor(ns.get(x.name)) if now is None or x.lineno < now else None)
                  for x in cut_sites(text, [base] if base != "wrt" else [], first, named)]
-    subjects = [Subject(target, leaf, target_name, name, gradient_tape=tape, sites=sites)
-                for leaf, name in leaves(wrt, base)]
+    # (the code that computed the target, when read, shows its cuts: no guessing then)
+    held = {} if _binds(text, target_name) else {
+        k: v for k, v in ns.items() if issubclass(type(v), Tensor) and k[:1] != "_"}
+    subjects = [Subject(target, leaf, target_name, name, gradient_tape=tape, sites=sites,
+                        held=held) for leaf, name in leaves(wrt, base)]
     return combine([explain_one(s) for s in subjects], target_name, base)
 
 
@@ -193,6 +206,23 @@ def _name_of(obj: Any, ns: Mapping[str, Any]) -> str:
         if value is obj and not name.startswith("_"):
             return name
     return ""
+
+
+def _binds(code: str, name: str) -> bool:
+    """Whether ``code`` assigns ``name`` (at any depth)."""
+    if not code or not name:
+        return False
+    try:
+        tree = ast.parse(textwrap.dedent(code))
+    except SyntaxError:
+        return False
+    return any(isinstance(node, ast.Name) and node.id == name and
+               isinstance(node.ctx, ast.Store) for node in ast.walk(tree))
+
+
+def _tensor(value: Any) -> Tensor | None:
+    """``value`` when it is a tensor (what a cut site's variable holds now)."""
+    return value if issubclass(type(value), Tensor) else None
 
 
 def _caller_source(frame: Any) -> tuple[str, int, str]:

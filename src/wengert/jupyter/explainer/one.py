@@ -25,7 +25,14 @@ import numpy as np
 from wengert.core.errors import GraphFreedError, InplaceModifiedError
 from wengert.core.formatting import summarize
 from wengert.jupyter.explainer.broken import not_finite, zero
-from wengert.jupyter.explainer.cut import cut, freed, non_leaf, not_in_inputs, untracked
+from wengert.jupyter.explainer.cut import (
+    cut,
+    freed,
+    non_leaf,
+    not_in_inputs,
+    partly_cut,
+    untracked,
+)
 from wengert.jupyter.explainer.result import Explanation
 from wengert.jupyter.explainer.subject import Subject
 from wengert.jupyter.explainer.sweep import (
@@ -36,6 +43,7 @@ from wengert.jupyter.explainer.sweep import (
     is_zero,
     kept_record,
     path_of,
+    value_of,
     watched_record,
     watched_sweep,
 )
@@ -45,7 +53,7 @@ from wengert.reverse.tensor import Tensor
 
 __all__ = ["explain_one", "combine", "leaves", "Subject"]
 
-_SEVERITY = {"none": 3, "nan": 2, "zero": 1, "ok": 0}
+_SEVERITY = {"none": 4, "nan": 3, "zero": 2, "cut": 1, "ok": 0}
 
 
 def explain_one(s: Subject) -> Explanation:
@@ -131,8 +139,11 @@ def _asked(s: Subject) -> Explanation:
         return not_finite(s, facts, path, text)
     if is_zero(g):
         return zero(s, facts, path, leaf, eq_index, text)
+    found = partly_cut(s, text)
+    if found is not None:
+        return found
     notes: tuple[str, ...] = ()
-    if not is_finite(s.target.detach().numpy()):
+    if not is_finite(value_of(s.target)):
         notes = (f"The value of `{s.target_name}` itself is not finite, though its gradient "
                  f"with respect to `{s.wrt_name}` is.",)
     return Explanation("ok", "ok", f"The gradient reaches `{s.wrt_name}` and is finite and "

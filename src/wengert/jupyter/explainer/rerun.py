@@ -52,6 +52,10 @@ __all__ = ["CutWatcher", "Event", "sites_for"]
 
 #: Events kept per run (a loop that converts a value a million times needs only a few).
 MAX_EVENTS = 200
+#: The conversions whose result is kept (to find it again on the result's tape).
+_RESULTS = ("to_python", "to_numpy")
+#: An event's result before its call returned.
+NOTHING = object()
 
 _STDLIB = tuple(p for p in {sysconfig.get_paths().get("stdlib"),
                             sysconfig.get_paths().get("platstdlib")} if p)
@@ -110,7 +114,8 @@ class Event:
     variable ``name`` holding the tensor there, and for a use under ``wg.no_grad()`` the
     line of the ``no_grad()`` call (``opened_at``)."""
 
-    __slots__ = ("kind", "tensor", "filename", "lineno", "text", "name", "opened_at")
+    __slots__ = ("kind", "tensor", "filename", "lineno", "text", "name", "opened_at",
+                 "result")
 
     def __init__(self, kind: str, tensor: Any, frame: FrameType, name: str,
                  opened_at: tuple[str, int, str] | None = None) -> None:
@@ -121,6 +126,9 @@ class Event:
         self.text = linecache.getline(self.filename, self.lineno).strip()
         self.name = name
         self.opened_at = opened_at
+        #: What a conversion returned (the Python number, the array): :data:`NOTHING`
+        #: until it returned.
+        self.result: Any = NOTHING
 
     def __repr__(self) -> str:
         return f"Event({self.kind!r}, line {self.lineno}: {self.text!r})"
@@ -135,6 +143,7 @@ class CutWatcher:
         self._codes = _watched()
         self._opened: tuple[str, int, str] | None = None
         self._previous: Any = None
+        self._returning: dict[int, Event] = {}  # id of a conversion's frame -> its event
 
     def __enter__(self) -> CutWatcher:
         self._previous = sys.getprofile()
@@ -145,7 +154,13 @@ class CutWatcher:
         sys.setprofile(self._previous)
 
     def _profile(self, frame: FrameType, event: str, arg: Any) -> None:
-        if event != "call" or len(self.events) >= MAX_EVENTS:
+        if event != "call":
+            if event == "return" and self._returning:
+                done = self._returning.pop(id(frame), None)
+                if done is not None:
+                    done.result = arg
+            return
+        if len(self.events) >= MAX_EVENTS:
             return
         kind = self._codes.get(frame.f_code)
         if kind is None:
@@ -168,6 +183,8 @@ class CutWatcher:
             return
         if isinstance(tensor, Tensor):
             self.events.append(Event(kind, tensor, user, _name_in(user, tensor)))
+            if kind in _RESULTS:
+                self._returning[id(frame)] = self.events[-1]
 
     def _use_without_grad(self, frame: FrameType) -> None:
         """A wengert function called by user code while grad is off: note the tensors that
@@ -220,8 +237,7 @@ def sites_for(watcher: CutWatcher, leaf: Any, name: str = "") -> list[Site]:
     [('to_numpy', 'x', 'n = x.numpy()')]
     """
     cache: dict[int, bool] = {}
-    sites: list[Site] = []
-    seen: set[tuple[str, int, str]] = set()
+    found: dict[tuple[str, int, str], list[Any]] = {}
     for ev in watcher.events:
         if ev.tensor is not None and not _depends(ev.tensor, leaf, cache):
             continue
@@ -230,8 +246,9 @@ def sites_for(watcher: CutWatcher, leaf: Any, name: str = "") -> list[Site]:
         else:
             filename, lineno, text = ev.filename, ev.lineno, ev.text
         key = (filename, lineno, ev.kind)
-        if key not in seen:
-            seen.add(key)
+        if key not in found:
             named = ev.name or (name if ev.tensor is leaf else "")
-            sites.append(Site(lineno, text, ev.kind, named, filename))
-    return sites
+            found[key] = [lineno, text, ev.kind, named, filename, ev.tensor, []]
+        if ev.result is not NOTHING:
+            found[key][-1].append(ev.result)
+    return [Site(*fields[:-1], results=tuple(fields[-1])) for fields in found.values()]

@@ -39,6 +39,7 @@ STATUS_WORDS = {
     "none": ("∅", "None"),
     "zero": ("0", "zero"),
     "nan": ("!", "NaN"),
+    "cut": ("✂", "partly cut"),
 }
 _WIDTH = 92
 
@@ -51,7 +52,8 @@ class Explanation:
     ----------
     status : str
         ``"ok"``, ``"none"`` (no gradient reaches ``wrt``, or ``.grad`` stays ``None``),
-        ``"zero"`` (exactly zero everywhere) or ``"nan"`` (a NaN or an infinity).
+        ``"zero"`` (exactly zero everywhere), ``"nan"`` (a NaN or an infinity) or ``"cut"``
+        (a gradient reaches ``wrt``, but one of its paths was cut: it misses that part).
     cause : str
         A short machine-readable code (``"no_grad"``, ``"detached"``,
         ``"where_nan"``, ...; ``"ok"`` when fine). See :func:`wengert.explain`.
@@ -204,8 +206,10 @@ _CODE_MARK = re.compile(r"`([^`]+)`")
 #: Status colours: the same in light and dark themes (white text on them reads in both),
 #: written inline so that a notebook whose HTML JupyterLab sanitizes (not trusted) keeps
 #: them; the border's style tells the status without colour too.
-_COLOURS = {"ok": "#2e7d32", "none": "#0277bd", "zero": "#b34700", "nan": "#c62828"}
-_BORDERS = {"ok": "solid", "none": "dashed", "zero": "dotted", "nan": "double"}
+_COLOURS = {"ok": "#2e7d32", "none": "#0277bd", "zero": "#b34700", "nan": "#c62828",
+            "cut": "#6a1b9a"}
+_BORDERS = {"ok": "solid", "none": "dashed", "zero": "dotted", "nan": "double",
+            "cut": "dashed"}
 
 #: Theme refinements for a trusted notebook (JupyterLab drops ``<style>`` otherwise; the
 #: inline styles alone read well in both themes).

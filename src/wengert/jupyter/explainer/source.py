@@ -36,7 +36,8 @@ import ast
 import re
 import textwrap
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = ["Site", "cut_sites", "SITE_KINDS", "RETURN", "dotted_name"]
 
@@ -80,6 +81,12 @@ class Site:
         The variable it cuts (the input or a value computed from it); empty when unknown.
     filename : str
         The file the line is in, when known (empty for code passed as text).
+    tensor : Tensor or None
+        The value it cut, when known (seen while running the function, or the tensor
+        the caller's variable ``name`` holds).
+    results : tuple
+        What the conversion returned (the Python numbers, the arrays), when it was seen
+        running.
     """
 
     lineno: int
@@ -87,6 +94,8 @@ class Site:
     kind: str
     name: str = ""
     filename: str = ""
+    tensor: Any = field(default=None, compare=False, repr=False)
+    results: tuple[Any, ...] = field(default=(), compare=False, repr=False)
 
     def describe(self) -> str:
         """``line 3: `with wg.no_grad():` (a `wg.no_grad()` block uses `h`)``.

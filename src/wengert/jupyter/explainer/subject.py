@@ -43,6 +43,9 @@ class Subject:
     function : bool
         Whether the target came from ``wg.explain(f, *args)`` (the fixes then speak of
         ``f``'s code, and ``.grad`` is not involved).
+    held : dict
+        The caller's variables that hold tensors (name -> tensor), for a value turned
+        into a Python number in another cell than the call's.
     """
 
     target: Any
@@ -53,6 +56,7 @@ class Subject:
     gradient_tape: Any = None
     sites: list[Site] = field(default_factory=list)
     function: bool = False
+    held: dict[str, Any] = field(default_factory=dict)
 
 
 def input_text(eq: Equation, i: int) -> str:

@@ -43,7 +43,8 @@ from wengert.reverse.tape_reading import tape_of
 from wengert.reverse.tensor import Tensor
 
 __all__ = ["SweepFacts", "watched_sweep", "watched_record", "kept_record", "foreign_record",
-           "path_of", "edge_of", "as_array", "is_finite", "is_zero", "node_of"]
+           "path_of", "edge_of", "as_array", "is_finite", "is_zero", "node_of",
+           "value_of"]
 
 
 def as_array(value: Any) -> np.ndarray | None:
@@ -62,6 +63,22 @@ def as_array(value: Any) -> np.ndarray | None:
     except TypeError:
         return None
     return a if a.dtype.kind in "fcbiu" else None
+
+
+def value_of(t: Any) -> np.ndarray | None:
+    """The value of tensor ``t`` as NumPy; ``None`` where it holds a traced value (a tensor
+    over dual numbers, as in ``%%autodiff --mode forward``).
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> value_of(wg.tensor([1.0, 2.0], requires_grad=True)), value_of(2.0)
+    (array([1., 2.]), None)
+    """
+    try:
+        return t.detach().numpy()
+    except (AttributeError, TypeError):
+        return None
 
 
 def is_finite(value: Any) -> bool:

@@ -1015,15 +1015,24 @@ function render({ model, el }) {
       const isEq = r >= X.leafCount;
       const future = isEq && w.phase === "forward" && node > w.eq;
       const cls = `wgx-tr${r === curRow ? " cur" : ""}${future ? " future" : ""}`;
-      const value = future ? "·" : d.nodes.value[node] ?? missing(X, node);
-      const adj = tangents ? (future ? "" : (d.nodes.tangent[node] || []).map(([m, t]) => signed(t, m)).join(" "))
-        : w.phase === "forward" ? "" : adjointAt(X, node, w.k) ?? "";
+      // an equation with several outputs: each one's shape, value and adjoint
+      const outs = isEq && X.outs.has(node) ? [node, ...X.outs.get(node)] : [node];
+      const shape = outs.map((o) => d.shapes[d.nodes.shape[o]][0]).join(", ");
+      const value = future ? "·" : outs.map((o) => d.nodes.value[o] ?? missing(X, o)).join("; ");
+      let adj = "";
+      if (tangents) {
+        if (!future) adj = (d.nodes.tangent[node] || []).map(([m, t]) => signed(t, m)).join(" ");
+      } else if (w.phase !== "forward") {
+        const got = outs.map((o) => adjointAt(X, o, w.k));
+        const swept = X.sweptAt[node] >= 0 && X.sweptAt[node] <= w.k;
+        if (got.some((g) => g != null)) adj = got.map((g) => g ?? (swept ? "not reached" : "·")).join("; ");
+      }
       const op = isEq ? d.ops[d.eqs.op[node]][0] : "input";
       const ins = isEq ? d.eqs.ins[node].map((x) => names[x]).join(", ") : "";
       const j = isEq ? d.eqs.line[node] : -1;
       const source = j >= 0 ? `${d.lines[j][2]}: ${d.lines[j][3]}` : "";
       rows.push(`<div class="${cls}" data-node="${node}" style="top:${(r + 1) * ROW}px"><span>${isEq ? node : "—"}</span><span>${esc(isEq ? outNames(X, node) : names[node])}</span><span>${esc(op)}</span><span>${esc(ins)}</span>`
-        + `<span>${esc(d.shapes[d.nodes.shape[node]][0])}</span><span class="wgx-m">${esc(value)}</span><span class="wgx-m wgx-adj">${esc(adj)}</span><span>${esc(source)}</span></div>`);
+        + `<span>${esc(shape)}</span><span class="wgx-m">${esc(value)}</span><span class="wgx-m wgx-adj">${esc(adj)}</span><span>${esc(source)}</span></div>`);
     }
     X.els.tbody.style.height = `${(nRows + 1) * ROW}px`;
     X.els.tbody.innerHTML = rows.join("");

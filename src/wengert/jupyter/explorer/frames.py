@@ -501,13 +501,24 @@ class _Builder:
         for k, name in enumerate(list(leaf_names or ())[:n_leaves]):
             if name and len(name) <= MAX_NAME:
                 leaves[k] = name
-        user = {int(key[1:]): name for key, name in value_names.items()
-                if isinstance(key, str) and _TAPE_NAME.fullmatch(key)
-                and key == f"t{int(key[1:])}" and int(key[1:]) < n}
-        user = user or _assigned_names(self.line_of, line_texts)
-        if self.multi:  # one name cannot name several outputs
-            user = {k: name for k, name in user.items() if k not in self.outs}
-        #: The equations whose names are not their tape names (``t12``).
+        # the user's names are keyed by variable (t12): an equation's first output, or
+        # another output of a decomposition (a part)
+        first = {name: k for k, name in enumerate(tape_names)}
+        part_of = {v.name: p for p, v in enumerate(self.part_vars)}
+        user: dict[int, str] = {}
+        part_user: dict[int, str] = {}
+        for key, name in value_names.items():
+            if isinstance(key, str) and _TAPE_NAME.fullmatch(key):
+                if key in first:
+                    user[first[key]] = name
+                elif key in part_of:
+                    part_user[part_of[key]] = name
+        if not user and not part_user:
+            user = _assigned_names(self.line_of, line_texts)
+            if self.multi:  # one name of a line cannot name several outputs
+                user = {k: name for k, name in user.items() if k not in self.outs}
+        #: The nodes (equations, other outputs of decompositions) whose names are not their
+        #: tape names (``t12``).
         self.renamed: list[int] = []
         if user:
             # a name two values would have (x rebound in a loop, x also a leaf) would not
@@ -536,7 +547,15 @@ class _Builder:
             text = self.value_texts[n + n_leaves + k]
             consts.append(given if given and len(given) <= MAX_NAME else
                           text if _plain(text) and len(text) <= 10 else f"c{k}")
-        return names + leaves + consts + [v.name for v in self.part_vars]
+        parts = [v.name for v in self.part_vars]
+        taken = set(names + leaves + parts)
+        for p, name in part_user.items():  # a name no other value has
+            if len(name) <= MAX_NAME and name not in taken:
+                taken.discard(parts[p])
+                parts[p] = name
+                taken.add(name)
+                self.renamed.append(self.part_base + p)
+        return names + leaves + consts + parts
 
     def _shape_id(self, shape: tuple[int, ...] | None) -> int:
         k = self.shape_index.get(shape)
@@ -1120,6 +1139,8 @@ def _frames(tape: Tape, roots: Sequence[int] | None, seed: Any, mode: str | None
     ops, rules, eq_ops, eq_rules = _ops_and_rules(eqs, b)
     lines, line_of, keys = b.lines, b.line_of, b.group_keys
     title = eqs[-1].source.text if n and eqs[-1].source is not None else None
+    if title:  # (a notebook line ending in ";" only silenced its output)
+        title = title.rstrip().rstrip(";").rstrip()
     n_fwd = n if mode != "reverse" else 0
     data: Frames = {
         "format": FORMAT,

@@ -30,8 +30,9 @@ __all__ = ["GraphRun"]
 
 class GraphRun:
     """``graph`` run on tensors: ``tape``, ``output`` (a tensor, or ``None`` for several
-    outputs), ``leaf_names`` (tensor id -> input name) and ``names`` (``t3`` -> the graph's
-    name of that result, when the tape's equations are the graph's one for one)."""
+    outputs), ``leaf_names`` (tensor id -> input name) and ``names`` (the tape's variable
+    ``t3`` -> the graph's name of that result, when the tape's variables are the graph's
+    equations one for one)."""
 
     def __init__(self, graph: Graph) -> None:
         leaves, spec = flatten(examples_of(graph))
@@ -54,12 +55,11 @@ class GraphRun:
         self.output = outs[0] if len(outs) == 1 else None
         self.names: dict[str, str] | None = None
         # one equation of the tape per equation of the graph (a decomposition is one in
-        # both): the tape's equation k is the graph's (one name cannot name several
-        # outputs: those of a decomposition keep the tape's names)
+        # both): each output of the tape's equation k is named as the graph's equation k's
         if not any(is_recorded_call(eq.op) for eq in graph.equations) \
                 and len(self.tape) == len(graph.equations):
-            self.names = {f"t{eq.index}": graph.equations[eq.index].out.name
-                          for eq in self.tape if len(eq.outs) == 1}
+            self.names = {v.name: w.name for eq in self.tape
+                          for v, w in zip(eq.outs, graph.equations[eq.index].outs)}
 
     def __repr__(self) -> str:
         return f"<GraphRun: {len(self.tape)} equations>"

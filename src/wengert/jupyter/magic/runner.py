@@ -139,8 +139,9 @@ class AutodiffResult:
     leaf_names : dict
         ``id`` of each leaf tensor -> the input's name, for the views.
     adjoints : dict
-        Equation index -> the cotangent it received in the reverse sweep (scalar
-        outputs in ``reverse`` and ``both`` mode).
+        Variable name (``"t3"``, ``"x0"``) -> the cotangent it received in the reverse
+        sweep (scalar outputs in ``reverse`` and ``both`` mode); each output of a
+        decomposition has its own.
     views : tuple of str
         What the card shows (``--show``).
     source : str
@@ -167,7 +168,7 @@ class AutodiffResult:
     tape: Tape
     output: Tensor | None = field(repr=False)
     leaf_names: dict[int, str] = field(repr=False)
-    adjoints: dict[int, Any] = field(repr=False)
+    adjoints: dict[str, Any] = field(repr=False)
     views: tuple[str, ...] = ("value", "grads")
     source: str = field(default="", repr=False)
     silenced: bool = field(default=False, repr=False)
@@ -772,7 +773,7 @@ def _result(cell: Any, run: CellRun, ns: dict[str, Any], names: tuple[str, ...],
               if n not in cell.inner_inputs and n in ns and not run.traced(ns[n])}
     leaves = [run.leaves[n] for n in names]
     in_values = [run.values[n] for n in names]
-    adjoints: dict[int, Any] = {}
+    adjoints: dict[str, Any] = {}
     grads: dict[str, Any] = {}
     owed: dict[int, Any] = {}
     tangents = agreement = None
@@ -789,10 +790,9 @@ def _result(cell: Any, run: CellRun, ns: dict[str, Any], names: tuple[str, ...],
             in_values + [h.value for h in extra], record)
         grads = dict(zip(names, got[:len(names)]))
         owed = {id(h.tensor): g for h, g in zip(extra, got[len(names):])}
-        # (one cotangent per equation: a decomposition's several outputs are shown by the
-        # sweep's tables, output by output)
-        adjoints = {eq.index: plain(received[id(eq.node)]) for eq in tape
-                    if id(eq.node) in received and len(eq.outs) == 1}
+        # by variable: each output of a decomposition received its own cotangent
+        adjoints = {v.name: plain(received[id(node)]) for eq in tape
+                    for node, v in zip(eq.nodes, eq.outs) if id(node) in received}
     if tags is not None:
         raw = unbox_level(out, level)
         tangents = {n: None if earlier[n] else _as_derivative(
@@ -818,7 +818,10 @@ def _result(cell: Any, run: CellRun, ns: dict[str, Any], names: tuple[str, ...],
         if id(leaf) in run.leaf_names:
             value_names[f"x{i}"] = run.leaf_names[id(leaf)]
     if mode != "forward" and math.prod(out_shape) == 1:
-        adjoints.update({n: g for n, g in grads.items() if g is not None})
+        for i, leaf in enumerate(tape.leaves):  # (an earlier value of an input shows none)
+            n = run.leaf_names.get(id(leaf))
+            if n is not None and run.leaves.get(n) is leaf and grads.get(n) is not None:
+                adjoints[f"x{i}"] = grads[n]
     if mode == "both" and tensor_out is not None and len(tape) <= MAX_FRAMED:
         # the sweep over dual numbers needs their tags, which close with the cell
         extras["frames"] = explorer_frames(

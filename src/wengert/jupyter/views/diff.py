@@ -1,7 +1,8 @@
 """What a pass changed: two graphs matched equation by equation (:func:`diff_graphs`).
 
 How the two graphs of a pass are matched: inputs by position, an equation by its output
-variable (the same object, else the same name and shape: passes keep both); a matched
+variables, all of them (the same objects, else the same names and shapes: passes keep
+both; a decomposition's outputs in the same order); a matched
 equation whose op, inputs or parameters differ was rewritten. One pass over each graph (no
 recursion), so graphs of 10⁶ equations diff in seconds. The text, HTML and DOT views of a
 pass (:func:`~wengert.jupyter.views.text.passes_text`,
@@ -208,10 +209,10 @@ def diff_graphs(before: Graph, after: Graph) -> GraphDiff:
     """Match the equations of two graphs (a pass's input and output) and list the changes.
 
     Inputs match by position; an equation of ``after`` matches the equation of
-    ``before`` with the same output variable (the same object, else the same name, shape
-    and dtype). A matched pair is ``"same"`` when op (the same object), inputs and
-    parameters agree, else ``"changed"``; unmatched equations are ``"removed"`` or
-    ``"added"``. One pass over each graph.
+    ``before`` with the same output variables, every one of them in the same order (the
+    same objects, else the same names, shapes and dtypes). A matched pair is ``"same"``
+    when op (the same object), inputs and parameters agree, else ``"changed"``; unmatched
+    equations are ``"removed"`` or ``"added"``. One pass over each graph.
 
     Examples
     --------
@@ -231,27 +232,34 @@ def _diff(before: Graph, after: Graph) -> GraphDiff:
     # (a variable kept by the pass is itself: most of them, so they are not stored).
     matched: dict[Var, Var] = {a: b for a, b in zip(after.inputs, before.inputs) if a is not b}
     old_eqs = before.equations
-    index: dict[Var, int] = {eq.out: i for i, eq in enumerate(old_eqs)}
+    # every output of an equation (a decomposition has several) -> the equation
+    index: dict[Var, int] = {v: i for i, eq in enumerate(old_eqs) for v in eq.outs}
     by_name: dict[str, Var | None] | None = None  # built when a variable is not found
     partner = [-1] * len(after.equations)
     taken = bytearray(len(old_eqs))
     for j, eq in enumerate(after.equations):
-        out = eq.out
-        i = index.get(out, -1)
-        if i < 0:
+        olds: list[Var] = []  # the variable of `before` each output stands for
+        for out in eq.outs:
+            if out in index:
+                olds.append(out)
+                continue
             if by_name is None:
                 by_name = {}
-                for v in before.variables():
+                for v in (*before.inputs, *(v for e in old_eqs for v in e.outs)):
                     by_name[v.name] = None if v.name in by_name else v  # None: ambiguous
             cand = by_name.get(out.name)
-            if cand is not None and cand in index and cand.shape == out.shape and \
-                    cand.dtype == out.dtype:
-                i = index[cand]
-        if i >= 0 and not taken[i]:
-            taken[i] = 1
-            partner[j] = i
-            if old_eqs[i].out is not out:
-                matched[out] = old_eqs[i].out
+            if cand is None or cand not in index or cand.shape != out.shape or \
+                    cand.dtype != out.dtype:
+                break
+            olds.append(cand)
+        else:  # every output stands for one of `before`: the outputs of one equation,
+            i = index[olds[0]]  # in the same order
+            if not taken[i] and tuple(olds) == old_eqs[i].outs:
+                taken[i] = 1
+                partner[j] = i
+                for out, old in zip(eq.outs, olds):
+                    if old is not out:
+                        matched[out] = old
     rows: list[DiffRow] = []
     append = rows.append
     p = 0
@@ -285,7 +293,8 @@ def _diff(before: Graph, after: Graph) -> GraphDiff:
 def _replacements(rows: Sequence[DiffRow], before: Graph, after: Graph,
                   matched: Mapping[Var, Var]) -> dict[Var, Var | Literal]:
     """What rewritten equations and outputs read instead of a removed equation's output."""
-    removed = {row.before.out for row in rows if row.kind == "removed" and row.before}
+    removed = {v for row in rows if row.kind == "removed" and row.before
+               for v in row.before.outs}
     out: dict[Var, Var | Literal] = {}
     pairs: list[tuple[Sequence[Var | Literal], Sequence[Var | Literal]]] = [
         (row.before.ins, row.after.ins) for row in rows

@@ -287,9 +287,16 @@ def pass_scene(diff: GraphDiff) -> Scene:
     marks: list[str] = []
     olds: dict[int, Equation] = {}
     instead: dict[int, Var | Literal] = {}
+    # a removed decomposition may share an output with the new one that replaced it (a
+    # pass that changed one of its outputs): its own node, under a copy of that variable
+    kept = {v for row in diff.rows if row.kind != "removed" and row.after is not None
+            for v in row.after.outs}
     for row in diff.rows:
         k = len(eqs)
         eq = row.equation
+        if row.kind == "removed" and any(v in kept for v in eq.outs):
+            eq = eq.replace(out=[Var(v.name, v.shape, v.dtype) if v in kept else v
+                                 for v in eq.outs])
         eqs.append(eq)
         marks.append(row.kind)
         if row.kind == "changed" and row.before is not None:
@@ -353,8 +360,10 @@ class _Drawing:
         shape when its value is not known."""
         value = self.known.values.get(v)
         grad_label, gradient = self.known.grads.get(v, ("", None))
+        unreached = [small(f"{prefix}grad: not reached by the sweep", GREY)] \
+            if v in self.known.unreached else []
         if value is None and gradient is None:
-            return [small(prefix + v.aval, GREY)] if v.shape is not None else []
+            return ([small(prefix + v.aval, GREY)] if v.shape is not None else []) + unreached
         lines = []
         head, entries = node_value_lines(value) if value is not None else ("", "")
         if gradient is not None:
@@ -366,10 +375,15 @@ class _Drawing:
             lines.append(small(entries if head else prefix + entries))
         if gradient is not None:
             lines.append(small(f"{grad_label} {grad_entries}", ADJOINT, italic=True))
-        return lines
+        return lines + unreached
 
-    def _notes(self, v: Var, tape_name: bool) -> list[str]:
-        notes = [v.name] if tape_name and v in self.known.names else []
+    def _notes(self, v: Var, tape_name: bool, outs: Sequence[Var] = ()) -> list[str]:
+        """Grey lines under a node: its notes, then the tape's names of ``v`` (and of the
+        other ``outs`` of its equation) when the user's are shown, and that it is an
+        output."""
+        outs = outs or (v,)
+        named = tape_name and any(o in self.known.names for o in outs)
+        notes = [", ".join(o.name for o in outs)] if named else []
         note = self._output_note(v)
         if note:
             notes.append(note)
@@ -419,7 +433,7 @@ class _Drawing:
             lines += self._value_lines(v, f"{known.name(v)}: " if many else "")
         if getattr(eq.op, "kernel_source", None) is not None:
             lines.append(small(f"fused kernel {eq.op.symbol}", GREY))
-        lines += self._notes(eq.out, True)
+        lines += self._notes(eq.out, True, eq.outs)
         output = self._output_note(eq.out) is not None and mark != "removed"
         style: dict[str, str] = {"label": html_label(lines), "shape": "box", "style": "filled",
                                  "fillcolor": "#ffffff", "color": INK if output else "#4b5563",
@@ -732,7 +746,7 @@ def dot_source(subject: Tape | Graph, *, adjoints: Mapping[Any, Any] | None = No
         :func:`~wengert.jupyter.views.subject.as_subject` for the rest) or a graph
         (``wg.trace``, ``wg.grad_graph``, a pass).
     adjoints : mapping, optional
-        A tape's cotangents after a backward pass, by equation index and leaf name (see
+        A tape's cotangents after a backward pass, by variable (``"t3"``) and leaf name (see
         :class:`~wengert.jupyter.views.subject.AdjointCollector`); without them a leaf
         shows its ``.grad`` when it has one.
     names : mapping, optional

@@ -319,9 +319,12 @@ def _equations_table(tape: Tape, names: TapeNames, adjoints: Mapping[Any, Any] |
     def row(k: int) -> str:
         eq = tape[k]
         c = equation_cells(eq, names, adjoints)
-        label = f'<span class="wg-name">{_e(c["#"])}</span>'
-        if c["name"]:
-            label += f' <span class="wg-user">{_e(c["name"])}</span>'
+        # as the leaves' rows and the drawing: the name shown in bold (the user's where
+        # it has one), the tape's names after it in grey
+        shown = ", ".join(names.var(v) for v in eq.outs)
+        label = f'<span class="wg-name">{_e(shown)}</span>'
+        if shown != c["#"]:
+            label += f' <span class="wg-user">{_e(c["#"])}</span>'
         if k in outputs:
             label += ' <span class="wg-dim" title="output">◀</span>'
         cells = [

@@ -17,8 +17,9 @@ Leaves are ``x0, x1, …`` and equations' outputs ``t0, t1, …`` by default; a 
 shows its own name (``wg.Variable(1.0, name="w")``). A ``names`` mapping gives the user's
 names: keys are tape names (``"x0"``, ``"t3"``), leaf indices (``0`` for ``x0``) or
 ``(equation, input position)`` pairs for constants. An ``adjoints`` mapping holds
-cotangents by equation index (``3`` or ``"t3"``) and leaf name (``"x0"`` or the user's
-name).
+cotangents by variable: ``"t3"`` (an equation's output, as the tables name it: after a
+decomposition with several outputs a variable's number is not its equation's), ``"x0"``
+or the user's name of a leaf; an integer key is the index of an equation with one output.
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ __all__ = [
     "names_from_namespace",
     "AdjointCollector",
     "kept_adjoints",
-    "adjoint_of_equation",
+    "adjoints_of_equation",
+    "output_names",
     "adjoint_of_leaf",
     "source_text",
     "value_shape_dtype",
@@ -95,15 +97,34 @@ NameKey = int | str | tuple[int, int]
 
 
 def _key_of_tensor(tape: Tape, t: Tensor) -> str:
-    """The tape name of tensor ``t``: ``x<i>`` for a leaf, ``t<i>`` for an equation."""
+    """The tape name of tensor ``t``: ``x<i>`` for a leaf, the name of its variable
+    (``t<k>``) for an equation's output (any output of a decomposition)."""
     for i, leaf in enumerate(tape.leaves):
         if leaf is t:
             return f"x{i}"
-    eq = tape.equation_of(t._node) if t._node is not None else None
+    node = t._node
+    eq = tape.equation_of(node) if node is not None else None
     if eq is None:
         raise ValueError(f"names: the tensor {t!r:.40} is not on this tape (neither a leaf "
                          "nor the output of one of its equations).")
-    return f"t{eq.index}"
+    return next(v.name for n, v in zip(eq.nodes, eq.outs) if n is node)
+
+
+def output_names(tape: Tape) -> dict[int, str]:
+    """``id`` of the node of every equation's output -> the name of its variable (``t3``;
+    each output of a decomposition has its own).
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> a = wg.tensor([[2.0, 1.0], [1.0, 3.0]], requires_grad=True)
+    >>> w, v = np.linalg.eigh(a)
+    >>> tape = wg.tape_of(np.sum(w) + np.sum(v))
+    >>> names = output_names(tape)
+    >>> names[id(w.grad_fn.node)], names[id(v.grad_fn.node)], tape[2].index
+    ('t2', 't3', 2)
+    """
+    return {id(node): v.name for eq in tape for node, v in zip(eq.nodes, eq.outs)}
 
 
 class TapeNames:
@@ -115,9 +136,10 @@ class TapeNames:
         The tape.
     names : mapping, optional
         User names: keys a tensor on the tape (a leaf or an equation's output),
-        ``"x0"`` or ``0`` (leaf 0), ``"t3"`` (equation 3), or ``(3, 1)`` (the constant
-        that is input 1 of equation 3). Without one, a leaf
-        that is a ``wg.Variable`` with its own name shows that name.
+        ``"x0"`` or ``0`` (leaf 0), ``"t3"`` (the variable ``t3``, an equation's output
+        as the tables name it), or ``(3, 1)`` (the constant that is input 1 of equation
+        3). Without one, a leaf that is a ``wg.Variable`` with its own name shows that
+        name.
 
     Examples
     --------
@@ -222,7 +244,7 @@ def names_from_namespace(tape: Tape, namespace: Mapping[str, Any]) -> dict[NameK
     {'x0': 'w', (0, 0): 'x', 't1': 'y'}
     """
     leaf_of = {id(leaf): i for i, leaf in enumerate(tape.leaves)}
-    equation_of = {id(eq.node): eq.index for eq in tape}
+    variable_of = output_names(tape)
     constants: dict[int, list[tuple[int, int]]] = {}
     for eq in tape:
         for position, inp in enumerate(eq.inputs):
@@ -237,8 +259,8 @@ def names_from_namespace(tape: Tape, namespace: Mapping[str, Any]) -> dict[NameK
             keys.append(f"x{leaf_of[id(obj)]}")
         elif issubclass(type(obj), Tensor):  # (isinstance may run a proxy's code)
             grad_fn = obj.grad_fn
-            if grad_fn is not None and id(grad_fn.node) in equation_of:
-                keys.append(f"t{equation_of[id(grad_fn.node)]}")
+            if grad_fn is not None and id(grad_fn.node) in variable_of:
+                keys.append(variable_of[id(grad_fn.node)])
             elif not obj.requires_grad:
                 with contextlib.suppress(TypeError):  # a tensor over a traced value
                     # numpy() and a float's item() hand out the value the tape saw.
@@ -258,8 +280,9 @@ class AdjointCollector(SweepObserver):
     """Records the adjoint (cotangent) of every equation and leaf of ``tape`` during the
     backward passes run inside ``with wg.observe_sweep(collector):``.
 
-    ``collector.adjoints`` maps equation indices (``3``) and leaf names (``"x0"``) to
-    cotangents, the format the text, HTML and DOT views of a tape take.
+    ``collector.adjoints`` maps variable names (``"t3"``, every output of a decomposition
+    its own) and leaf names (``"x0"``) to cotangents, the format the text, HTML and DOT
+    views of a tape take. A variable the sweep did not reach has no entry.
     A later sweep replaces the adjoints of an earlier one.
 
     Examples
@@ -271,18 +294,18 @@ class AdjointCollector(SweepObserver):
     >>> with wg.observe_sweep(collector):
     ...     y.backward()
     >>> collector.adjoints
-    {1: 1.0, 0: 1.0, 'x0': 6.0}
+    {'t1': 1.0, 't0': 1.0, 'x0': 6.0}
     """
 
     def __init__(self, tape: Tape) -> None:
-        self._equation_of = {id(eq.node): eq.index for eq in tape}
+        self._variable_of = output_names(tape)
         self._leaf_of = {id(leaf): i for i, leaf in enumerate(tape.leaves)}
         self.adjoints: dict[int | str, Any] = {}
 
     def step(self, node: Any, g: Any, sent: list[tuple[int, Any, Any]]) -> None:
-        k = self._equation_of.get(id(node))
-        if k is not None:
-            self.adjoints[k] = g
+        name = self._variable_of.get(id(node))
+        if name is not None:
+            self.adjoints[name] = g
 
     def end(self, leaves: list[tuple[Any, Any]]) -> None:
         for leaf, ct in leaves:
@@ -291,18 +314,24 @@ class AdjointCollector(SweepObserver):
                 self.adjoints[f"x{i}"] = ct
 
 
-def adjoint_of_equation(adjoints: Mapping[Any, Any] | None, k: int) -> Any:
-    """The adjoint of equation ``k`` in ``adjoints`` (key ``k`` or ``"t{k}"``), or None.
+def adjoints_of_equation(adjoints: Mapping[Any, Any] | None, eq: Equation) -> list[Any]:
+    """The adjoint of each output of ``eq`` in ``adjoints`` (key: the output's variable
+    name ``"t3"``; for an equation with one output also its index ``3``), ``None`` for an
+    output that has none.
 
     Examples
     --------
-    >>> adjoint_of_equation({3: 2.5}, 3), adjoint_of_equation({"t3": 2.5}, 3)
-    (2.5, 2.5)
+    >>> import wengert as wg
+    >>> tape = wg.tape_of(wg.tensor(2.0, requires_grad=True) * 3.0)
+    >>> adjoints_of_equation({"t0": 2.5}, tape[0]), adjoints_of_equation({0: 2.5}, tape[0])
+    ([2.5], [2.5])
     """
     if not adjoints:
-        return None
-    found = adjoints.get(k)
-    return adjoints.get(f"t{k}") if found is None else found
+        return [None] * len(eq.outs)
+    found = [adjoints.get(v.name) for v in eq.outs]
+    if len(found) == 1 and found[0] is None and eq.index is not None:
+        found[0] = adjoints.get(eq.index)
+    return found
 
 
 def adjoint_of_leaf(adjoints: Mapping[Any, Any] | None, i: int, name: str | None = None) -> Any:
@@ -476,11 +505,12 @@ def as_subject(target: Any, *, names: Mapping[NameKey, str] | None = None,
     return Subject(tape, names, adjoints)
 
 
-def kept_adjoints(tape: Tape) -> dict[int, Any] | None:
-    """The cotangent each equation received in the sweep ``backward()`` ran from the
-    tape's output, as the view-keeping mode kept it (equation index -> value; after its
-    hooks, as its rule used it); ``None`` when no complete sweep from that output was kept.
-    Equations the sweep did not reach have no entry; leaves keep showing their ``.grad``.
+def kept_adjoints(tape: Tape) -> dict[str, Any] | None:
+    """The cotangent each variable received in the sweep ``backward()`` ran from the
+    tape's output, as the view-keeping mode kept it (variable name -> value, every output
+    of a decomposition its own; after its hooks, as its rule used it); ``None`` when no
+    complete sweep from that output was kept. Variables the sweep did not reach have no
+    entry; leaves keep showing their ``.grad``.
 
     Examples
     --------
@@ -490,7 +520,7 @@ def kept_adjoints(tape: Tape) -> dict[int, Any] | None:
     ...     y = x * x + 1.0
     ...     y.backward()
     >>> kept_adjoints(wg.tape_of(y))
-    {1: 1.0, 0: 1.0}
+    {'t1': 1.0, 't0': 1.0}
     """
     if len(tape.outputs) != 1:
         return None
@@ -499,9 +529,8 @@ def kept_adjoints(tape: Tape) -> dict[int, Any] | None:
     if record is None or record.released is not None or not record.complete \
             or record.root_seqs != (out.node.seq,):
         return None
-    # (one cotangent per equation: a decomposition's several outputs have none here)
-    index = {eq.node.seq: eq.index for eq in tape if len(eq.outs) == 1}
-    return {index[step.seq]: step.g for step in record.steps if step.seq in index}
+    name = {node.seq: v.name for eq in tape for node, v in zip(eq.nodes, eq.outs)}
+    return {name[step.seq]: step.g for step in record.steps if step.seq in name}
 
 
 def atom(v: Var | Literal) -> str:
@@ -529,7 +558,8 @@ class Known:
     ``grads`` its gradient and the word it is shown with (``"grad"`` for an adjoint of the
     sweep, ``".grad"`` for a leaf's own); ``notes`` grey lines under it (written in place,
     watched); ``constants`` the user's names of literals, by (equation index, input
-    position).
+    position); ``unreached`` the outputs of a decomposition the sweep reached through
+    its other outputs only (they received no cotangent).
     """
 
     names: dict[Var, str] = field(default_factory=dict)
@@ -537,6 +567,7 @@ class Known:
     grads: dict[Var, tuple[str, Any]] = field(default_factory=dict)
     notes: dict[Var, list[str]] = field(default_factory=dict)
     constants: dict[tuple[int, int], str] = field(default_factory=dict)
+    unreached: set[Var] = field(default_factory=set)
 
     def name(self, v: Var | Literal, k: int = -1, p: int = -1) -> str:
         """How input ``p`` of equation ``k`` (or a variable) reads in a formula."""
@@ -548,14 +579,14 @@ class Known:
 def tape_known(tape: Tape, names: Mapping[NameKey, str] | None = None,
                adjoints: Mapping[Any, Any] | None = None) -> Known:
     """What a tape's drawing shows beyond its equations: user names, kept values,
-    adjoints (by equation index and leaf name, else a leaf's ``.grad``) and notes.
+    adjoints (by variable and leaf name, else a leaf's ``.grad``) and notes.
 
     Examples
     --------
     >>> import wengert as wg
     >>> w = wg.tensor(3.0, requires_grad=True)
     >>> tape = wg.tape_of(w * w)
-    >>> known = tape_known(tape, {"x0": "w"}, {0: 1.0, "x0": 6.0})
+    >>> known = tape_known(tape, {"x0": "w"}, {"t0": 1.0, "x0": 6.0})
     >>> sorted(known.names.values()), [g for g in known.grads.values()]
     (['w'], [('grad', 6.0), ('grad', 1.0)])
     """
@@ -588,9 +619,12 @@ def tape_known(tape: Tape, names: Mapping[NameKey, str] | None = None,
                 known.names[v] = shown
             if v.value is not None:
                 known.values[v] = v.value
-        adjoint = adjoint_of_equation(adjoints, eq.index)
-        if adjoint is not None:
-            known.grads[eq.out] = ("grad", adjoint)
+        found = adjoints_of_equation(adjoints, eq)
+        for v, adjoint in zip(eq.outs, found):
+            if adjoint is not None:
+                known.grads[v] = ("grad", adjoint)
+            elif len(found) > 1 and any(g is not None for g in found):
+                known.unreached.add(v)  # its cotangent was never computed: no number
         if eq.value is None and eq.written:
             known.notes[eq.out] = ["written in place since"]
         for p, inp in enumerate(eq.ins):

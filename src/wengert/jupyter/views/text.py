@@ -29,8 +29,8 @@ from wengert.jupyter.views.diff import DiffRow, atom_text, count_text, diff_grap
 from wengert.jupyter.views.subject import (
     NameKey,
     TapeNames,
-    adjoint_of_equation,
     adjoint_of_leaf,
+    adjoints_of_equation,
     leaf_grad,
     leaf_requires_grad_text,
     leaf_value,
@@ -77,7 +77,7 @@ def equation_cells(eq: Equation, names: TapeNames, adjoints: Mapping[Any, Any] |
     >>> import wengert as wg
     >>> x = wg.tensor(2.0, requires_grad=True)
     >>> tape = wg.tape_of(x * 3.0)
-    >>> cells = equation_cells(tape[0], TapeNames(tape), {0: 1.0})
+    >>> cells = equation_cells(tape[0], TapeNames(tape), {"t0": 1.0})
     >>> cells["op text"], cells["inputs"], cells["value"], cells["adjoint"]
     ('* multiply', 'x0, 3', '6', '1')
     """
@@ -92,7 +92,7 @@ def equation_cells(eq: Equation, names: TapeNames, adjoints: Mapping[Any, Any] |
         value = "freed by backward()"
     else:
         value = "not kept"
-    adjoint = adjoint_of_equation(adjoints, eq.index)
+    adjoint = _adjoint_cell(adjoints_of_equation(adjoints, eq))
     op = eq.primitive  # a decomposition's parts read as one: eigh
     if len(eq.outs) > 1:  # the parts of one decomposition: each part's shape and value
         shape_cell = ", ".join(shape_text(v.shape) for v in eq.outs)
@@ -113,9 +113,23 @@ def equation_cells(eq: Equation, names: TapeNames, adjoints: Mapping[Any, Any] |
         "shape": shape_cell,
         "dtype": "?" if dtype is None else str(dtype),
         "value": value,
-        "adjoint": "—" if adjoint is None else value_text(adjoint),
+        "adjoint": adjoint,
         "line": source_text(eq.source),
     }
+
+
+def _adjoint_cell(found: list[Any]) -> str:
+    """The adjoint of each output (``—``: the sweep reached none of them; an output of a
+    decomposition that it reached only through the others received no cotangent).
+
+    Examples
+    --------
+    >>> _adjoint_cell([None]), _adjoint_cell([2.0]), _adjoint_cell([1.0, None])
+    ('—', '2', '1; not reached')
+    """
+    if all(g is None for g in found):
+        return "—"
+    return "; ".join("not reached" if g is None else value_text(g) for g in found)
 
 
 def leaf_cells(tape: Tape, i: int, names: TapeNames, adjoints: Mapping[Any, Any] | None,
@@ -181,7 +195,7 @@ def tape_text(tape: Tape, adjoints: Mapping[Any, Any] | None = None, *,
     tape : Tape
         From ``wg.tape_of(y)``, ``GradientTape.recorded`` or ``as_tape``.
     adjoints : mapping, optional
-        Cotangents after a backward pass, by equation index and leaf name (see
+        Cotangents after a backward pass, by variable (``"t3"``) and leaf name (see
         :class:`AdjointCollector`); adds an ``adjoint`` column.
     names : mapping, optional
         User names (see :class:`TapeNames`).
@@ -234,7 +248,9 @@ def tape_text(tape: Tape, adjoints: Mapping[Any, Any] | None = None, *,
 
         def row(k: int) -> list[str]:
             cells = equation_cells(tape[k], table_names, adjoints)
-            name = cells["#"] + (f" ({cells['name']})" if cells["name"] else "")
+            # as a leaf's row: the name shown (the user's), then the tape's in parentheses
+            shown = ", ".join(table_names.var(v) for v in tape[k].outs)
+            name = shown if shown == cells["#"] else f"{shown} ({cells['#']})"
             out = [name, cells["op text"]]
             out += [cells[h] for h in headers[2:]]
             notes = []
