@@ -278,6 +278,24 @@ def test_the_graph_layers_tables_are_derived_from_the_declarations():
     assert {op for op in REGISTRY if op.commutative} == COMMUTATIVE
     assert {op.name for op in codegen.NEVER_RAISE} == {
         "add", "subtract", "multiply", "negative", "positive", "abs", "square", "copy"}
+    joints = [j for f in DECLARED for j in f.joints]
+    assert {j.parts: j.numpy for j in joints if j.numpy} == codegen.JOINT_FORMS
+    assert dict(export.JAX_JOINT_FORMS) == {j.parts: j.jax for j in joints if j.jax}
+    assert {j.parts[0].part[0] for j in joints} == {"eigh", "svd", "qr", "eig"}
+
+
+def test_a_joint_call_of_parts_not_of_one_decomposition_here_is_refused():
+    family = Family("toy")
+    a = family.op(Op("toy_a", np.sin, vjps=(None,), part=("toy", 0)))
+    b = family.op(Op("toy_b", np.cos, vjps=(None,), part=("toy", 1)))
+    c = family.op(Op("toy_c", np.cos, vjps=(None,), part=("other", 0)))
+    plain = family.op(Op("toy_plain", np.tan, vjps=(None,)))
+    elsewhere = Op("toy_d", np.cos, vjps=(None,), part=("toy", 2))
+    for parts in ((a, c), (a, plain), (a, elsewhere)):
+        with pytest.raises(ValueError, match="a joint call takes parts of one decomposition"):
+            family.joint(*parts, numpy="f({0})")
+    joint = family.joint(a, b, numpy="np.toy({0})")
+    assert family.joints == [joint] and joint.parts == (a, b)
 
 
 def test_an_op_declared_twice_or_without_display_data_is_reported():

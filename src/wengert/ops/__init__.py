@@ -39,8 +39,11 @@ FAMILIES = (broadcast, elementwise, indexing, shape, reduce, linalg, floating, b
             conditioning, array_api_linalg, histograms, assembly, set_routines, selection,
             emath)
 REGISTRY = Registry(op for family in FAMILIES for op in family.FAMILY.ops)
+#: The calls that give several parts of a decomposition at once (``ops.base.Joint``).
+JOINTS = tuple(joint for family in FAMILIES for joint in family.FAMILY.joints)
 
-__all__ = ["REGISTRY", "FAMILIES", "broadcast", "elementwise", "reduce", "shape", "indexing",
+__all__ = ["REGISTRY", "JOINTS", "FAMILIES", "broadcast", "elementwise", "reduce", "shape",
+           "indexing",
            "linalg", "floating", "bessel", "eigen", "svd", "qr", "lstsq", "fft", "eig",
            "composite", "order_statistics", "polynomial", "partition", "conditioning",
            "array_api_linalg", "histograms", "assembly", "set_routines", "selection",

@@ -42,6 +42,7 @@ __all__ = [
     "no_out",
     "concrete",
     "Family",
+    "Joint",
     "SPACES",
     "dispatches",
 ]
@@ -131,6 +132,28 @@ def _ufunc_method(f: Any) -> str | None:
     return name if isinstance(owner, np.ufunc) and name in UFUNC_METHODS else None
 
 
+class Joint:
+    """One call that computes several parts of a decomposition (``Op.part``) at once, as
+    their primitives compute them, declared beside them (``FAMILY.joint(...)``).
+
+    ``numpy`` is the NumPy source generated code writes for an equation holding these
+    parts in this order (``{0}`` its input, ``{h}`` the input's Hermitian part, ``{uplo}``
+    its ``uplo`` param); ``jax`` the ``jax.numpy`` source the JAX export writes (``{0}``).
+    Either may be ``None``: the parts are then written each by its own form.
+    """
+
+    __slots__ = ("parts", "numpy", "jax")
+
+    def __init__(self, parts: tuple[Op, ...], *, numpy: str | None = None,
+                 jax: str | None = None) -> None:
+        self.parts = parts
+        self.numpy = numpy
+        self.jax = jax
+
+    def __repr__(self) -> str:
+        return f"Joint({', '.join(op.name for op in self.parts)})"
+
+
 class Family:
     """What one op family declares, in one place per op: its primitives, the public
     functions made of them, and the NumPy callables each function implements.
@@ -163,7 +186,8 @@ class Family:
     True
     """
 
-    __slots__ = ("name", "fusable", "ops", "exports", "routes", "methods", "in_place")
+    __slots__ = ("name", "fusable", "ops", "joints", "exports", "routes", "methods",
+                 "in_place")
 
     def __init__(self, name: str, *, fusable: bool = False) -> None:
         self.name = name
@@ -171,6 +195,8 @@ class Family:
         self.fusable = fusable
         #: The primitives, in declaration order.
         self.ops: list[Op] = []
+        #: The calls that give several parts of a decomposition at once (:class:`Joint`).
+        self.joints: list[Joint] = []
         #: namespace (a key of :data:`SPACES`) -> public name -> function.
         self.exports: dict[str, dict[str, Any]] = {space: {} for space in SPACES}
         #: NumPy function or ufunc -> the function ``np.*`` on a traced value runs.
@@ -187,6 +213,17 @@ class Family:
             raise ValueError(f"family {self.name!r}: two primitives are named {op.name!r}")
         self.ops.append(op)
         return op
+
+    def joint(self, *parts: Op, numpy: str | None = None, jax: str | None = None) -> Joint:
+        """Declare the call that gives the decomposition parts ``parts`` (registered ops
+        of this family with ``Op.part``, in their order) at once: see :class:`Joint`."""
+        if any(op not in self.ops or op.part is None for op in parts) or \
+                len({op.part[0] for op in parts}) != 1:
+            raise ValueError(f"family {self.name!r}: a joint call takes parts of one "
+                             f"decomposition declared here, got {[op.name for op in parts]}")
+        joint = Joint(tuple(parts), numpy=numpy, jax=jax)
+        self.joints.append(joint)
+        return joint
 
     def unary(self, op: Op, *aliases: str, numpy: Any = None) -> Any:
         """Register the one-input elementwise ``op`` and export its public function (made

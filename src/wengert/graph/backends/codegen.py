@@ -81,11 +81,7 @@ from wengert.core.tree import unflatten
 from wengert.graph.backends import runtime
 from wengert.graph.ir import Literal, Var, aval_text
 from wengert.graph.tracer import is_recorded_call
-from wengert.ops import REGISTRY
-from wengert.ops.linalg import eig as _eig
-from wengert.ops.linalg import eigh as _eigh
-from wengert.ops.linalg import qr as _qr
-from wengert.ops.linalg import svd as _svd
+from wengert.ops import JOINTS, REGISTRY
 
 __all__ = ["to_source", "namespace", "compile_graph", "is_scalar_program", "float_equation",
            "Namespace", "INLINE_CONSTANT", "BLOCK", "SCALAR_FORMS", "SCALAR_MATH",
@@ -491,13 +487,9 @@ def _recorded_call_line(eq: Any, ns: Namespace) -> str | None:
 
 
 #: The NumPy call that gives all the parts of a decomposition at once, as its primitives
-#: compute them (``{0}`` the input, ``{h}`` its Hermitian part, what ``eigh``'s primitives
-#: decompose), by the parts' records in order.
-JOINT_FORMS = {(_eigh.EIGH_VALUES, _eigh.EIGH_VECTORS): "np.linalg.eigh({h}, UPLO={uplo!r})",
-               (_svd.SVD_U, _svd.SVD_VALUES, _svd.SVD_VT):
-                   "np.linalg.svd({0}, full_matrices=False)",
-               (_qr.QR_Q, _qr.QR_R): "np.linalg.qr({0})",
-               (_eig.EIG_VALUES, _eig.EIG_VECTORS): "np.linalg.eig({0})"}
+#: compute them, by the parts' records in order (each declared beside its parts:
+#: ``ops.base.Joint``).
+JOINT_FORMS = {joint.parts: joint.numpy for joint in JOINTS if joint.numpy is not None}
 
 
 def _parts_line(eq: Any, ns: Namespace) -> str:

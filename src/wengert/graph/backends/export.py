@@ -87,8 +87,7 @@ from wengert.core.op import Op
 from wengert.core.tree import flatten, unflatten
 from wengert.graph.ir import Var
 from wengert.graph.tracer import is_recorded_call
-from wengert.ops import REGISTRY
-from wengert.ops.linalg import svd as _svd
+from wengert.ops import JOINTS, REGISTRY
 
 __all__ = ["to_jax_source", "to_jax", "NotExportable", "JAX_FORMS", "CODE_FORMS", "JAX_CALLS",
            "REFUSED_CALLS", "REFUSED_FORMS", "COMPLEX_REFUSED_FORMS", "INLINE_LIMIT",
@@ -415,8 +414,8 @@ JAX_FORMS: Mapping[Op, Callable[[JaxStep], str]] = MappingProxyType({
 #: The parts of a decomposition (by their records, in order) that one JAX call gives in
 #: that order, and its form; other parts are written each by its own form, or as the call
 #: their forms all index (``jnp.linalg.eigh(t1, UPLO='L')`` for ``[0]`` and ``[1]``).
-JAX_JOINT_FORMS: Mapping[tuple[Op, ...], str] = MappingProxyType({
-    (_svd.SVD_U, _svd.SVD_VALUES, _svd.SVD_VT): "jnp.linalg.svd({0}, full_matrices=False)"})
+JAX_JOINT_FORMS: Mapping[tuple[Op, ...], str] = MappingProxyType(
+    {joint.parts: joint.jax for joint in JOINTS if joint.jax is not None})
 #: Primitives with no faithful JAX form, and why (each op's ``jax_refused``).
 REFUSED_FORMS: Mapping[str, str] = MappingProxyType(
     {op.name: op.jax_refused for op in REGISTRY if op.jax_refused is not None})

@@ -193,6 +193,7 @@ EIG_VECTORS = Op("eig_vectors", _vectors_impl, (_vectors_vjp,), jvp=_vectors_jvp
                              "NumPy's by a phase per column (NumPy's LAPACK makes the largest "
                              "entry real with either sign), and so do their derivatives")
 FAMILY.op(EIG_VECTORS)
+FAMILY.joint(EIG_VALUES, EIG_VECTORS, numpy="np.linalg.eig({0})")
 
 
 class EigResult(NamedTuple):

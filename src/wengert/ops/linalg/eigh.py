@@ -239,6 +239,8 @@ EIGH_VECTORS = Op("eigh_vectors", _vectors_impl, (_vectors_vjp,), jvp=_vectors_j
                   samples=_samples, complex_rules=True, jax="jnp.linalg.eigh({0}, UPLO={uplo})[1]",
                   jax_complex_refused=JAX_PHASE)
 FAMILY.op(EIGH_VECTORS)
+#: (what the primitives decompose is the Hermitian part: generated code does too)
+FAMILY.joint(EIGH_VALUES, EIGH_VECTORS, numpy="np.linalg.eigh({h}, UPLO={uplo!r})")
 
 
 class EighResult(NamedTuple):

@@ -195,6 +195,7 @@ QR_R = Op("qr_r", _r_impl, (_r_vjp,), jvp=_r_jvp, reads=(0,),
           complex_adjoint=("conj(Q) K R⁻ᵀ, K from R ḡᵀ with Im diag kept (JAX's rule)",),
           samples=_samples, complex_rules=True, jax="jnp.linalg.qr({0})[1]")
 FAMILY.op(QR_R)
+FAMILY.joint(QR_Q, QR_R, numpy="np.linalg.qr({0})")
 
 
 # -- the completion: the last m − n columns of a tall matrix's complete Q ------------------

@@ -326,6 +326,8 @@ SVD_VT = Op("svd_vt", _vt_impl, (_vt_vjp,), jvp=_vt_jvp, reads=(0,), reads_out=T
             samples=_samples, complex_rules=True,
             jax="jnp.linalg.svd({0}, full_matrices=False)[2]", jax_complex_refused=JAX_PHASE)
 FAMILY.op(SVD_VT)
+FAMILY.joint(SVD_U, SVD_VALUES, SVD_VT, numpy="np.linalg.svd({0}, full_matrices=False)",
+             jax="jnp.linalg.svd({0}, full_matrices=False)")
 
 
 class SVDResult(NamedTuple):
