@@ -30,7 +30,16 @@ import numpy as np
 from wengert.core.bind import dtype_of, shape_of
 from wengert.core.collector import collector_paused
 from wengert.core.display import html_of
-from wengert.core.ir import Equation, Literal, PartGroups, Var, overwritten, stale_input
+from wengert.core.ir import (
+    Equation,
+    Literal,
+    PartGroups,
+    Var,
+    overwritten,
+    stale_input,
+    tape_equation,
+    tape_var,
+)
 from wengert.core.kept import foreign_sweep, kept_inputs, kept_value
 from wengert.core.node import Node, is_stand_in
 from wengert.core.source import SourceLine, user_frame
@@ -307,8 +316,8 @@ def _read(roots: Sequence[Any], found: list[Node], groups: list[list[int]] | Non
         extra = node.extra
         if members is None:
             out = outs[e] = _output(node, e, e)
-            append(Equation(node.op, ins, params, out, _source(node) if extra else None,
-                            index=e, nodes=(node,)))
+            append(tape_equation(node.op, ins, params, out, _source(node) if extra else None,
+                                 e, node))
             continue
         for k in members:
             outs[k] = _output(found[k], k, e)
@@ -340,7 +349,7 @@ def _output(node: Node, k: int, e: int) -> Var:
         shape, dtype = _aval(value)
     else:
         shape, dtype = shape_of(out), dtype_of(out)
-    return Var(f"t{k}", shape, dtype, source="equation", index=e, value=value)
+    return tape_var(f"t{k}", shape, dtype, e, value)
 
 
 def freed_by_another(eqs: Sequence[Equation], root_seqs: tuple[int, ...]) -> str | None:

@@ -372,3 +372,41 @@ def stale_input(node: Node, i: int) -> bool:
             if j == i:
                 return holder.version != seen
     return False
+
+
+_NEW = object.__new__
+
+
+def tape_var(name: str, shape: tuple[int, ...] | None, dtype: np.dtype | None, index: int,
+             value: Any) -> Var:
+    """``Var(name, shape, dtype, source="equation", index=index, value=value)`` for an
+    output read from a tape, whose shape is a tuple (or ``None``) and dtype a NumPy dtype
+    (or ``None``) already: no conversion (tape reading builds one per node)."""
+    v = _NEW(Var)
+    v.name = name
+    v.shape = shape
+    v.dtype = dtype
+    v.scalar = False
+    v.source = "equation"
+    v.index = index
+    v.leaf = None
+    v.value = value
+    return v
+
+
+def tape_equation(op: Any, ins: list[Var | Literal], params: dict[str, Any] | None,
+                  out: Var, source: Any, index: int, node: Node) -> Equation:
+    """``Equation(op, ins, params, out, source, index=index, nodes=(node,))`` for one node
+    read from a tape (one output): no conversion beyond the tuple of ``ins``."""
+    eq = _NEW(Equation)
+    eq.op = op
+    eq.ins = tuple(ins)
+    eq.params = dict(params) if params else {}
+    eq.outs = (out,)
+    eq.source = source
+    eq.grad_off = False
+    eq.context = None
+    eq.index = index
+    eq.nodes = (node,)
+    eq.parts = None
+    return eq
