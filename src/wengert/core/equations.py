@@ -23,6 +23,7 @@ t2: f64[] = sum(t1, axis=None, keepdims=False)
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -93,9 +94,12 @@ class Tape(Sequence[Equation]):
 
     def __init__(self, equations: list[Equation], leaves: list[Any], outputs: list[int],
                  whole: bool = False, inputs: Sequence[Var] | None = None,
-                 several: Sequence[int] | None = None) -> None:
+                 several: Sequence[int] | None = None,
+                 leaf_uses: Sequence[tuple[int, int]] | None = None) -> None:
         self._equations = equations
         self._several = tuple(several) if several is not None else None
+        # (equation, input position) of every input that is a leaf, when the reader knew
+        self._leaf_uses = leaf_uses
         self.leaves = leaves
         self.outputs = outputs
         self.whole = whole
@@ -162,13 +166,17 @@ class Tape(Sequence[Equation]):
         >>> tape.changed_leaves()
         {0}
         """
+        uses = self._leaf_uses
+        if uses is None:
+            uses = [(eq_index, i) for eq_index, eq in enumerate(self._equations)
+                    for i, inp in enumerate(eq.ins) if inp.source == "leaf"]
         changed = set()
-        for eq in self._equations:
-            for node in eq.nodes:  # (each part of a decomposition holds its inputs)
-                for i, inp in enumerate(eq.ins):
-                    if inp.source == "leaf" and inp.index not in changed and \
-                            stale_input(node, i):
-                        changed.add(inp.index)
+        equations = self._equations
+        for e, i in uses:
+            eq = equations[e]
+            k = eq.ins[i].index
+            if k not in changed and any(stale_input(node, i) for node in eq.nodes):
+                changed.add(k)  # (each part of a decomposition holds its inputs)
         return changed
 
     def _repr_html_(self) -> str | None:
@@ -203,8 +211,7 @@ def _value(node: Node) -> Any:
 _FLOAT64 = np.dtype(np.float64)
 
 
-def _seq(node: Node) -> int:
-    return node.seq
+_SEQ = operator.attrgetter("seq")
 
 
 def _aval(value: Any) -> tuple[Any, Any]:
@@ -223,12 +230,19 @@ def _found(roots: Sequence[Any]) -> list[Node]:
     while todo:
         node = pop()
         found.append(node)
+        n = node.nin
+        if n == 1:  # (most nodes: their parent read from its slot)
+            p = node.parent0
+            if type(p) is Node and id(p) not in seen:
+                mark(id(p))
+                push(p)
+            continue
         for p in node.parents():
             if type(p) is Node and id(p) not in seen:
                 mark(id(p))
                 push(p)
     # seq decreases with creation time: the largest key is the oldest.
-    found.sort(key=_seq, reverse=True)
+    found.sort(key=_SEQ, reverse=True)
     return found
 
 
@@ -280,6 +294,7 @@ def _read(roots: Sequence[Any], found: list[Node], groups: list[list[int]] | Non
     leaves: list[Any] = []
     leaf_number: dict[int, int] = {}
     inputs: list[Var] = []
+    leaf_uses: list[tuple[int, int]] = []
     equations = []
     append = equations.append
     get_number = number.get
@@ -306,6 +321,7 @@ def _read(roots: Sequence[Any], found: list[Node], groups: list[list[int]] | Non
                     i = leaf_number[id(parent)] = len(leaves)
                     leaves.append(parent)
                     inputs.append(Input("leaf", i, parent))  # type: ignore[arg-type]
+                leaf_uses.append((e, len(ins)))
                 ins.append(inputs[i])
                 continue
             if type(value) is np.ndarray and (is_stand_in(value)
@@ -336,7 +352,8 @@ def _read(roots: Sequence[Any], found: list[Node], groups: list[list[int]] | Non
             leaves.append(r)
             inputs.append(Input("leaf", len(inputs), r))  # type: ignore[arg-type]
     several = () if groups is None else [e for e, g in enumerate(groups) if len(g) > 1]
-    return Tape(equations, leaves, outputs, whole=whole, inputs=inputs, several=several)
+    return Tape(equations, leaves, outputs, whole=whole, inputs=inputs, several=several,
+                leaf_uses=leaf_uses)
 
 
 def _output(node: Node, k: int, e: int) -> Var:
