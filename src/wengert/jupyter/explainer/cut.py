@@ -22,6 +22,7 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,15 +87,20 @@ def copies_of(tape: Tape, wrt: Any) -> list[Copy]:
         return []
     trivial = ref.size == 1 and float(np.asarray(ref).reshape(())) in (0.0, 1.0, -1.0)
     found = []
+    for e, pos, v in _constants(tape):
+        kind = _copy_kind(v, ref, number, trivial)
+        if kind is not None:
+            found.append(Copy(e, pos, kind))
+    return found
+
+
+def _constants(tape: Tape) -> Iterator[tuple[int, int, Any]]:
+    """``(equation, input position, value)`` of each constant input of ``tape`` whose value
+    is known."""
     for eq in tape:
         for pos, inp in enumerate(eq.inputs):
-            v = inp.value
-            if inp.source != "constant" or v is None:
-                continue
-            kind = _copy_kind(v, ref, number, trivial)
-            if kind is not None:
-                found.append(Copy(eq.index, pos, kind))
-    return found
+            if inp.source == "constant" and inp.value is not None:
+                yield eq.index, pos, inp.value
 
 
 def _copy_kind(v: Any, ref: np.ndarray, number: Any, trivial: bool) -> str | None:
@@ -353,14 +359,10 @@ def _results_on(tape: Tape, results: tuple[Any, ...]) -> list[Copy]:
     ids = {id(r) for r in results}
     arrays = [r for r in results if isinstance(r, np.ndarray) and r.size]
     found = []
-    for eq in tape:
-        for pos, inp in enumerate(eq.inputs):
-            v = inp.value
-            if inp.source != "constant" or v is None:
-                continue
-            if id(v) in ids or (isinstance(v, np.ndarray) and v.size and any(
-                    np.may_share_memory(v, a) for a in arrays)):
-                found.append(Copy(eq.index, pos, "shared"))
+    for e, pos, v in _constants(tape):
+        if id(v) in ids or (isinstance(v, np.ndarray) and v.size and any(
+                np.may_share_memory(v, a) for a in arrays)):
+            found.append(Copy(e, pos, "shared"))
     return found
 
 
@@ -424,12 +426,9 @@ def _number_of_a_held_value(s: Subject, gradient: str) -> Explanation | None:
     came back."""
     tape = s.tape
     numbers: dict[float, tuple[int, int]] = {}
-    for eq in tape:
-        for pos, inp in enumerate(eq.inputs):
-            v = inp.value
-            if inp.source == "constant" and type(v) is float and v not in (0.0, 1.0, -1.0) \
-                    and v == v:
-                numbers.setdefault(v, (eq.index, pos))
+    for e, pos, v in _constants(tape):
+        if type(v) is float and v not in (0.0, 1.0, -1.0) and v == v:
+            numbers.setdefault(v, (e, pos))
     if not numbers:
         return None
     w, y = s.wrt_name, s.target_name
