@@ -179,3 +179,12 @@ def test_names_keyed_by_tensors_name_each_output_of_a_decomposition_and_what_fol
     assert re.search(r"<B>y</B>&#160;=&#160;t\d \+ t\d", source), source
     found = names_from_namespace(wg.tape_of(y), {"w": w, "v": v, "y": y})
     assert found == {"t2": "w", "t3": "v", "t6": "y"}  # t6: the add, after t2 and t3
+
+
+def test_a_drawing_after_a_kept_backward_shows_each_output_of_a_decomposition_its_grad():
+    with wg.keep_values():
+        a = wg.tensor(np.array([[2.0, 1.0], [1.0, 3.0]]), requires_grad=True)
+        w, v = np.linalg.eigh(a)
+        y = np.sum(w * 2.0) + np.sum(v[0])
+        y.backward()
+    assert wg.draw(y).source.count("grad [") >= 3  # the leaf's, and each output's
