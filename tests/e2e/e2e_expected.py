@@ -33,10 +33,13 @@ def notebook_explorer_data(notebook: Path, until: str, name: str = "explorer") -
     nb = nbformat.read(notebook, as_version=4)
     shell = InteractiveShell.instance()
     saved = dict(shell.user_ns)
+    loaded = "wengert" in shell.extension_manager.loaded
     try:
         for cell in nb.cells:
             if cell.cell_type == "code":
-                shell.run_cell(cell.source, store_history=False, silent=True).raise_error()
+                # (not silent: a silent cell runs no pre/post-run hooks, so the mode that
+                # %load_ext wengert enters for its own cell would never be left)
+                shell.run_cell(cell.source, store_history=False).raise_error()
             if cell.get("id") == until:
                 break
         widget = shell.user_ns[name]
@@ -45,6 +48,8 @@ def notebook_explorer_data(notebook: Path, until: str, name: str = "explorer") -
         widget.close()
         return data
     finally:
+        if not loaded and "wengert" in shell.extension_manager.loaded:
+            shell.extension_manager.unload_extension("wengert")
         shell.user_ns.clear()
         shell.user_ns.update(saved)
 
