@@ -5,55 +5,24 @@ import pytest
 
 import numpy as np
 import wengert as wg
+from decomposition_examples import (
+    eig_loss,
+    eigh_loss,
+    hermitian,
+    matrix,
+    qr_complete_loss,
+    qr_loss,
+    svd_loss,
+)
 from wengert.graph.passes.pipeline import checkpointed, fusing, optimize
-
-RNG = np.random.default_rng(7)
-
-
-def _matrix(shape, dtype):
-    a = RNG.normal(size=shape)
-    if np.dtype(dtype).kind == "c":
-        a = a + 1j * RNG.normal(size=shape)
-    return a.astype(dtype)
-
-
-def _hermitian(shape, dtype):
-    a = _matrix(shape, dtype)
-    return a + np.conj(np.swapaxes(a, -1, -2))
-
-
-def _eigh_loss(a):
-    w, v = np.linalg.eigh(a)
-    return np.sum(w * np.arange(1.0, w.shape[-1] + 1)) + np.sum(np.abs(v) ** 4)
-
-
-def _svd_loss(a):
-    u, s, vh = np.linalg.svd(a, full_matrices=False)
-    return np.sum(s ** 2) + np.sum(np.abs(u) ** 4) + np.sum(np.abs(vh[..., 0, :]) ** 3)
-
-
-def _qr_loss(a):
-    q, r = np.linalg.qr(a)
-    return np.sum(np.abs(q) ** 3) + np.sum(np.abs(r) ** 2)
-
-
-def _qr_complete_loss(a):
-    q, r = np.linalg.qr(a, mode="complete")
-    return np.sum(np.abs(q[..., :, -1]) ** 3) + np.sum(r ** 2)
-
-
-def _eig_loss(a):
-    w, v = np.linalg.eig(a)
-    return np.sum(np.abs(w) ** 2) + np.sum(np.abs(v[..., 0, :]) ** 2)
-
 
 #: name -> (the loss, the input maker, the dtypes it is checked with)
 LOSSES = {
-    "eigh": (_eigh_loss, _hermitian, ["float64", "float32", "complex128"]),
-    "svd": (_svd_loss, _matrix, ["float64", "float32", "complex128"]),
-    "qr": (_qr_loss, _matrix, ["float64", "float32", "complex128"]),
-    "qr complete": (_qr_complete_loss, None, ["float64"]),
-    "eig": (_eig_loss, _matrix, ["float64"]),
+    "eigh": (eigh_loss, hermitian, ["float64", "float32", "complex128"]),
+    "svd": (svd_loss, matrix, ["float64", "float32", "complex128"]),
+    "qr": (qr_loss, matrix, ["float64", "float32", "complex128"]),
+    "qr complete": (qr_complete_loss, None, ["float64"]),
+    "eig": (eig_loss, matrix, ["float64"]),
 }
 
 #: the primitive each loss's graph holds as one equation, and its outputs
@@ -70,7 +39,7 @@ PIPELINES = {
 
 def _input(name, shape, dtype):
     if name == "qr complete":
-        return _matrix(shape[:-1] + (shape[-1] + 2, shape[-1]), dtype)  # tall: a completion
+        return matrix(shape[:-1] + (shape[-1] + 2, shape[-1]), dtype)  # tall: a completion
     return LOSSES[name][1](shape, dtype)
 
 
@@ -125,11 +94,11 @@ def test_a_graph_of_a_decomposition_computes_the_eager_values_bit_for_bit(name, 
 
 
 def test_a_second_derivative_through_a_graph_of_eigh_agrees_with_eager():
-    a = _hermitian((3, 3), "float64")
-    g = wg.trace(_eigh_loss, a)
+    a = hermitian((3, 3), "float64")
+    g = wg.trace(eigh_loss, a)
     hv = wg.jvp(wg.grad(g), (a,), (np.eye(3),))[1]
-    expected = wg.jvp(wg.grad(_eigh_loss), (a,), (np.eye(3),))[1]
+    expected = wg.jvp(wg.grad(eigh_loss), (a,), (np.eye(3),))[1]
     np.testing.assert_allclose(hv, expected, rtol=1e-7, atol=1e-9)
-    second = wg.grad_graph(wg.trace(lambda a: wg.grad(_eigh_loss)(a)[0, 1], a))
-    np.testing.assert_allclose(second(a)[1], wg.grad(lambda a: wg.grad(_eigh_loss)(a)[0, 1])(a),
+    second = wg.grad_graph(wg.trace(lambda a: wg.grad(eigh_loss)(a)[0, 1], a))
+    np.testing.assert_allclose(second(a)[1], wg.grad(lambda a: wg.grad(eigh_loss)(a)[0, 1])(a),
                                rtol=1e-7, atol=1e-9)

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 import numpy as np
 import wengert as wg
 import wengert.numpy as wnp
+from decomposition_examples import eigh_loss, hermitian, matrix, qr_loss, svd_loss
 from wengert.core.op import Op
 from wengert.core.tree import flatten, leaves_like
 from wengert.graph import Equation, Graph, Literal, Var
@@ -781,36 +782,8 @@ def test_exported_logaddexp2_splits_equal_infinities_as_wengert():
     np.testing.assert_allclose(float(fj(x, y)), f(x, y), rtol=1e-15)
 
 # -- decompositions: one JAX call for an equation with several outputs ---------------------
-def _random_matrix(shape, dtype):
-    rng = np.random.default_rng(11)
-    a = rng.normal(size=shape)
-    if np.dtype(dtype).kind == "c":
-        a = a + 1j * rng.normal(size=shape)
-    return a.astype(dtype)
-
-
-def _hermitian_matrix(shape, dtype):
-    a = _random_matrix(shape, dtype)
-    return a + np.conj(np.swapaxes(a, -1, -2))
-
-
-def _eigh_loss(a):
-    w, v = np.linalg.eigh(a)
-    return np.sum(w * np.arange(1.0, w.shape[-1] + 1)) + np.sum(np.abs(v) ** 4)
-
-
-def _svd_loss(a):
-    u, s, vh = np.linalg.svd(a, full_matrices=False)
-    return np.sum(s ** 2) + np.sum(np.abs(u) ** 4) + np.sum(np.abs(vh[..., 0, :]) ** 3)
-
-
-def _qr_loss(a):
-    q, r = np.linalg.qr(a)
-    return np.sum(np.abs(q) ** 3) + np.sum(np.abs(r) ** 2)
-
-
-DECOMPOSITION_LOSSES = {"eigh": (_eigh_loss, _hermitian_matrix),
-                        "svd": (_svd_loss, _random_matrix), "qr": (_qr_loss, _random_matrix)}
+DECOMPOSITION_LOSSES = {"eigh": (eigh_loss, hermitian), "svd": (svd_loss, matrix),
+                        "qr": (qr_loss, matrix)}
 
 
 @pytest.mark.parametrize("name,dtype", [("eigh", "float64"), ("svd", "float64"),
@@ -829,7 +802,7 @@ def test_the_jax_export_of_a_decomposition_agrees_with_jax(name, dtype):
 
 
 def test_the_jax_export_writes_a_decomposition_as_one_call():
-    a = _hermitian_matrix((3, 3), "float64")
+    a = hermitian((3, 3), "float64")
     src = wg.trace(lambda a: tuple(np.linalg.eigh(a)), a).to_source(target="jax")
     assert "t2, t3 = jnp.linalg.eigh(t1, UPLO='L')" in src
     src = wg.trace(lambda a: tuple(np.linalg.svd(a)), a).to_source(target="jax")
