@@ -37,8 +37,6 @@ def notebook_explorer_data(notebook: Path, until: str, name: str = "explorer") -
     try:
         for cell in nb.cells:
             if cell.cell_type == "code":
-                # (not silent: a silent cell runs no pre/post-run hooks, so the mode that
-                # %load_ext wengert enters for its own cell would never be left)
                 shell.run_cell(cell.source, store_history=False).raise_error()
             if cell.get("id") == until:
                 break

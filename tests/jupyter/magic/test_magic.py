@@ -195,9 +195,23 @@ def test_the_mode_holds_its_budget_across_cells_and_ends_with_unload(ip):
     ip.run_line_magic("load_ext", "wengert")
     ip.run_line_magic("load_ext", "wengert")  # twice: one set of cell hooks
     from wengert.jupyter.magic.extension import CellHooks
-    hooks = [c for c in ip.events.callbacks["pre_run_cell"]
+    hooks = [c for c in ip.events.callbacks["pre_execute"]
              if isinstance(getattr(c, "__self__", None), CellHooks)]
     assert len(hooks) == 1
+
+
+def test_a_silent_cell_that_loads_the_extension_leaves_the_mode_after_it(ip):
+    import wengert as wg
+
+    ip.run_line_magic("unload_ext", "wengert")
+    ip.run_cell("%load_ext wengert", silent=True).raise_error()
+    with pytest.raises(RuntimeError, match="view-keeping mode is not on"):
+        wg.keep_budget()  # outside any cell
+    r = ip.run_cell("budget = wg.keep_budget()", silent=True)  # a silent cell is in it
+    r.raise_error()
+    assert ip.user_ns.pop("budget") == 256 << 20
+    with pytest.raises(RuntimeError, match="view-keeping mode is not on"):
+        wg.keep_budget()
 
 
 def test_a_cell_that_raises_leaves_the_mode_for_the_next_cell(ip):

@@ -3,11 +3,13 @@ view-keeping mode for every later cell.
 
 The view-keeping mode (:mod:`wengert.core.kept`) lives in a context variable, and a
 context variable set by one cell is not seen by the next in every kernel (a kernel may
-run each cell in a task of its own). So the extension registers a ``pre_run_cell``
+run each cell in a task of its own). So the extension registers a ``pre_execute``
 event callback that enters the mode -- one :class:`~wengert.core.kept.Keeper` per
 shell, with its budget, and the lines of code of every equation -- before each cell
-runs, and a ``post_run_cell`` one that leaves it afterwards (errors included). In
-those cells ``backward()`` keeps the sweep it ran, so ``wg.explore(y)`` and
+runs, and a ``post_execute`` one that leaves it afterwards (errors included). IPython
+and ipykernel fire these two for every cell, silent ones too (``pre_run_cell`` and
+``post_run_cell`` skip silent cells, so a silent ``%load_ext wengert`` would leave the
+mode on after its cell). In those cells ``backward()`` keeps the sweep it ran, so ``wg.explore(y)`` and
 ``wg.explain(y, x)`` work after it.
 
 IPython is imported only when the extension is loaded (inside
@@ -124,34 +126,34 @@ def _magics_class() -> type:
 
 
 class CellHooks:
-    """The ``pre_run_cell`` / ``post_run_cell`` callbacks that put each cell of a shell in
+    """The ``pre_execute`` / ``post_execute`` callbacks that put each cell of a shell in
     the view-keeping mode (one :class:`Keeper` per shell: its budget holds across cells).
 
     Examples
     --------
     >>> import wengert as wg
     >>> hooks = CellHooks()
-    >>> hooks.pre_run_cell(None)
+    >>> hooks.pre_execute()
     >>> wg.keep_budget() == hooks.mode.keeper.budget
     True
-    >>> hooks.post_run_cell(None)
+    >>> hooks.post_execute()
     """
 
     def __init__(self) -> None:
         self.mode = view_mode(Keeper(lines=True))
 
-    def pre_run_cell(self, info: Any) -> None:
-        self.mode.exit()  # a cell whose post_run_cell never came (interrupted)
+    def pre_execute(self) -> None:
+        self.mode.exit()  # a cell whose post_execute never came (interrupted)
         self.mode.enter()
 
-    def post_run_cell(self, result: Any) -> None:
+    def post_execute(self) -> None:
         self.mode.exit()
 
 
 def _cell_hooks(ipython: Any) -> list[CellHooks]:
     """The cell hooks registered on ``ipython`` (by an earlier ``%load_ext``)."""
     found = []
-    for callback in ipython.events.callbacks.get("pre_run_cell", []):
+    for callback in ipython.events.callbacks.get("pre_execute", []):
         owner = getattr(callback, "__self__", None)
         if isinstance(owner, CellHooks):
             found.append(owner)
@@ -165,9 +167,9 @@ def load_ipython_extension(ipython: Any) -> None:
     if _cell_hooks(ipython):
         return
     hooks = CellHooks()
-    ipython.events.register("pre_run_cell", hooks.pre_run_cell)
-    ipython.events.register("post_run_cell", hooks.post_run_cell)
-    hooks.mode.enter()  # the cell that loads the extension: left by its post_run_cell
+    ipython.events.register("pre_execute", hooks.pre_execute)
+    ipython.events.register("post_execute", hooks.post_execute)
+    hooks.mode.enter()  # the cell that loads the extension: left by its post_execute
 
 
 def unload_ipython_extension(ipython: Any) -> None:
@@ -176,6 +178,6 @@ def unload_ipython_extension(ipython: Any) -> None:
     manager.magics["cell"].pop("autodiff", None)
     manager.registry.pop("AutodiffMagics", None)
     for hooks in _cell_hooks(ipython):
-        ipython.events.unregister("pre_run_cell", hooks.pre_run_cell)
-        ipython.events.unregister("post_run_cell", hooks.post_run_cell)
+        ipython.events.unregister("pre_execute", hooks.pre_execute)
+        ipython.events.unregister("post_execute", hooks.post_execute)
         hooks.mode.exit()
