@@ -152,6 +152,30 @@ def test_gradients_through_in_place_updates_equal_eager(f):
     np.testing.assert_allclose(wg.grad_graph(wg.trace(loss, x))(x)[1], want, rtol=1e-12)
 
 
+def overwrite_what_a_rule_reads(x):
+    y = np.exp(x)  # exp's rule reads its output, sin's its input
+    z = np.sin(y)
+    y[0] = 5.0
+    return np.sum(y * x) + np.sum(z)
+
+
+def test_a_graph_differentiates_through_an_overwritten_saved_value_that_eager_refuses():
+    """A graph keeps every value (an update is a new equation), so the rules read the
+    values from before the write and the derivative is the function's; eagerly the
+    tape saw the array change and refuses (as PyTorch does), never a wrong number."""
+    x = np.array([1.0, 2.0, 3.0])
+    e = np.exp(x)
+    want = np.where(np.arange(3) == 0, 5.0, e + x * e) + np.cos(e) * e
+    with pytest.raises(wg.errors.InplaceModifiedError, match="modified by an inplace operation"):
+        wg.grad(overwrite_what_a_rule_reads)(x)
+    for got in (wg.grad(wg.compile(overwrite_what_a_rule_reads))(x),
+                wg.compile(wg.grad(overwrite_what_a_rule_reads))(x),
+                wg.grad_graph(wg.trace(overwrite_what_a_rule_reads, x))(x)[1]):
+        np.testing.assert_allclose(got, want, rtol=1e-13)
+    wg.testing.check_grads(wg.compile(overwrite_what_a_rule_reads), (x,), modes=("rev",),
+                           order=1)
+
+
 def test_eager_zeros_like_then_setitem_keeps_the_gradient():
     """Found while testing the above: eagerly, ``np.zeros_like(x)`` of a tensor inside
     ``wg.grad`` was a constant of the outermost level, and ``y[i] = x[i] ** 2`` into it

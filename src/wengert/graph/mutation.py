@@ -13,6 +13,12 @@ A graph cannot change its caller's arrays, so updating an argument of the traced
 function in place (or a view of one) raises :class:`TraceError`: eagerly the
 caller would see the change, compiled it would not.
 
+A graph keeps every value: the rules of an op read the values from before a later
+update of them. So a graph differentiates a function that overwrites a value an
+op's rule reads (``y = np.exp(x); y[0] = 5.0``), where the eager tape, which saw the
+array change, raises ``InplaceModifiedError`` (as PyTorch does) rather than give a
+gradient from the new values.
+
 Examples
 --------
 >>> import numpy as np
