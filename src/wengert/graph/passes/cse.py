@@ -32,8 +32,10 @@ registry ops they follow from the rest; the check keeps a surprising op safe).
 
 A decomposition's equation with several outputs (``w, v = eigh(s)``) has a key per
 output, each that of its part's own equation (:func:`part_keys`): it is dropped when
-every part was computed before (the same decomposition again), and a part computed
-again later (``eigvalsh``'s ``eigh_values(s)``) reads its output.
+every part was computed before (the same decomposition again), a part computed
+again later (``eigvalsh``'s ``eigh_values(s)``) reads its output, and a decomposition
+some of whose parts one earlier equation computed (``eigvalsh`` then ``eigh``) gives
+that equation the parts it lacks: the factorisation runs once.
 
 Examples
 --------
@@ -183,7 +185,8 @@ def _merge_parts(eq: Any, first: dict[Any, Var], mapping: Substitution, kept: li
                  merged: dict[str, int]) -> None:
     """An equation with several outputs: dropped when an earlier equation computed each
     of its parts (``w, v = eigh(s)`` twice, or ``eigvalsh``'s ``eigh_values(s)`` after
-    ``eigh(s)``), its outputs read from there; else kept, its parts known from then on."""
+    ``eigh(s)``), its outputs read from there; when one earlier equation computed some of
+    them, that equation takes the others; else kept, its parts known from then on."""
     try:
         keys = part_keys(eq)
         seen = [first.get(k) for k in keys]
@@ -195,6 +198,36 @@ def _merge_parts(eq: Any, first: dict[Any, Var], mapping: Substitution, kept: li
             mapping[v] = s  # type: ignore[assignment]
         merged[eq.primitive] = merged.get(eq.primitive, 0) + 1
         return
+    at = _one_producer(kept, [v for v in seen if v is not None])
+    if at is not None:
+        # Some parts, all from one earlier equation (``eigvalsh`` before ``eigh``): that
+        # equation takes the parts it lacks, so the factorisation runs once (its inputs
+        # are this one's, so they are defined there).
+        before = kept[at]
+        pairs = sorted([*zip(before.ops, before.outs),
+                        *[(op, v) for op, v, s in zip(eq.ops, eq.outs, seen) if s is None]],
+                       key=lambda p: p[0].part[1])
+        for v, s in zip(eq.outs, seen):
+            if s is not None:
+                mapping[v] = s
+        ops = [p[0] for p in pairs]
+        kept[at] = before.replace(op=ops[0], out=[p[1] for p in pairs], parts=ops)
+        merged[eq.primitive] = merged.get(eq.primitive, 0) + 1
+        for k, v in zip(keys, eq.outs):
+            first.setdefault(k, mapping.get(v, v))
+        return
     for k, v in zip(keys, eq.outs):
         first.setdefault(k, v)
     kept.append(eq)
+
+
+def _one_producer(kept: list[Any], known: list[Var]) -> int | None:
+    """The index in ``kept`` of the one equation that made every variable of ``known``
+    (``None``: none of them, or several equations)."""
+    if not known:
+        return None
+    for i in range(len(kept) - 1, -1, -1):
+        outs = kept[i].outs
+        if any(v is known[0] for v in outs):
+            return i if all(any(v is k for v in outs) for k in known) else None
+    return None
