@@ -954,6 +954,20 @@ def test_a_path_cut_by_item_while_another_path_remains_is_not_ok():
     assert "[5, 5]" in plain(e)
 
 
+def test_a_path_cut_by_a_number_computed_from_float_of_a_value_is_not_ok():
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    h = (x ** 2).sum()
+    k = float(h) * 2  # scaled float line
+    z = x.sum() * k
+    e = explain(z, x)
+    assert (e.status, e.cause) == ("cut", "to_python") and not e.ok
+    assert e.source.lineno == line_of("scaled float line")
+    assert "(through `k`)" in e.message and "multiply(t0, 10)" in e.message
+    assert e.gradient == "[10, 10]"
+    z2 = x.sum() * 10.0  # k's value, but not k: no evidence of a cut
+    assert explain(z2, x).status == "ok"
+
+
 def f_partly_cut(x):
     h = (x ** 2).sum()
     return x.sum() * float(h)  # partial float line

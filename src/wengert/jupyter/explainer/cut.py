@@ -366,6 +366,14 @@ def _results_on(tape: Tape, results: tuple[Any, ...]) -> list[Copy]:
     return found
 
 
+def _distinctive(value: Any) -> bool:
+    """Whether finding ``value`` itself on a tape says it came from there: a float other than
+    0 and ±1, or a non-empty array (a small int or a literal may be one shared object)."""
+    if type(value) is float:
+        return value not in (0.0, 1.0, -1.0) and value == value
+    return type(value) is np.ndarray and value.size > 0
+
+
 def partly_cut(s: Subject, gradient: str) -> Explanation | None:
     """A gradient reaches ``wrt``, but one of its paths was cut: a line turned a value
     computed from ``wrt`` into a Python number or a NumPy array (``.item()``,
@@ -393,10 +401,15 @@ def partly_cut(s: Subject, gradient: str) -> Explanation | None:
         t = site.tensor
         if site.kind not in _SLIPS or not isinstance(t, Tensor) or not _computed_from(t, s.wrt):
             continue
+        via = ""
         if site.results:  # seen running: the very number or array it returned
             copies = _results_on(tape, site.results)
         else:  # read from the code: a constant equal to the value the variable holds
             copies = [c for c in copies_of(tape, t) if c.kind in ("shared", "equal")]
+            for name, held in site.bound:  # or the value the line bound (k = float(h) * 2)
+                if not copies and _distinctive(held):
+                    copies = _results_on(tape, (held,))
+                    via = f" (through `{name}`)" if copies else ""
         if not copies:
             continue
         copy = copies[0]
@@ -406,7 +419,7 @@ def partly_cut(s: Subject, gradient: str) -> Explanation | None:
         value = f"`{site.name}`" if site.name else f"a value computed from `{w}`"
         message = (
             f"A gradient reaches `{w}`, but not along every path: {words[0].lower()}"
-            f"{words[1:]} It re-enters `{y}` as a constant at {eq.out.name} "
+            f"{words[1:]} It re-enters `{y}`{via} as a constant at {eq.out.name} "
             f"(`{equation_text(eq)}`), so the gradient, {gradient}, is only that of the "
             f"paths that remain: what {value} contributes is missing.")
         return Explanation(

@@ -170,7 +170,9 @@ def explain(target: Any, *args: Any, argnums: int | tuple[int, ...] = 0,
         # (what a variable holds now can come from a line before this call only)
         now = frame.f_lineno if source is None and frame is not None else None
         sites = [Site(x.lineno, x.text, x.kind, x.name, filename,
-                      _tensor(ns.get(x.name)) if now is None or x.lineno < now else None)
+                      _tensor(ns.get(x.name)) if now is None or x.lineno < now else None,
+                      binds=x.binds, bound=tuple((n, ns[n]) for n in x.binds if n in ns)
+                      if now is None or x.lineno < now else ())
                  for x in cut_sites(text, [base] if base != "wrt" else [], first, named)]
     # (the code that computed the target, when read, shows its cuts: no guessing then)
     held = {} if _binds(text, target_name) else {

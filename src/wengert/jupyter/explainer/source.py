@@ -87,6 +87,11 @@ class Site:
     results : tuple
         What the conversion returned (the Python numbers, the arrays), when it was seen
         running.
+    binds : tuple of str
+        The names the line's assignment binds (``k`` in ``k = float(h) * 2``).
+    bound : tuple of (str, value)
+        Those names with what they hold now in the caller's namespace, when the line ran
+        before the call that reads it.
     """
 
     lineno: int
@@ -96,6 +101,8 @@ class Site:
     filename: str = ""
     tensor: Any = field(default=None, compare=False, repr=False)
     results: tuple[Any, ...] = field(default=(), compare=False, repr=False)
+    binds: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    bound: tuple[Any, ...] = field(default=(), compare=False, repr=False)
 
     def describe(self) -> str:
         """``line 3: `with wg.no_grad():` (a `wg.no_grad()` block uses `h`)``.
@@ -289,6 +296,7 @@ class _Scan:
         self.target = target
         self.needed: set[str] = {target} if target else set()
         self.sites: list[Site] = []
+        self._binds: tuple[str, ...] = ()  # what the statement being read binds
 
     def run(self, body: list[ast.stmt]) -> None:
         statements = list(_statements(body))
@@ -302,6 +310,8 @@ class _Scan:
         for stmt, withs in statements:
             if not self._feeds_target(stmt):
                 continue
+            self._binds = tuple(sorted(_stored(stmt) - {RETURN})) if isinstance(
+                stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)) else ()
             for expr in _header(stmt):
                 self._expression_sites(expr)
             self._block_sites(stmt, withs)
@@ -322,7 +332,8 @@ class _Scan:
     def _add(self, node: ast.AST, kind: str, name: str) -> None:
         lineno = getattr(node, "lineno", 1)
         text = self.lines[lineno - 1].strip() if lineno <= len(self.lines) else ""
-        self.sites.append(Site(lineno + self.first_line - 1, text, kind, name))
+        binds = self._binds if kind in ("to_python", "to_numpy") else ()
+        self.sites.append(Site(lineno + self.first_line - 1, text, kind, name, binds=binds))
 
     def _expression_sites(self, expr: ast.AST) -> None:
         for node in _walk(expr):
