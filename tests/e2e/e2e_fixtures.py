@@ -45,16 +45,13 @@ def report(record_property: Any) -> Callable[[str], None]:
 
 
 @pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
+def browser(playwright_session: Any) -> Iterator[Any]:
     """Chromium (``/usr/bin/chromium``), headless, through Playwright's sync API."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = launch(playwright)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    chromium = launch(playwright_session)
+    try:
+        yield chromium
+    finally:
+        chromium.close()
 
 
 @pytest.fixture(scope="session")

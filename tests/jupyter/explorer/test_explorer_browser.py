@@ -103,11 +103,10 @@ explorer.render({{ model: window.model, el: document.getElementById("el") }});
 
 
 @pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield browser
-        browser.close()
+def browser(playwright_session):
+    browser = playwright_session.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+    yield browser
+    browser.close()
 
 
 @pytest.fixture

@@ -500,13 +500,12 @@ def _views() -> dict[str, tuple[str, str]]:
 @pytest.mark.browser
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Chromium at /usr/bin/chromium")
 @needs_dot
-def test_the_views_in_chromium_in_both_jupyterlab_themes(tmp_path):
-    sync_api = pytest.importorskip("playwright.sync_api")
+def test_the_views_in_chromium_in_both_jupyterlab_themes(tmp_path, playwright_session):
     SHOTS.mkdir(parents=True, exist_ok=True)
     views = _views()
     colours: dict[str, str] = {}
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+    browser = playwright_session.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+    try:
         page = browser.new_page(viewport={"width": 1300, "height": 900})
         errors: list[str] = []
         page.on("pageerror", lambda e: errors.append(str(e)))
@@ -535,6 +534,7 @@ def test_the_views_in_chromium_in_both_jupyterlab_themes(tmp_path):
                         "e => getComputedStyle(e).backgroundColor")
                     assert card_bg == ("rgb(255, 255, 255)" if theme == "light"
                                        else "rgb(17, 17, 17)")
+    finally:
         browser.close()
     assert not errors, errors
     assert colours["light"] != colours["dark"]  # the red is lighter on the dark theme
