@@ -634,3 +634,17 @@ def test_after_a_kept_backward_each_output_of_a_decomposition_shows_its_cotangen
     np.testing.assert_allclose(adjoints[eq.outs[0].name], [2.0, 2.0])
     np.testing.assert_allclose(adjoints[eq.outs[1].name], [[1.0, 1.0], [0.0, 0.0]])
     assert " ".join(rows(tape_text(tape, adjoints))["t2,"]).endswith("[2, 2]; [[1, 1], [0, 0]]")
+
+
+def test_a_gradient_tapes_text_counts_the_equations_its_card_shows():
+    a = wg.Variable(np.array([[2.0, 1.0], [1.0, 3.0]]))
+    with wg.GradientTape() as g:
+        w, _ = np.linalg.eigh(a)
+        w.sum()
+    n = len(g.recorded)
+    assert n < len(g._nodes)  # eigh's parts are one equation
+    assert repr(g) == f"<wg.GradientTape closed: {n} equations, 1 watched>"
+    assert f"{n} equations" in g._repr_html_()
+    with wg.GradientTape() as one:
+        a * 2.0
+    assert repr(one) == "<wg.GradientTape closed: 1 equation, 1 watched>"
