@@ -695,10 +695,14 @@ def _refuse_inside_transform(t: Tensor, what: str) -> None:
     if t._level and not is_open(t._level):
         raise escaped_error(t._level)
     if t._level and (is_transform_level(t._level) or _carries_beneath(t._value)):
+        name = transform_name(t._level)  # the %%autodiff cell
         raise LostDerivativeError(
-            f"{what} of a traced value inside a wengert transform (wg.grad, wg.vjp, wg.jvp, "
-            "wg.hessian, ...) would drop its derivative, so the transform would return a wrong "
-            "gradient. Keep it an array: use wengert.numpy / np.* functions instead of math.* "
+            (f"{what} of a value computed in {name} from its inputs would drop its derivative, "
+             f"so {name} would show a wrong derivative." if name else
+             f"{what} of a traced value inside a wengert transform (wg.grad, wg.vjp, wg.jvp, "
+             "wg.hessian, ...) would drop its derivative, so the transform would return a wrong "
+             "gradient.")
+            + " Keep it an array: use wengert.numpy / np.* functions instead of math.* "
             "(np.exp(x), not math.exp(x)), and np.stack / np.where / x[i] = v on tensors instead "
             "of Python lists or writing into NumPy arrays. Use wg.stop_gradient(x) if no "
             "gradient should flow."
