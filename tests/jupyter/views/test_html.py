@@ -648,3 +648,9 @@ def test_a_gradient_tapes_text_counts_the_equations_its_card_shows():
     with wg.GradientTape() as one:
         a * 2.0
     assert repr(one) == "<wg.GradientTape closed: 1 equation, 1 watched>"
+
+
+def test_a_tapes_text_says_one_equation_and_one_leaf_in_the_singular():
+    x = wg.tensor(2.0, requires_grad=True)
+    assert repr(wg.tape_of(x * 3.0)) == "<Tape of 1 equation, 1 leaf>"
+    assert repr(wg.tape_of(x * x + x)) == "<Tape of 2 equations, 1 leaf>"
