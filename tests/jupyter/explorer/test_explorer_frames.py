@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import warnings
 
 import pytest
 from hypothesis import given, settings
@@ -526,3 +527,19 @@ def test_the_title_leaves_out_the_semicolon_that_silences_the_line():
     assert frames_of(r.output)["title"] == "y = (x * 3.0) ** 2"
     r = run_autodiff("y = x * 3.0; z = y ** 2;", {}, ["x"], preset={"x": 2.0})
     assert frames_of(r.output)["title"] == "y = x * 3.0; z = y ** 2"
+
+
+def test_cotangents_that_add_to_nan_are_shown_without_a_numpy_warning():
+    # x reaches y along two paths whose cotangents are +inf and -inf: the sweep's sum is
+    # NaN, and the explorer shows that NaN as computed, without warning from its own sums
+    x = wg.tensor(1.0, requires_grad=True)
+    with wg.keep_values(), np.errstate(all="ignore"):
+        q = np.stack([x, x]) @ np.stack([x, 2 * x])
+        y = q / (x - 1.0)
+        y.backward()
+    assert np.isnan(x.grad)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        data = frames_of(y)
+    leaf = data["nodes"]["name"].index("x0")
+    assert data["nodes"]["adjoint"][leaf] == "nan"

@@ -1118,7 +1118,7 @@ def explorer_frames(
     """
     if mode not in (None, "both", "forward", "reverse"):
         raise ValueError(f"explore: mode must be None, 'forward' or 'reverse', got {mode!r}")
-    with collector_paused():
+    with collector_paused(), np.errstate(all="ignore"):  # a NaN the sweep made is shown
         return _frames(tape, roots, seed, mode, leaf_names, value_names)
 
 
