@@ -438,6 +438,22 @@ def test_sqrt_inside_where_is_the_double_where_trap():
     assert explain(y2, x2).status == "ok"
 
 
+def test_a_where_inside_a_numpy_function_is_named_by_that_function():
+    # np.nan_to_num is written with where: the line has no np.where to point at
+    x = wg.tensor([0.0, 4.0], requires_grad=True)
+    with np.errstate(divide="ignore"), wg.source_lines():
+        y = np.nan_to_num(np.log(x)).sum()  # nan_to_num of log
+    e = explain(y, x)
+    assert (e.status, e.cause, e.op) == ("nan", "where_nan", "log")
+    assert e.source.lineno == line_of("nan_to_num of log")
+    assert "`np.where`" not in e.message and "`np.nan_to_num` on the same line" in e.message
+    assert "np.where(c, np.log(np.where(c, x, 1.0)), other)" not in e.fix
+    assert "`np.log(np.where(mask, x, 1.0))`" in e.fix
+    x2 = wg.tensor([0.0, 4.0], requires_grad=True)
+    y2 = np.nan_to_num(np.log(np.where(x2 > 0, x2, 1.0))).sum()
+    assert explain(y2, x2).status == "ok"
+
+
 def test_division_by_zero_inside_where():
     z = wg.tensor([0.0, 2.0], requires_grad=True)
     with np.errstate(divide="ignore"), wg.source_lines():
