@@ -192,6 +192,21 @@ def test_repr_is_deterministic_text():
     assert "0x" not in repr(r1) and "∂L/∂w = 0.9" in repr(r1) and "agree" in repr(r1)
 
 
+def test_the_plain_text_of_a_result_says_its_explanation():
+    # a text-only front end (terminal IPython) shows --explain's answer too
+    r = run_autodiff("y = np.sum(np.where(x > 0, np.sqrt(x), 0.0))", {"np": np}, ["x"],
+                     preset={"x": np.array([0.0, 4.0])}, explain="x", filename="<ex1>")
+    text = repr(r)
+    assert text.startswith("%%autodiff (reverse mode): y = 2")
+    assert "gradient of y with respect to x: NaN" in text and "double where" in text
+    assert str(r.explanation).splitlines()[0] in text
+
+
+def test_the_plain_text_of_a_jacobian_puts_one_space_between_rows():
+    r = run_autodiff("y = x ** 2", {}, ["x"], preset={"x": np.arange(3.0)})
+    assert "∂y/∂x = [[0., 0., 0.], [0., 2., 0.], [0., 0., 4.]]" in repr(r)
+
+
 def test_a_users_constant_tensor_in_the_namespace_is_left_alone():
     c = wg.tensor([2.0, 3.0])
     ns = {"np": np, "c": c}

@@ -57,6 +57,7 @@ import contextvars
 import keyword
 import linecache
 import math
+import re
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -245,6 +246,8 @@ class AutodiffResult:
             worst = max(self.agreement.values(), default=0.0)
             lines.append(f"  forward and reverse mode {verdict} (largest difference {worst:.1e})")
         lines += [f"  note: {n}" for n in self.notes]
+        if self.explanation is not None:  # --explain NAME
+            lines += [f"  {line}" for line in str(self.explanation).splitlines()]
         return "\n".join(lines)
 
 
@@ -255,7 +258,7 @@ def _text(v: Any) -> str:
     if a.ndim == 0:
         return f"{a.item():.6g}"
     with np.printoptions(precision=6, threshold=20, edgeitems=3):
-        return np.array2string(a, separator=", ").replace("\n", " ")
+        return re.sub(r"\n\s*", " ", np.array2string(a, separator=", "))
 
 
 # -- constants the notebook holds -----------------------------------------------------------
