@@ -558,6 +558,26 @@ def test_a_list_of_fine_inputs():
     assert [p.wrt for p in e.parts] == ["xs[0]", "xs[1]"]
 
 
+def test_a_list_of_inputs_written_in_the_call_is_named_by_its_variables():
+    # wg.explain(y, [a, u]): the parts are a and u, not the parameter's own name
+    a = wg.tensor(2.0, requires_grad=True)
+    u = wg.tensor(1.0, requires_grad=True)
+    with wg.source_lines():
+        b = a * 2.0  # b from a only
+    e = explain(b, [a, u])
+    assert [p.wrt for p in e.parts] == ["a", "u"]
+    assert plain(e).splitlines()[0] == "gradients of b with respect to a, u: 1 of 2 not OK"
+    assert "wrt" not in plain(e)
+    e = explain(b, {"first": a, "second": u})
+    assert [p.wrt for p in e.parts] == ["a", "u"] and "wrt" not in plain(e)
+    e = explain(b, [a, a * 1.0])  # a value with no name keeps its place in the list
+    assert [p.wrt for p in e.parts] == ["a", "wrt[1]"]
+    with wg.no_grad():
+        k = u * 2  # u cut here
+    e = explain(a * k, [a, u])  # the code is read for the cut of each named entry
+    assert e.parts[1].cause == "no_grad" and e.parts[1].source.lineno == line_of("u cut here") - 1
+
+
 # -- functions -------------------------------------------------------------------------------------
 
 

@@ -163,6 +163,11 @@ def explain(target: Any, *args: Any, argnums: int | tuple[int, ...] = 0,
     wrt = args[0]
     target_name = _name_of(target, ns) or "target"
     base = _name_of(wrt, ns) or "wrt"
+    parts = leaves(wrt, base)
+    if base == "wrt" and isinstance(wrt, (tuple, list, dict)):  # wg.explain(y, [a, b])
+        parts = [(leaf, _name_of(leaf, ns) or name) for leaf, name in parts]
+        if parts and all(name.isidentifier() for _, name in parts):
+            base = ", ".join(name for _, name in parts)
     sites: list[Site] = []
     text, first, filename = (source, 1, "") if source is not None else _caller_source(frame)
     if text:
@@ -173,13 +178,21 @@ def explain(target: Any, *args: Any, argnums: int | tuple[int, ...] = 0,
                       _tensor(ns.get(x.name)) if now is None or x.lineno < now else None,
                       binds=x.binds, bound=tuple((n, ns[n]) for n in x.binds if n in ns)
                       if now is None or x.lineno < now else ())
-                 for x in cut_sites(text, [base] if base != "wrt" else [], first, named)]
+                 for x in cut_sites(text, _followed(base, parts), first, named)]
     # (the code that computed the target, when read, shows its cuts: no guessing then)
     held = {} if _binds(text, target_name) else {
         k: v for k, v in ns.items() if issubclass(type(v), Tensor) and k[:1] != "_"}
     subjects = [Subject(target, leaf, target_name, name, gradient_tape=tape, sites=sites,
-                        held=held) for leaf, name in leaves(wrt, base)]
+                        held=held) for leaf, name in parts]
     return combine([explain_one(s) for s in subjects], target_name, base)
+
+
+def _followed(base: str, parts: list[tuple[Any, str]]) -> list[str]:
+    """The variables whose cuts the code is read for: the input's name, or the names of
+    the entries of a list of inputs written in the call."""
+    if base != "wrt" and base.isidentifier():
+        return [base]
+    return [name for _, name in parts if name.isidentifier() and name != "wrt"]
 
 
 # -- names and code of the caller ----------------------------------------------------------
