@@ -543,3 +543,15 @@ def test_cotangents_that_add_to_nan_are_shown_without_a_numpy_warning():
         data = frames_of(y)
     leaf = data["nodes"]["name"].index("x0")
     assert data["nodes"]["adjoint"][leaf] == "nan"
+
+
+def test_a_freed_tape_of_one_equation_is_said_in_the_singular():
+    x = wg.tensor(2.0, requires_grad=True)
+    y = x * x
+    y.backward()
+    with pytest.raises(RuntimeError, match=r"freed the graph \(t0 no longer holds its saved "):
+        frames_of(y)
+    z = x * x * x
+    z.backward()
+    with pytest.raises(RuntimeError, match=r"\(t0 and 1 other equation no longer hold their "):
+        frames_of(z)

@@ -1008,9 +1008,12 @@ def _kept_for(eqs: Sequence[Equation], roots: Sequence[int], seed: Any
 
 
 def _freed_message(freed: list[int], problem: str | None) -> str:
-    start = (f"explore: a backward pass already freed the graph (t{freed[0]} and "
-             f"{len(freed) - 1} other equations no longer hold their saved values), so its "
-             "reverse sweep cannot be replayed")
+    others = len(freed) - 1
+    which = (f"t{freed[0]} no longer holds its saved values" if not others else
+             f"t{freed[0]} and {others} other equation{'s' * (others != 1)} no longer hold "
+             "their saved values")
+    start = (f"explore: a backward pass already freed the graph ({which}), so its reverse "
+             "sweep cannot be replayed")
     if problem:
         return (f"{start}, and what the view-keeping mode kept cannot serve: {problem}. "
                 "mode='forward' shows the values kept.")

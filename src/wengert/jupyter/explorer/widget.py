@@ -149,7 +149,8 @@ def explorer_text(data: Mapping[str, Any], step: int) -> str:
     if total == 0:
         return f"<wg.explore: {n} equation{'s' * (n != 1)}, nothing to step through>"
     phase = step_label(data, step).split(" · ")[0]
-    return f"<wg.explore: {n} equation{'s' * (n != 1)}, {total} steps; step {step + 1} ({phase})>"
+    return (f"<wg.explore: {n} equation{'s' * (n != 1)}, {total} step{'s' * (total != 1)}; "
+            f"step {step + 1} ({phase})>")
 
 
 def _resolve(target: Any) -> tuple[Tape, list[int] | None]:
