@@ -558,6 +558,18 @@ def test_a_list_of_fine_inputs():
     assert [p.wrt for p in e.parts] == ["xs[0]", "xs[1]"]
 
 
+def test_a_complex_target_has_no_gradient_to_explain():
+    # backward() and wg.grad refuse a complex output: explain shows no number for it
+    x = wg.tensor(1.0, requires_grad=True)
+    y = x * 1j
+    e = explain(y, x)
+    assert (e.status, e.cause, e.gradient) == ("none", "complex_target", None)
+    assert "complex128" in e.message and "np.abs(y) ** 2" in e.fix
+    e = explain(lambda t: t * 1j, 1.0)
+    assert (e.status, e.cause, e.gradient) == ("none", "complex_target", None)
+    assert explain(lambda t: np.abs(t * 1j) ** 2, 1.0).gradient == "2"
+
+
 def test_a_list_of_inputs_written_in_the_call_is_named_by_its_variables():
     # wg.explain(y, [a, u]): the parts are a and u, not the parameter's own name
     a = wg.tensor(2.0, requires_grad=True)

@@ -26,7 +26,8 @@ that does not watch it), ``before_tape`` (computed before the tape opened),
 (``.numpy()``, ``np.asarray``), ``integer_dtype``, ``comparison``,
 ``disconnected`` (cut somewhere the explainer cannot see), ``target_not_tensor``,
 ``graph_freed``, ``not_in_inputs`` (``backward(inputs=...)`` named other tensors),
-``inplace``, ``integer_input`` and ``error`` (``f`` raised).
+``inplace``, ``integer_input``, ``complex_target`` (a complex result: no gradient) and
+``error`` (``f`` raised).
 Zero: ``relu_dead``, ``lost_comparison``, ``piecewise_constant`` (round,
 floor, sign...), ``clipped``, ``where_branch``, ``zero_factor``, ``kink``,
 ``overwritten``, ``cancelled``, ``hook`` (a gradient hook returned 0, seen after a
