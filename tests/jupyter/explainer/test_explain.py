@@ -558,6 +558,15 @@ def test_a_list_of_fine_inputs():
     assert [p.wrt for p in e.parts] == ["xs[0]", "xs[1]"]
 
 
+def test_an_empty_input_has_an_empty_gradient_not_a_zero_one():
+    e = explain(lambda t: np.sqrt(t), np.zeros((0, 2)))
+    assert (e.status, e.gradient) == ("ok", "[]  (0, 2)")
+    assert "empty" in e.message and "exactly 0" not in e.message
+    x = wg.tensor(np.zeros(0), requires_grad=True)
+    e = explain(np.sum(x ** 2), x)
+    assert e.status == "ok" and "`x` is empty" in e.message
+
+
 def test_a_complex_target_has_no_gradient_to_explain():
     # backward() and wg.grad refuse a complex output: explain shows no number for it
     x = wg.tensor(1.0, requires_grad=True)

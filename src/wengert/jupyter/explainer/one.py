@@ -137,6 +137,10 @@ def _asked(s: Subject) -> Explanation:
     if g is None:  # connected, but every rule on the way sent nothing (a custom rule's None)
         g = facts.gradient = np.zeros(s.wrt.shape)
     text = summarize(g)
+    if np.size(g) == 0:  # neither zero nor not: there is no entry
+        return Explanation("ok", "ok", f"`{s.wrt_name}` is empty: its gradient is an empty "
+                           f"array of the same shape, {np.shape(g)}.", "",
+                           target=s.target_name, wrt=s.wrt_name, gradient=text)
     if not is_finite(g):
         return not_finite(s, facts, path, text)
     if is_zero(g):
