@@ -619,6 +619,12 @@ class Tensor(ArrayMethods, InPlaceMethods):
         body = repr(v) if is_traced(v) else np.array2string(
             np.asarray(v), separator=", ", prefix="tensor("
         )
+        if not is_traced(v):  # as PyTorch: what the numbers alone do not say
+            a = np.asarray(v)
+            if a.size == 0 and a.ndim != 1:
+                body += f", size={a.shape}"
+            if a.dtype not in _DEFAULT_DTYPES:
+                body += f", dtype={a.dtype}"
         if self._rg and self._node is not None:
             return f"tensor({body}, grad_fn=<{self._node.name}>)"
         if self._rg:
@@ -687,6 +693,10 @@ def _carries_beneath(value: Any) -> bool:
     a guard) is not."""
     kind = kind_of(value)
     return kind is not None and not kind.opaque
+
+
+#: The dtypes a tensor's text leaves unsaid (those NumPy gives Python numbers).
+_DEFAULT_DTYPES = frozenset(map(np.dtype, (np.float64, np.int64, np.bool_, np.complex128)))
 
 
 def _refuse_inside_transform(t: Tensor, what: str) -> None:
