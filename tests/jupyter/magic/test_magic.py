@@ -99,6 +99,22 @@ def test_misuse_raises_usage_error_with_the_usage_line(ip, line, message):
     assert "z" not in ip.user_ns and "1abc" not in ip.user_ns  # refused before it ran
 
 
+def test_as_a_name_the_cell_reads_is_refused(ip):
+    # --as np in a cell that calls np.sin: the result would replace numpy, and the cell
+    # (and every later one) would no longer run
+    r = _run(ip, "%%autodiff t --as np\nt = 1.0\nz = np.sin(t) * 2")
+    err = r.error_in_exec or r.error_before_exec
+    assert isinstance(err, UsageError) and "--as np: the cell reads np" in str(err)
+    assert ip.user_ns["np"] is np
+    r = _run(ip, "%%autodiff t --as f\nt = 1.0\ndef f(a):\n    return a * 2\nz = f(t)")
+    assert "--as f: the cell binds f" in str(r.error_in_exec or r.error_before_exec)
+    r = _run(ip, "%%autodiff t --as g\nt = 1.0\ndef g(a):\n    return a\nz = t * 2")
+    assert "--as g: the cell binds g" in str(r.error_in_exec or r.error_before_exec)
+    r = _run(ip, "%%autodiff t --as math\nimport math\nt = 1.0\nz = t * 2")
+    assert "--as math: the cell binds math" in str(r.error_in_exec or r.error_before_exec)
+    assert _run(ip, "%%autodiff t --as res\nt = 1.0\nz = np.sin(t)").error_in_exec is None
+
+
 def test_usage_error_shows_the_usage_line(ip):
     r = _run(ip, "%%autodiff zz\nt = 1.0")
     assert "usage: %%autodiff [--of NAME]" in str(r.error_in_exec)

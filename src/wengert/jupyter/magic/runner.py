@@ -52,6 +52,7 @@ Examples
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import contextvars
 import keyword
@@ -619,8 +620,8 @@ def run_autodiff(
         hold the given objects (IPython's own, such as ``Out``).
     result_name : str, optional
         The variable the caller binds the result to (``--as``): refused when it is no
-        variable name, an input, or a variable the cell binds (the result would replace
-        it).
+        variable name, an input, or a name the cell binds (``def``, ``import`` included)
+        or reads (the result would replace it).
 
     Returns
     -------
@@ -731,10 +732,27 @@ def _check_result_name(name: str, inputs: Sequence[str], cell: Any) -> None:
         raise AutodiffUsageError(
             f"%%autodiff --as {name}: {name} is an input; the result would replace its value. "
             "Name another variable (the default is _autodiff).")
-    if any(site.name == name and site.cell_scope for site in cell.sites):
+    if any(site.name == name and site.cell_scope for site in cell.sites) or \
+            name in _defined(cell.tree):
         raise AutodiffUsageError(
             f"%%autodiff --as {name}: the cell binds {name}; the result would replace its "
             "value. Name another variable (the default is _autodiff).")
+    if any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(cell.tree)):
+        raise AutodiffUsageError(
+            f"%%autodiff --as {name}: the cell reads {name}; the result would replace its "
+            "value, and the cell would not run again. Name another variable (the default is "
+            "_autodiff).")
+
+
+def _defined(tree: ast.AST) -> set[str]:
+    """The names ``def``, ``class`` and ``import`` statements of ``tree`` bind."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return names
 
 
 def _changed_in_place(name: str, other: str | None) -> str:
