@@ -286,6 +286,13 @@ def test_an_input_as_the_output_is_said_and_another_suggested():
     assert "w is an input" in r.notes[0] and "--of loss" in r.notes[0]
 
 
+def test_an_input_rebound_to_a_constant_as_the_output_points_to_no_missing_note():
+    r, _ = _run("y = x ** 2\nx = 7.0", ["x"], x=1.5)
+    assert r.output_name == "x" and r.grads["x"] == 1.0 and len(r.notes) == 1
+    assert "x is an input" in r.notes[0] and "see below" not in r.notes[0]
+    assert "--of y" in r.notes[0]
+
+
 def test_of_overrides_and_a_cell_of_non_numbers_has_no_output():
     r, _ = _run("x = 1.0\nfor i in range(2):\n    y = x * i", ["x"])
     assert r.output_name == "y"

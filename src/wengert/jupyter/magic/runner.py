@@ -547,7 +547,8 @@ def _output_of(cell: Any, run: CellRun, ns: Mapping[str, Any], of: str | None
                      f"{'does' if len(later) == 1 else 'do'} not depend on the inputs.")
     if chosen in run.names:
         words.append(f"{chosen} is an input: ∂{chosen}/∂{chosen} is the derivative of its "
-                     "final value with respect to its leaf (see below).")
+                     "final value with respect to its leaf"
+                     + (" (see below)." if chosen in run.updates else "."))
     if unseen:
         words.append(f"It does not depend on the inputs, but {', '.join(unseen)} "
                      f"{'does' if len(unseen) == 1 else 'do'}, bound where %%autodiff cannot "
