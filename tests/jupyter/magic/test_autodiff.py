@@ -9,7 +9,7 @@ import numpy as np
 import wengert as wg
 from wengert.core.levels import DUAL_TAG
 from wengert.core.modes import GRAD_ENABLED, RECORDERS, TRANSFORM_DEPTH
-from wengert.jupyter.magic.runner import AutodiffUsageError, run_autodiff
+from wengert.jupyter.magic.runner import VIEWS, AutodiffUsageError, run_autodiff
 
 LOSS = "t1 = x * w\nt2 = t1 + b\nL = (t2 - y) ** 2\n"
 POINT = {"x": 1.5, "w": 0.8, "b": 0.1, "y": 1.0}
@@ -144,6 +144,14 @@ def test_size_zero_inputs():
     r = run_autodiff("y = np.sum(x) + z * 2.0", {"np": np, "x": np.zeros(0), "z": 1.0},
                      ["x", "z"], mode="both")
     assert r.grads["x"].shape == (0,) and r.grads["z"] == 2.0
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward", "both"])
+def test_an_empty_output_has_an_empty_jacobian_in_every_mode(mode):
+    r = run_autodiff("y = x ** 2 + z", {"x": np.zeros(0), "z": 1.0}, ["x", "z"], mode=mode,
+                     views=list(VIEWS))
+    assert r.grads["x"].shape == (0, 0) and r.grads["z"].shape == (0,)
+    assert "∂y/∂x = []" in repr(r) and r._repr_html_()
 
 
 @pytest.mark.parametrize("source, inputs, kwargs, message", [

@@ -433,7 +433,9 @@ def _sweeps(out: Any, leaves: list[Tensor], names: list[str], out_shape: tuple[i
         cts = pullback(out, leaves, seed.reshape(out_shape))
         for i, (leaf, g, n) in enumerate(zip(leaves, cts, names)):
             rows[i].append(np.asarray(plain(_leaf_hooks(leaf, g, n))))
-    jacobians = [np.stack(r).reshape(out_shape + np.shape(v)) for r, v in zip(rows, in_values)]
+    jacobians = [np.stack(r).reshape(out_shape + np.shape(v)) if r else  # (no entry: no row)
+                 np.zeros(out_shape + np.shape(v), np.result_type(v, np.float64))
+                 for r, v in zip(rows, in_values)]
     return jacobians, {}
 
 
