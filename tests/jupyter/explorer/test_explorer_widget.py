@@ -336,3 +336,15 @@ def test_the_plain_text_says_one_step_in_the_singular():
     x = wg.tensor(2.0, requires_grad=True)
     assert repr(explore(x * 3.0, mode="forward")) == \
         "<wg.explore: 1 equation, 1 step; step 1 (forward)>"
+
+
+def test_names_as_wg_draw_takes_them_and_misuse_is_refused():
+    # wg.draw(y, names={"x0": "w"}) names by the tape's names: explore takes the same
+    x, w, b, L = seed_example()
+    named = explore(L, names={"x0": "alpha", "t0": "xw"})
+    assert named.frames["nodes"]["name"][4:7] == ["alpha", "w", "b"]
+    assert named.frames["nodes"]["name"][0] == "xw"
+    with pytest.raises(TypeError, match="names="):
+        explore(L, names={"alpha": x, "x1": "beta"})
+    with pytest.raises(ValueError, match="4 names for 3 leaves"):
+        explore(L, names=["p", "q", "r", "s"])
