@@ -555,3 +555,18 @@ def test_a_freed_tape_of_one_equation_is_said_in_the_singular():
     z.backward()
     with pytest.raises(RuntimeError, match=r"\(t0 and 1 other equation no longer hold their "):
         frames_of(z)
+
+
+def test_a_complex_output_says_the_cotangent_chosen_and_takes_a_complex_seed():
+    # backward() asks for gradient= for a complex output: the explorer says which it took
+    x = wg.tensor(1.0, requires_grad=True)
+    y = x * (1 + 2j)
+    data = frames_of(y)
+    leaf = data["nodes"]["name"].index("x0")
+    assert data["nodes"]["adjoint"][leaf] == "1"
+    assert "is complex" in data["seed_note"] and "g = 1" in data["seed_note"]
+    with pytest.raises(TypeError, match="seed= must be a number"):
+        frames_of(y, seed="a")
+    data = frames_of(y, seed=1j)
+    y.backward(gradient=1j)
+    assert data["nodes"]["adjoint"][leaf] == format_number(x.grad) == "-2"

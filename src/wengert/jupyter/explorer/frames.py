@@ -969,9 +969,14 @@ def _sinks(tape: Tape) -> list[int]:
 def _seed_value(eq: Equation, seed: Any) -> tuple[Any, str, str | None]:
     """The cotangent to start from, its text, and a note when it was chosen for the user."""
     shape = eq.shape
-    dtype = eq.dtype if eq.dtype is not None and eq.dtype.kind == "f" else np.dtype(np.float64)
+    dtype = eq.dtype if eq.dtype is not None and eq.dtype.kind in "fc" else np.dtype(np.float64)
     if seed is not None:
-        value = np.asarray(seed, dtype=dtype)
+        try:
+            value = np.asarray(seed, dtype=dtype)
+        except (TypeError, ValueError):
+            raise TypeError(f"explore: seed= must be a number or an array of numbers (of the "
+                            f"output's dtype, {dtype}), got {type(seed).__name__} "
+                            f"{seed!r:.40}.") from None
         if value.shape != shape:
             raise ValueError(
                 f"explore: seed= has shape {value.shape}, but the output {eq.name} has shape "
@@ -979,6 +984,13 @@ def _seed_value(eq: Equation, seed: Any) -> tuple[Any, str, str | None]:
             )
         return (float(value) if value.ndim == 0 and dtype == np.float64 else value,
                 summarize(value), None)
+    if dtype.kind == "c":  # as backward(), which asks for gradient= here
+        return (np.ones(shape, dtype=dtype), "1" if shape == () else
+                f"ones({shape_text(shape)})",
+                f"The output {eq.name} is complex: backward() needs a cotangent g for it "
+                f"(gradient=g, giving the gradient of Re(g·{eq.name})). The sweep starts from "
+                "g = 1, the gradient of its real part"
+                + (" summed" if shape != () else "") + ". Pass seed= to choose g.")
     if shape == ():
         return (1.0 if dtype == np.float64 else np.ones((), dtype=dtype)), "1", None
     return np.ones(shape, dtype=dtype), f"ones({shape_text(shape)})", (
