@@ -570,3 +570,14 @@ def test_a_complex_output_says_the_cotangent_chosen_and_takes_a_complex_seed():
     data = frames_of(y, seed=1j)
     y.backward(gradient=1j)
     assert data["nodes"]["adjoint"][leaf] == format_number(x.grad) == "-2"
+
+
+def test_a_complex_or_negative_constant_is_a_factor_in_parentheses():
+    # x0 × 1-2j would read as (x0 × 1) − 2j
+    x = wg.tensor(2.0, requires_grad=True)
+    with np.errstate(all="ignore"):
+        y = np.abs(x * (1 - 2j) - (-3.0)) ** 2
+    data = frames_of(y)
+    assert step_view(data, 0)["equation"] == "t0 = x0 × (1-2j) = 2 × (1-2j) = 2-4j"
+    assert step_view(data, 1)["equation"] == "t1 = t0 − (-3) = (2-4j) − (-3) = 5-4j"
+    assert step_view(data, 2)["equation"] == "t2 = abs(t1) = abs(5-4j) = 6.403"

@@ -88,6 +88,7 @@ from wengert.core import op as op_records
 from wengert.core.collector import collector_paused
 from wengert.core.equations import Equation, Tape, freed_by_another
 from wengert.core.formatting import (
+    factor_text,
     format_number,
     nbytes_text,
     params_text,
@@ -161,8 +162,8 @@ def _plain(text: str | None) -> bool:
 
 
 def _num(text: str) -> str:
-    """A number as a factor in a formula: negative ones in parentheses."""
-    return f"({text})" if text.startswith("-") else text
+    """A number as a factor in a formula (negative and complex ones in parentheses)."""
+    return factor_text(text)
 
 
 def _form(op: Any) -> str:
@@ -1476,9 +1477,11 @@ def step_view(data: Mapping[str, Any], step: int) -> dict[str, Any]:
         ins = eqs["ins"][e]
         several = outs.get(str(e))
         head = ", ".join(names[o] for o in (e, *several)) if several else names[e]
-        text = f"{head} = " + fill_form(form, [names[r] for r in ins])
+        factor = _num if not form.endswith(")") else str  # (a call's arguments need none)
+        text = f"{head} = " + fill_form(form, [factor(names[r]) for r in ins])
         if not several and all(_plain(values[r]) for r in ins) and _plain(values[e]):
-            text += " = " + fill_form(form, [_num(values[r]) for r in ins]) + f" = {values[e]}"
+            text += " = " + fill_form(form, [factor(values[r]) for r in ins]) + \
+                f" = {values[e]}"
         return text
 
     if step < n_fwd:
