@@ -492,3 +492,14 @@ def test_explain_in_every_mode(ip, mode):
     assert r.error_in_exec is None, r.error_in_exec
     e = ip.user_ns["_autodiff"].explanation
     assert e.status == "ok" and e.gradient == "10"
+
+
+def test_printing_a_formatted_value_in_a_cell_works_in_every_mode(ip, capsys):
+    # print(f"{loss:.3f}") is ordinary Python: the string carries no derivative
+    ip.run_cell("x = 1.5")
+    for mode in ("reverse", "forward", "both"):
+        r = _run(ip, f"%%autodiff x --mode {mode}\ny = x ** 2\nprint(f'y = {{y:.3f}}')")
+        assert r.error_in_exec is None and ip.user_ns["_autodiff"].grads["x"] == 3.0
+        assert "y = 2.250" in capsys.readouterr().out
+    r = _run(ip, "%%autodiff x\ny = np.stack([x, x])\nprint(f'{y:.3f}')")
+    assert isinstance(r.error_in_exec, TypeError) and "is not one number" in str(r.error_in_exec)
