@@ -391,3 +391,22 @@ def test_a_decomposition_in_a_cell_is_one_equation_on_the_card_and_in_its_sweep_
     assert text.count("w, v = eigh(t1)") == 2  # the adjoint and the VJP tables
     assert "eigh_values" not in text and "eigh_vectors" not in text
     np.testing.assert_allclose(r.grads["a"], [[2.0, 0.0], [0.0, 2.0]], atol=1e-12)
+
+
+@pytest.mark.parametrize("source, point, agree", [
+    ("y = np.sqrt(x)", 0.0, True),  # inf in both modes
+    ("y = np.sqrt(x) * 0.0", 0.0, True),  # NaN in both modes
+    ("y = x ** 2", 3.0, True),
+])
+def test_modes_that_give_the_same_infinity_or_nan_agree(source, point, agree):
+    with np.errstate(all="ignore"):
+        r = run_autodiff(source, {"np": np}, ["x"], preset={"x": point}, mode="both")
+    assert r.agree is agree and "DISAGREE" not in repr(r)
+    assert "largest difference 0.0e+00" in repr(r)
+
+
+def test_an_infinity_against_a_finite_number_is_a_disagreement():
+    from wengert.jupyter.magic.card import modes_agree, modes_difference
+    d = modes_difference(np.array([np.inf, 1.0]), np.array([1e300, 1.0]))
+    assert d == np.inf and not modes_agree(d, np.array([np.inf, 1.0]))
+    assert modes_difference(np.array([np.nan]), np.array([1.0])) == np.inf

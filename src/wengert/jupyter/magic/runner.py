@@ -83,7 +83,7 @@ from wengert.jupyter.magic.bindings import (
     plain,
     primal_all,
 )
-from wengert.jupyter.magic.card import card_html, modes_agree
+from wengert.jupyter.magic.card import card_html, modes_agree, modes_difference
 from wengert.jupyter.magic.cell import AT, BIND, OUT, TICK, rewrite_cell
 from wengert.jupyter.magic.plain import caches, clear_caches, make_plain
 from wengert.jupyter.views.drawing import draw
@@ -828,8 +828,7 @@ def _result(cell: Any, run: CellRun, ns: dict[str, Any], names: tuple[str, ...],
         if tangents is not None:
             tangents[n] = None
     if mode == "both":
-        agreement = {n: float(np.max(np.abs(np.asarray(grads[n], float)
-                                            - np.asarray(tangents[n], float)), initial=0.0))
+        agreement = {n: modes_difference(grads[n], tangents[n])
                      for n in names if grads[n] is not None and tangents[n] is not None}
     notes += _input_notes(run, names, output_name, mode, earlier, owed, unseen, on_tape)
     if tags is not None:
