@@ -503,3 +503,36 @@ def test_printing_a_formatted_value_in_a_cell_works_in_every_mode(ip, capsys):
         assert "y = 2.250" in capsys.readouterr().out
     r = _run(ip, "%%autodiff x\ny = np.stack([x, x])\nprint(f'{y:.3f}')")
     assert isinstance(r.error_in_exec, TypeError) and "is not one number" in str(r.error_in_exec)
+
+
+def test_explain_takes_a_result_and_the_name_of_one_of_its_inputs(ip):
+    # wg.explain(_autodiff, "x"), as wg.draw(_autodiff) and _autodiff.explore() take it
+    ip.run_cell("x = np.array([0.0, 4.0]); w = 2.0")
+    cell = "y = np.sum(np.where(x > 0, np.sqrt(x), 0.0)) * w"
+    assert _run(ip, f"%%autodiff x w\n{cell}").error_in_exec is None
+    e = ip.run_cell("wg.explain(_autodiff, 'x')").result
+    assert (e.status, e.cause, e.op) == ("nan", "where_nan", "sqrt")
+    assert e.target == "y" and e.wrt == "x" and "np.where(x > 0" in e.fix
+    assert ip.run_cell("wg.explain(_autodiff, 'w')").result.status == "ok"
+    r = ip.run_cell("wg.explain(_autodiff, 'q')")
+    assert isinstance(r.error_in_exec, TypeError) and "'x', 'w'" in str(r.error_in_exec)
+    # forward mode: its dual numbers ended with the cell; --explain kept the answer
+    _run(ip, f"%%autodiff x w --mode both --explain x\n{cell}")
+    assert ip.run_cell("wg.explain(_autodiff, 'x')").result.cause == "where_nan"
+    r = ip.run_cell("wg.explain(_autodiff, 'w')")
+    assert isinstance(r.error_in_exec, TypeError) and "--explain w" in str(r.error_in_exec)
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward", "both"])
+def test_explain_of_a_nan_gradient_in_every_mode_says_nan(ip, mode):
+    # the reverse sweep over dual numbers (forward and both modes) made a NaN: not "OK"
+    ip.run_cell("x = np.array([0.0, 4.0])")
+    _run(ip, f"%%autodiff x --mode {mode} --explain x\n"
+             "y = np.sum(np.where(x > 0, np.sqrt(x), 0.0))")
+    res = ip.user_ns["_autodiff"]
+    e = res.explanation
+    assert (e.status, e.cause, e.gradient) == ("nan", "where_nan", "[nan, 0.25]")
+    if mode == "forward":  # the card shows forward mode's derivative, which has no NaN
+        assert list(res.grads["x"]) == [0.0, 0.25] and "forward mode's derivative" in e.notes[-1]
+    else:
+        assert not e.notes or "forward mode's derivative" not in e.notes[-1]

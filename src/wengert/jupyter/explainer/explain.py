@@ -151,6 +151,8 @@ def explain(target: Any, *args: Any, argnums: int | tuple[int, ...] = 0,
     >>> e.status, e.cause, e.source.text
     ('none', 'no_grad', 'with wg.no_grad():')
     """
+    if isinstance(getattr(target, "leaf_names", None), Mapping) and hasattr(target, "replay"):
+        return _explain_result(target, args)  # an %%autodiff result: wg.explain(res, "x")
     if callable(target) and not isinstance(target, Tensor):
         return explain_function(target, args, argnums, source)
     if len(args) != 1:
@@ -194,6 +196,36 @@ def _followed(base: str, parts: list[tuple[Any, str]]) -> list[str]:
     if base != "wrt" and base.isidentifier():
         return [base]
     return [name for _, name in parts if name.isidentifier() and name != "wrt"]
+
+
+def _explain_result(result: Any, args: tuple[Any, ...]) -> Explanation:
+    """``wg.explain(res, "x")`` for an ``%%autodiff`` result: the derivative of its output
+    with respect to its input ``x``, read from the cell's code (what ``--explain x``
+    says)."""
+    inputs = tuple(result.inputs)
+    if len(args) != 1 or not isinstance(args[0], str) or args[0] not in inputs:
+        raise TypeError(
+            "explain(result, name): for an %%autodiff result, name one of its inputs as a "
+            f"string ({', '.join(repr(n) for n in inputs)}), e.g. wg.explain(_autodiff, "
+            f"{inputs[0]!r}); got {', '.join(repr(a) for a in args) or 'nothing'}.")
+    name = args[0]
+    kept = result.explanation
+    if kept is not None and kept.wrt == name:
+        return kept
+    if result.mode != "reverse":  # its dual numbers' perturbations ended with the cell
+        raise TypeError(
+            f"explain(result, {name!r}): the dual numbers of a --mode {result.mode} cell end "
+            f"with it, so its derivatives cannot be explained afterwards; run the cell again "
+            f"with --explain {name} (or in reverse mode).")
+    leaves = [leaf for leaf in result.tape.leaves if result.leaf_names.get(id(leaf)) == name]
+    if result.output is None or not leaves:
+        raise TypeError(
+            f"explain(result, {name!r}): the output {result.output_name} of this cell does "
+            f"not depend on {name} through its tape (∂{result.output_name}/∂{name} is 0 or "
+            "not shown; its notes say why), so there is no path to explain.")
+    names = {result.output_name: result.output, name: leaves[-1]}
+    with result.replay():
+        return explain(result.output, leaves[-1], source=result.source, namespace=names)
 
 
 # -- names and code of the caller ----------------------------------------------------------

@@ -61,11 +61,12 @@ import math
 import re
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 from wengert.core.equations import Input, Tape
+from wengert.core.formatting import summarize
 from wengert.core.kept import KEEPER, Keeper
 from wengert.core.levels import LEVEL_NAMES
 from wengert.core.modes import enable_grad, transform_scope
@@ -856,8 +857,15 @@ def _result(cell: Any, run: CellRun, ns: dict[str, Any], names: tuple[str, ...],
                 extras["frames"].get("seed_note"), extras["replay_differs"],
                 "The reverse steps here are that replay, not the numbers of the card.")))
     if explain_name is not None:
-        extras["explanation"] = explain(out, run.leaves[explain_name], source=source,
-                                        namespace=ns)
+        said = explain(out, run.leaves[explain_name], source=source, namespace=ns)
+        shown = grads.get(explain_name)
+        if mode == "forward" and shown is not None and said.gradient is not None \
+                and said.gradient != summarize(shown):
+            said = replace(said, notes=said.notes + (
+                f"This is the gradient a reverse sweep gives, {said.gradient}; the card shows "
+                f"forward mode's derivative, {summarize(shown)}, which differs (forward mode "
+                "does not propagate what the reverse sweep does here).",))
+        extras["explanation"] = said
     extras["constants"] = _stamps(tape)
     return AutodiffResult(
         output_name=output_name, value=plain(value), grads=grads, mode=mode,
