@@ -165,12 +165,7 @@ def explain(target: Any, *args: Any, argnums: int | tuple[int, ...] = 0,
     ns = namespace if namespace is not None else _namespace(frame)
     wrt = args[0]
     target_name = _name_of(target, ns) or "target"
-    base = _name_of(wrt, ns) or "wrt"
-    parts = leaves(wrt, base)
-    if base == "wrt" and isinstance(wrt, (tuple, list, dict)):  # wg.explain(y, [a, b])
-        parts = [(leaf, _name_of(leaf, ns) or name) for leaf, name in parts]
-        if parts and all(name.isidentifier() for _, name in parts):
-            base = ", ".join(name for _, name in parts)
+    base, parts = _parts(wrt, ns)
     sites: list[Site] = []
     text, first, filename = (source, 1, "") if source is not None else _caller_source(frame)
     if text:
@@ -188,6 +183,18 @@ def explain(target: Any, *args: Any, argnums: int | tuple[int, ...] = 0,
     subjects = [Subject(target, leaf, target_name, name, gradient_tape=tape, sites=sites,
                         held=held) for leaf, name in parts]
     return combine([explain_one(s) for s in subjects], target_name, base)
+
+
+def _parts(wrt: Any, ns: Mapping[str, Any]) -> tuple[str, list[tuple[Any, str]]]:
+    """The name of ``wrt`` and its leaves with theirs: a list or dict written in the call
+    (``wg.explain(y, [a, b])``) is named by the variables of its entries."""
+    base = _name_of(wrt, ns) or "wrt"
+    parts = leaves(wrt, base)
+    if base == "wrt" and isinstance(wrt, (tuple, list, dict)):
+        parts = [(leaf, _name_of(leaf, ns) or name) for leaf, name in parts]
+        if parts and all(name.isidentifier() for _, name in parts):
+            base = ", ".join(name for _, name in parts)
+    return base, parts
 
 
 def _followed(base: str, parts: list[tuple[Any, str]]) -> list[str]:
