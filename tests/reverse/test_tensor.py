@@ -319,6 +319,14 @@ def test_view_modified_under_no_grad_is_detected():
         z.backward()
 
 
+def test_a_tensor_of_one_number_formats_as_that_number():
+    x = wg.tensor(1.5, requires_grad=True)
+    assert f"{x:.2f}" == "1.50" and f"{x * 2:>6.1f}" == "   3.0" and f"{x}" == repr(x)
+    assert wg.grad(lambda t: len(f"{t:.3f}") * t)(2.0) == 5.0  # allowed inside a transform
+    with pytest.raises(TypeError, match="is not one number"):
+        f"{wg.tensor([1.0, 2.0]):.2f}"
+
+
 def test_repr_is_stable():
     x = wg.tensor([1.0, 2.0], requires_grad=True)
     assert repr(x) == "tensor([1., 2.], requires_grad=True)"

@@ -150,7 +150,9 @@ class Tape(Sequence[Equation]):
         return "\n".join(str(eq) for eq in self._equations)
 
     def __repr__(self) -> str:
-        return f"<Tape of {len(self)} equations, {len(self.leaves)} leaves>"
+        n, m = len(self), len(self.leaves)
+        return (f"<Tape of {n} equation{'' if n == 1 else 's'}, "
+                f"{m} lea{'f' if m == 1 else 'ves'}>")
 
     def changed_leaves(self) -> set[int]:
         """The leaves modified in place since an equation read them (an optimizer's step

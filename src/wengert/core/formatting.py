@@ -29,7 +29,24 @@ import numpy as np
 
 __all__ = ["format_number", "summarize", "summarize_many", "shape_text", "nbytes_text",
            "dtype_text", "aval_text", "literal_text", "index_text", "param_text",
-           "params_text", "short_text", "constant_text", "value_text", "without_address"]
+           "params_text", "short_text", "constant_text", "value_text", "without_address",
+           "factor_text"]
+
+
+#: A number that needs parentheses as a factor: negative, or complex with a real part.
+_SIGNED = re.compile(r"^-|[^eE][+-]")
+
+
+def factor_text(text: str) -> str:
+    """A number's text as an operand of an infix formula: negative numbers, and complex
+    ones with a real part (``1-2j``), in parentheses; names and other numbers as they are.
+
+    Examples
+    --------
+    >>> factor_text("-3"), factor_text("1-2j"), factor_text("1e-05"), factor_text("t3")
+    ('(-3)', '(1-2j)', '1e-05', 't3')
+    """
+    return f"({text})" if _SIGNED.search(text) else text
 
 
 def format_number(x: Any, digits: int = 4) -> str:

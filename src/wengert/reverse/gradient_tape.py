@@ -361,7 +361,8 @@ class GradientTape(Recorder):
 
     def __repr__(self) -> str:
         kind = "persistent " if self.persistent else ""
-        return (f"<wg.GradientTape {kind}{self.state}: {len(self._nodes)} equations, "
+        n = len(self.recorded)  # a decomposition's parts are one equation
+        return (f"<wg.GradientTape {kind}{self.state}: {n} equation{'' if n == 1 else 's'}, "
                 f"{len(self._watched)} watched>")
 
     def _repr_html_(self) -> str | None:

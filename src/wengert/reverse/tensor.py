@@ -619,11 +619,31 @@ class Tensor(ArrayMethods, InPlaceMethods):
         body = repr(v) if is_traced(v) else np.array2string(
             np.asarray(v), separator=", ", prefix="tensor("
         )
+        if not is_traced(v):  # as PyTorch: what the numbers alone do not say
+            a = np.asarray(v)
+            if a.size == 0 and a.ndim != 1:
+                body += f", size={a.shape}"
+            if a.dtype not in _DEFAULT_DTYPES:
+                body += f", dtype={a.dtype}"
         if self._rg and self._node is not None:
             return f"tensor({body}, grad_fn=<{self._node.name}>)"
         if self._rg:
             return f"tensor({body}, requires_grad=True)"
         return f"tensor({body})"
+
+    def __format__(self, spec: str) -> str:
+        """``f"{loss:.4f}"``: a tensor of one number formats as that number (as in
+        PyTorch); the string carries no derivative, so this is allowed inside transforms
+        and ``%%autodiff`` cells too, where ``float(loss)`` is refused."""
+        if not spec:
+            return str(self)
+        v = _plain(self)
+        if is_traced(v) or np.ndim(v) != 0:
+            what = "a traced graph value (wg.trace) has no number yet" if is_traced(v) else \
+                f"a tensor of shape {np.shape(v)} is not one number"
+            raise TypeError(f"format spec {spec!r} for a tensor: {what}. Format one entry "
+                            "(f'{y[0]:.3f}'), or the whole tensor without a spec (f'{y}').")
+        return format(np.asarray(v).item(), spec)
 
     def _repr_html_(self) -> str | None:
         return html_of(self)
@@ -689,16 +709,24 @@ def _carries_beneath(value: Any) -> bool:
     return kind is not None and not kind.opaque
 
 
+#: The dtypes a tensor's text leaves unsaid (those NumPy gives Python numbers).
+_DEFAULT_DTYPES = frozenset(map(np.dtype, (np.float64, np.int64, np.bool_, np.complex128)))
+
+
 def _refuse_inside_transform(t: Tensor, what: str) -> None:
     """``float(t)`` and friends drop the derivative: fine for a user's tensor (as in
     PyTorch), an error for a value a functional transform differentiates."""
     if t._level and not is_open(t._level):
         raise escaped_error(t._level)
     if t._level and (is_transform_level(t._level) or _carries_beneath(t._value)):
+        name = transform_name(t._level)  # the %%autodiff cell
         raise LostDerivativeError(
-            f"{what} of a traced value inside a wengert transform (wg.grad, wg.vjp, wg.jvp, "
-            "wg.hessian, ...) would drop its derivative, so the transform would return a wrong "
-            "gradient. Keep it an array: use wengert.numpy / np.* functions instead of math.* "
+            (f"{what} of a value computed in {name} from its inputs would drop its derivative, "
+             f"so {name} would show a wrong derivative." if name else
+             f"{what} of a traced value inside a wengert transform (wg.grad, wg.vjp, wg.jvp, "
+             "wg.hessian, ...) would drop its derivative, so the transform would return a wrong "
+             "gradient.")
+            + " Keep it an array: use wengert.numpy / np.* functions instead of math.* "
             "(np.exp(x), not math.exp(x)), and np.stack / np.where / x[i] = v on tensors instead "
             "of Python lists or writing into NumPy arrays. Use wg.stop_gradient(x) if no "
             "gradient should flow."

@@ -438,6 +438,22 @@ def test_sqrt_inside_where_is_the_double_where_trap():
     assert explain(y2, x2).status == "ok"
 
 
+def test_a_where_inside_a_numpy_function_is_named_by_that_function():
+    # np.nan_to_num is written with where: the line has no np.where to point at
+    x = wg.tensor([0.0, 4.0], requires_grad=True)
+    with np.errstate(divide="ignore"), wg.source_lines():
+        y = np.nan_to_num(np.log(x)).sum()  # nan_to_num of log
+    e = explain(y, x)
+    assert (e.status, e.cause, e.op) == ("nan", "where_nan", "log")
+    assert e.source.lineno == line_of("nan_to_num of log")
+    assert "`np.where`" not in e.message and "`np.nan_to_num` on the same line" in e.message
+    assert "np.where(c, np.log(np.where(c, x, 1.0)), other)" not in e.fix
+    assert "`np.log(np.where(mask, x, 1.0))`" in e.fix
+    x2 = wg.tensor([0.0, 4.0], requires_grad=True)
+    y2 = np.nan_to_num(np.log(np.where(x2 > 0, x2, 1.0))).sum()
+    assert explain(y2, x2).status == "ok"
+
+
 def test_division_by_zero_inside_where():
     z = wg.tensor([0.0, 2.0], requires_grad=True)
     with np.errstate(divide="ignore"), wg.source_lines():
@@ -540,6 +556,47 @@ def test_a_list_of_fine_inputs():
     e = explain(xs[0] * xs[1], xs)
     assert (e.status, [p.gradient for p in e.parts]) == ("ok", ["2", "1"])
     assert [p.wrt for p in e.parts] == ["xs[0]", "xs[1]"]
+
+
+def test_an_empty_input_has_an_empty_gradient_not_a_zero_one():
+    e = explain(lambda t: np.sqrt(t), np.zeros((0, 2)))
+    assert (e.status, e.gradient) == ("ok", "[]  (0, 2)")
+    assert "empty" in e.message and "exactly 0" not in e.message
+    x = wg.tensor(np.zeros(0), requires_grad=True)
+    e = explain(np.sum(x ** 2), x)
+    assert e.status == "ok" and "`x` is empty" in e.message
+
+
+def test_a_complex_target_has_no_gradient_to_explain():
+    # backward() and wg.grad refuse a complex output: explain shows no number for it
+    x = wg.tensor(1.0, requires_grad=True)
+    y = x * 1j
+    e = explain(y, x)
+    assert (e.status, e.cause, e.gradient) == ("none", "complex_target", None)
+    assert "complex128" in e.message and "np.abs(y) ** 2" in e.fix
+    e = explain(lambda t: t * 1j, 1.0)
+    assert (e.status, e.cause, e.gradient) == ("none", "complex_target", None)
+    assert explain(lambda t: np.abs(t * 1j) ** 2, 1.0).gradient == "2"
+
+
+def test_a_list_of_inputs_written_in_the_call_is_named_by_its_variables():
+    # wg.explain(y, [a, u]): the parts are a and u, not the parameter's own name
+    a = wg.tensor(2.0, requires_grad=True)
+    u = wg.tensor(1.0, requires_grad=True)
+    with wg.source_lines():
+        b = a * 2.0  # b from a only
+    e = explain(b, [a, u])
+    assert [p.wrt for p in e.parts] == ["a", "u"]
+    assert plain(e).splitlines()[0] == "gradients of b with respect to a, u: 1 of 2 not OK"
+    assert "wrt" not in plain(e)
+    e = explain(b, {"first": a, "second": u})
+    assert [p.wrt for p in e.parts] == ["a", "u"] and "wrt" not in plain(e)
+    e = explain(b, [a, a * 1.0])  # a value with no name keeps its place in the list
+    assert [p.wrt for p in e.parts] == ["a", "wrt[1]"]
+    with wg.no_grad():
+        k = u * 2  # u cut here
+    e = explain(a * k, [a, u])  # the code is read for the cut of each named entry
+    assert e.parts[1].cause == "no_grad" and e.parts[1].source.lineno == line_of("u cut here") - 1
 
 
 # -- functions -------------------------------------------------------------------------------------

@@ -299,6 +299,17 @@ def test_adjoint_names_given_by_python_reach_the_panel(open_page):
         check_panel(page, data, step)
 
 
+def test_complex_and_negative_constants_are_factors_in_parentheses_in_the_panel(open_page):
+    x = wg.tensor(2.0, requires_grad=True)
+    y = np.abs(x * (1 - 2j) - (-3.0)) ** 2
+    data = explorer_frames(wg.tape_of(y), leaf_names=["x"])
+    assert step_view(data, 0)["equation"] == "t0 = x × (1-2j) = 2 × (1-2j) = 2-4j"
+    page = open_page(data, name="factors")
+    for step in range(data["steps"]["total"]):
+        page.evaluate(f"window.model.set('step', {step})")
+        check_panel(page, data, step)
+
+
 def test_python_sets_the_step_and_the_view_follows(open_page):
     data = seed_frames()
     page = open_page(data, theme="dark", name="dark")

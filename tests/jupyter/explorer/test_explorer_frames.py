@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import warnings
 
 import pytest
 from hypothesis import given, settings
@@ -526,3 +527,57 @@ def test_the_title_leaves_out_the_semicolon_that_silences_the_line():
     assert frames_of(r.output)["title"] == "y = (x * 3.0) ** 2"
     r = run_autodiff("y = x * 3.0; z = y ** 2;", {}, ["x"], preset={"x": 2.0})
     assert frames_of(r.output)["title"] == "y = x * 3.0; z = y ** 2"
+
+
+def test_cotangents_that_add_to_nan_are_shown_without_a_numpy_warning():
+    # x reaches y along two paths whose cotangents are +inf and -inf: the sweep's sum is
+    # NaN, and the explorer shows that NaN as computed, without warning from its own sums
+    x = wg.tensor(1.0, requires_grad=True)
+    with wg.keep_values(), np.errstate(all="ignore"):
+        q = np.stack([x, x]) @ np.stack([x, 2 * x])
+        y = q / (x - 1.0)
+        y.backward()
+    assert np.isnan(x.grad)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        data = frames_of(y)
+    leaf = data["nodes"]["name"].index("x0")
+    assert data["nodes"]["adjoint"][leaf] == "nan"
+
+
+def test_a_freed_tape_of_one_equation_is_said_in_the_singular():
+    x = wg.tensor(2.0, requires_grad=True)
+    y = x * x
+    y.backward()
+    with pytest.raises(RuntimeError, match=r"freed the graph \(t0 no longer holds its saved "):
+        frames_of(y)
+    z = x * x * x
+    z.backward()
+    with pytest.raises(RuntimeError, match=r"\(t0 and 1 other equation no longer hold their "):
+        frames_of(z)
+
+
+def test_a_complex_output_says_the_cotangent_chosen_and_takes_a_complex_seed():
+    # backward() asks for gradient= for a complex output: the explorer says which it took
+    x = wg.tensor(1.0, requires_grad=True)
+    y = x * (1 + 2j)
+    data = frames_of(y)
+    leaf = data["nodes"]["name"].index("x0")
+    assert data["nodes"]["adjoint"][leaf] == "1"
+    assert "is complex" in data["seed_note"] and "g = 1" in data["seed_note"]
+    with pytest.raises(TypeError, match="seed= must be a number"):
+        frames_of(y, seed="a")
+    data = frames_of(y, seed=1j)
+    y.backward(gradient=1j)
+    assert data["nodes"]["adjoint"][leaf] == format_number(x.grad) == "-2"
+
+
+def test_a_complex_or_negative_constant_is_a_factor_in_parentheses():
+    # x0 × 1-2j would read as (x0 × 1) − 2j
+    x = wg.tensor(2.0, requires_grad=True)
+    with np.errstate(all="ignore"):
+        y = np.abs(x * (1 - 2j) - (-3.0)) ** 2
+    data = frames_of(y)
+    assert step_view(data, 0)["equation"] == "t0 = x0 × (1-2j) = 2 × (1-2j) = 2-4j"
+    assert step_view(data, 1)["equation"] == "t1 = t0 − (-3) = (2-4j) − (-3) = 5-4j"
+    assert step_view(data, 2)["equation"] == "t2 = abs(t1) = abs(5-4j) = 6.403"

@@ -25,6 +25,7 @@ from wengert.jupyter.explorer.widget import (
     explore,
     explorer_class,
     explorer_state,
+    explorer_text,
     pack,
     unpack,
 )
@@ -89,7 +90,7 @@ def test_forward_mode_only():
     with wg.keep_values():
         y = x * x
     view = explore(y, mode="forward")
-    assert repr(view) == "<wg.explore: 1 equation, 1 steps; step 1 (forward)>"
+    assert repr(view) == "<wg.explore: 1 equation, 1 step; step 1 (forward)>"
     assert view.frames["nodes"]["tangent"][0] == [["ε₁", "4"]]
 
 
@@ -327,3 +328,23 @@ def test_docstring_examples_run(module):
     with np.printoptions(legacy=False):
         result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_the_plain_text_says_one_step_in_the_singular():
+    data = {"equations": 1, "steps": {"forward": 1, "reverse": 0, "total": 1}}
+    assert explorer_text(data, 0) == "<wg.explore: 1 equation, 1 step; step 1 (forward)>"
+    x = wg.tensor(2.0, requires_grad=True)
+    assert repr(explore(x * 3.0, mode="forward")) == \
+        "<wg.explore: 1 equation, 1 step; step 1 (forward)>"
+
+
+def test_names_as_wg_draw_takes_them_and_misuse_is_refused():
+    # wg.draw(y, names={"x0": "w"}) names by the tape's names: explore takes the same
+    x, w, b, L = seed_example()
+    named = explore(L, names={"x0": "alpha", "t0": "xw"})
+    assert named.frames["nodes"]["name"][4:7] == ["alpha", "w", "b"]
+    assert named.frames["nodes"]["name"][0] == "xw"
+    with pytest.raises(TypeError, match="names="):
+        explore(L, names={"alpha": x, "x1": "beta"})
+    with pytest.raises(ValueError, match="4 names for 3 leaves"):
+        explore(L, names=["p", "q", "r", "s"])

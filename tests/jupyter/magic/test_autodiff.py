@@ -9,7 +9,7 @@ import numpy as np
 import wengert as wg
 from wengert.core.levels import DUAL_TAG
 from wengert.core.modes import GRAD_ENABLED, RECORDERS, TRANSFORM_DEPTH
-from wengert.jupyter.magic.runner import AutodiffUsageError, run_autodiff
+from wengert.jupyter.magic.runner import VIEWS, AutodiffUsageError, run_autodiff
 
 LOSS = "t1 = x * w\nt2 = t1 + b\nL = (t2 - y) ** 2\n"
 POINT = {"x": 1.5, "w": 0.8, "b": 0.1, "y": 1.0}
@@ -146,6 +146,14 @@ def test_size_zero_inputs():
     assert r.grads["x"].shape == (0,) and r.grads["z"] == 2.0
 
 
+@pytest.mark.parametrize("mode", ["reverse", "forward", "both"])
+def test_an_empty_output_has_an_empty_jacobian_in_every_mode(mode):
+    r = run_autodiff("y = x ** 2 + z", {"x": np.zeros(0), "z": 1.0}, ["x", "z"], mode=mode,
+                     views=list(VIEWS))
+    assert r.grads["x"].shape == (0, 0) and r.grads["z"].shape == (0,)
+    assert "∂y/∂x = []" in repr(r) and r._repr_html_()
+
+
 @pytest.mark.parametrize("source, inputs, kwargs, message", [
     ("y = 1.0", [], {}, "at least one input"),
     ("y = x", ["q"], {}, "neither defined"),
@@ -190,6 +198,21 @@ def test_repr_is_deterministic_text():
     r2 = run_autodiff(LOSS, {}, list(POINT), preset=POINT, mode="both")
     assert repr(r1) == repr(r2)
     assert "0x" not in repr(r1) and "∂L/∂w = 0.9" in repr(r1) and "agree" in repr(r1)
+
+
+def test_the_plain_text_of_a_result_says_its_explanation():
+    # a text-only front end (terminal IPython) shows --explain's answer too
+    r = run_autodiff("y = np.sum(np.where(x > 0, np.sqrt(x), 0.0))", {"np": np}, ["x"],
+                     preset={"x": np.array([0.0, 4.0])}, explain="x", filename="<ex1>")
+    text = repr(r)
+    assert text.startswith("%%autodiff (reverse mode): y = 2")
+    assert "gradient of y with respect to x: NaN" in text and "double where" in text
+    assert str(r.explanation).splitlines()[0] in text
+
+
+def test_the_plain_text_of_a_jacobian_puts_one_space_between_rows():
+    r = run_autodiff("y = x ** 2", {}, ["x"], preset={"x": np.arange(3.0)})
+    assert "∂y/∂x = [[0., 0., 0.], [0., 2., 0.], [0., 0., 4.]]" in repr(r)
 
 
 def test_a_users_constant_tensor_in_the_namespace_is_left_alone():
@@ -368,3 +391,22 @@ def test_a_decomposition_in_a_cell_is_one_equation_on_the_card_and_in_its_sweep_
     assert text.count("w, v = eigh(t1)") == 2  # the adjoint and the VJP tables
     assert "eigh_values" not in text and "eigh_vectors" not in text
     np.testing.assert_allclose(r.grads["a"], [[2.0, 0.0], [0.0, 2.0]], atol=1e-12)
+
+
+@pytest.mark.parametrize("source, point, agree", [
+    ("y = np.sqrt(x)", 0.0, True),  # inf in both modes
+    ("y = np.sqrt(x) * 0.0", 0.0, True),  # NaN in both modes
+    ("y = x ** 2", 3.0, True),
+])
+def test_modes_that_give_the_same_infinity_or_nan_agree(source, point, agree):
+    with np.errstate(all="ignore"):
+        r = run_autodiff(source, {"np": np}, ["x"], preset={"x": point}, mode="both")
+    assert r.agree is agree and "DISAGREE" not in repr(r)
+    assert "largest difference 0.0e+00" in repr(r)
+
+
+def test_an_infinity_against_a_finite_number_is_a_disagreement():
+    from wengert.jupyter.magic.card import modes_agree, modes_difference
+    d = modes_difference(np.array([np.inf, 1.0]), np.array([1e300, 1.0]))
+    assert d == np.inf and not modes_agree(d, np.array([np.inf, 1.0]))
+    assert modes_difference(np.array([np.nan]), np.array([1.0])) == np.inf

@@ -286,6 +286,23 @@ def test_an_input_as_the_output_is_said_and_another_suggested():
     assert "w is an input" in r.notes[0] and "--of loss" in r.notes[0]
 
 
+@pytest.mark.parametrize("held", [[1.0, 2.0], (1.0, 2.0)])
+def test_a_list_held_before_the_cell_is_refused_as_an_input(held):
+    # in the cell it would be an array: x + [3.0] would add, not concatenate, and the card
+    # would show a number the plain cell does not compute
+    with pytest.raises(AutodiffUsageError, match=r"np\.array\(x\)"):
+        _run("z = x + [3.0]\ny = np.sum(np.stack(z))", ["x"], x=held)
+    r, _ = _run("a, *x = [1.0, 2.0, 3.0]\ny = np.sum(x ** 2)", ["x"], x=held)
+    assert r.value == 13.0  # a list the cell binds is an array from there on, as before
+
+
+def test_an_input_rebound_to_a_constant_as_the_output_points_to_no_missing_note():
+    r, _ = _run("y = x ** 2\nx = 7.0", ["x"], x=1.5)
+    assert r.output_name == "x" and r.grads["x"] == 1.0 and len(r.notes) == 1
+    assert "x is an input" in r.notes[0] and "see below" not in r.notes[0]
+    assert "--of y" in r.notes[0]
+
+
 def test_of_overrides_and_a_cell_of_non_numbers_has_no_output():
     r, _ = _run("x = 1.0\nfor i in range(2):\n    y = x * i", ["x"])
     assert r.output_name == "y"

@@ -99,6 +99,22 @@ def test_misuse_raises_usage_error_with_the_usage_line(ip, line, message):
     assert "z" not in ip.user_ns and "1abc" not in ip.user_ns  # refused before it ran
 
 
+def test_as_a_name_the_cell_reads_is_refused(ip):
+    # --as np in a cell that calls np.sin: the result would replace numpy, and the cell
+    # (and every later one) would no longer run
+    r = _run(ip, "%%autodiff t --as np\nt = 1.0\nz = np.sin(t) * 2")
+    err = r.error_in_exec or r.error_before_exec
+    assert isinstance(err, UsageError) and "--as np: the cell reads np" in str(err)
+    assert ip.user_ns["np"] is np
+    r = _run(ip, "%%autodiff t --as f\nt = 1.0\ndef f(a):\n    return a * 2\nz = f(t)")
+    assert "--as f: the cell binds f" in str(r.error_in_exec or r.error_before_exec)
+    r = _run(ip, "%%autodiff t --as g\nt = 1.0\ndef g(a):\n    return a\nz = t * 2")
+    assert "--as g: the cell binds g" in str(r.error_in_exec or r.error_before_exec)
+    r = _run(ip, "%%autodiff t --as math\nimport math\nt = 1.0\nz = t * 2")
+    assert "--as math: the cell binds math" in str(r.error_in_exec or r.error_before_exec)
+    assert _run(ip, "%%autodiff t --as res\nt = 1.0\nz = np.sin(t)").error_in_exec is None
+
+
 def test_usage_error_shows_the_usage_line(ip):
     r = _run(ip, "%%autodiff zz\nt = 1.0")
     assert "usage: %%autodiff [--of NAME]" in str(r.error_in_exec)
@@ -360,12 +376,18 @@ def test_a_hook_on_the_input_runs_as_backward_runs_it(ip):
                                  "tape does not watch"),
     ("v = wg.Variable(2.0)\nwith wg.GradientTape() as tape:\n    tape.watch(x)\n"
      "    u = v * x ** 2\ngv = tape.gradient(u, v)", "a Variable, which belongs to no transform"),
+    ("y = float(x) * 2", "float() of a value computed in the %%autodiff cell from its inputs"),
+    ("import math\ny = math.exp(x)", "the %%autodiff cell would show a wrong derivative"),
+    ("y = x.item() * 2", "item() of a value computed in the %%autodiff cell"),
 ])
 def test_refusals_inside_a_cell_speak_of_the_cell(ip, capsys, cell, message):
     ip.run_cell("x = 0.7")
     r = _run(ip, f"%%autodiff x\n{cell}")
-    assert isinstance(r.error_in_exec, RuntimeError) and message in str(r.error_in_exec)
-    assert "wg.grad /" not in str(r.error_in_exec)
+    assert isinstance(r.error_in_exec, RuntimeError | TypeError)
+    said = str(r.error_in_exec)
+    assert message in said and "wg.grad /" not in said and "wengert transform" not in said
+    said = str(_run(ip, f"%%autodiff x --mode forward\n{cell}").error_in_exec)
+    assert "wg.grad /" not in said and "wengert transform" not in said
 
 
 def test_the_explorer_steps_through_the_cells_own_sweep_with_its_hooks(ip):
@@ -470,3 +492,47 @@ def test_explain_in_every_mode(ip, mode):
     assert r.error_in_exec is None, r.error_in_exec
     e = ip.user_ns["_autodiff"].explanation
     assert e.status == "ok" and e.gradient == "10"
+
+
+def test_printing_a_formatted_value_in_a_cell_works_in_every_mode(ip, capsys):
+    # print(f"{loss:.3f}") is ordinary Python: the string carries no derivative
+    ip.run_cell("x = 1.5")
+    for mode in ("reverse", "forward", "both"):
+        r = _run(ip, f"%%autodiff x --mode {mode}\ny = x ** 2\nprint(f'y = {{y:.3f}}')")
+        assert r.error_in_exec is None and ip.user_ns["_autodiff"].grads["x"] == 3.0
+        assert "y = 2.250" in capsys.readouterr().out
+    r = _run(ip, "%%autodiff x\ny = np.stack([x, x])\nprint(f'{y:.3f}')")
+    assert isinstance(r.error_in_exec, TypeError) and "is not one number" in str(r.error_in_exec)
+
+
+def test_explain_takes_a_result_and_the_name_of_one_of_its_inputs(ip):
+    # wg.explain(_autodiff, "x"), as wg.draw(_autodiff) and _autodiff.explore() take it
+    ip.run_cell("x = np.array([0.0, 4.0]); w = 2.0")
+    cell = "y = np.sum(np.where(x > 0, np.sqrt(x), 0.0)) * w"
+    assert _run(ip, f"%%autodiff x w\n{cell}").error_in_exec is None
+    e = ip.run_cell("wg.explain(_autodiff, 'x')").result
+    assert (e.status, e.cause, e.op) == ("nan", "where_nan", "sqrt")
+    assert e.target == "y" and e.wrt == "x" and "np.where(x > 0" in e.fix
+    assert ip.run_cell("wg.explain(_autodiff, 'w')").result.status == "ok"
+    r = ip.run_cell("wg.explain(_autodiff, 'q')")
+    assert isinstance(r.error_in_exec, TypeError) and "'x', 'w'" in str(r.error_in_exec)
+    # forward mode: its dual numbers ended with the cell; --explain kept the answer
+    _run(ip, f"%%autodiff x w --mode both --explain x\n{cell}")
+    assert ip.run_cell("wg.explain(_autodiff, 'x')").result.cause == "where_nan"
+    r = ip.run_cell("wg.explain(_autodiff, 'w')")
+    assert isinstance(r.error_in_exec, TypeError) and "--explain w" in str(r.error_in_exec)
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward", "both"])
+def test_explain_of_a_nan_gradient_in_every_mode_says_nan(ip, mode):
+    # the reverse sweep over dual numbers (forward and both modes) made a NaN: not "OK"
+    ip.run_cell("x = np.array([0.0, 4.0])")
+    _run(ip, f"%%autodiff x --mode {mode} --explain x\n"
+             "y = np.sum(np.where(x > 0, np.sqrt(x), 0.0))")
+    res = ip.user_ns["_autodiff"]
+    e = res.explanation
+    assert (e.status, e.cause, e.gradient) == ("nan", "where_nan", "[nan, 0.25]")
+    if mode == "forward":  # the card shows forward mode's derivative, which has no NaN
+        assert list(res.grads["x"]) == [0.0, 0.25] and "forward mode's derivative" in e.notes[-1]
+    else:
+        assert not e.notes or "forward mode's derivative" not in e.notes[-1]

@@ -526,3 +526,10 @@ def test_a_decomposition_is_one_box_and_every_edge_starts_at_a_drawn_node(group)
         assert "t2, t3</B>&#160;=&#160;eigh(t1" in source
         assert "t4, t5, t6</B>&#160;=&#160;svd(x0)" in source
         assert '"t4" -> "t10"' not in source and "eigh_values" not in source
+
+
+def test_a_complex_or_negative_constant_is_a_factor_in_parentheses():
+    x = wg.tensor(2.0, requires_grad=True)
+    tape = wg.tape_of(-(x * (1 - 2j) - (-3.0)))
+    assert [equation_formula(eq) for eq in tape] == ["x0 × (1-2j)", "t0 − (-3)", "−t1"]
+    assert "x0 × (1-2j)" in wg.draw(tape).source.replace("&#160;", " ")

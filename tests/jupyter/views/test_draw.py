@@ -188,3 +188,15 @@ def test_a_drawing_after_a_kept_backward_shows_each_output_of_a_decomposition_it
         y = np.sum(w * 2.0) + np.sum(v[0])
         y.backward()
     assert wg.draw(y).source.count("grad [") >= 3  # the leaf's, and each output's
+
+
+def test_names_as_explore_takes_them_and_misuse_is_refused():
+    # wg.explore(y, names={"w": w}) or ["w"]: the drawing takes the same forms
+    w = wg.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    y = (w ** 2).sum()
+    for names in ({"w": w}, ["w"], {"x0": "w"}, {w: "w"}):
+        assert "<B>w</B>" in wg.draw(y, names=names).source
+    with pytest.raises(TypeError, match="a name must be a string"):
+        wg.draw(y, names={"x0": 3})  # the leaf would read as the constant 3
+    with pytest.raises(TypeError, match="one name"):
+        wg.draw(y, names="w")

@@ -634,3 +634,34 @@ def test_after_a_kept_backward_each_output_of_a_decomposition_shows_its_cotangen
     np.testing.assert_allclose(adjoints[eq.outs[0].name], [2.0, 2.0])
     np.testing.assert_allclose(adjoints[eq.outs[1].name], [[1.0, 1.0], [0.0, 0.0]])
     assert " ".join(rows(tape_text(tape, adjoints))["t2,"]).endswith("[2, 2]; [[1, 1], [0, 0]]")
+
+
+def test_a_gradient_tapes_text_counts_the_equations_its_card_shows():
+    a = wg.Variable(np.array([[2.0, 1.0], [1.0, 3.0]]))
+    with wg.GradientTape() as g:
+        w, _ = np.linalg.eigh(a)
+        w.sum()
+    n = len(g.recorded)
+    assert n < len(g._nodes)  # eigh's parts are one equation
+    assert repr(g) == f"<wg.GradientTape closed: {n} equations, 1 watched>"
+    assert f"{n} equations" in g._repr_html_()
+    with wg.GradientTape() as one:
+        a * 2.0
+    assert repr(one) == "<wg.GradientTape closed: 1 equation, 1 watched>"
+
+
+def test_a_tapes_text_says_one_equation_and_one_leaf_in_the_singular():
+    x = wg.tensor(2.0, requires_grad=True)
+    assert repr(wg.tape_of(x * 3.0)) == "<Tape of 1 equation, 1 leaf>"
+    assert repr(wg.tape_of(x * x + x)) == "<Tape of 2 equations, 1 leaf>"
+
+
+def test_a_tensors_text_says_the_shape_of_an_empty_array_and_a_dtype_not_the_default():
+    assert repr(wg.tensor(np.zeros((0, 3)))) == "tensor([], size=(0, 3))"
+    assert repr(wg.tensor(np.zeros(0))) == "tensor([])"
+    assert repr(wg.tensor(np.float32(1.5), requires_grad=True)) == \
+        "tensor(1.5, dtype=float32, requires_grad=True)"
+    assert repr(wg.tensor(np.ones(2, np.float16), requires_grad=True) * 2) == \
+        "tensor([2., 2.], dtype=float16, grad_fn=<MultiplyBackward>)"
+    for plain in (1.5, np.arange(2), np.array(True), np.array([1j])):
+        assert "dtype" not in repr(wg.tensor(plain))

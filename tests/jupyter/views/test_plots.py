@@ -543,3 +543,19 @@ def test_memory_plot_takes_graphs_and_tapes():
     y.backward()  # frees the values: their sizes are no longer known
     with pytest.raises(ValueError, match="keep_values"):
         memory_plot(y)
+
+
+def test_an_infinite_slope_draws_no_tangent_of_nans_and_the_plot_warns_nothing_itself():
+    import warnings
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        fig = derivative_plot(np.sqrt, (0.0, 1.0), at=[0.0, 0.25])
+    assert not [w for w in seen if w.filename.endswith("plots.py")]
+    (a0, f0, d0), (a1, f1, d1) = fig.wengert_data["at"]
+    assert d0 == np.inf and d1 == pytest.approx(1.0)
+    top = fig.axes[0]
+    for line in top.get_lines():
+        y = np.asarray(line.get_ydata(), float)
+        assert np.isfinite(y).all()  # no line made of inf and NaN
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert any("= inf" in t for t in labels)

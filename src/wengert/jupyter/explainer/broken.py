@@ -39,6 +39,7 @@ from wengert.jupyter.explainer.words import (
     infinite_derivative_words,
     op_code,
     safe_value,
+    where_wrapper,
 )
 from wengert.ops import REGISTRY
 
@@ -402,6 +403,16 @@ def _masked(eq: Equation, consumer: Equation, derivative: str, point: str,
     use = "on the same line" if same else f"at {at_use}"
     first = (f"At {at_op}, `{op_code(op)}` is evaluated at {point}, where its derivative "
              f"{derivative} is infinite.")
+    guard = (f"Guard the argument, not the result: `{op_code(op)}(np.where(mask, x, "
+             f"{safe_value(op)}))`, so the op is never evaluated at the bad point.")
+    wrapper = where_wrapper(consumer.source.text, op) \
+        if consumer.primitive == "where" and consumer.source else None
+    if wrapper is not None:  # a NumPy function written with where, e.g. np.nan_to_num
+        return Explanation(
+            "nan", "where_nan",
+            f"{first} `{wrapper}` {use} (written with `where`) replaces that result there, "
+            "so the gradient flowing back into it is 0 there, but 0 · inf = NaN: the NaN "
+            "reaches the gradient anyway.", guard, **fields)
     if consumer.primitive == "where":
         rewritten = double_where(consumer.source.text, op) if consumer.source else None
         fix = ("The \"double where\": make the argument safe where the branch is not "
@@ -417,9 +428,7 @@ def _masked(eq: Equation, consumer: Equation, derivative: str, point: str,
     return Explanation(
         "nan", "masked_nan",
         f"{first} `{op_code(consumer.primitive)}` {use} multiplies its result by 0 there, so "
-        "the gradient flowing back into it is 0, but 0 · inf = NaN.",
-        f"Guard the argument, not the result: `{op_code(op)}(np.where(mask, x, "
-        f"{safe_value(op)}))`, so the op is never evaluated at the bad point.", **fields)
+        "the gradient flowing back into it is 0, but 0 · inf = NaN.", guard, **fields)
 
 
 def _forward(s: Subject, common: dict[str, Any]) -> Explanation:

@@ -26,7 +26,8 @@ that does not watch it), ``before_tape`` (computed before the tape opened),
 (``.numpy()``, ``np.asarray``), ``integer_dtype``, ``comparison``,
 ``disconnected`` (cut somewhere the explainer cannot see), ``target_not_tensor``,
 ``graph_freed``, ``not_in_inputs`` (``backward(inputs=...)`` named other tensors),
-``inplace``, ``integer_input`` and ``error`` (``f`` raised).
+``inplace``, ``integer_input``, ``complex_target`` (a complex result: no gradient) and
+``error`` (``f`` raised).
 Zero: ``relu_dead``, ``lost_comparison``, ``piecewise_constant`` (round,
 floor, sign...), ``clipped``, ``where_branch``, ``zero_factor``, ``kink``,
 ``overwritten``, ``cancelled``, ``hook`` (a gradient hook returned 0, seen after a
@@ -150,6 +151,8 @@ def explain(target: Any, *args: Any, argnums: int | tuple[int, ...] = 0,
     >>> e.status, e.cause, e.source.text
     ('none', 'no_grad', 'with wg.no_grad():')
     """
+    if isinstance(getattr(target, "leaf_names", None), Mapping) and hasattr(target, "replay"):
+        return _explain_result(target, args)  # an %%autodiff result: wg.explain(res, "x")
     if callable(target) and not isinstance(target, Tensor):
         return explain_function(target, args, argnums, source)
     if len(args) != 1:
@@ -162,7 +165,7 @@ def explain(target: Any, *args: Any, argnums: int | tuple[int, ...] = 0,
     ns = namespace if namespace is not None else _namespace(frame)
     wrt = args[0]
     target_name = _name_of(target, ns) or "target"
-    base = _name_of(wrt, ns) or "wrt"
+    base, parts = _parts(wrt, ns)
     sites: list[Site] = []
     text, first, filename = (source, 1, "") if source is not None else _caller_source(frame)
     if text:
@@ -173,13 +176,63 @@ def explain(target: Any, *args: Any, argnums: int | tuple[int, ...] = 0,
                       _tensor(ns.get(x.name)) if now is None or x.lineno < now else None,
                       binds=x.binds, bound=tuple((n, ns[n]) for n in x.binds if n in ns)
                       if now is None or x.lineno < now else ())
-                 for x in cut_sites(text, [base] if base != "wrt" else [], first, named)]
+                 for x in cut_sites(text, _followed(base, parts), first, named)]
     # (the code that computed the target, when read, shows its cuts: no guessing then)
     held = {} if _binds(text, target_name) else {
         k: v for k, v in ns.items() if issubclass(type(v), Tensor) and k[:1] != "_"}
     subjects = [Subject(target, leaf, target_name, name, gradient_tape=tape, sites=sites,
-                        held=held) for leaf, name in leaves(wrt, base)]
+                        held=held) for leaf, name in parts]
     return combine([explain_one(s) for s in subjects], target_name, base)
+
+
+def _parts(wrt: Any, ns: Mapping[str, Any]) -> tuple[str, list[tuple[Any, str]]]:
+    """The name of ``wrt`` and its leaves with theirs: a list or dict written in the call
+    (``wg.explain(y, [a, b])``) is named by the variables of its entries."""
+    base = _name_of(wrt, ns) or "wrt"
+    parts = leaves(wrt, base)
+    if base == "wrt" and isinstance(wrt, (tuple, list, dict)):
+        parts = [(leaf, _name_of(leaf, ns) or name) for leaf, name in parts]
+        if parts and all(name.isidentifier() for _, name in parts):
+            base = ", ".join(name for _, name in parts)
+    return base, parts
+
+
+def _followed(base: str, parts: list[tuple[Any, str]]) -> list[str]:
+    """The variables whose cuts the code is read for: the input's name, or the names of
+    the entries of a list of inputs written in the call."""
+    if base != "wrt" and base.isidentifier():
+        return [base]
+    return [name for _, name in parts if name.isidentifier() and name != "wrt"]
+
+
+def _explain_result(result: Any, args: tuple[Any, ...]) -> Explanation:
+    """``wg.explain(res, "x")`` for an ``%%autodiff`` result: the derivative of its output
+    with respect to its input ``x``, read from the cell's code (what ``--explain x``
+    says)."""
+    inputs = tuple(result.inputs)
+    if len(args) != 1 or not isinstance(args[0], str) or args[0] not in inputs:
+        raise TypeError(
+            "explain(result, name): for an %%autodiff result, name one of its inputs as a "
+            f"string ({', '.join(repr(n) for n in inputs)}), e.g. wg.explain(_autodiff, "
+            f"{inputs[0]!r}); got {', '.join(repr(a) for a in args) or 'nothing'}.")
+    name = args[0]
+    kept = result.explanation
+    if kept is not None and kept.wrt == name:
+        return kept
+    if result.mode != "reverse":  # its dual numbers' perturbations ended with the cell
+        raise TypeError(
+            f"explain(result, {name!r}): the dual numbers of a --mode {result.mode} cell end "
+            f"with it, so its derivatives cannot be explained afterwards; run the cell again "
+            f"with --explain {name} (or in reverse mode).")
+    leaves = [leaf for leaf in result.tape.leaves if result.leaf_names.get(id(leaf)) == name]
+    if result.output is None or not leaves:
+        raise TypeError(
+            f"explain(result, {name!r}): the output {result.output_name} of this cell does "
+            f"not depend on {name} through its tape (∂{result.output_name}/∂{name} is 0 or "
+            "not shown; its notes say why), so there is no path to explain.")
+    names = {result.output_name: result.output, name: leaves[-1]}
+    with result.replay():
+        return explain(result.output, leaves[-1], source=result.source, namespace=names)
 
 
 # -- names and code of the caller ----------------------------------------------------------

@@ -105,6 +105,8 @@ def _asked(s: Subject) -> Explanation:
         return untracked(s)  # not a tensor
     if not isinstance(s.target, Tensor):
         return _plain_target(s)
+    if np.issubdtype(s.target.dtype, np.complexfloating):
+        return _complex_target(s)
     s.tape = tape_of(s.target)
     leaf, eq_index = edge_of(s.tape, s.wrt)
     if leaf is None and eq_index is None:
@@ -135,6 +137,10 @@ def _asked(s: Subject) -> Explanation:
     if g is None:  # connected, but every rule on the way sent nothing (a custom rule's None)
         g = facts.gradient = np.zeros(s.wrt.shape)
     text = summarize(g)
+    if np.size(g) == 0:  # neither zero nor not: there is no entry
+        return Explanation("ok", "ok", f"`{s.wrt_name}` is empty: its gradient is an empty "
+                           f"array of the same shape, {np.shape(g)}.", "",
+                           target=s.target_name, wrt=s.wrt_name, gradient=text)
     if not is_finite(g):
         return not_finite(s, facts, path, text)
     if is_zero(g):
@@ -208,6 +214,19 @@ def _plain_target(s: Subject) -> Explanation:
         f"so nothing connects it to `{s.wrt_name}`.",
         "Keep the result a tensor: compute it with `np.*` functions on tensors, and convert "
         "to a number only for printing.", target=s.target_name, wrt=s.wrt_name)
+
+
+def _complex_target(s: Subject) -> Explanation:
+    """The target is complex: backward() and wg.grad refuse it, so there is no gradient."""
+    y = s.target_name
+    return Explanation(
+        "none", "complex_target",
+        f"`{y}` is complex ({s.target.dtype}): a gradient needs a real output, so backward() "
+        "and wg.grad refuse it (as PyTorch and JAX's grad do) and there is no gradient of it "
+        f"with respect to `{s.wrt_name}`.",
+        f"Explain a real value computed from it, such as `np.abs({y}) ** 2` or "
+        f"`np.real({y})`; for the complex derivative of a holomorphic function, use "
+        "`wg.grad(f, holomorphic=True)`.", target=y, wrt=s.wrt_name)
 
 
 # -- several inputs ----------------------------------------------------------------------

@@ -39,6 +39,7 @@ from wengert.core.equations import Tape, freed_by_another
 from wengert.core.kept import foreign_sweep
 from wengert.core.sweep import SweepObserver, observe_sweep
 from wengert.core.sweep_fast import backprop
+from wengert.forward.dual import Dual
 from wengert.reverse.tape_reading import tape_of
 from wengert.reverse.tensor import Tensor
 
@@ -53,9 +54,11 @@ def as_array(value: Any) -> np.ndarray | None:
 
     Examples
     --------
-    >>> as_array(2.0), as_array(None), as_array("text")
-    (array(2.), None, None)
+    >>> as_array(2.0), as_array(None), as_array("text"), as_array(Dual(np.nan, 1.0))
+    (array(2.), None, None, array(nan))
     """
+    while isinstance(value, Dual):  # (a sweep over dual numbers: its primal is the number)
+        value = value.primal
     if value is None:
         return None
     try:

@@ -133,6 +133,34 @@ def infinite_derivative_words(name: str) -> tuple[str, str, str]:
             "domain")
 
 
+def where_wrapper(line: str, op: str) -> str | None:
+    """When ``line`` calls no ``where``: the function it calls nearest around its call of
+    ``op`` (a NumPy function wengert writes with ``where``, such as ``np.nan_to_num``);
+    ``None`` when the line calls ``where`` itself, or no such function is found.
+
+    Examples
+    --------
+    >>> where_wrapper("y = np.nan_to_num(np.log(x)).sum()", "log")
+    'np.nan_to_num'
+    >>> where_wrapper("y = np.where(x > 0, np.log(x), 0.0)", "log") is None
+    True
+    """
+    try:
+        tree = ast.parse(line.strip())
+    except SyntaxError:
+        return None
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    if any(dotted_name(c.func).rsplit(".", 1)[-1] == "where" for c in calls):
+        return None
+    around = None  # ast.walk goes outside in: the last call found is the nearest
+    for call in calls:
+        name = dotted_name(call.func)
+        if name and name.rsplit(".", 1)[-1] != op and any(
+                _risky_argument(arg, op) is not None for arg in call.args):
+            around = name
+    return around
+
+
 def _risky_argument(branch: ast.AST, op: str) -> tuple[ast.AST, str] | None:
     """The node of ``op`` inside ``branch`` and the field holding the argument to guard."""
     for node in ast.walk(branch):

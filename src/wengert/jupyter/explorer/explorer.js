@@ -34,7 +34,8 @@ const icon = (name) => `<svg width="14" height="14" viewBox="0 0 16 16" aria-hid
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) =>
   ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 const plain = (t) => t != null && !t.includes(" ") && !t.includes("[") && t !== "—" && t !== "?";
-const num = (t) => (t.startsWith("-") ? `(${t})` : t);
+// a number as a factor: negative ones, and complex ones with a real part (1-2j), in ()
+const num = (t) => (/^-|[^eE][+-]/.test(t) ? `(${t})` : t);
 const clip = (t, n) => (t.length <= n ? t : t.slice(0, n - 1) + "…");
 const fillForm = (form, names) => form.includes("{*}")
   ? form.replace("{*}", names.join(", "))
@@ -263,9 +264,10 @@ function equationText(X, e, withNumbers) {
   const form = d.ops[d.eqs.op[e]][3];
   const ins = d.eqs.ins[e];
   const vals = d.nodes.value;
-  let text = `${outNames(X, e)} = ${fillForm(form, ins.map((r) => names[r]))}`;
+  const factor = form.endsWith(")") ? String : num; // (a call's arguments need none)
+  let text = `${outNames(X, e)} = ${fillForm(form, ins.map((r) => factor(names[r])))}`;
   if (withNumbers && !X.outs.has(e) && plain(vals[e]) && ins.every((r) => plain(vals[r]))) {
-    text += ` = ${fillForm(form, ins.map((r) => num(vals[r])))} = ${vals[e]}`;
+    text += ` = ${fillForm(form, ins.map((r) => factor(vals[r])))} = ${vals[e]}`;
   }
   return text;
 }

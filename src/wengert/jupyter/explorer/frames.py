@@ -88,6 +88,7 @@ from wengert.core import op as op_records
 from wengert.core.collector import collector_paused
 from wengert.core.equations import Equation, Tape, freed_by_another
 from wengert.core.formatting import (
+    factor_text,
     format_number,
     nbytes_text,
     params_text,
@@ -161,8 +162,8 @@ def _plain(text: str | None) -> bool:
 
 
 def _num(text: str) -> str:
-    """A number as a factor in a formula: negative ones in parentheses."""
-    return f"({text})" if text.startswith("-") else text
+    """A number as a factor in a formula (negative and complex ones in parentheses)."""
+    return factor_text(text)
 
 
 def _form(op: Any) -> str:
@@ -969,9 +970,14 @@ def _sinks(tape: Tape) -> list[int]:
 def _seed_value(eq: Equation, seed: Any) -> tuple[Any, str, str | None]:
     """The cotangent to start from, its text, and a note when it was chosen for the user."""
     shape = eq.shape
-    dtype = eq.dtype if eq.dtype is not None and eq.dtype.kind == "f" else np.dtype(np.float64)
+    dtype = eq.dtype if eq.dtype is not None and eq.dtype.kind in "fc" else np.dtype(np.float64)
     if seed is not None:
-        value = np.asarray(seed, dtype=dtype)
+        try:
+            value = np.asarray(seed, dtype=dtype)
+        except (TypeError, ValueError):
+            raise TypeError(f"explore: seed= must be a number or an array of numbers (of the "
+                            f"output's dtype, {dtype}), got {type(seed).__name__} "
+                            f"{seed!r:.40}.") from None
         if value.shape != shape:
             raise ValueError(
                 f"explore: seed= has shape {value.shape}, but the output {eq.name} has shape "
@@ -979,6 +985,13 @@ def _seed_value(eq: Equation, seed: Any) -> tuple[Any, str, str | None]:
             )
         return (float(value) if value.ndim == 0 and dtype == np.float64 else value,
                 summarize(value), None)
+    if dtype.kind == "c":  # as backward(), which asks for gradient= here
+        return (np.ones(shape, dtype=dtype), "1" if shape == () else
+                f"ones({shape_text(shape)})",
+                f"The output {eq.name} is complex: backward() needs a cotangent g for it "
+                f"(gradient=g, giving the gradient of Re(g·{eq.name})). The sweep starts from "
+                "g = 1, the gradient of its real part"
+                + (" summed" if shape != () else "") + ". Pass seed= to choose g.")
     if shape == ():
         return (1.0 if dtype == np.float64 else np.ones((), dtype=dtype)), "1", None
     return np.ones(shape, dtype=dtype), f"ones({shape_text(shape)})", (
@@ -1008,9 +1021,12 @@ def _kept_for(eqs: Sequence[Equation], roots: Sequence[int], seed: Any
 
 
 def _freed_message(freed: list[int], problem: str | None) -> str:
-    start = (f"explore: a backward pass already freed the graph (t{freed[0]} and "
-             f"{len(freed) - 1} other equations no longer hold their saved values), so its "
-             "reverse sweep cannot be replayed")
+    others = len(freed) - 1
+    which = (f"t{freed[0]} no longer holds its saved values" if not others else
+             f"t{freed[0]} and {others} other equation{'s' * (others != 1)} no longer hold "
+             "their saved values")
+    start = (f"explore: a backward pass already freed the graph ({which}), so its reverse "
+             "sweep cannot be replayed")
     if problem:
         return (f"{start}, and what the view-keeping mode kept cannot serve: {problem}. "
                 "mode='forward' shows the values kept.")
@@ -1118,7 +1134,7 @@ def explorer_frames(
     """
     if mode not in (None, "both", "forward", "reverse"):
         raise ValueError(f"explore: mode must be None, 'forward' or 'reverse', got {mode!r}")
-    with collector_paused():
+    with collector_paused(), np.errstate(all="ignore"):  # a NaN the sweep made is shown
         return _frames(tape, roots, seed, mode, leaf_names, value_names)
 
 
@@ -1461,9 +1477,11 @@ def step_view(data: Mapping[str, Any], step: int) -> dict[str, Any]:
         ins = eqs["ins"][e]
         several = outs.get(str(e))
         head = ", ".join(names[o] for o in (e, *several)) if several else names[e]
-        text = f"{head} = " + fill_form(form, [names[r] for r in ins])
+        factor = _num if not form.endswith(")") else str  # (a call's arguments need none)
+        text = f"{head} = " + fill_form(form, [factor(names[r]) for r in ins])
         if not several and all(_plain(values[r]) for r in ins) and _plain(values[e]):
-            text += " = " + fill_form(form, [_num(values[r]) for r in ins]) + f" = {values[e]}"
+            text += " = " + fill_form(form, [factor(values[r]) for r in ins]) + \
+                f" = {values[e]}"
         return text
 
     if step < n_fwd:

@@ -149,7 +149,8 @@ def explorer_text(data: Mapping[str, Any], step: int) -> str:
     if total == 0:
         return f"<wg.explore: {n} equation{'s' * (n != 1)}, nothing to step through>"
     phase = step_label(data, step).split(" · ")[0]
-    return f"<wg.explore: {n} equation{'s' * (n != 1)}, {total} steps; step {step + 1} ({phase})>"
+    return (f"<wg.explore: {n} equation{'s' * (n != 1)}, {total} step{'s' * (total != 1)}; "
+            f"step {step + 1} ({phase})>")
 
 
 def _resolve(target: Any) -> tuple[Tape, list[int] | None]:
@@ -175,7 +176,18 @@ def _names_from(target: Any, tape: Tape, names: Mapping[str, Any] | Sequence[str
     the result's own (``leaf_names``: id -> name, as ``%%autodiff`` results have), or the
     variables of the caller that hold them."""
     if names is not None and not isinstance(names, Mapping):
-        return list(names)
+        names = list(names)
+        if len(names) > len(tape.leaves):
+            raise ValueError(f"explore: names= gives {len(names)} names for "
+                             f"{len(tape.leaves)} lea{'f' if len(tape.leaves) == 1 else 'ves'}"
+                             " (one name per leaf, in the tape's order x0, x1, ...)")
+        return names
+    labels = _labels(names)
+    if labels is not None:  # {"x0": "w"}, as wg.draw takes: the caller's names for the rest
+        found = _names_from(target, tape, None, frame) or [""] * len(tape.leaves)
+        for k in range(len(tape.leaves)):
+            found[k] = labels.get(f"x{k}", labels.get(k, found[k]))
+        return found if any(found) else None
     by_id: dict[int, str] = {}
     own = getattr(target, "leaf_names", None) if names is None else None
     if isinstance(own, Mapping):
@@ -190,6 +202,22 @@ def _names_from(target: Any, tape: Tape, names: Mapping[str, Any] | Sequence[str
                 by_id[id(value)] = key
     found = [by_id.get(id(leaf), "") for leaf in tape.leaves]
     return found if any(found) else None
+
+
+def _labels(names: Any) -> dict[Any, str] | None:
+    """``names`` when it maps the tape's names to labels (``{"x0": "w", "t3": "h"}``, as
+    :func:`~wengert.jupyter.views.drawing.draw` takes), ``None`` when it maps labels to
+    tensors (``{"w": w}``) or is not given."""
+    if not isinstance(names, Mapping) or not names:
+        return None
+    texts = [isinstance(v, str) for v in names.values()]
+    if all(texts):
+        return dict(names)
+    if any(texts) or not all(isinstance(v, Tensor) for v in names.values()):
+        raise TypeError(
+            "explore: names= is either {name: tensor} ({'w': w}) or {tape name: name} "
+            "({'x0': 'w', 't3': 'h'}, as wg.draw takes), not a mix of the two")
+    return None
 
 
 def explorer_state(
@@ -272,9 +300,11 @@ def explore(
         ``"forward"`` shows only the forward trace (primal and tangent of dual numbers);
         ``"reverse"`` only the sweep; by default, forward then reverse.
     names : mapping or sequence, optional
-        Names for the leaves: a mapping ``{"x": x, ...}`` or one name per leaf. By
-        default the result's own names (``%%autodiff``), else the caller's variables
-        that hold them (``x``, ``w``), else ``x0``, ``x1`` ...
+        Names for the leaves: a mapping ``{"x": x, ...}`` or one name per leaf; or, as
+        :func:`~wengert.jupyter.views.drawing.draw` takes them, the tape's names mapped to
+        yours (``{"x0": "w", "t3": "h"}``). By default the result's own names
+        (``%%autodiff``), else the caller's variables that hold them (``x``, ``w``), else
+        ``x0``, ``x1`` ...
     frames : mapping, optional
         Data computed earlier by :func:`~wengert.jupyter.explorer.frames.explorer_frames` (what
         ``%%autodiff --mode both`` keeps, since its dual numbers' tags close with the
@@ -323,8 +353,12 @@ def explore(
             leaf_names = _names_from(target, tape, names, frame)
         finally:
             del caller, frame
+        value_names = getattr(target, "names", None)
+        labels = _labels(names)
+        if labels:  # the tape's names of equations ("t3": "h"), over the result's own
+            value_names = {**(value_names or {}), **labels}
         data = explorer_frames(tape, roots=roots, seed=seed, mode=mode,
-                               leaf_names=leaf_names, value_names=getattr(target, "names", None))
+                               leaf_names=leaf_names, value_names=value_names)
         differs = kept.get("replay_differs") if isinstance(kept, Mapping) else None
         own = getattr(target, "sweep_kept", None)
         if differs and not (callable(own) and own()):  # (else: the cell's own sweep)

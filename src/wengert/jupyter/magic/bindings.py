@@ -242,7 +242,15 @@ class CellRun:
             v._rg or v._node is not None)
 
     def start(self, name: str, value: Any) -> Tensor:
-        """The leaf of an input the namespace holds before the cell."""
+        """The leaf of an input the namespace holds before the cell (a list or tuple is
+        refused: as an array, ``x + [3.0]`` would add where the cell concatenates)."""
+        if type(value) in (list, tuple):
+            kind = type(value).__name__
+            raise AutodiffUsageError(
+                f"%%autodiff: input {name!r} is a {kind}; make it an array before the cell "
+                f"({name} = np.array({name})). As an input it would be one in the cell, so "
+                f"+ and * would act on its numbers instead of joining or repeating the {kind}, "
+                "and the card would show numbers the cell does not compute.")
         return self._leaf(name, value, None)
 
     def _bind(self, name: str, value: Any, site: int | None) -> Any:

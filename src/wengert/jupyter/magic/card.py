@@ -23,7 +23,7 @@ from wengert.jupyter.views.drawing import draw
 from wengert.jupyter.views.html import STYLE, tape_html
 from wengert.jupyter.views.sweep import adjoint_table_html, vjp_table_html
 
-__all__ = ["card_html", "derivative_label", "modes_agree"]
+__all__ = ["card_html", "derivative_label", "modes_agree", "modes_difference"]
 
 _CARD_STYLE = """<style>
 .wg-card .wg-ad-value{font-size:14px;margin:2px 0 6px}
@@ -39,17 +39,35 @@ def _e(text: Any) -> str:
     return html.escape(str(text), quote=True)
 
 
-def modes_agree(difference: float, derivative: Any) -> bool:
-    """Whether forward and reverse mode agree to rounding: their largest absolute
-    ``difference`` is at most 1e-7 relative to the derivative's largest entry.
+def modes_difference(reverse: Any, forward: Any) -> float:
+    """The largest absolute difference between the two modes' derivatives: entries both
+    modes computed the same (the same infinity, NaN in both) differ by 0; an infinity or
+    a NaN against anything else by ``inf``.
 
     Examples
     --------
-    >>> modes_agree(1e-12, 3.0), modes_agree(0.1, 3.0)
-    (True, False)
+    >>> modes_difference([np.inf, 2.0], [np.inf, 2.5]), modes_difference([np.nan], [1.0])
+    (0.5, inf)
+    """
+    a, b = np.asarray(reverse, dtype=float), np.asarray(forward, dtype=float)
+    with np.errstate(invalid="ignore"):
+        d = np.where((a == b) | (np.isnan(a) & np.isnan(b)), 0.0, np.abs(a - b))
+    return float(np.max(np.where(np.isnan(d), np.inf, d), initial=0.0))
+
+
+def modes_agree(difference: float, derivative: Any) -> bool:
+    """Whether forward and reverse mode agree to rounding: their largest absolute
+    ``difference`` (:func:`modes_difference`) is at most 1e-7 relative to the
+    derivative's largest finite entry.
+
+    Examples
+    --------
+    >>> modes_agree(1e-12, 3.0), modes_agree(0.1, 3.0), modes_agree(0.0, np.inf)
+    (True, False, True)
     """
     a = np.asarray(derivative, dtype=float)
-    return difference <= 1e-7 * (1.0 + (float(np.max(np.abs(a))) if a.size else 0.0))
+    finite = np.abs(a[np.isfinite(a)])
+    return difference <= 1e-7 * (1.0 + (float(np.max(finite)) if finite.size else 0.0))
 
 
 def derivative_label(output: str, name: str, mode: str) -> str:

@@ -52,18 +52,21 @@ Examples
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import contextvars
 import keyword
 import linecache
 import math
+import re
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 from wengert.core.equations import Input, Tape
+from wengert.core.formatting import summarize
 from wengert.core.kept import KEEPER, Keeper
 from wengert.core.levels import LEVEL_NAMES
 from wengert.core.modes import enable_grad, transform_scope
@@ -81,7 +84,7 @@ from wengert.jupyter.magic.bindings import (
     plain,
     primal_all,
 )
-from wengert.jupyter.magic.card import card_html, modes_agree
+from wengert.jupyter.magic.card import card_html, modes_agree, modes_difference
 from wengert.jupyter.magic.cell import AT, BIND, OUT, TICK, rewrite_cell
 from wengert.jupyter.magic.plain import caches, clear_caches, make_plain
 from wengert.jupyter.views.drawing import draw
@@ -245,6 +248,8 @@ class AutodiffResult:
             worst = max(self.agreement.values(), default=0.0)
             lines.append(f"  forward and reverse mode {verdict} (largest difference {worst:.1e})")
         lines += [f"  note: {n}" for n in self.notes]
+        if self.explanation is not None:  # --explain NAME
+            lines += [f"  {line}" for line in str(self.explanation).splitlines()]
         return "\n".join(lines)
 
 
@@ -255,7 +260,7 @@ def _text(v: Any) -> str:
     if a.ndim == 0:
         return f"{a.item():.6g}"
     with np.printoptions(precision=6, threshold=20, edgeitems=3):
-        return np.array2string(a, separator=", ").replace("\n", " ")
+        return re.sub(r"\n\s*", " ", np.array2string(a, separator=", "))
 
 
 # -- constants the notebook holds -----------------------------------------------------------
@@ -429,7 +434,9 @@ def _sweeps(out: Any, leaves: list[Tensor], names: list[str], out_shape: tuple[i
         cts = pullback(out, leaves, seed.reshape(out_shape))
         for i, (leaf, g, n) in enumerate(zip(leaves, cts, names)):
             rows[i].append(np.asarray(plain(_leaf_hooks(leaf, g, n))))
-    jacobians = [np.stack(r).reshape(out_shape + np.shape(v)) for r, v in zip(rows, in_values)]
+    jacobians = [np.stack(r).reshape(out_shape + np.shape(v)) if r else  # (no entry: no row)
+                 np.zeros(out_shape + np.shape(v), np.result_type(v, np.float64))
+                 for r, v in zip(rows, in_values)]
     return jacobians, {}
 
 
@@ -543,7 +550,8 @@ def _output_of(cell: Any, run: CellRun, ns: Mapping[str, Any], of: str | None
                      f"{'does' if len(later) == 1 else 'do'} not depend on the inputs.")
     if chosen in run.names:
         words.append(f"{chosen} is an input: ∂{chosen}/∂{chosen} is the derivative of its "
-                     "final value with respect to its leaf (see below).")
+                     "final value with respect to its leaf"
+                     + (" (see below)." if chosen in run.updates else "."))
     if unseen:
         words.append(f"It does not depend on the inputs, but {', '.join(unseen)} "
                      f"{'does' if len(unseen) == 1 else 'do'}, bound where %%autodiff cannot "
@@ -616,8 +624,8 @@ def run_autodiff(
         hold the given objects (IPython's own, such as ``Out``).
     result_name : str, optional
         The variable the caller binds the result to (``--as``): refused when it is no
-        variable name, an input, or a variable the cell binds (the result would replace
-        it).
+        variable name, an input, or a name the cell binds (``def``, ``import`` included)
+        or reads (the result would replace it).
 
     Returns
     -------
@@ -728,10 +736,27 @@ def _check_result_name(name: str, inputs: Sequence[str], cell: Any) -> None:
         raise AutodiffUsageError(
             f"%%autodiff --as {name}: {name} is an input; the result would replace its value. "
             "Name another variable (the default is _autodiff).")
-    if any(site.name == name and site.cell_scope for site in cell.sites):
+    if any(site.name == name and site.cell_scope for site in cell.sites) or \
+            name in _defined(cell.tree):
         raise AutodiffUsageError(
             f"%%autodiff --as {name}: the cell binds {name}; the result would replace its "
             "value. Name another variable (the default is _autodiff).")
+    if any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(cell.tree)):
+        raise AutodiffUsageError(
+            f"%%autodiff --as {name}: the cell reads {name}; the result would replace its "
+            "value, and the cell would not run again. Name another variable (the default is "
+            "_autodiff).")
+
+
+def _defined(tree: ast.AST) -> set[str]:
+    """The names ``def``, ``class`` and ``import`` statements of ``tree`` bind."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return names
 
 
 def _changed_in_place(name: str, other: str | None) -> str:
@@ -804,8 +829,7 @@ def _result(cell: Any, run: CellRun, ns: dict[str, Any], names: tuple[str, ...],
         if tangents is not None:
             tangents[n] = None
     if mode == "both":
-        agreement = {n: float(np.max(np.abs(np.asarray(grads[n], float)
-                                            - np.asarray(tangents[n], float)), initial=0.0))
+        agreement = {n: modes_difference(grads[n], tangents[n])
                      for n in names if grads[n] is not None and tangents[n] is not None}
     notes += _input_notes(run, names, output_name, mode, earlier, owed, unseen, on_tape)
     if tags is not None:
@@ -833,8 +857,15 @@ def _result(cell: Any, run: CellRun, ns: dict[str, Any], names: tuple[str, ...],
                 extras["frames"].get("seed_note"), extras["replay_differs"],
                 "The reverse steps here are that replay, not the numbers of the card.")))
     if explain_name is not None:
-        extras["explanation"] = explain(out, run.leaves[explain_name], source=source,
-                                        namespace=ns)
+        said = explain(out, run.leaves[explain_name], source=source, namespace=ns)
+        shown = grads.get(explain_name)
+        if mode == "forward" and shown is not None and said.gradient is not None \
+                and said.gradient != summarize(shown):
+            said = replace(said, notes=said.notes + (
+                f"This is the gradient a reverse sweep gives, {said.gradient}; the card shows "
+                f"forward mode's derivative, {summarize(shown)}, which differs (forward mode "
+                "does not propagate what the reverse sweep does here).",))
+        extras["explanation"] = said
     extras["constants"] = _stamps(tape)
     return AutodiffResult(
         output_name=output_name, value=plain(value), grads=grads, mode=mode,

@@ -58,6 +58,7 @@ import numpy as np
 from wengert.core.collector import collector_paused
 from wengert.core.equations import Tape
 from wengert.core.formatting import (
+    factor_text,
     format_number,
     index_text,
     params_text,
@@ -163,13 +164,13 @@ def equation_formula(eq: Equation, texts: Sequence[str] | None = None) -> str:
     if op.name == "getitem" and len(args) == 1 and "index" in eq.params:
         return f"{args[0]}[{index_text(eq.params['index'], brackets=False)}]"
     if len(args) == 2 and symbol in _INFIX:
-        return f"{args[0]} {_INFIX[symbol]} {args[1]}"
+        return f"{factor_text(args[0])} {_INFIX[symbol]} {factor_text(args[1])}"
     params = params_text(eq.params, _PARAM_WIDTH, skip_unset=True)
     if len(args) == 1 and not params:
         if symbol in _PREFIX:
-            return f"{_PREFIX[symbol]}{args[0]}"
+            return f"{_PREFIX[symbol]}{factor_text(args[0])}"
         if symbol in _POSTFIX:
-            return f"{args[0]}{symbol}"
+            return f"{factor_text(args[0])}{symbol}"
         if symbol == "‖·‖":
             return f"‖{args[0]}‖"
     if len(args) > _ARGS_SHOWN:

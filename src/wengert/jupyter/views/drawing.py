@@ -108,8 +108,10 @@ def draw(
         given here.
     adjoints, names, group, expand, max_nodes, legend
         As for :func:`~wengert.jupyter.views.dot.dot_source`: adjoints after a backward
-        pass, user names, how to group a big drawing (``"auto"``, ``"line"``,
-        ``"function"``, ``"chunk"``, or ``None`` for every equation), which groups to draw
+        pass, user names (as :class:`~wengert.jupyter.views.subject.TapeNames` takes them:
+        ``{"x0": "w"}``, ``{"w": w}``, or one name per leaf), how to group a big drawing
+        (``"auto"``, ``"line"``, ``"function"``, ``"chunk"``, or ``None`` for every
+        equation), which groups to draw
         in full (``expand=["line 12"]``), the size above which ``"auto"`` groups, and the
         legend.
 

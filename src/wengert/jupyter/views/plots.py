@@ -350,8 +350,9 @@ def _draw_tangents(top: Any, bottom: Any, marked: list[tuple[float, float, float
     for k, (a, fa, da) in enumerate(marked):
         colour, marker, dashes = POINT_STYLES[k]
         tx = np.array([max(lo, a - half), min(hi, a + half)])
-        top.plot(tx, fa + da * (tx - a), color=colour, linestyle=dashes, linewidth=2.2,
-                 zorder=4)
+        if np.isfinite(da) and np.isfinite(fa):  # (an infinite slope: the legend says it)
+            top.plot(tx, fa + da * (tx - a), color=colour, linestyle=dashes, linewidth=2.2,
+                     zorder=4)
         top.plot([a], [fa], marker=marker, color=colour, markersize=9, markeredgecolor=BLACK,
                  linestyle="none", zorder=5)
         top.plot([], [], color=colour, linestyle=dashes, linewidth=2.2, marker=marker,

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,12 +134,13 @@ class TapeNames:
     ----------
     tape : Tape
         The tape.
-    names : mapping, optional
+    names : mapping or sequence, optional
         User names: keys a tensor on the tape (a leaf or an equation's output),
         ``"x0"`` or ``0`` (leaf 0), ``"t3"`` (the variable ``t3``, an equation's output
         as the tables name it), or ``(3, 1)`` (the constant that is input 1 of equation
-        3). Without one, a leaf that is a ``wg.Variable`` with its own name shows that
-        name.
+        3); ``{"w": w}`` (as ``wg.explore`` takes) is ``{w: "w"}``; a sequence gives
+        one name per leaf. Without one, a leaf that is a ``wg.Variable`` with its own
+        name shows that name.
 
     Examples
     --------
@@ -151,9 +152,20 @@ class TapeNames:
     ('w', 'y', '2')
     """
 
-    def __init__(self, tape: Tape, names: Mapping[NameKey, str] | None = None) -> None:
+    def __init__(self, tape: Tape, names: Mapping[NameKey, str] | Sequence[str] | None = None
+                 ) -> None:
         given: dict[str | tuple[int, int], str] = {}
+        if names is not None and not isinstance(names, Mapping):  # one name per leaf
+            if isinstance(names, str) or not all(isinstance(n, str) for n in names):
+                raise TypeError("names: give a mapping ({'x0': 'w'}) or one name (a string) "
+                                f"per leaf, got {type(names).__name__} {names!r:.40}.")
+            names = dict(enumerate(names))
         for key, name in (names or {}).items():
+            if isinstance(name, Tensor) and isinstance(key, str):  # {"w": w}, as explore
+                key, name = name, key
+            if not isinstance(name, str):
+                raise TypeError(f"names: a name must be a string; got {type(name).__name__} "
+                                f"{name!r:.40} for {key!r:.40}.")
             if isinstance(key, int) and not isinstance(key, bool):
                 given[f"x{key}"] = str(name)
             elif isinstance(key, (str, tuple)):
