@@ -104,6 +104,29 @@ def test_closures_over_arrays_are_literals_and_over_grad_tensors_refused():
                                   [3.0, 6.0])
 
 
+def test_drawing_from_np_random_while_traced_is_refused():
+    """A graph would hold the draw as a constant and give the same numbers at every run,
+    where eagerly each call draws new ones: tracing and compiling refuse, with the fix."""
+    def noisy(x):
+        return x + np.random.normal(size=x.shape)
+
+    def seeded(x):
+        np.random.seed(0)  # (eagerly a call also resets the caller's global state)
+        return x * np.random.uniform()
+
+    for f in (noisy, seeded):
+        np.random.seed(1)
+        with pytest.raises(TraceError, match="np.random.*pass them in"):
+            wg.trace(f, np.ones(3))
+        np.random.seed(1)
+        cf = wg.compile(f)
+        with pytest.raises(TraceError, match="np.random"):
+            cf(np.ones(3))
+        assert len(cf.cache_info()) == 0
+    noise = np.random.normal(size=3)  # drawn outside, passed in: fine
+    np.testing.assert_array_equal(wg.compile(lambda x, n: x + n)(np.ones(3), noise), 1 + noise)
+
+
 def test_escaped_tracers_and_asarray_are_refused():
     kept = []
     wg.trace(lambda x: kept.append(x * 2.0) or x, 1.0)
