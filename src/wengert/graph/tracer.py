@@ -527,10 +527,17 @@ def snapshot(value: Any) -> Literal:
     """A literal holding ``value`` as it is while tracing: an array is copied (read-only),
     so a graph (and a compiled function) reads a closure's array as it was when traced,
     whatever later happens to it (as ``jax.jit``); pass an array as an argument to have
-    its new values read."""
+    its new values read. The copy keeps the array's memory order and the repeated axes of
+    a broadcast view (``matmul`` and ``einsum`` run other loops, with other bits, on other
+    layouts); a strided view (``a[::2]``, a column) becomes contiguous."""
     if type(value) is np.ndarray:
-        value = value.copy()
-        value.flags.writeable = False
+        repeated = [s == 0 and n > 1 for s, n in zip(value.strides, value.shape)]
+        if any(repeated):
+            one = value[tuple(slice(0, 1) if r else slice(None) for r in repeated)]
+            value = np.broadcast_to(one.copy(order="K"), value.shape)  # (read-only)
+        else:
+            value = value.copy(order="K")
+            value.flags.writeable = False
     return Literal(value)
 
 

@@ -315,17 +315,31 @@ def test_fold_what_depends_only_on_shapes_and_dtypes():
     assert ints.flags.writeable and ints.flags.owndata  # the caller's own array
 
 
-def test_folded_shape_constants_are_one_broadcast_value():
+def test_folded_shape_constants_are_arrays_as_eagerly():
+    """``np.full_like(x, 0.1)`` folds to the array eager code makes: a broadcast view of
+    one value would give ``matmul`` and ``einsum`` other bits (other loops run)."""
     x = np.zeros((1000, 1000))
     g = fold_constants(wg.trace(lambda x: np.full_like(x, 3.0), x))
     (lit,) = g.outputs
-    assert type(lit) is Literal and lit.value.shape == x.shape and not any(lit.value.strides)
+    assert type(lit) is Literal and lit.value.shape == x.shape
+    assert lit.value.flags.c_contiguous and not lit.value.flags.writeable
     source = g.to_source()
-    assert "c0 = np.broadcast_to(np.float64(3.0), (1000, 1000))" in source
+    assert "c0 = np.full((1000, 1000), np.float64(3.0))" in source
     namespace = {}
     exec(source, namespace)  # written out: the source runs on its own
     out = namespace["f"](x)
     assert out.flags.writeable and out.shape == x.shape and (out == 3.0).all()
+    assert not namespace["c0"].flags.writeable
+    too_large = fold_constants(wg.trace(lambda x: np.ones_like(x), np.zeros(1_000_001)))
+    assert [e.op.name for e in too_large] == ["ones_like"]  # computed when run, as eagerly
+    for f in (lambda a, w: np.full_like(a, 0.1) @ w,
+              lambda a, w: np.einsum("i,ij->j", np.full_like(a, 0.1), w),
+              lambda a, w: w.T @ (np.ones_like(a) / 3.0)):
+        cf = wg.compile(f)
+        for seed in range(5):
+            rng = np.random.default_rng(seed)
+            a, w = rng.normal(size=100), rng.normal(size=(100, 3))
+            assert_same(cf(a, w), f(a, w))
 
 
 def test_fold_leaves_like_functions_of_traced_fill_values():

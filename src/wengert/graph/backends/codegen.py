@@ -261,6 +261,15 @@ def _constant_line(name: str, value: Any) -> str:
         if type(item) is not float or math.isfinite(item):
             return (f"{name} = np.broadcast_to(np.{value.dtype.name}({item!r}), "
                     f"{value.shape!r})")
+    if isinstance(value, np.ndarray) and value.size > INLINE_CONSTANT \
+            and value.flags.c_contiguous and value.dtype.kind in "fiub" \
+            and getattr(np, value.dtype.name, None) is not None:
+        raw = value.reshape(-1).view(np.uint8).reshape(value.size, -1)
+        item = value.reshape(-1)[0].item()
+        if (raw == raw[0]).all() and (type(item) is not float or math.isfinite(item)):
+            # one value throughout (a folded np.ones_like(x) ...), read-only as folded
+            return (f"{name} = np.full({value.shape!r}, np.{value.dtype.name}({item!r}))\n"
+                    f"{name}.flags.writeable = False")
     if isinstance(value, np.ndarray) and value.size <= INLINE_CONSTANT \
             and value.dtype.kind in "fiub" and np.all(np.isfinite(value)):
         return f"{name} = np.array({value.tolist()!r}, dtype=np.{value.dtype.name})"
