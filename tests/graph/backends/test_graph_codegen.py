@@ -318,3 +318,15 @@ def test_complex_literals_keep_the_sign_of_zero_and_nonfinite_parts(c):
     want = f(x)
     for got in (g(x), namespace["f"](x), cf(x), evaluate(g, [x])[0]):
         assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (got, want)
+
+
+def test_a_nan_literal_keeps_its_sign():
+    """``inf * 0`` is a NaN with its sign bit set: the generated code writes it so."""
+    nan = float("inf") * 0.0
+    f = lambda x: x + nan  # noqa: E731
+    x = np.ones(2)
+    g = wg.trace(f, x)
+    namespace = {}
+    exec(g.to_source(), namespace)
+    for got in (g(x), namespace["f"](x)):
+        assert got.tobytes() == f(x).tobytes()

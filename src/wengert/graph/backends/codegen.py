@@ -196,7 +196,9 @@ class Namespace:
                 return repr(value)
             self.values["math"] = math
             self.imports.add("import math")
-            return "math.nan" if value != value else "math.inf" if value > 0 else "-math.inf"
+            if value != value:  # (a NaN's sign: inf * 0 is a -nan)
+                return "-math.nan" if math.copysign(1.0, value) < 0 else "math.nan"
+            return "math.inf" if value > 0 else "-math.inf"
         if t is complex and all(math.isfinite(p) and (p != 0 or math.copysign(1.0, p) > 0)
                                 for p in (value.real, value.imag)):
             return repr(value)  # (exact: no -0.0 part, which ``-0+2j`` would make a 0.0)
@@ -253,7 +255,10 @@ INLINE_CONSTANT = 16
 
 def _float_text(v: float) -> str:
     """A Python float as source that gives its bits back (``float('nan')``, ``-0.0``)."""
-    return repr(v) if math.isfinite(v) else f"float({repr(v)!r})"
+    if math.isfinite(v):
+        return repr(v)
+    text = "float('nan')" if v != v else "float('inf')"
+    return "-" + text if math.copysign(1.0, v) < 0 else text
 
 
 def _constant_line(name: str, value: Any) -> str:
