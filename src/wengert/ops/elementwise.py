@@ -1128,7 +1128,7 @@ def _softmax_weight(x: Any, y: Any, ans: Any, exp_fn: Any) -> Any:
     same = np.isinf(xv) & (xv == _raw(ans))
     if not _may_hold(same):
         return exp_fn(x - ans)
-    split = np.where(_raw(y) == xv, 0.5, 1.0)
+    split = np.where(_raw(y) == xv, 0.5, 1.0).astype(dtype_of(ans))  # (float32 stays)
     return where(same, split, exp_fn(where(same, 0.0, x) - where(same, 0.0, ans)))
 
 
