@@ -12,6 +12,7 @@ import pytest
 
 import numpy as np
 import wengert as wg
+from wengert.core.errors import LostDerivativeError
 from wengert.graph.mutation import TraceMutationError
 
 X = np.arange(6.0)
@@ -409,3 +410,37 @@ def test_in_place_writes_to_the_outputs_of_a_decomposition_trace_as_eagerly():
     assert g(a) == pytest.approx(f(a.copy()))
     np.testing.assert_allclose(wg.grad(g)(a), wg.grad(f)(a))
     np.testing.assert_allclose(wg.compile(wg.grad(f))(a), wg.grad(f)(a))
+
+
+def test_writing_a_traced_value_into_a_plain_array_is_refused_with_the_fix():
+    """``np.copyto(buf, x)`` and ``np.add(x, 1, out=buf)`` into a NumPy array ``buf`` would
+    freeze the traced value as a constant: refused as ``buf[...] = x`` is (eagerly, for a
+    value that carries a derivative, the same writes are refused)."""
+    def copy_into(x):
+        buf = np.zeros(3)
+        np.copyto(buf, x * 2.0)
+        return buf
+
+    def ufunc_out(x):
+        buf = np.zeros(3)
+        np.add(x, 1.0, out=buf)
+        return buf
+
+    def function_out(x):
+        buf = np.zeros(())
+        np.sum(x, out=buf)
+        return buf
+
+    def index_out(x):
+        buf = np.zeros((), dtype=np.intp)
+        np.argmax(x, out=buf)
+        return buf
+
+    for f in (copy_into, ufunc_out, function_out, index_out):
+        with pytest.raises(wg.graph.TraceError, match="plain NumPy array.*np.zeros_like"):
+            wg.trace(f, np.ones(3))
+        with pytest.raises(wg.graph.TraceError, match="plain NumPy array"):
+            wg.compile(f)(np.ones(3))
+        if f is not index_out:  # (an index carries no derivative: eagerly it is stored)
+            with pytest.raises(LostDerivativeError):
+                wg.grad(lambda x, f=f: np.sum(f(x)))(np.ones(3))
