@@ -444,3 +444,31 @@ def test_writing_a_traced_value_into_a_plain_array_is_refused_with_the_fix():
         if f is not index_out:  # (an index carries no derivative: eagerly it is stored)
             with pytest.raises(LostDerivativeError):
                 wg.grad(lambda x, f=f: np.sum(f(x)))(np.ones(3))
+
+
+def test_out_equal_to_a_traced_array_writes_in_place_as_eagerly():
+    """``np.add(y, 1.0, out=y)`` is ``y += 1.0``: traced as an in-place update (views follow
+    their base), as eager tensors run it."""
+    def f(x):
+        y = x * 2.0
+        v = y[1:]
+        np.add(y, 1.0, out=y)
+        np.multiply(v, 3.0, out=v)
+        np.sum(y, axis=0, keepdims=True, out=y[:1])
+        return y, v
+
+    x = np.array([1.0, -2.0, 3.0])
+    compiled = wg.compile(f)
+    compiled(x)
+    for got in (wg.trace(f, x)(x), compiled(x)):
+        for a, b in zip(got, f(x)):
+            np.testing.assert_array_equal(a, b)
+    want = wg.grad(lambda x: np.sum(f(x)[0] ** 2))(x)
+    np.testing.assert_array_equal(wg.compile(wg.grad(lambda x: np.sum(f(x)[0] ** 2)))(x), want)
+    def to_int(x):
+        i = (x > 0) * 1
+        return np.add(i, x, out=i)
+
+    for run in (to_int, lambda x: wg.trace(to_int, x)):
+        with pytest.raises(TypeError, match="same_kind"):  # NumPy's refusal
+            run(x)

@@ -39,7 +39,7 @@ from wengert.core.subclasses import refuse_subclass
 from wengert.core.tree import flatten, unflatten
 from wengert.graph.ir import Context, Equation, Guard, Literal, Var
 from wengert.graph.keys import value_key
-from wengert.graph.mutation import InPlaceTraced
+from wengert.graph.mutation import InPlaceTraced, write_out
 from wengert.interop import dispatch as _dispatch
 from wengert.interop.arraylike import ArrayMethods
 from wengert.reverse.inplace import link_view, shares_storage
@@ -583,6 +583,11 @@ class GraphKind(Kind):
     name = "graph tracer"
     records_calls = True
     opaque = True
+
+    def write(self, target: Traced, result: Any, what: str) -> Traced:
+        """``np.f(..., out=target)``: ``target`` takes the result in place, as ``target
+        op= ...`` does (:func:`~wengert.graph.mutation.write_out`)."""
+        return write_out(target, result, what)
 
     def level(self, x: Traced) -> float:
         return x.builder.level
