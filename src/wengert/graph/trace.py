@@ -180,7 +180,9 @@ def trace_into(builder: Builder, f: Callable[..., Any], args: Sequence[Any],
             f"trace: {builder.name}() draws random numbers from np.random (or seeds it): a "
             "graph would hold this draw as a constant and give the same numbers at every "
             "run, where each eager call draws new ones. Draw them outside and pass them in "
-            "as an argument (noise = np.random.normal(size=n); f(x, noise)).")
+            "as an argument (noise = np.random.normal(size=n); f(x, noise)). (NumPy's "
+            "global random state is shared by threads: if another thread drew from it "
+            "during this trace, trace again.)")
     out_leaves, out_tree = flatten(result)
     outputs: list[Var | Literal] = []
     out_types: list[type | None] = []  # the returned values' types (float, np.float64 ...)
