@@ -12,6 +12,7 @@ import pytest
 
 import numpy as np
 import wengert as wg
+from wengert.core.errors import LostDerivativeError
 from wengert.graph.mutation import TraceMutationError
 
 X = np.arange(6.0)
@@ -409,3 +410,65 @@ def test_in_place_writes_to_the_outputs_of_a_decomposition_trace_as_eagerly():
     assert g(a) == pytest.approx(f(a.copy()))
     np.testing.assert_allclose(wg.grad(g)(a), wg.grad(f)(a))
     np.testing.assert_allclose(wg.compile(wg.grad(f))(a), wg.grad(f)(a))
+
+
+def test_writing_a_traced_value_into_a_plain_array_is_refused_with_the_fix():
+    """``np.copyto(buf, x)`` and ``np.add(x, 1, out=buf)`` into a NumPy array ``buf`` would
+    freeze the traced value as a constant: refused as ``buf[...] = x`` is (eagerly, for a
+    value that carries a derivative, the same writes are refused)."""
+    def copy_into(x):
+        buf = np.zeros(3)
+        np.copyto(buf, x * 2.0)
+        return buf
+
+    def ufunc_out(x):
+        buf = np.zeros(3)
+        np.add(x, 1.0, out=buf)
+        return buf
+
+    def function_out(x):
+        buf = np.zeros(())
+        np.sum(x, out=buf)
+        return buf
+
+    def index_out(x):
+        buf = np.zeros((), dtype=np.intp)
+        np.argmax(x, out=buf)
+        return buf
+
+    for f in (copy_into, ufunc_out, function_out, index_out):
+        with pytest.raises(wg.graph.TraceError, match="plain NumPy array.*np.zeros_like"):
+            wg.trace(f, np.ones(3))
+        with pytest.raises(wg.graph.TraceError, match="plain NumPy array"):
+            wg.compile(f)(np.ones(3))
+        if f is not index_out:  # (an index carries no derivative: eagerly it is stored)
+            with pytest.raises(LostDerivativeError):
+                wg.grad(lambda x, f=f: np.sum(f(x)))(np.ones(3))
+
+
+def test_out_equal_to_a_traced_array_writes_in_place_as_eagerly():
+    """``np.add(y, 1.0, out=y)`` is ``y += 1.0``: traced as an in-place update (views follow
+    their base), as eager tensors run it."""
+    def f(x):
+        y = x * 2.0
+        v = y[1:]
+        np.add(y, 1.0, out=y)
+        np.multiply(v, 3.0, out=v)
+        np.sum(y, axis=0, keepdims=True, out=y[:1])
+        return y, v
+
+    x = np.array([1.0, -2.0, 3.0])
+    compiled = wg.compile(f)
+    compiled(x)
+    for got in (wg.trace(f, x)(x), compiled(x)):
+        for a, b in zip(got, f(x)):
+            np.testing.assert_array_equal(a, b)
+    want = wg.grad(lambda x: np.sum(f(x)[0] ** 2))(x)
+    np.testing.assert_array_equal(wg.compile(wg.grad(lambda x: np.sum(f(x)[0] ** 2)))(x), want)
+    def to_int(x):
+        i = (x > 0) * 1
+        return np.add(i, x, out=i)
+
+    for run in (to_int, lambda x: wg.trace(to_int, x)):
+        with pytest.raises(TypeError, match="same_kind"):  # NumPy's refusal
+            run(x)

@@ -13,6 +13,7 @@ import numpy as np
 import wengert as wg
 from sweep_helpers import cases, diff_positions, random_like
 from wengert.core.bind import apply
+from wengert.core.tree import flatten
 from wengert.graph import GuardError
 from wengert.ops import REGISTRY
 
@@ -97,3 +98,30 @@ def test_gradient_graphs_of_rules_with_special_cases_hold_without_guards(f):
     assert g.guards == ()  # the special case is a where, not a branch on the example
     for x in (np.array([0.3, 0.0, 2.0]), np.array([0.0, 0.0, 0.0]), np.array([1.5, 1.5, -1.0])):
         np.testing.assert_allclose(g(x), wg.grad(f)(x), rtol=1e-12)
+
+
+@pytest.mark.parametrize("func", [np.logaddexp, np.logaddexp2])
+def test_logaddexp_derivatives_keep_float32_traced_and_at_infinities(func):
+    """The weight of an input that is the same infinity as the result (½ on ties) is of
+    the result's dtype: a graph (which always takes that masked path) and eager code at
+    infinities keep float32, and a graph gives eager code's bits."""
+    x = np.array([-1.5, 0.0, 0.7, 3.0], np.float32)
+    y = np.array([0.5, 0.0, -2.0, 3.0], np.float32)
+
+    def loss(x, y):
+        return np.sum(func(x, y) * np.array([1.0, 2.0, 3.0, 4.0], np.float32))
+
+    def pushed(x, y):
+        return wg.jvp(lambda x: func(x, y), (x,), (np.ones_like(x),))[1]
+
+    for f in (wg.grad(loss, argnums=(0, 1)), pushed):
+        want = f(x, y)
+        compiled = wg.compile(f)
+        compiled(x, y)
+        for got in (wg.trace(f, x, y)(x, y), compiled(x, y)):
+            for a, b in zip(flatten(got)[0], flatten(want)[0]):
+                assert a.dtype == b.dtype == np.float32 and a.tobytes() == b.tobytes()
+    inf = np.array([np.inf, -np.inf, 1.0], np.float32)
+    for g in wg.grad(loss, argnums=(0, 1))(np.append(inf, 0.0).astype(np.float32),
+                                             np.append(inf, 0.0).astype(np.float32)):
+        assert g.dtype == np.float32

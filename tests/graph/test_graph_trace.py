@@ -104,6 +104,48 @@ def test_closures_over_arrays_are_literals_and_over_grad_tensors_refused():
                                   [3.0, 6.0])
 
 
+def test_drawing_from_np_random_while_traced_is_refused():
+    """A graph would hold the draw as a constant and give the same numbers at every run,
+    where eagerly each call draws new ones: tracing and compiling refuse, with the fix."""
+    def noisy(x):
+        return x + np.random.normal(size=x.shape)
+
+    def seeded(x):
+        np.random.seed(0)  # (eagerly a call also resets the caller's global state)
+        return x * np.random.uniform()
+
+    for f in (noisy, seeded):
+        np.random.seed(1)
+        with pytest.raises(TraceError, match="np.random.*pass them in"):
+            wg.trace(f, np.ones(3))
+        np.random.seed(1)
+        cf = wg.compile(f)
+        with pytest.raises(TraceError, match="np.random"):
+            cf(np.ones(3))
+        assert len(cf.cache_info()) == 0
+    noise = np.random.normal(size=3)  # drawn outside, passed in: fine
+    np.testing.assert_array_equal(wg.compile(lambda x, n: x + n)(np.ones(3), noise), 1 + noise)
+
+
+def test_closed_over_arrays_keep_their_memory_order_and_broadcast_axes():
+    """A closure's array is copied as it is laid out (Fortran order, a broadcast view's
+    repeated axes), so ``matmul`` runs the loops it runs eagerly."""
+    rng = np.random.default_rng(0)
+    fortran = np.asfortranarray(rng.normal(size=(50, 100)))
+    row = np.broadcast_to(rng.normal(size=(1, 100)), (50, 100))
+    uniform = np.broadcast_to(0.1, (100,))
+    for c in (fortran, row, uniform):
+        f = lambda w, c=c: c @ w  # noqa: E731
+        g = wg.trace(f, np.ones((100, 3)))
+        (lit,) = g.equations[0].ins[:1]
+        assert lit.value.strides == c.strides and not lit.value.flags.writeable
+        cf = wg.compile(f)
+        for seed in range(5):
+            w = np.random.default_rng(seed).normal(size=(100, 3))
+            got, want = cf(w), f(w)
+            assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
 def test_escaped_tracers_and_asarray_are_refused():
     kept = []
     wg.trace(lambda x: kept.append(x * 2.0) or x, 1.0)

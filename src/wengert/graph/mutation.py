@@ -45,7 +45,7 @@ from wengert.ops import indexing as _ix
 from wengert.ops.linalg import basic as _linalg
 from wengert.reverse.inplace import masked_write, rederive_views, traced_mask, write_back
 
-__all__ = ["InPlaceTraced", "assign", "TraceMutationError"]
+__all__ = ["InPlaceTraced", "assign", "write_out", "TraceMutationError"]
 
 
 class TraceMutationError(TypeError):
@@ -92,13 +92,30 @@ def _in_place(target: Any, new: Any, what: str, ufunc: str) -> Any:
     or NumPy scalar, immutable as in NumPy) is rebound to ``new``."""
     if type(target.value) is not np.ndarray:
         return new
+    _refuse_cast(target, new, ufunc, f"{target.var.name} {what} ...", f"write "
+                 f"{target.var.name} = {target.var.name} {what[:-1]} ... for a new array")
+    return assign(target, new, what)
+
+
+def _refuse_cast(target: Any, new: Any, ufunc: str, where: str, fix: str) -> None:
+    """NumPy's refusal to write ``new`` into ``target`` across kinds (casting
+    ``same_kind``)."""
     have, want = np.dtype(new.dtype), np.dtype(target.dtype)
     if have != want and not np.can_cast(have, want, "same_kind"):
         raise TypeError(  # NumPy's words
             f"Cannot cast ufunc '{ufunc}' output from dtype('{have}') to dtype('{want}') with "
-            f"casting rule 'same_kind' ({target.var.name} {what} ...: NumPy refuses it too; "
-            f"write {target.var.name} = {target.var.name} {what[:-1]} ... for a new array)"
+            f"casting rule 'same_kind' ({where}: NumPy refuses it too; {fix})"
         )
+
+
+def write_out(target: Any, new: Any, what: str) -> Any:
+    """``np.f(..., out=target)`` for a traced ``target``: updated in place as by
+    ``target[...] = new`` (NumPy's ``same_kind`` casting); a traced number cannot be."""
+    if type(target.value) is not np.ndarray:
+        raise TypeError(f"{what}: out= must be an array; {target.var.name} holds a number "
+                        "(assign the result instead: y = np.f(x)).")
+    ufunc = what.split("(")[0].removeprefix("np.")
+    _refuse_cast(target, new, ufunc, what, "assign the result instead: y = np.f(x)")
     return assign(target, new, what)
 
 

@@ -343,7 +343,7 @@ class Graph:
         --------
         >>> import numpy as np
         >>> import wengert as wg
-        >>> g = wg.trace(lambda x: np.sin(x) * 1.0 + 0.0, 0.5)
+        >>> g = wg.trace(lambda x: np.sin(x) * 1.0 - 0.0, 0.5)
         >>> len(g), len(g.optimize())
         (3, 1)
         """

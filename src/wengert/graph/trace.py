@@ -167,6 +167,7 @@ def trace_into(builder: Builder, f: Callable[..., Any], args: Sequence[Any],
     level = builder.level + 0.25  # tensors made inside are inner to the trace
     OPEN_TRACE_LEVELS.add(level)
     inside = TRACE_LEVEL.set(level)
+    random_state = _random_state()
     try:
         result = f(*call_args)
     finally:
@@ -174,6 +175,14 @@ def trace_into(builder: Builder, f: Callable[..., Any], args: Sequence[Any],
         OPEN_TRACE_LEVELS.discard(level)
         GRAD_ENABLED.reset(token)
         builder.closed = True
+    if _random_state() != random_state:
+        raise TraceError(
+            f"trace: {builder.name}() draws random numbers from np.random (or seeds it): a "
+            "graph would hold this draw as a constant and give the same numbers at every "
+            "run, where each eager call draws new ones. Draw them outside and pass them in "
+            "as an argument (noise = np.random.normal(size=n); f(x, noise)). (NumPy's "
+            "global random state is shared by threads: if another thread drew from it "
+            "during this trace, trace again.)")
     out_leaves, out_tree = flatten(result)
     outputs: list[Var | Literal] = []
     out_types: list[type | None] = []  # the returned values' types (float, np.float64 ...)
@@ -217,6 +226,15 @@ def trace_into(builder: Builder, f: Callable[..., Any], args: Sequence[Any],
     return Graph([t.var for t in tracers], builder.equations, outputs, in_tree, out_tree,
                  builder.guards, builder.name, examples=[t.value for t in tracers],
                  out_types=out_types)
+
+
+def _random_state() -> tuple[Any, ...]:
+    """NumPy's global random state (``np.random.seed``, ``np.random.normal`` ...), as a
+    value to compare."""
+    state = np.random.get_state(legacy=False)
+    inner = state["state"]
+    return (state["bit_generator"], inner["key"].tobytes(), inner["pos"], state["has_gauss"],
+            state["gauss"])
 
 
 def _refuse_shared_output(o: Any, name: str) -> None:

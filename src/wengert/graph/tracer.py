@@ -39,7 +39,7 @@ from wengert.core.subclasses import refuse_subclass
 from wengert.core.tree import flatten, unflatten
 from wengert.graph.ir import Context, Equation, Guard, Literal, Var
 from wengert.graph.keys import value_key
-from wengert.graph.mutation import InPlaceTraced
+from wengert.graph.mutation import InPlaceTraced, write_out
 from wengert.interop import dispatch as _dispatch
 from wengert.interop.arraylike import ArrayMethods
 from wengert.reverse.inplace import link_view, shares_storage
@@ -527,10 +527,17 @@ def snapshot(value: Any) -> Literal:
     """A literal holding ``value`` as it is while tracing: an array is copied (read-only),
     so a graph (and a compiled function) reads a closure's array as it was when traced,
     whatever later happens to it (as ``jax.jit``); pass an array as an argument to have
-    its new values read."""
+    its new values read. The copy keeps the array's memory order and the repeated axes of
+    a broadcast view (``matmul`` and ``einsum`` run other loops, with other bits, on other
+    layouts); a strided view (``a[::2]``, a column) becomes contiguous."""
     if type(value) is np.ndarray:
-        value = value.copy()
-        value.flags.writeable = False
+        repeated = [s == 0 and n > 1 for s, n in zip(value.strides, value.shape)]
+        if any(repeated):
+            one = value[tuple(slice(0, 1) if r else slice(None) for r in repeated)]
+            value = np.broadcast_to(one.copy(order="K"), value.shape)  # (read-only)
+        else:
+            value = value.copy(order="K")
+            value.flags.writeable = False
     return Literal(value)
 
 
@@ -576,6 +583,11 @@ class GraphKind(Kind):
     name = "graph tracer"
     records_calls = True
     opaque = True
+
+    def write(self, target: Traced, result: Any, what: str) -> Traced:
+        """``np.f(..., out=target)``: ``target`` takes the result in place, as ``target
+        op= ...`` does (:func:`~wengert.graph.mutation.write_out`)."""
+        return write_out(target, result, what)
 
     def level(self, x: Traced) -> float:
         return x.builder.level

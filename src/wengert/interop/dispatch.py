@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from wengert import numpy as wnp
 from wengert.core.bind import kind_of, primal
-from wengert.core.errors import LostDerivativeError, NoVJPError
+from wengert.core.errors import LostDerivativeError, NoVJPError, TraceError
 from wengert.core.modes import GRAD_ENABLED
 
 __all__ = ["array_ufunc", "array_function", "UFUNCS", "FUNCTIONS", "tables", "specialise",
@@ -145,6 +145,28 @@ def lost_in_store(what: str) -> LostDerivativeError:
         "wnp.array([...]) (import wengert.numpy as wnp), np.where. If no gradient should "
         "flow, store wg.stop_gradient(x) instead."
     )
+
+
+def frozen_in_store(what: str) -> TraceError:
+    """The error for a graph tracer written into a plain NumPy array (``np.copyto(buf, x)``,
+    ``out=buf``): the graph would hold the example's numbers there as a constant."""
+    return TraceError(
+        f"{what}: this stores a traced value into a plain NumPy array, which keeps only the "
+        "numbers, so the graph would freeze them as a constant (and a gradient would be "
+        "lost). Make the array a traced value: buf = np.zeros_like(x) (or "
+        "np.zeros_like(x, shape=(n,)) for another shape), then buf[i] = ... is recorded; or "
+        "assign the result (y = np.f(x)), or build it with np.stack, np.concatenate or "
+        "np.where."
+    )
+
+
+def _store_refused(what: str, values: Any) -> None:
+    """Refuse writing ``values`` into a plain NumPy array when one carries a derivative
+    or is a graph tracer."""
+    if _needs_grad(values):
+        raise lost_in_store(what)
+    if _find(values, lambda kind, a: kind.records_calls):
+        raise frozen_in_store(what)
 
 
 #: NumPy ufunc -> wengert function; filled from ``wengert.numpy`` on first use
@@ -321,9 +343,8 @@ def _write_result(name: str, target: Any, result: Any) -> Any:
     kind = kind_of(target)
     if kind is not None:
         return kind.write(target, result, f"{name}(..., out=)")
-    if _needs_grad((result,)):
-        raise lost_in_store(f"{name}(..., out=ndarray) (assign the result instead: "
-                            "y = np.f(x))")
+    _store_refused(f"{name}(..., out=ndarray) (assign the result instead: y = np.f(x))",
+                   (result,))
     np.copyto(target, primal(result), casting="same_kind")
     return target
 
@@ -352,14 +373,18 @@ def _split_out(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     """The traced ``out=`` target of a call (or ``None``), and the arguments without it:
     NumPy would write into the value beneath the traced one behind its back (no version
     bump, no refusal for a value that carries a gradient), so the result is written by
-    its kind instead, as for a ufunc's ``out=``."""
+    its kind instead, as for a ufunc's ``out=``. A NumPy array target is split off too
+    where a graph records the call (the write is then refused: the graph would freeze the
+    traced value there)."""
     target = kwargs.get("out")
+    recorded = _recording_kind((args, kwargs)) is not None
     if target is not None:
-        if kind_of(target) is None:
+        if kind_of(target) is None and not recorded:
             return None, args, kwargs
         return target, args, {k: v for k, v in kwargs.items() if k != "out"}
     at = _out_position(func)
-    if at is None or at >= len(args) or kind_of(args[at]) is None:
+    if at is None or at >= len(args) or args[at] is None or (kind_of(args[at]) is None
+                                                            and not recorded):
         return None, args, kwargs
     return args[at], args[:at] + (None,) + args[at + 1:], kwargs
 
@@ -391,8 +416,7 @@ def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
                 return wnp.IN_PLACE_TABLE[func](*args, **kwargs)
             return _write_into(args[0], numpy_name(func), lambda: func(
                 *_unbox(args), **{k: _unbox(v) for k, v in kwargs.items()}))
-        if _needs_grad((args[1:], kwargs)):
-            raise lost_in_store(f"{numpy_name(func)}(ndarray, ...)")
+        _store_refused(f"{numpy_name(func)}(ndarray, ...)", (args[1:], kwargs))
     if func in _NONDIFF_FUNCTIONS or not _needs_grad((args, kwargs)):
         target, args, kwargs = _split_out(func, args, kwargs)
         result = _plain_call(func, args, kwargs, numpy_name(func), func in _LIKE,
@@ -402,6 +426,8 @@ def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
         kind = kind_of(target)
         if kind is not None:
             return kind.write(target, result, f"{numpy_name(func)}(..., out=)")
+        _store_refused(f"{numpy_name(func)}(..., out=ndarray) (assign the result instead: "
+                       "y = np.f(x))", (result,))
         np.copyto(target, primal(result))
         return target
     raise NoVJPError(

@@ -1019,9 +1019,16 @@ def _power_jax(s: JaxStep) -> str:
 
 
 def _power_lines(args: list[str], out: str, eq: EquationView) -> list[str]:
-    if eq.is_literal(1) and type(eq.literal(1)) in (int, float) and eq.literal(1) == 2 \
-            and eq.dtype(0) in (np.dtype(np.float64), np.dtype(np.float32)):
-        return [f"np.square({args[0]}, out={out})"]  # what ``x ** 2`` runs: np.power's bits
+    """The ufunc :func:`_power_impl` runs: for a float32/float64 array to a Python number,
+    NumPy's ``**`` runs ``np.square`` for 2, ``np.sqrt`` for 0.5 and ``np.reciprocal`` for
+    the int -1 (np.power's bits, but their own names in warnings)."""
+    if eq.is_literal(1) and eq.dtype(0) in (np.dtype(np.float64), np.dtype(np.float32)):
+        y = eq.literal(1)
+        if type(y) in (int, float):
+            ufunc = "square" if y == 2 else "sqrt" if y == 0.5 else \
+                "reciprocal" if type(y) is int and y == -1 else None
+            if ufunc is not None:
+                return [f"np.{ufunc}({args[0]}, out={out})"]
     return [f"np.power({args[0]}, {args[1]}, out={out})"]
 
 
@@ -1121,7 +1128,7 @@ def _softmax_weight(x: Any, y: Any, ans: Any, exp_fn: Any) -> Any:
     same = np.isinf(xv) & (xv == _raw(ans))
     if not _may_hold(same):
         return exp_fn(x - ans)
-    split = np.where(_raw(y) == xv, 0.5, 1.0)
+    split = np.where(_raw(y) == xv, 0.5, 1.0).astype(dtype_of(ans))  # (float32 stays)
     return where(same, split, exp_fn(where(same, 0.0, x) - where(same, 0.0, ans)))
 
 

@@ -300,3 +300,33 @@ def test_generated_eigh_overflows_where_the_eager_primitive_does():
         got = wg.trace(f, a)(a)
     for x, y in zip(got, want):
         np.testing.assert_array_equal(x, y)  # (NaN where NaN)
+
+
+@pytest.mark.parametrize("c", [complex(-0.0, -0.0), complex(-0.0, 2.0), complex(1.0, -0.0),
+                               complex(np.nan, 1.0), complex(-np.inf, -0.0),
+                               complex(-np.inf, 1.0), 1.5 - 2j])
+def test_complex_literals_keep_the_sign_of_zero_and_nonfinite_parts(c):
+    """``repr(complex(-0.0, 2.0))`` is ``(-0+2j)``, which Python reads as ``0.0 + 2j``: the
+    generated code writes a complex literal that keeps every part's bits."""
+    f = lambda x: x * c + c  # noqa: E731
+    x = np.array([-0.0, 0.0, 1.5, -2.0])
+    g = wg.trace(f, x)
+    namespace = {}
+    exec(g.to_source(), namespace)  # written out: the source runs on its own
+    cf = wg.compile(f, optimize=False)
+    cf(x)
+    want = f(x)
+    for got in (g(x), namespace["f"](x), cf(x), evaluate(g, [x])[0]):
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (got, want)
+
+
+def test_a_nan_literal_keeps_its_sign():
+    """``inf * 0`` is a NaN with its sign bit set: the generated code writes it so."""
+    nan = float("inf") * 0.0
+    f = lambda x: x + nan  # noqa: E731
+    x = np.ones(2)
+    g = wg.trace(f, x)
+    namespace = {}
+    exec(g.to_source(), namespace)
+    for got in (g(x), namespace["f"](x)):
+        assert got.tobytes() == f(x).tobytes()

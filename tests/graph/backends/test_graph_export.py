@@ -822,3 +822,17 @@ def test_the_jax_export_of_a_decomposition_of_integers_casts_them_as_numpy():
     for x, y in zip(to_jax(g)(a), f(a)):
         assert np.asarray(x).dtype == y.dtype
         np.testing.assert_allclose(np.abs(np.asarray(x)), np.abs(y), rtol=1e-12)
+
+
+def test_complex_constants_keep_the_sign_of_zero_and_nonfinite_parts(jax):
+    """``repr(complex(-0.0, 1.0))`` is ``(-0+1j)``, read back as ``0.0 + 1j``: the export
+    writes complex numbers whose parts keep their bits, and non-finite ones too."""
+    def f(x):
+        return (x * complex(-0.0, 1.0), x * np.complex128(complex(-0.0, -0.0)),
+                x * np.array([complex(-0.0, 2.0), complex(1.0, -0.0)]), x + complex(np.inf, 1.0))
+
+    x = np.array([1.0, -2.0])
+    source = to_jax_source(wg.trace(f, x))
+    assert "complex(-0.0, 1.0)" in source and "complex(np.inf, 1.0)" in source
+    for g, w in zip(to_jax(wg.trace(f, x))(x), f(x)):
+        assert np.asarray(g).dtype == w.dtype and np.asarray(g).tobytes() == w.tobytes()

@@ -408,3 +408,22 @@ def test_fuse_leaves_a_decomposition_alone_and_fuses_around_it():
     assert eigh.primitive == "eigh" and len(fused) < len(g)
     assert any(isinstance(eq.op, FusedOp) for eq in fused)
     np.testing.assert_array_equal(fused(a), f(a))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize(("power", "ufunc"), [(0.5, "sqrt"), (-1, "reciprocal"), (-1.0, "power"),
+                                              (2, "square"), (3, "power")])
+def test_a_fused_power_runs_the_ufunc_of_numpys_operator(power, ufunc, dtype):
+    """NumPy's ``x ** 0.5`` runs ``np.sqrt`` (``x ** -1`` ``np.reciprocal``, ``x ** -1.0``
+    ``np.power``): a kernel runs the same ufunc, so it warns as eagerly."""
+    f = lambda x: x ** power + 1.0  # noqa: E731
+    x = np.linspace(-2.0, 2.0, 5001).astype(dtype)  # (a 0 and negatives)
+    g = fuse(wg.trace(f, x), min_elements=0)
+    assert f"np.{ufunc}(" in g.equations[0].op.kernel_source
+    for run in (f, g):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = run(x)
+        assert_same(got, f(x))
+        assert {str(w.message).rsplit(" ", 1)[-1] for w in caught} <= {ufunc}
+        assert len(caught) == (power not in (2, 3))

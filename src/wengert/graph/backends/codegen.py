@@ -196,9 +196,12 @@ class Namespace:
                 return repr(value)
             self.values["math"] = math
             self.imports.add("import math")
-            return "math.nan" if value != value else "math.inf" if value > 0 else "-math.inf"
-        if t is complex and math.isfinite(value.real) and math.isfinite(value.imag):
-            return repr(value)
+            if value != value:  # (a NaN's sign: inf * 0 is a -nan)
+                return "-math.nan" if math.copysign(1.0, value) < 0 else "math.nan"
+            return "math.inf" if value > 0 else "-math.inf"
+        if t is complex and all(math.isfinite(p) and (p != 0 or math.copysign(1.0, p) > 0)
+                                for p in (value.real, value.imag)):
+            return repr(value)  # (exact: no -0.0 part, which ``-0+2j`` would make a 0.0)
         if t is np.ndarray and value.ndim == 0:
             value = value[()]  # a 0-d array acts as the NumPy scalar of its dtype
         if isinstance(value, np.generic) and value.dtype.kind in "fiub" \
@@ -250,17 +253,36 @@ _NOT_IDENT = re.compile(r"[^A-Za-z0-9_]")
 INLINE_CONSTANT = 16
 
 
+def _float_text(v: float) -> str:
+    """A Python float as source that gives its bits back (``float('nan')``, ``-0.0``)."""
+    if math.isfinite(v):
+        return repr(v)
+    text = "float('nan')" if v != v else "float('inf')"
+    return "-" + text if math.copysign(1.0, v) < 0 else text
+
+
 def _constant_line(name: str, value: Any) -> str:
+    if type(value) is complex:
+        return f"{name} = complex({_float_text(value.real)}, {_float_text(value.imag)})"
     if isinstance(value, np.generic) and getattr(np, value.dtype.name, None) is type(value) \
             and value.dtype.kind in "fiub" and np.isfinite(value):
         return f"{name} = np.{value.dtype.name}({value.item()!r})"
     if isinstance(value, np.ndarray) and value.ndim and value.size and not any(value.strides) \
             and value.dtype.kind in "fiub" and getattr(np, value.dtype.name, None) is not None:
-        one = value.reshape(-1)[0]  # one value broadcast (a folded np.ones_like(x) ...)
+        one = value.reshape(-1)[0]  # one value broadcast (a closure's np.broadcast_to view)
         item = one.item()
         if type(item) is not float or math.isfinite(item):
             return (f"{name} = np.broadcast_to(np.{value.dtype.name}({item!r}), "
                     f"{value.shape!r})")
+    if isinstance(value, np.ndarray) and value.size > 1 \
+            and value.flags.c_contiguous and value.dtype.kind in "fiub" \
+            and getattr(np, value.dtype.name, None) is not None:
+        raw = value.reshape(-1).view(np.uint8).reshape(value.size, -1)
+        item = value.reshape(-1)[0].item()
+        if (raw == raw[0]).all() and (type(item) is not float or math.isfinite(item)):
+            # one value throughout (a folded np.ones_like(x) ...), read-only as folded
+            return (f"{name} = np.full({value.shape!r}, np.{value.dtype.name}({item!r}))\n"
+                    f"{name}.flags.writeable = False")
     if isinstance(value, np.ndarray) and value.size <= INLINE_CONSTANT \
             and value.dtype.kind in "fiub" and np.all(np.isfinite(value)):
         return f"{name} = np.array({value.tolist()!r}, dtype=np.{value.dtype.name})"

@@ -161,6 +161,14 @@ def _float_text(v: float) -> str:
     return "np.nan" if v != v else "np.inf" if v > 0 else "-np.inf"
 
 
+def _complex_text(c: complex) -> str:
+    """A complex number as source that gives its parts' bits back (``repr`` writes
+    ``complex(-0.0, 1.0)`` as ``(-0+1j)``, which reads back with a ``+0.0`` real part)."""
+    if all(math.isfinite(p) and (p != 0 or math.copysign(1.0, p) > 0) for p in (c.real, c.imag)):
+        return repr(c)
+    return f"complex({_float_text(c.real)}, {_float_text(c.imag)})"
+
+
 def _np_dtype_text(dtype: Any) -> str:
     name = np.dtype(dtype).name
     return f"np.{_NP_TYPES[name]}" if name in _NP_TYPES else f"np.dtype({np.dtype(dtype).str!r})"
@@ -180,8 +188,7 @@ def _element_text(v: Any, kind: str) -> str | None:
     if kind == "f":
         return _float_text(float(v))
     if kind == "c":
-        c = complex(v)
-        return repr(c) if math.isfinite(c.real) and math.isfinite(c.imag) else None
+        return _complex_text(complex(v))
     return None
 
 
@@ -299,8 +306,8 @@ class _Module:
             return repr(v)
         if t is float:
             return _float_text(v)
-        if t is complex and math.isfinite(v.real) and math.isfinite(v.imag):
-            return repr(v)
+        if t is complex:
+            return _complex_text(v)
         if v is Ellipsis:
             return "Ellipsis"
         if t is slice:

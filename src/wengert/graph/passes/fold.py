@@ -35,9 +35,11 @@ promotion rules treat the literal as they treated the traced value.
 ``ZerosLike``, ``OnesLike`` and ``Fill``: ``np.zeros_like(x)``, ``np.ones_like(x)``,
 ``np.full_like(x, 3.0)`` and ``np.empty_like(x)`` of a variable ``x`` become a literal of
 ``x``'s (or the given) shape and dtype, whatever ``x`` holds, so what reads them folds or
-simplifies in turn (``x * np.ones_like(x)`` is ``x``). The literal is one value
-broadcast to the shape (a read-only view of one element, whatever the size), written
-``np.broadcast_to(np.float64(1.0), (1000,))`` in generated code. ``np.empty_like`` folds to
+simplifies in turn (``x * np.ones_like(x)`` is ``x``). The literal is the array eager code
+makes (read-only, at most :data:`MAX_FOLDED_SIZE` elements like any folded value; a
+broadcast view of one value would be smaller, but ``matmul`` and ``einsum`` run other
+loops on it, with other bits), written ``np.full((1000,), np.float64(1.0))`` in generated
+code. ``np.empty_like`` folds to
 zeros: its values are unspecified, eagerly whatever its memory held, and the compiled
 function gives zeros on every call (as ``jnp.empty_like`` does). The report counts these
 by function name (``ones_like: 1``). Shape arithmetic itself (``x.shape[0] * 2``,
@@ -172,17 +174,23 @@ def _like_signature(func: Any) -> inspect.Signature:
         return inspect.Signature(params)
 
 
+def _is_like(eq: Any) -> bool:
+    """Whether ``eq`` is a call of one of :data:`SHAPE_FUNCTIONS`."""
+    if not is_recorded_call(eq.op):
+        return False
+    impl = eq.op.impl
+    return impl.func in SHAPE_FUNCTIONS and impl.part is None and not impl.replay
+
+
 def _like(eq: Any) -> Any:
     """For ``np.ones_like(x)`` (and the others of :data:`SHAPE_FUNCTIONS`) of a variable
-    ``x`` and literals: its result, one value broadcast to the output's shape; else
-    ``None``."""
-    if not is_recorded_call(eq.op):
+    ``x`` and literals: its result, an array of the output's shape filled with one value
+    (as eagerly: a broadcast view of one value would make ``matmul`` and ``einsum`` run
+    other loops, with other bits); else ``None``."""
+    if not _is_like(eq):
         return None
     impl = eq.op.impl
-    fill = SHAPE_FUNCTIONS.get(impl.func)
-    if (fill is None and impl.func is not np.full_like) or impl.part is not None \
-            or impl.replay:
-        return None
+    fill = SHAPE_FUNCTIONS[impl.func]
     leaves = list(impl.fixed)
     for k, v in zip(impl.positions, eq.ins):
         leaves[k] = v
@@ -199,20 +207,20 @@ def _like(eq: Any) -> Any:
         if np.ndim(fill) != 0:
             return None
     out = eq.out
-    return np.broadcast_to(np.full((), fill, dtype=out.dtype), out.shape)
+    return np.full(out.shape, fill, dtype=out.dtype)
 
 
 def _fold(eq: Any, mapping: Substitution, guards: dict[Var, list[Any]]) -> str | None:
     """Fold ``eq`` into ``mapping``: ``None`` when done, else why not (``""``: it reads
     a variable)."""
-    for v in eq.ins:
-        if type(v) is not Literal:
-            value = _like(eq)
-            if value is None:
-                return ""
-            return _bind(eq.out, value, mapping, guards)
+    like = any(type(v) is not Literal for v in eq.ins)
+    if like and not _is_like(eq):
+        return ""
     if any(int(np.prod(out.shape, dtype=np.int64)) > MAX_FOLDED_SIZE for out in eq.outs):
         return "too large"
+    if like:
+        value = _like(eq)
+        return "" if value is None else _bind(eq.out, value, mapping, guards)
     values = []
     try:
         with np.errstate(divide="raise", over="raise", invalid="raise", under="ignore"):

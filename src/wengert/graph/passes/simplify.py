@@ -11,7 +11,8 @@ equation only some rewrite stopped reading stays, for :func:`~.dce.dce`.
 
 The rules (the report counts rewrites by these names):
 
-* ``x+0``: ``x + 0``, ``0 + x`` → ``x``; ``x-0``: ``x - 0`` → ``x``
+* ``x+0``: ``x + 0``, ``0 + x`` → ``x``; ``x-0``: ``x - 0`` → ``x`` (for floating-point
+  ``x``, ``x + (-0.0)`` and ``x - 0.0`` only: see below)
 * ``x*1``: ``x * 1``, ``1 * x`` → ``x``; ``x/1``, ``x**1`` → ``x``
 * ``+x``: ``positive(x)`` → ``x``
 * ``-(-x)``: ``negative(negative(x))`` → ``x``
@@ -32,17 +33,18 @@ The rules (the report counts rewrites by these names):
 
 A constant is a literal whose every element equals it (``np.ones(3)`` is a
 ``1``). Every rule keeps the output's shape, dtype and kind of value exactly
-(:func:`~.rewrite.interchangeable`): ``x + 0.0`` with ``x: f32[3]`` is ``x``,
+(:func:`~.rewrite.interchangeable`): ``x - 0.0`` with ``x: f32[3]`` is ``x``,
 but ``x + np.zeros(3)`` with ``x: f64[]`` broadcasts, ``int + 0.0`` is a float,
 and a Python float ``x`` is not the NumPy float64 that ``np.reshape(x, ())``
 gives: those stay.
 
-**Special values.** The rules hold for NaN and infinities (``x * 1``, ``x / 1``,
-``x ** 1``, ``--x`` and the rest are exact in IEEE arithmetic), with one
-documented exception shared with XLA's simplifier: ``x + 0.0`` gives ``+0.0``
-where ``x`` is ``-0.0``, so ``x+0`` (and ``x - (-0.0)``) may turn a ``+0.0`` into a
-``-0.0``; they compare equal and differ only through ``copysign`` or the sign of
-a division by them. ``x * 0`` is **not** rewritten for floating-point (or
+**Special values.** The rules hold for NaN, infinities and the sign of zero (``x * 1``,
+``x / 1``, ``x ** 1``, ``--x`` and the rest are exact in IEEE arithmetic). ``x + 0.0``
+is **not** ``x`` for floating-point ``x``: it is ``+0.0`` where ``x`` is ``-0.0`` (XLA's
+simplifier rewrites it anyway; a compiled function here gives what eager code gives), so
+only ``x + (-0.0)`` and ``x - 0.0``, which keep every value, are rewritten for
+floating-point and complex ``x``, and ``x + 0`` for integers and bools. ``x * 0`` is
+**not** rewritten for floating-point (or
 complex) ``x``: it is NaN where ``x`` is NaN or infinite and ``-0.0`` where ``x``
 is negative, so only integer and bool ``x`` (always finite) become zeros (XLA's
 simplifier likewise rewrites ``x * 0`` for integral types only). ``maximum`` and
@@ -55,7 +57,7 @@ Examples
 >>> import wengert as wg
 >>> from wengert.graph.passes.dce import dce
 >>> def f(x):
-...     y = -(-(x * 1.0)) + 0.0
+...     y = -(-(x * 1.0)) - 0.0
 ...     z = np.reshape(np.reshape(y.T, (6,)), (2, 3))
 ...     return np.transpose(z.T).astype(np.float64)
 >>> g = wg.trace(f, np.ones((2, 3)))
@@ -64,7 +66,7 @@ graph f(x: f64[2,3]):
     t0: f64[2,3] = multiply(x, 1.0)
     t1: f64[2,3] = negative(t0)
     t2: f64[2,3] = negative(t1)
-    t3: f64[2,3] = add(t2, 0.0)
+    t3: f64[2,3] = subtract(t2, 0.0)
     t4: f64[3,2] = transpose(t3)
     t5: f64[6] = reshape(t4, shape=(6,))
     t6: f64[2,3] = reshape(t5, shape=(2, 3))
@@ -75,7 +77,7 @@ graph f(x: f64[2,3]):
 >>> reports = []
 >>> h = simplify(g, reports=reports)
 >>> print(reports[0])  # doctest: +NORMALIZE_WHITESPACE
-simplify: 10 → 5 equations; rewrote 6 (x*1: 1, -(-x): 1, x+0: 1, reshape chain: 1,
+simplify: 10 → 5 equations; rewrote 6 (x*1: 1, -(-x): 1, x-0: 1, reshape chain: 1,
     transpose∘transpose: 1, astype to the same dtype: 1)
 >>> print(dce(h))
 graph f(x: f64[2,3]):
@@ -160,12 +162,37 @@ def _negated(atom: Atom, producers: Producers) -> Atom | None:
     return y if interchangeable(atom, y) else None
 
 
+def _adds_nothing(out: Var, c: Atom, subtracted: bool) -> bool:
+    """Whether adding (subtracting) the literal ``c`` leaves every value of dtype
+    ``out.dtype`` as it is: ``c`` is zeros and, for floating-point (and complex) values,
+    zeros of the sign that keeps a ``-0.0``: ``-0.0`` added, ``+0.0`` subtracted
+    (``-0.0 + 0.0`` is ``+0.0``, ``-0.0 - 0.0`` is ``-0.0``; an integer 0 is a ``+0.0``).
+
+    Examples
+    --------
+    >>> f64 = Var("t", (), np.float64)
+    >>> _adds_nothing(f64, Literal(-0.0), False), _adds_nothing(f64, Literal(0.0), False)
+    (True, False)
+    >>> i64 = Var("n", (), np.int64)
+    >>> _adds_nothing(f64, Literal(0), True), _adds_nothing(i64, Literal(0), False)
+    (True, True)
+    """
+    if not is_constant(c, 0):
+        return False
+    kind = out.dtype.kind
+    if kind not in "fc":
+        return True
+    v = np.asarray(c.value).astype(np.complex128 if kind == "c" else np.float64)
+    signs = [np.signbit(v.real), np.signbit(v.imag)] if kind == "c" else [np.signbit(v)]
+    return all(bool(np.all(~s if subtracted else s)) for s in signs)
+
+
 def _add(eq: Equation, producers: Producers) -> Rewrite:
     x, y = eq.ins
     out = eq.out
-    if is_constant(y, 0) and interchangeable(out, x):
+    if _adds_nothing(out, y, False) and interchangeable(out, x):
         return "x+0", x
-    if is_constant(x, 0) and interchangeable(out, y):
+    if _adds_nothing(out, x, False) and interchangeable(out, y):
         return "x+0", y
     z = _negated(y, producers)
     if z is not None:
@@ -178,7 +205,7 @@ def _add(eq: Equation, producers: Producers) -> Rewrite:
 
 def _subtract(eq: Equation, producers: Producers) -> Rewrite:
     x, y = eq.ins
-    if is_constant(y, 0) and interchangeable(eq.out, x):
+    if _adds_nothing(eq.out, y, True) and interchangeable(eq.out, x):
         return "x-0", x
     z = _negated(y, producers)
     if z is not None:
@@ -341,7 +368,7 @@ def simplify(graph: Graph, *, reports: list[PassReport] | None = None) -> Graph:
     --------
     >>> import numpy as np
     >>> import wengert as wg
-    >>> g = wg.trace(lambda x: np.sin(x * 1.0) + 0.0, 0.5)
+    >>> g = wg.trace(lambda x: np.sin(x * 1.0) - 0.0, 0.5)
     >>> [str(e) for e in simplify(g)]
     ['t1: f64[] = sin(x)']
     """
