@@ -876,6 +876,12 @@ def tensor_backward(
     wanted = []
     if inputs is not None:
         items = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+        if not items:
+            raise RuntimeError(
+                "backward(inputs=...): `inputs` argument to `backward()` cannot be empty: "
+                "no .grad would be filled. Name the tensors whose .grad you want, or leave "
+                "inputs out to fill every leaf's."
+            )
         for t in items:
             if not isinstance(t, Tensor) or not t._rg:
                 raise RuntimeError(
