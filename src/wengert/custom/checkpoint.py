@@ -62,6 +62,7 @@ from wengert.custom.rules import (
 )
 from wengert.forward.dual import DUAL
 from wengert.reverse.tensor import Tensor, constant, value_of
+from wengert.transforms.reverse import check_function
 
 __all__ = ["checkpoint"]
 
@@ -245,6 +246,7 @@ def checkpoint(
     """
     if fun is None:
         return functools.partial(checkpoint, preserve_rng_state=preserve_rng_state)
+    check_function(fun, "checkpoint")
     name = f"checkpoint_{_op_name(fun)}"
     op = Op(
         name,

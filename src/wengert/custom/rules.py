@@ -72,7 +72,7 @@ from wengert.ops.elementwise import POSITIVE
 from wengert.ops.shape import stack
 from wengert.reverse.recording import record, recorders_tracking
 from wengert.reverse.tensor import Tensor, constant, is_float_value, lifter, value_of
-from wengert.transforms.reverse import leaf_for, vjp
+from wengert.transforms.reverse import check_function, leaf_for, vjp
 
 __all__ = ["custom_vjp", "custom_jvp"]
 
@@ -505,6 +505,7 @@ class _CustomFunction:
     decorator = ""  # "custom_vjp" or "custom_jvp"
 
     def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int]) -> None:
+        check_function(fun, self.decorator)
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
@@ -610,6 +611,8 @@ class custom_vjp(_CustomFunction):
 
     def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
         """Set the rule: ``fwd(*args) -> (out, residuals)``, ``bwd(residuals, g) -> tuple``."""
+        check_function(fwd, "defvjp (fwd)")
+        check_function(bwd, "defvjp (bwd)")
         self.fwd = fwd
         self.bwd = bwd
 
@@ -769,6 +772,7 @@ class custom_jvp(_CustomFunction):
 
     def defjvp(self, jvp: Callable[..., Any]) -> Callable[..., Any]:
         """Set the rule ``jvp(primals, tangents) -> (primal_out, tangent_out)``; returns it."""
+        check_function(jvp, "defjvp")
         self.jvp = jvp
         return jvp
 

@@ -32,6 +32,7 @@ from wengert.forward.dual import Dual
 from wengert.reverse.tensor import Tensor, connected
 from wengert.transforms.reverse import (
     argnums_at,
+    check_function,
     check_holomorphic_input,
     grad,
     grad_of,
@@ -279,6 +280,7 @@ def jvp(
     >>> wg.jvp(lambda x: np.sin(x) * x, (0.5,), (1.0,))
     (0.2397127693021015, 0.9182168195493894)
     """
+    check_function(fun, "jvp")
     return _jvp(fun, primals, tangents, has_aux, "jvp")
 
 
@@ -306,6 +308,7 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
     >>> f_jvp(np.array([1.0, 0.0]))
     array([0.        , 0.84147098])
     """
+    check_function(fun, "linearize")
     for i, p in enumerate(flatten(list(primals))[0]):
         _check_float(p, "linearize", f"primal {i}")
     out, f_vjp, aux = pullback_of(fun, primals, has_aux, "linearize")
@@ -324,6 +327,7 @@ def derivative(fun: Callable[[Any], Any]) -> Callable[[Any], Any]:
     >>> wg.derivative(lambda x: x * wg.derivative(lambda y: x + y)(1.0))(1.0)
     1.0
     """
+    check_function(fun, "derivative")
 
     @functools.wraps(fun)
     def d(x: Any) -> Any:
@@ -509,6 +513,7 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
 def _jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool,
             holomorphic: bool, where: str) -> Callable[..., Any]:
     """:func:`jacfwd`, its errors naming ``where``."""
+    check_function(fun, where)
 
     @functools.wraps(fun)
     def jac(*args: Any) -> Any:
@@ -729,6 +734,7 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
     >>> wg.jacrev(lambda x: (x * 3.0, {"x": x}), has_aux=True)(np.array([1.0]))
     (array([[3.]]), {'x': array([1.])})
     """
+    check_function(fun, "jacrev")
 
     @functools.wraps(fun)
     def jac(*args: Any) -> Any:
@@ -762,6 +768,7 @@ def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux:
     >>> wg.jacobian(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0, 3.0]))
     array([2., 4., 6.])
     """
+    check_function(fun, "jacobian")
 
     @functools.wraps(fun)
     def jac(*args: Any) -> Any:
@@ -803,6 +810,7 @@ def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: 
     >>> wg.hessian(lambda x: (x ** 3, x * 2.0), has_aux=True)(1.0)
     (6.0, 2.0)
     """
+    check_function(fun, "hessian")
     return _jacfwd(grad(fun, argnums, has_aux=has_aux, holomorphic=holomorphic), argnums,
                    has_aux, holomorphic, "hessian")
 
@@ -821,4 +829,5 @@ def hvp(fun: Callable[..., Any], x: Any, v: Any) -> Any:
     >>> wg.hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0]))
     array([6., 0.])
     """
+    check_function(fun, "hvp")
     return _jvp(grad_of(fun), (x,), (v,), False, "hvp")[1]

@@ -31,7 +31,27 @@ from wengert.reverse.tensor import Tensor, constant
 __all__ = [
     "grad", "value_and_grad", "vjp", "leaf_for", "unbox_level", "of_level", "pullback",
     "argnums_at", "check_holomorphic_input", "pullback_of", "transpose", "unalias",
+    "check_function",
 ]
+
+
+def check_function(fun: Any, where: str) -> None:
+    """Refuse a ``fun`` that cannot be called, when a transform is made (as JAX does): the
+    usual slip is passing a value, ``wg.grad(f(x))``, instead of the function.
+
+    Examples
+    --------
+    >>> check_function(abs, "grad")
+    >>> check_function(2.0, "grad")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    TypeError: grad: expected a function, got float. Pass the function itself ...
+    """
+    if not callable(fun):
+        raise TypeError(
+            f"{where}: expected a function, got {type(fun).__name__}. Pass the function "
+            "itself (f, not its value f(x))."
+        )
 
 
 def _check_input(x: Any, where: str, holomorphic: bool = False) -> None:
@@ -400,6 +420,7 @@ def value_and_grad(
     >>> wg.value_and_grad(lambda z: np.sum(z ** 2), holomorphic=True)(np.array([1j, 2 + 0j]))
     (np.complex128(3+0j), array([0.+2.j, 4.+0.j]))
     """
+    check_function(fun, "value_and_grad")
     nums, single = _argnums_tuple(argnums)
 
     @functools.wraps(fun)
@@ -496,6 +517,7 @@ def grad(
     >>> wg.grad(np.exp, holomorphic=True)(np.complex64(1j))
     np.complex64(0.5403023+0.84147096j)
     """
+    check_function(fun, "grad")
     vg = value_and_grad(fun, argnums, has_aux, holomorphic)
 
     @functools.wraps(fun)
@@ -537,6 +559,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     >>> f_vjp(np.array([1.0, 10.0]))
     (array([ 2., 20.]),)
     """
+    check_function(fun, "vjp")
     out, vjp_fn, aux = pullback_of(fun, primals, has_aux, "vjp")
     if has_aux:
         return out, vjp_fn, aux
