@@ -40,6 +40,23 @@ def test_gradient_returns_tensor_with_source_shape_and_dtype():
     np.testing.assert_array_equal(val(g), np.full((2, 3), 3.0))
 
 
+@pytest.mark.parametrize("source", [np.ones(2, np.float32), np.float32(2.0),
+                                    np.ones(2, np.float16)], ids=["array", "0-d", "float16"])
+def test_gradient_keeps_the_source_dtype_when_float64_values_promote_the_target(source):
+    x = wg.tensor(source)
+    w = Variable(source)
+    with GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = np.sum(x * np.ones(np.shape(source)))  # float64: NumPy promotes
+        z = np.sum(w * np.float64(3.0))
+    assert y.dtype == np.float64
+    for g in (tape.gradient(y, x), tape.gradient(z, w)):
+        assert g.dtype == source.dtype and g.shape == np.shape(source)
+    x2 = wg.tensor(source, requires_grad=True)
+    np.sum(x2 * np.ones(np.shape(source))).backward()
+    assert x2.grad.dtype == source.dtype  # as backward() gives
+
+
 def test_scalar_python_float_source():
     x = wg.tensor(3.0)
     with GradientTape() as tape:

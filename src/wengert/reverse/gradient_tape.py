@@ -273,6 +273,9 @@ def _fit(g: Any, source: Tensor, create: bool) -> Tensor:
     if type(v) is float:
         return constant(float(np.asarray(g).reshape(())))
     g = np.asarray(g)
+    dt = np.result_type(v)
+    if g.dtype != dt and dt.kind in "fc" and (g.dtype.kind == dt.kind or g.dtype.kind in "biu"):
+        g = g.astype(dt)  # the source's dtype (float32 stays float32), as backward() gives
     if g.shape != np.shape(v):
         g = np.broadcast_to(g, np.shape(v)).copy()
     elif not g.flags.writeable:  # a broadcast view from the sweep: an array of its own
