@@ -427,6 +427,21 @@ def test_variable_created_inside_the_tape_and_array_variable():
     np.testing.assert_allclose(val(tape.gradient(y, v)), np.exp(vv) * (1 + vv), rtol=1e-15)
 
 
+@pytest.mark.parametrize("op", ["add", "multiply"])
+def test_nested_tapes_each_watch_every_variable_an_op_reads(op):
+    x, y = Variable(2.0, name="x"), Variable(3.0, name="y")
+    with GradientTape() as outer:
+        with GradientTape(persistent=True) as inner:
+            z = x + y if op == "add" else x * y
+        dz_dy = inner.gradient(z, y)
+        dz_dx = inner.gradient(z, x)
+        w = x * dz_dy  # d/dx [x * d/dy z]: 1 for x + y, 2x for x * y
+    assert [v.name for v in inner.watched_variables()] == ["x", "y"]
+    assert [v.name for v in outer.watched_variables()] == ["x", "y"]
+    assert (dz_dy.item(), dz_dx.item()) == ((1.0, 1.0) if op == "add" else (2.0, 3.0))
+    assert outer.gradient(w, x).item() == (1.0 if op == "add" else 4.0)
+
+
 def test_watched_variables_order_and_explicit_watch():
     a, b, c = Variable(1.0, name="a"), Variable(2.0, name="b"), Variable(3.0, name="c")
     with GradientTape() as tape:
