@@ -864,6 +864,27 @@ def test_tape_inside_wg_grad_refuses_a_variable_it_cannot_differentiate(method):
         wg.grad(lambda x: np.sum(f(x)))(np.array([0.7]))
 
 
+@pytest.mark.parametrize("transform", ["grad", "hessian", "hvp"])
+@pytest.mark.parametrize("unconnected", ["none", "zero"])
+def test_tape_inside_a_transform_refuses_a_source_of_no_transform(transform, unconnected):
+    # dz/dy = x depends on the transform's input, which the tape's sweep cannot give for
+    # y, a tensor of no transform; under forward over reverse (hessian, hvp) the target
+    # holds a dual number, and the gradient was None (or zero) without a word
+    def f(x):
+        y = wg.tensor(1.0)
+        with GradientTape() as tape:
+            tape.watch(y)
+            tape.watch(x)
+            z = x * y + x
+        return tape.gradient(z, y, unconnected_gradients=unconnected) * x
+
+    run = {"grad": lambda: wg.grad(f)(2.0), "hessian": lambda: wg.hessian(f)(2.0),
+           "hvp": lambda: wg.hvp(f, 2.0, 1.0)}[transform]
+    with pytest.raises(RuntimeError, match=r"a tensor of no transform \(made outside it, or "
+                                           r"by wg.tensor inside it\)"):
+        run()
+
+
 def test_tape_jacobian_inside_wg_grad_refuses_an_unwatched_input():
     def f(x):
         with GradientTape() as tape:

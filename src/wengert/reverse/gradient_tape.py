@@ -621,10 +621,13 @@ class GradientTape(Recorder):
                     "(tape.watch(x)), or use wg.grad for the inner gradient."
                 )
             beneath = t._value
+            while type(beneath) is Dual:  # (forward over this level: wg.hessian, wg.hvp)
+                beneath = beneath.primal
             outer = [s for s in sources if s._level != t._level]
             if outer and isinstance(beneath, Tensor) and (beneath._rg or beneath._node):
                 what = ("a Variable, which belongs to no transform (even made inside one)"
-                        if isinstance(outer[0], Variable) else "a tensor made outside it")
+                        if isinstance(outer[0], Variable) else
+                        "a tensor of no transform (made outside it, or by wg.tensor inside it)")
                 raise RuntimeError(
                     f"GradientTape.gradient: the target was computed {where} from {inputs} "
                     f"and from the source, {what}; the tape cannot give the gradient with "
