@@ -745,6 +745,18 @@ def test_jacobian_scalar_cases(jac):
     assert jac(lambda v: v * 2.0)(np.ones(2, np.float32)).dtype == np.float32
 
 
+@pytest.mark.parametrize("jac", JACS + [wg.hessian], ids=lambda j: j.__name__)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_jacobian_of_a_0d_array_is_a_0d_array_in_every_mode(jac, dtype):
+    # as wg.grad gives (and JAX): jacrev and jacobian gave a Python float for float64
+    r = jac(lambda x: x ** 3)(np.array(2.0, dtype))
+    assert type(r) is np.ndarray and r.shape == () and r.dtype == dtype
+    assert r == 12.0  # 3x² = 12, and its derivative 6x = 12 too at x = 2
+    wide = jac(lambda x: x ** 3)(np.array([2.0], dtype))
+    assert type(wide) is np.ndarray and wide.shape == (1, 1)
+    assert type(jac(lambda x: x ** 3)(2.0)) is float  # a Python float stays one
+
+
 @pytest.mark.parametrize("jac", JACS, ids=lambda j: j.__name__)
 def test_jacobian_pytrees(jac):
     r = jac(lambda p: p["a"] * p["b"])({"a": XJ, "b": 2.0 * XJ})

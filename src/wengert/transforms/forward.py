@@ -676,18 +676,21 @@ def _reverse_pass(fun: Callable[..., Any], args: tuple[Any, ...],
                   argnums: int | Sequence[int], has_aux: bool, holomorphic: bool,
                   where: str) -> tuple[Any, ...]:
     """One reverse-mode pass of ``fun`` at ``args`` for a Jacobian: whether ``argnums``
-    is one number, the differentiated inputs' shapes and dtypes and their pytree, the
+    is one number, the differentiated inputs' shapes and dtypes and their pytree, whether
+    the blocks are arrays (one array input, as :func:`jacfwd` gives them, 0-d too), the
     output, its pullback and the aux value."""
     nums, single = argnums_at(argnums, len(args), where)
-    sel, _, spec, infos = _inputs(args, nums, where, holomorphic)
+    sel, leaves, spec, infos = _inputs(args, nums, where, holomorphic)
+    arrays = len(leaves) == 1 and type(_example(leaves[0])) is np.ndarray
     out, f_vjp, aux = pullback_of(_select(fun, args, nums), sel, has_aux, where)
     _check_outputs(out, where, holomorphic, real=True)
-    return single, infos, spec, out, f_vjp, aux
+    return (single, arrays), infos, spec, out, f_vjp, aux
 
 
 def _jacrev_from(
-    out: Any, f_vjp: Callable[..., Any], infos: list[Any], spec: Any, single: bool
+    out: Any, f_vjp: Callable[..., Any], infos: list[Any], spec: Any, form: tuple[bool, bool]
 ) -> Any:
+    single, arrays = form
     out_leaves, out_spec = flatten(out)
     zeros = [_zero_tangent(ol) for ol in out_leaves]
     blocks = []
@@ -703,7 +706,7 @@ def _jacrev_from(
         row = []
         for j, (shape, dtype) in enumerate(infos):
             rdtype = np.result_type(dtype, odtype if odtype.kind in "fc" else dtype)
-            row.append(_stack_jac(rows[j], oshape, shape, False, rdtype))
+            row.append(_stack_jac(rows[j], oshape, shape, False, rdtype, not arrays))
         blocks.append(row)
     return _assemble(blocks, out_spec, spec, single)
 
@@ -738,9 +741,9 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
 
     @functools.wraps(fun)
     def jac(*args: Any) -> Any:
-        single, infos, spec, out, f_vjp, aux = _reverse_pass(
+        form, infos, spec, out, f_vjp, aux = _reverse_pass(
             fun, args, argnums, has_aux, holomorphic, "jacrev")
-        result = _jacrev_from(out, f_vjp, infos, spec, single)
+        result = _jacrev_from(out, f_vjp, infos, spec, form)
         return (result, aux) if has_aux else result
 
     return jac
@@ -772,7 +775,7 @@ def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux:
 
     @functools.wraps(fun)
     def jac(*args: Any) -> Any:
-        single, infos, spec, out, f_vjp, aux = _reverse_pass(
+        form, infos, spec, out, f_vjp, aux = _reverse_pass(
             fun, args, argnums, has_aux, holomorphic, "jacobian")
         n_in = sum(_size(shape) for shape, _ in infos)
         n_out = sum(_size(_shape_dtype(leaf)[0]) for leaf in flatten(out)[0])
@@ -781,7 +784,7 @@ def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux:
                 return _jacfwd(fun, argnums, has_aux, holomorphic, "jacobian")(*args)
             except NoForwardRule:
                 pass  # a custom_vjp function (or an op) without a JVP: reverse mode after all
-        result = _jacrev_from(out, f_vjp, infos, spec, single)
+        result = _jacrev_from(out, f_vjp, infos, spec, form)
         return (result, aux) if has_aux else result
 
     return jac
