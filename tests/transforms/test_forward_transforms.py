@@ -897,6 +897,16 @@ def test_error_jvp_shapes_differ():
         Dual(np.zeros(3), np.zeros(2))
 
 
+@pytest.mark.parametrize("f, words", [
+    (lambda x: x ** 3, r"hvp: grad requires a scalar output \(one element\), got shape \(2,\)"),
+    (lambda x: None, r"hvp: the function must return a scalar"),
+    (lambda x: np.sum(x) > 0, r"hvp: the output must be floating point"),
+])
+def test_error_hvp_of_a_function_that_is_not_scalar_names_hvp(f, words):
+    with pytest.raises(TypeError, match=words):
+        wg.hvp(f, np.ones(2), np.ones(2))
+
+
 def test_error_jvp_structures_differ():
     with pytest.raises(ValueError, match="different structures.*one tangent per primal"):
         wg.jvp(lambda x, y: x, (1.0, 2.0), (1.0,))

@@ -833,4 +833,4 @@ def hvp(fun: Callable[..., Any], x: Any, v: Any) -> Any:
     array([6., 0.])
     """
     check_function(fun, "hvp")
-    return _jvp(grad_of(fun), (x,), (v,), False, "hvp")[1]
+    return _jvp(grad_of(fun, "hvp"), (x,), (v,), False, "hvp")[1]

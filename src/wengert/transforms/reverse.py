@@ -444,19 +444,19 @@ def split_aux(result: Any, has_aux: bool, where: str) -> tuple[Any, Any]:
 
 def _value_and_grad(fun: Callable[..., Any], nums: tuple[int, ...], single: bool,
                     has_aux: bool, args: tuple[Any, ...], kwargs: dict[str, Any],
-                    holomorphic: bool = False) -> Any:
+                    holomorphic: bool = False, where: str = "grad") -> Any:
     """One call of ``value_and_grad(fun, nums, has_aux, holomorphic)``:
-    ``(value, gradient)``."""
+    ``(value, gradient)``; errors name ``where``."""
     outer_mode = GRAD_ENABLED.get()
     with transform_scope() as level:
         token = GRAD_ENABLED.set(True)
         try:
-            bargs, leaves = _prepare(args, nums, "grad", level, holomorphic)
+            bargs, leaves = _prepare(args, nums, where, level, holomorphic)
             result = fun(*bargs, **kwargs)
         finally:
             GRAD_ENABLED.reset(token)
-        out, aux = split_aux(result, has_aux, "grad")
-        seed = _scalar_seed(out, level, "grad", holomorphic)
+        out, aux = split_aux(result, has_aux, where)
+        seed = _scalar_seed(out, level, where, holomorphic)
         roots = [] if seed is None else [(_edge(out), seed)]
         cts = _sweep(roots, leaves, retain=False, grad_mode=outer_mode)
     grads = _gradients(leaves, cts)
@@ -467,11 +467,12 @@ def _value_and_grad(fun: Callable[..., Any], nums: tuple[int, ...], single: bool
     return value, g
 
 
-def grad_of(fun: Callable[..., Any]) -> Callable[[Any], Any]:
-    """``grad(fun)`` for internal use (one argument, no aux): no wrapper metadata to copy."""
+def grad_of(fun: Callable[..., Any], where: str = "grad") -> Callable[[Any], Any]:
+    """``grad(fun)`` for internal use (one argument, no aux): no wrapper metadata to copy;
+    errors name ``where``."""
 
     def g(x: Any) -> Any:
-        return _value_and_grad(fun, (0,), True, False, (x,), {})[1]
+        return _value_and_grad(fun, (0,), True, False, (x,), {}, where=where)[1]
 
     return g
 
