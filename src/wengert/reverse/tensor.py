@@ -375,7 +375,7 @@ class Tensor(ArrayMethods, InPlaceMethods):
         if not self._rg:
             raise RuntimeError(
                 "can't retain_grad on Tensor that has requires_grad=False; create it from a "
-                "tensor with requires_grad=True."
+                "tensor with requires_grad=True." + _constant_note()
             )
         if self._node is None:
             return
@@ -403,6 +403,7 @@ class Tensor(ArrayMethods, InPlaceMethods):
             raise RuntimeError(
                 "cannot register a hook on a tensor that doesn't require gradient; set "
                 "requires_grad=True on it (or on the leaves it is computed from) first."
+                + _constant_note()
             )
         if self._node is None:
             hooks = self._extras().setdefault("hooks", [])
@@ -732,6 +733,16 @@ def lifter(level: float) -> Any:
         return t
 
     return lift
+
+
+def _constant_note() -> str:
+    """What an open recorder says about why the values computed now are constants (a
+    checkpointed function's forward run), for the messages about them; else nothing."""
+    for r in RECORDERS.get():
+        note = getattr(r, "constant_note", None)
+        if note:
+            return " " + note
+    return ""
 
 
 def check_seed(out: Tensor, gradient: Any) -> Any:
