@@ -9,8 +9,8 @@ shell, with its budget, and the lines of code of every equation -- before each c
 runs, and a ``post_execute`` one that leaves it afterwards (errors included). IPython
 and ipykernel fire these two for every cell, silent ones too (``pre_run_cell`` and
 ``post_run_cell`` skip silent cells, so a silent ``%load_ext wengert`` would leave the
-mode on after its cell). In those cells ``backward()`` keeps the sweep it ran, so ``wg.explore(y)`` and
-``wg.explain(y, x)`` work after it.
+mode on after its cell). In those cells ``backward()`` keeps the sweep it ran, so
+``wg.explore(y)`` and ``wg.explain(y, x)`` work after it.
 
 IPython is imported only when the extension is loaded (inside
 :func:`load_ipython_extension` and the class factory), so ``import wengert``
