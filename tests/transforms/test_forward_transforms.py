@@ -1064,3 +1064,19 @@ def test_jacfwd_is_silent_for_square_or_small_jacobians(monkeypatch, recwarn):
     wg.hessian(lambda x: np.sum(x ** 3))(x)  # forward over reverse: a square Jacobian
     wg.jacobian(lambda x: np.sum(x * x))(x)  # picks reverse mode itself
     assert not [w for w in recwarn if issubclass(w.category, wg.errors.PerformanceWarning)]
+
+
+@pytest.mark.parametrize("method", ["backward", "register_hook", "retain_grad"])
+def test_a_tensor_method_on_a_dual_number_says_what_it_is(method):
+    x = wg.tensor(1.0, requires_grad=True)
+
+    def f(s):
+        y = x * s * s  # a dual number over tensors
+        args = (lambda g: g,) if method == "register_hook" else ()
+        getattr(y, method)(*args)
+        return y
+
+    with pytest.raises(TypeError, match=rf"{method}\(\) was called on a dual number.*"
+                                        r"d.primal / d.tangent"):
+        wg.jvp(f, (3.0,), (1.0,))
+    assert x.grad is None
