@@ -112,6 +112,23 @@ def test_argnums_of_the_wrong_type_are_named(transform):
         transform(lambda x: x, argnums=0.0)(2.0)
 
 
+@pytest.mark.parametrize("make", [
+    lambda v: wg.grad(v), lambda v: wg.value_and_grad(v), lambda v: wg.jacfwd(v),
+    lambda v: wg.jacrev(v), lambda v: wg.jacobian(v), lambda v: wg.hessian(v),
+    lambda v: wg.derivative(v), lambda v: wg.checkpoint(v), lambda v: wg.custom_vjp(v),
+    lambda v: wg.custom_jvp(v), lambda v: wg.vjp(v, 1.0), lambda v: wg.jvp(v, (1.0,), (1.0,)),
+    lambda v: wg.hvp(v, 1.0, 1.0), lambda v: wg.linearize(v, 1.0),
+    lambda v: wg.custom_vjp(np.sin).defvjp(v, v), lambda v: wg.custom_jvp(np.sin).defjvp(v),
+], ids=["grad", "value_and_grad", "jacfwd", "jacrev", "jacobian", "hessian", "derivative",
+        "checkpoint", "custom_vjp", "custom_jvp", "vjp", "jvp", "hvp", "linearize", "defvjp",
+        "defjvp"])
+def test_a_value_given_where_a_function_is_expected_is_refused_at_once(make):
+    value = np.sum(np.arange(3.0) ** 2)  # wg.grad(f(x)) instead of wg.grad(f)
+    with pytest.raises(TypeError, match=r"expected a function, got float64. Pass the function "
+                                        r"itself \(f, not its value f\(x\)\)"):
+        make(value)
+
+
 def test_vjp_cotangent_structure_is_matched_by_key_and_checked():
     x = np.array([1.0, 2.0])
     _, f_vjp = wg.vjp(lambda x: {"a": x, "b": 3 * x}, x)

@@ -306,3 +306,22 @@ def test_hooks_on_leaves_run_once():
     y.backward()
     assert seen == [4.0]
     assert w.grad == 4.0
+
+
+@pytest.mark.parametrize("what", ["register_hook", "retain_grad"])
+def test_a_hook_inside_a_checkpointed_function_is_refused_with_the_reason(what):
+    def f(x):
+        y = x * x
+        if what == "register_hook":
+            y.register_hook(lambda g: g * 10.0)
+        else:
+            y.retain_grad()
+        return y * 3.0
+
+    x = wg.tensor(2.0, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"Inside wg.checkpoint\(f\), f's forward run "
+                                           r"computes constants.*not supported"):
+        wg.checkpoint(f)(x)
+    y = f(x)  # without the checkpoint, as before
+    y.backward()
+    assert x.grad == (120.0 if what == "register_hook" else 12.0)

@@ -176,6 +176,19 @@ def test_bwd_must_return_one_cotangent_per_argument():
         f(x, 3.0).backward()
 
 
+def test_bwd_of_a_call_with_keyword_arguments_is_told_they_get_no_cotangent():
+    @wg.custom_vjp
+    def power(x, n):
+        return x ** n
+
+    power.defvjp(lambda x, n: (x ** n, (x, n)),
+                 lambda r, g: (g * r[1] * r[0] ** (r[1] - 1), None))
+    assert wg.grad(power)(2.0, 3) == 12.0
+    with pytest.raises(TypeError, match=r"length 1, but got a tuple of length 2.*Keyword "
+                                        r"arguments, here 'n', are static"):
+        wg.grad(lambda x: power(x, n=3))(2.0)
+
+
 def test_fwd_must_return_a_pair_and_defvjp_is_required():
     @wg.custom_vjp
     def f(x):
@@ -462,6 +475,26 @@ def test_custom_jvp_errors():
     f.defjvp(lambda p, t: p[0] * 2.0)
     with pytest.raises(TypeError, match=r"Custom JVP rule of 'f' must produce a pair"):
         wg.jvp(f, (1.0,), (1.0,))
+
+
+@pytest.mark.parametrize("x", [1.0, np.array(1.0), np.ones(2)], ids=["float", "0-d", "array"])
+@pytest.mark.parametrize("transform", ["jvp", "jacfwd", "grad", "jacrev", "hessian"])
+def test_custom_jvp_tangent_of_another_shape_is_refused_by_every_transform(transform, x):
+    @wg.custom_jvp
+    def f(x):
+        return x * 2.0
+
+    f.defjvp(lambda p, t: (f(p[0]), 2.0 * np.ones(3)))
+    run = {
+        "jvp": lambda: wg.jvp(f, (x,), (np.ones_like(x),)),
+        "jacfwd": lambda: wg.jacfwd(f)(x),
+        "grad": lambda: wg.grad(lambda x: np.sum(f(x)))(x),
+        "jacrev": lambda: wg.jacrev(f)(x),
+        "hessian": lambda: wg.hessian(lambda x: np.sum(f(x) ** 2))(x),
+    }[transform]
+    with pytest.raises(ValueError, match=r"Custom JVP rule of 'f' returned a tangent of shape "
+                                         r"\(3,\) for primal output 0 of shape \((2,)?\)"):
+        run()
 
 
 def test_custom_jvp_two_arguments_and_constants():

@@ -40,6 +40,23 @@ def test_gradient_returns_tensor_with_source_shape_and_dtype():
     np.testing.assert_array_equal(val(g), np.full((2, 3), 3.0))
 
 
+@pytest.mark.parametrize("source", [np.ones(2, np.float32), np.float32(2.0),
+                                    np.ones(2, np.float16)], ids=["array", "0-d", "float16"])
+def test_gradient_keeps_the_source_dtype_when_float64_values_promote_the_target(source):
+    x = wg.tensor(source)
+    w = Variable(source)
+    with GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = np.sum(x * np.ones(np.shape(source)))  # float64: NumPy promotes
+        z = np.sum(w * np.float64(3.0))
+    assert y.dtype == np.float64
+    for g in (tape.gradient(y, x), tape.gradient(z, w)):
+        assert g.dtype == source.dtype and g.shape == np.shape(source)
+    x2 = wg.tensor(source, requires_grad=True)
+    np.sum(x2 * np.ones(np.shape(source))).backward()
+    assert x2.grad.dtype == source.dtype  # as backward() gives
+
+
 def test_scalar_python_float_source():
     x = wg.tensor(3.0)
     with GradientTape() as tape:
@@ -408,6 +425,21 @@ def test_variable_created_inside_the_tape_and_array_variable():
         y = (np.exp(v) * v).sum()
     vv = np.array([1.0, -2.0])
     np.testing.assert_allclose(val(tape.gradient(y, v)), np.exp(vv) * (1 + vv), rtol=1e-15)
+
+
+@pytest.mark.parametrize("op", ["add", "multiply"])
+def test_nested_tapes_each_watch_every_variable_an_op_reads(op):
+    x, y = Variable(2.0, name="x"), Variable(3.0, name="y")
+    with GradientTape() as outer:
+        with GradientTape(persistent=True) as inner:
+            z = x + y if op == "add" else x * y
+        dz_dy = inner.gradient(z, y)
+        dz_dx = inner.gradient(z, x)
+        w = x * dz_dy  # d/dx [x * d/dy z]: 1 for x + y, 2x for x * y
+    assert [v.name for v in inner.watched_variables()] == ["x", "y"]
+    assert [v.name for v in outer.watched_variables()] == ["x", "y"]
+    assert (dz_dy.item(), dz_dx.item()) == ((1.0, 1.0) if op == "add" else (2.0, 3.0))
+    assert outer.gradient(w, x).item() == (1.0 if op == "add" else 4.0)
 
 
 def test_watched_variables_order_and_explicit_watch():
@@ -830,6 +862,27 @@ def test_tape_inside_wg_grad_refuses_a_variable_it_cannot_differentiate(method):
 
     with pytest.raises(RuntimeError, match="a Variable, which belongs to no transform"):
         wg.grad(lambda x: np.sum(f(x)))(np.array([0.7]))
+
+
+@pytest.mark.parametrize("transform", ["grad", "hessian", "hvp"])
+@pytest.mark.parametrize("unconnected", ["none", "zero"])
+def test_tape_inside_a_transform_refuses_a_source_of_no_transform(transform, unconnected):
+    # dz/dy = x depends on the transform's input, which the tape's sweep cannot give for
+    # y, a tensor of no transform; under forward over reverse (hessian, hvp) the target
+    # holds a dual number, and the gradient was None (or zero) without a word
+    def f(x):
+        y = wg.tensor(1.0)
+        with GradientTape() as tape:
+            tape.watch(y)
+            tape.watch(x)
+            z = x * y + x
+        return tape.gradient(z, y, unconnected_gradients=unconnected) * x
+
+    run = {"grad": lambda: wg.grad(f)(2.0), "hessian": lambda: wg.hessian(f)(2.0),
+           "hvp": lambda: wg.hvp(f, 2.0, 1.0)}[transform]
+    with pytest.raises(RuntimeError, match=r"a tensor of no transform \(made outside it, or "
+                                           r"by wg.tensor inside it\)"):
+        run()
 
 
 def test_tape_jacobian_inside_wg_grad_refuses_an_unwatched_input():

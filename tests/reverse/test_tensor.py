@@ -146,6 +146,48 @@ def test_backward_with_gradient_and_inputs():
     assert w.grad is None
 
 
+def test_backward_with_empty_inputs_is_refused():
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sum()
+    with pytest.raises(RuntimeError, match="cannot be empty"):
+        y.backward(inputs=[])
+    assert x.grad is None
+    y.backward()  # the graph is still whole
+    np.testing.assert_array_equal(x.grad, [2.0, 4.0])
+
+
+@pytest.mark.parametrize("leaf", [True, False])
+@pytest.mark.parametrize("returned, words", [
+    (lambda g: g * 1j, "complex gradient"),
+    (lambda g: "0", "returned a str"),
+    (lambda g: [1.0, 1.0], "returned a list"),
+])
+def test_a_hook_returning_what_is_not_a_real_gradient_is_refused(leaf, returned, words):
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    y = x if leaf else x * 2.0
+    y.register_hook(returned)
+    with pytest.raises(wg.errors.HookError, match=words):
+        (y * y).sum().backward()
+
+
+def test_a_hook_may_return_another_float_dtype_or_a_tensor():
+    for returned in (lambda g: g.astype(np.float32), lambda g: wg.tensor(g)):
+        x = wg.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2.0
+        y.register_hook(returned)
+        y.sum().backward()
+        assert x.grad.dtype == np.float64
+        np.testing.assert_array_equal(x.grad, [2.0, 2.0])
+
+
+def test_a_complex_hook_gradient_of_a_complex_tensor_is_kept():
+    x = wg.tensor([1.0 + 1j], requires_grad=True)
+    y = x * 2.0
+    y.register_hook(lambda g: g * 1j)
+    y.backward(gradient=np.array([1.0 + 0j]))
+    np.testing.assert_array_equal(x.grad, [2j])
+
+
 @pytest.mark.parametrize("graph", ["same parent twice", "chain joins a branch", "diamond"])
 def test_sweep_sums_every_path(graph):
     # The sweep hands a lone pending node straight on (a chain); these graphs

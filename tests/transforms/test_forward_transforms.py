@@ -745,6 +745,18 @@ def test_jacobian_scalar_cases(jac):
     assert jac(lambda v: v * 2.0)(np.ones(2, np.float32)).dtype == np.float32
 
 
+@pytest.mark.parametrize("jac", JACS + [wg.hessian], ids=lambda j: j.__name__)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_jacobian_of_a_0d_array_is_a_0d_array_in_every_mode(jac, dtype):
+    # as wg.grad gives (and JAX): jacrev and jacobian gave a Python float for float64
+    r = jac(lambda x: x ** 3)(np.array(2.0, dtype))
+    assert type(r) is np.ndarray and r.shape == () and r.dtype == dtype
+    assert r == 12.0  # 3x² = 12, and its derivative 6x = 12 too at x = 2
+    wide = jac(lambda x: x ** 3)(np.array([2.0], dtype))
+    assert type(wide) is np.ndarray and wide.shape == (1, 1)
+    assert type(jac(lambda x: x ** 3)(2.0)) is float  # a Python float stays one
+
+
 @pytest.mark.parametrize("jac", JACS, ids=lambda j: j.__name__)
 def test_jacobian_pytrees(jac):
     r = jac(lambda p: p["a"] * p["b"])({"a": XJ, "b": 2.0 * XJ})
@@ -883,6 +895,16 @@ def test_error_jvp_shapes_differ():
         wg.hvp(lambda v: np.sum(v**3), np.ones(3), np.ones(2))
     with pytest.raises(ValueError, match=r"tangent's shape \(2,\) differs from the primal's"):
         Dual(np.zeros(3), np.zeros(2))
+
+
+@pytest.mark.parametrize("f, words", [
+    (lambda x: x ** 3, r"hvp: grad requires a scalar output \(one element\), got shape \(2,\)"),
+    (lambda x: None, r"hvp: the function must return a scalar"),
+    (lambda x: np.sum(x) > 0, r"hvp: the output must be floating point"),
+])
+def test_error_hvp_of_a_function_that_is_not_scalar_names_hvp(f, words):
+    with pytest.raises(TypeError, match=words):
+        wg.hvp(f, np.ones(2), np.ones(2))
 
 
 def test_error_jvp_structures_differ():
@@ -1042,3 +1064,19 @@ def test_jacfwd_is_silent_for_square_or_small_jacobians(monkeypatch, recwarn):
     wg.hessian(lambda x: np.sum(x ** 3))(x)  # forward over reverse: a square Jacobian
     wg.jacobian(lambda x: np.sum(x * x))(x)  # picks reverse mode itself
     assert not [w for w in recwarn if issubclass(w.category, wg.errors.PerformanceWarning)]
+
+
+@pytest.mark.parametrize("method", ["backward", "register_hook", "retain_grad"])
+def test_a_tensor_method_on_a_dual_number_says_what_it_is(method):
+    x = wg.tensor(1.0, requires_grad=True)
+
+    def f(s):
+        y = x * s * s  # a dual number over tensors
+        args = (lambda g: g,) if method == "register_hook" else ()
+        getattr(y, method)(*args)
+        return y
+
+    with pytest.raises(TypeError, match=rf"{method}\(\) was called on a dual number.*"
+                                        r"d.primal / d.tangent"):
+        wg.jvp(f, (3.0,), (1.0,))
+    assert x.grad is None

@@ -53,7 +53,7 @@ from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
-from wengert.core.bind import shape_of
+from wengert.core.bind import dtype_of, shape_of
 from wengert.core.errors import GraphFreedError, HookError, InplaceModifiedError
 from wengert.core.modes import ContextPush
 from wengert.core.node import Node
@@ -157,17 +157,38 @@ def _hook_name(hook: Any) -> str:
     return getattr(hook, "__qualname__", None) or getattr(hook, "__name__", None) or repr(hook)
 
 
+def _kind(v: Any) -> str:
+    """The dtype kind of a value a hook returned (``"O"`` for what is not a number)."""
+    try:
+        return dtype_of(v).kind
+    except TypeError:
+        return "O"
+
+
 def run_hooks(hooks: list[Any], g: Any, what: str) -> Any:
     """Call each hook on the cotangent ``g``; a hook may return a replacement of ``g``'s
     shape. ``what`` names the tensor for messages."""
     for hook in list(hooks):
         new = hook(g)
         if new is not None:
+            if _kind(new) not in "biufc":
+                raise HookError(
+                    f"hook {_hook_name(hook)!r} registered on {what} returned a "
+                    f"{type(new).__name__}, not a gradient. A hook must return None or a "
+                    "gradient of the same shape."
+                )
             if shape_of(new) != shape_of(g):
                 raise HookError(
                     f"hook {_hook_name(hook)!r} registered on {what} returned a gradient of "
                     f"shape {shape_of(new)}, but the gradient it received has shape "
                     f"{shape_of(g)}. A hook must return None or a gradient of the same shape."
+                )
+            if _kind(new) == "c" and _kind(g) != "c":
+                raise HookError(
+                    f"hook {_hook_name(hook)!r} registered on {what} returned a complex "
+                    f"gradient ({dtype_of(new)}) for a real one ({dtype_of(g)}): the imaginary "
+                    "part would be dropped. A hook must return a real gradient here (take "
+                    "np.real of it if that is what you mean)."
                 )
             g = new
     return g

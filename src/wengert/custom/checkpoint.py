@@ -62,6 +62,7 @@ from wengert.custom.rules import (
 )
 from wengert.forward.dual import DUAL
 from wengert.reverse.tensor import Tensor, constant, value_of
+from wengert.transforms.reverse import check_function
 
 __all__ = ["checkpoint"]
 
@@ -74,6 +75,14 @@ class _FreeVariables(Recorder):
 
     __slots__ = ("found", "outer")
     recording = True
+    #: Why the values computed in this run are constants (read by the messages of
+    #: ``register_hook`` and ``retain_grad``).
+    constant_note = (
+        "Inside wg.checkpoint(f), f's forward run computes constants: its graph is made "
+        "only when f runs again in the backward pass, so hooks and retain_grad on its "
+        "intermediate values are not supported. Register the hook on the checkpointed "
+        "function's output or inputs, or do not checkpoint f."
+    )
 
     def __init__(self, outer: tuple[Any, ...]) -> None:
         self.found: dict[int, Tensor] = {}
@@ -245,6 +254,7 @@ def checkpoint(
     """
     if fun is None:
         return functools.partial(checkpoint, preserve_rng_state=preserve_rng_state)
+    check_function(fun, "checkpoint")
     name = f"checkpoint_{_op_name(fun)}"
     op = Op(
         name,

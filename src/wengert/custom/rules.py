@@ -72,7 +72,7 @@ from wengert.ops.elementwise import POSITIVE
 from wengert.ops.shape import stack
 from wengert.reverse.recording import record, recorders_tracking
 from wengert.reverse.tensor import Tensor, constant, is_float_value, lifter, value_of
-from wengert.transforms.reverse import leaf_for, vjp
+from wengert.transforms.reverse import check_function, leaf_for, vjp
 
 __all__ = ["custom_vjp", "custom_jvp"]
 
@@ -505,6 +505,7 @@ class _CustomFunction:
     decorator = ""  # "custom_vjp" or "custom_jvp"
 
     def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int]) -> None:
+        check_function(fun, self.decorator)
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
@@ -610,6 +611,8 @@ class custom_vjp(_CustomFunction):
 
     def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
         """Set the rule: ``fwd(*args) -> (out, residuals)``, ``bwd(residuals, g) -> tuple``."""
+        check_function(fwd, "defvjp (fwd)")
+        check_function(bwd, "defvjp (bwd)")
         self.fwd = fwd
         self.bwd = bwd
 
@@ -697,6 +700,9 @@ class custom_vjp(_CustomFunction):
                 f"Custom VJP bwd rule of {self.op.name!r} must produce a tuple with one "
                 f"cotangent per (differentiable) positional argument of the primal function, "
                 f"i.e. of length {n_diff}, but got {got}. Use None for no gradient."
+                + (f" (Keyword arguments, here {', '.join(map(repr, saved.kwargs))}, are "
+                   "static and get no cotangent: pass them positionally, or return none for "
+                   "them.)" if saved.kwargs else "")
             )
         cts: list[Any] = []
         for arg_spec, item in zip(spec.specs, result):
@@ -766,6 +772,7 @@ class custom_jvp(_CustomFunction):
 
     def defjvp(self, jvp: Callable[..., Any]) -> Callable[..., Any]:
         """Set the rule ``jvp(primals, tangents) -> (primal_out, tangent_out)``; returns it."""
+        check_function(jvp, "defjvp")
         self.jvp = jvp
         return jvp
 
@@ -838,14 +845,9 @@ class custom_jvp(_CustomFunction):
                 for k in range(len(p_leaves))
             ]
         duals = []
-        for k, (p, t) in enumerate(zip(p_leaves, t_leaves)):
+        for p, t in zip(p_leaves, t_leaves):
             if t is None:
                 t = _zeros(p) if tag.batch is None else np.zeros((tag.batch,) + _shape(p))
-            elif _shape(t) != _shape(p) and tag.batch is None:
-                raise ValueError(
-                    f"Custom JVP rule of {self.op.name!r} returned a tangent of shape "
-                    f"{_shape(t)} for primal output {k} of shape {_shape(p)}; they must match."
-                )
             if type(value_of(p)) is float and type(t) is not float and not isinstance(
                 t, (Tensor, Dual)
             ):
@@ -869,7 +871,17 @@ class custom_jvp(_CustomFunction):
         p_out, t_out = result
         p_leaves, p_spec = _tree.flatten(p_out)
         t_leaves = _leaves_like(p_spec, t_out, f"custom_jvp rule of {self.op.name!r}")
+        self._check_tangents(p_leaves, t_leaves)
         return p_leaves, p_spec, t_leaves
+
+    def _check_tangents(self, p_leaves: Sequence[Any], t_leaves: Sequence[Any]) -> None:
+        """Refuse a tangent output of another shape than its primal output."""
+        for k, (p, t) in enumerate(zip(p_leaves, t_leaves)):
+            if t is not None and _shape(t) != _shape(p):
+                raise ValueError(
+                    f"Custom JVP rule of {self.op.name!r} returned a tangent of shape "
+                    f"{_shape(t)} for primal output {k} of shape {_shape(p)}; they must match."
+                )
 
     # -- reverse mode: the rule, transposed ------------------------------------------------
     def _pullback(self, saved: _Saved, g: Any, ans: Any, xs: tuple[Any, ...],
@@ -889,10 +901,12 @@ class custom_jvp(_CustomFunction):
                 *spec.nondiff_values(), spec.diff_args(primals), spec.diff_args(tangents),
                 **saved.kwargs,
             )
-            return _leaves_like(saved.out_spec, t_out, f"custom_jvp rule of {self.op.name!r}")
+            leaves = _leaves_like(saved.out_spec, t_out, f"custom_jvp rule of {self.op.name!r}")
+            self._check_tangents(outs, leaves)
+            return leaves
 
-        _, pull = vjp(tangent_out, *[fixed[i] for i in diff])
         outs = _out_values(saved, ans)
+        _, pull = vjp(tangent_out, *[fixed[i] for i in diff])
         cts = pull([_zeros(o) if gk is None else gk for gk, o in zip(_out_cotangents(saved, g),
                                                                        outs)])
         result: list[Any] = [None] * len(xs)

@@ -122,6 +122,16 @@ def _numeric(value: Any, what: str) -> Any:
 _FAST_UFUNCS: dict[Any, Any] = {}
 
 
+def _not_a_tensor(what: str) -> str:
+    """The refusal of a tensor method called on a dual number."""
+    return (
+        f"{what} was called on a dual number: inside wg.jvp, wg.derivative, wg.jacfwd, "
+        "wg.hessian or wg.hvp, a value computed from the transform's input is a dual number "
+        "(primal + ε·tangent), which has no tape. Call it on a tensor outside the transform "
+        "(on what the transform returns), or on d.primal / d.tangent when they are tensors."
+    )
+
+
 class Dual(ArrayMethods):
     """A value with a tangent: ``primal + tangent·ε`` with ``ε² = 0``.
 
@@ -306,6 +316,19 @@ class Dual(ArrayMethods):
 
     def _repr_html_(self) -> str | None:
         return html_of(self)
+
+    # -- reverse-mode calls on a dual number: refused with what it is ------------------
+    def backward(self, *args: Any, **kwargs: Any) -> None:
+        """Refused: a dual number carries a tangent, not a tape (see :meth:`register_hook`)."""
+        raise TypeError(_not_a_tensor("backward()"))
+
+    def register_hook(self, hook: Any) -> Any:
+        """Refused: a dual number is pushed forward, no gradient reaches it backward."""
+        raise TypeError(_not_a_tensor("register_hook()"))
+
+    def retain_grad(self) -> None:
+        """Refused (see :meth:`register_hook`)."""
+        raise TypeError(_not_a_tensor("retain_grad()"))
 
     # -- NumPy dispatch ------------------------------------------------
     __array_ufunc__ = ufunc_method(_FAST_UFUNCS, _dispatch.array_ufunc)

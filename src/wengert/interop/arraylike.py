@@ -43,6 +43,17 @@ class ArrayMethods:
     def mT(self) -> Any:
         return _shape.swapaxes(self, -1, -2)
 
+    def __format__(self, spec: str) -> str:
+        """A format spec formats the value as NumPy formats it (a one-element value's
+        number: ``f"{loss:.4f}"``); without one, ``str``. A graph tracer's value is not
+        known while it is traced: it refuses a spec."""
+        if not spec:
+            return str(self)
+        value = primal(self)
+        if kind_of(value) is not None:  # an opaque kind (a graph tracer)
+            return object.__format__(self, spec)
+        return format(np.asarray(value), spec)
+
     # -- arithmetic -----------------------------------------------------
     def __add__(self, other: Any) -> Any:
         return _ew.add(self, other)

@@ -273,6 +273,9 @@ def _fit(g: Any, source: Tensor, create: bool) -> Tensor:
     if type(v) is float:
         return constant(float(np.asarray(g).reshape(())))
     g = np.asarray(g)
+    dt = np.result_type(v)
+    if g.dtype != dt and dt.kind in "fc" and (g.dtype.kind == dt.kind or g.dtype.kind in "biu"):
+        g = g.astype(dt)  # the source's dtype (float32 stays float32), as backward() gives
     if g.shape != np.shape(v):
         g = np.broadcast_to(g, np.shape(v)).copy()
     elif not g.flags.writeable:  # a broadcast view from the sweep: an array of its own
@@ -619,10 +622,13 @@ class GradientTape(Recorder):
                     "(tape.watch(x)), or use wg.grad for the inner gradient."
                 )
             beneath = t._value
+            while type(beneath) is Dual:  # (forward over this level: wg.hessian, wg.hvp)
+                beneath = beneath.primal
             outer = [s for s in sources if s._level != t._level]
             if outer and isinstance(beneath, Tensor) and (beneath._rg or beneath._node):
                 what = ("a Variable, which belongs to no transform (even made inside one)"
-                        if isinstance(outer[0], Variable) else "a tensor made outside it")
+                        if isinstance(outer[0], Variable) else
+                        "a tensor of no transform (made outside it, or by wg.tensor inside it)")
                 raise RuntimeError(
                     f"GradientTape.gradient: the target was computed {where} from {inputs} "
                     f"and from the source, {what}; the tape cannot give the gradient with "

@@ -82,10 +82,11 @@ def _edge(a: Tensor, active: Any) -> Any:
     """Where the cotangent of input ``a`` goes: its node, the leaf itself, or nowhere."""
     if a._rg:
         return a._node if a._node is not None else a
-    for r in active:
+    tracked = False
+    for r in active:  # every tape asked: each watches a trainable Variable it reads
         if r.tracks(a):
-            return a._node if a._node is not None else a
-    return None
+            tracked = True
+    return (a._node if a._node is not None else a) if tracked else None
 
 
 def _annotated(op: Any, raws: tuple[Any, ...], e: Exception) -> Exception:

@@ -375,7 +375,7 @@ class Tensor(ArrayMethods, InPlaceMethods):
         if not self._rg:
             raise RuntimeError(
                 "can't retain_grad on Tensor that has requires_grad=False; create it from a "
-                "tensor with requires_grad=True."
+                "tensor with requires_grad=True." + _constant_note()
             )
         if self._node is None:
             return
@@ -403,6 +403,7 @@ class Tensor(ArrayMethods, InPlaceMethods):
             raise RuntimeError(
                 "cannot register a hook on a tensor that doesn't require gradient; set "
                 "requires_grad=True on it (or on the leaves it is computed from) first."
+                + _constant_note()
             )
         if self._node is None:
             hooks = self._extras().setdefault("hooks", [])
@@ -762,6 +763,16 @@ def lifter(level: float) -> Any:
     return lift
 
 
+def _constant_note() -> str:
+    """What an open recorder says about why the values computed now are constants (a
+    checkpointed function's forward run), for the messages about them; else nothing."""
+    for r in RECORDERS.get():
+        note = getattr(r, "constant_note", None)
+        if note:
+            return " " + note
+    return ""
+
+
 def check_seed(out: Tensor, gradient: Any) -> Any:
     """Validate the output cotangent for ``backward``; ``None`` means 1 for scalars."""
     shape = out.shape
@@ -904,6 +915,12 @@ def tensor_backward(
     wanted = []
     if inputs is not None:
         items = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+        if not items:
+            raise RuntimeError(
+                "backward(inputs=...): `inputs` argument to `backward()` cannot be empty: "
+                "no .grad would be filled. Name the tensors whose .grad you want, or leave "
+                "inputs out to fill every leaf's."
+            )
         for t in items:
             if not isinstance(t, Tensor) or not t._rg:
                 raise RuntimeError(

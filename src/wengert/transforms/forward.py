@@ -32,6 +32,7 @@ from wengert.forward.dual import Dual
 from wengert.reverse.tensor import Tensor, connected
 from wengert.transforms.reverse import (
     argnums_at,
+    check_function,
     check_holomorphic_input,
     grad,
     grad_of,
@@ -279,6 +280,7 @@ def jvp(
     >>> wg.jvp(lambda x: np.sin(x) * x, (0.5,), (1.0,))
     (0.2397127693021015, 0.9182168195493894)
     """
+    check_function(fun, "jvp")
     return _jvp(fun, primals, tangents, has_aux, "jvp")
 
 
@@ -306,6 +308,7 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
     >>> f_jvp(np.array([1.0, 0.0]))
     array([0.        , 0.84147098])
     """
+    check_function(fun, "linearize")
     for i, p in enumerate(flatten(list(primals))[0]):
         _check_float(p, "linearize", f"primal {i}")
     out, f_vjp, aux = pullback_of(fun, primals, has_aux, "linearize")
@@ -324,6 +327,7 @@ def derivative(fun: Callable[[Any], Any]) -> Callable[[Any], Any]:
     >>> wg.derivative(lambda x: x * wg.derivative(lambda y: x + y)(1.0))(1.0)
     1.0
     """
+    check_function(fun, "derivative")
 
     @functools.wraps(fun)
     def d(x: Any) -> Any:
@@ -509,6 +513,7 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
 def _jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool,
             holomorphic: bool, where: str) -> Callable[..., Any]:
     """:func:`jacfwd`, its errors naming ``where``."""
+    check_function(fun, where)
 
     @functools.wraps(fun)
     def jac(*args: Any) -> Any:
@@ -671,18 +676,21 @@ def _reverse_pass(fun: Callable[..., Any], args: tuple[Any, ...],
                   argnums: int | Sequence[int], has_aux: bool, holomorphic: bool,
                   where: str) -> tuple[Any, ...]:
     """One reverse-mode pass of ``fun`` at ``args`` for a Jacobian: whether ``argnums``
-    is one number, the differentiated inputs' shapes and dtypes and their pytree, the
+    is one number, the differentiated inputs' shapes and dtypes and their pytree, whether
+    the blocks are arrays (one array input, as :func:`jacfwd` gives them, 0-d too), the
     output, its pullback and the aux value."""
     nums, single = argnums_at(argnums, len(args), where)
-    sel, _, spec, infos = _inputs(args, nums, where, holomorphic)
+    sel, leaves, spec, infos = _inputs(args, nums, where, holomorphic)
+    arrays = len(leaves) == 1 and type(_example(leaves[0])) is np.ndarray
     out, f_vjp, aux = pullback_of(_select(fun, args, nums), sel, has_aux, where)
     _check_outputs(out, where, holomorphic, real=True)
-    return single, infos, spec, out, f_vjp, aux
+    return (single, arrays), infos, spec, out, f_vjp, aux
 
 
 def _jacrev_from(
-    out: Any, f_vjp: Callable[..., Any], infos: list[Any], spec: Any, single: bool
+    out: Any, f_vjp: Callable[..., Any], infos: list[Any], spec: Any, form: tuple[bool, bool]
 ) -> Any:
+    single, arrays = form
     out_leaves, out_spec = flatten(out)
     zeros = [_zero_tangent(ol) for ol in out_leaves]
     blocks = []
@@ -698,7 +706,7 @@ def _jacrev_from(
         row = []
         for j, (shape, dtype) in enumerate(infos):
             rdtype = np.result_type(dtype, odtype if odtype.kind in "fc" else dtype)
-            row.append(_stack_jac(rows[j], oshape, shape, False, rdtype))
+            row.append(_stack_jac(rows[j], oshape, shape, False, rdtype, not arrays))
         blocks.append(row)
     return _assemble(blocks, out_spec, spec, single)
 
@@ -729,12 +737,13 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
     >>> wg.jacrev(lambda x: (x * 3.0, {"x": x}), has_aux=True)(np.array([1.0]))
     (array([[3.]]), {'x': array([1.])})
     """
+    check_function(fun, "jacrev")
 
     @functools.wraps(fun)
     def jac(*args: Any) -> Any:
-        single, infos, spec, out, f_vjp, aux = _reverse_pass(
+        form, infos, spec, out, f_vjp, aux = _reverse_pass(
             fun, args, argnums, has_aux, holomorphic, "jacrev")
-        result = _jacrev_from(out, f_vjp, infos, spec, single)
+        result = _jacrev_from(out, f_vjp, infos, spec, form)
         return (result, aux) if has_aux else result
 
     return jac
@@ -762,10 +771,11 @@ def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux:
     >>> wg.jacobian(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0, 3.0]))
     array([2., 4., 6.])
     """
+    check_function(fun, "jacobian")
 
     @functools.wraps(fun)
     def jac(*args: Any) -> Any:
-        single, infos, spec, out, f_vjp, aux = _reverse_pass(
+        form, infos, spec, out, f_vjp, aux = _reverse_pass(
             fun, args, argnums, has_aux, holomorphic, "jacobian")
         n_in = sum(_size(shape) for shape, _ in infos)
         n_out = sum(_size(_shape_dtype(leaf)[0]) for leaf in flatten(out)[0])
@@ -774,7 +784,7 @@ def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux:
                 return _jacfwd(fun, argnums, has_aux, holomorphic, "jacobian")(*args)
             except NoForwardRule:
                 pass  # a custom_vjp function (or an op) without a JVP: reverse mode after all
-        result = _jacrev_from(out, f_vjp, infos, spec, single)
+        result = _jacrev_from(out, f_vjp, infos, spec, form)
         return (result, aux) if has_aux else result
 
     return jac
@@ -803,6 +813,7 @@ def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: 
     >>> wg.hessian(lambda x: (x ** 3, x * 2.0), has_aux=True)(1.0)
     (6.0, 2.0)
     """
+    check_function(fun, "hessian")
     return _jacfwd(grad(fun, argnums, has_aux=has_aux, holomorphic=holomorphic), argnums,
                    has_aux, holomorphic, "hessian")
 
@@ -821,4 +832,5 @@ def hvp(fun: Callable[..., Any], x: Any, v: Any) -> Any:
     >>> wg.hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0]))
     array([6., 0.])
     """
-    return _jvp(grad_of(fun), (x,), (v,), False, "hvp")[1]
+    check_function(fun, "hvp")
+    return _jvp(grad_of(fun, "hvp"), (x,), (v,), False, "hvp")[1]

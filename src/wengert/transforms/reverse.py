@@ -31,7 +31,27 @@ from wengert.reverse.tensor import Tensor, constant
 __all__ = [
     "grad", "value_and_grad", "vjp", "leaf_for", "unbox_level", "of_level", "pullback",
     "argnums_at", "check_holomorphic_input", "pullback_of", "transpose", "unalias",
+    "check_function",
 ]
+
+
+def check_function(fun: Any, where: str) -> None:
+    """Refuse a ``fun`` that cannot be called, when a transform is made (as JAX does): the
+    usual slip is passing a value, ``wg.grad(f(x))``, instead of the function.
+
+    Examples
+    --------
+    >>> check_function(abs, "grad")
+    >>> check_function(2.0, "grad")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    TypeError: grad: expected a function, got float. Pass the function itself ...
+    """
+    if not callable(fun):
+        raise TypeError(
+            f"{where}: expected a function, got {type(fun).__name__}. Pass the function "
+            "itself (f, not its value f(x))."
+        )
 
 
 def _check_input(x: Any, where: str, holomorphic: bool = False) -> None:
@@ -400,6 +420,7 @@ def value_and_grad(
     >>> wg.value_and_grad(lambda z: np.sum(z ** 2), holomorphic=True)(np.array([1j, 2 + 0j]))
     (np.complex128(3+0j), array([0.+2.j, 4.+0.j]))
     """
+    check_function(fun, "value_and_grad")
     nums, single = _argnums_tuple(argnums)
 
     @functools.wraps(fun)
@@ -423,19 +444,19 @@ def split_aux(result: Any, has_aux: bool, where: str) -> tuple[Any, Any]:
 
 def _value_and_grad(fun: Callable[..., Any], nums: tuple[int, ...], single: bool,
                     has_aux: bool, args: tuple[Any, ...], kwargs: dict[str, Any],
-                    holomorphic: bool = False) -> Any:
+                    holomorphic: bool = False, where: str = "grad") -> Any:
     """One call of ``value_and_grad(fun, nums, has_aux, holomorphic)``:
-    ``(value, gradient)``."""
+    ``(value, gradient)``; errors name ``where``."""
     outer_mode = GRAD_ENABLED.get()
     with transform_scope() as level:
         token = GRAD_ENABLED.set(True)
         try:
-            bargs, leaves = _prepare(args, nums, "grad", level, holomorphic)
+            bargs, leaves = _prepare(args, nums, where, level, holomorphic)
             result = fun(*bargs, **kwargs)
         finally:
             GRAD_ENABLED.reset(token)
-        out, aux = split_aux(result, has_aux, "grad")
-        seed = _scalar_seed(out, level, "grad", holomorphic)
+        out, aux = split_aux(result, has_aux, where)
+        seed = _scalar_seed(out, level, where, holomorphic)
         roots = [] if seed is None else [(_edge(out), seed)]
         cts = _sweep(roots, leaves, retain=False, grad_mode=outer_mode)
     grads = _gradients(leaves, cts)
@@ -446,11 +467,12 @@ def _value_and_grad(fun: Callable[..., Any], nums: tuple[int, ...], single: bool
     return value, g
 
 
-def grad_of(fun: Callable[..., Any]) -> Callable[[Any], Any]:
-    """``grad(fun)`` for internal use (one argument, no aux): no wrapper metadata to copy."""
+def grad_of(fun: Callable[..., Any], where: str = "grad") -> Callable[[Any], Any]:
+    """``grad(fun)`` for internal use (one argument, no aux): no wrapper metadata to copy;
+    errors name ``where``."""
 
     def g(x: Any) -> Any:
-        return _value_and_grad(fun, (0,), True, False, (x,), {})[1]
+        return _value_and_grad(fun, (0,), True, False, (x,), {}, where=where)[1]
 
     return g
 
@@ -496,6 +518,7 @@ def grad(
     >>> wg.grad(np.exp, holomorphic=True)(np.complex64(1j))
     np.complex64(0.5403023+0.84147096j)
     """
+    check_function(fun, "grad")
     vg = value_and_grad(fun, argnums, has_aux, holomorphic)
 
     @functools.wraps(fun)
@@ -537,6 +560,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     >>> f_vjp(np.array([1.0, 10.0]))
     (array([ 2., 20.]),)
     """
+    check_function(fun, "vjp")
     out, vjp_fn, aux = pullback_of(fun, primals, has_aux, "vjp")
     if has_aux:
         return out, vjp_fn, aux
