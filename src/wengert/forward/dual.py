@@ -304,16 +304,6 @@ class Dual(ArrayMethods):
         tag = "" if self.tag is USER_TAG else f", tag={self.tag.name}#{self.tag.order}"
         return f"Dual({fmt(self.primal)}, {fmt(self.tangent)}{tag})"
 
-    def __format__(self, spec: str) -> str:
-        """``f"{y:.3f}"``: a dual number of one entry formats as its primal (as a tensor
-        does); the string carries no tangent."""
-        if not spec:
-            return str(self)
-        v: Any = self
-        while isinstance(v, Dual):
-            v = v.primal
-        return format(v, spec)
-
     def _repr_html_(self) -> str | None:
         return html_of(self)
 

@@ -44,15 +44,23 @@ class ArrayMethods:
         return _shape.swapaxes(self, -1, -2)
 
     def __format__(self, spec: str) -> str:
-        """A format spec formats the value as NumPy formats it (a one-element value's
-        number: ``f"{loss:.4f}"``); without one, ``str``. A graph tracer's value is not
-        known while it is traced: it refuses a spec."""
+        """``f"{loss:.4f}"``: a value of one number (0-d) formats as that number, as in
+        PyTorch; the string carries no derivative, so this is allowed inside transforms
+        and ``%%autodiff`` cells, where ``float(loss)`` is refused. Without a spec,
+        ``str``. An array, or a graph tracer's value (not known while it is traced),
+        refuses a spec, as NumPy refuses one for an array."""
         if not spec:
             return str(self)
         value = primal(self)
         if kind_of(value) is not None:  # an opaque kind (a graph tracer)
-            return object.__format__(self, spec)
-        return format(np.asarray(value), spec)
+            raise TypeError(f"unsupported format string {spec!r} for a value being traced "
+                            "(wg.trace, wg.compile): it has no number yet. Format the "
+                            "compiled function's result instead.")
+        if np.ndim(value) != 0:
+            raise TypeError(f"unsupported format string {spec!r}: a value of shape "
+                            f"{np.shape(value)} is not one number. Format one entry "
+                            "(f'{y[0]:.3f}'), or the whole value without a spec (f'{y}').")
+        return format(np.asarray(value).item(), spec)
 
     # -- arithmetic -----------------------------------------------------
     def __add__(self, other: Any) -> Any:

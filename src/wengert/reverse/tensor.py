@@ -632,20 +632,6 @@ class Tensor(ArrayMethods, InPlaceMethods):
             return f"tensor({body}, requires_grad=True)"
         return f"tensor({body})"
 
-    def __format__(self, spec: str) -> str:
-        """``f"{loss:.4f}"``: a tensor of one number formats as that number (as in
-        PyTorch); the string carries no derivative, so this is allowed inside transforms
-        and ``%%autodiff`` cells too, where ``float(loss)`` is refused."""
-        if not spec:
-            return str(self)
-        v = _plain(self)
-        if is_traced(v) or np.ndim(v) != 0:
-            what = "a traced graph value (wg.trace) has no number yet" if is_traced(v) else \
-                f"a tensor of shape {np.shape(v)} is not one number"
-            raise TypeError(f"format spec {spec!r} for a tensor: {what}. Format one entry "
-                            "(f'{y[0]:.3f}'), or the whole tensor without a spec (f'{y}').")
-        return format(np.asarray(v).item(), spec)
-
     def _repr_html_(self) -> str | None:
         return html_of(self)
 
