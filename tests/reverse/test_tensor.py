@@ -488,3 +488,20 @@ def test_divmod_of_traced_values():
     d = divmod(wg.Dual(5.5, 1.0), 2.0)
     assert (d[0].primal, d[0].tangent, d[1].primal, d[1].tangent) == (2.0, 0.0, 1.5, 1.0)
     assert wg.compile(lambda y: divmod(y, 2.0)[1])(x).tolist() == (x % 2.0).tolist()
+
+
+def test_numpy_of_a_tensor_on_a_graph_is_read_only_so_saved_values_cannot_change_unseen():
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sum()
+    with pytest.raises(ValueError, match="read-only"):
+        x.numpy()[0] = 5.0
+    h = x * 2.0
+    with pytest.raises(ValueError, match="read-only"):
+        h.numpy()[0] = 0.0
+    y.backward()
+    np.testing.assert_array_equal(x.grad, [2.0, 4.0])  # the saved x is untouched
+    assert np.shares_memory(x.numpy(), x.detach().numpy())
+    assert x.detach().numpy().flags.writeable  # detached: writable, as in PyTorch
+    free = wg.tensor([1.0, 2.0])
+    free.numpy()[0] = 3.0  # a tensor on no graph: its own array
+    assert free.tolist() == [3.0, 2.0]

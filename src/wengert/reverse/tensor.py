@@ -490,7 +490,21 @@ class Tensor(ArrayMethods, InPlaceMethods):
 
     # -- data access ----------------------------------------------------
     def numpy(self) -> np.ndarray:
-        """The value as a NumPy array (shares memory where possible)."""
+        """The value as a NumPy array (shares memory where possible).
+
+        Of a tensor on a graph (it requires grad, or an op made it) the array is a
+        read-only view: the tape may hold this very array for a rule, and a write through
+        NumPy would change it unseen, so ``backward()`` would give a wrong gradient. Write
+        to ``x.detach().numpy()`` (as in PyTorch), or update the tensor itself under
+        ``wg.no_grad()``.
+
+        Examples
+        --------
+        >>> import wengert as wg
+        >>> x = wg.tensor([1.0, 2.0], requires_grad=True)
+        >>> x.numpy().flags.writeable, x.detach().numpy().flags.writeable
+        (False, True)
+        """
         if self._level and is_open(self._level):  # (an escaped value is only read)
             _refuse_inside_transform(self, "numpy()")
         v = self._value
@@ -501,7 +515,12 @@ class Tensor(ArrayMethods, InPlaceMethods):
                 "numpy() of a tensor over a traced value (inside wg.jvp) would drop its "
                 "derivative; compute with the tensor instead."
             )
-        return v if isinstance(v, np.ndarray) else np.asarray(v)
+        if not isinstance(v, np.ndarray):
+            return np.asarray(v)
+        if (self._rg or self._node is not None) and v.flags.writeable:
+            v = v.view()
+            v.flags.writeable = False
+        return v
 
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number (cut from the graph)."""
