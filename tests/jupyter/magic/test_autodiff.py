@@ -410,3 +410,10 @@ def test_an_infinity_against_a_finite_number_is_a_disagreement():
     d = modes_difference(np.array([np.inf, 1.0]), np.array([1e300, 1.0]))
     assert d == np.inf and not modes_agree(d, np.array([np.inf, 1.0]))
     assert modes_difference(np.array([np.nan]), np.array([1.0])) == np.inf
+
+
+def test_run_autodiff_takes_all_views_as_the_magic_does():
+    r = run_autodiff("y = x ** 2", {}, ["x"], views=["all"], preset={"x": 3.0})
+    assert r.views == VIEWS and r.grads["x"] == 6.0
+    with pytest.raises(AutodiffUsageError, match="choose among"):
+        run_autodiff("y = x ** 2", {}, ["x"], views=["tapes"], preset={"x": 3.0})

@@ -611,7 +611,7 @@ def run_autodiff(
         The output's name; by default the last expression, else the last name bound.
     mode : {"reverse", "forward", "both"}
     views : sequence of str
-        What the result card shows (see :data:`VIEWS`).
+        What the result card shows (see :data:`VIEWS`; ``"all"``: every view).
     filename : str
         The name the cell's code is compiled under (tracebacks, source lines).
     preset : mapping, optional
@@ -640,6 +640,8 @@ def run_autodiff(
     __tracebackhide__ = True  # noqa: F841 (IPython hides this frame in tracebacks)
     if mode not in MODES:
         raise AutodiffUsageError(f"%%autodiff --mode {mode}: choose one of {', '.join(MODES)}.")
+    if "all" in views:
+        views = VIEWS
     unknown = [v for v in views if v not in VIEWS]
     if unknown:
         raise AutodiffUsageError(
