@@ -528,6 +528,8 @@ def test_memory_plot_refuses_bad_timelines():
         memory_plot({"a": []})
     with pytest.raises(ValueError, match="negative"):
         memory_plot({"a": [1, -2]})
+    with pytest.raises(ValueError, match="'tape' has no equations"):
+        memory_plot(wg.tensor([1.0, 2.0], requires_grad=True))
     assert bytes_text(999) == "999 B" and bytes_text(1_500_000) == "1.5 MB"
 
 

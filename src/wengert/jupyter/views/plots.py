@@ -1173,6 +1173,11 @@ def _timelines(timelines: Any, names: Sequence[str] | None
             out[label] = value
             continue
         ir = as_subject(value).ir
+        if not len(ir):
+            raise ValueError(
+                f"memory_plot: {label!r} has no equations, so there is no memory over time to "
+                "plot (a leaf tensor, or a value no op made). Plot the result of a "
+                "computation: memory_plot(loss), or a graph.")
         out[label] = ir.memory_timeline() if isinstance(ir, Graph) else tape_timeline(ir)
         if names is None:
             names = [eq.out.name for eq in ir]
