@@ -65,7 +65,8 @@ def test_graph_is_collected_without_backward():
         y = wnp.tanh(x * 3.0)
         w = wnp.sin(y)[:10]
         z = (y * y).sum() + (w * x[:10]).sum()
-        saved = [weakref.ref(y.detach().numpy()), weakref.ref(w.detach().numpy())]  # values nodes saved
+        # the values nodes saved
+        saved = [weakref.ref(y.detach().numpy()), weakref.ref(w.detach().numpy())]
         del y, w
         assert all(r() is not None for r in saved), "the graph keeps its saved values"
         del z
