@@ -419,3 +419,17 @@ def _check_float_duals(name: str, fn: Any) -> None:
                 results.append([float(np.asarray(out.primal)), float(np.asarray(out.tangent))])
             np.testing.assert_allclose(results[0], results[1], rtol=1e-14, atol=0,
                                        err_msg=f"{name}{xs} (value, d/dx{i})")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("name", ["arctan2", "power", "hypot", "logaddexp", "maximum",
+                                  "multiply", "divide", "copysign", "fmod"])
+def test_jvp_with_a_python_int_operand_keeps_the_output_dtype(name, dtype):
+    """A Python int beside a float32 array is weak (NumPy keeps float32): the tangent of
+    ``f(x, 2)`` and ``f(2, x)`` has the output's dtype, as the value has."""
+    f = getattr(wg.numpy, name)
+    x = np.array([0.3, 0.7], dtype)
+    for fn in (lambda a: f(a, 2), lambda a: f(2, a)):
+        value, tangent = wg.jvp(fn, (x,), (np.ones(2, dtype),))
+        assert value.dtype == dtype
+        assert tangent.dtype == dtype, (name, tangent.dtype)

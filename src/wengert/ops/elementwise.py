@@ -578,12 +578,16 @@ def _sinc_rule(g: Any, ans: Any, x: Any) -> Any:
     # Taylor series, which is exact to rounding there (the formula cancels) and whose own
     # derivatives are sinc's higher ones (sinc''(0) = -π²/3).
     small = np.abs(_raw(x)) < 0.1
+    # Each branch runs on an argument safe for it (the other branch's entries replaced), so
+    # that the derivative of the branch not taken is 0, not 0·inf = NaN (x² overflows).
     safe_x = where(small, 1.0, x)
-    x2 = square(x)
+    small_x = where(small, x, 0.0)
+    x2 = square(small_x)
     series = _SINC_SERIES[-1]
     for c in reversed(_SINC_SERIES[:-1]):
         series = series * x2 + c
-    return g * where(small, series * x, divide(cos(safe_x * math.pi) - sinc(safe_x), safe_x))
+    return g * where(small, series * small_x,
+                     divide(cos(safe_x * math.pi) - sinc(safe_x), safe_x))
 
 
 SINC = _unary(
@@ -878,6 +882,8 @@ def _pow_dx(g: Any, ans: Any, x: Any, y: Any) -> Any:
 def _pow_dy(g: Any, ans: Any, x: Any, y: Any) -> Any:
     # log(x) is taken where x != 0 only; at x == 0 the exponent gets no gradient.
     xv = _raw(x)
+    if type(xv) is int:
+        xv = x = float(xv)  # a Python int stays weak: 2 ** x32 is float32, so is its rule
     if type(xv) is float:
         return g * ans * log(x) if xv > 0.0 else g * ans * log(where(xv == 0.0, 1.0, x))
     return g * ans * log(where(xv == 0, 1.0, x))
@@ -1087,9 +1093,24 @@ FMAX = _nan_ignoring("fmax", np.fmax, _fmax_mask, "maximum", ">")
 fmax = FAMILY.binary(FMAX)
 FMIN = _nan_ignoring("fmin", np.fmin, _fmin_mask, "minimum", "<")
 fmin = FAMILY.binary(FMIN)
+def _weak(v: Any) -> Any:
+    """A Python int as a Python float: NumPy keeps both weak beside a float32 array, but
+    ``square(2)`` is an ``int64``, which is not (it would turn a float32 rule float64)."""
+    return float(v) if type(v) is int else v
+
+
+def _arctan2_dy(g: Any, ans: Any, y: Any, x: Any) -> Any:
+    x, y = _weak(x), _weak(y)
+    return divide(g * x, square(x) + square(y))
+
+
+def _arctan2_dx(g: Any, ans: Any, y: Any, x: Any) -> Any:
+    x, y = _weak(x), _weak(y)
+    return -divide(g * y, square(x) + square(y))
+
+
 ARCTAN2 = _binary(
-    "arctan2", np.arctan2, lambda g, ans, y, x: divide(g * x, square(x) + square(y)),
-    lambda g, ans, y, x: -divide(g * y, square(x) + square(y)), scalar=math.atan2,
+    "arctan2", np.arctan2, _arctan2_dy, _arctan2_dx, scalar=math.atan2,
     formula="d atan2(y, x) = (x dy - y dx)/(x² + y²)", domain=("nonzero", "nonzero"),
     adjoint=("ḡ·{1} / ({0}² + {1}²)", "−ḡ·{0} / ({0}² + {1}²)"), jax="jnp.arctan2({0}, {1})",
 )

@@ -396,16 +396,27 @@ def _logsumexp_impl(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     return s + (m if keepdims else np.reshape(m, np.shape(s)))
 
 
+def _softmax(x: Any, ans: Any, axis: Any, keepdims: bool) -> Any:
+    """The weights ``exp(x − ans)`` of ``ans = logsumexp(x)``, also where an infinite entry
+    equals ``ans`` (``inf − inf``): those entries share the weight evenly (1 for a lone
+    one), as ``logaddexp`` and ties of ``max`` do."""
+    a = _expand(ans, _shape_of(x), axis, keepdims)
+    xv = _raw(x)
+    same = np.isinf(xv) & (xv == _raw(a))
+    if not (_ew.is_traced(same) or np.any(same)):
+        return _ew.exp(x - a)
+    count = np.sum(same, axis=axis, keepdims=True)
+    split = np.where(same, 1.0 / np.maximum(count, 1), 0.0).astype(_ew.dtype_of(ans))
+    return _ew.where(same, split, _ew.exp(_ew.where(same, 0.0, x) - _ew.where(same, 0.0, a)))
+
+
 def _logsumexp_vjp(g: Any, ans: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    shape = _shape_of(x)
-    return _expand(g, shape, axis, keepdims) * _ew.exp(x - _expand(ans, shape, axis, keepdims))
+    return _expand(g, _shape_of(x), axis, keepdims) * _softmax(x, ans, axis, keepdims)
 
 
 def _logsumexp_jvp(ts: tuple[Any, ...], ans: Any, x: Any, axis: Any = None,
                    keepdims: bool = False) -> Any:
-    shape = _shape_of(x)
-    soft = _ew.exp(x - _expand(ans, shape, axis, keepdims))
-    return sum(ts[0] * soft, axis=axis, keepdims=keepdims)
+    return sum(ts[0] * _softmax(x, ans, axis, keepdims), axis=axis, keepdims=keepdims)
 
 
 LOGSUMEXP = Op("logsumexp", _logsumexp_impl, (_logsumexp_vjp,), jvp=_logsumexp_jvp,

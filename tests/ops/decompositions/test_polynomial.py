@@ -157,3 +157,15 @@ def test_polyint_reads_k_as_numpy():
         [np.sum(np.polyint(p, 3, [1.0]) - np.polyint(p, 3, [0.0]))])
     np.testing.assert_allclose(np.polyint(wg.tensor(p), 2.0).numpy(), np.polyint(p, 2.0))
     np.testing.assert_allclose(np.polyder(wg.tensor(p), 2.0).numpy(), np.polyder(p, 2.0))
+
+
+def test_roots_derivative_at_a_double_root_refuses():
+    # At a double root the roots move as √ε (their companion matrix is a Jordan block):
+    # the gradient of Σr² = c₁²/c₀² − 2c₂/c₀ at (1, -2, 1) is (-6, -4, -2), and the
+    # eigenvalue rule gave (-4, -2, 0). It refuses instead.
+    c = np.array([1.0, -2.0, 1.0])
+    with pytest.raises(np.linalg.LinAlgError, match="defective"):
+        wg.grad(lambda c: np.sum(np.real(np.roots(c)) ** 2))(c)
+    # simple roots keep their derivative: Σr² of (1, -3, 2) is 9 - 4
+    np.testing.assert_allclose(wg.grad(lambda c: np.sum(np.real(np.roots(c)) ** 2))(
+        np.array([1.0, -3.0, 2.0])), [-14.0, -6.0, -2.0], rtol=1e-10)

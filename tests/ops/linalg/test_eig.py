@@ -99,3 +99,20 @@ def test_export_refuses_the_eigenvectors():
     g = wg.trace(lambda a: np.linalg.eig(a)[1], REAL)
     with pytest.raises(NotExportable, match="eig_vectors.*phase"):
         to_jax_source(g)
+
+
+def test_eigenvalue_derivative_of_a_defective_matrix_refuses():
+    # A Jordan block has no eigenvalue derivative: V⁻¹ of NumPy's numerically singular V
+    # gave 2I as the gradient of Σλ² = tr(A²), whose gradient is 2Aᵀ (JAX and PyTorch
+    # return that same wrong 2I). Both modes refuse instead.
+    jordan = np.array([[1.0, 1.0], [0.0, 1.0]])
+    f = lambda a: wnp.sum(wnp.real(wnp.linalg.eigvals(a) ** 2))  # noqa: E731
+    with pytest.raises(np.linalg.LinAlgError, match="defective"):
+        wg.grad(f)(jordan)
+    with pytest.raises(np.linalg.LinAlgError, match="defective"):
+        wg.jvp(f, (jordan,), (np.eye(2),))
+    # a repeated eigenvalue with a full set of eigenvectors keeps its derivative, and so
+    # does a matrix near (not at) a Jordan block
+    np.testing.assert_allclose(wg.grad(f)(np.eye(2)), 2 * np.eye(2))
+    near = np.array([[1.0, 1.0], [1e-6, 1.0]])
+    np.testing.assert_allclose(wg.grad(f)(near), 2 * near.T, rtol=1e-6)

@@ -8,6 +8,7 @@ import pytest
 
 import numpy as np
 import wengert as wg
+import wengert.numpy as wnp
 from numeric_gradient import complex_gradient, real_gradient
 from wengert.testing import check_grads
 
@@ -217,3 +218,22 @@ def test_complex_repeated_singular_values_keep_a_finite_values_gradient():
     assert np.all(np.isfinite(g))
     np.testing.assert_allclose(g, complex_gradient(
         lambda a: np.sum(np.linalg.svd(a, compute_uv=False)), a), atol=1e-6)
+
+
+@pytest.mark.parametrize("ord_", [2, -2])
+def test_spectral_norm_splits_the_gradient_of_a_repeated_singular_value(ord_):
+    # norm(A, 2) is the largest singular value: at a tie its gradient splits between the
+    # copies, as max does (and JAX): I/2 at the identity, not one of its singular pairs.
+    a = np.eye(2)
+    g = wg.grad(lambda m: wnp.linalg.norm(m, ord_))(a)
+    np.testing.assert_allclose(g, np.eye(2) / 2)
+    g_max = wg.grad(lambda m: (wnp.max if ord_ == 2 else wnp.min)(
+        wnp.linalg.svd(m, compute_uv=False)))(a)
+    np.testing.assert_allclose(g, g_max)
+    _, t = wg.jvp(lambda m: wnp.linalg.norm(m, ord_), (a,), (np.diag([0.3, 0.7]),))
+    np.testing.assert_allclose(t, 0.5)
+    b = np.array([[3.0, 1.0], [0.0, 2.0]])  # distinct singular values: u vᵀ of the one
+    u, s, vt = np.linalg.svd(b)
+    k = 0 if ord_ == 2 else 1
+    np.testing.assert_allclose(wg.grad(lambda m: wnp.linalg.norm(m, ord_))(b),
+                               np.outer(u[:, k], vt[k]), atol=1e-12)

@@ -860,8 +860,10 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     if axes[0] == axes[1]:
         raise ValueError("Duplicate axes given.")
     s = _svd.svd(_shape.moveaxis(x, axes, (-2, -1)), compute_uv=False)
-    # (the singular values come sorted, largest first)
-    out = _reduce.sum(s, axis=-1) if ord == "nuc" else s[..., 0] if ord == 2 else s[..., -1]
+    # max and min rather than the first and last (sorted) values: a repeated largest or
+    # smallest singular value splits the gradient between its copies, as max/min ties do.
+    out = _reduce.sum(s, axis=-1) if ord == "nuc" else _reduce.max(s, axis=-1) if ord == 2 \
+        else _reduce.min(s, axis=-1)
     if keepdims:
         for a in sorted(axes):
             out = _shape.expand_dims(out, a)

@@ -577,11 +577,29 @@ def _det_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
     return _sum(_cofactors(a) * ta, axis=(-2, -1))
 
 
+def _singular_logdet(exc: Exception) -> np.linalg.LinAlgError:
+    return np.linalg.LinAlgError(
+        "slogdet: the derivative of log|det A| is A⁻ᵀ, which does not exist at a singular "
+        "matrix (det A = 0, logabsdet = -inf). Differentiate det(A) instead (its derivative, "
+        "the adjugate, exists everywhere), or keep A away from singular (A + eps·I)."
+    ).with_traceback(exc.__traceback__)
+
+
+def _slogdet_vjp(g: Any, ans: Any, a: Any) -> Any:
+    try:
+        return _expand2(g) * _mT(inv(a))
+    except np.linalg.LinAlgError as exc:
+        raise _singular_logdet(exc) from None
+
+
 def _slogdet_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
     (ta,) = tangents
     if ta is None:
         return _zeros_like(ans)
-    return _logdet_tangent(ta, a)
+    try:
+        return _logdet_tangent(ta, a)
+    except np.linalg.LinAlgError as exc:
+        raise _singular_logdet(exc) from None
 
 
 INV = Op("inv", np.linalg.inv, (lambda g, ans, a: -matmul(_mT(ans), matmul(g, _mT(ans))),),
@@ -617,7 +635,7 @@ SLOGDET_SIGN = Op("slogdet_sign", lambda a: np.linalg.slogdet(a)[0],
                   jvp=zero_jvp, formula="d sign(det A) = 0", adjoint=("0",),
                   samples=lambda rng: _det_samples(rng), jax="jnp.linalg.slogdet({0})[0]")
 FAMILY.op(SLOGDET_SIGN)
-SLOGDET = Op("slogdet", _slogdet_impl, (lambda g, ans, a: _expand2(g) * _mT(inv(a)),),
+SLOGDET = Op("slogdet", _slogdet_impl, (_slogdet_vjp,),
              jvp=_slogdet_jvp, reads=(0,), formula="d log|det A| = tr(A⁻¹ dA); Ā = ḡ A⁻ᵀ",
              adjoint=("ḡ·{0}⁻ᵀ",),
              samples=_det_samples, jax="jnp.linalg.slogdet({0})[1]")

@@ -27,7 +27,9 @@ PyTorch). The eigenvalues' rule stays finite when the matrix is diagonalisable
 (``diag(V⁻¹ dA V)`` in the basis NumPy returns): a symmetric function of a cluster
 of equal eigenvalues (their sum, their product) gets its true gradient, a single
 one of them an arbitrary split. A defective matrix (a Jordan block) has no
-derivative at all (``V`` is singular).
+derivative at all (``V`` is singular): the eigenvalues' rules refuse one whose ``V`` is
+singular to working precision (condition number above ``10⁻²/ε``), where JAX and PyTorch
+return a finite wrong number.
 
 Examples
 --------
@@ -101,8 +103,29 @@ def _largest(v: Any) -> Any:
     return np.arange(_shape(v)[-2])[:, None] == k[..., None, :]
 
 
+def _diagonalisable(v: Any) -> Any:
+    """``v`` (the eigenvectors), after refusing a defective matrix: one whose eigenvector
+    matrix is singular to working precision (a Jordan block), where the eigenvalues have no
+    derivative (they move as √ε) and ``V⁻¹`` would give a finite but meaningless number
+    (``tr(A²) = Σλ²`` would get a gradient other than ``2Aᵀ``)."""
+    raw = _raw(v)
+    if isinstance(raw, np.ndarray) and raw.size:  # (a graph's traced value: checked when run)
+        eps = np.finfo(raw.real.dtype).eps
+        with np.errstate(all="ignore"):
+            cond = np.linalg.cond(raw)
+        if np.any(~(cond * eps < 1e-2)):  # (fewer than two correct digits in V⁻¹)
+            raise np.linalg.LinAlgError(
+                "eigvals: the matrix is defective (its eigenvector matrix is singular to "
+                f"working precision, condition number {np.max(cond):.3g}): repeated "
+                "eigenvalues without a full set of eigenvectors (a Jordan block) have no "
+                "derivative. Differentiate a function of the matrix itself instead (trace, "
+                "det, np.trace(A @ A) for Σλ²), or perturb the matrix off the Jordan form."
+            )
+    return v
+
+
 def _values_vjp(g: Any, ans: Any, a: Any) -> Any:
-    vt = _mT(apply(EIG_VECTORS, a))
+    vt = _mT(_diagonalisable(apply(EIG_VECTORS, a)))
     return _solve(vt, _column(g) * vt)  # V⁻ᵀ diag(λ̄) Vᵀ
 
 
@@ -110,7 +133,7 @@ def _values_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
     (t,) = tangents
     if t is None:
         return _zeros_like(ans)
-    v = apply(EIG_VECTORS, a)
+    v = _diagonalisable(apply(EIG_VECTORS, a))
     return diagonal(_solve(v, matmul(t, v)), 0, -2, -1)  # diag(V⁻¹ dA V)
 
 
