@@ -7,6 +7,7 @@ import pytest
 
 import numpy as np
 import wengert as wg
+from wengert.core.levels import Tag
 
 
 def test_clip_takes_numpy_2_min_max_keywords_on_duals_and_tensors():
@@ -20,3 +21,17 @@ def test_clip_takes_numpy_2_min_max_keywords_on_duals_and_tensors():
                                   np.arange(4.0).clip(max=2.0))
     with pytest.raises(ValueError, match="a_min or min, not both"):
         np.clip(d, 1.0, min=2.0)
+
+
+def test_a_dual_over_a_dual_of_its_own_tag_is_refused():
+    # Dual(Dual(2, 1), Dual(1, 0)) would be 2 + ε + ε with one ε: a dual number of that
+    # tag meeting it (* Dual(3, 1)) would silently take one of the two perturbations
+    with pytest.raises(ValueError, match="same tag"):
+        wg.Dual(wg.Dual(2.0, 1.0), wg.Dual(1.0, 0.0))
+    with pytest.raises(ValueError, match="same tag"):
+        wg.Dual(1.0, wg.Dual(1.0, 0.0))
+    inner = Tag("inner")
+    x = wg.Dual(wg.Dual(2.0, 1.0, tag=inner), wg.Dual(1.0, 0.0, tag=inner))
+    y = x * x
+    assert (y.primal.primal, y.primal.tangent, y.tangent.primal, y.tangent.tangent) == (
+        4.0, 4.0, 4.0, 2.0)
