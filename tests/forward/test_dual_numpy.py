@@ -35,3 +35,14 @@ def test_a_dual_over_a_dual_of_its_own_tag_is_refused():
     y = x * x
     assert (y.primal.primal, y.primal.tangent, y.tangent.primal, y.tangent.tangent) == (
         4.0, 4.0, 4.0, 2.0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.complex64])
+def test_linspace_of_duals_keeps_numpy_dtype(dtype):
+    a = np.array([1.0, 2.0], dtype=dtype)
+    b = np.array([3.0, 5.0], dtype=dtype)
+    y = np.linspace(wg.Dual(a, np.ones(2, dtype=dtype)), b, 4)
+    want = np.linspace(a, b, 4)
+    assert y.primal.dtype == y.tangent.dtype == want.dtype
+    np.testing.assert_allclose(y.primal, want, rtol=1e-3)
+    np.testing.assert_allclose(y.tangent, np.linspace(np.ones(2), np.zeros(2), 4), rtol=1e-3)

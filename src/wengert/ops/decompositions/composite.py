@@ -333,7 +333,9 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     div = num - 1 if endpoint else num
     delta = stop - start
     shape = (num,) + (1,) * max(_ndim(start), _ndim(stop))
-    steps = np.arange(num, dtype=np.float64).reshape(shape)
+    # NumPy computes in result_type(start, stop, float(num)): float32 endpoints stay float32
+    real = np.finfo(np.result_type(_raw(start), _raw(stop), float(num))).dtype
+    steps = np.arange(num, dtype=real).reshape(shape)
     if div > 0:
         step = delta / div
         y = steps * step + start
