@@ -46,3 +46,11 @@ def test_linspace_of_duals_keeps_numpy_dtype(dtype):
     assert y.primal.dtype == y.tangent.dtype == want.dtype
     np.testing.assert_allclose(y.primal, want, rtol=1e-3)
     np.testing.assert_allclose(y.tangent, np.linspace(np.ones(2), np.zeros(2), 4), rtol=1e-3)
+
+
+@pytest.mark.parametrize("fn", [np.cov, np.corrcoef])
+def test_cov_and_corrcoef_of_float32_duals_are_float64_as_in_numpy(fn):
+    a = (np.arange(6.0).reshape(2, 3) ** 2).astype(np.float32)
+    y = fn(wg.Dual(a, np.ones((2, 3), dtype=np.float32)))
+    assert y.primal.dtype == y.tangent.dtype == fn(a).dtype == np.float64
+    np.testing.assert_allclose(y.primal, fn(a))

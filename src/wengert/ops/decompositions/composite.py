@@ -766,7 +766,10 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
     computes it: with frequency weights ``fweights`` (integers: no gradient, as an
     integer cast) and observation weights ``aweights`` (differentiable)."""
     x = _as_array(m)
-    if dtype is not None:
+    if dtype is None:  # as NumPy: at least float64 (float32 data gives a float64 matrix)
+        dtype = np.result_type(_raw(x), np.float64) if y is None else \
+            np.result_type(_raw(x), _raw(y), np.float64)
+    if dtype != x.dtype:
         x = _ew.astype(x, dtype)
     if _ndim(x) > 2:
         raise ValueError("m has more than 2 dimensions")
