@@ -54,3 +54,12 @@ def test_cov_and_corrcoef_of_float32_duals_are_float64_as_in_numpy(fn):
     y = fn(wg.Dual(a, np.ones((2, 3), dtype=np.float32)))
     assert y.primal.dtype == y.tangent.dtype == fn(a).dtype == np.float64
     np.testing.assert_allclose(y.primal, fn(a))
+
+
+@pytest.mark.parametrize("value", [np.float32(1.5), np.float16(1.5), np.complex64(1 + 1j),
+                                   np.array(1.5, dtype=np.float32)])
+def test_a_float_tangent_takes_the_dtype_of_a_0d_primal(value):
+    d = wg.Dual(value, 1.0)
+    assert type(d.tangent) is np.ndarray and d.tangent.dtype == d.primal.dtype
+    assert d.tangent.shape == () and d.tangent == 1.0
+    assert repr(wg.Dual(np.float32(1.5), 1.0)) == "Dual(1.5, 1.0)"

@@ -193,7 +193,9 @@ class Dual(ArrayMethods):
                     f"({tdtype}): a real value can only move in real directions. Make the "
                     "primal complex (primal + 0j) to push a complex tangent."
                 )
-            if type(tangent) is _ndarray:
+            if type(tangent) is float and type(primal) is _ndarray:
+                tangent = np.asarray(tangent, dtype=tdtype)  # a float32 or complex 0-d primal
+            elif type(tangent) is _ndarray:
                 if tangent.dtype != tdtype:
                     tangent = tangent.astype(tdtype)
                 if tangent.ndim == 0 and type(primal) is float:
@@ -312,9 +314,9 @@ class Dual(ArrayMethods):
 
     def __repr__(self) -> str:
         def fmt(v: Any) -> str:
-            if isinstance(v, np.ndarray):
+            if isinstance(v, np.ndarray) and v.ndim:
                 return np.array2string(v, separator=", ")
-            if isinstance(v, np.generic):
+            if isinstance(v, (np.generic, np.ndarray)):  # a number: 0-d as NumPy scalars
                 return repr(v.item())
             return repr(v)
 
