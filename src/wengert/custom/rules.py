@@ -852,6 +852,8 @@ class custom_jvp(_CustomFunction):
                 t, (Tensor, Dual)
             ):
                 t = float(t)
+            elif type(t) is np.ndarray and t.dtype != dtype_of(p) and dtype_of(p).kind in "fc":
+                t = t.astype(dtype_of(p))  # the primal's dtype, as Dual(p, t) gives it
             d = object.__new__(Dual)
             d.primal, d.tangent, d.tag = p, t, tag
             duals.append(d)
