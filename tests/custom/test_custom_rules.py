@@ -536,3 +536,32 @@ def test_derivative_through_static_arguments_is_refused():
     static_scale.defvjp(lambda x, f: (x * f, None), lambda f, r, g: (g * f,))
     with pytest.raises(TypeError, match="nondiff_argnums"):
         static_scale(np.ones(2), w)
+
+
+def test_custom_jvp_rule_returning_a_complex_tangent_for_a_real_output_is_refused():
+    @wg.custom_jvp
+    def f(x):
+        return np.sin(x)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        return np.sin(primals[0]), 1j * tangents[0]
+
+    for run in (lambda: wg.jvp(f, (np.ones(2),), (np.ones(2),)),
+                lambda: wg.jacfwd(f)(np.ones(2)), lambda: wg.derivative(f)(1.0)):
+        with pytest.raises(TypeError, match="complex tangent .* real primal output 0"):
+            run()
+
+
+def test_custom_jvp_tangent_takes_the_primal_output_dtype():
+    @wg.custom_jvp
+    def f(x):
+        return np.sin(x)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        return np.sin(primals[0]), np.cos(primals[0]).astype(np.float32) * 2.0
+
+    # the rule's float32 tangent for a float64 output became the jvp's tangent as it was
+    assert wg.jvp(f, (np.ones(2),), (np.ones(2),))[1].dtype == np.float64
+    assert wg.jacfwd(f)(np.ones(2)).dtype == np.float64

@@ -1080,3 +1080,17 @@ def test_a_tensor_method_on_a_dual_number_says_what_it_is(method):
                                         r"d.primal / d.tangent"):
         wg.jvp(f, (3.0,), (1.0,))
     assert x.grad is None
+
+
+@pytest.mark.parametrize("out", [lambda x: "a", lambda x: (x, "a"), lambda x: (x for _ in "a"),
+                                 lambda x: {"k": object()}])
+@pytest.mark.parametrize("transform", [
+    lambda f: wg.jvp(f, (1.0,), (1.0,)),
+    lambda f: wg.derivative(f)(1.0),
+    lambda f: wg.jacfwd(f)(np.ones(2)),
+    lambda f: wg.linearize(f, 1.0),
+])
+def test_forward_transforms_refuse_an_output_that_is_not_a_number(transform, out):
+    # a string or a generator has no tangent: forward mode gave it a zero tangent
+    with pytest.raises(TypeError, match="must return arrays or numbers"):
+        transform(out)

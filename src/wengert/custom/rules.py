@@ -59,7 +59,7 @@ from typing import Any
 
 import numpy as np
 from wengert.core import tree as _tree
-from wengert.core.bind import apply, dtype_of, is_traced, owner, primal
+from wengert.core.bind import apply, dtype_of, is_complex, is_traced, owner, primal
 from wengert.core.bind import shape_of as _shape
 from wengert.core.errors import EscapedLevelError, NoForwardRule, NoRuleError, NoVJPError
 from wengert.core.modes import GRAD_ENABLED, RECORDERS
@@ -852,6 +852,8 @@ class custom_jvp(_CustomFunction):
                 t, (Tensor, Dual)
             ):
                 t = float(t)
+            elif type(t) is np.ndarray and t.dtype != dtype_of(p) and dtype_of(p).kind in "fc":
+                t = t.astype(dtype_of(p))  # the primal's dtype, as Dual(p, t) gives it
             d = object.__new__(Dual)
             d.primal, d.tangent, d.tag = p, t, tag
             duals.append(d)
@@ -875,12 +877,20 @@ class custom_jvp(_CustomFunction):
         return p_leaves, p_spec, t_leaves
 
     def _check_tangents(self, p_leaves: Sequence[Any], t_leaves: Sequence[Any]) -> None:
-        """Refuse a tangent output of another shape than its primal output."""
+        """Refuse a tangent output of another shape than its primal output, or a complex
+        tangent for a real primal output (a real value moves in real directions only)."""
         for k, (p, t) in enumerate(zip(p_leaves, t_leaves)):
             if t is not None and _shape(t) != _shape(p):
                 raise ValueError(
                     f"Custom JVP rule of {self.op.name!r} returned a tangent of shape "
                     f"{_shape(t)} for primal output {k} of shape {_shape(p)}; they must match."
+                )
+            if t is not None and is_complex(t) and not is_complex(p):
+                raise TypeError(
+                    f"Custom JVP rule of {self.op.name!r} returned a complex tangent "
+                    f"({dtype_of(t)}) for the real primal output {k} ({dtype_of(p)}): a real "
+                    "value can only move in real directions. Return the tangent's real part, "
+                    "or a complex primal output."
                 )
 
     # -- reverse mode: the rule, transposed ------------------------------------------------

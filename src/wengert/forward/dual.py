@@ -118,6 +118,21 @@ def _numeric(value: Any, what: str) -> Any:
     return arr
 
 
+def _check_nesting(primal: Any, tangent: Any, tag: Tag) -> None:
+    """Refuse a dual number over a dual number of its own tag: the two ε would be one
+    perturbation, and a dual of that tag meeting the nest could not tell which it is."""
+    for what, value in (("primal", primal), ("tangent", tangent)):
+        if type(value) is Dual and value.tag is tag:
+            raise ValueError(
+                f"Dual: the {what} is itself a dual number of the same tag ({tag!r}), so the "
+                "two perturbations could not be told apart (a dual number meeting this one "
+                "would be mixed up with either). For a second derivative use "
+                "wg.derivative(wg.derivative(f)), wg.hessian or wg.hvp, which give every "
+                "level its own tag; or give the levels distinct tags "
+                "(wengert.core.levels.Tag(): Dual(Dual(p, t, tag=Tag()), ...))."
+            )
+
+
 #: NumPy ufunc -> the dual kind's function for its op (``np.sin(d)``, ``array * d``).
 _FAST_UFUNCS: dict[Any, Any] = {}
 
@@ -157,6 +172,8 @@ class Dual(ArrayMethods):
     __slots__ = ("primal", "tangent", "tag", "_base", "_views", "__weakref__")
 
     def __init__(self, primal: Any, tangent: Any = None, tag: Tag | None = None) -> None:
+        if type(primal) is Dual or type(tangent) is Dual:
+            _check_nesting(primal, tangent, USER_TAG if tag is None else tag)
         primal = _numeric(primal, "primal")
         if type(primal) is _ndarray:
             if primal.dtype.kind not in "fc":
@@ -176,7 +193,9 @@ class Dual(ArrayMethods):
                     f"({tdtype}): a real value can only move in real directions. Make the "
                     "primal complex (primal + 0j) to push a complex tangent."
                 )
-            if type(tangent) is _ndarray:
+            if type(tangent) is float and type(primal) is _ndarray:
+                tangent = np.asarray(tangent, dtype=tdtype)  # a float32 or complex 0-d primal
+            elif type(tangent) is _ndarray:
                 if tangent.dtype != tdtype:
                     tangent = tangent.astype(tdtype)
                 if tangent.ndim == 0 and type(primal) is float:
@@ -295,9 +314,9 @@ class Dual(ArrayMethods):
 
     def __repr__(self) -> str:
         def fmt(v: Any) -> str:
-            if isinstance(v, np.ndarray):
+            if isinstance(v, np.ndarray) and v.ndim:
                 return np.array2string(v, separator=", ")
-            if isinstance(v, np.generic):
+            if isinstance(v, (np.generic, np.ndarray)):  # a number: 0-d as NumPy scalars
                 return repr(v.item())
             return repr(v)
 

@@ -1359,9 +1359,19 @@ def astype(x: Any, dtype: Any) -> Any:
 
 
 @FAMILY.export
-def clip(x: Any, a_min: Any = None, a_max: Any = None) -> Any:
-    """Clip to ``[a_min, a_max]``; the gradient flows to ``x`` inside the bounds
-    (bounds included) and to a tensor bound where it is active."""
+def clip(x: Any, a_min: Any = None, a_max: Any = None, *, min: Any = None,
+         max: Any = None) -> Any:
+    """Clip to ``[a_min, a_max]`` (``min=`` and ``max=`` are their NumPy 2 keyword
+    spellings); the gradient flows to ``x`` inside the bounds (bounds included) and
+    to a tensor bound where it is active."""
+    if min is not None:
+        if a_min is not None:
+            raise ValueError("clip: pass a_min or min, not both")
+        a_min = min
+    if max is not None:
+        if a_max is not None:
+            raise ValueError("clip: pass a_max or max, not both")
+        a_max = max
     if a_min is None and a_max is None:
         raise ValueError("clip: one of a_min or a_max must be given")
     lo = _unbounded(x, -1) if a_min is None else a_min

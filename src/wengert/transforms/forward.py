@@ -36,6 +36,7 @@ from wengert.transforms.reverse import (
     check_holomorphic_input,
     grad,
     grad_of,
+    is_numeric_output,
     pullback_of,
     split_aux,
     transpose,
@@ -145,15 +146,21 @@ def _zero_tangent(leaf: Any) -> Any:
     return np.zeros(shape, dtype=dtype if dtype.kind in "fc" else float)
 
 
-def _unwrap(out: Any, tag: Tag) -> tuple[Any, Any]:
+def _unwrap(out: Any, tag: Tag, where: str) -> tuple[Any, Any]:
     leaves, spec = flatten(out)
     primals, tangents = [], []
-    for leaf in leaves:
+    for k, leaf in enumerate(leaves):
         own = _own(leaf, tag)
         if type(own) is Dual and own.tag is tag:
             primals.append(own.primal)
             tangents.append(own.tangent)
         else:
+            if not is_numeric_output(leaf):  # a str, a generator...: no tangent to give
+                raise TypeError(
+                    f"{where}: output leaf {k} of the function is a {type(leaf).__name__}; it "
+                    "must return arrays or numbers (or tuples/lists/dicts of them); return "
+                    "other values as the aux of has_aux=True."
+                )
             primals.append(leaf)
             tangents.append(_zero_tangent(leaf))
     return unflatten(spec, primals), unflatten(spec, tangents)
@@ -201,7 +208,7 @@ def _jvp(fun: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool, wh
                     po, to = out.primal, out.tangent
                     if not isinstance(po, _BOXES) and not isinstance(to, _BOXES):
                         return unalias(po, primals + tangents), unalias(to, primals + tangents)
-                primals_out, tangents_out = _unwrap(out, tag)
+                primals_out, tangents_out = _unwrap(out, tag, where)
             return (unalias(_plain_tree(primals_out), primals + tangents),
                     unalias(_plain_tree(tangents_out), primals + tangents))
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
@@ -232,7 +239,7 @@ def _jvp(fun: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool, wh
             aux = _strip(aux, tag)
         else:
             out, aux = result, None
-        primals_out, tangents_out = _unwrap(out, tag)
+        primals_out, tangents_out = _unwrap(out, tag, where)
     # (results that are the caller's arrays, or views of them, are copied: the caller
     # may change those in place later)
     primals_out = unalias(_plain_tree(primals_out), p_leaves + t_leaves)

@@ -344,7 +344,15 @@ def pullback(out: Tensor, leaves: Sequence[Tensor], seed: Any, *,
     return list(_gradients(boxed, cts)[0])
 
 
-def _is_numeric_output(v: Any) -> bool:
+def is_numeric_output(v: Any) -> bool:
+    """Whether ``v`` can be a transform's output leaf: a number, a numeric array or a
+    traced value (not a string, ``None`` or a generator).
+
+    Examples
+    --------
+    >>> is_numeric_output(1.0), is_numeric_output(np.ones(2)), is_numeric_output("a")
+    (True, True, False)
+    """
     if type(v) in (float, int, complex) or is_traced(v):
         return True
     return isinstance(v, (np.ndarray, np.generic)) and v.dtype.kind in "biufc"
@@ -357,7 +365,7 @@ def _scalar_seed(out: Any, level: float, where: str, holomorphic: bool = False) 
     ``None`` for an output that does not depend on the inputs at this level
     (zero gradients); otherwise ``1.0``, or ones of the output's shape and dtype.
     """
-    if not _is_numeric_output(out):
+    if not is_numeric_output(out):
         raise TypeError(
             f"{where}: the function must return a scalar array or number computed from its "
             f"inputs, got {type(out).__name__}"
@@ -609,7 +617,7 @@ def pullback_of(fun: Callable[..., Any], primals: Sequence[Any], has_aux: bool, 
     out, aux = split_aux(result, has_aux, where)
     out_leaves, out_spec = flatten(out)
     for k, o in enumerate(out_leaves):
-        if not _is_numeric_output(o):
+        if not is_numeric_output(o):
             raise TypeError(
                 f"{where}: output leaf {k} of the function is a {type(o).__name__}; it must "
                 "return arrays or numbers (or tuples/lists/dicts of them)."

@@ -16,6 +16,7 @@ import pytest
 import numpy as np
 import wengert as wg
 from wengert.core.equations import Tape
+from wengert.core.levels import Tag
 from wengert.jupyter.explorer.frames import explorer_frames
 from wengert.jupyter.explorer.widget import (
     CSS_PATH,
@@ -265,7 +266,7 @@ def _packable_tapes():
     with wg.source_lines():
         h = np.tanh(x @ x)
         loss = np.sum(h * h, axis=0).max() + np.transpose(x)[0, 1]
-    t1, t2 = wg.Dual(0.0, 1.0).tag, wg.Dual(0.0, 1.0).tag
+    t1, t2 = Tag("a"), Tag("b")  # two perturbations: a dual over a dual needs two tags
     d = wg.tensor(wg.Dual(wg.Dual(2.0, 1.0, tag=t1), wg.Dual(1.0, 0.0, tag=t1), tag=t2),
                   requires_grad=True)
     return {"arrays": (wg.tape_of(loss), ["x"]), "dual": (wg.tape_of(d * d * 3.0), ["d"]),

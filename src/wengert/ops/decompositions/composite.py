@@ -333,7 +333,9 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     div = num - 1 if endpoint else num
     delta = stop - start
     shape = (num,) + (1,) * max(_ndim(start), _ndim(stop))
-    steps = np.arange(num, dtype=np.float64).reshape(shape)
+    # NumPy computes in result_type(start, stop, float(num)): float32 endpoints stay float32
+    real = np.finfo(np.result_type(_raw(start), _raw(stop), float(num))).dtype
+    steps = np.arange(num, dtype=real).reshape(shape)
     if div > 0:
         step = delta / div
         y = steps * step + start
@@ -764,7 +766,10 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
     computes it: with frequency weights ``fweights`` (integers: no gradient, as an
     integer cast) and observation weights ``aweights`` (differentiable)."""
     x = _as_array(m)
-    if dtype is not None:
+    if dtype is None:  # as NumPy: at least float64 (float32 data gives a float64 matrix)
+        dtype = np.result_type(_raw(x), np.float64) if y is None else \
+            np.result_type(_raw(x), _raw(y), np.float64)
+    if dtype != x.dtype:
         x = _ew.astype(x, dtype)
     if _ndim(x) > 2:
         raise ValueError("m has more than 2 dimensions")
