@@ -3,6 +3,8 @@ gives the right derivatives, the namespace is left plain, and misuse is refused.
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 
 import numpy as np
@@ -148,8 +150,10 @@ def test_size_zero_inputs():
 
 @pytest.mark.parametrize("mode", ["reverse", "forward", "both"])
 def test_an_empty_output_has_an_empty_jacobian_in_every_mode(mode):
+    # (the drawing needs the graphviz package, which the NumPy-floor stage leaves out)
+    views = [v for v in VIEWS if v != "graph" or importlib.util.find_spec("graphviz")]
     r = run_autodiff("y = x ** 2 + z", {"x": np.zeros(0), "z": 1.0}, ["x", "z"], mode=mode,
-                     views=list(VIEWS))
+                     views=views)
     assert r.grads["x"].shape == (0, 0) and r.grads["z"].shape == (0,)
     assert "∂y/∂x = []" in repr(r) and r._repr_html_()
 
