@@ -171,7 +171,8 @@ def run_hooks(hooks: list[Any], g: Any, what: str) -> Any:
     for hook in list(hooks):
         new = hook(g)
         if new is not None:
-            if _kind(new) not in "biufc":
+            kind = _kind(new)
+            if kind not in "biufc":
                 raise HookError(
                     f"hook {_hook_name(hook)!r} registered on {what} returned a "
                     f"{type(new).__name__}, not a gradient. A hook must return None or a "
@@ -183,7 +184,7 @@ def run_hooks(hooks: list[Any], g: Any, what: str) -> Any:
                     f"shape {shape_of(new)}, but the gradient it received has shape "
                     f"{shape_of(g)}. A hook must return None or a gradient of the same shape."
                 )
-            if _kind(new) == "c" and _kind(g) != "c":
+            if kind == "c" and _kind(g) != "c":
                 raise HookError(
                     f"hook {_hook_name(hook)!r} registered on {what} returned a complex "
                     f"gradient ({dtype_of(new)}) for a real one ({dtype_of(g)}): the imaginary "

@@ -440,7 +440,7 @@ def _number_of_a_held_value(s: Subject, gradient: str) -> Explanation | None:
     tape = s.tape
     numbers: dict[float, tuple[int, int]] = {}
     for e, pos, v in _constants(tape):
-        if type(v) is float and v not in (0.0, 1.0, -1.0) and v == v:
+        if type(v) is float and _distinctive(v):
             numbers.setdefault(v, (e, pos))
     if not numbers:
         return None
