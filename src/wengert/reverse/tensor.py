@@ -736,6 +736,8 @@ def _refuse_inside_transform(t: Tensor, what: str) -> None:
             "(np.exp(x), not math.exp(x)), and np.stack / np.where / x[i] = v on tensors instead "
             "of Python lists or writing into NumPy arrays. Use wg.stop_gradient(x) if no "
             "gradient should flow."
+            + (" To print a value, use print(y) or an f-string (f'{y:.3f}'): they keep it "
+               "whole ('%.3f' % y calls float())." if what in ("float()", "item()") else "")
         )
 
 

@@ -1025,6 +1025,73 @@ def test_a_path_cut_by_a_number_computed_from_float_of_a_value_is_not_ok():
     assert explain(z2, x).status == "ok"
 
 
+def test_a_path_cut_by_an_array_built_from_a_number_is_not_ok():
+    x = wg.tensor(0.3, requires_grad=True)
+    h = np.sin(x)
+    a = h.item() + 0.5  # two-hop item line
+    b = np.array([a, a])
+    z = (x * b).sum()
+    e = explain(z, x)
+    assert (e.status, e.cause) == ("cut", "to_python") and not e.ok
+    assert e.source.lineno == line_of("two-hop item line")
+    assert "(through `b`)" in e.message
+
+
+def f_scaled_float(x):
+    h = (x ** 2).sum()
+    k = float(h) * 2  # function scaled float line
+    return x.sum() * k
+
+
+def f_array_of_item(x):
+    h = np.sin(x)
+    a = h.item() + 0.5  # function two-hop item line
+    b = np.array([a, a])
+    return (x * b).sum()
+
+
+def f_printed_float(x):
+    h = (x ** 2).sum()
+    k = float(h) * 2
+    print(f"{k:.3f}")
+    return x.sum() * 3.0
+
+
+@pytest.mark.parametrize("f, x, marker, name", [
+    (f_scaled_float, np.array([1.0, 2.0]), "function scaled float line", "k"),
+    (f_scaled_float, 0.3, "function scaled float line", "k"),
+    (f_array_of_item, 0.3, "function two-hop item line", "b"),
+])
+def test_a_function_whose_path_a_derived_number_cuts_is_not_ok(f, x, marker, name):
+    e = explain(f, x)
+    assert (e.status, e.cause) == ("cut", "to_python") and not e.ok
+    assert e.source.lineno == line_of(marker)
+    assert f"(through `{name}`)" in e.message
+    with pytest.raises(wg.errors.LostDerivativeError):
+        wg.grad(f)(x)  # (a transform refuses the conversion instead)
+
+
+def test_a_number_a_function_only_prints_cuts_nothing(capsys):
+    assert explain(f_printed_float, np.array([1.0, 2.0])).status == "ok"
+    assert capsys.readouterr().out.strip() == "10.000"
+
+
+def test_explaining_a_function_leaves_a_running_profiler_in_place():
+    calls = []
+
+    def profiler(frame, event, arg):
+        calls.append(event)
+
+    before = sys.getprofile()
+    sys.setprofile(profiler)
+    try:
+        explain(f_scaled_float, np.array([1.0, 2.0]))
+        assert sys.getprofile() is profiler
+    finally:
+        sys.setprofile(before)
+    assert "call" in calls and "return" in calls
+
+
 def f_partly_cut(x):
     h = (x ** 2).sum()
     return x.sum() * float(h)  # partial float line

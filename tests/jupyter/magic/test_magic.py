@@ -379,6 +379,7 @@ def test_a_hook_on_the_input_runs_as_backward_runs_it(ip):
     ("y = float(x) * 2", "float() of a value computed in the %%autodiff cell from its inputs"),
     ("import math\ny = math.exp(x)", "the %%autodiff cell would show a wrong derivative"),
     ("y = x.item() * 2", "item() of a value computed in the %%autodiff cell"),
+    ("y = x * 3\nprint('%.2f' % y)", "To print a value, use print(y) or an f-string"),
 ])
 def test_refusals_inside_a_cell_speak_of_the_cell(ip, capsys, cell, message):
     ip.run_cell("x = 0.7")

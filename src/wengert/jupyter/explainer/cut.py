@@ -406,10 +406,11 @@ def partly_cut(s: Subject, gradient: str) -> Explanation | None:
             copies = _results_on(tape, site.results)
         else:  # read from the code: a constant equal to the value the variable holds
             copies = [c for c in copies_of(tape, t) if c.kind in ("shared", "equal")]
-            for name, held in site.bound:  # or the value the line bound (k = float(h) * 2)
-                if not copies and _distinctive(held):
-                    copies = _results_on(tape, (held,))
-                    via = f" (through `{name}`)" if copies else ""
+        # or a value the line bound, or one computed from it (k = float(h) * 2)
+        for name, held in site.bound:
+            if not copies and _distinctive(held):
+                copies = _results_on(tape, (held,))
+                via = f" (through `{name}`)" if copies else ""
         if not copies:
             continue
         copy = copies[0]

@@ -22,6 +22,7 @@ Examples
 from __future__ import annotations
 
 import inspect
+import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import replace
@@ -106,10 +107,11 @@ def explain_function(f: Callable[..., Any], args: tuple[Any, ...],
         new_args[i] = unflatten(spec, made)
     with source_lines(), keep_values(), CutWatcher() as watcher:
         try:
-            out = f(*new_args)
+            out, local = _run_keeping_locals(f, new_args)
         except Exception as err:  # noqa: BLE001 (the user's error is the explanation)
             return _raised(err, fname, target_name, params[nums[0]])
-    code_sites = _function_sites(f, source, [params[i] for i in nums])
+    code_sites = [replace(x, bound=tuple((n, local[n]) for n in x.binds if n in local))
+                  for x in _function_sites(f, source, [params[i] for i in nums])]
     notes: tuple[str, ...] = ()
     if isinstance(out, Tensor) and out.shape != ():
         notes = (f"`{fname}` returns an array of shape {out.shape}: this is the gradient of "
@@ -127,6 +129,31 @@ def explain_function(f: Callable[..., Any], args: tuple[Any, ...],
     return combine(parts, target_name, ", ".join(params[i] for i in nums))
 
 
+def _run_keeping_locals(f: Callable[..., Any], args: list[Any]) -> tuple[Any, dict[str, Any]]:
+    """``f(*args)`` and the variables of ``f``'s own frame as it returned (empty when ``f``
+    is not a Python function): what a line that turned a value into a number bound
+    (``k = float(h) * 2``), to look for on the tape."""
+    code = getattr(f, "__code__", None)
+    local: dict[str, Any] = {}
+    before = sys.getprofile()
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if before is not None:
+            before(frame, event, arg)
+        if event == "return" and frame.f_code is code:
+            local.clear()
+            local.update(frame.f_locals)
+
+    if code is not None:
+        sys.setprofile(profile)
+    try:
+        out = f(*args)
+    finally:
+        if code is not None:
+            sys.setprofile(before)
+    return out, local
+
+
 def _function_sites(f: Callable[..., Any], source: str | None, names: list[str]) -> list[Site]:
     """The lines of ``f``'s code that may cut the inputs ``names`` from its return value."""
     if source == "":
@@ -140,12 +167,17 @@ def _function_sites(f: Callable[..., Any], source: str | None, names: list[str])
             first = 1
     except (OSError, TypeError):
         return []
-    return [Site(x.lineno, x.text, x.kind, x.name, filename)
+    return [Site(x.lineno, x.text, x.kind, x.name, filename, binds=x.binds)
             for x in cut_sites(source, names, first, RETURN)]
 
 
 def _merge(seen: list[Site], read: list[Site]) -> list[Site]:
-    """The sites seen while running first (in the order they ran), then those only read."""
+    """The sites seen while running first (in the order they ran, with the names the same
+    line binds as read, and their values), then those only read."""
+    by_key = {(x.lineno, x.kind): x for x in read}
+    seen = [replace(x, binds=r.binds, bound=r.bound)
+            if (r := by_key.get((x.lineno, x.kind))) is not None and r.binds else x
+            for x in seen]
     keys = {(x.lineno, x.kind) for x in seen}
     return seen + [x for x in read if (x.lineno, x.kind) not in keys and x.kind != "comparison"]
 

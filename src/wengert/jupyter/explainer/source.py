@@ -36,7 +36,7 @@ import ast
 import re
 import textwrap
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 __all__ = ["Site", "cut_sites", "SITE_KINDS", "RETURN", "dotted_name"]
@@ -88,7 +88,8 @@ class Site:
         What the conversion returned (the Python numbers, the arrays), when it was seen
         running.
     binds : tuple of str
-        The names the line's assignment binds (``k`` in ``k = float(h) * 2``).
+        The names the line's assignment binds (``k`` in ``k = float(h) * 2``), then the
+        names later lines compute from them (``b`` in ``b = np.array([k, k])``).
     bound : tuple of (str, value)
         Those names with what they hold now in the caller's namespace, when the line ran
         before the call that reads it.
@@ -271,6 +272,22 @@ def _stored(stmt: ast.stmt) -> set[str]:
     return names
 
 
+def _carried(statements: list[tuple[ast.stmt, tuple[ast.With, ...]]],
+             names: tuple[str, ...]) -> tuple[str, ...]:
+    """``names`` then the names computed from them (``b`` after ``a`` in
+    ``b = np.array([a, a])``), in the order the code binds them; read twice, as a loop
+    may carry a value into an earlier line."""
+    found = list(names)
+    seen = set(names)
+    for _ in range(2):
+        for stmt, _withs in statements:
+            if _loaded(_header(stmt)) & seen:
+                for name in sorted(_stored(stmt) - seen - {RETURN}):
+                    found.append(name)
+                    seen.add(name)
+    return tuple(found)
+
+
 def dotted_name(node: ast.AST) -> str:
     """``np.linalg.norm`` for an attribute chain of names, else ``""``."""
     parts = []
@@ -316,6 +333,8 @@ class _Scan:
                 self._expression_sites(expr)
             self._block_sites(stmt, withs)
         self._before_tape_sites(statements)
+        self.sites = [replace(x, binds=_carried(statements, x.binds)) if x.binds else x
+                      for x in self.sites]
 
     def _feeds_target(self, stmt: ast.stmt) -> bool:
         """Whether ``stmt``'s result flows into the target (always, without a target)."""
