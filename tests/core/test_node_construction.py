@@ -43,7 +43,11 @@ def test_constructors_are_generated_from_the_template():
         body = constructor_body(nin, recording._TENSOR_TAIL)
         indent = "            "  # (inside ``fn`` inside the factory)
         assert "\n".join(indent + line for line in body) in source
-        assert source.count("n = Node()") == 1
+        # the float path's (one level deeper): the same statements, less the stand-ins
+        floats = constructor_body(nin, recording._FLOAT_TENSOR_TAIL, floats=True)
+        assert "\n".join(indent + "    " + line for line in floats) in source
+        assert [line for line in floats if "stand_in" in line] == []
+        assert source.count("n = Node()") == 2
         # every generated frame counts as wengert's own (source lines skip it)
         assert path.__code__.co_filename.startswith(recording.__file__)
     assert node1.__code__.co_filename.startswith(node_module.__file__)

@@ -154,6 +154,75 @@ def test_tuned_sweep_matches_reference_on_random_float_tapes(steps, seed):
         assert_same_sweep([(pool[-1]._node, 1.0)], floats=True)
 
 
+_FLOAT_UNARY = [np.sin, np.cos, np.tanh, np.sqrt, np.log, lambda x: x * x, lambda x: x * 0.5,
+                lambda x: x ** 1.5, lambda x: 2.0 - x, np.abs, lambda x: x ** 2]
+_FLOAT_BINARY = [np.add, np.subtract, np.multiply, lambda x, y: x / (1.5 + y * y),
+                 lambda x, y: x * 3.0 + y, np.maximum, lambda x, y: x ** y]
+
+
+@settings(max_examples=80, deadline=None)
+@given(steps=_steps, seed=st.integers(0, 2**16), n_leaves=st.integers(1, 3),
+       outputs=st.integers(1, 2), lines=st.booleans(), chain=st.booleans())
+def test_float_chains_sweep_as_the_lean_path_bit_for_bit(steps, seed, n_leaves, outputs,
+                                                         lines, chain):
+    """Chains on Python floats take their own loop when nothing watches the sweep: the same
+    cotangents, bit for bit, in the same leaf order, as the lean path an observer sees and
+    the full steps a wanted node gets (also through float partials that decline, as
+    ``sqrt`` and ``log`` at 0 or below, and nodes with extras: source lines)."""
+    rng = np.random.default_rng(seed)
+    xs = [wg.tensor(float(rng.uniform(-1, 1)), requires_grad=True) for _ in range(n_leaves)]
+    pool = list(xs)
+    with np.errstate(all="ignore"), wg.source_lines() if lines else contextlib.nullcontext():
+        for is_binary, k, i, j in steps:
+            x = pool[-1] if chain else pool[i % len(pool)]  # (chain: each step on the last)
+            pool.append(_FLOAT_BINARY[k % len(_FLOAT_BINARY)](x, pool[j % len(pool)])
+                        if is_binary else _FLOAT_UNARY[k % len(_FLOAT_UNARY)](x))
+    recorded = [t for t in pool[n_leaves:] if t._node is not None]
+    roots = [(t._node, float(rng.standard_normal())) for t in recorded[-outputs:]]
+    if not roots:
+        return
+    with np.errstate(all="ignore"):
+        _, full = backprop(roots, retain_graph=True, wanted=[roots[0][0]])
+        with observe_sweep(_Steps()):
+            _, lean = backprop(roots, retain_graph=True)
+        _, chained = backprop(roots)
+    for other in (full, lean):
+        assert [id(leaf) for leaf, _ in chained] == [id(leaf) for leaf, _ in other]
+        for (_, a), (_, b) in zip(chained, other):
+            assert type(a) is type(b) and (a == b or (a != a and b != b)), (a, b)
+    for node, _ in roots:  # every node swept was freed
+        with pytest.raises(GraphFreedError):
+            backprop([(node, 1.0)])
+
+
+def test_a_float_chain_refuses_what_the_lean_path_refuses():
+    """A value a rule reads that was written after it was saved (its version counter
+    bumped: a Python float is never written in place) is refused by the float chain's
+    loop where the lean path refuses it, and a freed graph too."""
+    def outcome(where, watch):
+        x = wg.tensor(0.4, requires_grad=True)
+        chain = [x]
+        for k in range(6):  # tanh's rule reads its output; * 1.5 + x reads none of its own
+            chain.append(np.tanh(chain[-1]) if k % 2 else chain[-1] * 1.5 + x)
+        if where:
+            chain[where]._version.version += 1
+        with observe_sweep(_Steps()) if watch else contextlib.nullcontext():
+            try:
+                return backprop([(chain[-1]._node, 1.0)])[1][0][1]
+            except InplaceModifiedError as e:
+                return ("refused", e.index, e.saved, e.now)
+
+    outcomes = [outcome(where, False) for where in range(7)]
+    assert outcomes == [outcome(where, True) for where in range(7)]
+    refused = [w for w, o in enumerate(outcomes) if isinstance(o, tuple)]
+    assert refused == [2, 4, 6]  # tanh's outputs
+    x = wg.tensor(0.4, requires_grad=True)
+    y = np.tanh(np.sin(x) * 2.0 + x)
+    backprop([(y._node, 1.0)])
+    with pytest.raises(GraphFreedError):
+        backprop([(y._node, 1.0)])
+
+
 def test_tuned_sweep_lean_and_full_paths_free_and_refuse_alike():
     """A common node (the lean path, watched or not) and one whose cotangent is asked for
     (the full step) free their values and refuse a second sweep, and refuse a value

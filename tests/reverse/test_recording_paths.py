@@ -55,9 +55,16 @@ def assert_same_node(fast: Node, general: Node, where: str) -> None:
 
 
 def _variants(args):
-    """The sample as it is, and (elementwise ops) its arrays repeated past
+    """The sample as it is, as Python floats (the float path) where it is made of
+    float64 numbers, and (elementwise ops) its arrays repeated past
     :data:`UNREAD_BYTES`."""
     yield args
+    if all(isinstance(a, float | np.ndarray) and np.ndim(a) == 0
+           and np.asarray(a).dtype == np.float64 for a in args) \
+            and not all(type(a) is float for a in args):
+        yield tuple(float(a) for a in args)
+    elif len(args) == 2 and all(type(a) is float for a in args) and args[1].is_integer():
+        yield (args[0], int(args[1]))  # a Python int beside a float
     if any(isinstance(a, np.ndarray) and a.ndim for a in args):
         n = UNREAD_BYTES // 8 + 1
         yield tuple(np.resize(a, n) if isinstance(a, np.ndarray) and a.ndim else a

@@ -248,18 +248,22 @@ class Node:
         return f"<Node #{-self.seq} {self.op.name}>"
 
 
-def constructor_body(nin: int, tail: tuple[str, ...] = ("return n",)) -> list[str]:
+def constructor_body(nin: int, tail: tuple[str, ...] = ("return n",), *,
+                     floats: bool = False) -> list[str]:
     """The statements (unindented) that build a node of ``nin`` inputs in ``n`` from the
     local names ``op, out, params, parent0, value0, holder0, seen0, ...``, then ``tail``:
     the body of :func:`constructor_source`'s function, for a generated function that
-    builds its node inline (see :mod:`wengert.reverse.recording`)."""
+    builds its node inline (see :mod:`wengert.reverse.recording`). ``floats``: the
+    inputs are Python numbers and there are no params (the float path of an op), so no
+    input is a large array to keep as a stand-in."""
     lines = []
-    for i in range(nin):
+    for i in range(0 if floats else nin):
         lines += [f"if holder{i} is None and type(value{i}) is _ndarray "
                   f"and value{i}.nbytes >= UNREAD_BYTES and {i} not in op.reads:",
                   f"    value{i} = shape_stand_in(value{i})"]
     lines += ["n = Node()  # (no __init__: the type call is the cheapest allocation)",
-              "n.version = 0", "n.op = op", "n.out = out", "n.params = params",
+              "n.version = 0", "n.op = op", "n.out = out",
+              "n.params = None" if floats else "n.params = params",
               "n.seq = next_seq()", "n.extra = None", f"n.nin = {nin}"]
     for i in range(nin):
         lines += [f"n.{field}{i} = {arg}{i}" for field, arg in

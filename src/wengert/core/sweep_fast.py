@@ -136,6 +136,8 @@ def backprop(
         everywhere = restrict is None and stop == 0  # every node reached is swept
         # nothing to lift or hand back: the common nodes take the lean path
         plain = lift is None and not wanted_ids
+        # and with no observer, a chain of them on Python floats the leaner loop
+        floats_chain = plain and everywhere and not observers
         while True:
             if following is not None:
                 node = following
@@ -188,10 +190,18 @@ def backprop(
                     if parent0 is None:
                         continue
                     if type(parent0) is Node and everywhere and not heap:
-                        following = parent0  # a chain: nothing else pending
-                        following_g = ct0
-                        continue
-                    pairs = ((parent0, ct0),)
+                        if type(ct0) is float and floats_chain:
+                            # a chain on Python floats: swept by the lean loop
+                            following, following_g, pairs = _float_chain(
+                                parent0, ct0, retain_graph, cts, leaves)
+                            if pairs is None:
+                                continue
+                        else:
+                            following = parent0  # a chain: nothing else pending
+                            following_g = ct0
+                            continue
+                    else:
+                        pairs = ((parent0, ct0),)
                 else:
                     h = node.holder1
                     if h is not None and h.version != node.seen1:
@@ -302,6 +312,103 @@ def backprop(
     for obs in observers:
         obs.end(reached)
     return results, reached
+
+
+def _float_chain(node: Node, g: float, retain_graph: bool, cts: dict[int, Any],
+                 leaves: dict[int, Any]) -> tuple[Any, Any, Any]:
+    """Sweep a chain of common nodes on Python floats (one or two inputs, no params, no
+    extras; float partials), each handing its cotangent on to the one node it was
+    computed from, in :func:`backprop`'s steps: the same checks, partials and sums, a
+    leaf's cotangent summed into ``cts`` (registered in ``leaves``). Only for a sweep
+    with nothing to lift, hand back or tell, that visits every node reached, along a
+    chain (nothing else pending).
+
+    Returns ``(node, g, None)``: the node to sweep next in full, one this loop does not
+    take (another kind of node, a float partial that declines), with its cotangent; or
+    ``(None, None, pairs)``: the last node swept sent ``(parent, cotangent)`` ``pairs`` to
+    two nodes (or none).
+    """
+    while True:
+        out = node.out
+        if type(out) is not float or type(g) is not float or node.params is not None \
+                or node.extra is not None or (n := node.nin) > 2:
+            return node, g, None
+        op = node.op
+        sd = op.scalar_deriv
+        if sd is None:
+            return node, g, None
+        if node.version and op.reads_out:
+            raise version_error(node, -1, 0, node.version)
+        h = node.holder0
+        if h is not None and h.version != node.seen0:
+            raise version_error(node, 0, node.seen0, h.version)
+        parent0 = node.parent0
+        if n == 1:
+            if parent0 is None:
+                return node, g, None
+            try:
+                ct0 = g * sd[0](out, node.input0)
+            except SCALAR_FALLBACK:
+                return node, g, None
+            if not retain_graph:
+                node.out = node.input0 = None
+            if type(parent0) is Node:
+                node = parent0
+                g = ct0
+                continue
+            key = id(parent0)
+            if key in cts:
+                cts[key] = cts[key] + ct0
+            else:
+                cts[key] = ct0
+                leaves[key] = parent0
+            return None, None, ()
+        h = node.holder1
+        if h is not None and h.version != node.seen1:
+            raise version_error(node, 1, node.seen1, h.version)
+        parent1 = node.parent1
+        x0 = node.input0
+        x1 = node.input1
+        try:
+            ct0 = None if parent0 is None else g * sd[0](out, x0, x1)
+            ct1 = None if parent1 is None else g * sd[1](out, x0, x1)
+        except SCALAR_FALLBACK:
+            return node, g, None
+        if not retain_graph:
+            node.out = node.input0 = node.input1 = None
+        # (the cotangents go out in input order, as in backprop: a leaf's sums too)
+        if type(parent0) is Node:
+            if type(parent1) is Node:
+                return None, None, ((parent0, ct0), (parent1, ct1))
+            if parent1 is not None:
+                key = id(parent1)
+                if key in cts:
+                    cts[key] = cts[key] + ct1
+                else:
+                    cts[key] = ct1
+                    leaves[key] = parent1
+            node = parent0
+            g = ct0
+            continue
+        if parent0 is not None:
+            key = id(parent0)
+            if key in cts:
+                cts[key] = cts[key] + ct0
+            else:
+                cts[key] = ct0
+                leaves[key] = parent0
+        if type(parent1) is Node:
+            node = parent1
+            g = ct1
+            continue
+        if parent1 is not None:
+            key = id(parent1)
+            if key in cts:
+                cts[key] = cts[key] + ct1
+            else:
+                cts[key] = ct1
+                leaves[key] = parent1
+        return None, None, ()
 
 
 def _general_step(node: Node, op: Any, out: Any, n: int, g: Any, lift: Any, observers: Any,

@@ -110,6 +110,9 @@ _TENSOR_TAIL = (
     "    n.out = shape_stand_in(out)",
     *(line.format(rg="True") for line in _TENSOR_LINES),
 )
+#: :data:`_TENSOR_TAIL` on the float path: no recorder is open, and a float output is
+#: kept as it is.
+_FLOAT_TENSOR_TAIL = tuple(line.format(rg="True") for line in _TENSOR_LINES)
 _GLOBALS = dict(CONSTRUCTOR_GLOBALS, _NEW=_NEW, Tensor=Tensor)
 #: ``_new(out, n, rg, level)``: a tensor produced by the node ``n``.
 _new = generate("\n".join(["def _new(out, n, rg, level):",
@@ -199,6 +202,20 @@ def _unary_path(op, impl, scalar, reads, beneath, public):
                 out = scalar(v)
             except SCALAR_FALLBACK:
                 out = float(impl(v))
+            if x._rg and not _recorders() and _grad_on():
+                # (the float path: a Python float in, nothing watching, nothing to check)
+                level = x._level
+                if level and level.__class__ is int and level not in OPEN_LEVELS:
+                    raise escaped_error(level)
+                if reads:
+                    holder0 = x._version
+                    seen0 = holder0.version
+                else:
+                    holder0 = None
+                    seen0 = 0
+                parent0 = x._node or x
+                value0 = v
+                {build_float}
         elif tv is _ndarray:
             try:
                 out = impl(v)
@@ -283,6 +300,27 @@ def _binary_path(op, impl, scalar, reads0, reads1, crossed, beneath, public):
                 out = scalar(vx, vy)
             except SCALAR_FALLBACK:
                 out = float(impl(vx, vy))
+            if (rx or ry) and type(out) is float and not _recorders() and _grad_on():
+                # (the float path: Python numbers in, a float out, nothing watching)
+                if level and level.__class__ is int and level not in OPEN_LEVELS:
+                    raise escaped_error(level)
+                if reads0 and tx is Tensor and (ry or not crossed):
+                    holder0 = x._version
+                    seen0 = holder0.version
+                else:
+                    holder0 = None
+                    seen0 = 0
+                if reads1 and ty is Tensor and (rx or not crossed):
+                    holder1 = y._version
+                    seen1 = holder1.version
+                else:
+                    holder1 = None
+                    seen1 = 0
+                parent0 = (x._node or x) if rx else None
+                value0 = vx
+                parent1 = (y._node or y) if ry else None
+                value1 = vy
+                {build_float}
         else:  # traced values beneath, or other plain values
             h = beneath.get(tvx) or beneath.get(tvy)
             out = h(vx, vy) if h is not None else public(vx, vy)
@@ -337,11 +375,15 @@ def _binary_path(op, impl, scalar, reads0, reads1, crossed, beneath, public):
 
 def _inline_build(source: str, nin: int, name: str) -> Any:
     """Generate ``name`` from ``source``, its ``{build}`` line replaced by the node
-    constructor's statements (``core.node.constructor_body``) and :data:`_TENSOR_TAIL`."""
-    head, rest = source.split("{build}")
-    indent = head[head.rindex("\n") + 1:]
-    body = ("\n" + indent).join(constructor_body(nin, _TENSOR_TAIL))
-    return generate(head + body + rest, name, _PATH_GLOBALS, __name__)
+    constructor's statements (``core.node.constructor_body``) and :data:`_TENSOR_TAIL`,
+    its ``{build_float}`` line by those of the float path (Python numbers in and out,
+    no recorder open: see :data:`_FLOAT_TENSOR_TAIL`)."""
+    for mark, body in (("{build_float}", constructor_body(nin, _FLOAT_TENSOR_TAIL, floats=True)),
+                       ("{build}", constructor_body(nin, _TENSOR_TAIL))):
+        head, rest = source.split(mark)
+        indent = head[head.rindex("\n") + 1:]
+        source = head + ("\n" + indent).join(body) + rest
+    return generate(source, name, _PATH_GLOBALS, __name__)
 
 
 _PATH_GLOBALS = dict(
