@@ -115,3 +115,56 @@ def test_fast_recording_builds_the_nodes_the_general_path_builds(name):
                     checked += 1
     if not checked:
         pytest.skip(f"op {name}: no sample records a node")
+
+
+def _contexts():
+    """Modes the float path hands to the general ending: no grad, a gradient tape
+    watching the tensor, recorders that only look (source lines)."""
+    yield "grad off", lambda x: wg.no_grad()
+    yield "watched", lambda x: _watching(x)
+    yield "source lines", lambda x: wg.source_lines()
+
+
+class _watching:
+    def __init__(self, x):
+        self.tape = wg.GradientTape()
+        self.x = x
+
+    def __enter__(self):
+        self.tape.__enter__()
+        self.tape.watch(self.x)
+
+    def __exit__(self, *exc):
+        return self.tape.__exit__(*exc)
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if REGISTRY[n].nin == 2])
+def test_a_float_tensor_and_a_number_build_what_the_general_path_builds_in_every_mode(name):
+    op = REGISTRY[name]
+    fast = TENSOR.binary(op, Tensor, public_function(op))
+    samples = [tuple(float(a) for a in args) for args, params in cases(name)
+               if not params and all(np.ndim(a) == 0 and np.asarray(a).dtype == np.float64
+                                     for a in args)]
+    if not samples:
+        pytest.skip(f"op {name}: no float sample")
+    for k, (a, b) in enumerate(samples):
+        for b_kind in (b, int(b)) if b.is_integer() else (b,):
+            for mode, context in _contexts():
+                where = f"op {name}, sample {k}, {mode}, second input {b_kind!r}"
+                results = []
+                x = wg.tensor(a, requires_grad=mode != "watched")
+                for path in (fast, lambda x, y: apply(op, x, y)):
+                    with np.errstate(all="ignore"), context(x):
+                        try:
+                            results.append(path(x, b_kind))
+                        except (TypeError, ValueError, ArithmeticError) as e:
+                            results.append(type(e))
+                got, general = results
+                if not isinstance(got, Tensor) or not isinstance(general, Tensor):
+                    assert got == general, where
+                    continue
+                assert _same_value(got._value, general._value), where
+                assert (got._rg, got._level) == (general._rg, general._level), where
+                assert (got._node is None) == (general._node is None), where
+                if got._node is not None:
+                    assert_same_node(got._node, general._node, where)

@@ -7,7 +7,9 @@ the same gradients (the tests check it on every registry sample and on random
 tapes; on Python floats the float partials may round the last bit differently).
 What it adds:
 
-- speed: a chain (the only pending node) skips the heap and the cotangent dict;
+- speed: a chain (the only pending node) skips the heap and the cotangent dict, and
+  a chain of common nodes on Python floats, in a sweep nothing watches, is swept by a
+  loop of its own (:func:`_float_chain`);
   a common node (one or two inputs, no params, no extras a sweep acts on: see
   :data:`~wengert.core.sweep.SWEPT_EXTRAS`) takes a lean path,
   read from its slots with its checks inlined, unless the sweep lifts values or

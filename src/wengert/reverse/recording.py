@@ -274,6 +274,29 @@ def _binary_path(op, impl, scalar, reads0, reads1, crossed, beneath, public):
                 vy = y._value
                 ry = y._rg
             elif ty is float or ty is int:
+                if rx and type(vx) is float and scalar is not None:
+                    # (a tensor on a Python float and a number: the float path, shortest)
+                    try:
+                        out = scalar(vx, y)
+                    except SCALAR_FALLBACK:
+                        out = float(impl(vx, y))
+                    if type(out) is not float or _recorders() or not _grad_on():
+                        return _recorded(op, x, None, vx, y, out, level)
+                    if level and level.__class__ is int and level not in OPEN_LEVELS:
+                        raise escaped_error(level)
+                    if reads0 and not crossed:
+                        holder0 = x._version
+                        seen0 = holder0.version
+                    else:
+                        holder0 = None
+                        seen0 = 0
+                    parent0 = x._node or x
+                    value0 = vx
+                    parent1 = None
+                    value1 = y
+                    holder1 = None
+                    seen1 = 0
+                    {build_float}
                 vy = y
                 ry = False
             else:
@@ -373,6 +396,24 @@ def _binary_path(op, impl, scalar, reads0, reads1, crossed, beneath, public):
 """
 
 
+def _recorded(op: Any, a: Tensor | None, b: Tensor | None, va: Any, vb: Any, out: Any,
+              level: float) -> Tensor:
+    """How a two-input op ends whose output the float path computed but does not record
+    itself (a recorder is open, grad mode is off, or the output is no float): as the
+    general path ends. ``a``, ``b``: the op's tensors (``None`` for a number), ``va``,
+    ``vb`` the values it ran on."""
+    args = (a, b)
+    rg = (a is not None and a._rg) or (b is not None and b._rg)
+    recs = _recorders()
+    if recs and (active := recorders_tracking(args, recs)):
+        if _grad_on() and _differentiable(op, out):
+            return record(op, args, (va, vb), out, None, rg, active, level)
+        return constant(out, level)
+    if rg and _grad_on() and _differentiable(op, out):
+        return record(op, args, (va, vb), out, None, True, (), level)
+    return constant(out, level)
+
+
 def _inline_build(source: str, nin: int, name: str) -> Any:
     """Generate ``name`` from ``source``, its ``{build}`` line replaced by the node
     constructor's statements (``core.node.constructor_body``) and :data:`_TENSOR_TAIL`,
@@ -380,9 +421,12 @@ def _inline_build(source: str, nin: int, name: str) -> Any:
     no recorder open: see :data:`_FLOAT_TENSOR_TAIL`)."""
     for mark, body in (("{build_float}", constructor_body(nin, _FLOAT_TENSOR_TAIL, floats=True)),
                        ("{build}", constructor_body(nin, _TENSOR_TAIL))):
-        head, rest = source.split(mark)
-        indent = head[head.rindex("\n") + 1:]
-        source = head + ("\n" + indent).join(body) + rest
+        parts = source.split(mark)
+        for k in range(1, len(parts)):
+            head = parts[k - 1]
+            indent = head[head.rindex("\n") + 1:]
+            parts[k - 1] = head + ("\n" + indent).join(body)
+        source = "".join(parts)
     return generate(source, name, _PATH_GLOBALS, __name__)
 
 
@@ -390,6 +434,7 @@ _PATH_GLOBALS = dict(
     _GLOBALS, SCALAR_FALLBACK=SCALAR_FALLBACK, _OP_ERRORS=_OP_ERRORS, _annotated=_annotated,
     _recorders=_recorders, recorders_tracking=recorders_tracking, _grad_on=_grad_on,
     _differentiable=_differentiable, record=record, constant=constant, Dual=Dual,
+    _recorded=_recorded,
     OPEN_LEVELS=OPEN_LEVELS, escaped_error=escaped_error, apply=apply, Tensor=Tensor,
 )
 _unary_path = _inline_build(_UNARY_SOURCE, 1, "_unary_path")
