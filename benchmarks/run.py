@@ -75,7 +75,11 @@ from benchmarks.workloads import (
     w3_x0,
 )
 
-TARGETS = {"W1": 2.0, "W2": 2.5, "W3": 5.0}
+#: µs/op for W1 and W3, × NumPy's forward for W2; W1's stated beside a minimal tape's
+#: 0.9 µs/op (see :data:`STATED_FLOORS`).
+TARGETS = {"W1": 1.6, "W2": 2.5, "W3": 4.5}
+#: What the floor a target was stated against took when it was stated.
+STATED_FLOORS = {"W1": 0.9}
 
 
 # --------------------------------------------------------------------------- W1
@@ -644,7 +648,7 @@ def verdicts(results: dict[str, Any]) -> list[str]:
             out.append(f"W1 {name}: {r['us_per_op_min']:.2f} µs/op (min) "
                        f"{'meets' if ok else 'MISSES'} ≤ {TARGETS['W1']}")
             line = scaled_verdict(f"W1 {name}", r["us_per_op_min"], "the minimal tape", floor,
-                                  TARGETS["W1"], 1.0)
+                                  TARGETS["W1"], STATED_FLOORS["W1"])
             if line:
                 out.append(line)
     w2 = results.get("W2", {}).get("float64", {}).get("rows", {})
