@@ -207,14 +207,7 @@ def _unary_path(op, impl, scalar, reads, beneath, public):
                 level = x._level
                 if level and level.__class__ is int and level not in OPEN_LEVELS:
                     raise escaped_error(level)
-                if reads:
-                    holder0 = x._version
-                    seen0 = holder0.version
-                else:
-                    holder0 = None
-                    seen0 = 0
-                parent0 = x._node or x
-                value0 = v
+                {edges}
                 {build_float}
         elif tv is _ndarray:
             try:
@@ -243,15 +236,8 @@ def _unary_path(op, impl, scalar, reads, beneath, public):
             level = x._level
             if level and level.__class__ is int and level not in OPEN_LEVELS:
                 raise escaped_error(level)
-            if reads:
-                holder0 = x._version
-                seen0 = holder0.version
-            else:  # (a large array is kept as a stand-in)
-                holder0 = None
-                seen0 = 0
             params = None
-            parent0 = x._node or x
-            value0 = v
+            {edges}
             {build}
         return constant(out, x._level)
 
@@ -327,22 +313,7 @@ def _binary_path(op, impl, scalar, reads0, reads1, crossed, beneath, public):
                 # (the float path: Python numbers in, a float out, nothing watching)
                 if level and level.__class__ is int and level not in OPEN_LEVELS:
                     raise escaped_error(level)
-                if reads0 and tx is Tensor and (ry or not crossed):
-                    holder0 = x._version
-                    seen0 = holder0.version
-                else:
-                    holder0 = None
-                    seen0 = 0
-                if reads1 and ty is Tensor and (rx or not crossed):
-                    holder1 = y._version
-                    seen1 = holder1.version
-                else:
-                    holder1 = None
-                    seen1 = 0
-                parent0 = (x._node or x) if rx else None
-                value0 = vx
-                parent1 = (y._node or y) if ry else None
-                value1 = vy
+                {edges}
                 {build_float}
         else:  # traced values beneath, or other plain values
             h = beneath.get(tvx) or beneath.get(tvy)
@@ -370,25 +341,8 @@ def _binary_path(op, impl, scalar, reads0, reads1, crossed, beneath, public):
                                   (vx, vy), out, None, True, (), level)
             if level and level.__class__ is int and level not in OPEN_LEVELS:
                 raise escaped_error(level)
-            # (a crossed op's input is read by the other input's rule only; large
-            # arrays no rule reads are kept as stand-ins)
-            if reads0 and tx is Tensor and (ry or not crossed):
-                holder0 = x._version
-                seen0 = holder0.version
-            else:
-                holder0 = None
-                seen0 = 0
-            if reads1 and ty is Tensor and (rx or not crossed):
-                holder1 = y._version
-                seen1 = holder1.version
-            else:
-                holder1 = None
-                seen1 = 0
             params = None
-            parent0 = (x._node or x) if rx else None
-            value0 = vx
-            parent1 = (y._node or y) if ry else None
-            value1 = vy
+            {edges}
             {build}
         return constant(out, level)
 
@@ -414,13 +368,50 @@ def _recorded(op: Any, a: Tensor | None, b: Tensor | None, va: Any, vb: Any, out
     return constant(out, level)
 
 
+#: What an input of a one-input op on a tensor ``x`` (value ``v``) gives its node: where
+#: its cotangent goes, the value, and the version holder when the rule reads it.
+_UNARY_EDGES = (
+    "if reads:",
+    "    holder0 = x._version",
+    "    seen0 = holder0.version",
+    "else:  # (a large array is kept as a stand-in)",
+    "    holder0 = None",
+    "    seen0 = 0",
+    "parent0 = x._node or x",
+    "value0 = v",
+)
+#: The same for the inputs ``x``, ``y`` (values ``vx``, ``vy``; a tensor requires grad
+#: when ``rx``, ``ry``) of a two-input op: a crossed op's input is read by the other
+#: input's rule only.
+_BINARY_EDGES = (
+    "if reads0 and tx is Tensor and (ry or not crossed):",
+    "    holder0 = x._version",
+    "    seen0 = holder0.version",
+    "else:",
+    "    holder0 = None",
+    "    seen0 = 0",
+    "if reads1 and ty is Tensor and (rx or not crossed):",
+    "    holder1 = y._version",
+    "    seen1 = holder1.version",
+    "else:",
+    "    holder1 = None",
+    "    seen1 = 0",
+    "parent0 = (x._node or x) if rx else None",
+    "value0 = vx",
+    "parent1 = (y._node or y) if ry else None",
+    "value1 = vy",
+)
+
+
 def _inline_build(source: str, nin: int, name: str) -> Any:
-    """Generate ``name`` from ``source``, its ``{build}`` line replaced by the node
+    """Generate ``name`` from ``source``, its ``{build}`` lines replaced by the node
     constructor's statements (``core.node.constructor_body``) and :data:`_TENSOR_TAIL`,
-    its ``{build_float}`` line by those of the float path (Python numbers in and out,
-    no recorder open: see :data:`_FLOAT_TENSOR_TAIL`)."""
+    its ``{build_float}`` lines by those of the float path (Python numbers in and out,
+    no recorder open: see :data:`_FLOAT_TENSOR_TAIL`), its ``{edges}`` lines by the
+    inputs' edges (:data:`_UNARY_EDGES`, :data:`_BINARY_EDGES`)."""
     for mark, body in (("{build_float}", constructor_body(nin, _FLOAT_TENSOR_TAIL, floats=True)),
-                       ("{build}", constructor_body(nin, _TENSOR_TAIL))):
+                       ("{build}", constructor_body(nin, _TENSOR_TAIL)),
+                       ("{edges}", _UNARY_EDGES if nin == 1 else _BINARY_EDGES)):
         parts = source.split(mark)
         for k in range(1, len(parts)):
             head = parts[k - 1]
