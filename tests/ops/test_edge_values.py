@@ -142,3 +142,22 @@ def test_power_of_a_negative_base_keeps_its_derivatives_in_the_base():
         assert g[0] == fx and np.isnan(g[1])
         h = np.array(wg.hessian(f, (0, 1))(-2.0, y), dtype=float)
         assert h[0, 0] == fxx and np.isnan(h[0, 1]) and np.isnan(h[1, 0])
+
+
+def test_arctan2_derivatives_at_infinite_arguments_are_zero():
+    # atan2 is a number at an infinite argument (π/2, π/4, ...) and its partials
+    # x/(x² + y²), −y/(x² + y²) tend to 0 there, as do their derivatives; inf / inf gave NaN
+    # (JAX too). A NaN argument stays NaN.
+    f = wnp.arctan2
+    for y, x in [(np.inf, 1.0), (1.0, np.inf), (np.inf, np.inf), (-np.inf, -np.inf),
+                 (np.inf, -np.inf), (-np.inf, 0.0)]:
+        for g in (wg.grad(f, (0, 1))(y, x), wg.jacfwd(f, (0, 1))(y, x),
+                  wg.grad(wg.compile(f), (0, 1))(y, x)):
+            np.testing.assert_array_equal(g, [0.0, 0.0])
+        for h in (wg.hessian(f, (0, 1))(y, x), wg.jacfwd(wg.jacfwd(f, (0, 1)), (0, 1))(y, x)):
+            np.testing.assert_array_equal(np.array(h, dtype=float), np.zeros((2, 2)))
+    assert np.all(np.isnan(wg.grad(f, (0, 1))(np.nan, np.inf)))
+    g = wg.grad(lambda y, x: wnp.sum(f(y, x)), (0, 1))(np.array([np.inf, 2.0], np.float32),
+                                                      np.float32(3.0))
+    assert g[0].dtype == np.float32
+    np.testing.assert_allclose(g[0], [0.0, 3 / 13], rtol=1e-6)

@@ -1175,14 +1175,33 @@ def _weak(v: Any) -> Any:
     return float(v) if type(v) is int else v
 
 
-def _arctan2_dy(g: Any, ans: Any, y: Any, x: Any) -> Any:
+def _arctan2_partial(g: Any, y: Any, x: Any, in_y: bool) -> Any:
+    """``g·x / (x² + y²)`` (``in_y``) or ``−g·y / (x² + y²)``: 0 where ``x`` or ``y`` is
+    infinite (and the other is a number), the limit of both partials and of their
+    derivatives there (``atan2`` itself is a number: 0, ±π/4, ±π/2, ±3π/4 or ±π), where
+    ``inf / inf`` would be NaN."""
     x, y = _weak(x), _weak(y)
-    return divide(g * x, square(x) + square(y))
+    d = square(x) + square(y)
+    dv = _raw(d)
+    infinite = None
+    if is_traced(dv) or np.any(dv == np.inf):  # (overflow of finite ones is harmless)
+        xv, yv = _raw(x), _raw(y)
+        infinite = (np.isinf(xv) & ~np.isnan(yv)) | (np.isinf(yv) & ~np.isnan(xv))
+        if _may_hold(infinite):
+            x, y = where(infinite, 1.0, x), where(infinite, 1.0, y)
+            d = square(x) + square(y)
+        else:
+            infinite = None
+    out = divide(g * x, d) if in_y else -divide(g * y, d)
+    return out if infinite is None else where(infinite, 0.0, out)
+
+
+def _arctan2_dy(g: Any, ans: Any, y: Any, x: Any) -> Any:
+    return _arctan2_partial(g, y, x, True)
 
 
 def _arctan2_dx(g: Any, ans: Any, y: Any, x: Any) -> Any:
-    x, y = _weak(x), _weak(y)
-    return -divide(g * y, square(x) + square(y))
+    return _arctan2_partial(g, y, x, False)
 
 
 ARCTAN2 = _binary(
