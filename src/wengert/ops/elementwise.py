@@ -383,8 +383,10 @@ log1p = FAMILY.unary(LOG1P)
 
 
 def _cbrt_rule(g: Any, ans: Any, x: Any) -> Any:
-    # ∛x^-2 / 3 (not 1 / (3 ∛x²), whose derivative has 2∛x · ∛x' = 0 · inf at 0): its
-    # derivative -2∛x^-5 / 9 is -inf at +0, +inf at -0, -0 at +inf and +0 at -inf
+    if not is_traced(ans):
+        return divide(g, square(ans) * 3.0)
+    # differentiated again: ∛x^-2 / 3, not 1 / (3 ∛x²), whose derivative has 2∛x · ∛x' =
+    # 0 · inf at 0; -2∛x^-5 / 9 is -inf at +0, +inf at -0, -0 at +inf and +0 at -inf
     return g * power(ans, -2.0) * (1.0 / 3.0)
 
 
@@ -1184,7 +1186,11 @@ def _arctan2_partial(g: Any, y: Any, x: Any, in_y: bool) -> Any:
     d = square(x) + square(y)
     dv = _raw(d)
     infinite = None
-    if is_traced(dv) or np.any(dv == np.inf):  # (overflow of finite ones is harmless)
+    if type(dv) is np.ndarray:  # (overflow of finite ones is harmless)
+        suspect = dv.size and dv.max() == np.inf
+    else:
+        suspect = is_traced(dv) or dv == np.inf
+    if suspect:
         xv, yv = _raw(x), _raw(y)
         infinite = (np.isinf(xv) & ~np.isnan(yv)) | (np.isinf(yv) & ~np.isnan(xv))
         if _may_hold(infinite):
