@@ -6,6 +6,8 @@ NaN that an unselected branch of a rule leaked in.
 
 from __future__ import annotations
 
+import pytest
+
 import numpy as np
 import wengert as wg
 import wengert.numpy as wnp
@@ -41,3 +43,121 @@ def test_logsumexp_at_infinite_entries_follows_logaddexp():
     assert g.dtype == np.float32
     e = np.exp(-1.0)
     np.testing.assert_allclose(g, [[1.0, 0.0], [e / (1 + e), 1 / (1 + e)]], rtol=1e-6)
+
+
+def test_cbrt_first_and_second_derivatives_at_zero_and_infinity_are_the_limits():
+    # cbrt' = 1/(3 ∛x²): +inf at ±0, 0 at ±inf; cbrt'' = −2/(9 x^(5/3)): −inf at +0, +inf
+    # at −0, −0 at +inf, +0 at −inf (JAX's values too). The rule 1/(3 ∛x²) gave NaN, its
+    # derivative having 2∛x · ∛x' = 0 · inf.
+    x = np.array([0.0, -0.0, np.inf, -np.inf, 8.0, -8.0])
+    d1 = [np.inf, np.inf, 0.0, 0.0, 1 / 12, 1 / 12]
+    d2 = [-np.inf, np.inf, -0.0, 0.0, -1 / 144, 1 / 144]
+    f = lambda v: wnp.sum(wnp.cbrt(v))  # noqa: E731
+    for got in (wg.grad(f)(x), [wg.jvp(wnp.cbrt, (v,), (1.0,))[1] for v in x]):
+        np.testing.assert_allclose(got, d1, rtol=1e-14)
+    for got in (np.diagonal(wg.hessian(f)(x)), wg.hvp(f, x, np.ones(6)),
+                [wg.grad(wg.grad(wnp.cbrt))(v) for v in x],
+                [wg.jacrev(wg.derivative(wnp.cbrt))(v) for v in x],
+                [wg.derivative(wg.derivative(wnp.cbrt))(v) for v in x]):
+        got = np.asarray(got, dtype=float)
+        np.testing.assert_allclose(got, d2, rtol=1e-14)
+    # the sign of the zero at ±inf (forward over forward loses it: its product rule adds
+    # 0 + (−0) = +0)
+    assert list(np.signbit(np.diagonal(wg.hessian(f)(x))[:4])) == [True, False, True, False]
+    # the third derivative 10/(27 x^(8/3)) is +inf at ±0; float32 stays float32
+    np.testing.assert_array_equal([wg.grad(wg.grad(wg.grad(wnp.cbrt)))(v) for v in x[:2]],
+                                  [np.inf, np.inf])
+    assert wg.hessian(f)(x.astype(np.float32)).dtype == np.float32
+
+
+# ∂f/∂y, ∂²f/∂x², ∂²f/∂x∂y, ∂²f/∂y² of f = x ** y at x = 0: the limits as x → 0⁺
+POWER_AT_ZERO = {
+    -1.0: (-np.inf, np.inf, np.inf, np.inf),
+    -0.5: (-np.inf, np.inf, np.inf, np.inf),
+    0.0: (0.0, 0.0, np.inf, np.inf),
+    0.5: (0.0, -np.inf, -np.inf, 0.0),
+    1.0: (0.0, 0.0, -np.inf, 0.0),
+    1.5: (0.0, np.inf, 0.0, 0.0),
+    2.0: (0.0, 2.0, 0.0, 0.0),
+    3.0: (0.0, 0.0, 0.0, 0.0),
+}
+
+
+def test_power_mixed_partials_at_a_zero_base_are_the_limits_in_either_order():
+    # f = x ** y at x = 0: ∂²f/∂x∂y = x^(y−1)(1 + y ln x) → 0 (y > 1), −inf (0 < y ≤ 1),
+    # +inf (y ≤ 0), the same in either order. They were 1 one way and 0 the other at y = 0
+    # and y = 1 (the convention 0 · ln 0 = 0 on one side only), NaN at 0 < y < 1.
+    f = lambda x, y: x ** y  # noqa: E731
+    for y, (_, fxx, fxy, fyy) in POWER_AT_ZERO.items():
+        for h in (wg.hessian(f, (0, 1))(0.0, y), wg.jacfwd(wg.jacfwd(f, (0, 1)), (0, 1))(0.0, y)):
+            np.testing.assert_array_equal(np.array(h, dtype=float), [[fxx, fxy], [fxy, fyy]],
+                                          err_msg=f"y = {y}")
+        # reverse over either mode: each entry the limit or NaN, never another number (a
+        # jacrev row's zero cotangent times an infinite partial is NaN, as in JAX and
+        # PyTorch, which give NaN or wrong numbers in all four ways)
+        for t in (wg.jacrev(wg.jacrev(f, (0, 1)), (0, 1)), wg.jacrev(wg.jacfwd(f, (0, 1)), (0, 1))):
+            h = np.array(t(0.0, y), dtype=float)
+            want = np.array([[fxx, fxy], [fxy, fyy]])
+            assert np.all((h == want) | np.isnan(h)), (y, h)
+    # arrays, float32: the same entries (the diagonals: off them, a zero basis tangent
+    # meets the infinite ones), the dtype kept
+    ys = np.array(list(POWER_AT_ZERO))
+    for dt in (np.float64, np.float32):
+        h = wg.hessian(lambda x, y: wnp.sum(x ** y), (0, 1))(np.zeros(8, dt), ys.astype(dt))
+        assert h[0][1].dtype == dt
+        for (i, j), k in [((0, 0), 1), ((0, 1), 2), ((1, 0), 2), ((1, 1), 3)]:
+            np.testing.assert_array_equal(np.diagonal(h[i][j]),
+                                          [v[k] for v in POWER_AT_ZERO.values()])
+
+
+def test_power_exponent_derivative_at_a_zero_base_in_both_modes():
+    # ∂(x ** y)/∂y at x = 0: 0 for y ≥ 0, its limit −inf for y < 0 (was inf · 0 = NaN;
+    # PyTorch gives −inf, JAX NaN), in both modes, arrays and Python floats alike
+    ys = np.array(list(POWER_AT_ZERO))
+    want = [v[0] for v in POWER_AT_ZERO.values()]
+    x = np.zeros(len(ys))
+    np.testing.assert_array_equal(wg.grad(lambda y: wnp.sum(x ** y))(ys), want)
+    np.testing.assert_array_equal(wg.jvp(lambda y: x ** y, (ys,), (np.ones_like(ys),))[1], want)
+    np.testing.assert_array_equal([wg.grad(lambda y: 0.0 ** y)(float(y)) for y in ys], want)
+    np.testing.assert_array_equal([wg.derivative(lambda y: 0.0 ** y)(float(y)) for y in ys], want)
+
+
+def test_power_third_derivative_in_the_exponent_at_a_zero_base_refuses():
+    f = lambda x, y: x ** y  # noqa: E731
+    with pytest.raises(wg.errors.NoRuleError, match="third and higher.*x = 0"):
+        wg.jacfwd(wg.hessian(f, (0, 1)), (0, 1))(0.0, 0.5)
+    # away from 0, and at 0 with a constant exponent, every order is computed
+    h3 = wg.jacfwd(wg.hessian(f, (0, 1)), (0, 1))(2.0, 0.5)
+    assert np.all(np.isfinite(np.array(h3, dtype=float)))
+    assert wg.grad(wg.grad(wg.grad(lambda x: x ** 3.0)))(0.0) == 6.0
+    assert wg.grad(wg.grad(wg.grad(lambda x: x ** np.array(3.0))))(0.0) == 6.0
+
+
+def test_power_of_a_negative_base_keeps_its_derivatives_in_the_base():
+    # x < 0, y whole: ∂f/∂x and ∂²f/∂x² exist; the derivatives in y do not (f is NaN at
+    # every other y nearby): NaN, as in JAX and PyTorch
+    f = lambda x, y: x ** y  # noqa: E731
+    for y, fx, fxx in [(2.0, -4.0, 2.0), (3.0, 12.0, -12.0), (-1.0, -0.25, -0.25)]:
+        g = wg.grad(f, (0, 1))(-2.0, y)
+        assert g[0] == fx and np.isnan(g[1])
+        h = np.array(wg.hessian(f, (0, 1))(-2.0, y), dtype=float)
+        assert h[0, 0] == fxx and np.isnan(h[0, 1]) and np.isnan(h[1, 0])
+
+
+def test_arctan2_derivatives_at_infinite_arguments_are_zero():
+    # atan2 is a number at an infinite argument (π/2, π/4, ...) and its partials
+    # x/(x² + y²), −y/(x² + y²) tend to 0 there, as do their derivatives; inf / inf gave NaN
+    # (JAX too). A NaN argument stays NaN.
+    f = wnp.arctan2
+    for y, x in [(np.inf, 1.0), (1.0, np.inf), (np.inf, np.inf), (-np.inf, -np.inf),
+                 (np.inf, -np.inf), (-np.inf, 0.0)]:
+        for g in (wg.grad(f, (0, 1))(y, x), wg.jacfwd(f, (0, 1))(y, x),
+                  wg.grad(wg.compile(f), (0, 1))(y, x)):
+            np.testing.assert_array_equal(g, [0.0, 0.0])
+        for h in (wg.hessian(f, (0, 1))(y, x), wg.jacfwd(wg.jacfwd(f, (0, 1)), (0, 1))(y, x)):
+            np.testing.assert_array_equal(np.array(h, dtype=float), np.zeros((2, 2)))
+    assert np.all(np.isnan(wg.grad(f, (0, 1))(np.nan, np.inf)))
+    g = wg.grad(lambda y, x: wnp.sum(f(y, x)), (0, 1))(np.array([np.inf, 2.0], np.float32),
+                                                      np.float32(3.0))
+    assert g[0].dtype == np.float32
+    np.testing.assert_allclose(g[0], [0.0, 3 / 13], rtol=1e-6)

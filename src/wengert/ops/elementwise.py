@@ -40,6 +40,7 @@ import operator
 from typing import Any
 
 import numpy as np
+from wengert.core.errors import NoRuleError
 from wengert.core.forms import EquationView, JaxStep, Kernel
 from wengert.core.op import Op, Words
 from wengert.ops.base import (
@@ -379,6 +380,16 @@ LOG1P = _unary(
     complex_rules=True,
 )
 log1p = FAMILY.unary(LOG1P)
+
+
+def _cbrt_rule(g: Any, ans: Any, x: Any) -> Any:
+    if not is_traced(ans):
+        return divide(g, square(ans) * 3.0)
+    # differentiated again: ∛x^-2 / 3, not 1 / (3 ∛x²), whose derivative has 2∛x · ∛x' =
+    # 0 · inf at 0; -2∛x^-5 / 9 is -inf at +0, +inf at -0, -0 at +inf and +0 at -inf
+    return g * power(ans, -2.0) * (1.0 / 3.0)
+
+
 SQRT = _unary(
     "sqrt", np.sqrt, lambda g, ans, x: divide(g, ans * 2.0), scalar=math.sqrt, reads_out=True,
     reads_x=False, formula="d √x = dx / (2√x)  (inf at 0)", domain="positive",
@@ -393,7 +404,7 @@ SQRT = _unary(
 )
 sqrt = FAMILY.unary(SQRT)
 CBRT = _unary(
-    "cbrt", np.cbrt, lambda g, ans, x: divide(g, square(ans) * 3.0), scalar=math.cbrt,
+    "cbrt", np.cbrt, _cbrt_rule, scalar=math.cbrt,
     reads_out=True, reads_x=False, formula="d ∛x = dx / (3 ∛x²)", domain="nonzero",
     adjoint="ḡ / (3·{out}²)", jax="jnp.cbrt({0})",
     words=Words(derivative="1/(3·∛x²)", infinite_at="x = 0", fix="keep its argument away from 0"),
@@ -867,26 +878,93 @@ def _pow_dx(g: Any, ans: Any, x: Any, y: Any) -> Any:
             return g * 0.0
         if y == 2:
             return g * y * x  # x ** 1.0 is x exactly (NaN, inf and -0.0 included)
-    else:
-        yv = _raw(y)
-        if np.ndim(yv) == 0 and yv == 0 and not is_traced(y):
-            return g * 0.0
-        # y x^(y-1) is 0 at y = 0, also at x = 0 (where 0 · x^-1 would be NaN); kept as a
-        # product with y where y is traced, so that its derivative in y survives.
-        zero = (_raw(x) == 0) & (yv == 0)
-        if _may_hold(zero):
-            x = where(zero, 1.0, x)
-    return g * y * power(x, y - 1.0)
+        return g * y * power(x, y - 1.0)
+    yv = _raw(y)
+    if np.ndim(yv) == 0 and yv == 0 and not is_traced(y):
+        return g * 0.0
+    zero = _raw(x) == 0
+    if not _may_hold(zero):
+        return g * y * power(x, y - 1.0)
+    if (is_traced(x) or is_traced(y)) and not _is_complex(yv):
+        # differentiated again: the limits at x = 0 (_pow_at_zero)
+        away = y * power(where(zero, 1.0, x), y - 1.0)
+        return g * where(zero, _pow_at_zero(x, y, zero, ans, False), away)
+    # y x^(y-1) is 0 at y = 0, also at x = 0 (where 0 · x^-1 would be NaN); kept as a
+    # product with y where y is traced, so that its derivative in y survives.
+    return g * y * power(where(zero & (yv == 0), 1.0, x), y - 1.0)
 
 
 def _pow_dy(g: Any, ans: Any, x: Any, y: Any) -> Any:
-    # log(x) is taken where x != 0 only; at x == 0 the exponent gets no gradient.
+    # ln(x) x^y, with its limit at x = 0 (0 for y ≥ 0, -inf for y < 0); none at x < 0 (NaN)
     xv = _raw(x)
     if type(xv) is int:
         xv = x = float(xv)  # a Python int stays weak: 2 ** x32 is float32, so is its rule
-    if type(xv) is float:
-        return g * ans * log(x) if xv > 0.0 else g * ans * log(where(xv == 0.0, 1.0, x))
-    return g * ans * log(where(xv == 0, 1.0, x))
+    if type(xv) is float and xv > 0.0:
+        return g * ans * log(x)
+    zero = xv == 0
+    if not _may_hold(zero):
+        return g * ans * log(x)
+    away = ans * log(where(zero, 1.0, x))
+    if not _is_complex(ans) and not _is_complex(y):
+        away = where(zero, _pow_at_zero(x, y, zero, ans, True), away)
+    return g * away
+
+
+def _attached(v: Any, slope: Any) -> Any:
+    """0 whose derivative in ``v`` is ``slope`` (a plain array, ±inf allowed): ``slope·(v −
+    v₀)`` where finite, ``±∛(v − v₀)`` where infinite (``∛`` has value 0 and derivative
+    +inf at 0, and no NaN from ``0 · ∞``). Only a first derivative is meant: the rules that
+    use it refuse to be differentiated twice (:func:`_pow_at_zero`)."""
+    if not is_traced(v):
+        return 0.0
+    d = v - _raw(v)
+    infinite = (slope == np.inf) | (slope == -np.inf)
+    finite = where(infinite, 0.0, slope) * d
+    if not _may_hold(infinite):
+        return finite
+    return where(infinite, where(slope > 0, 1.0, -1.0) * cbrt(d), finite)
+
+
+def _layers(v: Any) -> int:
+    """How many differentiating layers wrap ``v`` (a graph tracer's value counts none)."""
+    n = 0
+    while True:
+        k = kind_of(v)
+        if k is None or k.opaque:
+            return n
+        n += 1
+        a = k.value_attribute
+        v = k.primal(v) if a is None else getattr(v, a)
+
+
+def _pow_at_zero(x: Any, y: Any, zero: Any, ans: Any, in_y: bool) -> Any:
+    """``∂f/∂x`` (``in_y`` false) or ``∂f/∂y`` of ``f = x ** y`` at ``x = 0`` (``zero``), as
+    expressions whose first derivatives are the limits of the second derivatives as
+    ``x → 0⁺``, the same in either order: ``∂²f/∂x∂y = x^(y−1)(1 + y ln x)`` → 0 for
+    ``y > 1``, −inf for ``0 < y ≤ 1``, +inf for ``y ≤ 0``; ``∂²f/∂y² = x^y ln²x`` → 0 for
+    ``y > 0``, +inf for ``y ≤ 0``; ``∂²f/∂x²`` from ``y x^(y−1)`` itself (``power``'s own
+    rule, exact to any order). ``∂f/∂y`` is 0 for ``y ≥ 0`` (JAX's and PyTorch's value at
+    ``0 ** 0`` too) and −inf (its limit) for ``y < 0``. The limits in ``y`` are first
+    derivatives only: differentiated twice more, the rules refuse."""
+    yc = _raw(y)
+    if (is_traced(y) or in_y) and max(_layers(x), _layers(y)) > 1:
+        raise NoRuleError(
+            "power: third and higher derivatives of x ** y involving the exponent y at x = 0 "
+            "are not computed (the second derivatives there are limits, most of them "
+            "infinite); keep the base away from 0 (`(x + 1e-12) ** y`), or differentiate "
+            "the exponent fewer times")
+    dt = dtype_of(ans)
+    nan = yc != yc
+
+    def table(t: Any) -> Any:
+        return astype(where(nan, np.nan, t), dt)
+
+    fxy = table(where(yc > 1, 0.0, where(yc > 0, -np.inf, np.inf)))
+    if not in_y:
+        keep = zero & (yc != 0)  # y x^(y-1) at y = 0 is 0 (no 0 · inf): the base 1 there
+        return yc * power(where(keep, x, 1.0), yc - 1.0) + _attached(y, fxy)
+    fy = table(where(yc < 0, -np.inf, 0.0))
+    return fy + _attached(x, fxy) + _attached(y, table(where(yc > 0, 0.0, np.inf)))
 
 
 def _power_impl(x: Any, y: Any) -> Any:
@@ -1099,14 +1177,37 @@ def _weak(v: Any) -> Any:
     return float(v) if type(v) is int else v
 
 
-def _arctan2_dy(g: Any, ans: Any, y: Any, x: Any) -> Any:
+def _arctan2_partial(g: Any, y: Any, x: Any, in_y: bool) -> Any:
+    """``g·x / (x² + y²)`` (``in_y``) or ``−g·y / (x² + y²)``: 0 where ``x`` or ``y`` is
+    infinite (and the other is a number), the limit of both partials and of their
+    derivatives there (``atan2`` itself is a number: 0, ±π/4, ±π/2, ±3π/4 or ±π), where
+    ``inf / inf`` would be NaN."""
     x, y = _weak(x), _weak(y)
-    return divide(g * x, square(x) + square(y))
+    d = square(x) + square(y)
+    dv = _raw(d)
+    infinite = None
+    if type(dv) is np.ndarray:  # (overflow of finite ones is harmless)
+        suspect = dv.size and dv.max() == np.inf
+    else:
+        suspect = is_traced(dv) or dv == np.inf
+    if suspect:
+        xv, yv = _raw(x), _raw(y)
+        infinite = (np.isinf(xv) & ~np.isnan(yv)) | (np.isinf(yv) & ~np.isnan(xv))
+        if _may_hold(infinite):
+            x, y = where(infinite, 1.0, x), where(infinite, 1.0, y)
+            d = square(x) + square(y)
+        else:
+            infinite = None
+    out = divide(g * x, d) if in_y else -divide(g * y, d)
+    return out if infinite is None else where(infinite, 0.0, out)
+
+
+def _arctan2_dy(g: Any, ans: Any, y: Any, x: Any) -> Any:
+    return _arctan2_partial(g, y, x, True)
 
 
 def _arctan2_dx(g: Any, ans: Any, y: Any, x: Any) -> Any:
-    x, y = _weak(x), _weak(y)
-    return -divide(g * y, square(x) + square(y))
+    return _arctan2_partial(g, y, x, False)
 
 
 ARCTAN2 = _binary(

@@ -301,3 +301,29 @@ def test_scalar_results_and_integer_dtypes_are_numpys(name):
         assert type(got) is type(want) and got.dtype == want.dtype, (x, got, want)
         np.testing.assert_allclose(got, want, rtol=1e-12)
         assert not np.shares_memory(got, x)
+
+
+A2 = np.array([[1.0, 2.0], [3.0, 4.0]])
+XP, FP = [1.0, 2.0, 3.0], [3.0, 2.0, 0.0]
+
+
+@pytest.mark.parametrize("name, f, arg", [
+    ("interp at a number", lambda m, fp: m.interp(2.5, XP, fp), np.array(FP)),
+    ("interp of a number", lambda m, x: m.interp(x, XP, FP), np.float64(2.5)),
+    ("interp, one point", lambda m, fp: m.interp(2.5, [1.0], fp), np.array([3.0])),
+    ("matrix 2-norm", lambda m, a: m.linalg.norm(a, 2), A2),
+    ("matrix -2-norm", lambda m, a: m.linalg.norm(a, -2, axis=(1, 0)), A2),
+    ("nuclear norm", lambda m, a: m.linalg.norm(a, "nuc"), A2),
+])
+def test_a_scalar_result_is_a_numpy_scalar_as_numpy_gives(name, f, arg):
+    # NumPy returns a scalar here; so do wengert's plain values, dual numbers and graphs
+    # (interp gave a 0-d array)
+    want = f(np, arg)
+    assert np.ndim(want) == 0 and not isinstance(want, np.ndarray)
+    g = lambda a: f(np, a)  # noqa: E731
+    for got in (f(wg.numpy, arg), wg.jvp(g, (arg,), (np.ones_like(arg),))[0],
+                wg.jvp(g, (arg,), (np.ones_like(arg),))[1], wg.trace(g, arg)(arg),
+                wg.compile(g)(arg)):
+        assert type(got) is type(want), (name, type(got))
+    assert np.shape(np.interp(wg.tensor(2.5), [1.0, 2.0], [0.0, 1.0])) == ()
+    assert isinstance(wg.numpy.interp([2.5], [1.0, 3.0], [0.0, 1.0]), np.ndarray)

@@ -148,3 +148,59 @@ def test_complete_q_at_a_trivial_reflection_says_why():
         wg.grad(lambda a: np.sum(np.linalg.qr(a, mode="complete")[0]))(a)
     np.testing.assert_allclose(np.linalg.qr(wg.tensor(a), mode="complete")[0].numpy(),
                                np.linalg.qr(a, mode="complete")[0])  # the value is fine
+
+
+def _qr_loss(a):
+    q, r = np.linalg.qr(a)
+    return np.sum(q * q[..., ::-1, :] * np.arange(q.shape[-1])) + np.sum(r ** 3)
+
+
+RANK_DEFICIENT = {
+    "tall": np.array([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]]),  # column 1 = 2 × column 0
+    "square zero column": np.array([[1.0, 0.0, 2.0], [3.0, 0.0, 1.0], [0.5, 0.0, 4.0]]),
+    "wide, square part singular": np.array([[1.0, 2.0, 1.0], [2.0, 4.0, 0.0]]),
+    "one of a stack": np.stack([np.eye(2) + 1.0, np.ones((2, 2))]),
+    "complex": np.array([[1.0 + 1j, 2.0 + 2j], [1j, 2j]]),
+}
+
+
+@pytest.mark.parametrize("name", list(RANK_DEFICIENT))
+def test_rank_deficient_matrix_refuses_in_both_modes_to_second_order(name):
+    """A zero on R's diagonal: the decomposition has no derivative (JAX and PyTorch give
+    first derivatives of order 1/ε and Hessians that disagree with each other and with
+    finite differences); every mode and order refuses, saying why."""
+    a = RANK_DEFICIENT[name]
+    f = (lambda a: np.real(_qr_loss(a))) if a.dtype.kind == "c" else _qr_loss
+    calls = {
+        "grad": lambda: wg.grad(f)(a),
+        "jvp": lambda: wg.jvp(f, (a,), (np.ones_like(a),)),
+        "hessian": lambda: wg.hessian(f)(a),
+        "jacfwd(jacrev)": lambda: wg.jacfwd(wg.jacrev(f))(a),
+        "jacrev(jacfwd)": lambda: wg.jacrev(wg.jacfwd(f))(a),
+        "hvp": lambda: wg.hvp(f, a, np.ones_like(a)),
+    }
+    if a.dtype.kind == "c":
+        del calls["jvp"], calls["hessian"], calls["jacfwd(jacrev)"], calls["jacrev(jacfwd)"]
+        del calls["hvp"]
+    for call in calls.values():
+        with pytest.raises(np.linalg.LinAlgError, match="rank-deficient.*full column rank"):
+            call()
+    np.testing.assert_allclose(np.linalg.qr(wg.tensor(a))[1].numpy(), np.linalg.qr(a)[1])
+
+
+def test_near_rank_deficient_and_badly_scaled_matrices_keep_their_derivatives():
+    """Full column rank, however close to deficient or however scaled, is differentiated:
+    both modes agree to second order, and the gradient matches finite differences."""
+    near = np.array([[1.0, 2.0], [2.0, 4.0 + 1e-6], [3.0, 6.0]])
+    scaled = np.array([[1e-30, 2.0], [3e-30, 1.0], [0.0, 1.0]])
+    for a in (near, scaled):
+        h_rev = wg.hessian(_qr_loss)(a)
+        h_fwd = wg.jacrev(wg.jacfwd(_qr_loss))(a)
+        assert np.all(np.isfinite(h_rev))
+        np.testing.assert_allclose(h_fwd, h_rev, rtol=1e-6, atol=1e-8 * np.abs(h_rev).max())
+    assert check_grads(_qr_loss, (near * [1.0, 1e-3] + [0.0, 1.0]), order=2,
+                       modes=("rev", "fwd"))
+    # a wide matrix whose later columns are dependent is fine: only its square part counts
+    wide = np.array([[2.0, 1.0, 2.0, 4.0], [1.0, 3.0, 1.0, 2.0]])
+    assert check_grads(lambda a: np.sum(np.linalg.qr(a)[1] ** 2), (wide,), order=2,
+                       modes=("rev", "fwd"))

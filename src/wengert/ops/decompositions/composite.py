@@ -410,15 +410,17 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
     if m == 0:
         raise ValueError("array of sample points is empty")
     if m == 1:
-        return _ew.multiply(x, 0.0) + fp[0]
+        out = _ew.multiply(x, 0.0) + fp[0]
+        return out[()] if shape_of(out) == () else out
     idx = np.searchsorted(_raw(xp), _raw(x), side="right")
     idx = np.clip(idx, 1, m - 1)
     x0, x1 = _shape.take(xp, idx - 1), _shape.take(xp, idx)
     y0, y1 = _shape.take(fp, idx - 1), _shape.take(fp, idx)
     y = y0 + (x - x0) * ((y1 - y0) / (x1 - x0))
     y = _ew.where(np.less(_raw(x), _raw(xp[0])), fp[0] if left is None else left, y)
-    return _ew.where(np.greater(_raw(x), _raw(xp[m - 1])), fp[m - 1] if right is None
-                     else right, y)
+    out = _ew.where(np.greater(_raw(x), _raw(xp[m - 1])), fp[m - 1] if right is None
+                    else right, y)
+    return out[()] if shape_of(out) == () else out  # (a NumPy scalar, as NumPy gives)
 
 
 def _full_convolution(a: Any, v: Any) -> Any:

@@ -15,9 +15,11 @@ does it: the Householder reflections come from ``X`` alone, so ``Q`` and the fir
 is ``Qᵀ Y`` (written with ``matmul``: NumPy's value to rounding), whose derivative
 ``dQᵀ Y + Qᵀ dY`` follows (as JAX's and PyTorch's rules). The decomposition is NumPy's,
 with LAPACK's signs: where ``R`` has a zero on its diagonal (a rank-deficient input, or
-a wide one whose first ``m`` columns are) the derivative does not exist, and neither
-does it at an input whose Householder reflections are trivial (an upper-triangular
-one), where any perturbation flips the signs of ``R``'s rows.
+a wide one whose first ``m`` columns are) the derivative does not exist, and the rules
+refuse it, in both modes and at every order (``np.linalg.LinAlgError``; a zero to working
+precision, ``|r_ii| ≤ 100 ε ‖a_i‖``; JAX and PyTorch return numbers of the order ``1/ε``
+there); neither does it exist at an input whose Householder reflections are trivial
+(an upper-triangular one), where any perturbation flips the signs of ``R``'s rows.
 
 ``mode='complete'`` of a tall matrix adds the primitive ``qr_completion``: the last
 ``m − n`` columns ``Q₂`` of LAPACK's complete ``Q``, ``H₁ ⋯ H_n`` applied to the last
@@ -123,9 +125,34 @@ def _r_impl(a: Any) -> Any:
     return _QR(a)[1].copy()
 
 
+def _full_rank(r: Any) -> Any:
+    """``r`` (the ``R`` factor), after refusing a rank-deficient input: one with a zero on
+    ``R``'s diagonal to working precision, ``|r_ii| ≤ 100 ε ‖a_i‖`` (column ``i`` of the
+    input within rounding of the span of the columns before it; ``‖a_i‖`` is the norm of
+    column ``i`` of ``R``). There the decomposition has no derivative: ``Q``'s columns past
+    the rank are LAPACK's arbitrary choice, and ``R⁻¹`` of the rules would give finite
+    but meaningless numbers (JAX and PyTorch return noise of the order ``1/ε``, and
+    second derivatives that disagree with each other)."""
+    raw = _raw(r)
+    if isinstance(raw, np.ndarray) and raw.size:  # (a graph's traced value: checked when run)
+        eps = np.finfo(raw.dtype).eps
+        diag = np.abs(np.diagonal(raw, axis1=-2, axis2=-1))
+        cols = np.linalg.norm(raw, axis=-2)[..., : diag.shape[-1]]
+        bad = ~(diag > 100 * eps * cols)  # (a NaN refuses too)
+        if np.any(bad):
+            i = int(np.argwhere(bad)[0][-1])
+            raise np.linalg.LinAlgError(
+                f"qr: the matrix is rank-deficient (R[{i}, {i}] is zero to working "
+                f"precision: column {i} lies in the span of the columns before it), where "
+                "the QR decomposition has no derivative (Q's columns past the rank are an "
+                "arbitrary choice). Perturb the matrix to full column rank, or differentiate "
+                "something that does not need Q and R (np.linalg.lstsq, pinv, svd values).")
+    return r
+
+
 def _tangents(t: Any, a: Any) -> tuple[Any, Any]:
     """``(dQ, dR)`` for the tangent ``t`` of ``a``."""
-    q, r = apply(QR_Q, a), apply(QR_R, a)
+    q, r = apply(QR_Q, a), _full_rank(apply(QR_R, a))
     n = _shape(r)[-1]
     dx_rinv = _right_solve(t, r)
     c = matmul(_adjoint(q), dx_rinv)
@@ -148,7 +175,7 @@ def _r_jvp(tangents: tuple[Any, ...], ans: Any, a: Any) -> Any:
 
 def _cotangent(q_bar: Any, r_bar: Any, a: Any) -> Any:
     """``Ā`` for the cotangents of ``Q`` and ``R`` (either may be zero)."""
-    q, r = apply(QR_Q, a), apply(QR_R, a)
+    q, r = apply(QR_Q, a), _full_rank(apply(QR_R, a))
     n = _shape(r)[-1]
     m = matmul(r, _mT(r_bar)) - matmul(_mT(q_bar), q)
     if _is_complex(m) or _is_complex(q):  # K = copyltu's Hermitian form, Re on the diagonal
