@@ -7,7 +7,7 @@ module registers nothing anywhere else), and ``wengert.numpy`` and ``np.*`` disp
 read the same declarations. The families import only
 :mod:`wengert.core` and each other, in this order (each one only those before
 it): ``broadcast``, ``elementwise``, ``indexing``, ``shape``, ``reduce``,
-``linalg``, ``floating``, ``bessel``, ``eigen``, ``svd``, ``qr``, ``lstsq``, ``fft``,
+``linalg``, ``checks``, ``floating``, ``bessel``, ``eigen``, ``svd``, ``qr``, ``lstsq``, ``fft``,
 ``eig``, ``composite``, ``order_statistics``, ``polynomial``, ``partition``, ``conditioning``,
 ``array_api_linalg``, ``histograms``, ``assembly``, ``set_routines``, ``selection`` and
 ``emath`` (NumPy functions written with the others, no ops of their own).
@@ -31,11 +31,11 @@ from wengert.ops.decompositions import (
             set_routines,
 )
 from wengert.ops.linalg import basic as linalg
-from wengert.ops.linalg import eig, lstsq, qr, svd
+from wengert.ops.linalg import checks, eig, lstsq, qr, svd
 from wengert.ops.linalg import eigh as eigen
 
-FAMILIES = (broadcast, elementwise, indexing, shape, reduce, linalg, floating, bessel, eigen,
-            svd, qr, lstsq, fft, eig, composite, order_statistics, polynomial, partition,
+FAMILIES = (broadcast, elementwise, indexing, shape, reduce, linalg, checks, floating, bessel,
+            eigen, svd, qr, lstsq, fft, eig, composite, order_statistics, polynomial, partition,
             conditioning, array_api_linalg, histograms, assembly, set_routines, selection,
             emath)
 REGISTRY = Registry(op for family in FAMILIES for op in family.FAMILY.ops)
@@ -44,7 +44,7 @@ JOINTS = tuple(joint for family in FAMILIES for joint in family.FAMILY.joints)
 
 __all__ = ["REGISTRY", "JOINTS", "FAMILIES", "broadcast", "elementwise", "reduce", "shape",
            "indexing",
-           "linalg", "floating", "bessel", "eigen", "svd", "qr", "lstsq", "fft", "eig",
+           "linalg", "checks", "floating", "bessel", "eigen", "svd", "qr", "lstsq", "fft", "eig",
            "composite", "order_statistics", "polynomial", "partition", "conditioning",
            "array_api_linalg", "histograms", "assembly", "set_routines", "selection",
            "emath"]

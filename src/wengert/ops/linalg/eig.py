@@ -53,6 +53,7 @@ from wengert.ops.base import Family, apply, dtype_of
 from wengert.ops.base import primal as _raw
 from wengert.ops.base import shape_of as _shape
 from wengert.ops.linalg.basic import SOLVE, matmul
+from wengert.ops.linalg.checks import checked, register
 from wengert.ops.linalg.matrix import column as _column
 from wengert.ops.linalg.matrix import mT as _mT
 from wengert.ops.linalg.matrix import row as _row
@@ -104,24 +105,30 @@ def _largest(v: Any) -> Any:
 
 
 def _diagonalisable(v: Any) -> Any:
-    """``v`` (the eigenvectors), after refusing a defective matrix: one whose eigenvector
-    matrix is singular to working precision (a Jordan block), where the eigenvalues have no
+    """``v`` (the eigenvectors), after refusing a defective matrix (see
+    :func:`_refuse_defective`)."""
+    return checked(v, "eig_diagonalisable")
+
+
+def _refuse_defective(v: np.ndarray, arg: Any = None) -> None:
+    """Refuse eigenvectors ``v`` of a defective matrix: one whose eigenvector matrix is
+    singular to working precision (a Jordan block), where the eigenvalues have no
     derivative (they move as √ε) and ``V⁻¹`` would give a finite but meaningless number
     (``tr(A²) = Σλ²`` would get a gradient other than ``2Aᵀ``)."""
-    raw = _raw(v)
-    if isinstance(raw, np.ndarray) and raw.size:  # (a graph's traced value: checked when run)
-        eps = np.finfo(raw.real.dtype).eps
-        with np.errstate(all="ignore"):
-            cond = np.linalg.cond(raw)
-        if np.any(~(cond * eps < 1e-2)):  # (fewer than two correct digits in V⁻¹)
-            raise np.linalg.LinAlgError(
-                "eigvals: the matrix is defective (its eigenvector matrix is singular to "
-                f"working precision, condition number {np.max(cond):.3g}): repeated "
-                "eigenvalues without a full set of eigenvectors (a Jordan block) have no "
-                "derivative. Differentiate a function of the matrix itself instead (trace, "
-                "det, np.trace(A @ A) for Σλ²), or perturb the matrix off the Jordan form."
-            )
-    return v
+    eps = np.finfo(v.real.dtype).eps
+    with np.errstate(all="ignore"):
+        cond = np.linalg.cond(v)
+    if np.any(~(cond * eps < 1e-2)):  # (fewer than two correct digits in V⁻¹)
+        raise np.linalg.LinAlgError(
+            "eigvals: the matrix is defective (its eigenvector matrix is singular to "
+            f"working precision, condition number {np.max(cond):.3g}): repeated "
+            "eigenvalues without a full set of eigenvectors (a Jordan block) have no "
+            "derivative. Differentiate a function of the matrix itself instead (trace, "
+            "det, np.trace(A @ A) for Σλ²), or perturb the matrix off the Jordan form."
+        )
+
+
+register("eig_diagonalisable", _refuse_defective)
 
 
 def _values_vjp(g: Any, ans: Any, a: Any) -> Any:

@@ -49,12 +49,13 @@ import numpy as np
 from wengert.core.forms import JaxStep
 from wengert.core.op import Op
 from wengert.ops import elementwise as _ew
-from wengert.ops.base import Family, apply, is_traced
+from wengert.ops.base import Family, apply
 from wengert.ops.base import dtype_of as _dtype
 from wengert.ops.base import primal as _raw
 from wengert.ops.base import shape_of as _shape
 from wengert.ops.broadcast import reshape_to
 from wengert.ops.linalg.basic import matmul
+from wengert.ops.linalg.checks import checked, register
 from wengert.ops.linalg.matrix import as_matrices, hermitian_from_triangle, zero_tangent
 from wengert.ops.linalg.matrix import eye_like as _eye
 from wengert.ops.linalg.matrix import mT as _mT
@@ -91,7 +92,13 @@ def _herm(x: Any) -> Any:
     return (x + _adjoint(x)) * 0.5
 
 
-def _refuse_truncation(a: Any, rcond: Any) -> None:
+def _kept_rank(a: Any, rcond: Any) -> Any:
+    """``a``, after refusing a cutoff that drops singular values that are not zero (see
+    :func:`_refuse_truncation`)."""
+    return a if rcond is None else checked(a, "pinv_truncation", rcond)
+
+
+def _refuse_truncation(a: np.ndarray, rcond: Any) -> None:
     """Refuse the derivative where the cutoff drops singular values that are not zero.
 
     ``pinv(a, rcond)`` is then the pseudo-inverse of ``a``'s best rank-``r``
@@ -100,12 +107,9 @@ def _refuse_truncation(a: Any, rcond: Any) -> None:
     the dropped values are 0 (off by about ``sⱼ/sᵢ``, so they are kept below ``eps^(1/3)``
     of the smallest kept value, 6e-6 in float64: a perturbation of a rank-deficient
     matrix, as finite differences make). Dropped values at round-off level (NumPy's
-    default cutoffs) are a zero computed inexactly. (The values of a graph tracer are not
-    known here: not checked.)"""
-    if rcond is None:
-        return
-    raw = _raw(a)
-    if is_traced(raw) or 0 in _shape(raw)[-2:]:
+    default cutoffs) are a zero computed inexactly."""
+    raw = a
+    if 0 in raw.shape[-2:]:
         return
     s = np.linalg.svd(raw, compute_uv=False)
     eps = np.finfo(s.dtype).eps
@@ -129,8 +133,11 @@ def _refuse_truncation(a: Any, rcond: Any) -> None:
             "rcond so it drops only zeros.")
 
 
+register("pinv_truncation", _refuse_truncation)
+
+
 def _pinv_vjp(g: Any, ans: Any, a: Any, rcond: Any = None, hermitian: bool = False) -> Any:
-    _refuse_truncation(a, rcond)
+    a = _kept_rank(a, rcond)
     if hermitian:  # the pseudo-inverse of herm(a)
         return _herm(_golub_pereyra_vjp(g, ans, _herm(a)))
     return _golub_pereyra_vjp(g, ans, a)
@@ -156,7 +163,7 @@ def _pinv_jvp(tangents: tuple[Any, ...], ans: Any, a: Any, rcond: Any = None,
     (t,) = tangents
     if t is None:
         return zero_tangent(ans)
-    _refuse_truncation(a, rcond)
+    a = _kept_rank(a, rcond)
     if hermitian:  # the pseudo-inverse of herm(a), along herm(t)
         a, t = _herm(a), _herm(t)
     x = ans

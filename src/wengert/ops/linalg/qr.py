@@ -76,6 +76,7 @@ from wengert.ops.base import dtype_of as _dtype
 from wengert.ops.base import primal as _raw
 from wengert.ops.base import shape_of as _shape
 from wengert.ops.linalg.basic import SOLVE, matmul
+from wengert.ops.linalg.checks import checked, register
 from wengert.ops.linalg.matrix import as_matrices
 from wengert.ops.linalg.matrix import eye_like as _eye_like
 from wengert.ops.linalg.matrix import mT as _mT
@@ -126,28 +127,34 @@ def _r_impl(a: Any) -> Any:
 
 
 def _full_rank(r: Any) -> Any:
-    """``r`` (the ``R`` factor), after refusing a rank-deficient input: one with a zero on
-    ``R``'s diagonal to working precision, ``|r_ii| ≤ 100 ε ‖a_i‖`` (column ``i`` of the
-    input within rounding of the span of the columns before it; ``‖a_i‖`` is the norm of
-    column ``i`` of ``R``). There the decomposition has no derivative: ``Q``'s columns past
-    the rank are LAPACK's arbitrary choice, and ``R⁻¹`` of the rules would give finite
-    but meaningless numbers (JAX and PyTorch return noise of the order ``1/ε``, and
-    second derivatives that disagree with each other)."""
-    raw = _raw(r)
-    if isinstance(raw, np.ndarray) and raw.size:  # (a graph's traced value: checked when run)
-        eps = np.finfo(raw.dtype).eps
-        diag = np.abs(np.diagonal(raw, axis1=-2, axis2=-1))
-        cols = np.linalg.norm(raw, axis=-2)[..., : diag.shape[-1]]
-        bad = ~(diag > 100 * eps * cols)  # (a NaN refuses too)
-        if np.any(bad):
-            i = int(np.argwhere(bad)[0][-1])
-            raise np.linalg.LinAlgError(
-                f"qr: the matrix is rank-deficient (R[{i}, {i}] is zero to working "
-                f"precision: column {i} lies in the span of the columns before it), where "
-                "the QR decomposition has no derivative (Q's columns past the rank are an "
-                "arbitrary choice). Perturb the matrix to full column rank, or differentiate "
-                "something that does not need Q and R (np.linalg.lstsq, pinv, svd values).")
-    return r
+    """``r`` (the ``R`` factor), after refusing a rank-deficient input (see
+    :func:`_refuse_rank_deficient`)."""
+    return checked(r, "qr_full_rank")
+
+
+def _refuse_rank_deficient(r: np.ndarray, arg: Any = None) -> None:
+    """Refuse the ``R`` factor of a rank-deficient input: one with a zero on ``R``'s
+    diagonal to working precision, ``|r_ii| ≤ 100 ε ‖a_i‖`` (column ``i`` of the input
+    within rounding of the span of the columns before it; ``‖a_i‖`` is the norm of column
+    ``i`` of ``R``). There the decomposition has no derivative: ``Q``'s columns past the
+    rank are LAPACK's arbitrary choice, and ``R⁻¹`` of the rules would give finite but
+    meaningless numbers (JAX and PyTorch return noise of the order ``1/ε``, and second
+    derivatives that disagree with each other)."""
+    eps = np.finfo(r.dtype).eps
+    diag = np.abs(np.diagonal(r, axis1=-2, axis2=-1))
+    cols = np.linalg.norm(r, axis=-2)[..., : diag.shape[-1]]
+    bad = ~(diag > 100 * eps * cols)  # (a NaN refuses too)
+    if np.any(bad):
+        i = int(np.argwhere(bad)[0][-1])
+        raise np.linalg.LinAlgError(
+            f"qr: the matrix is rank-deficient (R[{i}, {i}] is zero to working "
+            f"precision: column {i} lies in the span of the columns before it), where "
+            "the QR decomposition has no derivative (Q's columns past the rank are an "
+            "arbitrary choice). Perturb the matrix to full column rank, or differentiate "
+            "something that does not need Q and R (np.linalg.lstsq, pinv, svd values).")
+
+
+register("qr_full_rank", _refuse_rank_deficient)
 
 
 def _tangents(t: Any, a: Any) -> tuple[Any, Any]:
