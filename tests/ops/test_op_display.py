@@ -366,7 +366,7 @@ FORMULA_OPS = sorted(
      "arctan2", "hypot", "logaddexp", "logaddexp2", "mod", "floor_divide", "clip", "where",
      "scatter_add", "triu", "tril", "take_add", "take_along_axis_add", "var", "std",
      "logsumexp", "matmul", "outer", "inv", "det", "slogdet", "solve", "cholesky", "conjugate",
-     "fmod", "fraction", "ldexp", "nextafter", "spacing", "slogdet_sign"})
+     "check", "fmod", "fraction", "ldexp", "nextafter", "spacing", "slogdet_sign"})
 
 
 def _formula_sample(op: Op, args: tuple[Any, ...], params: dict[str, Any]) -> bool:

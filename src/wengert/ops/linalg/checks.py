@@ -30,8 +30,8 @@ Examples
 >>> try:
 ...     grad(defective)
 ... except np.linalg.LinAlgError as e:
-...     print(str(e)[:36])
-eigvals: the matrix is defective (it
+...     print("refused:", "defective" in str(e))
+refused: True
 """
 
 from __future__ import annotations
@@ -66,10 +66,11 @@ def checked(v: Any, name: str, arg: Any = None) -> Any:
     Examples
     --------
     >>> r = np.array([[2.0, 1.0], [0.0, 1e-20]])  # R of a rank-deficient matrix
-    >>> checked(r, "qr_full_rank")
-    Traceback (most recent call last):
-    ...
-    numpy.linalg.LinAlgError: qr: the matrix is rank-deficient (R[1, 1] is zero to ...
+    >>> try:
+    ...     checked(r, "qr_full_rank")
+    ... except np.linalg.LinAlgError as e:
+    ...     print(str(e)[:38])
+    qr: the matrix is rank-deficient (R[1,
     """
     raw = _raw(v)
     if is_traced(raw):  # a graph tracer: checked when the graph runs
