@@ -505,3 +505,14 @@ def test_numpy_of_a_tensor_on_a_graph_is_read_only_so_saved_values_cannot_change
     free = wg.tensor([1.0, 2.0])
     free.numpy()[0] = 3.0  # a tensor on no graph: its own array
     assert free.tolist() == [3.0, 2.0]
+
+
+@pytest.mark.parametrize("make", [lambda: wg.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True),
+                                  lambda: wg.Variable([1.0, 2.0, 3.0, 4.0])])
+def test_setting_shape_or_dtype_is_refused_with_the_spelling_to_use(make):
+    x = make()
+    with pytest.raises(AttributeError, match=r"shape of a tensor in place.*x\.reshape\(\(2, 2\)\)"):
+        x.shape = (2, 2)
+    with pytest.raises(AttributeError, match=r"dtype of a tensor in place.*x\.astype\('float32'\)"):
+        x.dtype = np.float32
+    assert x.shape == (4,) and x.dtype == np.float64

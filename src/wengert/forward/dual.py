@@ -75,7 +75,7 @@ from wengert.core.subclasses import (
     refused_subclass,
 )
 from wengert.interop import dispatch as _dispatch
-from wengert.interop.arraylike import ArrayMethods
+from wengert.interop.arraylike import ArrayMethods, refuse_dtype_set, refuse_shape_set
 from wengert.interop.dispatch import lost_in_store
 from wengert.ops import elementwise as _ew
 from wengert.ops import indexing as _ix
@@ -223,6 +223,14 @@ class Dual(ArrayMethods):
         if type(p) is float:
             return np.dtype(float)
         return p.dtype
+
+    @shape.setter
+    def shape(self, value: Any) -> None:
+        refuse_shape_set(self, value)
+
+    @dtype.setter
+    def dtype(self, value: Any) -> None:
+        refuse_dtype_set(self, value)
 
     def __len__(self) -> int:
         if not self.shape:

@@ -62,7 +62,7 @@ from wengert.core.sweep import observe_sweep, run_hooks
 from wengert.core.sweep_fast import backprop
 from wengert.forward.dual import Dual
 from wengert.interop import dispatch as _dispatch
-from wengert.interop.arraylike import ArrayMethods
+from wengert.interop.arraylike import ArrayMethods, refuse_dtype_set, refuse_shape_set
 from wengert.interop.dispatch import lost_in_store
 from wengert.reverse.inplace import InPlaceMethods
 
@@ -570,6 +570,14 @@ class Tensor(ArrayMethods, InPlaceMethods):
         if t is float:
             return _FLOAT64
         return dtype_of(v)
+
+    @shape.setter
+    def shape(self, value: Any) -> None:
+        refuse_shape_set(self, value)
+
+    @dtype.setter
+    def dtype(self, value: Any) -> None:
+        refuse_dtype_set(self, value)
 
     def __len__(self) -> int:
         shape = self.shape
