@@ -63,7 +63,7 @@ from wengert.core.sweep_fast import backprop
 from wengert.forward.dual import Dual
 from wengert.interop import dispatch as _dispatch
 from wengert.interop.arraylike import ArrayMethods, refuse_dtype_set, refuse_shape_set
-from wengert.interop.dispatch import lost_in_store
+from wengert.interop.dispatch import lost_in_conversion, lost_in_store
 from wengert.reverse.inplace import InPlaceMethods
 
 __all__ = [
@@ -632,13 +632,14 @@ class Tensor(ArrayMethods, InPlaceMethods):
             if masked_caller():
                 raise TypeError(masked_message("a masked array meeting a tensor that requires "
                                                "grad (np.ma converts the tensor to an array)"))
-            raise LostDerivativeError(
-                "Can't convert a tensor that requires grad to a NumPy array: the gradient would "
-                "be lost. To build an array from tensors use np.stack / np.concatenate (or "
-                "wengert.numpy.stack); to store into an existing array, compute the new array "
-                "with np.where or x[i] = v on a tensor instead; use tensor.detach().numpy() (or "
-                "wg.stop_gradient) only if no gradient should flow."
-            )
+            default = ("To build an array from tensors use np.stack / np.concatenate (or "
+                       "wengert.numpy.stack); to store into an existing array, compute the new "
+                       "array with np.where or x[i] = v on a tensor instead; use "
+                       "tensor.detach().numpy() (or wg.stop_gradient) only if no gradient "
+                       "should flow.")
+            raise lost_in_conversion("a tensor that requires grad", default) or (
+                LostDerivativeError("Can't convert a tensor that requires grad to a NumPy "
+                                    f"array: the gradient would be lost. {default}"))
         arr = np.asarray(self._value, dtype=dtype)
         return arr.copy() if copy else arr
 
