@@ -923,3 +923,26 @@ def test_backward_on_a_tape_value_that_requires_grad_still_works():
         z = x * x
     z.backward()
     assert float(x.grad) == 4.0
+
+
+def test_watching_a_dual_number_is_refused_and_the_wrapped_dual_gives_forward_over_reverse():
+    d = wg.Dual(3.0, 1.0)
+    with GradientTape() as tape:
+        with pytest.raises(TypeError, match=r"got a dual number .* x = wg\.tensor\(d\)"):
+            tape.watch(d)
+        with pytest.raises(TypeError, match=r"got a dual number"):
+            tape.watch([wg.tensor(1.0), {"d": d}])
+    x = wg.tensor(d)
+    with GradientTape() as tape:
+        tape.watch(x)
+        y = x * x * x
+    g = tape.gradient(y, x)
+    assert (g._value.primal, g._value.tangent) == (27.0, 18.0)  # 3x^2 and 6x
+
+    def f(v):
+        with GradientTape() as tape:
+            tape.watch(v)
+            return v * v
+
+    with pytest.raises(TypeError, match=r"got a dual number"):
+        wg.jvp(f, (3.0,), (1.0,))

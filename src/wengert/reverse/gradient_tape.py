@@ -462,13 +462,21 @@ class GradientTape(Recorder):
         recording, are differentiated; its value so far is a constant.
         """
         for t in _flat(tensor):
+            if type(t) is Dual:
+                raise TypeError(
+                    "GradientTape.watch got a dual number (forward mode): operations on a dual "
+                    "number compute its tangent as they run and are not recorded by any tape, "
+                    "so tape.gradient would have nothing to differentiate. Wrap it in a tensor "
+                    "and compute with that: x = wg.tensor(d); tape.watch(x); y = f(x). The "
+                    "tape then records the operations on x, and tape.gradient(y, x) holds dual "
+                    "numbers: the gradient and its derivative along d's tangent (forward over "
+                    "reverse)."
+                )
             if not isinstance(t, Tensor):
                 raise TypeError(
                     f"GradientTape.watch: can only watch wengert tensors and Variables, got "
                     f"{type(t).__name__}. Wrap the value first: x = wg.tensor(value) (or "
-                    "wg.Variable(value)), call tape.watch(x), and compute with x"
-                    + (" (a dual number inside wg.jvp works the same way: x = wg.tensor(d))."
-                       if type(t).__name__ == "Dual" else ".")
+                    "wg.Variable(value)), call tape.watch(x), and compute with x."
                 )
             if not is_float_value(primal(t._value)):
                 raise TypeError(
