@@ -516,3 +516,19 @@ def test_setting_shape_or_dtype_is_refused_with_the_spelling_to_use(make):
     with pytest.raises(AttributeError, match=r"dtype of a tensor in place.*x\.astype\('float32'\)"):
         x.dtype = np.float32
     assert x.shape == (4,) and x.dtype == np.float64
+
+
+def test_detach_in_place_makes_a_leaf_and_refuses_a_view():
+    x = wg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * x
+    v = y[1:]
+    with pytest.raises(RuntimeError, match=r"Can't detach views in-place.*y\.detach\(\)"):
+        v.detach_()
+    saved = y * y  # (reads y's value in its rule)
+    assert y.detach_() is y
+    assert (y.requires_grad, y.is_leaf, y.grad_fn) == (False, True, None)
+    (y * x).sum().backward()
+    np.testing.assert_array_equal(x.grad, [1.0, 4.0, 9.0])  # y is a constant now
+    y += 1.0  # the value another op saved: still version checked
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        saved.sum().backward()

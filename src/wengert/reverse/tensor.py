@@ -418,6 +418,30 @@ class Tensor(ArrayMethods, InPlaceMethods):
         t._version = self._version
         return t
 
+    def detach_(self) -> Tensor:
+        """Cut this tensor from the graph in place: it becomes a leaf that does not
+        require grad (as PyTorch's ``detach_``). A view of another tensor refuses, since its
+        writes go through to its base's graph: use :meth:`detach`.
+
+        Examples
+        --------
+        >>> import wengert as wg
+        >>> x = wg.tensor(2.0, requires_grad=True)
+        >>> y = (x * x).detach_()
+        >>> y.requires_grad, y.is_leaf, y.grad_fn
+        (False, True, None)
+        """
+        extra = self._extra
+        if extra is not None and "view_of" in extra:
+            raise RuntimeError(
+                "Can't detach views in-place: this tensor is a view of another one (a slice, "
+                "a reshape...), and writes to it go through to its base's graph. Use "
+                "y = y.detach() instead (a new tensor cut from the graph)."
+            )
+        self._node = None
+        self._rg = False
+        return self
+
     def backward(
         self,
         gradient: Any = None,
