@@ -532,3 +532,23 @@ def test_detach_in_place_makes_a_leaf_and_refuses_a_view():
     y += 1.0  # the value another op saved: still version checked
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         saved.sum().backward()
+
+
+def test_assigning_grad_checks_kind_and_gives_the_tensors_dtype():
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(TypeError, match=r"got list; convert it first: x\.grad = np\.asarray"):
+        x.grad = [1.0, 2.0]
+    with pytest.raises(RuntimeError, match=r"complex128.*real for a real tensor.*np\.real"):
+        x.grad = np.array([1j, 1.0])
+    with pytest.raises(RuntimeError, match="has dtype bool"):
+        x.grad = np.array([True, False])
+    x.grad = np.array([1, 1])  # whole numbers: the tensor's dtype
+    assert x.grad.dtype == np.float64
+    (x * 2.0).sum().backward()
+    np.testing.assert_array_equal(x.grad, [3.0, 3.0])
+    y = wg.tensor(np.float32([1.0, 2.0]), requires_grad=True)
+    y.grad = np.array([1.0, 2.0])
+    assert y.grad.dtype == np.float32
+    s = wg.tensor(2.0, requires_grad=True)
+    s.grad = np.array(3.0)
+    assert type(s.grad) is float and s.grad == 3.0

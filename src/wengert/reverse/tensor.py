@@ -358,11 +358,28 @@ class Tensor(ArrayMethods, InPlaceMethods):
             return
         refuse_subclass(value, "tensor.grad = ...")
         value = value._value if isinstance(value, Tensor) and not value._rg else value
+        if not (isinstance(value, (Tensor, np.ndarray, np.generic, float, int, complex))
+                or is_traced(value)) or isinstance(value, bool):
+            raise TypeError(
+                f"assigned grad expected to be an array, a number, a tensor or None, but got "
+                f"{type(value).__name__}; convert it first: x.grad = np.asarray(value)."
+            )
         if shape_of(value) != self.shape:
             raise RuntimeError(
                 f"assigned grad has shape {shape_of(value)} but the tensor has shape {self.shape}"
             )
-        self._extras()["grad"] = value
+        kind = number_kind(value)
+        if kind == "o":  # integers (a gradient of whole numbers) pass; booleans do not
+            kind = np.result_type(primal(value)).kind if not is_traced(value) else "o"
+        mine = number_kind(self._value)
+        if kind not in "fciu" or (kind == "c" and mine != "c"):
+            raise RuntimeError(
+                f"assigned grad has dtype {dtype_of(value)}, which cannot be the gradient of a "
+                f"tensor of dtype {self.dtype}: a gradient is a floating point array of the "
+                "tensor's kind (real for a real tensor)"
+                + (". Take np.real of it if that is what you mean." if kind == "c" else ".")
+            )
+        self._extras()["grad"] = _grad_value(self, value, True)  # (the tensor's dtype)
 
     def _extras(self) -> dict[str, Any]:
         extra = self._extra
