@@ -115,3 +115,8 @@ def test_each_thread_has_its_own_grad_mode():
     for t in threads:
         t.join()
     assert seen == {"quiet": False, "loud": True}
+
+
+def test_a_grad_mode_given_something_else_than_a_function_is_refused():
+    with pytest.raises(TypeError, match=r"wg\.no_grad\(\) takes no argument"):
+        wg.no_grad(True)

@@ -156,7 +156,15 @@ def _thrower(gen: Any, error: BaseException) -> Any:
 
 def _mode_or_decorated(enabled: bool, func: Any) -> Any:
     mode = _GradMode(enabled)
-    return mode if func is None else mode(func)
+    if func is None:
+        return mode
+    if not callable(func):
+        name = "enable_grad" if enabled else "no_grad"
+        raise TypeError(
+            f"wg.{name}() takes no argument but the function it decorates (got "
+            f"{type(func).__name__}); use `with wg.{name}():` or @wg.{name} on a function."
+        )
+    return mode(func)
 
 
 def no_grad(func: Any = None) -> Any:
