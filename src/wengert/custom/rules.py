@@ -899,10 +899,8 @@ class custom_jvp(_CustomFunction):
         a finite nonzero one (``cos(x) * t + 1``) would make the transposed rule, and so
         every reverse-mode derivative, silently wrong."""
         for k, t in enumerate(at_zero):
-            v = primal(value_of(t))
-            while is_traced(v):
-                v = primal(v)
-            if v is None:
+            v = primal(value_of(t))  # (every layer: a tensor, dual numbers)
+            if v is None or is_traced(v):  # a graph tracer's value: not known while traced
                 continue
             v = np.asarray(v)
             if v.dtype.kind in "fc" and np.any((v != 0) & np.isfinite(v)):
