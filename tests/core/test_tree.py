@@ -45,3 +45,41 @@ def test_deep_nesting_needs_no_recursion():
     for _ in range(depth):
         g = g[0]
     np.testing.assert_array_equal(g, [0.0, 2.0, 4.0])
+
+
+def test_structures_compare_at_any_depth():
+    from wengert.core.tree import same_structure
+
+    depth = 20_000  # far past the recursion limit
+    a, b, c = np.arange(3.0), np.ones(3), np.ones(3)
+    for _ in range(depth):
+        a, b, c = [a], [b], (c,)
+    assert same_structure(flatten(a)[1], flatten(b)[1])
+    assert not same_structure(flatten(a)[1], flatten(c)[1])
+    assert not same_structure(flatten({"a": 1.0})[1], flatten({"b": 1.0})[1])
+    assert not same_structure(flatten([1.0, 2.0])[1], flatten([1.0])[1])
+    assert not same_structure(flatten([1.0, None])[1], flatten([1.0, 2.0])[1])
+
+
+def test_transforms_take_pytrees_nested_past_the_recursion_limit():
+    depth = 20_000  # far past the recursion limit
+    for wrap in (lambda t: [t], lambda t: (t,), lambda t: {"a": t}):
+        tree = np.arange(3.0)
+        for _ in range(depth):
+            tree = wrap(tree)
+
+        def f(t):
+            for _ in range(depth):
+                t = t["a"] if isinstance(t, dict) else t[0]
+            return np.sum(t**2)
+
+        g = wg.grad(f)(tree)
+        _, pull = wg.vjp(f, tree)
+        (g2,) = pull(1.0)
+        y, dy = wg.jvp(f, (tree,), (tree,))
+        for _ in range(depth):
+            g = g["a"] if isinstance(g, dict) else g[0]
+            g2 = g2["a"] if isinstance(g2, dict) else g2[0]
+        np.testing.assert_array_equal(g, [0.0, 2.0, 4.0])
+        np.testing.assert_array_equal(g2, [0.0, 2.0, 4.0])
+        assert y == 5.0 and dy == 10.0

@@ -565,3 +565,28 @@ def test_custom_jvp_tangent_takes_the_primal_output_dtype():
     # the rule's float32 tangent for a float64 output became the jvp's tangent as it was
     assert wg.jvp(f, (np.ones(2),), (np.ones(2),))[1].dtype == np.float64
     assert wg.jacfwd(f)(np.ones(2)).dtype == np.float64
+
+
+def test_a_jvp_rule_with_a_term_free_of_tangents_is_refused_in_reverse_mode():
+    @wg.custom_jvp
+    def f(x):
+        return np.sin(x)
+
+    f.defjvp(lambda p, t: (np.sin(p[0]), np.cos(p[0]) * t[0] + 1.0))
+    x = np.array([1.0, 2.0])
+    with pytest.raises(ValueError, match="nonzero tangent for output 0 when every input "
+                                         "tangent is zero"):
+        wg.grad(lambda a: f(a).sum())(x)
+    t = wg.tensor(x, requires_grad=True)
+    with pytest.raises(ValueError, match="must be linear in the tangents"):
+        f(t).sum().backward()
+
+    @wg.custom_jvp
+    def root(x):
+        return np.sqrt(x)
+
+    # an infinite derivative at 0 gives 0 * inf = nan at zero tangents: not a term of its own
+    root.defjvp(lambda p, t: (np.sqrt(p[0]), t[0] / (2 * np.sqrt(p[0]))))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = wg.grad(lambda a: root(a).sum())(np.array([0.0, 4.0]))
+    assert np.isinf(g[0]) and g[1] == 0.25

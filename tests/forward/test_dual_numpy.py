@@ -63,3 +63,12 @@ def test_a_float_tangent_takes_the_dtype_of_a_0d_primal(value):
     assert type(d.tangent) is np.ndarray and d.tangent.dtype == d.primal.dtype
     assert d.tangent.shape == () and d.tangent == 1.0
     assert repr(wg.Dual(np.float32(1.5), 1.0)) == "Dual(1.5, 1.0)"
+
+
+def test_setting_a_dual_numbers_shape_or_dtype_is_refused_with_the_spelling_to_use():
+    d = wg.Dual(np.arange(4.0), np.ones(4))
+    with pytest.raises(AttributeError, match=r"shape of a dual number in place.*x\.reshape"):
+        d.shape = (2, 2)
+    with pytest.raises(AttributeError, match=r"dtype of a dual number in place.*x\.astype"):
+        d.dtype = np.float32
+    assert d.shape == (4,)

@@ -931,3 +931,12 @@ def test_slogdet_and_unique_under_a_trace_do_not_recurse():
     np.testing.assert_allclose(wg.grad(wg.compile(f))(-a), wg.grad(f)(-a))
     with pytest.raises(TypeError, match="cannot be traced into a graph"):
         wg.compile(lambda a: np.unique(a))(a)
+
+
+def test_setting_the_shape_of_a_traced_value_is_refused_with_the_spelling_to_use():
+    def f(x):
+        x.shape = (2, 2)
+        return x
+
+    with pytest.raises(AttributeError, match=r"shape of a traced value.*x\.reshape"):
+        wg.compile(f)(np.arange(4.0))

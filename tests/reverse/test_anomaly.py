@@ -7,6 +7,7 @@ import pytest
 
 import numpy as np
 import wengert as wg
+from wengert.core.errors import AnomalyError
 from wengert.reverse.anomaly import creation_stack
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy's nan warnings
@@ -235,3 +236,22 @@ def test_check_forward_names_a_notebook_cell_as_cell():
     with pytest.raises(RuntimeError) as info:
         run_as_notebook_cell(source)
     assert info.value.args[0].endswith("called at:\n  Cell, line 3\n    y = np.log(x)")
+
+
+def test_a_hook_that_returns_nan_is_named_rather_than_the_next_op():
+    a = wg.tensor([0.0, 1.0], requires_grad=True)
+
+    def poison(g):
+        return g * np.nan
+
+    with wg.detect_anomaly():
+        y = a * 2.0
+        y.register_hook(poison)
+        with pytest.raises(AnomalyError, match=r"hook registered on the output of "
+                                               r"'MultiplyBackward' \(register_hook: '.*poison'"
+                                               r"\) returned nan values(?s:.*)y = a \* 2"):
+            (y * 3.0).sum().backward()
+    z = a * 2.0
+    z.register_hook(lambda g: g * 1.0)  # a hook keeping a nan gradient is not blamed
+    with wg.detect_anomaly(), pytest.raises(AnomalyError, match="'MultiplyBackward' returned nan"):
+        (z * np.nan).sum().backward()

@@ -923,3 +923,53 @@ def test_backward_on_a_tape_value_that_requires_grad_still_works():
         z = x * x
     z.backward()
     assert float(x.grad) == 4.0
+
+
+def test_watching_a_dual_number_is_refused_and_the_wrapped_dual_gives_forward_over_reverse():
+    d = wg.Dual(3.0, 1.0)
+    with GradientTape() as tape:
+        with pytest.raises(TypeError, match=r"got a dual number .* x = wg\.tensor\(d\)"):
+            tape.watch(d)
+        with pytest.raises(TypeError, match=r"got a dual number"):
+            tape.watch([wg.tensor(1.0), {"d": d}])
+    x = wg.tensor(d)
+    with GradientTape() as tape:
+        tape.watch(x)
+        y = x * x * x
+    g = tape.gradient(y, x)
+    assert (g._value.primal, g._value.tangent) == (27.0, 18.0)  # 3x^2 and 6x
+
+    def f(v):
+        with GradientTape() as tape:
+            tape.watch(v)
+            return v * v
+
+    with pytest.raises(TypeError, match=r"got a dual number"):
+        wg.jvp(f, (3.0,), (1.0,))
+
+
+def test_batch_jacobian_gives_each_examples_jacobian_to_any_order():
+    x = wg.tensor(np.arange(6.0).reshape(3, 2))
+    with GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = np.stack([x[:, 0] * x[:, 1], np.sin(x[:, 0]), x[:, 1] ** 2], axis=1)
+    bj = tape.batch_jacobian(y, x)
+    full = tape.jacobian(y, x).numpy()
+    assert bj.shape == (3, 3, 2)
+    np.testing.assert_allclose(bj.numpy(), np.stack([full[i, :, i, :] for i in range(3)]))
+    unwatched = wg.tensor(np.ones((3, 2)))
+    assert tape.batch_jacobian(y, unwatched) is None
+    assert not tape.batch_jacobian(y, unwatched, unconnected_gradients="zero").numpy().any()
+    with pytest.raises(ValueError, match="batch size 3 and the source's 2 differ"):
+        tape.batch_jacobian(y, wg.tensor(np.ones(2)))
+    with pytest.raises(ValueError, match="must have a batch axis"):
+        tape.batch_jacobian(y, wg.tensor(1.0))
+
+    x = wg.tensor(np.arange(4.0).reshape(2, 2))
+    with GradientTape() as outer:
+        outer.watch(x)
+        with GradientTape() as inner:
+            inner.watch(x)
+            y = x**3
+        bj = inner.batch_jacobian(y, x)  # 3 x_ia^2 on the diagonal
+    np.testing.assert_allclose(outer.gradient(bj, x).numpy(), 6 * x.numpy())

@@ -10,6 +10,7 @@ import pytest
 
 import numpy as np
 import wengert as wg
+from wengert.core.errors import LostDerivativeError
 from wengert.interop.dispatch import tables
 
 
@@ -394,3 +395,40 @@ def test_backward_inside_a_functional_transform_raises():
             y = x * x
         return tape.gradient(y, x)
     assert wg.grad(h)(3.0) == 2.0
+
+
+_FULL = r"np\.full\(\) converted .* np\.broadcast_to\(v, shape\)"
+_FULL_LIKE = r"np\.full_like\(\) converted .* v \* np\.ones_like\(a\)"
+_ARANGE = r"np\.arange\(\) converted .* start \+ step \* np\.arange\(n\)"
+
+
+@pytest.mark.parametrize("build, words", [
+    (lambda x: np.full(3, x), _FULL),
+    (lambda x: np.full((2,), x, dtype=float), _FULL),
+    (lambda x: np.full_like(np.ones(3), x), _FULL_LIKE),
+    (lambda x: np.arange(x), _ARANGE),
+    (lambda x: np.arange(0.0, x, 0.5), _ARANGE),
+    (lambda x: np.cumsum([x, x]), r"np\.cumsum\(\) converted .*np\.stack"),
+])
+def test_numpy_functions_that_convert_a_traced_value_are_named_with_the_fix(build, words):
+    with pytest.raises(LostDerivativeError, match=words):
+        wg.jvp(build, (2.0,), (1.0,))
+    with pytest.raises(LostDerivativeError, match=words):
+        wg.grad(lambda x: np.sum(build(x)))(2.0)
+    x = wg.tensor(2.0, requires_grad=True)
+    with pytest.raises(LostDerivativeError, match=words):
+        build(x)
+
+
+def test_an_asked_for_conversion_keeps_its_own_message():
+    with pytest.raises(LostDerivativeError, match=r"np\.asarray\(\) of a dual number"):
+        wg.jvp(np.asarray, (2.0,), (1.0,))
+    with pytest.raises(LostDerivativeError, match="Can't convert a tensor that requires grad"):
+        np.asarray(wg.tensor(2.0, requires_grad=True))
+    with pytest.raises(LostDerivativeError, match=r"np\.copyto\(ndarray, \.\.\.\): this stores"):
+        np.copyto(np.ones(2), wg.tensor([1.0, 2.0], requires_grad=True))
+    # what the fixes say works
+    _, dy = wg.jvp(lambda x: np.broadcast_to(x, (3,)) + x * np.ones_like(np.ones(3)),
+                   (2.0,), (1.0,))
+    np.testing.assert_array_equal(dy, [2.0, 2.0, 2.0])
+    assert wg.grad(lambda x: np.sum(np.arange(wg.stop_gradient(x)) * x))(3.0) == 3.0

@@ -505,3 +505,50 @@ def test_numpy_of_a_tensor_on_a_graph_is_read_only_so_saved_values_cannot_change
     free = wg.tensor([1.0, 2.0])
     free.numpy()[0] = 3.0  # a tensor on no graph: its own array
     assert free.tolist() == [3.0, 2.0]
+
+
+@pytest.mark.parametrize("make", [lambda: wg.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True),
+                                  lambda: wg.Variable([1.0, 2.0, 3.0, 4.0])])
+def test_setting_shape_or_dtype_is_refused_with_the_spelling_to_use(make):
+    x = make()
+    with pytest.raises(AttributeError, match=r"shape of a tensor in place.*x\.reshape\(\(2, 2\)\)"):
+        x.shape = (2, 2)
+    with pytest.raises(AttributeError, match=r"dtype of a tensor in place.*x\.astype\('float32'\)"):
+        x.dtype = np.float32
+    assert x.shape == (4,) and x.dtype == np.float64
+
+
+def test_detach_in_place_makes_a_leaf_and_refuses_a_view():
+    x = wg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * x
+    v = y[1:]
+    with pytest.raises(RuntimeError, match=r"Can't detach views in-place.*y\.detach\(\)"):
+        v.detach_()
+    saved = y * y  # (reads y's value in its rule)
+    assert y.detach_() is y
+    assert (y.requires_grad, y.is_leaf, y.grad_fn) == (False, True, None)
+    (y * x).sum().backward()
+    np.testing.assert_array_equal(x.grad, [1.0, 4.0, 9.0])  # y is a constant now
+    y += 1.0  # the value another op saved: still version checked
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        saved.sum().backward()
+
+
+def test_assigning_grad_checks_kind_and_gives_the_tensors_dtype():
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(TypeError, match=r"got list; convert it first: x\.grad = np\.asarray"):
+        x.grad = [1.0, 2.0]
+    with pytest.raises(RuntimeError, match=r"complex128.*real for a real tensor.*np\.real"):
+        x.grad = np.array([1j, 1.0])
+    with pytest.raises(RuntimeError, match="has dtype bool"):
+        x.grad = np.array([True, False])
+    x.grad = np.array([1, 1])  # whole numbers: the tensor's dtype
+    assert x.grad.dtype == np.float64
+    (x * 2.0).sum().backward()
+    np.testing.assert_array_equal(x.grad, [3.0, 3.0])
+    y = wg.tensor(np.float32([1.0, 2.0]), requires_grad=True)
+    y.grad = np.array([1.0, 2.0])
+    assert y.grad.dtype == np.float32
+    s = wg.tensor(2.0, requires_grad=True)
+    s.grad = np.array(3.0)
+    assert type(s.grad) is float and s.grad == 3.0

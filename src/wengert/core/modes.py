@@ -6,7 +6,8 @@ has its own grad mode and its own tapes; there are no global flags.
 
 from __future__ import annotations
 
-import contextlib
+import functools
+import inspect
 from contextvars import ContextVar
 from typing import Any
 
@@ -92,7 +93,9 @@ class recorder_scope(ContextPush):  # noqa: N801 (used as a context manager, lik
     context = RECORDERS
 
 
-class _GradMode(contextlib.ContextDecorator):
+class _GradMode:
+    """``with`` block or decorator setting the grad mode (see :func:`no_grad`)."""
+
     def __init__(self, enabled: bool) -> None:
         self._enabled = enabled
         self._tokens: list[Any] = []
@@ -103,9 +106,72 @@ class _GradMode(contextlib.ContextDecorator):
     def __exit__(self, *exc: object) -> None:
         GRAD_ENABLED.reset(self._tokens.pop())
 
+    def __call__(self, func: Any) -> Any:
+        """Decorate ``func``: it runs in this mode. A generator function's body runs in it
+        at each resumption (and the caller's mode between them), as in PyTorch."""
+        enabled = self._enabled
+        if inspect.isgeneratorfunction(func):
+            @functools.wraps(func)
+            def generator(*args: Any, **kwargs: Any) -> Any:
+                return (yield from _resumed_in(func(*args, **kwargs), enabled))
+            return generator
+        if inspect.iscoroutinefunction(func):
+            @functools.wraps(func)
+            async def coroutine(*args: Any, **kwargs: Any) -> Any:
+                with _GradMode(enabled):  # (an awaited coroutine runs in the task's context)
+                    return await func(*args, **kwargs)
+            return coroutine
 
-def no_grad() -> _GradMode:
+        @functools.wraps(func)
+        def function(*args: Any, **kwargs: Any) -> Any:
+            with _GradMode(enabled):
+                return func(*args, **kwargs)
+        return function
+
+
+def _resumed_in(gen: Any, enabled: bool) -> Any:
+    """Drive generator ``gen``, each of its steps in grad mode ``enabled``."""
+    send, value = gen.send, None
+    while True:
+        try:
+            with _GradMode(enabled):
+                item = send(value)
+        except StopIteration as stop:
+            return stop.value
+        send = gen.send
+        try:
+            value = yield item
+        except GeneratorExit:
+            with _GradMode(enabled):
+                gen.close()
+            raise
+        except BaseException as e:
+            send, value = _thrower(gen, e), None
+
+
+def _thrower(gen: Any, error: BaseException) -> Any:
+    """A ``send`` that throws ``error`` into ``gen`` instead (``generator.throw``)."""
+    return lambda _: gen.throw(error)
+
+
+def _mode_or_decorated(enabled: bool, func: Any) -> Any:
+    mode = _GradMode(enabled)
+    if func is None:
+        return mode
+    if not callable(func):
+        name = "enable_grad" if enabled else "no_grad"
+        raise TypeError(
+            f"wg.{name}() takes no argument but the function it decorates (got "
+            f"{type(func).__name__}); use `with wg.{name}():` or @wg.{name} on a function."
+        )
+    return mode(func)
+
+
+def no_grad(func: Any = None) -> Any:
     """Context manager (or decorator) in which no operation is recorded.
+
+    ``@wg.no_grad()`` and ``@wg.no_grad`` both decorate; a decorated generator
+    function runs its body without recording at each step.
 
     Examples
     --------
@@ -116,10 +182,10 @@ def no_grad() -> _GradMode:
     >>> y.requires_grad
     False
     """
-    return _GradMode(False)
+    return _mode_or_decorated(False, func)
 
 
-def enable_grad() -> _GradMode:
+def enable_grad(func: Any = None) -> Any:
     """Context manager (or decorator) that turns recording back on inside ``no_grad``.
 
     Examples
@@ -132,7 +198,7 @@ def enable_grad() -> _GradMode:
     ...     square(wg.tensor(2.0, requires_grad=True)).requires_grad
     True
     """
-    return _GradMode(True)
+    return _mode_or_decorated(True, func)
 
 
 def is_grad_enabled() -> bool:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["SourceLine", "capture_stack", "user_frame", "user_line", "is_library",
-           "storing_item", "is_notebook_cell", "frame_heading"]
+           "storing_item", "converting_call", "is_notebook_cell", "frame_heading"]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
@@ -169,3 +169,63 @@ def storing_item(depth: int = 1) -> bool:
     code = frame.f_code.co_code
     i = frame.f_lasti
     return 0 <= i < len(code) and code[i] in _STORES
+
+
+#: The instructions that load the function a call calls (``np.arange``, ``full``).
+_LOADS = frozenset(("LOAD_ATTR", "LOAD_METHOD", "LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF",
+                    "LOAD_FAST"))
+
+
+def converting_call(depth: int = 1) -> str | None:
+    """The name of the NumPy function whose call converts a value with ``np.asarray``
+    ``depth`` frames above the caller (``__array__``), or stores it with ``np.copyto``
+    (wengert's frames skipped): a NumPy function written in Python
+    (``np.full``) names itself; one written in C (``np.arange``) is read from the
+    calling instruction of the user's code. ``None`` when neither says. Asked only on
+    the way to an error, to name the cause.
+
+    Examples
+    --------
+    >>> converting_call(0) is None
+    True
+    """
+    frame: Any = sys._getframe(depth + 1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PKG_DIR):
+        frame = frame.f_back  # (wengert's own dispatch, between NumPy and the conversion)
+    if frame is None:
+        return None
+    filename = frame.f_code.co_filename
+    if filename.startswith(_NUMPY_DIR):
+        while frame.f_back is not None and frame.f_back.f_code.co_filename.startswith(_NUMPY_DIR):
+            frame = frame.f_back  # (the function the user called, not its helpers)
+        return frame.f_code.co_name
+    if is_library(filename):
+        return None
+    return _called_name(frame.f_code, frame.f_lasti)
+
+
+def _called_name(code: Any, lasti: int) -> str | None:
+    """The name a call instruction at offset ``lasti`` of ``code`` calls (``arange`` for
+    ``np.arange(x)``): the last name loaded by the expression that starts where the
+    call's does, from the instructions' source positions."""
+    call = None
+    loads = []
+    for ins in dis.get_instructions(code):
+        if ins.offset == lasti:
+            call = ins
+            break
+        if ins.opname in _LOADS:
+            loads.append(ins)
+    if call is None or not call.opname.startswith("CALL") or call.positions is None:
+        return None
+    start = (call.positions.lineno, call.positions.col_offset)
+    end = (call.positions.end_lineno, call.positions.end_col_offset)
+    best, best_end = None, None
+    for ins in loads:
+        pos = ins.positions
+        if pos is None or (pos.lineno, pos.col_offset) != start:
+            continue
+        stop = (pos.end_lineno, pos.end_col_offset)
+        if stop < end and (best_end is None or stop >= best_end):
+            best, best_end = ins, stop
+    return best.argval if best is not None and isinstance(best.argval, str) else None

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["flatten", "unflatten", "tree_map", "leaves_like"]
+__all__ = ["flatten", "unflatten", "tree_map", "leaves_like", "same_structure"]
 
 _LEAF = "leaf"
 _CLOSE = object()  # unflatten: the end of a container's children
@@ -60,6 +60,36 @@ def flatten(tree: Any) -> tuple[list[Any], Any]:
             holder[slot] = _LEAF
             leaves.append(node)
     return leaves, root_spec[0]
+
+
+def same_structure(a: Any, b: Any) -> bool:
+    """Whether two specs from :func:`flatten` describe the same structure (``a == b`` at
+    any depth).
+
+    Examples
+    --------
+    >>> same_structure(flatten([1.0, (2.0,)])[1], flatten([3.0, (4.0,)])[1])
+    True
+    >>> same_structure(flatten([1.0, (2.0,)])[1], flatten([3.0, [4.0]])[1])
+    False
+    """
+    try:
+        return a == b  # (C speed for the usual shallow structures)
+    except RecursionError:  # nested past the recursion limit: compare level by level
+        pass
+    stack = [(a, b)]
+    while stack:
+        a, b = stack.pop()
+        if a is b:
+            continue
+        if type(a) is str or type(b) is str:  # a leaf
+            if a != b:
+                return False
+            continue
+        if a[0] is not b[0] or a[1] != b[1] or len(a[2]) != len(b[2]):
+            return False
+        stack.extend(zip(a[2], b[2]))
+    return True
 
 
 def _describe(spec: Any) -> str:

@@ -894,6 +894,24 @@ class custom_jvp(_CustomFunction):
                 )
 
     # -- reverse mode: the rule, transposed ------------------------------------------------
+    def _check_linear(self, at_zero: list[Any]) -> None:
+        """The rule's tangent output at zero tangents must be zero (it is linear in them);
+        a finite nonzero one (``cos(x) * t + 1``) would make the transposed rule, and so
+        every reverse-mode derivative, silently wrong."""
+        for k, t in enumerate(at_zero):
+            v = primal(value_of(t))  # (every layer: a tensor, dual numbers)
+            if v is None or is_traced(v):  # a graph tracer's value: not known while traced
+                continue
+            v = np.asarray(v)
+            if v.dtype.kind in "fc" and np.any((v != 0) & np.isfinite(v)):
+                raise ValueError(
+                    f"Custom JVP rule of {self.op.name!r} returned a nonzero tangent for "
+                    f"output {k} when every input tangent is zero: a tangent output must be "
+                    "linear in the tangents (tangent_out = J(x) @ t, no term without t), or "
+                    "reverse mode, which transposes the rule, would give a wrong gradient. "
+                    "Remove the terms that do not multiply a tangent."
+                )
+
     def _pullback(self, saved: _Saved, g: Any, ans: Any, xs: tuple[Any, ...],
                   create: bool) -> list[Any]:
         """The rule's tangent output is linear in the tangents: its VJP (with the
@@ -916,7 +934,8 @@ class custom_jvp(_CustomFunction):
             return leaves
 
         outs = _out_values(saved, ans)
-        _, pull = vjp(tangent_out, *[fixed[i] for i in diff])
+        at_zero, pull = vjp(tangent_out, *[fixed[i] for i in diff])
+        self._check_linear(at_zero)
         cts = pull([_zeros(o) if gk is None else gk for gk, o in zip(_out_cotangents(saved, g),
                                                                        outs)])
         result: list[Any] = [None] * len(xs)

@@ -75,8 +75,8 @@ from wengert.core.subclasses import (
     refused_subclass,
 )
 from wengert.interop import dispatch as _dispatch
-from wengert.interop.arraylike import ArrayMethods
-from wengert.interop.dispatch import lost_in_store
+from wengert.interop.arraylike import ArrayMethods, refuse_dtype_set, refuse_shape_set
+from wengert.interop.dispatch import lost_in_conversion, lost_in_store
 from wengert.ops import elementwise as _ew
 from wengert.ops import indexing as _ix
 from wengert.ops.broadcast import reshape_to
@@ -224,6 +224,14 @@ class Dual(ArrayMethods):
             return np.dtype(float)
         return p.dtype
 
+    @shape.setter
+    def shape(self, value: Any) -> None:
+        refuse_shape_set(self, value)
+
+    @dtype.setter
+    def dtype(self, value: Any) -> None:
+        refuse_dtype_set(self, value)
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a 0-d dual number")
@@ -293,11 +301,10 @@ class Dual(ArrayMethods):
         if masked_caller():
             raise TypeError(masked_message("a masked array meeting a dual number (np.ma "
                                            "converts the dual number to an array)"))
-        raise LostDerivativeError(
-            "np.asarray() of a dual number would drop its tangent. Use d.primal for the value, "
-            "or call a wengert-supported NumPy function on the dual itself (to build an array "
-            "from several, use np.stack)."
-        )
+        default = ("Use d.primal for the value, or call a wengert-supported NumPy function on "
+                   "the dual itself (to build an array from several, use np.stack).")
+        raise lost_in_conversion("a dual number", default) or LostDerivativeError(
+            f"np.asarray() of a dual number would drop its tangent. {default}")
 
     def __setitem__(self, index: Any, value: Any) -> None:
         """``d[index] = value``: the primal and the tangent are updated together (the

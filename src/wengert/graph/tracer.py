@@ -41,7 +41,7 @@ from wengert.graph.ir import Context, Equation, Guard, Literal, Var
 from wengert.graph.keys import value_key
 from wengert.graph.mutation import InPlaceTraced, write_out
 from wengert.interop import dispatch as _dispatch
-from wengert.interop.arraylike import ArrayMethods
+from wengert.interop.arraylike import ArrayMethods, refuse_dtype_set, refuse_shape_set
 from wengert.reverse.inplace import link_view, shares_storage
 from wengert.reverse.recording import recorders_tracking
 
@@ -293,6 +293,14 @@ class Traced(InPlaceTraced, ArrayMethods):
     @property
     def dtype(self) -> np.dtype:
         return self.var.dtype
+
+    @shape.setter
+    def shape(self, value: Any) -> None:
+        refuse_shape_set(self, value)
+
+    @dtype.setter
+    def dtype(self, value: Any) -> None:
+        refuse_dtype_set(self, value)
 
     def __len__(self) -> int:
         if not self.var.shape:

@@ -21,6 +21,28 @@ from wengert.ops.linalg import basic as _linalg
 __all__ = ["ArrayMethods", "FlatIter"]
 
 
+_KIND_NAMES = {"Dual": "dual number", "Traced": "traced value (inside a graph trace)"}
+
+
+def refuse_shape_set(x: Any, shape: Any) -> None:
+    """``x.shape = shape`` on a wengert value: refused, saying what to write instead."""
+    raise AttributeError(
+        f"cannot set the shape of a {_KIND_NAMES.get(type(x).__name__, 'tensor')} in place "
+        f"(NumPy's a.shape = {shape!r} reshapes an array in place; a wengert value keeps "
+        f"its shape, as the operations recorded on it need): write x = x.reshape({shape!r}) "
+        "(or np.reshape), which is differentiable."
+    )
+
+
+def refuse_dtype_set(x: Any, dtype: Any) -> None:
+    """``x.dtype = dtype`` on a wengert value: refused, saying what to write instead."""
+    raise AttributeError(
+        f"cannot set the dtype of a {_KIND_NAMES.get(type(x).__name__, 'tensor')} in place "
+        "(NumPy's a.dtype = ... reinterprets an array's bytes, which has no derivative): "
+        f"to convert the values, write x = x.astype({getattr(dtype, '__name__', dtype)!r})."
+    )
+
+
 class ArrayMethods:
     """Mixin: arithmetic operators, indexing and NumPy-style methods."""
 

@@ -20,6 +20,7 @@ from wengert import numpy as wnp
 from wengert.core.bind import kind_of, primal
 from wengert.core.errors import LostDerivativeError, NoVJPError, TraceError
 from wengert.core.modes import GRAD_ENABLED
+from wengert.core.source import converting_call
 
 __all__ = ["array_ufunc", "array_function", "UFUNCS", "FUNCTIONS", "tables", "specialise",
            "lost_in_store"]
@@ -147,6 +148,43 @@ def lost_in_store(what: str) -> LostDerivativeError:
     )
 
 
+#: What to write instead of a NumPy function that converts its arguments to numbers.
+_CONVERSION_FIXES = {
+    "full": "np.full(shape, v) converts its fill value v to numbers. Write "
+            "np.broadcast_to(v, shape) (read-only) or v * np.ones(shape) instead: they keep "
+            "the derivative.",
+    "full_like": "np.full_like(a, v) converts its fill value v to numbers. Write "
+                 "v * np.ones_like(a) (or np.broadcast_to(v, np.shape(a)), read-only) "
+                 "instead: they keep the derivative.",
+    "arange": "np.arange converts its bounds to numbers (the number of values it gives is "
+              "an integer, so the bounds have no derivative through it). Write "
+              "np.arange(wg.stop_gradient(x)) for a range of constants, or "
+              "start + step * np.arange(n) for values that depend on start and step.",
+}
+
+
+def lost_in_conversion(what: str, default: str, depth: int = 1) -> LostDerivativeError | None:
+    """The error for ``what`` (a value that carries a derivative) converted with
+    ``np.asarray`` by a NumPy function that wengert does not run on it (``np.full(n, x)``,
+    ``np.arange(x)``), found ``depth`` frames above the caller (``__array__``); ``default``
+    says what to do in general."""
+    name = converting_call(depth + 1)
+    if name is None or name in _CONVERTERS or not callable(getattr(np, name, None)):
+        return None
+    fix = _CONVERSION_FIXES.get(name)
+    head = f"np.{name}() converted {what} to a plain NumPy array, which would drop its derivative"
+    if fix is not None:
+        return LostDerivativeError(f"{head}: {fix}")
+    if not default:
+        return None
+    return LostDerivativeError(f"{head}. {default}")
+
+
+#: The conversions the user asks for by name (their own message says what to do).
+_CONVERTERS = frozenset(("asarray", "array", "asanyarray", "ascontiguousarray", "asfortranarray",
+                         "asarray_chkfinite", "asmatrix", "require", "copyto"))
+
+
 def frozen_in_store(what: str) -> TraceError:
     """The error for a graph tracer written into a plain NumPy array (``np.copyto(buf, x)``,
     ``out=buf``): the graph would hold the example's numbers there as a constant."""
@@ -164,7 +202,7 @@ def _store_refused(what: str, values: Any) -> None:
     """Refuse writing ``values`` into a plain NumPy array when one carries a derivative
     or is a graph tracer."""
     if _needs_grad(values):
-        raise lost_in_store(what)
+        raise lost_in_conversion("a value that carries a derivative", "") or lost_in_store(what)
     if _find(values, lambda kind, a: kind.records_calls):
         raise frozen_in_store(what)
 

@@ -81,6 +81,21 @@ class _Checker(SweepObserver):
         for i, _, ct in sent:
             check_cotangent(node, i, ct)
 
+    def hooked(self, node: Any, before: Any, after: Any, hooks: list[Any]) -> None:
+        if after is None or after is before or nonfinite(before) is not None:
+            return
+        kind = nonfinite(after)
+        if kind is not None:
+            names = ", ".join(repr(getattr(h, "__qualname__", type(h).__name__)) for h in hooks)
+            err = AnomalyError(
+                f"A hook registered on the output of '{node.name}' (register_hook: {names}) "
+                f"returned {kind} values for a finite gradient."
+                + (" The operation was created at:\n" + _describe(_user_frame(frames))
+                   if (frames := (node.extra or {}).get("stack")) is not None else "")
+            )
+            err.node = node
+            raise err
+
 
 def _user_frame(frames: list[tuple[str, int, str]]) -> tuple[str, int, str] | None:
     for f in frames:

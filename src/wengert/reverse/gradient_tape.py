@@ -462,13 +462,21 @@ class GradientTape(Recorder):
         recording, are differentiated; its value so far is a constant.
         """
         for t in _flat(tensor):
+            if type(t) is Dual:
+                raise TypeError(
+                    "GradientTape.watch got a dual number (forward mode): operations on a dual "
+                    "number compute its tangent as they run and are not recorded by any tape, "
+                    "so tape.gradient would have nothing to differentiate. Wrap it in a tensor "
+                    "and compute with that: x = wg.tensor(d); tape.watch(x); y = f(x). The "
+                    "tape then records the operations on x, and tape.gradient(y, x) holds dual "
+                    "numbers: the gradient and its derivative along d's tangent (forward over "
+                    "reverse)."
+                )
             if not isinstance(t, Tensor):
                 raise TypeError(
                     f"GradientTape.watch: can only watch wengert tensors and Variables, got "
                     f"{type(t).__name__}. Wrap the value first: x = wg.tensor(value) (or "
-                    "wg.Variable(value)), call tape.watch(x), and compute with x"
-                    + (" (a dual number inside wg.jvp works the same way: x = wg.tensor(d))."
-                       if type(t).__name__ == "Dual" else ".")
+                    "wg.Variable(value)), call tape.watch(x), and compute with x."
                 )
             if not is_float_value(primal(t._value)):
                 raise TypeError(
@@ -791,3 +799,52 @@ class GradientTape(Recorder):
                 jac[i] = g._value
             out.append(constant(jac.reshape(full)))
         return unflatten(spec, out)
+
+    def batch_jacobian(self, target: Any, source: Any, unconnected_gradients: Any = "none",
+                       parallel_iterations: Any = None,
+                       experimental_use_pfor: bool = True) -> Any:
+        """The Jacobian of each example of a batch: ``result[i]`` is the Jacobian of
+        ``target[i]`` with respect to ``source[i]`` (as ``tf.GradientTape.batch_jacobian``).
+
+        The result has shape ``(batch,) + target.shape[1:] + source.shape[1:]``: the
+        diagonal blocks of :meth:`jacobian` over the batch axis (computed from it, so
+        they are exact even when examples depend on each other, which TensorFlow
+        assumes they do not). ``parallel_iterations`` and ``experimental_use_pfor`` are
+        accepted for TensorFlow compatibility and ignored.
+
+        Examples
+        --------
+        >>> import wengert as wg
+        >>> x = wg.tensor([[1.0, 2.0], [3.0, 4.0]])
+        >>> with wg.GradientTape() as tape:
+        ...     tape.watch(x)
+        ...     y = x * x
+        >>> tape.batch_jacobian(y, x)
+        tensor([[[2., 0.],
+                 [0., 4.]],
+        <BLANKLINE>
+                [[6., 0.],
+                 [0., 8.]]])
+        """
+        for what, t in (("target", target), ("source", source)):
+            if not isinstance(t, Tensor):
+                raise TypeError(
+                    f"GradientTape.batch_jacobian: the {what} must be one wengert tensor, got "
+                    f"{type(t).__name__} (use jacobian for several sources)."
+                )
+            if not t.shape:
+                raise ValueError(
+                    f"GradientTape.batch_jacobian: the {what} must have a batch axis (at least "
+                    "1 dimension), but it is 0-d; use jacobian or gradient."
+                )
+        if target.shape[0] != source.shape[0]:
+            raise ValueError(
+                f"GradientTape.batch_jacobian: the target's batch size {target.shape[0]} and "
+                f"the source's {source.shape[0]} differ: row i of each must be the same example."
+            )
+        jac = self.jacobian(target, source, unconnected_gradients)
+        if jac is None:
+            return None
+        # (b, *t, b', *s) -> (b, b', *t, *s) -> the diagonal b = b', moved to the front
+        paired = wnp.moveaxis(jac, target.ndim, 1)
+        return wnp.moveaxis(wnp.diagonal(paired, 0, 0, 1), -1, 0)

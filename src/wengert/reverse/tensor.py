@@ -62,8 +62,8 @@ from wengert.core.sweep import observe_sweep, run_hooks
 from wengert.core.sweep_fast import backprop
 from wengert.forward.dual import Dual
 from wengert.interop import dispatch as _dispatch
-from wengert.interop.arraylike import ArrayMethods
-from wengert.interop.dispatch import lost_in_store
+from wengert.interop.arraylike import ArrayMethods, refuse_dtype_set, refuse_shape_set
+from wengert.interop.dispatch import lost_in_conversion, lost_in_store
 from wengert.reverse.inplace import InPlaceMethods
 
 __all__ = [
@@ -358,11 +358,28 @@ class Tensor(ArrayMethods, InPlaceMethods):
             return
         refuse_subclass(value, "tensor.grad = ...")
         value = value._value if isinstance(value, Tensor) and not value._rg else value
+        if not (isinstance(value, (Tensor, np.ndarray, np.generic, float, int, complex))
+                or is_traced(value)) or isinstance(value, bool):
+            raise TypeError(
+                f"assigned grad expected to be an array, a number, a tensor or None, but got "
+                f"{type(value).__name__}; convert it first: x.grad = np.asarray(value)."
+            )
         if shape_of(value) != self.shape:
             raise RuntimeError(
                 f"assigned grad has shape {shape_of(value)} but the tensor has shape {self.shape}"
             )
-        self._extras()["grad"] = value
+        kind = number_kind(value)
+        if kind == "o":  # integers (a gradient of whole numbers) pass; booleans do not
+            kind = np.result_type(primal(value)).kind if not is_traced(value) else "o"
+        mine = number_kind(self._value)
+        if kind not in "fciu" or (kind == "c" and mine != "c"):
+            raise RuntimeError(
+                f"assigned grad has dtype {dtype_of(value)}, which cannot be the gradient of a "
+                f"tensor of dtype {self.dtype}: a gradient is a floating point array of the "
+                "tensor's kind (real for a real tensor)"
+                + (". Take np.real of it if that is what you mean." if kind == "c" else ".")
+            )
+        self._extras()["grad"] = _grad_value(self, value, True)  # (the tensor's dtype)
 
     def _extras(self) -> dict[str, Any]:
         extra = self._extra
@@ -417,6 +434,30 @@ class Tensor(ArrayMethods, InPlaceMethods):
         t = constant(self._value)
         t._version = self._version
         return t
+
+    def detach_(self) -> Tensor:
+        """Cut this tensor from the graph in place: it becomes a leaf that does not
+        require grad (as PyTorch's ``detach_``). A view of another tensor refuses, since its
+        writes go through to its base's graph: use :meth:`detach`.
+
+        Examples
+        --------
+        >>> import wengert as wg
+        >>> x = wg.tensor(2.0, requires_grad=True)
+        >>> y = (x * x).detach_()
+        >>> y.requires_grad, y.is_leaf, y.grad_fn
+        (False, True, None)
+        """
+        extra = self._extra
+        if extra is not None and "view_of" in extra:
+            raise RuntimeError(
+                "Can't detach views in-place: this tensor is a view of another one (a slice, "
+                "a reshape...), and writes to it go through to its base's graph. Use "
+                "y = y.detach() instead (a new tensor cut from the graph)."
+            )
+        self._node = None
+        self._rg = False
+        return self
 
     def backward(
         self,
@@ -571,6 +612,14 @@ class Tensor(ArrayMethods, InPlaceMethods):
             return _FLOAT64
         return dtype_of(v)
 
+    @shape.setter
+    def shape(self, value: Any) -> None:
+        refuse_shape_set(self, value)
+
+    @dtype.setter
+    def dtype(self, value: Any) -> None:
+        refuse_dtype_set(self, value)
+
     def __len__(self) -> int:
         shape = self.shape
         if not shape:
@@ -624,13 +673,14 @@ class Tensor(ArrayMethods, InPlaceMethods):
             if masked_caller():
                 raise TypeError(masked_message("a masked array meeting a tensor that requires "
                                                "grad (np.ma converts the tensor to an array)"))
-            raise LostDerivativeError(
-                "Can't convert a tensor that requires grad to a NumPy array: the gradient would "
-                "be lost. To build an array from tensors use np.stack / np.concatenate (or "
-                "wengert.numpy.stack); to store into an existing array, compute the new array "
-                "with np.where or x[i] = v on a tensor instead; use tensor.detach().numpy() (or "
-                "wg.stop_gradient) only if no gradient should flow."
-            )
+            default = ("To build an array from tensors use np.stack / np.concatenate (or "
+                       "wengert.numpy.stack); to store into an existing array, compute the new "
+                       "array with np.where or x[i] = v on a tensor instead; use "
+                       "tensor.detach().numpy() (or wg.stop_gradient) only if no gradient "
+                       "should flow.")
+            raise lost_in_conversion("a tensor that requires grad", default) or (
+                LostDerivativeError("Can't convert a tensor that requires grad to a NumPy "
+                                    f"array: the gradient would be lost. {default}"))
         arr = np.asarray(self._value, dtype=dtype)
         return arr.copy() if copy else arr
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import math
+import reprlib
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -27,7 +28,7 @@ from wengert.core.errors import PerformanceWarning
 from wengert.core.levels import DUAL_TAG, Tag
 from wengert.core.op import NoForwardRule
 from wengert.core.subclasses import refuse_subclass
-from wengert.core.tree import flatten, unflatten
+from wengert.core.tree import flatten, same_structure, unflatten
 from wengert.forward.dual import Dual
 from wengert.reverse.tensor import Tensor, connected
 from wengert.transforms.reverse import (
@@ -218,7 +219,7 @@ def _jvp(fun: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool, wh
         )
     p_leaves, p_spec = flatten(tuple(primals))
     t_leaves, t_spec = flatten(tuple(tangents))
-    if p_spec != t_spec:
+    if not same_structure(p_spec, t_spec):
         raise ValueError(
             f"{where}: primals and tangents have different structures ({len(p_leaves)} primal "
             f"leaves in {_describe(tuple(primals))}, {len(t_leaves)} tangent leaves in "
@@ -252,7 +253,12 @@ def _jvp(fun: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool, wh
 def _describe(tree: Any) -> str:
     """A short picture of a pytree's structure, leaves shown as ``*``."""
     leaves, spec = flatten(tree)
-    return repr(unflatten(spec, [_Star()] * len(leaves)))
+    # (reprlib stops at a few levels: a deep structure is shown without recursing into it)
+    return _SHORT.repr(unflatten(spec, [_Star()] * len(leaves)))
+
+
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxtuple, _SHORT.maxdict = 12, 12, 12, 12
 
 
 class _Star:
