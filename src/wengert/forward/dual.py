@@ -224,13 +224,8 @@ class Dual(ArrayMethods):
             return np.dtype(float)
         return p.dtype
 
-    @shape.setter
-    def shape(self, value: Any) -> None:
-        refuse_shape_set(self, value)
-
-    @dtype.setter
-    def dtype(self, value: Any) -> None:
-        refuse_dtype_set(self, value)
+    shape = shape.setter(refuse_shape_set)  # (x.shape = ... says what to write instead)
+    dtype = dtype.setter(refuse_dtype_set)
 
     def __len__(self) -> int:
         if not self.shape:

@@ -294,13 +294,8 @@ class Traced(InPlaceTraced, ArrayMethods):
     def dtype(self) -> np.dtype:
         return self.var.dtype
 
-    @shape.setter
-    def shape(self, value: Any) -> None:
-        refuse_shape_set(self, value)
-
-    @dtype.setter
-    def dtype(self, value: Any) -> None:
-        refuse_dtype_set(self, value)
+    shape = shape.setter(refuse_shape_set)  # (x.shape = ... says what to write instead)
+    dtype = dtype.setter(refuse_dtype_set)
 
     def __len__(self) -> int:
         if not self.var.shape:

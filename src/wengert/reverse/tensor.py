@@ -612,13 +612,8 @@ class Tensor(ArrayMethods, InPlaceMethods):
             return _FLOAT64
         return dtype_of(v)
 
-    @shape.setter
-    def shape(self, value: Any) -> None:
-        refuse_shape_set(self, value)
-
-    @dtype.setter
-    def dtype(self, value: Any) -> None:
-        refuse_dtype_set(self, value)
+    shape = shape.setter(refuse_shape_set)  # (x.shape = ... says what to write instead)
+    dtype = dtype.setter(refuse_dtype_set)
 
     def __len__(self) -> int:
         shape = self.shape
