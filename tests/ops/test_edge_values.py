@@ -161,3 +161,16 @@ def test_arctan2_derivatives_at_infinite_arguments_are_zero():
                                                       np.float32(3.0))
     assert g[0].dtype == np.float32
     np.testing.assert_allclose(g[0], [0.0, 3 / 13], rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["floor", "ceil"])
+def test_floor_and_ceil_of_python_floats_keep_the_sign_of_a_zero_result(name):
+    # The float path (a tensor or dual number on a Python float) gives NumPy's values:
+    # floor(-0.0) and ceil(-0.5) are -0.0, as np.floor / np.ceil give.
+    f = getattr(wnp, name)
+    for v in [-0.0, -0.5, 0.0, 0.5, -1.5, 2.5]:
+        want = getattr(np, name)(v)
+        got = f(wg.tensor(v, requires_grad=True)).item()
+        assert got == want and np.signbit(got) == np.signbit(want), (v, got, want)
+        d = wg.jvp(f, (v,), (1.0,))[0]
+        assert np.signbit(d) == np.signbit(want), (v, d, want)

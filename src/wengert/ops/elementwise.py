@@ -612,12 +612,14 @@ SINC.samples = lambda rng: [
     ((rng.uniform(-2.0, 2.0, shape),), {}) for shape in [(), (3,), (2, 3)]
 ] + [((np.array([0.0, 0.05, -0.09, 0.11]),), {})]  # the series near 0, and past it
 FLOOR = _unary(
-    "floor", np.floor, _zeros, jvp=_zeros_jvp, scalar=lambda x: float(math.floor(x)), reads_x=False,
+    "floor", np.floor, _zeros, jvp=_zeros_jvp, scalar=lambda x: math.copysign(math.floor(x), x),
+    reads_x=False,
     formula="d floor(x) = 0", domain="offgrid", adjoint="0", jax="jnp.floor({0})",
 )
 floor = FAMILY.unary(FLOOR)
 CEIL = _unary(
-    "ceil", np.ceil, _zeros, jvp=_zeros_jvp, scalar=lambda x: float(math.ceil(x)), reads_x=False,
+    "ceil", np.ceil, _zeros, jvp=_zeros_jvp, scalar=lambda x: math.copysign(math.ceil(x), x),
+    reads_x=False,
     formula="d ceil(x) = 0", domain="offgrid", adjoint="0", jax="jnp.ceil({0})",
 )
 ceil = FAMILY.unary(CEIL)
