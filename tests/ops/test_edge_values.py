@@ -174,3 +174,22 @@ def test_floor_and_ceil_of_python_floats_keep_the_sign_of_a_zero_result(name):
         assert got == want and np.signbit(got) == np.signbit(want), (v, got, want)
         d = wg.jvp(f, (v,), (1.0,))[0]
         assert np.signbit(d) == np.signbit(want), (v, d, want)
+
+
+def test_power_second_exponent_derivative_beside_a_zero_base_is_not_nan():
+    # ∂²(x ** y)/∂y² = x^y ln²x: 0 at x = 0 for y > 0, and finite at every x > 0. The
+    # limit at x = 0 is built with a ∛ whose unselected lanes must not send 0 · ∞ = NaN
+    # into the other entries (nor, in a graph, which takes that branch for every input,
+    # into the only entry).
+    x = np.array([0.0, 0.0, 2.0])
+    y = np.array([1.5, 1.0, 2.0])
+    want = [0.0, 0.0, 4.0 * np.log(2.0) ** 2]
+
+    def d2(yy):
+        return wg.grad(lambda b: wnp.sum(wg.grad(lambda t: wnp.sum(x ** t))(b)))(yy)
+
+    np.testing.assert_allclose(d2(y), want, rtol=1e-15)
+    np.testing.assert_allclose(wg.compile(d2)(y), want, rtol=1e-15)
+    scalar = wg.grad(wg.grad(lambda t: 0.0 ** t))
+    assert scalar(1.5) == 0.0
+    assert wg.compile(scalar)(np.array(1.5)) == 0.0

@@ -924,7 +924,10 @@ def _attached(v: Any, slope: Any) -> Any:
     finite = where(infinite, 0.0, slope) * d
     if not _may_hold(infinite):
         return finite
-    return where(infinite, where(slope > 0, 1.0, -1.0) * cbrt(d), finite)
+    # (∛ at 1 where the slope is finite: a graph takes this branch for every input, and
+    # the where's unselected lanes would send 0 · ∞ = NaN back through ∛ at 0)
+    root = cbrt(where(infinite, d, 1.0))
+    return where(infinite, where(slope > 0, 1.0, -1.0) * root, finite)
 
 
 def _layers(v: Any) -> int:
