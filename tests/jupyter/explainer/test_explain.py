@@ -1092,6 +1092,20 @@ def test_explaining_a_function_leaves_a_running_profiler_in_place():
     assert "call" in calls and "return" in calls
 
 
+def test_explaining_a_function_under_cprofile_leaves_it_running():
+    import cProfile
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        e = explain(f_printed_float, np.array([1.0, 2.0]))
+        assert sys.getprofile() is profiler
+    finally:
+        profiler.disable()
+    assert e.status == "ok"
+    assert f_printed_float.__code__ in [s.code for s in profiler.getstats()]
+
+
 def f_partly_cut(x):
     h = (x ** 2).sum()
     return x.sum() * float(h)  # partial float line

@@ -131,11 +131,14 @@ def explain_function(f: Callable[..., Any], args: tuple[Any, ...],
 
 def _run_keeping_locals(f: Callable[..., Any], args: list[Any]) -> tuple[Any, dict[str, Any]]:
     """``f(*args)`` and the variables of ``f``'s own frame as it returned (empty when ``f``
-    is not a Python function): what a line that turned a value into a number bound
-    (``k = float(h) * 2``), to look for on the tape."""
+    is not a Python function, or a profiler written in C runs: it is left alone): what a
+    line that turned a value into a number bound (``k = float(h) * 2``), to look for on
+    the tape."""
     code = getattr(f, "__code__", None)
     local: dict[str, Any] = {}
     before = sys.getprofile()
+    if before is not None and not callable(before):
+        code = None
 
     def profile(frame: Any, event: str, arg: Any) -> None:
         if before is not None:

@@ -134,6 +134,13 @@ class Event:
         return f"Event({self.kind!r}, line {self.lineno}: {self.text!r})"
 
 
+def _restorable(profiler: Any) -> bool:
+    """Whether ``sys.setprofile`` can put ``profiler`` (what ``sys.getprofile()`` gave)
+    back: none, or a Python function. A profiler written in C (``cProfile``) is not
+    callable from Python: it is left running, and nothing is watched."""
+    return profiler is None or callable(profiler)
+
+
 class CutWatcher:
     """Context manager: the calls that cut values from the graph made inside the block
     (``events``, in order). See the module docstring."""
@@ -147,11 +154,13 @@ class CutWatcher:
 
     def __enter__(self) -> CutWatcher:
         self._previous = sys.getprofile()
-        sys.setprofile(self._profile)
+        if _restorable(self._previous):
+            sys.setprofile(self._profile)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        sys.setprofile(self._previous)
+        if _restorable(self._previous):
+            sys.setprofile(self._previous)
 
     def _profile(self, frame: FrameType, event: str, arg: Any) -> None:
         if event != "call":
