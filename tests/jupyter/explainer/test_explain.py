@@ -1106,6 +1106,49 @@ def test_explaining_a_function_under_cprofile_leaves_it_running():
     assert f_printed_float.__code__ in [s.code for s in profiler.getstats()]
 
 
+def f_recursive_scaled_float(x, n=2):
+    h = (x ** 2).sum()
+    k = float(h) * 2  # recursive scaled float line
+    if n == 0:
+        return x.sum() * k
+    return f_recursive_scaled_float(x, n - 1)
+
+
+def f_scaled_float_by(x, c):
+    h = (x ** 2).sum()
+    k = float(h) * c  # partial scaled float line
+    return x.sum() * k
+
+
+def test_a_recursive_function_whose_innermost_call_cuts_is_not_ok():
+    # (the number on the tape is the innermost call's k, not the outermost's equal one)
+    e = explain(f_recursive_scaled_float, np.array([1.0, 2.0]))
+    assert (e.status, e.cause) == ("cut", "to_python") and not e.ok
+    assert e.source.lineno == line_of("recursive scaled float line")
+    assert "(through `k`)" in e.message
+
+
+def test_a_partial_function_whose_path_a_derived_number_cuts_is_not_ok():
+    import functools
+
+    e = explain(functools.partial(f_scaled_float_by, c=2.0), np.array([1.0, 2.0]))
+    assert (e.status, e.cause) == ("cut", "to_python") and not e.ok
+    assert e.source.lineno == line_of("partial scaled float line")
+
+
+def f_number_then_rebound(x):
+    k = float(x.sum())
+    print(k)
+    k = 3.0
+    return (x * k).sum()
+
+
+def test_a_number_whose_name_is_rebound_to_a_constant_cuts_nothing(capsys):
+    # k at the end is the literal 3.0, the constant on the tape: not the number float() made
+    assert explain(f_number_then_rebound, np.array([1.0, 2.0])).status == "ok"
+    assert capsys.readouterr().out.strip() == "3.0"
+
+
 def f_partly_cut(x):
     h = (x ** 2).sum()
     return x.sum() * float(h)  # partial float line

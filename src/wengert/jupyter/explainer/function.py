@@ -21,6 +21,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
 import traceback
@@ -107,10 +108,11 @@ def explain_function(f: Callable[..., Any], args: tuple[Any, ...],
         new_args[i] = unflatten(spec, made)
     with source_lines(), keep_values(), CutWatcher() as watcher:
         try:
-            out, local = _run_keeping_locals(f, new_args)
+            out, frames = _run_keeping_locals(f, new_args)
         except Exception as err:  # noqa: BLE001 (the user's error is the explanation)
             return _raised(err, fname, target_name, params[nums[0]])
-    code_sites = [replace(x, bound=tuple((n, local[n]) for n in x.binds if n in local))
+    code_sites = [replace(x, bound=tuple((n, local[n]) for local in frames for n in x.binds
+                                         if n in local))
                   for x in _function_sites(f, source, [params[i] for i in nums])]
     notes: tuple[str, ...] = ()
     if isinstance(out, Tensor) and out.shape != ():
@@ -129,13 +131,19 @@ def explain_function(f: Callable[..., Any], args: tuple[Any, ...],
     return combine(parts, target_name, ", ".join(params[i] for i in nums))
 
 
-def _run_keeping_locals(f: Callable[..., Any], args: list[Any]) -> tuple[Any, dict[str, Any]]:
-    """``f(*args)`` and the variables of ``f``'s own frame as it returned (empty when ``f``
+#: How many of ``f``'s frames (a recursive ``f`` returns from several) have their
+#: variables kept.
+MAX_FRAMES = 100
+
+
+def _run_keeping_locals(f: Callable[..., Any],
+                        args: list[Any]) -> tuple[Any, list[dict[str, Any]]]:
+    """``f(*args)`` and the variables of ``f``'s own frames as they returned (none when ``f``
     is not a Python function, or a profiler written in C runs: it is left alone): what a
     line that turned a value into a number bound (``k = float(h) * 2``), to look for on
     the tape."""
-    code = getattr(f, "__code__", None)
-    local: dict[str, Any] = {}
+    code = getattr(_function_of(f), "__code__", None)
+    frames: list[dict[str, Any]] = []
     before = sys.getprofile()
     if before is not None and not callable(before):
         code = None
@@ -143,9 +151,9 @@ def _run_keeping_locals(f: Callable[..., Any], args: list[Any]) -> tuple[Any, di
     def profile(frame: Any, event: str, arg: Any) -> None:
         if before is not None:
             before(frame, event, arg)
-        if event == "return" and frame.f_code is code:
-            local.clear()
-            local.update(frame.f_locals)
+        # (every call of a recursive f: the one that cut may not be the outermost)
+        if event == "return" and frame.f_code is code and len(frames) < MAX_FRAMES:
+            frames.append(dict(frame.f_locals))
 
     if code is not None:
         sys.setprofile(profile)
@@ -154,7 +162,15 @@ def _run_keeping_locals(f: Callable[..., Any], args: list[Any]) -> tuple[Any, di
     finally:
         if code is not None:
             sys.setprofile(before)
-    return out, local
+    return out, frames
+
+
+def _function_of(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The function whose code runs when ``f`` is called: ``f``, or the function a
+    ``functools.partial`` wraps."""
+    while isinstance(f, functools.partial):
+        f = f.func
+    return f
 
 
 def _function_sites(f: Callable[..., Any], source: str | None, names: list[str]) -> list[Site]:
@@ -164,8 +180,9 @@ def _function_sites(f: Callable[..., Any], source: str | None, names: list[str])
     filename = ""
     try:
         if source is None:
-            lines, first = inspect.getsourcelines(f)
-            source, filename = "".join(lines), inspect.getsourcefile(f) or ""
+            fn = _function_of(f)
+            lines, first = inspect.getsourcelines(fn)
+            source, filename = "".join(lines), inspect.getsourcefile(fn) or ""
         else:
             first = 1
     except (OSError, TypeError):

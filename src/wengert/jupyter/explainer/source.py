@@ -273,10 +273,12 @@ def _stored(stmt: ast.stmt) -> set[str]:
 
 
 def _carried(statements: list[tuple[ast.stmt, tuple[ast.With, ...]]],
-             names: tuple[str, ...]) -> tuple[str, ...]:
-    """``names`` then the names computed from them (``b`` after ``a`` in
-    ``b = np.array([a, a])``), in the order the code binds them; read twice, as a loop
-    may carry a value into an earlier line."""
+             names: tuple[str, ...], line: int) -> tuple[str, ...]:
+    """``names`` (bound by the statement at ``line``) then the names computed from them
+    (``b`` after ``a`` in ``b = np.array([a, a])``), in the order the code binds them;
+    read twice, as a loop may carry a value into an earlier line. A name another
+    statement rebinds from none of them (``k = 3.0``) is left out: the value it holds at
+    the end may not come from that line."""
     found = list(names)
     seen = set(names)
     for _ in range(2):
@@ -285,7 +287,14 @@ def _carried(statements: list[tuple[ast.stmt, tuple[ast.With, ...]]],
                 for name in sorted(_stored(stmt) - seen - {RETURN}):
                     found.append(name)
                     seen.add(name)
-    return tuple(found)
+    rebound = set()
+    for stmt, _withs in statements:
+        rebinds = isinstance(stmt, (ast.For, ast.AsyncFor)) or isinstance(
+            stmt, (ast.Assign, ast.AnnAssign)) and not (
+            stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno))
+        if rebinds and not _loaded(_header(stmt)) & seen:
+            rebound |= _stored(stmt)
+    return tuple(n for n in found if n not in rebound)
 
 
 def dotted_name(node: ast.AST) -> str:
@@ -333,8 +342,9 @@ class _Scan:
                 self._expression_sites(expr)
             self._block_sites(stmt, withs)
         self._before_tape_sites(statements)
-        self.sites = [replace(x, binds=_carried(statements, x.binds)) if x.binds else x
-                      for x in self.sites]
+        self.sites = [replace(x, binds=_carried(statements, x.binds,
+                                                x.lineno - self.first_line + 1))
+                      if x.binds else x for x in self.sites]
 
     def _feeds_target(self, stmt: ast.stmt) -> bool:
         """Whether ``stmt``'s result flows into the target (always, without a target)."""
