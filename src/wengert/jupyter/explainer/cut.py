@@ -355,8 +355,11 @@ def _computed_from(t: Tensor, wrt: Any) -> bool:
 
 
 def _results_on(tape: Tape, results: tuple[Any, ...]) -> list[Copy]:
-    """The constants of ``tape`` that are one of ``results`` (or share an array's memory)."""
-    ids = {id(r) for r in results}
+    """The constants of ``tape`` that are one of ``results`` (or share an array's memory).
+    A bool or a small int is one object wherever it comes from (``int(h)`` and the
+    literal ``3`` alike): the same object is no evidence there."""
+    ids = {id(r) for r in results
+           if type(r) is not bool and not (type(r) is int and -5 <= r <= 256)}
     arrays = [r for r in results if isinstance(r, np.ndarray) and r.size]
     found = []
     for e, pos, v in _constants(tape):
