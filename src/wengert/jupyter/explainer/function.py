@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import replace
@@ -106,13 +105,14 @@ def explain_function(f: Callable[..., Any], args: tuple[Any, ...],
             made.append(t)
             inputs.append((t, name))
         new_args[i] = unflatten(spec, made)
-    with source_lines(), keep_values(), CutWatcher() as watcher:
+    with source_lines(), keep_values(), CutWatcher(keep=_function_of(f)) as watcher:
         try:
-            out, frames = _run_keeping_locals(f, new_args)
+            out = f(*new_args)
         except Exception as err:  # noqa: BLE001 (the user's error is the explanation)
             return _raised(err, fname, target_name, params[nums[0]])
-    code_sites = [replace(x, bound=tuple((n, local[n]) for local in frames for n in x.binds
-                                         if n in local))
+    # (every frame of a recursive f: the call that cut may not be the outermost)
+    code_sites = [replace(x, bound=tuple((n, local[n]) for local in watcher.frames
+                                         for n in x.binds if n in local))
                   for x in _function_sites(f, source, [params[i] for i in nums])]
     notes: tuple[str, ...] = ()
     if isinstance(out, Tensor) and out.shape != ():
@@ -129,40 +129,6 @@ def explain_function(f: Callable[..., Any], args: tuple[Any, ...],
         e = explain_one(s)
         parts.append(replace(e, notes=e.notes + notes) if notes else e)
     return combine(parts, target_name, ", ".join(params[i] for i in nums))
-
-
-#: How many of ``f``'s frames (a recursive ``f`` returns from several) have their
-#: variables kept.
-MAX_FRAMES = 100
-
-
-def _run_keeping_locals(f: Callable[..., Any],
-                        args: list[Any]) -> tuple[Any, list[dict[str, Any]]]:
-    """``f(*args)`` and the variables of ``f``'s own frames as they returned (none when ``f``
-    is not a Python function, or a profiler written in C runs: it is left alone): what a
-    line that turned a value into a number bound (``k = float(h) * 2``), to look for on
-    the tape."""
-    code = getattr(_function_of(f), "__code__", None)
-    frames: list[dict[str, Any]] = []
-    before = sys.getprofile()
-    if before is not None and not callable(before):
-        code = None
-
-    def profile(frame: Any, event: str, arg: Any) -> None:
-        if before is not None:
-            before(frame, event, arg)
-        # (every call of a recursive f: the one that cut may not be the outermost)
-        if event == "return" and frame.f_code is code and len(frames) < MAX_FRAMES:
-            frames.append(dict(frame.f_locals))
-
-    if code is not None:
-        sys.setprofile(profile)
-    try:
-        out = f(*args)
-    finally:
-        if code is not None:
-            sys.setprofile(before)
-    return out, frames
 
 
 def _function_of(f: Callable[..., Any]) -> Callable[..., Any]:

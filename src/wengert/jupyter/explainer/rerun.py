@@ -141,12 +141,21 @@ def _restorable(profiler: Any) -> bool:
     return profiler is None or callable(profiler)
 
 
+#: How many returns of the function a :class:`CutWatcher` keeps the variables of (a
+#: recursive function returns from several frames).
+MAX_FRAMES = 100
+
+
 class CutWatcher:
     """Context manager: the calls that cut values from the graph made inside the block
-    (``events``, in order). See the module docstring."""
+    (``events``, in order). See the module docstring. Given the function ``keep``, it
+    also keeps the variables of each of its frames as it returns (``frames``): what a
+    line that turned a value into a number bound (``k = float(h) * 2``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep: Any = None) -> None:
         self.events: list[Event] = []
+        self.frames: list[dict[str, Any]] = []
+        self._keep = getattr(keep, "__code__", None)
         self._codes = _watched()
         self._opened: tuple[str, int, str] | None = None
         self._previous: Any = None
@@ -164,10 +173,13 @@ class CutWatcher:
 
     def _profile(self, frame: FrameType, event: str, arg: Any) -> None:
         if event != "call":
-            if event == "return" and self._returning:
-                done = self._returning.pop(id(frame), None)
-                if done is not None:
-                    done.result = arg
+            if event == "return":
+                if self._returning:
+                    done = self._returning.pop(id(frame), None)
+                    if done is not None:
+                        done.result = arg
+                if frame.f_code is self._keep and len(self.frames) < MAX_FRAMES:
+                    self.frames.append(dict(frame.f_locals))
             return
         if len(self.events) >= MAX_EVENTS:
             return

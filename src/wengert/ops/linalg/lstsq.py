@@ -108,16 +108,15 @@ def _refuse_truncation(a: np.ndarray, rcond: Any) -> None:
     of the smallest kept value, 6e-6 in float64: a perturbation of a rank-deficient
     matrix, as finite differences make). Dropped values at round-off level (NumPy's
     default cutoffs) are a zero computed inexactly."""
-    raw = a
-    if 0 in raw.shape[-2:]:
+    if 0 in a.shape[-2:]:
         return
-    s = np.linalg.svd(raw, compute_uv=False)
+    s = np.linalg.svd(a, compute_uv=False)
     eps = np.finfo(s.dtype).eps
     top = np.max(s, axis=-1, keepdims=True)
     kept = s > np.asarray(rcond)[..., None] * top
     dropped = np.max(np.where(kept, 0.0, s), axis=-1)
     smallest_kept = np.min(np.where(kept, s, np.inf), axis=-1)
-    roundoff = 10.0 * max(_shape(raw)[-2:]) * eps * top[..., 0]
+    roundoff = 10.0 * max(a.shape[-2:]) * eps * top[..., 0]
     bad = (dropped > roundoff) & (dropped > eps ** (1.0 / 3.0) * smallest_kept)
     if np.any(bad):
         i = np.unravel_index(np.argmax(bad), bad.shape) if bad.ndim else ()
