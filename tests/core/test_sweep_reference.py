@@ -160,25 +160,43 @@ _FLOAT_BINARY = [np.add, np.subtract, np.multiply, lambda x, y: x / (1.5 + y * y
                  lambda x, y: x * 3.0 + y, np.maximum, lambda x, y: x ** y]
 
 
+_ARRAY_UNARY = [np.sin, np.cos, np.tanh, np.exp, lambda x: x * x, lambda x: x * 0.5,
+                lambda x: 2.0 - x, np.abs, np.sign, lambda x: x[..., ::-1],
+                lambda x: wnp.sum(x, axis=-1, keepdims=True), lambda x: x.astype(np.float32),
+                lambda x: np.sqrt(np.abs(x))]
+_ARRAY_BINARY = _FLOAT_BINARY[:-1] + [lambda x, y: np.where(x > y, x, y)]
+#: What a chain's leaves are: Python floats, or arrays, some broadcast against the others.
+_CHAIN_LEAVES = {"floats": [()], "arrays": [(3,), (2, 3), (1, 3)]}
+
+
 @settings(max_examples=80, deadline=None)
 @given(steps=_steps, seed=st.integers(0, 2**16), n_leaves=st.integers(1, 3),
-       outputs=st.integers(1, 2), lines=st.booleans(), chain=st.booleans())
-def test_float_chains_sweep_as_the_lean_path_bit_for_bit(steps, seed, n_leaves, outputs,
-                                                         lines, chain):
-    """Chains on Python floats take their own loop when nothing watches the sweep: the same
-    cotangents, bit for bit, in the same leaf order, as the lean path an observer sees and
-    the full steps a wanted node gets (also through float partials that decline, as
-    ``sqrt`` and ``log`` at 0 or below, and nodes with extras: source lines)."""
+       outputs=st.integers(1, 2), lines=st.booleans(), chain=st.booleans(),
+       kind=st.sampled_from(sorted(_CHAIN_LEAVES)))
+def test_chains_sweep_as_the_lean_path_bit_for_bit(steps, seed, n_leaves, outputs, lines,
+                                                   chain, kind):
+    """Chains take a loop of their own when nothing watches the sweep (on Python floats
+    and on arrays): the same cotangents, bit for bit, in the same leaf order, as the lean
+    path an observer sees and the full steps a wanted node gets (also through float
+    partials that decline, as ``sqrt`` and ``log`` at 0 or below, cotangents summed back
+    to a broadcast input's shape, ops with params or no rule, and nodes with extras:
+    source lines)."""
     rng = np.random.default_rng(seed)
-    xs = [wg.tensor(float(rng.uniform(-1, 1)), requires_grad=True) for _ in range(n_leaves)]
+    shapes = _CHAIN_LEAVES[kind]
+    xs = [wg.tensor(float(rng.uniform(-1, 1)) if kind == "floats" else
+                    rng.uniform(-1, 1, shapes[i % len(shapes)]), requires_grad=True)
+          for i in range(n_leaves)]
+    unary, binary = (_FLOAT_UNARY, _FLOAT_BINARY) if kind == "floats" else \
+        (_ARRAY_UNARY, _ARRAY_BINARY)
     pool = list(xs)
     with np.errstate(all="ignore"), wg.source_lines() if lines else contextlib.nullcontext():
         for is_binary, k, i, j in steps:
             x = pool[-1] if chain else pool[i % len(pool)]  # (chain: each step on the last)
-            pool.append(_FLOAT_BINARY[k % len(_FLOAT_BINARY)](x, pool[j % len(pool)])
-                        if is_binary else _FLOAT_UNARY[k % len(_FLOAT_UNARY)](x))
+            pool.append(binary[k % len(binary)](x, pool[j % len(pool)])
+                        if is_binary else unary[k % len(unary)](x))
     recorded = [t for t in pool[n_leaves:] if t._node is not None]
-    roots = [(t._node, float(rng.standard_normal())) for t in recorded[-outputs:]]
+    roots = [(t._node, float(rng.standard_normal()) if kind == "floats" else
+              rng.standard_normal(t.shape).astype(t.dtype)) for t in recorded[-outputs:]]
     if not roots:
         return
     with np.errstate(all="ignore"):
@@ -189,38 +207,44 @@ def test_float_chains_sweep_as_the_lean_path_bit_for_bit(steps, seed, n_leaves, 
     for other in (full, lean):
         assert [id(leaf) for leaf, _ in chained] == [id(leaf) for leaf, _ in other]
         for (_, a), (_, b) in zip(chained, other):
-            assert type(a) is type(b) and (a == b or (a != a and b != b)), (a, b)
+            assert _same(a, b, floats=False), (a, b)
     for node, _ in roots:  # every node swept was freed
         with pytest.raises(GraphFreedError):
             backprop([(node, 1.0)])
 
 
-def test_a_float_chain_refuses_what_the_lean_path_refuses():
+@pytest.mark.parametrize("start", [0.4, np.array([0.4, -0.3])], ids=["float", "array"])
+def test_a_chain_refuses_what_the_lean_path_refuses(start):
     """A value a rule reads that was written after it was saved (its version counter
-    bumped: a Python float is never written in place) is refused by the float chain's
-    loop where the lean path refuses it, and a freed graph too."""
+    bumped, as an in-place write does; a Python float is never written in place, so
+    there it is bumped by hand) is refused by the chain loops where the lean path refuses
+    it, and a freed graph too."""
+    seed = 1.0 if type(start) is float else np.ones(2)
+
     def outcome(where, watch):
-        x = wg.tensor(0.4, requires_grad=True)
+        x = wg.tensor(start, requires_grad=True)
         chain = [x]
-        for k in range(6):  # tanh's rule reads its output; * 1.5 + x reads none of its own
-            chain.append(np.tanh(chain[-1]) if k % 2 else chain[-1] * 1.5 + x)
+        for k in range(6):  # sin's rule reads its input, tanh's its output, * 1.5 + x neither
+            chain.append((chain[-1] * 1.5 + x, np.sin(chain[-1]), np.tanh(chain[-1]))[k % 3])
         if where:
             chain[where]._version.version += 1
         with observe_sweep(_Steps()) if watch else contextlib.nullcontext():
             try:
-                return backprop([(chain[-1]._node, 1.0)])[1][0][1]
+                return backprop([(chain[-1]._node, seed)])[1][0][1]
             except InplaceModifiedError as e:
                 return ("refused", e.index, e.saved, e.now)
 
     outcomes = [outcome(where, False) for where in range(7)]
-    assert outcomes == [outcome(where, True) for where in range(7)]
+    watched = [outcome(where, True) for where in range(7)]
+    for a, b in zip(outcomes, watched):
+        assert type(a) is type(b) and np.array_equal(a, b)
     refused = [w for w, o in enumerate(outcomes) if isinstance(o, tuple)]
-    assert refused == [2, 4, 6]  # tanh's outputs
-    x = wg.tensor(0.4, requires_grad=True)
+    assert refused == [1, 3, 4, 6]  # sin's inputs, tanh's outputs
+    x = wg.tensor(start, requires_grad=True)
     y = np.tanh(np.sin(x) * 2.0 + x)
-    backprop([(y._node, 1.0)])
+    backprop([(y._node, seed)])
     with pytest.raises(GraphFreedError):
-        backprop([(y._node, 1.0)])
+        backprop([(y._node, seed)])
 
 
 def test_tuned_sweep_lean_and_full_paths_free_and_refuse_alike():

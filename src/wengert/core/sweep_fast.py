@@ -8,8 +8,8 @@ tapes; on Python floats the float partials may round the last bit differently).
 What it adds:
 
 - speed: a chain (the only pending node) skips the heap and the cotangent dict, and
-  a chain of common nodes on Python floats, in a sweep nothing watches, is swept by a
-  loop of its own (:func:`_float_chain`);
+  a chain of common nodes, in a sweep nothing watches, is swept by a loop of its own
+  (:func:`_float_chain` on Python floats, :func:`_chain` on other values);
   a common node (one or two inputs, no params, no extras a sweep acts on: see
   :data:`~wengert.core.sweep.SWEPT_EXTRAS`) takes a lean path,
   read from its slots with its checks inlined, unless the sweep lifts values or
@@ -138,8 +138,8 @@ def backprop(
         everywhere = restrict is None and stop == 0  # every node reached is swept
         # nothing to lift or hand back: the common nodes take the lean path
         plain = lift is None and not wanted_ids
-        # and with no observer, a chain of them on Python floats the leaner loop
-        floats_chain = plain and everywhere and not observers
+        # and with no observer, a chain of them the leaner loops
+        chains = plain and everywhere and not observers
         while True:
             if following is not None:
                 node = following
@@ -192,9 +192,10 @@ def backprop(
                     if parent0 is None:
                         continue
                     if type(parent0) is Node and everywhere and not heap:
-                        if type(ct0) is float and floats_chain:
-                            # a chain on Python floats: swept by the lean loop
-                            following, following_g, pairs = _float_chain(
+                        if chains:
+                            # a chain, nothing watching: swept by a lean loop
+                            following, following_g, pairs = (
+                                _float_chain if type(ct0) is float else _chain)(
                                 parent0, ct0, retain_graph, cts, leaves)
                             if pairs is None:
                                 continue
@@ -379,6 +380,109 @@ def _float_chain(node: Node, g: float, retain_graph: bool, cts: dict[int, Any],
         if not retain_graph:
             node.out = node.input0 = node.input1 = None
         # (the cotangents go out in input order, as in backprop: a leaf's sums too)
+        if type(parent0) is Node:
+            if type(parent1) is Node:
+                return None, None, ((parent0, ct0), (parent1, ct1))
+            if parent1 is not None:
+                key = id(parent1)
+                if key in cts:
+                    cts[key] = cts[key] + ct1
+                else:
+                    cts[key] = ct1
+                    leaves[key] = parent1
+            node = parent0
+            g = ct0
+            continue
+        if parent0 is not None:
+            key = id(parent0)
+            if key in cts:
+                cts[key] = cts[key] + ct0
+            else:
+                cts[key] = ct0
+                leaves[key] = parent0
+        if type(parent1) is Node:
+            node = parent1
+            g = ct1
+            continue
+        if parent1 is not None:
+            key = id(parent1)
+            if key in cts:
+                cts[key] = cts[key] + ct1
+            else:
+                cts[key] = ct1
+                leaves[key] = parent1
+        return None, None, ()
+
+
+def _chain(node: Node, g: Any, retain_graph: bool, cts: dict[int, Any],
+           leaves: dict[int, Any]) -> tuple[Any, Any, Any]:
+    """Sweep a chain of common nodes (one or two inputs, no params, no extras) on values
+    other than Python floats, as :func:`_float_chain` does on floats: the same checks,
+    rules, fits and sums as :func:`backprop`'s lean path, for a sweep with nothing to
+    lift, hand back or tell, that visits every node reached, along a chain.
+
+    Returns as :func:`_float_chain`.
+    """
+    while True:
+        out = node.out
+        if out is None:
+            raise freed_error()
+        if node.params is not None or node.extra is not None or (n := node.nin) > 2 \
+                or type(out) is float or type(g) is float:
+            return node, g, None
+        op = node.op
+        if node.version and op.reads_out:
+            raise version_error(node, -1, 0, node.version)
+        h = node.holder0
+        if h is not None and h.version != node.seen0:
+            raise version_error(node, 0, node.seen0, h.version)
+        parent0 = node.parent0
+        x0 = node.input0
+        vjps = op.vjps
+        if n == 1:
+            rule = vjps[0]
+            if parent0 is None or rule is None:
+                return node, g, None
+            ct0 = rule(g, out, x0)
+            if op.broadcasting and (type(ct0) is not _ndarray or type(x0) is not _ndarray
+                                    or ct0.shape != x0.shape):
+                ct0 = fit(op, ct0, x0)
+            if not retain_graph:
+                node.out = node.input0 = None
+            if type(parent0) is Node:
+                node = parent0
+                g = ct0
+                continue
+            key = id(parent0)
+            if key in cts:
+                cts[key] = cts[key] + ct0
+            else:
+                cts[key] = ct0
+                leaves[key] = parent0
+            return None, None, ()
+        h = node.holder1
+        if h is not None and h.version != node.seen1:
+            raise version_error(node, 1, node.seen1, h.version)
+        parent1 = node.parent1
+        x1 = node.input1
+        if parent0 is not None:
+            rule = vjps[0]
+            if rule is None:
+                return node, g, None
+            ct0 = rule(g, out, x0, x1)
+            if op.broadcasting and (type(ct0) is not _ndarray or type(x0) is not _ndarray
+                                    or ct0.shape != x0.shape):
+                ct0 = fit(op, ct0, x0)
+        if parent1 is not None:
+            rule = vjps[1]
+            if rule is None:
+                return node, g, None
+            ct1 = rule(g, out, x0, x1)
+            if op.broadcasting and (type(ct1) is not _ndarray or type(x1) is not _ndarray
+                                    or ct1.shape != x1.shape):
+                ct1 = fit(op, ct1, x1)
+        if not retain_graph:
+            node.out = node.input0 = node.input1 = None
         if type(parent0) is Node:
             if type(parent1) is Node:
                 return None, None, ((parent0, ct0), (parent1, ct1))
