@@ -193,3 +193,47 @@ def test_power_second_exponent_derivative_beside_a_zero_base_is_not_nan():
     scalar = wg.grad(wg.grad(lambda t: 0.0 ** t))
     assert scalar(1.5) == 0.0
     assert wg.compile(scalar)(np.array(1.5)) == 0.0
+
+
+# σ(x) to full relative precision, from the exact e^x / (1 + e^x) in decimal arithmetic
+def _exact_sigmoid(x: float) -> float:
+    from decimal import Decimal, getcontext
+
+    getcontext().prec = 50
+    e = Decimal(x).exp()
+    return float(e / (1 + e))
+
+
+_SIGMOID_POINTS = [-745.0, -700.0, -100.0, -40.0, -37.0, -30.0, -20.0, -5.0, -0.5, 0.0,
+                   0.5, 5.0, 20.0, 36.0, 40.0, 700.0]
+
+
+def test_sigmoid_keeps_its_relative_precision_at_very_negative_arguments():
+    # (tanh(x/2) + 1) / 2 cancels for x < 0: it gave σ(-37) = 1.1e-16 (true 8.5e-17) and
+    # σ(-40) = 0 (true 4.2e-18); every path now agrees with the exact value to a few ulps
+    want = np.array([_exact_sigmoid(x) for x in _SIGMOID_POINTS])
+    xs = np.array(_SIGMOID_POINTS)
+    with np.errstate(over="raise", invalid="raise", divide="raise"):  # no overflow either
+        eager = wnp.sigmoid(xs)
+        floats = np.array([wnp.sigmoid(x) for x in _SIGMOID_POINTS])
+        tensors = np.array([wnp.sigmoid(wg.tensor(x)).item() for x in _SIGMOID_POINTS])
+        compiled = wg.compile(lambda v: wnp.sigmoid(v) * 1.0)(xs)  # a fused kernel
+    for got in (eager, floats, tensors, compiled):
+        np.testing.assert_allclose(got, want, rtol=4e-16, atol=0)
+    np.testing.assert_array_equal(compiled, eager)
+    np.testing.assert_allclose(wnp.sigmoid(xs.astype(np.float32)), want.astype(np.float32),
+                               rtol=4e-7, atol=1e-45)
+    # its derivative σ(1 − σ) inherits the precision where σ is small
+    d = wg.grad(lambda v: wnp.sum(wnp.sigmoid(v)))(xs)
+    small = xs < -20
+    np.testing.assert_allclose(d[small], want[small] * (1 - want[small]), rtol=4e-16)
+
+
+def test_sigmoid_of_integers_booleans_and_complex_values():
+    np.testing.assert_allclose(wnp.sigmoid(np.array([3, 200], dtype=np.uint8)),
+                               [_exact_sigmoid(3.0), _exact_sigmoid(200.0)], rtol=1e-15)
+    np.testing.assert_allclose(wnp.sigmoid(np.array([True, False])),
+                               [_exact_sigmoid(1.0), 0.5], rtol=1e-15)
+    z = np.array([1 + 2j, -3 - 0.5j])
+    np.testing.assert_allclose(wnp.sigmoid(z), 1 / (1 + np.exp(-z)), rtol=1e-14)
+    assert np.isnan(wnp.sigmoid(np.nan)) and wnp.sigmoid(-np.inf) == 0.0

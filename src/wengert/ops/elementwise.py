@@ -662,22 +662,46 @@ relu = FAMILY.unary(RELU)
 
 
 def _sigmoid_impl(x: Any) -> Any:
-    return 0.5 * (np.tanh(0.5 * np.asarray(x)) + 1.0)
+    """``1 / (1 + exp(-x))`` without cancellation or overflow: with ``e = exp(-|x|)``,
+    ``1 / (1 + e)`` where ``x ≥ 0`` and ``e / (1 + e)`` elsewhere, so a very negative
+    ``x`` keeps its relative precision (``σ(-40) = 4.25e-18``, not 0) as SciPy's
+    ``expit`` does. Complex values take ``(tanh(x / 2) + 1) / 2``."""
+    a = np.asarray(x)
+    kind = a.dtype.kind
+    if kind == "c":
+        return 0.5 * (np.tanh(0.5 * a) + 1.0)
+    if kind != "f":
+        a = a.astype(np.float64)
+    e = np.exp(-np.abs(a))
+    return np.where(a >= 0, 1.0, e) / (1.0 + e)
+
+
+def _sigmoid_scalar(x: float) -> float:
+    """:func:`_sigmoid_impl` of a Python float."""
+    if x >= 0.0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
 
 
 def _sigmoid_lines(args: list[str], out: str, eq: EquationView) -> list[str]:
-    # 0.5 * (tanh(0.5 * x) + 1.0), as the op's forward computes it
-    return [f"np.multiply({args[0]}, 0.5, out={out})", f"np.tanh({out}, out={out})",
-            f"np.add({out}, 1.0, out={out})", f"np.multiply({out}, 0.5, out={out})"]
+    # as the op's forward computes it (the input never shares the output's buffer)
+    x = args[0]
+    if eq.dtype(0).kind == "c":
+        return [f"np.multiply({x}, 0.5, out={out})", f"np.tanh({out}, out={out})",
+                f"np.add({out}, 1.0, out={out})", f"np.multiply({out}, 0.5, out={out})"]
+    return [f"np.absolute({x}, out={out})", f"np.negative({out}, out={out})",
+            f"np.exp({out}, out={out})",
+            f"np.divide(np.where({x} >= 0, 1.0, {out}), np.add({out}, 1.0), out={out})"]
 
 
 SIGMOID = _unary(
     "sigmoid", _sigmoid_impl, lambda g, ans, x: g * ans * (1.0 - ans),
-    scalar=lambda x: 0.5 * (math.tanh(0.5 * x) + 1.0), reads_out=True, reads_x=False,
+    scalar=_sigmoid_scalar, reads_out=True, reads_x=False,
     formula="d σ(x) = σ(x)(1 - σ(x)) dx", dscalar=lambda ans, x: ans * (1.0 - ans),
     adjoint="ḡ·{out}·(1 − {out})", jax="0.5 * (jnp.tanh(0.5 * jnp.asarray({0})) + 1.0)",
     complex_rules=True,
-    kernel=Kernel(_sigmoid_lines),
+    kernel=Kernel(_sigmoid_lines, inplace=()),
 )
 sigmoid = FAMILY.unary(SIGMOID)
 def _copy_lines(args: list[str], out: str, eq: EquationView) -> list[str]:
