@@ -521,6 +521,9 @@ def run_suites(suites: list[Suite], argv: list[str] | None, description: str,
     cfg: dict[str, Any] = {"installed": args.installed}
     for s, _ in wanted:
         cfg.update(s.config(args.quick))
+    for key, value in vars(args).items():  # an option named after a setting overrides it
+        if key in cfg and value is not None:
+            cfg[key] = value
     env = environment(peers)
     say("environment: " + ", ".join(f"{k}={v}" for k, v in env.items()))
 

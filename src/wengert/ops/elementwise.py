@@ -670,7 +670,7 @@ def _sigmoid_impl(x: Any) -> Any:
     kind = a.dtype.kind
     if kind == "c":
         return 0.5 * (np.tanh(0.5 * a) + 1.0)
-    if kind != "f":
+    if kind in "biu":  # (an unsigned -|x| would wrap around)
         a = a.astype(np.float64)
     e = np.exp(-np.abs(a))
     return np.where(a >= 0, 1.0, e) / (1.0 + e)
