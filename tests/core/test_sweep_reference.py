@@ -213,11 +213,60 @@ def test_chains_sweep_as_the_lean_path_bit_for_bit(steps, seed, n_leaves, output
             backprop([(node, 1.0)])
 
 
+def _reachable(roots):
+    """The nodes ``roots`` were computed from (themselves included)."""
+    seen, todo = {}, [node for node, _ in roots]
+    while todo:
+        node = todo.pop()
+        if id(node) not in seen:
+            seen[id(node)] = node
+            todo.extend(p for p in node.parents() if type(p) is Node)
+    return list(seen.values())
+
+
+def test_a_chain_sums_broadcast_inputs_cotangents_to_their_shapes_and_frees_its_nodes():
+    """Along a chain of array nodes, an input broadcast against the other (a leaf on
+    either side, or a node) gets its cotangent summed back to its own shape, exactly as
+    the lean path and the reference sweep give it, and every node swept is freed."""
+    rng = np.random.default_rng(5)
+    x = wg.tensor(rng.uniform(-1, 1, (2, 3)), requires_grad=True)
+    b = wg.tensor(rng.uniform(-1, 1, 3), requires_grad=True)
+    c = wg.tensor(rng.uniform(-1, 1, (1, 3)), requires_grad=True)
+    y = x
+    for _ in range(4):
+        y = np.sin(y) + b  # a smaller leaf second
+        y = c * np.cos(y)  # a smaller leaf first
+        y = np.tanh(y) - np.sum(y, axis=0)  # a smaller node second
+    roots = [(y._node, rng.standard_normal(y.shape))]
+    reference = backward_pass(roots)
+    with observe_sweep(_Steps()):
+        _, lean = backprop(roots, retain_graph=True)
+    _, chained = backprop(roots)
+    for result in (lean, chained):
+        assert [id(leaf) for leaf, _ in result] == [id(leaf) for leaf, _ in reference]
+        for (leaf, ct), (_, ref) in zip(result, reference):
+            assert ct.shape == leaf.shape and np.array_equal(ct, ref), leaf
+    assert all(node.out is None for node in _reachable(roots))
+
+
+def test_chains_free_every_node_they_sweep():
+    for start, seed in ((0.3, 1.0), (np.array([0.3, -0.2]), np.ones(2))):
+        x = wg.tensor(start, requires_grad=True)
+        y = x
+        for _ in range(5):
+            y = np.exp(np.sin(y) * 0.5 + x) ** 1.5
+        roots = [(y._node, seed)]
+        nodes = _reachable(roots)
+        assert len(nodes) == 25
+        backprop(roots)
+        assert all(node.out is None for node in nodes)
+
+
 @pytest.mark.parametrize("start", [0.4, np.array([0.4, -0.3])], ids=["float", "array"])
 def test_a_chain_refuses_what_the_lean_path_refuses(start):
     """A value a rule reads that was written after it was saved (its version counter
     bumped, as an in-place write does; a Python float is never written in place, so
-    there it is bumped by hand) is refused by the chain loops where the lean path refuses
+    there it is bumped by hand) is refused by the chain loop where the lean path refuses
     it, and a freed graph too."""
     seed = 1.0 if type(start) is float else np.ones(2)
 

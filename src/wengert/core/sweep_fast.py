@@ -9,7 +9,7 @@ What it adds:
 
 - speed: a chain (the only pending node) skips the heap and the cotangent dict, and
   a chain of common nodes, in a sweep nothing watches, is swept by a loop of its own
-  (:func:`_float_chain` on Python floats, :func:`_chain` on other values);
+  (:func:`_chain`);
   a common node (one or two inputs, no params, no extras a sweep acts on: see
   :data:`~wengert.core.sweep.SWEPT_EXTRAS`) takes a lean path,
   read from its slots with its checks inlined, unless the sweep lifts values or
@@ -194,8 +194,7 @@ def backprop(
                     if type(parent0) is Node and everywhere and not heap:
                         if chains:
                             # a chain, nothing watching: swept by a lean loop
-                            following, following_g, pairs = (
-                                _float_chain if type(ct0) is float else _chain)(
+                            following, following_g, pairs = _chain(
                                 parent0, ct0, retain_graph, cts, leaves)
                             if pairs is None:
                                 continue
@@ -317,120 +316,34 @@ def backprop(
     return results, reached
 
 
-def _float_chain(node: Node, g: float, retain_graph: bool, cts: dict[int, Any],
-                 leaves: dict[int, Any]) -> tuple[Any, Any, Any]:
-    """Sweep a chain of common nodes on Python floats (one or two inputs, no params, no
-    extras; float partials), each handing its cotangent on to the one node it was
-    computed from, in :func:`backprop`'s steps: the same checks, partials and sums, a
-    leaf's cotangent summed into ``cts`` (registered in ``leaves``). Only for a sweep
+def _chain(node: Node, g: Any, retain_graph: bool, cts: dict[int, Any],
+           leaves: dict[int, Any]) -> tuple[Any, Any, Any]:
+    """Sweep a chain of common nodes (one or two inputs, no params, no extras), each
+    handing its cotangent on to the one node it was computed from, in :func:`backprop`'s
+    lean steps: the same checks, rules (float partials on Python floats), fits and sums,
+    a leaf's cotangent summed into ``cts`` (registered in ``leaves``). Only for a sweep
     with nothing to lift, hand back or tell, that visits every node reached, along a
     chain (nothing else pending).
 
     Returns ``(node, g, None)``: the node to sweep next in full, one this loop does not
-    take (another kind of node, a float partial that declines), with its cotangent; or
-    ``(None, None, pairs)``: the last node swept sent ``(parent, cotangent)`` ``pairs`` to
-    two nodes (or none).
-    """
-    while True:
-        out = node.out
-        if type(out) is not float or type(g) is not float or node.params is not None \
-                or node.extra is not None or (n := node.nin) > 2:
-            return node, g, None
-        op = node.op
-        sd = op.scalar_deriv
-        if sd is None:
-            return node, g, None
-        if node.version and op.reads_out:
-            raise version_error(node, -1, 0, node.version)
-        h = node.holder0
-        if h is not None and h.version != node.seen0:
-            raise version_error(node, 0, node.seen0, h.version)
-        parent0 = node.parent0
-        if n == 1:
-            if parent0 is None:
-                return node, g, None
-            try:
-                ct0 = g * sd[0](out, node.input0)
-            except SCALAR_FALLBACK:
-                return node, g, None
-            if not retain_graph:
-                node.out = node.input0 = None
-            if type(parent0) is Node:
-                node = parent0
-                g = ct0
-                continue
-            key = id(parent0)
-            if key in cts:
-                cts[key] = cts[key] + ct0
-            else:
-                cts[key] = ct0
-                leaves[key] = parent0
-            return None, None, ()
-        h = node.holder1
-        if h is not None and h.version != node.seen1:
-            raise version_error(node, 1, node.seen1, h.version)
-        parent1 = node.parent1
-        x0 = node.input0
-        x1 = node.input1
-        try:
-            ct0 = None if parent0 is None else g * sd[0](out, x0, x1)
-            ct1 = None if parent1 is None else g * sd[1](out, x0, x1)
-        except SCALAR_FALLBACK:
-            return node, g, None
-        if not retain_graph:
-            node.out = node.input0 = node.input1 = None
-        # (the cotangents go out in input order, as in backprop: a leaf's sums too)
-        if type(parent0) is Node:
-            if type(parent1) is Node:
-                return None, None, ((parent0, ct0), (parent1, ct1))
-            if parent1 is not None:
-                key = id(parent1)
-                if key in cts:
-                    cts[key] = cts[key] + ct1
-                else:
-                    cts[key] = ct1
-                    leaves[key] = parent1
-            node = parent0
-            g = ct0
-            continue
-        if parent0 is not None:
-            key = id(parent0)
-            if key in cts:
-                cts[key] = cts[key] + ct0
-            else:
-                cts[key] = ct0
-                leaves[key] = parent0
-        if type(parent1) is Node:
-            node = parent1
-            g = ct1
-            continue
-        if parent1 is not None:
-            key = id(parent1)
-            if key in cts:
-                cts[key] = cts[key] + ct1
-            else:
-                cts[key] = ct1
-                leaves[key] = parent1
-        return None, None, ()
-
-
-def _chain(node: Node, g: Any, retain_graph: bool, cts: dict[int, Any],
-           leaves: dict[int, Any]) -> tuple[Any, Any, Any]:
-    """Sweep a chain of common nodes (one or two inputs, no params, no extras) on values
-    other than Python floats, as :func:`_float_chain` does on floats: the same checks,
-    rules, fits and sums as :func:`backprop`'s lean path, for a sweep with nothing to
-    lift, hand back or tell, that visits every node reached, along a chain.
-
-    Returns as :func:`_float_chain`.
+    take (another kind of node, a float partial that declines, an input without a rule),
+    with its cotangent; or ``(None, None, pairs)``: the last node swept sent
+    ``(parent, cotangent)`` ``pairs`` to two nodes (or none).
     """
     while True:
         out = node.out
         if out is None:
             raise freed_error()
-        if node.params is not None or node.extra is not None or (n := node.nin) > 2 \
-                or type(out) is float or type(g) is float:
+        if node.params is not None or node.extra is not None or (n := node.nin) > 2:
             return node, g, None
         op = node.op
+        if type(out) is float and type(g) is float:
+            sd = op.scalar_deriv  # Python floats: the record's float partials
+            if sd is None:
+                return node, g, None
+        else:
+            sd = None
+            vjps = op.vjps
         if node.version and op.reads_out:
             raise version_error(node, -1, 0, node.version)
         h = node.holder0
@@ -438,15 +351,22 @@ def _chain(node: Node, g: Any, retain_graph: bool, cts: dict[int, Any],
             raise version_error(node, 0, node.seen0, h.version)
         parent0 = node.parent0
         x0 = node.input0
-        vjps = op.vjps
         if n == 1:
-            rule = vjps[0]
-            if parent0 is None or rule is None:
+            if parent0 is None:
                 return node, g, None
-            ct0 = rule(g, out, x0)
-            if op.broadcasting and (type(ct0) is not _ndarray or type(x0) is not _ndarray
-                                    or ct0.shape != x0.shape):
-                ct0 = fit(op, ct0, x0)
+            if sd is not None:
+                try:
+                    ct0 = g * sd[0](out, x0)
+                except SCALAR_FALLBACK:
+                    return node, g, None
+            else:
+                rule = vjps[0]
+                if rule is None:
+                    return node, g, None
+                ct0 = rule(g, out, x0)
+                if op.broadcasting and (type(ct0) is not _ndarray or
+                                        type(x0) is not _ndarray or ct0.shape != x0.shape):
+                    ct0 = fit(op, ct0, x0)
             if not retain_graph:
                 node.out = node.input0 = None
             if type(parent0) is Node:
@@ -465,24 +385,32 @@ def _chain(node: Node, g: Any, retain_graph: bool, cts: dict[int, Any],
             raise version_error(node, 1, node.seen1, h.version)
         parent1 = node.parent1
         x1 = node.input1
-        if parent0 is not None:
-            rule = vjps[0]
-            if rule is None:
+        if sd is not None:
+            try:
+                ct0 = None if parent0 is None else g * sd[0](out, x0, x1)
+                ct1 = None if parent1 is None else g * sd[1](out, x0, x1)
+            except SCALAR_FALLBACK:
                 return node, g, None
-            ct0 = rule(g, out, x0, x1)
-            if op.broadcasting and (type(ct0) is not _ndarray or type(x0) is not _ndarray
-                                    or ct0.shape != x0.shape):
-                ct0 = fit(op, ct0, x0)
-        if parent1 is not None:
-            rule = vjps[1]
-            if rule is None:
-                return node, g, None
-            ct1 = rule(g, out, x0, x1)
-            if op.broadcasting and (type(ct1) is not _ndarray or type(x1) is not _ndarray
-                                    or ct1.shape != x1.shape):
-                ct1 = fit(op, ct1, x1)
+        else:
+            if parent0 is not None:
+                rule = vjps[0]
+                if rule is None:
+                    return node, g, None
+                ct0 = rule(g, out, x0, x1)
+                if op.broadcasting and (type(ct0) is not _ndarray or
+                                        type(x0) is not _ndarray or ct0.shape != x0.shape):
+                    ct0 = fit(op, ct0, x0)
+            if parent1 is not None:
+                rule = vjps[1]
+                if rule is None:
+                    return node, g, None
+                ct1 = rule(g, out, x0, x1)
+                if op.broadcasting and (type(ct1) is not _ndarray or
+                                        type(x1) is not _ndarray or ct1.shape != x1.shape):
+                    ct1 = fit(op, ct1, x1)
         if not retain_graph:
             node.out = node.input0 = node.input1 = None
+        # (the cotangents go out in input order, as in backprop: a leaf's sums too)
         if type(parent0) is Node:
             if type(parent1) is Node:
                 return None, None, ((parent0, ct0), (parent1, ct1))
