@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 import numpy as np
 import wengert as wg
+from wengert.core.formatting import summarize
 from wengert.jupyter.explainer.explain import Explanation, explain
 from wengert.jupyter.explainer.rerun import CutWatcher, sites_for
 from wengert.jupyter.explainer.source import RETURN, cut_sites
@@ -726,6 +727,36 @@ def test_integer_inputs_of_a_function():
 def test_a_vector_output_is_summed_with_a_note():
     e = explain(lambda x: x * 2.0, np.ones(2))
     assert e.status == "ok" and "sum of its entries" in e.notes[0]
+
+
+def test_a_vector_target_says_its_gradient_is_that_of_the_sum():
+    # the sum's gradient is zero, but every entry of z changes with x: saying only
+    # "zero" would deny the nonzero Jacobian the %%autodiff card shows next to it
+    x = wg.tensor([1.0, 2.0, 4.0], requires_grad=True)
+    z = x - x.mean()
+    e = explain(z, x)
+    assert e.status == "zero" and e.gradient == "[0, 0, 0]"
+    assert "shape (3,), not a scalar" in e.notes[0] and "sum of its entries" in e.notes[0]
+    assert "wg.explain(z[0], x)" in e.notes[0]
+    assert explain(z[0], x).gradient == "[0.6667, -0.3333, -0.3333]"
+    e = explain(lambda a: a - a.mean(), np.array([1.0, 2.0, 4.0]))
+    assert e.status == "zero" and len(e.notes) == 1 and "f(a)[0]" in e.notes[0]
+
+
+def test_a_vector_target_after_backward_with_a_cotangent_names_the_cotangent():
+    with wg.keep_values():
+        x = wg.tensor([1.0, 2.0, 4.0], requires_grad=True)
+        z = x - x.mean()
+        z.backward(np.array([1.0, 0.0, 0.0]))
+    e = explain(z, x)
+    assert e.status == "ok" and e.gradient == summarize(x.grad)
+    assert "cotangent backward() was given, [1, 0, 0]" in e.notes[0]
+    assert "sum of its entries" not in plain(e)
+
+
+def test_a_scalar_target_has_no_shape_note():
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    assert explain((x * x).sum(), x).notes == ()
 
 
 def test_a_container_output_is_refused():

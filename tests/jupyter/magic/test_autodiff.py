@@ -241,6 +241,15 @@ def test_explain_names_the_nan_through_where_and_the_no_grad_cut():
         run_autodiff("y = x", {"x": 1.0}, ["x"], explain="q")
 
 
+def test_explain_of_a_vector_output_says_it_is_the_sum_not_the_jacobian():
+    r = run_autodiff("z = x - x.mean()", {"np": np}, ["x"],
+                     preset={"x": np.array([1.0, 2.0, 4.0])}, explain="x")
+    assert not np.allclose(r.grads["x"], 0)  # the card's Jacobian
+    e = r.explanation
+    assert e.status == "zero" and "not a scalar" in e.notes[0]
+    assert "sum of the rows of its Jacobian" in e.notes[0]
+
+
 @pytest.mark.parametrize("mode, steps", [("reverse", 9), ("forward", 4), ("both", 9)])
 def test_explore_a_result_in_every_mode(mode, steps):
     pytest.importorskip("anywidget")
