@@ -61,6 +61,24 @@ def test_of_selects_the_output(ip):
     assert ip.user_ns["_autodiff"].output_name == "z" and ip.user_ns["_autodiff"].grads["t"] == 6.0
 
 
+def test_a_failing_cell_leaves_no_earlier_result_behind(ip):
+    # after a cell that raised, _autodiff must not show the numbers of an earlier run
+    ip.run_cell("x = 1.5; w = 0.8")
+    assert _run(ip, "%%autodiff x w\nL = (x * w) ** 2").error_in_exec is None
+    assert ip.user_ns["_autodiff"].value == pytest.approx(1.44)
+    r = _run(ip, "%%autodiff x w\nL = (x * w) ** 3\nraise ValueError('boom')")
+    assert isinstance(r.error_in_exec, ValueError)
+    assert "_autodiff" not in ip.user_ns and ip.user_ns["L"] == pytest.approx(1.728)
+    # a refusal after the cell ran (a complex output) too, and under --as
+    _run(ip, "%%autodiff x w --as res\nL = (x * w) ** 2")
+    r = _run(ip, "%%autodiff x w --as res\nL = (x * w) * 1j")
+    assert r.error_in_exec is not None and "res" not in ip.user_ns
+    # a variable that is no result is left alone
+    ip.run_cell("res = 5")
+    _run(ip, "%%autodiff x w --as res\nraise KeyError('k')")
+    assert ip.user_ns["res"] == 5
+
+
 def test_trailing_semicolon_silences_the_card(ip):
     r = _run(ip, "%%autodiff t\nt = 3.0\nz = t ** 2;")
     assert r.result is None and ip.user_ns["_autodiff"].grads["t"] == 6.0
