@@ -26,7 +26,7 @@ def ip():
     shell.run_cell("import numpy as np\nimport wengert as wg")
     yield shell
     shell.run_line_magic("unload_ext", "wengert")
-    for name in ("x", "w", "b", "y", "L", "_autodiff", "res", "t", "z", "q"):
+    for name in ("x", "w", "b", "y", "L", "_autodiff", "res", "t", "z", "q", "h", "double"):
         shell.user_ns.pop(name, None)
     shell.extension_manager.loaded.discard("wengert")
 
@@ -77,6 +77,20 @@ def test_a_failing_cell_leaves_no_earlier_result_behind(ip):
     ip.run_cell("res = 5")
     _run(ip, "%%autodiff x w --as res\nraise KeyError('k')")
     assert ip.user_ns["res"] == 5
+
+
+def test_a_hook_handle_or_grad_mode_as_a_cells_last_line_shows_no_memory_address(ip):
+    ip.run_cell("x = wg.tensor([1.0, 2.0], requires_grad=True)\ndef double(g):\n"
+                "    return g * 2\nh = x * 3")
+    handle = ip.run_cell("h.register_hook(double)").result
+    texts = [ip.display_formatter.format(handle)[0]["text/plain"]]
+    texts.append(ip.display_formatter.format(ip.run_cell("wg.no_grad()").result)[0]["text/plain"])
+    assert texts == ["<hook handle: double, registered>", "wg.no_grad()"]
+    handle.remove()
+    assert repr(handle) == "<hook handle: double, removed>"
+    assert repr(ip.run_cell("h.register_hook(lambda g: g)").result) == \
+        "<hook handle: <lambda>, registered>"
+    assert repr(ip.run_cell("wg.enable_grad()").result) == "wg.enable_grad()"
 
 
 def test_trailing_semicolon_silences_the_card(ip):
