@@ -312,6 +312,44 @@ def test_a_freed_graph_without_a_grad_is_none():
     assert (e.status, e.cause) == ("none", "graph_freed")
 
 
+def test_a_backward_that_found_the_graph_freed_by_another_output_gives_no_number():
+    # y1.backward() freed h's equation; y2.backward() then stopped: x.grad holds dy1/dx,
+    # not dy2/dx = [81, 324], so it is not shown as y2's gradient
+    with wg.keep_values():
+        x = wg.tensor([1.0, 2.0], requires_grad=True)
+        h = x * 3.0
+        y1 = (h * h).sum()
+        y1.backward()
+        y2 = (h ** 3).sum()
+        with pytest.raises(RuntimeError, match="second time"):
+            y2.backward()
+    e = explain(y2, x)
+    assert (e.status, e.cause, e.gradient) == ("none", "graph_freed", None)
+    assert "freed by the backward() of another output" in e.message
+    assert "holds [18, 36], from the backward pass of that other output: not the gradient " \
+        "of `y2`" in e.message
+
+
+def test_a_backward_that_stopped_does_not_claim_what_grad_holds_from_an_earlier_pass():
+    with wg.keep_values():
+        x = wg.tensor([1.0, 2.0], requires_grad=True)
+        (x * 2.0).sum().backward()  # x.grad = [2, 2]
+        h = x * 3.0
+
+        def fails(g):
+            raise ValueError("hook fails")
+
+        h.register_hook(fails)
+        y = (h * h).sum()
+        with pytest.raises(ValueError, match="hook fails"):
+            y.backward()
+    e = explain(y, x)
+    assert (e.status, e.cause, e.gradient) == ("none", "graph_freed", None)
+    assert "stopped with ValueError: hook fails" in e.message
+    assert "holds [2, 2], from an earlier backward pass" in e.message
+    assert "not the gradient of `y`" in e.message
+
+
 def test_a_value_modified_in_place():
     a = wg.tensor([1.0, 2.0], requires_grad=True)
     b = a * 1.0

@@ -160,8 +160,10 @@ def _asked(s: Subject) -> Explanation:
             gradient = summarize(reached[0].gradient)
         return non_leaf(s, eq_index, gradient)
     if freed_now:
-        return _freed(s, why, foreign_record(s.tape, s.tape.outputs[0] if s.tape.outputs
-                                             else None) is not None)
+        out = s.tape.outputs[0] if s.tape.outputs else None
+        own = s.tape[out].sweep if out is not None else None
+        return _freed(s, why, foreign_record(s.tape, out) is not None,
+                      stopped=own is not None and own.error is not None)
     if record is not None and record.restricted and leaf is not None:
         kept = record.leaf(s.wrt)
         if kept is None or not kept.stored:  # backward(inputs=...) named other tensors
@@ -227,12 +229,19 @@ def _grad(t: Tensor) -> Any:
         return t.grad
 
 
-def _freed(s: Subject, why: str | None = None, foreign: bool = False) -> Explanation:
+def _freed(s: Subject, why: str | None = None, foreign: bool = False,
+           stopped: bool = False) -> Explanation:
     """The graph is freed: say so, with what ``.grad`` still knows (``foreign``: the sweep
-    that freed it came from another output, so ``.grad`` holds that one's gradient)."""
+    that freed it came from another output, so ``.grad`` holds that one's gradient;
+    ``stopped``: the target's own ``backward()`` stopped before writing any ``.grad``, so
+    what ``.grad`` holds came from another backward pass)."""
     g = _grad(s.wrt) if isinstance(s.wrt, Tensor) else None
     if foreign:
         return freed(s, "none", None, why, held=summarize(g) if g is not None else None)
+    if stopped:
+        return freed(s, "none", None, why, held=summarize(g) if g is not None else None,
+                     held_from=f"an earlier backward pass (that of `{s.target_name}` stopped "
+                     "before writing any `.grad`)")
     status = "none" if g is None else "nan" if not is_finite(g) else \
         "zero" if is_zero(g) else "ok"
     return freed(s, status, summarize(g) if g is not None else None, why)
