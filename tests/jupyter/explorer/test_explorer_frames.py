@@ -282,6 +282,10 @@ def test_jacobian_free_sizes_count_the_bytes_of_float32_and_complex_entries():
         ["2×2", "4", "64 B"],  # real(t0): its input's cotangent is complex
         ["2×2", "4", "64 B"],  # complex to complex
     ]
+    s = wg.tensor(np.float32(2.5), requires_grad=True)
+    data = frames_of(s * s, leaf_names=["s"])  # a float32 scalar, seeded with 1
+    last = step_view(data, data["steps"]["total"] - 1)
+    assert [send["jacobian"] for send in last["sends"]] == [["1×1", "1", "4 B"]] * 2
 
 
 def test_per_equation_data_stays_under_a_kilobyte():

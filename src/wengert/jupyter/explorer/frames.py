@@ -570,8 +570,9 @@ class _Builder:
                 in_dtype: Any = None) -> int:
         """The Jacobian of an output's shape by an input's (``-1 - e``: all the outputs of
         equation ``e``, which has several), its entries of the type of the two cotangents
-        (``out_dtype``, ``in_dtype``: what the step received and sent; float64 when
-        ``None``), so its bytes are those of float32 or complex entries where they are."""
+        (``out_dtype``, ``in_dtype``: what the step received and sent; ``None`` for a Python
+        float, float64 when both are), so its bytes are those of float32 or complex entries
+        where they are."""
         key = (out_shape, in_shape, out_dtype, in_dtype)
         k = self.jac_index.get(key)
         if k is None:
@@ -586,7 +587,9 @@ class _Builder:
             if m is None or n is None:
                 self.jacs.append(["?", "?", "?"])
             else:
-                size = np.result_type(out_dtype or _FLOAT, in_dtype or _FLOAT).itemsize
+                # (a Python float cotangent takes the other's type, as NumPy's scalars do)
+                size = np.result_type(*[d for d in (out_dtype, in_dtype) if d is not None]
+                                      or [_FLOAT]).itemsize
                 self.jacs.append([f"{m}×{n}", f"{m * n:,}", nbytes_text(size * m * n)])
         return k
 
@@ -763,9 +766,9 @@ _PLAIN_DTYPES: dict[type, Any] = {complex: np.dtype(np.complex128)}
 
 
 def _entries_dtype(parts: Sequence[Any]) -> Any:
-    """The dtype of the cotangents of several outputs, together (``None``: float64)."""
-    dtypes = [getattr(go, "dtype", None) or _PLAIN_DTYPES.get(type(go)) or _FLOAT
-              for go in parts if go is not None]
+    """The dtype of the cotangents of several outputs, together (``None``: Python floats)."""
+    dtypes = [d for go in parts if go is not None
+              and (d := getattr(go, "dtype", None) or _PLAIN_DTYPES.get(type(go))) is not None]
     return np.result_type(*dtypes) if dtypes else None
 
 
