@@ -351,7 +351,16 @@ def _check_output(name: str, out: Any, level: float) -> Any:
             "gradient needs a real output (as wg.grad and JAX's grad). Make the output real, "
             "e.g. np.abs(w) ** 2 or np.real(w), or name a real variable with --of NAME."
         )
-    if not ok or np.asarray(value).dtype.kind not in "fiu":
+    if ok and np.asarray(value).dtype.kind in "iu":
+        raise AutodiffUsageError(
+            f"%%autodiff: the output {name!r} is an integer ({np.asarray(value).dtype}), "
+            "computed without the inputs' derivatives (a comparison, a count, argmax, an "
+            "integer cast) or not from them at all: it is piecewise constant, its derivative "
+            "zero wherever it exists, so there is no gradient to show (wg.grad and JAX's grad "
+            "refuse it too). Compute a floating point output from the inputs, or name one "
+            "with --of NAME."
+        )
+    if not ok or np.asarray(value).dtype.kind != "f":
         what = type(value).__name__
         raise AutodiffUsageError(
             f"%%autodiff: the output {name!r} is {what}"
