@@ -79,7 +79,7 @@ def test_a_failing_cell_leaves_no_earlier_result_behind(ip):
     assert ip.user_ns["res"] == 5
 
 
-def test_a_hook_handle_or_grad_mode_as_a_cells_last_line_shows_no_memory_address(ip):
+def test_a_hook_handle_or_a_mode_as_a_cells_last_line_shows_no_memory_address(ip):
     ip.run_cell("x = wg.tensor([1.0, 2.0], requires_grad=True)\ndef double(g):\n"
                 "    return g * 2\nh = x * 3")
     handle = ip.run_cell("h.register_hook(double)").result
@@ -91,6 +91,9 @@ def test_a_hook_handle_or_grad_mode_as_a_cells_last_line_shows_no_memory_address
     assert repr(ip.run_cell("h.register_hook(lambda g: g)").result) == \
         "<hook handle: <lambda>, registered>"
     assert repr(ip.run_cell("wg.enable_grad()").result) == "wg.enable_grad()"
+    assert repr(ip.run_cell("wg.source_lines()").result) == "wg.source_lines()"
+    assert repr(ip.run_cell("wg.keep_values('1 MB')").result) == \
+        "wg.keep_values(budget=1048576)"
 
 
 def test_trailing_semicolon_silences_the_card(ip):
