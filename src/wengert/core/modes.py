@@ -100,6 +100,9 @@ class _GradMode:
         self._enabled = enabled
         self._tokens: list[Any] = []
 
+    def __repr__(self) -> str:
+        return "wg.enable_grad()" if self._enabled else "wg.no_grad()"
+
     def __enter__(self) -> None:
         self._tokens.append(GRAD_ENABLED.set(self._enabled))
 

@@ -137,6 +137,9 @@ class source_lines(recorder_scope):  # noqa: N801 (used as a context manager, li
         super().__enter__()
         return self
 
+    def __repr__(self) -> str:
+        return "wg.source_lines()"
+
 
 class _ValueKeeper(Recorder):
     __slots__ = ("keeper",)
@@ -195,6 +198,9 @@ class keep_values:  # noqa: N801 (used as a context manager, like a function)
             self.keeper = outer
         else:
             self.keeper = Keeper() if budget is None else Keeper(budget)
+
+    def __repr__(self) -> str:
+        return f"wg.keep_values(budget={self.keeper.budget})"
 
     def __enter__(self) -> keep_values:
         self._keeper_token = KEEPER.set(self.keeper)

@@ -795,6 +795,13 @@ class _HookHandle:
         if self._hook in self._hooks:
             self._hooks.remove(self._hook)
 
+    def __repr__(self) -> str:
+        """``<hook handle: double, registered>`` (the last line of a notebook cell shows
+        it: no memory address, so the same cell shows the same text)."""
+        name = getattr(self._hook, "__qualname__", None) or type(self._hook).__name__
+        state = "registered" if self._hook in self._hooks else "removed"
+        return f"<hook handle: {name}, {state}>"
+
 
 # -- backward() ---------------------------------------------------------------------
 def lifter(level: float) -> Any:

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 import numpy as np
 import wengert as wg
+from wengert.core.formatting import summarize
 from wengert.jupyter.explainer.explain import Explanation, explain
 from wengert.jupyter.explainer.rerun import CutWatcher, sites_for
 from wengert.jupyter.explainer.source import RETURN, cut_sites
@@ -309,6 +310,44 @@ def test_a_freed_graph_without_a_grad_is_none():
     loss.backward(inputs=[b])
     e = explain(loss, x)
     assert (e.status, e.cause) == ("none", "graph_freed")
+
+
+def test_a_backward_that_found_the_graph_freed_by_another_output_gives_no_number():
+    # y1.backward() freed h's equation; y2.backward() then stopped: x.grad holds dy1/dx,
+    # not dy2/dx = [81, 324], so it is not shown as y2's gradient
+    with wg.keep_values():
+        x = wg.tensor([1.0, 2.0], requires_grad=True)
+        h = x * 3.0
+        y1 = (h * h).sum()
+        y1.backward()
+        y2 = (h ** 3).sum()
+        with pytest.raises(RuntimeError, match="second time"):
+            y2.backward()
+    e = explain(y2, x)
+    assert (e.status, e.cause, e.gradient) == ("none", "graph_freed", None)
+    assert "freed by the backward() of another output" in e.message
+    assert "holds [18, 36], from the backward pass of that other output: not the gradient " \
+        "of `y2`" in e.message
+
+
+def test_a_backward_that_stopped_does_not_claim_what_grad_holds_from_an_earlier_pass():
+    with wg.keep_values():
+        x = wg.tensor([1.0, 2.0], requires_grad=True)
+        (x * 2.0).sum().backward()  # x.grad = [2, 2]
+        h = x * 3.0
+
+        def fails(g):
+            raise ValueError("hook fails")
+
+        h.register_hook(fails)
+        y = (h * h).sum()
+        with pytest.raises(ValueError, match="hook fails"):
+            y.backward()
+    e = explain(y, x)
+    assert (e.status, e.cause, e.gradient) == ("none", "graph_freed", None)
+    assert "stopped with ValueError: hook fails" in e.message
+    assert "holds [2, 2], from an earlier backward pass" in e.message
+    assert "not the gradient of `y`" in e.message
 
 
 def test_a_value_modified_in_place():
@@ -726,6 +765,36 @@ def test_integer_inputs_of_a_function():
 def test_a_vector_output_is_summed_with_a_note():
     e = explain(lambda x: x * 2.0, np.ones(2))
     assert e.status == "ok" and "sum of its entries" in e.notes[0]
+
+
+def test_a_vector_target_says_its_gradient_is_that_of_the_sum():
+    # the sum's gradient is zero, but every entry of z changes with x: saying only
+    # "zero" would deny the nonzero Jacobian the %%autodiff card shows next to it
+    x = wg.tensor([1.0, 2.0, 4.0], requires_grad=True)
+    z = x - x.mean()
+    e = explain(z, x)
+    assert e.status == "zero" and e.gradient == "[0, 0, 0]"
+    assert "shape (3,), not a scalar" in e.notes[0] and "sum of its entries" in e.notes[0]
+    assert "wg.explain(z[0], x)" in e.notes[0]
+    assert explain(z[0], x).gradient == "[0.6667, -0.3333, -0.3333]"
+    e = explain(lambda a: a - a.mean(), np.array([1.0, 2.0, 4.0]))
+    assert e.status == "zero" and len(e.notes) == 1 and "f(a)[0]" in e.notes[0]
+
+
+def test_a_vector_target_after_backward_with_a_cotangent_names_the_cotangent():
+    with wg.keep_values():
+        x = wg.tensor([1.0, 2.0, 4.0], requires_grad=True)
+        z = x - x.mean()
+        z.backward(np.array([1.0, 0.0, 0.0]))
+    e = explain(z, x)
+    assert e.status == "ok" and e.gradient == summarize(x.grad)
+    assert "cotangent backward() was given, [1, 0, 0]" in e.notes[0]
+    assert "sum of its entries" not in plain(e)
+
+
+def test_a_scalar_target_has_no_shape_note():
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    assert explain((x * x).sum(), x).notes == ()
 
 
 def test_a_container_output_is_refused():

@@ -266,6 +266,28 @@ def test_jacobian_free_sizes_of_a_matrix_vector_product():
     assert jac["W"] == ["512×262144", "134,217,728", "1.1 GB"]
 
 
+def test_jacobian_free_sizes_count_the_bytes_of_float32_and_complex_entries():
+    x = wg.tensor(np.ones(3, dtype=np.float32), requires_grad=True)
+    y = (x * x).sum()
+    data = frames_of(y, leaf_names=["x"])
+    last = step_view(data, data["steps"]["total"] - 1)
+    assert last["sends"][0]["jacobian"] == ["3×3", "9", "36 B"]  # 4 bytes an entry
+    z = wg.tensor(np.array([1 + 1j, 2 - 1j]), requires_grad=True)
+    q = (z * 2.0).real.sum()
+    data = frames_of(q, leaf_names=["z"])
+    sends = [s for k in range(data["steps"]["total"])
+             for s in step_view(data, k).get("sends", ())]
+    assert [s["jacobian"] for s in sends] == [
+        ["1×2", "2", "16 B"],  # real to real
+        ["2×2", "4", "64 B"],  # real(t0): its input's cotangent is complex
+        ["2×2", "4", "64 B"],  # complex to complex
+    ]
+    s = wg.tensor(np.float32(2.5), requires_grad=True)
+    data = frames_of(s * s, leaf_names=["s"])  # a float32 scalar, seeded with 1
+    last = step_view(data, data["steps"]["total"] - 1)
+    assert [send["jacobian"] for send in last["sends"]] == [["1×1", "1", "4 B"]] * 2
+
+
 def test_per_equation_data_stays_under_a_kilobyte():
     _, L = seed_example()
     small = frames_of(L)

@@ -178,6 +178,16 @@ def test_misuse_is_a_usage_error(source, inputs, kwargs, message):
         run_autodiff(source, ns, inputs, **kwargs)
 
 
+@pytest.mark.parametrize("mode", ["reverse", "forward", "both"])
+@pytest.mark.parametrize("source", ["y = (x > 0).sum()", "y = np.argmax(x)",
+                                    "y = x.astype(int).sum()", "y = 3"])
+def test_an_integer_output_is_refused_as_by_grad(source, mode):
+    # it would show ∂y/∂x = 0, a number no sweep computed (wg.grad refuses it too)
+    with pytest.raises(AutodiffUsageError, match=r"output 'y' is an integer \(int"):
+        run_autodiff(source, {"np": np}, ["x"], mode=mode,
+                     preset={"x": np.array([1.0, -2.0])})
+
+
 def test_the_tape_has_values_and_the_users_lines():
     r = run_autodiff(LOSS, {}, list(POINT), preset=POINT, filename="<cell>")
     assert [eq.source.lineno for eq in r.tape] == [1, 2, 3, 3]
@@ -239,6 +249,15 @@ def test_explain_names_the_nan_through_where_and_the_no_grad_cut():
     assert r.grads["x"] == 0.0
     with pytest.raises(AutodiffUsageError, match="--explain q"):
         run_autodiff("y = x", {"x": 1.0}, ["x"], explain="q")
+
+
+def test_explain_of_a_vector_output_says_it_is_the_sum_not_the_jacobian():
+    r = run_autodiff("z = x - x.mean()", {"np": np}, ["x"],
+                     preset={"x": np.array([1.0, 2.0, 4.0])}, explain="x")
+    assert not np.allclose(r.grads["x"], 0)  # the card's Jacobian
+    e = r.explanation
+    assert e.status == "zero" and "not a scalar" in e.notes[0]
+    assert "sum of the rows of its Jacobian" in e.notes[0]
 
 
 @pytest.mark.parametrize("mode, steps", [("reverse", 9), ("forward", 4), ("both", 9)])

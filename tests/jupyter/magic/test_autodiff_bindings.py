@@ -223,6 +223,19 @@ def test_an_input_that_was_never_bound_says_why(source, message):
         _run(source, ["x"])
 
 
+@pytest.mark.parametrize("mode", ["reverse", "forward", "both"])
+def test_an_input_bound_only_to_values_of_the_other_inputs_says_so(mode):
+    # its binding ran: the refusal must not say that it did not
+    with pytest.raises(AutodiffUsageError) as caught:
+        _run("y = x ** 2\nz = y + 1", ["x", "y"], mode=mode, x=2.0)
+    message = str(caught.value)
+    assert "did not run" not in message
+    assert "input 'y' has no value of its own" in message
+    assert "(line 1, an assignment) to a value computed from the other inputs" in message
+    with pytest.raises(AutodiffUsageError, match=r"line 1, a parameter in f\) to a value "):
+        _run("def f(y):\n    return y * 2\nz = f(x ** 2)", ["x", "y"], mode=mode, x=2.0)
+
+
 def test_a_loop_that_runs_zero_times_keeps_the_value_before_the_cell():
     r, _ = _run("for x in []:\n    pass\ny = x * 2", ["x"], x=2.0)
     assert (r.value, r.grads["x"]) == (4.0, 2.0)

@@ -26,7 +26,7 @@ def ip():
     shell.run_cell("import numpy as np\nimport wengert as wg")
     yield shell
     shell.run_line_magic("unload_ext", "wengert")
-    for name in ("x", "w", "b", "y", "L", "_autodiff", "res", "t", "z", "q"):
+    for name in ("x", "w", "b", "y", "L", "_autodiff", "res", "t", "z", "q", "h", "double"):
         shell.user_ns.pop(name, None)
     shell.extension_manager.loaded.discard("wengert")
 
@@ -59,6 +59,41 @@ def test_forward_and_both_modes_and_as(ip):
 def test_of_selects_the_output(ip):
     _run(ip, "%%autodiff t --of z\nt = 3.0\nz = t ** 2\nq = z + 1.0")
     assert ip.user_ns["_autodiff"].output_name == "z" and ip.user_ns["_autodiff"].grads["t"] == 6.0
+
+
+def test_a_failing_cell_leaves_no_earlier_result_behind(ip):
+    # after a cell that raised, _autodiff must not show the numbers of an earlier run
+    ip.run_cell("x = 1.5; w = 0.8")
+    assert _run(ip, "%%autodiff x w\nL = (x * w) ** 2").error_in_exec is None
+    assert ip.user_ns["_autodiff"].value == pytest.approx(1.44)
+    r = _run(ip, "%%autodiff x w\nL = (x * w) ** 3\nraise ValueError('boom')")
+    assert isinstance(r.error_in_exec, ValueError)
+    assert "_autodiff" not in ip.user_ns and ip.user_ns["L"] == pytest.approx(1.728)
+    # a refusal after the cell ran (a complex output) too, and under --as
+    _run(ip, "%%autodiff x w --as res\nL = (x * w) ** 2")
+    r = _run(ip, "%%autodiff x w --as res\nL = (x * w) * 1j")
+    assert r.error_in_exec is not None and "res" not in ip.user_ns
+    # a variable that is no result is left alone
+    ip.run_cell("res = 5")
+    _run(ip, "%%autodiff x w --as res\nraise KeyError('k')")
+    assert ip.user_ns["res"] == 5
+
+
+def test_a_hook_handle_or_a_mode_as_a_cells_last_line_shows_no_memory_address(ip):
+    ip.run_cell("x = wg.tensor([1.0, 2.0], requires_grad=True)\ndef double(g):\n"
+                "    return g * 2\nh = x * 3")
+    handle = ip.run_cell("h.register_hook(double)").result
+    texts = [ip.display_formatter.format(handle)[0]["text/plain"]]
+    texts.append(ip.display_formatter.format(ip.run_cell("wg.no_grad()").result)[0]["text/plain"])
+    assert texts == ["<hook handle: double, registered>", "wg.no_grad()"]
+    handle.remove()
+    assert repr(handle) == "<hook handle: double, removed>"
+    assert repr(ip.run_cell("h.register_hook(lambda g: g)").result) == \
+        "<hook handle: <lambda>, registered>"
+    assert repr(ip.run_cell("wg.enable_grad()").result) == "wg.enable_grad()"
+    assert repr(ip.run_cell("wg.source_lines()").result) == "wg.source_lines()"
+    assert repr(ip.run_cell("wg.keep_values('1 MB')").result) == \
+        "wg.keep_values(budget=1048576)"
 
 
 def test_trailing_semicolon_silences_the_card(ip):

@@ -88,6 +88,22 @@ def test_an_autodiff_result_passes_its_names_and_adjoints():
     assert ".grad 3.9" in overridden  # the leaf's own .grad still shows
 
 
+@pytest.mark.parametrize("mode", ["forward", "both"])
+def test_a_forward_mode_autodiff_result_shows_its_inputs_values(mode):
+    # the card shows x = 1.5 and w = 0.8: its tape and drawing show them too (the
+    # primals of the inputs' dual numbers), not a dash or a dtype
+    from wengert.jupyter.magic.runner import run_autodiff
+
+    r = run_autodiff("L = (x * w) ** 2", {}, ["x", "w"], mode=mode,
+                     preset={"x": 1.5, "w": 0.8}, views=("value", "tape"))
+    source = draw(r).source
+    assert '<B>x</B><BR/><FONT POINT-SIZE="9">1.5</FONT>' in source
+    assert '<B>w</B><BR/><FONT POINT-SIZE="9">0.8</FONT>' in source
+    assert "f64[]" not in source
+    card = re.sub(r"<[^>]+>", " ", r._repr_html_())
+    assert re.search(r"x\s+x0\s+scalar\s+float64\s+True\s+1\.5", card)
+
+
 def test_draw_targets_and_options():
     w = wg.Variable(2.0, name="w")
     with wg.GradientTape() as g:

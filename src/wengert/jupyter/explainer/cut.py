@@ -543,11 +543,12 @@ def not_in_inputs(s: Subject, computed: str | None, held: str | None) -> Explana
 
 
 def freed(s: Subject, status: str, gradient: str | None, why: str | None = None,
-          held: str | None = None) -> Explanation:
+          held: str | None = None,
+          held_from: str = "the backward pass of that other output") -> Explanation:
     """The target's graph was freed by a ``backward()`` without ``retain_graph=True``, and
     the sweep it ran was not kept (``why``: the reason, when one was kept but does not fit
-    or was released). ``held``: what ``.grad`` holds when it came from the backward pass of
-    another output (not the target's gradient: ``gradient`` is then ``None``).
+    or was released). ``held``: what ``.grad`` holds when it came from another backward
+    pass, ``held_from`` (not the target's gradient: ``gradient`` is then ``None``).
 
     Examples
     --------
@@ -559,8 +560,7 @@ def freed(s: Subject, status: str, gradient: str | None, why: str | None = None,
     known = (f" `{w}.grad` still holds what the earlier backward pass computed: {gradient}; "
              "which op made it so cannot be looked up any more." if gradient is not None else "")
     if held is not None:
-        known = (f" `{w}.grad` holds {held}, from the backward pass of that other output: "
-                 f"not the gradient of `{y}`.")
+        known = f" `{w}.grad` holds {held}, from {held_from}: not the gradient of `{y}`."
     kept = f" What the view-keeping mode kept cannot answer: {why}." if why else (
         " Its sweep was not kept: the view-keeping mode was not on where it ran (a thread "
         "starts outside it), or the sweep was a transform's own (`wg.grad`, `wg.vjp`).")

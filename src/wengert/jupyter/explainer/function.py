@@ -114,11 +114,7 @@ def explain_function(f: Callable[..., Any], args: tuple[Any, ...],
     code_sites = [replace(x, bound=tuple((n, local[n]) for local in watcher.frames
                                          for n in x.binds if n in local))
                   for x in _function_sites(f, source, [params[i] for i in nums])]
-    notes: tuple[str, ...] = ()
-    if isinstance(out, Tensor) and out.shape != ():
-        notes = (f"`{fname}` returns an array of shape {out.shape}: this is the gradient of "
-                 "the sum of its entries (as `y.sum().backward()`).",)
-    elif isinstance(out, (tuple, list, dict)):
+    if isinstance(out, (tuple, list, dict)):
         raise TypeError(
             f"explain(f, ...): {fname} returned a {type(out).__name__}; it must return one "
             "array (the value to differentiate), as for wg.grad.")
@@ -126,8 +122,7 @@ def explain_function(f: Callable[..., Any], args: tuple[Any, ...],
     for leaf, name in inputs:
         sites = _merge(sites_for(watcher, leaf, name), code_sites)
         s = Subject(out, leaf, target_name, name, sites=sites, function=True)
-        e = explain_one(s)
-        parts.append(replace(e, notes=e.notes + notes) if notes else e)
+        parts.append(explain_one(s))
     return combine(parts, target_name, ", ".join(params[i] for i in nums))
 
 

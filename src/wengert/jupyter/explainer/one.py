@@ -74,6 +74,9 @@ def explain_one(s: Subject) -> Explanation:
     ('36', True)
     """
     e = _asked(s)
+    shaped = _shape_note(s, e)
+    if shaped:
+        e = dataclasses.replace(e, notes=shaped + e.notes)
     if s.tape is None or e.status == "none" or not isinstance(s.wrt, Tensor):
         return e
     out = s.tape.outputs[0] if s.tape.outputs else None
@@ -89,6 +92,42 @@ def explain_one(s: Subject) -> Explanation:
             "gives .grad may differ. Call backward() in the view-keeping mode (%load_ext "
             "wengert, or inside wg.keep_values()) and explain after it to see their effect.")
     return dataclasses.replace(e, notes=e.notes + (note,))
+
+
+def _shape_note(s: Subject, e: Explanation) -> tuple[str, ...]:
+    """What the gradient of a target that is not a scalar is: the gradient of the sum of
+    its entries (a replay seeds ones), or the vector-Jacobian product with the cotangent
+    ``backward(gradient=...)`` was given (its kept sweep); nothing for a scalar target,
+    or when no gradient was computed here.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> x = wg.tensor([1.0, 2.0], requires_grad=True)
+    >>> e = explain_one(Subject(x - x.mean(), x, "z", "x"))
+    >>> e.status, "sum of its entries" in e.notes[0], "wg.explain(z[0], x)" in e.notes[0]
+    ('zero', True, True)
+    """
+    target = s.target
+    if (e.status == "none" or e.gradient is None or e.cause == "graph_freed"
+            or not isinstance(target, Tensor) or target.shape == ()):
+        return ()
+    y, x, shape = s.target_name, s.wrt_name, target.shape
+    out = s.tape.outputs[0] if s.tape is not None and s.tape.outputs else None
+    record = kept_record(s.tape, out)[0] if s.tape is not None else None
+    seed = record.roots[0][1] if record is not None and record.roots else None
+    if seed is not None and not np.all(np.asarray(seed) == 1):
+        return (f"`{y}` has shape {shape}, not a scalar: this is the vector-Jacobian product "
+                f"with the cotangent backward() was given, {summarize(seed)} (what `.grad` "
+                f"got), not the gradient of `{y}` itself.",)
+    text = (f"`{y}` has shape {shape}, not a scalar: this is the gradient of the sum of its "
+            f"entries (as `{y}.sum().backward()`), the sum of the rows of its Jacobian.")
+    if e.status == "zero":
+        first = ", ".join("0" * len(shape))
+        text += (f" A zero sum does not mean that no entry of `{y}` changes with `{x}`: "
+                 f"their gradients can cancel in the sum. Explain one entry "
+                 f"(`wg.explain({y}[{first}], {x})`) to see its own.")
+    return (text,)
 
 
 def _asked(s: Subject) -> Explanation:
@@ -121,8 +160,10 @@ def _asked(s: Subject) -> Explanation:
             gradient = summarize(reached[0].gradient)
         return non_leaf(s, eq_index, gradient)
     if freed_now:
-        return _freed(s, why, foreign_record(s.tape, s.tape.outputs[0] if s.tape.outputs
-                                             else None) is not None)
+        out = s.tape.outputs[0] if s.tape.outputs else None
+        own = s.tape[out].sweep if out is not None else None
+        return _freed(s, why, foreign_record(s.tape, out) is not None,
+                      stopped=own is not None and own.error is not None)
     if record is not None and record.restricted and leaf is not None:
         kept = record.leaf(s.wrt)
         if kept is None or not kept.stored:  # backward(inputs=...) named other tensors
@@ -188,12 +229,19 @@ def _grad(t: Tensor) -> Any:
         return t.grad
 
 
-def _freed(s: Subject, why: str | None = None, foreign: bool = False) -> Explanation:
+def _freed(s: Subject, why: str | None = None, foreign: bool = False,
+           stopped: bool = False) -> Explanation:
     """The graph is freed: say so, with what ``.grad`` still knows (``foreign``: the sweep
-    that freed it came from another output, so ``.grad`` holds that one's gradient)."""
+    that freed it came from another output, so ``.grad`` holds that one's gradient;
+    ``stopped``: the target's own ``backward()`` stopped before writing any ``.grad``, so
+    what ``.grad`` holds came from another backward pass)."""
     g = _grad(s.wrt) if isinstance(s.wrt, Tensor) else None
     if foreign:
         return freed(s, "none", None, why, held=summarize(g) if g is not None else None)
+    if stopped:
+        return freed(s, "none", None, why, held=summarize(g) if g is not None else None,
+                     held_from=f"an earlier backward pass (that of `{s.target_name}` stopped "
+                     "before writing any `.grad`)")
     status = "none" if g is None else "nan" if not is_finite(g) else \
         "zero" if is_zero(g) else "ok"
     return freed(s, status, summarize(g) if g is not None else None, why)

@@ -352,6 +352,10 @@ def kept_record(tape: Tape, out_index: int | None) -> tuple[Any, str | None]:
         return None, (f"the {record.kind} that swept it started from another output, so "
                       "the sweep it kept is not this output's")
     if record.error is not None:
+        # (a backward() that found the graph freed by another output's: say that one)
+        other = freed_by_another(tape, (tape[out_index].node.seq,))
+        if other is not None:
+            return None, other
         return None, (f"the {record.kind} that freed it stopped with {record.error}, so "
                       "its sweep never reached the inputs")
     return record, None
@@ -365,8 +369,11 @@ def foreign_record(tape: Tape, out_index: int | None) -> Any:
         return None
     root = tape[out_index].node
     record = tape[out_index].sweep
-    if record is not None:
-        return record if record.root_seqs != (root.seq,) else None
+    if record is not None and record.root_seqs != (root.seq,):
+        return record
+    if record is not None and record.error is None:
+        return None
+    # (none, or this output's own that stopped: another's may have freed the graph first)
     return foreign_sweep((n for eq in tape for n in eq.nodes), (root.seq,))[0]
 
 

@@ -474,7 +474,7 @@ class _Builder:
     def _start_sweep(self) -> None:
         """The reverse sweep's state before its first step."""
         self.jacs: list[list[str]] = []
-        self.jac_index: dict[tuple[int, int], int] = {}
+        self.jac_index: dict[tuple[int, int, Any, Any], int] = {}
         self.uses = [0] * self.n_nodes
         for refs in self.ins:
             for r in refs:
@@ -566,10 +566,14 @@ class _Builder:
                                 else None])
         return k
 
-    def _jac_id(self, out_shape: int, in_shape: int) -> int:
+    def _jac_id(self, out_shape: int, in_shape: int, out_dtype: Any = None,
+                in_dtype: Any = None) -> int:
         """The Jacobian of an output's shape by an input's (``-1 - e``: all the outputs of
-        equation ``e``, which has several)."""
-        key = (out_shape, in_shape)
+        equation ``e``, which has several), its entries of the type of the two cotangents
+        (``out_dtype``, ``in_dtype``: what the step received and sent; ``None`` for a Python
+        float, float64 when both are), so its bytes are those of float32 or complex entries
+        where they are."""
+        key = (out_shape, in_shape, out_dtype, in_dtype)
         k = self.jac_index.get(key)
         if k is None:
             k = self.jac_index[key] = len(self.jacs)
@@ -583,7 +587,10 @@ class _Builder:
             if m is None or n is None:
                 self.jacs.append(["?", "?", "?"])
             else:
-                self.jacs.append([f"{m}×{n}", f"{m * n:,}", nbytes_text(8 * m * n)])
+                # (a Python float cotangent takes the other's type, as NumPy's scalars do)
+                size = np.result_type(*[d for d in (out_dtype, in_dtype) if d is not None]
+                                      or [_FLOAT]).itemsize
+                self.jacs.append([f"{m}×{n}", f"{m * n:,}", nbytes_text(size * m * n)])
         return k
 
     def sweep_frames(self, steps: list[tuple[int, Any, list[tuple[int, Any, Any]]]]
@@ -614,7 +621,9 @@ class _Builder:
             if type(g) is _Parts:  # several outputs: each its own cotangent (or none)
                 self._outputs_received(e, g)
                 out_shape = -1 - e
+                out_dtype = _entries_dtype(g)
             else:
+                out_dtype = getattr(g, "dtype", None) or _PLAIN_DTYPES.get(type(g))
                 adjoint[e] = g
                 later(g)
                 later_at((adjoint_texts, e))
@@ -627,9 +636,10 @@ class _Builder:
             rows = []
             for i, _parent, ct in sent:
                 target = ins[i]
-                jac = jac_index.get((out_shape, shapes[target]))
+                in_dtype = getattr(ct, "dtype", None) or _PLAIN_DTYPES.get(type(ct))
+                jac = jac_index.get((out_shape, shapes[target], out_dtype, in_dtype))
                 if jac is None:
-                    jac = jac_id(out_shape, shapes[target])
+                    jac = jac_id(out_shape, shapes[target], out_dtype, in_dtype)
                 row = [i, None, None, jac]
                 if uses[target] > 1:
                     count, total = sums.get(target, (0, None))
@@ -748,6 +758,18 @@ class _Recorder(SweepObserver):
                     break
             else:
                 sends.append((i, parent, ct))
+
+
+_FLOAT = np.dtype(np.float64)
+#: The dtype of a cotangent that is a Python number (``None``: float64, the default).
+_PLAIN_DTYPES: dict[type, Any] = {complex: np.dtype(np.complex128)}
+
+
+def _entries_dtype(parts: Sequence[Any]) -> Any:
+    """The dtype of the cotangents of several outputs, together (``None``: Python floats)."""
+    dtypes = [d for go in parts if go is not None
+              and (d := getattr(go, "dtype", None) or _PLAIN_DTYPES.get(type(go))) is not None]
+    return np.result_type(*dtypes) if dtypes else None
 
 
 class _Parts(list):

@@ -169,6 +169,10 @@ class CellRun:
         ``id`` of every leaf made -> its input's name.
     values : dict
         Input name -> the value of its current leaf.
+    derived : dict
+        Input name -> the site of its first binding that ran to a value computed from the
+        other inputs while it had no leaf yet (so none was made: it has no value of its
+        own to differentiate with respect to).
     """
 
     def __init__(self, cell: Cell, names: Sequence[str], level: float,
@@ -185,6 +189,7 @@ class CellRun:
         self.updates: dict[str, list[Any]] = {}
         self.leaf_names: dict[int, str] = {}
         self.values: dict[str, Any] = {}
+        self.derived: dict[str, int | None] = {}
         self._origin: dict[int, Any] = {}  # id of a leaf -> the object it was made from
         # (name, the notebook's array, the leaf's copy of it) per leaf made from an array
         self._copies: list[tuple[str, np.ndarray, np.ndarray]] = []
@@ -258,6 +263,8 @@ class CellRun:
             if name in self.leaves:
                 update = self.updates.setdefault(name, [0, site])
                 update[0] += 1
+            else:
+                self.derived.setdefault(name, site)
             return value
         return self._leaf(name, value, site)
 

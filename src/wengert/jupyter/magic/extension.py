@@ -27,7 +27,13 @@ import functools
 from typing import Any
 
 from wengert.core.kept import Keeper
-from wengert.jupyter.magic.runner import MODES, VIEWS, AutodiffUsageError, run_autodiff
+from wengert.jupyter.magic.runner import (
+    MODES,
+    VIEWS,
+    AutodiffResult,
+    AutodiffUsageError,
+    run_autodiff,
+)
 from wengert.reverse.tape_reading import view_mode
 
 __all__ = ["load_ipython_extension", "unload_ipython_extension", "parse_views", "CellHooks"]
@@ -44,8 +50,9 @@ card shows the output, its derivative with respect to each input (gradients in r
 mode, tangents in forward mode; --mode both checks that they agree), notes on what the
 numbers mean where the cell leaves a doubt, and the views asked for with --show. The
 result is bound to _autodiff (or --as NAME): .value, .grads (input name -> NumPy
-value), .notes, .tape, .graph, .explore(). Everything the notebook reaches holds plain
-NumPy values after the cell. A trailing ';' hides the card.
+value), .notes, .tape, .graph, .explore(); a cell that fails leaves no result there (an
+earlier cell's is unbound). Everything the notebook reaches holds plain NumPy values
+after the cell. A trailing ';' hides the card.
 
 Example::
 
@@ -72,6 +79,14 @@ def parse_views(text: str) -> tuple[str, ...]:
         raise AutodiffUsageError(
             f"--show {','.join(unknown)}: choose among {', '.join(VIEWS)}, or all.")
     return tuple(v for v in VIEWS if v in asked or v == "value")
+
+
+def _drop_result(ns: dict[str, Any], name: str) -> None:
+    """Unbind the result of an earlier ``%%autodiff`` cell held under ``name``: this cell
+    failed, and that result's numbers are not what it computed (a variable that is no
+    result stays)."""
+    if isinstance(ns.get(name), AutodiffResult):
+        del ns[name]
 
 
 def _usage(parser: Any) -> str:
@@ -117,7 +132,11 @@ def _magics_class() -> type:
                     keep=shell.user_ns_hidden, result_name=args.as_name,
                 )
             except AutodiffUsageError as e:
+                _drop_result(shell.user_ns, args.as_name)
                 raise UsageError(f"{e}\n{_usage(self.autodiff.parser)}") from None
+            except BaseException:
+                _drop_result(shell.user_ns, args.as_name)
+                raise
             shell.user_ns[args.as_name] = result
             return None if result.silenced else result
 

@@ -351,7 +351,16 @@ def _check_output(name: str, out: Any, level: float) -> Any:
             "gradient needs a real output (as wg.grad and JAX's grad). Make the output real, "
             "e.g. np.abs(w) ** 2 or np.real(w), or name a real variable with --of NAME."
         )
-    if not ok or np.asarray(value).dtype.kind not in "fiu":
+    if ok and np.asarray(value).dtype.kind in "iu":
+        raise AutodiffUsageError(
+            f"%%autodiff: the output {name!r} is an integer ({np.asarray(value).dtype}), "
+            "computed without the inputs' derivatives (a comparison, a count, argmax, an "
+            "integer cast) or not from them at all: it is piecewise constant, its derivative "
+            "zero wherever it exists, so there is no gradient to show (wg.grad and JAX's grad "
+            "refuse it too). Compute a floating point output from the inputs, or name one "
+            "with --of NAME."
+        )
+    if not ok or np.asarray(value).dtype.kind != "f":
         what = type(value).__name__
         raise AutodiffUsageError(
             f"%%autodiff: the output {name!r} is {what}"
@@ -562,9 +571,18 @@ def _output_of(cell: Any, run: CellRun, ns: Mapping[str, Any], of: str | None
     return chosen, ns[chosen], [" ".join(words)]
 
 
-def _never_bound(name: str, cell: Any) -> str:
+def _never_bound(name: str, cell: Any, run: CellRun | None = None) -> str:
     """Why input ``name`` has no leaf: its bindings did not run, or there are none the
-    rewrite follows."""
+    rewrite follows, or (``run``: what the cell's run saw) those that ran gave it values
+    computed from the other inputs."""
+    if run is not None and name in run.derived:
+        where = run.where(run.derived[name])
+        return (f"%%autodiff: input {name!r} has no value of its own: the cell bound it "
+                f"({where}) to a value computed from the other inputs before giving it one, "
+                f"so there is no value of {name} to take a derivative with respect to (in "
+                f"a function, {name} would be an intermediate, not an argument). Give it a "
+                f"value first ({name} = 1.0 in the cell, or before it), or remove {name} "
+                "from the inputs.")
     sites = [s for s in cell.sites if s.name == name]
     ran = [s.where() for s in sites if s.tracked]
     other = [s for s in sites if not s.tracked]
@@ -789,7 +807,7 @@ def _result(cell: Any, run: CellRun, ns: dict[str, Any], names: tuple[str, ...],
     out_shape = np.shape(value)
     for n in names:
         if n not in run.leaves:
-            raise AutodiffUsageError(_never_bound(n, cell))
+            raise AutodiffUsageError(_never_bound(n, cell, run))
     tensor_out = out if run.traced(out) else None
     tape = tape_of(tensor_out) if tensor_out is not None else Tape([], [], [])
     on_tape = {id(leaf) for leaf in tape.leaves}

@@ -36,6 +36,7 @@ from wengert.core.formatting import constant_text, literal_text
 from wengert.core.ir import Literal, Var
 from wengert.core.source import SourceLine, is_notebook_cell
 from wengert.core.sweep import SweepObserver
+from wengert.forward.dual import Dual
 from wengert.graph.program import Graph
 from wengert.reverse.gradient_tape import GradientTape, Variable
 from wengert.reverse.tape_reading import tape_of
@@ -393,14 +394,23 @@ def leaf_grad(leaf: Any) -> Any:
 
 
 def leaf_value(leaf: Any) -> Any:
-    """The value of a leaf tensor as NumPy (``None`` when it holds a traced value).
+    """The value of a leaf tensor as NumPy: the primal of a dual number (a forward-mode
+    ``%%autodiff`` cell's input), ``None`` when it holds a traced value.
 
     Examples
     --------
     >>> import wengert as wg
     >>> leaf_value(wg.tensor([1.0, 2.0], requires_grad=True))
     array([1., 2.])
+    >>> leaf_value(wg.tensor(wg.Dual(np.array([1.5]), np.array([1.0]))))
+    array([1.5])
     """
+    value = getattr(leaf, "_value", None)
+    if type(value) is Dual:
+        while type(value) is Dual:
+            value = value.primal
+        return np.asarray(value) if isinstance(value, (np.ndarray, np.generic, float)) \
+            else None
     try:
         return leaf.numpy()
     except (TypeError, AttributeError):
