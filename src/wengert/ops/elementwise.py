@@ -1306,10 +1306,18 @@ MOD = _binary(
     adjoint=("ḡ", "−ḡ·floor({0} / {1})"), jax="jnp.mod({0}, {1})", spelling="%",
 )
 mod = remainder = FAMILY.binary(MOD, "remainder")
+def _floor_divide_jax(s: JaxStep) -> str:
+    """``_int_floor_divide`` (0 where the divisor is 0, as NumPy) for integers,
+    ``jnp.floor_divide`` otherwise."""
+    if s.equation.out.dtype.kind in "iu":
+        return f"{s.helper('_int_floor_divide')}({s.args[0]}, {s.args[1]})"
+    return f"jnp.floor_divide({s.args[0]}, {s.args[1]})"
+
+
 FLOOR_DIVIDE = _binary(
     "floor_divide", np.floor_divide, _zeros, _zeros, jvp=_zeros_jvp, reads=(),
     formula="d(x // y) = 0", symbol="//", domain=("positive", "positive"), adjoint=("0", "0"),
-    jax="jnp.floor_divide({0}, {1})", spelling="//",
+    jax=_floor_divide_jax, spelling="//",
     kernel=Kernel(piece="floordiv"),
 )
 floor_divide = FAMILY.binary(FLOOR_DIVIDE)
