@@ -163,6 +163,17 @@ def test_arctan2_derivatives_at_infinite_arguments_are_zero():
     np.testing.assert_allclose(g[0], [0.0, 3 / 13], rtol=1e-6)
 
 
+def test_arctan2_derivatives_at_infinite_arguments_are_zero_beside_a_nan():
+    """A NaN elsewhere in the array does not turn the derivatives at an infinite
+    argument into NaN (eagerly as in a compiled gradient)."""
+    f = lambda y, x: wnp.sum(wnp.arctan2(y, x))  # noqa: E731
+    y, x = np.array([np.inf, np.nan, -np.inf, 1.0]), np.array([np.inf, 1.0, 2.0, -0.0])
+    for g in (wg.grad(f, (0, 1))(y, x), wg.compile(wg.grad(f, (0, 1)))(y, x)):
+        for got, want in zip(g, ([0.0, np.nan, 0.0, -0.0], [0.0, np.nan, 0.0, -1.0])):
+            np.testing.assert_array_equal(got, want)
+            assert np.signbit(got[3]) == np.signbit(want[3])
+
+
 @pytest.mark.parametrize("name", ["floor", "ceil"])
 def test_floor_and_ceil_of_python_floats_keep_the_sign_of_a_zero_result(name):
     # The float path (a tensor or dual number on a Python float) gives NumPy's values:

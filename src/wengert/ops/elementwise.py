@@ -1215,10 +1215,9 @@ def _arctan2_partial(g: Any, y: Any, x: Any, in_y: bool) -> Any:
     d = square(x) + square(y)
     dv = _raw(d)
     infinite = None
-    if type(dv) is np.ndarray:  # (overflow of finite ones is harmless)
-        suspect = dv.size and dv.max() == np.inf
-    else:
-        suspect = is_traced(dv) or dv == np.inf
+    # (overflow of finite ones is harmless; not dv.max(): a NaN anywhere hides an inf)
+    suspect = bool(np.isinf(dv).any()) if type(dv) is np.ndarray else (
+        is_traced(dv) or dv == np.inf)
     if suspect:
         xv, yv = _raw(x), _raw(y)
         infinite = (np.isinf(xv) & ~np.isnan(yv)) | (np.isinf(yv) & ~np.isnan(xv))
