@@ -105,6 +105,33 @@ def test_dce_keeps_everything_live():
     assert report_of(dce, g).total == 0
 
 
+def test_dce_keeps_unread_equations_that_may_raise():
+    """An unread step that raises on some values (a Cholesky factor of a matrix that is
+    not positive definite, an index out of range, a log under ``np.errstate(divide=
+    'raise')``) stays: an optimised graph and a compiled function (and its gradient)
+    refuse where eager code refuses, instead of returning a number."""
+
+    def f(x, i):
+        with np.errstate(divide="raise"):
+            np.log(x)
+        np.linalg.cholesky(np.diag(x))
+        np.take(x, i)
+        np.exp(x)  # (cannot raise: removed)
+        return np.sum(x * 2.0)
+
+    good, i = np.array([1.0, 2.0]), np.array([1])
+    g = wg.trace(f, good, i)
+    h = dce(g)
+    assert [eq.op.name for eq in h] == [eq.op.name for eq in g if eq.op.name != "exp"]
+    for bad, error in (((np.array([-1.0, 2.0]), i), np.linalg.LinAlgError),
+                       ((good, np.array([5])), IndexError),
+                       ((np.array([0.0, 2.0]), i), FloatingPointError)):
+        for run in (f, pipeline(g), wg.compile(f), wg.compile(wg.grad(f))):
+            with pytest.raises(error):
+                run(*bad)
+    assert pipeline(g)(good, i) == f(good, i) == 6.0
+
+
 def test_dce_keeps_guarded_values():
     def f(x):
         s = np.sin(x)
