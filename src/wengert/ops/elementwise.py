@@ -943,7 +943,11 @@ def _attached(v: Any, slope: Any) -> Any:
     use it refuse to be differentiated twice (:func:`_pow_at_zero`)."""
     if not is_traced(v):
         return 0.0
-    d = v - _raw(v)
+    rv = _raw(v)
+    d = v - rv
+    at_inf = np.isinf(rv)  # (inf − inf is NaN: 0 there, whose derivative is 0)
+    if _may_hold(at_inf):
+        d = where(at_inf, 0.0, d)
     infinite = (slope == np.inf) | (slope == -np.inf)
     finite = where(infinite, 0.0, slope) * d
     if not _may_hold(infinite):
