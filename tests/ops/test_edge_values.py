@@ -163,6 +163,29 @@ def test_arctan2_derivatives_at_infinite_arguments_are_zero():
     np.testing.assert_allclose(g[0], [0.0, 3 / 13], rtol=1e-6)
 
 
+def test_arctan2_derivatives_at_infinite_arguments_are_zero_beside_a_nan():
+    """A NaN elsewhere in the array does not turn the derivatives at an infinite
+    argument into NaN (eagerly as in a compiled gradient)."""
+    f = lambda y, x: wnp.sum(wnp.arctan2(y, x))  # noqa: E731
+    y, x = np.array([np.inf, np.nan, -np.inf, 1.0]), np.array([np.inf, 1.0, 2.0, -0.0])
+    for g in (wg.grad(f, (0, 1))(y, x), wg.compile(wg.grad(f, (0, 1)))(y, x)):
+        for got, want in zip(g, ([0.0, np.nan, 0.0, -0.0], [0.0, np.nan, 0.0, -1.0])):
+            np.testing.assert_array_equal(got, want)
+            assert np.signbit(got[3]) == np.signbit(want[3])
+
+
+def test_power_derivative_in_the_exponent_at_a_zero_base_and_infinite_exponent_is_zero():
+    """``∂(x ** y)/∂y`` at ``x = 0``, ``y = inf`` is 0 (its limit, as eagerly): a compiled
+    gradient subtracted the exponent from itself (inf − inf) and gave NaN."""
+    f = lambda x, y: wnp.sum(wnp.power(x, y))  # noqa: E731
+    x, y = np.array([0.0, -0.0, 0.0, 2.0]), np.array([np.inf, np.inf, 3.0, np.inf])
+    want = wg.grad(f, (0, 1))(x, y)
+    np.testing.assert_array_equal(want[1][:3], 0.0)
+    for got in (wg.compile(wg.grad(f, (0, 1)))(x, y), wg.grad(wg.compile(f), (0, 1))(x, y)):
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+
+
 @pytest.mark.parametrize("name", ["floor", "ceil"])
 def test_floor_and_ceil_of_python_floats_keep_the_sign_of_a_zero_result(name):
     # The float path (a tensor or dual number on a Python float) gives NumPy's values:

@@ -943,7 +943,11 @@ def _attached(v: Any, slope: Any) -> Any:
     use it refuse to be differentiated twice (:func:`_pow_at_zero`)."""
     if not is_traced(v):
         return 0.0
-    d = v - _raw(v)
+    rv = _raw(v)
+    d = v - rv
+    at_inf = np.isinf(rv)  # (inf − inf is NaN: 0 there, whose derivative is 0)
+    if _may_hold(at_inf):
+        d = where(at_inf, 0.0, d)
     infinite = (slope == np.inf) | (slope == -np.inf)
     finite = where(infinite, 0.0, slope) * d
     if not _may_hold(infinite):
@@ -1215,10 +1219,9 @@ def _arctan2_partial(g: Any, y: Any, x: Any, in_y: bool) -> Any:
     d = square(x) + square(y)
     dv = _raw(d)
     infinite = None
-    if type(dv) is np.ndarray:  # (overflow of finite ones is harmless)
-        suspect = dv.size and dv.max() == np.inf
-    else:
-        suspect = is_traced(dv) or dv == np.inf
+    # (overflow of finite ones is harmless; not dv.max(): a NaN anywhere hides an inf)
+    suspect = bool(np.isinf(dv).any()) if type(dv) is np.ndarray else (
+        is_traced(dv) or dv == np.inf)
     if suspect:
         xv, yv = _raw(x), _raw(y)
         infinite = (np.isinf(xv) & ~np.isnan(yv)) | (np.isinf(yv) & ~np.isnan(xv))
@@ -1306,10 +1309,18 @@ MOD = _binary(
     adjoint=("ḡ", "−ḡ·floor({0} / {1})"), jax="jnp.mod({0}, {1})", spelling="%",
 )
 mod = remainder = FAMILY.binary(MOD, "remainder")
+def _floor_divide_jax(s: JaxStep) -> str:
+    """``_int_floor_divide`` (0 where the divisor is 0, as NumPy) for integers,
+    ``jnp.floor_divide`` otherwise."""
+    if s.equation.out.dtype.kind in "iu":
+        return f"{s.helper('_int_floor_divide')}({s.args[0]}, {s.args[1]})"
+    return f"jnp.floor_divide({s.args[0]}, {s.args[1]})"
+
+
 FLOOR_DIVIDE = _binary(
     "floor_divide", np.floor_divide, _zeros, _zeros, jvp=_zeros_jvp, reads=(),
     formula="d(x // y) = 0", symbol="//", domain=("positive", "positive"), adjoint=("0", "0"),
-    jax="jnp.floor_divide({0}, {1})", spelling="//",
+    jax=_floor_divide_jax, spelling="//",
     kernel=Kernel(piece="floordiv"),
 )
 floor_divide = FAMILY.binary(FLOOR_DIVIDE)

@@ -836,3 +836,17 @@ def test_complex_constants_keep_the_sign_of_zero_and_nonfinite_parts(jax):
     assert "complex(-0.0, 1.0)" in source and "complex(np.inf, 1.0)" in source
     for g, w in zip(to_jax(wg.trace(f, x))(x), f(x)):
         assert np.asarray(g).dtype == w.dtype and np.asarray(g).tobytes() == w.tobytes()
+
+
+def test_integer_floor_division_by_zero_is_zero_as_in_numpy(jax):
+    """NumPy's ``n // 0`` is 0 (with a warning); XLA's integer division gives -1 there."""
+    f = lambda x, y: (x // y, np.floor_divide(x, 0), x / 2 // y)  # noqa: E731
+    for dtype in (np.int64, np.int8, np.uint8):
+        x = np.array([5, 0, 7, 100], dtype)
+        y = np.array([0, 0, 2, 3], dtype)
+        with np.errstate(divide="ignore"):
+            want = f(x, y)
+            got = to_jax(wg.trace(f, x, y))(x, y)
+        for g, w in zip(got, want):
+            assert np.asarray(g).dtype == w.dtype
+            assert np.asarray(g).tobytes() == w.tobytes(), (g, w)

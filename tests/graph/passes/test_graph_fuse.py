@@ -427,3 +427,33 @@ def test_a_fused_power_runs_the_ufunc_of_numpys_operator(power, ufunc, dtype):
         assert_same(got, f(x))
         assert {str(w.message).rsplit(" ", 1)[-1] for w in caught} <= {ufunc}
         assert len(caught) == (power not in (2, 3))
+
+
+def test_fusing_a_long_chain_takes_memory_in_proportion_to_its_length():
+    """A chain fused into one kernel keeps its formula's parts short (``…``): their texts,
+    each nesting the ones before, took memory growing as the square of the length (a
+    chain of 10⁵ steps ran out of memory)."""
+
+    def chain(n):
+        def f(x):
+            for _ in range(n):
+                x = np.sin(x) * 1.0001
+            return x
+
+        return f
+
+    def peak(n):
+        g = wg.trace(chain(n), np.linspace(0, 1, 4))
+        tracemalloc.start()
+        try:
+            return tracemalloc.get_traced_memory()[1] if fuse(g) else 0
+        finally:
+            tracemalloc.stop()
+
+    small, large = peak(1000), peak(4000)
+    assert large < 6 * small, (small, large)
+    x = np.linspace(0, 1, 4)
+    h = fuse(wg.trace(chain(4000), x))
+    formula = h.equations[0].op.formula
+    assert "…" in formula and len(formula) < 1000, formula
+    assert h(x).tobytes() == chain(4000)(x).tobytes()

@@ -105,6 +105,33 @@ def test_dce_keeps_everything_live():
     assert report_of(dce, g).total == 0
 
 
+def test_dce_keeps_unread_equations_that_may_raise():
+    """An unread step that raises on some values (a Cholesky factor of a matrix that is
+    not positive definite, an index out of range, a log under ``np.errstate(divide=
+    'raise')``) stays: an optimised graph and a compiled function (and its gradient)
+    refuse where eager code refuses, instead of returning a number."""
+
+    def f(x, i):
+        with np.errstate(divide="raise"):
+            np.log(x)
+        np.linalg.cholesky(np.diag(x))
+        np.take(x, i)
+        np.exp(x)  # (cannot raise: removed)
+        return np.sum(x * 2.0)
+
+    good, i = np.array([1.0, 2.0]), np.array([1])
+    g = wg.trace(f, good, i)
+    h = dce(g)
+    assert [eq.op.name for eq in h] == [eq.op.name for eq in g if eq.op.name != "exp"]
+    for bad, error in (((np.array([-1.0, 2.0]), i), np.linalg.LinAlgError),
+                       ((good, np.array([5])), IndexError),
+                       ((np.array([0.0, 2.0]), i), FloatingPointError)):
+        for run in (f, pipeline(g), wg.compile(f), wg.compile(wg.grad(f))):
+            with pytest.raises(error):
+                run(*bad)
+    assert pipeline(g)(good, i) == f(good, i) == 6.0
+
+
 def test_dce_keeps_guarded_values():
     def f(x):
         s = np.sin(x)
@@ -483,10 +510,9 @@ IDENTITIES = [
     ("+x", lambda x: +np.sin(x), (A,)),
     ("-(-x)", lambda x: np.negative(np.negative(np.sin(x))), (A,)),
     ("-(-x)", lambda x: np.negative(np.negative(np.sin(x))), (0.5,)),
-    ("x+(-y)", lambda x: np.cos(x) + (-np.sin(x)), (A,)),
-    ("x+(-y)", lambda x: (-np.sin(x)) + np.cos(x), (0.5,)),
-    ("x-(-y)", lambda x: np.cos(x) - (-np.sin(x)), (A,)),
-    ("x*(-1)", lambda x: np.sin(x) * -1.0, (A,)),
+    ("x+(-y)", lambda x: (x * 3) + (-(x * 2)), (np.arange(3),)),
+    ("x+(-y)", lambda x: (-(x * 2)) + (x * 3), (np.arange(3, dtype=np.uint8),)),
+    ("x-(-y)", lambda x: (x * 3) - (-(x * 2)), (np.arange(3, dtype=np.int8),)),
     ("x*(-1)", lambda x: -1 * (x + 1), (np.arange(3),)),
     ("x*0 (integers)", lambda x: x * 0 + x, (np.arange(3),)),
     ("x*0 (integers)", lambda x: 0 * (x > 1), (A,)),
@@ -563,6 +589,14 @@ NOT_IDENTITIES = [
     ("f32 * f64 is f64", lambda x: x * np.float64(1.0), (A.astype(np.float32),)),
     ("f32 * f64 array is f64", lambda x: x * np.ones(3), (A.astype(np.float32),)),
     ("float * 0 is not 0", lambda x: x * 0.0, (A,)),
+    ("x + (-y) flips the sign of a NaN y", lambda x: np.cos(x) + (-np.sin(x)), (A,)),
+    ("(-y) + x flips the sign of a NaN y", lambda x: (-np.sin(x)) + np.cos(x), (0.5,)),
+    ("x - (-y) flips the sign of a NaN y", lambda x: np.cos(x) - (-np.sin(x)), (A,)),
+    ("nan * -1.0 keeps the sign of the NaN", lambda x: np.sin(x) * -1.0, (A,)),
+    ("a complex product is not exact", lambda x: np.sin(x) * 1.0, (A + 1j,)),
+    ("a complex quotient is not exact", lambda x: np.sin(x) / 1, (A + 1j,)),
+    ("a complex power is not exact", lambda x: np.sin(x) ** 1, (A + 1j,)),
+    ("complex times -1 is not negative", lambda x: np.sin(x) * -1, (A + 1j,)),
     ("int * -0.0 is a float whose sign depends on x", lambda x: x * -0.0, (np.arange(3) - 1,)),
     ("-n of a Python int is a NumPy int", lambda x, n: x + (-n), (np.arange(3, dtype=np.int32), 2)),
     ("int / 1 is a float", lambda x: x / 1, (np.arange(3),)),
@@ -633,6 +667,27 @@ def test_simplify_keeps_the_sign_of_zero():
             for got in (h(arg), wg.compile(f)(arg), wg.compile(f)(arg)):
                 assert got.dtype == want.dtype
                 assert got.tobytes() == want.tobytes(), (got, want)
+
+
+def test_simplify_keeps_nan_signs_and_complex_products():
+    """``x * 1`` is not ``x`` for complex ``x`` (``(inf+1j) * 1`` is ``inf+nanj``,
+    ``(-0-0j) * 1`` is ``0-0j``), and ``x + (-y)``, ``x - (-y)``, ``x * -1`` give a NaN of
+    another sign than ``x - y``, ``x + y``, ``-x``: a simplified graph gives eager
+    code's bits."""
+    z = np.array([complex(np.inf, 1.0), complex(np.nan, 1.0), complex(-0.0, -0.0), 2 - 1j])
+    f64 = np.array([np.nan, -np.nan, 1.0, -0.0])
+    cases = [(lambda x: x * 1.0, z), (lambda x: 1 * x, z), (lambda x: x / 1.0, z),
+             (lambda x: x ** 1, z), (lambda x: x * -1.0, z), (lambda x: x * -1.0, f64),
+             (lambda x: x * -1, f64.astype(np.float32)),
+             (lambda x, y: x + (-y), f64[::-1].copy(), f64),
+             (lambda x, y: (-y) + x, f64[::-1].copy(), f64),
+             (lambda x, y: x - (-y), f64[::-1].copy(), f64)]
+    for f, *args in cases:
+        g = wg.trace(f, *args)
+        want = f(*args)
+        for got in (simplify(g)(*args), pipeline(g)(*args), wg.compile(f)(*args)):
+            assert got.dtype == want.dtype
+            assert got.tobytes() == want.tobytes(), (got, want, listing(g, simplify(g)))
 
 
 def test_simplify_moves_guards_to_the_replacement():

@@ -16,7 +16,11 @@ What the exported function keeps:
 * **values**: each op is written with the ``jax.numpy`` function of the same
   NumPy semantics (the table :data:`JAX_FORMS`), inputs are cast where NumPy's
   and JAX's type promotion differ, and constants (literal arrays, index
-  arrays) become module-level NumPy arrays, written out exactly;
+  arrays) become module-level NumPy arrays, written out exactly; an integer divided
+  by 0 (``//``) is 0, as NumPy's (XLA's is -1). Where the values can differ: sums
+  and means add in XLA's order, not NumPy's pairwise one (the last bits of a float32
+  sum), and a cast of NaN or of a float out of an integer type's range (undefined in
+  C; NumPy gives what the CPU gives) saturates in XLA;
 * **gradients**: where JAX's derivative convention differs from wengert's at
   a non-differentiable point, the export calls a small helper defined in the
   module that follows wengert's: ``abs'(0) = 0`` (JAX: 1, also inside the

@@ -67,6 +67,11 @@ def _logaddexp2(x, y):
     return _logaddexp(x * math.log(2.0), y * math.log(2.0)) / math.log(2.0)
 
 
+def _int_floor_divide(x, y):
+    # np.floor_divide of integers: 0 where y is 0 (XLA's integer division gives -1 there).
+    return jnp.where(y == 0, 0, jnp.floor_divide(x, y))
+
+
 def _fmax(x, y):
     # np.fmax (a NaN loses); ties split the gradient evenly (as wengert's).
     return jnp.where(jnp.isnan(y), x, jnp.where(jnp.isnan(x), y, jnp.maximum(x, y)))

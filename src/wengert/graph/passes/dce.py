@@ -14,8 +14,11 @@ chain of a million equations takes a fraction of a second. Inputs stay (they
 are the graph's signature) even when nothing reads them.
 
 Ops are pure functions of their inputs (an op made for a recorded NumPy call
-too), so an equation nothing reads can go: the only thing lost is an error or
-a warning it would have raised.
+too), so an equation nothing reads can go, except one that may raise on the
+values it is given (:func:`may_raise`: ``cholesky`` of a matrix that is not
+positive definite, ``inv`` of a singular one, an index out of range, a step
+under ``np.errstate(...='raise')``): it stays, so the graph refuses where eager
+code refuses. What is lost is a warning a removed equation would have given.
 
 Examples
 --------
@@ -34,15 +37,50 @@ dce: 3 → 2 equations; removed 1 (exp: 1)
 
 from __future__ import annotations
 
+from typing import Any
+
 from wengert.graph.ir import Equation, Var
 from wengert.graph.ir import GraphLike as Graph
 from wengert.graph.passes.rewrite import PassReport, add_report
+from wengert.ops import FAMILIES
 
-__all__ = ["dce", "live_variables"]
+__all__ = ["dce", "live_variables", "may_raise", "RAISING"]
+
+#: Ops that raise on some values: a singular matrix (``inv``, ``solve``), one that is not
+#: positive definite (``cholesky``), a factorisation that does not converge.
+RAISING = frozenset({"inv", "solve", "cholesky", "eigh_values", "eigh_vectors",
+                     "svd_values", "svd_u", "svd_vt", "eig_values", "eig_vectors", "pinv"})
+_ELEMENTWISE = frozenset(op for family in FAMILIES if family.FAMILY.fusable
+                         for op in family.FAMILY.ops)
+
+
+def may_raise(eq: Any) -> bool:
+    """Whether ``eq`` may raise on some values of its inputs: it runs under a context
+    (``np.errstate(divide='raise')``, warnings as errors), its op is one of
+    :data:`RAISING`, or it reads a traced integer array other than elementwise
+    (``np.take(x, i)``: an index out of range).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import wengert as wg
+    >>> g = wg.trace(lambda a, i: (np.linalg.inv(a), np.take(a, i), a @ a), np.eye(2),
+    ...              np.array([0]))
+    >>> [may_raise(eq) for eq in g]
+    [True, True, False]
+    """
+    if eq.context is not None:
+        return True
+    if any(op.name in RAISING for op in eq.ops):
+        return True
+    if eq.op in _ELEMENTWISE:
+        return False
+    return any(type(v) is Var and v.dtype.kind in "iu" for v in eq.ins)
 
 
 def live_variables(graph: Graph) -> set[Var]:
-    """The variables the outputs and the guards need (computed or read, directly or not).
+    """The variables the outputs, the guards and the equations that may raise
+    (:func:`may_raise`) need (computed or read, directly or not).
 
     Examples
     --------
@@ -56,7 +94,10 @@ def live_variables(graph: Graph) -> set[Var]:
     live.update(g.var for g in graph.guards)
     add = live.add
     for eq in reversed(graph.equations):
-        if eq.out in live or (len(eq.outs) > 1 and any(v in live for v in eq.outs)):
+        read = eq.out in live or (len(eq.outs) > 1 and any(v in live for v in eq.outs))
+        if read or may_raise(eq):
+            if not read:  # (of a decomposition, the first part: it raises as the whole)
+                add(eq.out)
             for v in eq.ins:
                 if type(v) is Var:
                     add(v)

@@ -101,6 +101,10 @@ _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "%": 2, "//": 2, "**": 4, ">": 0,
                "<": 0, "<=": 0, "==": 0, "!=": 0}
 _ATOM = 9
 _NAME_PIECES = 6
+#: A part of a kernel's formula longer than this is written ``…`` in the parts around
+#: it (each part's text is kept while the formula is built: a chain of 10⁵ steps would
+#: hold 10⁵ texts of up to 10⁵ characters).
+MAX_FORMULA_CHARS = 200
 
 
 class FusedOp(Op):
@@ -461,8 +465,9 @@ class _Kernel:
                 args.append(f"%{p}")
                 pieces.append((f"x{p}", _ATOM))
             args_of.append(args)
-            exprs.append(self.writers[k].expr(pieces))
-        return args_of, exprs[-1][0]
+            expr = self.writers[k].expr(pieces)
+            exprs.append(expr if len(expr[0]) <= MAX_FORMULA_CHARS else ("…", _ATOM))
+        return args_of, expr[0]
 
     def _out_aliases(self) -> tuple[int, ...]:
         """Inputs that may be passed as ``out``: the root is the only step writing

@@ -13,11 +13,15 @@ The rules (the report counts rewrites by these names):
 
 * ``x+0``: ``x + 0``, ``0 + x`` → ``x``; ``x-0``: ``x - 0`` → ``x`` (for floating-point
   ``x``, ``x + (-0.0)`` and ``x - 0.0`` only: see below)
-* ``x*1``: ``x * 1``, ``1 * x`` → ``x``; ``x/1``, ``x**1`` → ``x``
+* ``x*1``: ``x * 1``, ``1 * x`` → ``x``; ``x/1``, ``x**1`` → ``x`` (not for complex ``x``:
+  NumPy's complex product is not exact, ``(inf+1j) * 1`` is ``inf+nanj`` and
+  ``(-0-0j) * 1`` is ``0-0j``)
 * ``+x``: ``positive(x)`` → ``x``
 * ``-(-x)``: ``negative(negative(x))`` → ``x``
 * ``x+(-y)``: ``x + (-y)``, ``(-y) + x`` → ``x - y``; ``x-(-y)``: ``x - (-y)`` → ``x + y``
-* ``x*(-1)``: ``x * -1``, ``-1 * x`` → ``negative(x)``
+  (integers only: for floats a NaN ``y`` gives a NaN of the other sign)
+* ``x*(-1)``: ``x * -1``, ``-1 * x`` → ``negative(x)`` (integers only: ``nan * -1.0``
+  keeps the NaN's sign, ``negative`` flips it)
 * ``x*0 (integers)``: ``x * 0``, ``0 * x`` → zeros, for integer and bool ``x`` only
 * ``transpose identity``: a transpose by the identity permutation → ``x``;
   ``transpose∘transpose``: two transposes → one (→ ``x`` when they cancel)
@@ -194,6 +198,8 @@ def _add(eq: Equation, producers: Producers) -> Rewrite:
         return "x+0", x
     if _adds_nothing(out, x, False) and interchangeable(out, y):
         return "x+0", y
+    if out.dtype.kind not in "iu":  # (floats: a NaN's sign is the negated one's)
+        return None
     z = _negated(y, producers)
     if z is not None:
         return "x+(-y)", eq.replace(op=SUBTRACT, ins=(x, z))
@@ -207,6 +213,8 @@ def _subtract(eq: Equation, producers: Producers) -> Rewrite:
     x, y = eq.ins
     if _adds_nothing(eq.out, y, True) and interchangeable(eq.out, x):
         return "x-0", x
+    if eq.out.dtype.kind not in "iu":
+        return None
     z = _negated(y, producers)
     if z is not None:
         return "x-(-y)", eq.replace(op=ADD, ins=(x, z))
@@ -216,11 +224,13 @@ def _subtract(eq: Equation, producers: Producers) -> Rewrite:
 def _multiply(eq: Equation, producers: Producers) -> Rewrite:
     out = eq.out
     pairs = (eq.ins, eq.ins[::-1])
+    if out.dtype.kind == "c":  # ((inf+1j) * 1 is inf+nanj, (-0-0j) * 1 is 0-0j)
+        return None
     for x, c in pairs:
         if is_constant(c, 1) and interchangeable(out, x):
             return "x*1", x
     for x, c in pairs:
-        if is_constant(c, -1) and out.dtype.kind in "ifc" and interchangeable(out, x):
+        if is_constant(c, -1) and out.dtype.kind in "iu" and interchangeable(out, x):
             return "x*(-1)", eq.replace(op=NEGATIVE, ins=(x,), params={})
     if out.dtype.kind in "iub":
         for x, c in pairs:
@@ -234,7 +244,7 @@ def _multiply(eq: Equation, producers: Producers) -> Rewrite:
 def _by_one(name: str) -> Callable[[Equation, Producers], Rewrite]:
     def rule(eq: Equation, producers: Producers) -> Rewrite:
         x, y = eq.ins
-        if is_constant(y, 1) and interchangeable(eq.out, x):
+        if is_constant(y, 1) and eq.out.dtype.kind != "c" and interchangeable(eq.out, x):
             return name, x
         return None
 
