@@ -140,6 +140,11 @@ class Op:
         differentiated on complex values; the others refuse them, naming the
         op, instead of giving a wrong gradient. The registry sweep checks each
         such op on complex samples too.
+    raises : bool
+        The NumPy forward raises on some values of its inputs (a singular matrix, one
+        that is not positive definite, a factorisation that does not converge, a failed
+        check): dead-code elimination keeps an equation of it that nothing reads, so a
+        graph refuses where eager code refuses.
     complex_adjoint : tuple of (str or None), or str, optional
         For an op with complex rules that are not its real ones (``abs``: ``ḡ·conj(z)/|z|``
         where the real template says ``ḡ·sign(x)``): the templates shown for complex
@@ -226,6 +231,7 @@ class Op:
         "adjoint",
         "complex_adjoint",
         "complex_rules",
+        "raises",
         "state_input",
         "jax",
         "jax_refused",
@@ -262,6 +268,7 @@ class Op:
         batch_jvp: bool = False,
         adjoint: tuple[str | None, ...] | str | None = None,
         complex_rules: bool = False,
+        raises: bool = False,
         complex_adjoint: tuple[str | None, ...] | str | None = None,
         state_input: bool = False,
         jax: str | Callable[[Any], str] | None = None,
@@ -298,6 +305,7 @@ class Op:
         self.batch_jvp = batch_jvp
         self.adjoint = _checked_adjoint(name, adjoint, self.vjps, variadic)
         self.complex_rules = complex_rules
+        self.raises = raises
         self.complex_adjoint = _checked_adjoint(name, complex_adjoint, self.vjps, variadic)
         self.state_input = state_input
         self.jax = jax

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import numpy as np
 import wengert as wg
+import wengert.numpy as wnp
 from wengert.core.tree import flatten
 from wengert.graph import Equation, Graph, Guard, GuardError, Literal, Var
 from wengert.graph.backends.codegen import is_scalar_program
@@ -22,6 +23,7 @@ from wengert.graph.passes.fold import MAX_FOLDED_SIZE, fold_constants
 from wengert.graph.passes.rewrite import PassReport, interchangeable, substitute_ins, use_counts
 from wengert.graph.passes.simplify import simplify
 from wengert.ops import REGISTRY
+from wengert.ops.linalg.checks import checked
 
 F64 = np.float64
 PASSES = (dce, fold_constants, cse, simplify)
@@ -130,6 +132,27 @@ def test_dce_keeps_unread_equations_that_may_raise():
             with pytest.raises(error):
                 run(*bad)
     assert pipeline(g)(good, i) == f(good, i) == 6.0
+
+
+def test_dce_keeps_a_check_nothing_reads():
+    """A derivative computed and then dropped still refuses where it does not exist, in
+    eager code and so in the compiled function: the check it carries (here on its own,
+    read by nothing) stays when the rest of the derivative goes."""
+
+    def f(a):
+        checked(a, "qr_full_rank")  # (what a rule's check leaves when nothing reads it)
+        wg.grad(lambda m: wnp.sum(np.linalg.qr(m)[1]))(a)
+        return wnp.sum(a * 2.0)
+
+    good = np.array([[2.0, 1.0], [1.0, 3.0]])
+    bad = np.array([[1.0, 2.0], [2.0, 4.0]])
+    g = wg.trace(f, good)
+    h = dce(g)
+    assert [eq.op.name for eq in h][0] == "check" and len(h) < len(g)
+    for run in (f, pipeline(g), wg.compile(f)):
+        assert run(good) == 14.0
+        with pytest.raises(np.linalg.LinAlgError, match="rank-deficient"):
+            run(bad)
 
 
 def test_dce_keeps_guarded_values():

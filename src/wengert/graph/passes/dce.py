@@ -44,21 +44,18 @@ from wengert.graph.ir import GraphLike as Graph
 from wengert.graph.passes.rewrite import PassReport, add_report
 from wengert.ops import FAMILIES
 
-__all__ = ["dce", "live_variables", "may_raise", "RAISING"]
+__all__ = ["dce", "live_variables", "may_raise"]
 
-#: Ops that raise on some values: a singular matrix (``inv``, ``solve``), one that is not
-#: positive definite (``cholesky``), a factorisation that does not converge.
-RAISING = frozenset({"inv", "solve", "cholesky", "eigh_values", "eigh_vectors",
-                     "svd_values", "svd_u", "svd_vt", "eig_values", "eig_vectors", "pinv"})
 _ELEMENTWISE = frozenset(op for family in FAMILIES if family.FAMILY.fusable
                          for op in family.FAMILY.ops)
 
 
 def may_raise(eq: Any) -> bool:
     """Whether ``eq`` may raise on some values of its inputs: it runs under a context
-    (``np.errstate(divide='raise')``, warnings as errors), its op is one of
-    :data:`RAISING`, or it reads a traced integer array other than elementwise
-    (``np.take(x, i)``: an index out of range).
+    (``np.errstate(divide='raise')``, warnings as errors), its op declares that it may
+    (``Op.raises``: a singular matrix, one that is not positive definite, a factorisation
+    that does not converge, a failed check), or it reads a traced integer array other
+    than elementwise (``np.take(x, i)``: an index out of range).
 
     Examples
     --------
@@ -71,7 +68,7 @@ def may_raise(eq: Any) -> bool:
     """
     if eq.context is not None:
         return True
-    if any(op.name in RAISING for op in eq.ops):
+    if any(op.raises for op in eq.ops):
         return True
     if eq.op in _ELEMENTWISE:
         return False

@@ -606,7 +606,7 @@ INV = Op("inv", np.linalg.inv, (lambda g, ans, a: -matmul(_mT(ans), matmul(g, _m
          jvp=_inv_jvp, reads_out=True, formula="d(A⁻¹) = -A⁻¹ dA A⁻¹; Ā = -A⁻ᵀ ḡ A⁻ᵀ",
          symbol="⁻¹", adjoint=("−{out}ᵀ @ ḡ @ {out}ᵀ",),
          samples=_square_samples(_rng_matrix, [(1, 1), (3, 3), (2, 3, 3)]),
-         jax="jnp.linalg.inv({0})", complex_rules=True)
+         jax="jnp.linalg.inv({0})", complex_rules=True, raises=True)
 FAMILY.op(INV)
 def _det_singular_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
     return _det_samples(rng) + [
@@ -682,7 +682,7 @@ SOLVE = Op("solve", _solve_impl, (_solve_da, _solve_db), jvp=_solve_jvp, reads=(
            reads_out=True,
            formula="X = A⁻¹B; B̄ = A⁻ᵀḡ, Ā = -B̄ Xᵀ", samples=_solve_samples,
            adjoint=("−{0}⁻ᵀ @ ḡ @ {out}ᵀ", "{0}⁻ᵀ @ ḡ"), jax="jnp.linalg.solve({0}, {1})",
-           complex_rules=True)
+           complex_rules=True, raises=True)
 FAMILY.op(SOLVE)
 
 
@@ -746,7 +746,7 @@ CHOLESKY = Op("cholesky", _cholesky_impl, (_cholesky_vjp,), jvp=_cholesky_jvp, r
               adjoint=("sym({out}⁻ᵀ @ Φ({out}ᵀ @ ḡ) @ {out}⁻¹)",),
               complex_adjoint=("herm({out}⁻ᵀ @ Φ({out}ᵀ @ ḡ) @ conj({out})⁻¹)",),
               samples=_cholesky_samples, complex_rules=True,
-              jax="jnp.linalg.cholesky({0}, upper={upper})")
+              jax="jnp.linalg.cholesky({0}, upper={upper})", raises=True)
 FAMILY.op(CHOLESKY)
 
 

@@ -95,6 +95,6 @@ CHECK = Op(
     "check", _check, (lambda g, ans, x, name, arg=None: g,),
     jvp=lambda tangents, ans, x, name, arg=None: tangents[0],
     formula="check(x) = x where the derivative exists (else an error)", adjoint=("ḡ",),
-    samples=_samples, jax="{0}", complex_rules=True,
+    samples=_samples, jax="{0}", complex_rules=True, raises=True,
 )
 FAMILY.op(CHECK)

@@ -210,7 +210,8 @@ def _values_jax(s: JaxStep) -> str:
 EIG_VALUES = Op("eig_values", _values_impl, (_values_vjp,), jvp=_values_jvp, reads=(0,),
                 part=("eig", 0), spelling="np.linalg.eig",
                 formula="dλ = diag(V⁻¹ dA V); Ā = V⁻ᵀ diag(λ̄) Vᵀ", symbol="λ",
-                adjoint=("V⁻ᵀ diag(ḡ) Vᵀ",), samples=_samples, complex_rules=True, jax=_values_jax)
+                adjoint=("V⁻ᵀ diag(ḡ) Vᵀ",), samples=_samples, complex_rules=True, jax=_values_jax,
+                raises=True)
 FAMILY.op(EIG_VALUES)
 EIG_VECTORS = Op("eig_vectors", _vectors_impl, (_vectors_vjp,), jvp=_vectors_jvp,
                  part=("eig", 1), spelling="np.linalg.eig",
@@ -221,7 +222,8 @@ EIG_VECTORS = Op("eig_vectors", _vectors_impl, (_vectors_vjp,), jvp=_vectors_jvp
                  samples=_samples, complex_rules=True,
                  jax_refused="JAX's eigenvectors of a non-symmetric matrix differ from "
                              "NumPy's by a phase per column (NumPy's LAPACK makes the largest "
-                             "entry real with either sign), and so do their derivatives")
+                             "entry real with either sign), and so do their derivatives",
+                             raises=True)
 FAMILY.op(EIG_VECTORS)
 FAMILY.joint(EIG_VALUES, EIG_VECTORS, numpy="np.linalg.eig({0})")
 

@@ -223,7 +223,7 @@ EIGH_VALUES = FAMILY.op(Op(
     formula="dλ = diag(Vᵀ dA V); Ā = V diag(λ̄) Vᵀ (complex: dλ = Re diag(Vᴴ dA V), "
             "Ā = conj(V) diag(λ̄) Vᵀ)",
     adjoint=("V diag(ḡ) Vᵀ",), complex_adjoint=("conj(V) diag(ḡ) Vᵀ",), samples=_samples,
-    complex_rules=True, jax="jnp.linalg.eigh({0}, UPLO={uplo})[0]"))
+    complex_rules=True, jax="jnp.linalg.eigh({0}, UPLO={uplo})[0]", raises=True))
 #: Why complex eigenvectors and singular vectors have no faithful JAX form.
 JAX_PHASE = ("JAX's derivatives of complex eigenvectors (singular vectors) leave out the "
              "phase term that makes wengert's those of NumPy's own vectors, so they differ "
@@ -237,7 +237,7 @@ EIGH_VECTORS = Op("eigh_vectors", _vectors_impl, (_vectors_vjp,), jvp=_vectors_j
                   complex_adjoint=("herm(conj({out}) (F ∘ ({out}ᵀ ḡ′)) {out}ᵀ), ḡ′: ḡ less "
                                    "the term of NumPy's phase (one row of {out} real)",),
                   samples=_samples, complex_rules=True, jax="jnp.linalg.eigh({0}, UPLO={uplo})[1]",
-                  jax_complex_refused=JAX_PHASE)
+                  jax_complex_refused=JAX_PHASE, raises=True)
 FAMILY.op(EIGH_VECTORS)
 #: (what the primitives decompose is the Hermitian part: generated code does too)
 FAMILY.joint(EIGH_VALUES, EIGH_VECTORS, numpy="np.linalg.eigh({h}, UPLO={uplo!r})")

@@ -212,7 +212,7 @@ PINV = Op("pinv", _pinv_impl, (_pinv_vjp,), jvp=_pinv_jvp, reads=(0,), reads_out
           formula="dX = −X dA X + X Xᵀ dAᵀ (I − A X) + (I − X A) dAᵀ Xᵀ X, X = A⁺",
           symbol="⁺", adjoint=("−Xᵀ ḡ Xᵀ + (I − A X) ḡᵀ X Xᵀ + Xᵀ X ḡᵀ (I − X A)",),
           complex_adjoint=("−Xᵀ ḡ Xᵀ + conj((I − A X) ḡᵀ X Xᴴ + Xᴴ X ḡᵀ (I − X A))",),
-          samples=_samples, complex_rules=True, jax=_pinv_jax)
+          samples=_samples, complex_rules=True, jax=_pinv_jax, raises=True)
 FAMILY.op(PINV)
 
 

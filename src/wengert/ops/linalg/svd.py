@@ -304,7 +304,8 @@ SVD_VALUES = Op("svd_values", _values_impl, (_values_vjp,), jvp=_values_jvp, rea
                 formula="ds = diag(Uᵀ dA V); Ā = U diag(s̄) Vᵀ (complex: ds = Re diag(Uᴴ dA V), "
                         "Ā = conj(U) diag(s̄) Vᵀ)", symbol="σ",
                 adjoint=("U diag(ḡ) Vᵀ",), complex_adjoint=("conj(U) diag(ḡ) Vᵀ",),
-                samples=_samples, complex_rules=True, jax="jnp.linalg.svd({0}, compute_uv=False)")
+                samples=_samples, complex_rules=True, jax="jnp.linalg.svd({0}, compute_uv=False)",
+                raises=True)
 FAMILY.op(SVD_VALUES)
 SVD_U = Op("svd_u", _u_impl, (_u_vjp,), jvp=_u_jvp, reads=(0,), reads_out=True,
            part=("svd", 0), spelling="np.linalg.svd",
@@ -314,7 +315,7 @@ SVD_U = Op("svd_u", _u_impl, (_u_vjp,), jvp=_u_jvp, reads=(0,), reads_out=True,
                             "ḡ′ S⁻¹ Vᵀ, G = F ∘ (Uᵀ ḡ′); ḡ′: ḡ with the term of NumPy's "
                             "phase",),
            samples=_samples, complex_rules=True, jax="jnp.linalg.svd({0}, full_matrices=False)[0]",
-           jax_complex_refused=JAX_PHASE)
+           jax_complex_refused=JAX_PHASE, raises=True)
 FAMILY.op(SVD_U)
 SVD_VT = Op("svd_vt", _vt_impl, (_vt_vjp,), jvp=_vt_jvp, reads=(0,), reads_out=True,
             part=("svd", 2), spelling="np.linalg.svd",
@@ -324,7 +325,8 @@ SVD_VT = Op("svd_vt", _vt_impl, (_vt_vjp,), jvp=_vt_jvp, reads=(0,), reads_out=T
             complex_adjoint=("conj(U) (S (H + Hᴴ)) Vᵀ + conj(U S⁻¹ V̄ᵀ (I − V Vᴴ)), H = F ∘ "
                              "(Vᵀ V̄), V̄ = conj(ḡᵀ) with the term of NumPy's phase",),
             samples=_samples, complex_rules=True,
-            jax="jnp.linalg.svd({0}, full_matrices=False)[2]", jax_complex_refused=JAX_PHASE)
+            jax="jnp.linalg.svd({0}, full_matrices=False)[2]", jax_complex_refused=JAX_PHASE,
+            raises=True)
 FAMILY.op(SVD_VT)
 FAMILY.joint(SVD_U, SVD_VALUES, SVD_VT, numpy="np.linalg.svd({0}, full_matrices=False)",
              jax="jnp.linalg.svd({0}, full_matrices=False)")
