@@ -55,6 +55,7 @@ from wengert.core.bind import (
     forward,
     is_complex,
     is_traced,
+    kind_of,
     number_kind,
     object_error,
     primal,
@@ -128,8 +129,34 @@ def _check_nesting(primal: Any, tangent: Any, tag: Tag) -> None:
                 "two perturbations could not be told apart (a dual number meeting this one "
                 "would be mixed up with either). For a second derivative use "
                 "wg.derivative(wg.derivative(f)), wg.hessian or wg.hvp, which give every "
-                "level its own tag; or give the levels distinct tags "
-                "(wengert.core.levels.Tag(): Dual(Dual(p, t, tag=Tag()), ...))."
+                "level its own tag; or give the outer dual number a tag of its own, made "
+                "after the inner ones' (wengert.core.levels.Tag(): "
+                "Dual(Dual(p, t), Dual(q, s), tag=Tag()))."
+            )
+
+
+def _check_levels(primal: Any, tangent: Any, tag: Tag) -> None:
+    """Refuse a dual number over a value of a level inside its tag's (a value of a
+    transform running now, or a dual number of a later tag): ops meeting that level's
+    values would take the new dual number for a constant there, and mix up the
+    perturbations (see :mod:`wengert.core.levels`)."""
+    for what, value in (("primal", primal), ("tangent", tangent)):
+        kind = kind_of(value)
+        if kind is None:
+            continue
+        level = kind.level(value)
+        if level > tag.order:
+            made = "made with wg.Dual(primal, tangent)" if tag is USER_TAG else f"of {tag!r}"
+            raise ValueError(
+                f"Dual: the {what} is a {kind.name} of level {level}, inside the level of "
+                f"this dual number ({made}, level {tag.order}): a value of a running "
+                "transform (wg.derivative, wg.jvp, wg.grad...), or a dual number of a later "
+                "tag. An op meeting both would take the new dual number for a constant at "
+                "that level, and the derivatives would be silently wrong. Give the new "
+                "dual number a tag made after that value's, shared by the dual numbers of "
+                "one perturbation: tag = wengert.core.levels.Tag(); "
+                "wg.Dual(p, t, tag=tag); or differentiate with wg.jvp / wg.derivative, "
+                "which give every level its own tag."
             )
 
 
@@ -174,6 +201,10 @@ class Dual(ArrayMethods):
     def __init__(self, primal: Any, tangent: Any = None, tag: Tag | None = None) -> None:
         if type(primal) is Dual or type(tangent) is Dual:
             _check_nesting(primal, tangent, USER_TAG if tag is None else tag)
+        if (type(primal) is not float and type(primal) is not _ndarray) or (
+                tangent is not None and type(tangent) is not float
+                and type(tangent) is not _ndarray):
+            _check_levels(primal, tangent, USER_TAG if tag is None else tag)
         primal = _numeric(primal, "primal")
         if type(primal) is _ndarray:
             if primal.dtype.kind not in "fc":
