@@ -735,6 +735,23 @@ def test_jacobian_argnums_and_shapes(jac):
     assert jac(lambda m: m @ m)(np.eye(2)).shape == (2, 2, 2, 2)
 
 
+@pytest.mark.parametrize("jac", JACS + [wg.hessian], ids=lambda j: j.__name__)
+def test_jacobians_pass_keyword_arguments_through_undifferentiated(jac):
+    # as wg.grad and JAX's Jacobians do (the wrapper took positional arguments only, so
+    # the call failed with "f() got an unexpected keyword argument", naming the user's f)
+    def f(x, scale=1.0, offset=None):
+        return np.sum(x ** 3) * scale + offset
+
+    x = np.array([1.0, 2.0])
+    if jac is wg.hessian:
+        np.testing.assert_allclose(jac(f)(x, scale=2.0, offset=1.0), np.diag(12.0 * x))
+        return
+    np.testing.assert_allclose(jac(f)(x, scale=2.0, offset=1.0), 6.0 * x ** 2)
+    np.testing.assert_allclose(jac(lambda x, w: x * w)(x, w=np.array([3.0, 4.0])),
+                               np.diag([3.0, 4.0]))
+    assert jac(f, has_aux=False)(2.0, offset=0.0, scale=0.5) == 6.0
+
+
 @pytest.mark.parametrize("jac", JACS, ids=lambda j: j.__name__)
 def test_jacobian_scalar_cases(jac):
     r = jac(lambda s: s * s)(3.0)
