@@ -7,6 +7,7 @@ import pytest
 
 import numpy as np
 import wengert as wg
+from wengert.core.errors import EscapedLevelError
 from wengert.core.levels import Tag
 
 
@@ -57,6 +58,15 @@ def test_a_dual_over_a_value_of_a_level_inside_its_tag_is_refused():
     assert wg.grad(f)(2.0) == 4.0
     x = wg.tensor(2.0, requires_grad=True)  # a user's tensor is at wg.Dual's level
     assert (wg.Dual(x, 1.0) * x).tangent.item() == 2.0
+
+
+def test_a_dual_over_a_value_that_escaped_its_transform_raises_the_escape_error():
+    kept = []
+    wg.derivative(lambda x: kept.append(x) or x)(1.0)
+    wg.grad(lambda x: kept.append(x) or x)(1.0)
+    for value in kept:
+        with pytest.raises(EscapedLevelError, match="finished"):
+            wg.Dual(value, 1.0)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.complex64])

@@ -66,7 +66,7 @@ from wengert.core.bind import (
 from wengert.core.display import html_of
 from wengert.core.errors import EscapedLevelError, LostDerivativeError, NoForwardRule
 from wengert.core.generated import generate
-from wengert.core.levels import USER_TAG, Tag
+from wengert.core.levels import USER_TAG, Tag, escaped_error, is_open
 from wengert.core.source import storing_item
 from wengert.core.subclasses import (
     REFUSED_TYPES,
@@ -146,6 +146,10 @@ def _check_levels(primal: Any, tangent: Any, tag: Tag) -> None:
             continue
         level = kind.level(value)
         if level > tag.order:
+            if type(value) is Dual and not value.tag.active:
+                raise _escaped(value.tag)
+            if kind.name == "tensor" and not is_open(level):
+                raise escaped_error(level)
             made = "made with wg.Dual(primal, tangent)" if tag is USER_TAG else f"of {tag!r}"
             raise ValueError(
                 f"Dual: the {what} is a {kind.name} of level {level}, inside the level of "
