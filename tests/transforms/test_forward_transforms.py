@@ -774,6 +774,18 @@ def test_jacobian_of_a_0d_array_is_a_0d_array_in_every_mode(jac, dtype):
     assert type(jac(lambda x: x ** 3)(2.0)) is float  # a Python float stays one
 
 
+def test_jacfwd_block_of_a_constant_float32_output_is_float32_as_for_a_dependent_one():
+    # forward mode gives the output's dtype (JAX too): a float32 output that does not
+    # depend on a float64 x had a float64 block, one that does a float32 block
+    x = np.ones(2)
+    dependent = wg.jacfwd(lambda v: v.astype(np.float32) * 2.0)(x)
+    constant = wg.jacfwd(lambda v: np.zeros(2, np.float32))(x)
+    mixed = wg.jacfwd(lambda v: (v.astype(np.float32), np.zeros(3, np.float32)))(x)
+    assert dependent.dtype == constant.dtype == np.float32
+    assert mixed[0].dtype == mixed[1].dtype == np.float32
+    assert wg.jacrev(lambda v: np.zeros(2, np.float32))(x).dtype == np.float64  # x's dtype
+
+
 @pytest.mark.parametrize("jac", JACS, ids=lambda j: j.__name__)
 def test_jacobian_pytrees(jac):
     r = jac(lambda p: p["a"] * p["b"])({"a": XJ, "b": 2.0 * XJ})

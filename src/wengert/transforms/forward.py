@@ -683,7 +683,12 @@ def _jacfwd_batched(
                 blocks.append([cols.reshape(oshape + shape)])
             elif isinstance(leaf, (np.ndarray, float, int, np.generic)):
                 oshape = np.shape(leaf)
-                blocks.append([np.zeros(oshape + shape, dtype=np.result_type(dtype, leaf))])
+                # a float output's dtype, as its tangent has when it depends on x (and as
+                # one JVP per entry gives it)
+                odtype = getattr(leaf, "dtype", None)
+                zdtype = odtype if odtype is not None and odtype.kind in "fc" else \
+                    np.result_type(dtype, leaf)
+                blocks.append([np.zeros(oshape + shape, dtype=zdtype)])
             else:
                 return None
         if has_aux:
