@@ -505,6 +505,19 @@ def _in_place(target: Dual, new: Any, what: str) -> Any:
 
 
 # -- the dual kind: how ops act on dual numbers --------------------------------------
+_REAL = _ew.REAL
+_IMAG = _ew.IMAG
+
+
+def _is_view(op: Any, ans: Any, p: Any) -> bool:
+    """Whether NumPy's ``op(p)`` is a view of ``p``, so that in-place updates of the
+    result write through to ``p``: a view op's result sharing its memory, or the real or
+    imaginary parts of a complex array (which wengert computes as a new array)."""
+    if op.view:
+        return shares_storage(ans, p)
+    return type(p) is _ndarray and p.dtype.kind == "c"
+
+
 def _batched_jvp(op: Any, tangents: list[Any], ans: Any, primals: list[Any],
                  params: dict[str, Any]) -> Any:
     """The JVP for a batch of tangents (a leading axis on each tangent).
@@ -602,7 +615,7 @@ class DualKind(Kind):
                     tangent = op.jvp((x.tangent,), ans, p, **params) if params else \
                         op.jvp((x.tangent,), ans, p)
                     d = _make(ans, tangent, tag)
-                    if op.view and shares_storage(ans, p):
+                    if (op.view or op is _REAL or op is _IMAG) and _is_view(op, ans, p):
                         link_view(x, d, op, params)  # a NumPy view: in-place updates write through
                     return d
         tag = None
@@ -649,8 +662,8 @@ class DualKind(Kind):
                     raise complex_error(op)  # a real result of a complex input (var, svd)
         if tag.batch is not None:
             d = _make(ans, _batched_jvp(op, tangents, ans, primals, params or {}), tag)
-            if op.view and type(args[0]) is Dual and args[0].tag is tag \
-                    and shares_storage(ans, primals[0]):
+            if (op.view or op is _REAL or op is _IMAG) and type(args[0]) is Dual \
+                    and args[0].tag is tag and _is_view(op, ans, primals[0]):
                 link_view(args[0], d, op, params)
             return d
         if params:
@@ -664,8 +677,8 @@ class DualKind(Kind):
             if type(tangent) is np.float64:
                 tangent = float(tangent)
         d = _make(ans, tangent, tag)
-        if op.view and type(args[0]) is Dual and args[0].tag is tag \
-                and shares_storage(ans, primals[0]):
+        if (op.view or op is _REAL or op is _IMAG) and type(args[0]) is Dual \
+                and args[0].tag is tag and _is_view(op, ans, primals[0]):
             link_view(args[0], d, op, params)
         return d
 
