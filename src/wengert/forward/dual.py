@@ -997,6 +997,27 @@ def _in_place_operator(fn: Any, what: str) -> Any:
     return method
 
 
+def _part_property(name: str) -> property:
+    """``d.real`` / ``d.imag`` with NumPy's setter: ``z.real = v`` (and ``z.real += v``,
+    which ends by setting it) writes into the dual number through the view."""
+    get = getattr(ArrayMethods, name).fget
+
+    def set_part(self: Dual, value: Any) -> None:
+        if type(self.primal) is not _ndarray:
+            raise AttributeError(
+                f"cannot set {name} of a dual number holding a scalar (immutable, as NumPy's "
+                f"scalars are): rebind it instead (d = d + ...).")
+        if name == "imag" and self.dtype.kind != "c":
+            raise TypeError("array does not have imaginary part to set")
+        view = get(self)
+        view[...] = value  # (the view writes through to the dual number)
+
+    return property(get, set_part, doc=get.__doc__)
+
+
+Dual.real = _part_property("real")  # type: ignore[assignment,method-assign]
+Dual.imag = _part_property("imag")  # type: ignore[assignment,method-assign]
+
 # The in-place operators compute with the same functions as the operators.
 for _name, _fn, _what in (
     ("__iadd__", Dual.__add__, "+="), ("__isub__", Dual.__sub__, "-="),
