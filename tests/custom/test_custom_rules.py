@@ -553,6 +553,33 @@ def test_custom_jvp_rule_returning_a_complex_tangent_for_a_real_output_is_refuse
             run()
 
 
+def test_custom_jvp_rule_returning_none_for_an_output_is_a_zero_tangent_in_every_mode():
+    # forward mode read None as a zero tangent; reverse mode (which transposes the rule)
+    # failed with a vjp cotangent-structure error the user never called vjp for
+    @wg.custom_jvp
+    def two(x):
+        return x * 2.0, np.sum(x)
+
+    @two.defjvp
+    def two_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return (x * 2.0, np.sum(x)), (t * 2.0, None)
+
+    x = np.array([1.0, 2.0])
+    _, (t0, t1) = wg.jvp(two, (x,), (np.ones(2),))
+    np.testing.assert_array_equal(t0, [2.0, 2.0])
+    assert t1 == 0.0
+    np.testing.assert_array_equal(wg.grad(lambda a: np.sum(two(a)[0]) + two(a)[1])(x),
+                                  [2.0, 2.0])
+    np.testing.assert_array_equal(wg.jacrev(lambda a: two(a)[1])(x), [0.0, 0.0])
+    np.testing.assert_array_equal(wg.hessian(lambda a: np.sum(two(a)[0] ** 2))(x),
+                                  8.0 * np.eye(2))
+    xt = wg.tensor(x, requires_grad=True)
+    y = two(xt)
+    (y[0].sum() + y[1]).backward()
+    np.testing.assert_array_equal(xt.grad, [2.0, 2.0])
+
+
 def test_custom_jvp_tangent_takes_the_primal_output_dtype():
     @wg.custom_jvp
     def f(x):

@@ -7,6 +7,7 @@ import pytest
 
 import numpy as np
 import wengert as wg
+from wengert.core.errors import EscapedLevelError
 from wengert.core.levels import Tag
 
 
@@ -30,11 +31,42 @@ def test_a_dual_over_a_dual_of_its_own_tag_is_refused():
         wg.Dual(wg.Dual(2.0, 1.0), wg.Dual(1.0, 0.0))
     with pytest.raises(ValueError, match="same tag"):
         wg.Dual(1.0, wg.Dual(1.0, 0.0))
-    inner = Tag("inner")
-    x = wg.Dual(wg.Dual(2.0, 1.0, tag=inner), wg.Dual(1.0, 0.0, tag=inner))
+    outer = Tag("outer")  # made after wg.Dual's own tag: inside it
+    x = wg.Dual(wg.Dual(2.0, 1.0), wg.Dual(1.0, 0.0), tag=outer)
     y = x * x
     assert (y.primal.primal, y.primal.tangent, y.tangent.primal, y.tangent.tangent) == (
         4.0, 4.0, 4.0, 2.0)
+
+
+def test_a_dual_over_a_value_of_a_level_inside_its_tag_is_refused():
+    # wg.Dual(x, 1.0) inside wg.derivative would be outside the derivative's level, so an
+    # op meeting it and x took it for a constant there: d/dx (Dual(x, 1) * x).primal was 0
+    with pytest.raises(ValueError, match="inside the level of this dual number"):
+        wg.derivative(lambda x: (wg.Dual(x, 1.0) * x).primal)(2.0)
+    with pytest.raises(ValueError, match="inside the level of this dual number"):
+        wg.derivative(lambda x: wg.Dual(1.0, x))(2.0)
+    with pytest.raises(ValueError, match="a tensor of level"):
+        wg.grad(lambda x: (wg.Dual(x, 1.0) * x).primal)(2.0)
+    later = Tag("later")  # a dual number of a later tag is inside wg.Dual's own
+    with pytest.raises(ValueError, match="inside the level of this dual number"):
+        wg.Dual(wg.Dual(2.0, 1.0, tag=later), 1.0)
+
+    def f(x):  # the spelling the message gives: a tag made inside the transform
+        return (wg.Dual(x, 1.0, tag=Tag()) * x).primal
+
+    assert wg.derivative(f)(2.0) == 4.0
+    assert wg.grad(f)(2.0) == 4.0
+    x = wg.tensor(2.0, requires_grad=True)  # a user's tensor is at wg.Dual's level
+    assert (wg.Dual(x, 1.0) * x).tangent.item() == 2.0
+
+
+def test_a_dual_over_a_value_that_escaped_its_transform_raises_the_escape_error():
+    kept = []
+    wg.derivative(lambda x: kept.append(x) or x)(1.0)
+    wg.grad(lambda x: kept.append(x) or x)(1.0)
+    for value in kept:
+        with pytest.raises(EscapedLevelError, match="finished"):
+            wg.Dual(value, 1.0)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.complex64])

@@ -735,6 +735,23 @@ def test_jacobian_argnums_and_shapes(jac):
     assert jac(lambda m: m @ m)(np.eye(2)).shape == (2, 2, 2, 2)
 
 
+@pytest.mark.parametrize("jac", JACS + [wg.hessian], ids=lambda j: j.__name__)
+def test_jacobians_pass_keyword_arguments_through_undifferentiated(jac):
+    # as wg.grad and JAX's Jacobians do (the wrapper took positional arguments only, so
+    # the call failed with "f() got an unexpected keyword argument", naming the user's f)
+    def f(x, scale=1.0, offset=None):
+        return np.sum(x ** 3) * scale + offset
+
+    x = np.array([1.0, 2.0])
+    if jac is wg.hessian:
+        np.testing.assert_allclose(jac(f)(x, scale=2.0, offset=1.0), np.diag(12.0 * x))
+        return
+    np.testing.assert_allclose(jac(f)(x, scale=2.0, offset=1.0), 6.0 * x ** 2)
+    np.testing.assert_allclose(jac(lambda x, w: x * w)(x, w=np.array([3.0, 4.0])),
+                               np.diag([3.0, 4.0]))
+    assert jac(f, has_aux=False)(2.0, offset=0.0, scale=0.5) == 6.0
+
+
 @pytest.mark.parametrize("jac", JACS, ids=lambda j: j.__name__)
 def test_jacobian_scalar_cases(jac):
     r = jac(lambda s: s * s)(3.0)
@@ -755,6 +772,18 @@ def test_jacobian_of_a_0d_array_is_a_0d_array_in_every_mode(jac, dtype):
     wide = jac(lambda x: x ** 3)(np.array([2.0], dtype))
     assert type(wide) is np.ndarray and wide.shape == (1, 1)
     assert type(jac(lambda x: x ** 3)(2.0)) is float  # a Python float stays one
+
+
+def test_jacfwd_block_of_a_constant_float32_output_is_float32_as_for_a_dependent_one():
+    # forward mode gives the output's dtype (JAX too): a float32 output that does not
+    # depend on a float64 x had a float64 block, one that does a float32 block
+    x = np.ones(2)
+    dependent = wg.jacfwd(lambda v: v.astype(np.float32) * 2.0)(x)
+    constant = wg.jacfwd(lambda v: np.zeros(2, np.float32))(x)
+    mixed = wg.jacfwd(lambda v: (v.astype(np.float32), np.zeros(3, np.float32)))(x)
+    assert dependent.dtype == constant.dtype == np.float32
+    assert mixed[0].dtype == mixed[1].dtype == np.float32
+    assert wg.jacrev(lambda v: np.zeros(2, np.float32))(x).dtype == np.float64  # x's dtype
 
 
 @pytest.mark.parametrize("jac", JACS, ids=lambda j: j.__name__)

@@ -931,7 +931,8 @@ class custom_jvp(_CustomFunction):
             )
             leaves = _leaves_like(saved.out_spec, t_out, f"custom_jvp rule of {self.op.name!r}")
             self._check_tangents(outs, leaves)
-            return leaves
+            # None: no tangent for that output, a zero one (as forward mode reads it)
+            return [_zeros(o) if t is None else t for t, o in zip(leaves, outs)]
 
         outs = _out_values(saved, ans)
         at_zero, pull = vjp(tangent_out, *[fixed[i] for i in diff])

@@ -55,6 +55,7 @@ from wengert.core.bind import (
     forward,
     is_complex,
     is_traced,
+    kind_of,
     number_kind,
     object_error,
     primal,
@@ -65,7 +66,7 @@ from wengert.core.bind import (
 from wengert.core.display import html_of
 from wengert.core.errors import EscapedLevelError, LostDerivativeError, NoForwardRule
 from wengert.core.generated import generate
-from wengert.core.levels import USER_TAG, Tag
+from wengert.core.levels import USER_TAG, Tag, escaped_error, is_open
 from wengert.core.source import storing_item
 from wengert.core.subclasses import (
     REFUSED_TYPES,
@@ -128,8 +129,38 @@ def _check_nesting(primal: Any, tangent: Any, tag: Tag) -> None:
                 "two perturbations could not be told apart (a dual number meeting this one "
                 "would be mixed up with either). For a second derivative use "
                 "wg.derivative(wg.derivative(f)), wg.hessian or wg.hvp, which give every "
-                "level its own tag; or give the levels distinct tags "
-                "(wengert.core.levels.Tag(): Dual(Dual(p, t, tag=Tag()), ...))."
+                "level its own tag; or give the outer dual number a tag of its own, made "
+                "after the inner ones' (wengert.core.levels.Tag(): "
+                "Dual(Dual(p, t), Dual(q, s), tag=Tag()))."
+            )
+
+
+def _check_levels(primal: Any, tangent: Any, tag: Tag) -> None:
+    """Refuse a dual number over a value of a level inside its tag's (a value of a
+    transform running now, or a dual number of a later tag): ops meeting that level's
+    values would take the new dual number for a constant there, and mix up the
+    perturbations (see :mod:`wengert.core.levels`)."""
+    for what, value in (("primal", primal), ("tangent", tangent)):
+        kind = kind_of(value)
+        if kind is None:
+            continue
+        level = kind.level(value)
+        if level > tag.order:
+            if type(value) is Dual and not value.tag.active:
+                raise _escaped(value.tag)
+            if kind.name == "tensor" and not is_open(level):
+                raise escaped_error(level)
+            made = "made with wg.Dual(primal, tangent)" if tag is USER_TAG else f"of {tag!r}"
+            raise ValueError(
+                f"Dual: the {what} is a {kind.name} of level {level}, inside the level of "
+                f"this dual number ({made}, level {tag.order}): a value of a running "
+                "transform (wg.derivative, wg.jvp, wg.grad...), or a dual number of a later "
+                "tag. An op meeting both would take the new dual number for a constant at "
+                "that level, and the derivatives would be silently wrong. Give the new "
+                "dual number a tag made after that value's, shared by the dual numbers of "
+                "one perturbation: tag = wengert.core.levels.Tag(); "
+                "wg.Dual(p, t, tag=tag); or differentiate with wg.jvp / wg.derivative, "
+                "which give every level its own tag."
             )
 
 
@@ -174,6 +205,10 @@ class Dual(ArrayMethods):
     def __init__(self, primal: Any, tangent: Any = None, tag: Tag | None = None) -> None:
         if type(primal) is Dual or type(tangent) is Dual:
             _check_nesting(primal, tangent, USER_TAG if tag is None else tag)
+        if (type(primal) is not float and type(primal) is not _ndarray) or (
+                tangent is not None and type(tangent) is not float
+                and type(tangent) is not _ndarray):
+            _check_levels(primal, tangent, USER_TAG if tag is None else tag)
         primal = _numeric(primal, "primal")
         if type(primal) is _ndarray:
             if primal.dtype.kind not in "fc":
@@ -470,6 +505,19 @@ def _in_place(target: Dual, new: Any, what: str) -> Any:
 
 
 # -- the dual kind: how ops act on dual numbers --------------------------------------
+_REAL = _ew.REAL
+_IMAG = _ew.IMAG
+
+
+def _is_view(op: Any, ans: Any, p: Any) -> bool:
+    """Whether NumPy's ``op(p)`` is a view of ``p``, so that in-place updates of the
+    result write through to ``p``: a view op's result sharing its memory, or the real or
+    imaginary parts of a complex array (which wengert computes as a new array)."""
+    if op.view:
+        return shares_storage(ans, p)
+    return type(p) is _ndarray and p.dtype.kind == "c"
+
+
 def _batched_jvp(op: Any, tangents: list[Any], ans: Any, primals: list[Any],
                  params: dict[str, Any]) -> Any:
     """The JVP for a batch of tangents (a leading axis on each tangent).
@@ -567,7 +615,7 @@ class DualKind(Kind):
                     tangent = op.jvp((x.tangent,), ans, p, **params) if params else \
                         op.jvp((x.tangent,), ans, p)
                     d = _make(ans, tangent, tag)
-                    if op.view and shares_storage(ans, p):
+                    if (op.view or op is _REAL or op is _IMAG) and _is_view(op, ans, p):
                         link_view(x, d, op, params)  # a NumPy view: in-place updates write through
                     return d
         tag = None
@@ -614,8 +662,8 @@ class DualKind(Kind):
                     raise complex_error(op)  # a real result of a complex input (var, svd)
         if tag.batch is not None:
             d = _make(ans, _batched_jvp(op, tangents, ans, primals, params or {}), tag)
-            if op.view and type(args[0]) is Dual and args[0].tag is tag \
-                    and shares_storage(ans, primals[0]):
+            if (op.view or op is _REAL or op is _IMAG) and type(args[0]) is Dual \
+                    and args[0].tag is tag and _is_view(op, ans, primals[0]):
                 link_view(args[0], d, op, params)
             return d
         if params:
@@ -629,8 +677,8 @@ class DualKind(Kind):
             if type(tangent) is np.float64:
                 tangent = float(tangent)
         d = _make(ans, tangent, tag)
-        if op.view and type(args[0]) is Dual and args[0].tag is tag \
-                and shares_storage(ans, primals[0]):
+        if (op.view or op is _REAL or op is _IMAG) and type(args[0]) is Dual \
+                and args[0].tag is tag and _is_view(op, ans, primals[0]):
             link_view(args[0], d, op, params)
         return d
 
@@ -948,6 +996,27 @@ def _in_place_operator(fn: Any, what: str) -> Any:
 
     return method
 
+
+def _part_property(name: str) -> property:
+    """``d.real`` / ``d.imag`` with NumPy's setter: ``z.real = v`` (and ``z.real += v``,
+    which ends by setting it) writes into the dual number through the view."""
+    get = getattr(ArrayMethods, name).fget
+
+    def set_part(self: Dual, value: Any) -> None:
+        if type(self.primal) is not _ndarray:
+            raise AttributeError(
+                f"cannot set {name} of a dual number holding a scalar (immutable, as NumPy's "
+                f"scalars are): rebind it instead (d = d + ...).")
+        if name == "imag" and self.dtype.kind != "c":
+            raise TypeError("array does not have imaginary part to set")
+        view = get(self)
+        view[...] = value  # (the view writes through to the dual number)
+
+    return property(get, set_part, doc=get.__doc__)
+
+
+Dual.real = _part_property("real")  # type: ignore[assignment,method-assign]
+Dual.imag = _part_property("imag")  # type: ignore[assignment,method-assign]
 
 # The in-place operators compute with the same functions as the operators.
 for _name, _fn, _what in (

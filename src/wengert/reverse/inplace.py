@@ -235,6 +235,10 @@ def write_back(op: Any, params: dict[str, Any] | None, base: Any, value: Any, wh
         return _shape.moveaxis(value, p["destination"], p["source"])
     if op is _shape.FLIP:
         return _shape.flip(value, p.get("axis"))
+    if op is _ew.REAL:  # (a complex base's real parts: its imaginary parts kept)
+        return _ew.add(value, _ew.multiply(_ew.imag(base), 1j))
+    if op is _ew.IMAG:
+        return _ew.add(_ew.real(base), _ew.multiply(value, 1j))
     fix = _READ_ONLY.get(op.name)
     if fix is not None:
         raise ValueError(

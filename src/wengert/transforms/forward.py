@@ -421,6 +421,12 @@ def _scalar_form(x: Any) -> Any:
     return x
 
 
+def _with_keywords(fun: Callable[..., Any], kwargs: dict[str, Any]) -> Callable[..., Any]:
+    """``fun`` with the keyword arguments of a call bound (passed through, not
+    differentiated, as ``wg.grad`` and JAX's Jacobians pass them)."""
+    return functools.partial(fun, **kwargs) if kwargs else fun
+
+
 def _select(
     fun: Callable[..., Any], args: tuple[Any, ...], nums: tuple[int, ...]
 ) -> Callable[..., Any]:
@@ -529,10 +535,10 @@ def _jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool
     check_function(fun, where)
 
     @functools.wraps(fun)
-    def jac(*args: Any) -> Any:
+    def jac(*args: Any, **kwargs: Any) -> Any:
         nums, single = argnums_at(argnums, len(args), where)
         sel, leaves, spec, infos = _inputs(args, nums, where, holomorphic)
-        f_sel = _select(fun, args, nums)
+        f_sel = _select(_with_keywords(fun, kwargs), args, nums)
         if (len(leaves) == 1 and type(leaves[0]) is np.ndarray and infos[0][1].kind in "fc"
                 and leaves[0].size):
             found = _jacfwd_batched(f_sel, spec, leaves[0], infos[0], holomorphic, has_aux,
@@ -677,7 +683,12 @@ def _jacfwd_batched(
                 blocks.append([cols.reshape(oshape + shape)])
             elif isinstance(leaf, (np.ndarray, float, int, np.generic)):
                 oshape = np.shape(leaf)
-                blocks.append([np.zeros(oshape + shape, dtype=np.result_type(dtype, leaf))])
+                # a float output's dtype, as its tangent has when it depends on x (and as
+                # one JVP per entry gives it)
+                odtype = getattr(leaf, "dtype", None)
+                zdtype = odtype if odtype is not None and odtype.kind in "fc" else \
+                    np.result_type(dtype, leaf)
+                blocks.append([np.zeros(oshape + shape, dtype=zdtype)])
             else:
                 return None
         if has_aux:
@@ -753,9 +764,9 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
     check_function(fun, "jacrev")
 
     @functools.wraps(fun)
-    def jac(*args: Any) -> Any:
+    def jac(*args: Any, **kwargs: Any) -> Any:
         form, infos, spec, out, f_vjp, aux = _reverse_pass(
-            fun, args, argnums, has_aux, holomorphic, "jacrev")
+            _with_keywords(fun, kwargs), args, argnums, has_aux, holomorphic, "jacrev")
         result = _jacrev_from(out, f_vjp, infos, spec, form)
         return (result, aux) if has_aux else result
 
@@ -787,14 +798,14 @@ def jacobian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux:
     check_function(fun, "jacobian")
 
     @functools.wraps(fun)
-    def jac(*args: Any) -> Any:
+    def jac(*args: Any, **kwargs: Any) -> Any:
         form, infos, spec, out, f_vjp, aux = _reverse_pass(
-            fun, args, argnums, has_aux, holomorphic, "jacobian")
+            _with_keywords(fun, kwargs), args, argnums, has_aux, holomorphic, "jacobian")
         n_in = sum(_size(shape) for shape, _ in infos)
         n_out = sum(_size(_shape_dtype(leaf)[0]) for leaf in flatten(out)[0])
         if n_in < n_out:
             try:
-                return _jacfwd(fun, argnums, has_aux, holomorphic, "jacobian")(*args)
+                return _jacfwd(fun, argnums, has_aux, holomorphic, "jacobian")(*args, **kwargs)
             except NoForwardRule:
                 pass  # a custom_vjp function (or an op) without a JVP: reverse mode after all
         result = _jacrev_from(out, f_vjp, infos, spec, form)

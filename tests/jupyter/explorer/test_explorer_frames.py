@@ -151,14 +151,15 @@ def test_forward_mode_tangents_and_tags_under_nesting():
 def test_tags_are_numbered_by_order_not_by_nesting():
     first, second = Tag("first"), Tag("second")
     assert first.order < second.order
-    # The first tag outermost: x = 1 + 1·ε₂ + 2·ε₁ (ε₁ is the first tag made).
-    x = wg.tensor(wg.Dual(wg.Dual(1.0, 1.0, tag=second), wg.Dual(2.0, 0.0, tag=second),
-                          tag=first), requires_grad=True)
+    # The first tag nested inside (a dual number carries duals of earlier tags only):
+    # x = 1 + 1·ε₁ + 2·ε₂, ε₁ the first tag made, though the outer dual is the second's.
+    x = wg.tensor(wg.Dual(wg.Dual(1.0, 1.0, tag=first), wg.Dual(2.0, 0.0, tag=first),
+                          tag=second), requires_grad=True)
     with wg.keep_values():
         y = x * 3.0
     data = frames_of(y, mode="forward")
     assert data["eps"] == ["ε₁", "ε₂"]
-    assert data["nodes"]["tangent"][0] == [["ε₁", "6"], ["ε₂", "3"], ["ε₁ε₂", "0"]]
+    assert data["nodes"]["tangent"][0] == [["ε₁", "3"], ["ε₂", "6"], ["ε₁ε₂", "0"]]
 
 
 def test_forward_then_reverse_over_dual_numbers():
