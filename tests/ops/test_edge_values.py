@@ -252,6 +252,19 @@ def test_sigmoid_keeps_its_relative_precision_at_very_negative_arguments():
     np.testing.assert_allclose(d[small], want[small] * (1 - want[small]), rtol=4e-16)
 
 
+def test_sigmoid_in_a_fused_kernel_gives_the_eager_bits():
+    from wengert.graph.passes.fuse import fuse
+    from wengert.graph.program import evaluate
+
+    f = lambda v: wnp.sigmoid(v) * 2.0 + 1.0  # noqa: E731
+    xs = np.array(_SIGMOID_POINTS + [np.nan, np.inf, -np.inf])
+    for x in (xs, xs.astype(np.float32), np.array([-3, 0, 4]), np.array([True, False]),
+              np.array([1 + 2j, -40 - 1j])):
+        fused = fuse(wg.trace(f, x))
+        assert any(eq.op.name.startswith("fused") for eq in fused), fused
+        np.testing.assert_array_equal(evaluate(fused, [x])[0], f(x))
+
+
 def test_sigmoid_of_integers_booleans_and_complex_values():
     np.testing.assert_allclose(wnp.sigmoid(np.array([3, 200], dtype=np.uint8)),
                                [_exact_sigmoid(3.0), _exact_sigmoid(200.0)], rtol=1e-15)
