@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import numpy as np
 import wengert as wg
+import wengert.numpy as wnp
 from wengert.ops import REGISTRY
 from wengert.reverse.inplace import write_back
 
@@ -902,3 +903,44 @@ def test_gradient_tape_ignores_in_place_change_of_a_value_only_a_constant_rule_r
         z = (y * c).sum()
         y += 1.0
     np.testing.assert_array_equal(tape.gradient(z, x), [3.0, 4.0])
+
+
+def test_writes_into_real_and_imag_of_a_complex_tensor_reach_it_as_numpy_views_do():
+    """``z.real[i] = v``, ``z.imag += v`` and ``z.imag = v`` write into ``z`` (they went into
+    a copy: ``z`` silently kept its value, and a function built that way had a wrong value
+    and gradient); the parts follow ``z`` when it changes, as NumPy's views do."""
+    z0 = np.array([1 + 1j, 2 - 1j])
+    z, ref = wg.tensor(z0.copy()), z0.copy()
+    for step in (lambda a: a.real.__setitem__(0, 5.0), lambda a: a.imag.__iadd__(1.0),
+                 lambda a: setattr(a, "imag", np.array([3.0, 4.0])),
+                 lambda a: a.__imul__(2.0)):
+        part, ref_part = z.imag, ref.imag
+        step(z)
+        step(ref)
+        np.testing.assert_array_equal(z.numpy(), ref)
+        np.testing.assert_array_equal(part.numpy(), ref_part)  # the live part follows
+    with wg.no_grad():
+        leaf = wg.tensor(z0.copy(), requires_grad=True)
+        leaf.real[1] = 7.0
+    np.testing.assert_array_equal(leaf.numpy(), [1 + 1j, 7 - 1j])
+
+    def f(x):
+        c = x.astype(complex)
+        c.imag[:] = x * 2.0  # |x + 2ix| = √5 |x|
+        return wnp.sum(np.abs(c))
+
+    x0 = np.array([1.0, 2.0])
+    x = wg.tensor(x0, requires_grad=True)
+    y = f(x)
+    y.backward()
+    np.testing.assert_allclose(y.item(), np.sqrt(5.0) * 3.0)
+    np.testing.assert_allclose(x.grad, np.sqrt(5.0) * np.ones(2))
+    for d in (wg.grad(f)(x0), wg.jacrev(f)(x0), wg.jacfwd(f)(x0)):
+        np.testing.assert_allclose(d, np.sqrt(5.0) * np.ones(2))
+
+
+def test_setting_parts_of_a_scalar_or_imag_of_a_real_tensor_is_refused():
+    with pytest.raises(AttributeError, match="scalar"):
+        wg.tensor(1.0 + 1j).real = 3.0
+    with pytest.raises(TypeError, match="imaginary part"):
+        wg.tensor(np.array([1.0])).imag = 3.0

@@ -84,10 +84,10 @@ from wengert.ops.broadcast import reshape_to
 from wengert.ops.linalg import basic as _linalg
 from wengert.ops.shape import stack
 from wengert.reverse.inplace import (
+    is_view,
     keep_layout,
     link_view,
     rederive_views,
-    shares_storage,
     write_back,
 )
 
@@ -509,15 +509,6 @@ _REAL = _ew.REAL
 _IMAG = _ew.IMAG
 
 
-def _is_view(op: Any, ans: Any, p: Any) -> bool:
-    """Whether NumPy's ``op(p)`` is a view of ``p``, so that in-place updates of the
-    result write through to ``p``: a view op's result sharing its memory, or the real or
-    imaginary parts of a complex array (which wengert computes as a new array)."""
-    if op.view:
-        return shares_storage(ans, p)
-    return type(p) is _ndarray and p.dtype.kind == "c"
-
-
 def _batched_jvp(op: Any, tangents: list[Any], ans: Any, primals: list[Any],
                  params: dict[str, Any]) -> Any:
     """The JVP for a batch of tangents (a leading axis on each tangent).
@@ -615,7 +606,7 @@ class DualKind(Kind):
                     tangent = op.jvp((x.tangent,), ans, p, **params) if params else \
                         op.jvp((x.tangent,), ans, p)
                     d = _make(ans, tangent, tag)
-                    if (op.view or op is _REAL or op is _IMAG) and _is_view(op, ans, p):
+                    if (op.view or op is _REAL or op is _IMAG) and is_view(op, ans, p):
                         link_view(x, d, op, params)  # a NumPy view: in-place updates write through
                     return d
         tag = None
@@ -663,7 +654,7 @@ class DualKind(Kind):
         if tag.batch is not None:
             d = _make(ans, _batched_jvp(op, tangents, ans, primals, params or {}), tag)
             if (op.view or op is _REAL or op is _IMAG) and type(args[0]) is Dual \
-                    and args[0].tag is tag and _is_view(op, ans, primals[0]):
+                    and args[0].tag is tag and is_view(op, ans, primals[0]):
                 link_view(args[0], d, op, params)
             return d
         if params:
@@ -678,7 +669,7 @@ class DualKind(Kind):
                 tangent = float(tangent)
         d = _make(ans, tangent, tag)
         if (op.view or op is _REAL or op is _IMAG) and type(args[0]) is Dual \
-                and args[0].tag is tag and _is_view(op, ans, primals[0]):
+                and args[0].tag is tag and is_view(op, ans, primals[0]):
             link_view(args[0], d, op, params)
         return d
 
@@ -996,27 +987,6 @@ def _in_place_operator(fn: Any, what: str) -> Any:
 
     return method
 
-
-def _part_property(name: str) -> property:
-    """``d.real`` / ``d.imag`` with NumPy's setter: ``z.real = v`` (and ``z.real += v``,
-    which ends by setting it) writes into the dual number through the view."""
-    get = getattr(ArrayMethods, name).fget
-
-    def set_part(self: Dual, value: Any) -> None:
-        if type(self.primal) is not _ndarray:
-            raise AttributeError(
-                f"cannot set {name} of a dual number holding a scalar (immutable, as NumPy's "
-                f"scalars are): rebind it instead (d = d + ...).")
-        if name == "imag" and self.dtype.kind != "c":
-            raise TypeError("array does not have imaginary part to set")
-        view = get(self)
-        view[...] = value  # (the view writes through to the dual number)
-
-    return property(get, set_part, doc=get.__doc__)
-
-
-Dual.real = _part_property("real")  # type: ignore[assignment,method-assign]
-Dual.imag = _part_property("imag")  # type: ignore[assignment,method-assign]
 
 # The in-place operators compute with the same functions as the operators.
 for _name, _fn, _what in (

@@ -223,13 +223,33 @@ class ArrayMethods:
 
     @property
     def real(self) -> Any:
-        """The real part (a real value is its own, returned as it is)."""
+        """The real part (a real value is its own, returned as it is); ``z.real = v``
+        (and ``z.real += v``) writes into ``z``, as through NumPy's view."""
         return _ew.real(self) if self._is_complex() else self
+
+    @real.setter
+    def real(self, value: Any) -> None:
+        self._set_part("real", value)
 
     @property
     def imag(self) -> Any:
-        """The imaginary part (zeros for a real value)."""
+        """The imaginary part (zeros for a real value); ``z.imag = v`` writes into a
+        complex ``z``."""
         return _ew.imag(self) if self._is_complex() else _ew.multiply(self, 0.0)
+
+    @imag.setter
+    def imag(self, value: Any) -> None:
+        self._set_part("imag", value)
+
+    def _set_part(self, name: str, value: Any) -> None:
+        if not getattr(self, "shape", ()):
+            raise AttributeError(
+                f"cannot set {name} of a {type(self).__name__} holding a scalar (immutable, "
+                "as NumPy's scalars are): rebind it instead (z = z + ...).")
+        if name == "imag" and not self._is_complex():
+            raise TypeError("array does not have imaginary part to set")  # (NumPy's words)
+        part = getattr(self, name)
+        part[...] = value  # (the part is a view: it writes through to this value)
 
     def conj(self) -> Any:
         """The complex conjugate (a real value is its own, returned as it is)."""

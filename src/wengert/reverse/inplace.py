@@ -43,7 +43,7 @@ from wengert.ops import shape as _shape
 from wengert.ops.linalg import basic as _linalg
 
 __all__ = ["InPlaceMethods", "assign_result", "setitem", "track_view", "shares_storage",
-           "write_back", "keep_layout", "traced_mask", "masked_write", "link_view",
+           "is_view", "write_back", "keep_layout", "traced_mask", "masked_write", "link_view",
            "rederive_views"]
 
 _ndarray = np.ndarray
@@ -122,6 +122,29 @@ def shares_storage(out: Any, source: Any) -> bool:
     if not isinstance(a, _ndarray) or a.base is None:  # (owns its memory: not a view)
         return False
     return isinstance(b, _ndarray) and _storage(a) is _storage(b)
+
+
+def is_view(op: Any, out: Any, source: Any) -> bool:
+    """Whether NumPy's ``op(source)`` is a view of ``source``, so that writes into the
+    result reach ``source``: a view op's result over its memory (:func:`shares_storage`),
+    or the real or imaginary parts of a complex array, which wengert computes as a new
+    array (``np.real`` and ``np.imag`` return views of a complex array: ``z.imag[:] = v``
+    writes into ``z``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from wengert.ops import elementwise as ew
+    >>> z = np.array([1 + 2j])
+    >>> is_view(ew.IMAG, ew.IMAG.impl(z), z), is_view(ew.IMAG, ew.IMAG.impl(z.real), z.real)
+    (True, False)
+    """
+    if op.view:
+        return shares_storage(out, source)
+    if op is _ew.REAL or op is _ew.IMAG:
+        v = source if type(source) is _ndarray else example(source)
+        return isinstance(v, _ndarray) and v.dtype.kind == "c"
+    return False
 
 
 def _dense(a: np.ndarray) -> bool:
@@ -403,6 +426,16 @@ def _snapshot(t: Any, old: Any) -> Any:
     return s
 
 
+def _holds_a_copy(t: Any) -> bool:
+    """Whether tensor ``t`` is a view in NumPy's terms whose value wengert holds as a new
+    array (the real or imaginary part of a complex array, see :func:`is_view`): a write
+    into it reaches its base only when written back, and it follows its base only when
+    made again from it."""
+    extra = t._extra
+    link = extra.get("view_of") if extra else None
+    return link is not None and (link[1] is _ew.REAL or link[1] is _ew.IMAG)
+
+
 def _writes_memory(old: Any, new: Any) -> bool:
     """Whether storing ``new`` copies it into ``old``'s memory (plain arrays), which
     a view's base sees without being told."""
@@ -436,6 +469,7 @@ def assign_result(t: Any, result: Any, what: str) -> Any:
     if view_of is not None and (
         (GRAD_ENABLED.get() and (t._rg or _recorded(result)))
         or not _writes_memory(t._value, result._value)
+        or _holds_a_copy(t)
     ):
         _write_through(t, result, what)
         return t
@@ -504,7 +538,8 @@ def _store(t: Any, result: Any, what: str) -> None:
     # (Not recorded -- under no_grad, an optimizer step: t keeps requires_grad and history.)
     t._value = value
     extra = t._extra
-    if extra and extra.get("views") and (node is not None or value is not old):
+    if extra and extra.get("views") and (node is not None or value is not old
+                                         or any(_holds_a_copy(v) for v in _live_views(t))):
         _rederive_views(t)
 
 
@@ -547,7 +582,8 @@ def setitem(t: Any, index: Any, value: Any) -> None:
     )
     index = _ix.raw_index(index)
     old = t._value
-    if not needs and not is_traced(old) and not is_traced(primal(value)):
+    if not needs and not is_traced(old) and not is_traced(primal(value)) \
+            and not _holds_a_copy(t):
         if isinstance(old, np.ndarray):
             old[index] = primal(value)  # a view's base sees it (shared memory)
             t._version.version += 1
