@@ -913,6 +913,7 @@ def test_writes_into_real_and_imag_of_a_complex_tensor_reach_it_as_numpy_views_d
     z, ref = wg.tensor(z0.copy()), z0.copy()
     for step in (lambda a: a.real.__setitem__(0, 5.0), lambda a: a.imag.__iadd__(1.0),
                  lambda a: setattr(a, "imag", np.array([3.0, 4.0])),
+                 lambda a: a.real[1:].__setitem__(0, 9.0),  # (a view of a part)
                  lambda a: a.__imul__(2.0)):
         part, ref_part = z.imag, ref.imag
         step(z)

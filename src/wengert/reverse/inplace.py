@@ -428,12 +428,18 @@ def _snapshot(t: Any, old: Any) -> Any:
 
 def _holds_a_copy(t: Any) -> bool:
     """Whether tensor ``t`` is a view in NumPy's terms whose value wengert holds as a new
-    array (the real or imaginary part of a complex array, see :func:`is_view`): a write
+    array (the real or imaginary part of a complex array, see :func:`is_view`, or a view
+    of one): a write
     into it reaches its base only when written back, and it follows its base only when
     made again from it."""
     extra = t._extra
     link = extra.get("view_of") if extra else None
-    return link is not None and (link[1] is _ew.REAL or link[1] is _ew.IMAG)
+    while link is not None:  # (up the chain of views: a slice of such a part is one too)
+        if link[1] is _ew.REAL or link[1] is _ew.IMAG:
+            return True
+        extra = link[0]._extra
+        link = extra.get("view_of") if extra else None
+    return False
 
 
 def _writes_memory(old: Any, new: Any) -> bool:
