@@ -490,7 +490,16 @@ def test_writes_into_real_and_imag_parts_reach_the_traced_array():
         z *= 2.0  # (the part follows its base)
         return part * 1.0, z
 
+    def h(z):
+        z = z.copy()
+        z.imag = np.array([7.0, 8.0])  # (the setters write through too)
+        z.real += 1.0
+        return z
+
     x0, z0 = np.array([1.0, 2.0]), np.array([1 + 1j, 2 - 1j])
+    for run in (wg.compile(h), wg.trace(h, z0)):
+        np.testing.assert_array_equal(run(z0), h(z0))
+        np.testing.assert_array_equal(run(z0), [2 + 7j, 3 + 8j])
     for run in (wg.compile(f), wg.trace(f, x0)):
         assert run(x0) == f(x0) == np.sqrt(5.0) * 3.0
     for grad in (wg.compile(wg.grad(f)), wg.grad(wg.compile(f))):

@@ -446,9 +446,17 @@ class Traced(InPlaceTraced, ArrayMethods):
         out = super().real
         return _python_result(out, self) if out is not self else out
 
+    @real.setter
+    def real(self, value: Any) -> None:
+        self._set_part("real", value)
+
     @property
     def imag(self) -> Any:
         return _python_result(super().imag, self)
+
+    @imag.setter
+    def imag(self, value: Any) -> None:
+        self._set_part("imag", value)
 
     def conjugate(self) -> Any:
         return _python_result(self.conj(), self)
