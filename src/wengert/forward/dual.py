@@ -84,6 +84,7 @@ from wengert.ops.broadcast import reshape_to
 from wengert.ops.linalg import basic as _linalg
 from wengert.ops.shape import stack
 from wengert.reverse.inplace import (
+    PART_VIEWS,
     is_view,
     keep_layout,
     link_view,
@@ -505,10 +506,6 @@ def _in_place(target: Dual, new: Any, what: str) -> Any:
 
 
 # -- the dual kind: how ops act on dual numbers --------------------------------------
-_REAL = _ew.REAL
-_IMAG = _ew.IMAG
-
-
 def _batched_jvp(op: Any, tangents: list[Any], ans: Any, primals: list[Any],
                  params: dict[str, Any]) -> Any:
     """The JVP for a batch of tangents (a leading axis on each tangent).
@@ -606,7 +603,7 @@ class DualKind(Kind):
                     tangent = op.jvp((x.tangent,), ans, p, **params) if params else \
                         op.jvp((x.tangent,), ans, p)
                     d = _make(ans, tangent, tag)
-                    if (op.view or op is _REAL or op is _IMAG) and is_view(op, ans, p):
+                    if (op.view or op in PART_VIEWS) and is_view(op, ans, p):
                         link_view(x, d, op, params)  # a NumPy view: in-place updates write through
                     return d
         tag = None
@@ -653,7 +650,7 @@ class DualKind(Kind):
                     raise complex_error(op)  # a real result of a complex input (var, svd)
         if tag.batch is not None:
             d = _make(ans, _batched_jvp(op, tangents, ans, primals, params or {}), tag)
-            if (op.view or op is _REAL or op is _IMAG) and type(args[0]) is Dual \
+            if (op.view or op in PART_VIEWS) and type(args[0]) is Dual \
                     and args[0].tag is tag and is_view(op, ans, primals[0]):
                 link_view(args[0], d, op, params)
             return d
@@ -668,7 +665,7 @@ class DualKind(Kind):
             if type(tangent) is np.float64:
                 tangent = float(tangent)
         d = _make(ans, tangent, tag)
-        if (op.view or op is _REAL or op is _IMAG) and type(args[0]) is Dual \
+        if (op.view or op in PART_VIEWS) and type(args[0]) is Dual \
                 and args[0].tag is tag and is_view(op, ans, primals[0]):
             link_view(args[0], d, op, params)
         return d

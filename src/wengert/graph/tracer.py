@@ -42,9 +42,7 @@ from wengert.graph.keys import value_key
 from wengert.graph.mutation import InPlaceTraced, write_out
 from wengert.interop import dispatch as _dispatch
 from wengert.interop.arraylike import ArrayMethods, refuse_dtype_set, refuse_shape_set
-from wengert.ops.elementwise import IMAG as _IMAG
-from wengert.ops.elementwise import REAL as _REAL
-from wengert.reverse.inplace import is_view, link_view
+from wengert.reverse.inplace import PART_VIEWS, is_view, link_view
 from wengert.reverse.recording import recorders_tracking
 
 __all__ = ["Traced", "Builder", "GraphKind", "TraceError", "STATIC_FUNCTIONS",
@@ -660,7 +658,7 @@ class GraphKind(Kind):
                 and _python_numbers(values):
             value = value.item()  # a Python float with an int is a Python float, eagerly
         out = builder.record(op, ins, params, value)
-        if (op.view or op is _REAL or op is _IMAG) and type(args[0]) is Traced \
+        if (op.view or op in PART_VIEWS) and type(args[0]) is Traced \
                 and args[0].builder is builder and is_view(op, value, values[0]):
             link_view(args[0], out, op, params)  # a NumPy view: in-place updates write through
         return out

@@ -242,7 +242,7 @@ class ArrayMethods:
         self._set_part("imag", value)
 
     def _set_part(self, name: str, value: Any) -> None:
-        if not getattr(self, "shape", ()):
+        if not self.shape:
             raise AttributeError(
                 f"cannot set {name} of a {type(self).__name__} holding a scalar (immutable, "
                 "as NumPy's scalars are): rebind it instead (z = z + ...).")

@@ -43,8 +43,8 @@ from wengert.ops import shape as _shape
 from wengert.ops.linalg import basic as _linalg
 
 __all__ = ["InPlaceMethods", "assign_result", "setitem", "track_view", "shares_storage",
-           "is_view", "write_back", "keep_layout", "traced_mask", "masked_write", "link_view",
-           "rederive_views"]
+           "is_view", "PART_VIEWS", "write_back", "keep_layout", "traced_mask", "masked_write",
+           "link_view", "rederive_views"]
 
 _ndarray = np.ndarray
 
@@ -124,6 +124,11 @@ def shares_storage(out: Any, source: Any) -> bool:
     return isinstance(b, _ndarray) and _storage(a) is _storage(b)
 
 
+#: Ops whose NumPy result is a view of a complex input (``np.real``, ``np.imag``) although
+#: wengert computes a new array: a write into it is written back (see :func:`is_view`).
+PART_VIEWS = (_ew.REAL, _ew.IMAG)
+
+
 def is_view(op: Any, out: Any, source: Any) -> bool:
     """Whether NumPy's ``op(source)`` is a view of ``source``, so that writes into the
     result reach ``source``: a view op's result over its memory (:func:`shares_storage`),
@@ -141,7 +146,7 @@ def is_view(op: Any, out: Any, source: Any) -> bool:
     """
     if op.view:
         return shares_storage(out, source)
-    if op is _ew.REAL or op is _ew.IMAG:
+    if op in PART_VIEWS:
         v = source if type(source) is _ndarray else example(source)
         return isinstance(v, _ndarray) and v.dtype.kind == "c"
     return False
@@ -429,13 +434,12 @@ def _snapshot(t: Any, old: Any) -> Any:
 def _holds_a_copy(t: Any) -> bool:
     """Whether tensor ``t`` is a view in NumPy's terms whose value wengert holds as a new
     array (the real or imaginary part of a complex array, see :func:`is_view`, or a view
-    of one): a write
-    into it reaches its base only when written back, and it follows its base only when
-    made again from it."""
+    of one): a write into it reaches its base only when written back, and it follows its
+    base only when made again from it."""
     extra = t._extra
     link = extra.get("view_of") if extra else None
     while link is not None:  # (up the chain of views: a slice of such a part is one too)
-        if link[1] is _ew.REAL or link[1] is _ew.IMAG:
+        if link[1] in PART_VIEWS:
             return True
         extra = link[0]._extra
         link = extra.get("view_of") if extra else None

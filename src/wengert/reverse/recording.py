@@ -54,9 +54,8 @@ from wengert.core.node import (
 from wengert.core.subclasses import REFUSED_TYPES, refused_subclass
 from wengert.forward.dual import Dual
 from wengert.interop import dispatch as _dispatch
-from wengert.ops.elementwise import IMAG, REAL
 from wengert.ops.elementwise import real as _real_part
-from wengert.reverse.inplace import assign_result, is_view, track_view
+from wengert.reverse.inplace import PART_VIEWS, assign_result, is_view, track_view
 from wengert.reverse.tensor import FAST_UFUNCS, Tensor, constant
 
 __all__ = ["TensorKind", "TENSOR", "record", "recorders_tracking", "UNREAD_BYTES",
@@ -67,9 +66,6 @@ _NEW = object.__new__
 _recorders = RECORDERS.get
 _grad_on = GRAD_ENABLED.get
 _OP_ERRORS = (ValueError, TypeError, IndexError, np.linalg.LinAlgError)
-#: Ops whose NumPy result is a view of a complex input although wengert computes a new
-#: array (see ``inplace.is_view``).
-_PART_VIEWS = (REAL, IMAG)
 
 
 def recorders_tracking(args: tuple[Any, ...], recorders: tuple[Any, ...]) -> list[Any]:
@@ -501,7 +497,7 @@ class TensorKind(Kind):
             result = record(op, own_t, raws_t, out, params, rg, active, level)
         else:
             result = constant(out, level)
-        if (op.view or op in _PART_VIEWS) and isinstance(args[0], Tensor) \
+        if (op.view or op in PART_VIEWS) and isinstance(args[0], Tensor) \
                 and is_view(op, out, raws_t[0]):
             track_view(args[0], result, op, params)
         return result
@@ -530,7 +526,7 @@ class TensorKind(Kind):
             result = _new(out, node, True, level)
         else:
             result = constant(out, level)
-        if (op.view or op in _PART_VIEWS) and is_view(op, out, x._value):
+        if (op.view or op in PART_VIEWS) and is_view(op, out, x._value):
             # (the values beneath may be traced: a dual number, an outer level's tensor)
             track_view(x, result, op, params)
         return result
