@@ -305,11 +305,16 @@ def _read(roots: Sequence[Any], found: list[Node], groups: list[list[int]] | Non
         members = None if single else groups[e]  # type: ignore[index]
         node = found[e] if members is None else found[members[0]]
         ins: list[Var | Literal] = []
-        parents = node.parents()
-        values = node.inputs()
-        if node.out is None and node.extra:  # freed: what the view-keeping mode kept
+        op = node.op
+        extra = node.extra
+        nin = node.nin
+        if nin == 1:  # (most nodes: their one input read from its slots)
+            parents, values = (node.parent0,), (node.input0,)
+        else:
+            parents, values = node.parents(), node.inputs()
+        if extra and node.out is None:  # freed: what the view-keeping mode kept
             values = kept_inputs(node) or values
-        if node.op.state_input:  # the rule's own state: not an input of the equation
+        if op.state_input:  # the rule's own state: not an input of the equation
             parents = parents[:-1]
         for parent, value in zip(parents, values):
             if type(parent) is Node:
@@ -331,10 +336,9 @@ def _read(roots: Sequence[Any], found: list[Node], groups: list[list[int]] | Non
                 value = None  # only its shape was kept, or it was written in place since
             ins.append(Literal(value))
         params = node.params
-        extra = node.extra
         if members is None:
             out = outs[e] = _output(node, e, e)
-            append(tape_equation(node.op, ins, params, out, _source(node) if extra else None,
+            append(tape_equation(op, ins, params, out, _source(node) if extra else None,
                                  e, node))
             continue
         for k in members:
@@ -361,9 +365,14 @@ def _read(roots: Sequence[Any], found: list[Node], groups: list[list[int]] | Non
 def _output(node: Node, k: int, e: int) -> Var:
     """The output variable ``t{k}`` of ``node``, read as (part of) equation ``e``."""
     out = node.out
+    t = type(out)
+    if t is float:  # a scalar tape's values: no lookups
+        extra = node.extra
+        value = out if not extra or "value" not in extra else _value(node)
+        return tape_var(f"t{k}", (), _FLOAT64, e, value)
     value = _value(node)
-    if type(out) is float:  # a scalar tape's values: no lookups
-        shape, dtype = (), _FLOAT64
+    if t is np.ndarray:
+        shape, dtype = out.shape, out.dtype
     elif out is None:  # freed by backward(): known if the view-keeping mode kept it
         shape, dtype = _aval(value)
     else:
