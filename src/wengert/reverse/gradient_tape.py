@@ -352,6 +352,8 @@ class GradientTape(Recorder):
         self._done = False  # a non-persistent tape has been used
         self._entered = False
         self._token: Any = None
+        self._kept: list[Any] = []  # the kept sweeps of the running computation
+        self._shown: Any = None  # the kept sweep of the last gradient() (see last_sweep)
 
     @property
     def state(self) -> str:
@@ -501,6 +503,28 @@ class GradientTape(Recorder):
         """
         return read_tape([], nodes=self._nodes)
 
+    @property
+    def last_sweep(self) -> Any:
+        """The reverse sweep of the last :meth:`gradient` call as the view-keeping mode
+        (``wg.keep_values()``, ``%load_ext wengert``) kept it: a
+        :class:`~wengert.core.kept.SweepRecord`, or ``None`` (no such call, called outside
+        that mode, or the last computation was a Jacobian: one sweep per row). The
+        drawings of the tape show its adjoints.
+
+        Examples
+        --------
+        >>> import wengert as wg
+        >>> with wg.keep_values():
+        ...     x = wg.tensor(3.0)
+        ...     with wg.GradientTape() as tape:
+        ...         tape.watch(x)
+        ...         y = x * x
+        ...     dy = tape.gradient(y, x)
+        >>> [(step.op, step.g) for step in tape.last_sweep.steps], tape.last_sweep.leaves[0].ct
+        ([('multiply', 1.0)], 6.0)
+        """
+        return self._shown
+
     def watched_variables(self) -> tuple[Variable, ...]:
         """The variables this tape watches, in the order they were first watched."""
         return tuple(t for t in self._watched.values() if isinstance(t, Variable))
@@ -600,7 +624,12 @@ class GradientTape(Recorder):
         self._check_levels(targets, src)
         level = max((t._level for t in targets if isinstance(t, Tensor)), default=0)
         create = self._start("gradient", level)
-        grads = self._gradients(targets, seeds, src, create)
+        self._kept = []
+        try:
+            grads = self._gradients(targets, seeds, src, create)
+        finally:  # one sweep is what the views can show (a dual target takes two)
+            self._shown = self._kept[0] if len(self._kept) == 1 else None
+            self._kept = []
         self._finish()
         out = []
         for s, g in zip(src, grads):
@@ -710,6 +739,8 @@ class GradientTape(Recorder):
         record = None if keeper is None else keeper.record(
             retain_graph=True, create_graph=create, plain=value_of,
             kind="GradientTape.gradient()")
+        if record is not None:
+            self._kept.append(record)
         with finishing(record), (
                 observe_sweep(record) if record is not None else contextlib.nullcontext()):
             node_cts, reached = backprop(
@@ -762,6 +793,7 @@ class GradientTape(Recorder):
             )
         self._check_levels([target], src)
         create = self._start("jacobian", target._level)
+        self._shown = None  # (one sweep per row: no one sweep to show)
         tshape = target.shape
         n = target.size
         v = primal(target._value)

@@ -604,3 +604,18 @@ def test_a_complex_or_negative_constant_is_a_factor_in_parentheses():
     assert step_view(data, 0)["equation"] == "t0 = x0 × (1-2j) = 2 × (1-2j) = 2-4j"
     assert step_view(data, 1)["equation"] == "t1 = t0 − (-3) = (2-4j) − (-3) = 5-4j"
     assert step_view(data, 2)["equation"] == "t2 = abs(t1) = abs(5-4j) = 6.403"
+
+
+def test_the_seed_note_names_the_call_that_started_the_kept_sweep():
+    with wg.keep_values():
+        x = wg.tensor([1.0, 2.0])
+        with wg.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y = np.sin(x) * x
+        tape.gradient(y, x, output_gradients=np.array([3.0, 5.0]))
+        z = wg.tensor([1.0, 2.0], requires_grad=True) * 2.0
+        z.backward(np.array([1.0, 4.0]))
+    data = explorer_frames(tape.recorded)
+    assert data["seeds"] == [[1, "[3, 5]"]]
+    assert data["seed_note"].startswith("GradientTape.gradient() started the sweep")
+    assert explorer_frames(wg.tape_of(z))["seed_note"].startswith("backward() started")

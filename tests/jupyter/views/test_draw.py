@@ -216,3 +216,48 @@ def test_names_as_explore_takes_them_and_misuse_is_refused():
         wg.draw(y, names={"x0": 3})  # the leaf would read as the constant 3
     with pytest.raises(TypeError, match="one name"):
         wg.draw(y, names="w")
+
+
+def _grad_lines(source: str) -> dict[str, str]:
+    """The italic gradient line of each drawn node: name -> text."""
+    found = {}
+    for name, label in re.findall(r'^\s*"([^"]+)" \[label=<(.*)>,', source, flags=re.M):
+        grad = re.search(r"<I>(\.?grad [^<]*)</I>", label)
+        if grad:
+            found[name] = grad.group(1)
+    return found
+
+
+def test_a_gradient_tape_is_drawn_with_the_adjoints_its_last_gradient_computed():
+    from wengert.jupyter.views.html import gradient_tape_html
+
+    with wg.keep_values():
+        x = wg.tensor([1.0, 2.0])
+        with wg.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y = np.sin(x) * x
+        dx = tape.gradient(y, x, output_gradients=np.array([3.0, 5.0]))
+    # d/dx sum(v * sin(x) * x) = v * (cos(x) * x + sin(x)); t0 = sin(x) receives v * x
+    want = np.array([3.0, 5.0]) * (np.cos([1.0, 2.0]) * [1.0, 2.0] + np.sin([1.0, 2.0]))
+    np.testing.assert_allclose(dx.numpy(), want)
+    assert tape.last_sweep is not None and tape.last_sweep.complete
+    grads = _grad_lines(draw(tape).source)
+    assert grads == {"x0": "grad [4.15, 0.385]", "t0": "grad [3, 10]", "t1": "grad [3, 5]"}
+    page = gradient_tape_html(tape)
+    assert "after gradient()" in page and "[4.145, 0.385]" in page and "[3, 10]" in page
+    # A Jacobian runs one sweep per row: no one sweep's adjoints are shown after it.
+    tape.jacobian(y, x)
+    assert tape.last_sweep is None
+    assert _grad_lines(draw(tape).source) == {}
+    assert "after gradient()" not in gradient_tape_html(tape)
+
+
+def test_a_gradient_tape_shows_no_adjoints_outside_the_view_keeping_mode():
+    x = wg.tensor(2.0)
+    with wg.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    assert tape.gradient(y, x).item() == 4.0
+    assert tape.last_sweep is None
+    with pytest.raises(RuntimeError, match="let go of what it recorded"):
+        draw(tape)

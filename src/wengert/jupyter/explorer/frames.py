@@ -1245,7 +1245,7 @@ def _reverse_sweep(b: _Builder, tape: Tape, roots: list[int], seed: Any) -> _Swe
         for r, (_, value) in zip(roots, record.roots):
             seeds.append([r, summarize(value)])
         if any(np.ndim(value) for _, value in record.roots):
-            note = "backward() started the sweep from the cotangent it was given."
+            note = f"{record.kind} started the sweep from the cotangent it was given."
         reached = record.feed(recorder, {n.seq: n for eq in eqs for n in eq.nodes})
         for step in record.steps:
             e = b.eq_of_seq.get(step.seq)

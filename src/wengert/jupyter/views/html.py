@@ -57,7 +57,14 @@ from wengert.jupyter.views.diff import (
     diff_graphs,
     returns_text,
 )
-from wengert.jupyter.views.subject import NameKey, TapeNames, as_subject, leaf_grad, source_text
+from wengert.jupyter.views.subject import (
+    NameKey,
+    TapeNames,
+    as_subject,
+    leaf_grad,
+    source_text,
+    swept_adjoints,
+)
 from wengert.jupyter.views.text import (
     CONTEXT,
     MAX_ROWS,
@@ -530,6 +537,10 @@ def gradient_tape_html(tape: GradientTape, *, max_rows: int = MAX_ROWS) -> str:
     chips = _chip(tape.state, "state")
     if tape.persistent:
         chips += _chip("persistent", "state")
+    record = tape.last_sweep
+    adjoints = swept_adjoints(recorded, record) if record is not None else None
+    if adjoints:
+        chips += _chip("after gradient()", "state")
     meta = f"{count_text(len(recorded), 'equation')}"
     watched = tape.watched_variables()
     rows = []
@@ -541,7 +552,7 @@ def gradient_tape_html(tape: GradientTape, *, max_rows: int = MAX_ROWS) -> str:
             f'<span class="wg-title">GradientTape</span>{chips}'
             f'<span class="wg-meta">{_e(meta)}</span></div>'
             f'{_kv(rows) if rows else ""}'
-            f"{tape_sections_html(recorded, max_rows=max_rows)}</div>")
+            f"{tape_sections_html(recorded, adjoints, max_rows=max_rows)}</div>")
 
 
 # -- graphs: rows -------------------------------------------------------------------------------

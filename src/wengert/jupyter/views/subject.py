@@ -54,6 +54,7 @@ __all__ = [
     "names_from_namespace",
     "AdjointCollector",
     "kept_adjoints",
+    "swept_adjoints",
     "adjoints_of_equation",
     "output_names",
     "adjoint_of_leaf",
@@ -523,7 +524,8 @@ def as_subject(target: Any, *, names: Mapping[NameKey, str] | None = None,
     if adjoints is None:
         adjoints = getattr(target, "adjoints", None)
     if adjoints is None:
-        adjoints = kept_adjoints(tape)
+        record = target.last_sweep if isinstance(target, GradientTape) else None
+        adjoints = kept_adjoints(tape) if record is None else swept_adjoints(tape, record)
     return Subject(tape, names, adjoints)
 
 
@@ -553,6 +555,36 @@ def kept_adjoints(tape: Tape) -> dict[str, Any] | None:
         return None
     name = {node.seq: v.name for eq in tape for node, v in zip(eq.nodes, eq.outs)}
     return {name[step.seq]: step.g for step in record.steps if step.seq in name}
+
+
+def swept_adjoints(tape: Tape, record: Any) -> dict[str, Any] | None:
+    """The cotangent each variable of ``tape`` received in the kept sweep ``record`` (a
+    :class:`~wengert.core.kept.SweepRecord`: a ``GradientTape.gradient`` call's), its leaves
+    included (``"x0"``: what the call returned for it, before fitting it to the leaf's
+    dtype); ``None`` when the sweep did not finish or its values were released.
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> with wg.keep_values():
+    ...     x = wg.tensor(2.0)
+    ...     with wg.GradientTape() as tape:
+    ...         tape.watch(x)
+    ...         y = x * x + 1.0
+    ...     dy = tape.gradient(y, x)
+    >>> swept_adjoints(tape.recorded, tape.last_sweep)
+    {'t1': 1.0, 't0': 1.0, 'x0': 4.0}
+    """
+    if record.released is not None or not record.complete:
+        return None
+    found = {node.seq: v.name for eq in tape for node, v in zip(eq.nodes, eq.outs)}
+    adjoints = {found[step.seq]: step.g for step in record.steps if step.seq in found}
+    number = {id(leaf): i for i, leaf in enumerate(tape.leaves)}
+    for kept in record.leaves:
+        i = number.get(id(kept.leaf))
+        if i is not None:
+            adjoints[f"x{i}"] = kept.ct
+    return adjoints
 
 
 def atom(v: Var | Literal) -> str:
