@@ -617,3 +617,90 @@ def test_a_jvp_rule_with_a_term_free_of_tangents_is_refused_in_reverse_mode():
     with np.errstate(divide="ignore", invalid="ignore"):
         g = wg.grad(lambda a: root(a).sum())(np.array([0.0, 4.0]))
     assert np.isinf(g[0]) and g[1] == 0.25
+
+
+@pytest.mark.parametrize("tangent_out", [
+    lambda x, t: np.cos(x) * t * t,  # a product of tangents: its derivative at 0 is 0
+    lambda x, t: np.cos(x) * np.sin(t),  # a function of a tangent
+    lambda x, t: np.cos(x) * np.abs(t),  # a branch on a tangent's sign
+    lambda x, t: np.cos(x) * t + 0.1 * t ** 3,  # linear plus a small nonlinear term
+], ids=["t*t", "sin(t)", "abs(t)", "t+t**3"])
+def test_a_jvp_rule_not_linear_in_its_tangents_is_refused_in_reverse_mode(tangent_out):
+    @wg.custom_jvp
+    def f(x):
+        return np.sin(x)
+
+    f.defjvp(lambda p, t: (np.sin(p[0]), tangent_out(p[0], t[0])))
+    x = np.array([1.0, 2.0])
+    refused = pytest.raises(ValueError, match="is not linear in the tangents")
+    with refused:
+        wg.grad(lambda a: f(a).sum())(x)
+    with refused:
+        wg.grad(f)(1.0)
+    with refused:
+        wg.jacrev(f)(x)
+    with refused:
+        wg.vjp(f, x)[1](np.ones(2))
+    with refused:
+        wg.hessian(lambda a: f(a).sum())(x)
+    t = wg.tensor(x)
+    with wg.GradientTape() as tape:
+        tape.watch(t)
+        y = f(t)
+    with refused:
+        tape.gradient(y, t)
+    # forward mode uses the rule as written (nothing is transposed)
+    np.testing.assert_allclose(wg.jvp(f, (x,), (np.ones(2),))[1], tangent_out(x, np.ones(2)))
+
+
+def test_jvp_rules_linear_in_their_tangents_pass_the_dot_product_test():
+    @wg.custom_jvp
+    def f(x, y):
+        return {"p": x * y, "s": np.sin(x)}
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        x, y = primals
+        tx, ty = tangents
+        return f(x, y), {"p": tx * y + x * ty, "s": np.cos(x) * tx}
+
+    for dtype in (np.float64, np.float32, np.complex128):
+        x = np.array([0.5, -1.5, 3.0], dtype=dtype)
+        y = np.array([2.0, 0.25, -1.0], dtype=dtype)
+
+        def loss(a, b):
+            out = f(a, b)
+            return np.sum(np.abs(out["p"]) ** 2 + np.real(out["s"]) * 1e6)
+
+        gx, gy = wg.grad(loss, argnums=(0, 1))(x, y)
+        assert gx.dtype == dtype and gy.dtype == dtype
+        px, py = wg.grad(lambda a, b: np.sum(np.abs(a * b) ** 2 + np.real(np.sin(a)) * 1e6),
+                         argnums=(0, 1))(x, y)
+        tol = 1e-3 if dtype == np.float32 else 1e-9
+        np.testing.assert_allclose(gx, px, rtol=tol)
+        np.testing.assert_allclose(gy, py, rtol=tol)
+    # a cotangent of zero, an empty input, a scalar
+    assert wg.grad(lambda a: 0.0 * f(a, a)["p"].sum())(np.ones(2)).tolist() == [0.0, 0.0]
+    assert wg.grad(lambda a: f(a, a)["p"].sum())(np.zeros(0)).shape == (0,)
+    assert wg.grad(lambda a: f(a, 3.0)["p"])(2.0) == 3.0
+
+
+def test_a_custom_function_with_several_outputs_takes_complex_inputs_in_reverse_mode():
+    @wg.custom_vjp
+    def both(x):
+        return x * x, np.sin(x)
+
+    both.defvjp(lambda x: (both(x), x), lambda x, g: (g[0] * 2 * x + g[1] * np.cos(x),))
+
+    @wg.custom_jvp
+    def pair(x):
+        return [x * x, np.sin(x)]
+
+    pair.defjvp(lambda p, t: (pair(p[0]), [2 * p[0] * t[0], np.cos(p[0]) * t[0]]))
+    z = np.array([0.5 + 1.0j, -1.5 + 0.25j])
+    # Re(z² + sin z): the holomorphic derivative 2z + cos z times the cotangent 1, as
+    # jax.grad(lambda z: jnp.sum(jnp.real(z * z + jnp.sin(z))))(z) gives it
+    want = 2 * z + np.cos(z)
+    for f in (both, pair):
+        got = wg.grad(lambda a, f=f: np.sum(np.real(f(a)[0] + f(a)[1])))(z)
+        np.testing.assert_allclose(got, want, rtol=1e-12)

@@ -63,6 +63,7 @@ from wengert.core.bind import apply, dtype_of, is_complex, is_traced, owner, pri
 from wengert.core.bind import shape_of as _shape
 from wengert.core.errors import EscapedLevelError, NoForwardRule, NoRuleError, NoVJPError
 from wengert.core.modes import GRAD_ENABLED, RECORDERS
+from wengert.core.modes import no_grad as _no_grad
 from wengert.core.node import Node
 from wengert.core.op import ALL_INPUTS, Op, PerInput
 from wengert.core.subclasses import refuse_subclass
@@ -209,6 +210,28 @@ def _zeros(raw: Any) -> Any:
         a = np.asarray(raw)
         shape, dtype = a.shape, a.dtype
     return np.zeros(shape, dtype=dtype if dtype.kind in "fc" else np.float64)
+
+
+def _probe(zero: Any) -> Any:
+    """A tangent of ``zero``'s shape and dtype whose entries differ (no cancellation in
+    the dot-product test); ``None`` for a graph tracer's value."""
+    if type(zero) is float:
+        return 0.6180339887498949
+    if is_traced(zero):
+        return None
+    a = np.asarray(zero)
+    entries = 0.6180339887498949 + 0.25 * np.sin(1.0 + np.arange(a.size))
+    return entries.reshape(a.shape).astype(a.dtype)
+
+
+def _plain(v: Any) -> np.ndarray | None:
+    """``v`` as a NumPy array of numbers (through tensors and dual numbers); ``None``
+    for a graph tracer's value or anything that is not a number."""
+    v = primal(value_of(v))
+    if is_traced(v):
+        return None
+    a = np.asarray(v)
+    return a if a.dtype.kind in "fciub" else None
 
 
 def _dual_under(v: Any) -> Any:
@@ -725,7 +748,11 @@ class custom_jvp(_CustomFunction):
       tensors as tangents and pulls the cotangent back through
       ``tangent_out``, which is linear in them. So reverse mode uses your rule
       too (it must be written with differentiable operations), at the cost of
-      one evaluation of the rule per backward pass.
+      two evaluations of the rule per backward pass: the second checks that
+      ``tangent_out`` is linear in the tangents (the dot-product test at one
+      probe tangent), and a rule that is not (``t * t``, ``sin(t)``) raises
+      ``ValueError`` rather than give a wrong gradient. (While a graph is
+      traced the values are not known: the check is not made there.)
 
     Parameters
     ----------
@@ -912,6 +939,39 @@ class custom_jvp(_CustomFunction):
                     "Remove the terms that do not multiply a tangent."
                 )
 
+    def _check_transposed(self, tangent_out: Callable[..., list[Any]], zeros: list[Any],
+                          gs: list[Any], cts: Sequence[Any]) -> None:
+        """A rule linear in its tangents passes the dot-product test ``<g, T(u)> =
+        <Tᵀg, u>`` for every tangent ``u``; checked at one probe ``u``. The transpose is
+        the rule's derivative at zero tangents, so a rule that is not linear in them
+        (``cos(x) * t * t``, ``sin(t)``) would otherwise give a silently wrong gradient
+        (0 for ``t * t``)."""
+        probes = [_probe(z) for z in zeros]
+        if any(p is None for p in probes):
+            return  # (a graph tracer's value: not known while traced)
+        with _no_grad():
+            outs = tangent_out(*probes)
+        pairs = list(zip(gs, outs)) + list(zip(cts, probes))
+        raw = [(_plain(a), _plain(b)) for a, b in pairs]
+        if any(a is None or b is None for a, b in raw):
+            return
+        if not all(np.all(np.isfinite(a)) and np.all(np.isfinite(b)) for a, b in raw):
+            return  # (an inf or a NaN anywhere: no comparison is meaningful)
+        n = len(gs)
+        lhs = sum(np.sum(a * b).real for a, b in raw[:n])
+        rhs = sum(np.sum(a * b).real for a, b in raw[n:])
+        scale = sum(np.sum(np.abs(a) * np.abs(b)) for a, b in raw)
+        eps = max((np.finfo(a.dtype).eps for a, _ in raw if a.dtype.kind in "fc"),
+                  default=np.finfo(np.float64).eps)
+        if abs(lhs - rhs) > np.sqrt(eps) * scale + np.finfo(np.float64).tiny:
+            raise ValueError(
+                f"Custom JVP rule of {self.op.name!r} is not linear in the tangents: "
+                f"reverse mode transposes it, and the dot-product test <g, T(u)> = <Tᵀg, u> "
+                f"fails ({lhs:.6g} against {rhs:.6g}), so the gradient would be wrong. A "
+                "tangent output must be J(x) @ t: no product of tangents, no function of a "
+                "tangent (t * t, sin(t)), no branch on a tangent's value."
+            )
+
     def _pullback(self, saved: _Saved, g: Any, ans: Any, xs: tuple[Any, ...],
                   create: bool) -> list[Any]:
         """The rule's tangent output is linear in the tangents: its VJP (with the
@@ -937,8 +997,9 @@ class custom_jvp(_CustomFunction):
         outs = _out_values(saved, ans)
         at_zero, pull = vjp(tangent_out, *[fixed[i] for i in diff])
         self._check_linear(at_zero)
-        cts = pull([_zeros(o) if gk is None else gk for gk, o in zip(_out_cotangents(saved, g),
-                                                                       outs)])
+        gs = [_zeros(o) if gk is None else gk for gk, o in zip(_out_cotangents(saved, g), outs)]
+        cts = pull(gs)
+        self._check_transposed(tangent_out, [fixed[i] for i in diff], gs, cts)
         result: list[Any] = [None] * len(xs)
         for i, ct in zip(diff, cts):
             result[i] = ct

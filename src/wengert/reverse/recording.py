@@ -184,7 +184,8 @@ def mark_real_inputs(node: Any) -> None:
     input gets a real gradient; the imaginary part is the derivative along a direction
     the input cannot move in)."""
     real = tuple(i for i, (p, x) in enumerate(zip(node.parents(), node.inputs()))
-                 if p is not None and not is_complex(x))
+                 if p is not None and not is_complex(x)
+                 and not isinstance(x, (tuple, list, dict)))  # (a custom function's outputs)
     if real:
         node.extras()["real_inputs"] = (real, _real_part)
 
