@@ -6,6 +6,7 @@ import pytest
 
 import numpy as np
 import wengert as wg
+from wengert.core.ir import Literal
 from wengert.testing import GradcheckError, gradcheck
 
 
@@ -649,6 +650,10 @@ def test_a_jvp_rule_not_linear_in_its_tangents_is_refused_in_reverse_mode(tangen
         y = f(t)
     with refused:
         tape.gradient(y, t)
+    with refused:  # a traced graph is checked at its example values
+        wg.compile(wg.grad(lambda a: f(a).sum()))(x)
+    with refused:
+        wg.trace(wg.grad(f), 1.0)
     # forward mode uses the rule as written (nothing is transposed)
     np.testing.assert_allclose(wg.jvp(f, (x,), (np.ones(2),))[1], tangent_out(x, np.ones(2)))
 
@@ -679,6 +684,13 @@ def test_jvp_rules_linear_in_their_tangents_pass_the_dot_product_test():
         tol = 1e-3 if dtype == np.float32 else 1e-9
         np.testing.assert_allclose(gx, px, rtol=tol)
         np.testing.assert_allclose(gy, py, rtol=tol)
+    # the check evaluates the rule on plain values: nothing of it enters a traced graph
+    graph = wg.trace(wg.grad(lambda a: f(a, 2.0)["s"].sum()), np.ones(3))
+    literals = [np.asarray(v.value) for eq in graph.equations for v in eq.ins
+                if type(v) is Literal]
+    assert not any(np.any(np.abs(v - 0.6180339887498949) < 0.26) for v in literals
+                   if v.dtype.kind == "f" and v.size == 3)
+    np.testing.assert_allclose(graph(np.ones(3)), np.cos(np.ones(3)))
     # a cotangent of zero, an empty input, a scalar
     assert wg.grad(lambda a: 0.0 * f(a, a)["p"].sum())(np.ones(2)).tolist() == [0.0, 0.0]
     assert wg.grad(lambda a: f(a, a)["p"].sum())(np.zeros(0)).shape == (0,)

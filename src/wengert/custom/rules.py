@@ -59,11 +59,10 @@ from typing import Any
 
 import numpy as np
 from wengert.core import tree as _tree
-from wengert.core.bind import apply, dtype_of, is_complex, is_traced, owner, primal
+from wengert.core.bind import apply, dtype_of, is_complex, is_traced, kind_of, owner, primal
 from wengert.core.bind import shape_of as _shape
 from wengert.core.errors import EscapedLevelError, NoForwardRule, NoRuleError, NoVJPError
 from wengert.core.modes import GRAD_ENABLED, RECORDERS
-from wengert.core.modes import no_grad as _no_grad
 from wengert.core.node import Node
 from wengert.core.op import ALL_INPUTS, Op, PerInput
 from wengert.core.subclasses import refuse_subclass
@@ -212,25 +211,31 @@ def _zeros(raw: Any) -> Any:
     return np.zeros(shape, dtype=dtype if dtype.kind in "fc" else np.float64)
 
 
+def _example(v: Any) -> Any:
+    """The plain value under every layer of ``v``: a tensor's, a dual number's primal, a
+    graph tracer's example value."""
+    while True:
+        kind = kind_of(v)
+        if kind is None:
+            return v
+        v = kind.primal(v)
+
+
 def _probe(zero: Any) -> Any:
     """A tangent of ``zero``'s shape and dtype whose entries differ (no cancellation in
-    the dot-product test); ``None`` for a graph tracer's value."""
+    the dot-product test)."""
     if type(zero) is float:
         return 0.6180339887498949
-    if is_traced(zero):
-        return None
     a = np.asarray(zero)
     entries = 0.6180339887498949 + 0.25 * np.sin(1.0 + np.arange(a.size))
     return entries.reshape(a.shape).astype(a.dtype)
 
 
 def _plain(v: Any) -> np.ndarray | None:
-    """``v`` as a NumPy array of numbers (through tensors and dual numbers); ``None``
-    for a graph tracer's value or anything that is not a number."""
-    v = primal(value_of(v))
-    if is_traced(v):
+    """``v``'s plain value as a NumPy array of numbers; ``None`` when it is not one."""
+    if v is None:
         return None
-    a = np.asarray(v)
+    a = np.asarray(_example(v))
     return a if a.dtype.kind in "fciub" else None
 
 
@@ -751,8 +756,8 @@ class custom_jvp(_CustomFunction):
       two evaluations of the rule per backward pass: the second checks that
       ``tangent_out`` is linear in the tangents (the dot-product test at one
       probe tangent), and a rule that is not (``t * t``, ``sin(t)``) raises
-      ``ValueError`` rather than give a wrong gradient. (While a graph is
-      traced the values are not known: the check is not made there.)
+      ``ValueError`` rather than give a wrong gradient (in a traced graph, at the
+      example values it is traced with).
 
     Parameters
     ----------
@@ -939,25 +944,33 @@ class custom_jvp(_CustomFunction):
                     "Remove the terms that do not multiply a tangent."
                 )
 
-    def _check_transposed(self, tangent_out: Callable[..., list[Any]], zeros: list[Any],
-                          gs: list[Any], cts: Sequence[Any]) -> None:
+    def _check_transposed(self, saved: _Saved, primals: list[Any], diff: list[int],
+                          fixed: list[Any], gs: list[Any], cts: Sequence[Any]) -> None:
         """A rule linear in its tangents passes the dot-product test ``<g, T(u)> =
-        <Tᵀg, u>`` for every tangent ``u``; checked at one probe ``u``. The transpose is
-        the rule's derivative at zero tangents, so a rule that is not linear in them
-        (``cos(x) * t * t``, ``sin(t)``) would otherwise give a silently wrong gradient
-        (0 for ``t * t``)."""
-        probes = [_probe(z) for z in zeros]
-        if any(p is None for p in probes):
-            return  # (a graph tracer's value: not known while traced)
-        with _no_grad():
-            outs = tangent_out(*probes)
-        pairs = list(zip(gs, outs)) + list(zip(cts, probes))
+        <Tᵀg, u>`` for every tangent ``u``; checked at one probe ``u``, with the rule
+        evaluated on the plain values under every layer (a graph tracer's example values
+        included: nothing is recorded). The transpose is the rule's derivative at zero
+        tangents, so a rule that is not linear in them (``cos(x) * t * t``, ``sin(t)``)
+        would otherwise give a silently wrong gradient (0 for ``t * t``)."""
+        spec = saved.args
+        static = spec.nondiff_values()
+        if any(is_traced(v) for v in [*static, *saved.kwargs.values()]):
+            return  # (the rule's other arguments are traced: left as they are)
+        tangents = list(fixed)
+        probes = []
+        for i in diff:
+            tangents[i] = _probe(_example(fixed[i]))
+            probes.append(tangents[i])
+        _, t_out = self.jvp(*static, spec.diff_args([_example(p) for p in primals]),
+                            spec.diff_args(tangents), **saved.kwargs)
+        outs = _leaves_like(saved.out_spec, t_out, f"custom_jvp rule of {self.op.name!r}")
+        pairs = [(g, t) for g, t in zip(gs, outs) if t is not None] + list(zip(cts, probes))
         raw = [(_plain(a), _plain(b)) for a, b in pairs]
         if any(a is None or b is None for a, b in raw):
             return
         if not all(np.all(np.isfinite(a)) and np.all(np.isfinite(b)) for a, b in raw):
             return  # (an inf or a NaN anywhere: no comparison is meaningful)
-        n = len(gs)
+        n = len(raw) - len(probes)
         lhs = sum(np.sum(a * b).real for a, b in raw[:n])
         rhs = sum(np.sum(a * b).real for a, b in raw[n:])
         scale = sum(np.sum(np.abs(a) * np.abs(b)) for a, b in raw)
@@ -999,7 +1012,7 @@ class custom_jvp(_CustomFunction):
         self._check_linear(at_zero)
         gs = [_zeros(o) if gk is None else gk for gk, o in zip(_out_cotangents(saved, g), outs)]
         cts = pull(gs)
-        self._check_transposed(tangent_out, [fixed[i] for i in diff], gs, cts)
+        self._check_transposed(saved, primals, diff, fixed, gs, cts)
         result: list[Any] = [None] * len(xs)
         for i, ct in zip(diff, cts):
             result[i] = ct
