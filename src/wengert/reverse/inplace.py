@@ -69,6 +69,13 @@ class InPlaceMethods:
     __itruediv__ = _operator_method(_ew.divide, "/=")
     __ipow__ = _operator_method(_ew.power, "**=")
     __imatmul__ = _operator_method(_linalg.matmul, "@=")
+    __ifloordiv__ = _operator_method(_ew.floor_divide, "//=")
+    __imod__ = _operator_method(_ew.mod, "%=")
+    __iand__ = _operator_method(np.bitwise_and, "&=")
+    __ior__ = _operator_method(np.bitwise_or, "|=")
+    __ixor__ = _operator_method(np.bitwise_xor, "^=")
+    __ilshift__ = _operator_method(np.left_shift, "<<=")
+    __irshift__ = _operator_method(np.right_shift, ">>=")
 
     def __setitem__(self, index: Any, value: Any) -> None:
         setitem(self, index, value)
