@@ -944,3 +944,59 @@ def test_setting_parts_of_a_scalar_or_imag_of_a_real_tensor_is_refused():
     with pytest.raises(TypeError, match="imaginary part"):
         wg.tensor(np.array([1.0])).imag = 3.0
 
+
+WRITES_INTO_A_PART = {
+    "x.imag[0] = 1": lambda p: p.__setitem__(0, 1.0),
+    "x.imag += 1": lambda p: p.__iadd__(1.0),
+    "x.imag[1:] = 1": lambda p: p[1:].__setitem__(Ellipsis, 1.0),
+    "np.add(x.imag, 1, out=x.imag)": lambda p: np.add(p, 1.0, out=p),
+}
+
+
+@pytest.mark.parametrize("name", list(WRITES_INTO_A_PART))
+def test_a_write_into_the_imaginary_part_of_a_real_array_is_refused_as_numpy_refuses_it(name):
+    """NumPy's ``x.imag`` of a real array is a new read-only array of zeros, and a write
+    into it raises ValueError; a tensor, dual number or traced value took the write into
+    a writable copy, silently lost (``x`` has no imaginary part to hold it)."""
+    write = WRITES_INTO_A_PART[name]
+    x0 = np.array([1.0, -2.0, 3.0])
+    with pytest.raises(ValueError, match="read-only"):
+        write(x0.copy().imag)
+    for x in (wg.tensor(x0.copy()), wg.tensor(x0.copy(), requires_grad=True) * 1.0,
+              wg.Dual(x0.copy(), np.ones(3))):
+        for part in (x.imag, np.imag(x), wnp.imag(x)):
+            with pytest.raises(ValueError, match="assignment destination is read-only"):
+                write(part)
+            value = part.numpy() if isinstance(part, wg.Tensor) else part.primal
+            np.testing.assert_array_equal(value, np.zeros(3))
+
+    def f(v):
+        write(v.imag)
+        return v
+
+    with pytest.raises(ValueError, match="assignment destination is read-only"):
+        wg.compile(f)(x0)
+    with pytest.raises(ValueError, match="assignment destination is read-only"):
+        wg.trace(f, x0)
+
+
+def test_the_imaginary_part_of_a_real_tensor_is_numpys_zeros():
+    # x.imag was x * 0.0: NaN at an infinite entry, -0.0 at a negative one
+    x0 = np.array([-1.0, np.inf, -np.inf, np.nan, 2.0], np.float32)
+    want = x0.imag
+    for got in (wg.tensor(x0).imag.numpy(),
+                wg.tensor(x0, requires_grad=True).imag.detach().numpy(),
+                wg.Dual(x0, np.ones(5, np.float32)).imag.primal,
+                wg.compile(lambda v: v.imag)(x0)):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+        assert not np.signbit(got).any()
+    # its derivative is zero; a later in-place change of x does not make it stale
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    w = wg.tensor([3.0, 4.0], requires_grad=True)
+    y = x * 1.0
+    z = (y.imag * w + y).sum()
+    y += 1.0
+    z.backward()
+    np.testing.assert_array_equal(w.grad, [0.0, 0.0])
+    np.testing.assert_array_equal(x.grad, [1.0, 1.0])

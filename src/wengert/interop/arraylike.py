@@ -265,9 +265,9 @@ class ArrayMethods:
 
     @property
     def imag(self) -> Any:
-        """The imaginary part (zeros for a real value); ``z.imag = v`` writes into a
-        complex ``z``."""
-        return _ew.imag(self) if self._is_complex() else _ew.multiply(self, 0.0)
+        """The imaginary part; ``z.imag = v`` writes into a complex ``z``. For a real
+        value, zeros that refuse a write, as NumPy's read-only array of zeros does."""
+        return _ew.imag(self)
 
     @imag.setter
     def imag(self, value: Any) -> None:
