@@ -980,6 +980,25 @@ def test_a_write_into_the_imaginary_part_of_a_real_array_is_refused_as_numpy_ref
         wg.trace(f, x0)
 
 
+
+@pytest.mark.parametrize("name, write", [
+    ("np.copyto", lambda p: np.copyto(p, 1.0)), ("np.put", lambda p: np.put(p, [0], [1.0])),
+])
+def test_numpy_functions_writing_into_the_imaginary_part_of_a_real_array_are_refused(name, write):
+    # np.copyto into a constant tensor's part wrote into its own array, silently lost
+    with pytest.raises(ValueError, match="read-only"):
+        write(np.ones(3).imag)
+    for x in (wg.tensor(np.ones(3)), wg.Dual(np.ones(3), np.ones(3))):
+        part = x.imag
+        with pytest.raises(ValueError, match="read-only"):
+            write(part)
+        x += 1.0  # (the part made again from the new x: still read-only)
+        with pytest.raises(ValueError, match="read-only"):
+            write(part)
+        value = part.numpy() if isinstance(part, wg.Tensor) else part.primal
+        np.testing.assert_array_equal(value, np.zeros(3))
+
+
 def test_the_imaginary_part_of_a_real_tensor_is_numpys_zeros():
     # x.imag was x * 0.0: NaN at an infinite entry, -0.0 at a negative one
     x0 = np.array([-1.0, np.inf, -np.inf, np.nan, 2.0], np.float32)

@@ -344,6 +344,15 @@ def rederive_views(base: Any, set_value: Any) -> None:
         b._views = [weakref.ref(v) for v in live]  # (not the values apply just made)
 
 
+def _freeze(t: Any) -> None:
+    """Make tensor ``t``'s own array read-only (the imaginary part of a real array, as
+    NumPy's): NumPy's functions writing into it (``np.copyto``) then refuse, in NumPy's
+    words."""
+    v = t._value
+    if type(v) is _ndarray and v.base is None:
+        v.flags.writeable = False
+
+
 def track_view(base: Any, view: Any, op: Any, params: Any) -> None:
     """Note that tensor ``view`` (made by ``op`` with ``params``) shares ``base``'s memory.
 
@@ -352,6 +361,7 @@ def track_view(base: Any, view: Any, op: Any, params: Any) -> None:
     """
     if read_only_part(op, base):  # (zeros of their own: base's writes do not reach them)
         holder = view._version
+        _freeze(view)
     else:
         holder = view._version = base._version
     node = view._node
@@ -419,6 +429,8 @@ def _rederive_views(base: Any) -> None:
                 view._level = new._level  # (the base may have joined a transform)
             if not shares_storage(view._value, new._value) or is_traced(new._value):
                 view._value = new._value
+                if read_only_part(op, b):
+                    _freeze(view)
             todo.append(view)
         if views:  # (the tensors just made are views of b too: forget them)
             b._extra["views"] = [weakref.ref(v) for v in views]
