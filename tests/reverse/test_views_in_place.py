@@ -1019,3 +1019,25 @@ def test_the_imaginary_part_of_a_real_tensor_is_numpys_zeros():
     z.backward()
     np.testing.assert_array_equal(w.grad, [0.0, 0.0])
     np.testing.assert_array_equal(x.grad, [1.0, 1.0])
+
+
+@pytest.mark.parametrize("name, write", [
+    ("np.copyto(z.imag)", lambda z: np.copyto(z.imag, 5.0)),
+    ("np.put(z.real)", lambda z: np.put(z.real, [0], [9.0])),
+    ("np.copyto(z.real[1:])", lambda z: np.copyto(z.real[1:], 7.0)),
+])
+def test_numpy_functions_writing_into_a_part_of_a_complex_tensor_reach_it(name, write):
+    # they wrote into the array wengert holds for the part: z silently kept its value
+    z0 = np.array([1 + 1j, 2 - 2j])
+    want = z0.copy()
+    write(want)
+    for make in (lambda: wg.tensor(z0.copy()),
+                 lambda: wg.tensor(z0.copy(), requires_grad=True) * 1.0):
+        z = make()
+        write(z)
+        np.testing.assert_array_equal(z.detach().numpy(), want)
+    with wg.no_grad():
+        leaf = wg.tensor(z0.copy(), requires_grad=True)
+        write(leaf)
+    np.testing.assert_array_equal(leaf.detach().numpy(), want)
+    assert leaf.requires_grad and leaf.is_leaf

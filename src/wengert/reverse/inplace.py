@@ -43,8 +43,8 @@ from wengert.ops import shape as _shape
 from wengert.ops.linalg import basic as _linalg
 
 __all__ = ["InPlaceMethods", "assign_result", "setitem", "track_view", "shares_storage",
-           "is_view", "read_only_part", "PART_VIEWS", "write_back", "keep_layout",
-           "traced_mask", "masked_write", "link_view", "rederive_views"]
+           "is_view", "read_only_part", "written_by_numpy", "PART_VIEWS", "write_back",
+           "keep_layout", "traced_mask", "masked_write", "link_view", "rederive_views"]
 
 _ndarray = np.ndarray
 
@@ -491,6 +491,15 @@ def _holds_a_copy(t: Any) -> bool:
         extra = link[0]._extra
         link = extra.get("view_of") if extra else None
     return False
+
+
+def written_by_numpy(t: Any) -> None:
+    """Tensor ``t``'s array was just written by a NumPy function (``np.copyto(t, v)``,
+    ``np.put``): a part of a complex tensor, which wengert holds as an array of its own
+    (see :func:`is_view`), passes what it now holds on to the tensor, as NumPy's view
+    would."""
+    if t._extra is not None and _holds_a_copy(t):
+        assign_result(t, kind_of(t).constant(t._value.copy()), "a NumPy function's write")
 
 
 def _writes_memory(old: Any, new: Any) -> bool:
