@@ -19,7 +19,8 @@ __all__ = ["MODULES", "SECTIONS", "ApiListError", "api_page", "placed_names", "w
 #: (section title, one line about it, names of ``wengert`` documented by autodoc)
 SECTIONS: list[tuple[str, str, list[str]]] = [
     ("Tensors", "Reverse mode in PyTorch's dialect: leaves, ``backward()``, ``.grad``.",
-     ["Tensor", "tensor", "stop_gradient", "no_grad", "enable_grad", "is_grad_enabled"]),
+     ["Tensor", "tensor", "stop_gradient", "no_grad", "enable_grad", "set_grad_enabled",
+      "is_grad_enabled"]),
     ("GradientTape", "Reverse mode in TensorFlow's dialect.", ["GradientTape", "Variable"]),
     ("Transforms", "Functions in, functions out, in JAX's dialect (reverse and forward mode).",
      ["grad", "value_and_grad", "vjp", "jvp", "linearize", "derivative", "jacfwd",

@@ -17,7 +17,7 @@ array([1.3818, 0.077 ])
 from wengert import graph, numpy
 from wengert.core import errors
 from wengert.core.errors import WengertError
-from wengert.core.modes import enable_grad, is_grad_enabled, no_grad
+from wengert.core.modes import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from wengert.core.sweep import SweepObserver, observe_sweep
 from wengert.custom.checkpoint import checkpoint
 from wengert.custom.rules import custom_jvp, custom_vjp
@@ -62,7 +62,8 @@ from wengert.transforms.reverse import grad, value_and_grad, vjp
 __version__ = "0.1.0"
 
 __all__ = [
-    "Tensor", "tensor", "stop_gradient", "no_grad", "enable_grad", "is_grad_enabled",
+    "Tensor", "tensor", "stop_gradient", "no_grad", "enable_grad", "set_grad_enabled",
+    "is_grad_enabled",
     "grad", "value_and_grad", "vjp", "numpy", "GradientTape", "Variable", "gradcheck",
     "check_grads", "GradcheckError", "Dual", "jvp", "linearize", "derivative", "jacfwd",
     "jacrev", "jacobian", "hessian", "hvp", "custom_vjp", "custom_jvp", "checkpoint",

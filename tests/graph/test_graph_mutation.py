@@ -79,14 +79,17 @@ def traced_scalar_index(x):
 
 
 def every_operator(x):
+    # (the rules of ** and / read their outputs, which a later update would overwrite)
     y = x * 1.0 + 1.0
     y -= 0.5
     y *= x
-    y **= 2
     y //= 0.25
+    y += x
     y %= 7.0
+    z = y.copy()
+    z **= 2
     y /= 2.0
-    return y
+    return y + z
 
 
 def int_setitem_truncates(x):

@@ -273,3 +273,59 @@ def test_sigmoid_of_integers_booleans_and_complex_values():
     z = np.array([1 + 2j, -3 - 0.5j])
     np.testing.assert_allclose(wnp.sigmoid(z), 1 / (1 + np.exp(-z)), rtol=1e-14)
     assert np.isnan(wnp.sigmoid(np.nan)) and wnp.sigmoid(-np.inf) == 0.0
+
+
+def _clip_front_ends(x, lo, hi):
+    """np.clip(x, lo, hi) as each front end gives it, as plain values."""
+    from wengert.graph.passes.fuse import fuse
+    from wengert.graph.program import evaluate
+
+    f = lambda v: np.clip(v, lo, hi)  # noqa: E731
+    got = {"wnp": wnp.clip(x, lo, hi), "tensor": f(wg.tensor(x)).numpy(),
+           "compile": wg.compile(f)(x), "trace": evaluate(wg.trace(f, x), [x])[0]}
+    if np.asarray(x).dtype.kind in "fc":
+        got["dual"] = f(wg.Dual(x, np.ones_like(x))).primal
+        chain = lambda v: np.clip(v * 1, lo, hi) - 0  # noqa: E731
+        fused = fuse(wg.trace(chain, x))
+        assert any(eq.op.name.startswith("fused") for eq in fused), fused
+        got["fused"] = evaluate(fused, [x])[0]
+    return got
+
+
+@pytest.mark.parametrize("lo, hi", [(0.0, 1.0), (-0.0, 0.0), (0.0, -0.0), (-0.0, -0.0)])
+def test_clip_keeps_a_signed_zero_that_ties_a_bound_as_numpy_does(lo, hi):
+    # NumPy's clip keeps x where it equals a bound: clip(-0.0, 0.0, 1.0) is -0.0
+    x = np.array([-0.0, 0.0, -1.0, 2.0, np.nan, -np.inf])
+    want = np.clip(x, lo, hi)
+    for name, got in _clip_front_ends(x, lo, hi).items():
+        assert got.dtype == want.dtype, name
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want), err_msg=name)
+        np.testing.assert_array_equal(got, want, err_msg=name)
+    assert np.signbit(wnp.clip(-0.0, 0.0, 1.0))
+    assert np.signbit(np.clip(wg.tensor(-0.0), 0.0, 1.0).item())
+    # the gradient at a bound passes to x (bounds included), -0.0 included
+    g = wg.grad(lambda v: wnp.sum(wnp.clip(v, 0.0, 1.0)))(np.array([-0.0, 0.0, 1.0, -1.0]))
+    np.testing.assert_array_equal(g, [1.0, 1.0, 1.0, 0.0])
+    assert wg.jvp(lambda v: wnp.clip(v, 0.0, 1.0), (-0.0,), (1.0,))[1] == 1.0
+
+
+@pytest.mark.parametrize("lo, hi", [(-10, 10), (-1000, 1000), (0, 200), (-200, 0), (None, 300),
+                                    (-300, None), (np.int8(-3), np.int8(3)), (-128, 127),
+                                    (-10.5, 10.5), (np.int16(-1000), 1000)])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16])
+def test_clip_of_small_integers_with_bounds_beyond_their_range_is_numpys(dtype, lo, hi):
+    # A Python integer bound beyond the dtype's range clips nothing (NumPy's clip), where
+    # maximum(x, -1000) on int8 raises OverflowError
+    info = np.iinfo(dtype)
+    x = np.array([info.min, info.min + 1, 0, 5, info.max], dtype)
+    try:
+        want = np.clip(x, lo, hi)
+    except OverflowError:
+        for f in [lambda: wnp.clip(x, lo, hi), lambda: np.clip(wg.tensor(x), lo, hi),
+                  lambda: wg.compile(lambda v: np.clip(v, lo, hi))(x)]:
+            with pytest.raises(OverflowError):
+                f()
+        return
+    for name, got in _clip_front_ends(x, lo, hi).items():
+        assert got.dtype == want.dtype, (name, got.dtype, want.dtype)
+        np.testing.assert_array_equal(got, want, err_msg=name)

@@ -228,6 +228,37 @@ def test_dual_repr_is_stable():
     assert repr(wg.tensor(Dual(1.0, 2.0))) == "tensor(Dual(1.0, 2.0))"
 
 
+def test_a_running_transforms_dual_shows_the_same_tag_at_every_run():
+    """A dual number of a running transform shows its tag by its depth among the running
+    perturbations (it showed the global counter of levels: rerunning a notebook cell
+    printed another number); the tags stay distinct objects, so no perturbation
+    confusion."""
+    seen = []
+
+    def f(x):
+        def g(y):
+            seen.append((repr(y), repr(x), repr(y.tag), y.tag, x.tag))
+            return x * y
+
+        return wg.derivative(g)(2.0)
+
+    for _ in range(2):
+        assert wg.derivative(f)(1.0) == 1.0  # d/dx d/dy (x y) = 1: no confusion
+        assert wg.jvp(lambda x: (x, repr(x)), (1.0,), (2.0,), has_aux=True)[2] == \
+            "Dual(1.0, 2.0, tag=jvp#1)"
+    (r1, rx1, t1, inner1, outer1), (r2, rx2, t2, inner2, outer2) = seen
+    assert (r1, rx1, t1) == (r2, rx2, t2) == (
+        "Dual(2.0, 1.0, tag=derivative#2)", "Dual(1.0, 1.0, tag=derivative#1)",
+        "<Tag derivative #2>")
+    assert len({id(inner1), id(outer1), id(inner2), id(outer2)}) == 4
+    assert outer1.order < inner1.order < outer2.order < inner2.order
+    # a jacfwd / hessian inside jvp: one deeper
+    reprs = []
+    wg.jvp(lambda x: wg.jacfwd(lambda y: reprs.append(repr(y)) or y * x)(x), (np.ones(2),),
+           (np.ones(2),))
+    assert "tag=jacfwd#2" in reprs[0]
+
+
 # -- nesting without perturbation confusion -----------------------------------------------
 def test_perturbation_confusion_classic():
     d = wg.derivative

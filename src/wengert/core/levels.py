@@ -108,23 +108,30 @@ class Tag:
     ``None``, or the number of tangents every dual of this tag carries at once
     (a leading axis of the tangent, as ForwardDiff's chunks).
 
+    ``order`` (from the one counter of levels, never reused) is what tells tags
+    apart and nests them; ``depth``, what a tag is shown as (``#1`` for the
+    outermost running perturbation, ``#2`` for one inside it...), is the same each
+    time the same code runs, as ``order`` is not.
+
     Examples
     --------
     >>> a, b = Tag(), Tag()
-    >>> a.order < b.order
-    True
+    >>> a.order < b.order, a is b, a.depth == b.depth == 1
+    (True, False, True)
     """
 
-    __slots__ = ("order", "active", "name", "batch")
+    __slots__ = ("order", "active", "name", "batch", "depth")
 
     def __init__(self, name: str = "jvp", batch: int | None = None) -> None:
         self.order = next_order()
         self.active = True
         self.name = name
         self.batch = batch
+        outer = DUAL_TAG.get()
+        self.depth = 1 if outer is None or not outer.active else outer.depth + 1
 
     def __repr__(self) -> str:
-        return f"<Tag {self.name} #{self.order}{'' if self.active else ' closed'}>"
+        return f"<Tag {self.name} #{self.depth}{'' if self.active else ' closed'}>"
 
     # A tag is an identity: a copy would be another perturbation (a copied dual number
     # multiplied by its original would nest instead of adding tangents).
@@ -143,15 +150,16 @@ class Tag:
         )
 
 
-#: The tag of dual numbers made directly with ``wg.Dual(primal, tangent)``.
-USER_TAG = Tag("user")
-USER_TAG.order = 0
-
 #: The innermost running forward-mode transform's tag (``None``: none). A leaf
 #: tensor made inside it (``wg.tensor(..., requires_grad=True)`` in the function
 #: given to ``wg.jvp``) holds a dual number of this tag, so that a backward pass
 #: run there carries tangents (forward over the user's reverse mode).
 DUAL_TAG: ContextVar[Tag | None] = ContextVar("wengert_dual_tag", default=None)
+
+#: The tag of dual numbers made directly with ``wg.Dual(primal, tangent)``.
+USER_TAG = Tag("user")
+USER_TAG.order = 0
+USER_TAG.depth = 0
 
 #: The level of the tensors made inside the innermost graph trace running the user's
 #: function (0: none): a quarter inside the trace's level. A tensor or Variable made

@@ -20,6 +20,7 @@ __all__ = [
     "Recorder",
     "no_grad",
     "enable_grad",
+    "set_grad_enabled",
     "is_grad_enabled",
     "transform_scope",
     "recorder_scope",
@@ -202,6 +203,80 @@ def enable_grad(func: Any = None) -> Any:
     True
     """
     return _mode_or_decorated(True, func)
+
+
+class set_grad_enabled(_GradMode):  # noqa: N801 (used as a function, as in PyTorch)
+    """Set the grad mode to ``mode``: ``no_grad()`` when False, ``enable_grad()`` when True.
+
+    As PyTorch's ``torch.set_grad_enabled``, it acts at once, so that it works three
+    ways: as a ``with`` block (the mode before it comes back at the end, also when an
+    exception leaves it), as a decorator of a function (which then runs in ``mode``;
+    the mode around the decoration is unchanged), and as a plain call, which sets the
+    mode for what follows in this thread (or asyncio task) until it is set again. Each
+    thread has its own mode (a new thread starts with grad enabled).
+
+    Parameters
+    ----------
+    mode : bool
+        Whether operations on tensors that require grad are recorded.
+
+    Raises
+    ------
+    TypeError
+        When ``mode`` is not a bool (``True``/``False``, or NumPy's ``np.True_``).
+
+    Examples
+    --------
+    >>> import wengert as wg
+    >>> x = wg.tensor(2.0, requires_grad=True)
+    >>> training = False
+    >>> with wg.set_grad_enabled(training):
+    ...     (x * x).requires_grad
+    False
+    >>> wg.is_grad_enabled()
+    True
+    >>> @wg.set_grad_enabled(False)
+    ... def evaluate(v):
+    ...     return v * v
+    >>> evaluate(x).requires_grad, (x * x).requires_grad
+    (False, True)
+    >>> _ = wg.set_grad_enabled(False)
+    >>> (x * x).requires_grad
+    False
+    >>> _ = wg.set_grad_enabled(True)
+    >>> (x * x).requires_grad
+    True
+    """
+
+    def __init__(self, mode: bool) -> None:
+        if type(mode) is not bool:
+            if type(mode).__name__ != "bool" or type(mode).__module__ != "numpy":
+                raise TypeError(
+                    "set_grad_enabled(): argument 'mode' (position 1) must be bool, not "
+                    f"{type(mode).__name__}")
+            mode = bool(mode)  # (np.True_: a comparison of NumPy values)
+        super().__init__(mode)
+        self._prev = GRAD_ENABLED.get()
+        GRAD_ENABLED.set(mode)  # at once, as in PyTorch: a plain call sets the mode
+
+    def __repr__(self) -> str:
+        return f"wg.set_grad_enabled({self._enabled})"
+
+    def __enter__(self) -> None:
+        GRAD_ENABLED.set(self._enabled)
+
+    def __exit__(self, *exc: object) -> None:
+        GRAD_ENABLED.set(self._prev)
+
+    def __call__(self, func: Any) -> Any:
+        """Decorate ``func`` (see :meth:`_GradMode.__call__`); the mode set when this
+        was made is undone: decorating a function does not change the mode around it."""
+        GRAD_ENABLED.set(self._prev)
+        if not callable(func):
+            raise TypeError(
+                f"wg.set_grad_enabled({self._enabled}) decorates a function (got "
+                f"{type(func).__name__}); use `with wg.set_grad_enabled(mode):` for a block.")
+        return super().__call__(func)
 
 
 def is_grad_enabled() -> bool:

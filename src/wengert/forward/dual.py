@@ -358,7 +358,9 @@ class Dual(ArrayMethods):
                 return repr(v.item())
             return repr(v)
 
-        tag = "" if self.tag is USER_TAG else f", tag={self.tag.name}#{self.tag.order}"
+        # (a tag is shown by its depth among the running perturbations, the same at
+        # each run of a notebook cell; its order tells it from the others)
+        tag = "" if self.tag is USER_TAG else f", tag={self.tag.name}#{self.tag.depth}"
         return f"Dual({fmt(self.primal)}, {fmt(self.tangent)}{tag})"
 
     def _repr_html_(self) -> str | None:

@@ -78,6 +78,8 @@ class InPlaceTraced:
     __iand__ = _in_place_method(np.bitwise_and, "&=", "bitwise_and")
     __ior__ = _in_place_method(np.bitwise_or, "|=", "bitwise_or")
     __ixor__ = _in_place_method(np.bitwise_xor, "^=", "bitwise_xor")
+    __ilshift__ = _in_place_method(np.left_shift, "<<=", "left_shift")
+    __irshift__ = _in_place_method(np.right_shift, ">>=", "right_shift")
 
     def __setitem__(self, index: Any, value: Any) -> None:
         if traced_mask(index, self.shape):

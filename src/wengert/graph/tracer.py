@@ -462,20 +462,7 @@ class Traced(InPlaceTraced, ArrayMethods):
     def __invert__(self) -> Any:
         return np.invert(self)
 
-    def __and__(self, other: Any) -> Any:
-        return np.bitwise_and(self, other)
-
-    def __rand__(self, other: Any) -> Any:
-        return np.bitwise_and(other, self)
-
-    def __or__(self, other: Any) -> Any:
-        return np.bitwise_or(self, other)
-
-    def __ror__(self, other: Any) -> Any:
-        return np.bitwise_or(other, self)
-
-    def __xor__(self, other: Any) -> Any:
-        return np.bitwise_xor(self, other)
+    # (&, |, ^, << and >>: ArrayMethods' NumPy ufuncs, recorded)
 
 
 #: The types of Python numbers: their operators give Python numbers, NumPy's functions

@@ -139,6 +139,38 @@ class ArrayMethods:
     def __rmatmul__(self, other: Any) -> Any:
         return _linalg.matmul(other, self)
 
+    # -- bitwise operators: integer ops without a derivative, through NumPy's ufuncs (the
+    # routing's table of derivative-free ufuncs); NumPy refuses them on floats ---------
+    def __and__(self, other: Any) -> Any:
+        return np.bitwise_and(self, other)
+
+    def __rand__(self, other: Any) -> Any:
+        return np.bitwise_and(other, self)
+
+    def __or__(self, other: Any) -> Any:
+        return np.bitwise_or(self, other)
+
+    def __ror__(self, other: Any) -> Any:
+        return np.bitwise_or(other, self)
+
+    def __xor__(self, other: Any) -> Any:
+        return np.bitwise_xor(self, other)
+
+    def __rxor__(self, other: Any) -> Any:
+        return np.bitwise_xor(other, self)
+
+    def __lshift__(self, other: Any) -> Any:
+        return np.left_shift(self, other)
+
+    def __rlshift__(self, other: Any) -> Any:
+        return np.left_shift(other, self)
+
+    def __rshift__(self, other: Any) -> Any:
+        return np.right_shift(self, other)
+
+    def __rrshift__(self, other: Any) -> Any:
+        return np.right_shift(other, self)
+
     def __neg__(self) -> Any:
         return _ew.negative(self)
 
@@ -233,9 +265,9 @@ class ArrayMethods:
 
     @property
     def imag(self) -> Any:
-        """The imaginary part (zeros for a real value); ``z.imag = v`` writes into a
-        complex ``z``."""
-        return _ew.imag(self) if self._is_complex() else _ew.multiply(self, 0.0)
+        """The imaginary part; ``z.imag = v`` writes into a complex ``z``. For a real
+        value, zeros that refuse a write, as NumPy's read-only array of zeros does."""
+        return _ew.imag(self)
 
     @imag.setter
     def imag(self, value: Any) -> None:

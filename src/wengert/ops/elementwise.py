@@ -1327,7 +1327,9 @@ floor_divide = FAMILY.binary(FLOOR_DIVIDE)
 
 
 def _clip_impl(x: Any, lo: Any, hi: Any) -> Any:
-    return np.minimum(np.maximum(x, lo), hi)
+    # NumPy's own clip: x is kept where it ties a bound (clip(-0.0, 0.0, 1.0) is -0.0,
+    # which minimum(maximum(x, lo), hi) turns into +0.0).
+    return np.clip(x, lo, hi)
 
 
 def as_dtype(v: Any, dtype: Any) -> Any:
@@ -1380,7 +1382,7 @@ def _clip_samples(rng: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
 
 def _clip_lines(args: list[str], out: str, eq: EquationView) -> list[str]:
     x, lo, hi = args
-    return [f"np.maximum({x}, {lo}, out={out})", f"np.minimum({out}, {hi}, out={out})"]
+    return [f"np.clip({x}, {lo}, {hi}, out={out})"]
 
 
 CLIP = Op(
@@ -1515,6 +1517,16 @@ def clip(x: Any, a_min: Any = None, a_max: Any = None, *, min: Any = None,
         a_max = max
     if a_min is None and a_max is None:
         raise ValueError("clip: one of a_min or a_max must be given")
+    dtype = dtype_of(x)
+    if dtype.kind in "iu":
+        # As NumPy's clip: a Python integer bound beyond an integer dtype's range clips
+        # nothing (np.clip(int8_array, -1000, 1000) stays int8), where NumPy's minimum
+        # and maximum would raise OverflowError.
+        info = np.iinfo(dtype)
+        if type(a_min) is int and a_min <= info.min:
+            a_min = None
+        if type(a_max) is int and a_max >= info.max:
+            a_max = None
     lo = _unbounded(x, -1) if a_min is None else a_min
     hi = _unbounded(x, 1) if a_max is None else a_max
     return apply(CLIP, x, lo, hi)

@@ -204,7 +204,8 @@ class Variable(Tensor):
         )
 
     __iadd__ = __isub__ = __imul__ = __itruediv__ = __ipow__ = __imatmul__ = _no_inplace
-    __ifloordiv__ = __imod__ = _no_inplace
+    __ifloordiv__ = __imod__ = __iand__ = __ior__ = __ixor__ = _no_inplace
+    __ilshift__ = __irshift__ = _no_inplace
 
     def __setitem__(self, index: Any, value: Any) -> None:
         raise TypeError(

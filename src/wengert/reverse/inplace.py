@@ -32,7 +32,7 @@ import weakref
 from typing import Any
 
 import numpy as np
-from wengert.core.bind import apply, example, is_traced, kind_of, primal, shape_of
+from wengert.core.bind import apply, example, is_complex, is_traced, kind_of, primal, shape_of
 from wengert.core.errors import LeafInplaceError, LostDerivativeError
 from wengert.core.modes import GRAD_ENABLED, RECORDERS
 from wengert.core.node import new_version
@@ -43,8 +43,8 @@ from wengert.ops import shape as _shape
 from wengert.ops.linalg import basic as _linalg
 
 __all__ = ["InPlaceMethods", "assign_result", "setitem", "track_view", "shares_storage",
-           "is_view", "PART_VIEWS", "write_back", "keep_layout", "traced_mask", "masked_write",
-           "link_view", "rederive_views"]
+           "is_view", "read_only_part", "written_by_numpy", "PART_VIEWS", "write_back",
+           "keep_layout", "traced_mask", "masked_write", "link_view", "rederive_views"]
 
 _ndarray = np.ndarray
 
@@ -69,6 +69,13 @@ class InPlaceMethods:
     __itruediv__ = _operator_method(_ew.divide, "/=")
     __ipow__ = _operator_method(_ew.power, "**=")
     __imatmul__ = _operator_method(_linalg.matmul, "@=")
+    __ifloordiv__ = _operator_method(_ew.floor_divide, "//=")
+    __imod__ = _operator_method(_ew.mod, "%=")
+    __iand__ = _operator_method(np.bitwise_and, "&=")
+    __ior__ = _operator_method(np.bitwise_or, "|=")
+    __ixor__ = _operator_method(np.bitwise_xor, "^=")
+    __ilshift__ = _operator_method(np.left_shift, "<<=")
+    __irshift__ = _operator_method(np.right_shift, ">>=")
 
     def __setitem__(self, index: Any, value: Any) -> None:
         setitem(self, index, value)
@@ -134,22 +141,39 @@ def is_view(op: Any, out: Any, source: Any) -> bool:
     result reach ``source``: a view op's result over its memory (:func:`shares_storage`),
     or the real or imaginary parts of a complex array, which wengert computes as a new
     array (``np.real`` and ``np.imag`` return views of a complex array: ``z.imag[:] = v``
-    writes into ``z``).
+    writes into ``z``). The imaginary part of a real array counts as one too: NumPy
+    returns it read-only (:func:`read_only_part`), so a write into it must reach
+    :func:`write_back`, which refuses it.
 
     Examples
     --------
     >>> import numpy as np
     >>> from wengert.ops import elementwise as ew
     >>> z = np.array([1 + 2j])
-    >>> is_view(ew.IMAG, ew.IMAG.impl(z), z), is_view(ew.IMAG, ew.IMAG.impl(z.real), z.real)
+    >>> is_view(ew.IMAG, ew.IMAG.impl(z), z), is_view(ew.REAL, ew.REAL.impl(z.real), z.real)
     (True, False)
     """
     if op.view:
         return shares_storage(out, source)
     if op in PART_VIEWS:
         v = source if type(source) is _ndarray else example(source)
-        return isinstance(v, _ndarray) and v.dtype.kind == "c"
+        return isinstance(v, _ndarray) and (v.dtype.kind == "c" or op is _ew.IMAG)
     return False
+
+
+def read_only_part(op: Any, base: Any) -> bool:
+    """Whether ``op(base)`` is the imaginary part of a real array: NumPy returns a new
+    read-only array of zeros (``x.imag[0] = 1`` raises ``ValueError: assignment
+    destination is read-only``), which does not share ``base``'s memory.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from wengert.ops import elementwise as ew
+    >>> read_only_part(ew.IMAG, np.ones(2)), read_only_part(ew.IMAG, np.ones(2) + 0j)
+    (True, False)
+    """
+    return op is _ew.IMAG and not is_complex(base)
 
 
 def _dense(a: np.ndarray) -> bool:
@@ -266,6 +290,14 @@ def write_back(op: Any, params: dict[str, Any] | None, base: Any, value: Any, wh
     if op is _ew.REAL:  # (a complex base's real parts: its imaginary parts kept)
         return _ew.add(value, _ew.multiply(_ew.imag(base), 1j))
     if op is _ew.IMAG:
+        if read_only_part(op, base):
+            raise ValueError(
+                f"in-place {what} into the imaginary part of a real array, which NumPy "
+                "returns as a new read-only array of zeros (ValueError: assignment "
+                "destination is read-only): the write could not reach the array. Make it "
+                "complex first (z = x + 0j, then z.imag[...] = v), or write into a copy "
+                "(x.imag.copy())."
+            )
         return _ew.add(_ew.real(base), _ew.multiply(value, 1j))
     fix = _READ_ONLY.get(op.name)
     if fix is not None:
@@ -312,13 +344,26 @@ def rederive_views(base: Any, set_value: Any) -> None:
         b._views = [weakref.ref(v) for v in live]  # (not the values apply just made)
 
 
+def _freeze(t: Any) -> None:
+    """Make tensor ``t``'s own array read-only (the imaginary part of a real array, as
+    NumPy's): NumPy's functions writing into it (``np.copyto``) then refuse, in NumPy's
+    words."""
+    v = t._value
+    if type(v) is _ndarray and v.base is None:
+        v.flags.writeable = False
+
+
 def track_view(base: Any, view: Any, op: Any, params: Any) -> None:
     """Note that tensor ``view`` (made by ``op`` with ``params``) shares ``base``'s memory.
 
     The view holds its base (as a NumPy view holds ``.base``); the base holds
     weak references to its views.
     """
-    holder = view._version = base._version
+    if read_only_part(op, base):  # (zeros of their own: base's writes do not reach them)
+        holder = view._version
+        _freeze(view)
+    else:
+        holder = view._version = base._version
     node = view._node
     if node is not None and node.extra is not None:
         # Its output is the base's memory: a viewer checks the base's version (see
@@ -384,6 +429,8 @@ def _rederive_views(base: Any) -> None:
                 view._level = new._level  # (the base may have joined a transform)
             if not shares_storage(view._value, new._value) or is_traced(new._value):
                 view._value = new._value
+                if read_only_part(op, b):
+                    _freeze(view)
             todo.append(view)
         if views:  # (the tensors just made are views of b too: forget them)
             b._extra["views"] = [weakref.ref(v) for v in views]
@@ -444,6 +491,15 @@ def _holds_a_copy(t: Any) -> bool:
         extra = link[0]._extra
         link = extra.get("view_of") if extra else None
     return False
+
+
+def written_by_numpy(t: Any) -> None:
+    """Tensor ``t``'s array was just written by a NumPy function (``np.copyto(t, v)``,
+    ``np.put``): a part of a complex tensor, which wengert holds as an array of its own
+    (see :func:`is_view`), passes what it now holds on to the tensor, as NumPy's view
+    would."""
+    if t._extra is not None and _holds_a_copy(t):
+        assign_result(t, kind_of(t).constant(t._value.copy()), "a NumPy function's write")
 
 
 def _writes_memory(old: Any, new: Any) -> bool:

@@ -55,7 +55,13 @@ from wengert.core.subclasses import REFUSED_TYPES, refused_subclass
 from wengert.forward.dual import Dual
 from wengert.interop import dispatch as _dispatch
 from wengert.ops.elementwise import real as _real_part
-from wengert.reverse.inplace import PART_VIEWS, assign_result, is_view, track_view
+from wengert.reverse.inplace import (
+    PART_VIEWS,
+    assign_result,
+    is_view,
+    track_view,
+    written_by_numpy,
+)
 from wengert.reverse.tensor import FAST_UFUNCS, Tensor, constant
 
 __all__ = ["TensorKind", "TENSOR", "record", "recorders_tracking", "UNREAD_BYTES",
@@ -464,6 +470,7 @@ class TensorKind(Kind):
 
     def modified(self, x: Tensor) -> None:
         x._version.version += 1
+        written_by_numpy(x)  # (a part of a complex tensor: passed on to it)
 
     def process(self, op: Any, args: tuple[Any, ...], params: dict[str, Any] | None,
                 level: float) -> Any:

@@ -721,12 +721,15 @@ def _plain(x: Any) -> Any:
         x = kind.primal(x)
 
 
-def _constant_of(ufunc: Any) -> Any:
+def _constant_of(ufunc: Any, reflected: bool = False) -> Any:
     """The method ``t.__eq__(other)`` (and so on): ``ufunc`` on the plain values, a
-    constant tensor."""
+    constant tensor; ``reflected``: ``t.__rand__(other)``, ``ufunc(other, t)``."""
     if ufunc.nin == 1:
         def method(self: Tensor) -> Any:
             return constant(ufunc(_plain(self)))
+    elif reflected:
+        def method(self: Tensor, other: Any) -> Any:  # type: ignore[misc]
+            return constant(ufunc(_plain(other), _plain(self)))
     else:
         def method(self: Tensor, other: Any) -> Any:  # type: ignore[misc]
             return constant(ufunc(_plain(self), _plain(other)))
@@ -737,9 +740,14 @@ def _constant_of(ufunc: Any) -> Any:
 for _name, _ufunc in (("__eq__", np.equal), ("__ne__", np.not_equal), ("__lt__", np.less),
                       ("__le__", np.less_equal), ("__gt__", np.greater),
                       ("__ge__", np.greater_equal), ("__invert__", np.invert),
-                      ("__and__", np.bitwise_and), ("__or__", np.bitwise_or),
-                      ("__xor__", np.bitwise_xor)):
-    setattr(Tensor, _name, _constant_of(_ufunc))
+                      ("and", np.bitwise_and), ("or", np.bitwise_or),
+                      ("xor", np.bitwise_xor), ("lshift", np.left_shift),
+                      ("rshift", np.right_shift)):
+    if _name.startswith("__"):
+        setattr(Tensor, _name, _constant_of(_ufunc))
+    else:  # a binary operator and its reflected form
+        setattr(Tensor, f"__{_name}__", _constant_of(_ufunc))
+        setattr(Tensor, f"__r{_name}__", _constant_of(_ufunc, reflected=True))
 del _name, _ufunc
 
 
