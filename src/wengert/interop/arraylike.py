@@ -332,14 +332,22 @@ class ArrayMethods:
     def all(self, axis: Any = None, keepdims: bool = False) -> Any:
         return np.all(primal(self), axis=axis, keepdims=keepdims)
 
-    # NumPy's in-place methods have no traced equivalent: say what to write instead.
-    def sort(self, axis: Any = -1, kind: Any = None) -> None:
-        raise TypeError(f"{type(self).__name__}.sort() sorts in place, which a traced value "
-                        "cannot do; write x = np.sort(x) instead.")
+    # NumPy's in-place methods: through x[...] = (each kind's write in place, with the
+    # gradient NumPy's write would have: none to the values overwritten).
+    def sort(self, axis: Any = -1, kind: Any = None, order: Any = None, *,
+             stable: Any = None) -> None:
+        """Sort in place along ``axis``, as ``ndarray.sort``; the gradient follows the
+        permutation (see ``np.sort``)."""
+        if axis is None:
+            raise TypeError(f"{type(self).__name__}.sort() sorts along one axis in place, "
+                             "as ndarray.sort: axis=None is not one; write "
+                             "x = np.sort(x, axis=None) for the sorted entries.")
+        self[...] = _shape.sort(_ew.copy(self), axis=axis, kind=kind, order=order)
 
     def fill(self, value: Any) -> None:
-        raise TypeError(f"{type(self).__name__}.fill() writes in place, which a traced value "
-                        "cannot do; write x = np.full_like(x, value) (no gradient to x) instead.")
+        """Write ``value`` into every entry, as ``ndarray.fill`` (cast to the dtype);
+        ``value`` receives the gradient of every entry."""
+        self[...] = value
 
     def resize(self, *shape: Any) -> None:
         raise TypeError(f"{type(self).__name__}.resize() changes the array in place, which a "
