@@ -55,6 +55,33 @@ def test_retain_grad_on_non_leaf():
         _ = y.grad  # no warning once retained
 
 
+def test_retain_grad_follows_an_in_place_update():
+    # As in PyTorch: .grad is the gradient of the value the tensor holds last.
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2.0
+    y.retain_grad()
+    y += 1.0
+    (y * y).sum().backward()
+    np.testing.assert_array_equal(y.grad, [6.0, 10.0])
+    np.testing.assert_array_equal(x.grad, [12.0, 20.0])
+    y = x * 2.0
+    y.retain_grad()
+    y[0] = 5.0
+    (y * y).sum().backward()
+    np.testing.assert_array_equal(y.grad, [10.0, 8.0])
+
+
+def test_retain_grad_of_a_view_follows_an_in_place_update_of_its_base():
+    x = wg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 2.0
+    v = y[1:]
+    v.retain_grad()
+    y += 1.0
+    (v * v).sum().backward()
+    np.testing.assert_array_equal(v.grad, [10.0, 14.0])
+    np.testing.assert_array_equal(x.grad, [0.0, 20.0, 28.0])
+
+
 def test_requires_grad_only_for_floats():
     with pytest.raises(RuntimeError, match="floating point"):
         wg.tensor([1, 2], requires_grad=True)

@@ -381,12 +381,22 @@ def _rederive_views(base: Any) -> None:
             if new._node is not None:
                 view._node = new._node
                 view._rg = new._rg
+                _follow_retain(view)
                 view._level = new._level  # (the base may have joined a transform)
             if not shares_storage(view._value, new._value) or is_traced(new._value):
                 view._value = new._value
             todo.append(view)
         if views:  # (the tensors just made are views of b too: forget them)
             b._extra["views"] = [weakref.ref(v) for v in views]
+
+
+def _follow_retain(t: Any) -> None:
+    """A tensor that retains its gradient (``retain_grad()``) and has a new node now (an
+    in-place update of it or of its base) retains the gradient of its new value."""
+    extra = t._extra
+    retain_at = extra.get("retains") if extra else None
+    if retain_at is not None and t._node is not None:
+        retain_at(t._node)
 
 
 def _keep_saved(node: Any, old: Any, counter: Any, t: Any = None) -> None:
@@ -542,6 +552,7 @@ def _store(t: Any, result: Any, what: str) -> None:
             node.extras()["out_check"] = (counter, counter.version)
         t._node = node
         t._rg = result._rg
+        _follow_retain(t)
         # A value from inside a transform (a tensor made there, or a plain one, gets x's
         # sin): t now belongs to that transform's level, or its gradient would be lost.
         t._level = result._level

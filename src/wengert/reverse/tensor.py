@@ -399,16 +399,20 @@ class Tensor(ArrayMethods, InPlaceMethods):
         extras = self._extras()
         if extras.get("retains"):
             return
-        extras["retains"] = True
         ref = weakref.ref(self)
-        node = self._node
 
-        def keep(g: Any) -> None:
-            t = ref()
-            if t is not None and t._node is node:
-                _store_grad(t, g, isinstance(g, Tensor) and g._node is not None)
+        def retain_at(node: Node) -> None:
+            # Called again by an in-place update that gives the tensor a new node: as in
+            # PyTorch, .grad is then the gradient of the value written last.
+            def keep(g: Any) -> None:
+                t = ref()
+                if t is not None and t._node is node:
+                    _store_grad(t, g, isinstance(g, Tensor) and g._node is not None)
 
-        node.extras().setdefault("on_grad", []).append(keep)
+            node.extras().setdefault("on_grad", []).append(keep)
+
+        extras["retains"] = retain_at
+        retain_at(self._node)
 
     def register_hook(self, hook: Any) -> Any:
         """Call ``hook(grad)`` when this tensor's gradient is computed.
