@@ -242,6 +242,20 @@ def test_constant_target_gives_none():
     assert tape.gradient(3.0, x) is None
 
 
+def test_a_none_or_non_array_target_is_refused_not_given_a_none_gradient():
+    x = wg.tensor(1.0)
+    with GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x * 2.0
+    with pytest.raises(TypeError, match="target must be a tensor.*None"):
+        tape.gradient(None, x)
+    with pytest.raises(TypeError, match="target must be a tensor.*None"):
+        tape.gradient([y, None], x)
+    with pytest.raises(TypeError, match="target must be a tensor.*str"):
+        tape.gradient("y", x)
+    assert tape.gradient([y, 1.0], x).item() == 2.0
+
+
 # -- persistence ------------------------------------------------------------------
 def test_non_persistent_tape_raises_on_second_use():
     x = wg.tensor(2.0)

@@ -592,6 +592,13 @@ class GradientTape(Recorder):
                     f"{len(targets)} targets; pass one per target, in the same structure."
                 )
         for t in targets:
+            if not isinstance(t, (Tensor, Dual, np.ndarray, np.generic, int, float, complex)):
+                raise TypeError(
+                    f"GradientTape.gradient: the target must be a tensor (or a nested list, "
+                    f"tuple or dict of them), but it is {'None' if t is None else type(t).__name__}"
+                    + (" (a function that returns nothing?)" if t is None else "")
+                    + ". Pass the value computed under the tape."
+                )
             if isinstance(t, (Tensor, Dual)) and not is_float_value(primal(t)):
                 raise TypeError(
                     f"The dtype of the target tensor must be floating (e.g. float64) when "
