@@ -726,6 +726,39 @@ def test_jacobian_unconnected():
     np.testing.assert_array_equal(val(tape.jacobian(y, x)), 2 * np.eye(2))
 
 
+def test_jacobian_rows_are_gradients_in_the_sources_dtype():
+    # float64 values promote a float32 source's target; a complex target's rows for a real
+    # source are the gradients of Re(y[i]), real as gradient() gives them
+    x = wg.tensor(np.ones(2, np.float32))
+    r = wg.tensor([1.0, 2.0])
+    with GradientTape(persistent=True) as tape:
+        tape.watch([x, r])
+        y = x * np.array([2.0, 3.0])
+        z = r * (1.0 + 1.0j)
+    assert y.dtype == np.float64 and tape.gradient(y, x).dtype == np.float32
+    J = tape.jacobian(y, x)
+    assert J.dtype == np.float32
+    np.testing.assert_array_equal(val(J), np.diag([2.0, 3.0]))
+    assert tape.gradient(z, r).dtype == np.float64
+    Jz = tape.jacobian(z, r)
+    assert Jz.dtype == np.float64
+    np.testing.assert_array_equal(val(Jz), np.eye(2))
+
+
+def test_recorded_gradients_and_jacobians_keep_a_float32_sources_dtype():
+    x = wg.tensor(np.ones(2, np.float32))
+    with GradientTape(persistent=True) as outer:
+        outer.watch(x)
+        with GradientTape(persistent=True) as inner:
+            inner.watch(x)
+            y = x * x * np.array([2.0, 3.0])
+        g = inner.gradient(y, x)
+        J = inner.jacobian(y, x)
+    assert g.dtype == np.float32 and J.dtype == np.float32
+    np.testing.assert_array_equal(val(outer.gradient(g, x)), [4.0, 6.0])
+    assert outer.gradient(J, x).dtype == np.float32
+
+
 def test_jacobian_with_a_zero_row():
     x = wg.tensor([1.0, 2.0])
     with GradientTape() as tape:

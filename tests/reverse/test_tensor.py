@@ -249,6 +249,18 @@ def test_create_graph_gives_second_derivative():
     np.testing.assert_allclose(x.grad, 12.0)
 
 
+@pytest.mark.parametrize("value", [np.ones(2, np.float32), np.float32(1.5)], ids=["1-d", "0-d"])
+def test_create_graph_keeps_a_float32_leafs_dtype_where_float64_values_promote(value):
+    x = wg.tensor(value, requires_grad=True)
+    (x * x * np.full(np.shape(value), 2.0)).sum().backward(create_graph=True)  # float64 values
+    g = x.grad
+    assert isinstance(g, wg.Tensor) and g.dtype == np.float32  # as without create_graph
+    x.grad = None
+    g.sum().backward()
+    assert x.grad.dtype == np.float32
+    np.testing.assert_array_equal(x.grad, np.full(np.shape(value), 4.0, np.float32))
+
+
 def test_retain_graph_allows_second_backward():
     x = wg.tensor(1.5, requires_grad=True)
     y = wg.numpy.sin(x) * x

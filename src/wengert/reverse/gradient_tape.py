@@ -47,6 +47,7 @@ from wengert.reverse.tensor import (
     Tensor,
     constant,
     finishing,
+    in_dtype_of,
     is_float_value,
     lifter,
     value_of,
@@ -263,7 +264,7 @@ def _fit(g: Any, source: Tensor, create: bool) -> Tensor:
     if create and isinstance(g, Tensor) and (g._rg or g._node is not None):
         if g.shape != _shape(v):
             g = g + np.zeros(_shape(v), dtype=np.result_type(v))
-        return g
+        return in_dtype_of(source, g)
     g = value_of(g)
     if is_traced(g) or is_traced(v):
         # Forward over the tape (inside wg.jvp): the gradient carries a tangent.
@@ -800,8 +801,9 @@ class GradientTape(Recorder):
             if any(is_traced(g._value) for g in fitted):
                 out.append(constant(wnp.reshape(wnp.stack([g._value for g in fitted]), full)))
                 continue
-            sdtype = np.result_type(primal(s._value))
-            jac = np.zeros((n,) + sshape, dtype=np.result_type(dtype, sdtype))
+            # Each row is a gradient, in the source's dtype as gradient() gives it (a
+            # complex target's rows for a real source are real: the gradients of Re(y[i])).
+            jac = np.zeros((n,) + sshape, dtype=np.result_type(primal(s._value)))
             for i, g in enumerate(fitted):
                 jac[i] = g._value
             out.append(constant(jac.reshape(full)))

@@ -891,7 +891,7 @@ def _grad_value(t: Tensor, g: Any, keep_graph: bool) -> Any:
     """Cotangent ``g`` in the form of ``t``'s value (shape, dtype, float), or a tensor
     on the graph when the backward pass is recorded."""
     if keep_graph and isinstance(g, Tensor) and (g._rg or g._node is not None):
-        return g
+        return in_dtype_of(t, g)
     g = value_of(g)
     v = t._value
     if is_traced(g) or is_traced(v):
@@ -903,6 +903,16 @@ def _grad_value(t: Tensor, g: Any, keep_graph: bool) -> Any:
         g = np.broadcast_to(g, np.shape(v))
     if g.dtype != v.dtype:
         g = g.astype(v.dtype)
+    return g
+
+
+def in_dtype_of(t: Tensor, g: Tensor) -> Tensor:
+    """A recorded gradient ``g`` (``create_graph=True``) in the dtype of ``t`` when both
+    are real or both complex (a float32 leaf keeps float32 gradients, as without
+    ``create_graph``); the cast is recorded, so the gradient still differentiates."""
+    mine, its = t.dtype, g.dtype
+    if its != mine and its.kind == mine.kind and mine.kind in "fc":
+        return g.astype(mine)
     return g
 
 
