@@ -209,6 +209,18 @@ def test_output_gradients_weight_the_target():
     np.testing.assert_array_equal(val(g), [1.0, 2.0])
 
 
+def test_output_gradients_of_a_dict_target_are_matched_by_key():
+    a = Variable(2.0)
+    with GradientTape(persistent=True) as tape:
+        target = {"u": a * a, "v": a * 3.0}  # du/da = 4, dv/da = 3
+    g = tape.gradient(target, a, output_gradients={"v": 10.0, "u": 1.0})
+    assert val(g) == 4.0 * 1.0 + 3.0 * 10.0
+    g = tape.gradient([target, a * 1.0], a, output_gradients=[{"v": 10.0, "u": 1.0}, 0.0])
+    assert val(g) == 34.0
+    with pytest.raises(ValueError, match="keys"):
+        tape.gradient(target, a, output_gradients={"u": 1.0, "w": 10.0})
+
+
 def test_output_gradients_shape_and_count_are_checked():
     x = wg.tensor([1.0, 2.0])
     with GradientTape(persistent=True) as tape:

@@ -246,6 +246,38 @@ def _flat(tree: Any) -> list[Any]:
     return out
 
 
+def _paired(target: Any, given: Any) -> list[Any]:
+    """``output_gradients`` as one cotangent per leaf of ``target`` (in :func:`_flat`'s
+    order), matched by structure: a dict's entries by key (in any order), lists and
+    tuples of the target's length item by item, anything else by position (``[g]`` for
+    one target too)."""
+    out: list[Any] = []
+    stack = [(target, given)]
+    while stack:
+        t, g = stack.pop()
+        if isinstance(t, dict) and isinstance(g, dict):
+            if set(t) != set(g):
+                raise ValueError(
+                    f"GradientTape.gradient: output_gradients has the keys {sorted(map(repr, g))} "
+                    f"where the target has {sorted(map(repr, t))}; give one gradient per entry "
+                    "of the target, under the same key."
+                )
+            stack.extend(reversed([(t[k], g[k]) for k in t]))
+        elif isinstance(t, (list, tuple)) and isinstance(g, (list, tuple)) and len(t) == len(g):
+            stack.extend(reversed(list(zip(t, g))))
+        elif isinstance(t, (list, tuple, dict)) or isinstance(g, (list, tuple, dict)):
+            flat_t, flat_g = _flat(t), _flat(g)
+            if len(flat_g) != len(flat_t):
+                raise ValueError(
+                    f"GradientTape.gradient: got {len(flat_g)} output_gradients for "
+                    f"{len(flat_t)} targets; pass one per target, in the same structure."
+                )
+            out.extend(flat_g)
+        else:
+            out.append(g)
+    return out
+
+
 def _unconnected_mode(value: Any) -> str:
     mode = getattr(value, "value", value)
     if isinstance(mode, str) and mode.lower() in ("none", "zero"):
@@ -564,8 +596,9 @@ class GradientTape(Recorder):
             the gradient of the sum of all their elements.
         sources : Tensor, or list, tuple or dict of Tensors
             Watched tensors or variables; the result has the same structure.
-        output_gradients : array_like or list, optional
-            One cotangent per target, with the target's shape (default ones).
+        output_gradients : array_like, or list, tuple or dict of them, optional
+            One cotangent per target, with the target's shape (default ones), in the
+            target's structure (a dict's entries matched by key).
         unconnected_gradients : {"none", "zero"}
             What to return for a source the target does not depend on.
 
@@ -586,7 +619,7 @@ class GradientTape(Recorder):
         if output_gradients is None:
             seeds: list[Any] = [None] * len(targets)
         else:
-            seeds = _flat(output_gradients)
+            seeds = _paired(target, output_gradients)
             if len(seeds) != len(targets):
                 raise ValueError(
                     f"GradientTape.gradient: got {len(seeds)} output_gradients for "
