@@ -401,15 +401,17 @@ def _follow_retain(t: Any) -> None:
 
 def _keep_saved(node: Any, old: Any, counter: Any, t: Any = None) -> None:
     """Before the tensor's value ``old`` is overwritten (or replaced): the in-place op's
-    own node keeps private copies of the values it saved from it, and stops checking
-    their version (the bump is the op's own). A tensor ``t`` of an outer level (a
-    constant to the op) is saved as itself: it keeps a snapshot of ``t`` as it was, or
-    the rule would read what is written into it (``a *= x``: ``g·a`` read ``x``)."""
+    own node keeps private copies of the values it saved from it or from its memory (a
+    view: ``np.multiply(y, y[::-1], out=y)``), and stops checking their version (the bump
+    is the op's own). A tensor ``t`` of an outer level (a constant to the op) is saved as
+    itself: it keeps a snapshot of ``t`` as it was, or the rule would read what is
+    written into it (``a *= x``: ``g·a`` read ``x``)."""
     reads = node.op.reads
     for i, r in enumerate(node.inputs()):
         if i not in reads:
             continue
-        if r is old and isinstance(r, np.ndarray):
+        if isinstance(r, np.ndarray) and (r is old or (
+                type(old) is np.ndarray and np.may_share_memory(r, old))):
             node.set_input(i, r.copy())
         elif t is not None and r is t:
             node.set_input(i, _snapshot(t, old))
