@@ -43,6 +43,18 @@ def test_gradients_accumulate_and_reset():
     np.testing.assert_array_equal(x.grad, [5.0, 5.0])
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_the_grad_of_a_0d_array_stays_a_writable_array_as_it_accumulates(dtype):
+    x = wg.tensor(np.array(2.0, dtype), requires_grad=True)
+    for n in (1, 2, 3):
+        np.real(x * x).backward()
+        assert type(x.grad) is np.ndarray and x.grad.shape == () and x.grad.dtype == dtype
+        assert x.grad == 4.0 * n
+    x.grad[...] = 0.0  # zeroing in place, as after the first backward()
+    np.real(x * x).backward()
+    assert type(x.grad) is np.ndarray and x.grad == 4.0
+
+
 def test_retain_grad_on_non_leaf():
     x = wg.tensor([1.0, 2.0], requires_grad=True)
     y = x * x

@@ -923,7 +923,12 @@ def _store_grad(t: Tensor, g: Any, keep_graph: bool, given: set[int] | None = No
     with _GRAD_LOCK:
         extra = t._extras()
         prev = extra.get("grad")
-        extra["grad"] = g if prev is None else prev + g
+        if prev is not None:
+            total = prev + g
+            if type(prev) is _ndarray and isinstance(total, np.generic):
+                total = np.asarray(total)  # (NumPy gives a scalar for two 0-d arrays)
+            g = total
+        extra["grad"] = g
 
 
 def _no_grad_error(out: Tensor) -> NoGradientError:
