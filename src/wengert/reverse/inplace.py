@@ -401,16 +401,17 @@ def _follow_retain(t: Any) -> None:
 
 def _keep_saved(node: Any, old: Any, counter: Any, t: Any = None) -> None:
     """Before the tensor's value ``old`` is overwritten (or replaced): the in-place op's
-    own node keeps private copies of the values it saved from it or from its memory (a
-    view: ``np.multiply(y, y[::-1], out=y)``), and stops checking their version (the bump
-    is the op's own). A tensor ``t`` of an outer level (a constant to the op) is saved as
-    itself: it keeps a snapshot of ``t`` as it was, or the rule would read what is
-    written into it (``a *= x``: ``g·a`` read ``x``)."""
+    own node keeps private copies of the values it saved from it, from its memory or under
+    its version counter (a view: ``np.multiply(y, y[::-1], out=y)``, ``y[:3] *= y[3:]``
+    then ``y[3:] += 1``), and stops checking their version (the bump is the op's own). A
+    tensor ``t`` of an outer level (a constant to the op) is saved as itself: it keeps a
+    snapshot of ``t`` as it was, or the rule would read what is written into it (``a *=
+    x``: ``g·a`` read ``x``)."""
     reads = node.op.reads
     for i, r in enumerate(node.inputs()):
         if i not in reads:
             continue
-        if isinstance(r, np.ndarray) and (r is old or (
+        if isinstance(r, np.ndarray) and (r is old or node.edge(i)[2] is counter or (
                 type(old) is np.ndarray and np.may_share_memory(r, old))):
             node.set_input(i, r.copy())
         elif t is not None and r is t:
