@@ -1,6 +1,8 @@
 """Tensors: the leaf table, .grad semantics, hooks, in-place safety."""
 
+import gc
 import warnings
+import weakref
 
 import pytest
 
@@ -92,6 +94,25 @@ def test_retain_grad_of_a_view_follows_an_in_place_update_of_its_base():
     (v * v).sum().backward()
     np.testing.assert_array_equal(v.grad, [10.0, 14.0])
     np.testing.assert_array_equal(x.grad, [0.0, 20.0, 28.0])
+
+
+def test_a_graph_with_retained_gradients_is_freed_by_reference_counting():
+    # retain_grad() must not make a cycle through the node (README: recording with the
+    # collector disabled is safe)
+    gc.disable()
+    try:
+        x = wg.tensor(np.ones(3), requires_grad=True)
+        y = np.sin(x)
+        y.retain_grad()
+        y += 1.0
+        z = (y * y).sum()
+        saved = weakref.ref(y.detach().numpy())  # a value the graph's nodes keep
+        del y
+        assert saved() is not None
+        del z
+        assert saved() is None
+    finally:
+        gc.enable()
 
 
 def test_requires_grad_only_for_floats():

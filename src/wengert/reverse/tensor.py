@@ -403,10 +403,13 @@ class Tensor(ArrayMethods, InPlaceMethods):
 
         def retain_at(node: Node) -> None:
             # Called again by an in-place update that gives the tensor a new node: as in
-            # PyTorch, .grad is then the gradient of the value written last.
+            # PyTorch, .grad is then the gradient of the value written last. (The node is
+            # known by its id: a reference would be a cycle through its own extras.)
+            key = id(node)
+
             def keep(g: Any) -> None:
                 t = ref()
-                if t is not None and t._node is node:
+                if t is not None and id(t._node) == key:
                     _store_grad(t, g, isinstance(g, Tensor) and g._node is not None)
 
             node.extras().setdefault("on_grad", []).append(keep)
