@@ -268,6 +268,25 @@ def test_a_none_or_non_array_target_is_refused_not_given_a_none_gradient():
     assert tape.gradient([y, 1.0], x).item() == 2.0
 
 
+def test_a_watched_leafs_hooks_run_as_its_gradient_is_computed():
+    # as backward() runs them (and PyTorch's autograd.grad): the hooks of the source itself
+    # too, not only those of the tensors between
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    seen = []
+    x.register_hook(lambda g: seen.append("x") or g * 10.0)
+    with GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x * 3.0
+        y.register_hook(lambda g: seen.append("y") or g * 100.0)
+        z = (y * y).sum()
+    np.testing.assert_array_equal(val(tape.gradient(z, x)), [18000.0, 36000.0])
+    assert seen == ["y", "x"] and x.grad is None
+    np.testing.assert_array_equal(val(tape.gradient(z, [x, x])[1]), [18000.0, 36000.0])
+    assert seen == ["y", "x", "y", "x"]  # once per call, however often the source is named
+    z.backward()
+    np.testing.assert_array_equal(x.grad, [18000.0, 36000.0])
+
+
 # -- persistence ------------------------------------------------------------------
 def test_non_persistent_tape_raises_on_second_use():
     x = wg.tensor(2.0)

@@ -36,7 +36,7 @@ from wengert.core.levels import TRACE_LEVEL, is_transform_level, transform_name
 from wengert.core.modes import GRAD_ENABLED, RECORDERS, TRANSFORM_DEPTH, Recorder
 from wengert.core.node import Node
 from wengert.core.subclasses import refuse_subclass
-from wengert.core.sweep import observe_sweep
+from wengert.core.sweep import observe_sweep, run_hooks
 from wengert.core.sweep_fast import backprop
 from wengert.core.tree import flatten, unflatten
 from wengert.forward.dual import Dual
@@ -746,19 +746,29 @@ class GradientTape(Recorder):
         wanted = [_edge(s) for s in src]
         if not roots or not wanted:
             return [None] * len(src)
+        hooked: set[int] = set()
         level = max(s._level for s in src)
         keeper = KEEPER.get()
         record = None if keeper is None else keeper.record(
             retain_graph=True, create_graph=create, plain=value_of,
             kind="GradientTape.gradient()")
-        with finishing(record), (
-                observe_sweep(record) if record is not None else contextlib.nullcontext()):
-            node_cts, reached = backprop(
-                roots, wanted=[w for w in wanted if type(w) is Node],
-                retain_graph=True, grad_mode=create, lift=lifter(level) if create else None,
-                restrict=self._node_ids,
-            )
-        leaf_cts = {id(leaf): g for leaf, g in reached}
+        with finishing(record):
+            with observe_sweep(record) if record is not None else contextlib.nullcontext():
+                node_cts, reached = backprop(
+                    roots, wanted=[w for w in wanted if type(w) is Node],
+                    retain_graph=True, grad_mode=create, lift=lifter(level) if create else None,
+                    restrict=self._node_ids,
+                )
+            leaf_cts = {id(leaf): g for leaf, g in reached}
+            for s in src:  # a source's own hooks (register_hook), as backward() runs them
+                extra = s._extra
+                g = leaf_cts.get(id(s))
+                if g is not None and s._node is None and extra is not None \
+                        and extra.get("hooks") and id(s) not in hooked:
+                    hooked.add(id(s))
+                    leaf_cts[id(s)] = run_hooks(extra["hooks"], g, "a leaf tensor")
+                    if record is not None:
+                        record.leaf_hooked(s, g, leaf_cts[id(s)], extra["hooks"])
         out = []
         for s, w in zip(src, wanted):
             if not self.owns(s):
