@@ -292,6 +292,11 @@ def test_create_graph_keeps_a_float32_leafs_dtype_where_float64_values_promote(v
     g.sum().backward()
     assert x.grad.dtype == np.float32
     np.testing.assert_array_equal(x.grad, np.full(np.shape(value), 4.0, np.float32))
+    x.grad = None
+    y = (x * x * np.full(np.shape(value), 2.0)).sum()
+    with wg.no_grad():  # (as in PyTorch, create_graph records the backward pass even here)
+        y.backward(create_graph=True)
+    assert x.grad.dtype == np.float32 and x.grad.requires_grad
 
 
 def test_retain_graph_allows_second_backward():

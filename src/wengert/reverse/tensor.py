@@ -54,7 +54,7 @@ from wengert.core.levels import (
     is_transform_level,
     transform_name,
 )
-from wengert.core.modes import RECORDERS
+from wengert.core.modes import GRAD_ENABLED, RECORDERS
 from wengert.core.node import GradFn, Node, Version, new_version
 from wengert.core.source import storing_item
 from wengert.core.subclasses import masked_caller, masked_message, refuse_subclass
@@ -915,7 +915,11 @@ def in_dtype_of(t: Tensor, g: Tensor) -> Tensor:
     ``create_graph``); the cast is recorded, so the gradient still differentiates."""
     mine, its = t.dtype, g.dtype
     if its != mine and its.kind == mine.kind and mine.kind in "fc":
-        return g.astype(mine)
+        token = GRAD_ENABLED.set(True)  # (recorded as the sweep was, also under no_grad)
+        try:
+            return g.astype(mine)
+        finally:
+            GRAD_ENABLED.reset(token)
     return g
 
 
