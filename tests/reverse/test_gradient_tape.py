@@ -221,6 +221,25 @@ def test_output_gradients_of_a_dict_target_are_matched_by_key():
         tape.gradient(target, a, output_gradients={"u": 1.0, "w": 10.0})
 
 
+def test_a_complex_output_gradient_of_a_real_target_gives_a_real_gradient_as_backward():
+    # the gradient of Re(g·y): for a real y only Re(g) counts (a real source's gradient is
+    # real); a boolean cotangent is refused
+    x = wg.tensor([1.0, 2.0])
+    with GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x * 3.0
+    g = np.array([1.0 + 1.0j, 2.0j])
+    for given in (g, wg.tensor(g)):
+        got = tape.gradient(y, x, output_gradients=given)
+        assert got.dtype == np.float64
+        np.testing.assert_array_equal(val(got), [3.0, 0.0])
+    xt = wg.tensor([1.0, 2.0], requires_grad=True)
+    (xt * 3.0).backward(g)
+    np.testing.assert_array_equal(xt.grad, [3.0, 0.0])
+    with pytest.raises(TypeError, match="dtype bool"):
+        tape.gradient(y, x, output_gradients=np.array([True, False]))
+
+
 def test_output_gradients_shape_and_count_are_checked():
     x = wg.tensor([1.0, 2.0])
     with GradientTape(persistent=True) as tape:

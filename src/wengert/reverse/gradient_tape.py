@@ -734,6 +734,18 @@ class GradientTape(Recorder):
                 f"GradientTape.gradient: output_gradients[{i}] has shape {_shape(sv)} but the "
                 f"target has shape {shape}; pass a gradient with exactly the target's shape."
             )
+        if not is_traced(sv) and type(sv) is not float:
+            kind = np.result_type(sv).kind
+            if kind not in "iufc":
+                raise TypeError(
+                    f"GradientTape.gradient: output_gradients[{i}] has dtype "
+                    f"{np.result_type(sv)}; a gradient is a floating point array."
+                )
+            if kind == "c" and t.dtype.kind != "c":
+                # a real target pairs with g through Re(g)·dy (as backward() does): the
+                # imaginary part is the derivative along a direction the target cannot move
+                sv = np.real(sv)
+                seed = wnp.real(seed) if isinstance(seed, Tensor) else sv
         if isinstance(seed, Tensor):
             return seed if create else sv  # kept as a tensor if the backward pass is recorded
         if type(sv) is float:
