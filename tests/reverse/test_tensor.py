@@ -206,6 +206,26 @@ def test_backward_with_gradient_and_inputs():
     assert w.grad is None
 
 
+def test_a_complex_tensor_seed_of_a_real_output_counts_by_its_real_part():
+    # as an array seed does: backward(g) gives the gradient of Re(g·y); a real leaf, and
+    # every tensor between, gets a real gradient, also when the backward pass is recorded
+    g = np.array([1.0 + 1.0j, 2.0j])
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3.0
+    seen = []
+    y.register_hook(lambda c: seen.append(np.asarray(c)))
+    y.backward(wg.tensor(g))
+    np.testing.assert_array_equal(seen[0], [1.0, 0.0])
+    np.testing.assert_array_equal(x.grad, [3.0, 0.0])
+    x.grad = None
+    s = wg.tensor(g, requires_grad=True)
+    (x * 3.0).backward(s, create_graph=True)
+    assert x.grad.dtype == np.float64
+    np.testing.assert_array_equal(x.grad.detach().numpy(), [3.0, 0.0])
+    with pytest.raises(TypeError, match="floating point, got bool"):
+        (x * 3.0).backward(wg.tensor([True, False]))
+
+
 def test_backward_with_empty_inputs_is_refused():
     x = wg.tensor([1.0, 2.0], requires_grad=True)
     y = (x * x).sum()

@@ -873,6 +873,12 @@ def check_seed(out: Tensor, gradient: Any) -> Any:
             raise TypeError(f"the gradient seed must be floating point, got {np.asarray(g).dtype}")
         if np.asarray(g).dtype.kind == "c" and out.dtype.kind != "c":
             g = np.real(g)  # a real output pairs with g through Re(g)·dy
+    elif not is_traced(gv):
+        kind = g.dtype.kind
+        if kind not in "iufc":
+            raise TypeError(f"the gradient seed must be floating point, got {g.dtype}")
+        if kind == "c" and out.dtype.kind != "c":
+            g = np.real(g)  # (recorded when the seed is on a graph: create_graph=True)
     return g
 
 
