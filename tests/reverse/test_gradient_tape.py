@@ -209,6 +209,37 @@ def test_output_gradients_weight_the_target():
     np.testing.assert_array_equal(val(g), [1.0, 2.0])
 
 
+def test_output_gradients_of_a_dict_target_are_matched_by_key():
+    a = Variable(2.0)
+    with GradientTape(persistent=True) as tape:
+        target = {"u": a * a, "v": a * 3.0}  # du/da = 4, dv/da = 3
+    g = tape.gradient(target, a, output_gradients={"v": 10.0, "u": 1.0})
+    assert val(g) == 4.0 * 1.0 + 3.0 * 10.0
+    g = tape.gradient([target, a * 1.0], a, output_gradients=[{"v": 10.0, "u": 1.0}, 0.0])
+    assert val(g) == 34.0
+    with pytest.raises(ValueError, match="keys"):
+        tape.gradient(target, a, output_gradients={"u": 1.0, "w": 10.0})
+
+
+def test_a_complex_output_gradient_of_a_real_target_gives_a_real_gradient_as_backward():
+    # the gradient of Re(g·y): for a real y only Re(g) counts (a real source's gradient is
+    # real); a boolean cotangent is refused
+    x = wg.tensor([1.0, 2.0])
+    with GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x * 3.0
+    g = np.array([1.0 + 1.0j, 2.0j])
+    for given in (g, wg.tensor(g)):
+        got = tape.gradient(y, x, output_gradients=given)
+        assert got.dtype == np.float64
+        np.testing.assert_array_equal(val(got), [3.0, 0.0])
+    xt = wg.tensor([1.0, 2.0], requires_grad=True)
+    (xt * 3.0).backward(g)
+    np.testing.assert_array_equal(xt.grad, [3.0, 0.0])
+    with pytest.raises(TypeError, match="dtype bool"):
+        tape.gradient(y, x, output_gradients=np.array([True, False]))
+
+
 def test_output_gradients_shape_and_count_are_checked():
     x = wg.tensor([1.0, 2.0])
     with GradientTape(persistent=True) as tape:
@@ -240,6 +271,39 @@ def test_constant_target_gives_none():
     with GradientTape() as tape:
         tape.watch(x)
     assert tape.gradient(3.0, x) is None
+
+
+def test_a_none_or_non_array_target_is_refused_not_given_a_none_gradient():
+    x = wg.tensor(1.0)
+    with GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x * 2.0
+    with pytest.raises(TypeError, match="target must be a tensor.*None"):
+        tape.gradient(None, x)
+    with pytest.raises(TypeError, match="target must be a tensor.*None"):
+        tape.gradient([y, None], x)
+    with pytest.raises(TypeError, match="target must be a tensor.*str"):
+        tape.gradient("y", x)
+    assert tape.gradient([y, 1.0], x).item() == 2.0
+
+
+def test_a_watched_leafs_hooks_run_as_its_gradient_is_computed():
+    # as backward() runs them (and PyTorch's autograd.grad): the hooks of the source itself
+    # too, not only those of the tensors between
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    seen = []
+    x.register_hook(lambda g: seen.append("x") or g * 10.0)
+    with GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x * 3.0
+        y.register_hook(lambda g: seen.append("y") or g * 100.0)
+        z = (y * y).sum()
+    np.testing.assert_array_equal(val(tape.gradient(z, x)), [18000.0, 36000.0])
+    assert seen == ["y", "x"] and x.grad is None
+    np.testing.assert_array_equal(val(tape.gradient(z, [x, x])[1]), [18000.0, 36000.0])
+    assert seen == ["y", "x", "y", "x"]  # once per call, however often the source is named
+    z.backward()
+    np.testing.assert_array_equal(x.grad, [18000.0, 36000.0])
 
 
 # -- persistence ------------------------------------------------------------------
@@ -710,6 +774,39 @@ def test_jacobian_unconnected():
     assert Jc.shape == (2, 3)
     np.testing.assert_array_equal(val(Jc), np.zeros((2, 3)))
     np.testing.assert_array_equal(val(tape.jacobian(y, x)), 2 * np.eye(2))
+
+
+def test_jacobian_rows_are_gradients_in_the_sources_dtype():
+    # float64 values promote a float32 source's target; a complex target's rows for a real
+    # source are the gradients of Re(y[i]), real as gradient() gives them
+    x = wg.tensor(np.ones(2, np.float32))
+    r = wg.tensor([1.0, 2.0])
+    with GradientTape(persistent=True) as tape:
+        tape.watch([x, r])
+        y = x * np.array([2.0, 3.0])
+        z = r * (1.0 + 1.0j)
+    assert y.dtype == np.float64 and tape.gradient(y, x).dtype == np.float32
+    J = tape.jacobian(y, x)
+    assert J.dtype == np.float32
+    np.testing.assert_array_equal(val(J), np.diag([2.0, 3.0]))
+    assert tape.gradient(z, r).dtype == np.float64
+    Jz = tape.jacobian(z, r)
+    assert Jz.dtype == np.float64
+    np.testing.assert_array_equal(val(Jz), np.eye(2))
+
+
+def test_recorded_gradients_and_jacobians_keep_a_float32_sources_dtype():
+    x = wg.tensor(np.ones(2, np.float32))
+    with GradientTape(persistent=True) as outer:
+        outer.watch(x)
+        with GradientTape(persistent=True) as inner:
+            inner.watch(x)
+            y = x * x * np.array([2.0, 3.0])
+        g = inner.gradient(y, x)
+        J = inner.jacobian(y, x)
+    assert g.dtype == np.float32 and J.dtype == np.float32
+    np.testing.assert_array_equal(val(outer.gradient(g, x)), [4.0, 6.0])
+    assert outer.gradient(J, x).dtype == np.float32
 
 
 def test_jacobian_with_a_zero_row():

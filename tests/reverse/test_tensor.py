@@ -1,6 +1,8 @@
 """Tensors: the leaf table, .grad semantics, hooks, in-place safety."""
 
+import gc
 import warnings
+import weakref
 
 import pytest
 
@@ -43,6 +45,18 @@ def test_gradients_accumulate_and_reset():
     np.testing.assert_array_equal(x.grad, [5.0, 5.0])
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_the_grad_of_a_0d_array_stays_a_writable_array_as_it_accumulates(dtype):
+    x = wg.tensor(np.array(2.0, dtype), requires_grad=True)
+    for n in (1, 2, 3):
+        np.real(x * x).backward()
+        assert type(x.grad) is np.ndarray and x.grad.shape == () and x.grad.dtype == dtype
+        assert x.grad == 4.0 * n
+    x.grad[...] = 0.0  # zeroing in place, as after the first backward()
+    np.real(x * x).backward()
+    assert type(x.grad) is np.ndarray and x.grad == 4.0
+
+
 def test_retain_grad_on_non_leaf():
     x = wg.tensor([1.0, 2.0], requires_grad=True)
     y = x * x
@@ -53,6 +67,52 @@ def test_retain_grad_on_non_leaf():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         _ = y.grad  # no warning once retained
+
+
+def test_retain_grad_follows_an_in_place_update():
+    # As in PyTorch: .grad is the gradient of the value the tensor holds last.
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2.0
+    y.retain_grad()
+    y += 1.0
+    (y * y).sum().backward()
+    np.testing.assert_array_equal(y.grad, [6.0, 10.0])
+    np.testing.assert_array_equal(x.grad, [12.0, 20.0])
+    y = x * 2.0
+    y.retain_grad()
+    y[0] = 5.0
+    (y * y).sum().backward()
+    np.testing.assert_array_equal(y.grad, [10.0, 8.0])
+
+
+def test_retain_grad_of_a_view_follows_an_in_place_update_of_its_base():
+    x = wg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 2.0
+    v = y[1:]
+    v.retain_grad()
+    y += 1.0
+    (v * v).sum().backward()
+    np.testing.assert_array_equal(v.grad, [10.0, 14.0])
+    np.testing.assert_array_equal(x.grad, [0.0, 20.0, 28.0])
+
+
+def test_a_graph_with_retained_gradients_is_freed_by_reference_counting():
+    # retain_grad() must not make a cycle through the node (README: recording with the
+    # collector disabled is safe)
+    gc.disable()
+    try:
+        x = wg.tensor(np.ones(3), requires_grad=True)
+        y = np.sin(x)
+        y.retain_grad()
+        y += 1.0
+        z = (y * y).sum()
+        saved = weakref.ref(y.detach().numpy())  # a value the graph's nodes keep
+        del y
+        assert saved() is not None
+        del z
+        assert saved() is None
+    finally:
+        gc.enable()
 
 
 def test_requires_grad_only_for_floats():
@@ -146,6 +206,26 @@ def test_backward_with_gradient_and_inputs():
     assert w.grad is None
 
 
+def test_a_complex_tensor_seed_of_a_real_output_counts_by_its_real_part():
+    # as an array seed does: backward(g) gives the gradient of Re(g·y); a real leaf, and
+    # every tensor between, gets a real gradient, also when the backward pass is recorded
+    g = np.array([1.0 + 1.0j, 2.0j])
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3.0
+    seen = []
+    y.register_hook(lambda c: seen.append(np.asarray(c)))
+    y.backward(wg.tensor(g))
+    np.testing.assert_array_equal(seen[0], [1.0, 0.0])
+    np.testing.assert_array_equal(x.grad, [3.0, 0.0])
+    x.grad = None
+    s = wg.tensor(g, requires_grad=True)
+    (x * 3.0).backward(s, create_graph=True)
+    assert x.grad.dtype == np.float64
+    np.testing.assert_array_equal(x.grad.detach().numpy(), [3.0, 0.0])
+    with pytest.raises(TypeError, match="floating point, got bool"):
+        (x * 3.0).backward(wg.tensor([True, False]))
+
+
 def test_backward_with_empty_inputs_is_refused():
     x = wg.tensor([1.0, 2.0], requires_grad=True)
     y = (x * x).sum()
@@ -220,6 +300,23 @@ def test_create_graph_gives_second_derivative():
     x.grad = None
     g.backward()
     np.testing.assert_allclose(x.grad, 12.0)
+
+
+@pytest.mark.parametrize("value", [np.ones(2, np.float32), np.float32(1.5)], ids=["1-d", "0-d"])
+def test_create_graph_keeps_a_float32_leafs_dtype_where_float64_values_promote(value):
+    x = wg.tensor(value, requires_grad=True)
+    (x * x * np.full(np.shape(value), 2.0)).sum().backward(create_graph=True)  # float64 values
+    g = x.grad
+    assert isinstance(g, wg.Tensor) and g.dtype == np.float32  # as without create_graph
+    x.grad = None
+    g.sum().backward()
+    assert x.grad.dtype == np.float32
+    np.testing.assert_array_equal(x.grad, np.full(np.shape(value), 4.0, np.float32))
+    x.grad = None
+    y = (x * x * np.full(np.shape(value), 2.0)).sum()
+    with wg.no_grad():  # (as in PyTorch, create_graph records the backward pass even here)
+        y.backward(create_graph=True)
+    assert x.grad.dtype == np.float32 and x.grad.requires_grad
 
 
 def test_retain_graph_allows_second_backward():

@@ -377,13 +377,36 @@ def _layout_kept_after_write_back(x):
     return y
 
 
+def _update_reads_an_overlapping_view(x):
+    # NumPy reads the operands before writing (a temporary where they overlap the output):
+    # the rules must read those values too, not the memory written since
+    y = x * 1.0
+    y *= y[::-1]
+    y[1:] *= y[:-1]
+    np.sin(y[::-1], out=y)
+    y[:3] *= y[2:5]
+    np.divide(y, y[::-1] + 3.0, out=y)  # (last: its rule reads its output)
+    return y
+
+
+def _update_reads_a_sibling_view_written_later(x):
+    # the rule of y[:3] *= y[3:] reads y[3:] as it was then, not as written after
+    y = x * 1.0
+    y[:3] *= y[3:]
+    y[3:] += 1.0
+    np.multiply(y[::2], y[1::2], out=y[::2])
+    np.tanh(y[1::2], out=y[1::2])
+    return y
+
+
 SCENARIOS = [
     _g, _f, _slice_step, _negative_step, _int_index_row, _ellipsis_and_none, _zero_d_view,
     _reshape_view, _ravel_view, _flatten_and_reshape_copies, _transpose_views, _swap_and_move,
     _squeeze_expand, _view_of_a_view, _base_update_reaches_views, _matmul_in_place,
     _out_into_views, _fancy_and_mask_copy, _flip_view, _aliases_scalars_and_positive,
     _flat_write, _sibling_views, _strided_ravel_copies_reshape_views,
-    _layout_kept_after_write_back,
+    _layout_kept_after_write_back, _update_reads_an_overlapping_view,
+    _update_reads_a_sibling_view_written_later,
 ]
 
 

@@ -36,7 +36,7 @@ from wengert.core.levels import TRACE_LEVEL, is_transform_level, transform_name
 from wengert.core.modes import GRAD_ENABLED, RECORDERS, TRANSFORM_DEPTH, Recorder
 from wengert.core.node import Node
 from wengert.core.subclasses import refuse_subclass
-from wengert.core.sweep import observe_sweep
+from wengert.core.sweep import observe_sweep, run_hooks
 from wengert.core.sweep_fast import backprop
 from wengert.core.tree import flatten, unflatten
 from wengert.forward.dual import Dual
@@ -47,6 +47,7 @@ from wengert.reverse.tensor import (
     Tensor,
     constant,
     finishing,
+    in_dtype_of,
     is_float_value,
     lifter,
     value_of,
@@ -246,6 +247,38 @@ def _flat(tree: Any) -> list[Any]:
     return out
 
 
+def _paired(target: Any, given: Any) -> list[Any]:
+    """``output_gradients`` as one cotangent per leaf of ``target`` (in :func:`_flat`'s
+    order), matched by structure: a dict's entries by key (in any order), lists and
+    tuples of the target's length item by item, anything else by position (``[g]`` for
+    one target too)."""
+    out: list[Any] = []
+    stack = [(target, given)]
+    while stack:
+        t, g = stack.pop()
+        if isinstance(t, dict) and isinstance(g, dict):
+            if set(t) != set(g):
+                raise ValueError(
+                    f"GradientTape.gradient: output_gradients has the keys {sorted(map(repr, g))} "
+                    f"where the target has {sorted(map(repr, t))}; give one gradient per entry "
+                    "of the target, under the same key."
+                )
+            stack.extend(reversed([(t[k], g[k]) for k in t]))
+        elif isinstance(t, (list, tuple)) and isinstance(g, (list, tuple)) and len(t) == len(g):
+            stack.extend(reversed(list(zip(t, g))))
+        elif isinstance(t, (list, tuple, dict)) or isinstance(g, (list, tuple, dict)):
+            flat_t, flat_g = _flat(t), _flat(g)
+            if len(flat_g) != len(flat_t):
+                raise ValueError(
+                    f"GradientTape.gradient: got {len(flat_g)} output_gradients for "
+                    f"{len(flat_t)} targets; pass one per target, in the same structure."
+                )
+            out.extend(flat_g)
+        else:
+            out.append(g)
+    return out
+
+
 def _unconnected_mode(value: Any) -> str:
     mode = getattr(value, "value", value)
     if isinstance(mode, str) and mode.lower() in ("none", "zero"):
@@ -264,7 +297,7 @@ def _fit(g: Any, source: Tensor, create: bool) -> Tensor:
     if create and isinstance(g, Tensor) and (g._rg or g._node is not None):
         if g.shape != _shape(v):
             g = g + np.zeros(_shape(v), dtype=np.result_type(v))
-        return g
+        return in_dtype_of(source, g)
     g = value_of(g)
     if is_traced(g) or is_traced(v):
         # Forward over the tape (inside wg.jvp): the gradient carries a tangent.
@@ -588,8 +621,9 @@ class GradientTape(Recorder):
             the gradient of the sum of all their elements.
         sources : Tensor, or list, tuple or dict of Tensors
             Watched tensors or variables; the result has the same structure.
-        output_gradients : array_like or list, optional
-            One cotangent per target, with the target's shape (default ones).
+        output_gradients : array_like, or list, tuple or dict of them, optional
+            One cotangent per target, with the target's shape (default ones), in the
+            target's structure (a dict's entries matched by key).
         unconnected_gradients : {"none", "zero"}
             What to return for a source the target does not depend on.
 
@@ -610,13 +644,20 @@ class GradientTape(Recorder):
         if output_gradients is None:
             seeds: list[Any] = [None] * len(targets)
         else:
-            seeds = _flat(output_gradients)
+            seeds = _paired(target, output_gradients)
             if len(seeds) != len(targets):
                 raise ValueError(
                     f"GradientTape.gradient: got {len(seeds)} output_gradients for "
                     f"{len(targets)} targets; pass one per target, in the same structure."
                 )
         for t in targets:
+            if not isinstance(t, (Tensor, Dual, np.ndarray, np.generic, int, float, complex)):
+                raise TypeError(
+                    f"GradientTape.gradient: the target must be a tensor (or a nested list, "
+                    f"tuple or dict of them), but it is {'None' if t is None else type(t).__name__}"
+                    + (" (a function that returns nothing?)" if t is None else "")
+                    + ". Pass the value computed under the tape."
+                )
             if isinstance(t, (Tensor, Dual)) and not is_float_value(primal(t)):
                 raise TypeError(
                     f"The dtype of the target tensor must be floating (e.g. float64) when "
@@ -723,6 +764,18 @@ class GradientTape(Recorder):
                 f"GradientTape.gradient: output_gradients[{i}] has shape {_shape(sv)} but the "
                 f"target has shape {shape}; pass a gradient with exactly the target's shape."
             )
+        if not is_traced(sv) and type(sv) is not float:
+            kind = np.result_type(sv).kind
+            if kind not in "iufc":
+                raise TypeError(
+                    f"GradientTape.gradient: output_gradients[{i}] has dtype "
+                    f"{np.result_type(sv)}; a gradient is a floating point array."
+                )
+            if kind == "c" and t.dtype.kind != "c":
+                # a real target pairs with g through Re(g)·dy (as backward() does): the
+                # imaginary part is the derivative along a direction the target cannot move
+                sv = np.real(sv)
+                seed = wnp.real(seed) if isinstance(seed, Tensor) else sv
         if isinstance(seed, Tensor):
             return seed if create else sv  # kept as a tensor if the backward pass is recorded
         if type(sv) is float:
@@ -735,6 +788,7 @@ class GradientTape(Recorder):
         wanted = [_edge(s) for s in src]
         if not roots or not wanted:
             return [None] * len(src)
+        hooked: set[int] = set()
         level = max(s._level for s in src)
         keeper = KEEPER.get()
         record = None if keeper is None else keeper.record(
@@ -742,14 +796,23 @@ class GradientTape(Recorder):
             kind="GradientTape.gradient()")
         if record is not None:
             self._kept.append(record)
-        with finishing(record), (
-                observe_sweep(record) if record is not None else contextlib.nullcontext()):
-            node_cts, reached = backprop(
-                roots, wanted=[w for w in wanted if type(w) is Node],
-                retain_graph=True, grad_mode=create, lift=lifter(level) if create else None,
-                restrict=self._node_ids,
-            )
-        leaf_cts = {id(leaf): g for leaf, g in reached}
+        with finishing(record):
+            with observe_sweep(record) if record is not None else contextlib.nullcontext():
+                node_cts, reached = backprop(
+                    roots, wanted=[w for w in wanted if type(w) is Node],
+                    retain_graph=True, grad_mode=create, lift=lifter(level) if create else None,
+                    restrict=self._node_ids,
+                )
+            leaf_cts = {id(leaf): g for leaf, g in reached}
+            for s in src:  # a source's own hooks (register_hook), as backward() runs them
+                extra = s._extra
+                g = leaf_cts.get(id(s))
+                if g is not None and s._node is None and extra is not None \
+                        and extra.get("hooks") and id(s) not in hooked:
+                    hooked.add(id(s))
+                    leaf_cts[id(s)] = run_hooks(extra["hooks"], g, "a leaf tensor")
+                    if record is not None:
+                        record.leaf_hooked(s, g, leaf_cts[id(s)], extra["hooks"])
         out = []
         for s, w in zip(src, wanted):
             if not self.owns(s):
@@ -826,8 +889,9 @@ class GradientTape(Recorder):
             if any(is_traced(g._value) for g in fitted):
                 out.append(constant(wnp.reshape(wnp.stack([g._value for g in fitted]), full)))
                 continue
-            sdtype = np.result_type(primal(s._value))
-            jac = np.zeros((n,) + sshape, dtype=np.result_type(dtype, sdtype))
+            # Each row is a gradient, in the source's dtype as gradient() gives it (a
+            # complex target's rows for a real source are real: the gradients of Re(y[i])).
+            jac = np.zeros((n,) + sshape, dtype=np.result_type(primal(s._value)))
             for i, g in enumerate(fitted):
                 jac[i] = g._value
             out.append(constant(jac.reshape(full)))

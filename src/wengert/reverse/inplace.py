@@ -426,6 +426,7 @@ def _rederive_views(base: Any) -> None:
             if new._node is not None:
                 view._node = new._node
                 view._rg = new._rg
+                _follow_retain(view)
                 view._level = new._level  # (the base may have joined a transform)
             if not shares_storage(view._value, new._value) or is_traced(new._value):
                 view._value = new._value
@@ -436,17 +437,29 @@ def _rederive_views(base: Any) -> None:
             b._extra["views"] = [weakref.ref(v) for v in views]
 
 
+def _follow_retain(t: Any) -> None:
+    """A tensor that retains its gradient (``retain_grad()``) and has a new node now (an
+    in-place update of it or of its base) retains the gradient of its new value."""
+    extra = t._extra
+    retain_at = extra.get("retains") if extra else None
+    if retain_at is not None and t._node is not None:
+        retain_at(t._node)
+
+
 def _keep_saved(node: Any, old: Any, counter: Any, t: Any = None) -> None:
     """Before the tensor's value ``old`` is overwritten (or replaced): the in-place op's
-    own node keeps private copies of the values it saved from it, and stops checking
-    their version (the bump is the op's own). A tensor ``t`` of an outer level (a
-    constant to the op) is saved as itself: it keeps a snapshot of ``t`` as it was, or
-    the rule would read what is written into it (``a *= x``: ``g·a`` read ``x``)."""
+    own node keeps private copies of the values it saved from it, from its memory or under
+    its version counter (a view: ``np.multiply(y, y[::-1], out=y)``, ``y[:3] *= y[3:]``
+    then ``y[3:] += 1``), and stops checking their version (the bump is the op's own). A
+    tensor ``t`` of an outer level (a constant to the op) is saved as itself: it keeps a
+    snapshot of ``t`` as it was, or the rule would read what is written into it (``a *=
+    x``: ``g·a`` read ``x``)."""
     reads = node.op.reads
     for i, r in enumerate(node.inputs()):
         if i not in reads:
             continue
-        if r is old and isinstance(r, np.ndarray):
+        if isinstance(r, np.ndarray) and (r is old or node.edge(i)[2] is counter or (
+                type(old) is np.ndarray and np.may_share_memory(r, old))):
             node.set_input(i, r.copy())
         elif t is not None and r is t:
             node.set_input(i, _snapshot(t, old))
@@ -598,6 +611,7 @@ def _store(t: Any, result: Any, what: str) -> None:
             node.extras()["out_check"] = (counter, counter.version)
         t._node = node
         t._rg = result._rg
+        _follow_retain(t)
         # A value from inside a transform (a tensor made there, or a plain one, gets x's
         # sin): t now belongs to that transform's level, or its gradient would be lost.
         t._level = result._level

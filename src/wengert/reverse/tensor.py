@@ -54,7 +54,7 @@ from wengert.core.levels import (
     is_transform_level,
     transform_name,
 )
-from wengert.core.modes import RECORDERS
+from wengert.core.modes import GRAD_ENABLED, RECORDERS
 from wengert.core.node import GradFn, Node, Version, new_version
 from wengert.core.source import storing_item
 from wengert.core.subclasses import masked_caller, masked_message, refuse_subclass
@@ -399,16 +399,23 @@ class Tensor(ArrayMethods, InPlaceMethods):
         extras = self._extras()
         if extras.get("retains"):
             return
-        extras["retains"] = True
         ref = weakref.ref(self)
-        node = self._node
 
-        def keep(g: Any) -> None:
-            t = ref()
-            if t is not None and t._node is node:
-                _store_grad(t, g, isinstance(g, Tensor) and g._node is not None)
+        def retain_at(node: Node) -> None:
+            # Called again by an in-place update that gives the tensor a new node: as in
+            # PyTorch, .grad is then the gradient of the value written last. (The node is
+            # known by its id: a reference would be a cycle through its own extras.)
+            key = id(node)
 
-        node.extras().setdefault("on_grad", []).append(keep)
+            def keep(g: Any) -> None:
+                t = ref()
+                if t is not None and id(t._node) == key:
+                    _store_grad(t, g, isinstance(g, Tensor) and g._node is not None)
+
+            node.extras().setdefault("on_grad", []).append(keep)
+
+        extras["retains"] = retain_at
+        retain_at(self._node)
 
     def register_hook(self, hook: Any) -> Any:
         """Call ``hook(grad)`` when this tensor's gradient is computed.
@@ -874,6 +881,12 @@ def check_seed(out: Tensor, gradient: Any) -> Any:
             raise TypeError(f"the gradient seed must be floating point, got {np.asarray(g).dtype}")
         if np.asarray(g).dtype.kind == "c" and out.dtype.kind != "c":
             g = np.real(g)  # a real output pairs with g through Re(g)·dy
+    elif not is_traced(gv):
+        kind = g.dtype.kind
+        if kind not in "iufc":
+            raise TypeError(f"the gradient seed must be floating point, got {g.dtype}")
+        if kind == "c" and out.dtype.kind != "c":
+            g = np.real(g)  # (recorded when the seed is on a graph: create_graph=True)
     return g
 
 
@@ -895,7 +908,7 @@ def _grad_value(t: Tensor, g: Any, keep_graph: bool) -> Any:
     """Cotangent ``g`` in the form of ``t``'s value (shape, dtype, float), or a tensor
     on the graph when the backward pass is recorded."""
     if keep_graph and isinstance(g, Tensor) and (g._rg or g._node is not None):
-        return g
+        return in_dtype_of(t, g)
     g = value_of(g)
     v = t._value
     if is_traced(g) or is_traced(v):
@@ -910,6 +923,20 @@ def _grad_value(t: Tensor, g: Any, keep_graph: bool) -> Any:
     return g
 
 
+def in_dtype_of(t: Tensor, g: Tensor) -> Tensor:
+    """A recorded gradient ``g`` (``create_graph=True``) in the dtype of ``t`` when both
+    are real or both complex (a float32 leaf keeps float32 gradients, as without
+    ``create_graph``); the cast is recorded, so the gradient still differentiates."""
+    mine, its = t.dtype, g.dtype
+    if its != mine and its.kind == mine.kind and mine.kind in "fc":
+        token = GRAD_ENABLED.set(True)  # (recorded as the sweep was, also under no_grad)
+        try:
+            return g.astype(mine)
+        finally:
+            GRAD_ENABLED.reset(token)
+    return g
+
+
 def _store_grad(t: Tensor, g: Any, keep_graph: bool, given: set[int] | None = None) -> None:
     """Add cotangent ``g`` to ``t.grad`` (atomically: other threads may be adding too)."""
     g = _grad_value(t, g, keep_graph)
@@ -917,7 +944,12 @@ def _store_grad(t: Tensor, g: Any, keep_graph: bool, given: set[int] | None = No
     with _GRAD_LOCK:
         extra = t._extras()
         prev = extra.get("grad")
-        extra["grad"] = g if prev is None else prev + g
+        if prev is not None:
+            total = prev + g
+            if type(prev) is _ndarray and isinstance(total, np.generic):
+                total = np.asarray(total)  # (NumPy gives a scalar for two 0-d arrays)
+            g = total
+        extra["grad"] = g
 
 
 def _no_grad_error(out: Tensor) -> NoGradientError:
