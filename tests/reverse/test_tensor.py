@@ -197,6 +197,36 @@ def test_hooks_modify_gradient_and_can_be_removed():
     np.testing.assert_allclose(x.grad, 0.5 * 2 * 9 * x.numpy())
 
 
+def test_a_hook_handle_removes_its_hook_at_the_end_of_a_with_block():
+    x = wg.tensor([1.0, 2.0], requires_grad=True)
+    with x.register_hook(lambda g: g * 10) as handle:
+        (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad, [20.0, 40.0])
+    assert repr(handle).endswith("removed>")
+    x.grad = None
+    with pytest.raises(ZeroDivisionError), x.register_hook(lambda g: g * 10):
+        raise ZeroDivisionError
+    (x * x).sum().backward()  # (removed also when an exception left the block)
+    np.testing.assert_array_equal(x.grad, [2.0, 4.0])
+
+
+def test_seeds_and_cotangents_are_numbers_integers_cast_booleans_refused():
+    # as torch's backward(int tensor); a boolean mask is refused (JAX refuses both)
+    x = wg.tensor(np.ones(2, dtype=np.float32), requires_grad=True)
+    y = x * 2.0
+    for seed in (np.array([1, 2]), wg.tensor(np.array([1, 2]))):
+        x.grad = None
+        y.backward(seed, retain_graph=True)
+        assert x.grad.tolist() == [2.0, 4.0] and x.grad.dtype == np.float32
+    for seed in (np.array([True, False]), wg.tensor(np.array([True, False]))):
+        with pytest.raises(TypeError, match="boolean mask is not a cotangent"):
+            y.backward(seed, retain_graph=True)
+    _, pull = wg.vjp(lambda v: v * 2.0, np.ones(2))
+    assert pull(np.array([1, 2]))[0].tolist() == [2.0, 4.0]
+    with pytest.raises(TypeError, match="boolean mask is not a cotangent"):
+        pull(np.array([True, False]))
+
+
 def test_backward_with_gradient_and_inputs():
     x = wg.tensor([1.0, 2.0], requires_grad=True)
     w = wg.tensor([3.0, 4.0], requires_grad=True)

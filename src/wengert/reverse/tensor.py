@@ -810,6 +810,14 @@ class _HookHandle:
         if self._hook in self._hooks:
             self._hooks.remove(self._hook)
 
+    def __enter__(self) -> _HookHandle:
+        """``with x.register_hook(f): ...``: the hook is removed at the end of the block
+        (also when an exception leaves it), as PyTorch's handles are."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
     def __repr__(self) -> str:
         """``<hook handle: double, registered>`` (the last line of a notebook cell shows
         it: no memory address, so the same cell shows the same text)."""
@@ -877,17 +885,29 @@ def check_seed(out: Tensor, gradient: Any) -> Any:
         )
     if not isinstance(g, Tensor):
         g = np.asarray(g) if not isinstance(g, float) else g
-        if np.asarray(g).dtype.kind not in "fc":
-            raise TypeError(f"the gradient seed must be floating point, got {np.asarray(g).dtype}")
-        if np.asarray(g).dtype.kind == "c" and out.dtype.kind != "c":
+        kind = np.asarray(g).dtype.kind
+        if kind not in "iufc":
+            raise _seed_dtype_error(np.asarray(g).dtype)
+        if kind in "iu":  # (integers are numbers: cast, as PyTorch does)
+            g = np.asarray(g, dtype=np.result_type(out.dtype, 0.0))
+        if kind == "c" and out.dtype.kind != "c":
             g = np.real(g)  # a real output pairs with g through Re(g)·dy
     elif not is_traced(gv):
         kind = g.dtype.kind
         if kind not in "iufc":
-            raise TypeError(f"the gradient seed must be floating point, got {g.dtype}")
+            raise _seed_dtype_error(g.dtype)
+        if kind in "iu":
+            g = constant(np.asarray(gv, dtype=np.result_type(out.dtype, 0.0)))
         if kind == "c" and out.dtype.kind != "c":
             g = np.real(g)  # (recorded when the seed is on a graph: create_graph=True)
     return g
+
+
+def _seed_dtype_error(dtype: Any) -> TypeError:
+    return TypeError(
+        f"the gradient seed must be a number array (floating point, or integers, which are "
+        f"cast), got {dtype}: a boolean mask is not a cotangent. Pass it as floats "
+        "(mask.astype(float)) if that is what you mean.")
 
 
 #: One lock for every ``.grad`` update: concurrent backward passes into a shared

@@ -640,6 +640,13 @@ def pullback_of(fun: Callable[..., Any], primals: Sequence[Any], has_aux: bool, 
                     f"{where}: cotangent shape {shape_of(c)} does not match the output shape "
                     f"{shape_of(o)}."
                 )
+            if dtype_of(c).kind not in "iufc":
+                raise TypeError(
+                    f"{where}: the cotangent must be a number array (floating point, or "
+                    f"integers, which are cast), got {dtype_of(c)}: a boolean mask is not a "
+                    "cotangent. Pass it as floats (mask.astype(float)) if that is what you "
+                    "mean."
+                )
             if _own_output(o, level):
                 seed = _seed_like(c, o)
                 roots.append((_edge(o), seed))
