@@ -4,6 +4,7 @@ generators."""
 import asyncio
 import sys
 import threading
+from typing import Any
 
 import pytest
 
@@ -99,13 +100,15 @@ def test_a_decorated_coroutine_runs_in_its_mode():
     assert _records(x)
 
 
-def test_each_thread_has_its_own_grad_mode():
+def _modes_of_two_threads(off: Any) -> dict[str, bool]:
+    """Whether ``x * x`` records in a thread inside ``off()`` (a block that turns grad
+    off) and, meanwhile, in another thread outside it."""
     x = wg.tensor(1.0, requires_grad=True)
     inside, outside = threading.Event(), threading.Event()
     seen = {}
 
     def quiet():
-        with wg.no_grad():
+        with off():
             inside.set()
             outside.wait(5)
             seen["quiet"] = _records(x)
@@ -120,7 +123,11 @@ def test_each_thread_has_its_own_grad_mode():
         t.start()
     for t in threads:
         t.join()
-    assert seen == {"quiet": False, "loud": True}
+    return seen
+
+
+def test_each_thread_has_its_own_grad_mode():
+    assert _modes_of_two_threads(wg.no_grad) == {"quiet": False, "loud": True}
 
 
 def test_a_grad_mode_given_something_else_than_a_function_is_refused():
@@ -231,26 +238,8 @@ def test_set_grad_enabled_is_per_thread(grad_mode_restored):
     assert not _records(x)
     wg.set_grad_enabled(True)
 
-    inside, outside = threading.Event(), threading.Event()
-    modes = {}
-
-    def quiet():
-        with wg.set_grad_enabled(False):
-            inside.set()
-            outside.wait(5)
-            modes["quiet"] = _records(x)
-
-    def loud():
-        inside.wait(5)
-        modes["loud"] = _records(x)
-        outside.set()
-
-    threads = [threading.Thread(target=quiet), threading.Thread(target=loud)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert modes == {"quiet": False, "loud": True}
+    assert _modes_of_two_threads(lambda: wg.set_grad_enabled(False)) == {
+        "quiet": False, "loud": True}
 
 
 @pytest.mark.parametrize("mode", [1, 0, None, "yes", 1.0])
