@@ -27,16 +27,18 @@ array([2., 0., 6.])
 
 from __future__ import annotations
 
+import math
 import operator
 import warnings
 from typing import Any
 
 import numpy as np
+from wengert.core.bind import example
 from wengert.ops import broadcast as _bc
 from wengert.ops import elementwise as _ew
 from wengert.ops import reduce as _reduce
 from wengert.ops import shape as _shape
-from wengert.ops.base import Family, concrete, is_traced, shape_of
+from wengert.ops.base import Family, concrete, dtype_of, is_traced, shape_of
 from wengert.ops.base import primal as _raw
 from wengert.ops.linalg import basic as _linalg
 from wengert.ops.linalg import svd as _svd
@@ -94,7 +96,9 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = np._NoValue,
         pieces = [e for w, e in parts if w == 0] + [a] + [e for w, e in parts if w == 1]
         a = _shape.concatenate(pieces, axis=axis)
     for _ in range(n):
-        a = _slice(a, axis, slice(1, None)) - _slice(a, axis, slice(None, -1))
+        later, earlier = _slice(a, axis, slice(1, None)), _slice(a, axis, slice(None, -1))
+        # (NumPy's diff of booleans: whether neighbours differ; booleans do not subtract)
+        a = later != earlier if dtype_of(a) == np.bool_ else later - earlier
     return a
 
 
@@ -329,18 +333,21 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
-    start, stop = _as_array(start), _as_array(stop)
+    # NumPy computes in result_type(start, stop, float(num)), Python numbers weak in it:
+    # float32 endpoints stay float32, also beside a Python float (linspace(0.0, x32))
+    computed = np.result_type(_weak(start), _weak(stop), float(num))
+    start, stop = (v if dtype_of(v) == computed else _ew.astype(v, computed)
+                   for v in (_as_array(start), _as_array(stop)))
     div = num - 1 if endpoint else num
     delta = stop - start
     shape = (num,) + (1,) * max(_ndim(start), _ndim(stop))
-    # NumPy computes in result_type(start, stop, float(num)): float32 endpoints stay float32
-    real = np.finfo(np.result_type(_raw(start), _raw(stop), float(num))).dtype
+    real = np.finfo(computed).dtype
     steps = np.arange(num, dtype=real).reshape(shape)
     if div > 0:
         step = delta / div
         y = steps * step + start
-    else:
-        step = delta * np.nan
+    else:  # no step: NumPy's is a Python NaN
+        step = math.nan
         y = steps * delta + start
     if endpoint and num > 1:  # the last value is stop itself, as NumPy makes it
         tail = (1,) + shape_of(y)[1:]
@@ -348,9 +355,23 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
         y = _shape.concatenate([_slice(y, 0, slice(0, -1)), last], axis=0)
     if axis != 0:
         y = _shape.moveaxis(y, 0, axis)
+    if dtype is None and dtype_of(y) != computed:
+        dtype = computed
     if dtype is not None:
         y = _ew.astype(y, dtype)
+    if retstep and type(step) is not float and dtype_of(step) != computed:
+        step = _ew.astype(step, computed)
     return (y, step) if retstep else y
+
+
+def _weak(v: Any) -> Any:
+    """``v`` for ``np.result_type`` as NumPy's array functions see it: a Python number
+    (also beneath a traced value) is weak, an array or NumPy scalar by its dtype."""
+    if type(example(v)) in (int, float, complex, bool):
+        return example(v)
+    v = _raw(v)
+    dt = getattr(v, "dtype", None)
+    return dt if isinstance(dt, np.dtype) else np.asarray(v).dtype
 
 
 @FAMILY.export

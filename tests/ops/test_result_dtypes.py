@@ -1,0 +1,85 @@
+"""Result dtypes and types of wengert's functions against NumPy 2's (the oracle), for every
+kind of value: plain arrays through ``wengert.numpy``, tensors, dual numbers, traced and
+compiled graphs."""
+
+from __future__ import annotations
+
+import pytest
+
+import numpy as np
+import wengert as wg
+import wengert.numpy as wnp
+from wengert.core.bind import primal
+from wengert.core.tree import flatten
+
+
+def kinds(result):
+    return [(type(v).__name__, np.result_type(v).name, np.shape(v))
+            for v in flatten(result)[0]]
+
+
+def results(f, *args):
+    """``f`` of ``args`` in every mode: plain through wengert.numpy, tensors (that require
+    grad where they are floating point), dual numbers, a trace and a compiled function."""
+    floats = [np.result_type(a).kind in "fc" for a in args]
+    tensors = [wg.tensor(a, requires_grad=fl) for a, fl in zip(args, floats)]
+    duals = [wg.Dual(a, np.ones_like(a)) if fl else a for a, fl in zip(args, floats)]
+    out = {"wnp": f(wnp, *args), "tensor": f(np, *tensors)}
+    if any(floats):
+        out["dual"] = f(np, *duals)
+    out["trace"] = wg.trace(lambda *a: f(np, *a), *args)(*args)
+    out["compile"] = wg.compile(lambda *a: f(np, *a))(*args)
+    return {k: [primal(v) for v in flatten(r)[0]] for k, r in out.items()}
+
+
+def assert_like_numpy(f, *args):
+    want = f(np, *args)
+    for mode, got in results(f, *args).items():
+        assert kinds(got) == kinds(want), mode
+        for g, w in zip(got, flatten(want)[0]):
+            np.testing.assert_array_equal(g, w, err_msg=mode)
+
+
+A8 = np.array([1, 2, 3], np.int8)
+F16 = np.array([[1.5, 2.0, 0.5], [0.25, 1.0, 3.0]], np.float16)
+F32 = np.array([1.0, 2.0, 4.0], np.float32)
+
+
+@pytest.mark.parametrize("a, w, kw", [
+    (A8, F32, {}),
+    (A8, F32, {"returned": True}),
+    (np.array([True, False, True]), F32, {}),
+    (F32, None, {"returned": True}),
+    (F16, None, {"axis": 1, "returned": True}),
+    (F16, F16[0], {"axis": 1, "returned": True, "keepdims": True}),
+    (F32, np.array([1, 2, 3]), {"returned": True}),
+], ids=["int8 with float32 weights", "returned", "bool with float32 weights",
+        "float32 returned", "float16 along an axis", "keepdims", "integer weights"])
+def test_average_takes_numpys_dtypes(a, w, kw):
+    # Integer values with float32 weights average in float64 in NumPy (it gave float32),
+    # and the sum of weights returned without weights has the average's dtype (it was
+    # float64, and a 0-d array where NumPy gives a scalar).
+    assert_like_numpy(lambda m, a: m.average(a, weights=w, **kw), a)
+
+
+@pytest.mark.parametrize("kw", [{}, {"n": 2}, {"prepend": True}, {"axis": 0}])
+def test_diff_of_booleans_tells_where_neighbours_differ(kw):
+    # NumPy's diff of a boolean array is not_equal (booleans do not subtract); it raised
+    # NumPy's TypeError for boolean subtract.
+    b = np.array([[True, False, False, True], [True, True, False, False]])
+    assert_like_numpy(lambda m, b: m.diff(b, **kw), b)
+
+
+@pytest.mark.parametrize("start, stop", [
+    (0.0, np.array(1.0, np.float32)), (np.float32(0.0), 2.0), (1j, np.float32(2.0)),
+    (0.0, np.array([1.0, 2.0], np.float16)), (0, 1), (np.array([0.0, 1.0]), 3),
+], ids=["float and float32", "float32 and float", "complex and float32", "float16 array",
+        "ints", "float64 array and int"])
+@pytest.mark.parametrize("kw", [{}, {"retstep": True}, {"num": 1, "retstep": True},
+                                {"endpoint": False, "num": 7}, {"dtype": np.float16}],
+                         ids=["default", "retstep", "one", "no endpoint", "dtype"])
+def test_linspace_computes_in_numpys_dtype(start, stop, kw):
+    # NumPy computes in result_type(start, stop, float(num)) with Python numbers weak:
+    # linspace(0.0, float32) is float32 (it was float64, and its step too), and the step
+    # of a single value is a Python NaN.
+    assert_like_numpy(lambda m, stop: m.linspace(start, stop, **kw), stop)
