@@ -504,7 +504,18 @@ def _in_place(target: Dual, new: Any, what: str) -> Any:
     primal, immutable as in NumPy) is rebound to ``new``."""
     if type(primal(target)) is not _ndarray:
         return new
+    have, want = dtype_of(new), target.dtype
+    if have != want and not np.can_cast(have, want, "same_kind"):
+        raise TypeError(  # NumPy's words (a complex result into a real array, ...)
+            f"Cannot cast ufunc '{_UFUNC_OF.get(what, what)}' output from dtype('{have}') to "
+            f"dtype('{want}') with casting rule 'same_kind' (d {what} ...: NumPy refuses it "
+            f"too; write d = d {what[:-1]} ... for a new array)")
     return assign(target, new, what)
+
+
+#: in-place operator -> the ufunc NumPy names when it refuses a cast
+_UFUNC_OF = {"+=": "add", "-=": "subtract", "*=": "multiply", "/=": "divide", "**=": "power",
+             "//=": "floor_divide", "%=": "remainder", "@=": "matmul"}
 
 
 # -- the dual kind: how ops act on dual numbers --------------------------------------

@@ -634,6 +634,12 @@ class Tensor(ArrayMethods, InPlaceMethods):
         _refuse_inside_transform(self, "int()")
         return int(self.item())
 
+    def __complex__(self) -> complex:
+        if _carries_derivative(self) and storing_item():
+            raise lost_in_store("buf[i] = x (NumPy converts x with complex())")
+        _refuse_inside_transform(self, "complex()")
+        return complex(self.item())
+
     def __index__(self) -> int:
         v = self._value
         if np.ndim(v) == 0 and np.asarray(v).dtype.kind in "iu":
