@@ -83,3 +83,12 @@ def test_linspace_computes_in_numpys_dtype(start, stop, kw):
     # linspace(0.0, float32) is float32 (it was float64, and its step too), and the step
     # of a single value is a Python NaN.
     assert_like_numpy(lambda m, stop: m.linspace(start, stop, **kw), stop)
+
+
+@pytest.mark.parametrize("x", [np.float16(1.5), np.complex64(1j), np.array(2.5)],
+                         ids=["float16 scalar", "complex64 scalar", "0-d array"])
+@pytest.mark.parametrize("dtype", [np.float32, bool, np.float16])
+def test_np_astype_of_a_numpy_scalar_is_a_numpy_scalar(x, dtype):
+    # wengert.numpy.astype made a NumPy scalar a 0-d array first
+    want, got = np.astype(x, dtype), wnp.astype(x, dtype)
+    assert type(got) is type(want) and got == want
