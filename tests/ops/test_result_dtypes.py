@@ -92,3 +92,25 @@ def test_np_astype_of_a_numpy_scalar_is_a_numpy_scalar(x, dtype):
     # wengert.numpy.astype made a NumPy scalar a 0-d array first
     want, got = np.astype(x, dtype), wnp.astype(x, dtype)
     assert type(got) is type(want) and got == want
+
+
+@pytest.mark.parametrize("spec, args", [
+    ("...->", (np.arange(3.0),)),
+    ("...,...->...", (np.array([True, False]), np.array([0.75, -3.0], np.float32))),
+    ("ij,jk->ik", (np.ones((2, 3), np.float16), np.ones((3, 2), np.float32))),
+], ids=["an output without the ellipsis", "bool times float32", "float16 and float32"])
+def test_einsum_of_plain_arrays_is_numpys(spec, args):
+    # wengert.numpy.einsum of plain arrays ran NumPy's einsum with optimize="greedy",
+    # another code path than NumPy's default: it accepted "...->" of a 1-d array, which
+    # NumPy refuses, and gave -0.0 where NumPy gives 0.0 (False * -3.0)
+    try:
+        want = np.einsum(spec, *args)
+    except ValueError as e:
+        with pytest.raises(ValueError, match="more dimensions than subscripts"):
+            wnp.einsum(spec, *args)
+        assert "ellipsis" in str(e)
+        return
+    got = wnp.einsum(spec, *args)
+    assert type(got) is type(want) and got.dtype == want.dtype
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    np.testing.assert_array_equal(got, want)

@@ -910,15 +910,16 @@ def _einsum_pair(a: Any, b: Any, ta: str, tb: str, out: str) -> Any:
 
 
 @FAMILY.export
-def einsum(*operands: Any, optimize: Any = "greedy", **kwargs: Any) -> Any:
+def einsum(*operands: Any, optimize: Any = False, **kwargs: Any) -> Any:
     """Einstein summation (``np.einsum``), differentiable in every operand.
 
     Supports explicit (``'ij,jk->ik'``) and implicit (``'ij,jk'``) outputs,
     ``...``, repeated labels (traces, diagonals), size-1 broadcasting and any
     number of operands; the sublist form ``einsum(a, [0, 1], b, [1, 2])``
     too. With three or more operands the contraction runs pairwise in the
-    order ``np.einsum_path(..., optimize)`` picks, each step one recorded
-    ``einsum`` op.
+    order ``np.einsum_path(..., optimize)`` picks (``"greedy"`` by default), each step
+    one recorded ``einsum`` op. Without a traced operand it is NumPy's ``einsum``, with
+    NumPy's default ``optimize=False``.
 
     Examples
     --------
