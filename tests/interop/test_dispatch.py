@@ -152,3 +152,28 @@ def test_two_output_ufuncs_refuse_an_ndarray_out_tuple_under_grad(name):
 
     with pytest.raises(TypeError, match="gradient would be lost"):
         wg.grad(f)(x)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x, out: np.add(x, 1.0, where=x > 0, out=out),
+    lambda x, out: np.sqrt(x, where=x > 0, out=out),
+    lambda x, out: np.maximum(x, 2.0, where=x < 3, out=(out,)),
+], ids=["add", "sqrt", "maximum with an out tuple"])
+def test_a_ufunc_with_where_keeps_the_other_entries_of_out(call):
+    # NumPy's out= keeps its entries where where= is false; the ufunc ran without out=
+    # (uninitialised memory there, written into the target whole), eagerly on tensors that
+    # require no grad and in compiled code.
+    x = np.arange(20000, dtype=np.float32) - 5.0
+    want = np.full(x.shape, 7.0, np.float32)
+    call(x, want)
+    t, buf = wg.tensor(x), wg.tensor(np.full(x.shape, 7.0, np.float32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # (NumPy's, for where= without out=)
+        _ = [np.random.default_rng(k).normal(size=x.shape) for k in range(4)]  # dirty memory
+        got = call(t, buf)
+        assert (got[0] if isinstance(got, tuple) else got) is buf
+        np.testing.assert_array_equal(buf.numpy(), want)
+        f = lambda x: call(x, np.full_like(x, 7.0))  # noqa: E731
+        for run in (wg.trace(f, x), wg.compile(f), wg.compile(f)):
+            got = run(x)
+            np.testing.assert_array_equal(got[0] if isinstance(got, tuple) else got, want)

@@ -316,6 +316,14 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
         if fn is not None and not kwargs:
             result = fn(*inputs)
         elif ufunc in _NONDIFF_UFUNCS or not _needs_grad(inputs):
+            if out is not None and _masked(kwargs) and ufunc.nout == 1:
+                # where= leaves the other entries of out= as they were: the call starts
+                # from a copy of the target's values (without out=, NumPy's would be
+                # uninitialised memory, written into the target whole)
+                target = out[0] if isinstance(out, tuple) else out
+                return _write_out(ufunc, target, _plain_call(
+                    _ufunc_into, (ufunc, target) + tuple(inputs), kwargs,
+                    f"np.{ufunc.__name__}", True, ufunc in _NONDIFF_UFUNCS))
             result = _plain_call(ufunc, inputs, kwargs, f"np.{ufunc.__name__}", True,
                                  ufunc in _NONDIFF_UFUNCS)
         else:
@@ -366,6 +374,20 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
                          for o, r in zip(outs, result))
         return _write_out(ufunc, out[0] if isinstance(out, tuple) else out, result)
     return result
+
+
+def _masked(kwargs: dict[str, Any]) -> bool:
+    """Whether a ufunc call's ``where=`` leaves entries out."""
+    where = kwargs.get("where", True)
+    return where is not True and where is not None
+
+
+def _ufunc_into(ufunc: Any, initial: Any, *inputs: Any, **kwargs: Any) -> np.ndarray:
+    """``ufunc(*inputs, **kwargs)`` written into a copy of ``initial``: where ``where=``
+    is false, the result keeps ``initial``'s entries, as NumPy's ``out=`` target does."""
+    out = np.array(initial, copy=True)
+    ufunc(*inputs, out=out, **kwargs)
+    return out
 
 
 def _write_out(ufunc: Any, target: Any, result: Any) -> Any:
