@@ -114,3 +114,23 @@ def test_einsum_of_plain_arrays_is_numpys(spec, args):
     assert type(got) is type(want) and got.dtype == want.dtype
     np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("ary, kw", [
+    (np.array([1.5, 2.0, 4.0], np.float32), {"to_begin": np.array([1.0])}),
+    (np.array([1, 5, 2]), {"to_end": [7, 8], "to_begin": 0}),
+    (np.array([1.5, 2.0], np.float16), {"to_end": np.float64(2.0)}),
+], ids=["float32 with a float64 to_begin", "ints", "float16 with a float64 to_end"])
+def test_ediff1d_keeps_the_arrays_dtype(ary, kw):
+    # NumPy's ediff1d writes into an array of ary's dtype (to_begin and to_end cast to it);
+    # the concatenation promoted them (a float32 array became float64)
+    assert_like_numpy(lambda m, a: m.ediff1d(a, **kw), ary)
+
+
+@pytest.mark.parametrize("ary, kw", [(np.array([True, False]), {}),
+                                     (np.array([1, 2]), {"to_begin": 0.5})],
+                         ids=["booleans", "a float to_begin for ints"])
+def test_ediff1d_refuses_what_numpy_refuses(ary, kw):
+    for f in (np.ediff1d, wnp.ediff1d, lambda a, **kw: np.ediff1d(wg.tensor(a), **kw)):
+        with pytest.raises(TypeError):
+            f(ary, **kw)

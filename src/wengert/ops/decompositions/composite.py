@@ -732,11 +732,18 @@ def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
     """Differences of consecutive entries of the flattened array, with ``to_begin`` and
     ``to_end`` (flattened) around them, as ``np.ediff1d``."""
     flat = _shape.ravel(_as_array(ary))
-    pieces = [diff(flat)]
-    if to_begin is not None:
-        pieces.insert(0, _shape.ravel(_as_array(to_begin)))
-    if to_end is not None:
-        pieces.append(_shape.ravel(_as_array(to_end)))
+    dtype = dtype_of(flat)
+    # NumPy subtracts (booleans refuse) into an array of ary's dtype, which to_begin and
+    # to_end must reach by the same_kind rule
+    pieces = [_slice(flat, 0, slice(1, None)) - _slice(flat, 0, slice(None, -1))]
+    for name, extra, at in (("to_begin", to_begin, 0), ("to_end", to_end, len(pieces) + 1)):
+        if extra is None:
+            continue
+        extra = _shape.ravel(_as_array(extra))
+        if not np.can_cast(dtype_of(extra), dtype, casting="same_kind"):
+            raise TypeError(f"dtype of `{name}` must be compatible with input `ary` under "
+                            "the `same_kind` rule.")
+        pieces.insert(at, extra if dtype_of(extra) == dtype else _ew.astype(extra, dtype))
     return _shape.concatenate(pieces) if len(pieces) > 1 else pieces[0]
 
 
