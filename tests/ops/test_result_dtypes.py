@@ -134,3 +134,21 @@ def test_ediff1d_refuses_what_numpy_refuses(ary, kw):
     for f in (np.ediff1d, wnp.ediff1d, lambda a, **kw: np.ediff1d(wg.tensor(a), **kw)):
         with pytest.raises(TypeError):
             f(ary, **kw)
+
+
+X32 = np.array([1.5, -2.0, 0.5], np.float32)
+
+
+@pytest.mark.parametrize("default", [1.0, np.float64(1.0), 0, X32.astype(np.float16)],
+                         ids=["a Python float", "a float64 scalar", "an int", "float16"])
+def test_select_takes_numpys_dtype(default):
+    # NumPy's select: result_type of the choices and the default, Python numbers weak
+    # (a float32 choice with the default 1.0 stays float32; it became float64)
+    assert_like_numpy(lambda m, x: m.select([x > 0, x < -1], [x, x * 2], default), X32)
+
+
+def test_select_refuses_conditions_that_are_not_boolean():
+    with pytest.raises(TypeError, match="should be boolean"):
+        np.select([np.array([1, 0, 1])], [X32])
+    with pytest.raises(TypeError, match="should be boolean"):
+        np.select([np.array([1, 0, 1])], [wg.tensor(X32, requires_grad=True)])

@@ -222,10 +222,17 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> Any:
     """The first choice whose condition holds, element by element (else ``default``)."""
     if len(condlist) != len(choicelist):
         raise ValueError("list of cases must be same length as list of conditions")
+    if len(condlist) == 0:
+        raise ValueError("select with an empty condition list is not possible")
+    for i, cond in enumerate(condlist):
+        if dtype_of(_as_array(cond)) != np.bool_:  # (NumPy's words)
+            raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
+    # NumPy's dtype: the choices' and the default's, Python numbers weak in it
+    dtype = np.result_type(*(_weak(c) for c in [*choicelist, default]))
     out = _as_array(default)
     for cond, choice in zip(reversed(list(condlist)), reversed(list(choicelist))):
         out = _ew.where(cond, choice, out)
-    return out
+    return out if dtype_of(out) == dtype else _ew.astype(out, dtype)
 
 
 def _at_plain_indices(name: str, arr: Any, obj: Any, axis: Any) -> tuple[Any, Any, int]:
