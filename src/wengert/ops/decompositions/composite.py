@@ -433,7 +433,11 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
     three; ``xp`` increasing)."""
     if period is not None:
         raise NotImplementedError("interp: period= is not supported by wengert")
-    x, xp, fp = _as_array(x), _as_array(xp), _as_array(fp)
+    # NumPy interpolates in float64 (complex128 for complex values), whatever the inputs
+    x, xp, fp = (v if dtype_of(v) == dt else _ew.astype(v, dt) for v, dt in (
+        (_as_array(x), np.float64), (_as_array(xp), np.float64),
+        (_as_array(fp), np.complex128 if dtype_of(_as_array(fp)).kind == "c"
+         else np.float64)))
     m = shape_of(xp)[0]
     if m == 0:
         raise ValueError("array of sample points is empty")
@@ -505,13 +509,16 @@ def unwrap(p: Any, discont: Any = None, axis: int = -1, *, period: float = 2 * n
         discont = period / 2
     high = period / 2
     dd = diff(p, axis=axis)
+    # NumPy's dtype: result_type(diff, period), a Python period weak (float32 stays)
+    dtype = np.result_type(dtype_of(dd), _weak(period))
     ddmod = _ew.remainder(dd + high, period) - high
     ddmod = _ew.where(np.equal(_raw(ddmod), -high) & np.greater(_raw(dd), 0), high, ddmod)
     correct = _ew.where(np.less(_ew.abs(_raw(dd)), discont), 0.0, ddmod - dd)
     shape = list(shape_of(p))
     shape[axis] = 1
-    zero = np.zeros(tuple(shape))
-    return p + _shape.concatenate([zero, _reduce.cumsum(correct, axis=axis)], axis=axis)
+    zero = np.zeros(tuple(shape), dtype)
+    out = p + _shape.concatenate([zero, _reduce.cumsum(correct, axis=axis)], axis=axis)
+    return out if dtype_of(out) == dtype else _ew.astype(out, dtype)
 
 
 @FAMILY.export
@@ -762,10 +769,18 @@ def vander(x: Any, N: Any = None, increasing: bool = False) -> Any:  # noqa: N80
     if _ndim(x) != 1:
         raise ValueError("x must be a one-dimensional array or sequence.")
     n = shape_of(x)[0] if N is None else operator.index(N)
-    powers = np.arange(n) if increasing else np.arange(n - 1, -1, -1)
-    columns = [x ** float(p) for p in powers.tolist()]  # x ** 0 is ones, with no gradient
+    # NumPy's: in promote_types(x.dtype, int) (float32 and float16 give float64), the
+    # powers by repeated multiplication (multiply.accumulate), x ** 0 ones
+    dtype = np.promote_types(dtype_of(x), np.int_)
+    if dtype_of(x) != dtype:
+        x = _ew.astype(x, dtype)
+    columns: list[Any] = [np.ones(shape_of(x)[0], dtype)][:n]
+    for _ in range(1, n):
+        columns.append(x if len(columns) == 1 else columns[-1] * x)
+    if not increasing:
+        columns.reverse()
     return _shape.stack(columns, axis=1) if columns else \
-        np.zeros((shape_of(x)[0], 0), dtype=np.result_type(_raw(x)))
+        np.zeros((shape_of(x)[0], 0), dtype=dtype)
 
 
 @FAMILY.export
