@@ -201,3 +201,12 @@ def test_gradients_through_float64_computations_keep_the_input_dtype(f):
 def test_bincount_refuses_complex_weights_as_numpy():
     with pytest.raises(TypeError, match="'safe'"):
         np.bincount([0, 1], weights=wg.tensor(np.array([1j, 2.0]), requires_grad=True))
+
+
+@pytest.mark.parametrize("mode", ["constant", "edge", "reflect"])
+@pytest.mark.parametrize("x", [np.array(1.5, np.float32), np.float16(2.0)], ids=["0-d", "scalar"])
+def test_pad_of_a_0d_array_is_a_copy_as_numpy(x, mode):
+    # np.pad of a 0-d array has nothing to pad and returns a 0-d copy; wengert asked NumPy
+    # to pad with an empty (float) pad_width, which NumPy refused
+    assert_like_numpy(lambda m, x: m.pad(x, 1, mode=mode), x)
+    assert wg.grad(lambda a: np.pad(a, 2) * 3.0)(np.array(1.5, np.float32)) == 3.0

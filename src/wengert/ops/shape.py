@@ -678,6 +678,10 @@ def pad(x: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
     """
     nd = len(_shape_of(x))
     width = _pairs(pad_width, nd, operator.index)
+    if nd == 0:  # nothing to pad: a copy, as NumPy's
+        if np.asarray(_raw(pad_width)).dtype.kind not in "iu":
+            raise TypeError("`pad_width` must be of integral type.")  # (NumPy's words)
+        return _ew.copy(x)
     if mode == "constant":
         values = kwargs.pop("constant_values", 0)
         if kwargs:
