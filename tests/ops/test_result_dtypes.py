@@ -4,6 +4,8 @@ compiled graphs."""
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 import numpy as np
@@ -210,3 +212,13 @@ def test_pad_of_a_0d_array_is_a_copy_as_numpy(x, mode):
     # to pad with an empty (float) pad_width, which NumPy refused
     assert_like_numpy(lambda m, x: m.pad(x, 1, mode=mode), x)
     assert wg.grad(lambda a: np.pad(a, 2) * 3.0)(np.array(1.5, np.float32)) == 3.0
+
+
+@pytest.mark.parametrize("a", [np.zeros(0), np.zeros(0, np.float32), np.zeros((0, 2), np.float16)],
+                         ids=["float64", "float32", "2-d float16"])
+def test_median_of_an_empty_array_is_numpys_nan_scalar(a):
+    # np.median of an empty array is a NumPy scalar NaN (with NumPy's warning); it was a
+    # 0-d array
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert_like_numpy(lambda m, a: m.median(a), a)
