@@ -222,3 +222,19 @@ def test_median_of_an_empty_array_is_numpys_nan_scalar(a):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         assert_like_numpy(lambda m, a: m.median(a), a)
+
+
+@pytest.mark.parametrize("name", ["nanmean", "nanvar", "nanstd", "nanprod", "nancumsum",
+                                  "nancumprod"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float16])
+def test_nan_reductions_take_dtype(name, dtype):
+    # their dtype= was accepted and ignored (float32 results for dtype=np.float64)
+    x = np.array([[1.5, np.nan], [3.25, 0.5]], np.float32)
+    want = getattr(np, name)(x, dtype=dtype)
+    for got in (getattr(wnp, name)(x, dtype=dtype),
+                primal(getattr(np, name)(wg.tensor(x, requires_grad=True), dtype=dtype)),
+                wg.compile(lambda a: getattr(np, name)(a, dtype=dtype))(x)):
+        assert kinds([got]) == kinds([want])
+        np.testing.assert_allclose(got, want, rtol=1e-3)
+    g = wg.grad(lambda a: np.sum(getattr(np, name)(a, dtype=dtype)))(np.nan_to_num(x))
+    assert g.dtype == np.float32

@@ -649,7 +649,8 @@ def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
             keepdims: bool = False) -> Any:
     """Product treating NaN as one."""
     a = _as_array(a)
-    return _reduce.prod(a if _exact(a) else _filled(a, 1.0), axis=axis, keepdims=keepdims)
+    return _reduce.prod(a if _exact(a) else _filled(a, 1.0), axis=axis, keepdims=keepdims,
+                        dtype=dtype, out=out)
 
 
 @FAMILY.export
@@ -658,11 +659,12 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
     """Mean of the entries that are not NaN."""
     a = _as_array(a)
     if _exact(a):
-        return _reduce.mean(a, axis=axis, keepdims=keepdims)
+        return _reduce.mean(a, axis=axis, keepdims=keepdims, dtype=dtype, out=out)
     count = np.sum(~np.isnan(_raw(a)), axis=axis, keepdims=keepdims)
     _warn_empty(count, "Mean of empty slice")
     with np.errstate(divide="ignore", invalid="ignore"):  # (NumPy's warning just above)
-        return nansum(a, axis=axis, keepdims=keepdims) / _counted(count, a)
+        total = nansum(a, axis=axis, keepdims=keepdims, dtype=dtype, out=out)
+        return _in(dtype, total / _counted(count, total))
 
 
 def _warn_empty(count: Any, message: str) -> None:
@@ -707,38 +709,46 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: A
     """Variance of the entries that are not NaN (``|a − mean|²`` for complex values)."""
     a = _as_array(a)
     if _exact(a):
-        return _reduce.var(a, axis=axis, ddof=ddof, keepdims=keepdims)
+        return _reduce.var(a, axis=axis, ddof=ddof, keepdims=keepdims, dtype=dtype, out=out)
     nan = np.isnan(_raw(a))
     count = np.sum(~nan, axis=axis, keepdims=keepdims)
     _warn_empty(count - ddof, "Degrees of freedom <= 0 for slice.")
     with np.errstate(divide="ignore", invalid="ignore"):  # as NumPy: NaN where none is left
-        mean = nansum(a, axis=axis, keepdims=True) / \
-            _counted(np.sum(~nan, axis=axis, keepdims=True), a)
-        d = _ew.where(nan, 0.0, a - mean)
+        # (with dtype=, NumPy sums in that dtype and takes the deviations in a's)
+        total = nansum(a, axis=axis, keepdims=True, dtype=dtype, out=out)
+        mean = total / _counted(np.sum(~nan, axis=axis, keepdims=True), total)
+        d = _in(_ew.dtype_of(a), _ew.where(nan, 0.0, a - mean))
         square = _ew.real(d * _ew.conjugate(d)) if np.iscomplexobj(_raw(a)) else d * d
-        return _reduce.sum(square, axis=axis, keepdims=keepdims) / \
-            _counted(np.maximum(count - ddof, 0), a)
+        total = _reduce.sum(square, axis=axis, keepdims=keepdims, dtype=dtype)
+        return _in(dtype, total / _counted(np.maximum(count - ddof, 0), total))
+
+
+def _in(dtype: Any, x: Any) -> Any:
+    """``x`` as ``dtype`` (as it is when ``dtype`` is None or already its dtype)."""
+    return x if dtype is None or _ew.dtype_of(x) == np.dtype(dtype) else _ew.astype(x, dtype)
 
 
 @FAMILY.export
 def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
            keepdims: bool = False) -> Any:
     """Standard deviation of the entries that are not NaN."""
-    return _ew.sqrt(nanvar(a, axis=axis, ddof=ddof, keepdims=keepdims))
+    return _ew.sqrt(nanvar(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims))
 
 
 @FAMILY.export
 def nancumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
     """Cumulative sum treating NaN as zero."""
     a = _as_array(a)
-    return _reduce.cumsum(a if _exact(a) else _filled(a, 0.0), axis=axis)
+    return _reduce.cumsum(a if _exact(a) else _filled(a, 0.0), axis=axis, dtype=dtype,
+                          out=out)
 
 
 @FAMILY.export
 def nancumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
     """Cumulative product treating NaN as one."""
     a = _as_array(a)
-    return _reduce.cumprod(a if _exact(a) else _filled(a, 1.0), axis=axis)
+    return _reduce.cumprod(a if _exact(a) else _filled(a, 1.0), axis=axis, dtype=dtype,
+                           out=out)
 
 
 @FAMILY.export
