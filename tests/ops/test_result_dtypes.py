@@ -238,3 +238,14 @@ def test_nan_reductions_take_dtype(name, dtype):
         np.testing.assert_allclose(got, want, rtol=1e-3)
     g = wg.grad(lambda a: np.sum(getattr(np, name)(a, dtype=dtype)))(np.nan_to_num(x))
     assert g.dtype == np.float32
+
+
+@pytest.mark.parametrize("p", [None, -2, "fro", 1, np.inf, "nuc"])
+def test_cond_of_one_matrix_is_a_numpy_scalar(p):
+    # np.linalg.cond of one matrix is a NumPy scalar; of a tensor it held a 0-d array
+    m = np.array([[1.5, -2.5], [3.25, 0.5]], np.float32)
+    for a in (m, np.stack([m, 2 * m])):
+        want = np.linalg.cond(a, p)
+        for mode, got in results(lambda mod, x: mod.linalg.cond(x, p), a).items():
+            assert kinds(got) == kinds(want), mode
+            np.testing.assert_allclose(got[0], want, rtol=1e-6)  # (nuc: the last bit)
