@@ -249,3 +249,21 @@ def test_cond_of_one_matrix_is_a_numpy_scalar(p):
         for mode, got in results(lambda mod, x: mod.linalg.cond(x, p), a).items():
             assert kinds(got) == kinds(want), mode
             np.testing.assert_allclose(got[0], want, rtol=1e-6)  # (nuc: the last bit)
+
+
+@pytest.mark.parametrize("spec, kw", [
+    ("ij->", {"dtype": np.float64}), ("ij,jk->ik", {"dtype": np.float64}),
+    ("ij,j", {"dtype": np.float16, "casting": "same_kind"}),
+], ids=["sum in float64", "product in float64", "float16 same_kind"])
+def test_einsum_takes_dtype(spec, kw):
+    # einsum's dtype= on a traced operand was refused ("does not support the arguments")
+    x = np.array([[1.5, -2.5], [3.25, 0.5]], np.float32)
+    args = (x,) if spec == "ij->" else (x, x) if spec.startswith("ij,jk") else (x, x[0])
+    assert_like_numpy(lambda m, a: m.einsum(spec, a, *args[1:], **kw), x)
+    assert wg.grad(lambda a: np.sum(np.einsum(spec, a, *args[1:], **kw)))(x).dtype == np.float32
+
+
+def test_einsum_refuses_a_dtype_the_operands_cannot_reach_safely():
+    x = wg.tensor(np.ones((2, 2)), requires_grad=True)
+    with pytest.raises(TypeError, match="according to the rule 'safe'"):
+        np.einsum("ij->", x, dtype=np.float32)
