@@ -7,6 +7,7 @@ import pytest
 import numpy as np
 import wengert as wg
 import wengert.numpy as wnp
+from wengert.core.bind import primal
 from wengert.interop.dispatch import tables
 
 
@@ -177,3 +178,33 @@ def test_a_ufunc_with_where_keeps_the_other_entries_of_out(call):
         for run in (wg.trace(f, x), wg.compile(f), wg.compile(f)):
             got = run(x)
             np.testing.assert_array_equal(got[0] if isinstance(got, tuple) else got, want)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: np.add(x, 1.0, dtype=np.float64), lambda x: np.sin(x, dtype=np.float64),
+    lambda x: np.multiply(x, x[::-1], dtype=np.float16),
+    lambda x: np.ldexp(x, np.array([1, 2, 3]), dtype=np.float64),
+    lambda x: np.matmul(x, x, dtype=np.float64),
+], ids=["add", "sin", "multiply float16", "ldexp", "matmul"])
+def test_a_ufunc_with_dtype_computes_in_numpys_loop_and_differentiates(call):
+    # dtype= on a value that requires grad was refused ("has no wengert gradient rule")
+    x = np.array([1.5, -2.5, 3.0], np.float32)
+    want = call(x)
+    for v in (wg.tensor(x, requires_grad=True), wg.Dual(x, np.ones_like(x))):
+        got = primal(call(v))
+        assert type(got) is type(want) and got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-3)
+    compiled = wg.compile(call)(x)
+    assert compiled.dtype == want.dtype
+    g = wg.grad(lambda x: np.sum(call(x)))(x)
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, wg.grad(lambda x: np.sum(call(x)))(x.astype(np.float64)),
+                               rtol=1e-2)
+
+
+def test_a_ufunc_with_dtype_refuses_what_numpy_refuses():
+    x = wg.tensor(np.array([1.5, 2.5]), requires_grad=True)
+    with pytest.raises(TypeError, match="same_kind"):
+        np.multiply(x, 2, dtype=np.int64)
+    with pytest.raises(TypeError, match="No loop"):
+        np.sin(x, dtype=np.int64)
