@@ -68,3 +68,21 @@ def test_setting_real_and_imag_of_a_dual_array_writes_into_it_as_numpy_does():
         x.imag = 5.0
     with pytest.raises(AttributeError, match="scalar"):
         wg.Dual(2.0, 1.0).real = 5.0
+
+
+@pytest.mark.parametrize("dtype, other", [(np.float32, 1j), (np.float64, np.ones(3, complex)),
+                                          (np.float32, np.ones(3, np.complex64))])
+def test_an_in_place_operator_refuses_a_complex_result_into_a_real_dual_array(dtype, other):
+    # NumPy refuses x += 1j for a real x (casting 'same_kind'); a dual array dropped the
+    # imaginary part silently (tensors and traced arrays refused already).
+    x = np.ones(3, dtype)
+    with pytest.raises(TypeError, match="same_kind"):
+        x += other
+    d = wg.Dual(np.ones(3, dtype), np.ones(3, dtype))
+    with pytest.raises(TypeError, match="Cannot cast ufunc 'add' output .* 'same_kind'"):
+        d += other
+    with pytest.raises(TypeError, match="'multiply'"):
+        d *= other
+    np.testing.assert_array_equal(d.primal, np.ones(3, dtype))  # (nothing written)
+    d += np.ones(3)  # float64 into float32: the same kind, cast as NumPy casts it
+    assert d.dtype == dtype and d.tangent.dtype == dtype

@@ -71,10 +71,10 @@ def test_default_names_are_unique():
     c = placeholder((), name="x3")
     d = placeholder(())
     e = placeholder(())
-    assert [p.var.name for p in (a, b, c, d, e)] == ["x0", "x1", "x3", "x4", "x5"]
+    assert [p._var.name for p in (a, b, c, d, e)] == ["x0", "x1", "x3", "x4", "x5"]
     f = placeholder((), name="x6")
-    assert f.var.name == "x6"
-    assert placeholder(()).var.name == "x7"
+    assert f._var.name == "x6"
+    assert placeholder(())._var.name == "x7"
 
 
 def test_shapes_and_dtypes():
@@ -244,7 +244,7 @@ def test_unneeded_feeds_are_checked_but_not_required():
         assert sess.run(y, {x: 1.0, u: np.zeros(2)}) == 3.0
         with pytest.raises(ValueError, match="placeholder u"):
             sess.run(y, {x: 1.0, u: np.zeros(3)})
-        assert sess.graph_of(y).inputs == (x.var,)
+        assert sess.graph_of(y).inputs == (x._var,)
 
 
 def test_float32_placeholders_stay_float32():
@@ -675,13 +675,13 @@ def test_a_decomposition_is_one_equation_of_a_define_and_run_graph():
     w, v = np.linalg.eigh(a)
     loss = np.sum(w ** 2) + np.sum(v ** 4)
     (eq,) = [eq for eq in default_graph().equations if len(eq.outs) > 1]
-    assert eq.primitive == "eigh" and eq.outs == (w.var, v.var)
+    assert eq.primitive == "eigh" and eq.outs == (w._var, v._var)
     with Session() as sess:
         got_v, got_loss = sess.run([v, loss], {a: a_value})
     np.testing.assert_array_equal(got_v, np.linalg.eigh(a_value)[1])
     assert got_loss == pytest.approx(float(np.sum(np.linalg.eigh(a_value)[0] ** 2)
                                            + np.sum(np.linalg.eigh(a_value)[1] ** 4)))
-    assert default_graph().describe(v.var).startswith(f"{v.var.name} (f64[2,2], line ")
+    assert default_graph().describe(v._var).startswith(f"{v._var.name} (f64[2,2], line ")
 
 
 def test_a_part_that_joins_an_equation_already_run_is_found_by_a_later_fetch():
@@ -695,6 +695,6 @@ def test_a_part_that_joins_an_equation_already_run_is_found_by_a_later_fetch():
         sess.run(w, {a: a_value})  # the equations so far are indexed
         v = apply(EIGH_VECTORS, a, uplo="L")  # joins the equation of w
         (eq,) = default_graph().equations
-        assert eq.outs == (w.var, v.var)
+        assert eq.outs == (w._var, v._var)
         got = sess.run(v * 2.0, {a: a_value})
     np.testing.assert_array_equal(got, np.linalg.eigh(a_value)[1] * 2.0)

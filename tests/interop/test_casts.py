@@ -109,3 +109,14 @@ def test_an_object_array_operand_of_a_value_with_a_derivative_raises():
         v * o
     # without a derivative, NumPy's object arithmetic
     assert (wg.tensor(x0) * o).dtype == object
+
+
+def test_complex_of_a_complex_tensor_is_its_number():
+    # complex(t) of a complex tensor raised "float() argument must be ... not 'complex'":
+    # Python fell back to __float__. As NumPy's complex(np.complex64(...)); inside a
+    # transform it drops the derivative, and raises as float() does.
+    z = np.complex64(1 + 2j)
+    assert complex(wg.tensor(z, requires_grad=True)) == complex(z) == 1 + 2j
+    assert complex(wg.tensor(np.array([2.5], np.float32))) == 2.5 + 0j
+    with pytest.raises(wg.errors.LostDerivativeError, match=r"complex\(\)"):
+        wg.grad(lambda z: complex(z), holomorphic=True)(1 + 2j)

@@ -7,6 +7,7 @@ import pytest
 import numpy as np
 import wengert as wg
 import wengert.numpy as wnp
+from wengert.core.bind import primal
 from wengert.interop.dispatch import tables
 
 
@@ -152,3 +153,58 @@ def test_two_output_ufuncs_refuse_an_ndarray_out_tuple_under_grad(name):
 
     with pytest.raises(TypeError, match="gradient would be lost"):
         wg.grad(f)(x)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x, out: np.add(x, 1.0, where=x > 0, out=out),
+    lambda x, out: np.sqrt(x, where=x > 0, out=out),
+    lambda x, out: np.maximum(x, 2.0, where=x < 3, out=(out,)),
+], ids=["add", "sqrt", "maximum with an out tuple"])
+def test_a_ufunc_with_where_keeps_the_other_entries_of_out(call):
+    # NumPy's out= keeps its entries where where= is false; the ufunc ran without out=
+    # (uninitialised memory there, written into the target whole), eagerly on tensors that
+    # require no grad and in compiled code.
+    x = np.arange(20000, dtype=np.float32) - 5.0
+    want = np.full(x.shape, 7.0, np.float32)
+    call(x, want)
+    t, buf = wg.tensor(x), wg.tensor(np.full(x.shape, 7.0, np.float32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # (NumPy's, for where= without out=)
+        _ = [np.random.default_rng(k).normal(size=x.shape) for k in range(4)]  # dirty memory
+        got = call(t, buf)
+        assert (got[0] if isinstance(got, tuple) else got) is buf
+        np.testing.assert_array_equal(buf.numpy(), want)
+        f = lambda x: call(x, np.full_like(x, 7.0))  # noqa: E731
+        for run in (wg.trace(f, x), wg.compile(f), wg.compile(f)):
+            got = run(x)
+            np.testing.assert_array_equal(got[0] if isinstance(got, tuple) else got, want)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: np.add(x, 1.0, dtype=np.float64), lambda x: np.sin(x, dtype=np.float64),
+    lambda x: np.multiply(x, x[::-1], dtype=np.float16),
+    lambda x: np.ldexp(x, np.array([1, 2, 3]), dtype=np.float64),
+    lambda x: np.matmul(x, x, dtype=np.float64),
+], ids=["add", "sin", "multiply float16", "ldexp", "matmul"])
+def test_a_ufunc_with_dtype_computes_in_numpys_loop_and_differentiates(call):
+    # dtype= on a value that requires grad was refused ("has no wengert gradient rule")
+    x = np.array([1.5, -2.5, 3.0], np.float32)
+    want = call(x)
+    for v in (wg.tensor(x, requires_grad=True), wg.Dual(x, np.ones_like(x))):
+        got = primal(call(v))
+        assert type(got) is type(want) and got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-3)
+    compiled = wg.compile(call)(x)
+    assert compiled.dtype == want.dtype
+    g = wg.grad(lambda x: np.sum(call(x)))(x)
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, wg.grad(lambda x: np.sum(call(x)))(x.astype(np.float64)),
+                               rtol=1e-2)
+
+
+def test_a_ufunc_with_dtype_refuses_what_numpy_refuses():
+    x = wg.tensor(np.array([1.5, 2.5]), requires_grad=True)
+    with pytest.raises(TypeError, match="same_kind"):
+        np.multiply(x, 2, dtype=np.int64)
+    with pytest.raises(TypeError, match="No loop"):
+        np.sin(x, dtype=np.int64)

@@ -12,7 +12,7 @@ import pytest
 import numpy as np
 import wengert as wg
 import wengert.numpy as wnp
-from wengert.core.bind import is_traced
+from wengert.core.bind import is_traced, primal
 from wengert.interop import dispatch
 from wengert.numpy import creation, functional, index_tricks
 from wengert.numpy.namespace import UFUNC_ATTRIBUTES, public_names
@@ -425,3 +425,17 @@ def test_fft_linalg_and_emath_take_lists_of_tensors():
         + wnp.emath.sqrt([x[1], 4.0]).real.sum()
     y.backward()
     np.testing.assert_allclose(x.grad, [3.0 + 1.0 / np.sqrt(10.0), 0.5 / np.sqrt(2.0)])
+
+
+@pytest.mark.parametrize("a", [np.array(1.5, np.float16), np.array(3), np.array([1.0, 2.0])],
+                         ids=["0-d float16", "0-d int", "1-d"])
+@pytest.mark.parametrize("kind", ["tensor", "dual"])
+def test_full_like_of_a_traced_0d_array_is_a_0d_array(a, kind):
+    # np.full_like of a 0-d array is a 0-d array; of a tensor or dual number it held a
+    # NumPy scalar (the fill was added to zeros, and NumPy's 0-d sums are scalars).
+    x = wg.tensor(a) if kind == "tensor" or a.dtype.kind != "f" else wg.Dual(a, np.ones_like(a))
+    for fill in (2, 2.7):
+        want = np.full_like(a, fill)
+        got = primal(np.full_like(x, fill))
+        assert type(got) is type(want) and got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)

@@ -292,3 +292,17 @@ def test_a_complex_cotangent_of_a_real_output_pairs_through_its_real_part():
         x = wg.tensor(np.ones(2), requires_grad=True)
         (x * 2).backward(gradient=np.ones(2) * (1 + 1j))
         np.testing.assert_array_equal(x.grad, [2.0, 2.0])
+
+
+def test_a_complex_value_cast_to_bool_tests_the_whole_number():
+    # NumPy's complex -> bool is z != 0 (1j and -0.0+1j are True); the real part alone
+    # was cast, so a purely imaginary entry became False.
+    z = np.array([1.5 + 0.5j, -0.0 + 1j, 0.75j, 0j, complex(np.nan, 0)], np.complex64)
+    want = z.astype(bool)
+    for x in (wg.tensor(z, requires_grad=True), wg.Dual(z, np.ones_like(z))):
+        got = x.astype(bool)
+        assert got.dtype == np.bool_
+        np.testing.assert_array_equal(wg.stop_gradient(got), want)
+    np.testing.assert_array_equal(wnp.astype(z, bool), want)
+    np.testing.assert_array_equal(wg.compile(lambda z: z.astype(bool))(z), want)
+    assert wg.tensor(np.complex128(2j)).astype(bool).item() is True

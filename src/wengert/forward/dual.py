@@ -210,12 +210,14 @@ class Dual(ArrayMethods):
                 tangent is not None and type(tangent) is not float
                 and type(tangent) is not _ndarray):
             _check_levels(primal, tangent, USER_TAG if tag is None else tag)
+        weak = type(primal) is int or type(primal) is bool
         primal = _numeric(primal, "primal")
         if type(primal) is _ndarray:
             if primal.dtype.kind not in "fc":
                 primal = primal.astype(float)
-            if primal.ndim == 0 and primal.dtype == np.float64:
-                primal = float(primal)
+            if weak:
+                primal = float(primal)  # a Python number stays one (weak in NumPy's
+                # promotion); a NumPy float64 keeps its dtype (float32 * it is float64)
         # The tangent takes the primal's floating dtype (float32 stays float32), through
         # a traced primal too (a dual of an outer level, a tensor).
         tdtype = primal.dtype if type(primal) is _ndarray else dtype_of(primal)
@@ -504,7 +506,18 @@ def _in_place(target: Dual, new: Any, what: str) -> Any:
     primal, immutable as in NumPy) is rebound to ``new``."""
     if type(primal(target)) is not _ndarray:
         return new
+    have, want = dtype_of(new), target.dtype
+    if have != want and not np.can_cast(have, want, "same_kind"):
+        raise TypeError(  # NumPy's words (a complex result into a real array, ...)
+            f"Cannot cast ufunc '{_UFUNC_OF.get(what, what)}' output from dtype('{have}') to "
+            f"dtype('{want}') with casting rule 'same_kind' (d {what} ...: NumPy refuses it "
+            f"too; write d = d {what[:-1]} ... for a new array)")
     return assign(target, new, what)
+
+
+#: in-place operator -> the ufunc NumPy names when it refuses a cast
+_UFUNC_OF = {"+=": "add", "-=": "subtract", "*=": "multiply", "/=": "divide", "**=": "power",
+             "//=": "floor_divide", "%=": "remainder", "@=": "matmul"}
 
 
 # -- the dual kind: how ops act on dual numbers --------------------------------------

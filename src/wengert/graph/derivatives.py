@@ -64,9 +64,9 @@ class _NameAdjoints(SweepObserver):
 
     def step(self, node: Any, g: Any, sent: list[tuple[int, Any, Any]]) -> None:
         out = node.out  # the raw values of a sweep over tensors whose values are traced
-        if type(out) is Traced and type(g) is Traced and _FRESH.fullmatch(g.var.name) \
-                and g.var is not out.var:
-            g.var.name = f"{out.var.name}_bar"
+        if type(out) is Traced and type(g) is Traced and _FRESH.fullmatch(g._var.name) \
+                and g._var is not out._var:
+            g._var.name = f"{out._var.name}_bar"
 
 
 def renumber(graph: Graph) -> None:

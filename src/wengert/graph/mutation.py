@@ -94,8 +94,8 @@ def _in_place(target: Any, new: Any, what: str, ufunc: str) -> Any:
     or NumPy scalar, immutable as in NumPy) is rebound to ``new``."""
     if type(target.value) is not np.ndarray:
         return new
-    _refuse_cast(target, new, ufunc, f"{target.var.name} {what} ...", f"write "
-                 f"{target.var.name} = {target.var.name} {what[:-1]} ... for a new array")
+    _refuse_cast(target, new, ufunc, f"{target._var.name} {what} ...", f"write "
+                 f"{target._var.name} = {target._var.name} {what[:-1]} ... for a new array")
     return assign(target, new, what)
 
 
@@ -114,7 +114,7 @@ def write_out(target: Any, new: Any, what: str) -> Any:
     """``np.f(..., out=target)`` for a traced ``target``: updated in place as by
     ``target[...] = new`` (NumPy's ``same_kind`` casting); a traced number cannot be."""
     if type(target.value) is not np.ndarray:
-        raise TypeError(f"{what}: out= must be an array; {target.var.name} holds a number "
+        raise TypeError(f"{what}: out= must be an array; {target._var.name} holds a number "
                         "(assign the result instead: y = np.f(x)).")
     ufunc = what.split("(")[0].removeprefix("np.")
     _refuse_cast(target, new, ufunc, what, "assign the result instead: y = np.f(x)")
@@ -138,7 +138,7 @@ def assign(target: Any, new: Any, what: str) -> Any:
     if tuple(new.shape) != tuple(target.shape):
         raise ValueError(
             f"in-place {what}: the result has shape {tuple(new.shape)} but "
-            f"{target.var.name} has shape {tuple(target.shape)}; NumPy does not broadcast "
+            f"{target._var.name} has shape {tuple(target.shape)}; NumPy does not broadcast "
             "the target of an in-place operation."
         )
     if new.dtype != target.dtype:
@@ -148,14 +148,14 @@ def assign(target: Any, new: Any, what: str) -> Any:
         base, op, params = root._base
         value = write_back(op, params, base, value, what)
         root = base
-    if id(root.var) in builder.input_ids:
+    if id(root._var) in builder.input_ids:
         raise _argument_error(root, target, what)
     if not GRAD_ENABLED.get():
         # Eagerly this keeps the array's history with new data, which a graph step cannot
         # say: the step runs, and differentiating through it is refused.
         value = kind_of(root).record_call(updated_under_no_grad, (root, value), {},
                                           "updated_under_no_grad", derivative_free=False)
-    root.var, root.value = value.var, value.value
+    root._var, root.value = value._var, value.value
     rederive_views(root, _set)
     return target
 
@@ -177,21 +177,21 @@ updated_under_no_grad.refusal = (  # type: ignore[attr-defined]
 
 
 def _argument_error(root: Any, target: Any, what: str) -> TraceMutationError:
-    through = "" if root is target else f", through its view {target.var.name}"
+    through = "" if root is target else f", through its view {target._var.name}"
     if root.builder.abstract:
         return TraceMutationError(
-            f"in-place {what} on placeholder {root.var.name}{through}: a placeholder is fed "
+            f"in-place {what} on placeholder {root._var.name}{through}: a placeholder is fed "
             "when the graph runs and cannot be changed while it is built. Compute a new "
-            f"value instead ({root.var.name}2 = {root.var.name} + ...)."
+            f"value instead ({root._var.name}2 = {root._var.name} + ...)."
         )
     return TraceMutationError(
-        f"{root.builder.name}() changes its argument {root.var.name} in place ({what}"
+        f"{root.builder.name}() changes its argument {root._var.name} in place ({what}"
         f"{through}): eagerly the caller's array would change, but a traced or compiled "
         "function cannot write into its caller's arrays. Work on a copy "
-        f"({root.var.name} = {root.var.name}.copy() first, or {root.var.name} = "
-        f"{root.var.name} + 1 instead of +=), and return the new value."
+        f"({root._var.name} = {root._var.name}.copy() first, or {root._var.name} = "
+        f"{root._var.name} + 1 instead of +=), and return the new value."
     )
 
 
 def _set(view: Any, new: Any) -> None:
-    view.var, view.value = new.var, new.value
+    view._var, view.value = new._var, new.value

@@ -135,7 +135,7 @@ class GraphDefinition(Builder):
         p = self.input(example, name)
         self._placeholders.append(p)
         self._by_name[name] = p
-        self._placeholder_ids.add(id(p.var))
+        self._placeholder_ids.add(id(p._var))
         return p
 
     def _check_name(self, name: Any) -> None:
@@ -156,7 +156,7 @@ class GraphDefinition(Builder):
     def is_placeholder(self, value: Any) -> bool:
         """Whether ``value`` is a placeholder of this graph."""
         return type(value) is Traced and value.builder is self \
-            and id(value.var) in self._placeholder_ids
+            and id(value._var) in self._placeholder_ids
 
     def lookup(self, name: str) -> Traced:
         """The placeholder named ``name`` (a ``KeyError`` naming the others if none)."""
@@ -213,9 +213,9 @@ class GraphDefinition(Builder):
         """The :class:`~wengert.graph.program.Graph` that computes ``fetches`` (a flat
         tuple of them) from the placeholders they depend on, in order of creation."""
         needed, seen = self.ancestors(fetches)
-        inputs = [p for p in self._placeholders if id(p.var) in seen]
+        inputs = [p for p in self._placeholders if id(p._var) in seen]
         equations = [self.equations[i] for i in needed]
-        return _graph([p.var for p in inputs], [p.value for p in inputs], equations,
+        return _graph([p._var for p in inputs], [p.value for p in inputs], equations,
                       list(fetches), name or self.name)
 
     def as_graph(self) -> Graph:
@@ -224,7 +224,7 @@ class GraphDefinition(Builder):
         equations = list(self.equations)
         read = {id(a) for eq in equations for a in eq.ins if type(a) is Var}
         outputs = [v for eq in equations for v in eq.outs if id(v) not in read]
-        return _graph([p.var for p in self._placeholders],
+        return _graph([p._var for p in self._placeholders],
                       [p.value for p in self._placeholders], equations, outputs, self.name)
 
     def describe(self, var: Var) -> str:
@@ -548,7 +548,7 @@ class Session:
                 if leaf.builder is not graph:
                     raise self._foreign(leaf, "fetch")
                 positions.append(k)
-                fetched.append(leaf.var)
+                fetched.append(leaf._var)
             elif is_traced(leaf):
                 raise TypeError(f"Session.run: fetch {k} is a {kind_of(leaf).name}, not a value "
                                 f"of graph {graph.name!r}")
@@ -588,7 +588,7 @@ class Session:
                     raise self._foreign(key, "feed_dict key")
                 if not graph.is_placeholder(key):
                     raise TypeError(
-                        f"Session.run: feed_dict key {graph.describe(key.var)} is not a "
+                        f"Session.run: feed_dict key {graph.describe(key._var)} is not a "
                         "placeholder: only placeholders can be fed (make the value a "
                         "placeholder, or feed the placeholders it is computed from)"
                     )
@@ -596,10 +596,10 @@ class Session:
             else:
                 raise TypeError(f"Session.run: feed_dict keys are placeholders or their names; "
                                 f"got a {type(key).__name__}")
-            if id(p.var) in out:
-                raise ValueError(f"Session.run: placeholder {p.var.name} is fed twice (by the "
+            if id(p._var) in out:
+                raise ValueError(f"Session.run: placeholder {p._var.name} is fed twice (by the "
                                  "placeholder and by its name)")
-            out[id(p.var)] = _fed_value(p.var, value)
+            out[id(p._var)] = _fed_value(p._var, value)
         return out
 
     def _unfed(self, entry: _Entry, v: Var) -> Exception:
@@ -626,7 +626,7 @@ class Session:
         else:
             where = f"was made while tracing {other.name}()"
         return ValueError(
-            f"Session.run: {what} {t.var.name} ({t.var.aval}) {where}, not to this session's "
+            f"Session.run: {what} {t._var.name} ({t._var.aval}) {where}, not to this session's "
             f"graph {self._graph.name!r}. Run it with Session(graph=...) of its graph (a "
             "session made inside `with define():` runs that block's graph)."
         )
@@ -753,19 +753,19 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None,
     if not y_list:
         raise ValueError("gradients: ys is empty")
     graph = _graph_of_values(y_list + x_list)
-    y_vars = [y.var for y in y_list]
+    y_vars = [y._var for y in y_list]
     needed, reached = graph.ancestors(y_vars)  # every path, through the xs too
     equations = [graph.equations[i] for i in needed]
-    inputs = [p for p in graph.placeholders if id(p.var) in reached]
+    inputs = [p for p in graph.placeholders if id(p._var) in reached]
     # An intermediate x gets a zero added where it is computed: the gradient with respect
     # to that zero is x's adjoint (the paths from x to ys).
-    bump_ids = list(dict.fromkeys(id(x.var) for x in x_list if id(x.var) in reached
+    bump_ids = list(dict.fromkeys(id(x._var) for x in x_list if id(x._var) in reached
                                   and not graph.is_placeholder(x)))
-    bump_vars = {id(x.var): x.var for x in x_list}
+    bump_vars = {id(x._var): x._var for x in x_list}
     n = len(inputs)
 
     def program(*args: Any) -> list[Any]:
-        env: dict[int, Any] = {id(p.var): a for p, a in zip(inputs, args[:n])}
+        env: dict[int, Any] = {id(p._var): a for p, a in zip(inputs, args[:n])}
         bumps = dict(zip(bump_ids, args[n:]))
         for eq in equations:
             values = [env[id(v)] if type(v) is Var else v.value for v in eq.ins]
@@ -779,13 +779,13 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None,
     _, pullback = vjp(program, *primals)
     seeds = _seeds(y_list, grad_ys)
     cotangents = pullback(seeds)
-    by_id = {id(p.var): c for p, c in zip(inputs, cotangents[:n])}
+    by_id = {id(p._var): c for p, c in zip(inputs, cotangents[:n])}
     by_id.update(zip(bump_ids, cotangents[n:]))
     out = []
     for x in x_list:
-        g = by_id.get(id(x.var))
+        g = by_id.get(id(x._var))
         if g is None and unconnected_gradients == "zero":
-            g = _zeros(x.var)
+            g = _zeros(x._var)
         out.append(g)
     return out[0] if single else out
 
@@ -799,7 +799,7 @@ def _graph_of_values(values: list[Any]) -> GraphDefinition:
         if graph is None:
             graph = v.builder
         elif v.builder is not graph:
-            raise ValueError(f"gradients: {v.var.name} belongs to graph {v.builder.name!r}, "
+            raise ValueError(f"gradients: {v._var.name} belongs to graph {v.builder.name!r}, "
                              f"the others to graph {graph.name!r}: one graph at a time")
     assert graph is not None
     return graph
@@ -811,7 +811,7 @@ def _zeros(var: Var) -> Any:
 
 def _seeds(ys: list[Traced], grad_ys: Any) -> list[Any]:
     if grad_ys is None:
-        return [1.0 if y.var.scalar else np.ones(y.var.shape, y.var.dtype) for y in ys]
+        return [1.0 if y._var.scalar else np.ones(y._var.shape, y._var.dtype) for y in ys]
     seeds = list(grad_ys) if isinstance(grad_ys, (list, tuple)) else [grad_ys]
     if len(seeds) != len(ys):
         raise ValueError(f"gradients: {len(ys)} ys but {len(seeds)} grad_ys")

@@ -195,7 +195,7 @@ def trace_into(builder: Builder, f: Callable[..., Any], args: Sequence[Any],
             if o.builder is not builder:
                 raise TraceError(f"trace: {builder.name}() returned a value traced by another "
                                  "trace")
-            outputs.append(o.var)
+            outputs.append(o._var)
             out_types.append(type(o.value))
             builder.results.append(o.value)
             continue
@@ -223,7 +223,7 @@ def trace_into(builder: Builder, f: Callable[..., Any], args: Sequence[Any],
         outputs.append(snapshot(o))
         out_types.append(type(o))
         builder.results.append(outputs[-1].value)
-    return Graph([t.var for t in tracers], builder.equations, outputs, in_tree, out_tree,
+    return Graph([t._var for t in tracers], builder.equations, outputs, in_tree, out_tree,
                  builder.guards, builder.name, examples=[t.value for t in tracers],
                  out_types=out_types)
 

@@ -138,7 +138,7 @@ class Builder:
     def input(self, value: Any, name: str) -> Traced:
         """A new input variable holding ``value``."""
         t = Traced(self._var(value, name), value, self)
-        self.input_ids.add(id(t.var))
+        self.input_ids.add(id(t._var))
         return t
 
     def _var(self, value: Any, name: str | None = None) -> Var:
@@ -211,20 +211,20 @@ class Builder:
             raise escaped(t)
         if self.abstract:
             raise TraceError(
-                f"{how}() of a value computed from placeholders ({t.var.name}: {t.var.aval}): its "
-                "value is not known while the graph is built, so Python cannot branch on it or "
+                f"{how}() of a value computed from placeholders ({t._var.name}: {t._var.aval}): "
+                "its value is not known while the graph is built, so Python cannot branch on it or "
                 "turn it into a number. Use np.where(cond, a, b) for a data-dependent choice, or "
                 "run the graph first (Session.run) and branch on the result."
             )
         value = t.value
         if how != "bool" and np.ndim(value) != 0 and np.size(value) != 1:
             raise TypeError(f"only size-1 arrays can be converted to Python scalars "
-                            f"({t.var.name} has shape {t.var.shape})")
-        guard = Guard(t.var, how, None, source or self.source(always=True))
+                            f"({t._var.name} has shape {t._var.shape})")
+        guard = Guard(t._var, how, None, source or self.source(always=True))
         try:
             result = guard.convert(value)
         except Exception as e:  # int(nan): the traced code may catch it
-            self.raised(guard.convert, f"{how}", [t.var], e)
+            self.raised(guard.convert, f"{how}", [t._var], e)
             raise
         guard.expected = result
         self.guards.append(guard)
@@ -242,13 +242,13 @@ class Builder:
         op = _call_op(check, f"raises_{name}", spec, [None] * len(ins), positions, None,
                       True, False, ())
         out = self.record(op, list(ins), None, np.True_)
-        self.guards.append(Guard(out.var, "bool", True, self.source(always=True)))
+        self.guards.append(Guard(out._var, "bool", True, self.source(always=True)))
 
 
     def shape_guard(self, t: Traced) -> None:
         """The result of a NumPy call whose shape depends on its inputs' values
         (``np.flatnonzero``): a guard that the graph holds for this shape only."""
-        self.guards.append(Guard(t.var, "shape", t.var.shape, self.source(always=True)))
+        self.guards.append(Guard(t._var, "shape", t._var.shape, self.source(always=True)))
 
 
 try:  # NumPy's error state lives in a ContextVar: its value's identity is cheap to compare
@@ -264,7 +264,7 @@ def _numpy_state() -> tuple[Any, Any]:
 
 def escaped(t: Traced) -> EscapedTracerError:
     return EscapedTracerError(
-        f"A traced value ({t.var.name}: {t.var.aval}) was used after its trace of "
+        f"A traced value ({t._var.name}: {t._var.aval}) was used after its trace of "
         f"{t.builder.name}() ended: it escaped (stored in a global, a list or an attribute "
         "while tracing). Return it from the function instead."
     )
@@ -277,10 +277,10 @@ class Traced(InPlaceTraced, ArrayMethods):
     :mod:`wengert.graph.mutation`); ``_base`` and ``_views`` link NumPy views to their
     base for that."""
 
-    __slots__ = ("var", "value", "builder", "_base", "_views", "__weakref__")
+    __slots__ = ("_var", "value", "builder", "_base", "_views", "__weakref__")
 
     def __init__(self, var: Var, value: Any, builder: Builder) -> None:
-        self.var = var
+        self._var = var
         self.value = value
         self.builder = builder
         self._base: Any = None
@@ -288,29 +288,29 @@ class Traced(InPlaceTraced, ArrayMethods):
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self.var.shape
+        return self._var.shape
 
     @property
     def dtype(self) -> np.dtype:
-        return self.var.dtype
+        return self._var.dtype
 
     shape = shape.setter(refuse_shape_set)  # (x.shape = ... says what to write instead)
     dtype = dtype.setter(refuse_dtype_set)
 
     def __len__(self) -> int:
-        if not self.var.shape:
+        if not self._var.shape:
             raise TypeError("len() of a 0-d traced value")
-        return self.var.shape[0]
+        return self._var.shape[0]
 
     def __iter__(self) -> Any:
         for i in range(len(self)):
             yield self[i]
 
     def __bool__(self) -> bool:
-        if int(np.prod(self.var.shape)) != 1:
+        if int(np.prod(self._var.shape)) != 1:
             raise ValueError(
                 f"The truth value of a traced array with more than one element "
-                f"({self.var.name}: {self.var.aval}) is ambiguous. Use .any() or .all()"
+                f"({self._var.name}: {self._var.aval}) is ambiguous. Use .any() or .all()"
             )
         return self.builder.guard(self, "bool")
 
@@ -324,27 +324,27 @@ class Traced(InPlaceTraced, ArrayMethods):
         return self.builder.guard(self, "complex")
 
     def __index__(self) -> int:
-        if self.var.dtype.kind not in "iub":
+        if self._var.dtype.kind not in "iub":
             raise TypeError("only integer scalar arrays can be converted to a scalar index")
         return self.builder.guard(self, "index")
 
     def item(self, *args: Any) -> Any:
         if args:
             return self[args if len(args) > 1 else args[0]].item()
-        kind = self.var.dtype.kind
+        kind = self._var.dtype.kind
         return self.builder.guard(self, "bool" if kind == "b" else "int" if kind in "iu"
                                   else "complex" if kind == "c" else "float")
 
     def __round__(self, ndigits: int | None = None) -> Any:
         if type(self.value) is np.ndarray:  # (a 0-d array too; NumPy scalars round)
             raise TypeError("type numpy.ndarray doesn't define __round__ method (round() "
-                            f"of a traced array {self.var.name}: {self.var.aval}; use "
+                            f"of a traced array {self._var.name}: {self._var.aval}; use "
                             "np.round)")
         if ndigits is not None:
             out = np.round(self, ndigits)
-            if self.var.scalar and type(out) is Traced and type(out.value) is np.float64:
+            if self._var.scalar and type(out) is Traced and type(out.value) is np.float64:
                 out.value = float(out.value)  # round(x, n) of a Python float is one
-                out.var.scalar = True
+                out._var.scalar = True
             return out
         # round(x) of a number is a Python int, as for Python and NumPy scalars: the
         # rounded example's value, guarded
@@ -353,7 +353,7 @@ class Traced(InPlaceTraced, ArrayMethods):
             else int(rounded)
 
     def tolist(self) -> Any:
-        if not self.var.shape:
+        if not self._var.shape:
             return self.item()
         return [v.tolist() for v in self]
 
@@ -366,7 +366,7 @@ class Traced(InPlaceTraced, ArrayMethods):
 
     def __reduce__(self) -> Any:
         raise TraceError(
-            f"cannot pickle a traced value ({self.var.name}: {self.var.aval}) inside "
+            f"cannot pickle a traced value ({self._var.name}: {self._var.aval}) inside "
             f"{self.builder.name}(): it stands for a value the graph computes on each call. "
             "Pickle the function's results, after the call."
         )
@@ -375,7 +375,7 @@ class Traced(InPlaceTraced, ArrayMethods):
         if self.builder.abstract:  # a placeholder or a define-and-run value: a feed's key
             return id(self)
         raise UnhashableTracerError(
-            f"unhashable type: a traced value ({self.var.name}: {self.var.aval}) inside "
+            f"unhashable type: a traced value ({self._var.name}: {self._var.aval}) inside "
             f"{self.builder.name}() cannot be a dict key or a set member (as NumPy arrays "
             "and jax.jit's tracers cannot): keyed by identity, the graph would look it up "
             "wrongly on the next call. Key by a Python value instead (int(x) or float(x) of "
@@ -386,28 +386,28 @@ class Traced(InPlaceTraced, ArrayMethods):
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         if storing_item():  # buf[...] = x with a NumPy array buf
             raise TraceError(
-                f"buf[...] = x stores a traced value ({self.var.name}: {self.var.aval}) into a "
+                f"buf[...] = x stores a traced value ({self._var.name}: {self._var.aval}) into a "
                 f"plain NumPy array inside {self.builder.name}(): the graph would freeze it as "
                 "a constant (and a gradient would be lost). Make the array a traced value: "
                 "buf = np.zeros_like(x) (np.zeros_like(x, shape=(n,)) for another shape), "
                 "then buf[i] = ... is recorded; or build the result with np.stack, "
                 "np.concatenate or np.where."
             )
-        if self.var.shape == () and self.var.dtype.kind in "iub" and not self.builder.abstract:
+        if self._var.shape == () and self._var.dtype.kind in "iub" and not self.builder.abstract:
             # an integer where NumPy needs one (a size, a count, an index list): the
             # example's value, guarded (the graph holds while it is the same)
-            value = np.asarray(self.builder.guard(self, "bool" if self.var.dtype.kind == "b"
-                                                  else "index"), dtype=self.var.dtype)
+            value = np.asarray(self.builder.guard(self, "bool" if self._var.dtype.kind == "b"
+                                                  else "index"), dtype=self._var.dtype)
             return value if dtype is None else value.astype(dtype)
         raise TraceError(
-            f"np.asarray() of a traced value ({self.var.name}: {self.var.aval}) inside "
+            f"np.asarray() of a traced value ({self._var.name}: {self._var.aval}) inside "
             f"{self.builder.name}(): the graph would freeze its traced value as a constant. "
             "Use NumPy functions on it (they are recorded), np.stack to build an array from "
             "traced values, or compute it outside the traced function."
         )
 
     def __repr__(self) -> str:
-        return f"Traced({self.var.name}: {self.var.aval})"
+        return f"Traced({self._var.name}: {self._var.aval})"
 
     # NumPy dispatch: every np.* call is routed to wengert (and recorded).
     # A Python number taken by a NumPy function is a NumPy scalar (np.tanh(x) of a Python
@@ -489,7 +489,7 @@ def _as_numpy(tree: Any) -> Any:
         return tree
     for k, t in enumerate(leaves):
         if type(t) is Traced and type(t.value) in _PYTHON_NUMBERS:
-            leaves[k] = Traced(t.var, np.asarray(t.value)[()], t.builder)
+            leaves[k] = Traced(t._var, np.asarray(t.value)[()], t.builder)
     return unflatten(spec, leaves)
 
 
@@ -501,7 +501,7 @@ def _python_result(out: Any, *operands: Any) -> Any:
             and all(type(a.value if type(a) is Traced else a) in _PYTHON_NUMBERS
                     for a in operands):
         out.value = out.value.item()
-        out.var.scalar = True  # (a fresh variable: operators and attributes record one)
+        out._var.scalar = True  # (a fresh variable: operators and attributes record one)
     return out
 
 
@@ -549,13 +549,13 @@ def _constant(a: Any, builder: Builder) -> Literal:
                 raise escaped(a)
             if a.builder.abstract:
                 raise TraceError(
-                    f"{a.var.name} ({a.var.aval}) belongs to graph {a.builder.name!r} and was "
+                    f"{a._var.name} ({a._var.aval}) belongs to graph {a.builder.name!r} and was "
                     f"used with values of {builder.name!r}: values of two define-and-run "
                     "graphs (or of a graph and a trace) cannot be mixed. Build them in one "
                     "graph (one `with wg.graph.define():` block, or the default graph)."
                 )
             raise TraceError(
-                f"A value traced by {a.builder.name}() ({a.var.name}) was used inside the "
+                f"A value traced by {a.builder.name}() ({a._var.name}) was used inside the "
                 f"trace of {builder.name}(): traced values of one graph cannot flow into "
                 "another. Pass it as an argument."
             )
@@ -594,7 +594,7 @@ class GraphKind(Kind):
         return x.value
 
     def shape(self, x: Traced) -> tuple[int, ...]:
-        return x.var.shape
+        return x._var.shape
 
     def connected(self, x: Traced) -> bool:
         """A graph tracer carries no derivative itself (differentiating the graph later
@@ -606,7 +606,7 @@ class GraphKind(Kind):
         """``x`` holding ``value`` as its example: the same variable of the graph, with the
         type eager mode gives (a transform's gradient of a Python float is a Python
         float); a graph returns its 0-d outputs as the type of their examples."""
-        return Traced(x.var, value, x.builder)
+        return Traced(x._var, value, x.builder)
 
     def process(self, op: Any, args: tuple[Any, ...], params: dict[str, Any] | None,
                 level: float) -> Any:
@@ -629,7 +629,7 @@ class GraphKind(Kind):
         values = []
         for a in args:
             if type(a) is Traced and a.builder is builder:
-                ins.append(a.var)
+                ins.append(a._var)
                 values.append(a.value)
             else:
                 lit = _constant(a, builder)
@@ -681,7 +681,7 @@ class GraphKind(Kind):
                         and kind_of(a).level(a) > builder.level:
                     a = kind_of(a).primal(a)
             if type(a) is Traced and a.builder is builder:
-                ins.append(a.var)
+                ins.append(a._var)
             elif is_traced(a):
                 ins.append(_constant(a, builder))
             elif isinstance(a, (int, float, complex, np.ndarray, np.generic)):
@@ -731,14 +731,14 @@ def static_value(t: Traced, what: str) -> Any:
     """A traced number where NumPy needs a Python value (an ``axis=``, a slice bound, a
     ``decimals=``, a size): the example's value, recorded as a guard, so the graph holds
     for inputs that give it and a compiled function traces again for others."""
-    if t.var.shape != ():
+    if t._var.shape != ():
         raise TraceError(
-            f"{what} is a traced array ({t.var.name}: {t.var.aval}), but it is a fixed "
+            f"{what} is a traced array ({t._var.name}: {t._var.aval}), but it is a fixed "
             "parameter of the step, not an input of the graph: it cannot follow the traced "
             "values. Pass it as a plain NumPy array (a constant), or compute it outside the "
             "traced function."
         )
-    kind = t.var.dtype.kind
+    kind = t._var.dtype.kind
     how = "index" if kind in "iu" else "bool" if kind == "b" else \
         "complex" if kind == "c" else "float"
     return t.builder.guard(t, how)

@@ -207,29 +207,43 @@ class ArrayMethods:
             )
         return _indexing.getitem(self, Ellipsis)
 
-    def sum(self, axis: Any = None, keepdims: bool = False) -> Any:
-        return _reduce.sum(self, axis=axis, keepdims=keepdims)
+    # The reductions take NumPy's arguments in NumPy's order (x.sum(0, np.float32) is a
+    # dtype, x.var(0, None, None, 1) a ddof); out= and the others wengert does not
+    # support are refused by the functions.
+    def sum(self, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+            initial: Any = None, where: Any = None) -> Any:
+        return _reduce.sum(self, axis, keepdims, dtype=dtype, out=out, initial=initial,
+                           where=where)
 
-    def mean(self, axis: Any = None, keepdims: bool = False) -> Any:
-        return _reduce.mean(self, axis=axis, keepdims=keepdims)
+    def mean(self, axis: Any = None, dtype: Any = None, out: Any = None,
+             keepdims: bool = False, *, where: Any = None) -> Any:
+        return _reduce.mean(self, axis, keepdims, dtype=dtype, out=out, where=where)
 
-    def prod(self, axis: Any = None, keepdims: bool = False) -> Any:
-        return _reduce.prod(self, axis=axis, keepdims=keepdims)
+    def prod(self, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+             initial: Any = None, where: Any = None) -> Any:
+        return _reduce.prod(self, axis, keepdims, dtype=dtype, out=out, initial=initial,
+                            where=where)
 
-    def max(self, axis: Any = None, keepdims: bool = False) -> Any:
-        return _reduce.max(self, axis=axis, keepdims=keepdims)
+    def max(self, axis: Any = None, out: Any = None, keepdims: bool = False,
+            initial: Any = None, where: Any = None) -> Any:
+        return _reduce.max(self, axis, keepdims, out=out, initial=initial, where=where)
 
-    def min(self, axis: Any = None, keepdims: bool = False) -> Any:
-        return _reduce.min(self, axis=axis, keepdims=keepdims)
+    def min(self, axis: Any = None, out: Any = None, keepdims: bool = False,
+            initial: Any = None, where: Any = None) -> Any:
+        return _reduce.min(self, axis, keepdims, out=out, initial=initial, where=where)
 
-    def var(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
-        return _reduce.var(self, axis=axis, ddof=ddof, keepdims=keepdims)
+    def var(self, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
+            keepdims: bool = False, *, where: Any = None, mean: Any = None) -> Any:
+        return _reduce.var(self, axis, ddof, keepdims, dtype=dtype, out=out, where=where,
+                           mean=mean)
 
-    def std(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
-        return _reduce.std(self, axis=axis, ddof=ddof, keepdims=keepdims)
+    def std(self, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
+            keepdims: bool = False, *, where: Any = None, mean: Any = None) -> Any:
+        return _reduce.std(self, axis, ddof, keepdims, dtype=dtype, out=out, where=where,
+                           mean=mean)
 
-    def cumsum(self, axis: Any = None) -> Any:
-        return _reduce.cumsum(self, axis=axis)
+    def cumsum(self, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+        return _reduce.cumsum(self, axis, dtype, out)
 
     def reshape(self, *shape: Any, order: str = "C", copy: Any = None) -> Any:
         """As ``ndarray.reshape``: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``, ``order``
@@ -301,8 +315,8 @@ class ArrayMethods:
     def trace(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
         return _reduce.trace(self, offset, axis1, axis2)
 
-    def cumprod(self, axis: Any = None) -> Any:
-        return _reduce.cumprod(self, axis=axis)
+    def cumprod(self, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+        return _reduce.cumprod(self, axis, dtype, out)
 
     def take(self, indices: Any, axis: Any = None) -> Any:
         return _shape.take(self, indices, axis)

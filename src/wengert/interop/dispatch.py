@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 from wengert import numpy as wnp
-from wengert.core.bind import kind_of, primal
+from wengert.core.bind import dtype_of, example, kind_of, primal
 from wengert.core.errors import LostDerivativeError, NoVJPError, TraceError
 from wengert.core.modes import GRAD_ENABLED
 from wengert.core.source import converting_call
@@ -315,7 +315,18 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
         fn = tables()[0].get(ufunc)
         if fn is not None and not kwargs:
             result = fn(*inputs)
+        elif fn is not None and ufunc.nout == 1 and kwargs.get("dtype") is not None \
+                and kwargs.keys() <= {"dtype", "casting"}:
+            result = fn(*_cast_to_loop(ufunc, inputs, kwargs))
         elif ufunc in _NONDIFF_UFUNCS or not _needs_grad(inputs):
+            if out is not None and _masked(kwargs) and ufunc.nout == 1:
+                # where= leaves the other entries of out= as they were: the call starts
+                # from a copy of the target's values (without out=, NumPy's would be
+                # uninitialised memory, written into the target whole)
+                target = out[0] if isinstance(out, tuple) else out
+                return _write_out(ufunc, target, _plain_call(
+                    _ufunc_into, (ufunc, target) + tuple(inputs), kwargs,
+                    f"np.{ufunc.__name__}", True, ufunc in _NONDIFF_UFUNCS))
             result = _plain_call(ufunc, inputs, kwargs, f"np.{ufunc.__name__}", True,
                                  ufunc in _NONDIFF_UFUNCS)
         else:
@@ -366,6 +377,33 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
                          for o, r in zip(outs, result))
         return _write_out(ufunc, out[0] if isinstance(out, tuple) else out, result)
     return result
+
+
+def _cast_to_loop(ufunc: Any, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+    """The inputs of ``ufunc(*inputs, dtype=..., casting=...)`` cast to the dtypes of the
+    loop NumPy picks for them (``np.sin(x32, dtype=np.float64)`` computes in float64;
+    Python numbers stay weak); NumPy's error where no loop fits the casting rule."""
+    given = tuple(type(v) if type(v) in (int, float, complex) else dtype_of(v)
+                  for v in map(example, inputs))
+    loop = ufunc.resolve_dtypes(given + (None,), signature=(None,) * ufunc.nin
+                                + (np.dtype(kwargs["dtype"]),),
+                                casting=kwargs.get("casting", "same_kind"))
+    return [v if isinstance(g, type) or g == want else v.astype(want) if kind_of(v)
+            else np.asarray(v).astype(want) for v, g, want in zip(inputs, given, loop)]
+
+
+def _masked(kwargs: dict[str, Any]) -> bool:
+    """Whether a ufunc call's ``where=`` leaves entries out."""
+    where = kwargs.get("where", True)
+    return where is not True and where is not None
+
+
+def _ufunc_into(ufunc: Any, initial: Any, *inputs: Any, **kwargs: Any) -> np.ndarray:
+    """``ufunc(*inputs, **kwargs)`` written into a copy of ``initial``: where ``where=``
+    is false, the result keeps ``initial``'s entries, as NumPy's ``out=`` target does."""
+    out = np.array(initial, copy=True)
+    ufunc(*inputs, out=out, **kwargs)
+    return out
 
 
 def _write_out(ufunc: Any, target: Any, result: Any) -> Any:

@@ -254,7 +254,8 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, order: str = "K",
     zeros = np.zeros_like(a, dtype=dtype, order=order, subok=subok, shape=shape, **kwargs)
     fill = np.empty(shape_of(zeros), dtype=dtype_of(zeros))
     np.copyto(fill, fill_value, casting="unsafe")  # (NumPy's: an array fill broadcast)
-    return zeros + fill
+    zeros[...] = fill  # (written in: a 0-d result stays a 0-d array, as NumPy's)
+    return zeros
 
 
 

@@ -730,8 +730,9 @@ def _cast(v: Any, dtype: np.dtype) -> Any:
 def _astype_impl(x: Any, dtype: Any) -> Any:
     if not isinstance(x, (np.ndarray, np.generic)):  # (a NumPy scalar stays one, as NumPy's)
         x = np.asarray(x)
-    if x.dtype.kind == "c" and np.dtype(dtype).kind not in "cO":
-        return x.real.astype(dtype)  # NumPy's cast drops the imaginary part (and warns)
+    if x.dtype.kind == "c" and np.dtype(dtype).kind not in "cOb":
+        return x.real.astype(dtype)  # NumPy's cast drops the imaginary part (and warns;
+        # to bool it tests the whole number: 1j is True)
     return x.astype(dtype)
 
 

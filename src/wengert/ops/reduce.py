@@ -780,16 +780,26 @@ def trace(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = 
 @FAMILY.export
 def average(x: Any, axis: Any = None, weights: Any = None, returned: bool = False, *,
             keepdims: bool = False) -> Any:
-    """Weighted average over ``axis``; differentiable in ``x`` and in ``weights``."""
+    """Weighted average over ``axis``; differentiable in ``x`` and in ``weights``.
+
+    NumPy's dtypes: integer or boolean values with float32 weights average in float64,
+    and the sum of weights ``returned`` has the average's dtype."""
     axis = _axis_param(axis)
     if weights is None:
         avg = mean(x, axis=axis, keepdims=keepdims)
         if not returned:
             return avg
         n = _count(_shape_of(x), axis)
-        return avg, np.broadcast_to(np.asarray(float(n)), np.shape(_raw(avg))).copy()
+        scl = np.result_type(_raw(avg)).type(n)
+        if np.shape(_raw(avg)) != ():
+            scl = np.broadcast_to(scl, np.shape(_raw(avg))).copy()
+        return avg, scl
+    xd, wd = _array_dtype(x), _array_dtype(weights)
+    rd = np.result_type(xd, wd, np.float64) if xd.kind in "biu" else np.result_type(xd, wd)
+    if xd != rd:
+        x = _ew.astype(x, rd)
     xs, ws = _shape_of(x), _shape_of(weights)
-    w = weights
+    w = weights if wd == rd else _ew.astype(weights, rd)
     if xs != ws:
         if axis is None:
             raise TypeError("Axis must be specified when shapes of a and weights differ.")
@@ -803,7 +813,16 @@ def average(x: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
     if np.any(_raw(scl) == 0.0):  # (in a graph: a guard, checked on every run)
         raise ZeroDivisionError("Weights sum to zero, can't be normalized")
     avg = _ew.divide(sum(_ew.multiply(x, w), axis=axis, keepdims=keepdims), scl)
+    if returned and _shape_of(scl) != _shape_of(avg):
+        scl = broadcast_to(scl, _shape_of(avg))
     return (avg, scl) if returned else avg
+
+
+def _array_dtype(v: Any) -> np.dtype:
+    """The dtype of ``np.asanyarray(v)`` (a Python float is float64 there)."""
+    v = _raw(v)
+    dt = getattr(v, "dtype", None)
+    return dt if isinstance(dt, np.dtype) else np.asarray(v).dtype
 
 
 def _ufunc_reduce(fn: Any) -> Any:

@@ -678,6 +678,10 @@ def pad(x: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
     """
     nd = len(_shape_of(x))
     width = _pairs(pad_width, nd, operator.index)
+    if nd == 0:  # nothing to pad: a copy, as NumPy's
+        if np.asarray(_raw(pad_width)).dtype.kind not in "iu":
+            raise TypeError("`pad_width` must be of integral type.")  # (NumPy's words)
+        return _ew.copy(x)
     if mode == "constant":
         values = kwargs.pop("constant_values", 0)
         if kwargs:
@@ -858,7 +862,11 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0) -> Any:
     if weights is None:
         return np.bincount(index, minlength=minlength)
     n = builtins.max(int(index.max()) + 1 if index.size else 0, minlength)
-    if weights is not None and not np.issubdtype(np.result_type(_raw(weights)), np.floating):
+    dtype = _ew.dtype_of(weights) if is_traced(weights) else np.asarray(weights).dtype
+    if not np.can_cast(dtype, np.float64, "safe"):  # (NumPy's words)
+        raise TypeError(f"Cannot cast array data from dtype('{dtype}') to dtype('float64') "
+                        "according to the rule 'safe'")
+    if dtype != np.float64:  # NumPy sums the weights as float64 (float32 ones too)
         weights = _cast(weights, np.float64)
     return apply(TAKE_ADD, weights, index, shape=(n,), axis=None)
 

@@ -154,8 +154,6 @@ def as_value(data: Any, dtype: Any = None) -> Any:
         return data  # a tensor over a traced value (a tape inside wg.jvp)
     if dtype is None and type(data) is float:
         return data
-    if dtype is None and isinstance(data, np.float64) and np.ndim(data) == 0:
-        return float(data)
     if is_traced(data):
         raise LostDerivativeError(
             f"wg.tensor(..., dtype=) of a {type(data).__name__} would drop its derivative; "
@@ -642,6 +640,12 @@ class Tensor(ArrayMethods, InPlaceMethods):
     def __int__(self) -> int:
         _refuse_inside_transform(self, "int()")
         return int(self.item())
+
+    def __complex__(self) -> complex:
+        if _carries_derivative(self) and storing_item():
+            raise lost_in_store("buf[i] = x (NumPy converts x with complex())")
+        _refuse_inside_transform(self, "complex()")
+        return complex(self.item())
 
     def __index__(self) -> int:
         v = self._value

@@ -8,6 +8,7 @@ import pytest
 import numpy as np
 import wengert as wg
 from numeric_gradient import complex_gradient
+from wengert.core.bind import primal
 from wengert.testing import check_grads
 
 RNG = np.random.default_rng(11)
@@ -113,3 +114,16 @@ def test_a_cutoff_that_drops_singular_values_that_are_not_zero_refuses_the_deriv
     np.testing.assert_allclose(
         g(rank_one),
         wg.grad(lambda a: np.sum(np.linalg.pinv(a) * np.arange(9.0).reshape(3, 3)))(rank_one))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64, np.float64])
+@pytest.mark.parametrize("shape", [(2, 2), (3, 2), (2, 3)], ids=["square", "tall", "wide"])
+def test_lstsq_outputs_have_numpys_types(dtype, shape):
+    # NumPy's rank is LAPACK's np.int32 (it was a Python int) and its empty residuals
+    # have the result's real precision (float32 for float32 and complex64; it was float64)
+    a = (np.arange(np.prod(shape)).reshape(shape) ** 2 + np.eye(*shape) * 3).astype(dtype)
+    b = np.ones(shape[0], dtype)
+    want = [(type(v), np.result_type(v)) for v in np.linalg.lstsq(a, b)]
+    for got in (np.linalg.lstsq(wg.tensor(a, requires_grad=True), b),
+                wg.numpy.linalg.lstsq(a, b), wg.compile(lambda a: np.linalg.lstsq(a, b))(a)):
+        assert [(type(primal(v)), np.result_type(primal(v))) for v in got] == want

@@ -27,16 +27,18 @@ array([2., 0., 6.])
 
 from __future__ import annotations
 
+import math
 import operator
 import warnings
 from typing import Any
 
 import numpy as np
+from wengert.core.bind import example
 from wengert.ops import broadcast as _bc
 from wengert.ops import elementwise as _ew
 from wengert.ops import reduce as _reduce
 from wengert.ops import shape as _shape
-from wengert.ops.base import Family, concrete, is_traced, shape_of
+from wengert.ops.base import Family, concrete, dtype_of, is_traced, shape_of
 from wengert.ops.base import primal as _raw
 from wengert.ops.linalg import basic as _linalg
 from wengert.ops.linalg import svd as _svd
@@ -94,7 +96,9 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = np._NoValue,
         pieces = [e for w, e in parts if w == 0] + [a] + [e for w, e in parts if w == 1]
         a = _shape.concatenate(pieces, axis=axis)
     for _ in range(n):
-        a = _slice(a, axis, slice(1, None)) - _slice(a, axis, slice(None, -1))
+        later, earlier = _slice(a, axis, slice(1, None)), _slice(a, axis, slice(None, -1))
+        # (NumPy's diff of booleans: whether neighbours differ; booleans do not subtract)
+        a = later != earlier if dtype_of(a) == np.bool_ else later - earlier
     return a
 
 
@@ -218,10 +222,17 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> Any:
     """The first choice whose condition holds, element by element (else ``default``)."""
     if len(condlist) != len(choicelist):
         raise ValueError("list of cases must be same length as list of conditions")
+    if len(condlist) == 0:
+        raise ValueError("select with an empty condition list is not possible")
+    for i, cond in enumerate(condlist):
+        if dtype_of(_as_array(cond)) != np.bool_:  # (NumPy's words)
+            raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
+    # NumPy's dtype: the choices' and the default's, Python numbers weak in it
+    dtype = np.result_type(*(_weak(c) for c in [*choicelist, default]))
     out = _as_array(default)
     for cond, choice in zip(reversed(list(condlist)), reversed(list(choicelist))):
         out = _ew.where(cond, choice, out)
-    return out
+    return out if dtype_of(out) == dtype else _ew.astype(out, dtype)
 
 
 def _at_plain_indices(name: str, arr: Any, obj: Any, axis: Any) -> tuple[Any, Any, int]:
@@ -329,18 +340,21 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
-    start, stop = _as_array(start), _as_array(stop)
+    # NumPy computes in result_type(start, stop, float(num)), Python numbers weak in it:
+    # float32 endpoints stay float32, also beside a Python float (linspace(0.0, x32))
+    computed = np.result_type(_weak(start), _weak(stop), float(num))
+    start, stop = (v if dtype_of(v) == computed else _ew.astype(v, computed)
+                   for v in (_as_array(start), _as_array(stop)))
     div = num - 1 if endpoint else num
     delta = stop - start
     shape = (num,) + (1,) * max(_ndim(start), _ndim(stop))
-    # NumPy computes in result_type(start, stop, float(num)): float32 endpoints stay float32
-    real = np.finfo(np.result_type(_raw(start), _raw(stop), float(num))).dtype
+    real = np.finfo(computed).dtype
     steps = np.arange(num, dtype=real).reshape(shape)
     if div > 0:
         step = delta / div
         y = steps * step + start
-    else:
-        step = delta * np.nan
+    else:  # no step: NumPy's is a Python NaN
+        step = math.nan
         y = steps * delta + start
     if endpoint and num > 1:  # the last value is stop itself, as NumPy makes it
         tail = (1,) + shape_of(y)[1:]
@@ -348,9 +362,23 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
         y = _shape.concatenate([_slice(y, 0, slice(0, -1)), last], axis=0)
     if axis != 0:
         y = _shape.moveaxis(y, 0, axis)
+    if dtype is None and dtype_of(y) != computed:
+        dtype = computed
     if dtype is not None:
         y = _ew.astype(y, dtype)
+    if retstep and type(step) is not float and dtype_of(step) != computed:
+        step = _ew.astype(step, computed)
     return (y, step) if retstep else y
+
+
+def _weak(v: Any) -> Any:
+    """``v`` for ``np.result_type`` as NumPy's array functions see it: a Python number
+    (also beneath a traced value) is weak, an array or NumPy scalar by its dtype."""
+    if type(example(v)) in (int, float, complex, bool):
+        return example(v)
+    v = _raw(v)
+    dt = getattr(v, "dtype", None)
+    return dt if isinstance(dt, np.dtype) else np.asarray(v).dtype
 
 
 @FAMILY.export
@@ -405,7 +433,11 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
     three; ``xp`` increasing)."""
     if period is not None:
         raise NotImplementedError("interp: period= is not supported by wengert")
-    x, xp, fp = _as_array(x), _as_array(xp), _as_array(fp)
+    # NumPy interpolates in float64 (complex128 for complex values), whatever the inputs
+    x, xp, fp = (v if dtype_of(v) == dt else _ew.astype(v, dt) for v, dt in (
+        (_as_array(x), np.float64), (_as_array(xp), np.float64),
+        (_as_array(fp), np.complex128 if dtype_of(_as_array(fp)).kind == "c"
+         else np.float64)))
     m = shape_of(xp)[0]
     if m == 0:
         raise ValueError("array of sample points is empty")
@@ -477,13 +509,16 @@ def unwrap(p: Any, discont: Any = None, axis: int = -1, *, period: float = 2 * n
         discont = period / 2
     high = period / 2
     dd = diff(p, axis=axis)
+    # NumPy's dtype: result_type(diff, period), a Python period weak (float32 stays)
+    dtype = np.result_type(dtype_of(dd), _weak(period))
     ddmod = _ew.remainder(dd + high, period) - high
     ddmod = _ew.where(np.equal(_raw(ddmod), -high) & np.greater(_raw(dd), 0), high, ddmod)
     correct = _ew.where(np.less(_ew.abs(_raw(dd)), discont), 0.0, ddmod - dd)
     shape = list(shape_of(p))
     shape[axis] = 1
-    zero = np.zeros(tuple(shape))
-    return p + _shape.concatenate([zero, _reduce.cumsum(correct, axis=axis)], axis=axis)
+    zero = np.zeros(tuple(shape), dtype)
+    out = p + _shape.concatenate([zero, _reduce.cumsum(correct, axis=axis)], axis=axis)
+    return out if dtype_of(out) == dtype else _ew.astype(out, dtype)
 
 
 @FAMILY.export
@@ -614,7 +649,8 @@ def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
             keepdims: bool = False) -> Any:
     """Product treating NaN as one."""
     a = _as_array(a)
-    return _reduce.prod(a if _exact(a) else _filled(a, 1.0), axis=axis, keepdims=keepdims)
+    return _reduce.prod(a if _exact(a) else _filled(a, 1.0), axis=axis, keepdims=keepdims,
+                        dtype=dtype, out=out)
 
 
 @FAMILY.export
@@ -623,11 +659,12 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
     """Mean of the entries that are not NaN."""
     a = _as_array(a)
     if _exact(a):
-        return _reduce.mean(a, axis=axis, keepdims=keepdims)
+        return _reduce.mean(a, axis=axis, keepdims=keepdims, dtype=dtype, out=out)
     count = np.sum(~np.isnan(_raw(a)), axis=axis, keepdims=keepdims)
     _warn_empty(count, "Mean of empty slice")
     with np.errstate(divide="ignore", invalid="ignore"):  # (NumPy's warning just above)
-        return nansum(a, axis=axis, keepdims=keepdims) / _counted(count, a)
+        total = nansum(a, axis=axis, keepdims=keepdims, dtype=dtype, out=out)
+        return _in(dtype, total / _counted(count, total))
 
 
 def _warn_empty(count: Any, message: str) -> None:
@@ -672,38 +709,46 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: A
     """Variance of the entries that are not NaN (``|a − mean|²`` for complex values)."""
     a = _as_array(a)
     if _exact(a):
-        return _reduce.var(a, axis=axis, ddof=ddof, keepdims=keepdims)
+        return _reduce.var(a, axis=axis, ddof=ddof, keepdims=keepdims, dtype=dtype, out=out)
     nan = np.isnan(_raw(a))
     count = np.sum(~nan, axis=axis, keepdims=keepdims)
     _warn_empty(count - ddof, "Degrees of freedom <= 0 for slice.")
     with np.errstate(divide="ignore", invalid="ignore"):  # as NumPy: NaN where none is left
-        mean = nansum(a, axis=axis, keepdims=True) / \
-            _counted(np.sum(~nan, axis=axis, keepdims=True), a)
-        d = _ew.where(nan, 0.0, a - mean)
+        # (with dtype=, NumPy sums in that dtype and takes the deviations in a's)
+        total = nansum(a, axis=axis, keepdims=True, dtype=dtype, out=out)
+        mean = total / _counted(np.sum(~nan, axis=axis, keepdims=True), total)
+        d = _in(_ew.dtype_of(a), _ew.where(nan, 0.0, a - mean))
         square = _ew.real(d * _ew.conjugate(d)) if np.iscomplexobj(_raw(a)) else d * d
-        return _reduce.sum(square, axis=axis, keepdims=keepdims) / \
-            _counted(np.maximum(count - ddof, 0), a)
+        total = _reduce.sum(square, axis=axis, keepdims=keepdims, dtype=dtype)
+        return _in(dtype, total / _counted(np.maximum(count - ddof, 0), total))
+
+
+def _in(dtype: Any, x: Any) -> Any:
+    """``x`` as ``dtype`` (as it is when ``dtype`` is None or already its dtype)."""
+    return x if dtype is None or _ew.dtype_of(x) == np.dtype(dtype) else _ew.astype(x, dtype)
 
 
 @FAMILY.export
 def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
            keepdims: bool = False) -> Any:
     """Standard deviation of the entries that are not NaN."""
-    return _ew.sqrt(nanvar(a, axis=axis, ddof=ddof, keepdims=keepdims))
+    return _ew.sqrt(nanvar(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims))
 
 
 @FAMILY.export
 def nancumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
     """Cumulative sum treating NaN as zero."""
     a = _as_array(a)
-    return _reduce.cumsum(a if _exact(a) else _filled(a, 0.0), axis=axis)
+    return _reduce.cumsum(a if _exact(a) else _filled(a, 0.0), axis=axis, dtype=dtype,
+                          out=out)
 
 
 @FAMILY.export
 def nancumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
     """Cumulative product treating NaN as one."""
     a = _as_array(a)
-    return _reduce.cumprod(a if _exact(a) else _filled(a, 1.0), axis=axis)
+    return _reduce.cumprod(a if _exact(a) else _filled(a, 1.0), axis=axis, dtype=dtype,
+                           out=out)
 
 
 @FAMILY.export
@@ -711,11 +756,18 @@ def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
     """Differences of consecutive entries of the flattened array, with ``to_begin`` and
     ``to_end`` (flattened) around them, as ``np.ediff1d``."""
     flat = _shape.ravel(_as_array(ary))
-    pieces = [diff(flat)]
-    if to_begin is not None:
-        pieces.insert(0, _shape.ravel(_as_array(to_begin)))
-    if to_end is not None:
-        pieces.append(_shape.ravel(_as_array(to_end)))
+    dtype = dtype_of(flat)
+    # NumPy subtracts (booleans refuse) into an array of ary's dtype, which to_begin and
+    # to_end must reach by the same_kind rule
+    pieces = [_slice(flat, 0, slice(1, None)) - _slice(flat, 0, slice(None, -1))]
+    for name, extra, at in (("to_begin", to_begin, 0), ("to_end", to_end, len(pieces) + 1)):
+        if extra is None:
+            continue
+        extra = _shape.ravel(_as_array(extra))
+        if not np.can_cast(dtype_of(extra), dtype, casting="same_kind"):
+            raise TypeError(f"dtype of `{name}` must be compatible with input `ary` under "
+                            "the `same_kind` rule.")
+        pieces.insert(at, extra if dtype_of(extra) == dtype else _ew.astype(extra, dtype))
     return _shape.concatenate(pieces) if len(pieces) > 1 else pieces[0]
 
 
@@ -727,10 +779,18 @@ def vander(x: Any, N: Any = None, increasing: bool = False) -> Any:  # noqa: N80
     if _ndim(x) != 1:
         raise ValueError("x must be a one-dimensional array or sequence.")
     n = shape_of(x)[0] if N is None else operator.index(N)
-    powers = np.arange(n) if increasing else np.arange(n - 1, -1, -1)
-    columns = [x ** float(p) for p in powers.tolist()]  # x ** 0 is ones, with no gradient
+    # NumPy's: in promote_types(x.dtype, int) (float32 and float16 give float64), the
+    # powers by repeated multiplication (multiply.accumulate), x ** 0 ones
+    dtype = np.promote_types(dtype_of(x), np.int_)
+    if dtype_of(x) != dtype:
+        x = _ew.astype(x, dtype)
+    columns: list[Any] = [np.ones(shape_of(x)[0], dtype)][:n]
+    for _ in range(1, n):
+        columns.append(x if len(columns) == 1 else columns[-1] * x)
+    if not increasing:
+        columns.reverse()
     return _shape.stack(columns, axis=1) if columns else \
-        np.zeros((shape_of(x)[0], 0), dtype=np.result_type(_raw(x)))
+        np.zeros((shape_of(x)[0], 0), dtype=dtype)
 
 
 @FAMILY.export

@@ -78,6 +78,7 @@ def cond(x: Any, p: Any = None) -> Any:
         r = norm(x, p, axis=(-2, -1)) * norm(inverse, p, axis=(-2, -1))
     # NaN (0/0 at the zero matrix) becomes inf unless the input holds a NaN, as NumPy's
     nan = np.isnan(_raw(r)) & ~np.any(np.isnan(_raw(x)), axis=(-2, -1))
-    return _ew.where(nan, np.inf, r)
+    out = _ew.where(nan, np.inf, r)
+    return out[()] if shape_of(out) == () else out  # (one matrix: a NumPy scalar, as NumPy's)
 
 

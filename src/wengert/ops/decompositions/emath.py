@@ -4,10 +4,11 @@ the real domain.
 As NumPy computes them: when some real entry lies outside the real domain (a negative
 number for ``sqrt``, ``log``, ``log2``, ``log10``, ``logn`` and ``power``; one of
 magnitude above 1 for ``arccos``, ``arcsin`` and ``arctanh``) the whole input is cast to
-complex first (complex64 for float32, complex128 for float64 and the integers), and the
-ordinary function follows. So their derivatives are those of the cast and of the
-holomorphic function, in wengert's complex convention; a real input gets a real
-gradient. Whether to cast depends on the values: under a graph trace it is refused.
+complex first (complex64 for float32 and the 8- and 16-bit integers, complex128 for the
+others, float16 too), and the ordinary function follows. So their derivatives are those
+of the cast and of the holomorphic function, in wengert's complex convention; a real
+input gets a real gradient. Whether to cast depends on the values: under a graph trace it
+is refused.
 
 Examples
 --------
@@ -45,8 +46,13 @@ def _complex_if(x: Any, outside: Any, what: str) -> Any:
                         "values, so it cannot be traced into a graph; call it eagerly, or "
                         "cast to complex first (x.astype(complex)) and use np.{what}")
     if np.any(outside(np.asarray(raw))):
-        return _ew.astype(x, np.result_type(dtype, np.complex64))
+        return _ew.astype(x, np.complex64 if dtype in _SINGLE else np.complex128)
     return x
+
+
+#: The dtypes NumPy's emath makes complex64 (its ``_tocomplex``); every other real one,
+#: float16 included, becomes complex128.
+_SINGLE = frozenset(np.dtype(t) for t in (np.float32, np.int8, np.int16, np.uint8, np.uint16))
 
 
 def _negative(v: np.ndarray) -> Any:

@@ -190,6 +190,8 @@ def _empty_axis(lanes: Any, qs: np.ndarray, kept_shape: tuple[int, ...], keepdim
     out = _ew.where(np.ones(qs.shape + shape_of(none), dtype=bool), np.nan, none)
     if keepdims:
         out = _shape.reshape(out, qs.shape + kept_shape)
+    if shape_of(out) == ():
+        out = out[()]  # (a NumPy scalar, as NumPy's)
     return out if result_dtype is None else _ew.astype(out, result_dtype)
 
 

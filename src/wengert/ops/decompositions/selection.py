@@ -274,7 +274,8 @@ FAMILY.route(lambda a, i, b: add_at(a, i, b, -1.0), np.subtract.at)
 @FAMILY.export
 def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Any:
     """``x`` as ``dtype`` (``np.astype``): an integer or boolean result has no gradient."""
-    x = _as_array(x)
+    if not isinstance(x, np.generic):  # (a NumPy scalar stays one, as NumPy's)
+        x = _as_array(x)
     if not copy and np.dtype(dtype) == dtype_of(x):
         return x
     return _ew.astype(x, dtype)

@@ -910,15 +910,16 @@ def _einsum_pair(a: Any, b: Any, ta: str, tb: str, out: str) -> Any:
 
 
 @FAMILY.export
-def einsum(*operands: Any, optimize: Any = "greedy", **kwargs: Any) -> Any:
+def einsum(*operands: Any, optimize: Any = False, **kwargs: Any) -> Any:
     """Einstein summation (``np.einsum``), differentiable in every operand.
 
     Supports explicit (``'ij,jk->ik'``) and implicit (``'ij,jk'``) outputs,
     ``...``, repeated labels (traces, diagonals), size-1 broadcasting and any
     number of operands; the sublist form ``einsum(a, [0, 1], b, [1, 2])``
     too. With three or more operands the contraction runs pairwise in the
-    order ``np.einsum_path(..., optimize)`` picks, each step one recorded
-    ``einsum`` op.
+    order ``np.einsum_path(..., optimize)`` picks (``"greedy"`` by default), each step
+    one recorded ``einsum`` op. Without a traced operand it is NumPy's ``einsum``, with
+    NumPy's default ``optimize=False``.
 
     Examples
     --------
@@ -931,7 +932,7 @@ def einsum(*operands: Any, optimize: Any = "greedy", **kwargs: Any) -> Any:
            [0., 1., 0.],
            [0., 0., 1.]])
     """
-    bad = {k: v for k, v in kwargs.items() if v is not None and k != "casting"}
+    bad = {k: v for k, v in kwargs.items() if v is not None and k not in ("casting", "dtype")}
     if bad:
         raise TypeError(f"wengert einsum does not support the arguments {sorted(bad)}")
     if not operands:
@@ -943,8 +944,16 @@ def einsum(*operands: Any, optimize: Any = "greedy", **kwargs: Any) -> Any:
     if not ops:
         raise ValueError("einsum: at least one operand is needed")
     if not any(is_traced(o) for o in ops):
-        return np.einsum(subscripts, *ops, optimize=optimize)
+        return np.einsum(subscripts, *ops, optimize=optimize,
+                         **{k: v for k, v in kwargs.items() if v is not None})
     ops = [o if is_traced(o) else np.asarray(o) for o in ops]
+    if kwargs.get("dtype") is not None:  # NumPy's: the operands cast to it ("safe" rule)
+        dtype, casting = np.dtype(kwargs["dtype"]), kwargs.get("casting") or "safe"
+        for o in ops:
+            if not np.can_cast(dtype_of(o), dtype, casting):
+                raise TypeError(f"Cannot cast array data from dtype('{dtype_of(o)}') to "
+                                f"dtype('{dtype}') according to the rule '{casting}'")
+        ops = [o if dtype_of(o) == dtype else o.astype(dtype) for o in ops]
     shapes = [_shape(o) for o in ops]
     terms, out = _einsum_parse(subscripts, shapes)
     if len(ops) == 1:  # (a one of the operand's dtype: a boolean or integer einsum keeps it)

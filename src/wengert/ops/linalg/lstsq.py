@@ -270,7 +270,7 @@ def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _UNS
 
 
 @FAMILY.export(space="linalg")
-def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Any, Any, int, Any]:
+def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Any, Any, Any, Any]:
     """``(x, residuals, rank, s)`` as ``np.linalg.lstsq``: ``x = pinv(a) @ b`` (the
     minimum-norm least-squares solution), differentiable in ``a`` and ``b``."""
     m, n = _shape(a)[-2:]
@@ -283,12 +283,13 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Any, Any, int, Any]:
     x = matmul(pinv(a, cutoff), b2)
     s = svd(a, compute_uv=False)
     raw_s = _raw(s)  # (the rank is a number: under a trace, a guard)
-    rank = int(np.sum(raw_s > cutoff * np.max(raw_s)))
+    rank = np.int32(np.sum(raw_s > cutoff * np.max(raw_s)))  # (LAPACK's integer, as NumPy's)
     if rank == n and m > n:
         r = matmul(a, x) - b2
         residuals = _sum(_ew.abs(r) ** 2 if _is_complex(r) else r ** 2, axis=0)
-    else:  # (real, as NumPy's, also for complex a)
-        residuals = np.zeros((0,), dtype=np.finfo(np.result_type(_raw(a), np.float64)).dtype)
+    else:  # (real, of the result's precision, as NumPy's, also for complex a)
+        residuals = np.zeros((0,), dtype=np.finfo(np.result_type(
+            _dtype(a), _dtype(b), np.float32)).dtype)
     if vector:
         x = reshape_to(x, _shape(x)[:-1])
     return x, residuals, rank, s
