@@ -34,22 +34,6 @@ def test_grad_is_ndarray_with_leaf_shape_and_dtype():
     np.testing.assert_array_equal(x.grad, np.full((2, 3), 3.0, np.float32))
 
 
-@pytest.mark.parametrize("data", [np.float64(2.0), np.array(2.0)], ids=["float64", "0-d"])
-def test_tensor_of_a_numpy_float64_scalar_promotes_as_numpy(data):
-    # np.float64(2) * float32 array is float64 in NumPy 2 (NEP 50); a Python float would
-    # be weak (float32). The tensor held a Python float, so it gave float32.
-    f32 = np.ones(3, np.float32)
-    t = wg.tensor(data, requires_grad=True)
-    for got, want in ((t * f32, data * f32), (f32 - t, f32 - data),
-                      (np.maximum(t, f32), np.maximum(data, f32)),
-                      (t * np.float32(2.0), data * np.float32(2.0))):
-        assert got.dtype == want.dtype == np.float64
-        np.testing.assert_array_equal(wg.stop_gradient(got).numpy(), want)
-    (t * f32).sum().backward()
-    assert t.grad.dtype == np.float64 and t.grad.shape == ()
-    assert wg.tensor(2.0).dtype == np.float64 and (wg.tensor(2.0) * f32).dtype == np.float32
-
-
 def test_gradients_accumulate_and_reset():
     x = wg.tensor([1.0, -1.0], requires_grad=True)
     for _ in range(3):

@@ -210,14 +210,12 @@ class Dual(ArrayMethods):
                 tangent is not None and type(tangent) is not float
                 and type(tangent) is not _ndarray):
             _check_levels(primal, tangent, USER_TAG if tag is None else tag)
-        weak = type(primal) is int or type(primal) is bool
         primal = _numeric(primal, "primal")
         if type(primal) is _ndarray:
             if primal.dtype.kind not in "fc":
                 primal = primal.astype(float)
-            if weak:
-                primal = float(primal)  # a Python number stays one (weak in NumPy's
-                # promotion); a NumPy float64 keeps its dtype (float32 * it is float64)
+            if primal.ndim == 0 and primal.dtype == np.float64:
+                primal = float(primal)
         # The tangent takes the primal's floating dtype (float32 stays float32), through
         # a traced primal too (a dual of an outer level, a tensor).
         tdtype = primal.dtype if type(primal) is _ndarray else dtype_of(primal)

@@ -154,6 +154,8 @@ def as_value(data: Any, dtype: Any = None) -> Any:
         return data  # a tensor over a traced value (a tape inside wg.jvp)
     if dtype is None and type(data) is float:
         return data
+    if dtype is None and isinstance(data, np.float64) and np.ndim(data) == 0:
+        return float(data)
     if is_traced(data):
         raise LostDerivativeError(
             f"wg.tensor(..., dtype=) of a {type(data).__name__} would drop its derivative; "
