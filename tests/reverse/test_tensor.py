@@ -724,3 +724,18 @@ def test_assigning_grad_checks_kind_and_gives_the_tensors_dtype():
     s = wg.tensor(2.0, requires_grad=True)
     s.grad = np.array(3.0)
     assert type(s.grad) is float and s.grad == 3.0
+
+
+def test_a_tensor_of_a_float64_scalar_takes_the_scalar_path_and_stays_weak():
+    # for speed a float64 scalar or 0-d array is held as a Python float (the scalar path);
+    # like a PyTorch 0-d tensor it does not promote the float32 array it meets
+    t = wg.tensor(np.float64(2.0), requires_grad=True)
+    assert type(t._value) is float
+    assert (t * np.ones(2, dtype=np.float32)).dtype == np.float32
+    for value in (np.float64(2.0), np.array(2.0)):
+        d = wg.Dual(value, 1.0)
+        assert type(d.primal) is float
+        assert (d * np.ones(2, dtype=np.float32)).primal.dtype == np.float32
+    y = wg.tensor(np.float64(0.5), requires_grad=True)
+    (np.sin(y) * y).backward()
+    assert type(y.grad) is float and y.grad == np.cos(0.5) * 0.5 + np.sin(0.5)
