@@ -59,7 +59,7 @@ from typing import Any
 
 import numpy as np
 from wengert.core import tree as _tree
-from wengert.core.bind import apply, dtype_of, is_complex, is_traced, kind_of, owner, primal
+from wengert.core.bind import apply, dtype_of, example, is_complex, is_traced, owner, primal
 from wengert.core.bind import shape_of as _shape
 from wengert.core.errors import EscapedLevelError, NoForwardRule, NoRuleError, NoVJPError
 from wengert.core.modes import GRAD_ENABLED, RECORDERS
@@ -211,16 +211,6 @@ def _zeros(raw: Any) -> Any:
     return np.zeros(shape, dtype=dtype if dtype.kind in "fc" else np.float64)
 
 
-def _example(v: Any) -> Any:
-    """The plain value under every layer of ``v``: a tensor's, a dual number's primal, a
-    graph tracer's example value."""
-    while True:
-        kind = kind_of(v)
-        if kind is None:
-            return v
-        v = kind.primal(v)
-
-
 def _probe(zero: Any) -> Any:
     """A tangent of ``zero``'s shape and dtype whose entries differ (no cancellation in
     the dot-product test)."""
@@ -235,7 +225,7 @@ def _plain(v: Any) -> np.ndarray | None:
     """``v``'s plain value as a NumPy array of numbers; ``None`` when it is not one."""
     if v is None:
         return None
-    a = np.asarray(_example(v))
+    a = np.asarray(example(v))
     return a if a.dtype.kind in "fciub" else None
 
 
@@ -959,9 +949,9 @@ class custom_jvp(_CustomFunction):
         tangents = list(fixed)
         probes = []
         for i in diff:
-            tangents[i] = _probe(_example(fixed[i]))
+            tangents[i] = _probe(fixed[i])
             probes.append(tangents[i])
-        _, t_out = self.jvp(*static, spec.diff_args([_example(p) for p in primals]),
+        _, t_out = self.jvp(*static, spec.diff_args([example(p) for p in primals]),
                             spec.diff_args(tangents), **saved.kwargs)
         outs = _leaves_like(saved.out_spec, t_out, f"custom_jvp rule of {self.op.name!r}")
         pairs = [(g, t) for g, t in zip(gs, outs) if t is not None] + list(zip(cts, probes))

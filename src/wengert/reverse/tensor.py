@@ -78,6 +78,8 @@ __all__ = [
     "lifter",
     "level_over",
     "check_seed",
+    "seed_dtype_error",
+    "in_dtype_of",
     "tensor_backward",
     "finishing",
 ]
@@ -893,7 +895,7 @@ def check_seed(out: Tensor, gradient: Any) -> Any:
         g = np.asarray(g) if not isinstance(g, float) else g
         kind = np.asarray(g).dtype.kind
         if kind not in "iufc":
-            raise _seed_dtype_error(np.asarray(g).dtype)
+            raise seed_dtype_error(np.asarray(g).dtype)
         if kind in "iu":  # (integers are numbers: cast, as PyTorch does)
             g = np.asarray(g, dtype=np.result_type(out.dtype, 0.0))
         if kind == "c" and out.dtype.kind != "c":
@@ -901,7 +903,7 @@ def check_seed(out: Tensor, gradient: Any) -> Any:
     elif not is_traced(gv):
         kind = g.dtype.kind
         if kind not in "iufc":
-            raise _seed_dtype_error(g.dtype)
+            raise seed_dtype_error(g.dtype)
         if kind in "iu":
             g = constant(np.asarray(gv, dtype=np.result_type(out.dtype, 0.0)))
         if kind == "c" and out.dtype.kind != "c":
@@ -909,11 +911,12 @@ def check_seed(out: Tensor, gradient: Any) -> Any:
     return g
 
 
-def _seed_dtype_error(dtype: Any) -> TypeError:
+def seed_dtype_error(dtype: Any, what: str = "the gradient seed") -> TypeError:
+    """The refusal of a seed or cotangent that is not a number array (a boolean mask)."""
     return TypeError(
-        f"the gradient seed must be a number array (floating point, or integers, which are "
-        f"cast), got {dtype}: a boolean mask is not a cotangent. Pass it as floats "
-        "(mask.astype(float)) if that is what you mean.")
+        f"{what} must be a number array (floating point, or integers, which are cast), got "
+        f"{dtype}: a boolean mask is not a cotangent. Pass it as floats (mask.astype(float)) "
+        "if that is what you mean.")
 
 
 #: One lock for every ``.grad`` update: concurrent backward passes into a shared

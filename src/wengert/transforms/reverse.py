@@ -26,7 +26,7 @@ from wengert.core.subclasses import refuse_subclass
 from wengert.core.sweep_fast import backprop
 from wengert.core.tree import flatten, leaves_like, unflatten
 from wengert.ops.elementwise import astype as _astype
-from wengert.reverse.tensor import Tensor, constant
+from wengert.reverse.tensor import Tensor, constant, seed_dtype_error
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "leaf_for", "unbox_level", "of_level", "pullback",
@@ -641,12 +641,7 @@ def pullback_of(fun: Callable[..., Any], primals: Sequence[Any], has_aux: bool, 
                     f"{shape_of(o)}."
                 )
             if dtype_of(c).kind not in "iufc":
-                raise TypeError(
-                    f"{where}: the cotangent must be a number array (floating point, or "
-                    f"integers, which are cast), got {dtype_of(c)}: a boolean mask is not a "
-                    "cotangent. Pass it as floats (mask.astype(float)) if that is what you "
-                    "mean."
-                )
+                raise seed_dtype_error(dtype_of(c), f"{where}: the cotangent")
             if _own_output(o, level):
                 seed = _seed_like(c, o)
                 roots.append((_edge(o), seed))

@@ -537,8 +537,7 @@ def gradient_tape_html(tape: GradientTape, *, max_rows: int = MAX_ROWS) -> str:
     chips = _chip(tape.state, "state")
     if tape.persistent:
         chips += _chip("persistent", "state")
-    record = tape.last_sweep
-    adjoints = swept_adjoints(recorded, record) if record is not None else None
+    adjoints = swept_adjoints(recorded, tape.last_sweep)
     if adjoints:
         chips += _chip("after gradient()", "state")
     meta = f"{count_text(len(recorded), 'equation')}"

@@ -524,8 +524,8 @@ def as_subject(target: Any, *, names: Mapping[NameKey, str] | None = None,
     if adjoints is None:
         adjoints = getattr(target, "adjoints", None)
     if adjoints is None:
-        record = target.last_sweep if isinstance(target, GradientTape) else None
-        adjoints = kept_adjoints(tape) if record is None else swept_adjoints(tape, record)
+        adjoints = swept_adjoints(tape, target.last_sweep) \
+            if isinstance(target, GradientTape) else kept_adjoints(tape)
     return Subject(tape, names, adjoints)
 
 
@@ -550,8 +550,15 @@ def kept_adjoints(tape: Tape) -> dict[str, Any] | None:
         return None
     out = tape[tape.outputs[0]]
     record = out.sweep
-    if record is None or record.released is not None or not record.complete \
-            or record.root_seqs != (out.node.seq,):
+    if record is None or record.root_seqs != (out.node.seq,):
+        return None
+    return _step_adjoints(tape, record)
+
+
+def _step_adjoints(tape: Tape, record: Any) -> dict[str, Any] | None:
+    """Variable name -> the cotangent it received in ``record``'s steps; ``None`` when
+    the sweep did not finish or its values were released."""
+    if record.released is not None or not record.complete:
         return None
     name = {node.seq: v.name for eq in tape for node, v in zip(eq.nodes, eq.outs)}
     return {name[step.seq]: step.g for step in record.steps if step.seq in name}
@@ -561,7 +568,8 @@ def swept_adjoints(tape: Tape, record: Any) -> dict[str, Any] | None:
     """The cotangent each variable of ``tape`` received in the kept sweep ``record`` (a
     :class:`~wengert.core.kept.SweepRecord`: a ``GradientTape.gradient`` call's), its leaves
     included (``"x0"``: what the call returned for it, before fitting it to the leaf's
-    dtype); ``None`` when the sweep did not finish or its values were released.
+    dtype); ``None`` without a record, or when the sweep did not finish or its values
+    were released.
 
     Examples
     --------
@@ -575,15 +583,12 @@ def swept_adjoints(tape: Tape, record: Any) -> dict[str, Any] | None:
     >>> swept_adjoints(tape.recorded, tape.last_sweep)
     {'t1': 1.0, 't0': 1.0, 'x0': 4.0}
     """
-    if record.released is not None or not record.complete:
-        return None
-    found = {node.seq: v.name for eq in tape for node, v in zip(eq.nodes, eq.outs)}
-    adjoints = {found[step.seq]: step.g for step in record.steps if step.seq in found}
-    number = {id(leaf): i for i, leaf in enumerate(tape.leaves)}
-    for kept in record.leaves:
-        i = number.get(id(kept.leaf))
-        if i is not None:
-            adjoints[f"x{i}"] = kept.ct
+    adjoints = None if record is None else _step_adjoints(tape, record)
+    if adjoints is not None:
+        for i, leaf in enumerate(tape.leaves):
+            kept = record.leaf(leaf)
+            if kept is not None:
+                adjoints[f"x{i}"] = kept.ct
     return adjoints
 
 
